@@ -1,0 +1,57 @@
+# Every dependency comes from a Debian package (scripts/setup installs them); nothing is downloaded.
+find_package(PkgConfig REQUIRED)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+find_package(Eigen3 3.4 REQUIRED NO_MODULE)
+find_package(fmt REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(tomlplusplus REQUIRED)
+find_package(PNG REQUIRED)
+pkg_check_modules(FFTW REQUIRED IMPORTED_TARGET fftw3 fftw3f)
+
+# HDF5: Debian ships a serial and an Open MPI flavour side by side; pick the one that matches SPECWAVE_MPI.
+if(SPECWAVE_MPI)
+  find_package(MPI REQUIRED COMPONENTS CXX)
+  pkg_check_modules(HDF5 REQUIRED IMPORTED_TARGET hdf5-openmpi)
+  set(SPECWAVE_HDF5_FLAVOUR "openmpi")
+else()
+  pkg_check_modules(HDF5 REQUIRED IMPORTED_TARGET hdf5-serial)
+  set(SPECWAVE_HDF5_FLAVOUR "serial")
+endif()
+
+# CUDA: AUTO builds the backend when a toolkit is found; ON requires it.
+set(SPECWAVE_HAVE_CUDA OFF)
+if(NOT SPECWAVE_CUDA STREQUAL "OFF")
+  if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
+    # CMake 3.25 does not know the C++20 flag of recent nvcc; CUDA sources use C++17 (they hold only kernels).
+    set(CMAKE_CUDA_STANDARD 17)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(SPECWAVE_HAVE_CUDA ON)
+  elseif(SPECWAVE_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "SPECWAVE_CUDA=ON but no CUDA compiler was found (set CMAKE_CUDA_COMPILER)")
+  endif()
+endif()
+
+# Flags shared by every specwave target.
+add_library(specwave_options INTERFACE)
+target_compile_options(specwave_options INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unknown-pragmas>
+  $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${SPECWAVE_NATIVE}>>:-march=native>)
+target_include_directories(specwave_options INTERFACE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
+target_link_libraries(specwave_options INTERFACE OpenMP::OpenMP_CXX)
+if(SPECWAVE_HAVE_CUDA)
+  target_compile_definitions(specwave_options INTERFACE SPECWAVE_HAVE_CUDA=1)
+endif()
+if(SPECWAVE_MPI)
+  target_compile_definitions(specwave_options INTERFACE SPECWAVE_HAVE_MPI=1)
+  target_link_libraries(specwave_options INTERFACE MPI::MPI_CXX)
+endif()

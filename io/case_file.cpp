@@ -1,0 +1,600 @@
+// TOML case-file parser (schema and rules: docs/case-file.md).
+#include "io/case_file.hpp"
+
+#include "solver/errors.hpp"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <numeric>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+namespace specwave {
+
+const char* to_string(Precision p) { return p == Precision::fp64 ? "fp64" : "fp32"; }
+const char* to_string(BackendKind b) {
+  switch (b) {
+    case BackendKind::cpu: return "cpu";
+    case BackendKind::cuda: return "cuda";
+    case BackendKind::auto_select: return "auto";
+  }
+  return "?";
+}
+const char* to_string(Method m) { return m == Method::spectral ? "spectral" : "fdtd"; }
+const char* to_string(ModelSpec::Kind k) {
+  switch (k) {
+    case ModelSpec::Kind::homogeneous: return "homogeneous";
+    case ModelSpec::Kind::layered: return "layered";
+    case ModelSpec::Kind::gaussian: return "gaussian";
+    case ModelSpec::Kind::file: return "file";
+  }
+  return "?";
+}
+
+}  // namespace specwave
+
+namespace specwave::io {
+namespace {
+
+namespace fs = std::filesystem;
+using Names = std::vector<std::string_view>;
+constexpr long long kMaxReceivers = 10'000'000;
+
+// ---- small text helpers -------------------------------------------------------------------------
+
+std::string render(const toml::node& n, std::size_t depth = 0) {
+  std::string s;
+  if (auto v = n.as_string()) {
+    s = "\"";
+    for (char ch : v->get()) s += (ch == '\n' || ch == '\r') ? std::string("\\n") : std::string(1, ch);
+    s += "\"";
+  } else if (auto i = n.as_integer()) {
+    s = fmt::format("{}", i->get());
+  } else if (auto f = n.as_floating_point()) {
+    std::ostringstream os;
+    os << *f;  // TOML spelling: keeps "10.0" distinguishable from the integer 10
+    s = os.str();
+  } else if (auto b = n.as_boolean()) {
+    s = b->get() ? "true" : "false";
+  } else if (auto a = n.as_array()) {
+    s = "[";
+    std::size_t k = 0;
+    for (; k < a->size() && s.size() < 60; ++k) s += (k ? ", " : "") + render(*a->get(k), depth + 1);
+    s += k < a->size() ? ", ...]" : "]";
+  } else if (n.is_table()) {
+    s = "{...}";
+  } else {
+    std::ostringstream os;
+    n.visit([&](auto&& x) { os << x; });
+    s = os.str();
+  }
+  if (depth == 0 && s.size() > 100) s = s.substr(0, 96) + " ...";
+  return s;
+}
+
+const char* type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::string: return "string";
+    case toml::node_type::integer: return "integer";
+    case toml::node_type::floating_point: return "float";
+    case toml::node_type::boolean: return "boolean";
+    case toml::node_type::array: return "array";
+    case toml::node_type::table: return "table";
+    default: return "date/time";
+  }
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), std::size_t{0});
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row.back();
+}
+
+// "did you mean 'x'?" for the closest candidate (edit distance, or one name a prefix of the other), else `otherwise`.
+std::string suggest(std::string_view got, const Names& candidates, std::string_view otherwise) {
+  std::string_view best;
+  std::size_t best_d = SIZE_MAX;
+  for (auto c : candidates) {
+    const bool prefix = got.size() >= 3 && (c.substr(0, got.size()) == got || got.substr(0, c.size()) == c);
+    const std::size_t d = prefix ? 1 : edit_distance(got, c);
+    if (d < best_d) best_d = d, best = c;
+  }
+  if (best_d <= std::max<std::size_t>(2, got.size() / 3)) return fmt::format("did you mean '{}'?", best);
+  return std::string(otherwise);
+}
+
+std::string join(const Names& names, std::string_view quote = "", std::string_view sep = ", ") {
+  std::string s;
+  for (auto n : names) s += fmt::format("{}{}{}{}", s.empty() ? "" : sep, quote, n, quote);
+  return s;
+}
+
+int line_of(const toml::node& n, int fallback = 1) {
+  const int l = static_cast<int>(n.source().begin.line);
+  return l > 0 ? l : fallback;
+}
+
+// ---- node conversion with errors ----------------------------------------------------------------
+
+struct Parser {
+  std::string file;  // for messages
+  std::string base;  // folder for relative paths
+
+  [[noreturn]] void fail(int line, std::string_view path, std::string_view what, std::string_view found,
+                         std::string_view fix) const {
+    throw Error(ExitCode::invalid_case, fmt::format("{}:{}: {}: {} ({}); {}", file, line, path, what, found, fix));
+  }
+  [[noreturn]] void bad(const toml::node& n, std::string_view path, std::string_view what, std::string_view fix) const {
+    fail(line_of(n), path, what, "found " + render(n), fix);
+  }
+  [[noreturn]] void wrong_type(const toml::node& n, std::string_view path, std::string_view expected,
+                               std::string_view example) const {
+    fail(line_of(n), path, fmt::format("must be {}", expected), fmt::format("found {} {}", type_name(n), render(n)),
+         fmt::format("write it like {}", example));
+  }
+
+  double num(const toml::node& n, const std::string& path, std::string_view ex) const {
+    double v = 0;
+    if (auto i = n.as_integer()) v = static_cast<double>(i->get());
+    else if (auto f = n.as_floating_point()) v = f->get();
+    else wrong_type(n, path, "a number", ex);
+    if (!std::isfinite(v)) bad(n, path, "must be a finite number", fmt::format("write it like {}", ex));
+    return v;
+  }
+  int integer(const toml::node& n, const std::string& path, std::string_view ex) const {
+    auto i = n.as_integer();
+    if (!i) wrong_type(n, path, "an integer", ex);
+    if (i->get() < INT_MIN || i->get() > INT_MAX) bad(n, path, "is too large for an integer", "use a smaller value");
+    return static_cast<int>(i->get());
+  }
+  bool boolean(const toml::node& n, const std::string& path, std::string_view ex) const {
+    auto b = n.as_boolean();
+    if (!b) wrong_type(n, path, "true or false", ex);
+    return b->get();
+  }
+  std::string str(const toml::node& n, const std::string& path, std::string_view ex) const {
+    auto s = n.as_string();
+    if (!s) wrong_type(n, path, "a string", ex);
+    return s->get();
+  }
+  const toml::array& arr(const toml::node& n, const std::string& path, std::string_view expected, std::string_view ex,
+                         std::size_t len = SIZE_MAX) const {
+    auto a = n.as_array();
+    if (!a) wrong_type(n, path, expected, ex);
+    if (len != SIZE_MAX && a->size() != len)
+      fail(line_of(n), path, fmt::format("must have {} elements", len), fmt::format("found {}: {}", a->size(), render(n)),
+           fmt::format("write it like {}", ex));
+    return *a;
+  }
+  Vec3 vec3(const toml::node& n, const std::string& path, std::string_view ex) const {
+    const auto& a = arr(n, path, "an array of 3 numbers [z, y, x]", ex, 3);
+    Vec3 v{};
+    for (std::size_t k = 0; k < 3; ++k) v[k] = num(*a.get(k), fmt::format("{}[{}]", path, k), ex);
+    return v;
+  }
+  std::vector<double> nums(const toml::node& n, const std::string& path, std::string_view ex) const {
+    const auto& a = arr(n, path, "an array of numbers", ex);
+    std::vector<double> v;
+    for (std::size_t k = 0; k < a.size(); ++k) v.push_back(num(*a.get(k), fmt::format("{}[{}]", path, k), ex));
+    return v;
+  }
+  std::string resolve(const std::string& p) const {
+    const fs::path q(p);
+    if (q.is_absolute() || base.empty()) return p;
+    return (fs::path(base) / q).lexically_normal().string();
+  }
+};
+
+// One TOML table plus its key path; typed getters (r* = required, o* = optional, others take a default).
+struct Tab {
+  const Parser& p;
+  const toml::table& t;
+  std::string path;  // "" for the root
+
+  std::string key(std::string_view k) const { return path.empty() ? std::string(k) : fmt::format("{}.{}", path, k); }
+  int line() const { return line_of(t); }
+  const toml::node* find(std::string_view k) const { return t.get(k); }
+
+  [[noreturn]] void missing(std::string_view k, std::string_view ex) const {
+    p.fail(line(), key(k), "missing required key", path.empty() ? "not found in the file" : fmt::format("not found in table '{}'", path),
+           fmt::format("add {}", ex));
+  }
+  const toml::node& need(std::string_view k, std::string_view ex) const {
+    if (auto n = find(k)) return *n;
+    missing(k, ex);
+  }
+  // Range/consistency check on a present key: reports its line and value.
+  void check(bool ok, std::string_view k, std::string_view what, std::string_view fix) const {
+    if (ok) return;
+    if (auto n = find(k)) p.bad(*n, key(k), what, fix);
+    p.fail(line(), key(k), what, "default value", fix);
+  }
+
+  // Unknown keys are errors; the first one in file order is reported, with the closest allowed key.
+  void allow(const Names& keys) const {
+    const toml::key* worst = nullptr;
+    for (auto&& [k, n] : t)
+      if (std::find(keys.begin(), keys.end(), k.str()) == keys.end())
+        if (!worst || k.source().begin.line < worst->source().begin.line) worst = &k;
+    if (!worst) return;
+    const int l = worst->source().begin.line > 0 ? static_cast<int>(worst->source().begin.line) : line_of(*t.get(worst->str()));
+    p.fail(l, key(worst->str()), "unknown key", "allowed here: " + join(keys),
+           suggest(worst->str(), keys, "remove it (see docs/case-file.md for the keys)"));
+  }
+
+  std::optional<double> onum(std::string_view k, std::string_view ex) const {
+    if (auto n = find(k)) return p.num(*n, key(k), ex);
+    return std::nullopt;
+  }
+  double num(std::string_view k, std::string_view ex, double def) const { return onum(k, ex).value_or(def); }
+  double rnum(std::string_view k, std::string_view ex) const { return p.num(need(k, ex), key(k), ex); }
+  int integer(std::string_view k, std::string_view ex, int def) const {
+    auto n = find(k);
+    return n ? p.integer(*n, key(k), ex) : def;
+  }
+  int rinteger(std::string_view k, std::string_view ex) const { return p.integer(need(k, ex), key(k), ex); }
+  bool boolean(std::string_view k, std::string_view ex, bool def) const {
+    auto n = find(k);
+    return n ? p.boolean(*n, key(k), ex) : def;
+  }
+  std::string str(std::string_view k, std::string_view ex, std::string def) const {
+    auto n = find(k);
+    return n ? p.str(*n, key(k), ex) : def;
+  }
+  std::string rstr(std::string_view k, std::string_view ex) const { return p.str(need(k, ex), key(k), ex); }
+  Vec3 vec3(std::string_view k, std::string_view ex, Vec3 def) const {
+    auto n = find(k);
+    return n ? p.vec3(*n, key(k), ex) : def;
+  }
+  Vec3 rvec3(std::string_view k, std::string_view ex) const { return p.vec3(need(k, ex), key(k), ex); }
+  // A path string: non-empty, resolved against the case file's folder.
+  std::string rpath(std::string_view k, std::string_view ex) const {
+    const std::string s = rstr(k, ex);
+    check(!s.empty(), k, "must not be empty", fmt::format("write it like {}", ex));
+    return p.resolve(s);
+  }
+
+  // One of a set of strings.
+  template <class E>
+  E choice(std::string_view k, std::initializer_list<std::pair<std::string_view, E>> opts, std::optional<E> def,
+           std::string_view ex) const {
+    const toml::node* n = find(k);
+    if (!n) {
+      if (def) return *def;
+      missing(k, ex);
+    }
+    const std::string s = p.str(*n, key(k), ex);
+    Names names;
+    for (auto& [name, e] : opts) {
+      if (s == name) return e;
+      names.push_back(name);
+    }
+    p.bad(*n, key(k), "must be one of " + join(names, "\""), suggest(s, names, "use one of these values"));
+  }
+
+  std::optional<Tab> sub(std::string_view k, bool required, std::string_view ex) const {
+    const toml::node* n = find(k);
+    if (!n) {
+      if (required) missing(k, ex);
+      return std::nullopt;
+    }
+    auto tt = n->as_table();
+    if (!tt) p.wrong_type(*n, key(k), "a table", ex);
+    return Tab{p, *tt, key(k)};
+  }
+  // An array of tables ([[k]] or k = [{...}]); absent -> empty.
+  std::vector<Tab> tables(std::string_view k, std::string_view ex) const {
+    std::vector<Tab> out;
+    const toml::node* n = find(k);
+    if (!n) return out;
+    const auto& a = p.arr(*n, key(k), "an array of tables", ex);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const std::string ip = fmt::format("{}[{}]", key(k), i);
+      auto tt = a.get(i)->as_table();
+      if (!tt) p.wrong_type(*a.get(i), ip, "a table", ex);
+      out.push_back(Tab{p, *tt, ip});
+    }
+    return out;
+  }
+  // Keys that only make sense for some `type` values: error when present for another type.
+  void only_for(const std::vector<std::pair<std::string_view, Names>>& key_types, std::string_view type_key,
+                std::string_view type) const {
+    for (auto& [k, types] : key_types) {
+      if (!find(k) || std::find(types.begin(), types.end(), type) != types.end()) continue;
+      p.bad(*find(k), key(k), fmt::format("is not used with {} = \"{}\"", type_key, type),
+            fmt::format("remove it, or use {} = {}", type_key, join(types, "\"", " or ")));
+    }
+  }
+};
+
+// ---- the schema ---------------------------------------------------------------------------------
+
+void read_grid(const Tab& r, Case& c) {
+  const Tab g = *r.sub("grid", true, "a [grid] table with shape = [nz, ny, nx] and spacing = 10.0");
+  g.allow({"shape", "spacing", "origin"});
+  constexpr std::string_view shape_ex = "shape = [200, 100, 100]";
+  const auto& sa = g.p.arr(g.need("shape", shape_ex), g.key("shape"), "an array of 3 integers [nz, ny, nx]", shape_ex, 3);
+  for (std::size_t k = 0; k < 3; ++k) c.grid.shape[k] = g.p.integer(*sa.get(k), fmt::format("{}[{}]", g.key("shape"), k), shape_ex);
+  g.check(std::all_of(c.grid.shape.begin(), c.grid.shape.end(), [](int s) { return s >= 1; }), "shape",
+          "every entry must be >= 1", "give at least one grid point per axis");
+  constexpr std::string_view sp_ex = "spacing = 10.0 or spacing = [10.0, 10.0, 10.0]";
+  const toml::node& sp = g.need("spacing", sp_ex);
+  if (sp.is_array()) c.grid.spacing = g.p.vec3(sp, g.key("spacing"), sp_ex);
+  else c.grid.spacing.fill(g.p.num(sp, g.key("spacing"), sp_ex));
+  g.check(std::all_of(c.grid.spacing.begin(), c.grid.spacing.end(), [](double d) { return d > 0; }), "spacing",
+          "must be > 0", "use a positive spacing in metres");
+  c.grid.origin = g.vec3("origin", "origin = [0.0, 0.0, 0.0]", {0, 0, 0});
+}
+
+void read_model(const Tab& r, Case& c) {
+  using K = ModelSpec::Kind;
+  const Tab m = *r.sub("model", true, "a [model] table with type = \"homogeneous\" and velocity = 2000.0");
+  m.allow({"type", "velocity", "interfaces", "velocities", "anomaly", "center", "radius", "file", "dataset"});
+  auto& md = c.model;
+  md.kind = m.choice<K>("type", {{"homogeneous", K::homogeneous}, {"layered", K::layered}, {"gaussian", K::gaussian}, {"file", K::file}},
+                        std::nullopt, "type = \"homogeneous\"");
+  m.only_for({{"velocity", {"homogeneous", "gaussian"}},
+              {"interfaces", {"layered"}},
+              {"velocities", {"layered"}},
+              {"anomaly", {"gaussian"}},
+              {"center", {"gaussian"}},
+              {"radius", {"gaussian"}},
+              {"file", {"file"}},
+              {"dataset", {"file"}}},
+             "type", to_string(md.kind));
+  const auto positive_velocity = [&](std::string_view k, double v) {
+    m.check(v > 0, k, "must be > 0", "use a positive velocity in m/s");
+  };
+  switch (md.kind) {
+    case K::homogeneous:
+      md.velocity = m.rnum("velocity", "velocity = 2000.0");
+      positive_velocity("velocity", md.velocity);
+      break;
+    case K::layered: {
+      md.interfaces = m.p.nums(m.need("interfaces", "interfaces = [500.0, 1200.0]"), m.key("interfaces"), "interfaces = [500.0, 1200.0]");
+      md.velocities = m.p.nums(m.need("velocities", "velocities = [1500.0, 2500.0, 3500.0]"), m.key("velocities"),
+                               "velocities = [1500.0, 2500.0, 3500.0]");
+      m.check(std::adjacent_find(md.interfaces.begin(), md.interfaces.end(), std::greater_equal<>()) == md.interfaces.end(),
+              "interfaces", "must be strictly increasing", "list the interface depths from top to bottom without repeats");
+      if (md.velocities.size() != md.interfaces.size() + 1)
+        m.p.fail(line_of(*m.find("velocities")), m.key("velocities"),
+                 fmt::format("must have one entry more than interfaces ({})", md.interfaces.size() + 1),
+                 fmt::format("found {}: {}", md.velocities.size(), render(*m.find("velocities"))),
+                 "give one velocity per layer, top to bottom");
+      m.check(std::all_of(md.velocities.begin(), md.velocities.end(), [](double v) { return v > 0; }), "velocities",
+              "every entry must be > 0", "use positive velocities in m/s");
+      break;
+    }
+    case K::gaussian:
+      md.velocity = m.rnum("velocity", "velocity = 2000.0");
+      positive_velocity("velocity", md.velocity);
+      md.anomaly = m.rnum("anomaly", "anomaly = -300.0");
+      m.check(md.velocity + std::min(md.anomaly, 0.0) > 0, "anomaly", "velocity + anomaly must be > 0",
+              "use a smaller negative anomaly");
+      md.center = m.rvec3("center", "center = [500.0, 500.0, 500.0]");
+      md.radius = m.rnum("radius", "radius = 100.0");
+      m.check(md.radius > 0, "radius", "must be > 0", "use a positive radius in metres");
+      break;
+    case K::file:
+      md.file = m.rpath("file", "file = \"model.h5\"");
+      md.dataset = m.str("dataset", "dataset = \"/velocity\"", "/velocity");
+      m.check(!md.dataset.empty(), "dataset", "must not be empty", "name the HDF5 dataset, e.g. \"/velocity\"");
+      break;
+  }
+}
+
+void read_time(const Tab& r, Case& c) {
+  const Tab t = *r.sub("time", true, "a [time] table with duration = 1.0");
+  t.allow({"duration", "dt", "cfl_safety"});
+  c.time.duration = t.rnum("duration", "duration = 1.0");
+  t.check(c.time.duration > 0, "duration", "must be > 0", "give the simulated time in seconds");
+  c.time.dt = t.onum("dt", "dt = 0.001");
+  t.check(!c.time.dt || *c.time.dt > 0, "dt", "must be > 0", "give the time step in seconds, or leave it out for the CFL default");
+  c.time.cfl_safety = t.num("cfl_safety", "cfl_safety = 0.8", 0.8);
+  t.check(c.time.cfl_safety > 0 && c.time.cfl_safety <= 1, "cfl_safety", "must be in (0, 1]", "use e.g. 0.8");
+}
+
+SourceSpec read_source(const Tab& s) {
+  using K = WaveletSpec::Kind;
+  s.allow({"position", "wavelet", "peak_frequency", "delay", "amplitude", "file", "dataset"});
+  SourceSpec src;
+  auto& w = src.wavelet;
+  src.position = s.rvec3("position", "position = [10.0, 500.0, 500.0]");
+  w.kind = s.choice<K>("wavelet", {{"ricker", K::ricker}, {"file", K::file}}, K::ricker, "wavelet = \"ricker\"");
+  const char* kind = w.kind == K::ricker ? "ricker" : "file";
+  s.only_for({{"peak_frequency", {"ricker"}}, {"delay", {"ricker"}}, {"file", {"file"}}, {"dataset", {"file"}}}, "wavelet", kind);
+  if (w.kind == K::ricker) {
+    w.peak_frequency = s.rnum("peak_frequency", "peak_frequency = 15.0");
+    s.check(w.peak_frequency > 0, "peak_frequency", "must be > 0", "give the Ricker peak frequency in Hz");
+    w.delay = s.onum("delay", "delay = 0.1");
+    s.check(!w.delay || *w.delay >= 0, "delay", "must be >= 0", "give the delay in seconds, or leave it out for 1.5 / peak_frequency");
+  } else {
+    w.file = s.rpath("file", "file = \"wavelet.h5\"");
+    w.dataset = s.str("dataset", "dataset = \"/wavelet\"", "/wavelet");
+    s.check(!w.dataset.empty(), "dataset", "must not be empty", "name the HDF5 dataset, e.g. \"/wavelet\"");
+  }
+  w.amplitude = s.num("amplitude", "amplitude = 1.0", 1.0);
+  return src;
+}
+
+void read_shots(const Tab& r, Case& c) {
+  constexpr std::string_view ex = "[[shots]] followed by [[shots.sources]] with position and peak_frequency";
+  if (!r.find("shots")) r.missing("shots", ex);
+  const auto shots = r.tables("shots", ex);
+  if (shots.empty()) r.p.bad(*r.find("shots"), "shots", "must contain at least one shot", fmt::format("add {}", ex));
+  for (const Tab& shot : shots) {
+    shot.allow({"sources"});
+    constexpr std::string_view sex = "[[shots.sources]] with position = [z, y, x] and peak_frequency = 15.0";
+    if (!shot.find("sources")) shot.missing("sources", sex);
+    const auto sources = shot.tables("sources", sex);
+    if (sources.empty()) shot.p.bad(*shot.find("sources"), shot.key("sources"), "must contain at least one source", fmt::format("add {}", sex));
+    ShotSpec spec;
+    for (const Tab& s : sources) spec.sources.push_back(read_source(s));
+    c.shots.push_back(std::move(spec));
+  }
+}
+
+void read_receivers(const Tab& r, Case& c) {
+  constexpr std::string_view ex = "a [receivers] table with points = [[z, y, x], ...]";
+  const Tab rc = *r.sub("receivers", true, ex);
+  rc.allow({"points", "lines", "planes"});
+  auto& out = c.receivers;
+  long long total = 0;
+  const auto reserve = [&](const Tab& t, std::string_view k, long long n) {
+    total += n;
+    t.check(total <= kMaxReceivers, k, fmt::format("makes more than {} receivers in total", kMaxReceivers), "use fewer receivers");
+  };
+  if (auto n = rc.find("points")) {
+    constexpr std::string_view pex = "points = [[0.0, 100.0, 100.0], [0.0, 100.0, 200.0]]";
+    const auto& a = rc.p.arr(*n, rc.key("points"), "an array of [z, y, x] positions", pex);
+    reserve(rc, "points", static_cast<long long>(a.size()));
+    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(rc.p.vec3(*a.get(i), fmt::format("{}[{}]", rc.key("points"), i), pex));
+  }
+  for (const Tab& l : rc.tables("lines", "[[receivers.lines]] with start, end and count")) {
+    l.allow({"start", "end", "count"});
+    const Vec3 a = l.rvec3("start", "start = [0.0, 0.0, 0.0]"), b = l.rvec3("end", "end = [0.0, 0.0, 1000.0]");
+    const int n = l.rinteger("count", "count = 101");
+    l.check(n >= 1, "count", "must be >= 1", "give the number of receivers on the line");
+    reserve(l, "count", n);
+    for (int k = 0; k < n; ++k) {
+      const double f = n == 1 ? 0.0 : static_cast<double>(k) / (n - 1);
+      out.push_back({a[0] + f * (b[0] - a[0]), a[1] + f * (b[1] - a[1]), a[2] + f * (b[2] - a[2])});
+    }
+  }
+  for (const Tab& pl : rc.tables("planes", "[[receivers.planes]] with origin, u, v and count")) {
+    pl.allow({"origin", "u", "v", "count"});
+    const Vec3 o = pl.rvec3("origin", "origin = [0.0, 0.0, 0.0]");
+    const Vec3 u = pl.rvec3("u", "u = [0.0, 10.0, 0.0]"), v = pl.rvec3("v", "v = [0.0, 0.0, 10.0]");
+    constexpr std::string_view cex = "count = [10, 20]";
+    const auto& ca = pl.p.arr(pl.need("count", cex), pl.key("count"), "an array of 2 integers [nu, nv]", cex, 2);
+    const int nu = pl.p.integer(*ca.get(0), pl.key("count") + "[0]", cex), nv = pl.p.integer(*ca.get(1), pl.key("count") + "[1]", cex);
+    pl.check(nu >= 1 && nv >= 1, "count", "every entry must be >= 1", "give the number of receivers along u and v");
+    reserve(pl, "count", 1LL * nu * nv);
+    for (int i = 0; i < nu; ++i)
+      for (int j = 0; j < nv; ++j) out.push_back({o[0] + i * u[0] + j * v[0], o[1] + i * u[1] + j * v[1], o[2] + i * u[2] + j * v[2]});
+  }
+  if (out.empty())
+    rc.p.fail(rc.line(), "receivers", "must define at least one receiver", "found none",
+              "add points = [[z, y, x]] or a [[receivers.lines]] / [[receivers.planes]] entry");
+}
+
+void read_options(const Tab& r, Case& c) {
+  if (auto s = r.sub("scheme", false, "[scheme]")) {
+    s->allow({"method", "order", "min_points_per_wavelength"});
+    c.scheme.method = s->choice<Method>("method", {{"fdtd", Method::fdtd}, {"spectral", Method::spectral}}, Method::fdtd, "method = \"fdtd\"");
+    c.scheme.order = s->integer("order", "order = 8", 8);
+    s->check(c.scheme.order >= 2 && c.scheme.order <= 16 && c.scheme.order % 2 == 0, "order", "must be even and in 2..16",
+             "use e.g. order = 8");
+    c.scheme.min_points_per_wavelength = s->onum("min_points_per_wavelength", "min_points_per_wavelength = 4.0");
+    s->check(!c.scheme.min_points_per_wavelength || *c.scheme.min_points_per_wavelength > 0, "min_points_per_wavelength",
+             "must be > 0", "use e.g. 4.0, or leave it out for the scheme's default");
+  }
+  if (auto b = r.sub("boundary", false, "[boundary]")) {
+    auto& bd = c.boundary;
+    b->allow({"pml_width", "free_surface", "pml_power", "pml_reflection", "pml_frequency"});
+    bd.pml_width = b->integer("pml_width", "pml_width = 20", 20);
+    b->check(bd.pml_width >= 0, "pml_width", "must be >= 0", "give the absorbing layer width in grid points");
+    bd.free_surface = b->boolean("free_surface", "free_surface = false", false);
+    bd.pml_power = b->num("pml_power", "pml_power = 2.0", 2.0);
+    b->check(bd.pml_power > 0, "pml_power", "must be > 0", "use e.g. 2.0");
+    bd.pml_reflection = b->num("pml_reflection", "pml_reflection = 1e-3", 1e-3);
+    b->check(bd.pml_reflection > 0 && bd.pml_reflection < 1, "pml_reflection", "must be in (0, 1)", "use e.g. 1e-3");
+    bd.pml_frequency = b->onum("pml_frequency", "pml_frequency = 15.0");
+    b->check(!bd.pml_frequency || *bd.pml_frequency > 0, "pml_frequency", "must be > 0",
+             "give a frequency in Hz, or leave it out for the largest Ricker peak frequency");
+  }
+  if (auto u = r.sub("run", false, "[run]")) {
+    auto& rs = c.run;
+    u->allow({"precision", "backend", "threads", "check_every", "progress_seconds", "max_amplitude"});
+    rs.precision = u->choice<Precision>("precision", {{"fp32", Precision::fp32}, {"fp64", Precision::fp64}}, Precision::fp32,
+                                        "precision = \"fp32\"");
+    rs.backend = u->choice<BackendKind>("backend", {{"cpu", BackendKind::cpu}, {"cuda", BackendKind::cuda}, {"auto", BackendKind::auto_select}},
+                                        BackendKind::cpu, "backend = \"cpu\"");
+    rs.threads = u->integer("threads", "threads = 0", 0);
+    u->check(rs.threads >= 0, "threads", "must be >= 0", "use 0 for the OpenMP default");
+    rs.check_every = u->integer("check_every", "check_every = 50", 50);
+    u->check(rs.check_every >= 1, "check_every", "must be >= 1", "use e.g. 50");
+    rs.progress_seconds = u->num("progress_seconds", "progress_seconds = 5.0", 5.0);
+    u->check(rs.progress_seconds > 0, "progress_seconds", "must be > 0", "use e.g. 5.0");
+    rs.max_amplitude = u->num("max_amplitude", "max_amplitude = 1e20", 1e20);
+    u->check(rs.max_amplitude > 0, "max_amplitude", "must be > 0", "use e.g. 1e20");
+  }
+  auto& o = c.output;
+  if (auto t = r.sub("output", false, "[output]")) {
+    t->allow({"directory", "traces", "snapshot_every", "final_field", "plots"});
+    o.directory = t->str("directory", "directory = \"out\"", o.directory);
+    t->check(!o.directory.empty(), "directory", "must not be empty", "use e.g. directory = \"out\"");
+    o.traces = t->boolean("traces", "traces = true", true);
+    o.snapshot_every = t->integer("snapshot_every", "snapshot_every = 100", 0);
+    t->check(o.snapshot_every >= 0, "snapshot_every", "must be >= 0", "use 0 for no snapshots");
+    o.final_field = t->boolean("final_field", "final_field = true", true);
+    o.plots = t->boolean("plots", "plots = true", true);
+  }
+  o.directory = r.p.resolve(o.directory);
+}
+
+}  // namespace
+
+Case parse_case_text(const std::string& text, const std::string& path_for_messages, const std::string& base_dir) {
+  toml::table root;
+  try {
+    root = toml::parse(std::string_view(text), std::string_view(path_for_messages));
+  } catch (const toml::parse_error& e) {
+    const auto& b = e.source().begin;
+    throw Error(ExitCode::invalid_case, fmt::format("{}:{}:{}: invalid TOML: {} (at line {}, column {}); fix the TOML syntax there",
+                                                    path_for_messages, b.line, b.column, e.description(), b.line, b.column));
+  }
+  const Parser p{path_for_messages, base_dir};
+  const Tab r{p, root, ""};
+  r.allow({"name", "grid", "model", "time", "shots", "receivers", "scheme", "boundary", "run", "output"});
+
+  Case c;
+  c.source_path = path_for_messages;
+  c.source_text = text;
+  const std::string stem = fs::path(path_for_messages).stem().string();
+  c.name = r.str("name", "name = \"my_case\"", stem.empty() ? c.name : stem);
+  r.check(!c.name.empty() && c.name.find_first_of("/\\") == std::string::npos, "name", "must be non-empty and contain no '/' or '\\'",
+          "use a plain name such as \"layered_2d\"");
+  read_grid(r, c);
+  read_model(r, c);
+  read_time(r, c);
+  read_shots(r, c);
+  read_receivers(r, c);
+  read_options(r, c);
+  return c;
+}
+
+Case read_case_file(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw Error(ExitCode::input_error, fmt::format("{}: cannot read case file (it is a directory); check the path", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ExitCode::input_error, fmt::format("{}: cannot read case file ({}); check the path", path, std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw Error(ExitCode::input_error, fmt::format("{}: cannot read case file (read error); check the path", path));
+  return parse_case_text(text.str(), path, fs::path(path).parent_path().string());
+}
+
+}  // namespace specwave::io

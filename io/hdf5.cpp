@@ -1,0 +1,284 @@
+#include "io/hdf5.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+
+#include "solver/errors.hpp"
+#include "specwave/build_info.hpp"
+
+namespace specwave::io::h5 {
+namespace {
+
+[[noreturn]] void fail_write(const std::string& what) {
+  throw Error(ExitCode::output_error, "HDF5: " + what);
+}
+
+Handle attribute_space(std::size_t n) {
+  const hsize_t dims[1] = {n};
+  return Handle(n == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, dims, nullptr));
+}
+
+void replace_attribute(hid_t object, const std::string& name) {
+  if (H5Aexists(object, name.c_str()) > 0) H5Adelete(object, name.c_str());
+}
+
+}  // namespace
+
+Handle& Handle::operator=(Handle&& o) noexcept {
+  if (this != &o) {
+    close();
+    id_ = o.id_;
+    o.id_ = H5I_INVALID_HID;
+  }
+  return *this;
+}
+
+void Handle::close() {
+  if (id_ < 0) return;
+  switch (H5Iget_type(id_)) {
+    case H5I_FILE: H5Fclose(id_); break;
+    case H5I_GROUP: H5Gclose(id_); break;
+    case H5I_DATASET: H5Dclose(id_); break;
+    case H5I_DATASPACE: H5Sclose(id_); break;
+    case H5I_DATATYPE: H5Tclose(id_); break;
+    case H5I_ATTR: H5Aclose(id_); break;
+    case H5I_GENPROP_LST: H5Pclose(id_); break;
+    default: break;
+  }
+  id_ = H5I_INVALID_HID;
+}
+
+template <> hid_t native_type<float>() { return H5T_NATIVE_FLOAT; }
+template <> hid_t native_type<double>() { return H5T_NATIVE_DOUBLE; }
+template <> hid_t native_type<std::int32_t>() { return H5T_NATIVE_INT32; }
+template <> hid_t native_type<std::int64_t>() { return H5T_NATIVE_INT64; }
+
+void silence_library_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+void write_attribute(hid_t object, const std::string& name, const std::string& value) {
+  replace_attribute(object, name);
+  Handle type(H5Tcopy(H5T_C_S1));
+  H5Tset_size(type.id(), value.empty() ? 1 : value.size());
+  H5Tset_cset(type.id(), H5T_CSET_UTF8);
+  Handle space = attribute_space(0);
+  Handle attr(H5Acreate2(object, name.c_str(), type.id(), space.id(), H5P_DEFAULT, H5P_DEFAULT));
+  if (!attr || H5Awrite(attr.id(), type.id(), value.empty() ? "" : value.data()) < 0)
+    fail_write("cannot write attribute '" + name + "'");
+}
+
+void write_attribute(hid_t object, const std::string& name, double value) {
+  write_attribute(object, name, std::span<const double>(&value, 1));
+}
+
+void write_attribute(hid_t object, const std::string& name, std::int64_t value) {
+  replace_attribute(object, name);
+  Handle space = attribute_space(0);
+  Handle attr(H5Acreate2(object, name.c_str(), H5T_STD_I64LE, space.id(), H5P_DEFAULT, H5P_DEFAULT));
+  if (!attr || H5Awrite(attr.id(), H5T_NATIVE_INT64, &value) < 0) fail_write("cannot write attribute '" + name + "'");
+}
+
+void write_attribute(hid_t object, const std::string& name, std::span<const double> values) {
+  replace_attribute(object, name);
+  Handle space = attribute_space(values.size() == 1 ? 0 : values.size());
+  Handle attr(H5Acreate2(object, name.c_str(), H5T_IEEE_F64LE, space.id(), H5P_DEFAULT, H5P_DEFAULT));
+  if (!attr || H5Awrite(attr.id(), H5T_NATIVE_DOUBLE, values.data()) < 0)
+    fail_write("cannot write attribute '" + name + "'");
+}
+
+bool has_attribute(hid_t object, const std::string& name) { return H5Aexists(object, name.c_str()) > 0; }
+
+std::vector<double> read_attribute_doubles(hid_t object, const std::string& name) {
+  Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT));
+  if (!attr) throw Error(ExitCode::input_error, "HDF5: attribute '" + name + "' is missing");
+  Handle space(H5Aget_space(attr.id()));
+  const hssize_t n = H5Sget_simple_extent_npoints(space.id());
+  std::vector<double> values(std::max<hssize_t>(n, 1));
+  if (H5Aread(attr.id(), H5T_NATIVE_DOUBLE, values.data()) < 0)
+    throw Error(ExitCode::input_error, "HDF5: attribute '" + name + "' is not numeric");
+  return values;
+}
+
+std::string read_attribute_string(hid_t object, const std::string& name) {
+  Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT));
+  if (!attr) throw Error(ExitCode::input_error, "HDF5: attribute '" + name + "' is missing");
+  Handle type(H5Aget_type(attr.id()));
+  if (H5Tget_class(type.id()) != H5T_STRING) throw Error(ExitCode::input_error, "HDF5: attribute '" + name + "' is not a string");
+  if (H5Tis_variable_str(type.id()) > 0) {
+    char* text = nullptr;
+    Handle mem(H5Tcopy(H5T_C_S1));
+    H5Tset_size(mem.id(), H5T_VARIABLE);
+    H5Aread(attr.id(), mem.id(), &text);
+    std::string out = text ? text : "";
+    H5free_memory(text);
+    return out;
+  }
+  std::string out(H5Tget_size(type.id()), '\0');
+  H5Aread(attr.id(), type.id(), out.data());
+  while (!out.empty() && out.back() == '\0') out.pop_back();
+  return out;
+}
+
+Handle create_group(hid_t parent, const std::string& name) {
+  Handle g(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  if (!g) fail_write("cannot create group '" + name + "'");
+  return g;
+}
+
+template <class T>
+Handle write_dataset(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims, const T* data,
+                     const std::string& units) {
+  Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr));
+  const hid_t file_type = std::is_same_v<T, float> ? H5T_IEEE_F32LE
+                          : std::is_same_v<T, double> ? H5T_IEEE_F64LE
+                          : std::is_same_v<T, std::int32_t> ? H5T_STD_I32LE : H5T_STD_I64LE;
+  Handle dset(H5Dcreate2(parent, name.c_str(), file_type, space.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  if (!dset) fail_write("cannot create dataset '" + name + "'");
+  if (data && H5Dwrite(dset.id(), native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    fail_write("cannot write dataset '" + name + "'");
+  if (!units.empty()) write_attribute(dset.id(), "units", units);
+  return dset;
+}
+
+template <class T>
+void write_first_dim_slab(hid_t dataset, hsize_t index, const T* data) {
+  Handle space(H5Dget_space(dataset));
+  const int rank = H5Sget_simple_extent_ndims(space.id());
+  std::vector<hsize_t> dims(rank), start(rank, 0), count(rank);
+  H5Sget_simple_extent_dims(space.id(), dims.data(), nullptr);
+  count = dims;
+  count[0] = 1;
+  start[0] = index;
+  H5Sselect_hyperslab(space.id(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+  Handle memspace(H5Screate_simple(rank, count.data(), nullptr));
+  if (H5Dwrite(dataset, native_type<T>(), memspace.id(), space.id(), H5P_DEFAULT, data) < 0)
+    fail_write("cannot write slab " + std::to_string(index));
+}
+
+template Handle write_dataset<float>(hid_t, const std::string&, const std::vector<hsize_t>&, const float*, const std::string&);
+template Handle write_dataset<double>(hid_t, const std::string&, const std::vector<hsize_t>&, const double*, const std::string&);
+template Handle write_dataset<std::int32_t>(hid_t, const std::string&, const std::vector<hsize_t>&, const std::int32_t*, const std::string&);
+template Handle write_dataset<std::int64_t>(hid_t, const std::string&, const std::vector<hsize_t>&, const std::int64_t*, const std::string&);
+template void write_first_dim_slab<float>(hid_t, hsize_t, const float*);
+template void write_first_dim_slab<double>(hid_t, hsize_t, const double*);
+
+std::string DatasetInfo::dtype_name() const {
+  const std::string bits = std::to_string(type_size * 8);
+  switch (type_class) {
+    case H5T_FLOAT: return "float" + bits;
+    case H5T_INTEGER: return "int" + bits;
+    case H5T_STRING: return "string";
+    case H5T_COMPOUND: return "compound";
+    default: return "unsupported type";
+  }
+}
+
+Reader::Reader(const std::string& path) : path_(path) {
+  silence_library_errors();
+  if (!std::filesystem::exists(path))
+    throw Error(ExitCode::input_error, path + ": file not found; check the path (relative paths are resolved against the case file's folder)");
+  if (H5Fis_hdf5(path.c_str()) <= 0)
+    throw Error(ExitCode::input_error, path + ": not an HDF5 file (or unreadable); give an HDF5 file written e.g. by h5py or specwave");
+  file_ = Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  if (!file_) throw Error(ExitCode::input_error, path + ": cannot open HDF5 file; check permissions");
+}
+
+bool Reader::has_dataset(const std::string& name) const {
+  if (H5Lexists(file_.id(), name.c_str(), H5P_DEFAULT) <= 0) return false;
+  H5O_info_t info;
+  if (H5Oget_info_by_name(file_.id(), name.c_str(), &info, H5P_DEFAULT) < 0) return false;
+  return info.type == H5O_TYPE_DATASET;
+}
+
+Handle Reader::open_dataset(const std::string& name) const {
+  if (!has_dataset(name))
+    throw Error(ExitCode::input_error, path_ + ": dataset '" + name + "' is missing; name the dataset that holds the data (h5ls -r " + path_ + " lists them)");
+  return Handle(H5Dopen2(file_.id(), name.c_str(), H5P_DEFAULT));
+}
+
+DatasetInfo Reader::info(const std::string& name) const {
+  Handle dset = open_dataset(name);
+  Handle space(H5Dget_space(dset.id()));
+  Handle type(H5Dget_type(dset.id()));
+  DatasetInfo out;
+  out.dims.resize(H5Sget_simple_extent_ndims(space.id()));
+  H5Sget_simple_extent_dims(space.id(), out.dims.data(), nullptr);
+  out.type_class = H5Tget_class(type.id());
+  out.type_size = H5Tget_size(type.id());
+  return out;
+}
+
+namespace {
+std::string dims_text(const std::vector<hsize_t>& d) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + ")";
+}
+}  // namespace
+
+template <class T>
+std::vector<T> Reader::read_floating(const std::string& name, const std::vector<hsize_t>& expected) const {
+  const DatasetInfo in = info(name);
+  const std::string where = path_ + ": dataset '" + name + "'";
+  if (in.type_class != H5T_FLOAT)
+    throw Error(ExitCode::input_error, where + ": dtype is " + in.dtype_name() + ", expected float32 or float64; convert it (e.g. numpy astype('float32'))");
+  if (in.dims.size() != expected.size())
+    throw Error(ExitCode::input_error, where + ": rank is " + std::to_string(in.dims.size()) + " " + dims_text(in.dims) +
+                                          ", expected rank " + std::to_string(expected.size()) + " " + dims_text(expected) + " in C order (nz, ny, nx)");
+  if (in.dims != expected)
+    throw Error(ExitCode::input_error, where + ": shape is " + dims_text(in.dims) + ", expected " + dims_text(expected) +
+                                          " (C order, x fastest); match grid.shape or resample the model");
+  std::size_t n = 1;
+  for (auto d : expected) n *= d;
+  std::vector<T> out(n);
+  Handle dset = open_dataset(name);
+  if (H5Dread(dset.id(), native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+    throw Error(ExitCode::input_error, where + ": read failed (corrupt file?)");
+  return out;
+}
+template std::vector<float> Reader::read_floating<float>(const std::string&, const std::vector<hsize_t>&) const;
+template std::vector<double> Reader::read_floating<double>(const std::string&, const std::vector<hsize_t>&) const;
+
+AtomicWriter::AtomicWriter(const std::string& path)
+    : path_(path), temporary_(path + ".tmp-" + std::to_string(::getpid())) {
+  silence_library_errors();
+  file_ = Handle(H5Fcreate(temporary_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+  if (!file_) fail_write("cannot create " + temporary_ + "; check that the output directory exists and is writable");
+}
+
+AtomicWriter::~AtomicWriter() {
+  if (committed_) return;
+  file_.close();
+  std::error_code ec;
+  std::filesystem::remove(temporary_, ec);
+}
+
+void AtomicWriter::commit() {
+  if (H5Fflush(file_.id(), H5F_SCOPE_GLOBAL) < 0) fail_write("cannot flush " + temporary_);
+  file_.close();
+  std::error_code ec;
+  std::filesystem::rename(temporary_, path_, ec);
+  if (ec) fail_write("cannot rename " + temporary_ + " to " + path_ + ": " + ec.message());
+  committed_ = true;
+}
+
+void write_root_attributes(hid_t file, const Provenance& p) {
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  write_attribute(file, "file_type", p.file_type);
+  write_attribute(file, "schema_version", std::string(schema_version));
+  write_attribute(file, "created_by", std::string("specwave ") + build::version + " (" + build::git_hash + ")");
+  write_attribute(file, "created_at", std::string(stamp));
+  write_attribute(file, "precision", p.precision);
+  write_attribute(file, "backend", p.backend);
+  write_attribute(file, "device", p.device);
+  write_attribute(file, "threads", std::int64_t(p.threads));
+  write_attribute(file, "ranks", std::int64_t(p.ranks));
+  write_attribute(file, "case_text", p.case_text);
+}
+
+}  // namespace specwave::io::h5

@@ -1,0 +1,108 @@
+#pragma once
+// Thin RAII layer over the HDF5 C API: typed datasets, attributes, and atomic files (temporary name,
+// close, rename). Readers check rank, shape and dtype and name the file and dataset in every error.
+#include <hdf5.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace specwave::io::h5 {
+
+// Owns one HDF5 identifier and closes it with the right H5*close.
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(hid_t id) : id_(id) {}
+  Handle(Handle&& o) noexcept : id_(o.id_) { o.id_ = H5I_INVALID_HID; }
+  Handle& operator=(Handle&& o) noexcept;
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { close(); }
+  hid_t id() const { return id_; }
+  explicit operator bool() const { return id_ >= 0; }
+  void close();
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+};
+
+template <class T>
+hid_t native_type();
+
+// Attributes on any object (file root, group or dataset).
+void write_attribute(hid_t object, const std::string& name, const std::string& value);
+void write_attribute(hid_t object, const std::string& name, double value);
+void write_attribute(hid_t object, const std::string& name, std::int64_t value);
+void write_attribute(hid_t object, const std::string& name, std::span<const double> values);
+bool has_attribute(hid_t object, const std::string& name);
+std::vector<double> read_attribute_doubles(hid_t object, const std::string& name);
+std::string read_attribute_string(hid_t object, const std::string& name);
+
+Handle create_group(hid_t parent, const std::string& name);
+
+// A dataset of shape `dims` (C order) with a `units` attribute. Data may be null (written later by slabs).
+template <class T>
+Handle write_dataset(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims, const T* data,
+                     const std::string& units);
+// Writes data into dataset[index, ...] (a slab of the first dimension).
+template <class T>
+void write_first_dim_slab(hid_t dataset, hsize_t index, const T* data);
+
+struct DatasetInfo {
+  std::vector<hsize_t> dims;
+  H5T_class_t type_class = H5T_NO_CLASS;
+  std::size_t type_size = 0;
+  std::string dtype_name() const;  // "float32", "int16", ...
+};
+
+// A file opened for reading. Errors name `path` and the dataset.
+class Reader {
+ public:
+  explicit Reader(const std::string& path);
+  const std::string& path() const { return path_; }
+  hid_t id() const { return file_.id(); }
+  bool has_dataset(const std::string& name) const;
+  DatasetInfo info(const std::string& name) const;
+  // Reads a floating-point dataset (float32 or float64 in the file) converted to T; checks its shape.
+  template <class T>
+  std::vector<T> read_floating(const std::string& name, const std::vector<hsize_t>& expected_dims) const;
+  Handle open_dataset(const std::string& name) const;
+
+ private:
+  std::string path_;
+  Handle file_;
+};
+
+// A file written atomically: created as "<path>.tmp-<pid>", renamed to `path` by commit(). Destroying it
+// without commit() removes the temporary file, so a failed run never leaves a half-written file behind.
+class AtomicWriter {
+ public:
+  explicit AtomicWriter(const std::string& path);
+  ~AtomicWriter();
+  AtomicWriter(const AtomicWriter&) = delete;
+  AtomicWriter& operator=(const AtomicWriter&) = delete;
+  hid_t id() const { return file_.id(); }
+  const std::string& path() const { return path_; }
+  void commit();
+
+ private:
+  std::string path_, temporary_;
+  Handle file_;
+  bool committed_ = false;
+};
+
+// Root attributes every specwave file carries (docs/hdf5-schema.md).
+struct Provenance {
+  std::string file_type;    // "specwave.traces", "specwave.wavefield", "specwave.model"
+  std::string precision, backend, case_text, device;
+  int threads = 0, ranks = 1;
+};
+void write_root_attributes(hid_t file, const Provenance& provenance);
+inline constexpr const char* schema_version = "1.0";
+
+// Silence HDF5's automatic error stack printing (errors become exceptions with context instead).
+void silence_library_errors();
+
+}  // namespace specwave::io::h5

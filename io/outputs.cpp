@@ -1,0 +1,184 @@
+#include "io/outputs.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+
+#include "solver/errors.hpp"
+
+namespace specwave::io {
+namespace {
+
+std::string shot_group(int shot) { return fmt::format("shot_{:04d}", shot); }
+
+// XDMF 3 description of 3-D datasets on the case's grid (ParaView: open the .xdmf with the Xdmf3 reader).
+struct XdmfField {
+  std::string name, dataset;  // dataset path inside the HDF5 file
+  std::vector<hsize_t> start;  // non-empty: a hyperslab of a 4-D dataset at this first index
+  double time = 0;
+  hsize_t first_dim = 0;
+};
+
+void write_xdmf(const std::string& h5_path, const GridSpec& g, const std::vector<XdmfField>& fields, bool fp64,
+                bool temporal) {
+  const std::string file = std::filesystem::path(h5_path).filename().string();
+  const std::string dims = fmt::format("{} {} {}", g.shape[0], g.shape[1], g.shape[2]);
+  const std::string precision = fp64 ? "8" : "4";
+  std::string body;
+  for (const auto& f : fields) {
+    std::string data;
+    if (f.start.empty()) {
+      data = fmt::format("        <DataItem Dimensions=\"{}\" NumberType=\"Float\" Precision=\"{}\" Format=\"HDF\">{}:{}</DataItem>\n",
+                         dims, precision, file, f.dataset);
+    } else {
+      data = fmt::format(
+          "        <DataItem ItemType=\"HyperSlab\" Dimensions=\"{0}\" Type=\"HyperSlab\">\n"
+          "          <DataItem Dimensions=\"3 4\" Format=\"XML\">{1} 0 0 0 1 1 1 1 1 {0}</DataItem>\n"
+          "          <DataItem Dimensions=\"{2} {0}\" NumberType=\"Float\" Precision=\"{3}\" Format=\"HDF\">{4}:{5}</DataItem>\n"
+          "        </DataItem>\n",
+          dims, f.start[0], f.first_dim, precision, file, f.dataset);
+    }
+    body += fmt::format(
+        "    <Grid Name=\"{0}\" GridType=\"Uniform\">\n{1}"
+        "      <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"{2}\"/>\n"
+        "      <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
+        "        <DataItem Dimensions=\"3\" Format=\"XML\">{3} {4} {5}</DataItem>\n"
+        "        <DataItem Dimensions=\"3\" Format=\"XML\">{6} {7} {8}</DataItem>\n"
+        "      </Geometry>\n"
+        "      <Attribute Name=\"{0}\" AttributeType=\"Scalar\" Center=\"Node\">\n{9}      </Attribute>\n"
+        "    </Grid>\n",
+        f.name, temporal ? fmt::format("      <Time Value=\"{}\"/>\n", f.time) : std::string(), dims, g.origin[0],
+        g.origin[1], g.origin[2], g.spacing[0], g.spacing[1], g.spacing[2], data);
+  }
+  const std::string xml = fmt::format(
+      "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n  <Domain>\n  <Grid Name=\"fields\" GridType=\"Collection\" "
+      "CollectionType=\"{}\">\n{}  </Grid>\n  </Domain>\n</Xdmf>\n",
+      temporal ? "Temporal" : "Spatial", body);
+  const std::string path = std::filesystem::path(h5_path).replace_extension(".xdmf").string();
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << xml;
+    if (!out.good()) throw Error(ExitCode::output_error, "cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace
+
+void write_grid_attributes(hid_t dataset, const GridSpec& g) {
+  h5::write_attribute(dataset, "spacing", std::span<const double>(g.spacing.data(), 3));
+  h5::write_attribute(dataset, "origin", std::span<const double>(g.origin.data(), 3));
+  h5::write_attribute(dataset, "axis_order", std::string("z,y,x (C order, x fastest)"));
+}
+
+TraceFile::TraceFile(const std::string& path, const h5::Provenance& provenance, bool fp64, int n_shots,
+                     const std::vector<Vec3>& receivers, const std::vector<std::vector<Vec3>>& sources, int nt, double dt)
+    : file_(path), fp64_(fp64), per_shot_(receivers.size() * std::size_t(nt)) {
+  h5::write_root_attributes(file_.id(), provenance);
+  const std::vector<hsize_t> dims = {hsize_t(n_shots), hsize_t(receivers.size()), hsize_t(nt)};
+  traces_ = fp64 ? h5::write_dataset<double>(file_.id(), "traces", dims, nullptr, "source amplitude / m")
+                 : h5::write_dataset<float>(file_.id(), "traces", dims, nullptr, "source amplitude / m");
+  h5::write_attribute(traces_.id(), "dt", dt);
+  h5::write_attribute(traces_.id(), "t0", 0.0);
+  h5::write_attribute(traces_.id(), "axis_order", std::string("shot, receiver, sample"));
+  std::vector<double> rec;
+  for (const auto& r : receivers) rec.insert(rec.end(), r.begin(), r.end());
+  h5::write_dataset<double>(file_.id(), "receiver_coordinates", {hsize_t(receivers.size()), 3}, rec.data(), "m");
+  std::vector<double> src;
+  std::vector<std::int32_t> shot_of;
+  for (std::size_t s = 0; s < sources.size(); ++s)
+    for (const auto& p : sources[s]) {
+      src.insert(src.end(), p.begin(), p.end());
+      shot_of.push_back(std::int32_t(s));
+    }
+  h5::write_dataset<double>(file_.id(), "source_coordinates", {hsize_t(shot_of.size()), 3}, src.data(), "m");
+  h5::write_dataset<std::int32_t>(file_.id(), "source_shot", {hsize_t(shot_of.size())}, shot_of.data(), "");
+}
+
+void TraceFile::write_shot(int shot, std::span<const double> traces) {
+  if (fp64_) return h5::write_first_dim_slab<double>(traces_.id(), shot, traces.data());
+  std::vector<float> f(traces.begin(), traces.end());
+  h5::write_first_dim_slab<float>(traces_.id(), shot, f.data());
+}
+
+WavefieldFile::WavefieldFile(const std::string& path, const h5::Provenance& provenance, bool fp64, const GridSpec& g,
+                             int n_shots, const std::vector<int>& steps, double dt, bool final_field, int nt)
+    : file_(path), grid_(g), steps_(steps), dt_(dt), fp64_(fp64), nt_(nt) {
+  h5::write_root_attributes(file_.id(), provenance);
+  const std::vector<hsize_t> grid_dims = {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])};
+  for (int s = 0; s < n_shots; ++s) {
+    h5::Handle group = h5::create_group(file_.id(), shot_group(s));
+    if (!steps.empty()) {
+      std::vector<hsize_t> dims = grid_dims;
+      dims.insert(dims.begin(), steps.size());
+      auto d = fp64 ? h5::write_dataset<double>(group.id(), "snapshots", dims, nullptr, "source amplitude / m")
+                    : h5::write_dataset<float>(group.id(), "snapshots", dims, nullptr, "source amplitude / m");
+      write_grid_attributes(d.id(), g);
+      std::vector<double> step_values(steps.begin(), steps.end()), times;
+      for (int n : steps) times.push_back(n * dt);
+      h5::write_attribute(d.id(), "steps", std::span<const double>(step_values));
+      h5::write_attribute(d.id(), "times", std::span<const double>(times));
+      snapshots_.push_back(std::move(d));
+    }
+    if (final_field) {
+      auto d = fp64 ? h5::write_dataset<double>(group.id(), "final", grid_dims, nullptr, "source amplitude / m")
+                    : h5::write_dataset<float>(group.id(), "final", grid_dims, nullptr, "source amplitude / m");
+      write_grid_attributes(d.id(), g);
+      h5::write_attribute(d.id(), "step", std::int64_t(nt));
+      h5::write_attribute(d.id(), "time", nt * dt);
+      finals_.push_back(std::move(d));
+    }
+  }
+}
+
+template <class T>
+void WavefieldFile::write_snapshot(int shot, int index, const T* field) {
+  h5::write_first_dim_slab<T>(snapshots_.at(shot).id(), index, field);
+}
+
+template <class T>
+void WavefieldFile::write_final(int shot, const T* field) {
+  const hid_t d = finals_.at(shot).id();
+  if (H5Dwrite(d, h5::native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, field) < 0)
+    throw Error(ExitCode::output_error, "HDF5: cannot write final field of shot " + std::to_string(shot));
+}
+
+template void WavefieldFile::write_snapshot<float>(int, int, const float*);
+template void WavefieldFile::write_snapshot<double>(int, int, const double*);
+template void WavefieldFile::write_final<float>(int, const float*);
+template void WavefieldFile::write_final<double>(int, const double*);
+
+void WavefieldFile::commit() {
+  std::vector<XdmfField> fields;
+  const int shots = int(std::max(snapshots_.size(), finals_.size()));
+  for (int s = 0; s < shots; ++s) {
+    for (std::size_t k = 0; k < steps_.size(); ++k)
+      fields.push_back({fmt::format("shot{}_u", s), "/" + shot_group(s) + "/snapshots", {hsize_t(k)}, steps_[k] * dt_,
+                        hsize_t(steps_.size())});
+    if (!finals_.empty()) fields.push_back({fmt::format("shot{}_u", s), "/" + shot_group(s) + "/final", {}, nt_ * dt_, 0});
+  }
+  snapshots_.clear();
+  finals_.clear();
+  const std::string path = file_.path();
+  file_.commit();
+  // ParaView wants one time series per variable: describe shot 0's snapshots and final field over time.
+  std::vector<XdmfField> first_shot;
+  for (const auto& f : fields)
+    if (f.name == "shot0_u") first_shot.push_back(f);
+  write_xdmf(path, grid_, first_shot, fp64_, true);
+}
+
+void write_model_file(const std::string& path, const h5::Provenance& provenance, const GridSpec& g,
+                      std::span<const float> velocity) {
+  h5::AtomicWriter file(path);
+  h5::write_root_attributes(file.id(), provenance);
+  auto d = h5::write_dataset<float>(file.id(), "velocity",
+                                    {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])}, velocity.data(), "m/s");
+  write_grid_attributes(d.id(), g);
+  d.close();
+  file.commit();
+  write_xdmf(path, g, {{"velocity", "/velocity", {}, 0, 0}}, false, false);
+}
+
+}  // namespace specwave::io

@@ -1,0 +1,61 @@
+#pragma once
+// specwave's output files (docs/hdf5-schema.md): traces.h5, wavefield.h5 (+ .xdmf for ParaView), model.h5.
+// Each is written atomically (temporary name, close, rename) and carries the root provenance attributes.
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "io/hdf5.hpp"
+#include "solver/case.hpp"
+
+namespace specwave::io {
+
+// /traces (n_shots, n_receivers, n_samples), /receiver_coordinates (n_receivers, 3),
+// /source_coordinates (n_sources, 3) with /source_shot (n_sources): the shot of each source.
+class TraceFile {
+ public:
+  TraceFile(const std::string& path, const h5::Provenance& provenance, bool fp64, int n_shots,
+            const std::vector<Vec3>& receivers, const std::vector<std::vector<Vec3>>& sources, int nt, double dt);
+  void write_shot(int shot, std::span<const double> traces);  // (n_receivers, nt)
+  void commit() {
+    traces_.close();
+    file_.commit();
+  }
+
+ private:
+  h5::AtomicWriter file_;
+  h5::Handle traces_;
+  bool fp64_;
+  std::size_t per_shot_;
+};
+
+// /shot_NNNN/snapshots (n_snapshots, nz, ny, nx) with attribute steps and times, /shot_NNNN/final (nz, ny, nx).
+class WavefieldFile {
+ public:
+  WavefieldFile(const std::string& path, const h5::Provenance& provenance, bool fp64, const GridSpec& grid,
+                int n_shots, const std::vector<int>& snapshot_steps, double dt, bool final_field, int nt);
+  template <class T>
+  void write_snapshot(int shot, int index, const T* field);
+  template <class T>
+  void write_final(int shot, const T* field);
+  void commit();  // also writes the XDMF sidecar next to the file
+
+ private:
+  h5::AtomicWriter file_;
+  std::vector<h5::Handle> snapshots_, finals_;
+  GridSpec grid_;
+  std::vector<int> steps_;
+  double dt_;
+  bool fp64_;
+  int nt_;
+};
+
+// /velocity (nz, ny, nx) float32, m/s, with spacing/origin; plus an XDMF sidecar.
+void write_model_file(const std::string& path, const h5::Provenance& provenance, const GridSpec& grid,
+                      std::span<const float> velocity);
+
+// Grid attributes on a dataset: spacing, origin (m, z-y-x order), units.
+void write_grid_attributes(hid_t dataset, const GridSpec& grid);
+
+}  // namespace specwave::io

@@ -1,0 +1,72 @@
+#pragma once
+// Per-point FDTD physics, shared by the CPU loops and the CUDA kernels (docs/numerics.md).
+// Every function reads a padded field (FieldLayout) at flat index i; strides are in elements.
+#include "kernels/common.hpp"
+
+namespace specwave {
+
+// Stencil coefficients already divided by the spacing: d2[a][k] = c_k / h_a^2, d1[a][k] = d_k / h_a.
+// Passed by value to kernels (it fits a CUDA kernel parameter block).
+template <class T>
+struct FdtdCoefficients {
+  int radius = 0;
+  T d2[3][9] = {};
+  T d1[3][9] = {};
+  T d2_center = 0;  // sum_a d2[a][0]
+};
+
+// D2_a u at i: (1/h^2) [c_0 u_i + sum_k c_k (u_{i+k s} + u_{i-k s})].
+template <int R, class T>
+SPECWAVE_HD inline T second_derivative(const T* u, index_t i, index_t stride, const T* c2) {
+  T sum = c2[0] * u[i];
+#pragma unroll
+  for (int k = 1; k <= R; ++k) sum += c2[k] * (u[i + k * stride] + u[i - k * stride]);
+  return sum;
+}
+
+// D1_a u at i: (1/h) sum_k d_k (u_{i+k s} - u_{i-k s}).
+template <int R, class T>
+SPECWAVE_HD inline T first_derivative(const T* u, index_t i, index_t stride, const T* c1) {
+  T sum = 0;
+#pragma unroll
+  for (int k = 1; k <= R; ++k) sum += c1[k] * (u[i + k * stride] - u[i - k * stride]);
+  return sum;
+}
+
+// L_h u = D2_z u + D2_y u + D2_x u, with the three centre terms folded into one.
+template <int R, class T>
+SPECWAVE_HD inline T laplacian(const T* u, index_t i, index_t sy, index_t sz, const FdtdCoefficients<T>& c) {
+  T sum = c.d2_center * u[i];
+#pragma unroll
+  for (int k = 1; k <= R; ++k)
+    sum += c.d2[0][k] * (u[i + k * sz] + u[i - k * sz]) + c.d2[1][k] * (u[i + k * sy] + u[i - k * sy]) +
+           c.d2[2][k] * (u[i + k] + u[i - k]);
+  return sum;
+}
+
+// u^{n+1} = 2 u^n - u^{n-1} + (v dt)^2 Ltilde u^n.
+template <class T>
+SPECWAVE_HD inline T leapfrog(T u, T u_prev, T vel2dt2, T lap) {
+  return T(2) * u - u_prev + vel2dt2 * lap;
+}
+
+// CPML memory variable, psi^n = b psi^{n-1} + a * drive (recursive convolution).
+template <class T>
+SPECWAVE_HD inline T cpml_memory(T b, T a, T previous, T drive) {
+  return b * previous + a * drive;
+}
+
+// The PML correction of one axis at a point inside that axis' layer:
+//   P = D2_a u + D1_a psi;  zeta^n = b zeta^{n-1} + a P;  returns (P + zeta^n) - D2_a u = D1_a psi + zeta^n,
+// to be added to L_h u. psi/zeta are slab arrays (j, stride_s) whose padding outside the layer stays zero.
+template <int R, class T>
+SPECWAVE_HD inline T cpml_correction(const T* u, index_t i, index_t stride_u, const T* psi, T* zeta, index_t j,
+                                     index_t stride_s, const T* c2, const T* c1, T a, T b) {
+  const T dpsi = first_derivative<R>(psi, j, stride_s, c1);
+  const T p = second_derivative<R>(u, i, stride_u, c2) + dpsi;
+  const T z = cpml_memory(b, a, zeta[j], p);
+  zeta[j] = z;
+  return dpsi + z;
+}
+
+}  // namespace specwave

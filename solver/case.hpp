@@ -1,0 +1,116 @@
+#pragma once
+// A Case is everything one case file describes, independent of backend and of how many ranks run it.
+// It is filled by io/case_file.cpp (TOML, docs/case-file.md) or built in code (tests, demo).
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace specwave {
+
+using Vec3 = std::array<double, 3>;  // (z, y, x), metres
+
+enum class Precision { fp32, fp64 };
+enum class BackendKind { cpu, cuda, auto_select };
+enum class Method { fdtd, spectral };
+
+struct GridSpec {
+  std::array<int, 3> shape{0, 0, 0};  // nz, ny, nx (points, PML included)
+  Vec3 spacing{0, 0, 0};              // dz, dy, dx (m)
+  Vec3 origin{0, 0, 0};               // position of point (0,0,0) (m)
+  long long points() const { return 1LL * shape[0] * shape[1] * shape[2]; }
+  Vec3 position(int iz, int iy, int ix) const {
+    return {origin[0] + iz * spacing[0], origin[1] + iy * spacing[1], origin[2] + ix * spacing[2]};
+  }
+};
+
+struct ModelSpec {
+  enum class Kind { homogeneous, layered, gaussian, file };
+  Kind kind = Kind::homogeneous;
+  double velocity = 0;              // homogeneous: v (m/s); gaussian: background v
+  std::vector<double> interfaces;   // layered: depths z (m) of the interfaces, increasing
+  std::vector<double> velocities;   // layered: one more than interfaces, top to bottom (m/s)
+  double anomaly = 0;               // gaussian: peak velocity perturbation (m/s, may be negative)
+  Vec3 center{0, 0, 0};             // gaussian: centre (m)
+  double radius = 0;                // gaussian: standard deviation (m)
+  std::string file;                 // file: HDF5 path (absolute, or resolved against the case file's folder)
+  std::string dataset = "/velocity";  // file: dataset name
+};
+
+struct WaveletSpec {
+  enum class Kind { ricker, file };
+  Kind kind = Kind::ricker;
+  double peak_frequency = 0;        // ricker: Hz
+  std::optional<double> delay;      // ricker: s, default 1.5 / peak_frequency
+  double amplitude = 1;             // scales the wavelet (both kinds)
+  std::string file;                 // file: HDF5 path
+  std::string dataset = "/wavelet"; // file: 1-D dataset with a `dt` attribute (s)
+};
+
+struct SourceSpec {
+  Vec3 position{0, 0, 0};
+  WaveletSpec wavelet;
+};
+
+struct ShotSpec {
+  std::vector<SourceSpec> sources;  // fired together
+};
+
+struct TimeSpec {
+  double duration = 0;              // s (simulated time; nt = ceil(duration / dt) + 1 samples)
+  std::optional<double> dt;         // s; default cfl_safety * dt_max
+  double cfl_safety = 0.8;
+};
+
+struct SchemeSpec {
+  Method method = Method::fdtd;
+  int order = 8;                                  // even, 2..16
+  std::optional<double> min_points_per_wavelength;  // overrides the scheme's floor
+};
+
+struct BoundarySpec {
+  int pml_width = 20;               // points per absorbing face
+  bool free_surface = false;        // top face (z = origin) is pressure-release
+  double pml_power = 2;             // profile exponent p
+  double pml_reflection = 1e-3;     // target reflection R0
+  std::optional<double> pml_frequency;  // Hz, alpha_max = pi f; default the largest Ricker peak frequency
+};
+
+struct RunSpec {
+  Precision precision = Precision::fp32;
+  BackendKind backend = BackendKind::cpu;
+  int threads = 0;                  // 0: OpenMP default
+  int check_every = 50;             // steps between blow-up checks
+  double progress_seconds = 5;      // seconds between progress lines
+  double max_amplitude = 1e20;      // |u| above this is a blow-up
+};
+
+struct OutputSpec {
+  std::string directory = "out";    // resolved against the case file's folder unless absolute
+  bool traces = true;
+  int snapshot_every = 0;           // steps between wavefield snapshots (0: none)
+  bool final_field = true;
+  bool plots = true;                // PNG: shot gather, wavefield slice, model slice
+};
+
+struct Case {
+  std::string name = "case";
+  std::string source_path;          // the case file ("" when built in code)
+  std::string source_text;          // its text, stored in output provenance
+  GridSpec grid;
+  ModelSpec model;
+  TimeSpec time;
+  std::vector<ShotSpec> shots;
+  std::vector<Vec3> receivers;      // shared by every shot (explicit points, lines and planes expanded)
+  SchemeSpec scheme;
+  BoundarySpec boundary;
+  RunSpec run;
+  OutputSpec output;
+};
+
+const char* to_string(Precision p);
+const char* to_string(BackendKind b);
+const char* to_string(Method m);
+const char* to_string(ModelSpec::Kind k);
+
+}  // namespace specwave

@@ -1,0 +1,20 @@
+#pragma once
+// CPML coefficient profiles (docs/numerics.md): per axis, a(i) and b(i) along that axis.
+#include <array>
+#include <vector>
+
+#include "solver/case.hpp"
+
+namespace specwave {
+
+struct CpmlProfile {
+  int width = 0;
+  std::array<std::array<bool, 2>, 3> face{};   // [axis][low/high] absorbing
+  std::array<std::vector<double>, 3> a, b;     // per axis, length n_axis
+};
+
+// d(xi) = d0 xi^p, d0 = -(p+1) v_max ln(R0) / (2 W h); alpha = pi f (1 - xi); b = exp(-(d+alpha) dt), a = d/(d+alpha)(b-1).
+CpmlProfile make_cpml_profile(const GridSpec& grid, const BoundarySpec& boundary, double v_max, double frequency,
+                              double dt);
+
+}  // namespace specwave

@@ -1,0 +1,204 @@
+#include "solver/forward.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "io/outputs.hpp"
+#include "io/png_plot.hpp"
+#include "solver/errors.hpp"
+#include "solver/progress.hpp"
+#include "solver/propagator.hpp"
+
+namespace specwave {
+namespace {
+
+std::vector<int> snapshot_steps(int every, int nt) {
+  std::vector<int> steps;
+  if (every > 0)
+    for (int n = every; n <= nt; n += every) steps.push_back(n);
+  return steps;
+}
+
+[[noreturn]] void blow_up(const Case& c, const Plan& plan, int shot, int step, const FieldStats& s) {
+  const auto& g = c.grid;
+  const int ix = int(s.argmax % g.shape[2]), iy = int(s.argmax / g.shape[2] % g.shape[1]),
+            iz = int(s.argmax / (std::int64_t(g.shape[2]) * g.shape[1]));
+  const Vec3 p = g.position(iz, iy, ix);
+  throw Error(ExitCode::blow_up,
+              fmt::format("the simulation became unstable at shot {} step {} (t = {:.6g} s): |u| = {:.3g} at index (z={}, y={}, "
+                          "x={}), ({:.6g}, {:.6g}, {:.6g}) m; reduce time.dt or time.cfl_safety (CFL number {:.3f}), check the "
+                          "velocity model there, and check the source amplitude",
+                          shot, step, step * plan.dt, s.max_abs, iz, iy, ix, p[0], p[1], p[2], plan.cfl));
+}
+
+// Nearest grid index to a coordinate, clamped to the grid.
+int nearest_index(const GridSpec& g, int axis, double coordinate) {
+  const int i = int(std::lround((coordinate - g.origin[axis]) / g.spacing[axis]));
+  return std::clamp(i, 0, g.shape[axis] - 1);
+}
+
+// The (z, x) plane at y index iy of a (nz, ny, nx) field.
+template <class T>
+std::vector<float> xz_slice(const GridSpec& g, const std::vector<T>& field, int iy) {
+  std::vector<float> out(std::size_t(g.shape[0]) * g.shape[2]);
+  for (int z = 0; z < g.shape[0]; ++z)
+    for (int x = 0; x < g.shape[2]; ++x)
+      out[std::size_t(z) * g.shape[2] + x] = float(field[(std::size_t(z) * g.shape[1] + iy) * g.shape[2] + x]);
+  return out;
+}
+
+template <class T>
+ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& options) {
+  namespace fs = std::filesystem;
+  const auto& g = c.grid;
+  const int n_shots = int(c.shots.size());
+  const fs::path dir(c.output.directory);
+  const bool fp64 = std::is_same_v<T, double>;
+
+  auto propagator = make_propagator(c, plan);
+  io::h5::Provenance prov{"", to_string(c.run.precision), "cpu", c.source_text, "host CPU", plan.threads, 1};
+  prov.backend = plan.backend == BackendKind::cuda ? "cuda" : "cpu";
+
+  std::vector<std::vector<Vec3>> source_positions;
+  for (const auto& shot : c.shots) {
+    auto& ps = source_positions.emplace_back();
+    for (const auto& s : shot.sources) ps.push_back(s.position);
+  }
+  std::unique_ptr<io::TraceFile> traces;
+  if (c.output.traces) {
+    prov.file_type = "specwave.traces";
+    traces = std::make_unique<io::TraceFile>((dir / "traces.h5").string(), prov, fp64, n_shots, c.receivers,
+                                             source_positions, plan.nt, plan.dt);
+  }
+  const std::vector<int> steps = snapshot_steps(c.output.snapshot_every, plan.nt);
+  std::unique_ptr<io::WavefieldFile> wavefield;
+  if (!steps.empty() || c.output.final_field) {
+    prov.file_type = "specwave.wavefield";
+    wavefield = std::make_unique<io::WavefieldFile>((dir / "wavefield.h5").string(), prov, fp64, g, n_shots, steps,
+                                                    plan.dt, c.output.final_field, plan.nt);
+  }
+
+  std::vector<T> field(g.points());
+  std::vector<double> first_gather;
+  std::vector<float> field_slice;
+  const int slice_y = nearest_index(g, 1, c.shots[0].sources[0].position[1]);
+  int slice_step = 0;
+  Progress progress(static_cast<long long>(plan.nt) * n_shots, double(g.points()), c.run.progress_seconds, !options.quiet);
+  long long done = 0;
+  for (int shot = 0; shot < n_shots; ++shot) {
+    propagator->begin_shot(plan.sources[shot], plan.wavelets[shot]);
+    std::size_t next_snapshot = 0;
+    int n = 0;
+    while (n < plan.nt) {
+      int end = std::min(plan.nt, (n / c.run.check_every + 1) * c.run.check_every);
+      if (next_snapshot < steps.size()) end = std::min(end, steps[next_snapshot]);
+      propagator->advance(n, end);
+      done += end - n;
+      n = end;
+      if (n % c.run.check_every == 0 || n == plan.nt) {
+        const FieldStats stats = propagator->field_stats();
+        if (!stats.finite || stats.max_abs > c.run.max_amplitude) blow_up(c, plan, shot, n, stats);
+      }
+      if (next_snapshot < steps.size() && n == steps[next_snapshot]) {
+        propagator->copy_field(std::span<T>(field));
+        wavefield->write_snapshot(shot, int(next_snapshot), field.data());
+        if (shot == 0) field_slice = xz_slice(g, field, slice_y), slice_step = n;
+        ++next_snapshot;
+      }
+      progress.update(shot, n_shots, n, plan.nt, plan.dt, done);
+    }
+    if (traces) traces->write_shot(shot, propagator->traces());
+    if (shot == 0) first_gather.assign(propagator->traces().begin(), propagator->traces().end());
+    if (c.output.final_field || (shot == 0 && field_slice.empty())) {
+      propagator->copy_field(std::span<T>(field));
+      if (c.output.final_field) wavefield->write_final(shot, field.data());
+      if (shot == 0 && field_slice.empty()) field_slice = xz_slice(g, field, slice_y), slice_step = plan.nt;
+    }
+  }
+
+  ForwardSummary summary;
+  summary.propagator = propagator->name();
+  summary.seconds = progress.elapsed_seconds();
+  summary.cells_per_second = progress.cells_per_second();
+  if (traces) {
+    traces->commit();
+    summary.outputs.push_back((dir / "traces.h5").string());
+  }
+  if (wavefield) {
+    wavefield->commit();
+    summary.outputs.push_back((dir / "wavefield.h5").string());
+    summary.outputs.push_back((dir / "wavefield.xdmf").string());
+  }
+  prov.file_type = "specwave.model";
+  io::write_model_file((dir / "model.h5").string(), prov, g, plan.model.velocity);
+  summary.outputs.push_back((dir / "model.h5").string());
+
+  if (c.output.plots) {
+    const double x0 = g.origin[2], x1 = g.origin[2] + (g.shape[2] - 1) * g.spacing[2];
+    const double z0 = g.origin[0], z1 = g.origin[0] + (g.shape[0] - 1) * g.spacing[0];
+    // Shot gather: rows = time samples (down), columns = receivers.
+    const int n_rec = int(c.receivers.size());
+    std::vector<float> gather(std::size_t(plan.nt) * n_rec);
+    for (int r = 0; r < n_rec; ++r)
+      for (int t = 0; t < plan.nt; ++t) gather[std::size_t(t) * n_rec + r] = float(first_gather[std::size_t(r) * plan.nt + t]);
+    io::ImagePlot gp;
+    gp.title = fmt::format("{}: shot 0 gather", c.name);
+    gp.x_label = "receiver";
+    gp.y_label = "time (s)";
+    gp.x_min = 0, gp.x_max = n_rec - 1, gp.y_min = 0, gp.y_max = (plan.nt - 1) * plan.dt;
+    gp.colormap = io::Colormap::gray_seismic;
+    gp.colorbar_label = "u";
+    io::write_image_png((dir / "shot_gather.png").string(), gather, plan.nt, n_rec, gp);
+    io::ImagePlot wp;
+    wp.title = fmt::format("wavefield, y = {:.0f} m, t = {:.3f} s", g.origin[1] + slice_y * g.spacing[1], slice_step * plan.dt);
+    wp.x_label = "x (m)";
+    wp.y_label = "z (m)";
+    wp.x_min = x0, wp.x_max = x1, wp.y_min = z0, wp.y_max = z1;
+    wp.colormap = io::Colormap::seismic;
+    wp.colorbar_label = "u";
+    io::write_image_png((dir / "wavefield_slice.png").string(), field_slice, g.shape[0], g.shape[2], wp);
+    io::ImagePlot mp = wp;
+    mp.title = fmt::format("velocity, y = {:.0f} m", g.origin[1] + slice_y * g.spacing[1]);
+    mp.colormap = io::Colormap::viridis;
+    mp.colorbar_label = "m/s";
+    io::write_image_png((dir / "model_slice.png").string(), xz_slice(g, plan.model.velocity, slice_y), g.shape[0],
+                        g.shape[2], mp);
+    for (const char* f : {"shot_gather.png", "wavefield_slice.png", "model_slice.png"})
+      summary.outputs.push_back((dir / f).string());
+  }
+  return summary;
+}
+
+}  // namespace
+
+ForwardSummary run_forward(const Case& c, const Plan& plan, const ForwardOptions& options) {
+  if (c.run.threads > 0) omp_set_num_threads(c.run.threads);
+  return c.run.precision == Precision::fp64 ? run_typed<double>(c, plan, options) : run_typed<float>(c, plan, options);
+}
+
+}  // namespace specwave
+
+namespace specwave {
+
+ShotOutput simulate_shot(const Case& c, const Plan& plan, int shot) {
+  auto propagator = make_propagator(c, plan);
+  propagator->begin_shot(plan.sources.at(shot), plan.wavelets.at(shot));
+  ShotOutput out;
+  for (int n = 0; n < plan.nt; n = std::min(plan.nt, n + c.run.check_every)) {
+    const int end = std::min(plan.nt, n + c.run.check_every);
+    propagator->advance(n, end);
+    const FieldStats stats = propagator->field_stats();
+    if (!stats.finite || stats.max_abs > c.run.max_amplitude) blow_up(c, plan, shot, end, stats);
+  }
+  const auto t = propagator->traces();
+  out.traces.assign(t.begin(), t.end());
+  out.final_field.resize(c.grid.points());
+  propagator->copy_field(std::span<double>(out.final_field));
+  return out;
+}
+
+}  // namespace specwave

@@ -1,0 +1,138 @@
+// specwave: the command-line program. Commands parse their arguments, call the library, and turn
+// specwave::Error into the documented exit codes (docs/cli.md). Nothing else here knows about exit codes.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "io/case_file.hpp"
+#include "io/hdf5.hpp"
+#include "solver/errors.hpp"
+#include "solver/forward.hpp"
+#include "solver/info.hpp"
+#include "solver/plan.hpp"
+#include "solver/validate.hpp"
+#include "specwave/build_info.hpp"
+
+namespace {
+
+using namespace specwave;
+
+struct Overrides {
+  std::string backend, precision, output_dir;
+  int threads = -1;
+};
+
+void add_overrides(CLI::App* cmd, Overrides& o) {
+  cmd->add_option("--backend", o.backend, "Override run.backend")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  cmd->add_option("--precision", o.precision, "Override run.precision")->check(CLI::IsMember({"fp32", "fp64"}));
+  cmd->add_option("--output-dir", o.output_dir, "Override output.directory (relative to the current directory)");
+  cmd->add_option("--threads", o.threads, "OpenMP threads (0: all)")->check(CLI::NonNegativeNumber);
+}
+
+Case load_case(const std::string& path, const Overrides& o) {
+  Case c = io::read_case_file(path);
+  if (o.backend == "cpu") c.run.backend = BackendKind::cpu;
+  if (o.backend == "cuda") c.run.backend = BackendKind::cuda;
+  if (o.backend == "auto") c.run.backend = BackendKind::auto_select;
+  if (o.precision == "fp32") c.run.precision = Precision::fp32;
+  if (o.precision == "fp64") c.run.precision = Precision::fp64;
+  if (!o.output_dir.empty()) c.output.directory = std::filesystem::absolute(o.output_dir).string();
+  if (o.threads >= 0) c.run.threads = o.threads;
+  return c;
+}
+
+void print(const std::string& text) {
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"specwave: 3D acoustic wave simulation (FDTD) with validation against an independent reference.\n"
+               "Exit codes: 0 ok, 2 usage, 3 invalid case, 4 input file, 5 output, 6 memory, 7 unstable run, "
+               "8 validation failed, 9 backend unavailable, 1 internal error (docs/cli.md)."};
+  app.set_version_flag("--version", std::string("specwave ") + build::version + " (" + build::git_hash + ")");
+  app.require_subcommand(1);
+
+  Overrides forward_o, check_o, validate_o;
+  std::string forward_case, check_case, validate_case_path;
+  bool quiet = false;
+  long long max_points = 2'000'000;
+
+  auto* forward = app.add_subcommand("forward", "Run the forward simulation of a case file (all shots)");
+  forward->add_option("case", forward_case, "Case file (TOML, docs/case-file.md)")->required()->check(CLI::ExistingFile);
+  forward->add_flag("-q,--quiet", quiet, "No progress lines");
+  add_overrides(forward, forward_o);
+
+  auto* check = app.add_subcommand("check", "Validate a case and print the plan (dt, CFL, sampling, memory) without running");
+  check->add_option("case", check_case, "Case file")->required()->check(CLI::ExistingFile);
+  add_overrides(check, check_o);
+
+  auto* info = app.add_subcommand("info", "Print the build (version, backends, libraries) and the hardware found");
+
+  auto* validate = app.add_subcommand(
+      "validate", "Run a case through the engine (fp64, fp32) and the independent Eigen reference; print error norms");
+  validate->add_option("case", validate_case_path, "Case file")->required()->check(CLI::ExistingFile);
+  validate->add_option("--max-points", max_points, "Largest grid the reference will run")->capture_default_str();
+  add_overrides(validate, validate_o);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : int(ExitCode::usage);
+  }
+
+  if (info->parsed()) {
+    print(build_and_hardware_info());
+    return 0;
+  }
+  if (check->parsed()) {
+    const Case c = load_case(check_case, check_o);
+    const Plan plan = make_plan(c);
+    print(describe_plan(c, plan));
+    print("check: OK, the case can run\n");
+    return 0;
+  }
+  if (validate->parsed()) {
+    Case c = load_case(validate_case_path, validate_o);
+    c.output.plots = false;
+    const ValidationReport report = validate_case(c, max_points);
+    print(report.text());
+    if (!report.passed()) {
+      print("validate: FAILED\n");
+      return int(ExitCode::validation_failed);
+    }
+    print("validate: all comparisons within tolerance\n");
+    return 0;
+  }
+  // forward
+  const Case c = load_case(forward_case, forward_o);
+  const Plan plan = make_plan(c);
+  print(describe_plan(c, plan));
+  const ForwardSummary s = run_forward(c, plan, ForwardOptions{quiet});
+  std::string summary = fmt::format(
+      "done        {} shot(s) x {} steps in {:.2f} s with {}: {:.3g} cells/s\n", c.shots.size(), plan.nt, s.seconds,
+      s.propagator, s.cells_per_second);
+  for (const auto& f : s.outputs) summary += fmt::format("output      {}\n", f);
+  print(summary);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // line-buffered even when redirected to a Slurm log
+  io::h5::silence_library_errors();
+  try {
+    return run(argc, argv);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "specwave: error: %s\n", e.what());
+    return int(e.code());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "specwave: internal error: %s\n", e.what());
+    return int(ExitCode::internal);
+  }
+}

@@ -1,0 +1,258 @@
+#include "solver/plan.hpp"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+
+#include "kernels/stencil.hpp"
+#include "solver/errors.hpp"
+#include "solver/wavelet.hpp"
+
+#if defined(SPECWAVE_HAVE_CUDA)
+#include "kernels/cuda/device.hpp"
+#endif
+
+namespace specwave {
+namespace {
+
+[[noreturn]] void invalid(const Case& c, const std::string& message) {
+  throw Error(ExitCode::invalid_case, (c.source_path.empty() ? c.name : c.source_path) + ": " + message);
+}
+
+std::string human_bytes(double b) {
+  const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) b /= 1024, ++u;
+  return fmt::format("{:.1f} {}", b, unit[u]);
+}
+
+void check_geometry(const Case& c) {
+  const int R = c.scheme.order / 2;
+  const int W = c.boundary.pml_width;
+  for (int a = 0; a < 3; ++a) {
+    const int faces = (a == 0 && c.boundary.free_surface) ? 1 : 2;
+    const int needed = faces * W + 2 * R + 1;
+    if (c.grid.shape[a] < needed)
+      invalid(c, fmt::format("grid.shape[{}] ({}) = {} is smaller than {} x boundary.pml_width ({}) + stencil width {} + 1 = {}; "
+                             "enlarge the grid or reduce the PML width or scheme order",
+                             a, "zyx"[a], c.grid.shape[a], faces, W, 2 * R, needed));
+  }
+}
+
+void check_inside(const Case& c, const Vec3& p, const std::string& what) {
+  const int W = c.boundary.pml_width;
+  for (int a = 0; a < 3; ++a) {
+    const double lo_edge = c.grid.origin[a];
+    const double hi_edge = c.grid.origin[a] + (c.grid.shape[a] - 1) * c.grid.spacing[a];
+    if (p[a] < lo_edge || p[a] > hi_edge)
+      invalid(c, fmt::format("{} at ({}, {}, {}) m is outside the grid: {} must lie in [{}, {}] m; move it inside",
+                             what, p[0], p[1], p[2], "zyx"[a], lo_edge, hi_edge));
+    const bool low_absorbs = W > 0 && !(a == 0 && c.boundary.free_surface);
+    const double lo = lo_edge + (low_absorbs ? W : 0) * c.grid.spacing[a];
+    const double hi = hi_edge - W * c.grid.spacing[a];
+    if (p[a] < lo || p[a] > hi)
+      invalid(c, fmt::format("{} at ({}, {}, {}) m lies inside the absorbing layer: {} must lie in [{}, {}] m "
+                             "(boundary.pml_width = {} points); move it inward or thin the PML",
+                             what, p[0], p[1], p[2], "zyx"[a], lo, hi, W));
+  }
+}
+
+void check_output_directory(const Case& c) {
+  namespace fs = std::filesystem;
+  const fs::path dir(c.output.directory);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw Error(ExitCode::output_error, fmt::format("output.directory '{}' cannot be created ({}); choose a writable path",
+                                                    c.output.directory, ec ? ec.message() : "not a directory"));
+  const fs::path probe = dir / fmt::format(".specwave-write-test-{}", ::getpid());
+  std::ofstream f(probe);
+  const bool ok = f.good() && (f << "x") && (f.flush(), f.good());
+  f.close();
+  fs::remove(probe, ec);
+  if (!ok)
+    throw Error(ExitCode::output_error, fmt::format("output.directory '{}' is not writable; fix its permissions or choose "
+                                                    "another directory (output.directory or --output-dir)",
+                                                    c.output.directory));
+}
+
+BackendKind resolve_backend(const Case& c, std::string& note) {
+  if (c.run.backend == BackendKind::cpu) {
+    note = "cpu (requested)";
+    return BackendKind::cpu;
+  }
+#if defined(SPECWAVE_HAVE_CUDA)
+  const auto cuda = cuda::query_devices();
+  const std::string why = cuda.usable ? "" : cuda.reason;
+#else
+  const std::string why = "this build has no CUDA backend (configure with SPECWAVE_CUDA=ON and a CUDA toolkit)";
+#endif
+  if (c.run.backend == BackendKind::auto_select) {
+    note = "cpu (auto: " + (why.empty() ? std::string("the CUDA FDTD propagator is not available yet") : why) + ")";
+    return BackendKind::cpu;
+  }
+  throw Error(ExitCode::backend_unavailable,
+              fmt::format("run.backend = \"cuda\": {}; use backend = \"cpu\" or \"auto\"",
+                          why.empty() ? "the CUDA FDTD propagator is not part of this version yet" : why));
+}
+
+}  // namespace
+
+double points_per_wavelength_floor(int order) {
+  switch (order) {
+    case 2: return 10;
+    case 4: return 6;
+    case 6: return 5;
+    case 8: return 4;
+    default: return 3.5;
+  }
+}
+
+double stable_dt(const GridSpec& g, int order, double v_max) {
+  const double s_max = second_derivative_symbol_max(order / 2);
+  double inv_h2 = 0;
+  for (double h : g.spacing) inv_h2 += 1 / (h * h);
+  return 2 / (v_max * std::sqrt(s_max * inv_h2));
+}
+
+std::size_t estimate_memory_bytes(const Case& c, int nt) {
+  const std::size_t value = c.run.precision == Precision::fp64 ? 8 : 4;
+  const int R = c.scheme.order / 2;
+  const auto& s = c.grid.shape;
+  const double padded = double(s[0] + 2 * R) * (s[1] + 2 * R) * (s[2] + 2 * R);
+  double slabs = 0;
+  if (c.boundary.pml_width > 0)
+    for (int a = 0; a < 3; ++a) {
+      const double face = double(c.grid.points()) / s[a] * (c.boundary.pml_width + 2 * R);
+      slabs += face * 2 /* psi, zeta */ * ((a == 0 && c.boundary.free_surface) ? 1 : 2);
+    }
+  const double model = 4.0 * c.grid.points();
+  const double output_field = (c.output.final_field || c.output.snapshot_every > 0) ? double(value) * c.grid.points() : 0;
+  const double traces = 8.0 * c.receivers.size() * nt * 2;
+  return std::size_t((3 * padded + slabs) * value + model + output_field + traces + 64.0 * (1 << 20));
+}
+
+std::size_t available_memory_bytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  std::size_t kb = 0;
+  std::string unit;
+  while (f >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return 0;
+}
+
+Plan make_plan(const Case& c) {
+  Plan plan;
+  if (c.scheme.method != Method::fdtd)
+    invalid(c, "scheme.method = \"spectral\": the pseudo-spectral propagator is not part of this version yet; use \"fdtd\"");
+  if (c.scheme.order < 2 || c.scheme.order > 16 || c.scheme.order % 2)
+    invalid(c, fmt::format("scheme.order = {}: must be even, 2..16", c.scheme.order));
+  if (c.shots.empty()) invalid(c, "no [[shots]]: define at least one shot with one source");
+  if (c.receivers.empty()) invalid(c, "no receivers: add [receivers] points, lines or planes");
+  check_geometry(c);
+  plan.backend = resolve_backend(c, plan.backend_note);
+  plan.threads = c.run.threads > 0 ? c.run.threads : omp_get_max_threads();
+
+  // Memory, before the model (the largest allocation so far) is built. nt is not known yet: bound traces later.
+  plan.memory_available = available_memory_bytes();
+  plan.memory_bytes = estimate_memory_bytes(c, 0);
+  if (plan.memory_available && plan.memory_bytes > plan.memory_available)
+    throw Error(ExitCode::resources,
+                fmt::format("{}: the run needs about {} but only {} is available; reduce grid.shape, use precision = \"fp32\", "
+                            "or run on a larger node",
+                            c.source_path.empty() ? c.name : c.source_path, human_bytes(plan.memory_bytes),
+                            human_bytes(plan.memory_available)));
+
+  plan.model = build_velocity_model(c);
+  plan.dt_max = stable_dt(c.grid, c.scheme.order, plan.model.v_max);
+  plan.dt = c.time.dt.value_or(c.time.cfl_safety * plan.dt_max);
+  plan.cfl = plan.dt / plan.dt_max;
+  if (plan.dt > plan.dt_max)
+    invalid(c, fmt::format("time.dt = {:.6g} s violates the CFL condition for order {} at v_max = {:.6g} m/s: the largest "
+                           "stable dt is {:.6g} s (CFL number {:.3f} > 1); set time.dt <= {:.6g} or remove it to use the default",
+                           plan.dt, c.scheme.order, plan.model.v_max, plan.dt_max, plan.cfl, plan.dt_max,
+                           c.time.cfl_safety * plan.dt_max));
+  plan.nt = int(std::llround(c.time.duration / plan.dt)) + 1;
+  plan.memory_bytes = estimate_memory_bytes(c, plan.nt);
+
+  // Wavelets and sampling.
+  double f_peak_max = 0;
+  for (const auto& shot : c.shots) {
+    auto& waves = plan.wavelets.emplace_back();
+    for (const auto& s : shot.sources) {
+      waves.push_back(sample_wavelet(s.wavelet, plan.dt, plan.nt));
+      // The spectrum of the whole wavelet, even when the run stops before it ends (truncation is not bandwidth).
+      int n_spectrum = plan.nt;
+      if (s.wavelet.kind == WaveletSpec::Kind::ricker)
+        n_spectrum = std::max(n_spectrum, int((s.wavelet.delay.value_or(1.5 / s.wavelet.peak_frequency) +
+                                               3.0 / s.wavelet.peak_frequency) / plan.dt) + 1);
+      const auto spectrum_samples = n_spectrum == plan.nt ? waves.back() : sample_wavelet(s.wavelet, plan.dt, n_spectrum);
+      plan.f_max = std::max(plan.f_max, highest_significant_frequency(spectrum_samples, plan.dt));
+      if (s.wavelet.kind == WaveletSpec::Kind::ricker) f_peak_max = std::max(f_peak_max, s.wavelet.peak_frequency);
+    }
+  }
+  plan.pml_frequency = c.boundary.pml_frequency.value_or(f_peak_max > 0 ? f_peak_max : plan.f_max / 2.5);
+  const double h_max = std::max({c.grid.spacing[0], c.grid.spacing[1], c.grid.spacing[2]});
+  plan.points_per_wavelength = plan.f_max > 0 ? plan.model.v_min / (plan.f_max * h_max) : INFINITY;
+  plan.points_per_wavelength_floor =
+      c.scheme.min_points_per_wavelength.value_or(points_per_wavelength_floor(c.scheme.order));
+  if (plan.points_per_wavelength < plan.points_per_wavelength_floor)
+    invalid(c, fmt::format("{:.2f} points per wavelength (v_min {:.6g} m/s, highest significant frequency {:.4g} Hz, "
+                           "spacing {:.6g} m) is below the floor {:.2f} of FDTD order {}: the result would be dominated by "
+                           "numerical dispersion; refine the grid to spacing <= {:.4g} m, lower the peak frequency, raise "
+                           "scheme.order, or set scheme.min_points_per_wavelength",
+                           plan.points_per_wavelength, plan.model.v_min, plan.f_max, h_max,
+                           plan.points_per_wavelength_floor, c.scheme.order,
+                           plan.model.v_min / (plan.f_max * plan.points_per_wavelength_floor)));
+  if (plan.nt < 2) invalid(c, fmt::format("time.duration = {} s is shorter than two time steps (dt = {:.6g} s)", c.time.duration, plan.dt));
+
+  // Geometry of sources and receivers.
+  for (std::size_t s = 0; s < c.shots.size(); ++s) {
+    auto& stencils = plan.sources.emplace_back();
+    for (std::size_t j = 0; j < c.shots[s].sources.size(); ++j) {
+      const std::string what = fmt::format("shots[{}].sources[{}]", s, j);
+      check_inside(c, c.shots[s].sources[j].position, what);
+      stencils.push_back(make_point_stencil(c.grid, c.shots[s].sources[j].position, c.boundary.free_surface, what));
+    }
+  }
+  for (std::size_t r = 0; r < c.receivers.size(); ++r) {
+    const std::string what = fmt::format("receiver {}", r);
+    check_inside(c, c.receivers[r], what);
+    plan.receivers.push_back(make_point_stencil(c.grid, c.receivers[r], c.boundary.free_surface, what));
+  }
+  check_output_directory(c);
+  return plan;
+}
+
+std::string describe_plan(const Case& c, const Plan& p) {
+  const auto& g = c.grid;
+  std::string out;
+  out += fmt::format("case        {}{}\n", c.name, c.source_path.empty() ? "" : " (" + c.source_path + ")");
+  out += fmt::format("grid        {} x {} x {} (nz, ny, nx) = {:.3g} points, spacing {} x {} x {} m\n", g.shape[0], g.shape[1],
+                     g.shape[2], double(g.points()), g.spacing[0], g.spacing[1], g.spacing[2]);
+  out += fmt::format("model       {}: v in [{:.6g}, {:.6g}] m/s\n", to_string(c.model.kind), p.model.v_min, p.model.v_max);
+  out += fmt::format("scheme      {} order {}, {} boundary width {}{}\n", to_string(c.scheme.method), c.scheme.order,
+                     c.boundary.pml_width > 0 ? "CPML" : "no absorbing", c.boundary.pml_width,
+                     c.boundary.free_surface ? ", free surface on top" : "");
+  out += fmt::format("time        dt = {:.6g} s (stable limit {:.6g} s, CFL number {:.3f}), {} steps, {:.6g} s\n", p.dt,
+                     p.dt_max, p.cfl, p.nt, (p.nt - 1) * p.dt);
+  out += fmt::format("sampling    {:.2f} points per wavelength at f_max = {:.4g} Hz (floor {:.2f})\n",
+                     p.points_per_wavelength, p.f_max, p.points_per_wavelength_floor);
+  std::size_t sources = 0;
+  for (const auto& s : p.sources) sources += s.size();
+  out += fmt::format("acquisition {} shot(s), {} source(s), {} receiver(s)\n", c.shots.size(), sources, c.receivers.size());
+  out += fmt::format("backend     {}, {} precision, {} thread(s)\n", p.backend_note, to_string(c.run.precision), p.threads);
+  out += fmt::format("memory      about {} needed, {} available\n", human_bytes(p.memory_bytes),
+                     p.memory_available ? human_bytes(p.memory_available) : std::string("unknown"));
+  out += fmt::format("work        {:.3g} cell updates\n", double(g.points()) * p.nt * c.shots.size());
+  out += fmt::format("output      {}\n", c.output.directory);
+  return out;
+}
+
+}  // namespace specwave

@@ -1,0 +1,41 @@
+#pragma once
+// Preflight: everything checked and derived before any large allocation. make_plan() throws Error with
+// one clear line for every bad input; `specwave check` prints the plan without running.
+#include <string>
+#include <vector>
+
+#include "solver/acquisition.hpp"
+#include "solver/case.hpp"
+#include "solver/model.hpp"
+
+namespace specwave {
+
+struct Plan {
+  double dt = 0, dt_max = 0, cfl = 0;  // cfl = dt / dt_max
+  int nt = 0;                          // samples per trace = time steps per shot
+  double f_max = 0;                    // highest significant frequency of the wavelets (Hz)
+  double points_per_wavelength = 0, points_per_wavelength_floor = 0;
+  double pml_frequency = 0;            // Hz (alpha_max = pi f)
+  std::size_t memory_bytes = 0, memory_available = 0;
+  BackendKind backend = BackendKind::cpu;  // resolved (never auto)
+  std::string backend_note;            // why this backend was picked
+  int threads = 1;
+  VelocityModel model;
+  std::vector<std::vector<PointStencil>> sources;          // [shot][source]
+  std::vector<std::vector<std::vector<double>>> wavelets;  // [shot][source][n]
+  std::vector<PointStencil> receivers;
+};
+
+// Points-per-wavelength floor of an FDTD scheme of the given order (docs/numerics.md).
+double points_per_wavelength_floor(int order);
+// Largest stable dt for the scheme (leapfrog with the order-2R Laplacian).
+double stable_dt(const GridSpec& grid, int order, double v_max);
+// Bytes the run needs on the host (fields, CPML slabs, model, traces, output buffers).
+std::size_t estimate_memory_bytes(const Case& c, int nt);
+// MemAvailable from /proc/meminfo (0 if unknown).
+std::size_t available_memory_bytes();
+
+Plan make_plan(const Case& c);
+std::string describe_plan(const Case& c, const Plan& plan);
+
+}  // namespace specwave

@@ -1,0 +1,29 @@
+#pragma once
+// Progress lines for long runs: step/total, simulated time, cells/s, elapsed, ETA. One line per report,
+// flushed immediately, never a carriage return: reads well in a Slurm log (and in a terminal).
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+namespace specwave {
+
+std::string format_duration(double seconds);  // "1h02m03s", "4m05s", "12.3s"
+
+class Progress {
+ public:
+  Progress(long long total_steps, double cells_per_step, double interval_seconds, bool enabled);
+  // Call after each chunk of steps; prints at most every interval_seconds (and always on the last step).
+  void update(int shot, int n_shots, int step, int nt, double dt, long long steps_done);
+  double elapsed_seconds() const;
+  double cells_per_second() const;
+
+ private:
+  using clock = std::chrono::steady_clock;
+  long long total_steps_;
+  double cells_per_step_, interval_;
+  bool enabled_;
+  clock::time_point start_, last_print_;
+  long long steps_done_ = 0;
+};
+
+}  // namespace specwave

@@ -1,0 +1,15 @@
+#include "solver/propagator.hpp"
+
+#include "solver/errors.hpp"
+#include "solver/fdtd_cpu_propagator.hpp"
+#include "solver/plan.hpp"
+
+namespace specwave {
+
+std::unique_ptr<Propagator> make_propagator(const Case& c, const Plan& plan) {
+  if (c.scheme.method == Method::fdtd && plan.backend == BackendKind::cpu) return make_fdtd_cpu_propagator(c, plan);
+  throw Error(ExitCode::backend_unavailable, std::string("no propagator for method ") + to_string(c.scheme.method) +
+                                                 " on backend " + to_string(plan.backend) + " in this build");
+}
+
+}  // namespace specwave

@@ -1,0 +1,398 @@
+// Tests of the TOML case-file parser (io/case_file.cpp, docs/case-file.md).
+#include "io/case_file.hpp"
+#include "solver/errors.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace specwave;
+
+namespace {
+
+// Line numbers matter: errors below name them.
+const std::string kMinimal = R"([grid]
+shape = [50, 60, 70]
+spacing = 10
+[model]
+type = "homogeneous"
+velocity = 2000
+[time]
+duration = 0.5
+[[shots]]
+[[shots.sources]]
+position = [100, 200, 300]
+peak_frequency = 15
+[receivers]
+points = [[10, 20, 30]]
+)";
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, "test setup: '" << from << "' not in the case text");
+  return text.replace(at, from.size(), to);
+}
+
+// Parses `text`, expects Error(invalid_case) whose message contains every piece.
+void expect_invalid(const std::string& text, const std::vector<std::string>& pieces) {
+  try {
+    io::parse_case_text(text, "case.toml", "/cases");
+    FAIL("no error for:\n" << text);
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    INFO("message: " << msg);
+    CHECK(e.code() == ExitCode::invalid_case);
+    CHECK(msg.find('\n') == std::string::npos);
+    CHECK(msg.rfind("case.toml:", 0) == 0);
+    for (const auto& p : pieces) CHECK_MESSAGE(msg.find(p) != std::string::npos, "missing '" << p << "'");
+  }
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("specwave_case_test_" + std::to_string(std::random_device{}()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("case file: a full case parses with every field") {
+  TempDir dir;
+  const fs::path file = dir.path / "full_case.toml";
+  std::ofstream(file) << R"(name = "full"
+[grid]
+shape = [100, 80, 60]
+spacing = [5, 10.0, 12.5]
+origin = [1.0, -2, 3.5]
+[model]
+type = "file"
+file = "models/vel.h5"
+dataset = "/v"
+[time]
+duration = 1.25
+dt = 0.0005
+cfl_safety = 0.5
+[[shots]]
+[[shots.sources]]
+position = [10, 20, 30]
+peak_frequency = 12.5
+delay = 0.2
+amplitude = -2
+[[shots.sources]]
+position = [11, 21, 31]
+wavelet = "file"
+file = "/abs/w.h5"
+dataset = "/w"
+[[shots]]
+[[shots.sources]]
+position = [12, 22, 32]
+peak_frequency = 20
+[receivers]
+points = [[1, 2, 3], [4, 5, 6]]
+[scheme]
+method = "spectral"
+order = 4
+min_points_per_wavelength = 3.5
+[boundary]
+pml_width = 12
+free_surface = true
+pml_power = 3
+pml_reflection = 1e-4
+pml_frequency = 18
+[run]
+precision = "fp64"
+backend = "auto"
+threads = 8
+check_every = 10
+progress_seconds = 2.5
+max_amplitude = 1e10
+[output]
+directory = "results/run1"
+traces = false
+snapshot_every = 25
+final_field = false
+plots = false
+)";
+  const Case c = io::read_case_file(file.string());
+  CHECK(c.name == "full");
+  CHECK(c.source_path == file.string());
+  CHECK(c.source_text.find("name = \"full\"") == 0);
+  CHECK(c.grid.shape == std::array<int, 3>{100, 80, 60});
+  CHECK(c.grid.spacing == Vec3{5, 10, 12.5});
+  CHECK(c.grid.origin == Vec3{1, -2, 3.5});
+  CHECK(c.model.kind == ModelSpec::Kind::file);
+  CHECK(c.model.file == (dir.path / "models/vel.h5").string());
+  CHECK(c.model.dataset == "/v");
+  CHECK(c.time.duration == 1.25);
+  REQUIRE(c.time.dt);
+  CHECK(*c.time.dt == 0.0005);
+  CHECK(c.time.cfl_safety == 0.5);
+  REQUIRE(c.shots.size() == 2);
+  REQUIRE(c.shots[0].sources.size() == 2);
+  const auto& s0 = c.shots[0].sources[0];
+  CHECK(s0.position == Vec3{10, 20, 30});
+  CHECK(s0.wavelet.kind == WaveletSpec::Kind::ricker);
+  CHECK(s0.wavelet.peak_frequency == 12.5);
+  REQUIRE(s0.wavelet.delay);
+  CHECK(*s0.wavelet.delay == 0.2);
+  CHECK(s0.wavelet.amplitude == -2);
+  const auto& s1 = c.shots[0].sources[1];
+  CHECK(s1.position == Vec3{11, 21, 31});
+  CHECK(s1.wavelet.kind == WaveletSpec::Kind::file);
+  CHECK(s1.wavelet.file == "/abs/w.h5");
+  CHECK(s1.wavelet.dataset == "/w");
+  CHECK(s1.wavelet.amplitude == 1);
+  REQUIRE(c.shots[1].sources.size() == 1);
+  CHECK(c.shots[1].sources[0].wavelet.peak_frequency == 20);
+  CHECK_FALSE(c.shots[1].sources[0].wavelet.delay);
+  REQUIRE(c.receivers.size() == 2);
+  CHECK(c.receivers[1] == Vec3{4, 5, 6});
+  CHECK(c.scheme.method == Method::spectral);
+  CHECK(c.scheme.order == 4);
+  REQUIRE(c.scheme.min_points_per_wavelength);
+  CHECK(*c.scheme.min_points_per_wavelength == 3.5);
+  CHECK(c.boundary.pml_width == 12);
+  CHECK(c.boundary.free_surface);
+  CHECK(c.boundary.pml_power == 3);
+  CHECK(c.boundary.pml_reflection == 1e-4);
+  REQUIRE(c.boundary.pml_frequency);
+  CHECK(*c.boundary.pml_frequency == 18);
+  CHECK(c.run.precision == Precision::fp64);
+  CHECK(c.run.backend == BackendKind::auto_select);
+  CHECK(c.run.threads == 8);
+  CHECK(c.run.check_every == 10);
+  CHECK(c.run.progress_seconds == 2.5);
+  CHECK(c.run.max_amplitude == 1e10);
+  CHECK(c.output.directory == (dir.path / "results/run1").string());
+  CHECK_FALSE(c.output.traces);
+  CHECK(c.output.snapshot_every == 25);
+  CHECK_FALSE(c.output.final_field);
+  CHECK_FALSE(c.output.plots);
+}
+
+TEST_CASE("case file: defaults apply and the name is the file stem") {
+  const Case c = io::parse_case_text(kMinimal, "dir/my_case.toml", "/cases/dir");
+  CHECK(c.name == "my_case");
+  CHECK(c.source_text == kMinimal);
+  CHECK(c.grid.origin == Vec3{0, 0, 0});
+  CHECK(c.model.kind == ModelSpec::Kind::homogeneous);
+  CHECK(c.model.velocity == 2000);
+  CHECK_FALSE(c.time.dt);
+  CHECK(c.time.cfl_safety == 0.8);
+  REQUIRE(c.shots.size() == 1);
+  const auto& w = c.shots[0].sources[0].wavelet;
+  CHECK(w.kind == WaveletSpec::Kind::ricker);
+  CHECK_FALSE(w.delay);
+  CHECK(w.amplitude == 1);
+  CHECK(c.scheme.method == Method::fdtd);
+  CHECK(c.scheme.order == 8);
+  CHECK_FALSE(c.scheme.min_points_per_wavelength);
+  CHECK(c.boundary.pml_width == 20);
+  CHECK_FALSE(c.boundary.free_surface);
+  CHECK(c.boundary.pml_power == 2);
+  CHECK(c.boundary.pml_reflection == 1e-3);
+  CHECK_FALSE(c.boundary.pml_frequency);
+  CHECK(c.run.precision == Precision::fp32);
+  CHECK(c.run.backend == BackendKind::cpu);
+  CHECK(c.run.threads == 0);
+  CHECK(c.run.check_every == 50);
+  CHECK(c.run.progress_seconds == 5);
+  CHECK(c.run.max_amplitude == 1e20);
+  CHECK(c.output.directory == "/cases/dir/out");
+  CHECK(c.output.traces);
+  CHECK(c.output.snapshot_every == 0);
+  CHECK(c.output.final_field);
+  CHECK(c.output.plots);
+  // No base folder: relative paths stay as written.
+  CHECK(io::parse_case_text(kMinimal, "x.toml", "").output.directory == "out");
+}
+
+TEST_CASE("case file: scalar spacing fills all three axes") {
+  const Case c = io::parse_case_text(replaced(kMinimal, "spacing = 10", "spacing = 2.5"), "c.toml", "");
+  CHECK(c.grid.spacing == Vec3{2.5, 2.5, 2.5});
+}
+
+TEST_CASE("case file: layered and gaussian models") {
+  const std::string hom = "type = \"homogeneous\"\nvelocity = 2000\n";
+  Case c = io::parse_case_text(replaced(kMinimal, hom, "type = \"layered\"\ninterfaces = [100, 250.5]\nvelocities = [1500, 2000, 3000]\n"), "c.toml", "");
+  CHECK(c.model.kind == ModelSpec::Kind::layered);
+  CHECK(c.model.interfaces == std::vector<double>{100, 250.5});
+  CHECK(c.model.velocities == std::vector<double>{1500, 2000, 3000});
+  c = io::parse_case_text(replaced(kMinimal, hom, "type = \"gaussian\"\nvelocity = 2000\nanomaly = -300\ncenter = [1, 2, 3]\nradius = 50\n"), "c.toml", "");
+  CHECK(c.model.kind == ModelSpec::Kind::gaussian);
+  CHECK(c.model.velocity == 2000);
+  CHECK(c.model.anomaly == -300);
+  CHECK(c.model.center == Vec3{1, 2, 3});
+  CHECK(c.model.radius == 50);
+}
+
+TEST_CASE("case file: receiver lines and planes expand in order") {
+  const std::string text = replaced(kMinimal, "points = [[10, 20, 30]]\n", R"(points = [[10, 20, 30]]
+[[receivers.lines]]
+start = [0, 0, 0]
+end = [0, 10, 40]
+count = 5
+[[receivers.lines]]
+start = [7, 8, 9]
+end = [70, 80, 90]
+count = 1
+[[receivers.planes]]
+origin = [1, 2, 3]
+u = [0, 10, 0]
+v = [0, 0, 5]
+count = [2, 3]
+)");
+  const Case c = io::parse_case_text(text, "c.toml", "");
+  const std::vector<Vec3> want = {
+      {10, 20, 30},                                                             // points
+      {0, 0, 0},    {0, 2.5, 10}, {0, 5, 20}, {0, 7.5, 30}, {0, 10, 40},        // line 1, both ends included
+      {7, 8, 9},                                                                // line 2, count 1 gives start
+      {1, 2, 3},    {1, 2, 8},    {1, 2, 13}, {1, 12, 3},   {1, 12, 8}, {1, 12, 13},  // plane, j (v) fastest
+  };
+  REQUIRE(c.receivers.size() == want.size());
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    INFO("receiver " << k);
+    for (int a = 0; a < 3; ++a) CHECK(c.receivers[k][a] == doctest::Approx(want[k][a]));
+  }
+}
+
+TEST_CASE("case file: enum names") {
+  CHECK(std::string(to_string(Precision::fp32)) == "fp32");
+  CHECK(std::string(to_string(Precision::fp64)) == "fp64");
+  CHECK(std::string(to_string(BackendKind::cpu)) == "cpu");
+  CHECK(std::string(to_string(BackendKind::cuda)) == "cuda");
+  CHECK(std::string(to_string(BackendKind::auto_select)) == "auto");
+  CHECK(std::string(to_string(Method::fdtd)) == "fdtd");
+  CHECK(std::string(to_string(Method::spectral)) == "spectral");
+  CHECK(std::string(to_string(ModelSpec::Kind::homogeneous)) == "homogeneous");
+  CHECK(std::string(to_string(ModelSpec::Kind::layered)) == "layered");
+  CHECK(std::string(to_string(ModelSpec::Kind::gaussian)) == "gaussian");
+  CHECK(std::string(to_string(ModelSpec::Kind::file)) == "file");
+}
+
+TEST_CASE("case file: bad inputs name the file, line and key") {
+  const std::string& m = kMinimal;
+  SUBCASE("negative spacing") {
+    expect_invalid(replaced(m, "spacing = 10", "spacing = -10"),
+                   {"case.toml:3: grid.spacing: must be > 0 (found -10); use a positive spacing in metres"});
+  }
+  SUBCASE("float in an integer array") {
+    expect_invalid(replaced(m, "shape = [50, 60, 70]", "shape = [50, 60.5, 70]"), {"case.toml:2:", "grid.shape[1]: must be an integer", "60.5"});
+  }
+  SUBCASE("wrong array length") { expect_invalid(replaced(m, "shape = [50, 60, 70]", "shape = [50, 60]"), {"grid.shape: must have 3 elements"}); }
+  SUBCASE("zero points") { expect_invalid(replaced(m, "shape = [50, 60, 70]", "shape = [50, 0, 70]"), {"grid.shape: every entry must be >= 1"}); }
+  SUBCASE("missing table") {
+    expect_invalid(replaced(m, "[grid]\nshape = [50, 60, 70]\nspacing = 10\n", ""), {"grid: missing required key", "not found in the file"});
+  }
+  SUBCASE("missing key uses the table's line") {
+    expect_invalid(replaced(m, "duration = 0.5\n", ""), {"case.toml:7: time.duration: missing required key", "add duration = 1.0"});
+  }
+  SUBCASE("unknown key with suggestion") {
+    expect_invalid(replaced(m, "peak_frequency = 15", "peak_frequncy = 15"),
+                   {"case.toml:12: shots[0].sources[0].peak_frequncy: unknown key", "did you mean 'peak_frequency'?"});
+  }
+  SUBCASE("unknown top-level key") { expect_invalid("nmae = \"x\"\n" + m, {"case.toml:1: nmae: unknown key", "did you mean 'name'?"}); }
+  SUBCASE("unknown key in an options table") {
+    expect_invalid(m + "[run]\nthread = 4\n", {"case.toml:16: run.thread: unknown key", "did you mean 'threads'?"});
+  }
+  SUBCASE("model key of another type") {
+    expect_invalid(replaced(m, "velocity = 2000", "velocity = 2000\ninterfaces = [10]"),
+                   {"case.toml:7: model.interfaces: is not used with type = \"homogeneous\"", "type = \"layered\""});
+  }
+  SUBCASE("bad model type") { expect_invalid(replaced(m, "\"homogeneous\"", "\"homogenous\""), {"model.type: must be one of", "did you mean 'homogeneous'?"}); }
+  SUBCASE("layered: velocities count") {
+    expect_invalid(replaced(m, "type = \"homogeneous\"\nvelocity = 2000", "type = \"layered\"\ninterfaces = [100]\nvelocities = [1500]"),
+                   {"model.velocities: must have one entry more than interfaces (2)", "found 1"});
+  }
+  SUBCASE("layered: interfaces not increasing") {
+    expect_invalid(replaced(m, "type = \"homogeneous\"\nvelocity = 2000", "type = \"layered\"\ninterfaces = [200, 100]\nvelocities = [1, 2, 3]"),
+                   {"model.interfaces: must be strictly increasing", "[200, 100]"});
+  }
+  SUBCASE("gaussian: radius") {
+    expect_invalid(replaced(m, "type = \"homogeneous\"\nvelocity = 2000", "type = \"gaussian\"\nvelocity = 2000\nanomaly = 1\ncenter = [0, 0, 0]\nradius = 0"),
+                   {"model.radius: must be > 0"});
+  }
+  SUBCASE("gaussian: missing center") {
+    expect_invalid(replaced(m, "type = \"homogeneous\"\nvelocity = 2000", "type = \"gaussian\"\nvelocity = 2000\nanomaly = 1\nradius = 10"),
+                   {"case.toml:4: model.center: missing required key"});
+  }
+  SUBCASE("non-positive velocity") { expect_invalid(replaced(m, "velocity = 2000", "velocity = 0"), {"model.velocity: must be > 0"}); }
+  SUBCASE("table defined twice") { expect_invalid(m + "[time]\n", {"case.toml:15:", "invalid TOML"}); }
+  SUBCASE("cfl_safety above 1") {
+    expect_invalid(replaced(m, "duration = 0.5", "duration = 0.5\ncfl_safety = 1.5"), {"time.cfl_safety: must be in (0, 1] (found 1.5)"});
+  }
+  SUBCASE("nan duration") { expect_invalid(replaced(m, "duration = 0.5", "duration = nan"), {"time.duration: must be a finite number"}); }
+  SUBCASE("no shots") {
+    expect_invalid(replaced(m, "[[shots]]\n[[shots.sources]]\nposition = [100, 200, 300]\npeak_frequency = 15\n", ""), {"shots: missing required key"});
+  }
+  SUBCASE("shot without sources") {
+    expect_invalid(replaced(m, "[[shots.sources]]\nposition = [100, 200, 300]\npeak_frequency = 15\n", ""),
+                   {"case.toml:9: shots[0].sources: missing required key"});
+  }
+  SUBCASE("ricker needs peak_frequency") {
+    expect_invalid(replaced(m, "peak_frequency = 15\n", ""), {"case.toml:10: shots[0].sources[0].peak_frequency: missing required key"});
+  }
+  SUBCASE("wavelet key of another kind") {
+    expect_invalid(replaced(m, "peak_frequency = 15", "peak_frequency = 15\ndataset = \"/w\""),
+                   {"shots[0].sources[0].dataset: is not used with wavelet = \"ricker\""});
+  }
+  SUBCASE("negative delay") {
+    expect_invalid(replaced(m, "peak_frequency = 15", "peak_frequency = 15\ndelay = -1"), {"shots[0].sources[0].delay: must be >= 0"});
+  }
+  SUBCASE("position of wrong type") {
+    expect_invalid(replaced(m, "position = [100, 200, 300]", "position = \"here\""),
+                   {"shots[0].sources[0].position: must be an array of 3 numbers", "found string \"here\""});
+  }
+  SUBCASE("no receivers") { expect_invalid(replaced(m, "points = [[10, 20, 30]]", "points = []"), {"case.toml:13: receivers: must define at least one receiver"}); }
+  SUBCASE("receiver point of wrong length") {
+    expect_invalid(replaced(m, "points = [[10, 20, 30]]", "points = [[10, 20, 30], [1, 2]]"), {"receivers.points[1]: must have 3 elements"});
+  }
+  SUBCASE("line count 0") {
+    expect_invalid(m + "[[receivers.lines]]\nstart = [0, 0, 0]\nend = [0, 0, 1]\ncount = 0\n", {"case.toml:18: receivers.lines[0].count: must be >= 1"});
+  }
+  SUBCASE("plane count shape") {
+    expect_invalid(m + "[[receivers.planes]]\norigin = [0, 0, 0]\nu = [0, 1, 0]\nv = [0, 0, 1]\ncount = [3]\n",
+                   {"receivers.planes[0].count: must have 2 elements"});
+  }
+  SUBCASE("odd order") { expect_invalid(m + "[scheme]\norder = 7\n", {"scheme.order: must be even and in 2..16 (found 7)"}); }
+  SUBCASE("float order") { expect_invalid(m + "[scheme]\norder = 8.0\n", {"scheme.order: must be an integer (found float 8.0)"}); }
+  SUBCASE("bad method") { expect_invalid(m + "[scheme]\nmethod = \"spectal\"\n", {"scheme.method", "did you mean 'spectral'?"}); }
+  SUBCASE("pml_reflection range") { expect_invalid(m + "[boundary]\npml_reflection = 1\n", {"boundary.pml_reflection: must be in (0, 1)"}); }
+  SUBCASE("negative pml_width") { expect_invalid(m + "[boundary]\npml_width = -1\n", {"boundary.pml_width: must be >= 0"}); }
+  SUBCASE("bad precision") { expect_invalid(m + "[run]\nprecision = \"fp16\"\n", {"case.toml:16: run.precision: must be one of \"fp32\", \"fp64\""}); }
+  SUBCASE("check_every zero") { expect_invalid(m + "[run]\ncheck_every = 0\n", {"run.check_every: must be >= 1"}); }
+  SUBCASE("boolean of wrong type") { expect_invalid(m + "[output]\ntraces = \"yes\"\n", {"output.traces: must be true or false", "found string \"yes\""}); }
+  SUBCASE("table of wrong type") { expect_invalid("output = 3\n" + m, {"case.toml:1: output: must be a table (found integer 3)"}); }
+  SUBCASE("malformed TOML") {
+    try {
+      io::parse_case_text("[grid]\nshape = = 3\n", "case.toml", "");
+      FAIL("no error");
+    } catch (const Error& e) {
+      CHECK(e.code() == ExitCode::invalid_case);
+      CHECK(std::string(e.what()).rfind("case.toml:2:", 0) == 0);
+      CHECK(std::string(e.what()).find("invalid TOML") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("case file: an unreadable file is an input error") {
+  try {
+    io::read_case_file("/nonexistent/dir/case.toml");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::input_error);
+    CHECK(std::string(e.what()).find("/nonexistent/dir/case.toml: cannot read case file") == 0);
+    CHECK(std::string(e.what()).find("check the path") != std::string::npos);
+  }
+}

@@ -1,0 +1,206 @@
+// The command line on bad input: each case is refused before the run with one clear line (naming the
+// file/key/dataset) and the documented exit code; a run that fails leaves no file under a final name.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "io/hdf5.hpp"
+
+namespace fs = std::filesystem;
+using namespace specwave;
+
+namespace {
+
+const fs::path work = fs::temp_directory_path() / "specwave_test_cli";
+
+const char* base_case = R"(name = "cli"
+[grid]
+shape = [40, 40, 40]
+spacing = 10.0
+[model]
+type = "homogeneous"
+velocity = 2000.0
+[time]
+duration = 0.2
+[[shots]]
+[[shots.sources]]
+position = [200.0, 200.0, 200.0]
+peak_frequency = 10.0
+[receivers]
+points = [[200.0, 200.0, 280.0]]
+[boundary]
+pml_width = 10
+[output]
+directory = "out"
+plots = false
+)";
+
+struct Result {
+  int code;
+  std::string output;
+};
+
+Result run_specwave(const std::string& args) {
+  const std::string cmd = std::string(SPECWAVE_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (pipe && fgets(buf.data(), buf.size(), pipe)) out += buf.data();
+  const int status = pipe ? pclose(pipe) : -1;
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto pos = text.find(from);
+  REQUIRE_MESSAGE(pos != std::string::npos, "test bug: '" << from << "' not in the base case");
+  return text.replace(pos, from.size(), to);
+}
+
+std::string write_case(const std::string& name, const std::string& text) {
+  const fs::path p = work / (name + ".toml");
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+template <class T>
+void write_h5(const std::string& name, const std::vector<hsize_t>& dims, const std::vector<T>& data) {
+  io::h5::AtomicWriter w((work / name).string());
+  io::h5::write_dataset<T>(w.id(), "velocity", dims, data.data(), "m/s");
+  w.commit();
+}
+
+struct BadInput {
+  std::string name, text;
+  int code;
+  std::string expect;  // substring of the message
+};
+
+std::string model_file(const std::string& file) {
+  return replaced(base_case, "type = \"homogeneous\"\nvelocity = 2000.0", "type = \"file\"\nfile = \"" + file + "\"");
+}
+
+}  // namespace
+
+TEST_CASE("bad inputs are refused before the run with a clear message and the documented exit code") {
+  fs::remove_all(work);
+  fs::create_directories(work);
+  const std::vector<hsize_t> dims = {40, 40, 40};
+  write_h5<float>("good.h5", dims, std::vector<float>(40 * 40 * 40, 2000.f));
+  write_h5<float>("shape.h5", {40, 40, 39}, std::vector<float>(40 * 40 * 39, 2000.f));
+  write_h5<float>("rank.h5", {1600, 40}, std::vector<float>(1600 * 40, 2000.f));
+  write_h5<std::int32_t>("int.h5", dims, std::vector<std::int32_t>(40 * 40 * 40, 2000));
+  std::vector<float> with_nan(40 * 40 * 40, 2000.f);
+  with_nan[12345] = NAN;
+  write_h5<float>("nan.h5", dims, with_nan);
+  std::vector<float> with_zero(40 * 40 * 40, 2000.f);
+  with_zero[777] = 0.f;
+  write_h5<float>("zero.h5", dims, with_zero);
+  std::ofstream(work / "text.h5") << "not hdf5\n";
+
+  const std::vector<BadInput> cases = {
+      {"malformed_toml", replaced(base_case, "shape = [40, 40, 40]", "shape = [40, 40"), 3, "cli-malformed_toml.toml"},
+      {"unknown_key", replaced(base_case, "velocity = 2000.0", "velocity = 2000.0\nvelocty = 1.0"), 3, "velocty"},
+      {"wrong_type", replaced(base_case, "velocity = 2000.0", "velocity = \"fast\""), 3, "model.velocity"},
+      {"negative_velocity", replaced(base_case, "velocity = 2000.0", "velocity = -2000.0"), 3, "velocity"},
+      {"missing_duration", replaced(base_case, "duration = 0.2", ""), 3, "duration"},
+      {"odd_order", replaced(base_case, "pml_width = 10", "pml_width = 10\n[scheme]\norder = 7"), 3, "order"},
+      {"cfl", replaced(base_case, "duration = 0.2", "duration = 0.2\ndt = 0.01"), 3, "CFL"},
+      {"ppw", replaced(base_case, "peak_frequency = 10.0", "peak_frequency = 60.0"), 3, "points per wavelength"},
+      {"grid_vs_pml", replaced(base_case, "shape = [40, 40, 40]", "shape = [25, 40, 40]"), 3, "pml_width"},
+      {"source_outside", replaced(base_case, "position = [200.0, 200.0, 200.0]", "position = [900.0, 200.0, 200.0]"), 3,
+       "outside the grid"},
+      {"receiver_in_pml", replaced(base_case, "points = [[200.0, 200.0, 280.0]]", "points = [[200.0, 200.0, 30.0]]"), 3,
+       "absorbing layer"},
+      {"layered_counts",
+       replaced(base_case, "type = \"homogeneous\"\nvelocity = 2000.0",
+                "type = \"layered\"\ninterfaces = [100.0]\nvelocities = [1500.0]"),
+       3, "velocities"},
+      {"spectral", replaced(base_case, "pml_width = 10", "pml_width = 10\n[scheme]\nmethod = \"spectral\""), 3, "spectral"},
+      {"no_receivers", replaced(base_case, "[receivers]\npoints = [[200.0, 200.0, 280.0]]", ""), 3, "receivers"},
+      {"model_missing_file", model_file("absent.h5"), 4, "file not found"},
+      {"model_missing_dataset",
+       replaced(model_file("good.h5"), "file = \"good.h5\"", "file = \"good.h5\"\ndataset = \"/vp\""), 4,
+       "dataset '/vp' is missing"},
+      {"model_shape", model_file("shape.h5"), 4, "shape is (40, 40, 39)"},
+      {"model_rank", model_file("rank.h5"), 4, "rank is 2"},
+      {"model_dtype", model_file("int.h5"), 4, "dtype is int32"},
+      {"model_nan", model_file("nan.h5"), 4, "velocity nan"},
+      {"model_zero", model_file("zero.h5"), 4, "velocity 0"},
+      {"model_not_hdf5", model_file("text.h5"), 4, "not an HDF5 file"},
+      {"unwritable_output", replaced(base_case, "directory = \"out\"", "directory = \"/proc/specwave-out\""), 5, "output.directory"},
+      {"memory", replaced(base_case, "shape = [40, 40, 40]", "shape = [40, 40000, 40000]"), 6, "available"},
+      {"no_shots", replaced(base_case, "[[shots]]\n[[shots.sources]]\nposition = [200.0, 200.0, 200.0]\npeak_frequency = 10.0\n", ""),
+       3, "shots"},
+  };
+  int tested = 0;
+  for (const auto& bad : cases) {
+    CAPTURE(bad.name);
+    const std::string path = write_case("cli-" + bad.name, bad.text);
+    const Result r = run_specwave("check " + path);
+    CAPTURE(r.output);
+    CHECK(r.code == bad.code);
+    CHECK(r.output.find(bad.expect) != std::string::npos);
+    CHECK(r.output.find("specwave: error:") != std::string::npos);
+    // One clear line: the error is a single line.
+    const auto at = r.output.find("specwave: error:");
+    if (at != std::string::npos) CHECK(r.output.find('\n', at) == r.output.size() - 1);
+    ++tested;
+  }
+  // Command-line misuse.
+  CHECK(run_specwave("forward " + (work / "no-such-case.toml").string()).code == 2);
+  CHECK(run_specwave("frobnicate").code == 2);
+  MESSAGE(tested << " bad case inputs tested");
+  CHECK(tested >= 20);
+}
+
+TEST_CASE("a run that blows up stops with step and location, and leaves no output file behind") {
+  fs::create_directories(work);
+  const std::string path =
+      write_case("blowup", replaced(base_case, "pml_width = 10", "pml_width = 10\n[run]\nmax_amplitude = 1e-30\ncheck_every = 5"));
+  fs::remove_all(work / "out");
+  const Result r = run_specwave("forward " + path);
+  CAPTURE(r.output);
+  CHECK(r.code == 7);
+  CHECK(r.output.find("unstable at shot 0 step") != std::string::npos);
+  CHECK(r.output.find("index (z=") != std::string::npos);
+  CHECK_FALSE(fs::exists(work / "out" / "traces.h5"));
+  CHECK_FALSE(fs::exists(work / "out" / "wavefield.h5"));
+  for (const auto& e : fs::directory_iterator(work / "out")) CHECK_MESSAGE(false, "left behind: " << e.path());
+}
+
+TEST_CASE("forward writes traces, wavefield and model with the documented schema; check and info run") {
+  fs::create_directories(work);
+  const std::string path = write_case("good", replaced(base_case, "plots = false", "plots = true\nsnapshot_every = 50"));
+  fs::remove_all(work / "out");
+  const Result check = run_specwave("check " + path);
+  CHECK(check.code == 0);
+  CHECK(check.output.find("CFL number") != std::string::npos);
+  CHECK(check.output.find("points per wavelength") != std::string::npos);
+  CHECK(check.output.find("memory") != std::string::npos);
+  CHECK_FALSE(fs::exists(work / "out" / "traces.h5"));
+  const Result r = run_specwave("forward " + path);
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("[progress] shot 1/1 step") != std::string::npos);
+  CHECK(r.output.find('\r') == std::string::npos);
+  io::h5::Reader traces((work / "out" / "traces.h5").string());
+  CHECK(io::h5::read_attribute_string(traces.id(), "file_type") == "specwave.traces");
+  CHECK(io::h5::read_attribute_string(traces.id(), "case_text").find("[grid]") != std::string::npos);
+  const auto info = traces.info("traces");
+  REQUIRE(info.dims.size() == 3);
+  CHECK(info.dims[0] == 1);
+  CHECK(info.dims[1] == 1);
+  io::h5::Reader wave((work / "out" / "wavefield.h5").string());
+  CHECK(wave.info("/shot_0000/final").dims == std::vector<hsize_t>{40, 40, 40});
+  CHECK(wave.info("/shot_0000/snapshots").dims[0] >= 1);
+  for (const char* f : {"model.h5", "wavefield.xdmf", "model.xdmf", "shot_gather.png", "wavefield_slice.png", "model_slice.png"})
+    CHECK_MESSAGE(fs::exists(work / "out" / f), f);
+  CHECK(run_specwave("info").output.find("HDF5") != std::string::npos);
+  CHECK(run_specwave("forward --help").code == 0);
+}
