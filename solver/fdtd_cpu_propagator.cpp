@@ -44,7 +44,6 @@ class FdtdCpu final : public Propagator {
         coef_.d2[a][k] = T(c2[k] / (h * h));
         coef_.d1[a][k] = T(c1[k] / h);
       }
-      coef_.d2_center += coef_.d2[a][0];
     }
     // CPML: coefficient profiles and the two slabs of each axis.
     const CpmlProfile profile = make_cpml_profile(g, c.boundary, plan.model.v_max, plan.pml_frequency, plan.dt);

@@ -59,6 +59,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   const fs::path dir(c.output.directory);
   const bool fp64 = std::is_same_v<T, double>;
 
+  fs::create_directories(dir);
   auto propagator = make_propagator(c, plan);
   io::h5::Provenance prov{"", to_string(c.run.precision), "cpu", c.source_text, "host CPU", plan.threads, 1};
   prov.backend = plan.backend == BackendKind::cuda ? "cuda" : "cpu";
@@ -86,7 +87,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   std::vector<double> first_gather;
   std::vector<float> field_slice;
   const int slice_y = nearest_index(g, 1, c.shots[0].sources[0].position[1]);
-  int slice_step = 0;
+  int slice_step = -plan.nt;  // no slice yet
   Progress progress(static_cast<long long>(plan.nt) * n_shots, double(g.points()), c.run.progress_seconds, !options.quiet);
   long long done = 0;
   for (int shot = 0; shot < n_shots; ++shot) {
@@ -106,7 +107,9 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       if (next_snapshot < steps.size() && n == steps[next_snapshot]) {
         propagator->copy_field(std::span<T>(field));
         wavefield->write_snapshot(shot, int(next_snapshot), field.data());
-        if (shot == 0) field_slice = xz_slice(g, field, slice_y), slice_step = n;
+        // The plotted slice: shot 0's snapshot nearest the middle of the run.
+        if (shot == 0 && std::abs(n - plan.nt / 2) <= std::abs(slice_step - plan.nt / 2))
+          field_slice = xz_slice(g, field, slice_y), slice_step = n;
         ++next_snapshot;
       }
       progress.update(shot, n_shots, n, plan.nt, plan.dt, done);

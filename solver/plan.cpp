@@ -62,23 +62,33 @@ void check_inside(const Case& c, const Vec3& p, const std::string& what) {
   }
 }
 
+// The output directory must be creatable and writable. Probed by creating what is missing and writing a file,
+// then removing both again: `check` and `validate` leave no trace; `forward` creates it when it starts writing.
 void check_output_directory(const Case& c) {
   namespace fs = std::filesystem;
-  const fs::path dir(c.output.directory);
+  const fs::path dir = fs::absolute(c.output.directory);
+  fs::path first_missing;
+  for (fs::path p = dir; !p.empty() && !fs::exists(p); p = p.parent_path()) {
+    first_missing = p;
+    if (p == p.parent_path()) break;
+  }
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir))
-    throw Error(ExitCode::output_error, fmt::format("output.directory '{}' cannot be created ({}); choose a writable path",
-                                                    c.output.directory, ec ? ec.message() : "not a directory"));
-  const fs::path probe = dir / fmt::format(".specwave-write-test-{}", ::getpid());
-  std::ofstream f(probe);
-  const bool ok = f.good() && (f << "x") && (f.flush(), f.good());
-  f.close();
-  fs::remove(probe, ec);
+  bool ok = !ec && fs::is_directory(dir);
+  std::string why = ec ? ec.message() : (ok ? "" : "not a directory");
+  if (ok) {
+    const fs::path probe = dir / fmt::format(".specwave-write-test-{}", ::getpid());
+    std::ofstream f(probe);
+    ok = f.good() && (f << "x") && (f.flush(), f.good());
+    f.close();
+    fs::remove(probe, ec);
+    if (!ok) why = "not writable";
+  }
+  if (!first_missing.empty()) fs::remove_all(first_missing, ec);
   if (!ok)
-    throw Error(ExitCode::output_error, fmt::format("output.directory '{}' is not writable; fix its permissions or choose "
-                                                    "another directory (output.directory or --output-dir)",
-                                                    c.output.directory));
+    throw Error(ExitCode::output_error, fmt::format("output.directory '{}' cannot be used ({}); choose a writable path "
+                                                    "(output.directory or --output-dir)",
+                                                    c.output.directory, why));
 }
 
 BackendKind resolve_backend(const Case& c, std::string& note) {

@@ -1,6 +1,7 @@
 #include "kernels/cpu/fdtd_cpu.hpp"
 
 #include <stdexcept>
+#include <vector>
 
 namespace specwave::cpu {
 namespace {
@@ -18,7 +19,16 @@ void mirror_top_ghosts(const FieldLayout& layout, T* u) {
   }
 }
 
+// Slab index of grid point (z, y, x) in the slab of `axis` (the point must lie in that axis' layer).
+template <class T>
+inline index_t slab_index(const CpmlAxis<T>& p, int axis, int z, int y, int x) {
+  int c[3] = {z, y, x};
+  c[axis] = p.slab_coordinate(c[axis]);
+  return c[0] * p.slab_stride[0] + c[1] * p.slab_stride[1] + c[2] * p.slab_stride[2];
+}
+
 // Step 1 of the CPML: psi_a^n = b psi_a^{n-1} + a D1_a u^n on the layer points of one face.
+// Rows along x are contiguous in both the field and the slab, so the inner loop vectorises.
 template <int R, class T>
 void update_psi(const FdtdStep<T>& s, int axis, int side) {
   const CpmlAxis<T>& p = s.pml[axis];
@@ -28,37 +38,67 @@ void update_psi(const FdtdStep<T>& s, int axis, int side) {
   hi[axis] = side == 0 ? p.width : p.n;
   const index_t stride_u = L.stride(axis);
   const T* c1 = s.coef.d1[axis];
-  T* psi = p.psi[side];
+  T* __restrict psi = p.psi[side];
+  const T* __restrict u = s.u;
 #pragma omp parallel for collapse(2) schedule(static)
   for (int z = lo[0]; z < hi[0]; ++z)
-    for (int y = lo[1]; y < hi[1]; ++y)
-      for (int x = lo[2]; x < hi[2]; ++x) {
-        int c[3] = {z, y, x};
-        const int i_axis = c[axis];
-        c[axis] = p.slab_coordinate(i_axis);
-        const index_t j = c[0] * p.slab_stride[0] + c[1] * p.slab_stride[1] + c[2] * p.slab_stride[2];
-        psi[j] = cpml_memory(p.b[i_axis], p.a[i_axis], psi[j], first_derivative<R>(s.u, L.index(z, y, x), stride_u, c1));
+    for (int y = lo[1]; y < hi[1]; ++y) {
+      const index_t i0 = L.index(z, y, lo[2]);
+      const index_t j0 = slab_index(p, axis, z, y, lo[2]);
+      const int c[3] = {z, y, 0};
+      if (axis < 2) {  // a, b fixed along the row
+        const T a = p.a[c[axis]], b = p.b[c[axis]];
+#pragma omp simd
+        for (int x = 0; x < hi[2] - lo[2]; ++x)
+          psi[j0 + x] = cpml_memory(b, a, psi[j0 + x], first_derivative<R>(u, i0 + x, stride_u, c1));
+      } else {
+        for (int x = 0; x < hi[2] - lo[2]; ++x)
+          psi[j0 + x] = cpml_memory(p.b[lo[2] + x], p.a[lo[2] + x], psi[j0 + x], first_derivative<R>(u, i0 + x, 1, c1));
       }
+    }
 }
 
-// Step 2 + 3 at one point that lies in the layer of at least one axis.
+// Steps 2 + 3 for one row (z, y): Laplacian of the whole row into `lap`, the CPML corrections of the axes
+// whose layer contains the row (z, y: whole row; x: the two ends), then the leapfrog update.
 template <int R, class T>
-inline void update_point_in_layer(const FdtdStep<T>& s, int z, int y, int x) {
+void update_row(const FdtdStep<T>& s, int z, int y, T* __restrict lap) {
   const FieldLayout& L = s.layout;
-  const index_t i = L.index(z, y, x);
-  T lap = laplacian<R>(s.u, i, L.stride_y(), L.stride_z(), s.coef);
-  const int c[3] = {z, y, x};
-  for (int axis = 0; axis < 3; ++axis) {
+  const index_t sy = L.stride_y(), sz = L.stride_z();
+  const index_t row = L.index(z, y, 0);
+  const T* __restrict u = s.u;
+  const FdtdCoefficients<T> coef = s.coef;
+#pragma omp simd
+  for (int x = 0; x < L.nx; ++x) lap[x] = laplacian<R>(u, row + x, sy, sz, coef);
+
+  const int c[3] = {z, y, 0};
+  for (int axis = 0; axis < 2; ++axis) {
     const CpmlAxis<T>& p = s.pml[axis];
     if (!p.in_layer(c[axis])) continue;
-    int sc[3] = {z, y, x};
-    sc[axis] = p.slab_coordinate(c[axis]);
-    const index_t j = sc[0] * p.slab_stride[0] + sc[1] * p.slab_stride[1] + sc[2] * p.slab_stride[2];
     const int side = p.side(c[axis]);
-    lap += cpml_correction<R>(s.u, i, L.stride(axis), p.psi[side], p.zeta[side], j, p.slab_stride[axis],
-                              s.coef.d2[axis], s.coef.d1[axis], p.a[c[axis]], p.b[c[axis]]);
+    const T* psi = p.psi[side];
+    T* zeta = p.zeta[side];
+    const index_t j0 = slab_index(p, axis, z, y, 0);
+    const T a = p.a[c[axis]], b = p.b[c[axis]];
+    const index_t stride_u = L.stride(axis), stride_s = p.slab_stride[axis];
+#pragma omp simd
+    for (int x = 0; x < L.nx; ++x)
+      lap[x] += cpml_correction<R>(u, row + x, stride_u, psi, zeta, j0 + x, stride_s, coef.d2[axis], coef.d1[axis], a, b);
   }
-  s.u_prev[i] = leapfrog(s.u[i], s.u_prev[i], s.vel2dt2[i], lap);
+  const CpmlAxis<T>& px = s.pml[2];
+  for (int side = 0; side < 2; ++side) {
+    if (!px.face[side]) continue;
+    const int x_begin = side == 0 ? 0 : L.nx - px.width;
+    const index_t j0 = slab_index(px, 2, z, y, x_begin);
+    for (int k = 0; k < px.width; ++k) {
+      const int x = x_begin + k;
+      lap[x] += cpml_correction<R>(u, row + x, 1, px.psi[side], px.zeta[side], j0 + k, 1, coef.d2[2], coef.d1[2], px.a[x],
+                                   px.b[x]);
+    }
+  }
+  T* __restrict out = s.u_prev;
+  const T* __restrict vel = s.vel2dt2;
+#pragma omp simd
+  for (int x = 0; x < L.nx; ++x) out[row + x] = leapfrog(u[row + x], out[row + x], vel[row + x], lap[x]);
 }
 
 template <int R, class T>
@@ -69,32 +109,13 @@ void step_radius(const FdtdStep<T>& s) {
   for (int axis = 0; axis < 3; ++axis)
     for (int side = 0; side < 2; ++side)
       if (s.pml[axis].face[side]) update_psi<R>(s, axis, side);
-
-  const index_t sy = L.stride_y(), sz = L.stride_z();
-  const CpmlAxis<T>& px = s.pml[2];
-  const int x_begin = px.face[0] ? px.width : 0;
-  const int x_end = px.face[1] ? L.nx - px.width : L.nx;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int z = 0; z < L.nz; ++z)
-    for (int y = 0; y < L.ny; ++y) {
-      if (s.pml[0].in_layer(z) || s.pml[1].in_layer(y)) {
-        for (int x = 0; x < L.nx; ++x) update_point_in_layer<R>(s, z, y, x);
-        continue;
-      }
-      for (int x = 0; x < x_begin; ++x) update_point_in_layer<R>(s, z, y, x);
-      // Interior: the fused stencil + time update, vectorised along x.
-      const index_t row = L.index(z, y, 0);
-      const T* __restrict u = s.u;
-      T* __restrict out = s.u_prev;
-      const T* __restrict vel = s.vel2dt2;
-      const FdtdCoefficients<T> coef = s.coef;
-#pragma omp simd
-      for (int x = x_begin; x < x_end; ++x) {
-        const index_t i = row + x;
-        out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef));
-      }
-      for (int x = x_end; x < L.nx; ++x) update_point_in_layer<R>(s, z, y, x);
-    }
+#pragma omp parallel
+  {
+    std::vector<T> lap(L.nx);
+#pragma omp for collapse(2) schedule(static)
+    for (int z = 0; z < L.nz; ++z)
+      for (int y = 0; y < L.ny; ++y) update_row<R>(s, z, y, lap.data());
+  }
 }
 
 }  // namespace
