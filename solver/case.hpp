@@ -57,7 +57,7 @@ struct ShotSpec {
 };
 
 struct TimeSpec {
-  double duration = 0;              // s (simulated time; nt = ceil(duration / dt) + 1 samples)
+  double duration = 0;              // s (simulated time; nt = round(duration / dt) + 1 samples)
   std::optional<double> dt;         // s; default cfl_safety * dt_max
   double cfl_safety = 0.8;
 };

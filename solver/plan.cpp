@@ -198,10 +198,7 @@ Plan make_plan(const Case& c) {
     for (const auto& s : shot.sources) {
       waves.push_back(sample_wavelet(s.wavelet, plan.dt, plan.nt));
       // The spectrum of the whole wavelet, even when the run stops before it ends (truncation is not bandwidth).
-      int n_spectrum = plan.nt;
-      if (s.wavelet.kind == WaveletSpec::Kind::ricker)
-        n_spectrum = std::max(n_spectrum, int((s.wavelet.delay.value_or(1.5 / s.wavelet.peak_frequency) +
-                                               3.0 / s.wavelet.peak_frequency) / plan.dt) + 1);
+      const int n_spectrum = std::max(plan.nt, int(wavelet_length(s.wavelet) / plan.dt) + 1);
       const auto spectrum_samples = n_spectrum == plan.nt ? waves.back() : sample_wavelet(s.wavelet, plan.dt, n_spectrum);
       plan.f_max = std::max(plan.f_max, highest_significant_frequency(spectrum_samples, plan.dt));
       if (s.wavelet.kind == WaveletSpec::Kind::ricker) f_peak_max = std::max(f_peak_max, s.wavelet.peak_frequency);

@@ -63,6 +63,15 @@ std::vector<double> sample_wavelet(const WaveletSpec& w, double dt, int nt) {
   return out;
 }
 
+double wavelet_length(const WaveletSpec& w) {
+  if (w.kind == WaveletSpec::Kind::ricker) return w.delay.value_or(1.5 / w.peak_frequency) + 3.0 / w.peak_frequency;
+  io::h5::Reader reader(w.file);
+  const auto info = reader.info(w.dataset);
+  io::h5::Handle dset = reader.open_dataset(w.dataset);
+  if (info.dims.size() != 1 || !io::h5::has_attribute(dset.id(), "dt")) return 0;  // sample_wavelet reports these
+  return double(info.dims[0]) * io::h5::read_attribute_doubles(dset.id(), "dt")[0];
+}
+
 double highest_significant_frequency(const std::vector<double>& samples, double dt, double fraction) {
   std::size_t n = 8192;
   while (n < 2 * samples.size()) n *= 2;

@@ -13,6 +13,9 @@ double ricker(double t, double peak_frequency, double delay);
 // interpolation when their `dt` attribute differs.
 std::vector<double> sample_wavelet(const WaveletSpec& w, double dt, int nt);
 
+// The wavelet's own length (s): Ricker delay + 3 / f_peak; a file wavelet's n_samples * dt.
+double wavelet_length(const WaveletSpec& w);
+
 // The highest significant frequency (Hz): largest f where the amplitude spectrum reaches `fraction` of its peak.
 double highest_significant_frequency(const std::vector<double>& samples, double dt, double fraction = 0.05);
 

@@ -33,7 +33,8 @@ TEST_CASE("engine matches the Eigen reference: fp64 <= 1e-12, fp32 <= 1e-5") {
                             Config{"order 8, CPML 6, Gaussian anomaly", 8, 6, false, ModelSpec::Kind::gaussian},
                             Config{"order 4, CPML 5, free surface, layered", 4, 5, true, ModelSpec::Kind::layered},
                             Config{"order 16, CPML 4, Gaussian", 16, 4, false, ModelSpec::Kind::gaussian}}) {
-    CAPTURE(cfg.name);
+    const std::string config = cfg.name;
+    CAPTURE(config);
     Case c = small_case(36, 10, 2000, cfg.order, cfg.pml, 15, 0.12);
     c.model.kind = cfg.model;
     c.model.velocity = 2000;
@@ -82,8 +83,10 @@ TEST_CASE("reciprocity: swapping off-grid source and receiver gives the same tra
 }
 
 TEST_CASE("homogeneous medium vs the analytic Green's function, with and without a free surface") {
-  // Order 8 at 10 points per wavelength of f_max (about 25 at the peak frequency): dispersion error ~1e-3,
-  // leapfrog phase error (w dt)^2/24 per radian similar; the bound 1e-2 leaves room for Hicks interpolation.
+  // Error budget at 10 points per wavelength of f_max (about 25 at the peak), order 8: dispersion + leapfrog
+  // ~2.5e-3 (docs/validation.md, convergence table, total error), plus the Hicks r = 4 interpolation error, up to
+  // 4e-3 per off-grid axis (the weights sum to 1 - 4e-3 at frac = 0.5) for the source (2 axes) and receivers
+  // (1-2 axes): about 1.8e-2 in the worst case. Bound: 2e-2.
   Case c = small_case(64, 5, 2000, 8, 12, 16, 0.25);
   c.shots[0].sources[0].position = {160.0, 158.7, 101.3};
   c.receivers = {{160.0, 158.7, 151.3}, {160.0, 158.7, 201.3}, {190.2, 140.0, 180.0}};
@@ -94,7 +97,7 @@ TEST_CASE("homogeneous medium vs the analytic Green's function, with and without
   REQUIRE(analytic_traces(c, plan, analytic));
   const double err = rel_l2(engine, analytic);
   MESSAGE("relative L2 vs analytic: " << err);
-  CHECK(err < 1e-2);
+  CHECK(err < 2e-2);
 
   // Free surface at z = 0: the solution is the direct wave minus the odd image source's wave.
   c.boundary.free_surface = true;

@@ -1,0 +1,60 @@
+// Source wavelets: Ricker, HDF5 wavelets (with resampling), and the highest significant frequency.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "io/hdf5.hpp"
+#include "solver/errors.hpp"
+#include "solver/wavelet.hpp"
+
+using namespace specwave;
+namespace fs = std::filesystem;
+
+TEST_CASE("Ricker: unit peak at the delay, zero mean, f_max about 2.4 f_peak") {
+  CHECK(ricker(0.1, 15, 0.1) == doctest::Approx(1.0));
+  WaveletSpec w;
+  w.peak_frequency = 20;
+  const double dt = 5e-4;
+  const auto s = sample_wavelet(w, dt, 2000);
+  double sum = 0;
+  for (double v : s) sum += v;
+  CHECK(std::abs(sum * dt) < 1e-9);
+  // |S(f)| ~ (f/fp)^2 exp(-(f/fp)^2): 5% of the peak at f/fp = 2.40 (root of x^2 e^{1-x^2} = 0.05).
+  CHECK(highest_significant_frequency(s, dt) == doctest::Approx(2.40 * 20).epsilon(0.02));
+}
+
+TEST_CASE("a wavelet from HDF5 is read, checked and resampled to the simulation's dt") {
+  const fs::path dir = fs::temp_directory_path() / "specwave_test_wavelet";
+  fs::create_directories(dir);
+  const double dt_file = 2e-4, f = 12, t0 = 0.1;
+  std::vector<double> samples(2000);
+  for (std::size_t n = 0; n < samples.size(); ++n) samples[n] = ricker(n * dt_file, f, t0);
+  {
+    io::h5::AtomicWriter w((dir / "w.h5").string());
+    auto d = io::h5::write_dataset<double>(w.id(), "wavelet", {samples.size()}, samples.data(), "1");
+    io::h5::write_attribute(d.id(), "dt", dt_file);
+    d.close();
+    io::h5::write_dataset<double>(w.id(), "no_dt", {samples.size()}, samples.data(), "1");
+    io::h5::write_dataset<double>(w.id(), "two_d", {2, 1000}, samples.data(), "1");
+    w.commit();
+  }
+  WaveletSpec spec;
+  spec.kind = WaveletSpec::Kind::file;
+  spec.file = (dir / "w.h5").string();
+  spec.amplitude = 2;
+  // Same dt: the samples themselves.
+  auto same = sample_wavelet(spec, dt_file, 500);
+  CHECK(same[300] == doctest::Approx(2 * samples[300]));
+  // Another dt (not a multiple): windowed-sinc resampling of a well-sampled signal.
+  const double dt = 7.3e-4;
+  auto resampled = sample_wavelet(spec, dt, 500);
+  double worst = 0;
+  for (int n = 0; n < 500; ++n) worst = std::max(worst, std::abs(resampled[n] - 2 * ricker(n * dt, f, t0)));
+  CHECK(worst < 1e-3);
+  spec.dataset = "/no_dt";
+  CHECK_THROWS_WITH_AS(sample_wavelet(spec, dt, 10), doctest::Contains("attribute 'dt'"), Error);
+  spec.dataset = "/two_d";
+  CHECK_THROWS_WITH_AS(sample_wavelet(spec, dt, 10), doctest::Contains("1-D"), Error);
+  fs::remove_all(dir);
+}
