@@ -2,8 +2,11 @@
 // Shared by host C++ and CUDA translation units: per-point physics is written once with SPECWAVE_HD.
 #include <cstdint>
 
+// Per-point functions are always inlined: a call inside a vectorised loop would stop vectorisation.
 #if defined(__CUDACC__)
-#define SPECWAVE_HD __host__ __device__
+#define SPECWAVE_HD __host__ __device__ __forceinline__
+#elif defined(__GNUC__)
+#define SPECWAVE_HD __attribute__((always_inline))
 #else
 #define SPECWAVE_HD
 #endif

@@ -3,6 +3,10 @@
 // Every function reads a padded field (FieldLayout) at flat index i; strides are in elements.
 #include "kernels/common.hpp"
 
+#ifndef SPECWAVE_NEAR_TERMS
+#define SPECWAVE_NEAR_TERMS 2
+#endif
+
 namespace specwave {
 
 // Stencil coefficients already divided by the spacing: d2[a][k] = c_k / h_a^2, d1[a][k] = d_k / h_a.
@@ -12,6 +16,7 @@ struct FdtdCoefficients {
   int radius = 0;
   T d2[3][9] = {};
   T d1[3][9] = {};
+  T far_centre = 0;  // -2 sum_a sum_{k > near terms} d2[a][k] (see laplacian)
 };
 
 // D2_a u at i: (1/h^2) [c_0 u_i + sum_k c_k (u_{i+k s} + u_{i-k s})], in difference form (see laplacian).
@@ -33,18 +38,28 @@ SPECWAVE_HD inline T first_derivative(const T* u, index_t i, index_t stride, con
   return sum;
 }
 
-// L_h u = D2_z u + D2_y u + D2_x u, written as sum_a sum_k c_k/h_a^2 ((u_{i+k} - u_i) + (u_{i-k} - u_i))
-// (c_0 = -2 sum c_k): the differences are small where u is smooth, which keeps fp32 rounding well below the
-// scheme's error instead of summing large terms that cancel.
+// L_h u = D2_z u + D2_y u + D2_x u. The near terms (k <= near_terms, the large coefficients) are summed as
+// c_k ((u_{i+k} - u_i) + (u_{i-k} - u_i)): where u is smooth these differences are small and exact, which keeps
+// fp32 rounding far below the scheme's error. The far terms have small coefficients and are summed directly,
+// their centre weights folded into c.far_centre = -2 sum_a sum_{k > near} d2[a][k] (fewer operations).
 template <int R, class T>
 SPECWAVE_HD inline T laplacian(const T* u, index_t i, index_t sy, index_t sz, const FdtdCoefficients<T>& c) {
+  constexpr int near_terms = R < SPECWAVE_NEAR_TERMS ? R : SPECWAVE_NEAR_TERMS;
   const T centre = u[i];
   T sum = 0;
 #pragma unroll
-  for (int k = 1; k <= R; ++k)
+  for (int k = 1; k <= near_terms; ++k)
     sum += c.d2[0][k] * ((u[i + k * sz] - centre) + (u[i - k * sz] - centre)) +
            c.d2[1][k] * ((u[i + k * sy] - centre) + (u[i - k * sy] - centre)) +
            c.d2[2][k] * ((u[i + k] - centre) + (u[i - k] - centre));
+  if constexpr (R > near_terms) {
+    T far = c.far_centre * centre;
+#pragma unroll
+    for (int k = near_terms + 1; k <= R; ++k)
+      far += c.d2[0][k] * (u[i + k * sz] + u[i - k * sz]) + c.d2[1][k] * (u[i + k * sy] + u[i - k * sy]) +
+             c.d2[2][k] * (u[i + k] + u[i - k]);
+    sum += far;
+  }
   return sum;
 }
 

@@ -5,6 +5,8 @@
 //      warm-up then timed steps, several repetitions; Gpts/s and the effective bandwidth it implies.
 // The result is a Markdown report on stdout (and in --output FILE).
 #include <omp.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "kernels/cpu/fdtd_cpu.hpp"
+#include "kernels/fdtd_coefficients.hpp"
 #include "kernels/stencil.hpp"
 #include "specwave/build_info.hpp"
 
@@ -82,12 +85,14 @@ Machine describe_machine() {
   std::string line;
   std::set<std::pair<std::string, std::string>> core_ids;
   std::set<std::string> socket_ids;
-  std::string physical = "0";
+  std::string physical = "0", family, model;
   while (std::getline(in, line)) {
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;
     const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
     if (key == "model name" && m.cpu == "unknown") m.cpu = value;
+    if (key == "cpu family" && family.empty()) family = value;
+    if (key == "model" && model.empty()) model = value;
     if (key == "processor") ++m.logical;
     if (key == "physical id") {
       physical = value;
@@ -97,6 +102,7 @@ Machine describe_machine() {
     if (key == "flags" && m.hypervisor.empty())
       m.hypervisor = (" " + value + " ").find(" hypervisor ") != std::string::npos ? "yes" : "no";
   }
+  if (!family.empty()) m.cpu += fmt::format(" (family {}, model {})", family, model);
   m.cores = core_ids.empty() ? m.logical : int(core_ids.size());
   m.sockets = socket_ids.empty() ? 1 : int(socket_ids.size());
   // Caches of cpu0 (sizes are per instance).
@@ -245,16 +251,7 @@ FdtdResult run_fdtd(const FdtdConfig& cfg, int order, int pml_width) {
         vel2dt2[i] = T(v * v * dt * dt);
       }
 
-  FdtdCoefficients<T> coef;
-  coef.radius = R;
-  const auto c2 = second_derivative_coefficients(R);
-  const auto c1 = first_derivative_coefficients(R);
-  for (int a = 0; a < 3; ++a) {
-    for (int k = 0; k <= R; ++k) {
-      coef.d2[a][k] = T(c2[k] / (h * h));
-      coef.d1[a][k] = T(c1[k] / h);
-    }
-  }
+  const FdtdCoefficients<T> coef = make_fdtd_coefficients<T>(R, {h, h, h});
 
   // CPML of width W on all six faces, slabs allocated as solver/fdtd_cpu_propagator.cpp does; the profile
   // follows docs/numerics.md (p = 2, R0 = 1e-3, f = 10 Hz).
@@ -346,12 +343,35 @@ FdtdResult run_fdtd(const FdtdConfig& cfg, int order, int pml_width) {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-// The 1-minute load average: other processes on the machine distort the timings (docs/benchmarks.md).
-double load_average() {
-  std::ifstream in("/proc/loadavg");
-  double load = -1;
-  in >> load;
-  return load;
+// CPU time used on the whole machine (/proc/stat, all CPUs) and by this process (getrusage), in seconds, to
+// tell how much of the machine other processes took while the benchmark ran (docs/benchmarks.md).
+struct CpuUsage {
+  double machine_busy = 0, machine_total = 0, self = 0;
+};
+
+CpuUsage cpu_usage() {
+  CpuUsage u;
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  in >> cpu;
+  double field[10] = {};
+  for (double& f : field) in >> f;  // user nice system idle iowait irq softirq steal guest guest_nice
+  const double ticks = double(sysconf(_SC_CLK_TCK));
+  double total = 0;
+  for (int i = 0; i < 8; ++i) total += field[i];  // guest time is already in user
+  u.machine_total = total / ticks;
+  u.machine_busy = (total - field[3] - field[4]) / ticks;
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  u.self = r.ru_utime.tv_sec + 1e-6 * r.ru_utime.tv_usec + r.ru_stime.tv_sec + 1e-6 * r.ru_stime.tv_usec;
+  return u;
+}
+
+// Share of the machine's CPU time (all CPUs) used by other processes between two samples.
+double others_share(const CpuUsage& a, const CpuUsage& b) {
+  const double total = b.machine_total - a.machine_total;
+  if (total <= 0) return 0;
+  return std::clamp((b.machine_busy - a.machine_busy - (b.self - a.self)) / total, 0.0, 1.0);
 }
 
 std::string command_line(int argc, char** argv) {
@@ -400,7 +420,10 @@ int main(int argc, char** argv) {
 
   const Machine machine = describe_machine();
   const std::string date = utc_now();
-  const double load_start = load_average();
+  // Other processes in the second before the run, and during it.
+  const CpuUsage before = cpu_usage();
+  usleep(1000000);
+  const CpuUsage start = cpu_usage();
   std::ostringstream md;
   std::cerr << "[bench] " << machine.cpu << ", " << n_threads << " threads; memory bandwidth ...\n";
 
@@ -490,8 +513,10 @@ int main(int argc, char** argv) {
   head << fmt::format("| Compiler | {} ({} build) |\n", build::compiler, build::build_type);
   head << fmt::format("| specwave | {} (git {}) |\n", build::version, build::git_hash);
   head << fmt::format("| Date | {} |\n", date);
-  head << fmt::format("| Load average (1 min) at start / end | {:.2f} / {:.2f}{} |\n", load_start, load_average(),
-                      load_start > 0.5 ? " (the machine was not idle)" : "");
+  const double others_before = others_share(before, start), others_during = others_share(start, cpu_usage());
+  head << fmt::format("| CPU used by other processes, 1 s before / during the run | {:.0f}% / {:.0f}% of the machine{} |\n",
+                      100 * others_before, 100 * others_during,
+                      others_during > 0.05 ? " (not idle: timings are pessimistic)" : "");
   head << fmt::format("| Command | `{}` |\n\n", command_line(argc, argv));
   const std::string report = head.str() + md.str();
   std::cout << report << std::flush;

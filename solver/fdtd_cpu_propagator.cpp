@@ -4,7 +4,7 @@
 #include <omp.h>
 
 #include "kernels/cpu/fdtd_cpu.hpp"
-#include "kernels/stencil.hpp"
+#include "kernels/fdtd_coefficients.hpp"
 #include "solver/cpml.hpp"
 #include "solver/fdtd_cpu_propagator.hpp"
 #include "solver/plan.hpp"
@@ -35,16 +35,7 @@ class FdtdCpu final : public Propagator {
           const double v = plan.model.velocity[(std::size_t(z) * g.shape[1] + y) * g.shape[2] + x];
           vel2dt2_[layout_.index(z, y, x)] = T(v * v * plan.dt * plan.dt);
         }
-    const auto c2 = second_derivative_coefficients(R);
-    const auto c1 = first_derivative_coefficients(R);
-    coef_.radius = R;
-    for (int a = 0; a < 3; ++a) {
-      const double h = g.spacing[a];
-      for (int k = 0; k <= R; ++k) {
-        coef_.d2[a][k] = T(c2[k] / (h * h));
-        coef_.d1[a][k] = T(c1[k] / h);
-      }
-    }
+    coef_ = make_fdtd_coefficients<T>(R, g.spacing);
     // CPML: coefficient profiles and the two slabs of each axis.
     const CpmlProfile profile = make_cpml_profile(g, c.boundary, plan.model.v_max, plan.pml_frequency, plan.dt);
     for (int a = 0; a < 3; ++a) {

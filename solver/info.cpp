@@ -40,7 +40,7 @@ std::string build_and_hardware_info() {
 #if defined(SPECWAVE_HAVE_CUDA)
   out += fmt::format("backends    cpu (OpenMP), cuda (compiled for sm {})\n", build::cuda_architectures);
 #else
-  out += "backends    cpu (OpenMP); cuda: not compiled (no CUDA toolkit at configure time)\n";
+  out += "backends    cpu (OpenMP); cuda: not compiled (SPECWAVE_CUDA=OFF or no CUDA toolkit at configure time)\n";
 #endif
 #if defined(SPECWAVE_HAVE_MPI)
   char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];

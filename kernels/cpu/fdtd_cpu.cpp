@@ -58,19 +58,52 @@ void update_psi(const FdtdStep<T>& s, int axis, int side) {
     }
 }
 
-// Steps 2 + 3 for one row (z, y): Laplacian of the whole row into `lap`, the CPML corrections of the axes
-// whose layer contains the row (z, y: whole row; x: the two ends), then the leapfrog update.
+// x-layer correction at one point of a row (the two ends of rows that are in no z or y layer, or all rows).
+template <int R, class T>
+inline T x_layer_correction(const FdtdStep<T>& s, index_t i, int z, int y, int x) {
+  const CpmlAxis<T>& px = s.pml[2];
+  const int side = px.side(x);
+  const index_t j = slab_index(px, 2, z, y, x);
+  return cpml_correction<R>(s.u, i, 1, px.psi[side], px.zeta[side], j, 1, s.coef.d2[2], s.coef.d1[2], px.a[x], px.b[x]);
+}
+
+// Steps 2 + 3 for one row (z, y).
+// Rows in no z or y layer (most of the grid): one fused loop, Laplacian + leapfrog, over the interior x range,
+// and the x-layer ends point by point. Rows inside a z or y layer: the Laplacian of the whole row into `lap`,
+// the corrections of those axes added row-wise (vectorised), then the x ends and the leapfrog update.
 template <int R, class T>
 void update_row(const FdtdStep<T>& s, int z, int y, T* __restrict lap) {
   const FieldLayout& L = s.layout;
   const index_t sy = L.stride_y(), sz = L.stride_z();
   const index_t row = L.index(z, y, 0);
   const T* __restrict u = s.u;
+  T* __restrict out = s.u_prev;
+  const T* __restrict vel = s.vel2dt2;
   const FdtdCoefficients<T> coef = s.coef;
+  const CpmlAxis<T>& px = s.pml[2];
+  const int x_begin = px.face[0] ? px.width : 0;
+  const int x_end = px.face[1] ? L.nx - px.width : L.nx;
+  const int c[3] = {z, y, 0};
+
+  if (!s.pml[0].in_layer(z) && !s.pml[1].in_layer(y)) {
+    for (int x = 0; x < x_begin; ++x) {
+      const index_t i = row + x;
+      out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef) + x_layer_correction<R>(s, i, z, y, x));
+    }
+#pragma omp simd
+    for (int x = x_begin; x < x_end; ++x) {
+      const index_t i = row + x;
+      out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef));
+    }
+    for (int x = x_end; x < L.nx; ++x) {
+      const index_t i = row + x;
+      out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef) + x_layer_correction<R>(s, i, z, y, x));
+    }
+    return;
+  }
+
 #pragma omp simd
   for (int x = 0; x < L.nx; ++x) lap[x] = laplacian<R>(u, row + x, sy, sz, coef);
-
-  const int c[3] = {z, y, 0};
   for (int axis = 0; axis < 2; ++axis) {
     const CpmlAxis<T>& p = s.pml[axis];
     if (!p.in_layer(c[axis])) continue;
@@ -84,19 +117,8 @@ void update_row(const FdtdStep<T>& s, int z, int y, T* __restrict lap) {
     for (int x = 0; x < L.nx; ++x)
       lap[x] += cpml_correction<R>(u, row + x, stride_u, psi, zeta, j0 + x, stride_s, coef.d2[axis], coef.d1[axis], a, b);
   }
-  const CpmlAxis<T>& px = s.pml[2];
-  for (int side = 0; side < 2; ++side) {
-    if (!px.face[side]) continue;
-    const int x_begin = side == 0 ? 0 : L.nx - px.width;
-    const index_t j0 = slab_index(px, 2, z, y, x_begin);
-    for (int k = 0; k < px.width; ++k) {
-      const int x = x_begin + k;
-      lap[x] += cpml_correction<R>(u, row + x, 1, px.psi[side], px.zeta[side], j0 + k, 1, coef.d2[2], coef.d1[2], px.a[x],
-                                   px.b[x]);
-    }
-  }
-  T* __restrict out = s.u_prev;
-  const T* __restrict vel = s.vel2dt2;
+  for (int x = 0; x < x_begin; ++x) lap[x] += x_layer_correction<R>(s, row + x, z, y, x);
+  for (int x = x_end; x < L.nx; ++x) lap[x] += x_layer_correction<R>(s, row + x, z, y, x);
 #pragma omp simd
   for (int x = 0; x < L.nx; ++x) out[row + x] = leapfrog(u[row + x], out[row + x], vel[row + x], lap[x]);
 }
