@@ -4,7 +4,7 @@
 
 // Per-point functions are always inlined: a call inside a vectorised loop would stop vectorisation.
 #if defined(__CUDACC__)
-#define SPECWAVE_HD __host__ __device__ __forceinline__
+#define SPECWAVE_HD __host__ __device__  // nvcc inlines device functions of this size by itself
 #elif defined(__GNUC__)
 #define SPECWAVE_HD __attribute__((always_inline))
 #else

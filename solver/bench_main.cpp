@@ -298,7 +298,7 @@ FdtdResult run_fdtd(const FdtdConfig& cfg, int order, int pml_width) {
   }
 
   auto step = [&] {
-    cpu::FdtdStep<T> s{L, u, u_prev, vel2dt2, coef, {pml[0], pml[1], pml[2]}, false};
+    FdtdStep<T> s{L, u, u_prev, vel2dt2, coef, {pml[0], pml[1], pml[2]}, false};
     cpu::fdtd_step(s);
     std::swap(u, u_prev);
   };

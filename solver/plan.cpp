@@ -98,17 +98,45 @@ BackendKind resolve_backend(const Case& c, std::string& note) {
   }
 #if defined(SPECWAVE_HAVE_CUDA)
   const auto cuda = cuda::query_devices();
-  const std::string why = cuda.usable ? "" : cuda.reason;
+  if (cuda.usable) {
+    const auto& d = cuda.devices.front();
+    note = fmt::format("cuda ({}: GPU 0, {}, compute capability {}.{}, {:.1f} GiB free)",
+                       c.run.backend == BackendKind::auto_select ? "auto picked the GPU" : "requested", d.name,
+                       d.compute_major, d.compute_minor, d.free_bytes / double(1ull << 30));
+    return BackendKind::cuda;
+  }
+  const std::string why = cuda.reason;
 #else
   const std::string why = "this build has no CUDA backend (configure with SPECWAVE_CUDA=ON and a CUDA toolkit)";
 #endif
   if (c.run.backend == BackendKind::auto_select) {
-    note = "cpu (auto: " + (why.empty() ? std::string("the CUDA FDTD propagator is not available yet") : why) + ")";
+    note = "cpu (auto: " + why + ")";
     return BackendKind::cpu;
   }
   throw Error(ExitCode::backend_unavailable,
-              fmt::format("run.backend = \"cuda\": {}; use backend = \"cpu\" or \"auto\"",
-                          why.empty() ? "the CUDA FDTD propagator is not part of this version yet" : why));
+              fmt::format("run.backend = \"cuda\": {}; use backend = \"cpu\" or \"auto\"", why));
+}
+
+// The GPU may hold at most this fraction of the memory free on it at start.
+constexpr double device_memory_cap = 0.7;
+
+void check_device_memory(const Case& c, const Plan& plan) {
+#if defined(SPECWAVE_HAVE_CUDA)
+  if (plan.backend != BackendKind::cuda) return;
+  const auto cuda = cuda::query_devices();
+  const double cap = device_memory_cap * double(cuda.devices.front().free_bytes);
+  // Fields, CPML slabs and traces live on the device; the host-only model copy does not.
+  const double need = double(plan.memory_bytes) - 4.0 * double(c.grid.points());
+  if (need > cap)
+    throw Error(ExitCode::resources,
+                fmt::format("{}: the run needs about {} on the GPU, above the cap of {} ({:.0f}% of the {} free); reduce "
+                            "grid.shape, use precision = \"fp32\", or use a larger GPU",
+                            c.source_path.empty() ? c.name : c.source_path, human_bytes(need), human_bytes(cap),
+                            100 * device_memory_cap, human_bytes(double(cuda.devices.front().free_bytes))));
+#else
+  (void)c;
+  (void)plan;
+#endif
 }
 
 }  // namespace
@@ -190,6 +218,7 @@ Plan make_plan(const Case& c) {
                            c.time.cfl_safety * plan.dt_max));
   plan.nt = int(std::llround(c.time.duration / plan.dt)) + 1;
   plan.memory_bytes = estimate_memory_bytes(c, plan.nt);
+  check_device_memory(c, plan);
 
   // Wavelets and sampling.
   double f_peak_max = 0;

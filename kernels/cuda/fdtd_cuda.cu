@@ -1,0 +1,238 @@
+// CUDA kernels of the FDTD step. The physics is the per-point functions of kernels/fdtd_point.hpp, the same
+// ones the CPU loops call; these kernels only map threads to points.
+//
+// Launch contracts: every kernel takes interior coordinates (0 .. n-1) and the padded FieldLayout; x is the
+// fastest thread index so a warp reads consecutive addresses; one point per thread.
+#include <cfloat>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "kernels/cuda/check.cuh"
+#include "kernels/cuda/fdtd_cuda.hpp"
+
+namespace specwave::cuda {
+namespace {
+
+constexpr int block_x = 64, block_y = 4;
+constexpr int reduce_threads = 256, reduce_blocks = 1024;
+
+int blocks_for(index_t n, int threads) { return int((n + threads - 1) / threads); }
+
+// Odd mirror above the free surface: u[-k] = -u[k], k = 1..halo, whole padded planes.
+template <class T>
+__global__ void mirror_top_kernel(FieldLayout L, T* u) {
+  const index_t plane = L.stride_z();
+  const index_t p = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int k = blockIdx.y + 1;
+  if (p >= plane) return;
+  const index_t surface = index_t(L.halo) * plane;
+  u[surface - k * plane + p] = -u[surface + k * plane + p];
+}
+
+// CPML step 1 on one face: psi_a^n = b psi_a^{n-1} + a D1_a u^n. Grid: x threads, (y, z) blocks over the face.
+template <int R, class T>
+__global__ void psi_kernel(FdtdStep<T> s, int axis, int side, int3 lo, int3 extent) {
+  const int x = lo.x + int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (x >= lo.x + extent.x) return;
+  const int y = lo.y + int(blockIdx.y), z = lo.z + int(blockIdx.z);
+  const CpmlAxis<T>& p = s.pml[axis];
+  int c[3] = {z, y, x};
+  const int i_axis = c[axis];
+  c[axis] = p.slab_coordinate(i_axis);
+  const index_t j = c[0] * p.slab_stride[0] + c[1] * p.slab_stride[1] + c[2] * p.slab_stride[2];
+  const index_t i = s.layout.index(z, y, x);
+  p.psi[side][j] = cpml_memory(p.b[i_axis], p.a[i_axis], p.psi[side][j],
+                               first_derivative<R>(s.u, i, s.layout.stride(axis), s.coef.d1[axis]));
+}
+
+// CPML step 2 and the time update: u^{n+1} = 2u^n - u^{n-1} + (v dt)^2 (L_h u^n + sum of layer corrections).
+template <int R, class T>
+__global__ void update_kernel(FdtdStep<T> s) {
+  const FieldLayout& L = s.layout;
+  const int x = int(blockIdx.x * blockDim.x + threadIdx.x), y = int(blockIdx.y * blockDim.y + threadIdx.y);
+  const int z = int(blockIdx.z);
+  if (x >= L.nx || y >= L.ny) return;
+  const index_t i = L.index(z, y, x);
+  T lap = laplacian<R>(s.u, i, L.stride_y(), L.stride_z(), s.coef);
+  const int c[3] = {z, y, x};
+#pragma unroll
+  for (int axis = 0; axis < 3; ++axis) {
+    const CpmlAxis<T>& p = s.pml[axis];
+    if (!p.in_layer(c[axis])) continue;
+    int sc[3] = {z, y, x};
+    sc[axis] = p.slab_coordinate(c[axis]);
+    const index_t j = sc[0] * p.slab_stride[0] + sc[1] * p.slab_stride[1] + sc[2] * p.slab_stride[2];
+    const int side = p.side(c[axis]);
+    lap += cpml_correction<R>(s.u, i, L.stride(axis), p.psi[side], p.zeta[side], j, p.slab_stride[axis],
+                              s.coef.d2[axis], s.coef.d1[axis], p.a[c[axis]], p.b[c[axis]]);
+  }
+  s.u_prev[i] = leapfrog(s.u[i], s.u_prev[i], s.vel2dt2[i], lap);
+}
+
+template <int R, class T>
+void step_radius(const FdtdStep<T>& s) {
+  const FieldLayout& L = s.layout;
+  if (L.halo != R) throw std::logic_error("cuda::fdtd_step: field halo must equal the stencil radius");
+  if (s.free_surface) {
+    const dim3 grid(blocks_for(L.stride_z(), 256), L.halo);
+    mirror_top_kernel<<<grid, 256>>>(L, s.u);
+    SPECWAVE_CUDA_CHECK_LAUNCH();
+  }
+  for (int axis = 0; axis < 3; ++axis)
+    for (int side = 0; side < 2; ++side) {
+      const CpmlAxis<T>& p = s.pml[axis];
+      if (!p.face[side]) continue;
+      int lo[3] = {0, 0, 0}, ext[3] = {L.nz, L.ny, L.nx};
+      lo[axis] = side == 0 ? 0 : p.n - p.width;
+      ext[axis] = p.width;
+      const dim3 grid(blocks_for(ext[2], 128), ext[1], ext[0]);
+      psi_kernel<R><<<grid, 128>>>(s, axis, side, make_int3(lo[2], lo[1], lo[0]), make_int3(ext[2], ext[1], ext[0]));
+      SPECWAVE_CUDA_CHECK_LAUNCH();
+    }
+  const dim3 grid(blocks_for(L.nx, block_x), blocks_for(L.ny, block_y), L.nz);
+  update_kernel<R><<<grid, dim3(block_x, block_y)>>>(s);
+  SPECWAVE_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+__global__ void inject_kernel(T* u, const index_t* index, const T* factor, const std::int32_t* owner, int n_points,
+                              const T* wavelets, int nt, int n) {
+  const int p = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (p >= n_points) return;
+  atomicAdd(&u[index[p]], factor[p] * wavelets[index_t(owner[p]) * nt + n]);
+}
+
+template <class T>
+__global__ void record_kernel(const T* u, const index_t* index, const T* weight, const std::int32_t* offsets,
+                              int n_receivers, double* traces, int nt, int n) {
+  const int r = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (r >= n_receivers) return;
+  double sum = 0;
+  for (int p = offsets[r]; p < offsets[r + 1]; ++p) sum += double(weight[p]) * double(u[index[p]]);
+  traces[index_t(r) * nt + n] = sum;
+}
+
+template <class T>
+__global__ void zero_top_kernel(FieldLayout L, T* u) {
+  const int x = int(blockIdx.x * blockDim.x + threadIdx.x), y = int(blockIdx.y);
+  if (x < L.nx) u[L.index(0, y, x)] = T(0);
+}
+
+// Block-wise max |u| with the smallest index among ties; non-finite values count as +inf.
+template <class T>
+__global__ void stats_kernel(FieldLayout L, const T* u, double* partial_max, std::int64_t* partial_index) {
+  __shared__ double best[reduce_threads];
+  __shared__ std::int64_t where[reduce_threads];
+  double m = -1;
+  std::int64_t w = -1;
+  const std::int64_t total = L.interior_points();
+  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < total;
+       k += std::int64_t(gridDim.x) * blockDim.x) {
+    const int x = int(k % L.nx), y = int(k / L.nx % L.ny), z = int(k / (std::int64_t(L.nx) * L.ny));
+    double v = fabs(double(u[L.index(z, y, x)]));
+    if (!isfinite(v)) v = INFINITY;
+    if (v > m) m = v, w = k;
+  }
+  best[threadIdx.x] = m;
+  where[threadIdx.x] = w;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      const double o = best[threadIdx.x + half];
+      const std::int64_t ow = where[threadIdx.x + half];
+      if (o > best[threadIdx.x] || (o == best[threadIdx.x] && ow >= 0 && (where[threadIdx.x] < 0 || ow < where[threadIdx.x]))) {
+        best[threadIdx.x] = o;
+        where[threadIdx.x] = ow;
+      }
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    partial_max[blockIdx.x] = best[0];
+    partial_index[blockIdx.x] = where[0];
+  }
+}
+
+template <class T>
+__global__ void unpad_kernel(FieldLayout L, const T* padded, T* dense) {
+  const int x = int(blockIdx.x * blockDim.x + threadIdx.x), y = int(blockIdx.y), z = int(blockIdx.z);
+  if (x < L.nx) dense[(index_t(z) * L.ny + y) * L.nx + x] = padded[L.index(z, y, x)];
+}
+
+}  // namespace
+
+template <class T>
+void fdtd_step(const FdtdStep<T>& s) {
+  switch (s.coef.radius) {
+    case 1: return step_radius<1>(s);
+    case 2: return step_radius<2>(s);
+    case 3: return step_radius<3>(s);
+    case 4: return step_radius<4>(s);
+    case 5: return step_radius<5>(s);
+    case 6: return step_radius<6>(s);
+    case 7: return step_radius<7>(s);
+    case 8: return step_radius<8>(s);
+    default: throw std::invalid_argument("cuda::fdtd_step: stencil radius must be 1..8");
+  }
+}
+
+template <class T>
+void inject_sources(T* u, const index_t* index, const T* factor, const std::int32_t* owner, int n_points,
+                    const T* wavelets, int nt, int n) {
+  if (n_points == 0) return;
+  inject_kernel<<<blocks_for(n_points, 128), 128>>>(u, index, factor, owner, n_points, wavelets, nt, n);
+  SPECWAVE_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void record_receivers(const T* u, const index_t* index, const T* weight, const std::int32_t* offsets, int n_receivers,
+                      double* traces, int nt, int n) {
+  if (n_receivers == 0) return;
+  record_kernel<<<blocks_for(n_receivers, 128), 128>>>(u, index, weight, offsets, n_receivers, traces, nt, n);
+  SPECWAVE_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void zero_top_plane(const FieldLayout& L, T* u) {
+  zero_top_kernel<<<dim3(blocks_for(L.nx, 128), L.ny), 128>>>(L, u);
+  SPECWAVE_CUDA_CHECK_LAUNCH();
+}
+
+int stats_blocks() { return reduce_blocks; }
+
+template <class T>
+DeviceFieldStats field_stats(const FieldLayout& L, const T* u, double* partial_max, std::int64_t* partial_index) {
+  stats_kernel<<<reduce_blocks, reduce_threads>>>(L, u, partial_max, partial_index);
+  SPECWAVE_CUDA_CHECK_LAUNCH();
+  std::vector<double> m(reduce_blocks);
+  std::vector<std::int64_t> w(reduce_blocks);
+  SPECWAVE_CUDA_CHECK(cudaMemcpy(m.data(), partial_max, reduce_blocks * sizeof(double), cudaMemcpyDeviceToHost));
+  SPECWAVE_CUDA_CHECK(cudaMemcpy(w.data(), partial_index, reduce_blocks * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
+  DeviceFieldStats out{0, 0, true};
+  double best = -1;
+  for (int b = 0; b < reduce_blocks; ++b)
+    if (w[b] >= 0 && (m[b] > best || (m[b] == best && w[b] < out.argmax))) best = m[b], out.argmax = w[b];
+  out.finite = std::isfinite(best);
+  out.max_abs = best < 0 ? 0 : best;
+  return out;
+}
+
+template <class T>
+void unpad(const FieldLayout& L, const T* padded, T* dense) {
+  unpad_kernel<<<dim3(blocks_for(L.nx, 128), L.ny, L.nz), 128>>>(L, padded, dense);
+  SPECWAVE_CUDA_CHECK_LAUNCH();
+}
+
+#define SPECWAVE_INSTANTIATE(T)                                                                                  \
+  template void fdtd_step<T>(const FdtdStep<T>&);                                                                \
+  template void inject_sources<T>(T*, const index_t*, const T*, const std::int32_t*, int, const T*, int, int);   \
+  template void record_receivers<T>(const T*, const index_t*, const T*, const std::int32_t*, int, double*, int, int); \
+  template void zero_top_plane<T>(const FieldLayout&, T*);                                                       \
+  template DeviceFieldStats field_stats<T>(const FieldLayout&, const T*, double*, std::int64_t*);               \
+  template void unpad<T>(const FieldLayout&, const T*, T*);
+SPECWAVE_INSTANTIATE(float)
+SPECWAVE_INSTANTIATE(double)
+#undef SPECWAVE_INSTANTIATE
+
+}  // namespace specwave::cuda
