@@ -16,7 +16,7 @@ namespace {
 template <class T>
 cuda::DeviceArray<T> upload(const std::vector<T>& host) {
   cuda::DeviceArray<T> d(host.size());
-  cuda::copy_to_device(d.data(), host.data(), host.size() * sizeof(T));
+  cuda::copy_to_device(d.data(), host.data(), host.size() * sizeof(T));  // before any stream work: default stream
   return d;
 }
 
@@ -28,13 +28,13 @@ struct DevicePointLists {
   int points = 0;
   explicit DevicePointLists(std::size_t capacity = 0, std::size_t owners = 0)
       : index(capacity), factor(capacity), owner(capacity), offsets(owners + 1) {}
-  void assign(const PointLists<T>& host) {
+  void assign(const PointLists<T>& host, cudaStream_t stream) {
     if (host.index.size() > index.size() || host.offsets.size() > offsets.size())
       throw std::logic_error("DevicePointLists: capacity exceeded");
-    cuda::copy_to_device(index.data(), host.index.data(), host.index.size() * sizeof(index_t));
-    cuda::copy_to_device(factor.data(), host.factor.data(), host.factor.size() * sizeof(T));
-    cuda::copy_to_device(owner.data(), host.owner.data(), host.owner.size() * sizeof(std::int32_t));
-    cuda::copy_to_device(offsets.data(), host.offsets.data(), host.offsets.size() * sizeof(std::int32_t));
+    cuda::copy_to_device(index.data(), host.index.data(), host.index.size() * sizeof(index_t), stream);
+    cuda::copy_to_device(factor.data(), host.factor.data(), host.factor.size() * sizeof(T), stream);
+    cuda::copy_to_device(owner.data(), host.owner.data(), host.owner.size() * sizeof(std::int32_t), stream);
+    cuda::copy_to_device(offsets.data(), host.offsets.data(), host.offsets.size() * sizeof(std::int32_t), stream);
     points = int(host.index.size());
   }
 };
@@ -43,7 +43,8 @@ template <class T>
 class FdtdCuda final : public Propagator {
  public:
   FdtdCuda(const Case& c, const Plan& plan)
-      : setup_(make_fdtd_setup<T>(c, plan)),
+      : stream_(),
+        setup_(make_fdtd_setup<T>(c, plan)),
         u_(setup_.layout.size()),
         u_prev_(setup_.layout.size()),
         vel2dt2_(upload(setup_.vel2dt2)),
@@ -64,7 +65,7 @@ class FdtdCuda final : public Propagator {
       }
     }
     receivers_ = DevicePointLists<T>(setup_.receivers.index.size(), setup_.receivers.offsets.size() - 1);
-    receivers_.assign(setup_.receivers);
+    receivers_.assign(setup_.receivers, stream_.handle());
     // Room for the largest shot, so begin_shot never allocates.
     std::size_t max_points = 0, max_sources = 0;
     for (const auto& shot : plan.sources) {
@@ -81,29 +82,31 @@ class FdtdCuda final : public Propagator {
   std::string name() const override { return std::string("fdtd-cuda-") + (sizeof(T) == 4 ? "fp32" : "fp64"); }
 
   void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets) override {
-    u_.zero();
-    u_prev_.zero();
-    for (auto& s : slabs_) s.zero();
-    traces_device_.zero();
-    sources_.assign(setup_.sources(sources));
+    const cudaStream_t st = stream_.handle();
+    u_.zero(st);
+    u_prev_.zero(st);
+    for (auto& s : slabs_) s.zero(st);
+    traces_device_.zero(st);
+    sources_.assign(setup_.sources(sources), st);
     std::vector<T> flat(wavelets.size() * std::size_t(setup_.nt));
     for (std::size_t j = 0; j < wavelets.size(); ++j)
       for (int n = 0; n < setup_.nt; ++n) flat[j * setup_.nt + n] = T(wavelets[j][n]);
-    cuda::copy_to_device(wavelets_.data(), flat.data(), flat.size() * sizeof(T));
+    cuda::copy_to_device(wavelets_.data(), flat.data(), flat.size() * sizeof(T), st);
     traces_valid_ = false;
   }
 
   void advance(int n_begin, int n_end) override {
     const int n_receivers = int(setup_.receivers.offsets.size()) - 1;
+    const cudaStream_t st = stream_.handle();
     for (int n = n_begin; n < n_end; ++n) {
       cuda::record_receivers(u_.data(), receivers_.index.data(), receivers_.factor.data(), receivers_.offsets.data(),
-                             n_receivers, traces_device_.data(), setup_.nt, n);
+                             n_receivers, traces_device_.data(), setup_.nt, n, st);
       const FdtdStep<T> step{setup_.layout, u_.data(), u_prev_.data(), vel2dt2_.data(), setup_.coef,
                              {setup_.pml[0], setup_.pml[1], setup_.pml[2]}, setup_.free_surface};
-      cuda::fdtd_step(step);
+      cuda::fdtd_step(step, st);
       cuda::inject_sources(u_prev_.data(), sources_.index.data(), sources_.factor.data(), sources_.owner.data(),
-                           sources_.points, wavelets_.data(), setup_.nt, n);
-      if (setup_.free_surface) cuda::zero_top_plane(setup_.layout, u_prev_.data());
+                           sources_.points, wavelets_.data(), setup_.nt, n, st);
+      if (setup_.free_surface) cuda::zero_top_plane(setup_.layout, u_prev_.data(), st);
       std::swap(u_, u_prev_);
     }
     traces_valid_ = false;
@@ -111,14 +114,14 @@ class FdtdCuda final : public Propagator {
 
   std::span<const double> traces() override {
     if (!traces_valid_) {
-      cuda::copy_to_host(traces_host_.data(), traces_device_.data(), traces_host_.size() * sizeof(double));
+      cuda::copy_to_host(traces_host_.data(), traces_device_.data(), traces_host_.size() * sizeof(double), stream_.handle());
       traces_valid_ = true;
     }
     return traces_host_;
   }
 
   FieldStats field_stats() override {
-    const auto s = cuda::field_stats(setup_.layout, u_.data(), stats_max_.data(), stats_index_.data());
+    const auto s = cuda::field_stats(setup_.layout, u_.data(), stats_max_.data(), stats_index_.data(), stream_.handle());
     return FieldStats{s.finite ? s.max_abs : INFINITY, s.argmax, s.finite};
   }
 
@@ -135,16 +138,17 @@ class FdtdCuda final : public Propagator {
  private:
   template <class U>
   void copy_out(std::span<U> out) {
-    cuda::unpad(setup_.layout, u_.data(), dense_.data());
+    cuda::unpad(setup_.layout, u_.data(), dense_.data(), stream_.handle());
     if constexpr (std::is_same_v<U, T>) {
-      cuda::copy_to_host(out.data(), dense_.data(), dense_.bytes());
+      cuda::copy_to_host(out.data(), dense_.data(), dense_.bytes(), stream_.handle());
     } else {
       std::vector<T> host(dense_.size());
-      cuda::copy_to_host(host.data(), dense_.data(), dense_.bytes());
+      cuda::copy_to_host(host.data(), dense_.data(), dense_.bytes(), stream_.handle());
       for (std::size_t i = 0; i < host.size(); ++i) out[i] = U(host[i]);
     }
   }
 
+  cuda::Stream stream_;  // first member: created before, destroyed after the buffers used in it
   FdtdSetup<T> setup_;
   cuda::DeviceArray<T> u_, u_prev_, vel2dt2_, dense_;
   cuda::DeviceArray<double> traces_device_;

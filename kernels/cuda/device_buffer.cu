@@ -13,17 +13,29 @@ DeviceBuffer::~DeviceBuffer() {
   if (data_) cudaFree(data_);  // no throw from a destructor; a failure here means the context is already gone
 }
 
-void DeviceBuffer::zero() {
-  if (data_) SPECWAVE_CUDA_CHECK(cudaMemset(data_, 0, bytes_));
+void DeviceBuffer::zero(cudaStream_t stream) {
+  if (data_) SPECWAVE_CUDA_CHECK(cudaMemsetAsync(data_, 0, bytes_, stream));
 }
 
-void copy_to_device(void* device, const void* host, std::size_t bytes) {
-  if (bytes) SPECWAVE_CUDA_CHECK(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));
+void copy_to_device(void* device, const void* host, std::size_t bytes, cudaStream_t stream) {
+  if (!bytes) return;
+  SPECWAVE_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream));
+  SPECWAVE_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-void copy_to_host(void* host, const void* device, std::size_t bytes) {
-  if (bytes) SPECWAVE_CUDA_CHECK(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost));
+void copy_to_host(void* host, const void* device, std::size_t bytes, cudaStream_t stream) {
+  if (!bytes) return;
+  SPECWAVE_CUDA_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream));
+  SPECWAVE_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
+
+Stream::Stream() { SPECWAVE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+
+Stream::~Stream() {
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+void Stream::synchronize() const { SPECWAVE_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
 void select_device(int index) {
   int count = 0;

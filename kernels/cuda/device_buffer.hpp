@@ -1,6 +1,8 @@
 #pragma once
 // Device memory for plain C++ code: RAII buffers and checked copies (implemented in device_buffer.cu).
 // Buffers are allocated when a propagator is built, never inside the time loop.
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <utility>
 
@@ -21,7 +23,7 @@ class DeviceBuffer {
   ~DeviceBuffer();
   void* data() const { return data_; }
   std::size_t bytes() const { return bytes_; }
-  void zero();
+  void zero(cudaStream_t stream = nullptr);  // ordered in `stream`
 
  private:
   void* data_ = nullptr;
@@ -36,15 +38,32 @@ class DeviceArray {
   T* data() const { return static_cast<T*>(buffer_.data()); }
   std::size_t size() const { return size_; }
   std::size_t bytes() const { return buffer_.bytes(); }
-  void zero() { buffer_.zero(); }
+  void zero(cudaStream_t stream = nullptr) { buffer_.zero(stream); }
 
  private:
   DeviceBuffer buffer_;
   std::size_t size_ = 0;
 };
 
-void copy_to_device(void* device, const void* host, std::size_t bytes);
-void copy_to_host(void* host, const void* device, std::size_t bytes);
+// Copies ordered in `stream` (after the work already queued there). Both return when the host buffer may be
+// reused: host-to-device once the data is staged, device-to-host once it has arrived.
+void copy_to_device(void* device, const void* host, std::size_t bytes, cudaStream_t stream = nullptr);
+void copy_to_host(void* host, const void* device, std::size_t bytes, cudaStream_t stream = nullptr);
+
+// An owned, non-blocking CUDA stream: the work of one propagator (one shot), so that several shots can
+// share a device concurrently.
+class Stream {
+ public:
+  Stream();
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t handle() const { return stream_; }
+  void synchronize() const;
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
 void select_device(int index);  // throws with a clear message when the index does not exist
 void synchronize();
 

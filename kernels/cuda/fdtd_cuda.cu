@@ -71,12 +71,12 @@ __global__ void update_kernel(FdtdStep<T> s) {
 }
 
 template <int R, class T>
-void step_radius(const FdtdStep<T>& s) {
+void step_radius(const FdtdStep<T>& s, cudaStream_t stream) {
   const FieldLayout& L = s.layout;
   if (L.halo != R) throw std::logic_error("cuda::fdtd_step: field halo must equal the stencil radius");
   if (s.free_surface) {
     const dim3 grid(blocks_for(L.stride_z(), 256), L.halo);
-    mirror_top_kernel<<<grid, 256>>>(L, s.u);
+    mirror_top_kernel<<<grid, 256, 0, stream>>>(L, s.u);
     SPECWAVE_CUDA_CHECK_LAUNCH();
   }
   for (int axis = 0; axis < 3; ++axis)
@@ -87,11 +87,11 @@ void step_radius(const FdtdStep<T>& s) {
       lo[axis] = side == 0 ? 0 : p.n - p.width;
       ext[axis] = p.width;
       const dim3 grid(blocks_for(ext[2], 128), ext[1], ext[0]);
-      psi_kernel<R><<<grid, 128>>>(s, axis, side, make_int3(lo[2], lo[1], lo[0]), make_int3(ext[2], ext[1], ext[0]));
+      psi_kernel<R><<<grid, 128, 0, stream>>>(s, axis, side, make_int3(lo[2], lo[1], lo[0]), make_int3(ext[2], ext[1], ext[0]));
       SPECWAVE_CUDA_CHECK_LAUNCH();
     }
   const dim3 grid(blocks_for(L.nx, block_x), blocks_for(L.ny, block_y), L.nz);
-  update_kernel<R><<<grid, dim3(block_x, block_y)>>>(s);
+  update_kernel<R><<<grid, dim3(block_x, block_y), 0, stream>>>(s);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -163,52 +163,55 @@ __global__ void unpad_kernel(FieldLayout L, const T* padded, T* dense) {
 }  // namespace
 
 template <class T>
-void fdtd_step(const FdtdStep<T>& s) {
+void fdtd_step(const FdtdStep<T>& s, cudaStream_t stream) {
   switch (s.coef.radius) {
-    case 1: return step_radius<1>(s);
-    case 2: return step_radius<2>(s);
-    case 3: return step_radius<3>(s);
-    case 4: return step_radius<4>(s);
-    case 5: return step_radius<5>(s);
-    case 6: return step_radius<6>(s);
-    case 7: return step_radius<7>(s);
-    case 8: return step_radius<8>(s);
+    case 1: return step_radius<1>(s, stream);
+    case 2: return step_radius<2>(s, stream);
+    case 3: return step_radius<3>(s, stream);
+    case 4: return step_radius<4>(s, stream);
+    case 5: return step_radius<5>(s, stream);
+    case 6: return step_radius<6>(s, stream);
+    case 7: return step_radius<7>(s, stream);
+    case 8: return step_radius<8>(s, stream);
     default: throw std::invalid_argument("cuda::fdtd_step: stencil radius must be 1..8");
   }
 }
 
 template <class T>
 void inject_sources(T* u, const index_t* index, const T* factor, const std::int32_t* owner, int n_points,
-                    const T* wavelets, int nt, int n) {
+                    const T* wavelets, int nt, int n, cudaStream_t stream) {
   if (n_points == 0) return;
-  inject_kernel<<<blocks_for(n_points, 128), 128>>>(u, index, factor, owner, n_points, wavelets, nt, n);
+  inject_kernel<<<blocks_for(n_points, 128), 128, 0, stream>>>(u, index, factor, owner, n_points, wavelets, nt, n);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
 template <class T>
 void record_receivers(const T* u, const index_t* index, const T* weight, const std::int32_t* offsets, int n_receivers,
-                      double* traces, int nt, int n) {
+                      double* traces, int nt, int n, cudaStream_t stream) {
   if (n_receivers == 0) return;
-  record_kernel<<<blocks_for(n_receivers, 128), 128>>>(u, index, weight, offsets, n_receivers, traces, nt, n);
+  record_kernel<<<blocks_for(n_receivers, 128), 128, 0, stream>>>(u, index, weight, offsets, n_receivers, traces, nt, n);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
 template <class T>
-void zero_top_plane(const FieldLayout& L, T* u) {
-  zero_top_kernel<<<dim3(blocks_for(L.nx, 128), L.ny), 128>>>(L, u);
+void zero_top_plane(const FieldLayout& L, T* u, cudaStream_t stream) {
+  zero_top_kernel<<<dim3(blocks_for(L.nx, 128), L.ny), 128, 0, stream>>>(L, u);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
 int stats_blocks() { return reduce_blocks; }
 
 template <class T>
-DeviceFieldStats field_stats(const FieldLayout& L, const T* u, double* partial_max, std::int64_t* partial_index) {
-  stats_kernel<<<reduce_blocks, reduce_threads>>>(L, u, partial_max, partial_index);
+DeviceFieldStats field_stats(const FieldLayout& L, const T* u, double* partial_max, std::int64_t* partial_index,
+                             cudaStream_t stream) {
+  stats_kernel<<<reduce_blocks, reduce_threads, 0, stream>>>(L, u, partial_max, partial_index);
   SPECWAVE_CUDA_CHECK_LAUNCH();
   std::vector<double> m(reduce_blocks);
   std::vector<std::int64_t> w(reduce_blocks);
-  SPECWAVE_CUDA_CHECK(cudaMemcpy(m.data(), partial_max, reduce_blocks * sizeof(double), cudaMemcpyDeviceToHost));
-  SPECWAVE_CUDA_CHECK(cudaMemcpy(w.data(), partial_index, reduce_blocks * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
+  SPECWAVE_CUDA_CHECK(cudaMemcpyAsync(m.data(), partial_max, reduce_blocks * sizeof(double), cudaMemcpyDeviceToHost, stream));
+  SPECWAVE_CUDA_CHECK(
+      cudaMemcpyAsync(w.data(), partial_index, reduce_blocks * sizeof(std::int64_t), cudaMemcpyDeviceToHost, stream));
+  SPECWAVE_CUDA_CHECK(cudaStreamSynchronize(stream));
   DeviceFieldStats out{0, 0, true};
   double best = -1;
   for (int b = 0; b < reduce_blocks; ++b)
@@ -219,18 +222,20 @@ DeviceFieldStats field_stats(const FieldLayout& L, const T* u, double* partial_m
 }
 
 template <class T>
-void unpad(const FieldLayout& L, const T* padded, T* dense) {
-  unpad_kernel<<<dim3(blocks_for(L.nx, 128), L.ny, L.nz), 128>>>(L, padded, dense);
+void unpad(const FieldLayout& L, const T* padded, T* dense, cudaStream_t stream) {
+  unpad_kernel<<<dim3(blocks_for(L.nx, 128), L.ny, L.nz), 128, 0, stream>>>(L, padded, dense);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
 #define SPECWAVE_INSTANTIATE(T)                                                                                  \
-  template void fdtd_step<T>(const FdtdStep<T>&);                                                                \
-  template void inject_sources<T>(T*, const index_t*, const T*, const std::int32_t*, int, const T*, int, int);   \
-  template void record_receivers<T>(const T*, const index_t*, const T*, const std::int32_t*, int, double*, int, int); \
-  template void zero_top_plane<T>(const FieldLayout&, T*);                                                       \
-  template DeviceFieldStats field_stats<T>(const FieldLayout&, const T*, double*, std::int64_t*);               \
-  template void unpad<T>(const FieldLayout&, const T*, T*);
+  template void fdtd_step<T>(const FdtdStep<T>&, cudaStream_t);                                                  \
+  template void inject_sources<T>(T*, const index_t*, const T*, const std::int32_t*, int, const T*, int, int,     \
+                                  cudaStream_t);                                                                 \
+  template void record_receivers<T>(const T*, const index_t*, const T*, const std::int32_t*, int, double*, int, int, \
+                                    cudaStream_t);                                                               \
+  template void zero_top_plane<T>(const FieldLayout&, T*, cudaStream_t);                                         \
+  template DeviceFieldStats field_stats<T>(const FieldLayout&, const T*, double*, std::int64_t*, cudaStream_t); \
+  template void unpad<T>(const FieldLayout&, const T*, T*, cudaStream_t);
 SPECWAVE_INSTANTIATE(float)
 SPECWAVE_INSTANTIATE(double)
 #undef SPECWAVE_INSTANTIATE

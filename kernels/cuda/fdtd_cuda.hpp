@@ -1,6 +1,9 @@
 #pragma once
 // Host launchers of the CUDA FDTD kernels (fdtd_cuda.cu), callable from plain C++. All pointers are device
-// pointers; every launch is checked. Explicitly instantiated for float and double.
+// pointers; every launch is checked and queued
+// in `stream` (asynchronous unless said otherwise). Explicitly instantiated for float and double.
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 
 #include "kernels/fdtd_step.hpp"
@@ -10,26 +13,26 @@ namespace specwave::cuda {
 // One leapfrog step without sources: free-surface mirror, CPML psi update, then the fused
 // Laplacian + CPML correction + leapfrog update of every point (the per-point functions of fdtd_point.hpp).
 template <class T>
-void fdtd_step(const FdtdStep<T>& step);
+void fdtd_step(const FdtdStep<T>& step, cudaStream_t stream);
 
 // f^n: u[index[p]] += factor[p] * wavelets[owner[p] * nt + n] for every source point p (atomic: points of
 // different sources may coincide).
 template <class T>
 void inject_sources(T* u, const index_t* index, const T* factor, const std::int32_t* owner, int n_points,
-                    const T* wavelets, int nt, int n);
+                    const T* wavelets, int nt, int n, cudaStream_t stream);
 
 // traces[r * nt + n] = sum_{p in receiver r} weight[p] * u[index[p]] (accumulated in fp64), for all receivers;
 // receiver r owns points offsets[r] .. offsets[r+1]-1.
 template <class T>
 void record_receivers(const T* u, const index_t* index, const T* weight, const std::int32_t* offsets, int n_receivers,
-                      double* traces, int nt, int n);
+                      double* traces, int nt, int n, cudaStream_t stream);
 
 // u = 0 on the plane iz = 0.
 template <class T>
-void zero_top_plane(const FieldLayout& layout, T* u);
+void zero_top_plane(const FieldLayout& layout, T* u, cudaStream_t stream);
 
 // max |u| over the interior and its flat (nz, ny, nx) index; a non-finite value wins. `partial_max` and
-// `partial_index` are device scratch of at least stats_blocks() entries.
+// `partial_index` are device scratch of at least stats_blocks() entries. Synchronises `stream`.
 struct DeviceFieldStats {
   double max_abs;
   std::int64_t argmax;
@@ -37,10 +40,11 @@ struct DeviceFieldStats {
 };
 int stats_blocks();
 template <class T>
-DeviceFieldStats field_stats(const FieldLayout& layout, const T* u, double* partial_max, std::int64_t* partial_index);
+DeviceFieldStats field_stats(const FieldLayout& layout, const T* u, double* partial_max, std::int64_t* partial_index,
+                             cudaStream_t stream);
 
 // Copies the interior of a padded device field into a dense (nz, ny, nx) device array.
 template <class T>
-void unpad(const FieldLayout& layout, const T* padded, T* dense);
+void unpad(const FieldLayout& layout, const T* padded, T* dense, cudaStream_t stream);
 
 }  // namespace specwave::cuda
