@@ -60,7 +60,11 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   const bool fp64 = std::is_same_v<T, double>;
 
   fs::create_directories(dir);
-  auto propagator = make_propagator(c, plan);
+  // Several shots in flight when one does not fill the device (plan.shots_in_flight; 1 on the CPU): their
+  // propagators advance in lockstep chunks, and on the GPU each queues its work in its own stream.
+  std::vector<std::unique_ptr<Propagator>> propagators;
+  for (int k = 0; k < std::min(plan.shots_in_flight, n_shots); ++k) propagators.push_back(make_propagator(c, plan));
+  const int in_flight = int(propagators.size());
   io::h5::Provenance prov{"", to_string(c.run.precision), "cpu", c.source_text, "host CPU", plan.threads, 1};
   prov.backend = plan.backend == BackendKind::cuda ? "cuda" : "cpu";
 
@@ -90,41 +94,51 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   int slice_step = -plan.nt;  // no slice yet
   Progress progress(static_cast<long long>(plan.nt) * n_shots, double(g.points()), c.run.progress_seconds, !options.quiet);
   long long done = 0;
-  for (int shot = 0; shot < n_shots; ++shot) {
-    propagator->begin_shot(plan.sources[shot], plan.wavelets[shot]);
+  for (int first = 0; first < n_shots; first += in_flight) {
+    const int count = std::min(in_flight, n_shots - first);
+    for (int k = 0; k < count; ++k) propagators[k]->begin_shot(plan.sources[first + k], plan.wavelets[first + k]);
     std::size_t next_snapshot = 0;
     int n = 0;
     while (n < plan.nt) {
       int end = std::min(plan.nt, (n / c.run.check_every + 1) * c.run.check_every);
       if (next_snapshot < steps.size()) end = std::min(end, steps[next_snapshot]);
-      propagator->advance(n, end);
-      done += end - n;
+      for (int k = 0; k < count; ++k) propagators[k]->advance(n, end);
+      done += static_cast<long long>(end - n) * count;
       n = end;
-      if (n % c.run.check_every == 0 || n == plan.nt) {
-        const FieldStats stats = propagator->field_stats();
-        if (!stats.finite || stats.max_abs > c.run.max_amplitude) blow_up(c, plan, shot, n, stats);
+      for (int k = 0; k < count; ++k) {
+        const int shot = first + k;
+        Propagator& propagator = *propagators[k];
+        if (n % c.run.check_every == 0 || n == plan.nt) {
+          const FieldStats stats = propagator.field_stats();
+          if (!stats.finite || stats.max_abs > c.run.max_amplitude) blow_up(c, plan, shot, n, stats);
+        }
+        if (next_snapshot < steps.size() && n == steps[next_snapshot]) {
+          propagator.copy_field(std::span<T>(field));
+          wavefield->write_snapshot(shot, int(next_snapshot), field.data());
+          // The plotted slice: shot 0's snapshot nearest the middle of the run.
+          if (shot == 0 && std::abs(n - plan.nt / 2) <= std::abs(slice_step - plan.nt / 2))
+            field_slice = xz_slice(g, field, slice_y), slice_step = n;
+        }
       }
-      if (next_snapshot < steps.size() && n == steps[next_snapshot]) {
-        propagator->copy_field(std::span<T>(field));
-        wavefield->write_snapshot(shot, int(next_snapshot), field.data());
-        // The plotted slice: shot 0's snapshot nearest the middle of the run.
-        if (shot == 0 && std::abs(n - plan.nt / 2) <= std::abs(slice_step - plan.nt / 2))
-          field_slice = xz_slice(g, field, slice_y), slice_step = n;
-        ++next_snapshot;
-      }
-      progress.update(shot, n_shots, n, plan.nt, plan.dt, done);
+      if (next_snapshot < steps.size() && n == steps[next_snapshot]) ++next_snapshot;
+      progress.update(first, first + count - 1, n_shots, n, plan.nt, plan.dt, done);
     }
-    if (traces) traces->write_shot(shot, propagator->traces());
-    if (shot == 0) first_gather.assign(propagator->traces().begin(), propagator->traces().end());
-    if (c.output.final_field || (shot == 0 && field_slice.empty())) {
-      propagator->copy_field(std::span<T>(field));
-      if (c.output.final_field) wavefield->write_final(shot, field.data());
-      if (shot == 0 && field_slice.empty()) field_slice = xz_slice(g, field, slice_y), slice_step = plan.nt;
+    for (int k = 0; k < count; ++k) {
+      const int shot = first + k;
+      Propagator& propagator = *propagators[k];
+      if (traces) traces->write_shot(shot, propagator.traces());
+      if (shot == 0) first_gather.assign(propagator.traces().begin(), propagator.traces().end());
+      if (c.output.final_field || (shot == 0 && field_slice.empty())) {
+        propagator.copy_field(std::span<T>(field));
+        if (c.output.final_field) wavefield->write_final(shot, field.data());
+        if (shot == 0 && field_slice.empty()) field_slice = xz_slice(g, field, slice_y), slice_step = plan.nt;
+      }
     }
   }
 
   ForwardSummary summary;
-  summary.propagator = propagator->name();
+  summary.propagator = propagators.front()->name();
+  if (in_flight > 1) summary.propagator += fmt::format(" x {} shots in flight", in_flight);
   summary.seconds = progress.elapsed_seconds();
   summary.cells_per_second = progress.cells_per_second();
   if (traces) {

@@ -20,6 +20,7 @@ struct Plan {
   BackendKind backend = BackendKind::cpu;  // resolved (never auto)
   std::string backend_note;            // why this backend was picked
   int threads = 1;
+  int shots_in_flight = 1;              // shots advanced together (GPU: when one shot cannot fill the device)
   VelocityModel model;
   std::vector<std::vector<PointStencil>> sources;          // [shot][source]
   std::vector<std::vector<std::vector<double>>> wavelets;  // [shot][source][n]

@@ -24,7 +24,7 @@ double Progress::cells_per_second() const {
   return t > 0 ? steps_done_ * cells_per_step_ / t : 0;
 }
 
-void Progress::update(int shot, int n_shots, int step, int nt, double dt, long long steps_done) {
+void Progress::update(int first_shot, int last_shot, int n_shots, int step, int nt, double dt, long long steps_done) {
   steps_done_ = steps_done;
   if (!enabled_) return;
   const auto now = clock::now();
@@ -33,8 +33,9 @@ void Progress::update(int shot, int n_shots, int step, int nt, double dt, long l
   last_print_ = now;
   const double elapsed = elapsed_seconds();
   const double eta = steps_done > 0 ? elapsed * double(total_steps_ - steps_done) / steps_done : NAN;
-  std::fputs(fmt::format("[progress] shot {}/{} step {}/{} ({:5.1f}%) t = {:.4f} s | {:.3g} cells/s | elapsed {} | ETA {}\n",
-                         shot + 1, n_shots, step, nt, 100.0 * steps_done / total_steps_, step * dt, cells_per_second(),
+  const std::string shots = first_shot == last_shot ? fmt::format("shot {}/{}", first_shot + 1, n_shots)
+                                                   : fmt::format("shots {}-{}/{}", first_shot + 1, last_shot + 1, n_shots);
+  std::fputs(fmt::format("[progress] {} step {}/{} ({:5.1f}%) t = {:.4f} s | {:.3g} cells/s | elapsed {} | ETA {}\n", shots, step, nt, 100.0 * steps_done / total_steps_, step * dt, cells_per_second(),
                          format_duration(elapsed), format_duration(eta))
                  .c_str(),
              stdout);

@@ -13,7 +13,8 @@ class Progress {
  public:
   Progress(long long total_steps, double cells_per_step, double interval_seconds, bool enabled);
   // Call after each chunk of steps; prints at most every interval_seconds (and always on the last step).
-  void update(int shot, int n_shots, int step, int nt, double dt, long long steps_done);
+  // Shots first..last (0-based) are running together.
+  void update(int first_shot, int last_shot, int n_shots, int step, int nt, double dt, long long steps_done);
   double elapsed_seconds() const;
   double cells_per_second() const;
 
