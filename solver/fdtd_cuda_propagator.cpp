@@ -2,7 +2,9 @@
 // kernels/cuda/fdtd_cuda.cu in the time loop. Traces stay on the device and are copied back in one batch when
 // asked for; no allocation happens after construction.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/fdtd_cuda.hpp"
@@ -38,6 +40,15 @@ struct DevicePointLists {
     points = int(host.index.size());
   }
 };
+
+// SPECWAVE_CUDA_KERNEL=tiled selects the 2.5D-blocked kernel; the default stays the generic one until the
+// tiled kernel has been validated and measured on a GPU (tests/test_gpu.cpp, specwave-gpu-bench).
+cuda::StencilKernel stencil_kernel_from_environment() {
+  const char* v = std::getenv("SPECWAVE_CUDA_KERNEL");
+  if (!v || std::string(v) == "generic") return cuda::StencilKernel::generic;
+  if (std::string(v) == "tiled") return cuda::StencilKernel::tiled;
+  throw std::invalid_argument(std::string("SPECWAVE_CUDA_KERNEL = '") + v + "': use 'generic' or 'tiled'");
+}
 
 template <class T>
 class FdtdCuda final : public Propagator {
@@ -103,7 +114,7 @@ class FdtdCuda final : public Propagator {
                              n_receivers, traces_device_.data(), setup_.nt, n, st);
       const FdtdStep<T> step{setup_.layout, u_.data(), u_prev_.data(), vel2dt2_.data(), setup_.coef,
                              {setup_.pml[0], setup_.pml[1], setup_.pml[2]}, setup_.free_surface};
-      cuda::fdtd_step(step, st);
+      cuda::fdtd_step(step, st, kernel_);
       cuda::inject_sources(u_prev_.data(), sources_.index.data(), sources_.factor.data(), sources_.owner.data(),
                            sources_.points, wavelets_.data(), setup_.nt, n, st);
       if (setup_.free_surface) cuda::zero_top_plane(setup_.layout, u_prev_.data(), st);
@@ -160,6 +171,7 @@ class FdtdCuda final : public Propagator {
   cuda::DeviceArray<T> wavelets_;
   std::vector<double> traces_host_;
   bool traces_valid_ = false;
+  cuda::StencilKernel kernel_ = stencil_kernel_from_environment();
 };
 
 }  // namespace

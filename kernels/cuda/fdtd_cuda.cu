@@ -70,8 +70,92 @@ __global__ void update_kernel(FdtdStep<T> s) {
   s.u_prev[i] = leapfrog(s.u[i], s.u_prev[i], s.vel2dt2[i], lap);
 }
 
+
+// The hand-tuned variant of update_kernel (2.5D blocking): a (BX, BY) tile of threads marches along z.
+// The x-y neighbours of the current plane come from shared memory (one load per point plus the tile's
+// halo), the z neighbours from registers (each value loaded once and shifted), so u is read from device
+// memory about once per step. Same arithmetic as laplacian() in fdtd_point.hpp (near terms in difference
+// form, far terms summed), the CPML corrections through the shared per-point cpml_correction(). Checked
+// against update_kernel by the GPU tests.
+template <int R, class T, int BX, int BY>
+__global__ void __launch_bounds__(BX* BY) update_tiled_kernel(FdtdStep<T> s, int z_per_block) {
+  __shared__ T tile[BY + 2 * R][BX + 2 * R];
+  const FieldLayout& L = s.layout;
+  const int tx = int(threadIdx.x), ty = int(threadIdx.y);
+  const int x = int(blockIdx.x) * BX + tx, y = int(blockIdx.y) * BY + ty;
+  const int z0 = int(blockIdx.z) * z_per_block, z1 = min(L.nz, z0 + z_per_block);
+  const bool active = x < L.nx && y < L.ny;
+  const bool loadable = x < L.nx + R && y < L.ny + R;  // inside the padded array
+  const index_t sy = L.stride_y(), sz = L.stride_z();
+  constexpr int near_terms = R < SPECWAVE_NEAR_TERMS ? R : SPECWAVE_NEAR_TERMS;
+  const T* __restrict__ u = s.u;
+  index_t i = loadable ? L.index(z0, y, x) : 0;
+
+  T behind[R], infront[R];
+  T cur = loadable ? u[i] : T(0);
+#pragma unroll
+  for (int k = 0; k < R; ++k) {
+    behind[k] = loadable ? u[i - (k + 1) * sz] : T(0);
+    infront[k] = loadable ? u[i + (k + 1) * sz] : T(0);
+  }
+  for (int z = z0; z < z1; ++z) {
+    __syncthreads();  // the previous plane's tile has been read
+    tile[ty + R][tx + R] = cur;
+    if (tx < R) {
+      tile[ty + R][tx] = loadable ? u[i - R] : T(0);
+      tile[ty + R][tx + BX + R] = (loadable && x + BX < L.nx + R) ? u[i + BX] : T(0);
+    }
+    if (ty < R) {
+      tile[ty][tx + R] = loadable ? u[i - R * sy] : T(0);
+      tile[ty + BY + R][tx + R] = (loadable && y + BY < L.ny + R) ? u[i + BY * sy] : T(0);
+    }
+    __syncthreads();
+    if (active) {
+      const T centre = cur;
+      T sum = 0;
+#pragma unroll
+      for (int k = 1; k <= near_terms; ++k)
+        sum += s.coef.d2[0][k] * ((infront[k - 1] - centre) + (behind[k - 1] - centre)) +
+               s.coef.d2[1][k] * ((tile[ty + R + k][tx + R] - centre) + (tile[ty + R - k][tx + R] - centre)) +
+               s.coef.d2[2][k] * ((tile[ty + R][tx + R + k] - centre) + (tile[ty + R][tx + R - k] - centre));
+      if constexpr (R > near_terms) {
+        T far = s.coef.far_centre * centre;
+#pragma unroll
+        for (int k = near_terms + 1; k <= R; ++k)
+          far += s.coef.d2[0][k] * (infront[k - 1] + behind[k - 1]) +
+                 s.coef.d2[1][k] * (tile[ty + R + k][tx + R] + tile[ty + R - k][tx + R]) +
+                 s.coef.d2[2][k] * (tile[ty + R][tx + R + k] + tile[ty + R][tx + R - k]);
+        sum += far;
+      }
+      T lap = sum;
+      const int c[3] = {z, y, x};
+#pragma unroll
+      for (int axis = 0; axis < 3; ++axis) {
+        const CpmlAxis<T>& p = s.pml[axis];
+        if (!p.in_layer(c[axis])) continue;
+        int sc[3] = {z, y, x};
+        sc[axis] = p.slab_coordinate(c[axis]);
+        const index_t j = sc[0] * p.slab_stride[0] + sc[1] * p.slab_stride[1] + sc[2] * p.slab_stride[2];
+        const int side = p.side(c[axis]);
+        lap += cpml_correction<R>(s.u, i, L.stride(axis), p.psi[side], p.zeta[side], j, p.slab_stride[axis],
+                                  s.coef.d2[axis], s.coef.d1[axis], p.a[c[axis]], p.b[c[axis]]);
+      }
+      s.u_prev[i] = leapfrog(centre, s.u_prev[i], s.vel2dt2[i], lap);
+    }
+    // Shift the z column by one plane; the new front value is z + 1 + R, which exists up to nz - 1 + R.
+#pragma unroll
+    for (int k = R - 1; k > 0; --k) behind[k] = behind[k - 1];
+    behind[0] = cur;
+    cur = infront[0];
+#pragma unroll
+    for (int k = 0; k < R - 1; ++k) infront[k] = infront[k + 1];
+    infront[R - 1] = (loadable && z + 1 < L.nz) ? u[i + (R + 1) * sz] : T(0);
+    i += sz;
+  }
+}
+
 template <int R, class T>
-void step_radius(const FdtdStep<T>& s, cudaStream_t stream) {
+void step_radius(const FdtdStep<T>& s, cudaStream_t stream, StencilKernel kernel) {
   const FieldLayout& L = s.layout;
   if (L.halo != R) throw std::logic_error("cuda::fdtd_step: field halo must equal the stencil radius");
   if (s.free_surface) {
@@ -90,8 +174,14 @@ void step_radius(const FdtdStep<T>& s, cudaStream_t stream) {
       psi_kernel<R><<<grid, 128, 0, stream>>>(s, axis, side, make_int3(lo[2], lo[1], lo[0]), make_int3(ext[2], ext[1], ext[0]));
       SPECWAVE_CUDA_CHECK_LAUNCH();
     }
-  const dim3 grid(blocks_for(L.nx, block_x), blocks_for(L.ny, block_y), L.nz);
-  update_kernel<R><<<grid, dim3(block_x, block_y), 0, stream>>>(s);
+  if (kernel == StencilKernel::tiled) {
+    constexpr int bx = 32, by = 16, z_per_block = 32;
+    const dim3 grid(blocks_for(L.nx, bx), blocks_for(L.ny, by), blocks_for(L.nz, z_per_block));
+    update_tiled_kernel<R, T, bx, by><<<grid, dim3(bx, by), 0, stream>>>(s, z_per_block);
+  } else {
+    const dim3 grid(blocks_for(L.nx, block_x), blocks_for(L.ny, block_y), L.nz);
+    update_kernel<R><<<grid, dim3(block_x, block_y), 0, stream>>>(s);
+  }
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -163,16 +253,16 @@ __global__ void unpad_kernel(FieldLayout L, const T* padded, T* dense) {
 }  // namespace
 
 template <class T>
-void fdtd_step(const FdtdStep<T>& s, cudaStream_t stream) {
+void fdtd_step(const FdtdStep<T>& s, cudaStream_t stream, StencilKernel kernel) {
   switch (s.coef.radius) {
-    case 1: return step_radius<1>(s, stream);
-    case 2: return step_radius<2>(s, stream);
-    case 3: return step_radius<3>(s, stream);
-    case 4: return step_radius<4>(s, stream);
-    case 5: return step_radius<5>(s, stream);
-    case 6: return step_radius<6>(s, stream);
-    case 7: return step_radius<7>(s, stream);
-    case 8: return step_radius<8>(s, stream);
+    case 1: return step_radius<1>(s, stream, kernel);
+    case 2: return step_radius<2>(s, stream, kernel);
+    case 3: return step_radius<3>(s, stream, kernel);
+    case 4: return step_radius<4>(s, stream, kernel);
+    case 5: return step_radius<5>(s, stream, kernel);
+    case 6: return step_radius<6>(s, stream, kernel);
+    case 7: return step_radius<7>(s, stream, kernel);
+    case 8: return step_radius<8>(s, stream, kernel);
     default: throw std::invalid_argument("cuda::fdtd_step: stencil radius must be 1..8");
   }
 }
@@ -228,7 +318,7 @@ void unpad(const FieldLayout& L, const T* padded, T* dense, cudaStream_t stream)
 }
 
 #define SPECWAVE_INSTANTIATE(T)                                                                                  \
-  template void fdtd_step<T>(const FdtdStep<T>&, cudaStream_t);                                                  \
+  template void fdtd_step<T>(const FdtdStep<T>&, cudaStream_t, StencilKernel);                                   \
   template void inject_sources<T>(T*, const index_t*, const T*, const std::int32_t*, int, const T*, int, int,     \
                                   cudaStream_t);                                                                 \
   template void record_receivers<T>(const T*, const index_t*, const T*, const std::int32_t*, int, double*, int, int, \

@@ -10,10 +10,14 @@
 
 namespace specwave::cuda {
 
+// The stencil kernel: `generic` runs update_kernel, one thread per point through the per-point functions;
+// `tiled` runs the 2.5D-blocked update_tiled_kernel (shared-memory planes, z column in registers).
+enum class StencilKernel { generic, tiled };
+
 // One leapfrog step without sources: free-surface mirror, CPML psi update, then the fused
 // Laplacian + CPML correction + leapfrog update of every point (the per-point functions of fdtd_point.hpp).
 template <class T>
-void fdtd_step(const FdtdStep<T>& step, cudaStream_t stream);
+void fdtd_step(const FdtdStep<T>& step, cudaStream_t stream, StencilKernel kernel = StencilKernel::generic);
 
 // f^n: u[index[p]] += factor[p] * wavelets[owner[p] * nt + n] for every source point p (atomic: points of
 // different sources may coincide).
