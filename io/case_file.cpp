@@ -526,7 +526,8 @@ void read_options(const Tab& r, Case& c) {
   }
   if (auto u = r.sub("run", false, "[run]")) {
     auto& rs = c.run;
-    u->allow({"precision", "backend", "threads", "check_every", "progress_seconds", "max_amplitude"});
+    u->allow({"precision", "backend", "threads", "check_every", "progress_seconds", "max_amplitude", "device",
+              "device_memory_fraction"});
     rs.precision = u->choice<Precision>("precision", {{"fp32", Precision::fp32}, {"fp64", Precision::fp64}}, Precision::fp32,
                                         "precision = \"fp32\"");
     rs.backend = u->choice<BackendKind>("backend", {{"cpu", BackendKind::cpu}, {"cuda", BackendKind::cuda}, {"auto", BackendKind::auto_select}},
@@ -539,6 +540,11 @@ void read_options(const Tab& r, Case& c) {
     u->check(rs.progress_seconds > 0, "progress_seconds", "must be > 0", "use e.g. 5.0");
     rs.max_amplitude = u->num("max_amplitude", "max_amplitude = 1e20", 1e20);
     u->check(rs.max_amplitude > 0, "max_amplitude", "must be > 0", "use e.g. 1e20");
+    rs.device = u->integer("device", "device = 0", 0);
+    u->check(rs.device >= 0, "device", "must be >= 0", "use the CUDA device index, e.g. 0");
+    rs.device_memory_fraction = u->num("device_memory_fraction", "device_memory_fraction = 0.7", 0.7);
+    u->check(rs.device_memory_fraction > 0 && rs.device_memory_fraction <= 1, "device_memory_fraction",
+             "must be in (0, 1]", "use e.g. 0.7");
   }
   auto& o = c.output;
   if (auto t = r.sub("output", false, "[output]")) {

@@ -83,6 +83,8 @@ struct RunSpec {
   int check_every = 50;             // steps between blow-up checks
   double progress_seconds = 5;      // seconds between progress lines
   double max_amplitude = 1e20;      // |u| above this is a blow-up
+  int device = 0;                   // CUDA device index
+  double device_memory_fraction = 0.7;  // the run may use at most this fraction of the GPU memory free at start
 };
 
 struct OutputSpec {

@@ -50,11 +50,17 @@ cuda::StencilKernel stencil_kernel_from_environment() {
   throw std::invalid_argument(std::string("SPECWAVE_CUDA_KERNEL = '") + v + "': use 'generic' or 'tiled'");
 }
 
+int select(int device) {
+  cuda::select_device(device);
+  return device;
+}
+
 template <class T>
 class FdtdCuda final : public Propagator {
  public:
   FdtdCuda(const Case& c, const Plan& plan)
-      : stream_(),
+      : device_(select(c.run.device)),
+        stream_(),
         setup_(make_fdtd_setup<T>(c, plan)),
         u_(setup_.layout.size()),
         u_prev_(setup_.layout.size()),
@@ -159,7 +165,8 @@ class FdtdCuda final : public Propagator {
     }
   }
 
-  cuda::Stream stream_;  // first member: created before, destroyed after the buffers used in it
+  int device_;           // selected before any allocation
+  cuda::Stream stream_;  // created before, destroyed after the buffers used in it: created before, destroyed after the buffers used in it
   FdtdSetup<T> setup_;
   cuda::DeviceArray<T> u_, u_prev_, vel2dt2_, dense_;
   cuda::DeviceArray<double> traces_device_;

@@ -99,10 +99,14 @@ BackendKind resolve_backend(const Case& c, std::string& note) {
 #if defined(SPECWAVE_HAVE_CUDA)
   const auto cuda = cuda::query_devices();
   if (cuda.usable) {
-    const auto& d = cuda.devices.front();
-    note = fmt::format("cuda ({}: GPU 0, {}, compute capability {}.{}, {:.1f} GiB free)",
-                       c.run.backend == BackendKind::auto_select ? "auto picked the GPU" : "requested", d.name,
-                       d.compute_major, d.compute_minor, d.free_bytes / double(1ull << 30));
+    if (c.run.device >= int(cuda.devices.size()))
+      throw Error(ExitCode::backend_unavailable,
+                  fmt::format("run.device = {}: this machine has {} CUDA device(s); use an index in 0..{}", c.run.device,
+                              cuda.devices.size(), cuda.devices.size() - 1));
+    const auto& d = cuda.devices[c.run.device];
+    note = fmt::format("cuda ({}: GPU {}, {}, compute capability {}.{}, {:.1f} GiB free)",
+                       c.run.backend == BackendKind::auto_select ? "auto picked the GPU" : "requested", c.run.device,
+                       d.name, d.compute_major, d.compute_minor, d.free_bytes / double(1ull << 30));
     return BackendKind::cuda;
   }
   const std::string why = cuda.reason;
@@ -117,14 +121,12 @@ BackendKind resolve_backend(const Case& c, std::string& note) {
               fmt::format("run.backend = \"cuda\": {}; use backend = \"cpu\" or \"auto\"", why));
 }
 
-// The GPU may hold at most this fraction of the memory free on it at start.
-constexpr double device_memory_cap = 0.7;
-
 void check_device_memory(const Case& c, Plan& plan) {
 #if defined(SPECWAVE_HAVE_CUDA)
   if (plan.backend != BackendKind::cuda) return;
   const auto cuda = cuda::query_devices();
-  const double cap = device_memory_cap * double(cuda.devices.front().free_bytes);
+  const auto& device = cuda.devices.at(c.run.device);
+  const double cap = c.run.device_memory_fraction * double(device.free_bytes);
   // Fields, CPML slabs and traces live on the device; the host-only model copy does not.
   const double need = double(plan.memory_bytes) - 4.0 * double(c.grid.points());
   // A grid below ~32 M points leaves most of a large GPU idle: run up to 8 shots at once, within the cap.
@@ -133,9 +135,9 @@ void check_device_memory(const Case& c, Plan& plan) {
   if (need > cap)
     throw Error(ExitCode::resources,
                 fmt::format("{}: the run needs about {} on the GPU, above the cap of {} ({:.0f}% of the {} free); reduce "
-                            "grid.shape, use precision = \"fp32\", or use a larger GPU",
+                            "grid.shape, use precision = \"fp32\", raise run.device_memory_fraction, or use a larger GPU",
                             c.source_path.empty() ? c.name : c.source_path, human_bytes(need), human_bytes(cap),
-                            100 * device_memory_cap, human_bytes(double(cuda.devices.front().free_bytes))));
+                            100 * c.run.device_memory_fraction, human_bytes(double(device.free_bytes))));
 #else
   (void)c;
   (void)plan;

@@ -135,6 +135,8 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
       {"model_not_hdf5", model_file("text.h5"), 4, "not an HDF5 file"},
       {"unwritable_output", replaced(base_case, "directory = \"out\"", "directory = \"/proc/specwave-out\""), 5, "output.directory"},
       {"memory", replaced(base_case, "shape = [40, 40, 40]", "shape = [40, 40000, 40000]"), 6, "available"},
+      {"device_fraction", replaced(base_case, "pml_width = 10", "pml_width = 10\n[run]\ndevice_memory_fraction = 1.5"), 3,
+       "device_memory_fraction"},
       {"no_shots", replaced(base_case, "[[shots]]\n[[shots.sources]]\nposition = [200.0, 200.0, 200.0]\npeak_frequency = 10.0\n", ""),
        3, "shots"},
   };
