@@ -67,6 +67,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   const int in_flight = int(propagators.size());
   io::h5::Provenance prov{"", to_string(c.run.precision), "cpu", c.source_text, "host CPU", plan.threads, 1};
   prov.backend = plan.backend == BackendKind::cuda ? "cuda" : "cpu";
+  if (plan.backend == BackendKind::cuda) prov.device = plan.backend_note;
 
   std::vector<std::vector<Vec3>> source_positions;
   for (const auto& shot : c.shots) {
