@@ -13,6 +13,7 @@ CpmlProfile make_cpml_profile(const GridSpec& g, const BoundarySpec& bc, double 
     p.face[axis] = {W > 0 && !(axis == 0 && bc.free_surface), W > 0};
     p.a[axis].assign(n, 0.0);
     p.b[axis].assign(n, 1.0);
+    p.d[axis].assign(n, 0.0);
     if (W == 0) continue;
     const double thickness = W * g.spacing[axis];
     const double d0 = -(bc.pml_power + 1) * v_max * std::log(bc.pml_reflection) / (2 * thickness);
@@ -23,6 +24,7 @@ CpmlProfile make_cpml_profile(const GridSpec& g, const BoundarySpec& bc, double 
       if (p.face[axis][1] && i > n - 1 - W) xi = double(i - (n - 1 - W)) / W;
       if (xi <= 0) continue;
       const double d = d0 * std::pow(xi, bc.pml_power);
+      p.d[axis][i] = d;
       const double alpha = alpha_max * (1 - xi);
       p.b[axis][i] = std::exp(-(d + alpha) * dt);
       p.a[axis][i] = d / (d + alpha) * (p.b[axis][i] - 1);

@@ -11,6 +11,7 @@ struct CpmlProfile {
   int width = 0;
   std::array<std::array<bool, 2>, 3> face{};   // [axis][low/high] absorbing
   std::array<std::vector<double>, 3> a, b;     // per axis, length n_axis
+  std::array<std::vector<double>, 3> d;        // the damping d(i) itself (the spectral damping layer uses it)
 };
 
 // d(xi) = d0 xi^p, d0 = -(p+1) v_max ln(R0) / (2 W h); alpha = pi f (1 - xi); b = exp(-(d+alpha) dt), a = d/(d+alpha)(b-1).

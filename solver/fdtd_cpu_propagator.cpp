@@ -6,6 +6,7 @@
 #include "kernels/cpu/fdtd_cpu.hpp"
 #include "solver/fdtd_cpu_propagator.hpp"
 #include "solver/fdtd_setup.hpp"
+#include "solver/host_field.hpp"
 #include "solver/plan.hpp"
 
 namespace specwave {
@@ -58,58 +59,18 @@ class FdtdCpu final : public Propagator {
 
   std::span<const double> traces() override { return traces_; }
 
-  FieldStats field_stats() override {
-    const auto& L = setup_.layout;
-    // Per-thread maxima, reduced in a fixed order (deterministic result).
-    std::vector<FieldStats> per_thread(omp_get_max_threads());
-#pragma omp parallel
-    {
-      FieldStats local;
-#pragma omp for collapse(2) schedule(static)
-      for (int z = 0; z < L.nz; ++z)
-        for (int y = 0; y < L.ny; ++y)
-          for (int x = 0; x < L.nx; ++x) {
-            const double v = u_[L.index(z, y, x)];
-            const std::int64_t flat = (std::int64_t(z) * L.ny + y) * L.nx + x;
-            if (!std::isfinite(v)) {
-              if (local.finite) local = {INFINITY, flat, false};
-            } else if (local.finite && std::abs(v) > local.max_abs) {
-              local.max_abs = std::abs(v);
-              local.argmax = flat;
-            }
-          }
-      per_thread[omp_get_thread_num()] = local;
-    }
-    FieldStats stats;
-    for (const auto& t : per_thread) {
-      if (!t.finite) return t;
-      if (t.max_abs > stats.max_abs) stats = t;
-    }
-    return stats;
-  }
+  FieldStats field_stats() override { return host::field_stats(setup_.layout, u_.data()); }
 
   void copy_field(std::span<float> out) override { copy_out(out); }
   void copy_field(std::span<double> out) override { copy_out(out); }
   std::size_t device_bytes() const override { return 0; }
 
  private:
-  // r(t_n) = sum_p w_p u^n_p
-  void record(int n) {
-    const auto& rec = setup_.receivers;
-    for (std::size_t r = 0; r + 1 < rec.offsets.size(); ++r) {
-      double sum = 0;
-      for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p) sum += double(rec.factor[p]) * double(u_[rec.index[p]]);
-      traces_[r * setup_.nt + n] = sum;
-    }
-  }
+  void record(int n) { host::record(setup_.receivers, u_.data(), traces_, setup_.nt, n); }
 
   template <class U>
   void copy_out(std::span<U> out) const {
-    const auto& L = setup_.layout;
-#pragma omp parallel for collapse(2)
-    for (int z = 0; z < L.nz; ++z)
-      for (int y = 0; y < L.ny; ++y)
-        for (int x = 0; x < L.nx; ++x) out[(std::size_t(z) * L.ny + y) * L.nx + x] = U(u_[L.index(z, y, x)]);
+    host::copy_interior(setup_.layout, u_.data(), out);
   }
 
   FdtdSetup<T> setup_;

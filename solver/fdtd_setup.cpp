@@ -5,11 +5,9 @@
 #include "solver/plan.hpp"
 
 namespace specwave {
-namespace {
-
 template <class T>
-PointLists<T> point_lists(const FieldLayout& layout, const std::vector<PointStencil>& stencils, double scale,
-                          const std::vector<T>* vel2dt2) {
+PointLists<T> make_point_lists(const FieldLayout& layout, const std::vector<PointStencil>& stencils, double scale,
+                               const std::vector<T>* vel2dt2) {
   PointLists<T> out;
   out.offsets.push_back(0);
   for (std::size_t s = 0; s < stencils.size(); ++s) {
@@ -24,11 +22,9 @@ PointLists<T> point_lists(const FieldLayout& layout, const std::vector<PointSten
   return out;
 }
 
-}  // namespace
-
 template <class T>
 PointLists<T> FdtdSetup<T>::sources(const std::vector<PointStencil>& stencils) const {
-  return point_lists<T>(layout, stencils, 1.0 / cell_volume, &vel2dt2);
+  return make_point_lists<T>(layout, stencils, 1.0 / cell_volume, &vel2dt2);
 }
 
 template <class T>
@@ -64,10 +60,14 @@ FdtdSetup<T> make_fdtd_setup(const Case& c, const Plan& plan) {
     s.slab_points[a] = std::size_t(e[0]) * e[1] * e[2];
     for (int side = 0; side < 2; ++side) axis.face[side] = profile.face[a][side];
   }
-  s.receivers = point_lists<T>(s.layout, plan.receivers, 1.0, nullptr);
+  s.receivers = make_point_lists<T>(s.layout, plan.receivers, 1.0, nullptr);
   return s;
 }
 
+template PointLists<float> make_point_lists<float>(const FieldLayout&, const std::vector<PointStencil>&, double,
+                                                   const std::vector<float>*);
+template PointLists<double> make_point_lists<double>(const FieldLayout&, const std::vector<PointStencil>&, double,
+                                                     const std::vector<double>*);
 template struct FdtdSetup<float>;
 template struct FdtdSetup<double>;
 template FdtdSetup<float> make_fdtd_setup<float>(const Case&, const Plan&);

@@ -24,6 +24,11 @@ struct PointLists {
   std::vector<std::int32_t> owner, offsets;
 };
 
+// The point lists of stencils on `layout`, each factor = weight * scale * (factor_field at the point, if given).
+template <class T>
+PointLists<T> make_point_lists(const FieldLayout& layout, const std::vector<PointStencil>& stencils, double scale,
+                               const std::vector<T>* factor_field);
+
 template <class T>
 struct FdtdSetup {
   FieldLayout layout;

@@ -156,6 +156,12 @@ double points_per_wavelength_floor(int order) {
   }
 }
 
+double stable_dt_spectral(const GridSpec& g, double v_max) {
+  double inv_h2 = 0;
+  for (double h : g.spacing) inv_h2 += 1 / (h * h);
+  return 2 / (v_max * M_PI * std::sqrt(inv_h2));
+}
+
 double stable_dt(const GridSpec& g, int order, double v_max) {
   const double s_max = second_derivative_symbol_max(order / 2);
   double inv_h2 = 0;
@@ -165,6 +171,12 @@ double stable_dt(const GridSpec& g, int order, double v_max) {
 
 std::size_t estimate_memory_bytes(const Case& c, int nt) {
   const std::size_t value = c.run.precision == Precision::fp64 ? 8 : 4;
+  if (c.scheme.method == Method::spectral) {
+    // u, u_prev, lap, (v dt)^2, eta dt, source factors, symbol (half), spectrum (half, complex): ~8 fields.
+    const double fields = 8.0 * c.grid.points() * value + 4.0 * c.grid.points();
+    const double output_field = (c.output.final_field || c.output.snapshot_every > 0) ? double(value) * c.grid.points() : 0;
+    return std::size_t(fields + output_field + 8.0 * c.receivers.size() * nt * 2 + 64.0 * (1 << 20));
+  }
   const int R = c.scheme.order / 2;
   const auto& s = c.grid.shape;
   const double padded = double(s[0] + 2 * R) * (s[1] + 2 * R) * (s[2] + 2 * R);
@@ -192,14 +204,26 @@ std::size_t available_memory_bytes() {
 
 Plan make_plan(const Case& c) {
   Plan plan;
-  if (c.scheme.method != Method::fdtd)
-    invalid(c, "scheme.method = \"spectral\": the pseudo-spectral propagator is not part of this version yet; use \"fdtd\"");
-  if (c.scheme.order < 2 || c.scheme.order > 16 || c.scheme.order % 2)
+  const bool spectral = c.scheme.method == Method::spectral;
+  if (spectral && c.boundary.free_surface)
+    invalid(c, "boundary.free_surface = true is not available with scheme.method = \"spectral\" (the periodic FFT has no "
+               "odd mirror); use method = \"fdtd\" or remove the free surface");
+  if (spectral && c.boundary.pml_width == 0)
+    invalid(c, "scheme.method = \"spectral\" needs boundary.pml_width > 0: the FFT is periodic and waves would wrap "
+               "around the grid; use e.g. pml_width = 20");
+  if (!spectral && (c.scheme.order < 2 || c.scheme.order > 16 || c.scheme.order % 2))
     invalid(c, fmt::format("scheme.order = {}: must be even, 2..16", c.scheme.order));
   if (c.shots.empty()) invalid(c, "no [[shots]]: define at least one shot with one source");
   if (c.receivers.empty()) invalid(c, "no receivers: add [receivers] points, lines or planes");
   check_geometry(c);
   plan.backend = resolve_backend(c, plan.backend_note);
+  if (spectral && plan.backend == BackendKind::cuda) {
+    if (c.run.backend != BackendKind::auto_select)
+      throw Error(ExitCode::backend_unavailable, "run.backend = \"cuda\": the spectral method has no CUDA propagator in "
+                                                 "this version; use backend = \"cpu\" or \"auto\"");
+    plan.backend = BackendKind::cpu;
+    plan.backend_note = "cpu (auto: the spectral method has no CUDA propagator yet)";
+  }
   plan.threads = c.run.threads > 0 ? c.run.threads : omp_get_max_threads();
 
   // Memory, before the model (the largest allocation so far) is built. nt is not known yet: bound traces later.
@@ -213,13 +237,14 @@ Plan make_plan(const Case& c) {
                             human_bytes(plan.memory_available)));
 
   plan.model = build_velocity_model(c);
-  plan.dt_max = stable_dt(c.grid, c.scheme.order, plan.model.v_max);
+  plan.dt_max = spectral ? stable_dt_spectral(c.grid, plan.model.v_max) : stable_dt(c.grid, c.scheme.order, plan.model.v_max);
   plan.dt = c.time.dt.value_or(c.time.cfl_safety * plan.dt_max);
   plan.cfl = plan.dt / plan.dt_max;
   if (plan.dt > plan.dt_max)
-    invalid(c, fmt::format("time.dt = {:.6g} s violates the CFL condition for order {} at v_max = {:.6g} m/s: the largest "
+    invalid(c, fmt::format("time.dt = {:.6g} s violates the CFL condition for {} at v_max = {:.6g} m/s: the largest "
                            "stable dt is {:.6g} s (CFL number {:.3f} > 1); set time.dt <= {:.6g} or remove it to use the default",
-                           plan.dt, c.scheme.order, plan.model.v_max, plan.dt_max, plan.cfl, plan.dt_max,
+                           plan.dt, spectral ? std::string("the spectral method") : fmt::format("order {}", c.scheme.order),
+                           plan.model.v_max, plan.dt_max, plan.cfl, plan.dt_max,
                            c.time.cfl_safety * plan.dt_max));
   plan.nt = int(std::llround(c.time.duration / plan.dt)) + 1;
   plan.memory_bytes = estimate_memory_bytes(c, plan.nt);
@@ -241,15 +266,16 @@ Plan make_plan(const Case& c) {
   plan.pml_frequency = c.boundary.pml_frequency.value_or(f_peak_max > 0 ? f_peak_max : plan.f_max / 2.5);
   const double h_max = std::max({c.grid.spacing[0], c.grid.spacing[1], c.grid.spacing[2]});
   plan.points_per_wavelength = plan.f_max > 0 ? plan.model.v_min / (plan.f_max * h_max) : INFINITY;
-  plan.points_per_wavelength_floor =
-      c.scheme.min_points_per_wavelength.value_or(points_per_wavelength_floor(c.scheme.order));
+  plan.points_per_wavelength_floor = c.scheme.min_points_per_wavelength.value_or(
+      spectral ? points_per_wavelength_floor_spectral : points_per_wavelength_floor(c.scheme.order));
   if (plan.points_per_wavelength < plan.points_per_wavelength_floor)
     invalid(c, fmt::format("{:.2f} points per wavelength (v_min {:.6g} m/s, highest significant frequency {:.4g} Hz, "
-                           "spacing {:.6g} m) is below the floor {:.2f} of FDTD order {}: the result would be dominated by "
+                           "spacing {:.6g} m) is below the floor {:.2f} of {}: the result would be dominated by "
                            "numerical dispersion; refine the grid to spacing <= {:.4g} m, lower the peak frequency, raise "
                            "scheme.order, or set scheme.min_points_per_wavelength",
                            plan.points_per_wavelength, plan.model.v_min, plan.f_max, h_max,
-                           plan.points_per_wavelength_floor, c.scheme.order,
+                           plan.points_per_wavelength_floor,
+                           spectral ? std::string("the spectral method") : fmt::format("FDTD order {}", c.scheme.order),
                            plan.model.v_min / (plan.f_max * plan.points_per_wavelength_floor)));
   if (plan.nt < 2) invalid(c, fmt::format("time.duration = {} s is shorter than two time steps (dt = {:.6g} s)", c.time.duration, plan.dt));
 
@@ -278,8 +304,11 @@ std::string describe_plan(const Case& c, const Plan& p) {
   out += fmt::format("grid        {} x {} x {} (nz, ny, nx) = {:.3g} points, spacing {} x {} x {} m\n", g.shape[0], g.shape[1],
                      g.shape[2], double(g.points()), g.spacing[0], g.spacing[1], g.spacing[2]);
   out += fmt::format("model       {}: v in [{:.6g}, {:.6g}] m/s\n", to_string(c.model.kind), p.model.v_min, p.model.v_max);
-  out += fmt::format("scheme      {} order {}, {} boundary width {}{}\n", to_string(c.scheme.method), c.scheme.order,
-                     c.boundary.pml_width > 0 ? "CPML" : "no absorbing", c.boundary.pml_width,
+  out += fmt::format("scheme      {}, {} boundary width {}{}\n",
+                     c.scheme.method == Method::spectral ? fmt::format("spectral k-space (c_ref = v_max = {:.6g} m/s)", p.model.v_max)
+                                                         : fmt::format("fdtd order {}", c.scheme.order),
+                     c.boundary.pml_width > 0 ? (c.scheme.method == Method::spectral ? "damping-layer" : "CPML") : "no absorbing",
+                     c.boundary.pml_width,
                      c.boundary.free_surface ? ", free surface on top" : "");
   out += fmt::format("time        dt = {:.6g} s (stable limit {:.6g} s, CFL number {:.3f}), {} steps, {:.6g} s\n", p.dt,
                      p.dt_max, p.cfl, p.nt, (p.nt - 1) * p.dt);

@@ -29,6 +29,10 @@ struct Plan {
 
 // Points-per-wavelength floor of an FDTD scheme of the given order (docs/numerics.md).
 double points_per_wavelength_floor(int order);
+// The spectral method's floor (provisional until the accuracy study of docs/validation.md sets it).
+inline constexpr double points_per_wavelength_floor_spectral = 2.5;
+// dt limit of the spectral method: that of the uncorrected pseudo-spectral leapfrog (docs/numerics.md).
+double stable_dt_spectral(const GridSpec& grid, double v_max);
 // Largest stable dt for the scheme (leapfrog with the order-2R Laplacian).
 double stable_dt(const GridSpec& grid, int order, double v_max);
 // Bytes the run needs on the host (fields, CPML slabs, model, traces, output buffers).

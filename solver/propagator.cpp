@@ -3,12 +3,14 @@
 #include "solver/errors.hpp"
 #include "solver/fdtd_cpu_propagator.hpp"
 #include "solver/fdtd_cuda_propagator.hpp"
+#include "solver/spectral_cpu_propagator.hpp"
 #include "solver/plan.hpp"
 
 namespace specwave {
 
 std::unique_ptr<Propagator> make_propagator(const Case& c, const Plan& plan) {
   if (c.scheme.method == Method::fdtd && plan.backend == BackendKind::cpu) return make_fdtd_cpu_propagator(c, plan);
+  if (c.scheme.method == Method::spectral && plan.backend == BackendKind::cpu) return make_spectral_cpu_propagator(c, plan);
 #if defined(SPECWAVE_HAVE_CUDA)
   if (c.scheme.method == Method::fdtd && plan.backend == BackendKind::cuda) return make_fdtd_cuda_propagator(c, plan);
 #endif

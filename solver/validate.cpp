@@ -7,6 +7,7 @@
 #include "solver/forward.hpp"
 #include "solver/wavelet.hpp"
 #include "validation/reference.hpp"
+#include "validation/spectral_reference.hpp"
 
 namespace specwave {
 
@@ -80,7 +81,8 @@ ValidationReport validate_case(const Case& input, long long max_points) {
     ref.sources.clear();
     for (const auto& s : c.shots[shot].sources) ref.sources.push_back({s.position[0], s.position[1], s.position[2]});
     ref.source_wavelets = plan.wavelets[shot];
-    const auto expected = validation::run_reference(ref);
+    const auto expected = c.scheme.method == Method::spectral ? validation::run_spectral_reference(ref)
+                                                              : validation::run_reference(ref);
     std::vector<double> ref_traces(expected.traces.size());
     for (int r = 0; r < expected.traces.rows(); ++r)
       for (int n = 0; n < expected.traces.cols(); ++n) ref_traces[std::size_t(r) * plan.nt + n] = expected.traces(r, n);

@@ -174,3 +174,56 @@ TEST_CASE("shots in flight together give the same files as shots one after anoth
   REQUIRE(serial.size() == together.size());
   CHECK(serial == together);
 }
+
+TEST_CASE("spectral: the engine matches the Eigen FFT reference (fp64 <= 1e-12, fp32 <= 1e-5)") {
+  Case c = small_case(32, 10, 2000, 8, 8, 12, 0.15);
+  c.grid.shape = {32, 36, 40};
+  c.scheme.method = Method::spectral;
+  c.model.kind = ModelSpec::Kind::gaussian;
+  c.model.anomaly = -300;
+  c.model.center = {160, 180, 200};
+  c.model.radius = 50;
+  c.shots[0].sources[0].position = {151.3, 172.4, 168.8};
+  SourceSpec second = c.shots[0].sources[0];
+  second.position = {170, 150, 230};
+  second.wavelet.peak_frequency = 10;
+  c.shots[0].sources.push_back(second);
+  c.receivers = {{120.0, 120.0, 250.3}, {200.7, 170.1, 120.0}, {180, 180, 180}};
+  const ValidationReport report = validate_case(c, 1'000'000);
+  MESSAGE(report.text());
+  for (const auto& n : report.norms) {
+    CAPTURE(n.what);
+    CHECK(n.passed());
+  }
+  CHECK(report.norms.size() >= 4);
+}
+
+TEST_CASE("spectral: homogeneous medium vs the analytic Green's function at 3 points per wavelength") {
+  // f_max = 2.4 f_peak sampled at 3 points per wavelength; source and receivers on grid points, 4 and 5.5
+  // peak wavelengths apart. The error is measured after the source wavelet has ended (t > 3 / f): before that
+  // the band-limited grid delta adds an instantaneous near-field term ~ (h / r) s(t) that the continuous Green's
+  // function does not have (see tests/test_spectral_reference.cpp). Measured after that: 1.8e-2 at the default dt,
+  // 8.6e-3 at dt/2, 7.6e-3 at dt/4: an O(dt^2) part from the source term, which enters the update without the
+  // k-space (sinc^2) correction, on top of a ~7.5e-3 floor (the damping layer's reflection at 3 points per
+  // wavelength). Both are the next steps of issue 4 (target 1e-3); this test pins the current state. Bound 2.5e-2.
+  const double h = 10, v = 2000, f = v / (3 * h * 2.4);
+  Case c = small_case(90, h, v, 8, 16, f, 0.33);
+  c.scheme.method = Method::spectral;
+  c.shots[0].sources[0].position = {450, 450, 200};
+  c.receivers = {{450, 450, 500}, {450, 450, 600}, {450, 350, 550}};
+  const Plan plan = make_plan(c);
+  CHECK(plan.points_per_wavelength == doctest::Approx(3.0).epsilon(0.05));
+  const auto engine = simulate_shot(c, plan, 0).traces;
+  std::vector<double> analytic;
+  REQUIRE(analytic_traces(c, plan, analytic));
+  std::vector<double> e, a;
+  const int first = int(std::ceil(3.0 / f / plan.dt));
+  for (std::size_t r = 0; r < c.receivers.size(); ++r)
+    for (int n = first; n < plan.nt; ++n) {
+      e.push_back(engine[r * plan.nt + n]);
+      a.push_back(analytic[r * plan.nt + n]);
+    }
+  const double err = rel_l2(e, a);
+  MESSAGE("spectral, 3 points per wavelength: relative L2 vs analytic after the source time " << err);
+  CHECK(err < 2.5e-2);
+}

@@ -1,0 +1,111 @@
+#include "kernels/fft/fftw3d.hpp"
+
+#include <fftw3.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+
+namespace specwave::fft {
+namespace {
+
+// FFTW's planner is not thread-safe: every planner call, wisdom import/export included, takes this lock.
+std::mutex planner_mutex;
+
+template <class T>
+struct Api;
+
+template <>
+struct Api<double> {
+  static void init(int threads) {
+    static bool done = (fftw_init_threads(), true);
+    (void)done;
+    fftw_plan_with_nthreads(threads);
+  }
+  static void* r2c(int nz, int ny, int nx, double* in, std::complex<double>* out) {
+    return fftw_plan_dft_r2c_3d(nz, ny, nx, in, reinterpret_cast<fftw_complex*>(out), FFTW_MEASURE);
+  }
+  static void* c2r(int nz, int ny, int nx, std::complex<double>* in, double* out) {
+    return fftw_plan_dft_c2r_3d(nz, ny, nx, reinterpret_cast<fftw_complex*>(in), out, FFTW_MEASURE);
+  }
+  static void execute(void* p) { fftw_execute(static_cast<fftw_plan>(p)); }
+  static void destroy(void* p) { fftw_destroy_plan(static_cast<fftw_plan>(p)); }
+  static void import_wisdom(const std::string& f) { fftw_import_wisdom_from_filename(f.c_str()); }
+  static int export_wisdom(const std::string& f) { return fftw_export_wisdom_to_filename(f.c_str()); }
+  static constexpr const char* file = "fftw-wisdom-f64";
+};
+
+template <>
+struct Api<float> {
+  static void init(int threads) {
+    static bool done = (fftwf_init_threads(), true);
+    (void)done;
+    fftwf_plan_with_nthreads(threads);
+  }
+  static void* r2c(int nz, int ny, int nx, float* in, std::complex<float>* out) {
+    return fftwf_plan_dft_r2c_3d(nz, ny, nx, in, reinterpret_cast<fftwf_complex*>(out), FFTW_MEASURE);
+  }
+  static void* c2r(int nz, int ny, int nx, std::complex<float>* in, float* out) {
+    return fftwf_plan_dft_c2r_3d(nz, ny, nx, reinterpret_cast<fftwf_complex*>(in), out, FFTW_MEASURE);
+  }
+  static void execute(void* p) { fftwf_execute(static_cast<fftwf_plan>(p)); }
+  static void destroy(void* p) { fftwf_destroy_plan(static_cast<fftwf_plan>(p)); }
+  static void import_wisdom(const std::string& f) { fftwf_import_wisdom_from_filename(f.c_str()); }
+  static int export_wisdom(const std::string& f) { return fftwf_export_wisdom_to_filename(f.c_str()); }
+  static constexpr const char* file = "fftw-wisdom-f32";
+};
+
+}  // namespace
+
+std::string wisdom_directory() {
+  if (const char* d = std::getenv("SPECWAVE_FFTW_WISDOM")) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME")) return std::string(x) + "/specwave";
+  if (const char* h = std::getenv("HOME")) return std::string(h) + "/.cache/specwave";
+  return "";
+}
+
+template <class T>
+RealFft3d<T>::RealFft3d(int nz, int ny, int nx, T* real, std::complex<T>* spectrum, int threads) {
+  std::lock_guard<std::mutex> lock(planner_mutex);
+  Api<T>::init(threads);
+  namespace fs = std::filesystem;
+  const std::string dir = wisdom_directory();
+  const std::string file = dir.empty() ? "" : (fs::path(dir) / Api<T>::file).string();
+  if (!file.empty() && fs::exists(file)) Api<T>::import_wisdom(file);
+  forward_ = Api<T>::r2c(nz, ny, nx, real, spectrum);
+  backward_ = Api<T>::c2r(nz, ny, nx, spectrum, real);
+  if (!forward_ || !backward_) throw std::runtime_error("FFTW could not plan a 3-D transform");
+  // Save what was learnt (atomically: another run may be reading it); a cache that cannot be written only
+  // costs planning time next run.
+  if (!file.empty()) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    const std::string tmp = file + ".tmp-" + std::to_string(::getpid());
+    if (!ec && Api<T>::export_wisdom(tmp)) fs::rename(tmp, file, ec);
+    fs::remove(tmp, ec);
+  }
+}
+
+template <class T>
+RealFft3d<T>::~RealFft3d() {
+  std::lock_guard<std::mutex> lock(planner_mutex);
+  if (forward_) Api<T>::destroy(forward_);
+  if (backward_) Api<T>::destroy(backward_);
+}
+
+template <class T>
+void RealFft3d<T>::forward() {
+  Api<T>::execute(forward_);
+}
+
+template <class T>
+void RealFft3d<T>::backward() {
+  Api<T>::execute(backward_);
+}
+
+template class RealFft3d<float>;
+template class RealFft3d<double>;
+
+}  // namespace specwave::fft
