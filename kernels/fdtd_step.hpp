@@ -17,4 +17,24 @@ struct FdtdStep {
   bool free_surface = false;
 };
 
+// Sum of the CPML corrections at point (z, y, x) (flat index i) over the axes whose layer contains it
+// (0 in the interior): the per-point form used by the CUDA kernels.
+template <int R, class T>
+SPECWAVE_HD inline T cpml_corrections(const FdtdStep<T>& s, index_t i, int z, int y, int x) {
+  T sum = 0;
+  const int c[3] = {z, y, x};
+#pragma unroll
+  for (int axis = 0; axis < 3; ++axis) {
+    const CpmlAxis<T>& p = s.pml[axis];
+    if (!p.in_layer(c[axis])) continue;
+    int sc[3] = {z, y, x};
+    sc[axis] = p.slab_coordinate(c[axis]);
+    const index_t j = sc[0] * p.slab_stride[0] + sc[1] * p.slab_stride[1] + sc[2] * p.slab_stride[2];
+    const int side = p.side(c[axis]);
+    sum += cpml_correction<R>(s.u, i, s.layout.stride(axis), p.psi[side], p.zeta[side], j, p.slab_stride[axis],
+                              s.coef.d2[axis], s.coef.d1[axis], p.a[c[axis]], p.b[c[axis]]);
+  }
+  return sum;
+}
+
 }  // namespace specwave

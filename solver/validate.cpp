@@ -49,17 +49,7 @@ bool analytic_traces(const Case& c, const Plan& plan, std::vector<double>& trace
   return true;
 }
 
-ValidationReport validate_case(const Case& input, long long max_points) {
-  if (input.grid.points() > max_points)
-    throw Error(ExitCode::invalid_case,
-                fmt::format("{}: the grid has {} points, more than the reference limit {} (the Eigen reference is plain "
-                            "fp64 loops); validate a smaller case or raise --max-points",
-                            input.source_path.empty() ? input.name : input.source_path, input.grid.points(), max_points));
-  ValidationReport report;
-  Case c = input;
-  c.run.precision = Precision::fp64;
-  const Plan plan = make_plan(c);
-
+validation::ReferenceProblem reference_problem(const Case& c, const Plan& plan, int shot) {
   validation::ReferenceProblem ref;
   ref.shape = c.grid.shape;
   ref.spacing = c.grid.spacing;
@@ -74,13 +64,26 @@ ValidationReport validate_case(const Case& input, long long max_points) {
   ref.pml_frequency = plan.pml_frequency;
   ref.free_surface = c.boundary.free_surface;
   for (const auto& r : c.receivers) ref.receivers.push_back({r[0], r[1], r[2]});
+  for (const auto& s : c.shots.at(shot).sources) ref.sources.push_back({s.position[0], s.position[1], s.position[2]});
+  ref.source_wavelets = plan.wavelets.at(shot);
+  return ref;
+}
+
+ValidationReport validate_case(const Case& input, long long max_points) {
+  if (input.grid.points() > max_points)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: the grid has {} points, more than the reference limit {} (the Eigen reference is plain "
+                            "fp64 loops); validate a smaller case or raise --max-points",
+                            input.source_path.empty() ? input.name : input.source_path, input.grid.points(), max_points));
+  ValidationReport report;
+  Case c = input;
+  c.run.precision = Precision::fp64;
+  const Plan plan = make_plan(c);
 
   Case c32 = c;
   c32.run.precision = Precision::fp32;
   for (std::size_t shot = 0; shot < c.shots.size(); ++shot) {
-    ref.sources.clear();
-    for (const auto& s : c.shots[shot].sources) ref.sources.push_back({s.position[0], s.position[1], s.position[2]});
-    ref.source_wavelets = plan.wavelets[shot];
+    const validation::ReferenceProblem ref = reference_problem(c, plan, int(shot));
     const auto expected = c.scheme.method == Method::spectral ? validation::run_spectral_reference(ref)
                                                               : validation::run_reference(ref);
     std::vector<double> ref_traces(expected.traces.size());

@@ -6,6 +6,7 @@
 
 #include "solver/case.hpp"
 #include "solver/plan.hpp"
+#include "validation/reference.hpp"
 
 namespace specwave {
 
@@ -24,6 +25,9 @@ struct ValidationReport {
 
 // The reference runs in fp64 on one core-set; refuse grids above max_points (it is slow by design).
 ValidationReport validate_case(const Case& c, long long max_points);
+
+// The reference solvers' description of shot `shot` of a planned case (same velocities, dt, wavelets, layers).
+validation::ReferenceProblem reference_problem(const Case& c, const Plan& plan, int shot);
 
 // Analytic traces for a homogeneous medium and Ricker sources: u = sum_j s_j(t - r_j/v) / (4 pi r_j).
 // Returns false (and leaves `traces` empty) when the case has no analytic solution.

@@ -10,6 +10,7 @@
 #include "io/hdf5.hpp"
 #include "solver/forward.hpp"
 #include "solver/plan.hpp"
+#include "solver/validate.hpp"
 #include "validation/reference.hpp"
 
 #if defined(SPECWAVE_HAVE_CUDA)
@@ -103,20 +104,7 @@ TEST_CASE("CUDA FDTD agrees with the Eigen reference in fp64") {
   Case c = configured_case(8, 8, true, ModelSpec::Kind::gaussian);
   c.run.backend = BackendKind::cuda;
   const Plan plan = make_plan(c);
-  validation::ReferenceProblem ref;
-  ref.shape = c.grid.shape;
-  ref.spacing = c.grid.spacing;
-  ref.origin = c.grid.origin;
-  ref.velocity.assign(plan.model.velocity.begin(), plan.model.velocity.end());
-  ref.dt = plan.dt;
-  ref.nt = plan.nt;
-  ref.order = c.scheme.order;
-  ref.pml_width = c.boundary.pml_width;
-  ref.pml_frequency = plan.pml_frequency;
-  ref.free_surface = true;
-  for (const auto& s : c.shots[0].sources) ref.sources.push_back({s.position[0], s.position[1], s.position[2]});
-  ref.source_wavelets = plan.wavelets[0];
-  for (const auto& r : c.receivers) ref.receivers.push_back({r[0], r[1], r[2]});
+  const auto ref = reference_problem(c, plan, 0);
   const auto expected = validation::run_reference(ref);
   const auto out = simulate_shot(c, plan, 0);
   CHECK(validation::relative_l2(out.final_field.data(), expected.final_field.data(), out.final_field.size()) < 1e-12);

@@ -54,19 +54,7 @@ __global__ void update_kernel(FdtdStep<T> s) {
   const int z = int(blockIdx.z);
   if (x >= L.nx || y >= L.ny) return;
   const index_t i = L.index(z, y, x);
-  T lap = laplacian<R>(s.u, i, L.stride_y(), L.stride_z(), s.coef);
-  const int c[3] = {z, y, x};
-#pragma unroll
-  for (int axis = 0; axis < 3; ++axis) {
-    const CpmlAxis<T>& p = s.pml[axis];
-    if (!p.in_layer(c[axis])) continue;
-    int sc[3] = {z, y, x};
-    sc[axis] = p.slab_coordinate(c[axis]);
-    const index_t j = sc[0] * p.slab_stride[0] + sc[1] * p.slab_stride[1] + sc[2] * p.slab_stride[2];
-    const int side = p.side(c[axis]);
-    lap += cpml_correction<R>(s.u, i, L.stride(axis), p.psi[side], p.zeta[side], j, p.slab_stride[axis],
-                              s.coef.d2[axis], s.coef.d1[axis], p.a[c[axis]], p.b[c[axis]]);
-  }
+  const T lap = laplacian<R>(s.u, i, L.stride_y(), L.stride_z(), s.coef) + cpml_corrections<R>(s, i, z, y, x);
   s.u_prev[i] = leapfrog(s.u[i], s.u_prev[i], s.vel2dt2[i], lap);
 }
 
@@ -127,19 +115,7 @@ __global__ void __launch_bounds__(BX* BY) update_tiled_kernel(FdtdStep<T> s, int
                  s.coef.d2[2][k] * (tile[ty + R][tx + R + k] + tile[ty + R][tx + R - k]);
         sum += far;
       }
-      T lap = sum;
-      const int c[3] = {z, y, x};
-#pragma unroll
-      for (int axis = 0; axis < 3; ++axis) {
-        const CpmlAxis<T>& p = s.pml[axis];
-        if (!p.in_layer(c[axis])) continue;
-        int sc[3] = {z, y, x};
-        sc[axis] = p.slab_coordinate(c[axis]);
-        const index_t j = sc[0] * p.slab_stride[0] + sc[1] * p.slab_stride[1] + sc[2] * p.slab_stride[2];
-        const int side = p.side(c[axis]);
-        lap += cpml_correction<R>(s.u, i, L.stride(axis), p.psi[side], p.zeta[side], j, p.slab_stride[axis],
-                                  s.coef.d2[axis], s.coef.d1[axis], p.a[c[axis]], p.b[c[axis]]);
-      }
+      const T lap = sum + cpml_corrections<R>(s, i, z, y, x);
       s.u_prev[i] = leapfrog(centre, s.u_prev[i], s.vel2dt2[i], lap);
     }
     // Shift the z column by one plane; the new front value is z + 1 + R, which exists up to nz - 1 + R.
