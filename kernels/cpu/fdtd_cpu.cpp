@@ -52,19 +52,28 @@ void update_psi(const FdtdStep<T>& s, int axis, int side) {
         for (int x = 0; x < hi[2] - lo[2]; ++x)
           psi[j0 + x] = cpml_memory(b, a, psi[j0 + x], first_derivative<R>(u, i0 + x, stride_u, c1));
       } else {
+#pragma omp simd
         for (int x = 0; x < hi[2] - lo[2]; ++x)
           psi[j0 + x] = cpml_memory(p.b[lo[2] + x], p.a[lo[2] + x], psi[j0 + x], first_derivative<R>(u, i0 + x, 1, c1));
       }
     }
 }
 
-// x-layer correction at one point of a row (the two ends of rows that are in no z or y layer, or all rows).
+// x-layer corrections of the W points of one face of row (z, y) into corr[0..W-1]: field, slab and the
+// coefficients a(x), b(x) are all contiguous along x, so the loop vectorises.
 template <int R, class T>
-inline T x_layer_correction(const FdtdStep<T>& s, index_t i, int z, int y, int x) {
+inline void x_layer_corrections(const FdtdStep<T>& s, int z, int y, int side, T* __restrict corr) {
   const CpmlAxis<T>& px = s.pml[2];
-  const int side = px.side(x);
-  const index_t j = slab_index(px, 2, z, y, x);
-  return cpml_correction<R>(s.u, i, 1, px.psi[side], px.zeta[side], j, 1, s.coef.d2[2], s.coef.d1[2], px.a[x], px.b[x]);
+  const int x0 = side == 0 ? 0 : s.layout.nx - px.width;
+  const index_t i0 = s.layout.index(z, y, x0);
+  const index_t j0 = slab_index(px, 2, z, y, x0);
+  const T* psi = px.psi[side];
+  T* zeta = px.zeta[side];
+  const T* a = px.a + x0;
+  const T* b = px.b + x0;
+#pragma omp simd
+  for (int k = 0; k < px.width; ++k)
+    corr[k] = cpml_correction<R>(s.u, i0 + k, 1, psi, zeta, j0 + k, 1, s.coef.d2[2], s.coef.d1[2], a[k], b[k]);
 }
 
 // Steps 2 + 3 for one row (z, y).
@@ -72,7 +81,7 @@ inline T x_layer_correction(const FdtdStep<T>& s, index_t i, int z, int y, int x
 // and the x-layer ends point by point. Rows inside a z or y layer: the Laplacian of the whole row into `lap`,
 // the corrections of those axes added row-wise (vectorised), then the x ends and the leapfrog update.
 template <int R, class T>
-void update_row(const FdtdStep<T>& s, int z, int y, T* __restrict lap) {
+void update_row(const FdtdStep<T>& s, int z, int y, T* __restrict lap, T* __restrict corr) {
   const FieldLayout& L = s.layout;
   const index_t sy = L.stride_y(), sz = L.stride_z();
   const index_t row = L.index(z, y, 0);
@@ -86,18 +95,26 @@ void update_row(const FdtdStep<T>& s, int z, int y, T* __restrict lap) {
   const int c[3] = {z, y, 0};
 
   if (!s.pml[0].in_layer(z) && !s.pml[1].in_layer(y)) {
-    for (int x = 0; x < x_begin; ++x) {
-      const index_t i = row + x;
-      out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef) + x_layer_correction<R>(s, i, z, y, x));
+    if (px.face[0]) {
+      x_layer_corrections<R>(s, z, y, 0, corr);
+#pragma omp simd
+      for (int x = 0; x < x_begin; ++x) {
+        const index_t i = row + x;
+        out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef) + corr[x]);
+      }
     }
 #pragma omp simd
     for (int x = x_begin; x < x_end; ++x) {
       const index_t i = row + x;
       out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef));
     }
-    for (int x = x_end; x < L.nx; ++x) {
-      const index_t i = row + x;
-      out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef) + x_layer_correction<R>(s, i, z, y, x));
+    if (px.face[1]) {
+      x_layer_corrections<R>(s, z, y, 1, corr);
+#pragma omp simd
+      for (int x = x_end; x < L.nx; ++x) {
+        const index_t i = row + x;
+        out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef) + corr[x - x_end]);
+      }
     }
     return;
   }
@@ -117,8 +134,14 @@ void update_row(const FdtdStep<T>& s, int z, int y, T* __restrict lap) {
     for (int x = 0; x < L.nx; ++x)
       lap[x] += cpml_correction<R>(u, row + x, stride_u, psi, zeta, j0 + x, stride_s, coef.d2[axis], coef.d1[axis], a, b);
   }
-  for (int x = 0; x < x_begin; ++x) lap[x] += x_layer_correction<R>(s, row + x, z, y, x);
-  for (int x = x_end; x < L.nx; ++x) lap[x] += x_layer_correction<R>(s, row + x, z, y, x);
+  if (px.face[0]) {
+    x_layer_corrections<R>(s, z, y, 0, corr);
+    for (int x = 0; x < x_begin; ++x) lap[x] += corr[x];
+  }
+  if (px.face[1]) {
+    x_layer_corrections<R>(s, z, y, 1, corr);
+    for (int x = x_end; x < L.nx; ++x) lap[x] += corr[x - x_end];
+  }
 #pragma omp simd
   for (int x = 0; x < L.nx; ++x) out[row + x] = leapfrog(u[row + x], out[row + x], vel[row + x], lap[x]);
 }
@@ -133,10 +156,10 @@ void step_radius(const FdtdStep<T>& s) {
       if (s.pml[axis].face[side]) update_psi<R>(s, axis, side);
 #pragma omp parallel
   {
-    std::vector<T> lap(L.nx);
+    std::vector<T> lap(L.nx), corr(std::max(1, s.pml[2].width));
 #pragma omp for collapse(2) schedule(static)
     for (int z = 0; z < L.nz; ++z)
-      for (int y = 0; y < L.ny; ++y) update_row<R>(s, z, y, lap.data());
+      for (int y = 0; y < L.ny; ++y) update_row<R>(s, z, y, lap.data(), corr.data());
   }
 }
 
