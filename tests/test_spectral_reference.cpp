@@ -115,21 +115,21 @@ TEST_CASE("spectral reference: homogeneous point source matches u = s(t - r/v) /
             << ", vs mode-by-mode band-limited solution " << err_modes[k] << " (band-limited vs analytic "
             << sv::relative_l2(modes.data(), ana.data(), std::size_t(nt)) << ")");
   }
-  // Measured (dt = 1 ms): vs analytic 2.08e-2 (60 m), 1.36e-2 (100 m); vs the mode sum 3.8e-3, 3.9e-3.
+  // Measured (dt = 1 ms): vs analytic 2.06e-2 (60 m), 1.32e-2 (100 m); vs the mode sum 1.9e-3, 1.9e-3.
   // The analytic misfit is above the 1e-2 first asked for, and it is not a defect of the scheme: the
   // FFT-free mode sum of the same band-limited problem differs from u = s(t - r/v)/(4 pi r) by the same
   // 2.05e-2 / 1.31e-2. The Kronecker source's spectrum stops at the Nyquist cube, which cuts the 1/k^2
   // tail of the Green's function: an instantaneous near-field term ~ s(t) that decays like h/r relative
   // to the direct wave (30 m: 3.7e-2, 60 m: 2.1e-2, 100 m: 1.4e-2, 150 m: 1.0e-2), is independent of dt
   // (2.05e-2 at dt = 0.5 ms) and of the Ricker's content near Nyquist (which is ~1e-10 here).
-  // The remaining misfit vs the mode sum is the O(dt^2) sampling of the source term (f^n enters
-  // without the sinc^2 factor; 9.4e-4 at dt = 0.5 ms, 4x less); the propagation itself is exact in time.
+  // The remaining misfit vs the mode sum is the sampling of s(t) at t_n in the source term (with the k-space
+  // correction it fell from 3.8e-3 to 1.9e-3); the propagation itself is exact in time.
   // Bounds: ~1.5x the measured values.
   CHECK(err_analytic[0] < 3e-2);
   CHECK(err_analytic[1] < 2e-2);
   CHECK(err_analytic[1] < err_analytic[0]);  // the near-field error decays with r
-  CHECK(err_modes[0] < 6e-3);
-  CHECK(err_modes[1] < 6e-3);
+  CHECK(err_modes[0] < 3e-3);
+  CHECK(err_modes[1] < 3e-3);
 }
 
 TEST_CASE("spectral reference: the damping layer absorbs the outgoing wave") {

@@ -160,7 +160,7 @@ ReferenceResult run_spectral_reference(const ReferenceProblem& pb) {
   // k-space symbol: -|k|^2 sinc^2(c_ref |k| dt / 2), sinc(x) = sin(x)/x, sinc(0) = 1.
   std::array<std::vector<double>, 3> k;
   for (int a = 0; a < 3; ++a) k[a] = wavenumbers(n[a], h[a]);
-  std::vector<double> symbol(N);
+  std::vector<double> symbol(N), source_symbol(N);
   for (int mz = 0; mz < n[0]; ++mz)
     for (int my = 0; my < n[1]; ++my)
       for (int mx = 0; mx < n[2]; ++mx) {
@@ -168,6 +168,7 @@ ReferenceResult run_spectral_reference(const ReferenceProblem& pb) {
         const double x = c_ref * std::sqrt(k2) * dt / 2;
         const double sinc = x == 0 ? 1.0 : std::sin(x) / x;
         symbol[flat(n, mz, my, mx)] = -k2 * sinc * sinc;
+        source_symbol[flat(n, mz, my, mx)] = sinc * sinc;
       }
 
   // Damping: eta = d_z(iz) + d_y(iy) + d_x(ix); all six faces absorb.
@@ -211,13 +212,20 @@ ReferenceResult run_spectral_reference(const ReferenceProblem& pb) {
       for (std::size_t p = 0; p < src[j].w.size(); ++p) f[src[j].idx[p]] += s * src[j].w[p] * inv_cell;
     }
 
+    // K f^n = IFFT( sinc^2(c_ref |k| dt / 2) FFT(f^n) ): the k-space source correction.
+    for (std::size_t i = 0; i < N; ++i) spec[i] = cd(f[i], 0.0);
+    transform_3d(spec, n, /*inverse=*/false);
+    for (std::size_t i = 0; i < N; ++i) spec[i] *= source_symbol[i];
+    transform_3d(spec, n, /*inverse=*/true);
+    for (std::size_t i = 0; i < N; ++i) f[i] = spec[i].real() * inv_N;
+
     // Lk u^n = IFFT( symbol * FFT(u^n) ), inverse normalised by 1/(nz ny nx); real part kept.
     for (std::size_t i = 0; i < N; ++i) spec[i] = cd(u_cur[i], 0.0);
     transform_3d(spec, n, /*inverse=*/false);
     for (std::size_t i = 0; i < N; ++i) spec[i] *= symbol[i];
     transform_3d(spec, n, /*inverse=*/true);
 
-    // (1 + eta dt) u^{n+1} = 2 u^n - (1 - eta dt) u^{n-1} + dt^2 v^2 ( Lk u^n + f^n )
+    // (1 + eta dt) u^{n+1} = 2 u^n - (1 - eta dt) u^{n-1} + dt^2 v^2 ( Lk u^n + K f^n )
     for (std::size_t i = 0; i < N; ++i) {
       const double lk = spec[i].real() * inv_N;
       const double ed = eta[i] * dt;
