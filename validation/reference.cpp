@@ -150,30 +150,34 @@ PointStencil make_point_stencil(const ReferenceProblem& pb, const RefPoint& pt, 
   return st;
 }
 
-void validate(const ReferenceProblem& pb) {
+void check_problem_impl(const ReferenceProblem& pb, const std::string& who) {
   for (int a = 0; a < 3; ++a) {
-    if (pb.shape[a] < 1) throw std::invalid_argument("reference: shape must be positive");
-    if (!(pb.spacing[a] > 0)) throw std::invalid_argument("reference: spacing must be positive");
+    if (pb.shape[a] < 1) throw std::invalid_argument(who + ": shape must be positive");
+    if (!(pb.spacing[a] > 0)) throw std::invalid_argument(who + ": spacing must be positive");
   }
   const std::size_t npts = std::size_t(pb.shape[0]) * pb.shape[1] * pb.shape[2];
-  if (pb.velocity.size() != npts) throw std::invalid_argument("reference: velocity size != nz*ny*nx");
-  if (!(pb.dt > 0)) throw std::invalid_argument("reference: dt must be positive");
-  if (pb.nt < 0) throw std::invalid_argument("reference: nt must be >= 0");
+  if (pb.velocity.size() != npts) throw std::invalid_argument(who + ": velocity size != nz*ny*nx");
+  for (double v : pb.velocity)
+    if (!(v > 0)) throw std::invalid_argument(who + ": velocity must be positive");
+  if (!(pb.dt > 0)) throw std::invalid_argument(who + ": dt must be positive");
+  if (pb.nt < 0) throw std::invalid_argument(who + ": nt must be >= 0");
   if (pb.source_wavelets.size() != pb.sources.size())
-    throw std::invalid_argument("reference: one wavelet per source required");
+    throw std::invalid_argument(who + ": one wavelet per source required");
   for (const auto& s : pb.source_wavelets)
-    if (s.size() < std::size_t(pb.nt)) throw std::invalid_argument("reference: wavelet shorter than nt");
-  if (pb.pml_width < 0) throw std::invalid_argument("reference: pml_width must be >= 0");
+    if (s.size() < std::size_t(pb.nt)) throw std::invalid_argument(who + ": wavelet shorter than nt");
+  if (pb.pml_width < 0) throw std::invalid_argument(who + ": pml_width must be >= 0");
   if (pb.pml_width > 0) {
     if (!(pb.pml_reflection > 0 && pb.pml_reflection < 1))
-      throw std::invalid_argument("reference: pml_reflection must be in (0, 1)");
+      throw std::invalid_argument(who + ": pml_reflection must be in (0, 1)");
     for (int a = 0; a < 3; ++a) {
       const bool both_faces = !(a == 0 && pb.free_surface);
       if ((both_faces ? 2 : 1) * pb.pml_width > pb.shape[a])
-        throw std::invalid_argument("reference: PML layers overlap");
+        throw std::invalid_argument(who + ": PML layers overlap");
     }
   }
 }
+
+void validate(const ReferenceProblem& pb) { check_problem_impl(pb, "reference"); }
 
 }  // namespace
 
@@ -403,6 +407,10 @@ ReferenceResult run_reference(const ReferenceProblem& pb) {
     for (int iy = 0; iy < n[1]; ++iy)
       for (int ix = 0; ix < n[2]; ++ix) res.final_field[(std::size_t(iz) * n[1] + iy) * n[2] + ix] = u_cur(iz, iy, ix);
   return res;
+}
+
+void check_reference_problem(const ReferenceProblem& problem, const std::string& who) {
+  check_problem_impl(problem, who);
 }
 
 }  // namespace specwave::validation

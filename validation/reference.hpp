@@ -4,6 +4,7 @@
 #include <Eigen/Dense>
 #include <array>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace specwave::validation {
@@ -36,6 +37,9 @@ struct ReferenceResult {
 // Runs the full scheme. Throws std::invalid_argument on inconsistent input or on
 // interpolation points outside the grid (stencil points mirrored above a free surface are allowed).
 ReferenceResult run_reference(const ReferenceProblem& problem);
+// The checks both references make on a problem (sizes, spacing, velocities, dt, wavelets, layer widths); the
+// message of the std::invalid_argument starts with `who`.
+void check_reference_problem(const ReferenceProblem& problem, const std::string& who);
 
 // The pieces, exposed for unit tests:
 std::vector<double> reference_d2_coefficients(int order);   // c_0..c_R

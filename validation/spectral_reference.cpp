@@ -122,27 +122,7 @@ Stencil make_stencil(const ReferenceProblem& pb, const RefPoint& pt, const char*
 void validate(const ReferenceProblem& pb) {
   if (pb.free_surface)
     throw std::invalid_argument("spectral reference: the spectral method has no free surface option");
-  for (int a = 0; a < 3; ++a) {
-    if (pb.shape[a] < 1) throw std::invalid_argument("spectral reference: shape must be positive");
-    if (!(pb.spacing[a] > 0)) throw std::invalid_argument("spectral reference: spacing must be positive");
-  }
-  const std::size_t npts = std::size_t(pb.shape[0]) * pb.shape[1] * pb.shape[2];
-  if (pb.velocity.size() != npts) throw std::invalid_argument("spectral reference: velocity size != nz*ny*nx");
-  for (double v : pb.velocity)
-    if (!(v > 0)) throw std::invalid_argument("spectral reference: velocity must be positive");
-  if (!(pb.dt > 0)) throw std::invalid_argument("spectral reference: dt must be positive");
-  if (pb.nt < 0) throw std::invalid_argument("spectral reference: nt must be >= 0");
-  if (pb.source_wavelets.size() != pb.sources.size())
-    throw std::invalid_argument("spectral reference: one wavelet per source required");
-  for (const auto& s : pb.source_wavelets)
-    if (s.size() < std::size_t(pb.nt)) throw std::invalid_argument("spectral reference: wavelet shorter than nt");
-  if (pb.pml_width < 0) throw std::invalid_argument("spectral reference: pml_width must be >= 0");
-  if (pb.pml_width > 0) {
-    if (!(pb.pml_reflection > 0 && pb.pml_reflection < 1))
-      throw std::invalid_argument("spectral reference: pml_reflection must be in (0, 1)");
-    for (int a = 0; a < 3; ++a)
-      if (2 * pb.pml_width > pb.shape[a]) throw std::invalid_argument("spectral reference: layers overlap");
-  }
+  check_reference_problem(pb, "spectral reference");
 }
 
 }  // namespace
