@@ -100,12 +100,6 @@ PmlAxis make_pml_axis(int n, double h, int W, bool low_face, bool high_face, dou
   return pml;
 }
 
-// 3-D interpolation stencil of one point: sum_p w_p g[idx_p]; w_p = w_z w_y w_x.
-struct PointStencil {
-  std::vector<std::array<int, 3>> idx;
-  std::vector<double> w;
-};
-
 // With a free surface, a weight on iz < 0 is added with a minus sign to index -iz.
 RefWeights1D fold_free_surface(const RefWeights1D& in) {
   RefWeights1D out;
@@ -123,7 +117,7 @@ RefWeights1D fold_free_surface(const RefWeights1D& in) {
   return out;
 }
 
-PointStencil make_point_stencil(const ReferenceProblem& pb, const RefPoint& pt, const char* what) {
+RefStencil make_point_stencil(const ReferenceProblem& pb, const RefPoint& pt, const char* what) {
   const std::array<double, 3> pos{pt.z, pt.y, pt.x};
   std::array<RefWeights1D, 3> w1;
   for (int a = 0; a < 3; ++a) {
@@ -140,7 +134,7 @@ PointStencil make_point_stencil(const ReferenceProblem& pb, const RefPoint& pt, 
         throw std::invalid_argument(std::string("reference: interpolation stencil of ") + what +
                                     " leaves the grid");
   }
-  PointStencil st;
+  RefStencil st;
   for (std::size_t kz = 0; kz < w1[0].index.size(); ++kz)
     for (std::size_t ky = 0; ky < w1[1].index.size(); ++ky)
       for (std::size_t kx = 0; kx < w1[2].index.size(); ++kx) {
@@ -228,10 +222,8 @@ double reference_hicks_beta(int radius) {
 RefWeights1D reference_hicks_weights(double q, int radius) {
   const double beta = reference_hicks_beta(radius);
   RefWeights1D out;
-  // i0 = floor(q), frac = q - i0
-  const double i0d = std::floor(q);
-  const int i0 = static_cast<int>(i0d);
-  const double frac = q - i0d;
+  // i0 = floor(q)
+  const int i0 = static_cast<int>(std::floor(q));
   // on the grid: |q - round(q)| < 1e-9 max(1,|q|) -> the single index round(q)
   if (std::abs(q - std::round(q)) < 1e-9 * std::max(1.0, std::abs(q))) {
     out.index = {static_cast<int>(std::round(q))};
@@ -298,7 +290,7 @@ ReferenceResult run_reference(const ReferenceProblem& pb) {
                            pb.pml_frequency);
   }
 
-  std::vector<PointStencil> src, rec;
+  std::vector<RefStencil> src, rec;
   for (const auto& s : pb.sources) src.push_back(make_point_stencil(pb, s, "source"));
   for (const auto& r : pb.receivers) rec.push_back(make_point_stencil(pb, r, "receiver"));
 
@@ -411,6 +403,10 @@ ReferenceResult run_reference(const ReferenceProblem& pb) {
 
 void check_reference_problem(const ReferenceProblem& problem, const std::string& who) {
   check_problem_impl(problem, who);
+}
+
+RefStencil reference_point_stencil(const ReferenceProblem& problem, const RefPoint& point, const char* what) {
+  return make_point_stencil(problem, point, what);
 }
 
 }  // namespace specwave::validation

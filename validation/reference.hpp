@@ -40,6 +40,13 @@ ReferenceResult run_reference(const ReferenceProblem& problem);
 // The checks both references make on a problem (sizes, spacing, velocities, dt, wavelets, layer widths); the
 // message of the std::invalid_argument starts with `who`.
 void check_reference_problem(const ReferenceProblem& problem, const std::string& who);
+// The 3-D Hicks stencil of one point (free-surface folding included): sum_p w_p g[idx_p], w_p = w_z w_y w_x.
+// Throws std::invalid_argument when the point or its stencil leaves the grid; `what` names it.
+struct RefStencil {
+  std::vector<std::array<int, 3>> idx;
+  std::vector<double> w;
+};
+RefStencil reference_point_stencil(const ReferenceProblem& problem, const RefPoint& point, const char* what);
 
 // The pieces, exposed for unit tests:
 std::vector<double> reference_d2_coefficients(int order);   // c_0..c_R

@@ -88,34 +88,17 @@ std::vector<double> damping_profile(int n, double h, int W, double v_max, double
   return d;
 }
 
-// 3-D Hicks stencil of one point (product of 1-D weights); no free-surface folding (not allowed here).
+// The Hicks stencil of one point with flat (nz, ny, nx) indices.
 struct Stencil {
-  std::vector<std::size_t> idx;  // flat indices
+  std::vector<std::size_t> idx;
   std::vector<double> w;
 };
 
 Stencil make_stencil(const ReferenceProblem& pb, const RefPoint& pt, const char* what) {
-  const std::array<double, 3> pos{pt.z, pt.y, pt.x};
-  std::array<RefWeights1D, 3> w1;
-  for (int a = 0; a < 3; ++a) {
-    const double q = (pos[a] - pb.origin[a]) / pb.spacing[a];  // q = (p - origin_a) / h_a
-    const int n = pb.shape[a];
-    const double tol = 1e-9 * std::max(1.0, std::abs(q));
-    if (!(q >= -tol && q <= (n - 1) + tol))
-      throw std::invalid_argument(std::string("spectral reference: ") + what + " outside the grid");
-    w1[a] = reference_hicks_weights(q, pb.hicks_radius);
-    for (int i : w1[a].index)
-      if (i < 0 || i >= n)
-        throw std::invalid_argument(std::string("spectral reference: interpolation stencil of ") + what +
-                                    " leaves the grid");
-  }
+  const RefStencil s = reference_point_stencil(pb, pt, what);
   Stencil st;
-  for (std::size_t kz = 0; kz < w1[0].index.size(); ++kz)
-    for (std::size_t ky = 0; ky < w1[1].index.size(); ++ky)
-      for (std::size_t kx = 0; kx < w1[2].index.size(); ++kx) {
-        st.idx.push_back(flat(pb.shape, w1[0].index[kz], w1[1].index[ky], w1[2].index[kx]));
-        st.w.push_back(w1[0].weight[kz] * w1[1].weight[ky] * w1[2].weight[kx]);
-      }
+  st.w = s.w;
+  for (const auto& i : s.idx) st.idx.push_back(flat(pb.shape, i[0], i[1], i[2]));
   return st;
 }
 
