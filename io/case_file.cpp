@@ -512,7 +512,7 @@ void read_options(const Tab& r, Case& c) {
   }
   if (auto b = r.sub("boundary", false, "[boundary]")) {
     auto& bd = c.boundary;
-    b->allow({"pml_width", "free_surface", "pml_power", "pml_reflection", "pml_frequency"});
+    b->allow({"pml_width", "free_surface", "pml_power", "pml_reflection", "pml_frequency", "spectral_absorber"});
     bd.pml_width = b->integer("pml_width", "pml_width = 20", 20);
     b->check(bd.pml_width >= 0, "pml_width", "must be >= 0", "give the absorbing layer width in grid points");
     bd.free_surface = b->boolean("free_surface", "free_surface = false", false);
@@ -523,6 +523,11 @@ void read_options(const Tab& r, Case& c) {
     bd.pml_frequency = b->onum("pml_frequency", "pml_frequency = 15.0");
     b->check(!bd.pml_frequency || *bd.pml_frequency > 0, "pml_frequency", "must be > 0",
              "give a frequency in Hz, or leave it out for the largest Ricker peak frequency");
+    bd.spectral_absorber = b->choice<SpectralAbsorber>("spectral_absorber",
+                                                       {{"pml", SpectralAbsorber::pml}, {"damping", SpectralAbsorber::damping}},
+                                                       SpectralAbsorber::pml, "spectral_absorber = \"pml\"");
+    b->check(bd.spectral_absorber == SpectralAbsorber::pml || c.scheme.method == Method::spectral, "spectral_absorber",
+             "applies to scheme.method = \"spectral\" only (FDTD always uses its CPML)", "remove the key");
   }
   if (auto u = r.sub("run", false, "[run]")) {
     auto& rs = c.run;

@@ -68,12 +68,16 @@ struct SchemeSpec {
   std::optional<double> min_points_per_wavelength;  // overrides the scheme's floor
 };
 
+// The absorbing boundary of the spectral method (docs/numerics.md); FDTD always uses its CPML.
+enum class SpectralAbsorber { pml, damping };
+
 struct BoundarySpec {
   int pml_width = 20;               // points per absorbing face
   bool free_surface = false;        // top face (z = origin) is pressure-release
   double pml_power = 2;             // profile exponent p
   double pml_reflection = 1e-3;     // target reflection R0
   std::optional<double> pml_frequency;  // Hz, alpha_max = pi f; default the largest Ricker peak frequency
+  SpectralAbsorber spectral_absorber = SpectralAbsorber::pml;  // spectral method only
 };
 
 struct RunSpec {

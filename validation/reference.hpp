@@ -22,6 +22,8 @@ struct ReferenceProblem {
   int pml_width = 0;                               // W points on each absorbing face (0 = no PML)
   double pml_power = 2, pml_reflection = 1e-3, pml_frequency = 10;  // p, R0, f_peak (Hz)
   bool free_surface = false;
+  // Spectral reference only: the absorbing boundary, "pml" (split-field, first order) or "damping".
+  std::string spectral_absorber = "pml";
   int hicks_radius = 4;
   std::vector<RefPoint> sources;
   std::vector<std::vector<double>> source_wavelets; // one per source, nt samples each: s_j(t_n)
