@@ -27,4 +27,36 @@ SPECWAVE_HD inline T damped_leapfrog(T u, T u_prev, T vel2dt2, T lap, T eta_dt) 
   return (T(2) * u - (T(1) - eta_dt) * u_prev + vel2dt2 * lap) / (T(1) + eta_dt);
 }
 
+// The staggered derivative multiplier of the split-field PML: i k exp(sign i k h / 2) (sign = +1: grid points ->
+// staggered points, -1: back), returned as (re, im). At the Nyquist index (k h = pi) it is real: -k for sign +1.
+struct Complex2 {
+  double re, im;
+};
+SPECWAVE_HD inline Complex2 staggered_multiplier(double k, double h, int sign) {
+  const double half = 0.5 * k * h;
+  // i k (cos(half) + i sign sin(half)) = -sign k sin(half) + i k cos(half)
+  return {-sign * k * std::sin(half), k * std::cos(half)};
+}
+
+// Depth into the split-field PML, in units of its thickness, at the (possibly half-integer) index s of an axis of
+// n points with layers of W points at both ends (docs/numerics.md): 0 outside, 1 at the outer edge.
+SPECWAVE_HD inline double pml_depth(double s, int n, int W) {
+  if (W <= 0) return 0;
+  double xi = 0;
+  if (s < W) xi = (W - s) / W;
+  if (s > n - 1 - W) xi = (s - (n - 1 - W)) / W;
+  return xi < 0 ? 0 : (xi > 1 ? 1 : xi);
+}
+
+// Split-field PML updates, b = exp(-d dt / 2) at the field's own points.
+//   w^{n+1/2} = bs (bs w^{n-1/2} - dt D+ p^n),   p_a^{n+1} = b (b p_a^n - dt v^2 D- w_a^{n+1/2})
+template <class T>
+SPECWAVE_HD inline T pml_velocity_update(T w, T bs, T dt, T grad_p) {
+  return bs * (bs * w - dt * grad_p);
+}
+template <class T>
+SPECWAVE_HD inline T pml_pressure_update(T p_a, T b, T dt_v2, T div_w) {
+  return b * (b * p_a - dt_v2 * div_w);
+}
+
 }  // namespace specwave
