@@ -1,6 +1,6 @@
 // Independent fp64 reference of the pseudo-spectral k-space scheme of docs/numerics.md
-// (section "Pseudo-spectral k-space propagator"). Written from the specification only, with
-// plain loops and Eigen's 1-D FFT (kissfft backend); no engine code. Clarity over speed.
+// (section "Pseudo-spectral k-space propagator": the split-field PML and the damping layer). Written from the
+// specification only, with plain loops and Eigen's 1-D FFT (kissfft backend); no engine code. Clarity over speed.
 #include "validation/spectral_reference.hpp"
 
 #include <unsupported/Eigen/FFT>
@@ -29,7 +29,11 @@ std::size_t flat(const std::array<int, 3>& n, int iz, int iy, int ix) {
 
 // In-place unnormalised 1-D DFT of every line of `data` along `axis`:
 //   forward: X_m = sum_j x_j exp(-2 pi i j m / n),  inverse: x_j = sum_m X_m exp(+2 pi i j m / n).
-// The lines are independent, so threading over them gives the same result as a serial loop.
+// The lines are independent, so threading over them gives the same result as a serial loop. Small grids stay
+// serial: a parallel region per axis costs more than it saves there, and much more on a loaded machine
+// (a 32^3 split-field PML run took 3x longer with 2 threads than with 1 on the shared 2-core VM).
+constexpr std::size_t kParallelMinPoints = std::size_t(1) << 16;
+
 void transform_axis(std::vector<cd>& data, const std::array<int, 3>& n, int axis, bool inverse) {
   const int len = n[axis];
   if (len == 1) return;  // the DFT of length 1 is the identity
@@ -38,7 +42,7 @@ void transform_axis(std::vector<cd>& data, const std::array<int, 3>& n, int axis
   const int o1 = axis == 0 ? 1 : 0;
   const int o2 = axis == 2 ? 1 : 2;
   const long n_lines = long(n[o1]) * n[o2];
-#pragma omp parallel
+#pragma omp parallel if (data.size() >= kParallelMinPoints)
   {
     Eigen::FFT<double> fft;  // one per thread: its plan cache is not thread-safe
     fft.SetFlag(Eigen::FFT<double>::Unscaled);
@@ -72,6 +76,21 @@ std::vector<double> wavenumbers(int n, double h) {
   return k;
 }
 
+// sinc(c_ref |k| dt / 2) of every mode (flat C-order mode index), sinc(x) = sin(x)/x, sinc(0) = 1: kappa of the
+// split-field PML; kappa^2 is the k-space factor of the Laplacian and of the source correction K.
+std::vector<double> kspace_sinc(const std::array<int, 3>& n, const std::array<std::vector<double>, 3>& k, double c_ref,
+                                double dt) {
+  std::vector<double> sinc(std::size_t(n[0]) * n[1] * n[2]);
+  for (int mz = 0; mz < n[0]; ++mz)
+    for (int my = 0; my < n[1]; ++my)
+      for (int mx = 0; mx < n[2]; ++mx) {
+        const double k2 = k[0][mz] * k[0][mz] + k[1][my] * k[1][my] + k[2][mx] * k[2][mx];
+        const double x = c_ref * std::sqrt(k2) * dt / 2;
+        sinc[flat(n, mz, my, mx)] = x == 0 ? 1.0 : std::sin(x) / x;
+      }
+  return sinc;
+}
+
 // Damping profile of one axis: d(i) = d0 xi(i)^p, d0 = -(p + 1) v_max ln(R0) / (2 L), L = W h,
 // xi = (W - i)/W (i < W), (i - (n-1-W))/W (i > n-1-W), 0 otherwise. Both faces absorb.
 std::vector<double> damping_profile(int n, double h, int W, double v_max, double p, double R0) {
@@ -102,16 +121,26 @@ Stencil make_stencil(const ReferenceProblem& pb, const RefPoint& pt, const char*
   return st;
 }
 
+// r = sum_p w_p g_p
+double sample(const Stencil& st, const std::vector<double>& g) {
+  double acc = 0;
+  for (std::size_t p = 0; p < st.w.size(); ++p) acc += st.w[p] * g[st.idx[p]];
+  return acc;
+}
+
 void validate(const ReferenceProblem& pb) {
   if (pb.free_surface)
     throw std::invalid_argument("spectral reference: the spectral method has no free surface option");
+  if (pb.spectral_absorber != "pml" && pb.spectral_absorber != "damping")
+    throw std::invalid_argument("spectral reference: spectral_absorber must be \"pml\" or \"damping\", not \"" +
+                                pb.spectral_absorber + "\"");
   check_reference_problem(pb, "spectral reference");
 }
 
-}  // namespace
-
-ReferenceResult run_spectral_reference(const ReferenceProblem& pb) {
-  validate(pb);
+// ---------------------------------------------------------------------------------------------------------------
+// Damping layer (spectral_absorber = "damping"), second-order form:
+//   (1 + eta dt) u^{n+1} = 2 u^n - (1 - eta dt) u^{n-1} + dt^2 v^2 ( Lk u^n + K f^n ).
+ReferenceResult run_damping(const ReferenceProblem& pb) {
   const std::array<int, 3> n = pb.shape;
   const auto& h = pb.spacing;
   const double dt = pb.dt;
@@ -120,18 +149,18 @@ ReferenceResult run_spectral_reference(const ReferenceProblem& pb) {
   // c_ref = v_max, the largest velocity of the model.
   const double c_ref = *std::max_element(pb.velocity.begin(), pb.velocity.end());
 
-  // k-space symbol: -|k|^2 sinc^2(c_ref |k| dt / 2), sinc(x) = sin(x)/x, sinc(0) = 1.
+  // k-space symbol: -|k|^2 sinc^2(c_ref |k| dt / 2); source correction sinc^2(c_ref |k| dt / 2).
   std::array<std::vector<double>, 3> k;
   for (int a = 0; a < 3; ++a) k[a] = wavenumbers(n[a], h[a]);
+  const std::vector<double> sinc = kspace_sinc(n, k, c_ref, dt);
   std::vector<double> symbol(N), source_symbol(N);
   for (int mz = 0; mz < n[0]; ++mz)
     for (int my = 0; my < n[1]; ++my)
       for (int mx = 0; mx < n[2]; ++mx) {
+        const std::size_t i = flat(n, mz, my, mx);
         const double k2 = k[0][mz] * k[0][mz] + k[1][my] * k[1][my] + k[2][mx] * k[2][mx];
-        const double x = c_ref * std::sqrt(k2) * dt / 2;
-        const double sinc = x == 0 ? 1.0 : std::sin(x) / x;
-        symbol[flat(n, mz, my, mx)] = -k2 * sinc * sinc;
-        source_symbol[flat(n, mz, my, mx)] = sinc * sinc;
+        symbol[i] = -k2 * sinc[i] * sinc[i];
+        source_symbol[i] = sinc[i] * sinc[i];
       }
 
   // Damping: eta = d_z(iz) + d_y(iy) + d_x(ix); all six faces absorb.
@@ -162,11 +191,7 @@ ReferenceResult run_spectral_reference(const ReferenceProblem& pb) {
 
   for (int step = 0; step < pb.nt; ++step) {
     // Receivers: r(t_n) = sum_p w_p u^n_p, recorded before step n.
-    for (std::size_t r = 0; r < rec.size(); ++r) {
-      double acc = 0;
-      for (std::size_t p = 0; p < rec[r].w.size(); ++p) acc += rec[r].w[p] * u_cur[rec[r].idx[p]];
-      res.traces(Eigen::Index(r), step) = acc;
-    }
+    for (std::size_t r = 0; r < rec.size(); ++r) res.traces(Eigen::Index(r), step) = sample(rec[r], u_cur);
 
     // f^n = sum_j s_j(t_n) sum_p w_p delta_p / (dz dy dx)
     std::fill(f.begin(), f.end(), 0.0);
@@ -206,6 +231,193 @@ ReferenceResult run_spectral_reference(const ReferenceProblem& pb) {
 
   res.final_field = u_cur;
   return res;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Split-field PML (spectral_absorber = "pml"), first-order form on staggered grids.
+
+// The PML factor b = exp(-d dt / 2) of one axis with n points at the positions s = i + shift, i = 0..n-1
+// (shift 0: the grid points; shift 1/2: the staggered points of w_a). d(s) = d0 xi(s)^p,
+// d0 = -(p + 1) v_max ln(R0) / (2 W h), xi = (W - s)/W for s < W, (s - (n-1-W))/W for s > n-1-W, 0 otherwise,
+// clipped to [0, 1] (the staggered point n - 1/2, between the last point and the periodic image of the first,
+// gets (W + 1/2)/W -> 1). Width 0: no layer, b = 1. No frequency shift (the alpha of the FDTD CPML).
+std::vector<double> pml_factor(int n, double h, int W, double v_max, double p, double R0, double dt, double shift) {
+  std::vector<double> b(n, 1.0);
+  if (W <= 0) return b;
+  const double d0 = -(p + 1) * v_max * std::log(R0) / (2 * W * h);
+  for (int i = 0; i < n; ++i) {
+    const double s = i + shift;
+    double xi = 0;
+    // Both faces apply only at s = W - 1/2 when 2W = n, and give the same 1/(2W) there.
+    if (s < W) xi = (W - s) / W;                                   // low face
+    if (s > n - 1 - W) xi = std::max(xi, (s - (n - 1 - W)) / W);  // high face
+    xi = std::clamp(xi, 0.0, 1.0);
+    const double d = xi > 0 ? d0 * std::pow(xi, p) : 0.0;
+    b[std::size_t(i)] = std::exp(-d * dt / 2);
+  }
+  return b;
+}
+
+ReferenceResult run_pml(const ReferenceProblem& pb) {
+  const std::array<int, 3> n = pb.shape;
+  const auto& h = pb.spacing;
+  const double dt = pb.dt;
+  const std::size_t N = std::size_t(n[0]) * n[1] * n[2];
+  const double inv_N = 1.0 / double(N);
+  const double c_ref = *std::max_element(pb.velocity.begin(), pb.velocity.end());  // = v_max
+
+  std::array<std::vector<double>, 3> k;
+  for (int a = 0; a < 3; ++a) k[a] = wavenumbers(n[a], h[a]);
+  const std::vector<double> kappa = kspace_sinc(n, k, c_ref, dt);  // sinc(c_ref |k| dt / 2)
+
+  // The 1-D factors of the staggered derivatives along axis a: i k_a exp(+-i k_a h_a / 2); the full multiplier
+  // of D_a^+- at mode (mz, my, mx) is kappa * this factor at m_a.
+  //
+  // Real fields and the full complex transforms. For a real field f, F = FFT(f) is Hermitian
+  // (F(-m) = conj F(m), indices mod n). Split a multiplier M into its Hermitian part M_h(m) = (M(m) + conj M(-m))/2
+  // and the rest M_a: IFFT(M_h F) is real and IFFT(M_a F) purely imaginary, so Re IFFT(M F) = IFFT(M_h F). Taking
+  // the real part after the inverse transform is therefore the operator with the multiplier's Hermitian part,
+  // which is also all that an r2c/c2r pair can represent (c2r reads the half spectrum and assumes Hermitian data).
+  // Here M is Hermitian at every index: k_a(-m) = -k_a(m) for m != n_a/2 gives M(-m) = conj M(m), and at the
+  // Nyquist index m = n_a/2 of an even axis (its own mirror, k_a = +pi/h_a) the factor is real:
+  //   i k exp(+i k h/2) = i (pi/h) i = -pi/h,   i k exp(-i k h/2) = i (pi/h) (-i) = +pi/h
+  // (the same with k = -pi/h, so the sign convention of the wavenumber does not matter there). So the Nyquist
+  // mode survives (a centred i k would be purely imaginary there and be dropped), the full complex transform
+  // with the real part kept gives the same operator as the engine's r2c/c2r, and D_a^- D_a^+ has the symbol
+  // -k_a^2 kappa^2 at every index, Nyquist included: sum_a D_a^- D_a^+ = Lk. The imaginary parts dropped are
+  // rounding noise (exp(i pi/2) is i only to ~6e-17, which the real part discards with the rest).
+  std::array<std::vector<cd>, 3> e_plus, e_minus;
+  for (int a = 0; a < 3; ++a) {
+    e_plus[a].resize(std::size_t(n[a]));
+    e_minus[a].resize(std::size_t(n[a]));
+    for (int m = 0; m < n[a]; ++m) {
+      const double ka = k[a][std::size_t(m)];
+      e_plus[a][std::size_t(m)] = cd(0, ka) * std::exp(cd(0, +ka * h[a] / 2));
+      e_minus[a][std::size_t(m)] = cd(0, ka) * std::exp(cd(0, -ka * h[a] / 2));
+    }
+  }
+
+  // b_a at the grid points, bs_a at the staggered points (+h_a/2), per axis index.
+  std::array<std::vector<double>, 3> b, bs;
+  for (int a = 0; a < 3; ++a) {
+    b[a] = pml_factor(n[a], h[a], pb.pml_width, c_ref, pb.pml_power, pb.pml_reflection, dt, 0.0);
+    bs[a] = pml_factor(n[a], h[a], pb.pml_width, c_ref, pb.pml_power, pb.pml_reflection, dt, 0.5);
+  }
+
+  std::vector<double> dtv2(N), dt2v2_3(N);
+  for (std::size_t i = 0; i < N; ++i) {
+    const double v2 = pb.velocity[i] * pb.velocity[i];
+    dtv2[i] = dt * v2;
+    dt2v2_3[i] = dt * dt * v2 / 3;  // the source is split equally over the three components
+  }
+
+  std::vector<Stencil> src, rec;
+  for (const auto& s : pb.sources) src.push_back(make_stencil(pb, s, "source"));
+  for (const auto& r : pb.receivers) rec.push_back(make_stencil(pb, r, "receiver"));
+
+  // K F^n with F^n = sum_{m<=n} f^m and f^m = sum_j s_j(t_m) g_j, g_j = sum_p w_p delta_p / (dz dy dx):
+  // by linearity K F^n = sum_j S_j^n K g_j with the running sums S_j^n = sum_{m<=n} s_j(t_m). K g_j is computed
+  // once per source (K = IFFT( sinc^2(c_ref |k| dt / 2) FFT(.) ), real part kept: the symbol is real and even).
+  const double inv_cell = 1.0 / (h[0] * h[1] * h[2]);
+  std::vector<cd> spec(N), tmp(N);
+  std::vector<std::vector<double>> Kg(src.size(), std::vector<double>(N, 0.0));
+  for (std::size_t j = 0; j < src.size(); ++j) {
+    std::fill(spec.begin(), spec.end(), cd(0, 0));
+    for (std::size_t p = 0; p < src[j].w.size(); ++p) spec[src[j].idx[p]] += src[j].w[p] * inv_cell;
+    transform_3d(spec, n, /*inverse=*/false);
+    for (std::size_t i = 0; i < N; ++i) spec[i] *= kappa[i] * kappa[i];
+    transform_3d(spec, n, /*inverse=*/true);
+    for (std::size_t i = 0; i < N; ++i) Kg[j][i] = spec[i].real() * inv_N;
+  }
+  std::vector<double> S(src.size(), 0.0);  // S_j^n
+  std::vector<double> KF(N, 0.0);
+
+  // p_a^0 = 0, w_a^{-1/2} = 0; p = p_z + p_y + p_x.
+  std::array<std::vector<double>, 3> pa, wa;
+  for (int a = 0; a < 3; ++a) {
+    pa[a].assign(N, 0.0);
+    wa[a].assign(N, 0.0);
+  }
+  std::vector<double> p(N, 0.0);
+
+  ReferenceResult res;
+  res.traces = Eigen::MatrixXd::Zero(Eigen::Index(rec.size()), pb.nt);
+  res.energy.assign(std::size_t(pb.nt) + 1, 0.0);
+
+  for (int step = 0; step < pb.nt; ++step) {
+    // Receivers: r(t_n) = sum_p w_p p^n_p, recorded before step n.
+    for (std::size_t r = 0; r < rec.size(); ++r) res.traces(Eigen::Index(r), step) = sample(rec[r], p);
+
+    // K F^n = sum_j S_j^n K g_j
+    std::fill(KF.begin(), KF.end(), 0.0);
+    for (std::size_t j = 0; j < src.size(); ++j) {
+      S[j] += pb.source_wavelets[j][std::size_t(step)];
+      for (std::size_t i = 0; i < N; ++i) KF[i] += S[j] * Kg[j][i];
+    }
+
+    // w_a^{n+1/2} = bs_a ( bs_a w_a^{n-1/2} - dt D_a^+ p^n ),  D_a^+ p = Re IFFT( kappa e_a^+ FFT(p) ) / N
+    for (std::size_t i = 0; i < N; ++i) spec[i] = cd(p[i], 0.0);
+    transform_3d(spec, n, /*inverse=*/false);
+    for (int a = 0; a < 3; ++a) {
+      for (int mz = 0; mz < n[0]; ++mz)
+        for (int my = 0; my < n[1]; ++my)
+          for (int mx = 0; mx < n[2]; ++mx) {
+            const std::array<int, 3> m{mz, my, mx};
+            const std::size_t i = flat(n, mz, my, mx);
+            tmp[i] = spec[i] * kappa[i] * e_plus[a][std::size_t(m[a])];
+          }
+      transform_3d(tmp, n, /*inverse=*/true);
+      for (int iz = 0; iz < n[0]; ++iz)
+        for (int iy = 0; iy < n[1]; ++iy)
+          for (int ix = 0; ix < n[2]; ++ix) {
+            const std::array<int, 3> ii{iz, iy, ix};
+            const std::size_t i = flat(n, iz, iy, ix);
+            const double s = bs[a][std::size_t(ii[a])];
+            wa[a][i] = s * (s * wa[a][i] - dt * tmp[i].real() * inv_N);
+          }
+    }
+
+    // p_a^{n+1} = b_a ( b_a p_a^n - dt v^2 D_a^- w_a^{n+1/2} ) + (1/3) dt^2 v^2 K F^n,
+    // D_a^- w = Re IFFT( kappa e_a^- FFT(w) ) / N
+    for (int a = 0; a < 3; ++a) {
+      for (std::size_t i = 0; i < N; ++i) tmp[i] = cd(wa[a][i], 0.0);
+      transform_3d(tmp, n, /*inverse=*/false);
+      for (int mz = 0; mz < n[0]; ++mz)
+        for (int my = 0; my < n[1]; ++my)
+          for (int mx = 0; mx < n[2]; ++mx) {
+            const std::array<int, 3> m{mz, my, mx};
+            const std::size_t i = flat(n, mz, my, mx);
+            tmp[i] *= kappa[i] * e_minus[a][std::size_t(m[a])];
+          }
+      transform_3d(tmp, n, /*inverse=*/true);
+      for (int iz = 0; iz < n[0]; ++iz)
+        for (int iy = 0; iy < n[1]; ++iy)
+          for (int ix = 0; ix < n[2]; ++ix) {
+            const std::array<int, 3> ii{iz, iy, ix};
+            const std::size_t i = flat(n, iz, iy, ix);
+            const double s = b[a][std::size_t(ii[a])];
+            pa[a][i] = s * (s * pa[a][i] - dtv2[i] * tmp[i].real() * inv_N) + dt2v2_3[i] * KF[i];
+          }
+    }
+
+    // p^{n+1} = p_z + p_y + p_x;  energy[n+1] = sum (p^{n+1})^2  (serial sum: deterministic)
+    double e = 0;
+    for (std::size_t i = 0; i < N; ++i) {
+      p[i] = pa[0][i] + pa[1][i] + pa[2][i];
+      e += p[i] * p[i];
+    }
+    res.energy[std::size_t(step) + 1] = e;
+  }
+
+  res.final_field = p;
+  return res;
+}
+
+}  // namespace
+
+ReferenceResult run_spectral_reference(const ReferenceProblem& pb) {
+  validate(pb);
+  return pb.spectral_absorber == "pml" ? run_pml(pb) : run_damping(pb);
 }
 
 }  // namespace specwave::validation
