@@ -3,6 +3,8 @@
 //      float64, arrays far larger than the last-level cache, first-touch parallel initialisation, best of N.
 //   2. The production CPU FDTD step (kernels/cpu/fdtd_cpu.hpp) on an n^3 grid per (order, precision, PML),
 //      warm-up then timed steps, several repetitions; Gpts/s and the effective bandwidth it implies.
+//   3. The spectral propagator's step (both absorbers) against the time of its FFTs alone (same plans, same
+//      threads): the floor a pseudo-spectral step cannot beat.
 // The result is a Markdown report on stdout (and in --output FILE).
 #include <omp.h>
 #include <sys/resource.h>
@@ -17,6 +19,7 @@
 #include <ctime>
 #include <fmt/format.h>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -27,7 +30,10 @@
 
 #include "kernels/cpu/fdtd_cpu.hpp"
 #include "kernels/fdtd_coefficients.hpp"
+#include "kernels/fft/fftw3d.hpp"
 #include "kernels/stencil.hpp"
+#include "solver/plan.hpp"
+#include "solver/propagator.hpp"
 #include "specwave/build_info.hpp"
 
 namespace {
@@ -345,6 +351,86 @@ FdtdResult run_fdtd(const FdtdConfig& cfg, int order, int pml_width) {
 
 // CPU time used on the whole machine (/proc/stat, all CPUs) and by this process (getrusage), in seconds, to
 // tell how much of the machine other processes took while the benchmark ran (docs/benchmarks.md).
+// ---------------------------------------------------------------------------------------------------------------
+// Spectral benchmark: the production propagator (solver/spectral_cpu_propagator.cpp) on an n^3 grid, and the
+// same transforms alone. The PML step does 4 r2c and 6 c2r transforms, the damping layer 1 and 1.
+
+struct SpectralResult {
+  std::string absorber;
+  bool fp64 = false;
+  int n = 0, steps = 0;
+  double step_s = 0, fft_s = 0;  // best seconds per step; its transforms alone
+  int r2c = 0, c2r = 0;
+};
+
+template <class T>
+double time_best(int repetitions, int count, const std::function<void()>& f) {
+  double best_s = 1e300;
+  for (int rep = 0; rep < repetitions; ++rep) {
+    const double t0 = omp_get_wtime();
+    for (int k = 0; k < count; ++k) f();
+    best_s = std::min(best_s, (omp_get_wtime() - t0) / count);
+  }
+  return best_s;
+}
+
+template <class T>
+SpectralResult run_spectral(const FdtdConfig& cfg, int n, SpectralAbsorber absorber, int threads) {
+  SpectralResult r;
+  r.absorber = absorber == SpectralAbsorber::pml ? "split-field PML" : "damping layer";
+  r.fp64 = sizeof(T) == 8;
+  r.n = n;
+  Case c;
+  c.name = "bench";
+  c.grid.shape = {n, n, n};
+  c.grid.spacing = {cfg.h, cfg.h, cfg.h};
+  c.model.kind = ModelSpec::Kind::gaussian;
+  c.model.velocity = 2000;
+  c.model.anomaly = 500;
+  c.model.center = {n * cfg.h / 2, n * cfg.h / 2, n * cfg.h / 2};
+  c.model.radius = n * cfg.h / 6;
+  c.scheme.method = Method::spectral;
+  c.scheme.min_points_per_wavelength = 0.5;
+  c.boundary.pml_width = 20;
+  c.boundary.spectral_absorber = absorber;
+  SourceSpec src;
+  src.position = {n * cfg.h / 2 + 0.3 * cfg.h, n * cfg.h / 2, n * cfg.h / 2};
+  src.wavelet.peak_frequency = 10;
+  c.shots.push_back({{src}});
+  c.receivers = {{n * cfg.h / 3, n * cfg.h / 2, n * cfg.h / 2}};
+  c.time.duration = 2.0;
+  c.run.precision = r.fp64 ? Precision::fp64 : Precision::fp32;
+  c.run.threads = threads;
+  c.output.directory = "/tmp/specwave-bench";
+  c.output.final_field = false;
+  c.output.plots = false;
+  const Plan plan = make_plan(c);
+  auto prop = make_propagator(c, plan);
+  prop->begin_shot(plan.sources[0], plan.wavelets[0]);
+  int next = 0;
+  const auto step = [&] { prop->advance(next, next + 1), ++next; };
+  const double warm = time_best<T>(1, std::max(1, cfg.warmup), step);
+  r.steps = std::max(cfg.min_steps / 2, int(std::ceil(cfg.min_seconds / std::max(warm, 1e-9))));
+  r.steps = std::min(r.steps, (plan.nt - next - 1) / std::max(1, cfg.repetitions));
+  r.step_s = time_best<T>(cfg.repetitions, std::max(1, r.steps), step);
+  // The transforms alone: r2c from a fixed input (preserved), c2r from a freshly transformed spectrum.
+  const int half = n / 2 + 1;
+  fft::Buffer<T> a(std::size_t(n) * n * n), b(a.size());
+  fft::Buffer<std::complex<T>> spec(std::size_t(n) * n * half);
+  fft::RealFft3d<T> fft(n, n, n, b.data(), spec.data(), plan.threads);
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = T(std::sin(0.001 * double(i)));
+  const double t_r2c = time_best<T>(cfg.repetitions, 4, [&] { fft.forward(a.data(), spec.data()); });
+  const double t_pair = time_best<T>(cfg.repetitions, 4, [&] {
+    fft.forward(a.data(), spec.data());
+    fft.backward(spec.data(), b.data());
+  });
+  r.r2c = absorber == SpectralAbsorber::pml ? 4 : 1;
+  r.c2r = absorber == SpectralAbsorber::pml ? 6 : 1;
+  r.fft_s = r.r2c * t_r2c + r.c2r * std::max(0.0, t_pair - t_r2c);
+  return r;
+}
+
 struct CpuUsage {
   double machine_busy = 0, machine_total = 0, self = 0;
 };
@@ -405,6 +491,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 10000));
   app.add_option("--threads", threads, "OpenMP threads (0: all)")->check(CLI::NonNegativeNumber);
   app.add_option("--output", output, "Also write the Markdown report to this file");
+  std::vector<int> spectral_sizes{256};
+  app.add_option("--spectral-n", spectral_sizes, "Grid sizes of the spectral benchmark (empty: skip it)")
+      ->delimiter(',');
+  bool skip_fdtd = false;
+  app.add_flag("--skip-fdtd", skip_fdtd, "Only the bandwidth reference and the spectral part");
   CLI11_PARSE(app, argc, argv);
   for (int o : orders)
     if (o < 2 || o > 2 * max_stencil_radius || o % 2 != 0) {
@@ -451,7 +542,7 @@ int main(int argc, char** argv) {
   if (pml_width > 0) widths.push_back(pml_width);
   std::vector<FdtdResult> results;
   for (bool fp64 : precisions)
-    for (int order : orders)
+    for (int order : skip_fdtd ? std::vector<int>{} : orders)
       for (int w : widths) {
         std::cerr << fmt::format("[bench] fdtd order {} {} {}^3 {} ...\n", order, fp64 ? "fp64" : "fp32", cfg.n,
                                  w ? fmt::format("CPML {}", w) : std::string("no PML"));
@@ -499,6 +590,29 @@ int main(int argc, char** argv) {
     const double gbs = gpts * (summary->fp64 ? 32 : 16);
     md << fmt::format("order {} {} {}^3: {:.3f} Gpts/s, {:.0f}% of triad\n", summary->order,
                       summary->fp64 ? "fp64" : "fp32", cfg.n, gpts, 100 * gbs / stream.triad.best_gbs);
+  }
+
+  // 3. Spectral step vs its transforms alone.
+  std::vector<SpectralResult> spectral;
+  for (bool fp64 : precisions)
+    for (int n : spectral_sizes)
+      for (SpectralAbsorber a : {SpectralAbsorber::pml, SpectralAbsorber::damping}) {
+        std::cerr << fmt::format("[bench] spectral {} {} {}^3 ...\n", a == SpectralAbsorber::pml ? "pml" : "damping",
+                                 fp64 ? "fp64" : "fp32", n);
+        spectral.push_back(fp64 ? run_spectral<double>(cfg, n, a, threads) : run_spectral<float>(cfg, n, a, threads));
+      }
+  if (!spectral.empty()) {
+    md << "## Spectral step (`solver/spectral_cpu_propagator.cpp`) vs its FFTs alone\n\n";
+    md << "The whole production step (transforms, k-space multiplies, updates, source, receiver) against the same\n"
+          "number of FFTW transforms with the same plans and threads (r2c from a fixed input; c2r = r2c+c2r pair\n"
+          "minus r2c). Target ratio <= 1.25. Best of the repetitions.\n\n";
+    md << "| n^3 | precision | absorber | transforms / step | ms/step | FFTs alone (ms) | step / FFTs | Gpts/s |\n"
+          "|---:|---|---|---|---:|---:|---:|---:|\n";
+    for (const auto& r : spectral)
+      md << fmt::format("| {} | {} | {} | {} r2c + {} c2r | {:.1f} | {:.1f} | {:.2f} | {:.3f} |\n", r.n,
+                        r.fp64 ? "fp64" : "fp32", r.absorber, r.r2c, r.c2r, r.step_s * 1e3, r.fft_s * 1e3,
+                        r.step_s / r.fft_s, double(r.n) * r.n * r.n / r.step_s * 1e-9);
+    md << "\n";
   }
 
   // The header last: it records the load average over the run.

@@ -3,6 +3,7 @@
 #include <fftw3.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -31,6 +32,12 @@ struct Api<double> {
     return fftw_plan_dft_c2r_3d(nz, ny, nx, reinterpret_cast<fftw_complex*>(in), out, FFTW_MEASURE);
   }
   static void execute(void* p) { fftw_execute(static_cast<fftw_plan>(p)); }
+  static void r2c(void* p, const double* in, std::complex<double>* out) {
+    fftw_execute_dft_r2c(static_cast<fftw_plan>(p), const_cast<double*>(in), reinterpret_cast<fftw_complex*>(out));
+  }
+  static void c2r(void* p, std::complex<double>* in, double* out) {
+    fftw_execute_dft_c2r(static_cast<fftw_plan>(p), reinterpret_cast<fftw_complex*>(in), out);
+  }
   static void destroy(void* p) { fftw_destroy_plan(static_cast<fftw_plan>(p)); }
   static void import_wisdom(const std::string& f) { fftw_import_wisdom_from_filename(f.c_str()); }
   static int export_wisdom(const std::string& f) { return fftw_export_wisdom_to_filename(f.c_str()); }
@@ -51,6 +58,12 @@ struct Api<float> {
     return fftwf_plan_dft_c2r_3d(nz, ny, nx, reinterpret_cast<fftwf_complex*>(in), out, FFTW_MEASURE);
   }
   static void execute(void* p) { fftwf_execute(static_cast<fftwf_plan>(p)); }
+  static void r2c(void* p, const float* in, std::complex<float>* out) {
+    fftwf_execute_dft_r2c(static_cast<fftwf_plan>(p), const_cast<float*>(in), reinterpret_cast<fftwf_complex*>(out));
+  }
+  static void c2r(void* p, std::complex<float>* in, float* out) {
+    fftwf_execute_dft_c2r(static_cast<fftwf_plan>(p), reinterpret_cast<fftwf_complex*>(in), out);
+  }
   static void destroy(void* p) { fftwf_destroy_plan(static_cast<fftwf_plan>(p)); }
   static void import_wisdom(const std::string& f) { fftwf_import_wisdom_from_filename(f.c_str()); }
   static int export_wisdom(const std::string& f) { return fftwf_export_wisdom_to_filename(f.c_str()); }
@@ -103,6 +116,27 @@ void RealFft3d<T>::forward() {
 template <class T>
 void RealFft3d<T>::backward() {
   Api<T>::execute(backward_);
+}
+
+namespace {
+void check_aligned(const void* p, const char* what) {
+  if (reinterpret_cast<std::uintptr_t>(p) % 64 != 0)
+    throw std::logic_error(std::string("RealFft3d: the ") + what + " array is not 64-byte aligned (use fft::Buffer)");
+}
+}  // namespace
+
+template <class T>
+void RealFft3d<T>::forward(const T* real, std::complex<T>* spectrum) {
+  check_aligned(real, "real");
+  check_aligned(spectrum, "spectrum");
+  Api<T>::r2c(forward_, real, spectrum);
+}
+
+template <class T>
+void RealFft3d<T>::backward(std::complex<T>* spectrum, T* real) {
+  check_aligned(real, "real");
+  check_aligned(spectrum, "spectrum");
+  Api<T>::c2r(backward_, spectrum, real);
 }
 
 template class RealFft3d<float>;
