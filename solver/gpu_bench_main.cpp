@@ -1,7 +1,8 @@
 // specwave-gpu-bench: the GPU part of the benchmark (scripts/bench, scripts/gpu-check). In one run:
 // device-to-device copy bandwidth, the CUDA FDTD step at 256^3 and 512^3 for orders 2, 4, 8 in fp32 and fp64
 // (Gpts/s and effective bandwidth at 16 / 32 B per point as a fraction of the copy bandwidth), the GPU over CPU
-// speedup on the same step, and shots per second with 1, 2, 4 and 8 shots sharing the device.
+// speedup on the same step, the spectral step at 256^3 and 512^3 (damping layer and split-field PML, fp32 and
+// fp64) against its cuFFT transforms alone, and shots per second with 1, 2, 4 and 8 shots sharing the device.
 // Without a usable device it prints why and exits 77.
 #include <cuda_runtime_api.h>
 #include <omp.h>
@@ -19,6 +20,7 @@
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/fdtd_cuda.hpp"
+#include "kernels/cuda/spectral_cuda.hpp"
 #include "kernels/fdtd_coefficients.hpp"
 #include "solver/forward.hpp"
 #include "solver/plan.hpp"
@@ -167,15 +169,89 @@ double shots_per_second(int k, int steps) {
   return k / seconds;  // shots of `steps` steps
 }
 
+// The spectral step (CUDA propagator, 20-point absorbing layer, one source and one receiver) against the same
+// cuFFT transforms alone: plans of the same shape and precision, the same number of transforms per step (damping
+// layer: 1 forward + 1 inverse; split-field PML: 4 forward + 6 inverse). Both timed on the host over `steps`
+// steps, the stream synchronised at the end, best of 3: the ratio is what the pointwise kernels add.
+struct SpectralResult {
+  int n;
+  std::string absorber, precision;
+  double ms_per_step, fft_ms_per_step, gpts;
+};
+
+template <class T>
+SpectralResult spectral_step(int n, SpectralAbsorber absorber, int steps) {
+  const int warm = 3, repetitions = 3;
+  Case c;
+  c.name = "gpu-bench-spectral";
+  c.grid.shape = {n, n, n};
+  c.grid.spacing = {10, 10, 10};
+  c.model.velocity = 2000;
+  c.scheme.method = Method::spectral;
+  c.scheme.min_points_per_wavelength = 1;
+  c.time.dt = 1e-3;  // below the spectral limit (1.8e-3 s at h = 10 m, v = 2000 m/s)
+  c.time.duration = (warm + repetitions * steps + 2) * 1e-3;
+  c.boundary.pml_width = 20;
+  c.boundary.spectral_absorber = absorber;
+  c.run.backend = BackendKind::cuda;
+  c.run.precision = sizeof(T) == 8 ? Precision::fp64 : Precision::fp32;
+  c.output.directory = "/tmp/specwave-gpu-bench";
+  SourceSpec s;
+  s.position = {5.0 * n, 5.0 * n, 5.0 * n};
+  s.wavelet.peak_frequency = 10;
+  c.shots.push_back({{s}});
+  c.receivers = {{300, 5.0 * n, 300}};
+  const Plan plan = make_plan(c);
+  SpectralResult r{n, absorber == SpectralAbsorber::pml ? "pml" : "damping", sizeof(T) == 8 ? "fp64" : "fp32", 1e300, 1e300, 0};
+  {
+    auto prop = make_propagator(c, plan);
+    prop->begin_shot(plan.sources[0], plan.wavelets[0]);
+    prop->advance(0, warm);
+    prop->traces();  // waits for the propagator's stream
+    int step = warm;
+    for (int k = 0; k < repetitions; ++k, step += steps) {
+      const auto t0 = std::chrono::steady_clock::now();
+      prop->advance(step, step + steps);
+      prop->traces();
+      r.ms_per_step = std::min(r.ms_per_step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps);
+    }
+  }
+  {
+    const cuda::SpectralShape shape{n, n, n};
+    cuda::Stream stream;
+    cuda::RealFft3d<T> fft(shape, stream.handle());
+    cuda::DeviceArray<T> real(shape.points()), real_out(shape.points());
+    cuda::DeviceArray<cuda::Complex<T>> spectrum(shape.spectrum_points()), spectrum_in(shape.spectrum_points());
+    const int forward = absorber == SpectralAbsorber::pml ? 4 : 1, inverse = absorber == SpectralAbsorber::pml ? 6 : 1;
+    auto transforms = [&](int count) {
+      for (int k = 0; k < count; ++k) {
+        for (int f = 0; f < forward; ++f) fft.forward(real.data(), spectrum.data());
+        for (int b = 0; b < inverse; ++b) fft.backward(spectrum_in.data(), real_out.data());
+      }
+      stream.synchronize();
+    };
+    cuda::synchronize();  // the zero fills of the buffers
+    transforms(warm);
+    for (int k = 0; k < repetitions; ++k) {
+      const auto t0 = std::chrono::steady_clock::now();
+      transforms(steps);
+      r.fft_ms_per_step = std::min(r.fft_ms_per_step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps);
+    }
+  }
+  r.gpts = double(c.grid.points()) / (r.ms_per_step * 1e-3) / 1e9;
+  return r;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"specwave GPU benchmark"};
-  std::vector<int> sizes = {256, 512}, orders = {2, 4, 8};
+  std::vector<int> sizes = {256, 512}, orders = {2, 4, 8}, spectral_sizes = {256, 512};
   int steps = 20;
   std::string output;
   app.add_option("--sizes", sizes, "Grid points per axis")->capture_default_str();
   app.add_option("--orders", orders, "FDTD orders")->capture_default_str();
+  app.add_option("--spectral-sizes", spectral_sizes, "Grid points per axis of the spectral step")->capture_default_str();
   app.add_option("--steps", steps, "Timed steps per configuration")->capture_default_str();
   app.add_option("--output", output, "Also write the Markdown report here");
   CLI11_PARSE(app, argc, argv);
@@ -211,6 +287,15 @@ int main(int argc, char** argv) {
       report += fmt::format("\nGPU over CPU ({} OpenMP threads), order 8 fp32 256^3: {:.1f} ms vs {:.2f} ms per step = {:.0f}x\n",
                             omp_get_max_threads(), cpu, gpu_256_8, cpu / gpu_256_8);
     }
+    report += "\n| n^3 | spectral absorber | precision | ms/step | cuFFT alone ms/step | step / FFT (target <= 1.15) | Gpts/s |\n"
+              "|---:|---|---|---:|---:|---:|---:|\n";
+    for (int n : spectral_sizes)
+      for (auto absorber : {SpectralAbsorber::damping, SpectralAbsorber::pml})
+        for (int fp64 = 0; fp64 < 2; ++fp64) {
+          const SpectralResult r = fp64 ? spectral_step<double>(n, absorber, steps) : spectral_step<float>(n, absorber, steps);
+          report += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} | {:.2f} | {:.2f} |\n", r.n, r.absorber, r.precision,
+                                r.ms_per_step, r.fft_ms_per_step, r.ms_per_step / r.fft_ms_per_step, r.gpts);
+        }
     report += "\n| shots in flight (128^3, order 8, CPML 16, 200 steps each) | shots/s |\n|---:|---:|\n";
     for (int k : {1, 2, 4, 8}) report += fmt::format("| {} | {:.2f} |\n", k, shots_per_second(k, 200));
     std::fputs(report.c_str(), stdout);

@@ -36,7 +36,7 @@ std::string build_and_hardware_info() {
   H5get_libversion(&h5_major, &h5_minor, &h5_release);
   out += fmt::format("specwave {} (git {}), {} build, {}\n", build::version, build::git_hash, build::build_type, build::compiler);
   out += "precisions  fp32, fp64\n";
-  out += "methods     fdtd (orders 2..16; cpu, cuda), spectral k-space (cpu)\n";
+  out += "methods     fdtd (orders 2..16; cpu, cuda), spectral k-space (cpu, cuda)\n";
 #if defined(SPECWAVE_HAVE_CUDA)
   out += fmt::format("backends    cpu (OpenMP), cuda (compiled for sm {})\n", build::cuda_architectures);
 #else

@@ -4,6 +4,7 @@
 #include "solver/fdtd_cpu_propagator.hpp"
 #include "solver/fdtd_cuda_propagator.hpp"
 #include "solver/spectral_cpu_propagator.hpp"
+#include "solver/spectral_cuda_propagator.hpp"
 #include "solver/plan.hpp"
 
 namespace specwave {
@@ -13,6 +14,7 @@ std::unique_ptr<Propagator> make_propagator(const Case& c, const Plan& plan) {
   if (c.scheme.method == Method::spectral && plan.backend == BackendKind::cpu) return make_spectral_cpu_propagator(c, plan);
 #if defined(SPECWAVE_HAVE_CUDA)
   if (c.scheme.method == Method::fdtd && plan.backend == BackendKind::cuda) return make_fdtd_cuda_propagator(c, plan);
+  if (c.scheme.method == Method::spectral && plan.backend == BackendKind::cuda) return make_spectral_cuda_propagator(c, plan);
 #endif
   throw Error(ExitCode::backend_unavailable, std::string("no propagator for method ") + to_string(c.scheme.method) +
                                                  " on backend " + to_string(plan.backend) + " in this build");

@@ -1,7 +1,8 @@
 #pragma once
-// Every CUDA runtime call and kernel launch goes through these checks; the message names the expression,
-// file and line. Sticky errors (the context is lost) are reported as such: the process must end.
+// Every CUDA runtime call, cuFFT call and kernel launch goes through these checks; the message names the
+// expression, file and line. Sticky errors (the context is lost) are reported as such: the process must end.
 #include <cuda_runtime.h>
+#include <cufft.h>
 
 #include <stdexcept>
 #include <string>
@@ -14,6 +15,31 @@ namespace specwave::cuda {
   throw std::runtime_error(msg);
 }
 
+inline const char* cufft_result_name(cufftResult r) {
+  switch (r) {
+    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED (out of device memory)";
+    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
+    case CUFFT_UNALIGNED_DATA: return "CUFFT_UNALIGNED_DATA";
+    case CUFFT_INVALID_DEVICE: return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE (no work area set)";
+    case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
+    default: return "unknown cuFFT error";
+  }
+}
+
+[[noreturn]] inline void throw_cufft_error(cufftResult r, const char* expr, const char* file, int line) {
+  throw std::runtime_error(std::string("cuFFT error ") + cufft_result_name(r) + " (code " + std::to_string(int(r)) +
+                           ") in `" + expr + "` at " + file + ":" + std::to_string(line));
+}
+
 }  // namespace specwave::cuda
 
 #define SPECWAVE_CUDA_CHECK(expr)                                                                  \
@@ -23,3 +49,10 @@ namespace specwave::cuda {
   } while (0)
 
 #define SPECWAVE_CUDA_CHECK_LAUNCH() SPECWAVE_CUDA_CHECK(cudaGetLastError())
+
+#define SPECWAVE_CUFFT_CHECK(expr)                                                                 \
+  do {                                                                                             \
+    const cufftResult specwave_fft_err_ = (expr);                                                  \
+    if (specwave_fft_err_ != CUFFT_SUCCESS)                                                        \
+      ::specwave::cuda::throw_cufft_error(specwave_fft_err_, #expr, __FILE__, __LINE__);           \
+  } while (0)

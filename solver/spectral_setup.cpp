@@ -1,0 +1,171 @@
+#include "solver/spectral_setup.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "kernels/spectral_point.hpp"
+#include "solver/cpml.hpp"
+#include "solver/plan.hpp"
+
+namespace specwave {
+namespace {
+
+// kappa = sinc(c_ref |k| dt / 2), sinc(x) = sin(x) / x (the same argument and cut-off as kspace_symbol).
+double kspace_sinc(double k2, double c_ref, double dt) {
+  const double x = 0.5 * c_ref * std::sqrt(k2) * dt;
+  return x < 1e-8 ? 1.0 : std::sin(x) / x;
+}
+
+}  // namespace
+
+double spectral_wavenumber(int m, int n, double h) { return 2 * M_PI * (m <= n / 2 ? m : m - n) / (n * h); }
+
+template <class T>
+std::vector<T> SpectralSetup<T>::eta_dt_field() const {
+  std::vector<T> out(points());
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int z = 0; z < layout.nz; ++z)
+    for (int y = 0; y < layout.ny; ++y)
+      for (int x = 0; x < layout.nx; ++x) out[layout.index(z, y, x)] = eta_dt(z, y, x);
+  return out;
+}
+
+template <class T>
+SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan) {
+  SpectralSetup<T> s;
+  const auto& g = c.grid;
+  s.layout = FieldLayout{g.shape[0], g.shape[1], g.shape[2], 0};
+  s.half_x = g.shape[2] / 2 + 1;
+  s.nt = plan.nt;
+  s.dt = plan.dt;
+  s.c_ref = plan.model.v_max;
+  s.cell_volume = g.spacing[0] * g.spacing[1] * g.spacing[2];
+  s.absorber = c.boundary.spectral_absorber;
+  const bool pml = s.absorber == SpectralAbsorber::pml;
+  const std::size_t n = s.points();
+  const double dt = plan.dt;
+  const float* velocity = plan.model.velocity.data();
+
+  // Per-point factors. The source factor is computed in T from T values, as the update applies it.
+  s.source_factor.resize(n);
+  if (pml) {
+    s.dt_vel2.resize(n);
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < n; ++i) {
+      const double v2 = double(velocity[i]) * velocity[i];
+      s.dt_vel2[i] = T(v2 * dt);
+      s.source_factor[i] = T(v2 * dt * dt);
+    }
+  } else {
+    // The damping layer: eta = d_z + d_y + d_x with the CPML profile's d (all six faces absorb).
+    BoundarySpec bc = c.boundary;
+    bc.free_surface = false;
+    const CpmlProfile profile = make_cpml_profile(g, bc, plan.model.v_max, plan.pml_frequency, dt);
+    s.damping = profile.d;
+    s.vel2dt2.resize(n);
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int z = 0; z < g.shape[0]; ++z)
+      for (int y = 0; y < g.shape[1]; ++y)
+        for (int x = 0; x < g.shape[2]; ++x) {
+          const index_t i = s.layout.index(z, y, x);
+          s.vel2dt2[i] = T(double(velocity[i]) * velocity[i] * dt * dt);
+          s.source_factor[i] = s.vel2dt2[i] / (T(1) + s.eta_dt(z, y, x));
+        }
+  }
+
+  // Symbols on the half spectrum, times 1 / (nz ny nx).
+  const double norm = 1.0 / double(n);
+  const std::size_t n_spectrum = s.spectrum_points();
+  s.source_symbol.resize(n_spectrum);
+  (pml ? s.kappa : s.laplacian_symbol).resize(n_spectrum);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int z = 0; z < g.shape[0]; ++z)
+    for (int y = 0; y < g.shape[1]; ++y)
+      for (int x = 0; x < s.half_x; ++x) {
+        const double kz = spectral_wavenumber(z, g.shape[0], g.spacing[0]);
+        const double ky = spectral_wavenumber(y, g.shape[1], g.spacing[1]);
+        const double kx = spectral_wavenumber(x, g.shape[2], g.spacing[2]);
+        const double k2 = kz * kz + ky * ky + kx * kx;
+        const std::size_t at = (std::size_t(z) * g.shape[1] + y) * s.half_x + x;
+        s.source_symbol[at] = T(kspace_source_symbol(k2, s.c_ref, dt) * norm);
+        if (pml)
+          s.kappa[at] = T(kspace_sinc(k2, s.c_ref, dt) * norm);
+        else
+          s.laplacian_symbol[at] = T(kspace_symbol(k2, s.c_ref, dt) * norm);
+      }
+
+  if (pml) {
+    const int W = c.boundary.pml_width;
+    for (int a = 0; a < 3; ++a) {
+      const int n_a = g.shape[a];
+      const double h = g.spacing[a];
+      // Staggered derivative multipliers; at the Nyquist index i k exp(+-i pi/2) = -+k exactly (cos(pi/2) is not 0
+      // in floating point).
+      const int length = a == 2 ? s.half_x : n_a;
+      s.shift_plus[a].resize(length);
+      s.shift_minus[a].resize(length);
+      for (int m = 0; m < length; ++m) {
+        const double k = spectral_wavenumber(m, n_a, h);
+        Complex2 plus = staggered_multiplier(k, h, +1), minus = staggered_multiplier(k, h, -1);
+        if (n_a % 2 == 0 && m == n_a / 2) plus.im = minus.im = 0;
+        s.shift_plus[a][m] = std::complex<T>(T(plus.re), T(plus.im));
+        s.shift_minus[a][m] = std::complex<T>(T(minus.re), T(minus.im));
+      }
+      // b = exp(-d dt / 2), d(s) = d0 xi(s)^p, d0 = -(p + 1) v_max ln(R0) / (2 W h), at s = i and s = i + 1/2.
+      const double d0 = W > 0 ? -(c.boundary.pml_power + 1) * plan.model.v_max * std::log(c.boundary.pml_reflection) / (2 * W * h) : 0;
+      auto b_at = [&](double at) {
+        const double xi = pml_depth(at, n_a, W);
+        return T(std::exp(-d0 * std::pow(xi, c.boundary.pml_power) * dt / 2));
+      };
+      s.pml_b[a].resize(n_a);
+      s.pml_bs[a].resize(n_a);
+      for (int i = 0; i < n_a; ++i) {
+        s.pml_b[a][i] = b_at(i);
+        s.pml_bs[a][i] = b_at(i + 0.5);
+      }
+    }
+  }
+  s.receivers = make_point_lists<T>(s.layout, plan.receivers, 1.0, nullptr);
+  return s;
+}
+
+template <class T>
+void make_source_pattern(const SpectralSetup<T>& s, const PointStencil& source, std::span<T> work,
+                         const ApplySourceCorrection<T>& apply_k, std::vector<T>& pattern) {
+  const std::size_t n = s.points();
+  if (work.size() != n) throw std::invalid_argument("make_source_pattern: the work field must hold nz ny nx values");
+  // p_j / (dz dy dx): the discrete delta of unit integral, spread by the Hicks weights.
+  const PointLists<T> raw = make_point_lists<T>(s.layout, std::vector<PointStencil>{source}, 1.0 / s.cell_volume, nullptr);
+  std::fill(work.begin(), work.end(), T(0));
+  for (std::size_t p = 0; p < raw.index.size(); ++p) work[raw.index[p]] += raw.factor[p];
+  apply_k(work);
+  pattern.resize(n);
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) pattern[i] = work[i] * s.source_factor[i];
+}
+
+std::vector<std::vector<double>> spectral_source_amplitudes(SpectralAbsorber absorber,
+                                                            const std::vector<std::vector<double>>& wavelets) {
+  std::vector<std::vector<double>> out(wavelets.size());
+  for (std::size_t j = 0; j < wavelets.size(); ++j) {
+    out[j].resize(wavelets[j].size());
+    double running = 0;
+    for (std::size_t n = 0; n < wavelets[j].size(); ++n) {
+      running += wavelets[j][n];
+      out[j][n] = absorber == SpectralAbsorber::pml ? running / 3 : wavelets[j][n];
+    }
+  }
+  return out;
+}
+
+template struct SpectralSetup<float>;
+template struct SpectralSetup<double>;
+template SpectralSetup<float> make_spectral_setup<float>(const Case&, const Plan&);
+template SpectralSetup<double> make_spectral_setup<double>(const Case&, const Plan&);
+template void make_source_pattern<float>(const SpectralSetup<float>&, const PointStencil&, std::span<float>,
+                                         const ApplySourceCorrection<float>&, std::vector<float>&);
+template void make_source_pattern<double>(const SpectralSetup<double>&, const PointStencil&, std::span<double>,
+                                          const ApplySourceCorrection<double>&, std::vector<double>&);
+
+}  // namespace specwave
