@@ -127,8 +127,7 @@ void check_device_memory(const Case& c, Plan& plan) {
   const auto cuda = cuda::query_devices();
   const auto& device = cuda.devices.at(c.run.device);
   const double cap = c.run.device_memory_fraction * double(device.free_bytes);
-  // Fields, CPML slabs and traces live on the device; the host-only model copy does not.
-  const double need = double(plan.memory_bytes) - 4.0 * double(c.grid.points());
+  const double need = double(estimate_device_memory_bytes(c, plan.nt));
   // A grid below ~32 M points leaves most of a large GPU idle: run up to 8 shots at once, within the cap.
   if (c.grid.points() < (1LL << 25) && c.shots.size() > 1)
     plan.shots_in_flight = int(std::clamp<double>(std::floor(cap / std::max(need, 1.0)), 1, std::min<double>(8, c.shots.size())));
@@ -172,8 +171,13 @@ double stable_dt(const GridSpec& g, int order, double v_max) {
 std::size_t estimate_memory_bytes(const Case& c, int nt) {
   const std::size_t value = c.run.precision == Precision::fp64 ? 8 : 4;
   if (c.scheme.method == Method::spectral) {
-    // u, u_prev, lap, (v dt)^2, eta dt, source factors, symbol (half), spectrum (half, complex): ~8 fields.
-    const double fields = 8.0 * c.grid.points() * value + 4.0 * c.grid.points();
+    // PML: p, p_z, p_y, p_x, w_z, w_y, w_x, work, dt v^2, two half spectra (complex), kappa (half): ~11.5 fields;
+    // damping: u, u_prev, work, (v dt)^2, eta dt, symbol (half), spectrum (half, complex): ~7 fields. Both: the
+    // fp64 source factor, v^2 during setup, and one dense K p_j pattern per source.
+    const bool pml = c.boundary.spectral_absorber == SpectralAbsorber::pml;
+    std::size_t max_sources = 0;
+    for (const auto& shot : c.shots) max_sources = std::max(max_sources, shot.sources.size());
+    const double fields = ((pml ? 11.5 : 7.0) + double(max_sources)) * c.grid.points() * value + 16.0 * c.grid.points();
     const double output_field = (c.output.final_field || c.output.snapshot_every > 0) ? double(value) * c.grid.points() : 0;
     return std::size_t(fields + output_field + 8.0 * c.receivers.size() * nt * 2 + 64.0 * (1 << 20));
   }
@@ -190,6 +194,29 @@ std::size_t estimate_memory_bytes(const Case& c, int nt) {
   const double output_field = (c.output.final_field || c.output.snapshot_every > 0) ? double(value) * c.grid.points() : 0;
   const double traces = 8.0 * c.receivers.size() * nt * 2;
   return std::size_t((3 * padded + slabs) * value + model + output_field + traces + 64.0 * (1 << 20));
+}
+
+std::size_t estimate_device_memory_bytes(const Case& c, int nt) {
+  const double points = double(c.grid.points());
+  if (c.scheme.method != Method::spectral)
+    // Fields, CPML slabs and traces live on the device; the host-only model copy does not.
+    return std::size_t(double(estimate_memory_bytes(c, nt)) - 4.0 * points);
+  // solver/spectral_cuda_propagator.cpp. A half spectrum (nz, ny, nx/2+1) of complex values holds about one
+  // field's worth of values, each real symbol on it half of one; the cuFFT work area is counted as one spectrum.
+  const double value = c.run.precision == Precision::fp64 ? 8 : 4;
+  const double spectrum = 2.0 * double(c.grid.shape[0]) * c.grid.shape[1] * (c.grid.shape[2] / 2 + 1);
+  std::size_t max_sources = 0;
+  for (const auto& shot : c.shots) max_sources = std::max(max_sources, shot.sources.size());
+  double values = 0;
+  if (c.boundary.spectral_absorber == SpectralAbsorber::pml)
+    // p_a, w_a, scratch_a (a = z, y, x), p, dt v^2; three spectra, kappa and K's symbol, the work area
+    values = 11 * points + 3 * spectrum + spectrum + spectrum;
+  else
+    // u^n, u^{n-1}, the Laplacian, (v dt)^2; one spectrum, the Laplacian's and K's symbols, the work area
+    values = 4 * points + spectrum + spectrum + spectrum;
+  values += double(max_sources) * (points + nt);  // dense source patterns K p_j and their amplitudes
+  const double traces = 8.0 * c.receivers.size() * nt;
+  return std::size_t(values * value + traces + 64.0 * (1 << 20));  // + plans, receivers, reductions
 }
 
 std::size_t available_memory_bytes() {
@@ -217,13 +244,6 @@ Plan make_plan(const Case& c) {
   if (c.receivers.empty()) invalid(c, "no receivers: add [receivers] points, lines or planes");
   check_geometry(c);
   plan.backend = resolve_backend(c, plan.backend_note);
-  if (spectral && plan.backend == BackendKind::cuda) {
-    if (c.run.backend != BackendKind::auto_select)
-      throw Error(ExitCode::backend_unavailable, "run.backend = \"cuda\": the spectral method has no CUDA propagator in "
-                                                 "this version; use backend = \"cpu\" or \"auto\"");
-    plan.backend = BackendKind::cpu;
-    plan.backend_note = "cpu (auto: the spectral method has no CUDA propagator yet)";
-  }
   plan.threads = c.run.threads > 0 ? c.run.threads : omp_get_max_threads();
 
   // Memory, before the model (the largest allocation so far) is built. nt is not known yet: bound traces later.
@@ -307,7 +327,10 @@ std::string describe_plan(const Case& c, const Plan& p) {
   out += fmt::format("scheme      {}, {} boundary width {}{}\n",
                      c.scheme.method == Method::spectral ? fmt::format("spectral k-space (c_ref = v_max = {:.6g} m/s)", p.model.v_max)
                                                          : fmt::format("fdtd order {}", c.scheme.order),
-                     c.boundary.pml_width > 0 ? (c.scheme.method == Method::spectral ? "damping-layer" : "CPML") : "no absorbing",
+                     c.boundary.pml_width == 0 ? "no absorbing"
+                     : c.scheme.method != Method::spectral ? "CPML"
+                     : c.boundary.spectral_absorber == SpectralAbsorber::pml ? "split-field PML"
+                                                                             : "damping-layer",
                      c.boundary.pml_width,
                      c.boundary.free_surface ? ", free surface on top" : "");
   out += fmt::format("time        dt = {:.6g} s (stable limit {:.6g} s, CFL number {:.3f}), {} steps, {:.6g} s\n", p.dt,

@@ -37,6 +37,9 @@ double stable_dt_spectral(const GridSpec& grid, double v_max);
 double stable_dt(const GridSpec& grid, int order, double v_max);
 // Bytes the run needs on the host (fields, CPML slabs, model, traces, output buffers).
 std::size_t estimate_memory_bytes(const Case& c, int nt);
+// Bytes a run of this case holds on the GPU per shot in flight (CUDA propagators: fields, spectra, cuFFT work
+// area, source patterns, traces).
+std::size_t estimate_device_memory_bytes(const Case& c, int nt);
 // MemAvailable from /proc/meminfo (0 if unknown).
 std::size_t available_memory_bytes();
 

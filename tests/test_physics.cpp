@@ -30,10 +30,14 @@ double normal_incidence_reflection(MakeCase&& make) {
   const Case near = make(100), far = make(220);
   const Plan pn = make_plan(near), pf = make_plan(far);
   const auto un = simulate_shot(near, pn, 0).traces, uf = simulate_shot(far, pf, 0).traces;
+  // The reflection is looked for after the source time (3 / f_peak): before it, a spectral run's band-limited
+  // point source spreads an instantaneous near-field term over the whole periodic grid (docs/validation.md),
+  // which differs between the two grid lengths but is no reflection. FDTD has none; its reflection arrives later.
+  const int first = int(std::ceil(3.0 / near.shots[0].sources[0].wavelet.peak_frequency / pn.dt));
   double direct = 0, reflected = 0;
   for (std::size_t n = 0; n < un.size(); ++n) {
     direct = std::max(direct, std::abs(uf[n]));
-    reflected = std::max(reflected, std::abs(un[n] - uf[n]));
+    if (int(n) >= first) reflected = std::max(reflected, std::abs(un[n] - uf[n]));
   }
   return reflected / direct * (600.0 / 200.0);
 }
