@@ -516,10 +516,11 @@ void read_options(const Tab& r, Case& c) {
     bd.pml_width = b->integer("pml_width", "pml_width = 20", 20);
     b->check(bd.pml_width >= 0, "pml_width", "must be >= 0", "give the absorbing layer width in grid points");
     bd.free_surface = b->boolean("free_surface", "free_surface = false", false);
-    bd.pml_power = b->num("pml_power", "pml_power = 2.0", 2.0);
-    b->check(bd.pml_power > 0, "pml_power", "must be > 0", "use e.g. 2.0");
-    bd.pml_reflection = b->num("pml_reflection", "pml_reflection = 1e-3", 1e-3);
-    b->check(bd.pml_reflection > 0 && bd.pml_reflection < 1, "pml_reflection", "must be in (0, 1)", "use e.g. 1e-3");
+    bd.pml_power = b->onum("pml_power", "pml_power = 2.0");
+    b->check(!bd.pml_power || *bd.pml_power > 0, "pml_power", "must be > 0", "use e.g. 2.0, or leave it out for the method's default");
+    bd.pml_reflection = b->onum("pml_reflection", "pml_reflection = 1e-3");
+    b->check(!bd.pml_reflection || (*bd.pml_reflection > 0 && *bd.pml_reflection < 1), "pml_reflection",
+             "must be in (0, 1)", "use e.g. 1e-3, or leave it out for the method's default");
     bd.pml_frequency = b->onum("pml_frequency", "pml_frequency = 15.0");
     b->check(!bd.pml_frequency || *bd.pml_frequency > 0, "pml_frequency", "must be > 0",
              "give a frequency in Hz, or leave it out for the largest Ricker peak frequency");

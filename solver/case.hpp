@@ -74,11 +74,23 @@ enum class SpectralAbsorber { pml, damping };
 struct BoundarySpec {
   int pml_width = 20;               // points per absorbing face
   bool free_surface = false;        // top face (z = origin) is pressure-release
-  double pml_power = 2;             // profile exponent p
-  double pml_reflection = 1e-3;     // target reflection R0
+  // Profile exponent p and target reflection R0; unset: the defaults of the method and absorber
+  // (pml_profile_defaults): FDTD CPML p = 2, R0 = 1e-3; spectral PML p = 4, R0 = 1e-7; damping p = 4, R0 = 1e-2.
+  std::optional<double> pml_power;
+  std::optional<double> pml_reflection;
   std::optional<double> pml_frequency;  // Hz, alpha_max = pi f; default the largest Ricker peak frequency
   SpectralAbsorber spectral_absorber = SpectralAbsorber::pml;  // spectral method only
 };
+
+// The defaults of pml_power and pml_reflection for a method and spectral absorber (docs/case-file.md).
+struct PmlProfileDefaults {
+  double power, reflection;
+};
+inline PmlProfileDefaults pml_profile_defaults(bool spectral, SpectralAbsorber absorber) {
+  if (!spectral) return {2, 1e-3};
+  return absorber == SpectralAbsorber::pml ? PmlProfileDefaults{4, 1e-7} : PmlProfileDefaults{4, 1e-2};
+}
+
 
 struct RunSpec {
   Precision precision = Precision::fp32;

@@ -4,7 +4,8 @@
 
 namespace specwave {
 
-CpmlProfile make_cpml_profile(const GridSpec& g, const BoundarySpec& bc, double v_max, double frequency, double dt) {
+CpmlProfile make_cpml_profile(const GridSpec& g, const BoundarySpec& bc, double power, double reflection, double v_max,
+                              double frequency, double dt) {
   CpmlProfile p;
   p.width = bc.pml_width;
   const int W = bc.pml_width;
@@ -16,14 +17,14 @@ CpmlProfile make_cpml_profile(const GridSpec& g, const BoundarySpec& bc, double 
     p.d[axis].assign(n, 0.0);
     if (W == 0) continue;
     const double thickness = W * g.spacing[axis];
-    const double d0 = -(bc.pml_power + 1) * v_max * std::log(bc.pml_reflection) / (2 * thickness);
+    const double d0 = -(power + 1) * v_max * std::log(reflection) / (2 * thickness);
     const double alpha_max = M_PI * frequency;
     for (int i = 0; i < n; ++i) {
       double xi = 0;
       if (p.face[axis][0] && i < W) xi = double(W - i) / W;
       if (p.face[axis][1] && i > n - 1 - W) xi = double(i - (n - 1 - W)) / W;
       if (xi <= 0) continue;
-      const double d = d0 * std::pow(xi, bc.pml_power);
+      const double d = d0 * std::pow(xi, power);
       p.d[axis][i] = d;
       const double alpha = alpha_max * (1 - xi);
       p.b[axis][i] = std::exp(-(d + alpha) * dt);

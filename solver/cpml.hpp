@@ -15,7 +15,8 @@ struct CpmlProfile {
 };
 
 // d(xi) = d0 xi^p, d0 = -(p+1) v_max ln(R0) / (2 W h); alpha = pi f (1 - xi); b = exp(-(d+alpha) dt), a = d/(d+alpha)(b-1).
-CpmlProfile make_cpml_profile(const GridSpec& grid, const BoundarySpec& boundary, double v_max, double frequency,
-                              double dt);
+// W, the faces and the free surface come from `boundary`; p and R0 from the plan (the case's or the defaults).
+CpmlProfile make_cpml_profile(const GridSpec& grid, const BoundarySpec& boundary, double power, double reflection,
+                              double v_max, double frequency, double dt);
 
 }  // namespace specwave

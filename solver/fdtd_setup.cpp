@@ -44,7 +44,7 @@ FdtdSetup<T> make_fdtd_setup(const Case& c, const Plan& plan) {
         s.vel2dt2[s.layout.index(z, y, x)] = T(v * v * plan.dt * plan.dt);
       }
   s.coef = make_fdtd_coefficients<T>(R, g.spacing);
-  const CpmlProfile profile = make_cpml_profile(g, c.boundary, plan.model.v_max, plan.pml_frequency, plan.dt);
+  const CpmlProfile profile = make_cpml_profile(g, c.boundary, plan.pml_power, plan.pml_reflection, plan.model.v_max, plan.pml_frequency, plan.dt);
   for (int a = 0; a < 3; ++a) {
     s.pml_a[a].assign(profile.a[a].begin(), profile.a[a].end());
     s.pml_b[a].assign(profile.b[a].begin(), profile.b[a].end());

@@ -284,6 +284,9 @@ Plan make_plan(const Case& c) {
     }
   }
   plan.pml_frequency = c.boundary.pml_frequency.value_or(f_peak_max > 0 ? f_peak_max : plan.f_max / 2.5);
+  const PmlProfileDefaults profile = pml_profile_defaults(spectral, c.boundary.spectral_absorber);
+  plan.pml_power = c.boundary.pml_power.value_or(profile.power);
+  plan.pml_reflection = c.boundary.pml_reflection.value_or(profile.reflection);
   const double h_max = std::max({c.grid.spacing[0], c.grid.spacing[1], c.grid.spacing[2]});
   plan.points_per_wavelength = plan.f_max > 0 ? plan.model.v_min / (plan.f_max * h_max) : INFINITY;
   plan.points_per_wavelength_floor = c.scheme.min_points_per_wavelength.value_or(

@@ -16,6 +16,7 @@ struct Plan {
   double f_max = 0;                    // highest significant frequency of the wavelets (Hz)
   double points_per_wavelength = 0, points_per_wavelength_floor = 0;
   double pml_frequency = 0;            // Hz (alpha_max = pi f)
+  double pml_power = 2, pml_reflection = 1e-3;  // the case's values or the method's defaults
   std::size_t memory_bytes = 0, memory_available = 0;
   BackendKind backend = BackendKind::cpu;  // resolved (never auto)
   std::string backend_note;            // why this backend was picked

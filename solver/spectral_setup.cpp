@@ -61,7 +61,7 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan) {
     // The damping layer: eta = d_z + d_y + d_x with the CPML profile's d (all six faces absorb).
     BoundarySpec bc = c.boundary;
     bc.free_surface = false;
-    const CpmlProfile profile = make_cpml_profile(g, bc, plan.model.v_max, plan.pml_frequency, dt);
+    const CpmlProfile profile = make_cpml_profile(g, bc, plan.pml_power, plan.pml_reflection, plan.model.v_max, plan.pml_frequency, dt);
     s.damping = profile.d;
     s.vel2dt2.resize(n);
 #pragma omp parallel for collapse(2) schedule(static)
@@ -113,10 +113,10 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan) {
         s.shift_minus[a][m] = std::complex<T>(T(minus.re), T(minus.im));
       }
       // b = exp(-d dt / 2), d(s) = d0 xi(s)^p, d0 = -(p + 1) v_max ln(R0) / (2 W h), at s = i and s = i + 1/2.
-      const double d0 = W > 0 ? -(c.boundary.pml_power + 1) * plan.model.v_max * std::log(c.boundary.pml_reflection) / (2 * W * h) : 0;
+      const double d0 = W > 0 ? -(plan.pml_power + 1) * plan.model.v_max * std::log(plan.pml_reflection) / (2 * W * h) : 0;
       auto b_at = [&](double at) {
         const double xi = pml_depth(at, n_a, W);
-        return T(std::exp(-d0 * std::pow(xi, c.boundary.pml_power) * dt / 2));
+        return T(std::exp(-d0 * std::pow(xi, plan.pml_power) * dt / 2));
       };
       s.pml_b[a].resize(n_a);
       s.pml_bs[a].resize(n_a);
@@ -149,11 +149,16 @@ std::vector<std::vector<double>> spectral_source_amplitudes(SpectralAbsorber abs
                                                             const std::vector<std::vector<double>>& wavelets) {
   std::vector<std::vector<double>> out(wavelets.size());
   for (std::size_t j = 0; j < wavelets.size(); ++j) {
-    out[j].resize(wavelets[j].size());
+    const auto& s = wavelets[j];
+    const std::size_t nt = s.size();
+    out[j].resize(nt);
     double running = 0;
-    for (std::size_t n = 0; n < wavelets[j].size(); ++n) {
-      running += wavelets[j][n];
-      out[j][n] = absorber == SpectralAbsorber::pml ? running / 3 : wavelets[j][n];
+    for (std::size_t n = 0; n < nt; ++n) {
+      // The time-averaged sample (docs/numerics.md): s_n + (s_{n+1} - 2 s_n + s_{n-1}) / 12, zero outside.
+      const double before = n > 0 ? s[n - 1] : 0.0, after = n + 1 < nt ? s[n + 1] : 0.0;
+      const double averaged = s[n] + (after - 2 * s[n] + before) / 12;
+      running += averaged;
+      out[j][n] = absorber == SpectralAbsorber::pml ? running / 3 : averaged;
     }
   }
   return out;

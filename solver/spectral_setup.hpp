@@ -76,8 +76,9 @@ template <class T>
 void make_source_pattern(const SpectralSetup<T>& setup, const PointStencil& source, std::span<T> work,
                          const ApplySourceCorrection<T>& apply_k, std::vector<T>& pattern);
 
-// The factor of source j's pattern at step n, amplitudes[j][n], accumulated in fp64:
-//   damping: s_j(t_n);   pml: (1/3) F_j^n = (1/3) sum_{m<=n} s_j(t_m)   (added to each of p_z, p_y, p_x)
+// The factor of source j's pattern at step n, amplitudes[j][n], accumulated in fp64, with the time-averaged
+// sample s~_n = s_n + (s_{n+1} - 2 s_n + s_{n-1}) / 12 (docs/numerics.md):
+//   damping: s~_j(t_n);   pml: (1/3) F_j^n = (1/3) sum_{m<=n} s~_j(t_m)   (added to each of p_z, p_y, p_x)
 std::vector<std::vector<double>> spectral_source_amplitudes(SpectralAbsorber absorber,
                                                             const std::vector<std::vector<double>>& wavelets);
 

@@ -59,8 +59,8 @@ validation::ReferenceProblem reference_problem(const Case& c, const Plan& plan, 
   ref.nt = plan.nt;
   ref.order = c.scheme.order;
   ref.pml_width = c.boundary.pml_width;
-  ref.pml_power = c.boundary.pml_power;
-  ref.pml_reflection = c.boundary.pml_reflection;
+  ref.pml_power = plan.pml_power;
+  ref.pml_reflection = plan.pml_reflection;
   ref.pml_frequency = plan.pml_frequency;
   ref.free_surface = c.boundary.free_surface;
   ref.spectral_absorber = c.boundary.spectral_absorber == SpectralAbsorber::pml ? "pml" : "damping";

@@ -200,8 +200,13 @@ TEST_CASE("case file: defaults apply and the name is the file stem") {
   CHECK_FALSE(c.scheme.min_points_per_wavelength);
   CHECK(c.boundary.pml_width == 20);
   CHECK_FALSE(c.boundary.free_surface);
-  CHECK(c.boundary.pml_power == 2);
-  CHECK(c.boundary.pml_reflection == 1e-3);
+  CHECK_FALSE(c.boundary.pml_power);  // unset: the method's defaults (pml_profile_defaults)
+  CHECK_FALSE(c.boundary.pml_reflection);
+  CHECK(c.boundary.spectral_absorber == SpectralAbsorber::pml);
+  CHECK(pml_profile_defaults(false, SpectralAbsorber::pml).power == 2);
+  CHECK(pml_profile_defaults(false, SpectralAbsorber::pml).reflection == 1e-3);
+  CHECK(pml_profile_defaults(true, SpectralAbsorber::pml).reflection == 1e-7);
+  CHECK(pml_profile_defaults(true, SpectralAbsorber::damping).reflection == 1e-2);
   CHECK_FALSE(c.boundary.pml_frequency);
   CHECK(c.run.precision == Precision::fp32);
   CHECK(c.run.backend == BackendKind::cpu);

@@ -73,6 +73,7 @@ double ricker_f_max() {
   s.position = {80, 80, 80};
   s.wavelet.peak_frequency = kPeak;
   c.shots.push_back({{s}});
+  c.receivers = {{100, 100, 100}};
   c.time.duration = 0.1;
   c.output.directory = (std::filesystem::temp_directory_path() / "specwave_accuracy").string();
   return make_plan(c).f_max;

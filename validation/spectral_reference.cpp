@@ -22,6 +22,13 @@ namespace {
 using cd = std::complex<double>;
 constexpr double kPi = std::numbers::pi;
 
+// The time-averaged source sample of docs/numerics.md: s~_n = s_n + (s_{n+1} - 2 s_n + s_{n-1}) / 12, with the
+// wavelet taken as zero before its first and after its last sample.
+double averaged_sample(const std::vector<double>& s, int n) {
+  const auto at = [&](int m) { return m >= 0 && m < int(s.size()) ? s[std::size_t(m)] : 0.0; };
+  return at(n) + (at(n + 1) - 2 * at(n) + at(n - 1)) / 12;
+}
+
 // Flat C-order index of (iz, iy, ix) in an (nz, ny, nx) array.
 std::size_t flat(const std::array<int, 3>& n, int iz, int iy, int ix) {
   return (std::size_t(iz) * n[1] + iy) * n[2] + ix;
@@ -193,10 +200,10 @@ ReferenceResult run_damping(const ReferenceProblem& pb) {
     // Receivers: r(t_n) = sum_p w_p u^n_p, recorded before step n.
     for (std::size_t r = 0; r < rec.size(); ++r) res.traces(Eigen::Index(r), step) = sample(rec[r], u_cur);
 
-    // f^n = sum_j s_j(t_n) sum_p w_p delta_p / (dz dy dx)
+    // f^n = sum_j s~_j(t_n) sum_p w_p delta_p / (dz dy dx)  (s~: the time-averaged sample)
     std::fill(f.begin(), f.end(), 0.0);
     for (std::size_t j = 0; j < src.size(); ++j) {
-      const double s = pb.source_wavelets[j][step];
+      const double s = averaged_sample(pb.source_wavelets[j], step);
       for (std::size_t p = 0; p < src[j].w.size(); ++p) f[src[j].idx[p]] += s * src[j].w[p] * inv_cell;
     }
 
@@ -316,7 +323,7 @@ ReferenceResult run_pml(const ReferenceProblem& pb) {
   for (const auto& r : pb.receivers) rec.push_back(make_stencil(pb, r, "receiver"));
 
   // K F^n with F^n = sum_{m<=n} f^m and f^m = sum_j s_j(t_m) g_j, g_j = sum_p w_p delta_p / (dz dy dx):
-  // by linearity K F^n = sum_j S_j^n K g_j with the running sums S_j^n = sum_{m<=n} s_j(t_m). K g_j is computed
+  // by linearity K F^n = sum_j S_j^n K g_j with the running sums S_j^n = sum_{m<=n} s~_j(t_m). K g_j is computed
   // once per source (K = IFFT( sinc^2(c_ref |k| dt / 2) FFT(.) ), real part kept: the symbol is real and even).
   const double inv_cell = 1.0 / (h[0] * h[1] * h[2]);
   std::vector<cd> spec(N), tmp(N);
@@ -351,7 +358,7 @@ ReferenceResult run_pml(const ReferenceProblem& pb) {
     // K F^n = sum_j S_j^n K g_j
     std::fill(KF.begin(), KF.end(), 0.0);
     for (std::size_t j = 0; j < src.size(); ++j) {
-      S[j] += pb.source_wavelets[j][std::size_t(step)];
+      S[j] += averaged_sample(pb.source_wavelets[j], step);
       for (std::size_t i = 0; i < N; ++i) KF[i] += S[j] * Kg[j][i];
     }
 
