@@ -284,6 +284,14 @@ Plan make_plan(const Case& c) {
     }
   }
   plan.pml_frequency = c.boundary.pml_frequency.value_or(f_peak_max > 0 ? f_peak_max : plan.f_max / 2.5);
+  if (spectral)
+    for (int a = 0; a < 3; ++a) {
+      const int n = c.grid.shape[a], good = fft_friendly_length(n);
+      if (good != n)
+        plan.notes.push_back(fmt::format(
+            "grid.shape[{}] = {} has a prime factor above 7: the spectral method's FFTs along it are several times "
+            "slower than for {} (the next length made of factors 2, 3, 5, 7)", a, n, good));
+    }
   const PmlProfileDefaults profile = pml_profile_defaults(spectral, c.boundary.spectral_absorber);
   plan.pml_power = c.boundary.pml_power.value_or(profile.power);
   plan.pml_reflection = c.boundary.pml_reflection.value_or(profile.reflection);
@@ -320,6 +328,15 @@ Plan make_plan(const Case& c) {
   return plan;
 }
 
+int fft_friendly_length(int n) {
+  for (int m = std::max(n, 1);; ++m) {
+    int r = m;
+    for (int p : {2, 3, 5, 7})
+      while (r % p == 0) r /= p;
+    if (r == 1) return m;
+  }
+}
+
 std::string describe_plan(const Case& c, const Plan& p) {
   const auto& g = c.grid;
   std::string out;
@@ -349,6 +366,7 @@ std::string describe_plan(const Case& c, const Plan& p) {
                      p.memory_available ? human_bytes(p.memory_available) : std::string("unknown"));
   out += fmt::format("work        {:.3g} cell updates\n", double(g.points()) * p.nt * c.shots.size());
   out += fmt::format("output      {}\n", c.output.directory);
+  for (const auto& note : p.notes) out += fmt::format("note        {}\n", note);
   return out;
 }
 

@@ -26,7 +26,11 @@ struct Plan {
   std::vector<std::vector<PointStencil>> sources;          // [shot][source]
   std::vector<std::vector<std::vector<double>>> wavelets;  // [shot][source][n]
   std::vector<PointStencil> receivers;
+  std::vector<std::string> notes;  // advice that does not stop the run (printed with the plan)
 };
+
+// The smallest n' >= n whose prime factors are all <= 7 (FFT lengths that FFTW and cuFFT transform fast).
+int fft_friendly_length(int n);
 
 // Points-per-wavelength floor of an FDTD scheme of the given order (docs/numerics.md).
 double points_per_wavelength_floor(int order);

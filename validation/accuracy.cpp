@@ -79,17 +79,6 @@ double ricker_f_max() {
   return make_plan(c).f_max;
 }
 
-// The smallest n' >= n with no prime factor above 7: FFTs of such lengths are fast (a prime length such as 149
-// makes FFTW several times slower), and all methods get the same grid.
-int fft_friendly(int n) {
-  for (int m = n;; ++m) {
-    int r = m;
-    for (int p : {2, 3, 5, 7})
-      while (r % p == 0) r /= p;
-    if (r == 1) return m;
-  }
-}
-
 Case homogeneous_case(const MethodSpec& m, double ppw, double f_max, const Options& o) {
   const double h = kVelocity / (ppw * f_max);
   const int W = o.pml_width, margin = 6;
@@ -97,8 +86,8 @@ Case homogeneous_case(const MethodSpec& m, double ppw, double f_max, const Optio
   const int half = std::max(10, int(std::ceil(o.lateral * kLambda / h)));  // >= the order-16 stencil
   Case c;
   c.name = "accuracy";
-  const int lateral = fft_friendly(2 * (W + half) + 1);
-  c.grid.shape = {lateral, lateral, fft_friendly(distance + 2 * (W + margin) + 1)};
+  const int lateral = fft_friendly_length(2 * (W + half) + 1);
+  c.grid.shape = {lateral, lateral, fft_friendly_length(distance + 2 * (W + margin) + 1)};
   c.grid.spacing = {h, h, h};
   c.grid.origin = {0, 0, 0};
   c.model.kind = ModelSpec::Kind::homogeneous;
