@@ -7,6 +7,7 @@
 // each counts, which damps the noise of a shared machine. Markdown on stdout from rank 0.
 #include <fftw3-mpi.h>
 #include <mpi.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -105,6 +106,38 @@ double time_pairs(Candidate& c, double seconds) {
   return total / pairs;
 }
 
+// CPU seconds used on the whole machine (/proc/stat) and by all ranks together (getrusage, summed), to tell
+// how much of the machine other processes took during a measurement (all ranks on one node, as here).
+struct CpuUsage {
+  double machine_busy = 0, machine_total = 0, ranks = 0;
+};
+
+CpuUsage cpu_usage(const Comm& world) {
+  CpuUsage u;
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  in >> cpu;
+  double field[8] = {};
+  for (double& f : field) in >> f;  // user nice system idle iowait irq softirq steal
+  const double ticks = double(sysconf(_SC_CLK_TCK));
+  double total = 0;
+  for (double f : field) total += f;
+  u.machine_total = total / ticks;
+  u.machine_busy = (total - field[3] - field[4]) / ticks;
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  const double self = r.ru_utime.tv_sec + 1e-6 * r.ru_utime.tv_usec + r.ru_stime.tv_sec + 1e-6 * r.ru_stime.tv_usec;
+  u.ranks = world.allreduce(self, ReduceOp::sum);
+  return u;
+}
+
+// Share of the machine's CPU time used by other processes between two samples.
+double others_share(const CpuUsage& a, const CpuUsage& b) {
+  const double total = b.machine_total - a.machine_total;
+  if (total <= 0) return 0;
+  return std::clamp((b.machine_busy - a.machine_busy - (b.ranks - a.ranks)) / total, 0.0, 1.0);
+}
+
 template <class T>
 void fill(T* p, long long n, unsigned seed) {
   unsigned s = seed * 2654435761u + 1;
@@ -122,7 +155,7 @@ void scale(T* p, long long n, T factor) {
 struct Row {
   int n;
   std::string precision, grid;
-  double ours, fftw_transposed, fftw_normal, plan_ours, plan_fftw;
+  double ours, fftw_transposed, fftw_normal, plan_ours, plan_fftw, others;
 };
 
 template <class T>
@@ -169,23 +202,18 @@ Row measure(int n, const FftProcessGrid& grid, int threads, double seconds, int 
 
   for (Candidate* c : {&c_ours, &c_t, &c_n}) c->pair();  // warm-up
   for (Candidate* c : {&c_ours, &c_t, &c_n}) c->rescale();
+  const CpuUsage start = cpu_usage(world);
   for (int r = 0; r < rounds; ++r)
     for (Candidate* c : {&c_ours, &c_t, &c_n})
       c->best_seconds_per_pair = std::min(c->best_seconds_per_pair, time_pairs(*c, seconds / rounds));
+  const double others = others_share(start, cpu_usage(world));
 
   for (auto p : {fwd_t, bwd_t, fwd_n, bwd_n}) F::destroy(p);
   F::free(fr);
   F::free(fc);
   return {n, sizeof(T) == 4 ? "fp32" : "fp64", fmt::format("{} x {}", grid.ranks_z, grid.ranks_y),
           c_ours.best_seconds_per_pair, c_t.best_seconds_per_pair, c_n.best_seconds_per_pair, c_ours.plan_seconds,
-          plan_fftw};
-}
-
-double load_average() {
-  std::ifstream f("/proc/loadavg");
-  double l = -1;
-  f >> l;
-  return l;
+          plan_fftw, others};
 }
 
 int run(int argc, char** argv) {
@@ -216,7 +244,6 @@ int run(int argc, char** argv) {
   FftwMpi<double>::init();
   FftwMpi<float>::init();
   const Comm world = Comm::world();
-  const double load = load_average();
   std::vector<Row> rows;
   for (int n : sizes)
     for (const std::string p : {"fp32", "fp64"}) {
@@ -231,31 +258,29 @@ int run(int argc, char** argv) {
                      r.ours * 1e3, r.fftw_transposed * 1e3);
       }
     }
-  const double load_after = load_average();
 
   std::string report;
   char host[256] = "unknown";
   gethostname(host, sizeof host);
   report += "## Distributed FFT vs FFTW-MPI\n\n";
-  report += fmt::format("specwave {} (git {}), {} ranks, {} thread(s) per rank, host {}, {} logical cores; "
-                        "load average {:.2f} before, {:.2f} after{}.\n\n",
+  double others = 0;
+  for (const Row& r : rows) others = std::max(others, r.others);
+  report += fmt::format("specwave {} (git {}), {} ranks, {} thread(s) per rank, host {}, {} logical cores; other "
+                        "processes used up to {:.0f}% of the machine during the timed rounds{}.\n\n",
                         build::version, build::git_hash, world.size(), threads, host, sysconf(_SC_NPROCESSORS_ONLN),
-                        load, load_after,
-                        std::max(load, load_after) > double(sysconf(_SC_NPROCESSORS_ONLN))
-                            ? " (busy machine: the numbers are indicative only)"
-                            : "");
+                        100 * others, others > 0.05 ? " (not idle: the numbers are indicative only)" : "");
   report += "One unit is an r2c + c2r pair (unnormalised), FFTW_MEASURE everywhere; best of the alternating rounds.\n"
             "Throughput: n^3 points per second of a pair. Ratio: ours / FFTW-MPI with the transposed spectrum (the "
             "same data movement: kz whole, ky distributed).\n\n";
   report += "| n^3 | precision | grid (z x y) | ours ms/pair | FFTW-MPI transposed ms/pair | FFTW-MPI normal ms/pair | "
-            "ours Mpts/s | FFTW-MPI Mpts/s | ratio ours/FFTW-MPI | plan s (ours, FFTW-MPI both) |\n";
-  report += "|---|---|---|---|---|---|---|---|---|---|\n";
+            "ours Mpts/s | FFTW-MPI Mpts/s | ratio ours/FFTW-MPI | plan s (ours, FFTW-MPI both) | other processes |\n";
+  report += "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     const double points = double(r.n) * r.n * r.n;
-    report += fmt::format("| {}^3 | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.1f} | {:.1f} | {:.2f} | {:.1f}, {:.1f} |\n",
-                          r.n, r.precision, r.grid, r.ours * 1e3, r.fftw_transposed * 1e3, r.fftw_normal * 1e3,
-                          points / r.ours * 1e-6, points / r.fftw_transposed * 1e-6, r.fftw_transposed / r.ours,
-                          r.plan_ours, r.plan_fftw);
+    report += fmt::format(
+        "| {}^3 | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.1f} | {:.1f} | {:.2f} | {:.1f}, {:.1f} | {:.0f}% |\n", r.n,
+        r.precision, r.grid, r.ours * 1e3, r.fftw_transposed * 1e3, r.fftw_normal * 1e3, points / r.ours * 1e-6,
+        points / r.fftw_transposed * 1e-6, r.fftw_transposed / r.ours, r.plan_ours, r.plan_fftw, 100 * r.others);
   }
   if (world.rank() == 0) {
     std::fputs(report.c_str(), stdout);
