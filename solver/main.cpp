@@ -90,6 +90,11 @@ int run(int argc, char** argv) {
     print(build_and_hardware_info());
     return 0;
   }
+  // Until the propagators are decomposed, several ranks would each run the whole case into the same files.
+  if (const int ranks = Comm::world().size(); ranks > 1)
+    throw Error(ExitCode::usage, fmt::format("{} runs on one MPI rank only in this version, not on {}; start it "
+                                             "without mpirun/mpiexec (or with -n 1)",
+                                             app.get_subcommands().front()->get_name(), ranks));
   if (check->parsed()) {
     const Case c = load_case(check_case, check_o);
     const Plan plan = make_plan(c);

@@ -1,5 +1,5 @@
-# Runs COMMAND (arguments separated by |) and passes when it exits non-zero within TIMEOUT seconds and its output matches
-# EXPECT (a regular expression): for programs that must fail cleanly, e.g. one MPI rank throwing.
+# Runs COMMAND (arguments separated by |) and passes when it exits non-zero within TIMEOUT seconds and its
+# output matches EXPECT (a regular expression): for programs that must fail cleanly, e.g. one MPI rank throwing.
 #   cmake -DCOMMAND=... -DEXPECT=... -DTIMEOUT=60 -P expect_failure.cmake
 string(REPLACE "|" ";" COMMAND "${COMMAND}")
 execute_process(COMMAND ${COMMAND} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${TIMEOUT})
