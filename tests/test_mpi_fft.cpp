@@ -76,12 +76,12 @@ struct Errors {
 // Runs forward and backward on `grid` and compares with `reference` (the whole serial spectrum).
 template <class T>
 Errors distributed_errors(const Comm& comm, const Dims3& shape, const FftProcessGrid& grid,
-                          const std::vector<std::complex<double>>& reference) {
+                          const std::vector<std::complex<double>>& reference, int threads = 1) {
   const Subdomain rb = fft_real_block(shape, grid, comm.rank());
   const Subdomain sb = fft_spectrum_block(shape, grid, comm.rank());
   std::vector<T> real(volume(rb.extent));
   std::vector<std::complex<T>> spectrum(volume(sb.extent));
-  DistributedRealFft3d<T> fft(comm, shape, grid, real.data(), spectrum.data());
+  DistributedRealFft3d<T> fft(comm, shape, grid, real.data(), spectrum.data(), threads);
   CHECK(fft.real_block().begin == rb.begin);
   CHECK(fft.spectrum_block().extent == sb.extent);
 
@@ -229,6 +229,17 @@ TEST_CASE("distributed FFT against the serial FFT: forward and round trip, fp64 
         MESSAGE(what, ": fp64 forward ", e64.forward, " round trip ", e64.round_trip, "; fp32 forward ",
                 e32.forward, " round trip ", e32.round_trip);
     }
+  }
+}
+
+TEST_CASE("distributed FFT with two FFTW and packing threads per rank") {
+  const Comm world = Comm::world();
+  const Dims3 shape{20, 14, 18};
+  const auto reference = serial_spectrum(shape);
+  for (const auto& grid : grids_of(shape, world.size())) {
+    const Errors e = distributed_errors<double>(world, shape, grid, reference, 2);
+    CHECK(e.forward < 1e-12);
+    CHECK(e.round_trip < 1e-12);
   }
 }
 
