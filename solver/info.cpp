@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fstream>
 
+#include "solver/comm.hpp"
 #include "solver/plan.hpp"
 #include "specwave/build_info.hpp"
 
@@ -47,9 +48,10 @@ std::string build_and_hardware_info() {
   int len = 0;
   MPI_Get_library_version(mpi_version, &len);
   std::string mpi(mpi_version, len);
-  out += fmt::format("MPI         {}\n", mpi.substr(0, mpi.find('\n')));
+  mpi = mpi.substr(0, mpi.find_first_of(std::string("\n\0", 2)));  // the first line (len may count the NUL)
+  out += fmt::format("MPI         {}; this run: {} rank(s)\n", mpi, Comm::world().size());
 #else
-  out += "MPI         not compiled (configure with -DSPECWAVE_MPI=ON)\n";
+  out += "MPI         not compiled (SPECWAVE_MPI=OFF, or no MPI / hdf5-openmpi at configure time)\n";
 #endif
   out += fmt::format("HDF5        {}.{}.{} ({} flavour)\n", h5_major, h5_minor, h5_release, build::hdf5_flavour);
   out += fmt::format("FFTW        {}\n", fftw_version);

@@ -9,6 +9,7 @@
 
 #include "io/case_file.hpp"
 #include "io/hdf5.hpp"
+#include "solver/comm.hpp"
 #include "solver/errors.hpp"
 #include "solver/forward.hpp"
 #include "solver/info.hpp"
@@ -89,6 +90,11 @@ int run(int argc, char** argv) {
     print(build_and_hardware_info());
     return 0;
   }
+  // Until the propagators are decomposed, several ranks would each run the whole case into the same files.
+  if (const int ranks = Comm::world().size(); ranks > 1)
+    throw Error(ExitCode::usage, fmt::format("{} runs on one MPI rank only in this version, not on {}; start it "
+                                             "without mpirun/mpiexec (or with -n 1)",
+                                             app.get_subcommands().front()->get_name(), ranks));
   if (check->parsed()) {
     const Case c = load_case(check_case, check_o);
     const Plan plan = make_plan(c);
@@ -126,13 +132,14 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // line-buffered even when redirected to a Slurm log
   io::h5::silence_library_errors();
+  // MPI (when built with it) lives for the whole program, also without mpirun (a singleton rank). An error
+  // on one of several ranks ends them all through fatal_error (MPI_Abort), never leaving the others waiting.
+  MpiSession mpi(argc, argv);
   try {
     return run(argc, argv);
   } catch (const Error& e) {
-    std::fprintf(stderr, "specwave: error: %s\n", e.what());
-    return int(e.code());
+    return fatal_error(fmt::format("specwave: error: {}", e.what()), int(e.code()));
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "specwave: internal error: %s\n", e.what());
-    return int(ExitCode::internal);
+    return fatal_error(fmt::format("specwave: internal error: {}", e.what()), int(ExitCode::internal));
   }
 }

@@ -1,5 +1,7 @@
 #include "kernels/fft/fftw3d.hpp"
 
+#include "kernels/fft/fftw_batched.hpp"  // planner_mutex(): FFTW's planner is not thread-safe
+
 #include <fftw3.h>
 #include <unistd.h>
 
@@ -11,9 +13,6 @@
 
 namespace specwave::fft {
 namespace {
-
-// FFTW's planner is not thread-safe: every planner call, wisdom import/export included, takes this lock.
-std::mutex planner_mutex;
 
 template <class T>
 struct Api;
@@ -81,7 +80,7 @@ std::string wisdom_directory() {
 
 template <class T>
 RealFft3d<T>::RealFft3d(int nz, int ny, int nx, T* real, std::complex<T>* spectrum, int threads) {
-  std::lock_guard<std::mutex> lock(planner_mutex);
+  std::lock_guard<std::mutex> lock(planner_mutex());
   Api<T>::init(threads);
   namespace fs = std::filesystem;
   const std::string dir = wisdom_directory();
@@ -103,7 +102,7 @@ RealFft3d<T>::RealFft3d(int nz, int ny, int nx, T* real, std::complex<T>* spectr
 
 template <class T>
 RealFft3d<T>::~RealFft3d() {
-  std::lock_guard<std::mutex> lock(planner_mutex);
+  std::lock_guard<std::mutex> lock(planner_mutex());
   if (forward_) Api<T>::destroy(forward_);
   if (backward_) Api<T>::destroy(backward_);
 }
