@@ -216,6 +216,7 @@ TEST_CASE("spectral: homogeneous medium vs the analytic Green's function at 3 po
   const double h = 10, v = 2000, f = v / (3 * h * 2.4);
   Case c = small_case(90, h, v, 8, 16, f, 0.33);
   c.scheme.method = Method::spectral;
+  c.run.precision = Precision::fp32;  // the error measured (~1e-4) is far above fp32 rounding
   c.shots[0].sources[0].position = {450, 450, 200};
   c.receivers = {{450, 450, 500}, {450, 450, 600}, {450, 350, 550}};
   const Plan plan = make_plan(c);

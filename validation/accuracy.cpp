@@ -56,6 +56,7 @@ struct Options {
   double lateral = 1.5;          // half width of the domain across x, in dominant wavelengths (plus the layer)
   int pml_width = 20;
   std::optional<double> pml_reflection;  // R0 of the spectral PML (default: the method's)
+  std::optional<double> fdtd_cfl;        // FDTD dt / dt_max (default: the case default 0.8)
   int margin = 6;                // points between the layers and the source / receiver along x
   Precision precision = Precision::fp32;
   bool verbose = true;
@@ -105,6 +106,7 @@ Case homogeneous_case(const MethodSpec& m, double ppw, double f_max, const Optio
   c.scheme.min_points_per_wavelength = 0.5;  // the study samples below the preflight floors on purpose
   c.boundary.pml_width = W;
   if (m.method == Method::spectral) c.boundary.pml_reflection = o.pml_reflection;
+  if (m.method == Method::fdtd && o.fdtd_cfl) c.time.cfl_safety = *o.fdtd_cfl;
   SourceSpec s;
   s.position = {(lateral / 2) * h, (lateral / 2) * h, (W + margin) * h};
   s.wavelet.peak_frequency = kPeak;
@@ -237,14 +239,15 @@ int main(int argc, char** argv) {
   std::optional<double> cost;
   bool quick = false, layers = false;
   std::string output, precision = "fp32";
-  app.add_option("--ppw", ppw_levels, "Points per wavelength at f_max")->capture_default_str();
-  app.add_option("--methods", method_names, "spectral, fdtd2 .. fdtd16")->capture_default_str();
+  app.add_option("--ppw", ppw_levels, "Points per wavelength at f_max")->delimiter(',')->capture_default_str();
+  app.add_option("--methods", method_names, "spectral, fdtd2 .. fdtd16")->delimiter(',')->capture_default_str();
   app.add_option("--wavelengths", o.wavelengths, "Source-receiver distance in wavelengths at f_max")->capture_default_str();
   app.add_flag("--peak-wavelengths", o.peak_unit, "Count --wavelengths at the peak frequency (2.4x longer)");
   app.add_option("--lateral", o.lateral, "Half width across the propagation, in dominant wavelengths")->capture_default_str();
   app.add_option("--margin", o.margin, "Points between the absorbing layers and the source / receiver along x")
       ->capture_default_str();
   app.add_option("--pml-width", o.pml_width, "Absorbing layer width (points)")->capture_default_str();
+  app.add_option("--fdtd-cfl", o.fdtd_cfl, "FDTD time step as a fraction of its stability limit (default 0.8)");
   app.add_option("--spectral-pml-reflection", o.pml_reflection,
                  "Design reflection R0 of the spectral method's PML (default: 1e-7); FDTD keeps its CPML default");
   app.add_option("--precision", precision, "fp32 or fp64")->check(CLI::IsMember({"fp32", "fp64"}))->capture_default_str();
