@@ -7,17 +7,21 @@
 
 namespace specwave {
 
-// The k-space Laplacian's symbol: -|k|^2 sinc^2(c_ref |k| dt / 2), sinc(x) = sin(x)/x.
-SPECWAVE_HD inline double kspace_symbol(double k2, double c_ref, double dt) {
+// kappa = sinc(c_ref |k| dt / 2), sinc(x) = sin(x)/x: the k-space correction of one derivative.
+SPECWAVE_HD inline double kspace_sinc(double k2, double c_ref, double dt) {
   const double x = 0.5 * c_ref * std::sqrt(k2) * dt;
-  const double sinc = x < 1e-8 ? 1.0 : std::sin(x) / x;
+  return x < 1e-8 ? 1.0 : std::sin(x) / x;
+}
+
+// The k-space Laplacian's symbol: -|k|^2 sinc^2(c_ref |k| dt / 2).
+SPECWAVE_HD inline double kspace_symbol(double k2, double c_ref, double dt) {
+  const double sinc = kspace_sinc(k2, c_ref, dt);
   return -k2 * sinc * sinc;
 }
 
 // The k-space source correction: sinc^2(c_ref |k| dt / 2).
 SPECWAVE_HD inline double kspace_source_symbol(double k2, double c_ref, double dt) {
-  const double x = 0.5 * c_ref * std::sqrt(k2) * dt;
-  const double sinc = x < 1e-8 ? 1.0 : std::sin(x) / x;
+  const double sinc = kspace_sinc(k2, c_ref, dt);
   return sinc * sinc;
 }
 

@@ -363,7 +363,6 @@ struct SpectralResult {
   int r2c = 0, c2r = 0;
 };
 
-template <class T>
 double time_best(int repetitions, int count, const std::function<void()>& f) {
   double best_s = 1e300;
   for (int rep = 0; rep < repetitions; ++rep) {
@@ -409,10 +408,10 @@ SpectralResult run_spectral(const FdtdConfig& cfg, int n, SpectralAbsorber absor
   prop->begin_shot(plan.sources[0], plan.wavelets[0]);
   int next = 0;
   const auto step = [&] { prop->advance(next, next + 1), ++next; };
-  const double warm = time_best<T>(1, std::max(1, cfg.warmup), step);
+  const double warm = time_best(1, std::max(1, cfg.warmup), step);
   r.steps = std::max(cfg.min_steps / 2, int(std::ceil(cfg.min_seconds / std::max(warm, 1e-9))));
   r.steps = std::min(r.steps, (plan.nt - next - 1) / std::max(1, cfg.repetitions));
-  r.step_s = time_best<T>(cfg.repetitions, std::max(1, r.steps), step);
+  r.step_s = time_best(cfg.repetitions, std::max(1, r.steps), step);
   // The transforms alone: r2c from a fixed input (preserved), c2r from a freshly transformed spectrum.
   const int half = n / 2 + 1;
   fft::Buffer<T> a(std::size_t(n) * n * n), b(a.size());
@@ -423,8 +422,8 @@ SpectralResult run_spectral(const FdtdConfig& cfg, int n, SpectralAbsorber absor
   // As many transforms per repetition as the step's timing had steps (times the transforms a step makes), so
   // both timings average over the same stretch of time.
   const int count = std::max(4, r.steps * (absorber == SpectralAbsorber::pml ? 5 : 1));
-  const double t_r2c = time_best<T>(cfg.repetitions, count, [&] { fft.forward(a.data(), spec.data()); });
-  const double t_pair = time_best<T>(cfg.repetitions, count, [&] {
+  const double t_r2c = time_best(cfg.repetitions, count, [&] { fft.forward(a.data(), spec.data()); });
+  const double t_pair = time_best(cfg.repetitions, count, [&] {
     fft.forward(a.data(), spec.data());
     fft.backward(spec.data(), b.data());
   });

@@ -9,16 +9,6 @@
 #include "solver/plan.hpp"
 
 namespace specwave {
-namespace {
-
-// kappa = sinc(c_ref |k| dt / 2), sinc(x) = sin(x) / x (the same argument and cut-off as kspace_symbol).
-double kspace_sinc(double k2, double c_ref, double dt) {
-  const double x = 0.5 * c_ref * std::sqrt(k2) * dt;
-  return x < 1e-8 ? 1.0 : std::sin(x) / x;
-}
-
-}  // namespace
-
 double spectral_wavenumber(int m, int n, double h) { return 2 * M_PI * (m <= n / 2 ? m : m - n) / (n * h); }
 
 template <class T>
