@@ -533,7 +533,7 @@ void read_options(const Tab& r, Case& c) {
   if (auto u = r.sub("run", false, "[run]")) {
     auto& rs = c.run;
     u->allow({"precision", "backend", "threads", "check_every", "progress_seconds", "max_amplitude", "device",
-              "device_memory_fraction"});
+              "device_memory_fraction", "process_grid", "shot_groups"});
     rs.precision = u->choice<Precision>("precision", {{"fp32", Precision::fp32}, {"fp64", Precision::fp64}}, Precision::fp32,
                                         "precision = \"fp32\"");
     rs.backend = u->choice<BackendKind>("backend", {{"cpu", BackendKind::cpu}, {"cuda", BackendKind::cuda}, {"auto", BackendKind::auto_select}},
@@ -551,6 +551,19 @@ void read_options(const Tab& r, Case& c) {
     rs.device_memory_fraction = u->num("device_memory_fraction", "device_memory_fraction = 0.7", 0.7);
     u->check(rs.device_memory_fraction > 0 && rs.device_memory_fraction <= 1, "device_memory_fraction",
              "must be in (0, 1]", "use e.g. 0.7");
+    constexpr std::string_view grid_ex = "process_grid = [2, 1, 1]";
+    if (const auto* node = u->find("process_grid")) {
+      const auto& pa = u->p.arr(*node, u->key("process_grid"), "an array of 3 integers [pz, py, px]", grid_ex, 3);
+      std::array<int, 3> pg{};
+      for (std::size_t k = 0; k < 3; ++k)
+        pg[k] = u->p.integer(*pa.get(k), fmt::format("{}[{}]", u->key("process_grid"), k), grid_ex);
+      u->check(pg[0] >= 1 && pg[1] >= 1 && pg[2] >= 1, "process_grid", "must hold positive counts",
+               "give ranks along z, y, x, e.g. [2, 1, 1], or remove it to let specwave choose");
+      rs.process_grid = pg;
+    }
+    rs.shot_groups = u->integer("shot_groups", "shot_groups = 2", 0);
+    u->check(rs.shot_groups >= 0, "shot_groups", "must be >= 0",
+             "use 0 to let specwave choose, or the number of rank groups that run shots side by side");
   }
   auto& o = c.output;
   if (auto t = r.sub("output", false, "[output]")) {

@@ -6,6 +6,11 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <type_traits>
+
+#if defined(SPECWAVE_HAVE_MPI)
+#include <mpi.h>
+#endif
 
 #include "solver/errors.hpp"
 #include "specwave/build_info.hpp"
@@ -158,6 +163,37 @@ void write_first_dim_slab(hid_t dataset, hsize_t index, const T* data) {
     fail_write("cannot write slab " + std::to_string(index));
 }
 
+template <class T>
+void write_hyperslab(hid_t dataset, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, const T* data,
+                     bool collective) {
+  Handle space(H5Dget_space(dataset));
+  const int rank = H5Sget_simple_extent_ndims(space.id());
+  if (rank != int(start.size()) || rank != int(count.size())) fail_write("hyperslab rank does not match the dataset");
+  bool empty = data == nullptr;
+  for (auto c : count) empty = empty || c == 0;
+  Handle memspace;
+  if (empty) {
+    H5Sselect_none(space.id());
+    const hsize_t one = 1;
+    memspace = Handle(H5Screate_simple(1, &one, nullptr));
+    H5Sselect_none(memspace.id());
+  } else {
+    H5Sselect_hyperslab(space.id(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+    memspace = Handle(H5Screate_simple(rank, count.data(), nullptr));
+  }
+  Handle xfer(H5Pcreate(H5P_DATASET_XFER));
+#if defined(H5_HAVE_PARALLEL)
+  if (collective) H5Pset_dxpl_mpio(xfer.id(), H5FD_MPIO_COLLECTIVE);
+#else
+  if (collective) fail_write("collective write: this HDF5 library has no parallel support");
+#endif
+  if (H5Dwrite(dataset, native_type<T>(), memspace.id(), space.id(), xfer.id(), data) < 0)
+    fail_write("cannot write a hyperslab");
+}
+
+template void write_hyperslab<float>(hid_t, const std::vector<hsize_t>&, const std::vector<hsize_t>&, const float*, bool);
+template void write_hyperslab<double>(hid_t, const std::vector<hsize_t>&, const std::vector<hsize_t>&, const double*, bool);
+
 template Handle write_dataset<float>(hid_t, const std::string&, const std::vector<hsize_t>&, const float*, const std::string&);
 template Handle write_dataset<double>(hid_t, const std::string&, const std::vector<hsize_t>&, const double*, const std::string&);
 template Handle write_dataset<std::int32_t>(hid_t, const std::string&, const std::vector<hsize_t>&, const std::int32_t*, const std::string&);
@@ -242,10 +278,39 @@ std::vector<T> Reader::read_floating(const std::string& name, const std::vector<
 template std::vector<float> Reader::read_floating<float>(const std::string&, const std::vector<hsize_t>&) const;
 template std::vector<double> Reader::read_floating<double>(const std::string&, const std::vector<hsize_t>&) const;
 
-AtomicWriter::AtomicWriter(const std::string& path)
-    : path_(path), temporary_(path + ".tmp-" + std::to_string(::getpid())) {
+#if defined(SPECWAVE_HAVE_MPI)
+namespace {
+// MPI_Comm is a pointer in Open MPI and an int in MPICH (solver/comm.cpp stores it as an integer).
+template <class Handle = MPI_Comm>
+Handle mpi_comm(std::intptr_t h) {
+  if constexpr (std::is_pointer_v<Handle>) return reinterpret_cast<Handle>(h);
+  else return static_cast<Handle>(h);
+}
+}  // namespace
+#endif
+
+bool parallel_hdf5_available() {
+#if defined(H5_HAVE_PARALLEL) && defined(SPECWAVE_HAVE_MPI)
+  return true;
+#else
+  return false;
+#endif
+}
+
+AtomicWriter::AtomicWriter(const std::string& path, const Parallel& parallel)
+    : path_(path),
+      temporary_(path + ".tmp-" + std::to_string(parallel.active() ? parallel.token : (long long)::getpid())),
+      parallel_(parallel) {
   silence_library_errors();
-  file_ = Handle(H5Fcreate(temporary_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  if (parallel_.active()) {
+#if defined(H5_HAVE_PARALLEL) && defined(SPECWAVE_HAVE_MPI)
+    H5Pset_fapl_mpio(fapl.id(), mpi_comm(parallel_.comm), MPI_INFO_NULL);
+#else
+    fail_write("cannot create " + path + " for several MPI ranks: this HDF5 library has no parallel support");
+#endif
+  }
+  file_ = Handle(H5Fcreate(temporary_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id()));
   if (!file_) fail_write("cannot create " + temporary_ + "; check that the output directory exists and is writable");
 }
 
@@ -253,16 +318,20 @@ AtomicWriter::~AtomicWriter() {
   if (committed_) return;
   file_.close();
   std::error_code ec;
-  std::filesystem::remove(temporary_, ec);
+  if (parallel_.rank == 0) std::filesystem::remove(temporary_, ec);
 }
 
 void AtomicWriter::commit() {
   if (H5Fflush(file_.id(), H5F_SCOPE_GLOBAL) < 0) fail_write("cannot flush " + temporary_);
-  file_.close();
-  std::error_code ec;
-  std::filesystem::rename(temporary_, path_, ec);
-  if (ec) fail_write("cannot rename " + temporary_ + " to " + path_ + ": " + ec.message());
+  file_.close();  // collective for a parallel file: every rank's data is in the file after it
   committed_ = true;
+  std::error_code ec;
+  if (parallel_.rank == 0) std::filesystem::rename(temporary_, path_, ec);
+#if defined(SPECWAVE_HAVE_MPI)
+  // Every rank returns once the file has its final name (a rank may read it next).
+  if (parallel_.active()) MPI_Barrier(mpi_comm(parallel_.comm));
+#endif
+  if (ec) fail_write("cannot rename " + temporary_ + " to " + path_ + ": " + ec.message());
 }
 
 void write_root_attributes(hid_t file, const Provenance& p) {

@@ -49,6 +49,12 @@ Handle write_dataset(hid_t parent, const std::string& name, const std::vector<hs
 // Writes data into dataset[index, ...] (a slab of the first dimension).
 template <class T>
 void write_first_dim_slab(hid_t dataset, hsize_t index, const T* data);
+// Writes `data` (C order, count[0] x count[1] x ...) into the box [start, start + count) of `dataset`. With
+// `collective`, one collective MPI-IO transfer of a parallel file: every rank of its communicator calls it, a
+// rank with nothing to write passes a count with a zero (or data null).
+template <class T>
+void write_hyperslab(hid_t dataset, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, const T* data,
+                     bool collective);
 
 struct DatasetInfo {
   std::vector<hsize_t> dims;
@@ -75,11 +81,27 @@ class Reader {
   Handle file_;
 };
 
+// A file shared by the ranks of an MPI communicator (parallel HDF5 over MPI-IO): the MPI_Comm as an integer
+// (specwave::Comm::native_handle()), this rank, and a token every rank agrees on (rank 0's process id) that
+// names the temporary file. The default is a serial file.
+struct Parallel {
+  std::intptr_t comm = 0;
+  int rank = 0;
+  long long token = 0;
+  bool active() const { return comm != 0; }
+};
+// True when this HDF5 library can write parallel files.
+bool parallel_hdf5_available();
+
 // A file written atomically: created as "<path>.tmp-<pid>", renamed to `path` by commit(). Destroying it
 // without commit() removes the temporary file, so a failed run never leaves a half-written file behind.
+// Parallel: created collectively; every metadata call (groups, datasets, attributes) must then be made by every
+// rank with the same arguments, and commit() is collective (rank 0 renames).
 class AtomicWriter {
  public:
-  explicit AtomicWriter(const std::string& path);
+  explicit AtomicWriter(const std::string& path, const Parallel& parallel = {});
+  bool parallel() const { return parallel_.active(); }
+  int rank() const { return parallel_.rank; }
   ~AtomicWriter();
   AtomicWriter(const AtomicWriter&) = delete;
   AtomicWriter& operator=(const AtomicWriter&) = delete;
@@ -90,6 +112,7 @@ class AtomicWriter {
  private:
   std::string path_, temporary_;
   Handle file_;
+  Parallel parallel_;
   bool committed_ = false;
 };
 

@@ -73,8 +73,9 @@ void write_grid_attributes(hid_t dataset, const GridSpec& g) {
 }
 
 TraceFile::TraceFile(const std::string& path, const h5::Provenance& provenance, bool fp64, int n_shots,
-                     const std::vector<Vec3>& receivers, const std::vector<std::vector<Vec3>>& sources, int nt, double dt)
-    : file_(path), fp64_(fp64), per_shot_(receivers.size() * std::size_t(nt)) {
+                     const std::vector<Vec3>& receivers, const std::vector<std::vector<Vec3>>& sources, int nt, double dt,
+                     const h5::Parallel& parallel)
+    : file_(path, parallel), fp64_(fp64), per_shot_(receivers.size() * std::size_t(nt)) {
   h5::write_root_attributes(file_.id(), provenance);
   const std::vector<hsize_t> dims = {hsize_t(n_shots), hsize_t(receivers.size()), hsize_t(nt)};
   traces_ = fp64 ? h5::write_dataset<double>(file_.id(), "traces", dims, nullptr, "source amplitude / m")
@@ -97,14 +98,25 @@ TraceFile::TraceFile(const std::string& path, const h5::Provenance& provenance, 
 }
 
 void TraceFile::write_shot(int shot, std::span<const double> traces) {
-  if (fp64_) return h5::write_first_dim_slab<double>(traces_.id(), shot, traces.data());
+  if (!file_.parallel()) {
+    if (fp64_) return h5::write_first_dim_slab<double>(traces_.id(), shot, traces.data());
+    std::vector<float> f(traces.begin(), traces.end());
+    return h5::write_first_dim_slab<float>(traces_.id(), shot, f.data());
+  }
+  h5::Handle space(H5Dget_space(traces_.id()));
+  hsize_t dims[3];
+  H5Sget_simple_extent_dims(space.id(), dims, nullptr);
+  const std::vector<hsize_t> start = {hsize_t(std::max(shot, 0)), 0, 0};
+  const std::vector<hsize_t> count = {hsize_t(shot >= 0 ? 1 : 0), dims[1], dims[2]};
+  if (fp64_) return h5::write_hyperslab<double>(traces_.id(), start, count, shot >= 0 ? traces.data() : nullptr, true);
   std::vector<float> f(traces.begin(), traces.end());
-  h5::write_first_dim_slab<float>(traces_.id(), shot, f.data());
+  h5::write_hyperslab<float>(traces_.id(), start, count, shot >= 0 ? f.data() : nullptr, true);
 }
 
 WavefieldFile::WavefieldFile(const std::string& path, const h5::Provenance& provenance, bool fp64, const GridSpec& g,
-                             int n_shots, const std::vector<int>& steps, double dt, bool final_field, int nt)
-    : file_(path), grid_(g), steps_(steps), dt_(dt), fp64_(fp64), nt_(nt) {
+                             int n_shots, const std::vector<int>& steps, double dt, bool final_field, int nt,
+                             const h5::Parallel& parallel)
+    : file_(path, parallel), grid_(g), steps_(steps), dt_(dt), fp64_(fp64), nt_(nt) {
   h5::write_root_attributes(file_.id(), provenance);
   const std::vector<hsize_t> grid_dims = {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])};
   for (int s = 0; s < n_shots; ++s) {
@@ -144,6 +156,24 @@ void WavefieldFile::write_final(int shot, const T* field) {
     throw Error(ExitCode::output_error, "HDF5: cannot write final field of shot " + std::to_string(shot));
 }
 
+template <class T>
+void WavefieldFile::write_snapshot_block(int shot, int index, const Box& begin, const Box& extent, const T* field) {
+  const std::vector<hsize_t> start = {hsize_t(index), hsize_t(begin[0]), hsize_t(begin[1]), hsize_t(begin[2])};
+  const std::vector<hsize_t> count = {1, hsize_t(extent[0]), hsize_t(extent[1]), hsize_t(extent[2])};
+  h5::write_hyperslab<T>(snapshots_.at(shot).id(), start, count, field, file_.parallel());
+}
+
+template <class T>
+void WavefieldFile::write_final_block(int shot, const Box& begin, const Box& extent, const T* field) {
+  const std::vector<hsize_t> start = {hsize_t(begin[0]), hsize_t(begin[1]), hsize_t(begin[2])};
+  const std::vector<hsize_t> count = {hsize_t(extent[0]), hsize_t(extent[1]), hsize_t(extent[2])};
+  h5::write_hyperslab<T>(finals_.at(shot).id(), start, count, field, file_.parallel());
+}
+
+template void WavefieldFile::write_snapshot_block<float>(int, int, const Box&, const Box&, const float*);
+template void WavefieldFile::write_snapshot_block<double>(int, int, const Box&, const Box&, const double*);
+template void WavefieldFile::write_final_block<float>(int, const Box&, const Box&, const float*);
+template void WavefieldFile::write_final_block<double>(int, const Box&, const Box&, const double*);
 template void WavefieldFile::write_snapshot<float>(int, int, const float*);
 template void WavefieldFile::write_snapshot<double>(int, int, const double*);
 template void WavefieldFile::write_final<float>(int, const float*);
@@ -161,7 +191,9 @@ void WavefieldFile::commit() {
   snapshots_.clear();
   finals_.clear();
   const std::string path = file_.path();
+  const bool writes_sidecar = file_.rank() == 0;
   file_.commit();
+  if (!writes_sidecar) return;
   // ParaView wants one time series per variable: describe shot 0's snapshots and final field over time.
   std::vector<XdmfField> first_shot;
   for (const auto& f : fields)
@@ -170,14 +202,18 @@ void WavefieldFile::commit() {
 }
 
 void write_model_file(const std::string& path, const h5::Provenance& provenance, const GridSpec& g,
-                      std::span<const float> velocity) {
-  h5::AtomicWriter file(path);
+                      std::span<const float> velocity, const h5::Parallel& parallel) {
+  h5::AtomicWriter file(path, parallel);
   h5::write_root_attributes(file.id(), provenance);
-  auto d = h5::write_dataset<float>(file.id(), "velocity",
-                                    {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])}, velocity.data(), "m/s");
+  const std::vector<hsize_t> dims = {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])};
+  auto d = h5::write_dataset<float>(file.id(), "velocity", dims, file.parallel() ? nullptr : velocity.data(), "m/s");
+  if (file.parallel())
+    h5::write_hyperslab<float>(d.id(), {0, 0, 0}, file.rank() == 0 ? dims : std::vector<hsize_t>{0, 0, 0},
+                               velocity.data(), true);
   write_grid_attributes(d.id(), g);
   d.close();
   file.commit();
+  if (file.rank() != 0) return;
   write_xdmf(path, g, {{"velocity", "/velocity", {}, 0, 0}}, false, false);
 }
 

@@ -11,13 +11,18 @@
 
 namespace specwave::io {
 
+// Every file below may be parallel (h5::Parallel): then each rank constructs it with the same arguments, and
+// every write and commit() is a collective call in which a rank passes what it holds (possibly nothing).
+
 // /traces (n_shots, n_receivers, n_samples), /receiver_coordinates (n_receivers, 3),
 // /source_coordinates (n_sources, 3) with /source_shot (n_sources): the shot of each source.
 class TraceFile {
  public:
   TraceFile(const std::string& path, const h5::Provenance& provenance, bool fp64, int n_shots,
-            const std::vector<Vec3>& receivers, const std::vector<std::vector<Vec3>>& sources, int nt, double dt);
-  void write_shot(int shot, std::span<const double> traces);  // (n_receivers, nt)
+            const std::vector<Vec3>& receivers, const std::vector<std::vector<Vec3>>& sources, int nt, double dt,
+            const h5::Parallel& parallel = {});
+  // (n_receivers, nt). Parallel: collective; a rank with no shot to write passes shot = -1.
+  void write_shot(int shot, std::span<const double> traces);
   void commit() {
     traces_.close();
     file_.commit();
@@ -34,11 +39,20 @@ class TraceFile {
 class WavefieldFile {
  public:
   WavefieldFile(const std::string& path, const h5::Provenance& provenance, bool fp64, const GridSpec& grid,
-                int n_shots, const std::vector<int>& snapshot_steps, double dt, bool final_field, int nt);
+                int n_shots, const std::vector<int>& snapshot_steps, double dt, bool final_field, int nt,
+                const h5::Parallel& parallel = {});
+  // The whole grid (nz, ny, nx) of one shot.
   template <class T>
   void write_snapshot(int shot, int index, const T* field);
   template <class T>
   void write_final(int shot, const T* field);
+  // A block [begin, begin + extent) of the grid, C order: the part of a field one rank holds. Parallel:
+  // collective for `shot` (ranks holding nothing of it pass a zero extent).
+  using Box = std::array<int, 3>;
+  template <class T>
+  void write_snapshot_block(int shot, int index, const Box& begin, const Box& extent, const T* field);
+  template <class T>
+  void write_final_block(int shot, const Box& begin, const Box& extent, const T* field);
   void commit();  // also writes the XDMF sidecar next to the file
 
  private:
@@ -51,9 +65,10 @@ class WavefieldFile {
   int nt_;
 };
 
-// /velocity (nz, ny, nx) float32, m/s, with spacing/origin; plus an XDMF sidecar.
+// /velocity (nz, ny, nx) float32, m/s, with spacing/origin; plus an XDMF sidecar. Parallel: collective, every
+// rank passing the whole model (rank 0 writes it).
 void write_model_file(const std::string& path, const h5::Provenance& provenance, const GridSpec& grid,
-                      std::span<const float> velocity);
+                      std::span<const float> velocity, const h5::Parallel& parallel = {});
 
 // Grid attributes on a dataset: spacing, origin (m, z-y-x order), units.
 void write_grid_attributes(hid_t dataset, const GridSpec& grid);

@@ -22,8 +22,10 @@ struct CpmlAxis {
   SPECWAVE_HD bool in_layer(int i) const {
     return (face[0] && i < width) || (face[1] && i >= n - width);
   }
-  SPECWAVE_HD int side(int i) const { return i < width ? 0 : 1; }
-  SPECWAVE_HD int slab_coordinate(int i) const { return i < width ? i + radius : i - (n - width) + radius; }
+  // The face whose layer holds i (a block of a decomposed grid may hold only the high face, and be shorter than
+  // two layers).
+  SPECWAVE_HD int side(int i) const { return face[0] && i < width ? 0 : 1; }
+  SPECWAVE_HD int slab_coordinate(int i) const { return side(i) == 0 ? i + radius : i - (n - width) + radius; }
 };
 
 // Slab extents for axis `axis` of a grid (nz, ny, nx): the axis' extent becomes W + 2R.

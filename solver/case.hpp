@@ -101,6 +101,10 @@ struct RunSpec {
   double max_amplitude = 1e20;      // |u| above this is a blow-up
   int device = 0;                   // CUDA device index
   double device_memory_fraction = 0.7;  // the run may use at most this fraction of the GPU memory free at start
+  // MPI (docs/architecture.md): the ranks form shot_groups groups that run different shots side by side, each
+  // group's grid decomposed over its ranks along process_grid (pz, py, px). 0 / unset: chosen by the plan.
+  int shot_groups = 0;
+  std::optional<std::array<int, 3>> process_grid;
 };
 
 struct OutputSpec {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #if defined(SPECWAVE_HAVE_MPI)
 #include <mpi.h>
@@ -205,6 +206,84 @@ void Comm::alltoallv(std::span<const T> send, std::span<const int> send_counts, 
 #endif
 }
 
+template <CommValue T>
+void Comm::broadcast([[maybe_unused]] std::span<T> values, [[maybe_unused]] int root) const {
+  if (serial_) return;
+#if defined(SPECWAVE_HAVE_MPI)
+  check(MPI_Bcast(values.data(), int(values.size()), datatype<T>(), root, to_mpi(handle_)), "MPI_Bcast");
+#endif
+}
+
+struct Exchange::Impl {
+  std::intptr_t comm = 0;
+  bool serial = true;
+#if defined(SPECWAVE_HAVE_MPI)
+  std::vector<MPI_Request> requests;
+#endif
+  ~Impl() {
+#if defined(SPECWAVE_HAVE_MPI)
+    if (mpi_running())
+      for (auto& r : requests)
+        if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+#endif
+  }
+};
+
+Exchange::Exchange(std::intptr_t comm, bool serial) : impl_(std::make_unique<Impl>()) {
+  impl_->comm = comm;
+  impl_->serial = serial;
+}
+Exchange::~Exchange() = default;
+Exchange::Exchange(Exchange&&) noexcept = default;
+Exchange& Exchange::operator=(Exchange&&) noexcept = default;
+
+template <CommValue T>
+void Exchange::add_send([[maybe_unused]] std::span<const T> buffer, [[maybe_unused]] int peer,
+                        [[maybe_unused]] int tag) {
+  if (impl_->serial) throw std::logic_error("Exchange::add_send on a single-rank communicator");
+#if defined(SPECWAVE_HAVE_MPI)
+  MPI_Request r = MPI_REQUEST_NULL;
+  check(MPI_Send_init(buffer.data(), int(buffer.size()), datatype<T>(), peer, tag, to_mpi(impl_->comm), &r),
+        "MPI_Send_init");
+  impl_->requests.push_back(r);
+#endif
+}
+
+template <CommValue T>
+void Exchange::add_receive([[maybe_unused]] std::span<T> buffer, [[maybe_unused]] int peer, [[maybe_unused]] int tag) {
+  if (impl_->serial) throw std::logic_error("Exchange::add_receive on a single-rank communicator");
+#if defined(SPECWAVE_HAVE_MPI)
+  MPI_Request r = MPI_REQUEST_NULL;
+  check(MPI_Recv_init(buffer.data(), int(buffer.size()), datatype<T>(), peer, tag, to_mpi(impl_->comm), &r),
+        "MPI_Recv_init");
+  impl_->requests.push_back(r);
+#endif
+}
+
+void Exchange::start() {
+#if defined(SPECWAVE_HAVE_MPI)
+  if (!impl_->requests.empty())
+    check(MPI_Startall(int(impl_->requests.size()), impl_->requests.data()), "MPI_Startall");
+#endif
+}
+
+void Exchange::wait() {
+#if defined(SPECWAVE_HAVE_MPI)
+  if (!impl_->requests.empty())
+    check(MPI_Waitall(int(impl_->requests.size()), impl_->requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+#endif
+}
+
+std::size_t Exchange::messages() const {
+#if defined(SPECWAVE_HAVE_MPI)
+  return impl_->requests.size();
+#else
+  return 0;
+#endif
+}
+
+Exchange Comm::exchange() const { return Exchange(handle_, serial_); }
+
 void Comm::abort(std::string_view line, int exit_code) const {
   // The rank in the message is the world rank: that is what mpirun's own report names.
   const Comm w = world();
@@ -227,7 +306,10 @@ int fatal_error(std::string_view line, int exit_code) {
   template T Comm::allreduce<T>(T, ReduceOp) const;                                                               \
   template void Comm::allreduce_in_place<T>(std::span<T>, ReduceOp) const;                                        \
   template void Comm::alltoallv<T>(std::span<const T>, std::span<const int>, std::span<const int>, std::span<T>, \
-                                   std::span<const int>, std::span<const int>) const;
+                                   std::span<const int>, std::span<const int>) const;                            \
+  template void Comm::broadcast<T>(std::span<T>, int) const;                                                       \
+  template void Exchange::add_send<T>(std::span<const T>, int, int);                                               \
+  template void Exchange::add_receive<T>(std::span<T>, int, int);
 SPECWAVE_COMM_INSTANTIATE(int)
 SPECWAVE_COMM_INSTANTIATE(long long)
 SPECWAVE_COMM_INSTANTIATE(float)

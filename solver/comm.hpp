@@ -9,6 +9,7 @@
 //   }
 #include <complex>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -41,6 +42,35 @@ class MpiSession {
   bool owns_ = false;
 };
 
+class Comm;
+
+// Persistent point-to-point messages (MPI_Send_init / MPI_Recv_init) on buffers fixed for the exchange's life,
+// started together and completed together every step: the halo exchange of a domain-decomposed propagator.
+// Made by Comm::exchange(); the buffers must outlive it. Without MPI (or one rank) it holds no messages, and
+// start()/wait() do nothing.
+class Exchange {
+ public:
+  ~Exchange();
+  Exchange(Exchange&&) noexcept;
+  Exchange& operator=(Exchange&&) noexcept;
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
+
+  template <CommValue T>
+  void add_send(std::span<const T> buffer, int peer, int tag);
+  template <CommValue T>
+  void add_receive(std::span<T> buffer, int peer, int tag);
+  void start();  // MPI_Startall: every message of the exchange
+  void wait();   // MPI_Waitall
+  std::size_t messages() const;
+
+ private:
+  friend class Comm;
+  struct Impl;
+  explicit Exchange(std::intptr_t comm, bool serial);
+  std::unique_ptr<Impl> impl_;
+};
+
 // A communicator: rank, size and the few collectives specwave uses. Move-only; a Comm made by split() owns its
 // MPI communicator and frees it on destruction. All members but rank(), size() and abort() are collective.
 class Comm {
@@ -57,6 +87,17 @@ class Comm {
   int rank() const { return rank_; }
   int size() const { return size_; }
   void barrier() const;
+
+  // An empty persistent exchange on this communicator (peers are ranks of this communicator).
+  Exchange exchange() const;
+
+  // MPI_Bcast of `values` from `root`.
+  template <CommValue T>
+  void broadcast(std::span<T> values, int root) const;
+
+  // The MPI_Comm as an integer (for parallel HDF5, io/hdf5.cpp); 0 for a serial communicator.
+  std::intptr_t native_handle() const { return serial_ ? 0 : handle_; }
+  bool serial() const { return serial_; }
 
   // MPI_Comm_split: ranks with the same colour form a new communicator, ordered by key (ties: by rank here).
   Comm split(int color, int key) const;

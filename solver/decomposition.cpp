@@ -58,6 +58,31 @@ Subdomain subdomain_of(const Dims3& shape, const Dims3& p, int rank) {
   return s;
 }
 
+int block_coordinate(int n, int p, int i) {
+  const int base = n / p, extra = n % p;
+  const int big = extra * (base + 1);  // points in the first `extra` blocks (base + 1 each)
+  return i < big ? i / (base + 1) : extra + (i - big) / base;
+}
+
+Block block_of(const Dims3& shape, const Dims3& p, int rank) {
+  Block b;
+  b.shape = shape;
+  b.process_grid = p;
+  b.sub = subdomain_of(shape, p, rank);
+  for (int a = 0; a < 3; ++a)
+    for (int side = 0; side < 2; ++side) {
+      Dims3 c = b.sub.coords;
+      c[a] += side == 0 ? -1 : 1;
+      b.neighbour[a][side] = rank_of(p, c);
+    }
+  return b;
+}
+
+int owner_of(const Dims3& shape, const Dims3& p, int z, int y, int x) {
+  return rank_of(p, {block_coordinate(shape[0], p[0], z), block_coordinate(shape[1], p[1], y),
+                     block_coordinate(shape[2], p[2], x)});
+}
+
 int rank_of(const Dims3& p, const Dims3& c) {
   for (int a = 0; a < 3; ++a)
     if (c[a] < 0 || c[a] >= p[a]) return -1;

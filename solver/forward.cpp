@@ -1,6 +1,7 @@
 #include "solver/forward.hpp"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "io/outputs.hpp"
 #include "io/png_plot.hpp"
+#include "solver/comm.hpp"
 #include "solver/errors.hpp"
 #include "solver/progress.hpp"
 #include "solver/propagator.hpp"
@@ -51,6 +53,21 @@ std::vector<float> xz_slice(const GridSpec& g, const std::vector<T>& field, int 
   return out;
 }
 
+// The (z, x) plane at global y index iy of a field of which this rank holds `block` (C order over its extent),
+// on every rank of `domain`: each rank fills its part, the others add zeros (an exact sum).
+template <class T>
+std::vector<float> gather_xz_slice(const Comm& domain, const GridSpec& g, const Block& block, const std::vector<T>& field,
+                                   int iy) {
+  std::vector<double> out(std::size_t(g.shape[0]) * g.shape[2], 0.0);
+  const Dims3 b = block.sub.begin, e = block.sub.extent;
+  if (iy >= b[1] && iy < b[1] + e[1])
+    for (int z = 0; z < e[0]; ++z)
+      for (int x = 0; x < e[2]; ++x)
+        out[std::size_t(z + b[0]) * g.shape[2] + x + b[2]] = double(field[(std::size_t(z) * e[1] + iy - b[1]) * e[2] + x]);
+  domain.allreduce_in_place(std::span<double>(out), ReduceOp::sum);
+  return std::vector<float>(out.begin(), out.end());
+}
+
 template <class T>
 ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& options) {
   namespace fs = std::filesystem;
@@ -59,13 +76,31 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   const fs::path dir(c.output.directory);
   const bool fp64 = std::is_same_v<T, double>;
 
+  // MPI: the ranks form plan.shot_groups groups of consecutive ranks; group k runs shots k, k + G, k + 2G, ...
+  // with its grid decomposed over its ranks. Every rank takes part in every collective file write, so all
+  // ranks step through the same schedule (a group without a shot in the last round only writes nothing).
+  const Comm world = Comm::world();
+  if (world.size() != plan.ranks)
+    throw std::logic_error(fmt::format("run_forward: the plan is for {} ranks, the run has {}", plan.ranks, world.size()));
+  const int groups = plan.shot_groups, group_size = world.size() / groups, group = world.rank() / group_size;
+  const Comm domain = world.split(group, world.rank());
+  const bool parallel = world.size() > 1;
+  const bool root = world.rank() == 0;
+  io::h5::Parallel par;
+  if (parallel) {
+    long long token = ::getpid();
+    world.broadcast(std::span<long long>(&token, 1), 0);
+    par = {world.native_handle(), world.rank(), token};
+  }
+
   fs::create_directories(dir);
-  // Several shots in flight when one does not fill the device (plan.shots_in_flight; 1 on the CPU): their
-  // propagators advance in lockstep chunks, and on the GPU each queues its work in its own stream.
+  // Several shots in flight when one does not fill the device (plan.shots_in_flight; 1 on the CPU and under
+  // MPI): their propagators advance in lockstep chunks, and on the GPU each queues its work in its own stream.
   std::vector<std::unique_ptr<Propagator>> propagators;
-  for (int k = 0; k < std::min(plan.shots_in_flight, n_shots); ++k) propagators.push_back(make_propagator(c, plan));
-  const int in_flight = int(propagators.size());
-  io::h5::Provenance prov{"", to_string(c.run.precision), "cpu", c.source_text, "host CPU", plan.threads, 1};
+  const int per_group = parallel ? 1 : std::min(plan.shots_in_flight, n_shots);
+  for (int k = 0; k < per_group; ++k) propagators.push_back(make_propagator(c, plan, parallel ? &domain : nullptr));
+  const Block block = propagators.front()->block().value_or(whole_grid(g.shape));
+  io::h5::Provenance prov{"", to_string(c.run.precision), "cpu", c.source_text, "host CPU", plan.threads, world.size()};
   prov.backend = plan.backend == BackendKind::cuda ? "cuda" : "cpu";
   if (plan.backend == BackendKind::cuda) prov.device = plan.backend_note;
 
@@ -78,68 +113,103 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   if (c.output.traces) {
     prov.file_type = "specwave.traces";
     traces = std::make_unique<io::TraceFile>((dir / "traces.h5").string(), prov, fp64, n_shots, c.receivers,
-                                             source_positions, plan.nt, plan.dt);
+                                             source_positions, plan.nt, plan.dt, par);
   }
   const std::vector<int> steps = snapshot_steps(c.output.snapshot_every, plan.nt);
   std::unique_ptr<io::WavefieldFile> wavefield;
   if (!steps.empty() || c.output.final_field) {
     prov.file_type = "specwave.wavefield";
     wavefield = std::make_unique<io::WavefieldFile>((dir / "wavefield.h5").string(), prov, fp64, g, n_shots, steps,
-                                                    plan.dt, c.output.final_field, plan.nt);
+                                                    plan.dt, c.output.final_field, plan.nt, par);
   }
+  // Writes this rank's block of the field of each shot of the round (collective: all groups' shots in turn).
+  const auto write_blocks = [&](int round_first, const std::vector<T>& field, bool final_field, int snapshot) {
+    for (int k = 0; k < groups * per_group; ++k) {
+      const int shot = round_first + k;
+      if (shot >= n_shots) break;
+      const bool mine = k / per_group == group;
+      const io::WavefieldFile::Box zero{0, 0, 0};
+      const auto& begin = block.sub.begin;
+      const auto& extent = mine ? block.sub.extent : zero;
+      if (final_field) wavefield->write_final_block(shot, begin, extent, mine ? field.data() : nullptr);
+      else wavefield->write_snapshot_block(shot, snapshot, begin, extent, mine ? field.data() : nullptr);
+    }
+  };
 
-  std::vector<T> field(g.points());
+  std::vector<T> field(std::size_t(block.points()));
   std::vector<double> first_gather;
   std::vector<float> field_slice;
   const int slice_y = nearest_index(g, 1, c.shots[0].sources[0].position[1]);
   int slice_step = -plan.nt;  // no slice yet
-  Progress progress(static_cast<long long>(plan.nt) * n_shots, double(g.points()), c.run.progress_seconds, !options.quiet);
+  Progress progress(static_cast<long long>(plan.nt) * n_shots, double(g.points()), c.run.progress_seconds,
+                    !options.quiet && root);
   long long done = 0;
-  for (int first = 0; first < n_shots; first += in_flight) {
-    const int count = std::min(in_flight, n_shots - first);
-    for (int k = 0; k < count; ++k) propagators[k]->begin_shot(plan.sources[first + k], plan.wavelets[first + k]);
+  std::span<const double> my_traces;  // this group's shot of the round (under MPI)
+  for (int first = 0; first < n_shots; first += groups * per_group) {
+    const int mine_first = first + group * per_group;
+    const int count = std::clamp(n_shots - mine_first, 0, per_group);                  // this group's shots
+    const int round = std::min(groups * per_group, n_shots - first);                     // all groups' shots
+    for (int k = 0; k < count; ++k) propagators[k]->begin_shot(plan.sources[mine_first + k], plan.wavelets[mine_first + k]);
     std::size_t next_snapshot = 0;
     int n = 0;
     while (n < plan.nt) {
       int end = std::min(plan.nt, (n / c.run.check_every + 1) * c.run.check_every);
       if (next_snapshot < steps.size()) end = std::min(end, steps[next_snapshot]);
       for (int k = 0; k < count; ++k) propagators[k]->advance(n, end);
-      done += static_cast<long long>(end - n) * count;
+      done += static_cast<long long>(end - n) * round;
       n = end;
+      const bool at_snapshot = next_snapshot < steps.size() && n == steps[next_snapshot];
       for (int k = 0; k < count; ++k) {
-        const int shot = first + k;
+        const int shot = mine_first + k;
         Propagator& propagator = *propagators[k];
         if (n % c.run.check_every == 0 || n == plan.nt) {
           const FieldStats stats = propagator.field_stats();
           if (!stats.finite || stats.max_abs > c.run.max_amplitude) blow_up(c, plan, shot, n, stats);
         }
-        if (next_snapshot < steps.size() && n == steps[next_snapshot]) {
+        if (at_snapshot && !parallel) {
           propagator.copy_field(std::span<T>(field));
           wavefield->write_snapshot(shot, int(next_snapshot), field.data());
-          // The plotted slice: shot 0's snapshot nearest the middle of the run.
-          if (shot == 0 && std::abs(n - plan.nt / 2) <= std::abs(slice_step - plan.nt / 2))
-            field_slice = xz_slice(g, field, slice_y), slice_step = n;
+        }
+        // The plotted slice: shot 0's snapshot nearest the middle of the run.
+        if (at_snapshot && shot == 0 && std::abs(n - plan.nt / 2) <= std::abs(slice_step - plan.nt / 2)) {
+          propagator.copy_field(std::span<T>(field));
+          field_slice = gather_xz_slice(domain, g, block, field, slice_y), slice_step = n;
         }
       }
-      if (next_snapshot < steps.size() && n == steps[next_snapshot]) ++next_snapshot;
-      progress.update(first, first + count - 1, n_shots, n, plan.nt, plan.dt, done);
+      if (at_snapshot && parallel) {
+        if (count) propagators[0]->copy_field(std::span<T>(field));
+        write_blocks(first, field, false, int(next_snapshot));
+      }
+      if (at_snapshot) ++next_snapshot;
+      progress.update(first, first + round - 1, n_shots, n, plan.nt, plan.dt, done);
     }
     for (int k = 0; k < count; ++k) {
-      const int shot = first + k;
+      const int shot = mine_first + k;
       Propagator& propagator = *propagators[k];
-      if (traces) traces->write_shot(shot, propagator.traces());
-      if (shot == 0) first_gather.assign(propagator.traces().begin(), propagator.traces().end());
+      const auto t = propagator.traces();  // collective over the group
+      my_traces = t;
+      if (traces && !parallel) traces->write_shot(shot, t);
+      if (shot == 0) first_gather.assign(t.begin(), t.end());
       if (c.output.final_field || (shot == 0 && field_slice.empty())) {
         propagator.copy_field(std::span<T>(field));
-        if (c.output.final_field) wavefield->write_final(shot, field.data());
-        if (shot == 0 && field_slice.empty()) field_slice = xz_slice(g, field, slice_y), slice_step = plan.nt;
+        if (c.output.final_field && !parallel) wavefield->write_final(shot, field.data());
+        if (shot == 0 && field_slice.empty()) field_slice = gather_xz_slice(domain, g, block, field, slice_y), slice_step = plan.nt;
       }
+    }
+    if (parallel) {
+      // One collective write per file for the round: each group's first rank writes its shot's traces.
+      if (traces) {
+        const bool writer = count > 0 && domain.rank() == 0;
+        traces->write_shot(writer ? mine_first : -1, writer ? my_traces : std::span<const double>());
+      }
+      if (c.output.final_field) write_blocks(first, field, true, 0);
     }
   }
 
   ForwardSummary summary;
   summary.propagator = propagators.front()->name();
-  if (in_flight > 1) summary.propagator += fmt::format(" x {} shots in flight", in_flight);
+  if (per_group > 1) summary.propagator += fmt::format(" x {} shots in flight", per_group);
+  if (groups > 1) summary.propagator += fmt::format(", {} shot groups", groups);
   summary.seconds = progress.elapsed_seconds();
   summary.cells_per_second = progress.cells_per_second();
   if (traces) {
@@ -152,10 +222,10 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     summary.outputs.push_back((dir / "wavefield.xdmf").string());
   }
   prov.file_type = "specwave.model";
-  io::write_model_file((dir / "model.h5").string(), prov, g, plan.model.velocity);
+  io::write_model_file((dir / "model.h5").string(), prov, g, plan.model.velocity, par);
   summary.outputs.push_back((dir / "model.h5").string());
 
-  if (c.output.plots) {
+  if (c.output.plots && root) {
     const double x0 = g.origin[2], x1 = g.origin[2] + (g.shape[2] - 1) * g.spacing[2];
     const double z0 = g.origin[0], z1 = g.origin[0] + (g.shape[0] - 1) * g.spacing[0];
     // Shot gather: rows = time samples (down), columns = receivers.

@@ -1,5 +1,7 @@
 #include "solver/plan.hpp"
 
+#include "solver/decomposition.hpp"
+
 #include <omp.h>
 #include <unistd.h>
 
@@ -229,8 +231,40 @@ std::size_t available_memory_bytes() {
   return 0;
 }
 
-Plan make_plan(const Case& c) {
+int choose_shot_groups(const Case& c, int ranks) {
+  if (c.run.shot_groups > 0) {
+    if (ranks % c.run.shot_groups != 0 || c.run.shot_groups > ranks)
+      invalid(c, fmt::format("run.shot_groups = {} does not divide the {} MPI rank(s) of this run; use a divisor of {} "
+                             "or 0 to let specwave choose",
+                             c.run.shot_groups, ranks, ranks));
+    return c.run.shot_groups;
+  }
+  int best = 1;
+  for (int g = 1; g <= ranks; ++g)
+    if (ranks % g == 0 && g <= int(c.shots.size())) best = g;
+  return best;
+}
+
+Plan make_plan(const Case& c, int ranks, int rank) {
   Plan plan;
+  plan.ranks = std::max(1, ranks);
+  plan.shot_groups = choose_shot_groups(c, plan.ranks);
+  {
+    const int domain = plan.ranks / plan.shot_groups;
+    const int R = c.scheme.method == Method::spectral ? 0 : c.scheme.order / 2;
+    plan.process_grid = choose_process_grid(c.grid.shape, domain, std::max(R, 1), c.run.process_grid);
+    if (domain > 1) {
+      if (c.scheme.method != Method::fdtd)
+        invalid(c, fmt::format("{} ranks per shot group: the spectral method is not domain-decomposed in this version; "
+                               "use run.shot_groups = {} (one rank per group) or scheme.method = \"fdtd\"",
+                               domain, plan.ranks));
+      if (c.run.backend == BackendKind::cuda)
+        invalid(c, fmt::format("{} ranks per shot group: the CUDA backend is not domain-decomposed in this version; "
+                               "use run.shot_groups = {} (one rank per group) or backend = \"cpu\"",
+                               domain, plan.ranks));
+      check_decomposition(c.grid.shape, plan.process_grid, R, c.boundary.pml_width);
+    }
+  }
   const bool spectral = c.scheme.method == Method::spectral;
   if (spectral && c.boundary.free_surface)
     invalid(c, "boundary.free_surface = true is not available with scheme.method = \"spectral\" (the periodic FFT has no "
@@ -324,7 +358,7 @@ Plan make_plan(const Case& c) {
     check_inside(c, c.receivers[r], what);
     plan.receivers.push_back(make_point_stencil(c.grid, c.receivers[r], c.boundary.free_surface, what));
   }
-  check_output_directory(c);
+  if (rank == 0) check_output_directory(c);
   return plan;
 }
 
@@ -362,6 +396,10 @@ std::string describe_plan(const Case& c, const Plan& p) {
   out += fmt::format("acquisition {} shot(s), {} source(s), {} receiver(s)\n", c.shots.size(), sources, c.receivers.size());
   out += fmt::format("backend     {}, {} precision, {} thread(s){}\n", p.backend_note, to_string(c.run.precision), p.threads,
                      p.shots_in_flight > 1 ? fmt::format(", {} shots in flight", p.shots_in_flight) : std::string());
+  if (p.ranks > 1)
+    out += fmt::format("mpi         {} ranks: {} shot group(s) of {} rank(s), process grid {} x {} x {} (z, y, x)\n",
+                       p.ranks, p.shot_groups, p.ranks / p.shot_groups, p.process_grid[0], p.process_grid[1],
+                       p.process_grid[2]);
   out += fmt::format("memory      about {} needed, {} available\n", human_bytes(p.memory_bytes),
                      p.memory_available ? human_bytes(p.memory_available) : std::string("unknown"));
   out += fmt::format("work        {:.3g} cell updates\n", double(g.points()) * p.nt * c.shots.size());

@@ -1,6 +1,7 @@
 #pragma once
 // Preflight: everything checked and derived before any large allocation. make_plan() throws Error with
 // one clear line for every bad input; `specwave check` prints the plan without running.
+#include <array>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct Plan {
   std::string backend_note;            // why this backend was picked
   int threads = 1;
   int shots_in_flight = 1;              // shots advanced together (GPU: when one shot cannot fill the device)
+  // MPI: `ranks` ranks in `shot_groups` groups; each group's grid decomposed over process_grid (pz, py, px).
+  int ranks = 1, shot_groups = 1;
+  std::array<int, 3> process_grid{1, 1, 1};
   VelocityModel model;
   std::vector<std::vector<PointStencil>> sources;          // [shot][source]
   std::vector<std::vector<std::vector<double>>> wavelets;  // [shot][source][n]
@@ -48,7 +52,13 @@ std::size_t estimate_device_memory_bytes(const Case& c, int nt);
 // MemAvailable from /proc/meminfo (0 if unknown).
 std::size_t available_memory_bytes();
 
-Plan make_plan(const Case& c);
+// `ranks`: the MPI ranks that will run the case (Comm::world().size()); the plan splits them into shot groups
+// and decomposes each group's grid, and refuses what cannot run that way.
+// `rank`: this rank; only rank 0 probes the output directory (the probe creates and removes it).
+Plan make_plan(const Case& c, int ranks = 1, int rank = 0);
+// Shot groups for `ranks` ranks: the case's run.shot_groups, or the largest divisor of ranks that is at most
+// the number of shots (shots in parallel scale perfectly; decomposition is for grids too large for one rank).
+int choose_shot_groups(const Case& c, int ranks);
 std::string describe_plan(const Case& c, const Plan& plan);
 
 }  // namespace specwave

@@ -1,5 +1,8 @@
 #include "solver/propagator.hpp"
 
+#include <fmt/format.h>
+
+#include "solver/comm.hpp"
 #include "solver/errors.hpp"
 #include "solver/fdtd_cpu_propagator.hpp"
 #include "solver/fdtd_cuda_propagator.hpp"
@@ -9,7 +12,15 @@
 
 namespace specwave {
 
-std::unique_ptr<Propagator> make_propagator(const Case& c, const Plan& plan) {
+std::unique_ptr<Propagator> make_propagator(const Case& c, const Plan& plan, const Comm* domain) {
+  if (domain && domain->size() > 1) {
+    if (c.scheme.method == Method::fdtd && plan.backend == BackendKind::cpu)
+      return make_fdtd_cpu_propagator(c, plan, domain);
+    throw Error(ExitCode::usage, fmt::format("a {} run on backend {} cannot be split over {} ranks in this version "
+                                             "(domain decomposition: FDTD on the CPU); run it on one rank per shot "
+                                             "group (run.shot_groups)",
+                                             to_string(c.scheme.method), to_string(plan.backend), domain->size()));
+  }
   if (c.scheme.method == Method::fdtd && plan.backend == BackendKind::cpu) return make_fdtd_cpu_propagator(c, plan);
   if (c.scheme.method == Method::spectral && plan.backend == BackendKind::cpu) return make_spectral_cpu_propagator(c, plan);
 #if defined(SPECWAVE_HAVE_CUDA)

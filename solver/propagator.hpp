@@ -8,12 +8,16 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "solver/acquisition.hpp"
 #include "solver/case.hpp"
+#include "solver/decomposition.hpp"
 
 namespace specwave {
 
 struct Plan;
+class Comm;
 
 struct FieldStats {
   double max_abs = 0;
@@ -29,16 +33,22 @@ class Propagator {
   virtual void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets) = 0;
   // For n = n_begin .. n_end-1: records u^n into trace sample n, then computes u^{n+1}.
   virtual void advance(int n_begin, int n_end) = 0;
-  // (n_receivers, nt), sample n valid once advance() has passed n.
+  // (n_receivers, nt), sample n valid once advance() has passed n. Domain-decomposed: collective, and every
+  // rank gets all the traces.
   virtual std::span<const double> traces() = 0;
+  // max |u| over the whole grid (domain-decomposed: collective, the same on every rank).
   virtual FieldStats field_stats() = 0;
-  // The current field u^n (after the last advance), (nz, ny, nx) C order, converted to the requested type.
+  // The current field u^n (after the last advance), (nz, ny, nx) C order, converted to the requested type;
+  // domain-decomposed: this rank's block (block()->sub.extent), in the same order.
   virtual void copy_field(std::span<float> out) = 0;
   virtual void copy_field(std::span<double> out) = 0;
   virtual std::size_t device_bytes() const = 0;
+  // The block of the grid this rank holds when the propagator is domain-decomposed; none: the whole grid.
+  virtual std::optional<Block> block() const { return std::nullopt; }
 };
 
-// Chooses the implementation from the plan (method, backend, precision).
-std::unique_ptr<Propagator> make_propagator(const Case& c, const Plan& plan);
+// Chooses the implementation from the plan (method, backend, precision). With `domain` (a communicator of
+// plan.process_grid's ranks, which must outlive the propagator), the grid is decomposed over its ranks.
+std::unique_ptr<Propagator> make_propagator(const Case& c, const Plan& plan, const Comm* domain = nullptr);
 
 }  // namespace specwave

@@ -1,5 +1,6 @@
 #include "kernels/cpu/fdtd_cpu.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -59,10 +60,10 @@ void update_psi(const FdtdStep<T>& s, int axis, int side) {
     }
 }
 
-// x-layer corrections of the W points of one face of row (z, y) into corr[0..W-1]: field, slab and the
-// coefficients a(x), b(x) are all contiguous along x, so the loop vectorises.
+// x-layer corrections of the layer points k0 <= k < k1 (of the W) of one face of row (z, y) into corr[k]:
+// field, slab and the coefficients a(x), b(x) are all contiguous along x, so the loop vectorises.
 template <int R, class T>
-inline void x_layer_corrections(const FdtdStep<T>& s, int z, int y, int side, T* __restrict corr) {
+inline void x_layer_corrections(const FdtdStep<T>& s, int z, int y, int side, int k0, int k1, T* __restrict corr) {
   const CpmlAxis<T>& px = s.pml[2];
   const int x0 = side == 0 ? 0 : s.layout.nx - px.width;
   const index_t i0 = s.layout.index(z, y, x0);
@@ -72,16 +73,18 @@ inline void x_layer_corrections(const FdtdStep<T>& s, int z, int y, int side, T*
   const T* a = px.a + x0;
   const T* b = px.b + x0;
 #pragma omp simd
-  for (int k = 0; k < px.width; ++k)
+  for (int k = k0; k < k1; ++k)
     corr[k] = cpml_correction<R>(s.u, i0 + k, 1, psi, zeta, j0 + k, 1, s.coef.d2[2], s.coef.d1[2], a[k], b[k]);
 }
 
-// Steps 2 + 3 for one row (z, y).
+// Steps 2 + 3 for the points x0 <= x < x1 of row (z, y).
 // Rows in no z or y layer (most of the grid): one fused loop, Laplacian + leapfrog, over the interior x range,
-// and the x-layer ends point by point. Rows inside a z or y layer: the Laplacian of the whole row into `lap`,
+// and the x-layer ends point by point. Rows inside a z or y layer: the Laplacian of the row into `lap`,
 // the corrections of those axes added row-wise (vectorised), then the x ends and the leapfrog update.
+// The path depends on the row only, never on [x0, x1), so a row updated in pieces is bitwise the row updated whole.
 template <int R, class T>
-void update_row(const FdtdStep<T>& s, int z, int y, T* __restrict lap, T* __restrict corr) {
+void update_row(const FdtdStep<T>& s, int z, int y, int x0, int x1, T* __restrict lap, T* __restrict corr) {
+  if (x0 >= x1) return;
   const FieldLayout& L = s.layout;
   const index_t sy = L.stride_y(), sz = L.stride_z();
   const index_t row = L.index(z, y, 0);
@@ -92,26 +95,29 @@ void update_row(const FdtdStep<T>& s, int z, int y, T* __restrict lap, T* __rest
   const CpmlAxis<T>& px = s.pml[2];
   const int x_begin = px.face[0] ? px.width : 0;
   const int x_end = px.face[1] ? L.nx - px.width : L.nx;
+  // The low and high x-layer points of [x0, x1): x in [x0, lo_end) and [hi_begin, x1).
+  const int lo_end = std::min(x1, x_begin), hi_begin = std::max(x0, x_end);
   const int c[3] = {z, y, 0};
 
   if (!s.pml[0].in_layer(z) && !s.pml[1].in_layer(y)) {
-    if (px.face[0]) {
-      x_layer_corrections<R>(s, z, y, 0, corr);
+    if (x0 < lo_end) {
+      x_layer_corrections<R>(s, z, y, 0, x0, lo_end, corr);
 #pragma omp simd
-      for (int x = 0; x < x_begin; ++x) {
+      for (int x = x0; x < lo_end; ++x) {
         const index_t i = row + x;
         out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef) + corr[x]);
       }
     }
+    const int mid_end = std::min(x1, x_end);
 #pragma omp simd
-    for (int x = x_begin; x < x_end; ++x) {
+    for (int x = std::max(x0, x_begin); x < mid_end; ++x) {
       const index_t i = row + x;
       out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef));
     }
-    if (px.face[1]) {
-      x_layer_corrections<R>(s, z, y, 1, corr);
+    if (hi_begin < x1) {
+      x_layer_corrections<R>(s, z, y, 1, hi_begin - x_end, x1 - x_end, corr);
 #pragma omp simd
-      for (int x = x_end; x < L.nx; ++x) {
+      for (int x = hi_begin; x < x1; ++x) {
         const index_t i = row + x;
         out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef) + corr[x - x_end]);
       }
@@ -120,7 +126,7 @@ void update_row(const FdtdStep<T>& s, int z, int y, T* __restrict lap, T* __rest
   }
 
 #pragma omp simd
-  for (int x = 0; x < L.nx; ++x) lap[x] = laplacian<R>(u, row + x, sy, sz, coef);
+  for (int x = x0; x < x1; ++x) lap[x] = laplacian<R>(u, row + x, sy, sz, coef);
   for (int axis = 0; axis < 2; ++axis) {
     const CpmlAxis<T>& p = s.pml[axis];
     if (!p.in_layer(c[axis])) continue;
@@ -131,51 +137,78 @@ void update_row(const FdtdStep<T>& s, int z, int y, T* __restrict lap, T* __rest
     const T a = p.a[c[axis]], b = p.b[c[axis]];
     const index_t stride_u = L.stride(axis), stride_s = p.slab_stride[axis];
 #pragma omp simd
-    for (int x = 0; x < L.nx; ++x)
+    for (int x = x0; x < x1; ++x)
       lap[x] += cpml_correction<R>(u, row + x, stride_u, psi, zeta, j0 + x, stride_s, coef.d2[axis], coef.d1[axis], a, b);
   }
-  if (px.face[0]) {
-    x_layer_corrections<R>(s, z, y, 0, corr);
-    for (int x = 0; x < x_begin; ++x) lap[x] += corr[x];
+  if (x0 < lo_end) {
+    x_layer_corrections<R>(s, z, y, 0, x0, lo_end, corr);
+    for (int x = x0; x < lo_end; ++x) lap[x] += corr[x];
   }
-  if (px.face[1]) {
-    x_layer_corrections<R>(s, z, y, 1, corr);
-    for (int x = x_end; x < L.nx; ++x) lap[x] += corr[x - x_end];
+  if (hi_begin < x1) {
+    x_layer_corrections<R>(s, z, y, 1, hi_begin - x_end, x1 - x_end, corr);
+    for (int x = hi_begin; x < x1; ++x) lap[x] += corr[x - x_end];
   }
 #pragma omp simd
-  for (int x = 0; x < L.nx; ++x) out[row + x] = leapfrog(u[row + x], out[row + x], vel[row + x], lap[x]);
+  for (int x = x0; x < x1; ++x) out[row + x] = leapfrog(u[row + x], out[row + x], vel[row + x], lap[x]);
 }
 
 template <int R, class T>
-void step_radius(const FdtdStep<T>& s) {
+void step_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell) {
   const FieldLayout& L = s.layout;
   if (L.halo != R) throw std::logic_error("fdtd_step: field halo must equal the stencil radius");
-  if (s.free_surface) mirror_top_ghosts(L, s.u);
-  for (int axis = 0; axis < 3; ++axis)
-    for (int side = 0; side < 2; ++side)
-      if (s.pml[axis].face[side]) update_psi<R>(s, axis, side);
+  if (part != StepPart::interior) {
+    if (s.free_surface) mirror_top_ghosts(L, s.u);
+    for (int axis = 0; axis < 3; ++axis)
+      for (int side = 0; side < 2; ++side)
+        if (s.pml[axis].face[side]) update_psi<R>(s, axis, side);
+  }
+  if (part == StepPart::all) {
+#pragma omp parallel
+    {
+      std::vector<T> lap(L.nx), corr(std::max(1, s.pml[2].width));
+#pragma omp for collapse(2) schedule(static)
+      for (int z = 0; z < L.nz; ++z)
+        for (int y = 0; y < L.ny; ++y) update_row<R>(s, z, y, 0, L.nx, lap.data(), corr.data());
+    }
+    return;
+  }
+  // Rows within the z or y shell belong to the shell whole; the other rows have the x shell at their ends.
+  const auto& w = shell.width;
+  const int xs0 = std::min(w[2][0], L.nx), xs1 = std::max(xs0, L.nx - w[2][1]);
 #pragma omp parallel
   {
     std::vector<T> lap(L.nx), corr(std::max(1, s.pml[2].width));
-#pragma omp for collapse(2) schedule(static)
+#pragma omp for collapse(2) schedule(dynamic, 16)
     for (int z = 0; z < L.nz; ++z)
-      for (int y = 0; y < L.ny; ++y) update_row<R>(s, z, y, lap.data(), corr.data());
+      for (int y = 0; y < L.ny; ++y) {
+        const bool shell_row = z < w[0][0] || z >= L.nz - w[0][1] || y < w[1][0] || y >= L.ny - w[1][1];
+        if (part == StepPart::shell) {
+          if (shell_row) {
+            update_row<R>(s, z, y, 0, L.nx, lap.data(), corr.data());
+          } else {
+            update_row<R>(s, z, y, 0, xs0, lap.data(), corr.data());
+            update_row<R>(s, z, y, xs1, L.nx, lap.data(), corr.data());
+          }
+        } else if (!shell_row) {
+          update_row<R>(s, z, y, xs0, xs1, lap.data(), corr.data());
+        }
+      }
   }
 }
 
 }  // namespace
 
 template <class T>
-void fdtd_step(const FdtdStep<T>& s) {
+void fdtd_step(const FdtdStep<T>& s, StepPart part, const Shell& shell) {
   switch (s.coef.radius) {
-    case 1: return step_radius<1>(s);
-    case 2: return step_radius<2>(s);
-    case 3: return step_radius<3>(s);
-    case 4: return step_radius<4>(s);
-    case 5: return step_radius<5>(s);
-    case 6: return step_radius<6>(s);
-    case 7: return step_radius<7>(s);
-    case 8: return step_radius<8>(s);
+    case 1: return step_radius<1>(s, part, shell);
+    case 2: return step_radius<2>(s, part, shell);
+    case 3: return step_radius<3>(s, part, shell);
+    case 4: return step_radius<4>(s, part, shell);
+    case 5: return step_radius<5>(s, part, shell);
+    case 6: return step_radius<6>(s, part, shell);
+    case 7: return step_radius<7>(s, part, shell);
+    case 8: return step_radius<8>(s, part, shell);
     default: throw std::invalid_argument("fdtd_step: stencil radius must be 1..8");
   }
 }
@@ -187,8 +220,8 @@ void zero_top_plane(const FieldLayout& L, T* u) {
     for (int x = 0; x < L.nx; ++x) u[L.index(0, y, x)] = T(0);
 }
 
-template void fdtd_step<float>(const FdtdStep<float>&);
-template void fdtd_step<double>(const FdtdStep<double>&);
+template void fdtd_step<float>(const FdtdStep<float>&, StepPart, const Shell&);
+template void fdtd_step<double>(const FdtdStep<double>&, StepPart, const Shell&);
 template void zero_top_plane<float>(const FieldLayout&, float*);
 template void zero_top_plane<double>(const FieldLayout&, double*);
 
