@@ -23,7 +23,8 @@ using namespace specwave;
 
 struct Overrides {
   std::string backend, precision, output_dir;
-  int threads = -1;
+  int threads = -1, shot_groups = -1;
+  std::vector<int> process_grid;
 };
 
 void add_overrides(CLI::App* cmd, Overrides& o) {
@@ -31,6 +32,12 @@ void add_overrides(CLI::App* cmd, Overrides& o) {
   cmd->add_option("--precision", o.precision, "Override run.precision")->check(CLI::IsMember({"fp32", "fp64"}));
   cmd->add_option("--output-dir", o.output_dir, "Override output.directory (relative to the current directory)");
   cmd->add_option("--threads", o.threads, "OpenMP threads (0: all)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--shot-groups", o.shot_groups, "Override run.shot_groups (MPI: rank groups running shots side by side; 0: choose)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--process-grid", o.process_grid, "Override run.process_grid (MPI: ranks along z,y,x, e.g. 2,1,1)")
+      ->delimiter(',')
+      ->expected(3)
+      ->check(CLI::PositiveNumber);
 }
 
 Case load_case(const std::string& path, const Overrides& o) {
@@ -42,6 +49,8 @@ Case load_case(const std::string& path, const Overrides& o) {
   if (o.precision == "fp64") c.run.precision = Precision::fp64;
   if (!o.output_dir.empty()) c.output.directory = std::filesystem::absolute(o.output_dir).string();
   if (o.threads >= 0) c.run.threads = o.threads;
+  if (o.shot_groups >= 0) c.run.shot_groups = o.shot_groups;
+  if (o.process_grid.size() == 3) c.run.process_grid = std::array<int, 3>{o.process_grid[0], o.process_grid[1], o.process_grid[2]};
   return c;
 }
 
