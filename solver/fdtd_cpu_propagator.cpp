@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include "kernels/cpu/fdtd_cpu.hpp"
+#include "solver/block_reduce.hpp"
 #include "solver/comm.hpp"
 #include "solver/fdtd_cpu_propagator.hpp"
 #include "solver/fdtd_setup.hpp"
@@ -190,23 +191,13 @@ class FdtdCpu final : public Propagator {
 
   std::span<const double> traces() override {
     if (!domain_) return local_;
-    gather_traces();
+    traces_ = gather_block_traces(*domain_, setup_.block_receivers, local_, parts_, setup_.nt);
     return traces_;
   }
 
   FieldStats field_stats() override {
-    FieldStats local = host::field_stats(setup_.layout, u_.data());
-    if (!domain_) return local;
-    // The block's flat index becomes the grid's; then the largest |u| over the ranks (any non-finite first),
-    // ties to the lowest index.
-    const Dims3 b = setup_.block.sub.begin, e = setup_.block.sub.extent, g = setup_.block.shape;
-    const std::int64_t lx = local.argmax % e[2], ly = local.argmax / e[2] % e[1], lz = local.argmax / (std::int64_t(e[2]) * e[1]);
-    local.argmax = ((lz + b[0]) * g[1] + ly + b[1]) * g[2] + lx + b[2];
-    const double score = local.finite ? local.max_abs : std::numeric_limits<double>::infinity();
-    const double best = domain_->allreduce(score, ReduceOp::max);
-    const long long where = domain_->allreduce(score == best ? (long long)local.argmax : std::numeric_limits<long long>::max(),
-                                               ReduceOp::min);
-    return {best, where, std::isfinite(best)};
+    const FieldStats local = host::field_stats(setup_.layout, u_.data());
+    return domain_ ? reduce_field_stats(*domain_, setup_.block, local) : local;
   }
 
   void copy_field(std::span<float> out) override { copy_out(out); }
@@ -222,23 +213,6 @@ class FdtdCpu final : public Propagator {
     // f^n: u^{n+1} += (v dt)^2 w / (dz dy dx) s(t_n)
     for (std::size_t p = 0; p < src.index.size(); ++p)
       u_prev_[src.index[p]] += src.factor[p] * T(wavelets_[src.owner[p]][n]);
-  }
-
-  // Every rank's samples summed: each trace sample and each slot is written by exactly one rank (the others
-  // hold zero), so the sums are exact; then split receivers are summed in the single-rank point order.
-  void gather_traces() {
-    traces_ = local_;
-    std::vector<double> parts = parts_;
-    domain_->allreduce_in_place(std::span<double>(traces_), ReduceOp::sum);
-    domain_->allreduce_in_place(std::span<double>(parts), ReduceOp::sum);
-    const auto& r = setup_.block_receivers;
-    const int nt = setup_.nt;
-    for (std::size_t k = 0; k < r.split_id.size(); ++k)
-      for (int n = 0; n < nt; ++n) {
-        double sum = 0;
-        for (int slot = r.split_slots[k]; slot < r.split_slots[k + 1]; ++slot) sum += parts[std::size_t(slot) * nt + n];
-        traces_[std::size_t(r.split_id[k]) * nt + n] = sum;
-      }
   }
 
   template <class U>

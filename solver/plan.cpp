@@ -1,6 +1,7 @@
 #include "solver/plan.hpp"
 
 #include "solver/decomposition.hpp"
+#include "solver/distributed_fft.hpp"
 
 #include <omp.h>
 #include <unistd.h>
@@ -245,26 +246,55 @@ int choose_shot_groups(const Case& c, int ranks) {
   return best;
 }
 
+namespace {
+
+// The shot groups and each group's process grid (FDTD: least halo, blocks that hold the halo and the absorbing
+// layer; spectral: the distributed FFT's slab or pencil grid), and what cannot run decomposed.
+void plan_decomposition(const Case& c, Plan& plan) {
+  plan.shot_groups = choose_shot_groups(c, plan.ranks);
+  const int domain = plan.ranks / plan.shot_groups;
+  const int R = c.scheme.method == Method::spectral ? 0 : c.scheme.order / 2;
+  if (c.scheme.method == Method::spectral) {
+    // The distributed FFT's grid: z and y split (slab or pencil), x whole.
+    if (domain > 1) {
+      FftProcessGrid grid{};
+      try {
+        if (c.run.process_grid) {
+          const auto& p = *c.run.process_grid;
+          if (p[2] != 1)
+            invalid(c, fmt::format("run.process_grid = [{}, {}, {}]: the spectral method splits z and y only (its "
+                                   "FFTs keep x whole); use [pz, py, 1]",
+                                   p[0], p[1], p[2]));
+          grid = {p[0], p[1]};
+          check_fft_grid(c.grid.shape, grid, domain);
+        } else {
+          grid = choose_fft_grid(c.grid.shape, domain);
+        }
+      } catch (const std::invalid_argument& e) {
+        invalid(c, fmt::format("{} ranks per shot group cannot share this grid's FFTs: {}; use fewer ranks per group "
+                               "(run.shot_groups) or another run.process_grid",
+                               domain, e.what()));
+      }
+      plan.process_grid = {grid.ranks_z, grid.ranks_y, 1};
+    }
+  } else {
+    plan.process_grid = choose_process_grid(c.grid.shape, domain, std::max(R, 1), c.run.process_grid);
+  }
+  if (domain > 1) {
+    if (c.run.backend == BackendKind::cuda)
+      invalid(c, fmt::format("{} ranks per shot group: the CUDA backend is not domain-decomposed in this version; "
+                             "use run.shot_groups = {} (one rank per group) or backend = \"cpu\"",
+                             domain, plan.ranks));
+    if (c.scheme.method == Method::fdtd) check_decomposition(c.grid.shape, plan.process_grid, R, c.boundary.pml_width);
+  }
+}
+
+}  // namespace
+
 Plan make_plan(const Case& c, int ranks, int rank) {
   Plan plan;
   plan.ranks = std::max(1, ranks);
-  plan.shot_groups = choose_shot_groups(c, plan.ranks);
-  {
-    const int domain = plan.ranks / plan.shot_groups;
-    const int R = c.scheme.method == Method::spectral ? 0 : c.scheme.order / 2;
-    plan.process_grid = choose_process_grid(c.grid.shape, domain, std::max(R, 1), c.run.process_grid);
-    if (domain > 1) {
-      if (c.scheme.method != Method::fdtd)
-        invalid(c, fmt::format("{} ranks per shot group: the spectral method is not domain-decomposed in this version; "
-                               "use run.shot_groups = {} (one rank per group) or scheme.method = \"fdtd\"",
-                               domain, plan.ranks));
-      if (c.run.backend == BackendKind::cuda)
-        invalid(c, fmt::format("{} ranks per shot group: the CUDA backend is not domain-decomposed in this version; "
-                               "use run.shot_groups = {} (one rank per group) or backend = \"cpu\"",
-                               domain, plan.ranks));
-      check_decomposition(c.grid.shape, plan.process_grid, R, c.boundary.pml_width);
-    }
-  }
+  plan_decomposition(c, plan);
   const bool spectral = c.scheme.method == Method::spectral;
   if (spectral && c.boundary.free_surface)
     invalid(c, "boundary.free_surface = true is not available with scheme.method = \"spectral\" (the periodic FFT has no "

@@ -14,19 +14,28 @@ double spectral_wavenumber(int m, int n, double h) { return 2 * M_PI * (m <= n /
 template <class T>
 std::vector<T> SpectralSetup<T>::eta_dt_field() const {
   std::vector<T> out(points());
+  const Dims3 b = blocks.real.sub.begin;
 #pragma omp parallel for collapse(2) schedule(static)
   for (int z = 0; z < layout.nz; ++z)
     for (int y = 0; y < layout.ny; ++y)
-      for (int x = 0; x < layout.nx; ++x) out[layout.index(z, y, x)] = eta_dt(z, y, x);
+      for (int x = 0; x < layout.nx; ++x) out[layout.index(z, y, x)] = eta_dt(z + b[0], y + b[1], x + b[2]);
   return out;
 }
 
 template <class T>
-SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan) {
+SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const SpectralBlocks* blocks) {
   SpectralSetup<T> s;
   const auto& g = c.grid;
-  s.layout = FieldLayout{g.shape[0], g.shape[1], g.shape[2], 0};
   s.half_x = g.shape[2] / 2 + 1;
+  if (blocks) {
+    s.blocks = *blocks;
+  } else {
+    s.blocks.real = whole_grid(g.shape);
+    s.blocks.spectrum = subdomain_of({g.shape[0], g.shape[1], s.half_x}, {1, 1, 1}, 0);
+  }
+  const Dims3 rb = s.blocks.real.sub.begin, re = s.blocks.real.sub.extent;
+  const Dims3 sb = s.blocks.spectrum.begin, se = s.blocks.spectrum.extent;
+  s.layout = FieldLayout{re[0], re[1], re[2], 0};
   s.nt = plan.nt;
   s.dt = plan.dt;
   s.c_ref = plan.model.v_max;
@@ -35,7 +44,18 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan) {
   const bool pml = s.absorber == SpectralAbsorber::pml;
   const std::size_t n = s.points();
   const double dt = plan.dt;
-  const float* velocity = plan.model.velocity.data();
+  const float* global_velocity = plan.model.velocity.data();
+  // The model on the local block (layout order).
+  std::vector<float> local_velocity;
+  if (blocks) {
+    local_velocity.resize(n);
+    for (int z = 0; z < re[0]; ++z)
+      for (int y = 0; y < re[1]; ++y)
+        for (int x = 0; x < re[2]; ++x)
+          local_velocity[s.layout.index(z, y, x)] =
+              global_velocity[(std::size_t(z + rb[0]) * g.shape[1] + y + rb[1]) * g.shape[2] + x + rb[2]];
+  }
+  const float* velocity = blocks ? local_velocity.data() : global_velocity;
 
   // Per-point factors. The source factor is computed in T from T values, as the update applies it.
   s.source_factor.resize(n);
@@ -55,29 +75,29 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan) {
     s.damping = profile.d;
     s.vel2dt2.resize(n);
 #pragma omp parallel for collapse(2) schedule(static)
-    for (int z = 0; z < g.shape[0]; ++z)
-      for (int y = 0; y < g.shape[1]; ++y)
-        for (int x = 0; x < g.shape[2]; ++x) {
+    for (int z = 0; z < re[0]; ++z)
+      for (int y = 0; y < re[1]; ++y)
+        for (int x = 0; x < re[2]; ++x) {
           const index_t i = s.layout.index(z, y, x);
           s.vel2dt2[i] = T(double(velocity[i]) * velocity[i] * dt * dt);
-          s.source_factor[i] = s.vel2dt2[i] / (T(1) + s.eta_dt(z, y, x));
+          s.source_factor[i] = s.vel2dt2[i] / (T(1) + s.eta_dt(z + rb[0], y + rb[1], x + rb[2]));
         }
   }
 
-  // Symbols on the half spectrum, times 1 / (nz ny nx).
-  const double norm = 1.0 / double(n);
+  // Symbols on the local block of the half spectrum, times 1 / (nz ny nx).
+  const double norm = 1.0 / double(g.points());
   const std::size_t n_spectrum = s.spectrum_points();
   s.source_symbol.resize(n_spectrum);
   (pml ? s.kappa : s.laplacian_symbol).resize(n_spectrum);
 #pragma omp parallel for collapse(2) schedule(static)
-  for (int z = 0; z < g.shape[0]; ++z)
-    for (int y = 0; y < g.shape[1]; ++y)
-      for (int x = 0; x < s.half_x; ++x) {
-        const double kz = spectral_wavenumber(z, g.shape[0], g.spacing[0]);
-        const double ky = spectral_wavenumber(y, g.shape[1], g.spacing[1]);
-        const double kx = spectral_wavenumber(x, g.shape[2], g.spacing[2]);
+  for (int z = 0; z < se[0]; ++z)
+    for (int y = 0; y < se[1]; ++y)
+      for (int x = 0; x < se[2]; ++x) {
+        const double kz = spectral_wavenumber(z + sb[0], g.shape[0], g.spacing[0]);
+        const double ky = spectral_wavenumber(y + sb[1], g.shape[1], g.spacing[1]);
+        const double kx = spectral_wavenumber(x + sb[2], g.shape[2], g.spacing[2]);
         const double k2 = kz * kz + ky * ky + kx * kx;
-        const std::size_t at = (std::size_t(z) * g.shape[1] + y) * s.half_x + x;
+        const std::size_t at = (std::size_t(z) * se[1] + y) * se[2] + x;
         s.source_symbol[at] = T(kspace_source_symbol(k2, s.c_ref, dt) * norm);
         if (pml)
           s.kappa[at] = T(kspace_sinc(k2, s.c_ref, dt) * norm);
@@ -116,7 +136,8 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan) {
       }
     }
   }
-  s.receivers = make_point_lists<T>(s.layout, plan.receivers, 1.0, nullptr);
+  s.block_receivers = make_block_receivers<T>(s.layout, plan.receivers, s.blocks.real);
+  s.receivers = s.block_receivers.whole;
   return s;
 }
 
@@ -126,7 +147,8 @@ void make_source_pattern(const SpectralSetup<T>& s, const PointStencil& source, 
   const std::size_t n = s.points();
   if (work.size() != n) throw std::invalid_argument("make_source_pattern: the work field must hold nz ny nx values");
   // p_j / (dz dy dx): the discrete delta of unit integral, spread by the Hicks weights.
-  const PointLists<T> raw = make_point_lists<T>(s.layout, std::vector<PointStencil>{source}, 1.0 / s.cell_volume, nullptr);
+  const PointLists<T> raw =
+      make_point_lists<T>(s.layout, std::vector<PointStencil>{source}, 1.0 / s.cell_volume, nullptr, &s.blocks.real);
   std::fill(work.begin(), work.end(), T(0));
   for (std::size_t p = 0; p < raw.index.size(); ++p) work[raw.index[p]] += raw.factor[p];
   apply_k(work);
@@ -156,8 +178,8 @@ std::vector<std::vector<double>> spectral_source_amplitudes(SpectralAbsorber abs
 
 template struct SpectralSetup<float>;
 template struct SpectralSetup<double>;
-template SpectralSetup<float> make_spectral_setup<float>(const Case&, const Plan&);
-template SpectralSetup<double> make_spectral_setup<double>(const Case&, const Plan&);
+template SpectralSetup<float> make_spectral_setup<float>(const Case&, const Plan&, const SpectralBlocks*);
+template SpectralSetup<double> make_spectral_setup<double>(const Case&, const Plan&, const SpectralBlocks*);
 template void make_source_pattern<float>(const SpectralSetup<float>&, const PointStencil&, std::span<float>,
                                          const ApplySourceCorrection<float>&, std::vector<float>&);
 template void make_source_pattern<double>(const SpectralSetup<double>&, const PointStencil&, std::span<double>,

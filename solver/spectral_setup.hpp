@@ -19,17 +19,28 @@ namespace specwave {
 
 struct Plan;
 
+// The part of the grid and of its half spectrum one rank holds (solver/distributed_fft.hpp's layouts): on one
+// rank, all of both.
+struct SpectralBlocks {
+  Block real;          // block_of(shape, {pz, py, 1}, rank): z and y split, x whole
+  Subdomain spectrum;  // (kz, ky, kx) over (nz, ny, nx/2+1): kz whole, ky and kx split
+};
+
 template <class T>
 struct SpectralSetup {
-  FieldLayout layout;  // (nz, ny, nx), halo 0: the index of a point is (z ny + y) nx + x
+  FieldLayout layout;  // this rank's real block (all of (nz, ny, nx) on one rank), halo 0: index (z ny + y) nx + x
   int half_x = 0;      // nx / 2 + 1: the half spectrum of the real transforms is (nz, ny, half_x), C order
+  SpectralBlocks blocks;  // global indices of the local real block and spectrum block
   int nt = 0;
   double dt = 0, c_ref = 0;  // s, m/s (c_ref = v_max)
   double cell_volume = 1;    // dz dy dx (m^3)
   SpectralAbsorber absorber = SpectralAbsorber::pml;
 
-  std::size_t points() const { return std::size_t(layout.interior_points()); }
-  std::size_t spectrum_points() const { return std::size_t(layout.nz) * layout.ny * half_x; }
+  std::size_t points() const { return std::size_t(layout.interior_points()); }  // of the local real block
+  std::size_t spectrum_points() const {                                          // of the local spectrum block
+    const auto& e = blocks.spectrum.extent;
+    return std::size_t(e[0]) * e[1] * e[2];
+  }
 
   // Per grid point (layout order). Arrays the chosen absorber does not use are left empty.
   std::vector<T> vel2dt2;        // (v dt)^2                                   (damping)
@@ -37,11 +48,11 @@ struct SpectralSetup {
   std::vector<T> source_factor;  // multiplies K p_j: damping (v dt)^2 / (1 + eta dt), pml (v dt)^2
 
   // Damping layer: the CPML profile d_a(i) of each axis (all six faces absorb), eta = d_z + d_y + d_x.
-  std::array<std::vector<double>, 3> damping;  // per axis, length n_a (1/s)
-  T eta_dt(int z, int y, int x) const { return T((damping[0][z] + damping[1][y] + damping[2][x]) * dt); }
-  std::vector<T> eta_dt_field() const;  // eta dt at every point (layout order)
+  std::array<std::vector<double>, 3> damping;  // per axis, length n_a (1/s), global index
+  T eta_dt(int z, int y, int x) const { return T((damping[0][z] + damping[1][y] + damping[2][x]) * dt); }  // global
+  std::vector<T> eta_dt_field() const;  // eta dt at every point of the local block (layout order)
 
-  // On the half spectrum, with the 1 / (nz ny nx) of the unnormalised inverse transform folded in:
+  // On the local block of the half spectrum, with the 1 / (nz ny nx) of the unnormalised inverse transform folded in:
   std::vector<T> laplacian_symbol;  // -|k|^2 sinc^2(c_ref |k| dt / 2) / N   (damping)
   std::vector<T> source_symbol;     // sinc^2(c_ref |k| dt / 2) / N          (K, both absorbers)
   std::vector<T> kappa;             // sinc(c_ref |k| dt / 2) / N            (pml)
@@ -49,17 +60,20 @@ struct SpectralSetup {
   // Split-field PML, per axis a. The staggered derivative D_a^+- has the symbol kappa * shift_plus/minus[a][m_a]:
   //   shift_plus[a][m]  = i k_a exp(+i k_a h_a / 2)  (grid points -> staggered points)
   //   shift_minus[a][m] = i k_a exp(-i k_a h_a / 2)  (staggered points -> grid points)
-  // indexed by the wavenumber index m of that axis (length n_z, n_y, and half_x for x); exactly real at the
-  // Nyquist index (k_a h_a = pi), so that the product spectrum stays Hermitian.
+  // indexed by the (global) wavenumber index m of that axis (length n_z, n_y, and half_x for x); exactly real at
+  // the Nyquist index (k_a h_a = pi), so that the product spectrum stays Hermitian.
   std::array<std::vector<std::complex<T>>, 3> shift_plus, shift_minus;
-  // b = exp(-d_a dt / 2) at the grid points i (pml_b) and the staggered points i + 1/2 (pml_bs), length n_a.
+  // b = exp(-d_a dt / 2) at the grid points i (pml_b) and the staggered points i + 1/2 (pml_bs), length n_a,
+  // global index.
   std::array<std::vector<T>, 3> pml_b, pml_bs;
 
-  PointLists<T> receivers;  // receiver r samples sum_p factor[p] u[index[p]] (Hicks weights)
+  PointLists<T> receivers;  // receiver r samples sum_p factor[p] u[index[p]] (Hicks weights); one rank only
+  BlockReceivers<T> block_receivers;  // the receivers of the local block (solver/fdtd_setup.hpp)
 };
 
+// Without `blocks`: the whole grid on one rank.
 template <class T>
-SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan);
+SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const SpectralBlocks* blocks = nullptr);
 
 // The wavenumber of index m on an axis of n points with spacing h: 2 pi m' / (n h), m' = m for m <= n/2, m - n otherwise.
 double spectral_wavenumber(int m, int n, double h);
