@@ -533,7 +533,7 @@ void read_options(const Tab& r, Case& c) {
   if (auto u = r.sub("run", false, "[run]")) {
     auto& rs = c.run;
     u->allow({"precision", "backend", "threads", "check_every", "progress_seconds", "max_amplitude", "device",
-              "device_memory_fraction", "process_grid", "shot_groups"});
+              "device_memory_fraction", "process_grid", "shot_groups", "share_devices"});
     rs.precision = u->choice<Precision>("precision", {{"fp32", Precision::fp32}, {"fp64", Precision::fp64}}, Precision::fp32,
                                         "precision = \"fp32\"");
     rs.backend = u->choice<BackendKind>("backend", {{"cpu", BackendKind::cpu}, {"cuda", BackendKind::cuda}, {"auto", BackendKind::auto_select}},
@@ -561,6 +561,7 @@ void read_options(const Tab& r, Case& c) {
                "give ranks along z, y, x, e.g. [2, 1, 1], or remove it to let specwave choose");
       rs.process_grid = pg;
     }
+    rs.share_devices = u->boolean("share_devices", "share_devices = false", false);
     rs.shot_groups = u->integer("shot_groups", "shot_groups = 2", 0);
     u->check(rs.shot_groups >= 0, "shot_groups", "must be >= 0",
              "use 0 to let specwave choose, or the number of rank groups that run shots side by side");

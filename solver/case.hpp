@@ -105,6 +105,7 @@ struct RunSpec {
   // group's grid decomposed over its ranks along process_grid (pz, py, px). 0 / unset: chosen by the plan.
   int shot_groups = 0;
   std::optional<std::array<int, 3>> process_grid;
+  bool share_devices = false;  // CUDA under MPI: more ranks than GPUs on a node share them round-robin
 };
 
 struct OutputSpec {

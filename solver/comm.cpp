@@ -170,6 +170,18 @@ Comm Comm::split([[maybe_unused]] int color, [[maybe_unused]] int key) const {
 #endif
 }
 
+Comm Comm::split_node() const {
+  if (serial_) return Comm();
+#if defined(SPECWAVE_HAVE_MPI)
+  MPI_Comm c = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(to_mpi(handle_), MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &c), "MPI_Comm_split_type");
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  return Comm(from_mpi(c), true);
+#else
+  return Comm();
+#endif
+}
+
 template <CommValue T>
 T Comm::allreduce(T value, ReduceOp op) const {
   allreduce_in_place(std::span<T>(&value, 1), op);

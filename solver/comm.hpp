@@ -99,6 +99,10 @@ class Comm {
   std::intptr_t native_handle() const { return serial_ ? 0 : handle_; }
   bool serial() const { return serial_; }
 
+  // The ranks of this communicator that share this node's memory (MPI_Comm_split_type SHARED): the node-local
+  // rank picks the GPU.
+  Comm split_node() const;
+
   // MPI_Comm_split: ranks with the same colour form a new communicator, ordered by key (ties: by rank here).
   Comm split(int color, int key) const;
 

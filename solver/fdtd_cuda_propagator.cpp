@@ -59,7 +59,7 @@ template <class T>
 class FdtdCuda final : public Propagator {
  public:
   FdtdCuda(const Case& c, const Plan& plan)
-      : device_(select(c.run.device)),
+      : device_(select(plan.device)),
         stream_(),
         setup_(make_fdtd_setup<T>(c, plan)),
         u_(setup_.layout.size()),

@@ -54,6 +54,13 @@ Case load_case(const std::string& path, const Overrides& o) {
   return c;
 }
 
+// This process's place in the MPI job (one rank without mpirun).
+RankPlacement placement() {
+  const Comm world = Comm::world();
+  const Comm node = world.split_node();
+  return {world.size(), world.rank(), node.size(), node.rank()};
+}
+
 void print(const std::string& text) {
   std::fputs(text.c_str(), stdout);
   std::fflush(stdout);
@@ -109,7 +116,7 @@ int run(int argc, char** argv) {
   const bool root = Comm::world().rank() == 0;
   if (check->parsed()) {
     const Case c = load_case(check_case, check_o);
-    const Plan plan = make_plan(c, ranks, Comm::world().rank());
+    const Plan plan = make_plan(c, placement());
     if (!root) return 0;
     print(describe_plan(c, plan));
     print("check: OK, the case can run\n");
@@ -129,7 +136,7 @@ int run(int argc, char** argv) {
   }
   // forward
   const Case c = load_case(forward_case, forward_o);
-  const Plan plan = make_plan(c, ranks, Comm::world().rank());
+  const Plan plan = make_plan(c, placement());
   if (root) print(describe_plan(c, plan));
   const ForwardSummary s = run_forward(c, plan, ForwardOptions{quiet});
   if (!root) return 0;

@@ -94,7 +94,8 @@ void check_output_directory(const Case& c) {
                                                     c.output.directory, why));
 }
 
-BackendKind resolve_backend(const Case& c, std::string& note) {
+BackendKind resolve_backend(const Case& c, [[maybe_unused]] const RankPlacement& where, std::string& note,
+                            [[maybe_unused]] int& device) {
   if (c.run.backend == BackendKind::cpu) {
     note = "cpu (requested)";
     return BackendKind::cpu;
@@ -102,14 +103,13 @@ BackendKind resolve_backend(const Case& c, std::string& note) {
 #if defined(SPECWAVE_HAVE_CUDA)
   const auto cuda = cuda::query_devices();
   if (cuda.usable) {
-    if (c.run.device >= int(cuda.devices.size()))
-      throw Error(ExitCode::backend_unavailable,
-                  fmt::format("run.device = {}: this machine has {} CUDA device(s); use an index in 0..{}", c.run.device,
-                              cuda.devices.size(), cuda.devices.size() - 1));
-    const auto& d = cuda.devices[c.run.device];
-    note = fmt::format("cuda ({}: GPU {}, {}, compute capability {}.{}, {:.1f} GiB free)",
-                       c.run.backend == BackendKind::auto_select ? "auto picked the GPU" : "requested", c.run.device,
-                       d.name, d.compute_major, d.compute_minor, d.free_bytes / double(1ull << 30));
+    device = device_of_rank(c, where, int(cuda.devices.size()));
+    const auto& d = cuda.devices[device];
+    note = fmt::format("cuda ({}: GPU {}, {}, compute capability {}.{}, {:.1f} GiB free{})",
+                       c.run.backend == BackendKind::auto_select ? "auto picked the GPU" : "requested", device,
+                       d.name, d.compute_major, d.compute_minor, d.free_bytes / double(1ull << 30),
+                       where.ranks > 1 ? fmt::format("; rank {} of {}, node rank {}", where.rank, where.ranks, where.node_rank)
+                                       : std::string());
     return BackendKind::cuda;
   }
   const std::string why = cuda.reason;
@@ -128,7 +128,7 @@ void check_device_memory(const Case& c, Plan& plan) {
 #if defined(SPECWAVE_HAVE_CUDA)
   if (plan.backend != BackendKind::cuda) return;
   const auto cuda = cuda::query_devices();
-  const auto& device = cuda.devices.at(c.run.device);
+  const auto& device = cuda.devices.at(plan.device);
   const double cap = c.run.device_memory_fraction * double(device.free_bytes);
   const double need = double(estimate_device_memory_bytes(c, plan.nt));
   // A grid below ~32 M points leaves most of a large GPU idle: run up to 8 shots at once, within the cap.
@@ -232,6 +232,23 @@ std::size_t available_memory_bytes() {
   return 0;
 }
 
+int device_of_rank(const Case& c, const RankPlacement& where, int devices) {
+  if (where.ranks == 1) {
+    if (c.run.device >= devices)
+      throw Error(ExitCode::backend_unavailable,
+                  fmt::format("run.device = {}: this machine has {} CUDA device(s); use an index in 0..{}", c.run.device,
+                              devices, devices - 1));
+    return c.run.device;
+  }
+  if (where.node_ranks > devices && !c.run.share_devices)
+    throw Error(ExitCode::backend_unavailable,
+                fmt::format("{} MPI ranks on this node but {} CUDA device(s): each rank drives one GPU; start at most {} "
+                            "rank(s) per node (e.g. mpirun --npernode {}), or set run.share_devices = true to let ranks "
+                            "share GPUs round-robin",
+                            where.node_ranks, devices, devices, devices));
+  return where.node_rank % devices;
+}
+
 int choose_shot_groups(const Case& c, int ranks) {
   if (c.run.shot_groups > 0) {
     if (ranks % c.run.shot_groups != 0 || c.run.shot_groups > ranks)
@@ -291,9 +308,9 @@ void plan_decomposition(const Case& c, Plan& plan) {
 
 }  // namespace
 
-Plan make_plan(const Case& c, int ranks, int rank) {
+Plan make_plan(const Case& c, const RankPlacement& where) {
   Plan plan;
-  plan.ranks = std::max(1, ranks);
+  plan.ranks = std::max(1, where.ranks);
   plan_decomposition(c, plan);
   const bool spectral = c.scheme.method == Method::spectral;
   if (spectral && c.boundary.free_surface)
@@ -307,7 +324,7 @@ Plan make_plan(const Case& c, int ranks, int rank) {
   if (c.shots.empty()) invalid(c, "no [[shots]]: define at least one shot with one source");
   if (c.receivers.empty()) invalid(c, "no receivers: add [receivers] points, lines or planes");
   check_geometry(c);
-  plan.backend = resolve_backend(c, plan.backend_note);
+  plan.backend = resolve_backend(c, where, plan.backend_note, plan.device);
   plan.threads = c.run.threads > 0 ? c.run.threads : omp_get_max_threads();
 
   // Memory, before the model (the largest allocation so far) is built. nt is not known yet: bound traces later.
@@ -388,7 +405,7 @@ Plan make_plan(const Case& c, int ranks, int rank) {
     check_inside(c, c.receivers[r], what);
     plan.receivers.push_back(make_point_stencil(c.grid, c.receivers[r], c.boundary.free_surface, what));
   }
-  if (rank == 0) check_output_directory(c);
+  if (where.rank == 0) check_output_directory(c);
   return plan;
 }
 

@@ -26,6 +26,7 @@ struct Plan {
   // MPI: `ranks` ranks in `shot_groups` groups; each group's grid decomposed over process_grid (pz, py, px).
   int ranks = 1, shot_groups = 1;
   std::array<int, 3> process_grid{1, 1, 1};
+  int device = 0;  // the CUDA device this rank drives (run.device on one rank; one per rank on a node under MPI)
   VelocityModel model;
   std::vector<std::vector<PointStencil>> sources;          // [shot][source]
   std::vector<std::vector<std::vector<double>>> wavelets;  // [shot][source][n]
@@ -52,10 +53,19 @@ std::size_t estimate_device_memory_bytes(const Case& c, int nt);
 // MemAvailable from /proc/meminfo (0 if unknown).
 std::size_t available_memory_bytes();
 
-// `ranks`: the MPI ranks that will run the case (Comm::world().size()); the plan splits them into shot groups
-// and decomposes each group's grid, and refuses what cannot run that way.
-// `rank`: this rank; only rank 0 probes the output directory (the probe creates and removes it).
-Plan make_plan(const Case& c, int ranks = 1, int rank = 0);
+// Where this process runs: the MPI ranks of the run (Comm::world()), this rank, and the ranks on this node
+// (Comm::node()). The plan splits the ranks into shot groups and decomposes each group's grid, refuses what
+// cannot run that way, and gives each rank its GPU. Only rank 0 probes the output directory (the probe
+// creates and removes it).
+struct RankPlacement {
+  int ranks = 1, rank = 0;
+  int node_ranks = 1, node_rank = 0;
+};
+Plan make_plan(const Case& c, const RankPlacement& placement = {});
+// The GPU a rank drives among `devices`: run.device on one rank; under MPI, node rank k drives GPU k, and more
+// ranks on a node than GPUs is an error (Error backend_unavailable, with the fix) unless run.share_devices
+// shares them round-robin.
+int device_of_rank(const Case& c, const RankPlacement& where, int devices);
 // Shot groups for `ranks` ranks: the case's run.shot_groups, or the largest divisor of ranks that is at most
 // the number of shots (shots in parallel scale perfectly; decomposition is for grids too large for one rank).
 int choose_shot_groups(const Case& c, int ranks);

@@ -31,7 +31,7 @@ class SpectralCuda final : public Propagator {
 
  public:
   SpectralCuda(const Case& c, const Plan& plan)
-      : device_(select(c.run.device)),
+      : device_(select(plan.device)),
         stream_(),
         setup_(make_spectral_setup<T>(c, plan)),
         shape_{setup_.layout.nz, setup_.layout.ny, setup_.layout.nx},

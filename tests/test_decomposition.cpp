@@ -8,6 +8,7 @@
 
 #include "solver/decomposition.hpp"
 #include "solver/errors.hpp"
+#include "solver/plan.hpp"
 
 using namespace specwave;
 
@@ -75,4 +76,39 @@ TEST_CASE("subdomains thinner than the halo or the absorbing layer are refused, 
   } catch (const Error& e) {
     CHECK(std::string(e.what()).find("stencil halo") != std::string::npos);
   }
+}
+
+TEST_CASE("blocks know their neighbours and the owner of every point") {
+  const Dims3 shape{10, 7, 9}, p{2, 1, 3};
+  for (int r = 0; r < 6; ++r) {
+    const Block b = block_of(shape, p, r);
+    for (int a = 0; a < 3; ++a)
+      for (int side = 0; side < 2; ++side) {
+        Dims3 c = b.sub.coords;
+        c[a] += side ? 1 : -1;
+        CHECK(b.neighbour[a][side] == rank_of(p, c));
+      }
+    for (int z = 0; z < shape[0]; ++z)
+      for (int y = 0; y < shape[1]; ++y)
+        for (int x = 0; x < shape[2]; ++x) CHECK(b.owns(z, y, x) == (owner_of(shape, p, z, y, x) == r));
+  }
+  CHECK(!whole_grid(shape).decomposed());
+  CHECK(whole_grid(shape).points() == 630);
+}
+
+TEST_CASE("each MPI rank of a node drives its own GPU; more ranks than GPUs need run.share_devices") {
+  Case c;
+  c.run.device = 1;
+  CHECK(device_of_rank(c, {1, 0, 1, 0}, 2) == 1);                  // one rank: run.device
+  CHECK_THROWS_AS(device_of_rank(c, {1, 0, 1, 0}, 1), Error);       // run.device out of range
+  CHECK(device_of_rank(c, {8, 5, 4, 1}, 4) == 1);                  // node rank 1 -> GPU 1
+  CHECK(device_of_rank(c, {8, 7, 4, 3}, 4) == 3);
+  try {
+    device_of_rank(c, {8, 2, 8, 2}, 4);
+    FAIL("expected 8 ranks on a 4-GPU node to be refused");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("share_devices") != std::string::npos);
+  }
+  c.run.share_devices = true;
+  CHECK(device_of_rank(c, {8, 6, 8, 6}, 4) == 2);                  // shared round-robin
 }

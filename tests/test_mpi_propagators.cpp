@@ -73,7 +73,7 @@ template <class T>
 void check_bitwise(Precision precision, bool free_surface) {
   const Comm world = Comm::world();
   const Case c = decomposition_case(precision, free_surface);
-  Plan plan = make_plan(c, 1, world.rank());  // the single-rank plan; only its process grid changes below
+  Plan plan = make_plan(c, {1, world.rank()});  // the single-rank plan; only its process grid changes below
   auto serial = make_propagator(c, plan);
   serial->begin_shot(plan.sources[0], plan.wavelets[0]);
   serial->advance(0, plan.nt);
@@ -141,7 +141,7 @@ template <class T>
 void check_spectral(Precision precision, SpectralAbsorber absorber, double tolerance) {
   const Comm world = Comm::world();
   const Case c = spectral_case(precision, absorber);
-  Plan plan = make_plan(c, 1, world.rank());
+  Plan plan = make_plan(c, {1, world.rank()});
   auto serial = make_propagator(c, plan);
   serial->begin_shot(plan.sources[0], plan.wavelets[0]);
   serial->advance(0, plan.nt);
@@ -238,10 +238,10 @@ TEST_CASE("mpi fdtd: the plan refuses blocks thinner than the absorbing layer, n
   c.shots[0].sources.resize(1);
   c.shots[0].sources[0].position = {200.0, 200.0, 180.0};
   if (world.size() < 3) {
-    CHECK_NOTHROW(make_plan(c, world.size(), world.rank()));
+    CHECK_NOTHROW(make_plan(c, {world.size(), world.rank()}));
   } else {
     try {
-      make_plan(c, world.size(), world.rank());
+      make_plan(c, {world.size(), world.rank()});
       FAIL("expected the decomposition to be refused");
     } catch (const std::exception& e) {
       CHECK(std::string(e.what()).find("absorbing layer") != std::string::npos);
