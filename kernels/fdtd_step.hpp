@@ -6,6 +6,15 @@
 
 namespace specwave {
 
+// Which points one step call updates. A domain-decomposed step runs in two calls so that the halo exchange
+// overlaps computation: `shell` (the points within `shell.width` of a face that has a neighbouring rank, after
+// the free-surface mirror and the CPML memory psi that every point needs) and then `interior` (the rest).
+// Every point is computed by the same arithmetic in either split, so the result is bitwise that of `all`.
+enum class StepPart { all, shell, interior };
+struct Shell {
+  int width[3][2] = {};  // [axis][low/high] points of the shell next to that face (0: no neighbour there)
+};
+
 template <class T>
 struct FdtdStep {
   FieldLayout layout;          // halo must equal coef.radius

@@ -12,86 +12,54 @@
 #include "solver/comm.hpp"
 #include "solver/fdtd_cpu_propagator.hpp"
 #include "solver/fdtd_setup.hpp"
+#include "solver/halo.hpp"
 #include "solver/host_field.hpp"
 #include "solver/plan.hpp"
 
 namespace specwave {
 namespace {
 
-// The halo planes of one face: `radius` planes along `axis`, the block's extent along the other two axes.
-// Owned planes next to the face are packed and sent; the neighbour's planes arrive into the ghost planes.
-struct HaloFace {
-  int axis = 0, side = 0, peer = -1;
-  int send_first = 0, receive_first = 0;  // first plane (local coordinate along axis) sent / received
-};
-
+// The halo exchange of a block (solver/halo.hpp): the send planes packed into contiguous buffers, persistent
+// point-to-point messages, the received planes unpacked into the ghost planes.
 template <class T>
 class HaloExchange {
  public:
   HaloExchange() = default;
-  HaloExchange(const Comm& comm, const Block& block, const FieldLayout& layout) : layout_(layout) {
-    const int R = layout.halo;
-    for (int a = 0; a < 3; ++a)
-      for (int side = 0; side < 2; ++side) {
-        const int peer = block.neighbour[a][side];
-        if (peer < 0) continue;
-        const int e = layout.extent(a);
-        faces_.push_back({a, side, peer, side == 0 ? 0 : e - R, side == 0 ? -R : e});
-      }
+  HaloExchange(const Comm& comm, const Block& block, const FieldLayout& layout)
+      : layout_(layout), faces_(halo_faces(block, layout)) {
     send_.resize(faces_.size());
     receive_.resize(faces_.size());
     exchange_ = std::make_unique<Exchange>(comm.exchange());
     for (std::size_t f = 0; f < faces_.size(); ++f) {
       const HaloFace& h = faces_[f];
-      send_[f].assign(face_points(h.axis), T(0));
-      receive_[f].assign(face_points(h.axis), T(0));
-      // Tag: the axis and the face of the sender; what leaves my low face arrives at the peer's high ghosts.
-      exchange_->add_send<T>(std::span<const T>(send_[f]), h.peer, 2 * h.axis + h.side);
-      exchange_->add_receive<T>(std::span<T>(receive_[f]), h.peer, 2 * h.axis + (1 - h.side));
+      send_[f].assign(h.send.points(), T(0));
+      receive_[f].assign(h.receive.points(), T(0));
+      exchange_->add_send<T>(std::span<const T>(send_[f]), h.peer, h.send_tag());
+      exchange_->add_receive<T>(std::span<T>(receive_[f]), h.peer, h.receive_tag());
     }
   }
   bool active() const { return !faces_.empty(); }
-
-  // Shell widths of the step split: the halo radius on every face with a neighbour.
-  cpu::Shell shell() const {
-    cpu::Shell s;
-    for (const auto& h : faces_) s.width[h.axis][h.side] = layout_.halo;
-    return s;
-  }
+  Shell shell() const { return halo_shell(faces_, layout_.halo); }
 
   void start(const T* u) {
     for (std::size_t f = 0; f < faces_.size(); ++f)
-      for_each_row(faces_[f], faces_[f].send_first, [&](index_t i, std::size_t j, int n) {
-        std::copy_n(u + i, n, send_[f].data() + j);
-      });
+      for_each_row(faces_[f].send, [&](index_t i, std::size_t j, int n) { std::copy_n(u + i, n, send_[f].data() + j); });
     exchange_->start();
   }
   void finish(T* u) {
     exchange_->wait();
     for (std::size_t f = 0; f < faces_.size(); ++f)
-      for_each_row(faces_[f], faces_[f].receive_first, [&](index_t i, std::size_t j, int n) {
-        std::copy_n(receive_[f].data() + j, n, u + i);
-      });
+      for_each_row(faces_[f].receive, [&](index_t i, std::size_t j, int n) { std::copy_n(receive_[f].data() + j, n, u + i); });
   }
 
  private:
-  std::size_t face_points(int axis) const {
-    std::size_t n = std::size_t(layout_.halo);
-    for (int a = 0; a < 3; ++a)
-      if (a != axis) n *= std::size_t(layout_.extent(a));
-    return n;
-  }
-  // Planes first .. first + R - 1 along h.axis, the other axes over the block's extent: fn(field index,
-  // buffer index, n) for each x row of that box; the buffer holds the box in C order.
+  // fn(field index, buffer index, n) for each x row of the box; the buffer holds the box in C order.
   template <class Fn>
-  void for_each_row(const HaloFace& h, int first, Fn fn) const {
-    int lo[3] = {0, 0, 0}, n[3] = {layout_.nz, layout_.ny, layout_.nx};
-    lo[h.axis] = first;
-    n[h.axis] = layout_.halo;
+  void for_each_row(const FieldBox& b, Fn fn) const {
 #pragma omp parallel for collapse(2) schedule(static)
-    for (int z = 0; z < n[0]; ++z)
-      for (int y = 0; y < n[1]; ++y)
-        fn(layout_.index(lo[0] + z, lo[1] + y, lo[2]), (std::size_t(z) * n[1] + y) * n[2], n[2]);
+    for (int z = 0; z < b.extent[0]; ++z)
+      for (int y = 0; y < b.extent[1]; ++y)
+        fn(layout_.index(b.lo[0] + z, b.lo[1] + y, b.lo[2]), (std::size_t(z) * b.extent[1] + y) * b.extent[2], b.extent[2]);
   }
 
   FieldLayout layout_;
@@ -143,22 +111,8 @@ class FdtdCpu final : public Propagator {
     std::fill(parts_.begin(), parts_.end(), 0.0);
     wavelets_ = wavelets;
     // Sources in the exchanged shell are injected before the shell is sent, the others after the interior.
-    const PointLists<T> all = setup_.sources(sources);
-    const cpu::Shell sh = halo_.active() ? halo_.shell() : cpu::Shell{};
-    shell_sources_ = {};
-    interior_sources_ = {};
-    const FieldLayout& L = setup_.layout;
-    for (std::size_t p = 0; p < all.index.size(); ++p) {
-      const index_t i = all.index[p];
-      const int z = int(i / L.stride_z()) - L.halo, y = int(i / L.stride_y() % (L.ny + 2 * L.halo)) - L.halo,
-                x = int(i % L.stride_y()) - L.halo;
-      const bool in_shell = z < sh.width[0][0] || z >= L.nz - sh.width[0][1] || y < sh.width[1][0] ||
-                            y >= L.ny - sh.width[1][1] || x < sh.width[2][0] || x >= L.nx - sh.width[2][1];
-      PointLists<T>& to = in_shell ? shell_sources_ : interior_sources_;
-      to.index.push_back(i);
-      to.factor.push_back(all.factor[p]);
-      to.owner.push_back(all.owner[p]);
-    }
+    split_sources(setup_.sources(sources), halo_.active() ? halo_.shell() : Shell{}, setup_.layout, shell_sources_,
+                  interior_sources_);
   }
 
   void advance(int n_begin, int n_end) override {
@@ -175,12 +129,12 @@ class FdtdCpu final : public Propagator {
         // The shell first (u^n's halo is in place from the last exchange), then its exchange runs while the
         // interior is updated. The top plane of a free surface is zero in u^{n-1} already, so zeroing it
         // before the interior update changes nothing there, and it is zeroed again after.
-        const cpu::Shell sh = halo_.shell();
-        cpu::fdtd_step(step, cpu::StepPart::shell, sh);
+        const Shell sh = halo_.shell();
+        cpu::fdtd_step(step, StepPart::shell, sh);
         inject(shell_sources_, n);
         if (setup_.free_surface) cpu::zero_top_plane(setup_.layout, u_prev_.data());
         halo_.start(u_prev_.data());
-        cpu::fdtd_step(step, cpu::StepPart::interior, sh);
+        cpu::fdtd_step(step, StepPart::interior, sh);
         inject(interior_sources_, n);
         if (setup_.free_surface) cpu::zero_top_plane(setup_.layout, u_prev_.data());
         halo_.finish(u_prev_.data());

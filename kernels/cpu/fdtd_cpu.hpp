@@ -4,16 +4,8 @@
 
 namespace specwave::cpu {
 
-// Which points one call updates. A domain-decomposed step runs in two calls so that the halo exchange overlaps
-// computation: `shell` (the points within `shell.width` of a face that has a neighbouring rank, after the
-// free-surface mirror and the CPML memory psi that every point needs) and then `interior` (the rest).
-// Every point is computed by the same arithmetic in either split, so the result is bitwise that of `all`.
-enum class StepPart { all, shell, interior };
-struct Shell {
-  int width[3][2] = {};  // [axis][low/high] points of the shell next to that face (0: no neighbour there)
-};
-
-// One leapfrog step without sources: u_prev <- 2u - u_prev + (v dt)^2 Ltilde u, updating the CPML memory.
+// One leapfrog step without sources: u_prev <- 2u - u_prev + (v dt)^2 Ltilde u, updating the CPML memory;
+// `part` and `shell` as in kernels/fdtd_step.hpp.
 template <class T>
 void fdtd_step(const FdtdStep<T>& step, StepPart part = StepPart::all, const Shell& shell = {});
 
