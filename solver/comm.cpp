@@ -7,10 +7,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #if defined(SPECWAVE_HAVE_MPI)
 #include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI's extensions: MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support
+#endif
 #endif
 
 namespace specwave {
@@ -88,6 +92,15 @@ void check(int rc, const char* call) {
 bool mpi_compiled() {
 #if defined(SPECWAVE_HAVE_MPI)
   return true;
+#else
+  return false;
+#endif
+}
+
+bool mpi_accepts_device_buffers() {
+  if (const char* v = std::getenv("SPECWAVE_CUDA_AWARE_MPI")) return std::string(v) == "1";
+#if defined(SPECWAVE_HAVE_MPI) && defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
 #else
   return false;
 #endif

@@ -28,6 +28,11 @@ enum class ReduceOp { sum, min, max };
 // True when this build has MPI (then the Comm calls are MPI calls once MPI is initialised).
 bool mpi_compiled();
 
+// True when MPI can send from and receive into GPU memory (a CUDA-aware Open MPI, asked at run time through
+// MPIX_Query_cuda_support); the environment variable SPECWAVE_CUDA_AWARE_MPI=0 or 1 overrides the answer.
+// When false, GPU halo exchanges stage through pinned host buffers.
+bool mpi_accepts_device_buffers();
+
 // RAII: initialises MPI (MPI_THREAD_FUNNELED: OpenMP threads, MPI calls from the main thread only) unless it
 // is already, and finalises it on destruction if it initialised it. Without mpirun Open MPI starts as a
 // singleton (one rank). A no-op without MPI. Make one, first thing in main, and let every Comm die before it.

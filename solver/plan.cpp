@@ -298,9 +298,9 @@ void plan_decomposition(const Case& c, Plan& plan) {
     plan.process_grid = choose_process_grid(c.grid.shape, domain, std::max(R, 1), c.run.process_grid);
   }
   if (domain > 1) {
-    if (c.run.backend == BackendKind::cuda)
-      invalid(c, fmt::format("{} ranks per shot group: the CUDA backend is not domain-decomposed in this version; "
-                             "use run.shot_groups = {} (one rank per group) or backend = \"cpu\"",
+    if (c.run.backend == BackendKind::cuda && c.scheme.method == Method::spectral)
+      invalid(c, fmt::format("{} ranks per shot group: the spectral method is not domain-decomposed on the CUDA "
+                             "backend in this version; use run.shot_groups = {} (one GPU per shot) or backend = \"cpu\"",
                              domain, plan.ranks));
     if (c.scheme.method == Method::fdtd) check_decomposition(c.grid.shape, plan.process_grid, R, c.boundary.pml_width);
   }

@@ -18,8 +18,12 @@ std::unique_ptr<Propagator> make_propagator(const Case& c, const Plan& plan, con
       return make_fdtd_cpu_propagator(c, plan, domain);
     if (c.scheme.method == Method::spectral && plan.backend == BackendKind::cpu)
       return make_spectral_cpu_propagator(c, plan, domain);
+#if defined(SPECWAVE_HAVE_CUDA)
+    if (c.scheme.method == Method::fdtd && plan.backend == BackendKind::cuda)
+      return make_fdtd_cuda_propagator(c, plan, domain);
+#endif
     throw Error(ExitCode::usage, fmt::format("a {} run on backend {} cannot be split over {} ranks in this version "
-                                             "(domain decomposition: FDTD and spectral on the CPU); run it on one rank per shot "
+                                             "(domain decomposition: FDTD on CPU and GPU, spectral on the CPU); run it on one rank per shot "
                                              "group (run.shot_groups)",
                                              to_string(c.scheme.method), to_string(plan.backend), domain->size()));
   }

@@ -1,6 +1,8 @@
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/device_buffer.hpp"
 
+#include <cstring>
+
 namespace specwave::cuda {
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
@@ -34,6 +36,43 @@ Stream::Stream() { SPECWAVE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaS
 Stream::~Stream() {
   if (stream_) cudaStreamDestroy(stream_);
 }
+
+template <class T>
+PinnedArray<T>::PinnedArray(std::size_t n) : size_(n) {
+  if (n == 0) return;
+  void* p = nullptr;
+  SPECWAVE_CUDA_CHECK(cudaMallocHost(&p, n * sizeof(T)));
+  data_ = static_cast<T*>(p);
+  std::memset(data_, 0, n * sizeof(T));
+}
+
+template <class T>
+PinnedArray<T>::~PinnedArray() {
+  if (data_) cudaFreeHost(data_);
+}
+
+template class PinnedArray<float>;
+template class PinnedArray<double>;
+
+void copy_to_device_async(void* device, const void* host, std::size_t bytes, cudaStream_t stream) {
+  if (bytes) SPECWAVE_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream));
+}
+
+void copy_to_host_async(void* host, const void* device, std::size_t bytes, cudaStream_t stream) {
+  if (bytes) SPECWAVE_CUDA_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream));
+}
+
+Event::Event() { SPECWAVE_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
+
+Event::~Event() {
+  if (event_) cudaEventDestroy(event_);
+}
+
+void Event::record(cudaStream_t stream) { SPECWAVE_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+
+void Event::wait(cudaStream_t stream) const { SPECWAVE_CUDA_CHECK(cudaStreamWaitEvent(stream, event_, 0)); }
+
+void Event::synchronize() const { SPECWAVE_CUDA_CHECK(cudaEventSynchronize(event_)); }
 
 void Stream::synchronize() const { SPECWAVE_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 

@@ -45,6 +45,51 @@ class DeviceArray {
   std::size_t size_ = 0;
 };
 
+// Page-locked host memory (cudaMallocHost), zero-filled: the staging buffers of asynchronous copies (the MPI
+// halo exchange through the host).
+template <class T>
+class PinnedArray {
+ public:
+  PinnedArray() = default;
+  explicit PinnedArray(std::size_t n);
+  PinnedArray(PinnedArray&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  PinnedArray& operator=(PinnedArray&& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(size_, o.size_);
+    return *this;
+  }
+  PinnedArray(const PinnedArray&) = delete;
+  PinnedArray& operator=(const PinnedArray&) = delete;
+  ~PinnedArray();
+  T* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  std::size_t bytes() const { return size_ * sizeof(T); }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// Asynchronous copies queued in `stream`; the host buffer must be pinned for them to overlap other work.
+void copy_to_device_async(void* device, const void* host, std::size_t bytes, cudaStream_t stream);
+void copy_to_host_async(void* host, const void* device, std::size_t bytes, cudaStream_t stream);
+
+// A CUDA event without timing: record() in one stream, wait() makes another stream (or synchronize() the host)
+// wait for the work queued before it.
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(cudaStream_t stream);
+  void wait(cudaStream_t stream) const;  // `stream` waits for the recorded work
+  void synchronize() const;              // the host waits
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 // Copies ordered in `stream` (after the work already queued there). Both return when the host buffer may be
 // reused: host-to-device once the data is staged, device-to-host once it has arrived.
 void copy_to_device(void* device, const void* host, std::size_t bytes, cudaStream_t stream = nullptr);

@@ -3,6 +3,7 @@
 //
 // Launch contracts: every kernel takes interior coordinates (0 .. n-1) and the padded FieldLayout; x is the
 // fastest thread index so a warp reads consecutive addresses; one point per thread.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <stdexcept>
@@ -47,12 +48,13 @@ __global__ void psi_kernel(FdtdStep<T> s, int axis, int side, int3 lo, int3 exte
 }
 
 // CPML step 2 and the time update: u^{n+1} = 2u^n - u^{n-1} + (v dt)^2 (L_h u^n + sum of layer corrections).
+// Points of the box [lo, lo + extent) (the whole grid, or one part of a decomposed step).
 template <int R, class T>
-__global__ void update_kernel(FdtdStep<T> s) {
+__global__ void update_kernel(FdtdStep<T> s, int3 lo, int3 extent) {
   const FieldLayout& L = s.layout;
-  const int x = int(blockIdx.x * blockDim.x + threadIdx.x), y = int(blockIdx.y * blockDim.y + threadIdx.y);
-  const int z = int(blockIdx.z);
-  if (x >= L.nx || y >= L.ny) return;
+  const int dx = int(blockIdx.x * blockDim.x + threadIdx.x), dy = int(blockIdx.y * blockDim.y + threadIdx.y);
+  if (dx >= extent.x || dy >= extent.y) return;
+  const int x = lo.x + dx, y = lo.y + dy, z = lo.z + int(blockIdx.z);
   const index_t i = L.index(z, y, x);
   const T lap = laplacian<R>(s.u, i, L.stride_y(), L.stride_z(), s.coef) + cpml_corrections<R>(s, i, z, y, x);
   s.u_prev[i] = leapfrog(s.u[i], s.u_prev[i], s.vel2dt2[i], lap);
@@ -156,9 +158,71 @@ void step_radius(const FdtdStep<T>& s, cudaStream_t stream, StencilKernel kernel
     update_tiled_kernel<R, T, bx, by><<<grid, dim3(bx, by), 0, stream>>>(s, z_per_block);
   } else {
     const dim3 grid(blocks_for(L.nx, block_x), blocks_for(L.ny, block_y), L.nz);
-    update_kernel<R><<<grid, dim3(block_x, block_y), 0, stream>>>(s);
+    update_kernel<R><<<grid, dim3(block_x, block_y), 0, stream>>>(s, make_int3(0, 0, 0), make_int3(L.nx, L.ny, L.nz));
   }
   SPECWAVE_CUDA_CHECK_LAUNCH();
+}
+
+template <int R, class T>
+void update_box(const FdtdStep<T>& s, int z0, int z1, int y0, int y1, int x0, int x1, cudaStream_t stream) {
+  if (z1 <= z0 || y1 <= y0 || x1 <= x0) return;
+  const dim3 grid(blocks_for(x1 - x0, block_x), blocks_for(y1 - y0, block_y), z1 - z0);
+  update_kernel<R><<<grid, dim3(block_x, block_y), 0, stream>>>(s, make_int3(x0, y0, z0), make_int3(x1 - x0, y1 - y0, z1 - z0));
+  SPECWAVE_CUDA_CHECK_LAUNCH();
+}
+
+// The shell as six disjoint boxes (z slabs whole, y slabs between them, x slabs between those) and the
+// interior box; clamped so that a block thinner than two shells is all shell.
+template <int R, class T>
+void step_part_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell, cudaStream_t stream) {
+  const FieldLayout& L = s.layout;
+  if (L.halo != R) throw std::logic_error("cuda::fdtd_step_part: field halo must equal the stencil radius");
+  const auto& w = shell.width;
+  const int z0 = std::min(w[0][0], L.nz), z1 = std::max(z0, L.nz - w[0][1]);
+  const int y0 = std::min(w[1][0], L.ny), y1 = std::max(y0, L.ny - w[1][1]);
+  const int x0 = std::min(w[2][0], L.nx), x1 = std::max(x0, L.nx - w[2][1]);
+  if (part == StepPart::interior) return update_box<R>(s, z0, z1, y0, y1, x0, x1, stream);
+  if (s.free_surface) {
+    const dim3 grid(blocks_for(L.stride_z(), 256), L.halo);
+    mirror_top_kernel<<<grid, 256, 0, stream>>>(L, s.u);
+    SPECWAVE_CUDA_CHECK_LAUNCH();
+  }
+  for (int axis = 0; axis < 3; ++axis)
+    for (int side = 0; side < 2; ++side) {
+      const CpmlAxis<T>& p = s.pml[axis];
+      if (!p.face[side]) continue;
+      int lo[3] = {0, 0, 0}, ext[3] = {L.nz, L.ny, L.nx};
+      lo[axis] = side == 0 ? 0 : p.n - p.width;
+      ext[axis] = p.width;
+      const dim3 grid(blocks_for(ext[2], 128), ext[1], ext[0]);
+      psi_kernel<R><<<grid, 128, 0, stream>>>(s, axis, side, make_int3(lo[2], lo[1], lo[0]), make_int3(ext[2], ext[1], ext[0]));
+      SPECWAVE_CUDA_CHECK_LAUNCH();
+    }
+  if (part == StepPart::all) return update_box<R>(s, 0, L.nz, 0, L.ny, 0, L.nx, stream);
+  update_box<R>(s, 0, z0, 0, L.ny, 0, L.nx, stream);        // z low
+  update_box<R>(s, z1, L.nz, 0, L.ny, 0, L.nx, stream);     // z high
+  update_box<R>(s, z0, z1, 0, y0, 0, L.nx, stream);         // y low
+  update_box<R>(s, z0, z1, y1, L.ny, 0, L.nx, stream);      // y high
+  update_box<R>(s, z0, z1, y0, y1, 0, x0, stream);          // x low
+  update_box<R>(s, z0, z1, y0, y1, x1, L.nx, stream);       // x high
+}
+
+template <class T>
+__global__ void box_copy_kernel(FieldLayout L, T* u, int3 lo, int3 extent, T* buffer, bool to_buffer) {
+  const int x = int(blockIdx.x * blockDim.x + threadIdx.x), y = int(blockIdx.y), z = int(blockIdx.z);
+  if (x >= extent.x) return;
+  const index_t i = L.index(lo.z + z, lo.y + y, lo.x + x);
+  const index_t j = (index_t(z) * extent.y + y) * extent.x + x;
+  if (to_buffer) buffer[j] = u[i];
+  else u[i] = buffer[j];
+}
+
+template <class T>
+__global__ void record_parts_kernel(const T* u, const index_t* index, const T* factor, const std::int32_t* slot,
+                                    int n_points, double* parts, int nt, int n) {
+  const int p = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (p >= n_points) return;
+  parts[index_t(slot[p]) * nt + n] = double(factor[p]) * double(u[index[p]]);
 }
 
 template <class T>
@@ -244,6 +308,45 @@ void fdtd_step(const FdtdStep<T>& s, cudaStream_t stream, StencilKernel kernel) 
 }
 
 template <class T>
+void fdtd_step_part(const FdtdStep<T>& s, StepPart part, const Shell& shell, cudaStream_t stream) {
+  switch (s.coef.radius) {
+    case 1: return step_part_radius<1>(s, part, shell, stream);
+    case 2: return step_part_radius<2>(s, part, shell, stream);
+    case 3: return step_part_radius<3>(s, part, shell, stream);
+    case 4: return step_part_radius<4>(s, part, shell, stream);
+    case 5: return step_part_radius<5>(s, part, shell, stream);
+    case 6: return step_part_radius<6>(s, part, shell, stream);
+    case 7: return step_part_radius<7>(s, part, shell, stream);
+    case 8: return step_part_radius<8>(s, part, shell, stream);
+    default: throw std::invalid_argument("cuda::fdtd_step_part: stencil radius must be 1..8");
+  }
+}
+
+template <class T>
+void pack_box(const FieldLayout& L, const T* u, const int lo[3], const int extent[3], T* buffer, cudaStream_t stream) {
+  if (extent[0] * extent[1] * extent[2] == 0) return;
+  box_copy_kernel<<<dim3(blocks_for(extent[2], 128), extent[1], extent[0]), 128, 0, stream>>>(
+      L, const_cast<T*>(u), make_int3(lo[2], lo[1], lo[0]), make_int3(extent[2], extent[1], extent[0]), buffer, true);
+  SPECWAVE_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void unpack_box(const FieldLayout& L, T* u, const int lo[3], const int extent[3], const T* buffer, cudaStream_t stream) {
+  if (extent[0] * extent[1] * extent[2] == 0) return;
+  box_copy_kernel<<<dim3(blocks_for(extent[2], 128), extent[1], extent[0]), 128, 0, stream>>>(
+      L, u, make_int3(lo[2], lo[1], lo[0]), make_int3(extent[2], extent[1], extent[0]), const_cast<T*>(buffer), false);
+  SPECWAVE_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void record_parts(const T* u, const index_t* index, const T* factor, const std::int32_t* slot, int n_points,
+                  double* parts, int nt, int n, cudaStream_t stream) {
+  if (n_points == 0) return;
+  record_parts_kernel<<<blocks_for(n_points, 128), 128, 0, stream>>>(u, index, factor, slot, n_points, parts, nt, n);
+  SPECWAVE_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
 void inject_sources(T* u, const index_t* index, const T* factor, const std::int32_t* owner, int n_points,
                     const T* wavelets, int nt, int n, cudaStream_t stream) {
   if (n_points == 0) return;
@@ -295,6 +398,11 @@ void unpad(const FieldLayout& L, const T* padded, T* dense, cudaStream_t stream)
 
 #define SPECWAVE_INSTANTIATE(T)                                                                                  \
   template void fdtd_step<T>(const FdtdStep<T>&, cudaStream_t, StencilKernel);                                   \
+  template void fdtd_step_part<T>(const FdtdStep<T>&, StepPart, const Shell&, cudaStream_t);                        \
+  template void pack_box<T>(const FieldLayout&, const T*, const int*, const int*, T*, cudaStream_t);                 \
+  template void unpack_box<T>(const FieldLayout&, T*, const int*, const int*, const T*, cudaStream_t);               \
+  template void record_parts<T>(const T*, const index_t*, const T*, const std::int32_t*, int, double*, int, int,    \
+                                cudaStream_t);                                                                   \
   template void inject_sources<T>(T*, const index_t*, const T*, const std::int32_t*, int, const T*, int, int,     \
                                   cudaStream_t);                                                                 \
   template void record_receivers<T>(const T*, const index_t*, const T*, const std::int32_t*, int, double*, int, int, \

@@ -19,6 +19,26 @@ enum class StencilKernel { generic, tiled };
 template <class T>
 void fdtd_step(const FdtdStep<T>& step, cudaStream_t stream, StencilKernel kernel = StencilKernel::generic);
 
+// The step in two parts for a domain-decomposed block (kernels/fdtd_step.hpp): `shell` runs the mirror, psi and
+// the update of the points within shell.width of the faces with a neighbour (up to six boxes); `interior` the
+// update of the rest. Both use the generic update kernel, so every point gets the arithmetic of `fdtd_step`
+// with StencilKernel::generic.
+template <class T>
+void fdtd_step_part(const FdtdStep<T>& step, StepPart part, const Shell& shell, cudaStream_t stream);
+
+// The box [lo, lo + extent) (interior coordinates, z y x; lo may reach into the halo) of a padded field to and
+// from a dense buffer in C order: the halo planes sent to and received from a neighbouring rank.
+template <class T>
+void pack_box(const FieldLayout& layout, const T* u, const int lo[3], const int extent[3], T* buffer, cudaStream_t stream);
+template <class T>
+void unpack_box(const FieldLayout& layout, T* u, const int lo[3], const int extent[3], const T* buffer,
+                cudaStream_t stream);
+
+// parts[slot[p] * nt + n] = factor[p] * u[index[p]] (fp64), the points of receivers split between blocks.
+template <class T>
+void record_parts(const T* u, const index_t* index, const T* factor, const std::int32_t* slot, int n_points,
+                  double* parts, int nt, int n, cudaStream_t stream);
+
 // f^n: u[index[p]] += factor[p] * wavelets[owner[p] * nt + n] for every source point p (atomic: points of
 // different sources may coincide).
 template <class T>
