@@ -212,13 +212,28 @@ std::string DatasetInfo::dtype_name() const {
   }
 }
 
-Reader::Reader(const std::string& path) : path_(path) {
+#if defined(SPECWAVE_HAVE_MPI)
+namespace {
+// MPI_Comm is a pointer in Open MPI and an int in MPICH (solver/comm.cpp stores it as an integer).
+template <class Handle = MPI_Comm>
+Handle mpi_comm(std::intptr_t h) {
+  if constexpr (std::is_pointer_v<Handle>) return reinterpret_cast<Handle>(h);
+  else return static_cast<Handle>(h);
+}
+}  // namespace
+#endif
+
+Reader::Reader(const std::string& path, const Parallel& parallel) : path_(path), parallel_(parallel.active()) {
   silence_library_errors();
   if (!std::filesystem::exists(path))
     throw Error(ExitCode::input_error, path + ": file not found; check the path (relative paths are resolved against the case file's folder)");
   if (H5Fis_hdf5(path.c_str()) <= 0)
     throw Error(ExitCode::input_error, path + ": not an HDF5 file (or unreadable); give an HDF5 file written e.g. by h5py or specwave");
-  file_ = Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+#if defined(H5_HAVE_PARALLEL) && defined(SPECWAVE_HAVE_MPI)
+  if (parallel_) H5Pset_fapl_mpio(fapl.id(), mpi_comm(parallel.comm), MPI_INFO_NULL);
+#endif
+  file_ = Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.id()));
   if (!file_) throw Error(ExitCode::input_error, path + ": cannot open HDF5 file; check permissions");
 }
 
@@ -257,6 +272,12 @@ std::string dims_text(const std::vector<hsize_t>& d) {
 
 template <class T>
 std::vector<T> Reader::read_floating(const std::string& name, const std::vector<hsize_t>& expected) const {
+  return read_floating_block<T>(name, expected, std::vector<hsize_t>(expected.size(), 0), expected);
+}
+
+template <class T>
+std::vector<T> Reader::read_floating_block(const std::string& name, const std::vector<hsize_t>& expected,
+                                           const std::vector<hsize_t>& begin, const std::vector<hsize_t>& count) const {
   const DatasetInfo in = info(name);
   const std::string where = path_ + ": dataset '" + name + "'";
   if (in.type_class != H5T_FLOAT)
@@ -268,26 +289,26 @@ std::vector<T> Reader::read_floating(const std::string& name, const std::vector<
     throw Error(ExitCode::input_error, where + ": shape is " + dims_text(in.dims) + ", expected " + dims_text(expected) +
                                           " (C order, x fastest); match grid.shape or resample the model");
   std::size_t n = 1;
-  for (auto d : expected) n *= d;
+  for (auto d : count) n *= d;
   std::vector<T> out(n);
   Handle dset = open_dataset(name);
-  if (H5Dread(dset.id(), native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+  Handle space(H5Dget_space(dset.id()));
+  H5Sselect_hyperslab(space.id(), H5S_SELECT_SET, begin.data(), nullptr, count.data(), nullptr);
+  Handle memspace(H5Screate_simple(int(count.size()), count.data(), nullptr));
+  Handle xfer(H5Pcreate(H5P_DATASET_XFER));
+#if defined(H5_HAVE_PARALLEL)
+  if (parallel_) H5Pset_dxpl_mpio(xfer.id(), H5FD_MPIO_COLLECTIVE);
+#endif
+  if (H5Dread(dset.id(), native_type<T>(), memspace.id(), space.id(), xfer.id(), out.data()) < 0)
     throw Error(ExitCode::input_error, where + ": read failed (corrupt file?)");
   return out;
 }
 template std::vector<float> Reader::read_floating<float>(const std::string&, const std::vector<hsize_t>&) const;
 template std::vector<double> Reader::read_floating<double>(const std::string&, const std::vector<hsize_t>&) const;
-
-#if defined(SPECWAVE_HAVE_MPI)
-namespace {
-// MPI_Comm is a pointer in Open MPI and an int in MPICH (solver/comm.cpp stores it as an integer).
-template <class Handle = MPI_Comm>
-Handle mpi_comm(std::intptr_t h) {
-  if constexpr (std::is_pointer_v<Handle>) return reinterpret_cast<Handle>(h);
-  else return static_cast<Handle>(h);
-}
-}  // namespace
-#endif
+template std::vector<float> Reader::read_floating_block<float>(const std::string&, const std::vector<hsize_t>&,
+                                                               const std::vector<hsize_t>&, const std::vector<hsize_t>&) const;
+template std::vector<double> Reader::read_floating_block<double>(const std::string&, const std::vector<hsize_t>&,
+                                                                 const std::vector<hsize_t>&, const std::vector<hsize_t>&) const;
 
 bool parallel_hdf5_available() {
 #if defined(H5_HAVE_PARALLEL) && defined(SPECWAVE_HAVE_MPI)

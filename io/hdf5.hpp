@@ -63,24 +63,6 @@ struct DatasetInfo {
   std::string dtype_name() const;  // "float32", "int16", ...
 };
 
-// A file opened for reading. Errors name `path` and the dataset.
-class Reader {
- public:
-  explicit Reader(const std::string& path);
-  const std::string& path() const { return path_; }
-  hid_t id() const { return file_.id(); }
-  bool has_dataset(const std::string& name) const;
-  DatasetInfo info(const std::string& name) const;
-  // Reads a floating-point dataset (float32 or float64 in the file) converted to T; checks its shape.
-  template <class T>
-  std::vector<T> read_floating(const std::string& name, const std::vector<hsize_t>& expected_dims) const;
-  Handle open_dataset(const std::string& name) const;
-
- private:
-  std::string path_;
-  Handle file_;
-};
-
 // A file shared by the ranks of an MPI communicator (parallel HDF5 over MPI-IO): the MPI_Comm as an integer
 // (specwave::Comm::native_handle()), this rank, and a token every rank agrees on (rank 0's process id) that
 // names the temporary file. The default is a serial file.
@@ -92,6 +74,31 @@ struct Parallel {
 };
 // True when this HDF5 library can write parallel files.
 bool parallel_hdf5_available();
+
+// A file opened for reading. Errors name `path` and the dataset. Parallel: opened by every rank of the
+// communicator with MPI-IO, for collective block reads.
+class Reader {
+ public:
+  explicit Reader(const std::string& path, const Parallel& parallel = {});
+  const std::string& path() const { return path_; }
+  hid_t id() const { return file_.id(); }
+  bool has_dataset(const std::string& name) const;
+  DatasetInfo info(const std::string& name) const;
+  // Reads a floating-point dataset (float32 or float64 in the file) converted to T; checks its shape.
+  template <class T>
+  std::vector<T> read_floating(const std::string& name, const std::vector<hsize_t>& expected_dims) const;
+  // The box [begin, begin + count) of a floating-point dataset of shape expected_dims (checked as above), in
+  // C order; one collective transfer when the file is parallel (every rank calls it).
+  template <class T>
+  std::vector<T> read_floating_block(const std::string& name, const std::vector<hsize_t>& expected_dims,
+                                     const std::vector<hsize_t>& begin, const std::vector<hsize_t>& count) const;
+  Handle open_dataset(const std::string& name) const;
+
+ private:
+  std::string path_;
+  Handle file_;
+  bool parallel_ = false;
+};
 
 // A file written atomically: created as "<path>.tmp-<pid>", renamed to `path` by commit(). Destroying it
 // without commit() removes the temporary file, so a failed run never leaves a half-written file behind.

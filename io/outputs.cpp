@@ -202,14 +202,16 @@ void WavefieldFile::commit() {
 }
 
 void write_model_file(const std::string& path, const h5::Provenance& provenance, const GridSpec& g,
-                      std::span<const float> velocity, const h5::Parallel& parallel) {
+                      std::span<const float> velocity, const std::array<int, 3>& begin,
+                      const std::array<int, 3>& extent_in, const h5::Parallel& parallel) {
   h5::AtomicWriter file(path, parallel);
   h5::write_root_attributes(file.id(), provenance);
   const std::vector<hsize_t> dims = {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])};
-  auto d = h5::write_dataset<float>(file.id(), "velocity", dims, file.parallel() ? nullptr : velocity.data(), "m/s");
-  if (file.parallel())
-    h5::write_hyperslab<float>(d.id(), {0, 0, 0}, file.rank() == 0 ? dims : std::vector<hsize_t>{0, 0, 0},
-                               velocity.data(), true);
+  const std::array<int, 3> extent = extent_in[0] < 0 ? g.shape : extent_in;
+  auto d = h5::write_dataset<float>(file.id(), "velocity", dims, nullptr, "m/s");
+  h5::write_hyperslab<float>(d.id(), {hsize_t(begin[0]), hsize_t(begin[1]), hsize_t(begin[2])},
+                             {hsize_t(extent[0]), hsize_t(extent[1]), hsize_t(extent[2])}, velocity.data(),
+                             file.parallel());
   write_grid_attributes(d.id(), g);
   d.close();
   file.commit();

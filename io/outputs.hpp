@@ -1,6 +1,7 @@
 #pragma once
 // specwave's output files (docs/hdf5-schema.md): traces.h5, wavefield.h5 (+ .xdmf for ParaView), model.h5.
 // Each is written atomically (temporary name, close, rename) and carries the root provenance attributes.
+#include <array>
 #include <memory>
 #include <span>
 #include <string>
@@ -65,10 +66,12 @@ class WavefieldFile {
   int nt_;
 };
 
-// /velocity (nz, ny, nx) float32, m/s, with spacing/origin; plus an XDMF sidecar. Parallel: collective, every
-// rank passing the whole model (rank 0 writes it).
+// /velocity (nz, ny, nx) float32, m/s, with spacing/origin; plus an XDMF sidecar. `velocity` holds the box
+// [begin, begin + extent) of the grid (all of it on one rank). Parallel: collective, each rank writing its box
+// (a zero extent: nothing).
 void write_model_file(const std::string& path, const h5::Provenance& provenance, const GridSpec& grid,
-                      std::span<const float> velocity, const h5::Parallel& parallel = {});
+                      std::span<const float> velocity, const std::array<int, 3>& begin = {0, 0, 0},
+                      const std::array<int, 3>& extent = {-1, -1, -1}, const h5::Parallel& parallel = {});
 
 // Grid attributes on a dataset: spacing, origin (m, z-y-x order), units.
 void write_grid_attributes(hid_t dataset, const GridSpec& grid);

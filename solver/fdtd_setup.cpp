@@ -98,7 +98,7 @@ FdtdSetup<T> make_fdtd_setup(const Case& c, const Plan& plan, const Block* block
   for (int z = 0; z < e[0]; ++z)
     for (int y = 0; y < e[1]; ++y)
       for (int x = 0; x < e[2]; ++x) {
-        const double v = plan.model.velocity[(std::size_t(z + b[0]) * g.shape[1] + y + b[1]) * g.shape[2] + x + b[2]];
+        const double v = plan.model.at(z + b[0], y + b[1], x + b[2]);
         s.vel2dt2[s.layout.index(z, y, x)] = T(v * v * plan.dt * plan.dt);
       }
   s.coef = make_fdtd_coefficients<T>(R, g.spacing);

@@ -56,10 +56,10 @@ std::vector<float> xz_slice(const GridSpec& g, const std::vector<T>& field, int 
 // The (z, x) plane at global y index iy of a field of which this rank holds `block` (C order over its extent),
 // on every rank of `domain`: each rank fills its part, the others add zeros (an exact sum).
 template <class T>
-std::vector<float> gather_xz_slice(const Comm& domain, const GridSpec& g, const Block& block, const std::vector<T>& field,
-                                   int iy) {
+std::vector<float> gather_xz_slice(const Comm& domain, const GridSpec& g, const Subdomain& block,
+                                   const std::vector<T>& field, int iy) {
   std::vector<double> out(std::size_t(g.shape[0]) * g.shape[2], 0.0);
-  const Dims3 b = block.sub.begin, e = block.sub.extent;
+  const Dims3 b = block.begin, e = block.extent;
   if (iy >= b[1] && iy < b[1] + e[1])
     for (int z = 0; z < e[0]; ++z)
       for (int x = 0; x < e[2]; ++x)
@@ -173,7 +173,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
         // The plotted slice: shot 0's snapshot nearest the middle of the run.
         if (at_snapshot && shot == 0 && std::abs(n - plan.nt / 2) <= std::abs(slice_step - plan.nt / 2)) {
           propagator.copy_field(std::span<T>(field));
-          field_slice = gather_xz_slice(domain, g, block, field, slice_y), slice_step = n;
+          field_slice = gather_xz_slice(domain, g, block.sub, field, slice_y), slice_step = n;
         }
       }
       if (at_snapshot && parallel) {
@@ -193,7 +193,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       if (c.output.final_field || (shot == 0 && field_slice.empty())) {
         propagator.copy_field(std::span<T>(field));
         if (c.output.final_field && !parallel) wavefield->write_final(shot, field.data());
-        if (shot == 0 && field_slice.empty()) field_slice = gather_xz_slice(domain, g, block, field, slice_y), slice_step = plan.nt;
+        if (shot == 0 && field_slice.empty()) field_slice = gather_xz_slice(domain, g, block.sub, field, slice_y), slice_step = plan.nt;
       }
     }
     if (parallel) {
@@ -222,7 +222,13 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     summary.outputs.push_back((dir / "wavefield.xdmf").string());
   }
   prov.file_type = "specwave.model";
-  io::write_model_file((dir / "model.h5").string(), prov, g, plan.model.velocity, par);
+  // Each rank of group 0 writes its block of the model (the other groups hold the same blocks).
+  const Subdomain& mb = plan.model.block;
+  io::write_model_file((dir / "model.h5").string(), prov, g, plan.model.velocity, mb.begin,
+                       group == 0 ? mb.extent : Dims3{0, 0, 0}, par);
+  // The model slice of the plot, gathered over group 0 (collective there).
+  std::vector<float> model_slice;
+  if (c.output.plots && group == 0) model_slice = gather_xz_slice(domain, g, mb, plan.model.velocity, slice_y);
   summary.outputs.push_back((dir / "model.h5").string());
 
   if (c.output.plots && root) {
@@ -253,7 +259,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     mp.title = fmt::format("velocity, y = {:.0f} m", g.origin[1] + slice_y * g.spacing[1]);
     mp.colormap = io::Colormap::viridis;
     mp.colorbar_label = "m/s";
-    io::write_image_png((dir / "model_slice.png").string(), xz_slice(g, plan.model.velocity, slice_y), g.shape[0],
+    io::write_image_png((dir / "model_slice.png").string(), model_slice, g.shape[0],
                         g.shape[2], mp);
     for (const char* f : {"shot_gather.png", "wavefield_slice.png", "model_slice.png"})
       summary.outputs.push_back((dir / f).string());

@@ -54,11 +54,10 @@ Case load_case(const std::string& path, const Overrides& o) {
   return c;
 }
 
-// This process's place in the MPI job (one rank without mpirun).
-RankPlacement placement() {
-  const Comm world = Comm::world();
+// This process's place in the MPI job (one rank without mpirun); `world` must outlive the plan's making.
+RankPlacement placement(const Comm& world) {
   const Comm node = world.split_node();
-  return {world.size(), world.rank(), node.size(), node.rank()};
+  return {world.size(), world.rank(), node.size(), node.rank(), &world};
 }
 
 void print(const std::string& text) {
@@ -108,7 +107,8 @@ int run(int argc, char** argv) {
   }
   // forward and check take any number of ranks (shot groups x domain decomposition); validate runs its
   // reference comparison on one.
-  const int ranks = Comm::world().size();
+  const Comm world = Comm::world();
+  const int ranks = world.size();
   if (validate->parsed() && ranks > 1)
     throw Error(ExitCode::usage, fmt::format("validate runs on one MPI rank only, not on {}; start it without "
                                              "mpirun/mpiexec (or with -n 1)",
@@ -116,7 +116,7 @@ int run(int argc, char** argv) {
   const bool root = Comm::world().rank() == 0;
   if (check->parsed()) {
     const Case c = load_case(check_case, check_o);
-    const Plan plan = make_plan(c, placement());
+    const Plan plan = make_plan(c, placement(world));
     if (!root) return 0;
     print(describe_plan(c, plan));
     print("check: OK, the case can run\n");
@@ -136,7 +136,7 @@ int run(int argc, char** argv) {
   }
   // forward
   const Case c = load_case(forward_case, forward_o);
-  const Plan plan = make_plan(c, placement());
+  const Plan plan = make_plan(c, placement(world));
   if (root) print(describe_plan(c, plan));
   const ForwardSummary s = run_forward(c, plan, ForwardOptions{quiet});
   if (!root) return 0;

@@ -64,7 +64,7 @@ Case bench_case(const Dims3& shape, const Options& o, int steps) {
 double seconds_per_step(const Comm& comm, const Dims3& shape, const Options& o) {
   const int warm = 5;
   const Case c = bench_case(shape, o, warm + o.steps * o.rounds);
-  const Plan plan = make_plan(c, {comm.size(), comm.rank()});
+  const Plan plan = make_plan(c, {comm.size(), comm.rank(), 1, 0, &comm});
   auto prop = make_propagator(c, plan, &comm);
   prop->begin_shot(plan.sources[0], plan.wavelets[0]);
   prop->advance(0, warm);

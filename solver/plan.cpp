@@ -337,7 +337,15 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
                             c.source_path.empty() ? c.name : c.source_path, human_bytes(plan.memory_bytes),
                             human_bytes(plan.memory_available)));
 
-  plan.model = build_velocity_model(c);
+  // A rank of a decomposed run builds (reads) only its block of the model; v_min, v_max are global.
+  const int group_size = plan.ranks / plan.shot_groups;
+  if (group_size > 1 && where.world) {
+    const int domain_rank = where.rank % group_size;
+    const Subdomain block = block_of(c.grid.shape, plan.process_grid, domain_rank).sub;
+    plan.model = build_velocity_model(c, &block, where.world);
+  } else {
+    plan.model = build_velocity_model(c, nullptr, plan.ranks > 1 ? where.world : nullptr);
+  }
   plan.dt_max = spectral ? stable_dt_spectral(c.grid, plan.model.v_max) : stable_dt(c.grid, c.scheme.order, plan.model.v_max);
   plan.dt = c.time.dt.value_or(c.time.cfl_safety * plan.dt_max);
   plan.cfl = plan.dt / plan.dt_max;

@@ -11,6 +11,8 @@
 
 namespace specwave {
 
+class Comm;
+
 struct Plan {
   double dt = 0, dt_max = 0, cfl = 0;  // cfl = dt / dt_max
   int nt = 0;                          // samples per trace = time steps per shot
@@ -27,7 +29,7 @@ struct Plan {
   int ranks = 1, shot_groups = 1;
   std::array<int, 3> process_grid{1, 1, 1};
   int device = 0;  // the CUDA device this rank drives (run.device on one rank; one per rank on a node under MPI)
-  VelocityModel model;
+  VelocityModel model;  // this rank's block of it in a decomposed run (model.block), the whole grid otherwise
   std::vector<std::vector<PointStencil>> sources;          // [shot][source]
   std::vector<std::vector<std::vector<double>>> wavelets;  // [shot][source][n]
   std::vector<PointStencil> receivers;
@@ -60,6 +62,7 @@ std::size_t available_memory_bytes();
 struct RankPlacement {
   int ranks = 1, rank = 0;
   int node_ranks = 1, node_rank = 0;
+  const Comm* world = nullptr;  // all `ranks` (needed when ranks > 1: the model is reduced over them)
 };
 Plan make_plan(const Case& c, const RankPlacement& placement = {});
 // The GPU a rank drives among `devices`: run.device on one rank; under MPI, node rank k drives GPU k, and more

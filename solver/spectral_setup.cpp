@@ -44,18 +44,16 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
   const bool pml = s.absorber == SpectralAbsorber::pml;
   const std::size_t n = s.points();
   const double dt = plan.dt;
-  const float* global_velocity = plan.model.velocity.data();
   // The model on the local block (layout order).
+  const bool same_block = plan.model.block.begin == rb && plan.model.block.extent == re;
   std::vector<float> local_velocity;
-  if (blocks) {
+  if (!same_block) {
     local_velocity.resize(n);
     for (int z = 0; z < re[0]; ++z)
       for (int y = 0; y < re[1]; ++y)
-        for (int x = 0; x < re[2]; ++x)
-          local_velocity[s.layout.index(z, y, x)] =
-              global_velocity[(std::size_t(z + rb[0]) * g.shape[1] + y + rb[1]) * g.shape[2] + x + rb[2]];
+        for (int x = 0; x < re[2]; ++x) local_velocity[s.layout.index(z, y, x)] = plan.model.at(z + rb[0], y + rb[1], x + rb[2]);
   }
-  const float* velocity = blocks ? local_velocity.data() : global_velocity;
+  const float* velocity = same_block ? plan.model.velocity.data() : local_velocity.data();
 
   // Per-point factors. The source factor is computed in T from T values, as the update applies it.
   s.source_factor.resize(n);

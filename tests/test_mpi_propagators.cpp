@@ -10,12 +10,15 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <cstring>
 #include <fmt/format.h>
 #include <string>
 #include <vector>
 
+#include "io/outputs.hpp"
 #include "solver/comm.hpp"
+#include "solver/model.hpp"
 #include "solver/decomposition.hpp"
 #include "solver/distributed_fft.hpp"
 #include "solver/plan.hpp"
@@ -223,6 +226,36 @@ TEST_CASE("mpi fdtd: the decomposed run is bitwise the single-rank run (fp32, CP
 }
 TEST_CASE("mpi fdtd: the decomposed run is bitwise the single-rank run (fp32, free surface)") {
   check_bitwise<float>(Precision::fp32, true);
+}
+
+TEST_CASE("mpi model: each rank reads its block of an HDF5 model collectively, equal to the whole model there") {
+  const Comm world = Comm::world();
+  Case c = decomposition_case(Precision::fp64, false);
+  const VelocityModel whole = build_velocity_model(c);  // the Gaussian model, generated on every rank
+  const std::string path =
+      (std::filesystem::temp_directory_path() / fmt::format("specwave-mpi-model-{}.h5", world.size())).string();
+  if (world.rank() == 0) io::write_model_file(path, {"specwave.model", "fp64", "cpu", "", "host CPU", 1, 1}, c.grid, whole.velocity);
+  world.barrier();
+  c.model.kind = ModelSpec::Kind::file;
+  c.model.file = path;
+  for (const Dims3& p : process_grids(c.grid.shape, world.size(), 4, c.boundary.pml_width)) {
+    CAPTURE(fmt::format("process grid {}x{}x{}", p[0], p[1], p[2]));
+    const Subdomain block = block_of(c.grid.shape, p, world.rank()).sub;
+    const VelocityModel mine = build_velocity_model(c, &block, &world);
+    long long mismatch = 0;
+    for (int z = 0; z < block.extent[0]; ++z)
+      for (int y = 0; y < block.extent[1]; ++y)
+        for (int x = 0; x < block.extent[2]; ++x) {
+          const int gz = z + block.begin[0], gy = y + block.begin[1], gx = x + block.begin[2];
+          mismatch += mine.at(gz, gy, gx) != whole.at(gz, gy, gx);
+        }
+    CHECK(mine.velocity.size() == std::size_t(block.extent[0]) * block.extent[1] * block.extent[2]);
+    CHECK(world.allreduce(mismatch, ReduceOp::sum) == 0);
+    CHECK(mine.v_min == whole.v_min);
+    CHECK(mine.v_max == whole.v_max);
+  }
+  world.barrier();
+  if (world.rank() == 0) std::filesystem::remove(path);
 }
 
 TEST_CASE("mpi fdtd: the plan refuses blocks thinner than the absorbing layer, naming the limit") {
