@@ -42,6 +42,16 @@ const char* to_string(ModelSpec::Kind k) {
   return "?";
 }
 
+const char* to_string(Parameterisation p) { return p == Parameterisation::slowness2 ? "slowness2" : "velocity"; }
+const char* to_string(WavefieldStorage s) {
+  switch (s) {
+    case WavefieldStorage::auto_select: return "auto";
+    case WavefieldStorage::memory: return "memory";
+    case WavefieldStorage::checkpoints: return "checkpoints";
+  }
+  return "?";
+}
+
 }  // namespace specwave
 
 namespace specwave::io {

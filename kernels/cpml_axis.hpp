@@ -28,12 +28,46 @@ struct CpmlAxis {
   SPECWAVE_HD int slab_coordinate(int i) const { return side(i) == 0 ? i + radius : i - (n - width) + radius; }
 };
 
+// The adjoint CPML state of one axis (docs/numerics.md, "Adjoint and gradient"): per absorbing face the
+// adjoint memory variables alpha (of psi) and beta (of zeta), both stored multiplied by a, and the scratch
+// gamma = w + beta. The transposed stencils D2^T, D1^T reach R points beyond the layer, so the adjoint slabs
+// carry 2R zero points on each side along the axis (extent W + 4R): every point within R of the layer reads
+// its neighbours without a bounds test.
+template <class T>
+struct CpmlAdjointAxis {
+  int n = 0;
+  int width = 0;
+  int radius = 0;
+  bool face[2] = {false, false};
+  const T* a = nullptr;
+  const T* b = nullptr;
+  T* alpha[2] = {nullptr, nullptr};
+  T* beta[2] = {nullptr, nullptr};
+  T* gamma[2] = {nullptr, nullptr};
+  index_t slab_stride[3] = {0, 0, 0};
+
+  SPECWAVE_HD bool in_layer(int i) const { return (face[0] && i < width) || (face[1] && i >= n - width); }
+  // Points where the transposed PML stencils contribute: the layer and R points inward of it.
+  SPECWAVE_HD bool in_reach(int i) const {
+    return (face[0] && i < width + radius) || (face[1] && i >= n - width - radius);
+  }
+  SPECWAVE_HD int side(int i) const { return face[0] && i < width + radius ? 0 : 1; }
+  SPECWAVE_HD int slab_coordinate(int i) const {
+    return side(i) == 0 ? i + 2 * radius : i - (n - width) + 2 * radius;
+  }
+};
+
 // Slab extents for axis `axis` of a grid (nz, ny, nx): the axis' extent becomes W + 2R.
 inline void cpml_slab_extents(int axis, int nz, int ny, int nx, int width, int radius, int extents[3]) {
   extents[0] = nz;
   extents[1] = ny;
   extents[2] = nx;
   extents[axis] = width + 2 * radius;
+}
+
+// Adjoint slab extents: W + 4R along the axis (see CpmlAdjointAxis).
+inline void cpml_adjoint_slab_extents(int axis, int nz, int ny, int nx, int width, int radius, int extents[3]) {
+  cpml_slab_extents(axis, nz, ny, nx, width, 2 * radius, extents);
 }
 
 }  // namespace specwave

@@ -88,4 +88,36 @@ SPECWAVE_HD inline T cpml_correction(const T* u, index_t i, index_t stride_u, co
   return dpsi + z;
 }
 
+// ---- Adjoint (the transpose of the discrete step; docs/numerics.md, "Adjoint and gradient") ----------
+
+// lambda^n = 2 mu^{n+1} - mu^{n+2} + Ltilde^T ((v dt)^2 mu^{n+1}): `lap_w` is that last term.
+template <class T>
+SPECWAVE_HD inline T adjoint_leapfrog(T mu, T mu_next, T lap_w) {
+  return T(2) * mu - mu_next + lap_w;
+}
+
+// The adjoint memory variables of one layer point, stored multiplied by a (betah = a beta, alphah = a alpha):
+//   betah^n = b betah^{n+1} + a w,   gamma = w + betah^n   (w = (v dt)^2 mu^{n+1} at the point);
+// returns gamma, which the alpha update differentiates.
+template <class T>
+SPECWAVE_HD inline T cpml_adjoint_beta(T b, T a, T* betah, T w) {
+  const T bn = cpml_memory(b, a, *betah, w);
+  *betah = bn;
+  return w + bn;
+}
+
+//   alphah^n = b alphah^{n+1} + a D1^T gamma = b alphah^{n+1} - a D1 gamma   (D1 is antisymmetric on the slab).
+template <int R, class T>
+SPECWAVE_HD inline T cpml_adjoint_alpha(T b, T a, T alphah, const T* gamma, index_t j, index_t stride_s, const T* c1) {
+  return cpml_memory(b, a, alphah, -first_derivative<R>(gamma, j, stride_s, c1));
+}
+
+// The PML part of Ltilde^T at a point within R of one axis' layer: D2_a betah + D1_a^T alphah
+// = D2_a betah - D1_a alphah, both zero outside the layer (the slab's padding).
+template <int R, class T>
+SPECWAVE_HD inline T cpml_adjoint_correction(const T* alphah, const T* betah, index_t j, index_t stride_s, const T* c2,
+                                             const T* c1) {
+  return second_derivative<R>(betah, j, stride_s, c2) - first_derivative<R>(alphah, j, stride_s, c1);
+}
+
 }  // namespace specwave

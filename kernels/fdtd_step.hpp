@@ -26,6 +26,20 @@ struct FdtdStep {
   bool free_surface = false;
 };
 
+// Everything one adjoint step needs (docs/numerics.md, "Adjoint and gradient"): lambda^n from mu^{n+1} and
+// mu^{n+2}, updating the adjoint CPML memory. mu = Z lambda (zero on the free surface plane).
+template <class T>
+struct FdtdAdjointStep {
+  FieldLayout layout;          // halo must equal coef.radius
+  const T* mu = nullptr;       // mu^{n+1}
+  T* mu_next = nullptr;        // in: mu^{n+2}; out: lambda^n without the receivers' adjoint sources (in place)
+  T* w = nullptr;              // scratch, same layout, ghosts zero: gets (v dt)^2 mu^{n+1} (mirrored on a free surface)
+  const T* vel2dt2 = nullptr;
+  FdtdCoefficients<T> coef;
+  CpmlAdjointAxis<T> pml[3];
+  bool free_surface = false;
+};
+
 // Sum of the CPML corrections at point (z, y, x) (flat index i) over the axes whose layer contains it
 // (0 in the interior): the per-point form used by the CUDA kernels.
 template <int R, class T>

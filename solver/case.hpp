@@ -116,6 +116,26 @@ struct OutputSpec {
   bool plots = true;                // PNG: shot gather, wavefield slice, model slice
 };
 
+// The model parameter an inversion updates and its gradient is taken with respect to (docs/numerics.md).
+enum class Parameterisation { velocity, slowness2 };
+// Where the adjoint pass gets the forward wavefields (solver/wavefield_history.hpp).
+enum class WavefieldStorage { auto_select, memory, checkpoints };
+
+// [inversion]: the data to fit and how the gradient is computed. The case's [model] is the starting model.
+struct InversionSpec {
+  bool present = false;                 // the case file has an [inversion] table
+  std::optional<ModelSpec> true_model;  // synthesises the observed data (a test of the method: same engine)
+  std::string observed_file;            // or: a traces.h5 of this acquisition (docs/hdf5-schema.md)
+  std::string observed_dataset = "/traces";
+  Parameterisation parameterisation = Parameterisation::velocity;
+  std::string misfit = "least_squares";
+  // Bounds on the velocity (m/s). velocity_max, when above the starting model's largest velocity, also sets
+  // dt and the CPML damping, so that neither changes while the model does.
+  std::optional<double> velocity_min, velocity_max;
+  WavefieldStorage wavefield_storage = WavefieldStorage::auto_select;
+  std::optional<double> wavefield_memory_gib;  // budget for the forward wavefields; default half of MemAvailable
+};
+
 struct Case {
   std::string name = "case";
   std::string source_path;          // the case file ("" when built in code)
@@ -129,11 +149,14 @@ struct Case {
   BoundarySpec boundary;
   RunSpec run;
   OutputSpec output;
+  InversionSpec inversion;
 };
 
 const char* to_string(Precision p);
 const char* to_string(BackendKind b);
 const char* to_string(Method m);
 const char* to_string(ModelSpec::Kind k);
+const char* to_string(Parameterisation p);
+const char* to_string(WavefieldStorage s);
 
 }  // namespace specwave

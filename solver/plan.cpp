@@ -346,14 +346,15 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   } else {
     plan.model = build_velocity_model(c, nullptr, plan.ranks > 1 ? where.world : nullptr);
   }
-  plan.dt_max = spectral ? stable_dt_spectral(c.grid, plan.model.v_max) : stable_dt(c.grid, c.scheme.order, plan.model.v_max);
+  plan.v_reference = std::max(plan.model.v_max, c.inversion.velocity_max.value_or(0.0));
+  plan.dt_max = spectral ? stable_dt_spectral(c.grid, plan.v_reference) : stable_dt(c.grid, c.scheme.order, plan.v_reference);
   plan.dt = c.time.dt.value_or(c.time.cfl_safety * plan.dt_max);
   plan.cfl = plan.dt / plan.dt_max;
   if (plan.dt > plan.dt_max)
     invalid(c, fmt::format("time.dt = {:.6g} s violates the CFL condition for {} at v_max = {:.6g} m/s: the largest "
                            "stable dt is {:.6g} s (CFL number {:.3f} > 1); set time.dt <= {:.6g} or remove it to use the default",
                            plan.dt, spectral ? std::string("the spectral method") : fmt::format("order {}", c.scheme.order),
-                           plan.model.v_max, plan.dt_max, plan.cfl, plan.dt_max,
+                           plan.v_reference, plan.dt_max, plan.cfl, plan.dt_max,
                            c.time.cfl_safety * plan.dt_max));
   plan.nt = int(std::llround(c.time.duration / plan.dt)) + 1;
   plan.memory_bytes = estimate_memory_bytes(c, plan.nt);

@@ -30,6 +30,9 @@ struct Plan {
   std::array<int, 3> process_grid{1, 1, 1};
   int device = 0;  // the CUDA device this rank drives (run.device on one rank; one per rank on a node under MPI)
   VelocityModel model;  // this rank's block of it in a decomposed run (model.block), the whole grid otherwise
+  // The velocity that sets dt_max and the FDTD CPML damping d0: the model's v_max, or inversion.velocity_max
+  // when that is larger, so that dt and the profiles stay fixed while an inversion changes the model.
+  double v_reference = 0;
   std::vector<std::vector<PointStencil>> sources;          // [shot][source]
   std::vector<std::vector<std::vector<double>>> wavelets;  // [shot][source][n]
   std::vector<PointStencil> receivers;

@@ -7,19 +7,6 @@
 namespace specwave::cpu {
 namespace {
 
-// Odd mirror above the free surface: u[-k] = -u[k], k = 1..halo (whole padded planes).
-template <class T>
-void mirror_top_ghosts(const FieldLayout& layout, T* u) {
-  const index_t plane = layout.stride_z();
-  const index_t surface = index_t(layout.halo) * plane;
-  for (int k = 1; k <= layout.halo; ++k) {
-    T* ghost = u + surface - k * plane;
-    const T* image = u + surface + k * plane;
-#pragma omp parallel for simd schedule(static)
-    for (index_t p = 0; p < plane; ++p) ghost[p] = -image[p];
-  }
-}
-
 // Slab index of grid point (z, y, x) in the slab of `axis` (the point must lie in that axis' layer).
 template <class T>
 inline index_t slab_index(const CpmlAxis<T>& p, int axis, int z, int y, int x) {
@@ -214,6 +201,18 @@ void fdtd_step(const FdtdStep<T>& s, StepPart part, const Shell& shell) {
 }
 
 template <class T>
+void mirror_top_ghosts(const FieldLayout& layout, T* u) {
+  const index_t plane = layout.stride_z();
+  const index_t surface = index_t(layout.halo) * plane;
+  for (int k = 1; k <= layout.halo; ++k) {
+    T* ghost = u + surface - k * plane;
+    const T* image = u + surface + k * plane;
+#pragma omp parallel for simd schedule(static)
+    for (index_t p = 0; p < plane; ++p) ghost[p] = -image[p];
+  }
+}
+
+template <class T>
 void zero_top_plane(const FieldLayout& L, T* u) {
 #pragma omp parallel for schedule(static)
   for (int y = 0; y < L.ny; ++y)
@@ -222,6 +221,8 @@ void zero_top_plane(const FieldLayout& L, T* u) {
 
 template void fdtd_step<float>(const FdtdStep<float>&, StepPart, const Shell&);
 template void fdtd_step<double>(const FdtdStep<double>&, StepPart, const Shell&);
+template void mirror_top_ghosts<float>(const FieldLayout&, float*);
+template void mirror_top_ghosts<double>(const FieldLayout&, double*);
 template void zero_top_plane<float>(const FieldLayout&, float*);
 template void zero_top_plane<double>(const FieldLayout&, double*);
 

@@ -9,6 +9,10 @@ namespace specwave::cpu {
 template <class T>
 void fdtd_step(const FdtdStep<T>& step, StepPart part = StepPart::all, const Shell& shell = {});
 
+// Free surface: the odd mirror above it, u[-k] = -u[k] for k = 1..halo (whole padded planes).
+template <class T>
+void mirror_top_ghosts(const FieldLayout& layout, T* u);
+
 // Free surface: u = 0 on the plane iz = 0 (applied after sources are injected).
 template <class T>
 void zero_top_plane(const FieldLayout& layout, T* u);

@@ -1,0 +1,272 @@
+// FDTD forward, Born and adjoint operators on the CPU (docs/numerics.md, "Adjoint and gradient").
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "kernels/cpu/fdtd_adjoint_cpu.hpp"
+#include "kernels/cpu/fdtd_cpu.hpp"
+#include "solver/errors.hpp"
+#include "solver/fdtd_setup.hpp"
+#include "solver/gradient_propagator.hpp"
+#include "solver/host_field.hpp"
+#include "solver/plan.hpp"
+
+namespace specwave {
+namespace {
+
+// The forward state of one wavefield: u^n, u^{n-1} (padded) and the CPML memory.
+template <class T>
+struct ForwardState {
+  std::vector<T> u, u_prev;
+  std::vector<std::vector<T>> slabs;
+  std::array<CpmlAxis<T>, 3> pml;
+
+  explicit ForwardState(const FdtdSetup<T>& setup) : u(setup.layout.size(), T(0)), u_prev(setup.layout.size(), T(0)) {
+    for (int a = 0; a < 3; ++a) {
+      pml[a] = setup.pml[a];
+      pml[a].a = setup.pml_a[a].data();
+      pml[a].b = setup.pml_b[a].data();
+      for (int side = 0; side < 2; ++side) {
+        if (!pml[a].face[side]) continue;
+        pml[a].psi[side] = slabs.emplace_back(setup.slab_points[a], T(0)).data();
+        pml[a].zeta[side] = slabs.emplace_back(setup.slab_points[a], T(0)).data();
+      }
+    }
+  }
+  ForwardState(const ForwardState&) = delete;
+  ForwardState& operator=(const ForwardState&) = delete;
+
+  void reset() {
+    std::fill(u.begin(), u.end(), T(0));
+    std::fill(u_prev.begin(), u_prev.end(), T(0));
+    for (auto& s : slabs) std::fill(s.begin(), s.end(), T(0));
+  }
+  // u_prev <- u^{n+1} without sources (fdtd_step); the caller injects, applies Z, then calls swap().
+  void step(const FdtdSetup<T>& setup) {
+    cpu::fdtd_step(FdtdStep<T>{setup.layout, u.data(), u_prev.data(), setup.vel2dt2.data(), setup.coef,
+                               {pml[0], pml[1], pml[2]}, setup.free_surface});
+  }
+  void finish_step(const FdtdSetup<T>& setup) {
+    if (setup.free_surface) cpu::zero_top_plane(setup.layout, u_prev.data());
+    std::swap(u, u_prev);
+  }
+  std::size_t values() const {
+    std::size_t n = u.size() + u_prev.size();
+    for (const auto& s : slabs) n += s.size();
+    return n;
+  }
+};
+
+template <class T>
+class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<T> {
+ public:
+  FdtdCpuGradient(const Case& c, const Plan& plan, const HistoryChoice& history)
+      : dt_(plan.dt),
+        v_limit_(plan.v_reference / plan.cfl),
+        source_stencils_(plan.sources),
+        wavelets_(plan.wavelets),
+        setup_(make_fdtd_setup<T>(c, plan)),
+        state_(setup_),
+        history_(make_history<T>(history)) {
+    traces_.assign(n_receivers() * std::size_t(setup_.nt), 0.0);
+  }
+
+  std::string name() const override { return std::string("fdtd-cpu-") + (sizeof(T) == 4 ? "fp32" : "fp64"); }
+  std::string history_name() const override { return history_->name(); }
+  std::size_t history_bytes() const override { return history_->bytes(); }
+
+  void set_velocity(std::span<const double> velocity) override {
+    const FieldLayout& L = setup_.layout;
+    if (velocity.size() != std::size_t(L.interior_points()))
+      throw std::invalid_argument("set_velocity: the model must have nz * ny * nx values");
+    for (std::size_t k = 0; k < velocity.size(); ++k) {
+      const double v = velocity[k];
+      if (!std::isfinite(v) || v <= 0 || v > v_limit_)
+        throw Error(ExitCode::invalid_case,
+                    fmt::format("model velocity {} m/s at flat index {} is outside (0, {:.6g}] m/s, where the fixed dt = {:.6g} s "
+                                "is stable; raise inversion.velocity_max (it sets dt) or bound the model",
+                                v, k, v_limit_, dt_));
+    }
+    const double dt2 = dt_ * dt_;
+#pragma omp parallel for collapse(2)
+    for (int z = 0; z < L.nz; ++z)
+      for (int y = 0; y < L.ny; ++y)
+        for (int x = 0; x < L.nx; ++x) {
+          const double v = velocity[(std::size_t(z) * L.ny + y) * L.nx + x];
+          setup_.vel2dt2[L.index(z, y, x)] = T(v * v * dt2);
+        }
+  }
+
+  std::vector<double> vel2dt2() const override {
+    std::vector<double> out(setup_.layout.interior_points());
+    host::copy_interior(setup_.layout, setup_.vel2dt2.data(), std::span<double>(out));
+    return out;
+  }
+
+  std::vector<double> forward(int shot, bool keep_history) override {
+    begin_shot(shot);
+    if (keep_history) {
+      history_->run_forward(*this, setup_.nt);
+      history_shot_ = shot;
+    } else {
+      for (int n = 0; n < setup_.nt; ++n) step(n);
+    }
+    return traces_;
+  }
+
+  // Background and perturbation in lockstep: du^{n+1} = Z[step(du) + dm a^n], a^n = (u^{n+1} - 2u^n + u^{n-1}) / (v dt)^2.
+  std::vector<double> born(int shot, std::span<const double> dm) override {
+    const FieldLayout& L = setup_.layout;
+    if (dm.size() != std::size_t(L.interior_points())) throw std::invalid_argument("born: dm must have nz * ny * nx values");
+    begin_shot(shot);
+    ForwardState<T> du(setup_);
+    std::vector<T> u_before(L.size());
+    std::vector<double> out(traces_.size(), 0.0);
+    for (int n = 0; n < setup_.nt; ++n) {
+      host::record(setup_.receivers, du.u.data(), out, setup_.nt, n);
+      std::copy(state_.u_prev.begin(), state_.u_prev.end(), u_before.begin());  // u^{n-1}
+      background_step(n);  // state_.u_prev = u^{n+1} (injected, Z applied), not yet swapped
+      du.step(setup_);
+      const T* u1 = state_.u_prev.data();
+      const T* u0 = state_.u.data();
+      const T* vel = setup_.vel2dt2.data();
+#pragma omp parallel for collapse(2)
+      for (int z = 0; z < L.nz; ++z)
+        for (int y = 0; y < L.ny; ++y)
+          for (int x = 0; x < L.nx; ++x) {
+            const index_t i = L.index(z, y, x);
+            const T a = (u1[i] - T(2) * u0[i] + u_before[i]) / vel[i];
+            du.u_prev[i] += T(dm[(std::size_t(z) * L.ny + y) * L.nx + x]) * a;
+          }
+      du.finish_step(setup_);
+      state_.finish_step(setup_);
+    }
+    return out;
+  }
+
+  void adjoint(std::span<const double> residual, std::span<double> gradient) override {
+    const FieldLayout& L = setup_.layout;
+    const int nt = setup_.nt;
+    if (history_shot_ < 0) throw std::logic_error("adjoint: call forward(shot, true) first");
+    if (residual.size() != traces_.size()) throw std::invalid_argument("adjoint: the adjoint source must be (n_receivers, nt)");
+    if (gradient.size() != std::size_t(L.interior_points())) throw std::invalid_argument("adjoint: gradient must be nz * ny * nx");
+    std::vector<T> mu(L.size(), T(0)), mu_next(L.size(), T(0)), w(L.size(), T(0));
+    std::vector<std::vector<T>> slabs;
+    FdtdAdjointStep<T> step{L, nullptr, nullptr, w.data(), setup_.vel2dt2.data(), setup_.coef, {}, setup_.free_surface};
+    for (int a = 0; a < 3; ++a) {
+      CpmlAdjointAxis<T>& p = step.pml[a];
+      const CpmlAxis<T>& f = setup_.pml[a];
+      p.n = f.n, p.width = f.width, p.radius = f.radius, p.face[0] = f.face[0], p.face[1] = f.face[1];
+      p.a = setup_.pml_a[a].data(), p.b = setup_.pml_b[a].data();
+      int e[3];
+      cpml_adjoint_slab_extents(a, L.nz, L.ny, L.nx, f.width, f.radius, e);
+      p.slab_stride[2] = 1, p.slab_stride[1] = e[2], p.slab_stride[0] = index_t(e[1]) * e[2];
+      for (int side = 0; side < 2; ++side) {
+        if (!p.face[side]) continue;
+        const std::size_t values = std::size_t(e[0]) * e[1] * e[2];
+        p.alpha[side] = slabs.emplace_back(values, T(0)).data();
+        p.beta[side] = slabs.emplace_back(values, T(0)).data();
+        p.gamma[side] = slabs.emplace_back(values, T(0)).data();
+      }
+    }
+    // u^{n+1}, u^n, u^{n-1} (interior): the history hands them out in decreasing n.
+    const std::size_t points = L.interior_points();
+    std::vector<T> u_next(points), u_now(points), u_before(points, T(0));
+    history_->field(*this, nt, u_next);
+    history_->field(*this, nt - 1, u_now);
+    const auto& rec = setup_.receivers;
+    for (int n = nt - 1; n >= 0; --n) {
+      if (n >= 1) history_->field(*this, n - 1, u_before);
+      else std::fill(u_before.begin(), u_before.end(), T(0));
+      // gradient += mu^{n+1} a^n
+#pragma omp parallel for collapse(2)
+      for (int z = 0; z < L.nz; ++z)
+        for (int y = 0; y < L.ny; ++y)
+          for (int x = 0; x < L.nx; ++x) {
+            const std::size_t k = (std::size_t(z) * L.ny + y) * L.nx + x;
+            const index_t i = L.index(z, y, x);
+            const T a = (u_next[k] - T(2) * u_now[k] + u_before[k]) / setup_.vel2dt2[i];
+            gradient[k] += double(mu[i]) * double(a);
+          }
+      step.mu = mu.data();
+      step.mu_next = mu_next.data();
+      cpu::fdtd_adjoint_step(step);  // mu_next = lambda^n without the adjoint sources
+      for (std::size_t r = 0; r + 1 < rec.offsets.size(); ++r)
+        for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p)
+          mu_next[rec.index[p]] += rec.factor[p] * T(residual[r * nt + n]);
+      if (setup_.free_surface) cpu::zero_top_plane(L, mu_next.data());
+      std::swap(mu, mu_next);
+      std::swap(u_next, u_now);
+      std::swap(u_now, u_before);
+    }
+  }
+
+ private:
+  std::size_t n_receivers() const { return setup_.receivers.offsets.size() - 1; }
+
+  void begin_shot(int shot) {
+    state_.reset();
+    std::fill(traces_.begin(), traces_.end(), 0.0);
+    sources_ = setup_.sources(source_stencils_.at(shot));
+    wavelet_ = &wavelets_.at(shot);
+    history_shot_ = -1;
+  }
+  // u^{n+1} into state_.u_prev: the step, f^n injected, Z; the caller swaps.
+  void background_step(int n) {
+    state_.step(setup_);
+    for (std::size_t p = 0; p < sources_.index.size(); ++p)
+      state_.u_prev[sources_.index[p]] += sources_.factor[p] * T((*wavelet_)[sources_.owner[p]][n]);
+  }
+
+  // ForwardStepper
+  std::size_t state_values() const override { return state_.values(); }
+  void save_state(std::span<T> out) const override {
+    auto it = std::copy(state_.u.begin(), state_.u.end(), out.begin());
+    it = std::copy(state_.u_prev.begin(), state_.u_prev.end(), it);
+    for (const auto& s : state_.slabs) it = std::copy(s.begin(), s.end(), it);
+  }
+  void restore_state(std::span<const T> in) override {
+    auto it = in.begin();
+    std::copy(it, it + state_.u.size(), state_.u.begin());
+    it += state_.u.size();
+    std::copy(it, it + state_.u_prev.size(), state_.u_prev.begin());
+    it += state_.u_prev.size();
+    for (auto& s : state_.slabs) {
+      std::copy(it, it + s.size(), s.begin());
+      it += s.size();
+    }
+  }
+  void step(int n) override {
+    host::record(setup_.receivers, state_.u.data(), traces_, setup_.nt, n);
+    background_step(n);
+    state_.finish_step(setup_);
+  }
+  std::size_t field_values() const override { return setup_.layout.interior_points(); }
+  void copy_field(std::span<T> out) const override { host::copy_interior(setup_.layout, state_.u.data(), out); }
+
+  // Frozen from the plan: dt, the stability limit of the model, the acquisition.
+  double dt_, v_limit_;
+  std::vector<std::vector<PointStencil>> source_stencils_;       // [shot][source]
+  std::vector<std::vector<std::vector<double>>> wavelets_;       // [shot][source][n]
+  FdtdSetup<T> setup_;
+  ForwardState<T> state_;
+  std::unique_ptr<WavefieldHistory<T>> history_;
+  PointLists<T> sources_;  // this shot's, with the current model's (v dt)^2
+  const std::vector<std::vector<double>>* wavelet_ = nullptr;
+  std::vector<double> traces_;
+  int history_shot_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan, const HistoryChoice& history) {
+  if (c.scheme.method != Method::fdtd)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: gradients need scheme.method = \"fdtd\" in this version (the spectral adjoint is not built "
+                            "yet); use method = \"fdtd\"",
+                            c.source_path.empty() ? c.name : c.source_path));
+  if (c.run.precision == Precision::fp64) return std::make_unique<FdtdCpuGradient<double>>(c, plan, history);
+  return std::make_unique<FdtdCpuGradient<float>>(c, plan, history);
+}
+
+}  // namespace specwave

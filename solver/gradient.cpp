@@ -1,0 +1,100 @@
+#include "solver/gradient.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <stdexcept>
+
+#include "io/hdf5.hpp"
+#include "solver/errors.hpp"
+#include "solver/model.hpp"
+#include "solver/plan.hpp"
+
+namespace specwave {
+
+std::vector<double> parameter_from_velocity(Parameterisation p, std::span<const double> velocity) {
+  std::vector<double> out(velocity.begin(), velocity.end());
+  if (p == Parameterisation::slowness2)
+    for (double& v : out) v = 1 / (v * v);
+  return out;
+}
+
+std::vector<double> velocity_from_parameter(Parameterisation p, std::span<const double> parameter) {
+  std::vector<double> out(parameter.begin(), parameter.end());
+  if (p == Parameterisation::slowness2)
+    for (double& m : out) m = m > 0 ? 1 / std::sqrt(m) : NAN;  // a non-positive m is refused by set_velocity
+  return out;
+}
+
+void chain_rule(Parameterisation p, std::span<const double> velocity, double dt, std::span<double> gradient) {
+  const double dt2 = dt * dt;
+  for (std::size_t k = 0; k < gradient.size(); ++k) {
+    const double v = velocity[k];
+    gradient[k] *= p == Parameterisation::velocity ? 2 * v * dt2 : -dt2 * v * v * v * v;
+  }
+}
+
+ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots) {
+  propagator.set_velocity(velocity);
+  ObservedData out;
+  for (int s = 0; s < n_shots; ++s) out.push_back(propagator.forward(s, false));
+  return out;
+}
+
+ObservedData read_observed(const Case& c, const Plan& plan) {
+  const auto& inv = c.inversion;
+  io::h5::Reader reader(inv.observed_file);
+  const std::vector<hsize_t> dims = {hsize_t(c.shots.size()), hsize_t(c.receivers.size()), hsize_t(plan.nt)};
+  const std::vector<double> all = reader.read_floating<double>(inv.observed_dataset, dims);
+  io::h5::Handle dset = reader.open_dataset(inv.observed_dataset);
+  if (io::h5::has_attribute(dset.id(), "dt")) {
+    const auto dt = io::h5::read_attribute_doubles(dset.id(), "dt");
+    if (dt.size() != 1 || std::abs(dt[0] - plan.dt) > 1e-9 * plan.dt)
+      throw Error(ExitCode::input_error,
+                  fmt::format("{}: dataset '{}' has attribute dt = {} s, but the case runs at dt = {:.9g} s; record the data "
+                              "with this case's time.dt (set time.dt in both), or resample it",
+                              inv.observed_file, inv.observed_dataset, dt.empty() ? NAN : dt[0], plan.dt));
+  }
+  ObservedData out(c.shots.size());
+  const std::size_t per_shot = c.receivers.size() * std::size_t(plan.nt);
+  for (std::size_t s = 0; s < out.size(); ++s)
+    out[s].assign(all.begin() + std::ptrdiff_t(s * per_shot), all.begin() + std::ptrdiff_t((s + 1) * per_shot));
+  return out;
+}
+
+std::vector<double> velocity_of(const Case& c, const ModelSpec& model) {
+  Case t = c;
+  t.model = model;
+  const VelocityModel m = build_velocity_model(t);
+  return std::vector<double>(m.velocity.begin(), m.velocity.end());
+}
+
+ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator) {
+  if (c.inversion.true_model) return synthesise_observed(propagator, velocity_of(c, *c.inversion.true_model), int(c.shots.size()));
+  if (!c.inversion.observed_file.empty()) return read_observed(c, plan);
+  throw Error(ExitCode::invalid_case,
+              fmt::format("{}: no observed data: set inversion.observed = \"traces.h5\" or an [inversion.true_model] table",
+                          c.source_path.empty() ? c.name : c.source_path));
+}
+
+Objective::Objective(GradientPropagator& propagator, const Misfit& misfit, ObservedData observed, Parameterisation p,
+                     double dt)
+    : propagator_(propagator), misfit_(misfit), observed_(std::move(observed)), parameterisation_(p), dt_(dt) {}
+
+MisfitGradient Objective::evaluate(std::span<const double> model, bool with_gradient) {
+  const std::vector<double> velocity = velocity_from_parameter(parameterisation_, model);
+  propagator_.set_velocity(velocity);
+  MisfitGradient out;
+  if (with_gradient) out.gradient.assign(model.size(), 0.0);
+  for (std::size_t s = 0; s < observed_.size(); ++s) {
+    const std::vector<double> synthetic = propagator_.forward(int(s), with_gradient);
+    std::vector<double> adjoint_source(synthetic.size());
+    const double j = misfit_.evaluate(synthetic, observed_[s], dt_, adjoint_source);
+    out.misfit_per_shot.push_back(j);
+    out.misfit += j;
+    if (with_gradient) propagator_.adjoint(adjoint_source, out.gradient);
+  }
+  if (with_gradient) chain_rule(parameterisation_, velocity, dt_, out.gradient);
+  return out;
+}
+
+}  // namespace specwave

@@ -1,0 +1,56 @@
+#pragma once
+// Misfit and gradient of a case, summed over shots (docs/numerics.md, "Adjoint and gradient").
+// The discretisation is frozen by the plan (dt, nt, CPML profiles from Plan::v_reference, the acquisition);
+// only the model changes between evaluations.
+#include <span>
+#include <string>
+#include <vector>
+
+#include "solver/case.hpp"
+#include "solver/gradient_propagator.hpp"
+#include "solver/misfit.hpp"
+
+namespace specwave {
+
+struct Plan;
+
+// The model in a parameterisation, (nz, ny, nx): velocity v (m/s) or slowness squared m = 1 / v^2 (s^2/m^2).
+std::vector<double> parameter_from_velocity(Parameterisation p, std::span<const double> velocity);
+std::vector<double> velocity_from_parameter(Parameterisation p, std::span<const double> parameter);
+// Chain rule, in place: dJ/d(v dt)^2 at each point -> dJ/dv = 2 v dt^2 dJ/d(v dt)^2, or
+// dJ/dm = -dt^2 v^4 dJ/d(v dt)^2 (since (v dt)^2 = dt^2 / m).
+void chain_rule(Parameterisation p, std::span<const double> velocity, double dt, std::span<double> gradient);
+
+// Observed traces, one (n_receivers, nt) array per shot.
+using ObservedData = std::vector<std::vector<double>>;
+// Synthesised with the propagator at `velocity` (every shot), or read from inversion.observed_file
+// (Error input_error when its shape or dt does not match the case).
+ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots);
+ObservedData read_observed(const Case& c, const Plan& plan);
+// The case's observed data: from inversion.true_model (built on the case's grid) or inversion.observed_file.
+ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator);
+// The velocity of a model spec on the case's grid (checked like the case's own model).
+std::vector<double> velocity_of(const Case& c, const ModelSpec& model);
+
+struct MisfitGradient {
+  double misfit = 0;                    // sum over shots
+  std::vector<double> misfit_per_shot;
+  std::vector<double> gradient;         // dJ/d(parameter) at every grid point, (nz, ny, nx); empty without gradient
+};
+
+// J(model) and its gradient, summed over shots in fp64.
+class Objective {
+ public:
+  Objective(GradientPropagator& propagator, const Misfit& misfit, ObservedData observed, Parameterisation p, double dt);
+  MisfitGradient evaluate(std::span<const double> model, bool with_gradient);
+  Parameterisation parameterisation() const { return parameterisation_; }
+
+ private:
+  GradientPropagator& propagator_;
+  const Misfit& misfit_;
+  ObservedData observed_;
+  Parameterisation parameterisation_;
+  double dt_;
+};
+
+}  // namespace specwave

@@ -1,0 +1,43 @@
+#pragma once
+// The operators a gradient needs from one method on one backend (docs/numerics.md, "Adjoint and gradient"):
+// forward modelling, the Born (linearised) operator F and its exact transpose F^T, for a model that changes
+// while dt, nt, the absorbing profiles and the acquisition stay those of the plan it was made from.
+// The model parameter of the discrete scheme is (v dt)^2 at every grid point; solver/gradient.cpp applies the
+// chain rule to the user's parameterisation. FDTD on the CPU now; spectral and CUDA later, same interface.
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "solver/case.hpp"
+#include "solver/wavefield_history.hpp"
+
+namespace specwave {
+
+struct Plan;
+
+class GradientPropagator {
+ public:
+  virtual ~GradientPropagator() = default;
+  virtual std::string name() const = 0;
+  // The model, (nz, ny, nx) m/s: (v dt)^2 with the plan's dt. Refuses (Error invalid_case) a velocity that is not
+  // positive and finite, or above v_reference / CFL number, where the frozen dt stops being stable.
+  virtual void set_velocity(std::span<const double> velocity) = 0;
+  // (v dt)^2 of the current model as the scheme holds it (in the run precision), (nz, ny, nx).
+  virtual std::vector<double> vel2dt2() const = 0;
+  // One shot at the current model: traces (n_receivers, nt). With keep_history, the forward wavefields are kept
+  // (by the history strategy) for adjoint().
+  virtual std::vector<double> forward(int shot, bool keep_history) = 0;
+  // F dm: the Born traces (n_receivers, nt) of one shot for a perturbation dm of (v dt)^2, (nz, ny, nx).
+  virtual std::vector<double> born(int shot, std::span<const double> dvel2dt2) = 0;
+  // gradient += F^T r for the shot of the last forward(shot, true): r (n_receivers, nt) is the derivative of the
+  // misfit with respect to the traces, gradient (nz, ny, nx) the derivative with respect to (v dt)^2.
+  virtual void adjoint(std::span<const double> adjoint_source, std::span<double> gradient) = 0;
+  virtual std::string history_name() const = 0;
+  virtual std::size_t history_bytes() const = 0;
+};
+
+// FDTD on the CPU in the case's precision. Error(invalid_case) for the spectral method, which has no adjoint yet.
+std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan, const HistoryChoice& history);
+
+}  // namespace specwave

@@ -1,0 +1,33 @@
+#pragma once
+// Data misfits of one shot (docs/numerics.md, "Adjoint and gradient"). A misfit returns its value and its
+// derivative with respect to every synthetic trace sample, the adjoint source that F^T back-propagates.
+// New misfits (envelope, cross-correlation traveltime, ...) implement the same interface.
+#include <memory>
+#include <span>
+#include <string>
+
+namespace specwave {
+
+class Misfit {
+ public:
+  virtual ~Misfit() = default;
+  virtual std::string name() const = 0;
+  // synthetic, observed and adjoint_source are (n_receivers, nt) with sample interval dt. Returns J of this
+  // shot and writes dJ/d(synthetic) into adjoint_source.
+  virtual double evaluate(std::span<const double> synthetic, std::span<const double> observed, double dt,
+                          std::span<double> adjoint_source) const = 0;
+};
+
+// Least squares: J = 1/2 sum_r sum_n dt (d_syn - d_obs)^2 (the time integral of the squared residual by the
+// rectangle rule); adjoint source dt (d_syn - d_obs).
+class LeastSquaresMisfit final : public Misfit {
+ public:
+  std::string name() const override { return "least_squares"; }
+  double evaluate(std::span<const double> synthetic, std::span<const double> observed, double dt,
+                  std::span<double> adjoint_source) const override;
+};
+
+// By name, as in the case key inversion.misfit: "least_squares". Throws Error(invalid_case) for others.
+std::unique_ptr<Misfit> make_misfit(const std::string& name);
+
+}  // namespace specwave

@@ -1,0 +1,115 @@
+// The adjoint of the FDTD scheme and the gradient (docs/numerics.md, "Adjoint and gradient"): dot-product
+// tests of the Born operator and its transpose, Taylor tests of the gradient, history strategies.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include "case_builders.hpp"
+#include "solver/gradient.hpp"
+#include "solver/gradient_check.hpp"
+#include "solver/plan.hpp"
+
+using namespace specwave;
+
+namespace {
+
+// A small heterogeneous case: 2 sources in 2 shots, receivers off the grid, CPML on every face (or a free
+// surface on top), order 8.
+Case adjoint_case(bool free_surface, Precision precision, int order = 8) {
+  Case c = specwave::testing::small_case(30, 10, 2000, order, 6, 25, 0.08);
+  c.grid.shape = {30, 28, 32};
+  c.model.kind = ModelSpec::Kind::gaussian;
+  c.model.anomaly = 300;
+  c.model.center = {150, 140, 160};
+  c.model.radius = 50;
+  c.boundary.free_surface = free_surface;
+  c.shots[0].sources[0].position = {free_surface ? 33.0 : 103.0, 131.0, 95.0};
+  SourceSpec s2 = c.shots[0].sources[0];
+  s2.position = {120.0, 150.0, 221.0};
+  c.shots.push_back({{s2}});
+  c.receivers = {{free_surface ? 12.5 : 91.0, 110.0, 205.0}, {180.0, 133.0, 140.0}, {104.0, 171.0, 102.5}};
+  c.run.precision = precision;
+  c.inversion.present = true;
+  c.inversion.velocity_max = 2600;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("FDTD Born operator and its adjoint: dot-product test") {
+  struct Config {
+    const char* name;
+    bool free_surface;
+    Precision precision;
+    int order;
+    double tolerance;
+  };
+  for (const Config& cfg : {Config{"fp64, CPML on all faces, order 8", false, Precision::fp64, 8, 1e-10},
+                            Config{"fp64, free surface + CPML, order 8", true, Precision::fp64, 8, 1e-10},
+                            Config{"fp64, free surface + CPML, order 2", true, Precision::fp64, 2, 1e-10},
+                            Config{"fp32, CPML on all faces, order 8", false, Precision::fp32, 8, 1e-4},
+                            Config{"fp32, free surface + CPML, order 4", true, Precision::fp32, 4, 1e-4}}) {
+    const std::string config = cfg.name;
+    CAPTURE(config);
+    const Case c = adjoint_case(cfg.free_surface, cfg.precision, cfg.order);
+    const Plan plan = make_plan(c);
+    for (int shot = 0; shot < 2; ++shot) {
+      const DotTestResult r = born_dot_test(c, plan, shot, 1234 + shot);
+      MESSAGE(config << " shot " << shot << ": <F dm, dd> = " << r.lhs << ", <dm, F^T dd> = " << r.rhs
+                     << ", relative mismatch " << r.mismatch);
+      CHECK(r.lhs != 0);
+      CHECK(r.mismatch <= cfg.tolerance);
+    }
+  }
+}
+
+TEST_CASE("dot-product test on a thin grid whose only z layer (free surface on top) starts above z = W") {
+  // nz = W + 2R + 1: the high-z layer begins at iz = 2R + 1 < W. Both the forward CPML and its adjoint must
+  // file those points under the high face.
+  Case c = adjoint_case(true, Precision::fp64, 4);
+  c.grid.shape[0] = 6 + 4 + 1;
+  c.receivers = {{12.5, 110.0, 205.0}, {40.0, 133.0, 140.0}};
+  c.shots.resize(1);
+  c.model.center[0] = 50;
+  const Plan plan = make_plan(c);
+  const DotTestResult r = born_dot_test(c, plan, 0, 99);
+  MESSAGE("thin grid: relative mismatch " << r.mismatch);
+  CHECK(r.mismatch <= 1e-10);
+}
+
+namespace {
+
+// The case with observed data from a shifted anomaly: the starting model is the case's own.
+Case taylor_case(Parameterisation p) {
+  Case c = adjoint_case(true, Precision::fp64);
+  ModelSpec truth = c.model;
+  truth.center = {120, 150, 150};
+  truth.anomaly = 200;
+  c.inversion.true_model = truth;
+  c.inversion.parameterisation = p;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("Taylor test of the gradient: first-order remainder slope 1, second-order slope 2 (fp64)") {
+  for (Parameterisation p : {Parameterisation::velocity, Parameterisation::slowness2}) {
+    const std::string parameterisation = to_string(p);
+    CAPTURE(parameterisation);
+    const Case c = taylor_case(p);
+    const Plan plan = make_plan(c);
+    auto propagator = make_gradient_propagator(c, plan, HistoryChoice{});
+    LeastSquaresMisfit misfit;
+    Objective objective(*propagator, misfit, observed_data(c, plan, *propagator), p, plan.dt);
+    const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
+    const std::vector<double> model = parameter_from_velocity(p, velocity);
+    const std::vector<double> direction = smooth_direction(c.grid, model, 0.02);
+    const TaylorResult r = taylor_test(objective, model, direction, {0.1, 0.05, 0.025, 0.0125, 0.00625});
+    for (const auto& row : r.rows) MESSAGE(parameterisation << " h " << row.h << " r1 " << row.first << " r2 " << row.second);
+    MESSAGE(parameterisation << ": J = " << r.misfit << ", g.dm = " << r.directional_derivative << ", slopes " << r.slope_first
+                             << ", " << r.slope_second);
+    CHECK(std::abs(r.slope_first - 1) <= 0.1);
+    CHECK(std::abs(r.slope_second - 2) <= 0.1);
+  }
+}
