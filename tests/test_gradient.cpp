@@ -8,6 +8,7 @@
 #include "case_builders.hpp"
 #include "solver/gradient.hpp"
 #include "solver/gradient_check.hpp"
+#include "solver/errors.hpp"
 #include "solver/plan.hpp"
 
 using namespace specwave;
@@ -112,4 +113,71 @@ TEST_CASE("Taylor test of the gradient: first-order remainder slope 1, second-or
     CHECK(std::abs(r.slope_first - 1) <= 0.1);
     CHECK(std::abs(r.slope_second - 2) <= 0.1);
   }
+}
+
+TEST_CASE("every wavefield history strategy gives bitwise the same gradient") {
+  for (Precision precision : {Precision::fp64, Precision::fp32}) {
+    const std::string name = to_string(precision);
+    CAPTURE(name);
+    Case c = taylor_case(Parameterisation::velocity);
+    c.run.precision = precision;
+    const Plan plan = make_plan(c);
+    const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
+    LeastSquaresMisfit misfit;
+    std::vector<MisfitGradient> results;
+    std::vector<std::string> names;
+    for (const HistoryChoice& h : {HistoryChoice{WavefieldStorage::memory, 0, 0}, HistoryChoice{WavefieldStorage::checkpoints, 7, 0},
+                                   HistoryChoice{WavefieldStorage::checkpoints, 1, 0},
+                                   HistoryChoice{WavefieldStorage::checkpoints, plan.nt + 3, 0}}) {
+      auto propagator = make_gradient_propagator(c, plan, h);
+      Objective objective(*propagator, misfit, observed_data(c, plan, *propagator), Parameterisation::velocity, plan.dt);
+      results.push_back(objective.evaluate(velocity, true));
+      names.push_back(propagator->history_name());
+    }
+    for (std::size_t k = 1; k < results.size(); ++k) {
+      CAPTURE(names[k]);
+      CHECK(results[k].misfit == results[0].misfit);
+      CHECK(results[k].gradient == results[0].gradient);
+    }
+    double norm = 0;
+    for (double g : results[0].gradient) norm += g * g;
+    CHECK(norm > 0);
+  }
+}
+
+TEST_CASE("choose_history: every step when the budget allows, else checkpoints near sqrt(nt) steps apart") {
+  const double field = 1e6, state = 2.6e6;
+  const HistoryChoice all = choose_history(WavefieldStorage::auto_select, 1000, field, state, 2e9);
+  CHECK(all.storage == WavefieldStorage::memory);
+  CHECK(all.bytes == doctest::Approx(1001 * field));
+  const HistoryChoice cp = choose_history(WavefieldStorage::auto_select, 1000, field, state, 2e8);
+  CHECK(cp.storage == WavefieldStorage::checkpoints);
+  CHECK(cp.segment == 51);  // sqrt(1000 * 2.6)
+  CHECK(cp.bytes <= 2e8);
+  CHECK_THROWS_AS(choose_history(WavefieldStorage::memory, 1000, field, state, 2e8), Error);
+  CHECK_THROWS_AS(choose_history(WavefieldStorage::auto_select, 1000, field, state, 1e7), Error);
+  CHECK(choose_history(WavefieldStorage::checkpoints, 1000, field, state, 2e9).storage == WavefieldStorage::checkpoints);
+}
+
+TEST_CASE("least-squares misfit: value and adjoint source") {
+  const std::vector<double> syn = {1.0, 2.0, -1.0, 0.5}, obs = {0.5, 2.0, 1.0, 0.0};
+  std::vector<double> adj(4);
+  const double j = LeastSquaresMisfit().evaluate(syn, obs, 0.1, adj);
+  CHECK(j == doctest::Approx(0.5 * 0.1 * (0.25 + 0 + 4 + 0.25)));
+  CHECK(adj[0] == doctest::Approx(0.05));
+  CHECK(adj[2] == doctest::Approx(-0.2));
+  CHECK_THROWS_AS(make_misfit("l1"), Error);
+}
+
+TEST_CASE("the gradient propagator refuses a model beyond the frozen dt's stability limit") {
+  const Case c = adjoint_case(false, Precision::fp64);
+  const Plan plan = make_plan(c);
+  auto propagator = make_gradient_propagator(c, plan, HistoryChoice{});
+  std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
+  CHECK_NOTHROW(propagator->set_velocity(velocity));
+  velocity[17] = 1.01 * plan.v_reference / plan.cfl;
+  CHECK_THROWS_AS(propagator->set_velocity(velocity), Error);
+  velocity[17] = -1;
+  CHECK_THROWS_AS(propagator->set_velocity(velocity), Error);
+  CHECK(plan.v_reference == 2600);  // inversion.velocity_max above the model's 2300 m/s sets dt and the CPML
 }
