@@ -357,11 +357,11 @@ void read_grid(const Tab& r, Case& c) {
   c.grid.origin = g.vec3("origin", "origin = [0.0, 0.0, 0.0]", {0, 0, 0});
 }
 
-void read_model(const Tab& r, Case& c) {
+// A model table: [model], or [inversion.true_model] with the same keys.
+ModelSpec read_model_spec(const Tab& m) {
   using K = ModelSpec::Kind;
-  const Tab m = *r.sub("model", true, "a [model] table with type = \"homogeneous\" and velocity = 2000.0");
+  ModelSpec md;
   m.allow({"type", "velocity", "interfaces", "velocities", "anomaly", "center", "radius", "file", "dataset"});
-  auto& md = c.model;
   md.kind = m.choice<K>("type", {{"homogeneous", K::homogeneous}, {"layered", K::layered}, {"gaussian", K::gaussian}, {"file", K::file}},
                         std::nullopt, "type = \"homogeneous\"");
   m.only_for({{"velocity", {"homogeneous", "gaussian"}},
@@ -412,6 +412,11 @@ void read_model(const Tab& r, Case& c) {
       m.check(!md.dataset.empty(), "dataset", "must not be empty", "name the HDF5 dataset, e.g. \"/velocity\"");
       break;
   }
+  return md;
+}
+
+void read_model(const Tab& r, Case& c) {
+  c.model = read_model_spec(*r.sub("model", true, "a [model] table with type = \"homogeneous\" and velocity = 2000.0"));
 }
 
 void read_time(const Tab& r, Case& c) {
@@ -590,6 +595,49 @@ void read_options(const Tab& r, Case& c) {
   o.directory = r.p.resolve(o.directory);
 }
 
+void read_inversion(const Tab& r, Case& c) {
+  const auto t = r.sub("inversion", false, "[inversion]");
+  if (!t) return;
+  auto& inv = c.inversion;
+  inv.present = true;
+  t->allow({"true_model", "observed", "observed_dataset", "parameterisation", "misfit", "velocity_min", "velocity_max",
+            "wavefield_storage", "wavefield_memory_gib"});
+  if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ...")) inv.true_model = read_model_spec(*m);
+  if (t->find("observed")) inv.observed_file = t->rpath("observed", "observed = \"observed/traces.h5\"");
+  if (inv.true_model && !inv.observed_file.empty())
+    t->p.bad(*t->find("observed"), t->key("observed"), "cannot be combined with [inversion.true_model]",
+             "keep one source of observed data: the traces file or the true model that synthesises them");
+  if (!inv.true_model && inv.observed_file.empty())
+    t->p.fail(t->line(), "inversion", "has no observed data", "neither observed nor true_model found",
+              "add observed = \"traces.h5\" (a specwave traces file of this acquisition) or an [inversion.true_model] "
+              "table (the same keys as [model])");
+  inv.observed_dataset = t->str("observed_dataset", "observed_dataset = \"/traces\"", "/traces");
+  t->check(!inv.observed_dataset.empty(), "observed_dataset", "must not be empty", "name the HDF5 dataset, e.g. \"/traces\"");
+  t->check(!t->find("observed_dataset") || !inv.observed_file.empty(), "observed_dataset", "is used with observed only",
+           "remove it, or set observed = \"traces.h5\"");
+  inv.parameterisation = t->choice<Parameterisation>(
+      "parameterisation", {{"velocity", Parameterisation::velocity}, {"slowness2", Parameterisation::slowness2}},
+      Parameterisation::velocity, "parameterisation = \"velocity\"");
+  inv.misfit = t->choice<std::string>("misfit", {{"least_squares", std::string("least_squares")}}, std::string("least_squares"),
+                                      "misfit = \"least_squares\"");
+  inv.velocity_min = t->onum("velocity_min", "velocity_min = 1400.0");
+  t->check(!inv.velocity_min || *inv.velocity_min > 0, "velocity_min", "must be > 0", "give the smallest velocity in m/s");
+  inv.velocity_max = t->onum("velocity_max", "velocity_max = 4500.0");
+  t->check(!inv.velocity_max || *inv.velocity_max > 0, "velocity_max", "must be > 0", "give the largest velocity in m/s");
+  t->check(!inv.velocity_min || !inv.velocity_max || *inv.velocity_min < *inv.velocity_max, "velocity_max",
+           fmt::format("must be above velocity_min ({})", inv.velocity_min.value_or(0)), "swap or correct the bounds");
+  inv.wavefield_storage = t->choice<WavefieldStorage>(
+      "wavefield_storage",
+      {{"auto", WavefieldStorage::auto_select}, {"memory", WavefieldStorage::memory}, {"checkpoints", WavefieldStorage::checkpoints}},
+      WavefieldStorage::auto_select, "wavefield_storage = \"auto\"");
+  inv.wavefield_memory_gib = t->onum("wavefield_memory_gib", "wavefield_memory_gib = 8.0");
+  t->check(!inv.wavefield_memory_gib || *inv.wavefield_memory_gib > 0, "wavefield_memory_gib", "must be > 0",
+           "give the memory for the forward wavefields in GiB, or leave it out for half of the available memory");
+  if (c.scheme.method != Method::fdtd)
+    t->p.fail(t->line(), "inversion", "needs scheme.method = \"fdtd\" in this version", "found \"spectral\"",
+              "use method = \"fdtd\" (the spectral adjoint is not built yet)");
+}
+
 }  // namespace
 
 Case parse_case_text(const std::string& text, const std::string& path_for_messages, const std::string& base_dir) {
@@ -603,7 +651,7 @@ Case parse_case_text(const std::string& text, const std::string& path_for_messag
   }
   const Parser p{path_for_messages, base_dir};
   const Tab r{p, root, ""};
-  r.allow({"name", "grid", "model", "time", "shots", "receivers", "scheme", "boundary", "run", "output"});
+  r.allow({"name", "grid", "model", "time", "shots", "receivers", "scheme", "boundary", "run", "output", "inversion"});
 
   Case c;
   c.source_path = path_for_messages;
@@ -618,6 +666,7 @@ Case parse_case_text(const std::string& text, const std::string& path_for_messag
   read_shots(r, c);
   read_receivers(r, c);
   read_options(r, c);
+  read_inversion(r, c);
   return c;
 }
 

@@ -401,3 +401,70 @@ TEST_CASE("case file: an unreadable file is an input error") {
     CHECK(std::string(e.what()).find("check the path") != std::string::npos);
   }
 }
+
+TEST_CASE("case file: the [inversion] table") {
+  const std::string& m = kMinimal;
+  SUBCASE("absent: no inversion") { CHECK_FALSE(io::parse_case_text(m, "case.toml", "").inversion.present); }
+  SUBCASE("true model and every key") {
+    const Case c = io::parse_case_text(m + R"([inversion]
+parameterisation = "slowness2"
+misfit = "least_squares"
+velocity_min = 1500
+velocity_max = 3000.0
+wavefield_storage = "checkpoints"
+wavefield_memory_gib = 2.5
+[inversion.true_model]
+type = "gaussian"
+velocity = 2000
+anomaly = 250
+center = [100, 200, 300]
+radius = 40
+)", "case.toml", "");
+    const auto& inv = c.inversion;
+    CHECK(inv.present);
+    REQUIRE(inv.true_model);
+    CHECK(inv.true_model->kind == ModelSpec::Kind::gaussian);
+    CHECK(inv.true_model->anomaly == 250);
+    CHECK(inv.parameterisation == Parameterisation::slowness2);
+    CHECK(*inv.velocity_min == 1500);
+    CHECK(*inv.velocity_max == 3000);
+    CHECK(inv.wavefield_storage == WavefieldStorage::checkpoints);
+    CHECK(*inv.wavefield_memory_gib == 2.5);
+    CHECK(inv.observed_file.empty());
+  }
+  SUBCASE("observed file resolved against the case folder, defaults") {
+    const Case c = io::parse_case_text(m + "[inversion]\nobserved = \"data/traces.h5\"\n", "case.toml", "/cases/x");
+    CHECK(c.inversion.observed_file == "/cases/x/data/traces.h5");
+    CHECK(c.inversion.observed_dataset == "/traces");
+    CHECK(c.inversion.parameterisation == Parameterisation::velocity);
+    CHECK(c.inversion.wavefield_storage == WavefieldStorage::auto_select);
+    CHECK_FALSE(c.inversion.velocity_max);
+  }
+  SUBCASE("no observed data") {
+    expect_invalid(m + "[inversion]\nparameterisation = \"velocity\"\n",
+                   {"case.toml:15: inversion: has no observed data", "[inversion.true_model]"});
+  }
+  SUBCASE("both observed and true model") {
+    expect_invalid(m + "[inversion]\nobserved = \"t.h5\"\n[inversion.true_model]\ntype = \"homogeneous\"\nvelocity = 2100\n",
+                   {"case.toml:16: inversion.observed: cannot be combined with [inversion.true_model]"});
+  }
+  SUBCASE("true model checked like [model]") {
+    expect_invalid(m + "[inversion.true_model]\ntype = \"homogeneous\"\nvelocity = -5\n",
+                   {"inversion.true_model.velocity: must be > 0"});
+  }
+  SUBCASE("bad parameterisation") {
+    expect_invalid(m + "[inversion]\nobserved = \"t.h5\"\nparameterisation = \"slowness\"\n",
+                   {"inversion.parameterisation: must be one of \"velocity\", \"slowness2\"", "did you mean 'slowness2'?"});
+  }
+  SUBCASE("bounds in the wrong order") {
+    expect_invalid(m + "[inversion]\nobserved = \"t.h5\"\nvelocity_min = 3000\nvelocity_max = 2000\n",
+                   {"inversion.velocity_max: must be above velocity_min (3000)"});
+  }
+  SUBCASE("unknown misfit") {
+    expect_invalid(m + "[inversion]\nobserved = \"t.h5\"\nmisfit = \"l1\"\n", {"inversion.misfit: must be one of \"least_squares\""});
+  }
+  SUBCASE("spectral method") {
+    expect_invalid(m + "[scheme]\nmethod = \"spectral\"\n[inversion]\nobserved = \"t.h5\"\n",
+                   {"inversion: needs scheme.method = \"fdtd\""});
+  }
+}
