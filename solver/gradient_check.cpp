@@ -148,6 +148,13 @@ GradientCheckReport check_gradient(const Case& case_in) {
                             c.source_path.empty() ? c.name : c.source_path));
   c.run.precision = Precision::fp64;
   const Plan plan = make_plan(c);
+  const auto& inv = c.inversion;
+  if ((inv.velocity_min && plan.model.v_min < *inv.velocity_min) || (inv.velocity_max && plan.model.v_max > *inv.velocity_max))
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: the starting model ([model]) spans [{:.6g}, {:.6g}] m/s, outside inversion.velocity_min/max = "
+                            "[{}, {}] m/s; widen the bounds or change the starting model",
+                            c.source_path.empty() ? c.name : c.source_path, plan.model.v_min, plan.model.v_max,
+                            inv.velocity_min.value_or(0), inv.velocity_max ? fmt::format("{}", *inv.velocity_max) : "none"));
   report.plan_text = describe_plan(c, plan);
   report.parameterisation = c.inversion.parameterisation;
   for (Precision p : {Precision::fp64, Precision::fp32}) {
@@ -168,7 +175,7 @@ GradientCheckReport check_gradient(const Case& case_in) {
   const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
   const std::vector<double> model = parameter_from_velocity(c.inversion.parameterisation, velocity);
   const std::vector<double> direction = smooth_direction(c.grid, model, 0.02);
-  report.taylor = taylor_test(objective, model, direction, {1.0, 0.5, 0.25, 0.125, 0.0625});
+  report.taylor = taylor_test(objective, model, direction, taylor_steps);
   report.propagator = propagator->name();
   report.history = propagator->history_name();
   return report;

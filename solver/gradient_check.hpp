@@ -33,6 +33,11 @@ struct TaylorResult {
 TaylorResult taylor_test(Objective& objective, std::span<const double> model, std::span<const double> direction,
                          const std::vector<double>& steps);
 
+// The steps of `check-gradient` along smooth_direction(..., 0.02): perturbations of 0.2% down to 0.0125% of the
+// mean parameter, where the first-order remainder is still dominated by h g.dm and the second-order one (about
+// 1e-6 J at the smallest step) far above rounding.
+inline const std::vector<double> taylor_steps = {0.1, 0.05, 0.025, 0.0125, 0.00625};
+
 // A smooth direction for the Taylor test: a Gaussian bump at the centre of the grid (standard deviation a sixth
 // of the smallest extent), its peak `relative` times the mean |model|.
 std::vector<double> smooth_direction(const GridSpec& grid, std::span<const double> model, double relative);

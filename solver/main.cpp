@@ -1,5 +1,6 @@
 // specwave: the command-line program. Commands parse their arguments, call the library, and turn
 // specwave::Error into the documented exit codes (docs/cli.md). Nothing else here knows about exit codes.
+#include <omp.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -12,6 +13,7 @@
 #include "solver/comm.hpp"
 #include "solver/errors.hpp"
 #include "solver/forward.hpp"
+#include "solver/gradient_check.hpp"
 #include "solver/info.hpp"
 #include "solver/plan.hpp"
 #include "solver/validate.hpp"
@@ -68,7 +70,7 @@ void print(const std::string& text) {
 int run(int argc, char** argv) {
   CLI::App app{"specwave: 3D acoustic wave simulation (FDTD) with validation against an independent reference.\n"
                "Exit codes: 0 ok, 2 usage, 3 invalid case, 4 input file, 5 output, 6 memory, 7 unstable run, "
-               "8 validation failed, 9 backend unavailable, 1 internal error (docs/cli.md)."};
+               "8 validation or gradient check failed, 9 backend unavailable, 1 internal error (docs/cli.md)."};
   app.set_version_flag("--version", std::string("specwave ") + build::version + " (" + build::git_hash + ")");
   app.require_subcommand(1);
 
@@ -94,6 +96,15 @@ int run(int argc, char** argv) {
   validate->add_option("--max-points", max_points, "Largest grid the reference will run")->capture_default_str();
   add_overrides(validate, validate_o);
 
+  std::string gradient_case;
+  int gradient_threads = -1;
+  auto* check_gradient_cmd = app.add_subcommand(
+      "check-gradient",
+      "Check the adjoint and the gradient of a case with an [inversion] table: dot-product test of the Born operator "
+      "(fp64, fp32) and Taylor test of the misfit gradient (fp64)");
+  check_gradient_cmd->add_option("case", gradient_case, "Case file")->required()->check(CLI::ExistingFile);
+  check_gradient_cmd->add_option("--threads", gradient_threads, "OpenMP threads (0: all)")->check(CLI::NonNegativeNumber);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -109,10 +120,10 @@ int run(int argc, char** argv) {
   // reference comparison on one.
   const Comm world = Comm::world();
   const int ranks = world.size();
-  if (validate->parsed() && ranks > 1)
-    throw Error(ExitCode::usage, fmt::format("validate runs on one MPI rank only, not on {}; start it without "
+  if ((validate->parsed() || check_gradient_cmd->parsed()) && ranks > 1)
+    throw Error(ExitCode::usage, fmt::format("{} runs on one MPI rank only, not on {}; start it without "
                                              "mpirun/mpiexec (or with -n 1)",
-                                             ranks));
+                                             validate->parsed() ? "validate" : "check-gradient", ranks));
   const bool root = Comm::world().rank() == 0;
   if (check->parsed()) {
     const Case c = load_case(check_case, check_o);
@@ -132,6 +143,20 @@ int run(int argc, char** argv) {
       return int(ExitCode::validation_failed);
     }
     print("validate: all comparisons within tolerance\n");
+    return 0;
+  }
+  if (check_gradient_cmd->parsed()) {
+    Overrides o;
+    o.threads = gradient_threads;
+    Case c = load_case(gradient_case, o);
+    if (c.run.threads > 0) omp_set_num_threads(c.run.threads);
+    const GradientCheckReport report = check_gradient(c);
+    print(report.text());
+    if (!report.passed()) {
+      print("check-gradient: FAILED\n");
+      return int(ExitCode::validation_failed);
+    }
+    print("check-gradient: the adjoint and the gradient pass\n");
     return 0;
   }
   // forward

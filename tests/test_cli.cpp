@@ -208,3 +208,82 @@ TEST_CASE("forward writes traces, wavefield and model with the documented schema
   CHECK(run_specwave("info").output.find("HDF5") != std::string::npos);
   CHECK(run_specwave("forward --help").code == 0);
 }
+
+namespace {
+
+// A small case for check-gradient; the [inversion] part is appended by each test.
+const char* gradient_case = R"(name = "grad"
+[grid]
+shape = [28, 26, 30]
+spacing = 10.0
+[model]
+type = "homogeneous"
+velocity = 2000.0
+[time]
+duration = 0.1
+dt = 0.0012
+[[shots]]
+[[shots.sources]]
+position = [100.0, 130.0, 90.0]
+peak_frequency = 15.0
+[receivers]
+points = [[100.0, 120.0, 200.0], [180.0, 130.0, 150.0]]
+[scheme]
+order = 8
+[boundary]
+pml_width = 6
+[run]
+precision = "fp64"
+[output]
+directory = "out-grad"
+plots = false
+final_field = false
+)";
+
+}  // namespace
+
+TEST_CASE("check-gradient: the shipped case passes; observed data from a traces file; refusals") {
+  fs::create_directories(work);
+  SUBCASE("cases/validation/gradient.toml") {
+    const Result r = run_specwave(std::string("check-gradient --threads 1 ") + SPECWAVE_SOURCE_DIR + "/cases/validation/gradient.toml");
+    CAPTURE(r.output);
+    CHECK(r.code == 0);
+    CHECK(r.output.find("| fp64 |") != std::string::npos);
+    CHECK(r.output.find("| fp32 |") != std::string::npos);
+    CHECK(r.output.find("least-squares slopes") != std::string::npos);
+    CHECK(r.output.find("check-gradient: the adjoint and the gradient pass") != std::string::npos);
+  }
+  SUBCASE("observed = the traces.h5 of a forward run with the true model") {
+    // The data: the true model (a Gaussian anomaly) through `specwave forward`, at the same dt.
+    const std::string truth = replaced(gradient_case, "type = \"homogeneous\"\nvelocity = 2000.0",
+                                       "type = \"gaussian\"\nvelocity = 2000.0\nanomaly = 250.0\ncenter = [140.0, 130.0, 150.0]\n"
+                                       "radius = 40.0");
+    fs::remove_all(work / "out-grad");
+    REQUIRE(run_specwave("forward -q " + write_case("grad-truth", truth)).code == 0);
+    const std::string data = (work / "out-grad" / "traces.h5").string();
+    const Result r = run_specwave("check-gradient " + write_case("grad-file", std::string(gradient_case) +
+                                                                                  "[inversion]\nobserved = \"" + data +
+                                                                                  "\"\nparameterisation = \"slowness2\"\n"));
+    CAPTURE(r.output);
+    CHECK(r.code == 0);
+    CHECK(r.output.find("parameter slowness2") != std::string::npos);
+    // The same data against a case at another dt: refused, naming the file and both dt.
+    const Result bad = run_specwave("check-gradient " + write_case("grad-dt", replaced(gradient_case, "dt = 0.0012", "dt = 0.00121") +
+                                                                                  "[inversion]\nobserved = \"" + data + "\"\n"));
+    CHECK(bad.code == 4);
+    CHECK(bad.output.find("has attribute dt = 0.0012 s, but the case runs at dt = 0.00121 s") != std::string::npos);
+  }
+  SUBCASE("a case without [inversion]") {
+    const Result r = run_specwave("check-gradient " + write_case("grad-none", gradient_case));
+    CHECK(r.code == 3);
+    CHECK(r.output.find("check-gradient needs an [inversion] table") != std::string::npos);
+  }
+  SUBCASE("a starting model outside the velocity bounds") {
+    const Result r = run_specwave("check-gradient " + write_case("grad-bounds", std::string(gradient_case) +
+                                                                                  "[inversion]\nvelocity_min = 2100.0\n"
+                                                                                  "[inversion.true_model]\ntype = \"homogeneous\"\n"
+                                                                                  "velocity = 2200.0\n"));
+    CHECK(r.code == 3);
+    CHECK(r.output.find("outside inversion.velocity_min/max") != std::string::npos);
+  }
+}

@@ -106,7 +106,7 @@ TEST_CASE("Taylor test of the gradient: first-order remainder slope 1, second-or
     const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
     const std::vector<double> model = parameter_from_velocity(p, velocity);
     const std::vector<double> direction = smooth_direction(c.grid, model, 0.02);
-    const TaylorResult r = taylor_test(objective, model, direction, {0.1, 0.05, 0.025, 0.0125, 0.00625});
+    const TaylorResult r = taylor_test(objective, model, direction, taylor_steps);
     for (const auto& row : r.rows) MESSAGE(parameterisation << " h " << row.h << " r1 " << row.first << " r2 " << row.second);
     MESSAGE(parameterisation << ": J = " << r.misfit << ", g.dm = " << r.directional_derivative << ", slopes " << r.slope_first
                              << ", " << r.slope_second);
