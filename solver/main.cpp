@@ -10,6 +10,7 @@
 
 #include "io/case_file.hpp"
 #include "io/hdf5.hpp"
+#include "io/segy.hpp"
 #include "solver/comm.hpp"
 #include "solver/errors.hpp"
 #include "solver/forward.hpp"
@@ -105,6 +106,16 @@ int run(int argc, char** argv) {
   check_gradient_cmd->add_option("case", gradient_case, "Case file")->required()->check(CLI::ExistingFile);
   check_gradient_cmd->add_option("--threads", gradient_threads, "OpenMP threads (0: all)")->check(CLI::NonNegativeNumber);
 
+  std::string segy_in, segy_out;
+  auto* segy = app.add_subcommand("segy", "Convert shot gathers between traces.h5 and SEG-Y rev 2 (docs/segy.md)");
+  segy->require_subcommand(1);
+  auto* segy_export = segy->add_subcommand("export", "traces.h5 -> SEG-Y rev 2 (IEEE float32, coordinates in mm)");
+  segy_export->add_option("traces", segy_in, "A traces.h5 written by specwave forward")->required()->check(CLI::ExistingFile);
+  segy_export->add_option("output", segy_out, "The SEG-Y file to write")->required();
+  auto* segy_import = segy->add_subcommand("import", "SEG-Y (rev 0-2, IEEE or IBM floats) -> traces.h5");
+  segy_import->add_option("segy", segy_in, "The SEG-Y file to read")->required()->check(CLI::ExistingFile);
+  segy_import->add_option("output", segy_out, "The traces.h5 to write (usable as inversion.observed)")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -114,6 +125,22 @@ int run(int argc, char** argv) {
 
   if (info->parsed()) {
     print(build_and_hardware_info());
+    return 0;
+  }
+  if (segy->parsed()) {
+    if (segy_export->parsed()) {
+      const io::ShotGathers g = io::read_trace_file(segy_in);
+      io::write_segy(segy_out, g, fmt::format("specwave {} ({}) shot gathers from {}\n{} shots x {} receivers x {} samples, dt {} s\n"
+                                              "IEEE float32 samples; coordinates in mm (scalar -1000); z down: receiver "
+                                              "elevation = -z, source depth = z",
+                                              build::version, build::git_hash, segy_in, g.n_shots, g.n_receivers, g.nt, g.dt));
+      print(fmt::format("segy: wrote {} ({} shots x {} receivers x {} samples)\n", segy_out, g.n_shots, g.n_receivers, g.nt));
+    } else {
+      const io::ShotGathers g = io::read_segy(segy_in);
+      io::write_trace_file(segy_out, g, segy_in);
+      print(fmt::format("segy: wrote {} ({} shots x {} receivers x {} samples, dt {} s)\n", segy_out, g.n_shots,
+                        g.n_receivers, g.nt, g.dt));
+    }
     return 0;
   }
   // forward and check take any number of ranks (shot groups x domain decomposition); validate runs its

@@ -207,6 +207,16 @@ TEST_CASE("forward writes traces, wavefield and model with the documented schema
     CHECK_MESSAGE(fs::exists(work / "out" / f), f);
   CHECK(run_specwave("info").output.find("HDF5") != std::string::npos);
   CHECK(run_specwave("forward --help").code == 0);
+
+  // The traces through SEG-Y and back: same shape and dt (docs/segy.md).
+  const std::string sgy = (work / "out" / "traces.sgy").string(), back = (work / "out" / "back.h5").string();
+  const Result ex = run_specwave("segy export " + (work / "out" / "traces.h5").string() + " " + sgy);
+  CAPTURE(ex.output);
+  REQUIRE(ex.code == 0);
+  REQUIRE(run_specwave("segy import " + sgy + " " + back).code == 0);
+  io::h5::Reader round_trip(back);
+  CHECK(round_trip.info("traces").dims == info.dims);
+  CHECK(run_specwave("segy import " + path + " " + back).code == 4);  // a TOML file is no SEG-Y: input error
 }
 
 namespace {

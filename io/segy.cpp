@@ -1,0 +1,317 @@
+#include "io/segy.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <limits>
+#include <type_traits>
+#include <unistd.h>
+
+#include "io/hdf5.hpp"
+#include "io/outputs.hpp"
+#include "solver/errors.hpp"
+
+namespace specwave::io {
+namespace {
+
+constexpr std::size_t text_bytes = 3200, binary_bytes = 400, trace_header_bytes = 240;
+constexpr std::int32_t byte_order_constant = 16909060;  // 0x01020304
+constexpr double coordinate_scale = 1000.0;             // stored in millimetres
+constexpr std::int16_t coordinate_scalar = -1000;       // SEG-Y: negative = divide by |scalar|
+
+// Big-endian fields at 1-based SEG-Y byte positions (as the standard numbers them) of a header buffer.
+template <class T>
+void put(std::vector<unsigned char>& h, std::size_t position, T value) {
+  using U = std::conditional_t<sizeof(T) == 2, std::uint16_t, std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>;
+  U bits;
+  std::memcpy(&bits, &value, sizeof(T));
+  for (std::size_t k = 0; k < sizeof(T); ++k) h[position - 1 + k] = (unsigned char)(bits >> (8 * (sizeof(T) - 1 - k)));
+}
+
+// Reads a field in the file's byte order (big-endian unless the byte-order constant says otherwise).
+template <class T>
+T get(const unsigned char* h, std::size_t position, bool little) {
+  using U = std::conditional_t<sizeof(T) == 2, std::uint16_t, std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>;
+  U bits = 0;
+  for (std::size_t k = 0; k < sizeof(T); ++k) {
+    const std::size_t at = little ? sizeof(T) - 1 - k : k;
+    bits = U(bits << 8) | U(h[position - 1 + at]);
+  }
+  T value;
+  std::memcpy(&value, &bits, sizeof(T));
+  return value;
+}
+
+std::int32_t scaled(double metres) {
+  const double v = std::round(metres * coordinate_scale);
+  if (std::abs(v) > double(std::numeric_limits<std::int32_t>::max()))
+    throw Error(ExitCode::output_error, fmt::format("SEG-Y: coordinate {} m does not fit a 32-bit field in millimetres", metres));
+  return std::int32_t(v);
+}
+
+double unscaled(std::int32_t value, std::int16_t scalar) {
+  if (scalar < 0) return double(value) / double(-scalar);
+  if (scalar > 0) return double(value) * double(scalar);
+  return double(value);
+}
+
+}  // namespace
+
+float ibm_to_ieee(std::uint32_t ibm) {
+  if ((ibm & 0x7fffffff) == 0) return 0.0f;
+  const double sign = (ibm >> 31) ? -1.0 : 1.0;
+  const int exponent = int((ibm >> 24) & 0x7f) - 64;
+  const double fraction = double(ibm & 0x00ffffff) / double(1 << 24);
+  return float(sign * fraction * std::pow(16.0, exponent));
+}
+
+namespace {
+
+[[noreturn]] void bad_input(const std::string& path, const std::string& what) {
+  throw Error(ExitCode::input_error, fmt::format("{}: {}", path, what));
+}
+
+}  // namespace
+
+ShotGathers read_trace_file(const std::string& path) {
+  h5::Reader reader(path);
+  const h5::DatasetInfo info = reader.info("/traces");
+  if (info.dims.size() != 3)
+    bad_input(path, "dataset '/traces' must be 3-D (shot, receiver, sample); is this a specwave traces.h5?");
+  ShotGathers g;
+  g.n_shots = int(info.dims[0]);
+  g.n_receivers = int(info.dims[1]);
+  g.nt = int(info.dims[2]);
+  g.traces = reader.read_floating<float>("/traces", info.dims);
+  h5::Handle d = reader.open_dataset("/traces");
+  const auto dt = h5::read_attribute_doubles(d.id(), "dt");
+  if (dt.size() != 1 || !(dt[0] > 0)) bad_input(path, "dataset '/traces' needs a positive attribute dt (s)");
+  g.dt = dt[0];
+  const auto rec = reader.read_floating<double>("/receiver_coordinates", {hsize_t(g.n_receivers), 3});
+  for (int r = 0; r < g.n_receivers; ++r) g.receivers.push_back({rec[3 * r], rec[3 * r + 1], rec[3 * r + 2]});
+  const h5::DatasetInfo si = reader.info("/source_coordinates");
+  const auto src = reader.read_floating<double>("/source_coordinates", si.dims);
+  const h5::DatasetInfo shot_info = reader.info("/source_shot");
+  if (shot_info.type_class != H5T_INTEGER || shot_info.dims != std::vector<hsize_t>{si.dims[0]})
+    bad_input(path, "dataset '/source_shot' must be integers, one per source");
+  std::vector<std::int32_t> shot_of(si.dims[0]);
+  {
+    h5::Handle ds = reader.open_dataset("/source_shot");
+    if (H5Dread(ds.id(), H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, shot_of.data()) < 0)
+      bad_input(path, "cannot read dataset '/source_shot'");
+  }
+  g.sources.assign(g.n_shots, {NAN, NAN, NAN});
+  for (std::size_t s = 0; s < shot_of.size(); ++s) {
+    const int shot = shot_of[s];
+    if (shot >= 0 && shot < g.n_shots && std::isnan(g.sources[shot][0]))
+      g.sources[shot] = {src[3 * s], src[3 * s + 1], src[3 * s + 2]};
+  }
+  for (int s = 0; s < g.n_shots; ++s)
+    if (std::isnan(g.sources[s][0])) bad_input(path, fmt::format("shot {} has no source in '/source_shot'", s));
+  return g;
+}
+
+void write_trace_file(const std::string& path, const ShotGathers& g, const std::string& created_from) {
+  h5::Provenance prov{"specwave.traces", "fp32", "none", "", "converted from " + created_from, 0, 1};
+  std::vector<std::vector<Vec3>> sources;
+  for (const auto& s : g.sources) sources.push_back({s});
+  TraceFile file(path, prov, false, g.n_shots, g.receivers, sources, g.nt, g.dt);
+  const std::size_t per_shot = std::size_t(g.n_receivers) * g.nt;
+  for (int s = 0; s < g.n_shots; ++s) {
+    std::vector<double> shot(g.traces.begin() + s * per_shot, g.traces.begin() + (s + 1) * per_shot);
+    file.write_shot(s, shot);
+  }
+  file.commit();
+}
+
+void write_segy(const std::string& path, const ShotGathers& g, const std::string& text) {
+  if (g.nt > std::numeric_limits<std::uint16_t>::max() && g.nt > std::numeric_limits<std::int32_t>::max())
+    throw Error(ExitCode::output_error, "SEG-Y: too many samples per trace");
+  const std::string temporary = fmt::format("{}.tmp-{}", path, ::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    if (!out) throw Error(ExitCode::output_error, fmt::format("cannot create {}; check the folder", temporary));
+    // Textual header: 40 cards of 80 ASCII characters, "C 1 " ... with the caller's text.
+    std::string header(text_bytes, ' ');
+    std::vector<std::string> lines;
+    std::string line;
+    for (char ch : text + "\n") {
+      if (ch == '\n' || line.size() == 76) {
+        lines.push_back(line);
+        line.clear();
+        if (ch == '\n') continue;
+      }
+      line += (ch >= 32 && ch < 127) ? ch : ' ';
+    }
+    lines.resize(40);
+    lines[38] = "SEG-Y_REV2.0";
+    lines[39] = "END TEXTUAL HEADER";
+    for (int k = 0; k < 40; ++k) {
+      const std::string card = fmt::format("C{:<2} {}", k + 1, lines[k]);
+      std::copy_n(card.begin(), std::min<std::size_t>(80, card.size()), header.begin() + 80 * k);
+    }
+    out.write(header.data(), text_bytes);
+
+    std::vector<unsigned char> bin(binary_bytes, 0);  // positions relative to the file: subtract 3200
+    auto bput = [&](std::size_t file_position, auto value) { put(bin, file_position - text_bytes, value); };
+    const std::uint16_t dt_us = std::uint16_t(std::clamp(std::lround(g.dt * 1e6), 0L, 65535L));
+    bput(3213, std::int16_t(std::min(g.n_receivers, 32767)));  // data traces per ensemble
+    bput(3217, dt_us);                                       // sample interval (microseconds)
+    bput(3221, std::uint16_t(std::min(g.nt, 65535)));        // samples per trace
+    bput(3225, std::int16_t(5));                             // IEEE float32
+    bput(3227, std::int16_t(1));                             // ensemble fold
+    bput(3229, std::int16_t(1));                             // sorted as recorded (shot gathers)
+    bput(3255, std::int16_t(1));                             // measurement system: metres
+    bput(3261, std::int32_t(g.n_receivers));                 // extended traces per ensemble
+    bput(3269, std::int32_t(g.nt));                          // extended samples per trace
+    bput(3273, double(g.dt * 1e6));                          // extended sample interval (microseconds, IEEE double)
+    bput(3297, byte_order_constant);
+    bin[3501 - 1 - text_bytes] = 2;                          // major revision 2
+    bin[3502 - 1 - text_bytes] = 0;                          // minor revision 0
+    bput(3503, std::int16_t(1));                             // fixed-length traces
+    bput(3505, std::int16_t(0));                             // no extended textual headers
+    out.write(reinterpret_cast<const char*>(bin.data()), binary_bytes);
+
+    std::vector<unsigned char> th(trace_header_bytes);
+    std::vector<unsigned char> samples(std::size_t(g.nt) * 4);
+    for (int s = 0; s < g.n_shots; ++s)
+      for (int r = 0; r < g.n_receivers; ++r) {
+        std::fill(th.begin(), th.end(), 0);
+        const std::int32_t serial = s * g.n_receivers + r + 1;
+        const Vec3& src = g.sources[s];
+        const Vec3& rec = g.receivers[r];
+        put(th, 1, serial);                          // trace sequence number within line
+        put(th, 5, serial);                          // ... within file
+        put(th, 9, std::int32_t(s + 1));             // original field record number (shot)
+        put(th, 13, std::int32_t(r + 1));            // trace number within the field record
+        put(th, 29, std::int16_t(1));                // trace identification: time-domain seismic data
+        put(th, 35, std::int16_t(1));                // data use: production
+        put(th, 41, scaled(-rec[0]));                // receiver group elevation (up positive) = -z
+        put(th, 45, std::int32_t(0));                // surface elevation at source
+        put(th, 49, scaled(src[0]));                 // source depth below surface = z
+        put(th, 69, coordinate_scalar);              // scalar for elevations and depths
+        put(th, 71, coordinate_scalar);              // scalar for coordinates
+        put(th, 73, scaled(src[2]));                 // source x
+        put(th, 77, scaled(src[1]));                 // source y
+        put(th, 81, scaled(rec[2]));                 // group x
+        put(th, 85, scaled(rec[1]));                 // group y
+        put(th, 89, std::int16_t(1));                // coordinate units: length (metres)
+        put(th, 115, std::uint16_t(std::min(g.nt, 65535)));
+        put(th, 117, dt_us);
+        out.write(reinterpret_cast<const char*>(th.data()), trace_header_bytes);
+        const float* v = g.traces.data() + (std::size_t(s) * g.n_receivers + r) * g.nt;
+        for (int n = 0; n < g.nt; ++n) {
+          std::uint32_t bits;
+          std::memcpy(&bits, &v[n], 4);
+          for (int k = 0; k < 4; ++k) samples[4 * std::size_t(n) + k] = (unsigned char)(bits >> (8 * (3 - k)));
+        }
+        out.write(reinterpret_cast<const char*>(samples.data()), std::streamsize(samples.size()));
+      }
+    out.flush();
+    if (!out) {
+      out.close();
+      std::filesystem::remove(temporary);
+      throw Error(ExitCode::output_error, fmt::format("cannot write {} (disk full?)", temporary));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) throw Error(ExitCode::output_error, fmt::format("cannot rename {} to {}: {}", temporary, path, ec.message()));
+}
+
+ShotGathers read_segy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) bad_input(path, "file not found or unreadable; check the path");
+  std::vector<unsigned char> head(text_bytes + binary_bytes);
+  if (!in.read(reinterpret_cast<char*>(head.data()), std::streamsize(head.size())))
+    bad_input(path, "shorter than the 3600-byte SEG-Y headers; is it a SEG-Y file?");
+  const unsigned char* bin = head.data();
+  // Byte order: the rev 2 constant when present, else big-endian (rev 0 and 1).
+  bool little = false;
+  if (get<std::int32_t>(bin, 3297, false) != byte_order_constant && get<std::int32_t>(bin, 3297, true) == byte_order_constant)
+    little = true;
+  const int format = get<std::int16_t>(bin, 3225, little);
+  if (format != 5 && format != 1)
+    bad_input(path, fmt::format("data sample format code {} (binary header bytes 3225-3226) is not supported; "
+                                "convert to IEEE float (5) or IBM float (1)",
+                                format));
+  int nt = get<std::uint16_t>(bin, 3221, little);
+  if (const std::int32_t ext = get<std::int32_t>(bin, 3269, little); ext > 0) nt = ext;
+  double dt_us = get<std::uint16_t>(bin, 3217, little);
+  if (const double ext = get<double>(bin, 3273, little); std::isfinite(ext) && ext > 0) dt_us = ext;
+  const int extended_text = get<std::int16_t>(bin, 3505, little);
+  if (extended_text < 0) bad_input(path, "a variable number of extended textual headers (-1) is not supported");
+  in.seekg(std::streamoff(text_bytes + binary_bytes + 3200 * std::size_t(extended_text)));
+
+  ShotGathers g;
+  std::vector<unsigned char> th(trace_header_bytes), data;
+  std::vector<std::int32_t> record_of;
+  std::vector<Vec3> receiver_of, source_of;
+  for (long long trace = 0;; ++trace) {
+    if (!in.read(reinterpret_cast<char*>(th.data()), trace_header_bytes)) break;
+    int n = get<std::uint16_t>(th.data(), 115, little);
+    if (n == 0 || n == 65535) n = nt;  // rev 2 files with more samples keep the count in the binary header
+    if (n != nt)
+      bad_input(path, fmt::format("trace {} has {} samples (trace header bytes 115-116), the file {}; specwave reads "
+                                  "fixed-length traces only",
+                                  trace + 1, n, nt));
+    const std::int16_t sc = get<std::int16_t>(th.data(), 71, little), se = get<std::int16_t>(th.data(), 69, little);
+    record_of.push_back(get<std::int32_t>(th.data(), 9, little));
+    receiver_of.push_back({-unscaled(get<std::int32_t>(th.data(), 41, little), se),
+                           unscaled(get<std::int32_t>(th.data(), 85, little), sc),
+                           unscaled(get<std::int32_t>(th.data(), 81, little), sc)});
+    source_of.push_back({unscaled(get<std::int32_t>(th.data(), 49, little), se) -
+                             unscaled(get<std::int32_t>(th.data(), 45, little), se),
+                         unscaled(get<std::int32_t>(th.data(), 77, little), sc),
+                         unscaled(get<std::int32_t>(th.data(), 73, little), sc)});
+    data.resize(std::size_t(nt) * 4);
+    if (!in.read(reinterpret_cast<char*>(data.data()), std::streamsize(data.size())))
+      bad_input(path, fmt::format("trace {} is cut short (file truncated?)", trace + 1));
+    for (int k = 0; k < nt; ++k) {
+      const std::uint32_t bits = get<std::uint32_t>(data.data(), 1 + 4 * std::size_t(k), little);
+      float v;
+      if (format == 5) std::memcpy(&v, &bits, 4);
+      else v = ibm_to_ieee(bits);
+      g.traces.push_back(v);
+    }
+  }
+  if (record_of.empty()) bad_input(path, "no traces after the headers");
+  // Shots in order of first appearance of their field record number; traces of a shot must be contiguous.
+  std::vector<std::size_t> first_of_shot;
+  for (std::size_t t = 0; t < record_of.size(); ++t)
+    if (t == 0 || record_of[t] != record_of[t - 1]) first_of_shot.push_back(t);
+  g.n_shots = int(first_of_shot.size());
+  g.n_receivers = int(record_of.size() / first_of_shot.size());
+  g.nt = nt;
+  g.dt = dt_us * 1e-6;
+  if (!(g.dt > 0)) bad_input(path, "sample interval is 0 (binary header bytes 3217-3218 and 3273-3280)");
+  for (int s = 0; s < g.n_shots; ++s) {
+    const std::size_t first = first_of_shot[s];
+    const std::size_t end = s + 1 < g.n_shots ? first_of_shot[s + 1] : record_of.size();
+    if (int(end - first) != g.n_receivers)
+      bad_input(path, fmt::format("field record {} (shot {}) has {} traces, shot 1 has {}: specwave needs the same "
+                                  "receivers in every shot",
+                                  record_of[first], s + 1, end - first, g.n_receivers));
+    g.sources.push_back(source_of[first]);
+    for (int r = 0; r < g.n_receivers; ++r) {
+      const Vec3& p = receiver_of[first + r];
+      if (s == 0) {
+        g.receivers.push_back(p);
+      } else if (std::abs(p[0] - g.receivers[r][0]) + std::abs(p[1] - g.receivers[r][1]) +
+                     std::abs(p[2] - g.receivers[r][2]) > 1e-3) {
+        bad_input(path, fmt::format("trace {} (shot {}, receiver {}) is at ({}, {}, {}) m, but receiver {} of shot 1 "
+                                    "is at ({}, {}, {}) m: specwave needs the same receivers in every shot",
+                                    first + r + 1, s + 1, r + 1, p[0], p[1], p[2], r + 1, g.receivers[r][0],
+                                    g.receivers[r][1], g.receivers[r][2]));
+      }
+    }
+  }
+  return g;
+}
+
+}  // namespace specwave::io

@@ -1,0 +1,44 @@
+#pragma once
+// Shot gathers in SEG-Y revision 2.0 (SEG Technical Standards Committee, 2017) and in specwave's traces.h5
+// (docs/hdf5-schema.md): export, import and the conversion between them (docs/segy.md).
+//
+// What is written: a 3200-byte textual header (ASCII, 40 card images), the 400-byte binary header (big-endian;
+// revision 2.0 in bytes 3501-3502, fixed-length traces, the byte-order constant 16909060, the exact sample
+// interval as an IEEE double), then per trace a 240-byte header and nt IEEE 754 float32 samples (format code 5).
+// Trace headers carry the shot (field record number, bytes 9-12), the trace number in the shot (13-16), the
+// source and receiver coordinates (x: 73-76 / 81-84, y: 77-80 / 85-88, scaled by bytes 71-72), receiver
+// elevation -z (41-44) and source depth z (49-52, scaled by bytes 69-70), the sample count and interval.
+// Coordinates are stored in millimetres (scalar -1000). Reading accepts both byte orders (by the byte-order
+// constant), IEEE (5) and IBM (1) floats, and the fixed or extended sample count and interval.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "solver/case.hpp"
+
+namespace specwave::io {
+
+// What traces.h5 holds: every shot records the same receivers.
+struct ShotGathers {
+  int n_shots = 0, n_receivers = 0, nt = 0;
+  double dt = 0;                   // s
+  std::vector<float> traces;       // (n_shots, n_receivers, nt), C order
+  std::vector<Vec3> receivers;     // (z, y, x) m, z down
+  std::vector<Vec3> sources;       // one per shot: its (first) source, (z, y, x) m
+};
+
+// traces.h5 (file_type "specwave.traces") -> gathers; errors name the file and dataset.
+ShotGathers read_trace_file(const std::string& path);
+// gathers -> traces.h5 (atomic; float32 traces).
+void write_trace_file(const std::string& path, const ShotGathers& gathers, const std::string& created_from);
+
+// gathers -> SEG-Y rev 2 (atomic: temporary name, then rename). `text` goes into the textual header (cut to fit).
+void write_segy(const std::string& path, const ShotGathers& gathers, const std::string& text);
+// SEG-Y -> gathers. Traces are grouped by field record number, in file order; every shot must have the same
+// receivers (count and coordinates) and every trace the same sample count and interval (errors name the trace).
+ShotGathers read_segy(const std::string& path);
+
+// IBM System/360 single precision (SEG-Y format code 1) to IEEE.
+float ibm_to_ieee(std::uint32_t ibm);
+
+}  // namespace specwave::io

@@ -1,0 +1,138 @@
+// SEG-Y rev 2 export and import (io/segy.hpp): round trips through SEG-Y and traces.h5, the header fields other
+// tools read, IBM floats, and clear errors on files specwave cannot use.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "io/segy.hpp"
+#include "solver/errors.hpp"
+
+using namespace specwave;
+using namespace specwave::io;
+
+namespace {
+
+ShotGathers sample_gathers() {
+  ShotGathers g;
+  g.n_shots = 3;
+  g.n_receivers = 4;
+  g.nt = 37;
+  g.dt = 1.25e-3;
+  for (int k = 0; k < g.n_shots * g.n_receivers * g.nt; ++k) g.traces.push_back(float(std::sin(0.37 * k) * std::exp(-0.01 * k)));
+  g.traces[5] = -0.0f;
+  g.traces[6] = 1e-38f;
+  for (int r = 0; r < g.n_receivers; ++r) g.receivers.push_back({12.5 + r, 150.125, 100.0 + 25.5 * r});
+  for (int s = 0; s < g.n_shots; ++s) g.sources.push_back({30.0, 149.75 + s, 80.0 + 60.0 * s});
+  return g;
+}
+
+std::string temp(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
+
+std::vector<unsigned char> bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+long be(const std::vector<unsigned char>& b, std::size_t position, int size) {
+  long v = 0;
+  for (int k = 0; k < size; ++k) v = (v << 8) | b[position - 1 + k];
+  return size == 2 ? long(std::int16_t(v)) : size == 4 ? long(std::int32_t(v)) : v;
+}
+
+void check_equal(const ShotGathers& a, const ShotGathers& b, double coordinate_tolerance) {
+  REQUIRE(a.n_shots == b.n_shots);
+  REQUIRE(a.n_receivers == b.n_receivers);
+  REQUIRE(a.nt == b.nt);
+  CHECK(a.dt == doctest::Approx(b.dt).epsilon(1e-12));
+  REQUIRE(a.traces.size() == b.traces.size());
+  long mismatch = 0;
+  for (std::size_t i = 0; i < a.traces.size(); ++i) mismatch += a.traces[i] != b.traces[i];
+  CHECK(mismatch == 0);
+  for (int r = 0; r < a.n_receivers; ++r)
+    for (int k = 0; k < 3; ++k) CHECK(std::abs(a.receivers[r][k] - b.receivers[r][k]) <= coordinate_tolerance);
+  for (int s = 0; s < a.n_shots; ++s)
+    for (int k = 0; k < 3; ++k) CHECK(std::abs(a.sources[s][k] - b.sources[s][k]) <= coordinate_tolerance);
+}
+
+}  // namespace
+
+TEST_CASE("SEG-Y rev 2: shot gathers survive export and import exactly (samples bitwise, coordinates to 1 mm)") {
+  const ShotGathers g = sample_gathers();
+  const std::string path = temp("specwave_test.sgy");
+  write_segy(path, g, "specwave test\nsecond line");
+  check_equal(g, read_segy(path), 5e-4);
+
+  const auto b = bytes_of(path);
+  REQUIRE(b.size() == 3600 + std::size_t(g.n_shots * g.n_receivers) * (240 + 4 * g.nt));
+  CHECK(std::string(b.begin(), b.begin() + 16) == "C1  specwave tes");
+  CHECK(be(b, 3225, 2) == 5);              // IEEE float
+  CHECK(be(b, 3221, 2) == g.nt);
+  CHECK(be(b, 3217, 2) == 1250);           // microseconds
+  CHECK(be(b, 3297, 4) == 16909060);       // byte-order constant
+  CHECK(b[3500] == 2);                     // revision 2.0
+  CHECK(be(b, 3503, 2) == 1);              // fixed-length traces
+  // Second trace of the second shot: field record 2, trace 2, receiver x 125.5 m = 125500 mm, scalar -1000.
+  const std::size_t t = 3600 + (1 * g.n_receivers + 1) * std::size_t(240 + 4 * g.nt);
+  CHECK(be(b, t + 9, 4) == 2);
+  CHECK(be(b, t + 13, 4) == 2);
+  CHECK(be(b, t + 71, 2) == -1000);
+  CHECK(be(b, t + 81, 4) == 125500);
+  CHECK(be(b, t + 73, 4) == 140000);       // source x of shot 2
+  CHECK(be(b, t + 41, 4) == -13500);       // receiver elevation = -z
+  CHECK(be(b, t + 49, 4) == 30000);        // source depth
+  CHECK(be(b, t + 115, 2) == g.nt);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("traces.h5 -> SEG-Y -> traces.h5 keeps traces, sampling and geometry") {
+  const ShotGathers g = sample_gathers();
+  const std::string h5 = temp("specwave_test_traces.h5"), sgy = temp("specwave_test_2.sgy"),
+                    back = temp("specwave_test_back.h5");
+  write_trace_file(h5, g, "test");
+  const ShotGathers from_h5 = read_trace_file(h5);
+  check_equal(g, from_h5, 0.0);
+  write_segy(sgy, from_h5, "round trip");
+  write_trace_file(back, read_segy(sgy), sgy);
+  check_equal(g, read_trace_file(back), 5e-4);
+  for (const auto& p : {h5, sgy, back}) std::filesystem::remove(p);
+}
+
+TEST_CASE("SEG-Y import: IBM floats, and clear errors") {
+  CHECK(ibm_to_ieee(0xC276A000u) == -118.625f);  // the example of the SEG-Y standard
+  CHECK(ibm_to_ieee(0x41100000u) == 1.0f);
+  CHECK(ibm_to_ieee(0u) == 0.0f);
+
+  const std::string path = temp("specwave_test_bad.sgy");
+  {
+    std::ofstream(path, std::ios::binary) << "too short";
+  }
+  try {
+    read_segy(path);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("3600-byte") != std::string::npos);
+    CHECK(e.code() == ExitCode::input_error);
+  }
+  // Shots with different receiver counts are refused, naming the record.
+  ShotGathers g = sample_gathers();
+  write_segy(path, g, "x");
+  auto b = bytes_of(path);
+  const std::size_t trace = 240 + 4 * std::size_t(g.nt);
+  b[3600 + 3 * trace + 8 + 3] = 9;  // shot 1's last trace claims field record 9
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+  }
+  try {
+    read_segy(path);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("same receivers in every shot") != std::string::npos);
+  }
+  std::filesystem::remove(path);
+}
