@@ -595,6 +595,27 @@ void read_options(const Tab& r, Case& c) {
   o.directory = r.p.resolve(o.directory);
 }
 
+void read_regression(const Tab& r, Case& c) {
+  const auto t = r.sub("validation", false, "[validation]");
+  if (!t) return;
+  auto& v = c.regression;
+  v.present = true;
+  t->allow({"tier", "reference", "rel_l2", "max_error", "min_correlation", "max_time_shift", "eigen_reference"});
+  v.tier = t->str("tier", "tier = \"smoke\"", "full");
+  t->check(v.tier == "smoke" || v.tier == "full", "tier", "must be \"smoke\" or \"full\"", "use tier = \"smoke\" for CI cases");
+  const std::string stem = c.source_path.empty() ? c.name : std::filesystem::path(c.source_path).stem().string();
+  v.reference = t->p.resolve(t->str("reference", "reference = \"small.reference.h5\"", stem + ".reference.h5"));
+  v.rel_l2 = t->num("rel_l2", "rel_l2 = 1e-5", 1e-5);
+  t->check(v.rel_l2 > 0, "rel_l2", "must be > 0", "use e.g. 1e-5");
+  v.max_error = t->num("max_error", "max_error = 1e-5", 1e-5);
+  t->check(v.max_error > 0, "max_error", "must be > 0", "use e.g. 1e-5");
+  v.min_correlation = t->num("min_correlation", "min_correlation = 0.999", 0.999);
+  t->check(v.min_correlation > 0 && v.min_correlation <= 1, "min_correlation", "must be in (0, 1]", "use e.g. 0.999");
+  v.max_time_shift = t->integer("max_time_shift", "max_time_shift = 0", 0);
+  t->check(v.max_time_shift >= 0, "max_time_shift", "must be >= 0", "give samples, e.g. 0");
+  v.eigen_reference = t->boolean("eigen_reference", "eigen_reference = true", false);
+}
+
 void read_inversion(const Tab& r, Case& c) {
   const auto t = r.sub("inversion", false, "[inversion]");
   if (!t) return;
@@ -651,7 +672,7 @@ Case parse_case_text(const std::string& text, const std::string& path_for_messag
   }
   const Parser p{path_for_messages, base_dir};
   const Tab r{p, root, ""};
-  r.allow({"name", "grid", "model", "time", "shots", "receivers", "scheme", "boundary", "run", "output", "inversion"});
+  r.allow({"name", "grid", "model", "time", "shots", "receivers", "scheme", "boundary", "run", "output", "inversion", "validation"});
 
   Case c;
   c.source_path = path_for_messages;
@@ -667,6 +688,7 @@ Case parse_case_text(const std::string& text, const std::string& path_for_messag
   read_receivers(r, c);
   read_options(r, c);
   read_inversion(r, c);
+  read_regression(r, c);
   return c;
 }
 

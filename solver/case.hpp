@@ -136,6 +136,19 @@ struct InversionSpec {
   std::optional<double> wavefield_memory_gib;  // budget for the forward wavefields; default half of MemAvailable
 };
 
+// [validation]: this case as a regression case (docs/validation.md, "Regression cases"): its tier, its stored
+// reference traces and the tolerances `specwave validate --cases` checks them against.
+struct RegressionSpec {
+  bool present = false;
+  std::string tier = "full";        // "smoke" (CI) or "full"
+  std::string reference;            // stored reference traces (traces.h5 schema); default <case stem>.reference.h5
+  double rel_l2 = 1e-5;             // relative L2 of all traces
+  double max_error = 1e-5;          // max |difference| / max |reference|
+  double min_correlation = 0.999;   // per trace (traces with energy)
+  int max_time_shift = 0;           // samples, per trace (the lag of the cross-correlation's peak)
+  bool eigen_reference = false;     // also run `validate` against the independent Eigen reference
+};
+
 struct Case {
   std::string name = "case";
   std::string source_path;          // the case file ("" when built in code)
@@ -150,6 +163,7 @@ struct Case {
   RunSpec run;
   OutputSpec output;
   InversionSpec inversion;
+  RegressionSpec regression;
 };
 
 const char* to_string(Precision p);

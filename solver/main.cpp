@@ -17,6 +17,7 @@
 #include "solver/gradient_check.hpp"
 #include "solver/info.hpp"
 #include "solver/plan.hpp"
+#include "solver/regression.hpp"
 #include "solver/validate.hpp"
 #include "specwave/build_info.hpp"
 
@@ -92,8 +93,22 @@ int run(int argc, char** argv) {
   auto* info = app.add_subcommand("info", "Print the build (version, backends, libraries) and the hardware found");
 
   auto* validate = app.add_subcommand(
-      "validate", "Run a case through the engine (fp64, fp32) and the independent Eigen reference; print error norms");
-  validate->add_option("case", validate_case_path, "Case file")->required()->check(CLI::ExistingFile);
+      "validate", "Run a case through the engine (fp64, fp32) and the independent Eigen reference; print error norms. "
+                  "With --cases: the regression cases of a folder against their stored references");
+  RegressionOptions regression;
+  std::string cases_folder;
+  auto* case_opt = validate->add_option("case", validate_case_path, "Case file")->check(CLI::ExistingFile);
+  auto* cases_opt = validate->add_option("--cases", cases_folder, "Folder of reference cases ([validation] tables), e.g. cases/")
+                        ->check(CLI::ExistingDirectory)
+                        ->excludes(case_opt);
+  validate->add_option("--tier", regression.tier, "With --cases: smoke (the CI cases) or full")
+      ->check(CLI::IsMember({"smoke", "full"}))
+      ->capture_default_str()
+      ->needs(cases_opt);
+  validate->add_flag("--update", regression.update, "With --cases: regenerate the stored references (review the diff)")
+      ->needs(cases_opt);
+  validate->add_option("--report", regression.report_dir, "With --cases: write report.md and PNG plots into this folder")
+      ->needs(cases_opt);
   validate->add_option("--max-points", max_points, "Largest grid the reference will run")->capture_default_str();
   add_overrides(validate, validate_o);
 
@@ -160,7 +175,21 @@ int run(int argc, char** argv) {
     print("check: OK, the case can run\n");
     return 0;
   }
+  if (validate->parsed() && !cases_folder.empty()) {
+    const RegressionSummary s = run_regression(cases_folder, regression);
+    print(s.text);
+    if (regression.update) {
+      print(fmt::format("validate: {} reference(s) written; review them before committing\n", s.updated));
+      return 0;
+    }
+    print(fmt::format("validate: {} passed, {} failed, {} skipped\n", s.passed, s.failed, s.skipped));
+    if (s.passed + s.failed == 0)
+      throw Error(ExitCode::input_error, fmt::format("{}: no case of tier {} with a [validation] table", cases_folder, regression.tier));
+    return s.failed ? int(ExitCode::validation_failed) : 0;
+  }
   if (validate->parsed()) {
+    if (validate_case_path.empty())
+      throw Error(ExitCode::usage, "validate needs a case file, or --cases FOLDER for the regression cases");
     Case c = load_case(validate_case_path, validate_o);
     c.output.plots = false;
     const ValidationReport report = validate_case(c, max_points);

@@ -297,3 +297,35 @@ TEST_CASE("check-gradient: the shipped case passes; observed data from a traces 
     CHECK(r.output.find("outside inversion.velocity_min/max") != std::string::npos);
   }
 }
+
+TEST_CASE("validate --cases: stored references are regenerated only when asked, and a changed result fails") {
+  const fs::path folder = work / "regression";
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  const std::string small =
+      replaced(replaced(replaced(base_case, "shape = [40, 40, 40]", "shape = [36, 36, 36]"), "duration = 0.2", "duration = 0.12\ndt = 0.0015"),
+               "position = [200.0, 200.0, 200.0]", "position = [170.0, 170.0, 140.0]");
+  const std::string small_case = replaced(small, "points = [[200.0, 200.0, 280.0]]", "points = [[170.0, 170.0, 220.0]]");
+  const std::string with_validation =
+      small_case + "[validation]\ntier = \"smoke\"\nreference = \"ref.h5\"\nrel_l2 = 1e-6\n";
+  std::ofstream(folder / "case.toml") << with_validation;
+  const std::string cmd = "validate --cases " + folder.string();
+  const Result missing = run_specwave(cmd);
+  CHECK(missing.code == 4);
+  CHECK(missing.output.find("--update") != std::string::npos);
+  REQUIRE(run_specwave(cmd + " --update").code == 0);
+  CHECK(fs::exists(folder / "ref.h5"));
+  const Result same = run_specwave(cmd + " --report " + (folder / "report").string());
+  CAPTURE(same.output);
+  CHECK(same.code == 0);
+  CHECK(same.output.find("1 passed, 0 failed") != std::string::npos);
+  CHECK(fs::exists(folder / "report" / "report.md"));
+  // A 1% faster medium moves the arrival: the comparison fails (exit 8) and names the case.
+  std::ofstream(folder / "case.toml") << replaced(with_validation, "velocity = 2000.0", "velocity = 2020.0");
+  const Result changed = run_specwave(cmd);
+  CAPTURE(changed.output);
+  CHECK(changed.code == 8);
+  CHECK(changed.output.find("FAILED") != std::string::npos);
+  // The full tier includes smoke cases; an unknown tier is a usage error.
+  CHECK(run_specwave(cmd + " --tier bogus").code == 2);
+}

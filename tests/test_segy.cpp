@@ -1,5 +1,6 @@
 // SEG-Y rev 2 export and import (io/segy.hpp): round trips through SEG-Y and traces.h5, the header fields other
-// tools read, IBM floats, and clear errors on files specwave cannot use.
+// tools read, IBM floats, and clear errors on files specwave cannot use; and the trace comparison of the
+// regression cases (solver/regression.hpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 
 #include "io/segy.hpp"
 #include "solver/errors.hpp"
+#include "solver/regression.hpp"
 
 using namespace specwave;
 using namespace specwave::io;
@@ -135,4 +137,30 @@ TEST_CASE("SEG-Y import: IBM floats, and clear errors") {
     CHECK(std::string(e.what()).find("same receivers in every shot") != std::string::npos);
   }
   std::filesystem::remove(path);
+}
+
+TEST_CASE("regression metrics: a time shift and a scaled trace are measured") {
+  const int nt = 200;
+  std::vector<double> ref(2 * nt), shifted(2 * nt), scaled(2 * nt);
+  for (int n = 0; n < nt; ++n) {
+    const auto ricker = [](double t) { const double a = std::pow(M_PI * 15 * (t - 0.1), 2); return (1 - 2 * a) * std::exp(-a); };
+    ref[n] = ricker(n * 1e-3);
+    ref[nt + n] = 0.5 * ricker(n * 1e-3 - 0.02);
+    shifted[n] = ricker((n - 3) * 1e-3);
+    shifted[nt + n] = 0.5 * ricker((n - 3) * 1e-3 - 0.02);
+    scaled[n] = 1.01 * ref[n];
+    scaled[nt + n] = 1.01 * ref[nt + n];
+  }
+  const TraceComparison same = compare_traces(ref, ref, 2, nt);
+  CHECK(same.rel_l2 == 0);
+  CHECK(same.min_correlation == doctest::Approx(1.0));
+  CHECK(same.max_time_shift == 0);
+  const TraceComparison s = compare_traces(shifted, ref, 2, nt);
+  CHECK(s.max_time_shift == 3);
+  CHECK(s.min_correlation < 0.99);
+  const TraceComparison k = compare_traces(scaled, ref, 2, nt);
+  CHECK(k.rel_l2 == doctest::Approx(0.01));
+  CHECK(k.max_error == doctest::Approx(0.01));
+  CHECK(k.min_correlation == doctest::Approx(1.0));
+  CHECK(k.max_time_shift == 0);
 }
