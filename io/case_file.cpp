@@ -601,7 +601,8 @@ void read_inversion(const Tab& r, Case& c) {
   auto& inv = c.inversion;
   inv.present = true;
   t->allow({"true_model", "observed", "observed_dataset", "parameterisation", "misfit", "velocity_min", "velocity_max",
-            "wavefield_storage", "wavefield_memory_gib"});
+            "wavefield_storage", "wavefield_memory_gib", "iterations", "optimizer", "lbfgs_memory",
+            "initial_step_fraction"});
   if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ...")) inv.true_model = read_model_spec(*m);
   if (t->find("observed")) inv.observed_file = t->rpath("observed", "observed = \"observed/traces.h5\"");
   if (inv.true_model && !inv.observed_file.empty())
@@ -633,6 +634,20 @@ void read_inversion(const Tab& r, Case& c) {
   inv.wavefield_memory_gib = t->onum("wavefield_memory_gib", "wavefield_memory_gib = 8.0");
   t->check(!inv.wavefield_memory_gib || *inv.wavefield_memory_gib > 0, "wavefield_memory_gib", "must be > 0",
            "give the memory for the forward wavefields in GiB, or leave it out for half of the available memory");
+  inv.iterations = int(t->integer("iterations", "iterations = 20", inv.iterations));
+  t->check(inv.iterations >= 1 && inv.iterations <= 100000, "iterations", "must be in [1, 100000]",
+           "give the number of optimiser iterations, e.g. 20");
+  inv.optimizer = t->choice<std::string>(
+      "optimizer", {{"lbfgs", std::string("lbfgs")}, {"nlcg", std::string("nlcg")}, {"steepest", std::string("steepest")}},
+      inv.optimizer, "optimizer = \"lbfgs\"");
+  inv.lbfgs_memory = int(t->integer("lbfgs_memory", "lbfgs_memory = 5", inv.lbfgs_memory));
+  t->check(inv.lbfgs_memory >= 1 && inv.lbfgs_memory <= 100, "lbfgs_memory", "must be in [1, 100]",
+           "keep 3 to 20 curvature pairs, e.g. 5");
+  t->check(!t->find("lbfgs_memory") || inv.optimizer == "lbfgs", "lbfgs_memory", "is used with optimizer = \"lbfgs\" only",
+           "remove it, or set optimizer = \"lbfgs\"");
+  inv.initial_step_fraction = t->num("initial_step_fraction", "initial_step_fraction = 0.01", inv.initial_step_fraction);
+  t->check(inv.initial_step_fraction > 0 && inv.initial_step_fraction <= 0.5, "initial_step_fraction", "must be in (0, 0.5]",
+           "give the first model update as a fraction of the model norm, e.g. 0.01 (1%)");
   if (c.scheme.method != Method::fdtd)
     t->p.fail(t->line(), "inversion", "needs scheme.method = \"fdtd\" in this version", "found \"spectral\"",
               "use method = \"fdtd\" (the spectral adjoint is not built yet)");

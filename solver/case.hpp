@@ -134,6 +134,11 @@ struct InversionSpec {
   std::optional<double> velocity_min, velocity_max;
   WavefieldStorage wavefield_storage = WavefieldStorage::auto_select;
   std::optional<double> wavefield_memory_gib;  // budget for the forward wavefields; default half of MemAvailable
+  // `specwave invert` (solver/inversion.hpp): a fixed number of iterations of one optimiser.
+  int iterations = 10;
+  std::string optimizer = "lbfgs";              // "lbfgs", "nlcg" or "steepest"
+  int lbfgs_memory = 5;                         // curvature pairs kept by L-BFGS
+  double initial_step_fraction = 0.01;          // first model update, as a fraction of |model|
 };
 
 struct Case {
