@@ -602,7 +602,7 @@ void read_inversion(const Tab& r, Case& c) {
   inv.present = true;
   t->allow({"true_model", "observed", "observed_dataset", "parameterisation", "misfit", "velocity_min", "velocity_max",
             "wavefield_storage", "wavefield_memory_gib", "iterations", "optimizer", "lbfgs_memory",
-            "initial_step_fraction"});
+            "initial_step_fraction", "smoothing_m", "source_mask_m"});
   if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ...")) inv.true_model = read_model_spec(*m);
   if (t->find("observed")) inv.observed_file = t->rpath("observed", "observed = \"observed/traces.h5\"");
   if (inv.true_model && !inv.observed_file.empty())
@@ -648,6 +648,12 @@ void read_inversion(const Tab& r, Case& c) {
   inv.initial_step_fraction = t->num("initial_step_fraction", "initial_step_fraction = 0.01", inv.initial_step_fraction);
   t->check(inv.initial_step_fraction > 0 && inv.initial_step_fraction <= 0.5, "initial_step_fraction", "must be in (0, 0.5]",
            "give the first model update as a fraction of the model norm, e.g. 0.01 (1%)");
+  inv.smoothing_m = t->num("smoothing_m", "smoothing_m = 20.0", 0.0);
+  t->check(inv.smoothing_m >= 0 && inv.smoothing_m <= 1e5, "smoothing_m", "must be in [0, 1e5]",
+           "give the standard deviation of the Gaussian gradient smoothing in metres (0: none), e.g. one grid spacing");
+  inv.source_mask_m = t->num("source_mask_m", "source_mask_m = 30.0", 0.0);
+  t->check(inv.source_mask_m >= 0 && inv.source_mask_m <= 1e5, "source_mask_m", "must be in [0, 1e5]",
+           "give the radius in metres around each source where the gradient is tapered to 0 (0: none)");
   if (c.scheme.method != Method::fdtd)
     t->p.fail(t->line(), "inversion", "needs scheme.method = \"fdtd\" in this version", "found \"spectral\"",
               "use method = \"fdtd\" (the spectral adjoint is not built yet)");

@@ -139,6 +139,8 @@ struct InversionSpec {
   std::string optimizer = "lbfgs";              // "lbfgs", "nlcg" or "steepest"
   int lbfgs_memory = 5;                         // curvature pairs kept by L-BFGS
   double initial_step_fraction = 0.01;          // first model update, as a fraction of |model|
+  double smoothing_m = 0;                       // gradient preconditioning: Gaussian sigma (m), 0: none
+  double source_mask_m = 0;                     // gradient taper radius around each source (m), 0: none
 };
 
 struct Case {

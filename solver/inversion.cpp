@@ -5,13 +5,16 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fmt/format.h>
 
 #include "solver/errors.hpp"
 #include "solver/gradient.hpp"
+#include "solver/inversion_checkpoint.hpp"
 #include "solver/inversion_outputs.hpp"
 #include "solver/optimizer.hpp"
 #include "solver/plan.hpp"
+#include "solver/preconditioner.hpp"
 
 namespace specwave {
 namespace {
@@ -116,23 +119,53 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
 
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
-  const std::vector<double> v0(plan.model.velocity.begin(), plan.model.velocity.end());
-  const std::vector<double> p0 = parameter_from_velocity(inv.parameterisation, v0);
-  Vector x0 = optim::project(bounds, Eigen::Map<const Vector>(p0.data(), Eigen::Index(n)));
-  optim::Evaluation f0 = f(x0);
-  const double misfit0 = f0.value;
-  InversionIteration start;
-  start.misfit = misfit0;
-  start.evaluations = 1;
-  start.gradient_norm = optim::projected_gradient(bounds, x0, f0.gradient).norm();
-  start.seconds = std::chrono::duration<double>(clock::now() - t0).count();
-  record(start, x0, f0.gradient);
+  const std::string state_path = (std::filesystem::path(c.output.directory) / "inversion_state.h5").string();
+  InversionCheckpoint checkpoint;
+  Vector x0;
+  optim::Evaluation f0;
+  if (options.resume) {
+    checkpoint = read_inversion_checkpoint(state_path, n);
+    if (checkpoint.optimizer != inv.optimizer)
+      throw Error(ExitCode::invalid_case, fmt::format("{}: was written by optimizer \"{}\", the case asks for \"{}\"; resume "
+                                                      "with the same inversion.optimizer",
+                                                      state_path, checkpoint.optimizer, inv.optimizer));
+    recorder.restore(checkpoint.history);
+    summary.history = checkpoint.history;
+    x0 = checkpoint.state.x;
+    f0 = checkpoint.state.current;
+    if (!options.quiet)
+      std::fputs(fmt::format("resume      from iteration {} ({})\n", checkpoint.state.iteration, state_path).c_str(), stdout);
+  } else {
+    const std::vector<double> v0(plan.model.velocity.begin(), plan.model.velocity.end());
+    const std::vector<double> p0 = parameter_from_velocity(inv.parameterisation, v0);
+    x0 = optim::project(bounds, Eigen::Map<const Vector>(p0.data(), Eigen::Index(n)));
+    f0 = f(x0);
+    InversionIteration start;
+    start.misfit = f0.value;
+    start.evaluations = 1;
+    start.gradient_norm = optim::projected_gradient(bounds, x0, f0.gradient).norm();
+    start.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+    record(start, x0, f0.gradient);
+  }
+  const double misfit0 = summary.history.front().misfit;
 
   optim::OptimizerOptions oo;
   oo.method = method_of(inv.optimizer);
   oo.lbfgs_memory = inv.lbfgs_memory;
   oo.initial_step_fraction = inv.initial_step_fraction;
+  const GradientPreconditioner preconditioner(c, plan.threads);
+  if (!preconditioner.identity())
+    oo.preconditioner = [&](const Vector& g) {
+      const std::vector<double> pg = preconditioner.apply(std::vector<double>(g.data(), g.data() + g.size()));
+      return Vector(Eigen::Map<const Vector>(pg.data(), Eigen::Index(pg.size())));
+    };
   optim::Optimizer optimizer(f, bounds, oo, x0, f0);
+  if (options.resume) optimizer.restore(checkpoint.state);
+  // The restart state after every completed iteration (and of the start), atomically (docs/hdf5-schema.md).
+  auto save_state = [&] {
+    write_inversion_checkpoint(state_path, {optimizer.state(), summary.history, inv.optimizer, c.source_text});
+  };
+  if (!options.resume) save_state();
   while (optimizer.iteration() < inv.iterations) {
     t0 = clock::now();
     optim::IterationRecord r;
@@ -152,9 +185,11 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     it.gradient_norm = r.projected_gradient_norm;
     it.seconds = std::chrono::duration<double>(clock::now() - t0).count();
     record(it, optimizer.x(), optimizer.current().gradient);
+    save_state();
   }
   recorder.write_plots();
   summary.outputs = recorder.outputs();
+  summary.outputs.push_back(state_path);
   return summary;
 }
 

@@ -37,6 +37,9 @@ struct InversionSummary {
 
 struct InversionOptions {
   bool quiet = false;
+  // Continue from output.directory/inversion_state.h5 (the last completed iteration) up to inversion.iterations,
+  // with the same result as a run that never stopped. The case may raise inversion.iterations to go further.
+  bool resume = false;
 };
 
 // Runs case.inversion.iterations iterations on one rank. Error invalid_case without [inversion] or without both

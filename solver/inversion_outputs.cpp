@@ -70,6 +70,16 @@ void InversionRecorder::record(const InversionIteration& it, std::span<const dou
   write_jsonl();
 }
 
+void InversionRecorder::restore(const std::vector<InversionIteration>& history) {
+  const GridSpec& g = case_.grid;
+  const std::string path = (fs::path(directory_) / "inversion.h5").string();
+  io::h5::Reader r(path);
+  const std::vector<hsize_t> dims = {hsize_t(history.size()), hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])};
+  history_ = history;
+  velocities_ = r.read_floating<float>("velocity", dims);
+  gradients_ = r.read_floating<float>("gradient", dims);
+}
+
 void InversionRecorder::write_jsonl() const {
   std::string text;
   for (const auto& it : history_) text += json_line(it) + "\n";

@@ -22,6 +22,8 @@ class InversionRecorder {
   // misfit.png (relative misfit and model error against iteration) and model_slices.png (xz slices through the
   // grid centre: start, final and, when known, true model on one colour scale).
   void write_plots() const;
+  // Resume: the records so far, and the models and gradients of those iterations read back from inversion.h5.
+  void restore(const std::vector<InversionIteration>& history);
   std::vector<std::string> outputs() const;
 
  private:

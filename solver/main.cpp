@@ -109,7 +109,7 @@ int run(int argc, char** argv) {
 
   std::string invert_case, invert_output_dir;
   int invert_threads = -1;
-  bool invert_quiet = false;
+  bool invert_quiet = false, invert_resume = false;
   auto* invert_cmd = app.add_subcommand(
       "invert", "Full-waveform inversion of a case with an [inversion] table: recover the velocity from the observed data, "
                 "starting from [model]");
@@ -117,6 +117,8 @@ int run(int argc, char** argv) {
   invert_cmd->add_option("--threads", invert_threads, "OpenMP threads (0: all)")->check(CLI::NonNegativeNumber);
   invert_cmd->add_option("--output-dir", invert_output_dir, "Override output.directory (relative to the current directory)");
   invert_cmd->add_flag("-q,--quiet", invert_quiet, "No plan and no progress lines");
+  invert_cmd->add_flag("--resume", invert_resume,
+                       "Continue an interrupted run from its last completed iteration (output.directory/inversion_state.h5)");
 
   try {
     app.parse(argc, argv);
@@ -178,7 +180,7 @@ int run(int argc, char** argv) {
     o.threads = invert_threads;
     o.output_dir = invert_output_dir;
     const Case c = load_case(invert_case, o);
-    const InversionSummary s = run_inversion(c, InversionOptions{invert_quiet});
+    const InversionSummary s = run_inversion(c, InversionOptions{invert_quiet, invert_resume});
     std::string text = fmt::format("done        {} iteration(s) of {} with {}, wavefields: {}: misfit reduced by {:.2f}%",
                                    s.history.size() - 1, s.optimizer, s.propagator, s.wavefield_history,
                                    100 * s.misfit_reduction());

@@ -26,7 +26,7 @@ bool LbfgsHistory::push(const Vector& s, const Vector& y, double epsilon) {
 // Nocedal & Wright algorithm 7.4:
 //   q = g; for i = k-1 .. k-m: a_i = rho_i s_i.q, q -= a_i y_i      (rho_i = 1 / y_i.s_i)
 //   r = H0 q;  for i = k-m .. k-1: b = rho_i y_i.r, r += s_i (a_i - b)
-Vector LbfgsHistory::apply_inverse_hessian(const Vector& g) const {
+Vector LbfgsHistory::apply_inverse_hessian(const Vector& g, const std::function<Vector(const Vector&)>& preconditioner) const {
   Vector q = g;
   const int n = size();
   std::vector<double> alpha(n), rho(n);
@@ -35,6 +35,7 @@ Vector LbfgsHistory::apply_inverse_hessian(const Vector& g) const {
     alpha[i] = rho[i] * s_[i].dot(q);
     q -= alpha[i] * y_[i];
   }
+  if (preconditioner) q = preconditioner(q);
   if (n > 0) q *= s_.back().dot(y_.back()) / y_.back().squaredNorm();
   for (int i = 0; i < n; ++i) {
     const double beta = rho[i] * y_[i].dot(q);
@@ -47,6 +48,12 @@ double polak_ribiere_plus(const Vector& g_new, const Vector& g_old) {
   const double denom = g_old.squaredNorm();
   if (denom == 0) return 0;
   return std::max(0.0, g_new.dot(g_new - g_old) / denom);
+}
+
+double polak_ribiere_plus(const Vector& g_new, const Vector& g_old, const Vector& z_new, const Vector& z_old) {
+  const double denom = z_old.dot(g_old);
+  if (!(denom > 0)) return 0;
+  return std::max(0.0, z_new.dot(g_new - g_old) / denom);
 }
 
 Vector projected_gradient(const Bounds& b, const Vector& x, const Vector& g) {
@@ -67,15 +74,18 @@ Optimizer::Optimizer(Function f, Bounds bounds, OptimizerOptions options, Vector
   options_.line_search.c2 = options_.method == Method::nlcg ? 0.1 : 0.9;
 }
 
-Vector Optimizer::direction(bool& restarted) {
+Vector Optimizer::direction(bool& restarted, Vector& z) {
   const Vector g = projected_gradient(bounds_, x_, current_.gradient);
+  const auto& P = options_.preconditioner;
+  z = P ? P(g) : g;
   Vector d;
   switch (options_.method) {
-    case Method::steepest: d = -g; break;
-    case Method::lbfgs: d = -history_.apply_inverse_hessian(g); break;
+    case Method::steepest: d = -z; break;
+    case Method::lbfgs: d = -history_.apply_inverse_hessian(g, P); break;
     case Method::nlcg:
-      d = -g;
-      if (previous_direction_.size() > 0) d += polak_ribiere_plus(g, previous_gradient_) * previous_direction_;
+      d = -z;
+      if (previous_direction_.size() > 0)
+        d += polak_ribiere_plus(g, previous_gradient_, z, previous_preconditioned_) * previous_direction_;
       break;
   }
   d = feasible_direction(bounds_, x_, d);
@@ -84,9 +94,38 @@ Vector Optimizer::direction(bool& restarted) {
     restarted = options_.method != Method::steepest;
     history_.clear();
     previous_direction_.resize(0);
-    d = feasible_direction(bounds_, x_, -g);
+    d = feasible_direction(bounds_, x_, -z);
+    if (!(current_.gradient.dot(d) < 0)) d = feasible_direction(bounds_, x_, -g);
   }
   return d;
+}
+
+OptimizerState Optimizer::state() const {
+  OptimizerState s;
+  s.iteration = iteration_;
+  s.x = x_;
+  s.current = current_;
+  s.lbfgs_s.assign(history_.s().begin(), history_.s().end());
+  s.lbfgs_y.assign(history_.y().begin(), history_.y().end());
+  s.previous_direction = previous_direction_;
+  s.previous_gradient = previous_gradient_;
+  s.previous_preconditioned = previous_preconditioned_;
+  s.previous_step = previous_step_;
+  s.previous_slope = previous_slope_;
+  return s;
+}
+
+void Optimizer::restore(const OptimizerState& s) {
+  iteration_ = s.iteration;
+  x_ = s.x;
+  current_ = s.current;
+  history_.clear();
+  for (std::size_t k = 0; k < s.lbfgs_s.size(); ++k) history_.push(s.lbfgs_s[k], s.lbfgs_y[k], -INFINITY);
+  previous_direction_ = s.previous_direction;
+  previous_gradient_ = s.previous_gradient;
+  previous_preconditioned_ = s.previous_preconditioned;
+  previous_step_ = s.previous_step;
+  previous_slope_ = s.previous_slope;
 }
 
 IterationRecord Optimizer::iterate() {
@@ -95,7 +134,8 @@ IterationRecord Optimizer::iterate() {
   r.previous_value = current_.value;
   const Vector g_free = projected_gradient(bounds_, x_, current_.gradient);
   bool restarted = false;
-  const Vector d = direction(restarted);
+  Vector z;
+  const Vector d = direction(restarted, z);
   r.restarted = restarted;
   const double slope = current_.gradient.dot(d);
   // Initial step: 1 for L-BFGS with curvature pairs (the two-loop recursion scales d); otherwise, after a step,
@@ -119,6 +159,7 @@ IterationRecord Optimizer::iterate() {
   if (options_.method == Method::lbfgs) r.pair_dropped = !history_.push(ls.x - x_, ls.at.gradient - current_.gradient);
   previous_direction_ = d;
   previous_gradient_ = g_free;
+  previous_preconditioned_ = z;
   previous_step_ = ls.step;
   previous_slope_ = slope;
   x_ = ls.x;

@@ -4,6 +4,7 @@
 // driver that takes one iteration at a time so the caller can report, write and checkpoint between them.
 // Vectors are Eigen fp64 on the CPU.
 #include <deque>
+#include <functional>
 #include <string>
 
 #include "solver/line_search.hpp"
@@ -19,8 +20,9 @@ class LbfgsHistory {
   explicit LbfgsHistory(int memory) : memory_(memory) {}
   // Keeps (s, y) when s.y > epsilon |s| |y| (positive curvature, so H stays positive definite); returns whether kept.
   bool push(const Vector& s, const Vector& y, double epsilon = 1e-10);
-  // H g by the two-loop recursion, H0 = (s.y / y.y) I from the newest pair (I without pairs).
-  Vector apply_inverse_hessian(const Vector& g) const;
+  // H g by the two-loop recursion, H0 = (s.y / y.y) P from the newest pair (P without pairs); P the
+  // preconditioner (identity when empty).
+  Vector apply_inverse_hessian(const Vector& g, const std::function<Vector(const Vector&)>& preconditioner = {}) const;
   int size() const { return int(s_.size()); }
   void clear() { s_.clear(), y_.clear(); }
   const std::deque<Vector>& s() const { return s_; }
@@ -31,8 +33,10 @@ class LbfgsHistory {
   std::deque<Vector> s_, y_;
 };
 
-// Polak-Ribiere+: beta = max(0, g_new . (g_new - g_old) / g_old . g_old).
+// Polak-Ribiere+: beta = max(0, g_new . (g_new - g_old) / g_old . g_old); preconditioned (z = P g):
+// beta = max(0, z_new . (g_new - g_old) / z_old . g_old).
 double polak_ribiere_plus(const Vector& g_new, const Vector& g_old);
+double polak_ribiere_plus(const Vector& g_new, const Vector& g_old, const Vector& z_new, const Vector& z_old);
 
 // g with the components zeroed where x is at a bound and -g points out of the box: the gradient of the free
 // variables, whose norm is the first-order optimality measure of a bound-constrained problem.
@@ -44,6 +48,9 @@ struct OptimizerOptions {
   // The first step (and any step after a restart) moves x by this fraction of |x|.
   double initial_step_fraction = 0.01;
   LineSearchOptions line_search;  // c2 is set from the method by Optimizer: 0.9 (L-BFGS, steepest), 0.1 (NLCG)
+  // A symmetric positive semi-definite P (empty: identity): the directions become -P g (steepest), preconditioned
+  // Polak-Ribiere+ (NLCG), and L-BFGS with H0 = gamma P. The line search keeps the true gradient.
+  std::function<Vector(const Vector&)> preconditioner;
 };
 
 struct IterationRecord {
@@ -59,6 +66,17 @@ struct IterationRecord {
   std::vector<LineSearchTrial> trials;
 };
 
+// Everything Optimizer::iterate() depends on, for checkpoints: restoring it and iterating gives bitwise the
+// same iterates as never having stopped.
+struct OptimizerState {
+  int iteration = 0;
+  Vector x;
+  Evaluation current;
+  std::vector<Vector> lbfgs_s, lbfgs_y;                                    // oldest first
+  Vector previous_direction, previous_gradient, previous_preconditioned;  // empty before the first iteration
+  double previous_step = 0, previous_slope = 0;
+};
+
 class Optimizer {
  public:
   // f0: f and its gradient at x0 (already projected onto the bounds).
@@ -69,9 +87,11 @@ class Optimizer {
   const Evaluation& current() const { return current_; }
   const OptimizerOptions& options() const { return options_; }
   int iteration() const { return iteration_; }
+  OptimizerState state() const;
+  void restore(const OptimizerState& s);  // the options stay those of the constructor
 
  private:
-  Vector direction(bool& restarted);
+  Vector direction(bool& restarted, Vector& z);  // z: the preconditioned projected gradient
 
   Function f_;
   Bounds bounds_;
@@ -80,7 +100,7 @@ class Optimizer {
   Evaluation current_;
   int iteration_ = 0;
   LbfgsHistory history_;
-  Vector previous_direction_, previous_gradient_;  // NLCG; and the last slope for the next initial step
+  Vector previous_direction_, previous_gradient_, previous_preconditioned_;  // NLCG; and the last slope for the next initial step
   double previous_step_ = 0, previous_slope_ = 0;
 };
 
