@@ -602,7 +602,7 @@ void read_inversion(const Tab& r, Case& c) {
   inv.present = true;
   t->allow({"true_model", "observed", "observed_dataset", "parameterisation", "misfit", "velocity_min", "velocity_max",
             "wavefield_storage", "wavefield_memory_gib", "iterations", "optimizer", "lbfgs_memory",
-            "initial_step_fraction", "smoothing_m", "source_mask_m"});
+            "initial_step_fraction", "smoothing_m", "source_mask_m", "bands_hz"});
   if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ...")) inv.true_model = read_model_spec(*m);
   if (t->find("observed")) inv.observed_file = t->rpath("observed", "observed = \"observed/traces.h5\"");
   if (inv.true_model && !inv.observed_file.empty())
@@ -654,6 +654,15 @@ void read_inversion(const Tab& r, Case& c) {
   inv.source_mask_m = t->num("source_mask_m", "source_mask_m = 30.0", 0.0);
   t->check(inv.source_mask_m >= 0 && inv.source_mask_m <= 1e5, "source_mask_m", "must be in [0, 1e5]",
            "give the radius in metres around each source where the gradient is tapered to 0 (0: none)");
+  if (const auto* b = t->find("bands_hz")) {
+    inv.bands_hz = t->p.nums(*b, t->key("bands_hz"), "bands_hz = [6.0, 10.0]");
+    if (inv.bands_hz.empty())
+      t->p.bad(*b, t->key("bands_hz"), "must not be empty", "give the low-pass cutoffs in Hz, e.g. [6.0, 10.0], or remove it");
+    for (std::size_t k = 0; k < inv.bands_hz.size(); ++k)
+      if (!(inv.bands_hz[k] > 0) || (k > 0 && !(inv.bands_hz[k] > inv.bands_hz[k - 1])))
+        t->p.bad(*b, t->key("bands_hz"), "must be positive and increasing",
+                 "give the low-pass cutoffs in Hz from low to high, e.g. [6.0, 10.0]");
+  }
   if (c.scheme.method != Method::fdtd)
     t->p.fail(t->line(), "inversion", "needs scheme.method = \"fdtd\" in this version", "found \"spectral\"",
               "use method = \"fdtd\" (the spectral adjoint is not built yet)");

@@ -141,6 +141,7 @@ struct InversionSpec {
   double initial_step_fraction = 0.01;          // first model update, as a fraction of |model|
   double smoothing_m = 0;                       // gradient preconditioning: Gaussian sigma (m), 0: none
   double source_mask_m = 0;                     // gradient taper radius around each source (m), 0: none
+  std::vector<double> bands_hz;                 // multiscale: low-pass cutoffs (Hz), increasing; `iterations` each
 };
 
 struct Case {

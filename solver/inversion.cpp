@@ -2,10 +2,12 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <fmt/format.h>
 
 #include "solver/errors.hpp"
@@ -50,8 +52,8 @@ void progress(const InversionIteration& it, bool quiet) {
 }  // namespace
 
 double InversionSummary::misfit_reduction() const {
-  if (history.empty() || history.front().misfit == 0) return 0;
-  return 1 - history.back().misfit / history.front().misfit;
+  if (history.empty()) return 0;
+  return 1 - history.back().relative_misfit;
 }
 
 std::optional<double> InversionSummary::model_error_reduction() const {
@@ -84,6 +86,21 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   const ObservedData observed = observed_data(c, plan, *propagator);
   const auto misfit = make_misfit(inv.misfit);
   Objective objective(*propagator, *misfit, observed, inv.parameterisation, plan.dt);
+  // Multiscale: one objective per band, its residuals low-passed at the band's cutoff (solver/misfit.hpp).
+  std::unique_ptr<LowPassMisfit> band_misfit;
+  std::unique_ptr<Objective> band_objective;
+  Objective* active = &objective;
+  auto enter_band = [&](std::size_t b) {
+    band_misfit = std::make_unique<LowPassMisfit>(plan.nt, plan.dt, inv.bands_hz[b]);
+    band_objective = std::make_unique<Objective>(*propagator, *band_misfit, observed, inv.parameterisation, plan.dt);
+    active = band_objective.get();
+  };
+  const std::size_t n_bands = std::max<std::size_t>(1, inv.bands_hz.size());
+  if (options.resume && !inv.bands_hz.empty())
+    throw Error(ExitCode::usage, fmt::format("{}: --resume with inversion.bands_hz is not supported in this version; rerun "
+                                             "without --resume",
+                                             where(c)));
+  if (!inv.bands_hz.empty()) enter_band(0);
   const std::vector<double> true_velocity = inv.true_model ? velocity_of(c, *inv.true_model) : std::vector<double>{};
 
   InversionSummary summary;
@@ -103,7 +120,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
               Vector::Constant(Eigen::Index(n), 1 / (*inv.velocity_min * *inv.velocity_min))};
   }
   const optim::Function f = [&](const Vector& x) {
-    MisfitGradient mg = objective.evaluate(std::span<const double>(x.data(), std::size_t(x.size())), true);
+    MisfitGradient mg = active->evaluate(std::span<const double>(x.data(), std::size_t(x.size())), true);
     return optim::Evaluation{mg.misfit, Eigen::Map<const Vector>(mg.gradient.data(), Eigen::Index(mg.gradient.size()))};
   };
   auto velocity_of_x = [&](const Vector& x) {
@@ -143,11 +160,12 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     InversionIteration start;
     start.misfit = f0.value;
     start.evaluations = 1;
+    if (!inv.bands_hz.empty()) start.band_hz = inv.bands_hz[0];
     start.gradient_norm = optim::projected_gradient(bounds, x0, f0.gradient).norm();
     start.seconds = std::chrono::duration<double>(clock::now() - t0).count();
     record(start, x0, f0.gradient);
   }
-  const double misfit0 = summary.history.front().misfit;
+  double misfit0 = summary.history.front().misfit;
 
   optim::OptimizerOptions oo;
   oo.method = method_of(inv.optimizer);
@@ -159,33 +177,47 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       const std::vector<double> pg = preconditioner.apply(std::vector<double>(g.data(), g.data() + g.size()));
       return Vector(Eigen::Map<const Vector>(pg.data(), Eigen::Index(pg.size())));
     };
-  optim::Optimizer optimizer(f, bounds, oo, x0, f0);
-  if (options.resume) optimizer.restore(checkpoint.state);
+  auto optimizer = std::make_unique<optim::Optimizer>(f, bounds, oo, x0, f0);
+  if (options.resume) optimizer->restore(checkpoint.state);
   // The restart state after every completed iteration (and of the start), atomically (docs/hdf5-schema.md).
   auto save_state = [&] {
-    write_inversion_checkpoint(state_path, {optimizer.state(), summary.history, inv.optimizer, c.source_text});
+    write_inversion_checkpoint(state_path, {optimizer->state(), summary.history, inv.optimizer, c.source_text});
   };
   if (!options.resume) save_state();
-  while (optimizer.iteration() < inv.iterations) {
-    t0 = clock::now();
-    optim::IterationRecord r;
-    try {
-      r = optimizer.iterate();
-    } catch (const optim::LineSearchFailure& e) {
-      summary.failure = fmt::format("iteration {}: the line search failed: {}", optimizer.iteration() + 1, e.what());
-      break;
+  int offset = 0;  // iterations of the earlier bands
+  for (std::size_t b = 0; b < n_bands && summary.failure.empty(); ++b) {
+    if (b > 0) {  // a new band: its misfit at the current model, a fresh optimiser (the curvature pairs were another J's)
+      enter_band(b);
+      offset += optimizer->iteration();
+      const Vector x = optimizer->x();
+      const optim::Evaluation fb = f(x);
+      misfit0 = fb.value;
+      optimizer = std::make_unique<optim::Optimizer>(f, bounds, oo, x, fb);
+      if (!options.quiet)
+        std::fputs(fmt::format("band        {:.4g} Hz: misfit {:.6e} at the start\n", inv.bands_hz[b], misfit0).c_str(), stdout);
     }
-    InversionIteration it;
-    it.iteration = r.iteration;
-    it.misfit = r.value;
-    it.relative_misfit = misfit0 > 0 ? r.value / misfit0 : 0;
-    it.step = r.step;
-    it.evaluations = r.evaluations;
-    it.wolfe = r.wolfe;
-    it.gradient_norm = r.projected_gradient_norm;
-    it.seconds = std::chrono::duration<double>(clock::now() - t0).count();
-    record(it, optimizer.x(), optimizer.current().gradient);
-    save_state();
+    while (optimizer->iteration() < inv.iterations) {
+      t0 = clock::now();
+      optim::IterationRecord r;
+      try {
+        r = optimizer->iterate();
+      } catch (const optim::LineSearchFailure& e) {
+        summary.failure = fmt::format("iteration {}: the line search failed: {}", offset + optimizer->iteration() + 1, e.what());
+        break;
+      }
+      InversionIteration it;
+      it.iteration = offset + r.iteration;
+      if (!inv.bands_hz.empty()) it.band_hz = inv.bands_hz[b];
+      it.misfit = r.value;
+      it.relative_misfit = misfit0 > 0 ? r.value / misfit0 : 0;
+      it.step = r.step;
+      it.evaluations = r.evaluations;
+      it.wolfe = r.wolfe;
+      it.gradient_norm = r.projected_gradient_norm;
+      it.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+      record(it, optimizer->x(), optimizer->current().gradient);
+      save_state();
+    }
   }
   recorder.write_plots();
   summary.outputs = recorder.outputs();

@@ -15,13 +15,14 @@ namespace specwave {
 struct InversionIteration {
   int iteration = 0;              // 0: the starting model
   double misfit = 0;
-  double relative_misfit = 1;     // misfit / starting misfit
+  double relative_misfit = 1;     // misfit / starting misfit (of its band, with inversion.bands_hz)
   double step = 0;                // accepted line-search step (0 at iteration 0)
   int evaluations = 0;            // misfit + gradient evaluations of this iteration's line search (1 at iteration 0)
   bool wolfe = true;              // the step met the strong Wolfe conditions (false: Armijo fallback)
   double gradient_norm = 0;       // |projected gradient| of the parameter
   double seconds = 0;             // wall time of this iteration
   std::optional<double> model_error;  // |v - v_true| / |v_true| over the grid, when the true model is known
+  std::optional<double> band_hz;      // multiscale: the low-pass cutoff of this iteration's misfit
 };
 
 struct InversionSummary {
@@ -31,7 +32,7 @@ struct InversionSummary {
   // Set when the line search found no acceptable step: why, and the steps it tried. The outputs hold the last
   // completed iteration.
   std::string failure;
-  double misfit_reduction() const;                      // 1 - J_final / J_start
+  double misfit_reduction() const;                      // 1 - J_final / J_start (of the last band)
   std::optional<double> model_error_reduction() const;  // 1 - e_final / e_start
 };
 

@@ -41,10 +41,10 @@ void write_text_atomically(const std::string& path, const std::string& text) {
 std::string json_line(const InversionIteration& it) {
   return fmt::format(
       "{{\"iteration\": {}, \"misfit\": {}, \"relative_misfit\": {}, \"step\": {}, \"evaluations\": {}, \"wolfe\": {}, "
-      "\"gradient_norm\": {}, \"seconds\": {}, \"model_error\": {}}}",
+      "\"gradient_norm\": {}, \"seconds\": {}, \"model_error\": {}, \"band_hz\": {}}}",
       it.iteration, number(it.misfit), number(it.relative_misfit), number(it.step), it.evaluations,
       it.wolfe ? "true" : "false", number(it.gradient_norm), number(it.seconds),
-      it.model_error ? number(*it.model_error) : "null");
+      it.model_error ? number(*it.model_error) : "null", it.band_hz ? number(*it.band_hz) : "null");
 }
 
 InversionRecorder::InversionRecorder(const Case& c, int threads, std::string optimizer, std::vector<double> true_velocity)

@@ -166,7 +166,8 @@ TEST_CASE("invert refuses a case without bounds or with bad [inversion] keys (ex
   for (const Bad& b : {Bad{"optimizer", "optimizer = \"bfgs\"\n", "inversion.optimizer"},
                        Bad{"iterations", "iterations = 0\n", "inversion.iterations: must be in [1, 100000]"},
                        Bad{"memory", "optimizer = \"nlcg\"\nlbfgs_memory = 4\n", "inversion.lbfgs_memory: is used with"},
-                       Bad{"fraction", "initial_step_fraction = 0.9\n", "inversion.initial_step_fraction: must be in (0, 0.5]"}}) {
+                       Bad{"fraction", "initial_step_fraction = 0.9\n", "inversion.initial_step_fraction: must be in (0, 0.5]"},
+                       Bad{"bands", "bands_hz = [10.0, 5.0]\n", "inversion.bands_hz: must be positive and increasing"}}) {
     CAPTURE(b.name);
     const Result r = run_specwave("invert " + write_case("bad-" + b.name, std::string(small_case) + b.extra + small_truth));
     CAPTURE(r.output);
@@ -214,4 +215,26 @@ TEST_CASE("invert --resume continues from the last completed iteration with the 
     CHECK(r.code == 4);
     CHECK(r.output.find("no inversion state to resume from") != std::string::npos);
   }
+}
+
+TEST_CASE("invert with frequency bands: iterations per band, each band's misfit decreases") {
+  const fs::path out = work / "bands";
+  fs::remove_all(out);
+  const std::string path =
+      write_case("bands", std::string(small_case) + "iterations = 2\nbands_hz = [8.0, 14.0]\n" + small_truth);
+  const Result r = run_specwave("invert --threads 1 " + path + " --output-dir " + out.string());
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("band        14 Hz: misfit") != std::string::npos);
+  const auto lines = lines_of(out / "iterations.jsonl");
+  REQUIRE(lines.size() == 5);  // start + 2 iterations in each of 2 bands
+  CHECK(field(lines[0], "band_hz") == 8.0);
+  CHECK(field(lines[2], "band_hz") == 8.0);
+  CHECK(field(lines[3], "band_hz") == 14.0);
+  CHECK(field(lines[4], "iteration") == 4);
+  CHECK(field(lines[2], "relative_misfit") < 1);
+  CHECK(field(lines[4], "relative_misfit") < 1);
+  CHECK(field(lines[4], "misfit") < field(lines[3], "misfit"));
+  const Result resume = run_specwave("invert --resume " + path + " --output-dir " + out.string());
+  CHECK(resume.code == 2);
 }
