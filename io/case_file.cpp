@@ -622,7 +622,8 @@ void read_inversion(const Tab& r, Case& c) {
   auto& inv = c.inversion;
   inv.present = true;
   t->allow({"true_model", "observed", "observed_dataset", "parameterisation", "misfit", "velocity_min", "velocity_max",
-            "wavefield_storage", "wavefield_memory_gib"});
+            "wavefield_storage", "wavefield_memory_gib", "iterations", "optimizer", "lbfgs_memory",
+            "initial_step_fraction", "smoothing_m", "source_mask_m", "bands_hz"});
   if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ...")) inv.true_model = read_model_spec(*m);
   if (t->find("observed")) inv.observed_file = t->rpath("observed", "observed = \"observed/traces.h5\"");
   if (inv.true_model && !inv.observed_file.empty())
@@ -654,6 +655,35 @@ void read_inversion(const Tab& r, Case& c) {
   inv.wavefield_memory_gib = t->onum("wavefield_memory_gib", "wavefield_memory_gib = 8.0");
   t->check(!inv.wavefield_memory_gib || *inv.wavefield_memory_gib > 0, "wavefield_memory_gib", "must be > 0",
            "give the memory for the forward wavefields in GiB, or leave it out for half of the available memory");
+  inv.iterations = int(t->integer("iterations", "iterations = 20", inv.iterations));
+  t->check(inv.iterations >= 1 && inv.iterations <= 100000, "iterations", "must be in [1, 100000]",
+           "give the number of optimiser iterations, e.g. 20");
+  inv.optimizer = t->choice<std::string>(
+      "optimizer", {{"lbfgs", std::string("lbfgs")}, {"nlcg", std::string("nlcg")}, {"steepest", std::string("steepest")}},
+      inv.optimizer, "optimizer = \"lbfgs\"");
+  inv.lbfgs_memory = int(t->integer("lbfgs_memory", "lbfgs_memory = 5", inv.lbfgs_memory));
+  t->check(inv.lbfgs_memory >= 1 && inv.lbfgs_memory <= 100, "lbfgs_memory", "must be in [1, 100]",
+           "keep 3 to 20 curvature pairs, e.g. 5");
+  t->check(!t->find("lbfgs_memory") || inv.optimizer == "lbfgs", "lbfgs_memory", "is used with optimizer = \"lbfgs\" only",
+           "remove it, or set optimizer = \"lbfgs\"");
+  inv.initial_step_fraction = t->num("initial_step_fraction", "initial_step_fraction = 0.01", inv.initial_step_fraction);
+  t->check(inv.initial_step_fraction > 0 && inv.initial_step_fraction <= 0.5, "initial_step_fraction", "must be in (0, 0.5]",
+           "give the first model update as a fraction of the model norm, e.g. 0.01 (1%)");
+  inv.smoothing_m = t->num("smoothing_m", "smoothing_m = 20.0", 0.0);
+  t->check(inv.smoothing_m >= 0 && inv.smoothing_m <= 1e5, "smoothing_m", "must be in [0, 1e5]",
+           "give the standard deviation of the Gaussian gradient smoothing in metres (0: none), e.g. one grid spacing");
+  inv.source_mask_m = t->num("source_mask_m", "source_mask_m = 30.0", 0.0);
+  t->check(inv.source_mask_m >= 0 && inv.source_mask_m <= 1e5, "source_mask_m", "must be in [0, 1e5]",
+           "give the radius in metres around each source where the gradient is tapered to 0 (0: none)");
+  if (const auto* b = t->find("bands_hz")) {
+    inv.bands_hz = t->p.nums(*b, t->key("bands_hz"), "bands_hz = [6.0, 10.0]");
+    if (inv.bands_hz.empty())
+      t->p.bad(*b, t->key("bands_hz"), "must not be empty", "give the low-pass cutoffs in Hz, e.g. [6.0, 10.0], or remove it");
+    for (std::size_t k = 0; k < inv.bands_hz.size(); ++k)
+      if (!(inv.bands_hz[k] > 0) || (k > 0 && !(inv.bands_hz[k] > inv.bands_hz[k - 1])))
+        t->p.bad(*b, t->key("bands_hz"), "must be positive and increasing",
+                 "give the low-pass cutoffs in Hz from low to high, e.g. [6.0, 10.0]");
+  }
   if (c.scheme.method != Method::fdtd)
     t->p.fail(t->line(), "inversion", "needs scheme.method = \"fdtd\" in this version", "found \"spectral\"",
               "use method = \"fdtd\" (the spectral adjoint is not built yet)");

@@ -134,6 +134,14 @@ struct InversionSpec {
   std::optional<double> velocity_min, velocity_max;
   WavefieldStorage wavefield_storage = WavefieldStorage::auto_select;
   std::optional<double> wavefield_memory_gib;  // budget for the forward wavefields; default half of MemAvailable
+  // `specwave invert` (solver/inversion.hpp): a fixed number of iterations of one optimiser.
+  int iterations = 10;
+  std::string optimizer = "lbfgs";              // "lbfgs", "nlcg" or "steepest"
+  int lbfgs_memory = 5;                         // curvature pairs kept by L-BFGS
+  double initial_step_fraction = 0.01;          // first model update, as a fraction of |model|
+  double smoothing_m = 0;                       // gradient preconditioning: Gaussian sigma (m), 0: none
+  double source_mask_m = 0;                     // gradient taper radius around each source (m), 0: none
+  std::vector<double> bands_hz;                 // multiscale: low-pass cutoffs (Hz), increasing; `iterations` each
 };
 
 // [validation]: this case as a regression case (docs/validation.md, "Regression cases"): its tier, its stored

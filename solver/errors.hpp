@@ -18,6 +18,7 @@ enum class ExitCode : int {
   validation_failed = 8,  // `validate` found an error above tolerance
   backend_unavailable = 9,  // the requested backend is not compiled in or has no usable device
   interrupted = 10,    // stopped by a signal
+  optimisation_failed = 11,  // `invert`: the line search found no acceptable step
 };
 
 class Error : public std::runtime_error {

@@ -33,6 +33,14 @@ void chain_rule(Parameterisation p, std::span<const double> velocity, double dt,
   }
 }
 
+HistoryChoice history_for(const Case& c, const Plan& plan) {
+  const double field_bytes = 8.0 * double(c.grid.points());
+  const double budget = c.inversion.wavefield_memory_gib ? *c.inversion.wavefield_memory_gib * double(1ull << 30)
+                                                         : 0.5 * double(plan.memory_available ? plan.memory_available : 1ull << 32);
+  const double state_bytes = 2 * field_bytes * 1.3;  // u, u_prev padded + CPML slabs, roughly
+  return choose_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, budget);
+}
+
 ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots) {
   propagator.set_velocity(velocity);
   ObservedData out;

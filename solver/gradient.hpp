@@ -21,6 +21,10 @@ std::vector<double> velocity_from_parameter(Parameterisation p, std::span<const 
 // dJ/dm = -dt^2 v^4 dJ/d(v dt)^2 (since (v dt)^2 = dt^2 / m).
 void chain_rule(Parameterisation p, std::span<const double> velocity, double dt, std::span<double> gradient);
 
+// The wavefield history strategy of inversion.wavefield_storage within inversion.wavefield_memory_gib (default:
+// half of the available memory).
+HistoryChoice history_for(const Case& c, const Plan& plan);
+
 // Observed traces, one (n_receivers, nt) array per shot.
 using ObservedData = std::vector<std::vector<double>>;
 // Synthesised with the propagator at `velocity` (every shot), or read from inversion.observed_file

@@ -163,11 +163,7 @@ GradientCheckReport check_gradient(const Case& case_in) {
     report.dot.emplace_back(to_string(p), born_dot_test(cp, plan, 0, 20240601));
   }
   // The Taylor test with the history strategy the case asks for (or the one its budget allows).
-  const double field_bytes = 8.0 * double(c.grid.points());
-  const double budget = c.inversion.wavefield_memory_gib ? *c.inversion.wavefield_memory_gib * double(1ull << 30)
-                                                         : 0.5 * double(plan.memory_available ? plan.memory_available : 1ull << 32);
-  const double state_bytes = 2 * field_bytes * 1.3;  // u, u_prev padded + CPML slabs, roughly
-  const HistoryChoice history = choose_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, budget);
+  const HistoryChoice history = history_for(c, plan);
   auto propagator = make_gradient_propagator(c, plan, history);
   const ObservedData observed = observed_data(c, plan, *propagator);
   const auto misfit = make_misfit(c.inversion.misfit);

@@ -16,6 +16,7 @@
 #include "solver/forward.hpp"
 #include "solver/gradient_check.hpp"
 #include "solver/info.hpp"
+#include "solver/inversion.hpp"
 #include "solver/plan.hpp"
 #include "solver/regression.hpp"
 #include "solver/validate.hpp"
@@ -72,7 +73,8 @@ void print(const std::string& text) {
 int run(int argc, char** argv) {
   CLI::App app{"specwave: 3D acoustic wave simulation (FDTD) with validation against an independent reference.\n"
                "Exit codes: 0 ok, 2 usage, 3 invalid case, 4 input file, 5 output, 6 memory, 7 unstable run, "
-               "8 validation or gradient check failed, 9 backend unavailable, 1 internal error (docs/cli.md)."};
+               "8 validation or gradient check failed, 9 backend unavailable, 11 inversion line search failed, 1 internal error "
+               "(docs/cli.md)."};
   app.set_version_flag("--version", std::string("specwave ") + build::version + " (" + build::git_hash + ")");
   app.require_subcommand(1);
 
@@ -131,6 +133,19 @@ int run(int argc, char** argv) {
   segy_import->add_option("segy", segy_in, "The SEG-Y file to read")->required()->check(CLI::ExistingFile);
   segy_import->add_option("output", segy_out, "The traces.h5 to write (usable as inversion.observed)")->required();
 
+  std::string invert_case, invert_output_dir;
+  int invert_threads = -1;
+  bool invert_quiet = false, invert_resume = false;
+  auto* invert_cmd = app.add_subcommand(
+      "invert", "Full-waveform inversion of a case with an [inversion] table: recover the velocity from the observed data, "
+                "starting from [model]");
+  invert_cmd->add_option("case", invert_case, "Case file")->required()->check(CLI::ExistingFile);
+  invert_cmd->add_option("--threads", invert_threads, "OpenMP threads (0: all)")->check(CLI::NonNegativeNumber);
+  invert_cmd->add_option("--output-dir", invert_output_dir, "Override output.directory (relative to the current directory)");
+  invert_cmd->add_flag("-q,--quiet", invert_quiet, "No plan and no progress lines");
+  invert_cmd->add_flag("--resume", invert_resume,
+                       "Continue an interrupted run from its last completed iteration (output.directory/inversion_state.h5)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -162,10 +177,11 @@ int run(int argc, char** argv) {
   // reference comparison on one.
   const Comm world = Comm::world();
   const int ranks = world.size();
-  if ((validate->parsed() || check_gradient_cmd->parsed()) && ranks > 1)
+  if ((validate->parsed() || check_gradient_cmd->parsed() || invert_cmd->parsed()) && ranks > 1)
     throw Error(ExitCode::usage, fmt::format("{} runs on one MPI rank only, not on {}; start it without "
                                              "mpirun/mpiexec (or with -n 1)",
-                                             validate->parsed() ? "validate" : "check-gradient", ranks));
+                                             validate->parsed() ? "validate" : invert_cmd->parsed() ? "invert" : "check-gradient",
+                                             ranks));
   const bool root = Comm::world().rank() == 0;
   if (check->parsed()) {
     const Case c = load_case(check_case, check_o);
@@ -213,6 +229,25 @@ int run(int argc, char** argv) {
       return int(ExitCode::validation_failed);
     }
     print("check-gradient: the adjoint and the gradient pass\n");
+    return 0;
+  }
+  if (invert_cmd->parsed()) {
+    Overrides o;
+    o.threads = invert_threads;
+    o.output_dir = invert_output_dir;
+    const Case c = load_case(invert_case, o);
+    const InversionSummary s = run_inversion(c, InversionOptions{invert_quiet, invert_resume});
+    std::string text = fmt::format("done        {} iteration(s) of {} with {}, wavefields: {}: misfit reduced by {:.2f}%",
+                                   s.history.size() - 1, s.optimizer, s.propagator, s.wavefield_history,
+                                   100 * s.misfit_reduction());
+    if (const auto e = s.model_error_reduction()) text += fmt::format(", model error by {:.2f}%", 100 * *e);
+    text += "\n";
+    for (const auto& f : s.outputs) text += fmt::format("output      {}\n", f);
+    print(text);
+    if (!s.failure.empty()) {
+      print(fmt::format("invert: stopped: {}\nthe outputs hold iteration {}\n", s.failure, s.history.size() - 1));
+      return int(ExitCode::optimisation_failed);
+    }
     return 0;
   }
   // forward

@@ -31,3 +31,27 @@ class LeastSquaresMisfit final : public Misfit {
 std::unique_ptr<Misfit> make_misfit(const std::string& name);
 
 }  // namespace specwave
+
+namespace specwave {
+
+// Least squares of low-passed residuals, for multiscale inversion (docs/numerics.md, "Optimisation"):
+// J = 1/2 sum_r sum_n dt (L (d_syn - d_obs))^2, adjoint source dt L^T L (d_syn - d_obs), where L is a zero-phase
+// low-pass filter along time applied by FFT on the trace zero-padded to 2 nt: gain 1 up to cutoff_hz, a cos^2
+// taper to 0 at 1.5 cutoff_hz. L is symmetric (L^T = L). Because L is linear and time-invariant, L d_syn is the
+// data of the low-passed wavelet: filtering the residual filters data and wavelet alike.
+class LowPassMisfit final : public Misfit {
+ public:
+  LowPassMisfit(int nt, double dt, double cutoff_hz);
+  ~LowPassMisfit() override;
+  std::string name() const override { return "least_squares_lowpass"; }
+  double evaluate(std::span<const double> synthetic, std::span<const double> observed, double dt,
+                  std::span<double> adjoint_source) const override;
+  // L applied to one trace of nt samples, in place.
+  void filter(std::span<double> trace) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace specwave

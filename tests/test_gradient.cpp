@@ -169,6 +169,40 @@ TEST_CASE("least-squares misfit: value and adjoint source") {
   CHECK_THROWS_AS(make_misfit("l1"), Error);
 }
 
+TEST_CASE("low-passed least-squares misfit: the filter's gain, and the adjoint source is the derivative") {
+  const int nt = 400, n_rec = 2;
+  const double dt = 0.002, cutoff = 10.0;
+  const LowPassMisfit lp(nt, dt, cutoff);
+  auto sine = [&](double f) {
+    std::vector<double> t(nt);
+    for (int n = 0; n < nt; ++n) t[n] = std::sin(2 * M_PI * f * n * dt) * std::pow(std::sin(M_PI * n / (nt - 1)), 2);
+    return t;
+  };
+  for (double f : {4.0, 25.0}) {  // below the cutoff: kept; above 1.5 cutoff: removed
+    std::vector<double> t = sine(f);
+    const std::vector<double> original = t;
+    lp.filter(t);
+    double err = 0, norm = 0;
+    for (int n = 0; n < nt; ++n) err += std::pow(t[n] - (f < cutoff ? original[n] : 0.0), 2), norm += original[n] * original[n];
+    CAPTURE(f);
+    CHECK(std::sqrt(err / norm) < 0.02);
+  }
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> syn(nt * n_rec), obs(nt * n_rec), adj(nt * n_rec), scratch(nt * n_rec);
+  for (auto& v : syn) v = u(rng);
+  for (auto& v : obs) v = u(rng);
+  lp.evaluate(syn, obs, dt, adj);
+  for (int k : {3, 150, 399, 400 + 77}) {  // J is quadratic: the central difference is exact up to rounding
+    const double h = 1e-3;
+    std::vector<double> plus = syn, minus = syn;
+    plus[k] += h, minus[k] -= h;
+    const double d = (lp.evaluate(plus, obs, dt, scratch) - lp.evaluate(minus, obs, dt, scratch)) / (2 * h);
+    CAPTURE(k);
+    CHECK(adj[k] == doctest::Approx(d).epsilon(1e-7));
+  }
+}
+
 TEST_CASE("the gradient propagator refuses a model beyond the frozen dt's stability limit") {
   const Case c = adjoint_case(false, Precision::fp64);
   const Plan plan = make_plan(c);

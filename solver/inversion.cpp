@@ -1,0 +1,228 @@
+#include "solver/inversion.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <fmt/format.h>
+
+#include "solver/errors.hpp"
+#include "solver/gradient.hpp"
+#include "solver/inversion_checkpoint.hpp"
+#include "solver/inversion_outputs.hpp"
+#include "solver/optimizer.hpp"
+#include "solver/plan.hpp"
+#include "solver/preconditioner.hpp"
+
+namespace specwave {
+namespace {
+
+using optim::Vector;
+
+std::string where(const Case& c) { return c.source_path.empty() ? c.name : c.source_path; }
+
+optim::Method method_of(const std::string& name) {
+  if (name == "nlcg") return optim::Method::nlcg;
+  if (name == "steepest") return optim::Method::steepest;
+  return optim::Method::lbfgs;
+}
+
+// |v - v_true| / |v_true| over every grid point.
+double model_error(std::span<const double> v, std::span<const double> v_true) {
+  double num = 0, den = 0;
+  for (std::size_t k = 0; k < v.size(); ++k) num += (v[k] - v_true[k]) * (v[k] - v_true[k]), den += v_true[k] * v_true[k];
+  return std::sqrt(num / den);
+}
+
+void progress(const InversionIteration& it, bool quiet) {
+  if (quiet) return;
+  std::string line = fmt::format("iteration {:4d}  misfit {:.6e}  relative {:.4e}  step {:.3e}  evaluations {:2d}{}  "
+                                 "|g| {:.3e}  time {:.1f} s",
+                                 it.iteration, it.misfit, it.relative_misfit, it.step, it.evaluations,
+                                 it.wolfe ? "" : " (Armijo)", it.gradient_norm, it.seconds);
+  if (it.model_error) line += fmt::format("  model error {:.4e}", *it.model_error);
+  std::fputs((line + "\n").c_str(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+double InversionSummary::misfit_reduction() const {
+  if (history.empty()) return 0;
+  return 1 - history.back().relative_misfit;
+}
+
+std::optional<double> InversionSummary::model_error_reduction() const {
+  if (history.empty() || !history.front().model_error || *history.front().model_error == 0) return std::nullopt;
+  return 1 - *history.back().model_error / *history.front().model_error;
+}
+
+InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
+  const auto& inv = c.inversion;
+  if (!inv.present)
+    throw Error(ExitCode::invalid_case, fmt::format("{}: invert needs an [inversion] table with true_model or observed data "
+                                                    "(docs/case-file.md)",
+                                                    where(c)));
+  if (!inv.velocity_min || !inv.velocity_max)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: invert needs inversion.velocity_min and inversion.velocity_max (the bounds the optimiser "
+                            "projects the model onto; velocity_max also fixes dt); add e.g. velocity_min = 1500.0 and "
+                            "velocity_max = 4000.0 to [inversion]",
+                            where(c)));
+  if (c.run.threads > 0) omp_set_num_threads(c.run.threads);
+  const Plan plan = make_plan(c);
+  if (plan.model.v_min < *inv.velocity_min || plan.model.v_max > *inv.velocity_max)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: the starting model ([model]) spans [{:.6g}, {:.6g}] m/s, outside inversion.velocity_min/max "
+                            "= [{}, {}] m/s; widen the bounds or change the starting model",
+                            where(c), plan.model.v_min, plan.model.v_max, *inv.velocity_min, *inv.velocity_max));
+  if (!options.quiet) std::fputs(describe_plan(c, plan).c_str(), stdout);
+
+  auto propagator = make_gradient_propagator(c, plan, history_for(c, plan));
+  const ObservedData observed = observed_data(c, plan, *propagator);
+  const auto misfit = make_misfit(inv.misfit);
+  Objective objective(*propagator, *misfit, observed, inv.parameterisation, plan.dt);
+  // Multiscale: one objective per band, its residuals low-passed at the band's cutoff (solver/misfit.hpp).
+  std::unique_ptr<LowPassMisfit> band_misfit;
+  std::unique_ptr<Objective> band_objective;
+  Objective* active = &objective;
+  auto enter_band = [&](std::size_t b) {
+    band_misfit = std::make_unique<LowPassMisfit>(plan.nt, plan.dt, inv.bands_hz[b]);
+    band_objective = std::make_unique<Objective>(*propagator, *band_misfit, observed, inv.parameterisation, plan.dt);
+    active = band_objective.get();
+  };
+  const std::size_t n_bands = std::max<std::size_t>(1, inv.bands_hz.size());
+  if (options.resume && !inv.bands_hz.empty())
+    throw Error(ExitCode::usage, fmt::format("{}: --resume with inversion.bands_hz is not supported in this version; rerun "
+                                             "without --resume",
+                                             where(c)));
+  if (!inv.bands_hz.empty()) enter_band(0);
+  const std::vector<double> true_velocity = inv.true_model ? velocity_of(c, *inv.true_model) : std::vector<double>{};
+
+  InversionSummary summary;
+  summary.propagator = propagator->name();
+  summary.wavefield_history = propagator->history_name();
+  summary.optimizer = inv.optimizer;
+  InversionRecorder recorder(c, plan.threads, inv.optimizer, true_velocity);
+
+  // The optimiser works on the parameter (velocity or slowness squared); the bounds are the velocity bounds
+  // mapped to it (slowness squared decreases with velocity).
+  const std::size_t n = c.grid.points();
+  optim::Bounds bounds;
+  if (inv.parameterisation == Parameterisation::velocity) {
+    bounds = {Vector::Constant(Eigen::Index(n), *inv.velocity_min), Vector::Constant(Eigen::Index(n), *inv.velocity_max)};
+  } else {
+    bounds = {Vector::Constant(Eigen::Index(n), 1 / (*inv.velocity_max * *inv.velocity_max)),
+              Vector::Constant(Eigen::Index(n), 1 / (*inv.velocity_min * *inv.velocity_min))};
+  }
+  const optim::Function f = [&](const Vector& x) {
+    MisfitGradient mg = active->evaluate(std::span<const double>(x.data(), std::size_t(x.size())), true);
+    return optim::Evaluation{mg.misfit, Eigen::Map<const Vector>(mg.gradient.data(), Eigen::Index(mg.gradient.size()))};
+  };
+  auto velocity_of_x = [&](const Vector& x) {
+    return velocity_from_parameter(inv.parameterisation, std::span<const double>(x.data(), std::size_t(x.size())));
+  };
+  auto record = [&](InversionIteration it, const Vector& x, const Vector& g) {
+    const std::vector<double> v = velocity_of_x(x);
+    if (!true_velocity.empty()) it.model_error = model_error(v, true_velocity);
+    summary.history.push_back(it);
+    recorder.record(it, v, std::span<const double>(g.data(), std::size_t(g.size())));
+    progress(it, options.quiet);
+  };
+
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  const std::string state_path = (std::filesystem::path(c.output.directory) / "inversion_state.h5").string();
+  InversionCheckpoint checkpoint;
+  Vector x0;
+  optim::Evaluation f0;
+  if (options.resume) {
+    checkpoint = read_inversion_checkpoint(state_path, n);
+    if (checkpoint.optimizer != inv.optimizer)
+      throw Error(ExitCode::invalid_case, fmt::format("{}: was written by optimizer \"{}\", the case asks for \"{}\"; resume "
+                                                      "with the same inversion.optimizer",
+                                                      state_path, checkpoint.optimizer, inv.optimizer));
+    recorder.restore(checkpoint.history);
+    summary.history = checkpoint.history;
+    x0 = checkpoint.state.x;
+    f0 = checkpoint.state.current;
+    if (!options.quiet)
+      std::fputs(fmt::format("resume      from iteration {} ({})\n", checkpoint.state.iteration, state_path).c_str(), stdout);
+  } else {
+    const std::vector<double> v0(plan.model.velocity.begin(), plan.model.velocity.end());
+    const std::vector<double> p0 = parameter_from_velocity(inv.parameterisation, v0);
+    x0 = optim::project(bounds, Eigen::Map<const Vector>(p0.data(), Eigen::Index(n)));
+    f0 = f(x0);
+    InversionIteration start;
+    start.misfit = f0.value;
+    start.evaluations = 1;
+    if (!inv.bands_hz.empty()) start.band_hz = inv.bands_hz[0];
+    start.gradient_norm = optim::projected_gradient(bounds, x0, f0.gradient).norm();
+    start.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+    record(start, x0, f0.gradient);
+  }
+  double misfit0 = summary.history.front().misfit;
+
+  optim::OptimizerOptions oo;
+  oo.method = method_of(inv.optimizer);
+  oo.lbfgs_memory = inv.lbfgs_memory;
+  oo.initial_step_fraction = inv.initial_step_fraction;
+  const GradientPreconditioner preconditioner(c, plan.threads);
+  if (!preconditioner.identity())
+    oo.preconditioner = [&](const Vector& g) {
+      const std::vector<double> pg = preconditioner.apply(std::vector<double>(g.data(), g.data() + g.size()));
+      return Vector(Eigen::Map<const Vector>(pg.data(), Eigen::Index(pg.size())));
+    };
+  auto optimizer = std::make_unique<optim::Optimizer>(f, bounds, oo, x0, f0);
+  if (options.resume) optimizer->restore(checkpoint.state);
+  // The restart state after every completed iteration (and of the start), atomically (docs/hdf5-schema.md).
+  auto save_state = [&] {
+    write_inversion_checkpoint(state_path, {optimizer->state(), summary.history, inv.optimizer, c.source_text});
+  };
+  if (!options.resume) save_state();
+  int offset = 0;  // iterations of the earlier bands
+  for (std::size_t b = 0; b < n_bands && summary.failure.empty(); ++b) {
+    if (b > 0) {  // a new band: its misfit at the current model, a fresh optimiser (the curvature pairs were another J's)
+      enter_band(b);
+      offset += optimizer->iteration();
+      const Vector x = optimizer->x();
+      const optim::Evaluation fb = f(x);
+      misfit0 = fb.value;
+      optimizer = std::make_unique<optim::Optimizer>(f, bounds, oo, x, fb);
+      if (!options.quiet)
+        std::fputs(fmt::format("band        {:.4g} Hz: misfit {:.6e} at the start\n", inv.bands_hz[b], misfit0).c_str(), stdout);
+    }
+    while (optimizer->iteration() < inv.iterations) {
+      t0 = clock::now();
+      optim::IterationRecord r;
+      try {
+        r = optimizer->iterate();
+      } catch (const optim::LineSearchFailure& e) {
+        summary.failure = fmt::format("iteration {}: the line search failed: {}", offset + optimizer->iteration() + 1, e.what());
+        break;
+      }
+      InversionIteration it;
+      it.iteration = offset + r.iteration;
+      if (!inv.bands_hz.empty()) it.band_hz = inv.bands_hz[b];
+      it.misfit = r.value;
+      it.relative_misfit = misfit0 > 0 ? r.value / misfit0 : 0;
+      it.step = r.step;
+      it.evaluations = r.evaluations;
+      it.wolfe = r.wolfe;
+      it.gradient_norm = r.projected_gradient_norm;
+      it.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+      record(it, optimizer->x(), optimizer->current().gradient);
+      save_state();
+    }
+  }
+  recorder.write_plots();
+  summary.outputs = recorder.outputs();
+  summary.outputs.push_back(state_path);
+  return summary;
+}
+
+}  // namespace specwave

@@ -1,0 +1,43 @@
+#pragma once
+// Gradient preconditioning for `specwave invert` (docs/numerics.md, "Optimisation"): P = S W S with W a taper
+// that removes the gradient near the sources (its large, unphysical values there) and S a 3D Gaussian smoothing
+// applied with FFTs on a zero-padded grid. P is symmetric positive semi-definite, so -P g is a descent direction
+// whenever P g != 0; the optimiser uses it as its initial inverse Hessian (line searches keep the true gradient).
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "solver/case.hpp"
+
+namespace specwave {
+
+// Multiplies by exp(-|k|^2 sigma^2 / 2) in the wavenumber domain, i.e. convolves with a Gaussian of standard
+// deviation sigma (m) per axis (z, y, x), normalised to preserve a constant field away from the edges. The grid is
+// padded by 3 sigma with zeros on every side so the periodic FFT does not wrap one face onto the other.
+class GaussianSmoother {
+ public:
+  GaussianSmoother(const GridSpec& grid, const std::array<double, 3>& sigma_m, int threads);
+  ~GaussianSmoother();
+  void apply(std::vector<double>& field) const;  // (nz, ny, nx), in place
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// 0 at each source, 1 beyond radius_m: w(r) = (1 - cos(pi r / R)) / 2 for r < R (the smallest over sources).
+std::vector<double> source_taper(const Case& c, double radius_m);
+
+class GradientPreconditioner {
+ public:
+  // From inversion.smoothing_m and inversion.source_mask_m; identity() when both are 0.
+  GradientPreconditioner(const Case& c, int threads);
+  bool identity() const { return !smoother_ && taper_.empty(); }
+  std::vector<double> apply(std::vector<double> g) const;
+
+ private:
+  std::unique_ptr<GaussianSmoother> smoother_;
+  std::vector<double> taper_;
+};
+
+}  // namespace specwave

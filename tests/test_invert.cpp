@@ -1,0 +1,240 @@
+// `specwave invert` end to end: the reference case (cases/inversion/gaussian.toml) reaches its misfit and
+// model-error reductions in its fixed number of iterations; a small case writes the documented outputs; bad
+// [inversion] keys are refused with exit code 3.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "io/hdf5.hpp"
+
+namespace fs = std::filesystem;
+using namespace specwave;
+
+namespace {
+
+const fs::path work = fs::temp_directory_path() / "specwave_test_invert";
+
+struct Result {
+  int code;
+  std::string output;
+};
+
+Result run_specwave(const std::string& args) {
+  const std::string cmd = std::string(SPECWAVE_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (pipe && fgets(buf.data(), buf.size(), pipe)) out += buf.data();
+  const int status = pipe ? pclose(pipe) : -1;
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::vector<std::string> lines_of(const fs::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// The number after "key": in one line of iterations.jsonl.
+double field(const std::string& line, const std::string& key) {
+  const auto pos = line.find("\"" + key + "\": ");
+  REQUIRE_MESSAGE(pos != std::string::npos, key << " not in " << line);
+  return std::strtod(line.c_str() + pos + key.size() + 4, nullptr);
+}
+
+std::string write_case(const std::string& name, const std::string& text) {
+  fs::create_directories(work);
+  const fs::path p = work / (name + ".toml");
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+const char* small_case = R"(name = "invert-small"
+[grid]
+shape = [26, 24, 28]
+spacing = 10.0
+[model]
+type = "homogeneous"
+velocity = 2000.0
+[time]
+duration = 0.1
+[[shots]]
+[[shots.sources]]
+position = [100.0, 120.0, 70.0]
+peak_frequency = 15.0
+[receivers]
+points = [[100.0, 110.0, 200.0], [150.0, 130.0, 190.0], [60.0, 120.0, 200.0]]
+[scheme]
+order = 8
+[boundary]
+pml_width = 6
+[run]
+precision = "fp64"
+[output]
+directory = "out-small"
+[inversion]
+velocity_min = 1800.0
+velocity_max = 2300.0
+)";
+
+const char* small_truth = R"([inversion.true_model]
+type = "gaussian"
+velocity = 2000.0
+anomaly = 150.0
+center = [120.0, 120.0, 135.0]
+radius = 40.0
+)";
+
+}  // namespace
+
+TEST_CASE("reference inversion: cases/inversion/gaussian.toml reduces the misfit by >= 90% and the model error by >= 50%") {
+  const fs::path out = work / "gaussian";
+  fs::remove_all(out);
+  const Result r = run_specwave(std::string("invert ") + SPECWAVE_SOURCE_DIR + "/cases/inversion/gaussian.toml --output-dir " +
+                                out.string());
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  const auto lines = lines_of(out / "iterations.jsonl");
+  REQUIRE(lines.size() == 13);  // iteration 0 (the start) and inversion.iterations = 12
+  const double misfit_reduction = 1 - field(lines.back(), "relative_misfit");
+  const double error_reduction = 1 - field(lines.back(), "model_error") / field(lines.front(), "model_error");
+  MESSAGE("reference inversion: misfit reduced by " << 100 * misfit_reduction << "%, model error by "
+                                                    << 100 * error_reduction << "% in 12 L-BFGS iterations");
+  CHECK(misfit_reduction >= 0.90);
+  CHECK(error_reduction >= 0.50);
+  for (std::size_t k = 1; k < lines.size(); ++k) CHECK(field(lines[k], "misfit") < field(lines[k - 1], "misfit"));
+  CHECK(r.output.find("iteration   12  misfit") != std::string::npos);
+  for (const char* f : {"inversion.h5", "misfit.png", "model_slices.png"}) CHECK(fs::exists(out / f));
+}
+
+TEST_CASE("invert on a small case: every optimiser lowers the misfit; inversion.h5 holds every iteration") {
+  for (const char* optimizer : {"lbfgs", "nlcg", "steepest"}) {
+    const std::string optimizer_name = optimizer;
+    CAPTURE(optimizer_name);
+    const fs::path out = work / (std::string("small-") + optimizer);
+    fs::remove_all(out);
+    const std::string path = write_case(std::string("small-") + optimizer,
+                                        std::string(small_case) + "iterations = 2\noptimizer = \"" + optimizer + "\"\n" + small_truth);
+    const Result r = run_specwave("invert -q --threads 1 " + path + " --output-dir " + out.string());
+    CAPTURE(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(r.output.find("iteration    1") == std::string::npos);  // -q: no progress lines
+    CHECK(r.output.find("done        2 iteration(s) of " + std::string(optimizer)) != std::string::npos);
+    const auto lines = lines_of(out / "iterations.jsonl");
+    REQUIRE(lines.size() == 3);
+    CHECK(field(lines[2], "misfit") < field(lines[0], "misfit"));
+    CHECK(field(lines[0], "iteration") == 0);
+    CHECK(field(lines[2], "iteration") == 2);
+
+    io::h5::Reader h5((out / "inversion.h5").string());
+    const auto velocity = h5.read_floating<double>("/velocity", {3, 26, 24, 28});
+    const auto misfit = h5.read_floating<double>("/misfit", {3});
+    CHECK(misfit[2] == doctest::Approx(field(lines[2], "misfit")).epsilon(1e-6));
+    double vmin = 1e9, vmax = 0;
+    for (double v : velocity) vmin = std::min(vmin, v), vmax = std::max(vmax, v);
+    CHECK(vmin >= 1800.0 - 1e-3);  // within the bounds (stored as float32)
+    CHECK(vmax <= 2300.0 + 1e-3);
+    CHECK(h5.read_floating<double>("/gradient", {3, 26, 24, 28}).size() == 3u * 26 * 24 * 28);
+    CHECK(h5.read_floating<double>("/true_velocity", {26, 24, 28}).size() == 26u * 24 * 28);
+  }
+}
+
+TEST_CASE("invert refuses a case without bounds or with bad [inversion] keys (exit 3, naming the key)") {
+  struct Bad {
+    std::string name, extra, message;
+  };
+  const std::string no_bounds = [] {
+    std::string s = small_case;
+    const auto pos = s.find("velocity_min = 1800.0\n");
+    return s.erase(pos, std::string("velocity_min = 1800.0\n").size());
+  }();
+  {
+    const Result r = run_specwave("invert " + write_case("no-bounds", no_bounds + small_truth));
+    CHECK(r.code == 3);
+    CHECK(r.output.find("invert needs inversion.velocity_min and inversion.velocity_max") != std::string::npos);
+  }
+  for (const Bad& b : {Bad{"optimizer", "optimizer = \"bfgs\"\n", "inversion.optimizer"},
+                       Bad{"iterations", "iterations = 0\n", "inversion.iterations: must be in [1, 100000]"},
+                       Bad{"memory", "optimizer = \"nlcg\"\nlbfgs_memory = 4\n", "inversion.lbfgs_memory: is used with"},
+                       Bad{"fraction", "initial_step_fraction = 0.9\n", "inversion.initial_step_fraction: must be in (0, 0.5]"},
+                       Bad{"bands", "bands_hz = [10.0, 5.0]\n", "inversion.bands_hz: must be positive and increasing"}}) {
+    CAPTURE(b.name);
+    const Result r = run_specwave("invert " + write_case("bad-" + b.name, std::string(small_case) + b.extra + small_truth));
+    CAPTURE(r.output);
+    CHECK(r.code == 3);
+    CHECK(r.output.find(b.message) != std::string::npos);
+  }
+}
+
+TEST_CASE("invert --resume continues from the last completed iteration with the same result as an uninterrupted run") {
+  for (const char* optimizer : {"lbfgs", "nlcg"}) {
+    const std::string optimizer_name = optimizer;
+    CAPTURE(optimizer_name);
+    const std::string name = std::string("resume-") + optimizer;
+    const std::string extra = std::string("optimizer = \"") + optimizer + "\"\nsmoothing_m = 10.0\nsource_mask_m = 20.0\n";
+    const fs::path straight = work / (name + "-straight"), resumed = work / (name + "-resumed");
+    fs::remove_all(straight), fs::remove_all(resumed);
+    auto run = [&](int iterations, const fs::path& out, bool resume) {
+      const std::string path = write_case(name + std::to_string(iterations),
+                                          std::string(small_case) + "iterations = " + std::to_string(iterations) + "\n" +
+                                              extra + small_truth);
+      const Result r = run_specwave(std::string("invert -q --threads 1 ") + (resume ? "--resume " : "") + path +
+                                    " --output-dir " + out.string());
+      CAPTURE(r.output);
+      REQUIRE(r.code == 0);
+      return r;
+    };
+    run(4, straight, false);
+    run(2, resumed, false);  // "interrupted" after iteration 2
+    const Result r = run(4, resumed, true);
+    CHECK(r.output.find("done        4 iteration(s)") != std::string::npos);
+    const std::vector<hsize_t> dims = {5, 26, 24, 28};
+    const auto a = io::h5::Reader((straight / "inversion.h5").string()).read_floating<double>("/velocity", dims);
+    const auto b = io::h5::Reader((resumed / "inversion.h5").string()).read_floating<double>("/velocity", dims);
+    CHECK(a == b);  // bitwise
+    const auto ma = io::h5::Reader((straight / "inversion.h5").string()).read_floating<double>("/misfit", {5});
+    const auto mb = io::h5::Reader((resumed / "inversion.h5").string()).read_floating<double>("/misfit", {5});
+    CHECK(ma == mb);
+    CHECK(lines_of(resumed / "iterations.jsonl").size() == 5);
+  }
+  SUBCASE("nothing to resume from") {
+    const fs::path empty = work / "resume-none";
+    fs::remove_all(empty);
+    const Result r = run_specwave("invert --resume " + write_case("resume-none", std::string(small_case) + small_truth) +
+                                  " --output-dir " + empty.string());
+    CHECK(r.code == 4);
+    CHECK(r.output.find("no inversion state to resume from") != std::string::npos);
+  }
+}
+
+TEST_CASE("invert with frequency bands: iterations per band, each band's misfit decreases") {
+  const fs::path out = work / "bands";
+  fs::remove_all(out);
+  const std::string path =
+      write_case("bands", std::string(small_case) + "iterations = 2\nbands_hz = [8.0, 14.0]\n" + small_truth);
+  const Result r = run_specwave("invert --threads 1 " + path + " --output-dir " + out.string());
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("band        14 Hz: misfit") != std::string::npos);
+  const auto lines = lines_of(out / "iterations.jsonl");
+  REQUIRE(lines.size() == 5);  // start + 2 iterations in each of 2 bands
+  CHECK(field(lines[0], "band_hz") == 8.0);
+  CHECK(field(lines[2], "band_hz") == 8.0);
+  CHECK(field(lines[3], "band_hz") == 14.0);
+  CHECK(field(lines[4], "iteration") == 4);
+  CHECK(field(lines[2], "relative_misfit") < 1);
+  CHECK(field(lines[4], "relative_misfit") < 1);
+  CHECK(field(lines[4], "misfit") < field(lines[3], "misfit"));
+  const Result resume = run_specwave("invert --resume " + path + " --output-dir " + out.string());
+  CHECK(resume.code == 2);
+}

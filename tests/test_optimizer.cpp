@@ -1,0 +1,171 @@
+// The optimisers and the line search on analytic functions with known minima (docs/numerics.md, "Optimisation").
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "solver/optimizer.hpp"
+
+using namespace specwave::optim;
+
+namespace {
+
+// Rosenbrock in n dimensions: sum_i 100 (x_{i+1} - x_i^2)^2 + (1 - x_i)^2, minimum 0 at x = (1, ..., 1).
+Evaluation rosenbrock(const Vector& x) {
+  Evaluation e;
+  e.gradient = Vector::Zero(x.size());
+  for (Eigen::Index i = 0; i + 1 < x.size(); ++i) {
+    const double a = x[i + 1] - x[i] * x[i], b = 1 - x[i];
+    e.value += 100 * a * a + b * b;
+    e.gradient[i] += -400 * a * x[i] - 2 * b;
+    e.gradient[i + 1] += 200 * a;
+  }
+  return e;
+}
+
+Vector rosenbrock_start(int n) {
+  Vector x(n);
+  for (int i = 0; i < n; ++i) x[i] = i % 2 == 0 ? -1.2 : 1.0;
+  return x;
+}
+
+// f = 1/2 sum_i a_i (x_i - c_i)^2 with a_i from 1 to 100: with bounds, the minimiser is c clamped to the box.
+struct Quadratic {
+  Vector a, c;
+  explicit Quadratic(int n) : a(n), c(n) {
+    for (int i = 0; i < n; ++i) {
+      a[i] = std::pow(100.0, double(i) / (n - 1));
+      c[i] = 3 * std::sin(1.7 * i + 0.3);  // in [-3, 3]; the box [-1, 2] clips several
+    }
+  }
+  Evaluation operator()(const Vector& x) const {
+    const Vector r = x - c;
+    return {0.5 * r.dot(a.cwiseProduct(r)), a.cwiseProduct(r)};
+  }
+};
+
+struct Run {
+  Vector x;
+  double value;
+  int iterations, evaluations;
+};
+
+Run minimise(const Function& f, Method m, Vector x0, const Bounds& b, int max_iterations, double tolerance) {
+  OptimizerOptions o;
+  o.method = m;
+  o.lbfgs_memory = 7;
+  x0 = project(b, x0);
+  Optimizer opt(f, b, o, x0, f(x0));
+  int evaluations = 1;
+  while (opt.iteration() < max_iterations &&
+         projected_gradient(b, opt.x(), opt.current().gradient).norm() > tolerance) {
+    const IterationRecord r = opt.iterate();
+    CHECK(r.value <= r.previous_value);
+    evaluations += r.evaluations;
+  }
+  return {opt.x(), opt.current().value, opt.iteration(), evaluations};
+}
+
+}  // namespace
+
+TEST_CASE("L-BFGS finds the minimum of the Rosenbrock function (2 and 10 dimensions)") {
+  for (int n : {2, 10}) {
+    CAPTURE(n);
+    const Run r = minimise(rosenbrock, Method::lbfgs, rosenbrock_start(n), {}, 200, 1e-8);
+    MESSAGE("Rosenbrock n = " << n << ": L-BFGS " << r.iterations << " iterations, " << r.evaluations
+                              << " evaluations, f = " << r.value);
+    CHECK(r.iterations < 200);
+    CHECK((r.x - Vector::Ones(n)).norm() < 1e-6);
+  }
+}
+
+TEST_CASE("NLCG (Polak-Ribiere+) finds the minimum of the 2D Rosenbrock function") {
+  const Run r = minimise(rosenbrock, Method::nlcg, rosenbrock_start(2), {}, 2000, 1e-7);
+  MESSAGE("Rosenbrock n = 2: NLCG " << r.iterations << " iterations, " << r.evaluations << " evaluations");
+  CHECK((r.x - Vector::Ones(2)).norm() < 1e-5);
+}
+
+TEST_CASE("bound-constrained quadratic: every method reaches c clamped to the box") {
+  const int n = 20;
+  const Quadratic q(n);
+  Bounds b{Vector::Constant(n, -1.0), Vector::Constant(n, 2.0)};
+  const Vector expected = project(b, q.c);
+  REQUIRE((expected - q.c).norm() > 1);  // the bounds matter
+  for (Method m : {Method::lbfgs, Method::nlcg, Method::steepest}) {
+    const std::string method = to_string(m);
+    CAPTURE(method);
+    const Run r = minimise(std::cref(q), m, Vector::Zero(n), b, m == Method::steepest ? 3000 : 300, 1e-9);
+    MESSAGE("bounded quadratic, " << method << ": " << r.iterations << " iterations, " << r.evaluations
+                                  << " evaluations, |x - x*| = " << (r.x - expected).norm());
+    CHECK((r.x - expected).norm() < 1e-6);
+    CHECK((r.x.array() >= -1.0).all());
+    CHECK((r.x.array() <= 2.0).all());
+  }
+}
+
+TEST_CASE("the line search returns a step meeting the strong Wolfe conditions") {
+  const Vector x0 = rosenbrock_start(2);
+  const Evaluation f0 = rosenbrock(x0);
+  const Vector d = -f0.gradient;
+  const double slope0 = f0.gradient.dot(d);
+  for (double c2 : {0.9, 0.1}) {
+    for (double a0 : {1e-5, 1e-3, 1.0}) {  // too short (bracketing expands), about right, far too long (zoom)
+      CAPTURE(c2);
+      CAPTURE(a0);
+      LineSearchOptions o;
+      o.c2 = c2;
+      o.max_evaluations = 30;
+      const LineSearchResult r = line_search(rosenbrock, {}, x0, f0, d, a0, o);
+      CHECK(r.wolfe);
+      CHECK(r.at.value <= f0.value + o.c1 * r.step * slope0);
+      CHECK(std::abs(r.at.gradient.dot(d)) <= c2 * std::abs(slope0));
+    }
+  }
+}
+
+TEST_CASE("a projected step is a Wolfe step along the clipped path") {
+  const Quadratic q(20);
+  Bounds b{Vector::Constant(20, -1.0), Vector::Constant(20, 2.0)};
+  const Vector x0 = Vector::Zero(20);
+  const Evaluation f0 = q(x0);
+  const LineSearchResult r = line_search(std::cref(q), b, x0, f0, -f0.gradient, 1.0, LineSearchOptions{});
+  CHECK(r.at.value < f0.value);
+  CHECK((r.x.array() >= -1.0).all());
+  CHECK((r.x.array() <= 2.0).all());
+}
+
+TEST_CASE("the line search fails with a report when the gradient is wrong") {
+  // f = x.x with the gradient's sign flipped: the "descent" direction climbs.
+  const Function wrong = [](const Vector& x) { return Evaluation{x.squaredNorm(), -2 * x}; };
+  const Vector x0 = Vector::Ones(3);
+  const Evaluation f0 = wrong(x0);
+  try {
+    line_search(wrong, {}, x0, f0, -f0.gradient, 0.1, LineSearchOptions{});
+    FAIL("no failure");
+  } catch (const LineSearchFailure& e) {
+    const std::string what = e.what();
+    MESSAGE(what);
+    CHECK(what.find("sufficient-decrease") != std::string::npos);
+    CHECK(what.find("trial 1: step") != std::string::npos);
+    CHECK(e.trials().size() >= 8);
+  }
+  // A direction that is not one of descent is refused before any evaluation.
+  CHECK_THROWS_AS(line_search(wrong, {}, x0, f0, f0.gradient, 0.1, LineSearchOptions{}), LineSearchFailure);
+}
+
+TEST_CASE("L-BFGS history: two-loop recursion inverts a quadratic's Hessian, bad curvature is dropped") {
+  // For f = 1/2 x^T A x with A diagonal, n pairs along the axes make H exact: H (A e_i) = e_i.
+  const int n = 4;
+  Vector a(n);
+  a << 1, 3, 10, 40;
+  LbfgsHistory h(n);
+  for (int i = 0; i < n; ++i) {
+    const Vector s = Vector::Unit(n, i);
+    CHECK(h.push(s, a.cwiseProduct(s)));
+  }
+  const Vector g = Vector::LinSpaced(n, 1, 2);
+  CHECK((h.apply_inverse_hessian(g) - g.cwiseQuotient(a)).norm() < 1e-12);
+  CHECK_FALSE(h.push(Vector::Unit(n, 0), -Vector::Unit(n, 0)));  // s.y < 0
+  CHECK(h.size() == n);
+  h.push(Vector::Unit(n, 1), Vector::Unit(n, 1));
+  CHECK(h.size() == n);  // memory kept at n
+}
