@@ -132,10 +132,10 @@ __global__ void __launch_bounds__(BX* BY) update_tiled_kernel(FdtdStep<T> s, int
   }
 }
 
+// What every point of a step needs first: the free-surface mirror of u^n and the CPML memory psi.
 template <int R, class T>
-void step_radius(const FdtdStep<T>& s, cudaStream_t stream, StencilKernel kernel) {
+void mirror_and_psi(const FdtdStep<T>& s, cudaStream_t stream) {
   const FieldLayout& L = s.layout;
-  if (L.halo != R) throw std::logic_error("cuda::fdtd_step: field halo must equal the stencil radius");
   if (s.free_surface) {
     const dim3 grid(blocks_for(L.stride_z(), 256), L.halo);
     mirror_top_kernel<<<grid, 256, 0, stream>>>(L, s.u);
@@ -152,6 +152,13 @@ void step_radius(const FdtdStep<T>& s, cudaStream_t stream, StencilKernel kernel
       psi_kernel<R><<<grid, 128, 0, stream>>>(s, axis, side, make_int3(lo[2], lo[1], lo[0]), make_int3(ext[2], ext[1], ext[0]));
       SPECWAVE_CUDA_CHECK_LAUNCH();
     }
+}
+
+template <int R, class T>
+void step_radius(const FdtdStep<T>& s, cudaStream_t stream, StencilKernel kernel) {
+  const FieldLayout& L = s.layout;
+  if (L.halo != R) throw std::logic_error("cuda::fdtd_step: field halo must equal the stencil radius");
+  mirror_and_psi<R>(s, stream);
   if (kernel == StencilKernel::tiled) {
     constexpr int bx = 32, by = 16, z_per_block = 32;
     const dim3 grid(blocks_for(L.nx, bx), blocks_for(L.ny, by), blocks_for(L.nz, z_per_block));
@@ -182,22 +189,7 @@ void step_part_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell, c
   const int y0 = std::min(w[1][0], L.ny), y1 = std::max(y0, L.ny - w[1][1]);
   const int x0 = std::min(w[2][0], L.nx), x1 = std::max(x0, L.nx - w[2][1]);
   if (part == StepPart::interior) return update_box<R>(s, z0, z1, y0, y1, x0, x1, stream);
-  if (s.free_surface) {
-    const dim3 grid(blocks_for(L.stride_z(), 256), L.halo);
-    mirror_top_kernel<<<grid, 256, 0, stream>>>(L, s.u);
-    SPECWAVE_CUDA_CHECK_LAUNCH();
-  }
-  for (int axis = 0; axis < 3; ++axis)
-    for (int side = 0; side < 2; ++side) {
-      const CpmlAxis<T>& p = s.pml[axis];
-      if (!p.face[side]) continue;
-      int lo[3] = {0, 0, 0}, ext[3] = {L.nz, L.ny, L.nx};
-      lo[axis] = side == 0 ? 0 : p.n - p.width;
-      ext[axis] = p.width;
-      const dim3 grid(blocks_for(ext[2], 128), ext[1], ext[0]);
-      psi_kernel<R><<<grid, 128, 0, stream>>>(s, axis, side, make_int3(lo[2], lo[1], lo[0]), make_int3(ext[2], ext[1], ext[0]));
-      SPECWAVE_CUDA_CHECK_LAUNCH();
-    }
+  mirror_and_psi<R>(s, stream);
   if (part == StepPart::all) return update_box<R>(s, 0, L.nz, 0, L.ny, 0, L.nx, stream);
   update_box<R>(s, 0, z0, 0, L.ny, 0, L.nx, stream);        // z low
   update_box<R>(s, z1, L.nz, 0, L.ny, 0, L.nx, stream);     // z high
