@@ -27,4 +27,27 @@ inline Case small_case(int n, double h, double v, int order, int pml_width, doub
   return c;
 }
 
+// Uneven extents (31 = 16 + 15 over 2, 8 + 8 + 8 + 7 over 4, ...), CPML on every face (or a free surface on
+// top), order 8 (halo 4), a heterogeneous model, two sources fired together, and receivers on a line that
+// crosses every block boundary plus one point in the middle of the grid.
+inline Case decomposition_case(Precision precision, bool free_surface) {
+  Case c = small_case(32, 10.0, 2000.0, 8, 6, 15.0, 0.12);
+  c.grid.shape = {31, 34, 36};
+  c.model.kind = ModelSpec::Kind::gaussian;
+  c.model.anomaly = -300.0;
+  c.model.center = {150.0, 170.0, 180.0};
+  c.model.radius = 50.0;
+  c.boundary.free_surface = free_surface;
+  c.run.precision = precision;
+  c.run.threads = 1;
+  c.shots[0].sources[0].position = {152.3, 168.9, 176.4};  // near the middle: its stencil straddles blocks
+  SourceSpec second = c.shots[0].sources[0];
+  second.position = {80.0, 90.7, 110.1};
+  second.wavelet.peak_frequency = 12.0;
+  c.shots[0].sources.push_back(second);
+  for (int k = 0; k < 9; ++k) c.receivers.push_back({70.0 + 20.0 * k, 165.3, 70.0 + 26.1 * k});
+  c.receivers.push_back({150.0, 170.0, 180.0});
+  return c;
+}
+
 }  // namespace specwave::testing

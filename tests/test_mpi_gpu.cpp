@@ -33,18 +33,9 @@ bool same_bits(T a, T b) {
 template <class T>
 void check_cuda_bitwise(bool free_surface) {
   const Comm world = Comm::world();
-  Case c = testing::small_case(32, 10.0, 2000.0, 8, 6, 15.0, 0.12);
-  c.grid.shape = {31, 34, 36};
-  c.model.kind = ModelSpec::Kind::gaussian;
-  c.model.anomaly = -300.0;
-  c.model.center = {150.0, 170.0, 180.0};
-  c.model.radius = 50.0;
-  c.boundary.free_surface = free_surface;
-  c.run.precision = sizeof(T) == 8 ? Precision::fp64 : Precision::fp32;
+  Case c = testing::decomposition_case(sizeof(T) == 8 ? Precision::fp64 : Precision::fp32, free_surface);
   c.run.backend = BackendKind::cuda;
   c.run.share_devices = true;
-  c.shots[0].sources[0].position = {152.3, 168.9, 176.4};
-  for (int k = 0; k < 9; ++k) c.receivers.push_back({70.0 + 20.0 * k, 165.3, 70.0 + 26.1 * k});
   Plan plan = make_plan(c, {1, world.rank()});
   auto serial = make_propagator(c, plan);
   serial->begin_shot(plan.sources[0], plan.wavelets[0]);

@@ -29,29 +29,6 @@ using namespace specwave;
 
 namespace {
 
-// Uneven extents (31 = 16 + 15 over 2, 8 + 8 + 8 + 7 over 4, ...), CPML on every face (or a free surface on
-// top), order 8 (halo 4), a heterogeneous model, two sources fired together, and receivers on a line that
-// crosses every block boundary plus one point in the middle of the grid.
-Case decomposition_case(Precision precision, bool free_surface) {
-  Case c = testing::small_case(32, 10.0, 2000.0, 8, 6, 15.0, 0.12);
-  c.grid.shape = {31, 34, 36};
-  c.model.kind = ModelSpec::Kind::gaussian;
-  c.model.anomaly = -300.0;
-  c.model.center = {150.0, 170.0, 180.0};
-  c.model.radius = 50.0;
-  c.boundary.free_surface = free_surface;
-  c.run.precision = precision;
-  c.run.threads = 1;
-  c.shots[0].sources[0].position = {152.3, 168.9, 176.4};  // near the middle: its stencil straddles blocks
-  SourceSpec second = c.shots[0].sources[0];
-  second.position = {80.0, 90.7, 110.1};
-  second.wavelet.peak_frequency = 12.0;
-  c.shots[0].sources.push_back(second);
-  for (int k = 0; k < 9; ++k) c.receivers.push_back({70.0 + 20.0 * k, 165.3, 70.0 + 26.1 * k});
-  c.receivers.push_back({150.0, 170.0, 180.0});
-  return c;
-}
-
 std::vector<Dims3> process_grids(const Dims3& shape, int ranks, int halo, int pml) {
   std::vector<Dims3> grids;
   for (int pz = 1; pz <= ranks; ++pz)
@@ -75,7 +52,7 @@ bool same_bits(T a, T b) {
 template <class T>
 void check_bitwise(Precision precision, bool free_surface) {
   const Comm world = Comm::world();
-  const Case c = decomposition_case(precision, free_surface);
+  const Case c = testing::decomposition_case(precision, free_surface);
   Plan plan = make_plan(c, {1, world.rank()});  // the single-rank plan; only its process grid changes below
   auto serial = make_propagator(c, plan);
   serial->begin_shot(plan.sources[0], plan.wavelets[0]);
@@ -128,7 +105,7 @@ void check_bitwise(Precision precision, bool free_surface) {
 
 // The spectral case: uneven FFT-friendly extents, a Gaussian anomaly, two sources, receivers across blocks.
 Case spectral_case(Precision precision, SpectralAbsorber absorber) {
-  Case c = decomposition_case(precision, false);
+  Case c = testing::decomposition_case(precision, false);
   c.scheme.method = Method::spectral;
   c.grid.shape = {30, 27, 32};
   c.boundary.pml_width = 6;
@@ -230,7 +207,7 @@ TEST_CASE("mpi fdtd: the decomposed run is bitwise the single-rank run (fp32, fr
 
 TEST_CASE("mpi model: each rank reads its block of an HDF5 model collectively, equal to the whole model there") {
   const Comm world = Comm::world();
-  Case c = decomposition_case(Precision::fp64, false);
+  Case c = testing::decomposition_case(Precision::fp64, false);
   const VelocityModel whole = build_velocity_model(c);  // the Gaussian model, generated on every rank
   const std::string path =
       (std::filesystem::temp_directory_path() / fmt::format("specwave-mpi-model-{}.h5", world.size())).string();
@@ -262,7 +239,7 @@ TEST_CASE("mpi fdtd: the plan refuses blocks thinner than the absorbing layer, n
   // 36 points along x with a 13-point layer: 2 blocks of 18 hold it, 4 blocks of 9 do not. (The unit tests of
   // check_decomposition cover the other limits without MPI.)
   const Comm world = Comm::world();
-  Case c = decomposition_case(Precision::fp64, false);
+  Case c = testing::decomposition_case(Precision::fp64, false);
   c.run.process_grid = std::array<int, 3>{1, 1, world.size()};
   c.run.shot_groups = 1;
   c.grid.shape = {40, 40, 36};
