@@ -130,8 +130,6 @@ void write_trace_file(const std::string& path, const ShotGathers& g, const std::
 }
 
 void write_segy(const std::string& path, const ShotGathers& g, const std::string& text) {
-  if (g.nt > std::numeric_limits<std::uint16_t>::max() && g.nt > std::numeric_limits<std::int32_t>::max())
-    throw Error(ExitCode::output_error, "SEG-Y: too many samples per trace");
   const std::string temporary = fmt::format("{}.tmp-{}", path, ::getpid());
   {
     std::ofstream out(temporary, std::ios::binary);

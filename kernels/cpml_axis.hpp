@@ -57,6 +57,15 @@ struct CpmlAdjointAxis {
   }
 };
 
+// Flat index in the slab of `axis` (the low or high one, by p.side) of grid point (z, y, x), which must lie in
+// that slab's reach: for the forward state (CpmlAxis) and the adjoint state (CpmlAdjointAxis) alike.
+template <class Axis>
+SPECWAVE_HD inline index_t slab_index(const Axis& p, int axis, int z, int y, int x) {
+  int c[3] = {z, y, x};
+  c[axis] = p.slab_coordinate(c[axis]);
+  return c[0] * p.slab_stride[0] + c[1] * p.slab_stride[1] + c[2] * p.slab_stride[2];
+}
+
 // Slab extents for axis `axis` of a grid (nz, ny, nx): the axis' extent becomes W + 2R.
 inline void cpml_slab_extents(int axis, int nz, int ny, int nx, int width, int radius, int extents[3]) {
   extents[0] = nz;

@@ -50,9 +50,7 @@ SPECWAVE_HD inline T cpml_corrections(const FdtdStep<T>& s, index_t i, int z, in
   for (int axis = 0; axis < 3; ++axis) {
     const CpmlAxis<T>& p = s.pml[axis];
     if (!p.in_layer(c[axis])) continue;
-    int sc[3] = {z, y, x};
-    sc[axis] = p.slab_coordinate(c[axis]);
-    const index_t j = sc[0] * p.slab_stride[0] + sc[1] * p.slab_stride[1] + sc[2] * p.slab_stride[2];
+    const index_t j = slab_index(p, axis, z, y, x);
     const int side = p.side(c[axis]);
     sum += cpml_correction<R>(s.u, i, s.layout.stride(axis), p.psi[side], p.zeta[side], j, p.slab_stride[axis],
                               s.coef.d2[axis], s.coef.d1[axis], p.a[c[axis]], p.b[c[axis]]);

@@ -88,8 +88,7 @@ class FdtdCpu final : public Propagator {
         axis.zeta[side] = slabs_.emplace_back(setup_.slab_points[a], T(0)).data();
       }
     }
-    n_receivers_ = int(plan.receivers.size());
-    local_.assign(std::size_t(n_receivers_) * setup_.nt, 0.0);
+    local_.assign(plan.receivers.size() * std::size_t(setup_.nt), 0.0);
     parts_.assign(std::size_t(setup_.block_receivers.slots()) * setup_.nt, 0.0);
     if (domain_) halo_ = HaloExchange<T>(*domain_, setup_.block, setup_.layout);
   }
@@ -183,7 +182,6 @@ class FdtdCpu final : public Propagator {
   std::vector<std::vector<double>> wavelets_;
   std::vector<double> local_, parts_;  // this rank's samples: whole receivers, split receivers' slots
   std::vector<double> traces_;         // every receiver, gathered (domain-decomposed runs)
-  int n_receivers_ = 0;
 };
 
 }  // namespace

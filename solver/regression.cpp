@@ -39,7 +39,7 @@ TraceComparison compare_traces(const std::vector<double>& a, const std::vector<d
     const double* y = b.data() + std::size_t(t) * nt;
     double xx = 0, yy = 0, xy = 0;
     for (int n = 0; n < nt; ++n) xx += x[n] * x[n], yy += y[n] * y[n], xy += x[n] * y[n];
-    if (yy <= 1e-12 * ref2 / std::max(1, n_traces) || yy == 0) continue;  // no energy in the reference trace
+    if (yy <= 1e-12 * ref2 / std::max(1, n_traces)) continue;  // no energy in the reference trace
     c.min_correlation = std::min(c.min_correlation, xx > 0 ? xy / std::sqrt(xx * yy) : 0.0);
     int best_lag = 0;
     double best = -INFINITY;

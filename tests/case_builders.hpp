@@ -1,8 +1,11 @@
 #pragma once
 // Small cases built in code for the tests.
+#include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "solver/case.hpp"
+#include "solver/decomposition.hpp"
 
 namespace specwave::testing {
 
@@ -48,6 +51,27 @@ inline Case decomposition_case(Precision precision, bool free_surface) {
   for (int k = 0; k < 9; ++k) c.receivers.push_back({70.0 + 20.0 * k, 165.3, 70.0 + 26.1 * k});
   c.receivers.push_back({150.0, 170.0, 180.0});
   return c;
+}
+
+// Every process grid of `ranks` ranks whose blocks hold the halo and the absorbing layer (check_decomposition).
+inline std::vector<Dims3> process_grids(const Dims3& shape, int ranks, int halo, int pml) {
+  std::vector<Dims3> grids;
+  for (int pz = 1; pz <= ranks; ++pz)
+    for (int py = 1; pz * py <= ranks; ++py) {
+      if (ranks % (pz * py)) continue;
+      const Dims3 p{pz, py, ranks / pz / py};
+      try {
+        check_decomposition(shape, p, halo, pml);
+        grids.push_back(p);
+      } catch (const std::exception&) {
+      }
+    }
+  return grids;
+}
+
+template <class T>
+bool same_bits(T a, T b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
 
 }  // namespace specwave::testing

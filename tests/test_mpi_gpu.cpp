@@ -25,10 +25,6 @@ using namespace specwave;
 
 namespace {
 
-template <class T>
-bool same_bits(T a, T b) {
-  return std::memcmp(&a, &b, sizeof(T)) == 0;
-}
 
 template <class T>
 void check_cuda_bitwise(bool free_surface) {
@@ -44,36 +40,28 @@ void check_cuda_bitwise(bool free_surface) {
   std::vector<T> serial_field(std::size_t(c.grid.points()));
   serial->copy_field(std::span<T>(serial_field));
 
-  for (int pz = 1; pz <= world.size(); ++pz)
-    for (int py = 1; pz * py <= world.size(); ++py) {
-      if (world.size() % (pz * py)) continue;
-      const Dims3 p{pz, py, world.size() / pz / py};
-      try {
-        check_decomposition(c.grid.shape, p, 4, c.boundary.pml_width);
-      } catch (const std::exception&) {
-        continue;
-      }
-      CAPTURE(fmt::format("process grid {}x{}x{}, {}, free surface {}", p[0], p[1], p[2], to_string(c.run.precision),
-                          free_surface));
-      plan.process_grid = p;
-      auto split = make_propagator(c, plan, &world);
-      split->begin_shot(plan.sources[0], plan.wavelets[0]);
-      split->advance(0, plan.nt);
-      const auto traces = split->traces();
-      long long mismatch = 0;
-      for (std::size_t i = 0; i < traces.size(); ++i) mismatch += !same_bits(traces[i], serial_traces[i]);
-      const Block b = split->block().value_or(whole_grid(c.grid.shape));
-      std::vector<T> block_field(std::size_t(b.points()));
-      split->copy_field(std::span<T>(block_field));
-      const auto& e = b.sub.extent;
-      for (int z = 0; z < e[0]; ++z)
-        for (int y = 0; y < e[1]; ++y)
-          for (int x = 0; x < e[2]; ++x)
-            mismatch += !same_bits(block_field[(std::size_t(z) * e[1] + y) * e[2] + x],
-                                   serial_field[(std::size_t(z + b.sub.begin[0]) * c.grid.shape[1] + y + b.sub.begin[1]) *
-                                                    c.grid.shape[2] + x + b.sub.begin[2]]);
-      CHECK(world.allreduce(mismatch, ReduceOp::sum) == 0);
-    }
+  for (const Dims3& p : testing::process_grids(c.grid.shape, world.size(), 4, c.boundary.pml_width)) {
+    CAPTURE(fmt::format("process grid {}x{}x{}, {}, free surface {}", p[0], p[1], p[2], to_string(c.run.precision),
+                        free_surface));
+    plan.process_grid = p;
+    auto split = make_propagator(c, plan, &world);
+    split->begin_shot(plan.sources[0], plan.wavelets[0]);
+    split->advance(0, plan.nt);
+    const auto traces = split->traces();
+    long long mismatch = 0;
+    for (std::size_t i = 0; i < traces.size(); ++i) mismatch += !testing::same_bits(traces[i], serial_traces[i]);
+    const Block b = split->block().value_or(whole_grid(c.grid.shape));
+    std::vector<T> block_field(std::size_t(b.points()));
+    split->copy_field(std::span<T>(block_field));
+    const auto& e = b.sub.extent;
+    for (int z = 0; z < e[0]; ++z)
+      for (int y = 0; y < e[1]; ++y)
+        for (int x = 0; x < e[2]; ++x)
+          mismatch += !testing::same_bits(block_field[(std::size_t(z) * e[1] + y) * e[2] + x],
+                                 serial_field[(std::size_t(z + b.sub.begin[0]) * c.grid.shape[1] + y + b.sub.begin[1]) *
+                                                  c.grid.shape[2] + x + b.sub.begin[2]]);
+    CHECK(world.allreduce(mismatch, ReduceOp::sum) == 0);
+  }
 }
 
 }  // namespace

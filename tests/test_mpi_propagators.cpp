@@ -29,25 +29,6 @@ using namespace specwave;
 
 namespace {
 
-std::vector<Dims3> process_grids(const Dims3& shape, int ranks, int halo, int pml) {
-  std::vector<Dims3> grids;
-  for (int pz = 1; pz <= ranks; ++pz)
-    for (int py = 1; pz * py <= ranks; ++py) {
-      if (ranks % (pz * py)) continue;
-      const Dims3 p{pz, py, ranks / pz / py};
-      try {
-        check_decomposition(shape, p, halo, pml);
-        grids.push_back(p);
-      } catch (const std::exception&) {
-      }
-    }
-  return grids;
-}
-
-template <class T>
-bool same_bits(T a, T b) {
-  return std::memcmp(&a, &b, sizeof(T)) == 0;
-}
 
 template <class T>
 void check_bitwise(Precision precision, bool free_surface) {
@@ -62,7 +43,7 @@ void check_bitwise(Precision precision, bool free_surface) {
   serial->copy_field(std::span<T>(serial_field));
   const FieldStats serial_stats = serial->field_stats();
 
-  const auto grids = process_grids(c.grid.shape, world.size(), c.scheme.order / 2, c.boundary.pml_width);
+  const auto grids = testing::process_grids(c.grid.shape, world.size(), c.scheme.order / 2, c.boundary.pml_width);
   REQUIRE(!grids.empty());
   for (const Dims3& p : grids) {
     CAPTURE(fmt::format("{} ranks, process grid {}x{}x{}, {}, free surface {}", world.size(), p[0], p[1], p[2],
@@ -76,7 +57,7 @@ void check_bitwise(Precision precision, bool free_surface) {
     const auto traces = split->traces();
     REQUIRE(traces.size() == serial_traces.size());
     long long trace_mismatch = 0, field_mismatch = 0;
-    for (std::size_t i = 0; i < traces.size(); ++i) trace_mismatch += !same_bits(traces[i], serial_traces[i]);
+    for (std::size_t i = 0; i < traces.size(); ++i) trace_mismatch += !testing::same_bits(traces[i], serial_traces[i]);
 
     const Block b = split->block().value_or(whole_grid(c.grid.shape));
     std::vector<T> block_field(std::size_t(b.points()));
@@ -87,14 +68,14 @@ void check_bitwise(Precision precision, bool free_surface) {
         for (int x = 0; x < e[2]; ++x) {
           const std::size_t global =
               (std::size_t(z + b.sub.begin[0]) * c.grid.shape[1] + y + b.sub.begin[1]) * c.grid.shape[2] + x + b.sub.begin[2];
-          field_mismatch += !same_bits(block_field[(std::size_t(z) * e[1] + y) * e[2] + x], serial_field[global]);
+          field_mismatch += !testing::same_bits(block_field[(std::size_t(z) * e[1] + y) * e[2] + x], serial_field[global]);
         }
     trace_mismatch = world.allreduce(trace_mismatch, ReduceOp::sum);
     field_mismatch = world.allreduce(field_mismatch, ReduceOp::sum);
     CHECK(trace_mismatch == 0);
     CHECK(field_mismatch == 0);
     const FieldStats stats = split->field_stats();
-    CHECK(same_bits(stats.max_abs, serial_stats.max_abs));
+    CHECK(testing::same_bits(stats.max_abs, serial_stats.max_abs));
     CHECK(stats.argmax == serial_stats.argmax);
     // The traces are not trivially equal: the wave reached the receivers.
     double peak = 0;
@@ -215,7 +196,7 @@ TEST_CASE("mpi model: each rank reads its block of an HDF5 model collectively, e
   world.barrier();
   c.model.kind = ModelSpec::Kind::file;
   c.model.file = path;
-  for (const Dims3& p : process_grids(c.grid.shape, world.size(), 4, c.boundary.pml_width)) {
+  for (const Dims3& p : testing::process_grids(c.grid.shape, world.size(), 4, c.boundary.pml_width)) {
     CAPTURE(fmt::format("process grid {}x{}x{}", p[0], p[1], p[2]));
     const Subdomain block = block_of(c.grid.shape, p, world.rank()).sub;
     const VelocityModel mine = build_velocity_model(c, &block, &world);

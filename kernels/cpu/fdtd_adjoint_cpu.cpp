@@ -10,13 +10,6 @@
 namespace specwave::cpu {
 namespace {
 
-template <class T>
-inline index_t adjoint_slab_index(const CpmlAdjointAxis<T>& p, int axis, int z, int y, int x) {
-  int c[3] = {z, y, x};
-  c[axis] = p.slab_coordinate(c[axis]);
-  return c[0] * p.slab_stride[0] + c[1] * p.slab_stride[1] + c[2] * p.slab_stride[2];
-}
-
 // The layer points of one face of one axis: [lo, hi) per axis.
 template <class T>
 void layer_box(const CpmlAdjointAxis<T>& p, const FieldLayout& L, int axis, int side, int lo[3], int hi[3]) {
@@ -40,7 +33,7 @@ void update_beta(const FdtdAdjointStep<T>& s, int axis, int side) {
   for (int z = lo[0]; z < hi[0]; ++z)
     for (int y = lo[1]; y < hi[1]; ++y) {
       const index_t i0 = L.index(z, y, lo[2]);
-      const index_t j0 = adjoint_slab_index(p, axis, z, y, lo[2]);
+      const index_t j0 = slab_index(p, axis, z, y, lo[2]);
       const int c[3] = {z, y, 0};
       for (int x = 0; x < hi[2] - lo[2]; ++x) {
         const int k = axis < 2 ? c[axis] : lo[2] + x;
@@ -63,7 +56,7 @@ void update_alpha(const FdtdAdjointStep<T>& s, int axis, int side) {
 #pragma omp parallel for collapse(2) schedule(static)
   for (int z = lo[0]; z < hi[0]; ++z)
     for (int y = lo[1]; y < hi[1]; ++y) {
-      const index_t j0 = adjoint_slab_index(p, axis, z, y, lo[2]);
+      const index_t j0 = slab_index(p, axis, z, y, lo[2]);
       const int c[3] = {z, y, 0};
 #pragma omp simd
       for (int x = 0; x < hi[2] - lo[2]; ++x) {
@@ -87,7 +80,7 @@ void update_row(const FdtdAdjointStep<T>& s, int z, int y, T* __restrict lap) {
     const CpmlAdjointAxis<T>& p = s.pml[axis];
     if (!p.in_reach(c[axis])) continue;
     const int side = p.side(c[axis]);
-    const index_t j0 = adjoint_slab_index(p, axis, z, y, 0);
+    const index_t j0 = slab_index(p, axis, z, y, 0);
     const index_t stride_s = p.slab_stride[axis];
 #pragma omp simd
     for (int x = 0; x < L.nx; ++x)
@@ -97,7 +90,7 @@ void update_row(const FdtdAdjointStep<T>& s, int z, int y, T* __restrict lap) {
   for (int x = 0; x < L.nx; ++x) {
     if (!px.in_reach(x)) continue;
     const int side = px.side(x);
-    const index_t j = adjoint_slab_index(px, 2, z, y, x);
+    const index_t j = slab_index(px, 2, z, y, x);
     lap[x] += cpml_adjoint_correction<R>(px.alpha[side], px.beta[side], j, 1, s.coef.d2[2], s.coef.d1[2]);
   }
   T* __restrict out = s.mu_next;

@@ -7,14 +7,6 @@
 namespace specwave::cpu {
 namespace {
 
-// Slab index of grid point (z, y, x) in the slab of `axis` (the point must lie in that axis' layer).
-template <class T>
-inline index_t slab_index(const CpmlAxis<T>& p, int axis, int z, int y, int x) {
-  int c[3] = {z, y, x};
-  c[axis] = p.slab_coordinate(c[axis]);
-  return c[0] * p.slab_stride[0] + c[1] * p.slab_stride[1] + c[2] * p.slab_stride[2];
-}
-
 // Step 1 of the CPML: psi_a^n = b psi_a^{n-1} + a D1_a u^n on the layer points of one face.
 // Rows along x are contiguous in both the field and the slab, so the inner loop vectorises.
 template <int R, class T>

@@ -38,10 +38,9 @@ __global__ void psi_kernel(FdtdStep<T> s, int axis, int side, int3 lo, int3 exte
   if (x >= lo.x + extent.x) return;
   const int y = lo.y + int(blockIdx.y), z = lo.z + int(blockIdx.z);
   const CpmlAxis<T>& p = s.pml[axis];
-  int c[3] = {z, y, x};
+  const int c[3] = {z, y, x};
   const int i_axis = c[axis];
-  c[axis] = p.slab_coordinate(i_axis);
-  const index_t j = c[0] * p.slab_stride[0] + c[1] * p.slab_stride[1] + c[2] * p.slab_stride[2];
+  const index_t j = slab_index(p, axis, z, y, x);
   const index_t i = s.layout.index(z, y, x);
   p.psi[side][j] = cpml_memory(p.b[i_axis], p.a[i_axis], p.psi[side][j],
                                first_derivative<R>(s.u, i, s.layout.stride(axis), s.coef.d1[axis]));
