@@ -548,7 +548,8 @@ void read_options(const Tab& r, Case& c) {
   if (auto u = r.sub("run", false, "[run]")) {
     auto& rs = c.run;
     u->allow({"precision", "backend", "threads", "check_every", "progress_seconds", "max_amplitude", "device",
-              "device_memory_fraction", "process_grid", "shot_groups", "share_devices"});
+              "device_memory_fraction", "process_grid", "shot_groups", "share_devices", "checkpoint_every",
+              "checkpoint_minutes"});
     rs.precision = u->choice<Precision>("precision", {{"fp32", Precision::fp32}, {"fp64", Precision::fp64}}, Precision::fp32,
                                         "precision = \"fp32\"");
     rs.backend = u->choice<BackendKind>("backend", {{"cpu", BackendKind::cpu}, {"cuda", BackendKind::cuda}, {"auto", BackendKind::auto_select}},
@@ -557,6 +558,11 @@ void read_options(const Tab& r, Case& c) {
     u->check(rs.threads >= 0, "threads", "must be >= 0", "use 0 for the OpenMP default");
     rs.check_every = u->integer("check_every", "check_every = 50", 50);
     u->check(rs.check_every >= 1, "check_every", "must be >= 1", "use e.g. 50");
+    rs.checkpoint_every = u->integer("checkpoint_every", "checkpoint_every = 1000", 0);
+    u->check(rs.checkpoint_every >= 0, "checkpoint_every", "must be >= 0", "give steps between checkpoints, or 0 for none");
+    rs.checkpoint_minutes = u->num("checkpoint_minutes", "checkpoint_minutes = 30", 0.0);
+    u->check(rs.checkpoint_minutes >= 0, "checkpoint_minutes", "must be >= 0",
+             "give minutes between checkpoints, or 0 for none");
     rs.progress_seconds = u->num("progress_seconds", "progress_seconds = 5.0", 5.0);
     u->check(rs.progress_seconds > 0, "progress_seconds", "must be > 0", "use e.g. 5.0");
     rs.max_amplitude = u->num("max_amplitude", "max_amplitude = 1e20", 1e20);

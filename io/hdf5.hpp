@@ -104,9 +104,16 @@ class Reader {
 // without commit() removes the temporary file, so a failed run never leaves a half-written file behind.
 // Parallel: created collectively; every metadata call (groups, datasets, attributes) must then be made by every
 // rank with the same arguments, and commit() is collective (rank 0 renames).
+// Resumable (a checkpointed run, solver/checkpoint.hpp): the temporary is "<path>.partial", it is kept when the
+// writer goes without commit(), and reopen opens the one an earlier run left for writing again instead of
+// creating it.
+struct Resumable {
+  bool enabled = false, reopen = false;
+};
+
 class AtomicWriter {
  public:
-  explicit AtomicWriter(const std::string& path, const Parallel& parallel = {});
+  explicit AtomicWriter(const std::string& path, const Parallel& parallel = {}, const Resumable& resumable = {});
   bool parallel() const { return parallel_.active(); }
   int rank() const { return parallel_.rank; }
   ~AtomicWriter();
@@ -114,12 +121,16 @@ class AtomicWriter {
   AtomicWriter& operator=(const AtomicWriter&) = delete;
   hid_t id() const { return file_.id(); }
   const std::string& path() const { return path_; }
+  bool reopened() const { return resumable_.reopen; }
+  // Everything written so far on disk (collective for a parallel file).
+  void flush();
   void commit();
 
  private:
   std::string path_, temporary_;
   Handle file_;
   Parallel parallel_;
+  Resumable resumable_;
   bool committed_ = false;
 };
 

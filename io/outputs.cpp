@@ -11,6 +11,16 @@ namespace {
 
 std::string shot_group(int shot) { return fmt::format("shot_{:04d}", shot); }
 
+// A dataset of the partial file an interrupted run left (h5::Resumable).
+h5::Handle open_existing(hid_t file, const std::string& name, const std::string& path) {
+  h5::Handle d(H5Dopen2(file, name.c_str(), H5P_DEFAULT));
+  if (!d)
+    throw Error(ExitCode::output_error, fmt::format("{}.partial has no dataset {}: it was not written by this case; start "
+                                                    "the run again without --resume",
+                                                    path, name));
+  return d;
+}
+
 // XDMF 3 description of 3-D datasets on the case's grid (ParaView: open the .xdmf with the Xdmf3 reader).
 struct XdmfField {
   std::string name, dataset;  // dataset path inside the HDF5 file
@@ -74,8 +84,12 @@ void write_grid_attributes(hid_t dataset, const GridSpec& g) {
 
 TraceFile::TraceFile(const std::string& path, const h5::Provenance& provenance, bool fp64, int n_shots,
                      const std::vector<Vec3>& receivers, const std::vector<std::vector<Vec3>>& sources, int nt, double dt,
-                     const h5::Parallel& parallel)
-    : file_(path, parallel), fp64_(fp64), per_shot_(receivers.size() * std::size_t(nt)) {
+                     const h5::Parallel& parallel, const h5::Resumable& resumable)
+    : file_(path, parallel, resumable), fp64_(fp64), per_shot_(receivers.size() * std::size_t(nt)) {
+  if (file_.reopened()) {
+    traces_ = open_existing(file_.id(), "traces", path);
+    return;
+  }
   h5::write_root_attributes(file_.id(), provenance);
   const std::vector<hsize_t> dims = {hsize_t(n_shots), hsize_t(receivers.size()), hsize_t(nt)};
   traces_ = fp64 ? h5::write_dataset<double>(file_.id(), "traces", dims, nullptr, "source amplitude / m")
@@ -115,8 +129,15 @@ void TraceFile::write_shot(int shot, std::span<const double> traces) {
 
 WavefieldFile::WavefieldFile(const std::string& path, const h5::Provenance& provenance, bool fp64, const GridSpec& g,
                              int n_shots, const std::vector<int>& steps, double dt, bool final_field, int nt,
-                             const h5::Parallel& parallel)
-    : file_(path, parallel), grid_(g), steps_(steps), dt_(dt), fp64_(fp64), nt_(nt) {
+                             const h5::Parallel& parallel, const h5::Resumable& resumable)
+    : file_(path, parallel, resumable), grid_(g), steps_(steps), dt_(dt), fp64_(fp64), nt_(nt) {
+  if (file_.reopened()) {
+    for (int s = 0; s < n_shots; ++s) {
+      if (!steps.empty()) snapshots_.push_back(open_existing(file_.id(), shot_group(s) + "/snapshots", path));
+      if (final_field) finals_.push_back(open_existing(file_.id(), shot_group(s) + "/final", path));
+    }
+    return;
+  }
   h5::write_root_attributes(file_.id(), provenance);
   const std::vector<hsize_t> grid_dims = {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])};
   for (int s = 0; s < n_shots; ++s) {

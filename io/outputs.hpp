@@ -14,6 +14,8 @@ namespace specwave::io {
 
 // Every file below may be parallel (h5::Parallel): then each rank constructs it with the same arguments, and
 // every write and commit() is a collective call in which a rank passes what it holds (possibly nothing).
+// Resumable (h5::Resumable, a checkpointed run): written as "<path>.partial"; with reopen, the partial file of
+// the interrupted run is opened again and its datasets are written on, not made anew.
 
 // /traces (n_shots, n_receivers, n_samples), /receiver_coordinates (n_receivers, 3),
 // /source_coordinates (n_sources, 3) with /source_shot (n_sources): the shot of each source.
@@ -21,9 +23,10 @@ class TraceFile {
  public:
   TraceFile(const std::string& path, const h5::Provenance& provenance, bool fp64, int n_shots,
             const std::vector<Vec3>& receivers, const std::vector<std::vector<Vec3>>& sources, int nt, double dt,
-            const h5::Parallel& parallel = {});
+            const h5::Parallel& parallel = {}, const h5::Resumable& resumable = {});
   // (n_receivers, nt). Parallel: collective; a rank with no shot to write passes shot = -1.
   void write_shot(int shot, std::span<const double> traces);
+  void flush() { file_.flush(); }
   void commit() {
     traces_.close();
     file_.commit();
@@ -41,7 +44,7 @@ class WavefieldFile {
  public:
   WavefieldFile(const std::string& path, const h5::Provenance& provenance, bool fp64, const GridSpec& grid,
                 int n_shots, const std::vector<int>& snapshot_steps, double dt, bool final_field, int nt,
-                const h5::Parallel& parallel = {});
+                const h5::Parallel& parallel = {}, const h5::Resumable& resumable = {});
   // The whole grid (nz, ny, nx) of one shot.
   template <class T>
   void write_snapshot(int shot, int index, const T* field);
@@ -54,6 +57,7 @@ class WavefieldFile {
   void write_snapshot_block(int shot, int index, const Box& begin, const Box& extent, const T* field);
   template <class T>
   void write_final_block(int shot, const Box& begin, const Box& extent, const T* field);
+  void flush() { file_.flush(); }
   void commit();  // also writes the XDMF sidecar next to the file
 
  private:

@@ -96,7 +96,9 @@ struct RunSpec {
   Precision precision = Precision::fp32;
   BackendKind backend = BackendKind::cpu;
   int threads = 0;                  // 0: OpenMP default
-  int check_every = 50;             // steps between blow-up checks
+  int check_every = 50;             // steps between blow-up checks (and stop-signal polls)
+  int checkpoint_every = 0;         // steps between checkpoints (0: none; a stop signal still writes one)
+  double checkpoint_minutes = 0;    // minutes between checkpoints (0: none)
   double progress_seconds = 5;      // seconds between progress lines
   double max_amplitude = 1e20;      // |u| above this is a blow-up
   int device = 0;                   // CUDA device index

@@ -156,6 +156,13 @@ class FdtdCpu final : public Propagator {
   void copy_field(std::span<float> out) override { copy_out(out); }
   void copy_field(std::span<double> out) override { copy_out(out); }
   std::size_t device_bytes() const override { return 0; }
+  void visit_state(StateVisitor& v) override {
+    v.visit_array("u", u_);
+    v.visit_array("u_prev", u_prev_);
+    for (std::size_t s = 0; s < slabs_.size(); ++s) v.visit_array(fmt::format("cpml_{}", s), slabs_[s]);
+    v.visit_array("traces", local_);
+    v.visit_array("trace_parts", parts_);
+  }
   std::optional<Block> block() const override {
     if (!domain_) return std::nullopt;
     return setup_.block;

@@ -20,6 +20,7 @@
 #include "solver/comm.hpp"
 #include "solver/halo.hpp"
 #include "solver/fdtd_cuda_propagator.hpp"
+#include "solver/device_state.hpp"
 #include "solver/fdtd_setup.hpp"
 #include "solver/plan.hpp"
 
@@ -242,6 +243,16 @@ class FdtdCuda final : public Propagator {
 
   void copy_field(std::span<float> out) override { copy_out(out); }
   void copy_field(std::span<double> out) override { copy_out(out); }
+
+  void visit_state(StateVisitor& v) override {
+    const cudaStream_t st = stream_.handle();
+    visit_device(v, "u", u_, st);
+    visit_device(v, "u_prev", u_prev_, st);
+    for (std::size_t s = 0; s < slabs_.size(); ++s) visit_device(v, fmt::format("cpml_{}", s), slabs_[s], st);
+    visit_device(v, "traces", traces_device_, st);
+    visit_device(v, "trace_parts", parts_device_, st);
+    traces_valid_ = false;
+  }
 
   std::size_t device_bytes() const override {
     std::size_t bytes = u_.bytes() + u_prev_.bytes() + vel2dt2_.bytes() + dense_.bytes() + traces_device_.bytes() +

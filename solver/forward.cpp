@@ -5,11 +5,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fstream>
+#include <functional>
+#include <optional>
 
 #include "io/outputs.hpp"
 #include "io/png_plot.hpp"
+#include "solver/checkpoint.hpp"
 #include "solver/comm.hpp"
 #include "solver/errors.hpp"
 #include "solver/progress.hpp"
@@ -68,6 +73,49 @@ std::vector<float> gather_xz_slice(const Comm& domain, const GridSpec& g, const 
   return std::vector<float>(out.begin(), out.end());
 }
 
+// What a resumed run must share with the run that wrote the checkpoint.
+std::string run_fingerprint(const Case& c, const Plan& plan, int per_group) {
+  const auto& p = plan.process_grid;
+  return fmt::format("case text {:016x}, {} {} {} on {}, {} rank(s) in {} shot group(s), process grid {}x{}x{}, {} shot(s) "
+                     "in flight, nt {}, dt {:.17g}",
+                     std::hash<std::string>{}(c.source_text), to_string(c.scheme.method), to_string(c.run.precision),
+                     plan.backend == BackendKind::cuda ? "cuda" : "cpu", plan.backend == BackendKind::cuda ? plan.backend_note : "host",
+                     plan.ranks, plan.shot_groups, p[0], p[1], p[2], per_group, plan.nt, plan.dt);
+}
+
+// run.json: the run's figures for scripts and `specwave collect` (docs/batch.md), written atomically by rank 0.
+std::string json_quote(const std::string& text) {
+  std::string out(1, '"');
+  for (char ch : text) {
+    if (ch == '"' || ch == '\\') out.push_back('\\');
+    if (static_cast<unsigned char>(ch) >= 0x20) out.push_back(ch);
+  }
+  out.push_back('"');
+  return out;
+}
+
+void write_run_json(const std::filesystem::path& dir, const Case& c, const Plan& plan, const ForwardSummary& s,
+                    int resumed_from_step) {
+  std::string outputs;
+  for (const auto& f : s.outputs) {
+    if (!outputs.empty()) outputs += ", ";
+    outputs += json_quote(f);
+  }
+  const std::string text = fmt::format(
+      "{{\"command\": \"forward\", \"case\": {}, \"status\": \"completed\", \"propagator\": {}, \"shots\": {}, "
+      "\"nt\": {}, \"dt\": {:.17g}, \"points\": {}, \"seconds\": {:.6g}, \"cells_per_second\": {:.6g}, "
+      "\"ranks\": {}, \"checkpoints\": {}, \"resumed\": {}, \"outputs\": [{}]}}\n",
+      json_quote(c.source_path), json_quote(s.propagator), c.shots.size(), plan.nt, plan.dt, c.grid.points(), s.seconds, s.cells_per_second,
+      plan.ranks, s.checkpoints, resumed_from_step >= 0 ? "true" : "false", outputs);
+  const auto tmp = dir / "run.json.tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out.good()) throw Error(ExitCode::output_error, "cannot write " + tmp.string());
+  }
+  std::filesystem::rename(tmp, dir / "run.json");
+}
+
 template <class T>
 ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& options) {
   namespace fs = std::filesystem;
@@ -94,6 +142,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   }
 
   fs::create_directories(dir);
+  if (!fs::is_directory(dir)) throw Error(ExitCode::output_error, "cannot create the output folder " + dir.string());
   // Several shots in flight when one does not fill the device (plan.shots_in_flight; 1 on the CPU and under
   // MPI): their propagators advance in lockstep chunks, and on the GPU each queues its work in its own stream.
   std::vector<std::unique_ptr<Propagator>> propagators;
@@ -109,18 +158,38 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     auto& ps = source_positions.emplace_back();
     for (const auto& s : shot.sources) ps.push_back(s.position);
   }
+  // Checkpoints (docs/batch.md): a stop signal or the period writes one at a step boundary; --resume continues
+  // from it. The outputs are written as "<name>.partial" until complete, and reopened by a resumed run.
+  CheckpointStore store((dir / "checkpoint").string(), world, run_fingerprint(c, plan, per_group));
+  const bool resuming = options.resume && store.exists();
+  if (options.resume && !resuming && root)
+    std::fputs(fmt::format("resume      no checkpoint in {}: starting from the beginning\n", store.directory()).c_str(), stdout);
+  if (!resuming && store.exists()) store.remove();  // a fresh run: an old checkpoint would not match its outputs
+  const io::h5::Resumable resumable{true, resuming};
+  bool checkpointed = resuming;  // a checkpoint of this run exists: keep the partial outputs when it ends early
+  struct PartialOutputs {        // otherwise remove them (no half-written files after an error)
+    std::vector<fs::path> files;
+    const bool& keep;
+    bool root;
+    ~PartialOutputs() {
+      std::error_code ec;
+      if (!keep && root)
+        for (const auto& f : files) fs::remove(f.string() + ".partial", ec);
+    }
+  } partial_outputs{{dir / "traces.h5", dir / "wavefield.h5"}, checkpointed, root};
+
   std::unique_ptr<io::TraceFile> traces;
   if (c.output.traces) {
     prov.file_type = "specwave.traces";
     traces = std::make_unique<io::TraceFile>((dir / "traces.h5").string(), prov, fp64, n_shots, c.receivers,
-                                             source_positions, plan.nt, plan.dt, par);
+                                             source_positions, plan.nt, plan.dt, par, resumable);
   }
   const std::vector<int> steps = snapshot_steps(c.output.snapshot_every, plan.nt);
   std::unique_ptr<io::WavefieldFile> wavefield;
   if (!steps.empty() || c.output.final_field) {
     prov.file_type = "specwave.wavefield";
     wavefield = std::make_unique<io::WavefieldFile>((dir / "wavefield.h5").string(), prov, fp64, g, n_shots, steps,
-                                                    plan.dt, c.output.final_field, plan.nt, par);
+                                                    plan.dt, c.output.final_field, plan.nt, par, resumable);
   }
   // Writes this rank's block of the field of each shot of the round (collective: all groups' shots in turn).
   const auto write_blocks = [&](int round_first, const std::vector<T>& field, bool final_field, int snapshot) {
@@ -141,17 +210,46 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   std::vector<float> field_slice;
   const int slice_y = nearest_index(g, 1, c.shots[0].sources[0].position[1]);
   int slice_step = -plan.nt;  // no slice yet
-  Progress progress(static_cast<long long>(plan.nt) * n_shots, double(g.points()), c.run.progress_seconds,
-                    !options.quiet && root);
   long long done = 0;
+  int resume_first = 0, resume_step = -1;  // the round and step a resumed run continues at
+  std::optional<CheckpointMeta> resumed;
+  if (resuming) {
+    // The driver's state; the propagators' follows once their shots have begun.
+    resumed = store.load_meta();
+    resume_first = int(resumed->integer("round_first"));
+    resume_step = int(resumed->integer("step"));
+    done = resumed->integer("steps_done");
+    slice_step = int(resumed->integer("slice_step"));
+    first_gather = resumed->array("first_gather");
+    const auto& slice = resumed->array("field_slice");
+    field_slice.assign(slice.begin(), slice.end());
+    if (root)
+      std::fputs(fmt::format("resume      from {}: shot {} step {} of {} ({} of {} steps done)\n", store.directory(),
+                             resume_first + 1, resume_step, plan.nt, done, static_cast<long long>(plan.nt) * n_shots)
+                     .c_str(),
+                 stdout);
+  }
+  Progress progress(static_cast<long long>(plan.nt) * n_shots, double(g.points()), c.run.progress_seconds,
+                    !options.quiet && root, done);
+  CheckpointSchedule schedule(world, c.run.checkpoint_every, c.run.checkpoint_minutes, done);
+  int checkpoints = 0;
   std::span<const double> my_traces;  // this group's shot of the round (under MPI)
-  for (int first = 0; first < n_shots; first += groups * per_group) {
+  for (int first = resume_first; first < n_shots; first += groups * per_group) {
     const int mine_first = first + group * per_group;
     const int count = std::clamp(n_shots - mine_first, 0, per_group);                  // this group's shots
     const int round = std::min(groups * per_group, n_shots - first);                     // all groups' shots
-    for (int k = 0; k < count; ++k) propagators[k]->begin_shot(plan.sources[mine_first + k], plan.wavelets[mine_first + k]);
+    std::vector<Propagator*> running;
+    for (int k = 0; k < count; ++k) {
+      propagators[k]->begin_shot(plan.sources[mine_first + k], plan.wavelets[mine_first + k]);
+      running.push_back(propagators[k].get());
+    }
     std::size_t next_snapshot = 0;
     int n = 0;
+    if (first == resume_first && resume_step >= 0) {
+      store.load_state(running);
+      n = resume_step;
+      while (next_snapshot < steps.size() && steps[next_snapshot] <= n) ++next_snapshot;
+    }
     while (n < plan.nt) {
       int end = std::min(plan.nt, (n / c.run.check_every + 1) * c.run.check_every);
       if (next_snapshot < steps.size()) end = std::min(end, steps[next_snapshot]);
@@ -182,6 +280,28 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       }
       if (at_snapshot) ++next_snapshot;
       progress.update(first, first + round - 1, n_shots, n, plan.nt, plan.dt, done);
+      const auto action = schedule.poll(done);
+      if (action == CheckpointSchedule::Action::none) continue;
+      // Everything written so far is on disk before the checkpoint that counts on it.
+      if (traces) traces->flush();
+      if (wavefield) wavefield->flush();
+      CheckpointMeta meta;
+      meta.integers = {{"round_first", first}, {"step", n}, {"steps_done", done}, {"slice_step", slice_step}};
+      meta.arrays["first_gather"] = first_gather;
+      meta.arrays["field_slice"].assign(field_slice.begin(), field_slice.end());
+      store.save(meta, running);
+      checkpointed = true;
+      ++checkpoints;
+      if (root)
+        std::fputs(fmt::format("[checkpoint] shot {} step {}/{}: {} written in {:.2f} s ({:.3g} MB on rank 0)\n", first + 1, n,
+                               plan.nt, store.directory(), store.last_save_seconds(), store.last_save_bytes() / 1e6)
+                       .c_str(),
+                   stdout);
+      if (action == CheckpointSchedule::Action::save_and_stop)
+        throw Error(ExitCode::interrupted,
+                    fmt::format("stopped by signal {} ({}) at shot {} step {} after writing a checkpoint in {}; run the same "
+                                "command with --resume to continue",
+                                schedule.signal(), strsignal(schedule.signal()), first + 1, n, store.directory()));
     }
     for (int k = 0; k < count; ++k) {
       const int shot = mine_first + k;
@@ -212,6 +332,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   if (groups > 1) summary.propagator += fmt::format(", {} shot groups", groups);
   summary.seconds = progress.elapsed_seconds();
   summary.cells_per_second = progress.cells_per_second();
+  summary.checkpoints = checkpoints;
   if (traces) {
     traces->commit();
     summary.outputs.push_back((dir / "traces.h5").string());
@@ -264,6 +385,9 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     for (const char* f : {"shot_gather.png", "wavefield_slice.png", "model_slice.png"})
       summary.outputs.push_back((dir / f).string());
   }
+  // Complete: the checkpoint has served.
+  if (checkpointed) store.remove();
+  if (root) write_run_json(dir, c, plan, summary, resuming ? resume_step : -1);
   return summary;
 }
 

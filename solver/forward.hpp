@@ -9,13 +9,15 @@
 namespace specwave {
 
 struct ForwardOptions {
-  bool quiet = false;  // no progress lines
+  bool quiet = false;   // no progress lines
+  bool resume = false;  // continue from output.directory/checkpoint when there is one (docs/batch.md)
 };
 
 struct ForwardSummary {
   double seconds = 0, cells_per_second = 0;
   std::vector<std::string> outputs;  // files written
   std::string propagator;
+  int checkpoints = 0;  // written by this run
 };
 
 ForwardSummary run_forward(const Case& c, const Plan& plan, const ForwardOptions& options);

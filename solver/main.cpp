@@ -11,6 +11,7 @@
 #include "io/case_file.hpp"
 #include "io/hdf5.hpp"
 #include "io/segy.hpp"
+#include "solver/checkpoint.hpp"
 #include "solver/comm.hpp"
 #include "solver/errors.hpp"
 #include "solver/forward.hpp"
@@ -28,7 +29,8 @@ using namespace specwave;
 
 struct Overrides {
   std::string backend, precision, output_dir;
-  int threads = -1, shot_groups = -1;
+  int threads = -1, shot_groups = -1, checkpoint_every = -1;
+  double checkpoint_minutes = -1;
   std::vector<int> process_grid;
 };
 
@@ -55,6 +57,8 @@ Case load_case(const std::string& path, const Overrides& o) {
   if (!o.output_dir.empty()) c.output.directory = std::filesystem::absolute(o.output_dir).string();
   if (o.threads >= 0) c.run.threads = o.threads;
   if (o.shot_groups >= 0) c.run.shot_groups = o.shot_groups;
+  if (o.checkpoint_every >= 0) c.run.checkpoint_every = o.checkpoint_every;
+  if (o.checkpoint_minutes >= 0) c.run.checkpoint_minutes = o.checkpoint_minutes;
   if (o.process_grid.size() == 3) c.run.process_grid = std::array<int, 3>{o.process_grid[0], o.process_grid[1], o.process_grid[2]};
   return c;
 }
@@ -80,12 +84,20 @@ int run(int argc, char** argv) {
 
   Overrides forward_o, check_o, validate_o;
   std::string forward_case, check_case, validate_case_path;
-  bool quiet = false;
+  bool quiet = false, forward_resume = false;
   long long max_points = 2'000'000;
 
   auto* forward = app.add_subcommand("forward", "Run the forward simulation of a case file (all shots)");
   forward->add_option("case", forward_case, "Case file (TOML, docs/case-file.md)")->required()->check(CLI::ExistingFile);
   forward->add_flag("-q,--quiet", quiet, "No progress lines");
+  forward->add_flag("--resume", forward_resume,
+                    "Continue from the checkpoint in output.directory/checkpoint when there is one, else start from the "
+                    "beginning (batch scripts always pass it)");
+  forward->add_option("--checkpoint-every", forward_o.checkpoint_every, "Override run.checkpoint_every (steps; 0: none)")
+      ->check(CLI::NonNegativeNumber);
+  forward->add_option("--checkpoint-minutes", forward_o.checkpoint_minutes,
+                      "Override run.checkpoint_minutes (minutes between checkpoints; 0: none)")
+      ->check(CLI::NonNegativeNumber);
   add_overrides(forward, forward_o);
 
   auto* check = app.add_subcommand("check", "Validate a case and print the plan (dt, CFL, sampling, memory) without running");
@@ -254,12 +266,14 @@ int run(int argc, char** argv) {
   const Case c = load_case(forward_case, forward_o);
   const Plan plan = make_plan(c, placement(world));
   if (root) print(describe_plan(c, plan));
-  const ForwardSummary s = run_forward(c, plan, ForwardOptions{quiet});
+  install_stop_handlers();
+  const ForwardSummary s = run_forward(c, plan, ForwardOptions{quiet, forward_resume});
   if (!root) return 0;
   std::string summary = fmt::format(
       "done        {} shot(s) x {} steps in {:.2f} s with {}: {:.3g} cells/s\n", c.shots.size(), plan.nt, s.seconds,
       s.propagator, s.cells_per_second);
   for (const auto& f : s.outputs) summary += fmt::format("output      {}\n", f);
+  if (s.checkpoints) summary += fmt::format("checkpoints {} written, removed at the end\n", s.checkpoints);
   print(summary);
   return 0;
 }
@@ -275,6 +289,11 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const Error& e) {
+    // A stop signal is agreed by every rank at the same step: they all stop here together, no abort needed.
+    if (e.code() == ExitCode::interrupted) {
+      if (Comm::world().rank() == 0) std::fprintf(stderr, "specwave: %s\n", e.what());
+      return int(e.code());
+    }
     return fatal_error(fmt::format("specwave: error: {}", e.what()), int(e.code()));
   } catch (const std::exception& e) {
     return fatal_error(fmt::format("specwave: internal error: {}", e.what()), int(ExitCode::internal));

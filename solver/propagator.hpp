@@ -2,6 +2,7 @@
 // A Propagator advances one shot's wavefield on one backend with one method (FDTD now; spectral and the
 // adjoint later). The time loop, progress, blow-up checks and outputs live in the driver (forward.cpp);
 // a propagator only steps, injects, records and hands out fields.
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -18,6 +19,20 @@ namespace specwave {
 
 struct Plan;
 class Comm;
+
+// Saves or restores a propagator's state array by array (solver/checkpoint.hpp): visit() reads `data` when
+// saving and fills it when loading; names and sizes are the propagator's own and the same every time.
+class StateVisitor {
+ public:
+  virtual ~StateVisitor() = default;
+  virtual bool loading() const = 0;
+  virtual void visit(const std::string& name, std::span<std::byte> data) = 0;
+  // Any contiguous array of trivially copyable elements (std::vector, fft::Buffer, ...).
+  template <class Array>
+  void visit_array(const std::string& name, Array& a) {
+    visit(name, std::as_writable_bytes(std::span(a.data(), a.size())));
+  }
+};
 
 struct FieldStats {
   double max_abs = 0;
@@ -43,6 +58,10 @@ class Propagator {
   virtual void copy_field(std::span<float> out) = 0;
   virtual void copy_field(std::span<double> out) = 0;
   virtual std::size_t device_bytes() const = 0;
+  // Every array the next steps read (this rank's part, with halos and absorber memory) and the traces recorded
+  // so far, in host memory. After begin_shot() of the same shot and a load of the state saved after
+  // advance(.., n), advance(n, ..) continues bit for bit as if never stopped.
+  virtual void visit_state(StateVisitor& v) = 0;
   // The block of the grid this rank holds when the propagator is domain-decomposed; none: the whole grid.
   virtual std::optional<Block> block() const { return std::nullopt; }
 };

@@ -117,6 +117,11 @@ class SpectralCpuBase : public Propagator {
     if (!domain_) return std::nullopt;
     return setup_.blocks.real;
   }
+  void visit_state(StateVisitor& v) override {
+    visit_fields(v);
+    v.visit_array("traces", local_);
+    v.visit_array("trace_parts", parts_);
+  }
 
  protected:
   std::string suffix() const {
@@ -126,6 +131,7 @@ class SpectralCpuBase : public Propagator {
   }
 
   virtual const T* field() const = 0;
+  virtual void visit_fields(StateVisitor& v) = 0;
 
   // Zeroed traces, the sources' dense patterns source_factor K p_j / (dz dy dx) and their amplitudes per step.
   void begin_sources(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets) {
@@ -213,6 +219,10 @@ class SpectralCpuDamping final : public SpectralCpuBase<T> {
 
  private:
   const T* field() const override { return u_.data(); }
+  void visit_fields(StateVisitor& v) override {
+    v.visit_array("u", u_);
+    v.visit_array("u_prev", u_prev_);
+  }
 
   fft::Buffer<T> u_, u_prev_;
   std::vector<T> eta_dt_;
@@ -268,6 +278,13 @@ class SpectralCpuPml final : public SpectralCpuBase<T> {
 
  private:
   const T* field() const override { return p_.data(); }
+  void visit_fields(StateVisitor& v) override {
+    v.visit_array("p", p_);
+    for (int a = 0; a < 3; ++a) {
+      v.visit_array(fmt::format("p_{}", "zyx"[a]), p_split_[a]);
+      v.visit_array(fmt::format("w_{}", "zyx"[a]), w_[a]);
+    }
+  }
 
   // out = in * kappa * m(index along axis a) on the local block of the half spectrum (out may alias in); m is
   // indexed by the global wavenumber index.

@@ -10,9 +10,12 @@
 #include <string>
 #include <type_traits>
 
+#include <fmt/format.h>
+
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/fdtd_cuda.hpp"  // record_receivers, field_stats
 #include "kernels/cuda/spectral_cuda.hpp"
+#include "solver/device_state.hpp"
 #include "solver/plan.hpp"
 #include "solver/spectral_cuda_propagator.hpp"
 #include "solver/spectral_setup.hpp"
@@ -163,6 +166,22 @@ class SpectralCuda final : public Propagator {
 
   void copy_field(std::span<float> out) override { copy_out(out); }
   void copy_field(std::span<double> out) override { copy_out(out); }
+
+  void visit_state(StateVisitor& v) override {
+    const cudaStream_t st = stream_.handle();
+    if (pml_) {
+      visit_device(v, "p", p_sum_, st);
+      for (int a = 0; a < 3; ++a) {
+        visit_device(v, fmt::format("p_{}", "zyx"[a]), p_[a], st);
+        visit_device(v, fmt::format("w_{}", "zyx"[a]), w_[a], st);
+      }
+    } else {
+      visit_device(v, "u", u_, st);
+      visit_device(v, "u_prev", u_prev_, st);
+    }
+    visit_device(v, "traces", traces_device_, st);
+    traces_valid_ = false;
+  }
 
   std::size_t device_bytes() const override {
     std::size_t bytes = fft_.work_bytes() + source_symbol_.bytes() + laplacian_symbol_.bytes() + kappa_.bytes() +

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# A forward run stopped mid-run and resumed ends with the same files as an uninterrupted one, bit for bit.
+#   checkpoint_resume.sh MODE WORKDIR CASE LAUNCH...
+#     MODE    usr1 | term: the signal Slurm sends before the time limit / at preemption; the run writes a checkpoint
+#             and exits 10. kill: SIGKILL after a periodic checkpoint (a node lost); nothing is written at the kill.
+#     LAUNCH  how specwave is started: /path/specwave, or mpiexec -n 2 /path/specwave (the signal goes to mpiexec,
+#             which forwards it to the ranks)
+set -uo pipefail
+mode=$1 work=$2 case=$3
+shift 3
+launch=("$@")
+h5diff=$(command -v h5diff) || { echo "h5diff not found"; exit 1; }
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "checkpoint_resume: FAILED: $*"; for f in "$work"/*.log; do echo "--- $f"; tail -n 20 "$f"; done; exit 1; }
+
+"${launch[@]}" forward -q "$case" --output-dir "$work/reference" >"$work/reference.log" 2>&1 || fail "the reference run failed"
+
+# Checkpoints every 20 steps; the signal follows the first one of shot 1 (usr1) or of shot 2 (term, kill: the
+# resumed run then also carries the finished shot 1 over).
+shot=1
+[ "$mode" = usr1 ] || shot=2
+"${launch[@]}" forward "$case" --output-dir "$work/run" --checkpoint-every 20 --resume >"$work/first.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 1200); do
+  grep -q "^\[checkpoint\] shot $shot " "$work/first.log" && break
+  kill -0 $pid 2>/dev/null || break
+  sleep 0.05
+done
+grep -q "^\[checkpoint\] shot $shot " "$work/first.log" || fail "no checkpoint of shot $shot appeared"
+case $mode in
+  usr1) kill -USR1 $pid ;;
+  term) kill -TERM $pid ;;
+  kill) kill -KILL $pid ;;
+esac
+wait $pid
+rc=$?
+case $mode in
+  usr1|term)
+    [ $rc -eq 10 ] || fail "the stopped run exited $rc, not 10 (interrupted)"
+    grep -q "run the same command with --resume" "$work/first.log" || fail "no resume hint in the log" ;;
+  kill) [ $rc -eq 137 ] || fail "the killed run exited $rc, not 137" ;;
+esac
+[ -e "$work/run/traces.h5" ] && fail "a stopped run left a final traces.h5"
+[ -f "$work/run/traces.h5.partial" ] || fail "the partial traces are gone"
+echo "checkpoint_resume: stopped ($mode, exit $rc) after: $(grep '^\[checkpoint\]' "$work/first.log" | tail -n 1)"
+
+"${launch[@]}" forward "$case" --output-dir "$work/run" --resume >"$work/resume.log" 2>&1 || fail "the resumed run failed"
+grep -q "^resume      from" "$work/resume.log" || fail "the second run did not resume from the checkpoint"
+grep "^resume" "$work/resume.log"
+[ -e "$work/run/checkpoint" ] && fail "the checkpoint was not removed at the end"
+[ -f "$work/run/run.json" ] || fail "no run.json"
+ls "$work/run"/*.partial >/dev/null 2>&1 && fail "partial files left after completion"
+for object in traces.h5:/traces wavefield.h5:/shot_0000 wavefield.h5:/shot_0001 wavefield.h5:/shot_0002; do
+  file=${object%%:*} path=${object#*:}
+  "$h5diff" -r "$work/reference/$file" "$work/run/$file" "$path" "$path" >"$work/h5diff.log" 2>&1 \
+    || { cat "$work/h5diff.log"; fail "$file:$path differs from the uninterrupted run"; }
+  echo "checkpoint_resume: $file:$path identical to the uninterrupted run"
+done
+echo "checkpoint_resume: PASSED ($mode)"
