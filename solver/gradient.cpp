@@ -1,10 +1,12 @@
 #include "solver/gradient.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <fmt/format.h>
 #include <stdexcept>
 
 #include "io/hdf5.hpp"
+#include "solver/checkpoint.hpp"
 #include "solver/errors.hpp"
 #include "solver/model.hpp"
 #include "solver/plan.hpp"
@@ -94,6 +96,9 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
   MisfitGradient out;
   if (with_gradient) out.gradient.assign(model.size(), 0.0);
   for (std::size_t s = 0; s < observed_.size(); ++s) {
+    // A stop signal (solver/checkpoint.hpp) ends the evaluation between shots; the caller resumes from its state.
+    if (const int signal = stop_signal())
+      throw Error(ExitCode::interrupted, fmt::format("stopped by signal {} ({})", signal, strsignal(signal)));
     const std::vector<double> synthetic = propagator_.forward(int(s), with_gradient);
     std::vector<double> adjoint_source(synthetic.size());
     const double j = misfit_.evaluate(synthetic, observed_[s], dt_, adjoint_source);

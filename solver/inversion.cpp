@@ -6,10 +6,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <fmt/format.h>
 
+#include "solver/checkpoint.hpp"
 #include "solver/errors.hpp"
 #include "solver/gradient.hpp"
 #include "solver/inversion_checkpoint.hpp"
@@ -96,11 +98,6 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     active = band_objective.get();
   };
   const std::size_t n_bands = std::max<std::size_t>(1, inv.bands_hz.size());
-  if (options.resume && !inv.bands_hz.empty())
-    throw Error(ExitCode::usage, fmt::format("{}: --resume with inversion.bands_hz is not supported in this version; rerun "
-                                             "without --resume",
-                                             where(c)));
-  if (!inv.bands_hz.empty()) enter_band(0);
   const std::vector<double> true_velocity = inv.true_model ? velocity_of(c, *inv.true_model) : std::vector<double>{};
 
   InversionSummary summary;
@@ -140,8 +137,22 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   InversionCheckpoint checkpoint;
   Vector x0;
   optim::Evaluation f0;
-  if (options.resume) {
+  // --resume continues from the state of the last completed iteration, or starts when there is none yet (a batch
+  // script passes it always: the first run of a job starts, a requeued one continues).
+  const bool resume = options.resume && std::filesystem::exists(state_path);
+  if (options.resume && !resume && !options.quiet)
+    std::fputs(fmt::format("resume      no inversion state in {}: starting from the beginning\n", state_path).c_str(), stdout);
+  std::size_t band = 0;  // the band being fitted
+  int offset = 0;        // iterations of the earlier bands
+  double misfit0 = 0;    // the band's misfit at its start
+  if (resume) {
     checkpoint = read_inversion_checkpoint(state_path, n);
+    band = std::size_t(checkpoint.band);
+    offset = checkpoint.offset;
+    if (band >= n_bands)
+      throw Error(ExitCode::invalid_case, fmt::format("{}: was written in band {} of inversion.bands_hz, the case has {} "
+                                                      "band(s); resume with the case of the interrupted run",
+                                                      state_path, band + 1, n_bands));
     if (checkpoint.optimizer != inv.optimizer)
       throw Error(ExitCode::invalid_case, fmt::format("{}: was written by optimizer \"{}\", the case asks for \"{}\"; resume "
                                                       "with the same inversion.optimizer",
@@ -150,9 +161,14 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     summary.history = checkpoint.history;
     x0 = checkpoint.state.x;
     f0 = checkpoint.state.current;
+    misfit0 = checkpoint.band_misfit0;
     if (!options.quiet)
-      std::fputs(fmt::format("resume      from iteration {} ({})\n", checkpoint.state.iteration, state_path).c_str(), stdout);
+      std::fputs(fmt::format("resume      from iteration {}{} ({})\n", offset + checkpoint.state.iteration,
+                             inv.bands_hz.empty() ? std::string() : fmt::format(", band {} of {}", band + 1, n_bands), state_path)
+                     .c_str(),
+                 stdout);
   } else {
+    if (!inv.bands_hz.empty()) enter_band(0);
     const std::vector<double> v0(plan.model.velocity.begin(), plan.model.velocity.end());
     const std::vector<double> p0 = parameter_from_velocity(inv.parameterisation, v0);
     x0 = optim::project(bounds, Eigen::Map<const Vector>(p0.data(), Eigen::Index(n)));
@@ -164,8 +180,9 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     start.gradient_norm = optim::projected_gradient(bounds, x0, f0.gradient).norm();
     start.seconds = std::chrono::duration<double>(clock::now() - t0).count();
     record(start, x0, f0.gradient);
+    misfit0 = f0.value;
   }
-  double misfit0 = summary.history.front().misfit;
+  if (resume && !inv.bands_hz.empty()) enter_band(band);
 
   optim::OptimizerOptions oo;
   oo.method = method_of(inv.optimizer);
@@ -178,15 +195,24 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       return Vector(Eigen::Map<const Vector>(pg.data(), Eigen::Index(pg.size())));
     };
   auto optimizer = std::make_unique<optim::Optimizer>(f, bounds, oo, x0, f0);
-  if (options.resume) optimizer->restore(checkpoint.state);
+  if (resume) optimizer->restore(checkpoint.state);
   // The restart state after every completed iteration (and of the start), atomically (docs/hdf5-schema.md).
+  std::size_t b = band;
   auto save_state = [&] {
-    write_inversion_checkpoint(state_path, {optimizer->state(), summary.history, inv.optimizer, c.source_text});
+    write_inversion_checkpoint(state_path, {optimizer->state(), summary.history, inv.optimizer, c.source_text, int(b),
+                                            offset, misfit0});
   };
-  if (!options.resume) save_state();
-  int offset = 0;  // iterations of the earlier bands
-  for (std::size_t b = 0; b < n_bands && summary.failure.empty(); ++b) {
-    if (b > 0) {  // a new band: its misfit at the current model, a fresh optimiser (the curvature pairs were another J's)
+  // A stop signal (solver/checkpoint.hpp) between iterations, or inside one (Objective::evaluate between shots):
+  // the state of the last completed iteration is on disk, and --resume repeats the interrupted one exactly.
+  auto stopped = [&](const std::string& why) {
+    return Error(ExitCode::interrupted,
+                 fmt::format("{} after iteration {}; its state is in {}; run the same command with --resume to continue",
+                             why, summary.history.back().iteration, state_path));
+  };
+  if (!resume) save_state();
+  for (; b < n_bands && summary.failure.empty(); ++b) {
+    if (b > band) {
+      // a new band: its misfit at the current model, a fresh optimiser (the curvature pairs were another J's)
       enter_band(b);
       offset += optimizer->iteration();
       const Vector x = optimizer->x();
@@ -201,6 +227,9 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       optim::IterationRecord r;
       try {
         r = optimizer->iterate();
+      } catch (const Error& e) {
+        if (e.code() == ExitCode::interrupted) throw stopped(e.what());
+        throw;
       } catch (const optim::LineSearchFailure& e) {
         summary.failure = fmt::format("iteration {}: the line search failed: {}", offset + optimizer->iteration() + 1, e.what());
         break;
@@ -217,6 +246,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       it.seconds = std::chrono::duration<double>(clock::now() - t0).count();
       record(it, optimizer->x(), optimizer->current().gradient);
       save_state();
+      if (const int signal = stop_signal())
+        throw stopped(fmt::format("stopped by signal {} ({})", signal, strsignal(signal)));
     }
   }
   recorder.write_plots();

@@ -11,7 +11,8 @@ namespace specwave {
 namespace {
 
 using optim::Vector;
-constexpr int history_columns = 9;  // iteration, misfit, relative, step, evaluations, wolfe, |g|, seconds, model error
+// iteration, misfit, relative, step, evaluations, wolfe, |g|, seconds, model error, band (Hz; NaN: none)
+constexpr int history_columns = 10;
 
 void write_vector(hid_t file, const std::string& name, const Vector& v) {
   if (v.size() > 0) io::h5::write_dataset<double>(file, name, {hsize_t(v.size())}, v.data(), "parameter units");
@@ -48,6 +49,9 @@ void write_inversion_checkpoint(const std::string& path, const InversionCheckpoi
   io::h5::write_root_attributes(file.id(), {"specwave.inversion_state", "fp64", "cpu", c.case_text, "host CPU", 0, 1});
   io::h5::write_attribute(file.id(), "optimizer", c.optimizer);
   io::h5::write_attribute(file.id(), "iteration", std::int64_t(s.iteration));
+  io::h5::write_attribute(file.id(), "band", std::int64_t(c.band));
+  io::h5::write_attribute(file.id(), "band_offset", std::int64_t(c.offset));
+  io::h5::write_attribute(file.id(), "band_misfit0", c.band_misfit0);
   io::h5::write_attribute(file.id(), "misfit", s.current.value);
   io::h5::write_attribute(file.id(), "previous_step", s.previous_step);
   io::h5::write_attribute(file.id(), "previous_slope", s.previous_slope);
@@ -61,10 +65,11 @@ void write_inversion_checkpoint(const std::string& path, const InversionCheckpoi
   std::vector<double> table;
   for (const auto& it : c.history)
     table.insert(table.end(), {double(it.iteration), it.misfit, it.relative_misfit, it.step, double(it.evaluations),
-                               it.wolfe ? 1.0 : 0.0, it.gradient_norm, it.seconds, it.model_error.value_or(NAN)});
+                               it.wolfe ? 1.0 : 0.0, it.gradient_norm, it.seconds, it.model_error.value_or(NAN),
+                               it.band_hz.value_or(NAN)});
   io::h5::write_dataset<double>(file.id(), "history", {hsize_t(c.history.size()), hsize_t(history_columns)}, table.data(),
                                 "iteration, misfit, relative_misfit, step, evaluations, wolfe, gradient_norm, seconds, "
-                                "model_error");
+                                "model_error, band_hz");
   file.commit();
 }
 
@@ -80,6 +85,9 @@ InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size
   c.optimizer = io::h5::read_attribute_string(r.id(), "optimizer");
   c.case_text = io::h5::read_attribute_string(r.id(), "case_text");
   s.iteration = int(io::h5::read_attribute_doubles(r.id(), "iteration").at(0));
+  c.band = int(io::h5::read_attribute_doubles(r.id(), "band").at(0));
+  c.offset = int(io::h5::read_attribute_doubles(r.id(), "band_offset").at(0));
+  c.band_misfit0 = io::h5::read_attribute_doubles(r.id(), "band_misfit0").at(0);
   s.current.value = io::h5::read_attribute_doubles(r.id(), "misfit").at(0);
   s.previous_step = io::h5::read_attribute_doubles(r.id(), "previous_step").at(0);
   s.previous_slope = io::h5::read_attribute_doubles(r.id(), "previous_slope").at(0);
@@ -98,9 +106,10 @@ InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size
     it.iteration = int(row[0]), it.misfit = row[1], it.relative_misfit = row[2], it.step = row[3];
     it.evaluations = int(row[4]), it.wolfe = row[5] != 0, it.gradient_norm = row[6], it.seconds = row[7];
     if (!std::isnan(row[8])) it.model_error = row[8];
+    if (!std::isnan(row[9])) it.band_hz = row[9];
     c.history.push_back(it);
   }
-  if (s.x.size() != Eigen::Index(n) || int(rows) != s.iteration + 1)
+  if (s.x.size() != Eigen::Index(n) || int(rows) != c.offset + s.iteration + 1)
     throw Error(ExitCode::input_error, fmt::format("{}: the inversion state does not match this case ({} parameters, {} "
                                                    "iterations recorded); resume with the case of the interrupted run",
                                                    path, s.x.size(), rows));

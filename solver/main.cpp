@@ -156,7 +156,8 @@ int run(int argc, char** argv) {
   invert_cmd->add_option("--output-dir", invert_output_dir, "Override output.directory (relative to the current directory)");
   invert_cmd->add_flag("-q,--quiet", invert_quiet, "No plan and no progress lines");
   invert_cmd->add_flag("--resume", invert_resume,
-                       "Continue an interrupted run from its last completed iteration (output.directory/inversion_state.h5)");
+                       "Continue from the last completed iteration (output.directory/inversion_state.h5) when there is "
+                       "one, else start from the beginning (batch scripts always pass it)");
 
   try {
     app.parse(argc, argv);
@@ -248,6 +249,7 @@ int run(int argc, char** argv) {
     o.threads = invert_threads;
     o.output_dir = invert_output_dir;
     const Case c = load_case(invert_case, o);
+    install_stop_handlers();
     const InversionSummary s = run_inversion(c, InversionOptions{invert_quiet, invert_resume});
     std::string text = fmt::format("done        {} iteration(s) of {} with {}, wavefields: {}: misfit reduced by {:.2f}%",
                                    s.history.size() - 1, s.optimizer, s.propagator, s.wavefield_history,
