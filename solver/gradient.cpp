@@ -7,6 +7,7 @@
 
 #include "io/hdf5.hpp"
 #include "solver/checkpoint.hpp"
+#include "solver/comm.hpp"
 #include "solver/errors.hpp"
 #include "solver/model.hpp"
 #include "solver/plan.hpp"
@@ -43,10 +44,12 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
   return choose_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, budget);
 }
 
-ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots) {
+ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots,
+                                 const Comm* shots) {
   propagator.set_velocity(velocity);
-  ObservedData out;
-  for (int s = 0; s < n_shots; ++s) out.push_back(propagator.forward(s, false));
+  const int ranks = shots ? shots->size() : 1, rank = shots ? shots->rank() : 0;
+  ObservedData out(static_cast<std::size_t>(n_shots));
+  for (int s = rank; s < n_shots; s += ranks) out[std::size_t(s)] = propagator.forward(s, false);
   return out;
 }
 
@@ -78,8 +81,9 @@ std::vector<double> velocity_of(const Case& c, const ModelSpec& model) {
   return std::vector<double>(m.velocity.begin(), m.velocity.end());
 }
 
-ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator) {
-  if (c.inversion.true_model) return synthesise_observed(propagator, velocity_of(c, *c.inversion.true_model), int(c.shots.size()));
+ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator, const Comm* shots) {
+  if (c.inversion.true_model)
+    return synthesise_observed(propagator, velocity_of(c, *c.inversion.true_model), int(c.shots.size()), shots);
   if (!c.inversion.observed_file.empty()) return read_observed(c, plan);
   throw Error(ExitCode::invalid_case,
               fmt::format("{}: no observed data: set inversion.observed = \"traces.h5\" or an [inversion.true_model] table",
@@ -87,25 +91,38 @@ ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& 
 }
 
 Objective::Objective(GradientPropagator& propagator, const Misfit& misfit, ObservedData observed, Parameterisation p,
-                     double dt)
-    : propagator_(propagator), misfit_(misfit), observed_(std::move(observed)), parameterisation_(p), dt_(dt) {}
+                     double dt, const Comm* shots)
+    : propagator_(propagator), misfit_(misfit), observed_(std::move(observed)), parameterisation_(p), dt_(dt), shots_(shots) {}
 
 MisfitGradient Objective::evaluate(std::span<const double> model, bool with_gradient) {
   const std::vector<double> velocity = velocity_from_parameter(parameterisation_, model);
   propagator_.set_velocity(velocity);
   MisfitGradient out;
   if (with_gradient) out.gradient.assign(model.size(), 0.0);
-  for (std::size_t s = 0; s < observed_.size(); ++s) {
-    // A stop signal (solver/checkpoint.hpp) ends the evaluation between shots; the caller resumes from its state.
-    if (const int signal = stop_signal())
-      throw Error(ExitCode::interrupted, fmt::format("stopped by signal {} ({})", signal, strsignal(signal)));
+  const int ranks = shots_ ? shots_->size() : 1, rank = shots_ ? shots_->rank() : 0;
+  // A stop signal (solver/checkpoint.hpp) ends the evaluation, between shots on one rank, at its start on several
+  // (where every rank meets); the caller resumes from its last state.
+  const auto stop_if_signalled = [&](bool collective) {
+    int signal = stop_signal();
+    if (collective) shots_->allreduce_in_place(std::span<int>(&signal, 1), ReduceOp::max);
+    if (signal) throw Error(ExitCode::interrupted, fmt::format("stopped by signal {} ({})", signal, strsignal(signal)));
+  };
+  if (ranks > 1) stop_if_signalled(true);
+  out.misfit_per_shot.assign(observed_.size(), 0.0);
+  for (std::size_t s = std::size_t(rank); s < observed_.size(); s += std::size_t(ranks)) {
+    if (ranks == 1) stop_if_signalled(false);
     const std::vector<double> synthetic = propagator_.forward(int(s), with_gradient);
     std::vector<double> adjoint_source(synthetic.size());
-    const double j = misfit_.evaluate(synthetic, observed_[s], dt_, adjoint_source);
-    out.misfit_per_shot.push_back(j);
-    out.misfit += j;
+    out.misfit_per_shot[s] = misfit_.evaluate(synthetic, observed_[s], dt_, adjoint_source);
     if (with_gradient) propagator_.adjoint(adjoint_source, out.gradient);
   }
+  if (ranks > 1) {
+    for (auto* v : {&out.misfit_per_shot, &out.gradient}) {
+      shots_->allreduce_in_place(std::span<double>(*v), ReduceOp::sum);
+      shots_->broadcast(std::span<double>(*v), 0);  // the same bits on every rank, whatever the reduction's order
+    }
+  }
+  for (const double j : out.misfit_per_shot) out.misfit += j;
   if (with_gradient) chain_rule(parameterisation_, velocity, dt_, out.gradient);
   return out;
 }

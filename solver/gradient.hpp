@@ -13,6 +13,7 @@
 namespace specwave {
 
 struct Plan;
+class Comm;
 
 // The model in a parameterisation, (nz, ny, nx): velocity v (m/s) or slowness squared m = 1 / v^2 (s^2/m^2).
 std::vector<double> parameter_from_velocity(Parameterisation p, std::span<const double> velocity);
@@ -29,10 +30,13 @@ HistoryChoice history_for(const Case& c, const Plan& plan);
 using ObservedData = std::vector<std::vector<double>>;
 // Synthesised with the propagator at `velocity` (every shot), or read from inversion.observed_file
 // (Error input_error when its shape or dt does not match the case).
-ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots);
+// With `shots` (MPI ranks sharing the shots: shot s is rank s % size's), a rank makes only its own shots' data
+// and leaves the others empty.
+ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots,
+                                 const Comm* shots = nullptr);
 ObservedData read_observed(const Case& c, const Plan& plan);
 // The case's observed data: from inversion.true_model (built on the case's grid) or inversion.observed_file.
-ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator);
+ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator, const Comm* shots = nullptr);
 // The velocity of a model spec on the case's grid (checked like the case's own model).
 std::vector<double> velocity_of(const Case& c, const ModelSpec& model);
 
@@ -42,10 +46,14 @@ struct MisfitGradient {
   std::vector<double> gradient;         // dJ/d(parameter) at every grid point, (nz, ny, nx); empty without gradient
 };
 
-// J(model) and its gradient, summed over shots in fp64.
+// J(model) and its gradient, summed over shots in fp64. With `shots` (MPI), each rank runs its own shots (s % size
+// == rank) and the per-shot misfits and the gradient are summed over the ranks (MPI_Allreduce), then broadcast
+// from rank 0 so that every rank holds the same bits and its optimiser takes the same steps. The per-shot
+// misfits are exact; the gradient sums in another order than on one rank (equal to rounding).
 class Objective {
  public:
-  Objective(GradientPropagator& propagator, const Misfit& misfit, ObservedData observed, Parameterisation p, double dt);
+  Objective(GradientPropagator& propagator, const Misfit& misfit, ObservedData observed, Parameterisation p, double dt,
+            const Comm* shots = nullptr);
   MisfitGradient evaluate(std::span<const double> model, bool with_gradient);
   Parameterisation parameterisation() const { return parameterisation_; }
 
@@ -55,6 +63,7 @@ class Objective {
   ObservedData observed_;
   Parameterisation parameterisation_;
   double dt_;
+  const Comm* shots_;
 };
 
 }  // namespace specwave

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "solver/checkpoint.hpp"
+#include "solver/comm.hpp"
 #include "solver/errors.hpp"
 #include "solver/gradient.hpp"
 #include "solver/inversion_checkpoint.hpp"
@@ -76,25 +77,31 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                             "velocity_max = 4000.0 to [inversion]",
                             where(c)));
   if (c.run.threads > 0) omp_set_num_threads(c.run.threads);
+  // Under MPI the ranks share the shots (Objective); every rank runs the same optimiser on the same reduced
+  // gradients, and rank 0 alone prints and writes.
+  const Comm world = Comm::world();
+  const bool root = world.rank() == 0;
+  const Comm* shots = world.size() > 1 ? &world : nullptr;
+  const bool quiet = options.quiet || !root;
   const Plan plan = make_plan(c);
   if (plan.model.v_min < *inv.velocity_min || plan.model.v_max > *inv.velocity_max)
     throw Error(ExitCode::invalid_case,
                 fmt::format("{}: the starting model ([model]) spans [{:.6g}, {:.6g}] m/s, outside inversion.velocity_min/max "
                             "= [{}, {}] m/s; widen the bounds or change the starting model",
                             where(c), plan.model.v_min, plan.model.v_max, *inv.velocity_min, *inv.velocity_max));
-  if (!options.quiet) std::fputs(describe_plan(c, plan).c_str(), stdout);
+  if (!quiet) std::fputs(describe_plan(c, plan).c_str(), stdout);
 
   auto propagator = make_gradient_propagator(c, plan, history_for(c, plan));
-  const ObservedData observed = observed_data(c, plan, *propagator);
+  const ObservedData observed = observed_data(c, plan, *propagator, shots);
   const auto misfit = make_misfit(inv.misfit);
-  Objective objective(*propagator, *misfit, observed, inv.parameterisation, plan.dt);
+  Objective objective(*propagator, *misfit, observed, inv.parameterisation, plan.dt, shots);
   // Multiscale: one objective per band, its residuals low-passed at the band's cutoff (solver/misfit.hpp).
   std::unique_ptr<LowPassMisfit> band_misfit;
   std::unique_ptr<Objective> band_objective;
   Objective* active = &objective;
   auto enter_band = [&](std::size_t b) {
     band_misfit = std::make_unique<LowPassMisfit>(plan.nt, plan.dt, inv.bands_hz[b]);
-    band_objective = std::make_unique<Objective>(*propagator, *band_misfit, observed, inv.parameterisation, plan.dt);
+    band_objective = std::make_unique<Objective>(*propagator, *band_misfit, observed, inv.parameterisation, plan.dt, shots);
     active = band_objective.get();
   };
   const std::size_t n_bands = std::max<std::size_t>(1, inv.bands_hz.size());
@@ -127,8 +134,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     const std::vector<double> v = velocity_of_x(x);
     if (!true_velocity.empty()) it.model_error = model_error(v, true_velocity);
     summary.history.push_back(it);
-    recorder.record(it, v, std::span<const double>(g.data(), std::size_t(g.size())));
-    progress(it, options.quiet);
+    if (root) recorder.record(it, v, std::span<const double>(g.data(), std::size_t(g.size())));
+    progress(it, quiet);
   };
 
   using clock = std::chrono::steady_clock;
@@ -140,7 +147,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   // --resume continues from the state of the last completed iteration, or starts when there is none yet (a batch
   // script passes it always: the first run of a job starts, a requeued one continues).
   const bool resume = options.resume && std::filesystem::exists(state_path);
-  if (options.resume && !resume && !options.quiet)
+  if (options.resume && !resume && !quiet)
     std::fputs(fmt::format("resume      no inversion state in {}: starting from the beginning\n", state_path).c_str(), stdout);
   std::size_t band = 0;  // the band being fitted
   int offset = 0;        // iterations of the earlier bands
@@ -157,12 +164,12 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       throw Error(ExitCode::invalid_case, fmt::format("{}: was written by optimizer \"{}\", the case asks for \"{}\"; resume "
                                                       "with the same inversion.optimizer",
                                                       state_path, checkpoint.optimizer, inv.optimizer));
-    recorder.restore(checkpoint.history);
+    if (root) recorder.restore(checkpoint.history);
     summary.history = checkpoint.history;
     x0 = checkpoint.state.x;
     f0 = checkpoint.state.current;
     misfit0 = checkpoint.band_misfit0;
-    if (!options.quiet)
+    if (!quiet)
       std::fputs(fmt::format("resume      from iteration {}{} ({})\n", offset + checkpoint.state.iteration,
                              inv.bands_hz.empty() ? std::string() : fmt::format(", band {} of {}", band + 1, n_bands), state_path)
                      .c_str(),
@@ -199,7 +206,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   // The restart state after every completed iteration (and of the start), atomically (docs/hdf5-schema.md).
   std::size_t b = band;
   auto save_state = [&] {
-    write_inversion_checkpoint(state_path, {optimizer->state(), summary.history, inv.optimizer, c.source_text, int(b),
+    if (root)
+      write_inversion_checkpoint(state_path, {optimizer->state(), summary.history, inv.optimizer, c.source_text, int(b),
                                             offset, misfit0});
   };
   // A stop signal (solver/checkpoint.hpp) between iterations, or inside one (Objective::evaluate between shots):
@@ -219,7 +227,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       const optim::Evaluation fb = f(x);
       misfit0 = fb.value;
       optimizer = std::make_unique<optim::Optimizer>(f, bounds, oo, x, fb);
-      if (!options.quiet)
+      if (!quiet)
         std::fputs(fmt::format("band        {:.4g} Hz: misfit {:.6e} at the start\n", inv.bands_hz[b], misfit0).c_str(), stdout);
     }
     while (optimizer->iteration() < inv.iterations) {
@@ -246,11 +254,12 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       it.seconds = std::chrono::duration<double>(clock::now() - t0).count();
       record(it, optimizer->x(), optimizer->current().gradient);
       save_state();
-      if (const int signal = stop_signal())
-        throw stopped(fmt::format("stopped by signal {} ({})", signal, strsignal(signal)));
+      int signal = stop_signal();  // agreed by every rank
+      if (shots) shots->allreduce_in_place(std::span<int>(&signal, 1), ReduceOp::max);
+      if (signal) throw stopped(fmt::format("stopped by signal {} ({})", signal, strsignal(signal)));
     }
   }
-  recorder.write_plots();
+  if (root) recorder.write_plots();
   summary.outputs = recorder.outputs();
   summary.outputs.push_back(state_path);
   return summary;

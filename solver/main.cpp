@@ -190,11 +190,10 @@ int run(int argc, char** argv) {
   // reference comparison on one.
   const Comm world = Comm::world();
   const int ranks = world.size();
-  if ((validate->parsed() || check_gradient_cmd->parsed() || invert_cmd->parsed()) && ranks > 1)
+  if ((validate->parsed() || check_gradient_cmd->parsed()) && ranks > 1)
     throw Error(ExitCode::usage, fmt::format("{} runs on one MPI rank only, not on {}; start it without "
                                              "mpirun/mpiexec (or with -n 1)",
-                                             validate->parsed() ? "validate" : invert_cmd->parsed() ? "invert" : "check-gradient",
-                                             ranks));
+                                             validate->parsed() ? "validate" : "check-gradient", ranks));
   const bool root = Comm::world().rank() == 0;
   if (check->parsed()) {
     const Case c = load_case(check_case, check_o);
@@ -251,6 +250,7 @@ int run(int argc, char** argv) {
     const Case c = load_case(invert_case, o);
     install_stop_handlers();
     const InversionSummary s = run_inversion(c, InversionOptions{invert_quiet, invert_resume});
+    if (!root) return s.failure.empty() ? 0 : int(ExitCode::optimisation_failed);
     std::string text = fmt::format("done        {} iteration(s) of {} with {}, wavefields: {}: misfit reduced by {:.2f}%",
                                    s.history.size() - 1, s.optimizer, s.propagator, s.wavefield_history,
                                    100 * s.misfit_reduction());
