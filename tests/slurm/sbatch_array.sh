@@ -38,9 +38,10 @@ for t in 0 1 2 3; do
   grep -q "^task $t of array job $job " "$work/array-${job}_$t.log" 2>/dev/null \
     || fail "task $t has no log array-${job}_$t.log with its line"
 done
-if [ "$(nproc)" -ge 2 ]; then
+cpus=$(sinfo -h -N -n localhost -o %c)
+if [ "$cpus" -ge 2 ]; then
   overlapping=$(cat "$work"/task-*.txt | awk '{s[NR] = $2; e[NR] = $3; t[NR] = $1}
     END {for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) if (s[i] < e[j] && s[j] < e[i]) print t[i] "&" t[j]}' | xargs)
-  [ -n "$overlapping" ] || fail "no two tasks ran at the same time on $(nproc) CPUs (one task per node?)"
+  [ -n "$overlapping" ] || fail "no two tasks ran at the same time on $cpus CPUs (one task per node?)"
 fi
 echo "PASS: array job $job: 4 tasks COMPLETED with exit 0 in $((SECONDS - began)) s; side by side: ${overlapping:-n/a}"
