@@ -249,11 +249,6 @@ struct SweepFileReader {
         bad(n, fmt::format("axes.\"{}\"", key), "must be an array of values or a range table",
             "write it like [8, 12] or { start = 5.0, stop = 15.0, count = 3 }");
       }
-      for (std::size_t i = 0; i < axis.values.size(); ++i)
-        for (std::size_t j = 0; j < i; ++j)
-          if (axis.values[i].toml == axis.values[j].toml)
-            fail(axis.line, fmt::format("axes.\"{}\"", key), "has a repeated value", axis.values[i].toml,
-                 "give each value once");
       order.emplace_back(k.source().begin, out.size());
       out.push_back(std::move(axis));
     }
@@ -534,6 +529,12 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path) {
                "give every axis the same number of values, or use mode = \"product\" for every combination");
       }
   } else {
+    for (const auto& a : s.axes)  // a repeated value would repeat variants (zip may repeat values)
+      for (std::size_t i = 0; i < a.values.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+          if (a.values[i].toml == a.values[j].toml)
+            r.fail(a.line, fmt::format("axes.\"{}\"", a.key), "has a repeated value", a.values[i].toml,
+                   "give each value once (mode = \"product\")");
     double n = 1;
     for (const auto& a : s.axes) n *= double(a.values.size());
     if (n > double(kMaxVariants))

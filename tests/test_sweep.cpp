@@ -191,6 +191,9 @@ run.precision = ["fp32", "fp64"]
     const SweepSpec s = read_sweep_file(write_sweep(dir, "z", "mode = \"zip\"\n[axes]\n\"scheme.order\" = [4, 8]\n"
                                                               "\"time.duration\" = [0.2, 0.3]\n").string());
     CHECK(expand_sweep(s) == std::vector<std::vector<int>>{{0, 0}, {1, 1}});
+    // zip may repeat a value on one axis (product may not: it would repeat variants).
+    CHECK(read_sweep_file(write_sweep(dir, "z3", "mode = \"zip\"\n[axes]\n\"scheme.order\" = [8, 8]\n\"time.duration\" = [0.2, 0.3]\n").string())
+              .axes[0].values.size() == 2);
     int code = 0;
     const std::string e = error_of(
         [&] {
@@ -707,6 +710,80 @@ echo "4242;cluster"
   CHECK(nothing.code == 0);
   CHECK(contains(nothing.output, "nothing to resubmit"));
   CHECK(run_specwave("collect " + out).code == 0);
+}
+
+TEST_CASE("an invert sweep: the job script runs invert (its --resume once a state file exists), collect reads iterations.jsonl") {
+  const fs::path dir = work / "invert";
+  fs::remove_all(dir);
+  // The small inversion of tests/test_invert.cpp: about a second a variant.
+  const std::string base = R"(name = "invert-small"
+[grid]
+shape = [26, 24, 28]
+spacing = 10.0
+[model]
+type = "homogeneous"
+velocity = 2000.0
+[time]
+duration = 0.1
+[[shots]]
+[[shots.sources]]
+position = [100.0, 120.0, 70.0]
+peak_frequency = 15.0
+[receivers]
+points = [[100.0, 110.0, 200.0], [150.0, 130.0, 190.0], [60.0, 120.0, 200.0]]
+[boundary]
+pml_width = 6
+[run]
+precision = "fp64"
+[output]
+directory = "out"
+plots = false
+[inversion]
+velocity_min = 1800.0
+velocity_max = 2300.0
+iterations = 2
+[inversion.true_model]
+type = "gaussian"
+velocity = 2000.0
+anomaly = 150.0
+center = [120.0, 120.0, 135.0]
+radius = 40.0
+)";
+  const fs::path sweep = write_sweep(dir, "inv", "command = \"invert\"\ndirectory = \"out\"\n[axes]\n"
+                                                 "\"inversion.optimizer\" = [\"lbfgs\", \"steepest\"]\n\"time.duration\" = [0.1]\n",
+                                     base);
+  const Result r = run_specwave("sweep " + sweep.string() + " --slurm");
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  const std::string out = (dir / "out").string();
+  for (int i = 0; i < 2; ++i) {
+    const std::string log = out + "/logs/000" + std::to_string(i) + ".log";
+    CHECK(run_command("SLURM_ARRAY_TASK_ID=" + std::to_string(i) + " SPECWAVE_LAUNCHER= bash " + out + "/job.sbatch >> " + log).code == 0);
+    CAPTURE(read(log));
+    CHECK(contains(read(log), "invert " + out + "/variants/000" + std::to_string(i) + "/case.toml \n"));
+  }
+  // A second run of a task continues from the state file (nothing left to do).
+  CHECK(run_command("SLURM_ARRAY_TASK_ID=1 SPECWAVE_LAUNCHER= bash " + out + "/job.sbatch > " + out + "/logs/again.log").code == 0);
+  CHECK(contains(read(out + "/logs/again.log"), "invert " + out + "/variants/0001/case.toml --resume\n"));
+  const Result c = run_specwave("collect " + out);
+  CAPTURE(c.output);
+  CHECK(c.code == 0);
+  const SweepResults results = collect_sweep(out);
+  for (const auto& v : results.variants) {
+    CHECK(v.state == VariantState::completed);
+    CHECK(v.iterations == 2);
+    CHECK(v.relative_misfit.value_or(1) < 1.0);
+    CHECK(v.model_error.has_value());
+  }
+  CHECK(read(out + "/summary.csv").rfind("index,name,inversion.optimizer,time.duration,state,exit_code,restart_count,seconds,"
+                                         "iterations,misfit,relative_misfit,model_error,",
+                                         0) == 0);
+  // Without an [inversion] table the variants are refused before anything is written.
+  const Result refused = run_specwave("sweep " + write_sweep(dir, "inv2", "command = \"invert\"\ndirectory = \"out2\"\n[axes]\n"
+                                                                         "\"scheme.order\" = [8]\n").string());
+  CHECK(refused.code == 3);
+  CHECK(contains(refused.output, "command = \"invert\" needs an [inversion] table"));
+  CHECK_FALSE(fs::exists(dir / "out2"));
 }
 
 // Registered as its own CTest test (sweep_local_end_to_end): the example sweep's 4 variants run through the
