@@ -153,6 +153,21 @@ Handle write_dataset(hid_t parent, const std::string& name, const std::vector<hs
   return dset;
 }
 
+Handle write_string_dataset(hid_t parent, const std::string& name, const std::vector<std::string>& values) {
+  Handle type(H5Tcopy(H5T_C_S1));
+  H5Tset_size(type.id(), H5T_VARIABLE);
+  H5Tset_cset(type.id(), H5T_CSET_UTF8);
+  const hsize_t n = values.size();
+  Handle space(H5Screate_simple(1, &n, nullptr));
+  Handle dset(H5Dcreate2(parent, name.c_str(), type.id(), space.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  if (!dset) fail_write("cannot create dataset '" + name + "'");
+  std::vector<const char*> pointers;
+  for (const auto& v : values) pointers.push_back(v.c_str());
+  if (n > 0 && H5Dwrite(dset.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()) < 0)
+    fail_write("cannot write dataset '" + name + "'");
+  return dset;
+}
+
 template <class T>
 void write_first_dim_slab(hid_t dataset, hsize_t index, const T* data) {
   Handle space(H5Dget_space(dataset));
@@ -275,6 +290,38 @@ std::string dims_text(const std::vector<hsize_t>& d) {
 }
 }  // namespace
 
+std::vector<std::string> Reader::read_strings(const std::string& name) const {
+  const DatasetInfo in = info(name);
+  const std::string where = path_ + ": dataset '" + name + "'";
+  if (in.type_class != H5T_STRING || in.dims.size() != 1)
+    throw Error(ExitCode::input_error, where + ": expected a 1-D string dataset, found " + in.dtype_name() + " " + dims_text(in.dims));
+  Handle dset = open_dataset(name);
+  Handle type(H5Dget_type(dset.id()));
+  std::vector<std::string> out(in.dims[0]);
+  if (H5Tis_variable_str(type.id()) > 0) {
+    std::vector<char*> pointers(out.size(), nullptr);
+    Handle mem(H5Tcopy(H5T_C_S1));
+    H5Tset_size(mem.id(), H5T_VARIABLE);
+    H5Tset_cset(mem.id(), H5Tget_cset(type.id()));  // HDF5 converts no character sets: read UTF-8 as UTF-8
+    if (!out.empty() && H5Dread(dset.id(), mem.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()) < 0)
+      throw Error(ExitCode::input_error, where + ": read failed (corrupt file?)");
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      out[i] = pointers[i] ? pointers[i] : "";
+      H5free_memory(pointers[i]);
+    }
+    return out;
+  }
+  const std::size_t width = H5Tget_size(type.id());
+  std::vector<char> buffer(width * out.size());
+  if (!out.empty() && H5Dread(dset.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()) < 0)
+    throw Error(ExitCode::input_error, where + ": read failed (corrupt file?)");
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i].assign(buffer.data() + i * width, width);
+    out[i].erase(out[i].find_last_not_of('\0') + 1);
+  }
+  return out;
+}
+
 template <class T>
 std::vector<T> Reader::read_floating(const std::string& name, const std::vector<hsize_t>& expected) const {
   return read_floating_block<T>(name, expected, std::vector<hsize_t>(expected.size(), 0), expected);
@@ -373,14 +420,18 @@ void AtomicWriter::commit() {
   if (ec) fail_write("cannot rename " + temporary_ + " to " + path_ + ": " + ec.message());
 }
 
-void write_root_attributes(hid_t file, const Provenance& p) {
+void write_identity_attributes(hid_t file, const std::string& file_type) {
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  write_attribute(file, "file_type", p.file_type);
+  write_attribute(file, "file_type", file_type);
   write_attribute(file, "schema_version", std::string(schema_version));
   write_attribute(file, "created_by", std::string("specwave ") + build::version + " (" + build::git_hash + ")");
   write_attribute(file, "created_at", std::string(stamp));
+}
+
+void write_root_attributes(hid_t file, const Provenance& p) {
+  write_identity_attributes(file, p.file_type);
   write_attribute(file, "precision", p.precision);
   write_attribute(file, "backend", p.backend);
   write_attribute(file, "device", p.device);

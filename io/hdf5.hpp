@@ -46,6 +46,8 @@ Handle create_group(hid_t parent, const std::string& name);
 template <class T>
 Handle write_dataset(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims, const T* data,
                      const std::string& units);
+// A 1-D dataset of variable-length UTF-8 strings (h5py reads it as str).
+Handle write_string_dataset(hid_t parent, const std::string& name, const std::vector<std::string>& values);
 // Writes data into dataset[index, ...] (a slab of the first dimension).
 template <class T>
 void write_first_dim_slab(hid_t dataset, hsize_t index, const T* data);
@@ -93,6 +95,8 @@ class Reader {
   std::vector<T> read_floating_block(const std::string& name, const std::vector<hsize_t>& expected_dims,
                                      const std::vector<hsize_t>& begin, const std::vector<hsize_t>& count) const;
   Handle open_dataset(const std::string& name) const;
+  // A 1-D string dataset (fixed or variable length).
+  std::vector<std::string> read_strings(const std::string& name) const;
 
  private:
   std::string path_;
@@ -134,7 +138,9 @@ class AtomicWriter {
   bool committed_ = false;
 };
 
-// Root attributes every specwave file carries (docs/hdf5-schema.md).
+// file_type, schema_version, created_by and created_at: the root attributes every specwave file starts with.
+void write_identity_attributes(hid_t file, const std::string& file_type);
+// Root attributes every output file of a run carries (docs/hdf5-schema.md): the identity plus the provenance.
 struct Provenance {
   std::string file_type;    // "specwave.traces", "specwave.wavefield", "specwave.model"
   std::string precision, backend, case_text, device;

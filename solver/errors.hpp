@@ -19,6 +19,8 @@ enum class ExitCode : int {
   backend_unavailable = 9,  // the requested backend is not compiled in or has no usable device
   interrupted = 10,    // stopped by a signal
   optimisation_failed = 11,  // `invert`: the line search found no acceptable step
+  sweep_incomplete = 12,     // `collect`: some variants of the sweep failed, are missing or have not finished
+  submit_failed = 13,        // `sweep --submit`: sbatch is not found or refused the job
 };
 
 class Error : public std::runtime_error {

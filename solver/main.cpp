@@ -13,6 +13,7 @@
 #include "io/segy.hpp"
 #include "solver/checkpoint.hpp"
 #include "solver/comm.hpp"
+#include "solver/collect.hpp"
 #include "solver/errors.hpp"
 #include "solver/forward.hpp"
 #include "solver/gradient_check.hpp"
@@ -20,6 +21,7 @@
 #include "solver/inversion.hpp"
 #include "solver/plan.hpp"
 #include "solver/regression.hpp"
+#include "solver/sweep.hpp"
 #include "solver/validate.hpp"
 #include "specwave/build_info.hpp"
 
@@ -77,8 +79,8 @@ void print(const std::string& text) {
 int run(int argc, char** argv) {
   CLI::App app{"specwave: 3D acoustic wave simulation (FDTD) with validation against an independent reference.\n"
                "Exit codes: 0 ok, 2 usage, 3 invalid case, 4 input file, 5 output, 6 memory, 7 unstable run, "
-               "8 validation or gradient check failed, 9 backend unavailable, 11 inversion line search failed, 1 internal error "
-               "(docs/cli.md)."};
+               "8 validation or gradient check failed, 9 backend unavailable, 11 inversion line search failed, "
+               "12 sweep variants failed or missing (collect), 13 sbatch failed, 1 internal error (docs/cli.md)."};
   app.set_version_flag("--version", std::string("specwave ") + build::version + " (" + build::git_hash + ")");
   app.require_subcommand(1);
 
@@ -159,6 +161,32 @@ int run(int argc, char** argv) {
                        "Continue from the last completed iteration (output.directory/inversion_state.h5) when there is "
                        "one, else start from the beginning (batch scripts always pass it)");
 
+  SweepOptions sweep_o;
+  int sweep_max_parallel = -1;
+  auto* sweep_cmd = app.add_subcommand(
+      "sweep", "Expand a sweep file (a base case and axes of case-file keys) into variant cases, check every one, and write "
+               "the sweep folder; with --slurm a job-array script, with --submit also submit it (docs/batch.md)");
+  sweep_cmd->add_option("sweep_file", sweep_o.sweep_file, "Sweep file (TOML with [sweep] and [axes] tables)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sweep_cmd->add_option("--output", sweep_o.output, "The sweep folder (overrides sweep.directory; relative to the current directory)");
+  sweep_cmd->add_flag("--slurm", sweep_o.slurm, "Also write job.sbatch, a Slurm job array with one task per variant");
+  sweep_cmd->add_flag("--submit", sweep_o.submit, "Write job.sbatch and submit it with sbatch (implies --slurm)");
+  sweep_cmd->add_option("--template", sweep_o.job.template_choice,
+                        "Job script template: cpu, gpu (scripts/slurm/) or the path of a site template (default: gpu when "
+                        "the variants run on cuda or slurm.gpus_per_task is set, else cpu)");
+  sweep_cmd->add_flag("--resume", sweep_o.resume,
+                      "With an existing sweep folder: write (and with --submit submit) an array of only the variants that "
+                      "failed, were interrupted or are missing");
+  sweep_cmd->add_option("--max-parallel", sweep_max_parallel, "At most M tasks of the array at once (overrides slurm.max_parallel)")
+      ->check(CLI::PositiveNumber);
+
+  std::string collect_dir;
+  auto* collect_cmd = app.add_subcommand(
+      "collect", "State and results of every variant of a sweep folder: summary.csv and summary.h5, a table, and the "
+                 "log tails of variants that failed or are missing (exit 12 unless all completed)");
+  collect_cmd->add_option("sweep_dir", collect_dir, "The sweep folder written by specwave sweep")->required()->check(CLI::ExistingDirectory);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -185,6 +213,21 @@ int run(int argc, char** argv) {
                         g.n_receivers, g.nt, g.dt));
     }
     return 0;
+  }
+  if (sweep_cmd->parsed()) {
+    sweep_o.job.max_parallel = sweep_max_parallel;
+    sweep_o.job.specwave = std::filesystem::read_symlink("/proc/self/exe").string();
+    run_sweep(sweep_o, print);
+    return 0;
+  }
+  if (collect_cmd->parsed()) {
+    const SweepResults results = collect_sweep(std::filesystem::absolute(collect_dir).lexically_normal().string());
+    write_sweep_summary(results);
+    print(describe_sweep_results(results));
+    print(fmt::format("wrote       {}, {}\n", (std::filesystem::path(results.directory) / "summary.csv").string(),
+                      (std::filesystem::path(results.directory) / "summary.h5").string()));
+    const bool all = results.count(VariantState::completed) == int(results.variants.size());
+    return all ? 0 : int(ExitCode::sweep_incomplete);
   }
   // forward and check take any number of ranks (shot groups x domain decomposition); validate runs its
   // reference comparison on one.

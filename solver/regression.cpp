@@ -13,6 +13,7 @@
 #include "solver/errors.hpp"
 #include "solver/forward.hpp"
 #include "solver/plan.hpp"
+#include "solver/sweep.hpp"
 #include "solver/validate.hpp"
 
 namespace specwave {
@@ -87,8 +88,8 @@ RegressionSummary run_regression(const std::string& folder, const RegressionOpti
   if (!fs::is_directory(folder))
     throw Error(ExitCode::input_error, fmt::format("{}: not a folder; give the folder of the reference cases, e.g. cases/", folder));
   std::vector<fs::path> files;
-  for (const auto& e : fs::recursive_directory_iterator(folder))
-    if (e.is_regular_file() && e.path().extension() == ".toml") files.push_back(e.path());
+  for (const auto& e : fs::recursive_directory_iterator(folder))  // case files; sweep files (cases/sweeps/) are not cases
+    if (e.is_regular_file() && e.path().extension() == ".toml" && !is_sweep_file(e.path().string())) files.push_back(e.path());
   std::sort(files.begin(), files.end());
   if (!o.report_dir.empty()) fs::create_directories(o.report_dir);
 

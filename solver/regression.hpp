@@ -32,7 +32,8 @@ struct RegressionSummary {
   std::string text;  // one block per case, as printed
 };
 
-// Runs every case file (*.toml, recursively, sorted) under `folder` that has a [validation] table of the tier.
+// Runs every case file (*.toml, recursively, sorted; sweep files skipped) under `folder` that has a [validation] table
+// of the tier.
 RegressionSummary run_regression(const std::string& folder, const RegressionOptions& options);
 
 }  // namespace specwave

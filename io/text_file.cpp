@@ -1,0 +1,39 @@
+#include "io/text_file.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+#include "solver/errors.hpp"
+
+namespace specwave::io {
+
+std::optional<std::string> read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return text.str();
+}
+
+void write_text_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = fmt::format("{}.tmp-{}", path, ::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (f) ok = std::fclose(f) == 0 && ok;
+  std::error_code ec;
+  if (ok) std::filesystem::rename(tmp, path, ec);
+  if (!ok || ec) {
+    std::filesystem::remove(tmp, ec);
+    throw Error(ExitCode::output_error, fmt::format("{}: cannot write (missing folder, disk full or no permission?); "
+                                                    "check the folder",
+                                                    path));
+  }
+}
+
+}  // namespace specwave::io

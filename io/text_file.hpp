@@ -1,0 +1,14 @@
+#pragma once
+// Small text files (sweep manifests, job scripts, summaries): read whole, or written atomically.
+#include <optional>
+#include <string>
+
+namespace specwave::io {
+
+// The whole file, or nullopt when it does not exist or cannot be read.
+std::optional<std::string> read_text_file(const std::string& path);
+// Writes `text` to "<path>.tmp-<pid>" and renames it to `path`, so a reader never sees half a file.
+// Errors: ExitCode::output_error naming the path.
+void write_text_atomically(const std::string& path, const std::string& text);
+
+}  // namespace specwave::io
