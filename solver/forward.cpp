@@ -141,8 +141,12 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     par = {world.native_handle(), world.rank(), token};
   }
 
-  fs::create_directories(dir);
-  if (!fs::is_directory(dir)) throw Error(ExitCode::output_error, "cannot create the output folder " + dir.string());
+  std::error_code made;
+  fs::create_directories(dir, made);
+  if (!fs::is_directory(dir))
+    throw Error(ExitCode::output_error, fmt::format("cannot create the output folder {}{}; check output.directory and that "
+                                                    "nothing else (a file) has that name",
+                                                    dir.string(), made ? ": " + made.message() : std::string()));
   // Several shots in flight when one does not fill the device (plan.shots_in_flight; 1 on the CPU and under
   // MPI): their propagators advance in lockstep chunks, and on the GPU each queues its work in its own stream.
   std::vector<std::unique_ptr<Propagator>> propagators;
