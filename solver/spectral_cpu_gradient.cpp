@@ -7,8 +7,7 @@
 //    with D^+ and D^- wired the other way round (SpectralCpuSteps::pml_adjoint_step).
 #include <algorithm>
 #include <array>
-#include <cmath>
-#include <fmt/format.h>
+#include <stdexcept>
 
 #include "solver/gradient_propagator.hpp"
 #include "solver/host_field.hpp"
