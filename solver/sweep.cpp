@@ -979,7 +979,8 @@ void run_sweep(const SweepOptions& o, const std::function<void(const std::string
   } else {
     for (const auto& v : variants) indices.push_back(v.index);
   }
-  if (!(o.slurm || o.submit || o.resume)) return;
+  // --submit, --resume, --template and --max-parallel are about the job script: they imply --slurm.
+  if (!(o.slurm || o.submit || o.resume || !o.job.template_choice.empty() || o.job.max_parallel >= 0)) return;
   const std::string script = sweep_job_script(spec, variants.size(), indices, check.wants_gpu, o.job);
   const std::string job = (dir / "job.sbatch").string();
   io::write_text_atomically(job, script);

@@ -109,7 +109,8 @@ std::string sweep_job_script(const SweepSpec& spec, std::size_t n_variants, cons
                              bool wants_gpu, const JobScriptOptions& options);
 
 // `specwave sweep`: everything above, then (slurm) job.sbatch, (submit) sbatch, (resume) only the variants that
-// failed, were interrupted or are missing. Lines go to `print` as they are ready.
+// failed, were interrupted or are missing. submit, resume, a template choice and max_parallel imply slurm. Lines go
+// to `print` as they are ready.
 struct SweepOptions {
   std::string sweep_file, output;  // output: overrides sweep.directory (relative to the current directory)
   bool slurm = false, submit = false, resume = false;
