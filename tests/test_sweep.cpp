@@ -433,6 +433,9 @@ TEST_CASE("sweep folder: written whole, kept on an identical rerun, another swee
   CHECK(again.code == 0);
   CHECK(contains(again.output, "exists with the same manifest: kept"));
   CHECK(read(fs::path(out) / "manifest.json") == manifest);
+  // --template implies --slurm: job.sbatch is rewritten from the gpu template.
+  CHECK(run_specwave("sweep " + example_sweep.string() + " --output " + out + " --template gpu").code == 0);
+  CHECK(contains(read(fs::path(out) / "job.sbatch"), "#SBATCH --gpus-per-task=1\n"));
 
   // Another sweep into the same folder: refused, the folder untouched.
   std::string other = read(example_sweep);
