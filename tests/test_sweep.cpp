@@ -763,7 +763,9 @@ radius = 40.0
     const std::string log = out + "/logs/000" + std::to_string(i) + ".log";
     CHECK(run_command("SLURM_ARRAY_TASK_ID=" + std::to_string(i) + " SPECWAVE_LAUNCHER= bash " + out + "/job.sbatch >> " + log).code == 0);
     CAPTURE(read(log));
-    CHECK(contains(read(log), "invert " + out + "/variants/000" + std::to_string(i) + "/case.toml \n"));
+    // The first run passes --resume too: without a state file invert starts from the beginning.
+    CHECK(contains(read(log), "invert " + out + "/variants/000" + std::to_string(i) + "/case.toml --resume\n"));
+    CHECK(contains(read(log), "no inversion state in"));
   }
   // A second run of a task continues from the state file (nothing left to do).
   CHECK(run_command("SLURM_ARRAY_TASK_ID=1 SPECWAVE_LAUNCHER= bash " + out + "/job.sbatch > " + out + "/logs/again.log").code == 0);
