@@ -31,7 +31,15 @@ using namespace specwave;
 
 namespace {
 
-const fs::path work = fs::temp_directory_path() / "specwave_test_sweep";
+// One folder per process: other checkouts on the same machine may run these tests at the same time. Removed at exit
+// unless SPECWAVE_KEEP_TEST_FILES is set (to look at a failure).
+const fs::path work = fs::temp_directory_path() / ("specwave_test_sweep-" + std::to_string(::getpid()));
+const struct RemoveAtExit {
+  ~RemoveAtExit() {
+    std::error_code ec;
+    if (!std::getenv("SPECWAVE_KEEP_TEST_FILES")) fs::remove_all(work, ec);
+  }
+} remove_at_exit;
 const fs::path source_dir = SPECWAVE_SOURCE_DIR;
 const fs::path example_sweep = source_dir / "cases" / "sweeps" / "frequency-order.toml";
 
