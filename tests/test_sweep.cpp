@@ -730,7 +730,7 @@ echo "4242;cluster"
   CHECK(run_specwave("collect " + out).code == 0);
 }
 
-TEST_CASE("an invert sweep: the job script runs invert (its --resume once a state file exists), collect reads iterations.jsonl") {
+TEST_CASE("an invert sweep: the job script runs invert --resume (from the beginning without a state file), collect reads iterations.jsonl") {
   const fs::path dir = work / "invert";
   fs::remove_all(dir);
   // The small inversion of tests/test_invert.cpp: about a second a variant.
@@ -778,7 +778,7 @@ radius = 40.0
     const std::string log = out + "/logs/000" + std::to_string(i) + ".log";
     CHECK(run_command("SLURM_ARRAY_TASK_ID=" + std::to_string(i) + " SPECWAVE_LAUNCHER= bash " + out + "/job.sbatch >> " + log).code == 0);
     CAPTURE(read(log));
-    CHECK(contains(read(log), "invert " + out + "/variants/000" + std::to_string(i) + "/case.toml \n"));
+    CHECK(contains(read(log), "invert " + out + "/variants/000" + std::to_string(i) + "/case.toml --resume\n"));
   }
   // A second run of a task continues from the state file (nothing left to do).
   CHECK(run_command("SLURM_ARRAY_TASK_ID=1 SPECWAVE_LAUNCHER= bash " + out + "/job.sbatch > " + out + "/logs/again.log").code == 0);
