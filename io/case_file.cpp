@@ -690,9 +690,6 @@ void read_inversion(const Tab& r, Case& c) {
         t->p.bad(*b, t->key("bands_hz"), "must be positive and increasing",
                  "give the low-pass cutoffs in Hz from low to high, e.g. [6.0, 10.0]");
   }
-  if (c.scheme.method != Method::fdtd)
-    t->p.fail(t->line(), "inversion", "needs scheme.method = \"fdtd\" in this version", "found \"spectral\"",
-              "use method = \"fdtd\" (the spectral adjoint is not built yet)");
 }
 
 }  // namespace

@@ -36,4 +36,14 @@ void write_text_atomically(const std::string& path, const std::string& text) {
   }
 }
 
+std::string csv_field(const std::string& field) {
+  if (field.find_first_of(",\"\n") == std::string::npos) return field;
+  std::string quoted = "\"";
+  for (const char c : field) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted += '"';
+}
+
 }  // namespace specwave::io

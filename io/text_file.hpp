@@ -1,5 +1,5 @@
 #pragma once
-// Small text files (sweep manifests, job scripts, summaries): read whole, or written atomically.
+// Small text files (sweep manifests, job scripts, summaries): read whole, written atomically, CSV fields.
 #include <optional>
 #include <string>
 
@@ -10,5 +10,7 @@ std::optional<std::string> read_text_file(const std::string& path);
 // Writes `text` to "<path>.tmp-<pid>" and renames it to `path`, so a reader never sees half a file.
 // Errors: ExitCode::output_error naming the path.
 void write_text_atomically(const std::string& path, const std::string& text);
+// One CSV field (RFC 4180): as it is, or quoted with inner quotes doubled when it holds a comma, quote or newline.
+std::string csv_field(const std::string& field);
 
 }  // namespace specwave::io

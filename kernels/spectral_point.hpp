@@ -1,6 +1,7 @@
 #pragma once
 // Per-point and per-wavenumber physics of the k-space pseudo-spectral method (docs/numerics.md), shared by
-// the CPU loops and (later) the CUDA kernels.
+// the CPU loops and the CUDA kernels. The adjoint reuses the forward updates on scaled adjoint variables
+// (docs/numerics.md, "Adjoint of the spectral scheme"); only the derivatives with respect to (v dt)^2 are its own.
 #include <cmath>
 
 #include "kernels/common.hpp"
@@ -29,6 +30,16 @@ SPECWAVE_HD inline double kspace_source_symbol(double k2, double c_ref, double d
 template <class T>
 SPECWAVE_HD inline T damped_leapfrog(T u, T u_prev, T vel2dt2, T lap, T eta_dt) {
   return (T(2) * u - (T(1) - eta_dt) * u_prev + vel2dt2 * lap) / (T(1) + eta_dt);
+}
+
+// The damping layer's derivative with respect to (v dt)^2: u^{n+1} = [2 u^n - (1 - eta dt) u^{n-1} + (v dt)^2 a^n] /
+// (1 + eta dt) with a^n = Lk u^n + K f^n, recovered from three consecutive fields as
+//   a^n = [(1 + eta dt) u^{n+1} - 2 u^n + (1 - eta dt) u^{n-1}] / (v dt)^2.
+// The Born source is (v dt)^2-perturbation * a^n / (1 + eta dt); the gradient sums mu^{n+1} a^n (docs/numerics.md,
+// "Adjoint of the spectral scheme").
+template <class T>
+SPECWAVE_HD inline T damped_second_difference(T u_next, T u, T u_prev, T eta_dt, T vel2dt2) {
+  return ((T(1) + eta_dt) * u_next - T(2) * u + (T(1) - eta_dt) * u_prev) / vel2dt2;
 }
 
 // The staggered derivative multiplier of the split-field PML: i k exp(sign i k h / 2) (sign = +1: grid points ->
@@ -61,6 +72,14 @@ SPECWAVE_HD inline T pml_velocity_update(T w, T bs, T dt, T grad_p) {
 template <class T>
 SPECWAVE_HD inline T pml_pressure_update(T p_a, T b, T dt_v2, T div_w) {
   return b * (b * p_a - dt_v2 * div_w);
+}
+
+// The split pressure's derivative with respect to (v dt)^2: p_a^{n+1} = b^2 p_a^n - (v dt)^2 b D-w / dt + (v dt)^2 K F^n / 3,
+// so q_a^n = d p_a^{n+1} / d (v dt)^2 = (p_a^{n+1} - b (b p_a^n)) / (v dt)^2 from two consecutive fields: the Born
+// source of p_a (times the perturbation) and the gradient's factor (docs/numerics.md, "Adjoint of the spectral scheme").
+template <class T>
+SPECWAVE_HD inline T pml_pressure_derivative(T p_a_next, T p_a, T b, T vel2dt2) {
+  return (p_a_next - b * (b * p_a)) / vel2dt2;
 }
 
 }  // namespace specwave

@@ -47,7 +47,7 @@ std::string plain(const nlohmann::json& v) {
     case T::string: return v.get<std::string>();
     case T::array: {
       std::string s = "[";
-      for (std::size_t k = 0; k < v.size(); ++k) s += (k ? "," : "") + plain(v[k]);
+      for (std::size_t k = 0; k < v.size(); ++k) s.append(k ? "," : "").append(plain(v[k]));
       return s + "]";
     }
     case T::object: return "{...}";
@@ -197,13 +197,6 @@ std::vector<Column> columns(const SweepResults& s) {
   return c;
 }
 
-std::string csv_field(const std::string& f) {
-  if (f.find_first_of(",\"\n") == std::string::npos) return f;
-  std::string q = "\"";
-  for (char ch : f) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return q + "\"";
-}
-
 std::string cell(const Column& c, const VariantResult& r) {
   if (c.kind == Column::Kind::text) return c.text(r);
   const auto v = c.number(r);
@@ -282,10 +275,10 @@ SweepResults collect_sweep(const std::string& directory, bool metrics) {
 void write_sweep_summary(const SweepResults& s) {
   const std::vector<Column> cols = columns(s);
   std::string csv;
-  for (std::size_t k = 0; k < cols.size(); ++k) csv += (k ? "," : "") + csv_field(cols[k].name);
+  for (std::size_t k = 0; k < cols.size(); ++k) csv.append(k ? "," : "").append(io::csv_field(cols[k].name));
   csv += "\n";
   for (const auto& r : s.variants) {
-    for (std::size_t k = 0; k < cols.size(); ++k) csv += (k ? "," : "") + csv_field(cell(cols[k], r));
+    for (std::size_t k = 0; k < cols.size(); ++k) csv.append(k ? "," : "").append(io::csv_field(cell(cols[k], r)));
     csv += "\n";
   }
   io::write_text_atomically((fs::path(s.directory) / "summary.csv").string(), csv);
@@ -296,7 +289,7 @@ void write_sweep_summary(const SweepResults& s) {
   io::h5::write_attribute(file.id(), "sweep_name", s.name);
   io::h5::write_attribute(file.id(), "command", s.command);
   std::string header;
-  for (std::size_t k = 0; k < cols.size(); ++k) header += (k ? "," : "") + cols[k].name;
+  for (std::size_t k = 0; k < cols.size(); ++k) header.append(k ? "," : "").append(cols[k].name);
   io::h5::write_attribute(file.id(), "columns", header);
   io::h5::Handle parameters = io::h5::create_group(file.id(), "parameters");
   const std::vector<hsize_t> dims = {hsize_t(s.variants.size())};

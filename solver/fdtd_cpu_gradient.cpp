@@ -1,11 +1,9 @@
 // FDTD forward, Born and adjoint operators on the CPU (docs/numerics.md, "Adjoint and gradient").
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "kernels/cpu/fdtd_adjoint_cpu.hpp"
 #include "kernels/cpu/fdtd_cpu.hpp"
-#include "solver/errors.hpp"
 #include "solver/fdtd_setup.hpp"
 #include "solver/gradient_propagator.hpp"
 #include "solver/host_field.hpp"
@@ -77,16 +75,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
 
   void set_velocity(std::span<const double> velocity) override {
     const FieldLayout& L = setup_.layout;
-    if (velocity.size() != std::size_t(L.interior_points()))
-      throw std::invalid_argument("set_velocity: the model must have nz * ny * nx values");
-    for (std::size_t k = 0; k < velocity.size(); ++k) {
-      const double v = velocity[k];
-      if (!std::isfinite(v) || v <= 0 || v > v_limit_)
-        throw Error(ExitCode::invalid_case,
-                    fmt::format("model velocity {} m/s at flat index {} is outside (0, {:.6g}] m/s, where the fixed dt = {:.6g} s "
-                                "is stable; raise inversion.velocity_max (it sets dt) or bound the model",
-                                v, k, v_limit_, dt_));
-    }
+    check_model_velocity(velocity, std::size_t(L.interior_points()), v_limit_, dt_);
     const double dt2 = dt_ * dt_;
 #pragma omp parallel for collapse(2)
     for (int z = 0; z < L.nz; ++z)
@@ -259,12 +248,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
 
 }  // namespace
 
-std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan, const HistoryChoice& history) {
-  if (c.scheme.method != Method::fdtd)
-    throw Error(ExitCode::invalid_case,
-                fmt::format("{}: gradients need scheme.method = \"fdtd\" in this version (the spectral adjoint is not built "
-                            "yet); use method = \"fdtd\"",
-                            c.source_path.empty() ? c.name : c.source_path));
+std::unique_ptr<GradientPropagator> make_fdtd_cpu_gradient(const Case& c, const Plan& plan, const HistoryChoice& history) {
   if (c.run.precision == Precision::fp64) return std::make_unique<FdtdCpuGradient<double>>(c, plan, history);
   return std::make_unique<FdtdCpuGradient<float>>(c, plan, history);
 }

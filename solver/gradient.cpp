@@ -40,6 +40,13 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
   const double field_bytes = 8.0 * double(c.grid.points());
   const double budget = c.inversion.wavefield_memory_gib ? *c.inversion.wavefield_memory_gib * double(1ull << 30)
                                                          : 0.5 * double(plan.memory_available ? plan.memory_available : 1ull << 32);
+  if (c.scheme.method == Method::spectral) {
+    // What the spectral gradient propagator keeps (solver/spectral_cpu_gradient.cpp): damping layer, the field u
+    // and the state (u, u_prev); split-field PML, the field (p_z, p_y, p_x) and the state (p_a, w_a).
+    const bool pml = c.boundary.spectral_absorber == SpectralAbsorber::pml;
+    return choose_history(c.inversion.wavefield_storage, plan.nt, (pml ? 3 : 1) * field_bytes, (pml ? 6 : 2) * field_bytes,
+                          budget);
+  }
   const double state_bytes = 2 * field_bytes * 1.3;  // u, u_prev padded + CPML slabs, roughly
   return choose_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, budget);
 }

@@ -3,7 +3,8 @@
 // forward modelling, the Born (linearised) operator F and its exact transpose F^T, for a model that changes
 // while dt, nt, the absorbing profiles and the acquisition stay those of the plan it was made from.
 // The model parameter of the discrete scheme is (v dt)^2 at every grid point; solver/gradient.cpp applies the
-// chain rule to the user's parameterisation. FDTD on the CPU now; spectral and CUDA later, same interface.
+// chain rule to the user's parameterisation. FDTD (solver/fdtd_cpu_gradient.cpp) and the spectral method
+// (solver/spectral_cpu_gradient.cpp, both absorbers) on the CPU; CUDA later, same interface.
 #include <memory>
 #include <span>
 #include <string>
@@ -37,7 +38,13 @@ class GradientPropagator {
   virtual std::size_t history_bytes() const = 0;
 };
 
-// FDTD on the CPU in the case's precision. Error(invalid_case) for the spectral method, which has no adjoint yet.
+// The case's method (FDTD, or spectral with its absorber) on the CPU in the case's precision.
 std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan, const HistoryChoice& history);
+std::unique_ptr<GradientPropagator> make_fdtd_cpu_gradient(const Case& c, const Plan& plan, const HistoryChoice& history);
+std::unique_ptr<GradientPropagator> make_spectral_cpu_gradient(const Case& c, const Plan& plan, const HistoryChoice& history);
+
+// set_velocity's check: `points` values, each positive, finite and at most v_limit = v_reference / CFL number (m/s),
+// where the frozen dt (s) is stable; Error(invalid_case) naming the first offending value otherwise.
+void check_model_velocity(std::span<const double> velocity, std::size_t points, double v_limit, double dt);
 
 }  // namespace specwave

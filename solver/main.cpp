@@ -174,11 +174,12 @@ int run(int argc, char** argv) {
   sweep_cmd->add_flag("--submit", sweep_o.submit, "Write job.sbatch and submit it with sbatch (implies --slurm)");
   sweep_cmd->add_option("--template", sweep_o.job.template_choice,
                         "Job script template: cpu, gpu (scripts/slurm/) or the path of a site template (default: gpu when "
-                        "the variants run on cuda or slurm.gpus_per_task is set, else cpu)");
+                        "the variants run on cuda or slurm.gpus_per_task is set, else cpu); implies --slurm");
   sweep_cmd->add_flag("--resume", sweep_o.resume,
                       "With an existing sweep folder: write (and with --submit submit) an array of only the variants that "
                       "failed, were interrupted or are missing");
-  sweep_cmd->add_option("--max-parallel", sweep_max_parallel, "At most M tasks of the array at once (overrides slurm.max_parallel)")
+  sweep_cmd->add_option("--max-parallel", sweep_max_parallel,
+                        "At most M tasks of the array at once (overrides slurm.max_parallel); implies --slurm")
       ->check(CLI::PositiveNumber);
 
   std::string collect_dir;

@@ -22,6 +22,35 @@ std::vector<T> SpectralSetup<T>::eta_dt_field() const {
   return out;
 }
 
+template <class T, class V>
+void set_spectral_model(SpectralSetup<T>& s, const V* velocity) {
+  const bool pml = s.absorber == SpectralAbsorber::pml;
+  const std::size_t n = s.points();
+  const double dt = s.dt;
+  const Dims3 rb = s.blocks.real.sub.begin, re = s.blocks.real.sub.extent;
+  // The source factor is computed in T from T values, as the update applies it.
+  s.source_factor.resize(n);
+  if (pml) {
+    s.dt_vel2.resize(n);
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < n; ++i) {
+      const double v2 = double(velocity[i]) * velocity[i];
+      s.dt_vel2[i] = T(v2 * dt);
+      s.source_factor[i] = T(v2 * dt * dt);
+    }
+  } else {
+    s.vel2dt2.resize(n);
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int z = 0; z < re[0]; ++z)
+      for (int y = 0; y < re[1]; ++y)
+        for (int x = 0; x < re[2]; ++x) {
+          const index_t i = s.layout.index(z, y, x);
+          s.vel2dt2[i] = T(double(velocity[i]) * velocity[i] * dt * dt);
+          s.source_factor[i] = s.vel2dt2[i] / (T(1) + s.eta_dt(z + rb[0], y + rb[1], x + rb[2]));
+        }
+  }
+}
+
 template <class T>
 SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const SpectralBlocks* blocks) {
   SpectralSetup<T> s;
@@ -55,32 +84,14 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
   }
   const float* velocity = same_block ? plan.model.velocity.data() : local_velocity.data();
 
-  // Per-point factors. The source factor is computed in T from T values, as the update applies it.
-  s.source_factor.resize(n);
-  if (pml) {
-    s.dt_vel2.resize(n);
-#pragma omp parallel for schedule(static)
-    for (std::size_t i = 0; i < n; ++i) {
-      const double v2 = double(velocity[i]) * velocity[i];
-      s.dt_vel2[i] = T(v2 * dt);
-      s.source_factor[i] = T(v2 * dt * dt);
-    }
-  } else {
+  if (!pml) {
     // The damping layer: eta = d_z + d_y + d_x with the CPML profile's d (all six faces absorb).
     BoundarySpec bc = c.boundary;
     bc.free_surface = false;
     const CpmlProfile profile = make_cpml_profile(g, bc, plan.pml_power, plan.pml_reflection, plan.model.v_max, plan.pml_frequency, dt);
     s.damping = profile.d;
-    s.vel2dt2.resize(n);
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int z = 0; z < re[0]; ++z)
-      for (int y = 0; y < re[1]; ++y)
-        for (int x = 0; x < re[2]; ++x) {
-          const index_t i = s.layout.index(z, y, x);
-          s.vel2dt2[i] = T(double(velocity[i]) * velocity[i] * dt * dt);
-          s.source_factor[i] = s.vel2dt2[i] / (T(1) + s.eta_dt(z + rb[0], y + rb[1], x + rb[2]));
-        }
   }
+  set_spectral_model(s, velocity);
 
   // Symbols on the local block of the half spectrum, times 1 / (nz ny nx).
   const double norm = 1.0 / double(g.points());
@@ -178,6 +189,10 @@ template struct SpectralSetup<float>;
 template struct SpectralSetup<double>;
 template SpectralSetup<float> make_spectral_setup<float>(const Case&, const Plan&, const SpectralBlocks*);
 template SpectralSetup<double> make_spectral_setup<double>(const Case&, const Plan&, const SpectralBlocks*);
+template void set_spectral_model<float, float>(SpectralSetup<float>&, const float*);
+template void set_spectral_model<float, double>(SpectralSetup<float>&, const double*);
+template void set_spectral_model<double, float>(SpectralSetup<double>&, const float*);
+template void set_spectral_model<double, double>(SpectralSetup<double>&, const double*);
 template void make_source_pattern<float>(const SpectralSetup<float>&, const PointStencil&, std::span<float>,
                                          const ApplySourceCorrection<float>&, std::vector<float>&);
 template void make_source_pattern<double>(const SpectralSetup<double>&, const PointStencil&, std::span<double>,

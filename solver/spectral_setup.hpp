@@ -75,6 +75,12 @@ struct SpectralSetup {
 template <class T>
 SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const SpectralBlocks* blocks = nullptr);
 
+// The per-point factors of a velocity model (m/s, the local block in layout order) in T: (v dt)^2 and the source
+// factor (damping), dt v^2 and the source factor (pml). make_spectral_setup sets them for the plan's model; the
+// gradient propagator again whenever the model changes (dt, c_ref and the absorber profiles stay the plan's).
+template <class T, class V>
+void set_spectral_model(SpectralSetup<T>& setup, const V* velocity);
+
 // The wavenumber of index m on an axis of n points with spacing h: 2 pi m' / (n h), m' = m for m <= n/2, m - n otherwise.
 double spectral_wavenumber(int m, int n, double h);
 

@@ -1,18 +1,13 @@
-// Parameter sweeps: the sweep file, expansion into variant cases, their check, the sweep folder and the Slurm
-// job-array script (docs/batch.md, "Parameter sweeps").
+// Parameter sweeps: the sweep file, expansion into variant cases, their check, the sweep folder, and the command
+// that ties them to the job-array script of sweep_slurm.cpp (docs/batch.md, "Parameter sweeps").
 #include "solver/sweep.hpp"
 
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
 #include <regex>
@@ -30,12 +25,6 @@
 #endif
 
 namespace specwave {
-namespace slurm_templates {
-// Generated from scripts/slurm/*.sbatch (solver/CMakeLists.txt, slurm_templates.cpp.in).
-extern const char* const cpu;
-extern const char* const gpu;
-}  // namespace slurm_templates
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -65,7 +54,7 @@ std::string spell(const toml::node& n, Spelling how) {
   if (auto a = n.as_array()) {
     std::string out = "[";
     for (std::size_t k = 0; k < a->size(); ++k)
-      out += (k ? (how == Spelling::text ? "," : ", ") : "") + spell(*a->get(k), how);
+      out.append(k ? (how == Spelling::text ? "," : ", ") : "").append(spell(*a->get(k), how));
     return out + "]";
   }
   if (n.is_table()) return "{...}";
@@ -97,7 +86,7 @@ std::string toml_inline(const toml::node& n) {
   }
   if (const toml::array* a = n.as_array()) {
     std::string out = "[";
-    for (std::size_t k = 0; k < a->size(); ++k) out += (k ? ", " : "") + toml_inline(*a->get(k));
+    for (std::size_t k = 0; k < a->size(); ++k) out.append(k ? ", " : "").append(toml_inline(*a->get(k)));
     return out + "]";
   }
   return spell(n, Spelling::toml);
@@ -385,22 +374,6 @@ bool gpu_usable(std::string& why) {
   why = "this build has no CUDA backend";
   return false;
 #endif
-}
-
-// Characters a path in the job script must not hold: it is written unquoted into #SBATCH lines (where % is a
-// Slurm pattern) and single-quoted in bash.
-void check_script_path(const std::string& path, std::string_view what) {
-  if (path.find_first_of(" \t\n'\"$`\\%") != std::string::npos)
-    throw Error(ExitCode::usage, fmt::format("{} '{}' has a space, a quote or one of $ ` \\ %: it cannot go into the job "
-                                             "script; choose a path without them",
-                                             what, path));
-}
-
-std::string utc_now() {
-  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return stamp;
 }
 
 // The first line where two texts differ, for messages.
@@ -696,18 +669,12 @@ std::string sweep_manifest_json(const SweepSpec& spec, const std::vector<SweepVa
 }
 
 std::string sweep_manifest_csv(const SweepSpec& spec, const std::vector<SweepVariant>& variants) {
-  const auto field = [](const std::string& f) {
-    if (f.find_first_of(",\"\n") == std::string::npos) return f;
-    std::string q = "\"";
-    for (char c : f) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
   std::string s = "index";
-  for (const auto& a : spec.axes) s += "," + field(a.key);
+  for (const auto& a : spec.axes) s.append(",").append(io::csv_field(a.key));
   s += "\n";
   for (const auto& v : variants) {
     s += fmt::format("{}", v.index);
-    for (const auto& value : v.values) s += "," + field(value.text);
+    for (const auto& value : v.values) s.append(",").append(io::csv_field(value.text));
     s += "\n";
   }
   return s;
@@ -773,166 +740,6 @@ bool write_sweep_folder(const SweepSpec& spec, const std::vector<SweepVariant>& 
   return true;
 }
 
-// ---- Slurm --------------------------------------------------------------------------------------
-
-std::string slurm_array_spec(const std::vector<int>& indices, int max_parallel) {
-  std::vector<int> sorted = indices;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  std::string s;
-  for (std::size_t i = 0; i < sorted.size();) {
-    std::size_t j = i;
-    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
-    s += (s.empty() ? "" : ",") + (j > i ? fmt::format("{}-{}", sorted[i], sorted[j]) : fmt::format("{}", sorted[i]));
-    i = j + 1;
-  }
-  if (max_parallel > 0) s += fmt::format("%{}", max_parallel);
-  return s;
-}
-
-std::string builtin_slurm_template(const std::string& name) {
-  if (name == "cpu") return slurm_templates::cpu;
-  if (name == "gpu") return slurm_templates::gpu;
-  throw Error(ExitCode::usage, fmt::format("no built-in template '{}'; use cpu, gpu or the path of a template file", name));
-}
-
-std::string fill_template(const std::string& text, const std::map<std::string, std::string>& values, const std::string& what) {
-  static const std::regex placeholder(R"(\{\{\s*([A-Za-z0-9_]+)\s*\}\})");
-  std::string out, unknown;
-  std::istringstream lines(text);
-  std::string line;
-  for (int n = 1; std::getline(lines, line); ++n) {
-    std::smatch whole;
-    static const std::regex blanks(R"(^\s+|\s+$)");
-    const std::string trimmed = std::regex_replace(line, blanks, "");
-    if (std::regex_match(trimmed, whole, placeholder)) {
-      const auto it = values.find(whole[1].str());
-      if (it != values.end() && it->second.empty()) continue;  // an optional line that is not set
-    }
-    std::string filled;
-    auto begin = line.cbegin();
-    for (std::sregex_iterator m(line.begin(), line.end(), placeholder), end; m != end; ++m) {
-      filled.append(begin, line.cbegin() + m->position());
-      const auto it = values.find((*m)[1].str());
-      if (it == values.end()) {
-        unknown += fmt::format("{}{{{{{}}}}} (line {})", unknown.empty() ? "" : ", ", (*m)[1].str(), n);
-        filled += m->str();
-      } else {
-        filled += it->second;
-      }
-      begin = line.cbegin() + m->position() + m->length();
-    }
-    filled.append(begin, line.cend());
-    out += filled + "\n";
-  }
-  if (!unknown.empty()) {
-    std::string known;
-    for (const auto& [k, v] : values) known += fmt::format("{}{{{{{}}}}}", known.empty() ? "" : " ", k);
-    throw Error(ExitCode::input_error, fmt::format("{}: unknown placeholder {}; the placeholders are {} (docs/batch.md)", what,
-                                                   unknown, known));
-  }
-  return out;
-}
-
-std::string sweep_job_script(const SweepSpec& spec, std::size_t n_variants, const std::vector<int>& indices, bool wants_gpu,
-                             const JobScriptOptions& o) {
-  const SlurmSettings& m = spec.slurm;
-  std::string choice = o.template_choice.empty() ? (wants_gpu || m.gpus_per_task > 0 ? "gpu" : "cpu") : o.template_choice;
-  std::string text, what;
-  if (choice == "cpu" || choice == "gpu") {
-    text = builtin_slurm_template(choice);
-    what = fmt::format("template {} (scripts/slurm/{}.sbatch)", choice, choice);
-  } else {
-    const auto t = io::read_text_file(choice);
-    if (!t) throw Error(ExitCode::input_error, fmt::format("{}: cannot read the template; check the --template path", choice));
-    text = *t;
-    what = choice;
-  }
-  check_script_path(spec.directory, "the sweep folder");
-  check_script_path(o.specwave, "the specwave program");
-  const auto sbatch = [](const std::string& option) { return option.empty() ? std::string() : "#SBATCH " + option; };
-  const int max_parallel = o.max_parallel >= 0 ? o.max_parallel : m.max_parallel;
-  std::string extra;
-  for (const auto& e : m.extra) extra += (extra.empty() ? "" : "\n") + (e.rfind("#SBATCH", 0) == 0 ? e : sbatch(e));
-  std::string job_name;
-  for (char c : spec.name) job_name += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
-  const int gpus = m.gpus_per_task > 0 ? m.gpus_per_task : (choice == "gpu" ? 1 : 0);
-  const std::map<std::string, std::string> values = {
-      {"job_name", job_name},
-      {"sweep_name", spec.name},
-      {"array", slurm_array_spec(indices, max_parallel)},
-      {"sweep_dir", spec.directory},
-      {"specwave", o.specwave},
-      {"command", spec.command},
-      {"ntasks", std::to_string(m.ntasks)},
-      {"index_width", std::to_string(sweep_index_width(n_variants))},
-      {"account_line", m.account.empty() ? "" : sbatch("--account=" + m.account)},
-      {"partition_line", m.partition.empty() ? "" : sbatch("--partition=" + m.partition)},
-      {"time_line", m.time.empty() ? "" : sbatch("--time=" + m.time)},
-      {"cpus_line", m.cpus_per_task > 0 ? sbatch(fmt::format("--cpus-per-task={}", m.cpus_per_task)) : ""},
-      {"gpus_line", gpus > 0 ? sbatch(fmt::format("--gpus-per-task={}", gpus)) : ""},
-      {"extra_lines", extra},
-  };
-  return fill_template(text, values, what);
-}
-
-namespace {
-
-std::string find_on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  std::string d;
-  while (std::getline(dirs, d, ':')) {
-    const fs::path p = fs::path(d.empty() ? "." : d) / program;
-    if (::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p)) return p.string();
-  }
-  return "";
-}
-
-// sbatch --parsable job.sbatch in the sweep folder; the job id, with the submission appended to submissions.jsonl.
-std::string submit_job(const fs::path& dir, const std::string& array, const std::vector<int>& indices) {
-  const std::string sbatch = find_on_path("sbatch");
-  if (sbatch.empty())
-    throw Error(ExitCode::submit_failed, fmt::format("sbatch not found on PATH: --submit needs Slurm; run on a login node of the "
-                                                     "cluster, or submit {} yourself",
-                                                     (dir / "job.sbatch").string()));
-  check_script_path(sbatch, "sbatch");
-  const fs::path err = dir / fmt::format(".sbatch-stderr-{}", ::getpid());
-  const std::string cmd = fmt::format("cd '{}' && '{}' --parsable job.sbatch 2>'{}'", dir.string(), sbatch, err.string());
-  std::string out;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (pipe && fgets(buf.data(), buf.size(), pipe)) out += buf.data();
-  const int status = pipe ? pclose(pipe) : -1;
-  std::string stderr_text = io::read_text_file(err.string()).value_or("");
-  std::error_code ec;
-  fs::remove(err, ec);
-  const auto one_line = [](std::string s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-    for (auto& c : s)
-      if (c == '\n') c = '|';
-    return s.empty() ? std::string("no message") : s;
-  };
-  const std::string job_id = out.substr(0, out.find_first_of(";\n"));
-  if (status != 0 || job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos)
-    throw Error(ExitCode::submit_failed,
-                fmt::format("sbatch refused {} (exit status {}): {}; fix the [slurm] table of the sweep file or the template and "
-                            "run again with --submit",
-                            (dir / "job.sbatch").string(), WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                            one_line(stderr_text + out)));
-  std::string list;
-  for (int i : indices) list += (list.empty() ? "" : ", ") + std::to_string(i);
-  const std::string record = fmt::format("{{\"time\": \"{}\", \"job_id\": \"{}\", \"array\": \"{}\", \"indices\": [{}]}}\n", utc_now(),
-                                         job_id, array, list);
-  FILE* f = std::fopen((dir / "submissions.jsonl").c_str(), "a");
-  if (!f || std::fputs(record.c_str(), f) < 0 || std::fclose(f) != 0)
-    throw Error(ExitCode::output_error, fmt::format("{}: job {} was submitted but cannot be recorded here; note its id",
-                                                    (dir / "submissions.jsonl").string(), job_id));
-  return job_id;
-}
-
-}  // namespace
-
 void run_sweep(const SweepOptions& o, const std::function<void(const std::string&)>& print) {
   SweepSpec spec = read_sweep_file(o.sweep_file);
   if (!o.output.empty()) spec.directory = fs::absolute(o.output).lexically_normal().string();
@@ -979,7 +786,8 @@ void run_sweep(const SweepOptions& o, const std::function<void(const std::string
   } else {
     for (const auto& v : variants) indices.push_back(v.index);
   }
-  if (!(o.slurm || o.submit || o.resume)) return;
+  // --submit, --resume, --template and --max-parallel are about the job script: they imply --slurm.
+  if (!(o.slurm || o.submit || o.resume || !o.job.template_choice.empty() || o.job.max_parallel >= 0)) return;
   const std::string script = sweep_job_script(spec, variants.size(), indices, check.wants_gpu, o.job);
   const std::string job = (dir / "job.sbatch").string();
   io::write_text_atomically(job, script);
@@ -992,7 +800,7 @@ void run_sweep(const SweepOptions& o, const std::function<void(const std::string
                       indices.front(), job));
     return;
   }
-  const std::string job_id = submit_job(dir, array, indices);
+  const std::string job_id = submit_sweep_job(dir.string(), array, indices);
   print(fmt::format("submitted   job {} (array {}); recorded in {}\n", job_id, array, (dir / "submissions.jsonl").string()));
 }
 

@@ -108,8 +108,13 @@ struct JobScriptOptions {
 std::string sweep_job_script(const SweepSpec& spec, std::size_t n_variants, const std::vector<int>& indices,
                              bool wants_gpu, const JobScriptOptions& options);
 
+// `sbatch --parsable job.sbatch` in the sweep folder: the job id; the submission is appended to submissions.jsonl.
+// Errors: ExitCode::submit_failed when sbatch is not on PATH or refuses the job (its message quoted).
+std::string submit_sweep_job(const std::string& directory, const std::string& array, const std::vector<int>& indices);
+
 // `specwave sweep`: everything above, then (slurm) job.sbatch, (submit) sbatch, (resume) only the variants that
-// failed, were interrupted or are missing. Lines go to `print` as they are ready.
+// failed, were interrupted or are missing. submit, resume, a template choice and max_parallel imply slurm. Lines go
+// to `print` as they are ready.
 struct SweepOptions {
   std::string sweep_file, output;  // output: overrides sweep.directory (relative to the current directory)
   bool slurm = false, submit = false, resume = false;

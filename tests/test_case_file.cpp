@@ -463,8 +463,9 @@ radius = 40
   SUBCASE("unknown misfit") {
     expect_invalid(m + "[inversion]\nobserved = \"t.h5\"\nmisfit = \"l1\"\n", {"inversion.misfit: must be one of \"least_squares\""});
   }
-  SUBCASE("spectral method") {
-    expect_invalid(m + "[scheme]\nmethod = \"spectral\"\n[inversion]\nobserved = \"t.h5\"\n",
-                   {"inversion: needs scheme.method = \"fdtd\""});
+  SUBCASE("spectral method: accepted (its adjoint is built)") {
+    const Case c = io::parse_case_text(m + "[scheme]\nmethod = \"spectral\"\n[inversion]\nobserved = \"t.h5\"\n", "case.toml", "/x");
+    CHECK(c.scheme.method == Method::spectral);
+    CHECK(c.inversion.present);
   }
 }

@@ -451,6 +451,9 @@ TEST_CASE("sweep folder: written whole, kept on an identical rerun, another swee
   CHECK(again.code == 0);
   CHECK(contains(again.output, "exists with the same manifest: kept"));
   CHECK(read(fs::path(out) / "manifest.json") == manifest);
+  // --template implies --slurm: job.sbatch is rewritten from the gpu template.
+  CHECK(run_specwave("sweep " + example_sweep.string() + " --output " + out + " --template gpu").code == 0);
+  CHECK(contains(read(fs::path(out) / "job.sbatch"), "#SBATCH --gpus-per-task=1\n"));
 
   // Another sweep into the same folder: refused, the folder untouched.
   std::string other = read(example_sweep);
@@ -778,7 +781,9 @@ radius = 40.0
     const std::string log = out + "/logs/000" + std::to_string(i) + ".log";
     CHECK(run_command("SLURM_ARRAY_TASK_ID=" + std::to_string(i) + " SPECWAVE_LAUNCHER= bash " + out + "/job.sbatch >> " + log).code == 0);
     CAPTURE(read(log));
+    // The first run passes --resume too: without a state file invert starts from the beginning.
     CHECK(contains(read(log), "invert " + out + "/variants/000" + std::to_string(i) + "/case.toml --resume\n"));
+    CHECK(contains(read(log), "no inversion state in"));
   }
   // A second run of a task continues from the state file (nothing left to do).
   CHECK(run_command("SLURM_ARRAY_TASK_ID=1 SPECWAVE_LAUNCHER= bash " + out + "/job.sbatch > " + out + "/logs/again.log").code == 0);
