@@ -5,6 +5,7 @@ find_package(Eigen3 3.4 REQUIRED NO_MODULE)
 find_package(fmt REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(tomlplusplus REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
 find_package(PNG REQUIRED)
 pkg_check_modules(FFTW REQUIRED IMPORTED_TARGET fftw3 fftw3f)
 

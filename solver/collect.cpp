@@ -37,25 +37,26 @@ int SweepResults::count(VariantState s) const {
 namespace {
 
 // A JSON value as a plain text (CSV cells, names): 10, 0.5, fp64, [10,10,10].
-std::string plain(const io::Json& v) {
-  using T = io::Json::Type;
-  switch (v.type) {
-    case T::null: return "";
-    case T::boolean: return v.boolean ? "true" : "false";
-    case T::number: return v.integer ? fmt::format("{}", std::llround(v.number)) : fmt::format("{}", v.number);
-    case T::string: return v.text;
+std::string plain(const nlohmann::json& v) {
+  using T = nlohmann::json::value_t;
+  switch (v.type()) {
+    case T::boolean: return v.get<bool>() ? "true" : "false";
+    case T::number_integer: return fmt::format("{}", v.get<std::int64_t>());
+    case T::number_unsigned: return fmt::format("{}", v.get<std::uint64_t>());
+    case T::number_float: return fmt::format("{}", v.get<double>());
+    case T::string: return v.get<std::string>();
     case T::array: {
       std::string s = "[";
-      for (std::size_t k = 0; k < v.items.size(); ++k) s.append(k ? "," : "").append(plain(v.items[k]));
+      for (std::size_t k = 0; k < v.size(); ++k) s.append(k ? "," : "").append(plain(v[k]));
       return s + "]";
     }
     case T::object: return "{...}";
+    default: return "";  // null, binary, discarded
   }
-  return "";
 }
 
-std::optional<int> get_int(const io::Json& j, std::string_view key) {
-  if (const auto v = j.get_number(key)) return int(std::llround(*v));
+std::optional<int> get_int(const nlohmann::json& j, std::string_view key) {
+  if (const auto v = io::get_number(j, key)) return int(std::llround(*v));
   return std::nullopt;
 }
 
@@ -65,12 +66,12 @@ bool read_forward_outputs(const fs::path& out, VariantResult& r, bool metrics) {
   if (!fs::exists(run) && !fs::exists(traces) && !fs::exists(out / "model.h5")) return false;
   if (!metrics) return true;
   if (const auto text = io::read_text_file(run.string())) {
-    const io::Json j = io::parse_json(*text, run.string());
-    r.seconds = j.get_number("seconds");
-    r.cells_per_second = j.get_number("cells_per_second");
-    r.propagator = j.get_string("propagator").value_or("");
+    const nlohmann::json j = io::parse_json(*text, run.string());
+    r.seconds = io::get_number(j, "seconds");
+    r.cells_per_second = io::get_number(j, "cells_per_second");
+    r.propagator = io::get_string(j, "propagator").value_or("");
     r.nt = get_int(j, "nt");
-    r.dt = j.get_number("dt");
+    r.dt = io::get_number(j, "dt");
     r.n_shots = get_int(j, "shots");
   }
   if (fs::exists(traces)) {
@@ -96,17 +97,17 @@ bool read_invert_outputs(const fs::path& out, VariantResult& r, bool metrics) {
   std::istringstream lines(*text);
   std::string line;
   double seconds = 0;
-  std::optional<io::Json> last;
+  std::optional<nlohmann::json> last;
   while (std::getline(lines, line))
     if (line.find_first_not_of(" \t\r") != std::string::npos) {
       last = io::parse_json(line, path.string());
-      seconds += last->get_number("seconds").value_or(0);
+      seconds += io::get_number(*last, "seconds").value_or(0);
     }
   if (!last) return false;
   r.iterations = get_int(*last, "iteration");
-  r.misfit = last->get_number("misfit");
-  r.relative_misfit = last->get_number("relative_misfit");
-  r.model_error = last->get_number("model_error");
+  r.misfit = io::get_number(*last, "misfit");
+  r.relative_misfit = io::get_number(*last, "relative_misfit");
+  r.model_error = io::get_number(*last, "model_error");
   r.seconds = seconds;
   return true;
 }
@@ -123,12 +124,12 @@ void classify(const fs::path& dir, const std::string& command, VariantResult& r,
     if (fs::exists(out) && !fs::is_empty(out)) r.note = "outputs but no status.json (run outside the job script?)";
     return;
   }
-  const io::Json status = io::parse_json(*text, status_path.string());
+  const nlohmann::json status = io::parse_json(*text, status_path.string());
   r.exit_code = get_int(status, "exit_code");
   r.restart_count = get_int(status, "restart_count");
-  r.host = status.get_string("host").value_or("");
-  r.job_id = status.get_string("job_id").value_or("");
-  const std::string state = status.get_string("state").value_or("");
+  r.host = io::get_string(status, "host").value_or("");
+  r.job_id = io::get_string(status, "job_id").value_or("");
+  const std::string state = io::get_string(status, "state").value_or("");
   if (state == "running") r.state = VariantState::running;
   else if (state == "requeued") r.state = VariantState::requeued;
   else if (state == "interrupted") r.state = VariantState::interrupted;
@@ -228,36 +229,36 @@ SweepResults collect_sweep(const std::string& directory, bool metrics) {
     throw Error(ExitCode::input_error, fmt::format("{}: not a sweep folder (no manifest.json); give the folder written by "
                                                    "specwave sweep",
                                                    directory));
-  const io::Json m = io::parse_json(*text, manifest_path.string());
+  const nlohmann::json m = io::parse_json(*text, manifest_path.string());
   SweepResults s;
   s.directory = directory;
-  s.name = m.get_string("name").value_or("");
-  s.command = m.get_string("command").value_or("forward");
-  const io::Json* axes = m.get("axes");
-  const io::Json* variants = m.get("variants");
-  if (!axes || !variants || axes->type != io::Json::Type::array || variants->type != io::Json::Type::array)
+  s.name = io::get_string(m, "name").value_or("");
+  s.command = io::get_string(m, "command").value_or("forward");
+  const nlohmann::json* axes = io::get_member(m, "axes");
+  const nlohmann::json* variants = io::get_member(m, "variants");
+  if (!axes || !variants || !axes->is_array() || !variants->is_array())
     throw Error(ExitCode::input_error, fmt::format("{}: has no axes or variants arrays; write the sweep folder again with "
                                                    "specwave sweep",
                                                    manifest_path.string()));
-  for (const io::Json& a : axes->items) {
-    s.axes.push_back(a.get_string("key").value_or(""));
+  for (const nlohmann::json& a : *axes) {
+    s.axes.push_back(io::get_string(a, "key").value_or(""));
     bool numbers = true, integers = true;
-    if (const io::Json* values = a.get("values"))
-      for (const io::Json& v : values->items) {
-        numbers = numbers && v.type == io::Json::Type::number;
-        integers = integers && v.type == io::Json::Type::number && v.integer;
+    if (const nlohmann::json* values = io::get_member(a, "values"); values && values->is_array())
+      for (const nlohmann::json& v : *values) {
+        numbers = numbers && v.is_number();
+        integers = integers && v.is_number_integer();
       }
     s.axis_types.push_back(integers ? "integer" : numbers ? "number" : "string");
   }
-  for (const io::Json& v : variants->items) {
+  for (const nlohmann::json& v : *variants) {
     VariantResult r;
     r.index = get_int(v, "index").value_or(int(s.variants.size()));
-    r.id = v.get_string("id").value_or(fmt::format("{:04}", r.index));
-    r.name = v.get_string("name").value_or(r.id);
-    r.log = v.get_string("log").value_or(fmt::format("logs/{}.log", r.id));
-    const io::Json* params = v.get("parameters");
+    r.id = io::get_string(v, "id").value_or(fmt::format("{:04}", r.index));
+    r.name = io::get_string(v, "name").value_or(r.id);
+    r.log = io::get_string(v, "log").value_or(fmt::format("logs/{}.log", r.id));
+    const nlohmann::json* params = io::get_member(v, "parameters");
     for (const auto& key : s.axes) {
-      const io::Json* p = params ? params->get(key) : nullptr;
+      const nlohmann::json* p = params ? io::get_member(*params, key) : nullptr;
       r.parameters.push_back(p ? plain(*p) : "");
     }
     try {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "io/outputs.hpp"
@@ -84,29 +85,15 @@ std::string run_fingerprint(const Case& c, const Plan& plan, int per_group) {
 }
 
 // run.json: the run's figures for scripts and `specwave collect` (docs/batch.md), written atomically by rank 0.
-std::string json_quote(const std::string& text) {
-  std::string out(1, '"');
-  for (char ch : text) {
-    if (ch == '"' || ch == '\\') out.push_back('\\');
-    if (static_cast<unsigned char>(ch) >= 0x20) out.push_back(ch);
-  }
-  out.push_back('"');
-  return out;
-}
-
 void write_run_json(const std::filesystem::path& dir, const Case& c, const Plan& plan, const ForwardSummary& s,
                     int resumed_from_step) {
-  std::string outputs;
-  for (const auto& f : s.outputs) {
-    if (!outputs.empty()) outputs += ", ";
-    outputs += json_quote(f);
-  }
-  const std::string text = fmt::format(
-      "{{\"command\": \"forward\", \"case\": {}, \"status\": \"completed\", \"propagator\": {}, \"shots\": {}, "
-      "\"nt\": {}, \"dt\": {:.17g}, \"points\": {}, \"seconds\": {:.6g}, \"cells_per_second\": {:.6g}, "
-      "\"ranks\": {}, \"checkpoints\": {}, \"resumed\": {}, \"outputs\": [{}]}}\n",
-      json_quote(c.source_path), json_quote(s.propagator), c.shots.size(), plan.nt, plan.dt, c.grid.points(), s.seconds, s.cells_per_second,
-      plan.ranks, s.checkpoints, resumed_from_step >= 0 ? "true" : "false", outputs);
+  const nlohmann::ordered_json run = {
+      {"command", "forward"}, {"case", c.source_path}, {"status", "completed"}, {"propagator", s.propagator},
+      {"shots", c.shots.size()}, {"nt", plan.nt}, {"dt", plan.dt}, {"points", c.grid.points()}, {"seconds", s.seconds},
+      {"cells_per_second", s.cells_per_second}, {"ranks", plan.ranks}, {"checkpoints", s.checkpoints},
+      {"resumed", resumed_from_step >= 0}, {"outputs", s.outputs}};
+  // Not finite numbers are written null; bytes that are not UTF-8 (in a path) become U+FFFD.
+  const std::string text = run.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   const auto tmp = dir / "run.json.tmp";
   {
     std::ofstream out(tmp);

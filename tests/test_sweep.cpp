@@ -4,6 +4,7 @@
 // `sweep --resume` with a fake sbatch. The end-to-end test runs the example sweep's 4 variants through job.sbatch
 // without Slurm (registered as its own CTest test, sweep_local_end_to_end).
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -132,7 +133,7 @@ std::string error_of(const std::function<void()>& f, int* code = nullptr) {
   return "(no error)";
 }
 
-io::Json status_of(const fs::path& variant) { return io::parse_json(read(variant / "status.json"), "status.json"); }
+nlohmann::json status_of(const fs::path& variant) { return io::parse_json(read(variant / "status.json"), "status.json"); }
 
 // Starts `bash script` with extra environment variables, output appended to `log`; returns the pid.
 pid_t spawn_bash(const fs::path& script, const std::vector<std::string>& env, const fs::path& log) {
@@ -168,6 +169,23 @@ bool wait_for_file(const fs::path& p, double seconds) {
 }
 
 }  // namespace
+
+TEST_CASE("bookkeeping JSON: a damaged file is an input error naming it; optional members stay optional") {
+  int code = 0;
+  const std::string e = error_of([] { io::parse_json("{\"state\": ", "out/variants/0001/status.json"); }, &code);
+  CHECK(code == int(ExitCode::input_error));
+  CHECK(contains(e, "out/variants/0001/status.json: invalid JSON ("));
+  CHECK(error_of([] { io::parse_json("{} x", "a.json"); }, &code).rfind("a.json: invalid JSON", 0) == 0);
+  const nlohmann::json j = io::parse_json(" {\"n\": 3, \"s\": \"\\u00e9\", \"z\": null} ", "b.json");
+  CHECK(io::get_number(j, "n") == 3.0);
+  CHECK(io::get_string(j, "s") == "\u00e9");
+  CHECK_FALSE(io::get_number(j, "s").has_value());
+  CHECK_FALSE(io::get_string(j, "z").has_value());
+  CHECK_FALSE(io::get_number(j, "missing").has_value());
+  CHECK(io::get_member(j, "missing") == nullptr);
+  CHECK(io::get_member(nlohmann::json::array(), "n") == nullptr);
+  CHECK(io::json_quote("a\"b\\c\n\x01") == "\"a\\\"b\\\\c\\n\\u0001\"");
+}
 
 TEST_CASE("sweep expansion: product order, zip, ranges, errors") {
   const fs::path dir = work / "expansion";
@@ -308,15 +326,15 @@ directory = "out/paths"
   CHECK_FALSE(check.wants_gpu);
   CHECK_FALSE(fs::exists(s.directory));  // the check leaves nothing behind
   // The manifest lists axes and variants; the CSV one column per axis.
-  const io::Json m = io::parse_json(sweep_manifest_json(s, variants), "manifest");
-  CHECK(m.get_string("name") == "paths");
-  CHECK(m.get_string("base_case") == (fs::absolute(dir) / "inputs" / "base.toml").lexically_normal().string());
-  REQUIRE(m.get("variants")->items.size() == 8);
-  const io::Json& v5 = m.get("variants")->items[5];
-  CHECK(v5.get_string("case") == "variants/0005/case.toml");
-  CHECK(v5.get_string("output") == "variants/0005/output");
-  CHECK(v5.get("parameters")->get_number("scheme.order") == 8.0);
-  CHECK(v5.get("parameters")->get("scheme.order")->integer);
+  const nlohmann::json m = io::parse_json(sweep_manifest_json(s, variants), "manifest");
+  CHECK(io::get_string(m, "name") == "paths");
+  CHECK(io::get_string(m, "base_case") == (fs::absolute(dir) / "inputs" / "base.toml").lexically_normal().string());
+  REQUIRE(m.at("variants").size() == 8);
+  const nlohmann::json& v5 = m.at("variants").at(5);
+  CHECK(io::get_string(v5, "case") == "variants/0005/case.toml");
+  CHECK(io::get_string(v5, "output") == "variants/0005/output");
+  CHECK(io::get_number(v5.at("parameters"), "scheme.order") == 8.0);
+  CHECK(v5.at("parameters").at("scheme.order").is_number_integer());
   CHECK(sweep_manifest_csv(s, variants).rfind(
             "index,shots[*].sources[*].peak_frequency,shots[1].sources[0].position,scheme.order\n0,8,\"[200,200,250]\",4\n"
             "1,8,\"[200,200,250]\",8\n2,8,\"[200,210,250]\",4\n",
@@ -506,18 +524,18 @@ wait $s
     const fs::path log = fs::path(out) / "logs" / "0001.log";
     const pid_t pid = spawn_bash(job, env(1, dir / "started1", ""), log);
     REQUIRE(wait_for_file(dir / "started1", 20));
-    CHECK(status_of(variants / "0001").get_string("state") == "running");
+    CHECK(io::get_string(status_of(variants / "0001"), "state") == "running");
     kill(pid, SIGUSR1);
     CHECK(wait_exit(pid) == 10);
-    const io::Json st = status_of(variants / "0001");
-    CHECK(st.get_string("state") == "requeued");
-    CHECK(st.get_number("exit_code") == 10.0);
-    CHECK(st.get_string("signal") == "USR1");
-    CHECK(st.get_string("job_id") == "101");
-    CHECK(st.get_string("array_job_id") == "77");
-    CHECK(st.get_number("task_id") == 1.0);
-    CHECK(st.get_number("restart_count") == 2.0);
-    CHECK(st.get_string("ended").has_value());
+    const nlohmann::json st = status_of(variants / "0001");
+    CHECK(io::get_string(st, "state") == "requeued");
+    CHECK(io::get_number(st, "exit_code") == 10.0);
+    CHECK(io::get_string(st, "signal") == "USR1");
+    CHECK(io::get_string(st, "job_id") == "101");
+    CHECK(io::get_string(st, "array_job_id") == "77");
+    CHECK(io::get_number(st, "task_id") == 1.0);
+    CHECK(io::get_number(st, "restart_count") == 2.0);
+    CHECK(io::get_string(st, "ended").has_value());
     CHECK(read(dir / "bin" / "scontrol.calls") == "requeue 77_1\n");
     const std::string text = read(log);
     CAPTURE(text);
@@ -534,18 +552,18 @@ wait $s
     REQUIRE(wait_for_file(dir / "started2", 20));
     kill(pid, SIGTERM);
     CHECK(wait_exit(pid) == 10);
-    const io::Json st = status_of(variants / "0002");
-    CHECK(st.get_string("state") == "interrupted");
-    CHECK(st.get_string("signal") == "TERM");
+    const nlohmann::json st = status_of(variants / "0002");
+    CHECK(io::get_string(st, "state") == "interrupted");
+    CHECK(io::get_string(st, "signal") == "TERM");
     CHECK_FALSE(fs::exists(dir / "bin" / "scontrol.calls"));
   }
   SUBCASE("a failing run: its exit code, state failed; a successful one: completed") {
     CHECK(wait_exit(spawn_bash(job, env(0, dir / "started0", "7"), fs::path(out) / "logs" / "0000.log")) == 7);
-    CHECK(status_of(variants / "0000").get_string("state") == "failed");
-    CHECK(status_of(variants / "0000").get_number("exit_code") == 7.0);
-    CHECK(status_of(variants / "0000").get("signal")->type == io::Json::Type::null);
+    CHECK(io::get_string(status_of(variants / "0000"), "state") == "failed");
+    CHECK(io::get_number(status_of(variants / "0000"), "exit_code") == 7.0);
+    CHECK(status_of(variants / "0000").at("signal").is_null());
     CHECK(wait_exit(spawn_bash(job, env(3, dir / "started3", "0"), fs::path(out) / "logs" / "0003.log")) == 0);
-    CHECK(status_of(variants / "0003").get_string("state") == "completed");
+    CHECK(io::get_string(status_of(variants / "0003"), "state") == "completed");
     CHECK(contains(read(fs::path(out) / "logs" / "0003.log"), "exit code 0, completed"));
   }
   SUBCASE("without SLURM_ARRAY_TASK_ID the script says how to run it") {
@@ -626,7 +644,7 @@ TEST_CASE("collect: states from status.json and outputs, trace metrics, summary.
   CHECK(contains(csv, "\n0,0000_peak_frequency=8_order=4,8,4,completed,0,0,"));
   CHECK(contains(csv, "\n1,0001_peak_frequency=8_order=8,8,8,failed,7,0,"));
   CHECK(contains(csv, "\n3,0003_peak_frequency=12_order=8,12,8,missing,,,"));
-  CHECK(contains(csv, "," + io::json_number(*done.trace_l2) + ","));
+  CHECK(contains(csv, "," + fmt::format("{}", *done.trace_l2) + ","));
 
   // summary.h5: the same table, typed.
   io::h5::Reader h5(out + "/summary.h5");
@@ -679,11 +697,11 @@ echo "4242;cluster"
   CHECK(contains(r.output, "submitted   job 4242 (array 1,3%2)"));
   CHECK(read(dir / "bin" / "sbatch.calls") == "--parsable job.sbatch\n#SBATCH --array=1,3%2\n");
   const std::string submissions = read(out + "/submissions.jsonl");
-  const io::Json record = io::parse_json(submissions, "submissions.jsonl");
-  CHECK(record.get_string("job_id") == "4242");
-  CHECK(record.get_string("array") == "1,3%2");
-  REQUIRE(record.get("indices")->items.size() == 2);
-  CHECK(record.get("indices")->items[1].number == 3.0);
+  const nlohmann::json record = io::parse_json(submissions, "submissions.jsonl");
+  CHECK(io::get_string(record, "job_id") == "4242");
+  CHECK(io::get_string(record, "array") == "1,3%2");
+  REQUIRE(record.at("indices").size() == 2);
+  CHECK(record.at("indices").at(1) == 3);
 
   // --max-parallel overrides the sweep file.
   CHECK(run_specwave("sweep " + example_sweep.string() + " --output " + out + " --resume --max-parallel 1", path).code == 0);
@@ -723,7 +741,7 @@ echo "4242;cluster"
   CHECK(run_specwave("collect " + out).code == 0);
 }
 
-TEST_CASE("an invert sweep: the job script runs invert (its --resume once a state file exists), collect reads iterations.jsonl") {
+TEST_CASE("an invert sweep: the job script runs invert --resume (from the beginning without a state file), collect reads iterations.jsonl") {
   const fs::path dir = work / "invert";
   fs::remove_all(dir);
   // The small inversion of tests/test_invert.cpp: about a second a variant.
@@ -823,10 +841,10 @@ exec "${args[@]}"
                                     (dir / "launcher").string() + " OMP_NUM_THREADS=1 bash " + out + "/job.sbatch >> " + log);
     CAPTURE(read(log));
     CHECK(task.code == 0);
-    const io::Json st = status_of(fs::path(out) / "variants" / ("000" + std::to_string(i)));
-    CHECK(st.get_string("state") == "completed");
-    CHECK(st.get_number("exit_code") == 0.0);
-    CHECK(st.get("job_id")->type == io::Json::Type::null);  // not under Slurm
+    const nlohmann::json st = status_of(fs::path(out) / "variants" / ("000" + std::to_string(i)));
+    CHECK(io::get_string(st, "state") == "completed");
+    CHECK(io::get_number(st, "exit_code") == 0.0);
+    CHECK(st.at("job_id").is_null());  // not under Slurm
   }
   const Result collect = run_specwave("collect " + out);
   CAPTURE(collect.output);
