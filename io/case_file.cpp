@@ -629,7 +629,8 @@ void read_inversion(const Tab& r, Case& c) {
   inv.present = true;
   t->allow({"true_model", "observed", "observed_dataset", "parameterisation", "misfit", "velocity_min", "velocity_max",
             "wavefield_storage", "wavefield_memory_gib", "iterations", "optimizer", "lbfgs_memory",
-            "initial_step_fraction", "smoothing_m", "source_mask_m", "bands_hz"});
+            "initial_step_fraction", "smoothing_m", "source_mask_m", "illumination_compensation",
+            "illumination_epsilon", "bands_hz"});
   if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ...")) inv.true_model = read_model_spec(*m);
   if (t->find("observed")) inv.observed_file = t->rpath("observed", "observed = \"observed/traces.h5\"");
   if (inv.true_model && !inv.observed_file.empty())
@@ -681,6 +682,10 @@ void read_inversion(const Tab& r, Case& c) {
   inv.source_mask_m = t->num("source_mask_m", "source_mask_m = 30.0", 0.0);
   t->check(inv.source_mask_m >= 0 && inv.source_mask_m <= 1e5, "source_mask_m", "must be in [0, 1e5]",
            "give the radius in metres around each source where the gradient is tapered to 0 (0: none)");
+  inv.illumination_compensation = t->boolean("illumination_compensation", "illumination_compensation = true", false);
+  inv.illumination_epsilon = t->num("illumination_epsilon", "illumination_epsilon = 0.01", inv.illumination_epsilon);
+  t->check(inv.illumination_epsilon > 0 && inv.illumination_epsilon <= 1, "illumination_epsilon", "must be in (0, 1]",
+           "give the water level of the illumination compensation as a fraction of the largest illumination, e.g. 0.01");
   if (const auto* b = t->find("bands_hz")) {
     inv.bands_hz = t->p.nums(*b, t->key("bands_hz"), "bands_hz = [6.0, 10.0]");
     if (inv.bands_hz.empty())

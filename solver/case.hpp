@@ -143,6 +143,8 @@ struct InversionSpec {
   double initial_step_fraction = 0.01;          // first model update, as a fraction of |model|
   double smoothing_m = 0;                       // gradient preconditioning: Gaussian sigma (m), 0: none
   double source_mask_m = 0;                     // gradient taper radius around each source (m), 0: none
+  bool illumination_compensation = false;       // gradient preconditioning: divide by the source illumination
+  double illumination_epsilon = 0.01;           // its water level, a fraction of the largest illumination
   std::vector<double> bands_hz;                 // multiscale: low-pass cutoffs (Hz), increasing; `iterations` each
 };
 

@@ -133,12 +133,15 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     return out;
   }
 
-  void adjoint(std::span<const double> residual, std::span<double> gradient) override {
+  void adjoint(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) override {
     const FieldLayout& L = setup_.layout;
     const int nt = setup_.nt;
     if (history_shot_ < 0) throw std::logic_error("adjoint: call forward(shot, true) first");
     if (residual.size() != traces_.size()) throw std::invalid_argument("adjoint: the adjoint source must be (n_receivers, nt)");
     if (gradient.size() != std::size_t(L.interior_points())) throw std::invalid_argument("adjoint: gradient must be nz * ny * nx");
+    if (!illumination.empty() && illumination.size() != gradient.size())
+      throw std::invalid_argument("adjoint: illumination must be empty or nz * ny * nx");
+    double* const illum = illumination.empty() ? nullptr : illumination.data();
     std::vector<T> mu(L.size(), T(0)), mu_next(L.size(), T(0)), w(L.size(), T(0));
     std::vector<std::vector<T>> slabs;
     FdtdAdjointStep<T> step{L, nullptr, nullptr, w.data(), setup_.vel2dt2.data(), setup_.coef, {}, setup_.free_surface};
@@ -176,6 +179,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
             const index_t i = L.index(z, y, x);
             const T a = (u_next[k] - T(2) * u_now[k] + u_before[k]) / setup_.vel2dt2[i];
             gradient[k] += double(mu[i]) * double(a);
+            if (illum) illum[k] += double(u_now[k]) * double(u_now[k]);
           }
       step.mu = mu.data();
       step.mu_next = mu_next.data();

@@ -101,11 +101,12 @@ Objective::Objective(GradientPropagator& propagator, const Misfit& misfit, Obser
                      double dt, const Comm* shots)
     : propagator_(propagator), misfit_(misfit), observed_(std::move(observed)), parameterisation_(p), dt_(dt), shots_(shots) {}
 
-MisfitGradient Objective::evaluate(std::span<const double> model, bool with_gradient) {
+MisfitGradient Objective::evaluate(std::span<const double> model, bool with_gradient, bool illumination) {
   const std::vector<double> velocity = velocity_from_parameter(parameterisation_, model);
   propagator_.set_velocity(velocity);
   MisfitGradient out;
   if (with_gradient) out.gradient.assign(model.size(), 0.0);
+  if (with_gradient && illumination) out.illumination.assign(model.size(), 0.0);
   const int ranks = shots_ ? shots_->size() : 1, rank = shots_ ? shots_->rank() : 0;
   // A stop signal (solver/checkpoint.hpp) ends the evaluation, between shots on one rank, at its start on several
   // (where every rank meets); the caller resumes from its last state.
@@ -121,10 +122,11 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
     const std::vector<double> synthetic = propagator_.forward(int(s), with_gradient);
     std::vector<double> adjoint_source(synthetic.size());
     out.misfit_per_shot[s] = misfit_.evaluate(synthetic, observed_[s], dt_, adjoint_source);
-    if (with_gradient) propagator_.adjoint(adjoint_source, out.gradient);
+    if (with_gradient) propagator_.adjoint(adjoint_source, out.gradient, out.illumination);
   }
   if (ranks > 1) {
-    for (auto* v : {&out.misfit_per_shot, &out.gradient}) {
+    for (auto* v : {&out.misfit_per_shot, &out.gradient, &out.illumination}) {
+      if (v->empty()) continue;
       shots_->allreduce_in_place(std::span<double>(*v), ReduceOp::sum);
       shots_->broadcast(std::span<double>(*v), 0);  // the same bits on every rank, whatever the reduction's order
     }

@@ -44,6 +44,7 @@ struct MisfitGradient {
   double misfit = 0;                    // sum over shots
   std::vector<double> misfit_per_shot;
   std::vector<double> gradient;         // dJ/d(parameter) at every grid point, (nz, ny, nx); empty without gradient
+  std::vector<double> illumination;     // sum over shots and steps of (u^n)^2, (nz, ny, nx); when asked for only
 };
 
 // J(model) and its gradient, summed over shots in fp64. With `shots` (MPI), each rank runs its own shots (s % size
@@ -54,7 +55,8 @@ class Objective {
  public:
   Objective(GradientPropagator& propagator, const Misfit& misfit, ObservedData observed, Parameterisation p, double dt,
             const Comm* shots = nullptr);
-  MisfitGradient evaluate(std::span<const double> model, bool with_gradient);
+  // With `illumination` (and with_gradient), also the source illumination of the forward wavefields.
+  MisfitGradient evaluate(std::span<const double> model, bool with_gradient, bool illumination = false);
   Parameterisation parameterisation() const { return parameterisation_; }
 
  private:

@@ -33,7 +33,10 @@ class GradientPropagator {
   virtual std::vector<double> born(int shot, std::span<const double> dvel2dt2) = 0;
   // gradient += F^T r for the shot of the last forward(shot, true): r (n_receivers, nt) is the derivative of the
   // misfit with respect to the traces, gradient (nz, ny, nx) the derivative with respect to (v dt)^2.
-  virtual void adjoint(std::span<const double> adjoint_source, std::span<double> gradient) = 0;
+  // With a non-empty `illumination` (nz, ny, nx), also illumination += sum_{n < nt} (u^n)^2, the source-side
+  // illumination of the shot from the forward pressure (the preconditioner's compensation, docs/numerics.md).
+  virtual void adjoint(std::span<const double> adjoint_source, std::span<double> gradient,
+                       std::span<double> illumination = {}) = 0;
   virtual std::string history_name() const = 0;
   virtual std::size_t history_bytes() const = 0;
 };

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +16,7 @@
 #include "solver/checkpoint.hpp"
 #include "solver/comm.hpp"
 #include "solver/errors.hpp"
+#include "solver/evaluation_log.hpp"
 #include "solver/gradient.hpp"
 #include "solver/inversion_checkpoint.hpp"
 #include "solver/inversion_outputs.hpp"
@@ -123,10 +126,38 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     bounds = {Vector::Constant(Eigen::Index(n), 1 / (*inv.velocity_max * *inv.velocity_max)),
               Vector::Constant(Eigen::Index(n), 1 / (*inv.velocity_min * *inv.velocity_min))};
   }
-  const optim::Function f = [&](const Vector& x) {
-    MisfitGradient mg = active->evaluate(std::span<const double>(x.data(), std::size_t(x.size())), true);
-    return optim::Evaluation{mg.misfit, Eigen::Map<const Vector>(mg.gradient.data(), Eigen::Index(mg.gradient.size()))};
+  // Every evaluation after the last saved state goes to evaluations.h5, so --resume replays the finished ones of
+  // an interrupted iteration (solver/evaluation_log.hpp). With inversion.illumination_compensation, the first
+  // evaluation of a band also gives the illumination that the preconditioner keeps for the band.
+  GradientPreconditioner preconditioner(c, plan.threads);
+  EvaluationLog log((std::filesystem::path(c.output.directory) / "evaluations.h5").string(), root);
+  // A test aid (docs/cli.md): SPECWAVE_STOP_AFTER_EVALUATIONS=N raises SIGUSR1 after the N-th computed evaluation,
+  // so a test can stop a run at a chosen point inside a line search.
+  const char* stop_after_env = std::getenv("SPECWAVE_STOP_AFTER_EVALUATIONS");
+  const long stop_after = stop_after_env ? std::atol(stop_after_env) : 0;
+  long computed = 0;
+  // illumination: a band's first evaluation with compensation, which is computed even when logged (the log keeps
+  // misfits and gradients only) and gives the illumination the preconditioner keeps for the band.
+  auto evaluate = [&](const Vector& x, bool illumination) {
+    const auto logged = log.replay(x);
+    if (logged && !quiet)
+      std::fputs((illumination ? fmt::format("recomputed  evaluation {} after the saved state (logged in {}): its "
+                                             "illumination is not logged\n",
+                                             log.replayed(), log.path())
+                               : fmt::format("replayed    evaluation {} after the saved state from {} (misfit {:.6e})\n",
+                                             log.replayed(), log.path(), logged->value))
+                     .c_str(),
+                 stdout);
+    if (logged && !illumination) return *logged;
+    MisfitGradient mg = active->evaluate(std::span<const double>(x.data(), std::size_t(x.size())), true, illumination);
+    optim::Evaluation e{mg.misfit, Eigen::Map<const Vector>(mg.gradient.data(), Eigen::Index(mg.gradient.size()))};
+    if (illumination) preconditioner.set_illumination(mg.illumination);
+    if (!logged) log.append(x, e);
+    if (++computed == stop_after) std::raise(SIGUSR1);
+    return e;
   };
+  const optim::Function f = [&](const Vector& x) { return evaluate(x, false); };
+  auto evaluate_band_start = [&](const Vector& x) { return evaluate(x, preconditioner.compensates()); };
   auto velocity_of_x = [&](const Vector& x) {
     return velocity_from_parameter(inv.parameterisation, std::span<const double>(x.data(), std::size_t(x.size())));
   };
@@ -166,6 +197,15 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                                                       state_path, checkpoint.optimizer, inv.optimizer));
     if (root) recorder.restore(checkpoint.history);
     summary.history = checkpoint.history;
+    if (preconditioner.compensates()) {
+      if (checkpoint.illumination.size() != n)
+        throw Error(ExitCode::input_error, fmt::format("{}: has no illumination (dataset /illumination), but the case sets "
+                                                       "inversion.illumination_compensation; resume with the case of the "
+                                                       "interrupted run",
+                                                       state_path));
+      preconditioner.set_illumination(checkpoint.illumination);
+    }
+    log.load(summary.history.size(), n);
     x0 = checkpoint.state.x;
     f0 = checkpoint.state.current;
     misfit0 = checkpoint.band_misfit0;
@@ -174,12 +214,19 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                              inv.bands_hz.empty() ? std::string() : fmt::format(", band {} of {}", band + 1, n_bands), state_path)
                      .c_str(),
                  stdout);
+    if (!quiet && log.loaded() > 0)
+      std::fputs(fmt::format("resume      {} evaluation(s) of the interrupted iteration logged in {}: replayed, not "
+                             "recomputed\n",
+                             log.loaded(), log.path())
+                     .c_str(),
+                 stdout);
   } else {
     if (!inv.bands_hz.empty()) enter_band(0);
     const std::vector<double> v0(plan.model.velocity.begin(), plan.model.velocity.end());
     const std::vector<double> p0 = parameter_from_velocity(inv.parameterisation, v0);
     x0 = optim::project(bounds, Eigen::Map<const Vector>(p0.data(), Eigen::Index(n)));
-    f0 = f(x0);
+    log.reset(0);
+    f0 = evaluate_band_start(x0);
     InversionIteration start;
     start.misfit = f0.value;
     start.evaluations = 1;
@@ -195,7 +242,6 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   oo.method = method_of(inv.optimizer);
   oo.lbfgs_memory = inv.lbfgs_memory;
   oo.initial_step_fraction = inv.initial_step_fraction;
-  const GradientPreconditioner preconditioner(c, plan.threads);
   if (!preconditioner.identity())
     oo.preconditioner = [&](const Vector& g) {
       const std::vector<double> pg = preconditioner.apply(std::vector<double>(g.data(), g.data() + g.size()));
@@ -208,14 +254,17 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   auto save_state = [&] {
     if (root)
       write_inversion_checkpoint(state_path, {optimizer->state(), summary.history, inv.optimizer, c.source_text, int(b),
-                                            offset, misfit0});
+                                            offset, misfit0, preconditioner.illumination()});
+    log.reset(summary.history.size());
   };
   // A stop signal (solver/checkpoint.hpp) between iterations, or inside one (Objective::evaluate between shots):
   // the state of the last completed iteration is on disk, and --resume repeats the interrupted one exactly.
   auto stopped = [&](const std::string& why) {
+    const std::string inside =
+        log.size() > 0 ? fmt::format(" ({} evaluation(s) of the next one are in {})", log.size(), log.path()) : "";
     return Error(ExitCode::interrupted,
-                 fmt::format("{} after iteration {}; its state is in {}; run the same command with --resume to continue",
-                             why, summary.history.back().iteration, state_path));
+                 fmt::format("{} after iteration {}{}; its state is in {}; run the same command with --resume to continue",
+                             why, summary.history.back().iteration, inside, state_path));
   };
   if (!resume) save_state();
   for (; b < n_bands && summary.failure.empty(); ++b) {
@@ -224,7 +273,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       enter_band(b);
       offset += optimizer->iteration();
       const Vector x = optimizer->x();
-      const optim::Evaluation fb = f(x);
+      const optim::Evaluation fb = evaluate_band_start(x);
       misfit0 = fb.value;
       optimizer = std::make_unique<optim::Optimizer>(f, bounds, oo, x, fb);
       if (!quiet)

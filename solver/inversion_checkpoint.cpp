@@ -62,6 +62,9 @@ void write_inversion_checkpoint(const std::string& path, const InversionCheckpoi
   write_vector(file.id(), "previous_direction", s.previous_direction);
   write_vector(file.id(), "previous_gradient", s.previous_gradient);
   write_vector(file.id(), "previous_preconditioned", s.previous_preconditioned);
+  if (!c.illumination.empty())
+    io::h5::write_dataset<double>(file.id(), "illumination", {hsize_t(c.illumination.size())}, c.illumination.data(),
+                                  "sum of squared pressure (Pa^2)");
   std::vector<double> table;
   for (const auto& it : c.history)
     table.insert(table.end(), {double(it.iteration), it.misfit, it.relative_misfit, it.step, double(it.evaluations),
@@ -98,6 +101,7 @@ InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size
   s.previous_direction = read_vector(r, "previous_direction", n);
   s.previous_gradient = read_vector(r, "previous_gradient", n);
   s.previous_preconditioned = read_vector(r, "previous_preconditioned", n);
+  if (r.has_dataset("illumination")) c.illumination = r.read_floating<double>("illumination", {hsize_t(n)});
   const hsize_t rows = r.info("history").dims.at(0);
   const auto table = r.read_floating<double>("history", {rows, hsize_t(history_columns)});
   for (hsize_t k = 0; k < rows; ++k) {

@@ -21,6 +21,8 @@ struct InversionCheckpoint {
   // start (the reference of relative_misfit).
   int band = 0, offset = 0;
   double band_misfit0 = 0;
+  // inversion.illumination_compensation: the band's illumination (the preconditioner's D), empty otherwise.
+  std::vector<double> illumination;
 };
 
 void write_inversion_checkpoint(const std::string& path, const InversionCheckpoint& checkpoint);

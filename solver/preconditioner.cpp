@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <stdexcept>
 
 #include "kernels/fft/fftw3d.hpp"
 
@@ -82,19 +83,43 @@ std::vector<double> source_taper(const Case& c, double radius_m) {
   return w;
 }
 
+std::vector<double> illumination_weight(std::span<const double> illumination, double epsilon) {
+  if (!(epsilon > 0)) throw std::invalid_argument("illumination_weight: epsilon must be > 0");
+  double peak = 0;
+  for (const double i : illumination) peak = std::max(peak, i);
+  std::vector<double> w(illumination.size(), 1.0);
+  if (!(peak > 0)) return w;  // no wavefield at all: nothing to compensate
+  for (std::size_t k = 0; k < w.size(); ++k) w[k] = (1 + epsilon) * peak / (illumination[k] + epsilon * peak);
+  return w;
+}
+
 GradientPreconditioner::GradientPreconditioner(const Case& c, int threads) {
   const auto& inv = c.inversion;
+  compensates_ = inv.illumination_compensation;
+  epsilon_ = inv.illumination_epsilon;
   if (inv.source_mask_m > 0) taper_ = source_taper(c, inv.source_mask_m);
   if (inv.smoothing_m > 0)
     smoother_ = std::make_unique<GaussianSmoother>(c.grid, std::array<double, 3>{inv.smoothing_m, inv.smoothing_m, inv.smoothing_m},
                                                    threads);
 }
 
-// P g = S W S g: symmetric, so the L-BFGS initial inverse Hessian stays symmetric positive semi-definite.
-std::vector<double> GradientPreconditioner::apply(std::vector<double> g) const {
-  if (smoother_) smoother_->apply(g);
+void GradientPreconditioner::set_illumination(std::span<const double> illumination) {
+  if (!compensates_) throw std::logic_error("set_illumination: inversion.illumination_compensation is off");
+  illumination_.assign(illumination.begin(), illumination.end());
+  weight_ = illumination_weight(illumination_, epsilon_);
   if (!taper_.empty())
-    for (std::size_t k = 0; k < g.size(); ++k) g[k] *= taper_[k];
+    for (std::size_t k = 0; k < weight_.size(); ++k) weight_[k] *= taper_[k];
+}
+
+// P g = S (W D) g S: W D is diagonal and non-negative, so P is symmetric positive semi-definite and the L-BFGS
+// initial inverse Hessian stays so.
+std::vector<double> GradientPreconditioner::apply(std::vector<double> g) const {
+  if (compensates_ && weight_.empty())
+    throw std::logic_error("GradientPreconditioner: illumination compensation before set_illumination");
+  const std::vector<double>& w = compensates_ ? weight_ : taper_;
+  if (smoother_) smoother_->apply(g);
+  if (!w.empty())
+    for (std::size_t k = 0; k < g.size(); ++k) g[k] *= w[k];
   if (smoother_) smoother_->apply(g);
   return g;
 }

@@ -1,10 +1,12 @@
 #pragma once
-// Gradient preconditioning for `specwave invert` (docs/numerics.md, "Optimisation"): P = S W S with W a taper
-// that removes the gradient near the sources (its large, unphysical values there) and S a 3D Gaussian smoothing
-// applied with FFTs on a zero-padded grid. P is symmetric positive semi-definite, so -P g is a descent direction
+// Gradient preconditioning for `specwave invert` (docs/numerics.md, "Optimisation"): P = S W D S with W a taper
+// that removes the gradient near the sources (its large, unphysical values there), D the illumination
+// compensation (a diagonal that lifts what the sources light up weakly) and S a 3D Gaussian smoothing applied
+// with FFTs on a zero-padded grid. P is symmetric positive semi-definite, so -P g is a descent direction
 // whenever P g != 0; the optimiser uses it as its initial inverse Hessian (line searches keep the true gradient).
 #include <array>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "solver/case.hpp"
@@ -28,16 +30,29 @@ class GaussianSmoother {
 // 0 at each source, 1 beyond radius_m: w(r) = (1 - cos(pi r / R)) / 2 for r < R (the smallest over sources).
 std::vector<double> source_taper(const Case& c, double radius_m);
 
+// The illumination compensation D = (1 + eps) I_max / (I + eps I_max) point by point: 1 where the illumination I
+// is largest, at most (1 + eps) / eps where it vanishes; eps > 0 keeps it bounded (the water level).
+std::vector<double> illumination_weight(std::span<const double> illumination, double epsilon);
+
 class GradientPreconditioner {
  public:
-  // From inversion.smoothing_m and inversion.source_mask_m; identity() when both are 0.
+  // From inversion.smoothing_m, inversion.source_mask_m and inversion.illumination_compensation; identity() when
+  // none is set.
   GradientPreconditioner(const Case& c, int threads);
-  bool identity() const { return !smoother_ && taper_.empty(); }
+  bool identity() const { return !smoother_ && taper_.empty() && !compensates_; }
+  // inversion.illumination_compensation: the caller gives the illumination (Objective::evaluate) at the start of
+  // every band, and keeps D fixed within a band so the L-BFGS H0 stays one operator.
+  bool compensates() const { return compensates_; }
+  void set_illumination(std::span<const double> illumination);
+  const std::vector<double>& illumination() const { return illumination_; }
   std::vector<double> apply(std::vector<double> g) const;
 
  private:
   std::unique_ptr<GaussianSmoother> smoother_;
   std::vector<double> taper_;
+  bool compensates_ = false;
+  double epsilon_ = 0;
+  std::vector<double> illumination_, weight_;  // weight_: W D (W: 1 without a taper)
 };
 
 }  // namespace specwave

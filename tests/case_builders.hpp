@@ -6,6 +6,9 @@
 
 #include "solver/case.hpp"
 #include "solver/decomposition.hpp"
+#include "solver/gradient.hpp"
+#include "solver/plan.hpp"
+#include "solver/propagator.hpp"
 
 namespace specwave::testing {
 
@@ -72,6 +75,28 @@ inline std::vector<Dims3> process_grids(const Dims3& shape, int ranks, int halo,
 template <class T>
 bool same_bits(T a, T b) {
   return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+// The illumination of every shot (sum over shots and steps n < nt of (u^n)^2), once from the production forward
+// propagator's fields, step by step, and once from the gradient propagator's adjoint pass (Objective::evaluate).
+// Returns {independent, adjoint}.
+inline std::pair<std::vector<double>, std::vector<double>> illumination_both_ways(const Case& c, const Plan& plan) {
+  const std::size_t points = std::size_t(c.grid.points());
+  std::vector<double> forward(points, 0.0), field(points);
+  auto propagator = make_propagator(c, plan);
+  for (std::size_t s = 0; s < c.shots.size(); ++s) {
+    propagator->begin_shot(plan.sources[s], plan.wavelets[s]);
+    for (int n = 0; n < plan.nt; ++n) {
+      propagator->copy_field(std::span<double>(field));
+      for (std::size_t k = 0; k < points; ++k) forward[k] += field[k] * field[k];
+      propagator->advance(n, n + 1);
+    }
+  }
+  auto gradient = make_gradient_propagator(c, plan, HistoryChoice{WavefieldStorage::memory, 0, 0});
+  LeastSquaresMisfit misfit;
+  Objective objective(*gradient, misfit, observed_data(c, plan, *gradient), Parameterisation::velocity, plan.dt);
+  const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
+  return {forward, objective.evaluate(velocity, true, true).illumination};
 }
 
 }  // namespace specwave::testing

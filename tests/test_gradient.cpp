@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <random>
+#include <tuple>
 
 #include "case_builders.hpp"
 #include "solver/gradient.hpp"
@@ -142,6 +143,25 @@ TEST_CASE("every wavefield history strategy gives bitwise the same gradient") {
     double norm = 0;
     for (double g : results[0].gradient) norm += g * g;
     CHECK(norm > 0);
+  }
+}
+
+TEST_CASE("illumination of the adjoint pass: the sum of (u^n)^2 of the forward propagator's fields") {
+  // The same scheme in the same precision: equal to rounding in the sums (relative 1e-12 in fp64, 1e-5 in fp32).
+  for (const auto& [free_surface, precision, tolerance] :
+       {std::tuple{false, Precision::fp64, 1e-12}, std::tuple{true, Precision::fp64, 1e-12}, std::tuple{false, Precision::fp32, 1e-5}}) {
+    CAPTURE(free_surface);
+    CAPTURE(tolerance);
+    Case c = adjoint_case(free_surface, precision);
+    c.inversion.true_model = c.model;  // observed data: any will do
+    const Plan plan = make_plan(c);
+    const auto [forward, adjoint] = specwave::testing::illumination_both_ways(c, plan);
+    REQUIRE(adjoint.size() == forward.size());
+    double diff = 0, norm = 0;
+    for (std::size_t k = 0; k < forward.size(); ++k) diff += std::pow(adjoint[k] - forward[k], 2), norm += forward[k] * forward[k];
+    MESSAGE("illumination, relative L2 difference " << std::sqrt(diff / norm));
+    CHECK(norm > 0);
+    CHECK(std::sqrt(diff / norm) <= tolerance);
   }
 }
 

@@ -275,6 +275,28 @@ TEST_CASE("spectral gradient propagator: its forward traces are the forward prop
     }
 }
 
+TEST_CASE("spectral illumination of the adjoint pass: the sum of (u^n)^2 of the forward propagator's fields") {
+  // The PML's pressure is the sum of its split fields, summed in the same order by both: equal to rounding.
+  for (SpectralAbsorber absorber : {SpectralAbsorber::damping, SpectralAbsorber::pml}) {
+    for (Precision precision : {Precision::fp64, Precision::fp32}) {
+      const double tolerance = precision == Precision::fp64 ? 1e-12 : 1e-5;
+      CAPTURE(int(absorber));
+      CAPTURE(tolerance);
+      Case c = spectral_case(absorber, precision);
+      c.inversion.true_model = c.model;  // observed data: any will do
+      const Plan plan = make_plan(c);
+      const auto [forward, adjoint] = specwave::testing::illumination_both_ways(c, plan);
+      REQUIRE(adjoint.size() == forward.size());
+      double diff = 0, norm = 0;
+      for (std::size_t k = 0; k < forward.size(); ++k)
+        diff += std::pow(adjoint[k] - forward[k], 2), norm += forward[k] * forward[k];
+      MESSAGE("spectral illumination, relative L2 difference " << std::sqrt(diff / norm));
+      CHECK(norm > 0);
+      CHECK(std::sqrt(diff / norm) <= tolerance);
+    }
+  }
+}
+
 TEST_CASE("spectral gradient propagator refuses a model beyond the frozen dt's stability limit") {
   const Case c = spectral_case(SpectralAbsorber::pml, Precision::fp64);
   const Plan plan = make_plan(c);

@@ -2,9 +2,14 @@
 // optimiser's use of a preconditioner.
 #include <doctest/doctest.h>
 
-#include <cmath>
-#include <random>
+#include <unistd.h>
 
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "solver/evaluation_log.hpp"
 #include "solver/optimizer.hpp"
 #include "solver/preconditioner.hpp"
 
@@ -96,4 +101,89 @@ TEST_CASE("a preconditioner equal to the inverse Hessian makes steepest descent 
     CHECK(with <= 6);
     CHECK(with < without);
   }
+}
+
+TEST_CASE("illumination weight: 1 at the largest illumination, (1 + eps) / eps where none, decreasing in between") {
+  const std::vector<double> illumination = {4.0, 0.0, 1.0, 2.0, 4.0};
+  const double eps = 0.01;
+  const std::vector<double> w = illumination_weight(illumination, eps);
+  CHECK(w[0] == doctest::Approx(1.0).epsilon(1e-15));
+  CHECK(w[4] == doctest::Approx(1.0).epsilon(1e-15));
+  CHECK(w[1] == doctest::Approx((1 + eps) / eps).epsilon(1e-14));
+  CHECK(w[2] > w[3]);
+  CHECK(w[3] > w[0]);
+  CHECK(w[2] == doctest::Approx(1.01 * 4 / (1 + 0.04)).epsilon(1e-14));
+  // No wavefield at all: nothing to compensate.
+  const std::vector<double> none = illumination_weight(std::vector<double>(3, 0.0), eps);
+  CHECK(none == std::vector<double>(3, 1.0));
+  CHECK_THROWS(illumination_weight(illumination, 0.0));
+}
+
+TEST_CASE("preconditioner with illumination compensation and smoothing: symmetric positive semi-definite") {
+  Case c;
+  c.grid = grid(12, 10, 14, 10.0);
+  c.inversion.smoothing_m = 15;
+  c.inversion.illumination_compensation = true;
+  c.inversion.illumination_epsilon = 0.05;
+  GradientPreconditioner p(c, 1);
+  CHECK_FALSE(p.identity());
+  const std::size_t n = std::size_t(c.grid.points());
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> illumination(n), a(n), b(n);
+  for (std::size_t k = 0; k < n; ++k) illumination[k] = std::exp(-0.02 * double(k % 97)) * (1 + u(rng) * 0.5);
+  for (auto& v : a) v = u(rng);
+  for (auto& v : b) v = u(rng);
+  CHECK_THROWS(p.apply(a));  // compensation before the illumination is known is a logic error
+  p.set_illumination(illumination);
+  const std::vector<double> pa = p.apply(a), pb = p.apply(b);
+  double pab = 0, apb = 0, apa = 0, scale = 0;
+  for (std::size_t k = 0; k < n; ++k) pab += pa[k] * b[k], apb += a[k] * pb[k], apa += a[k] * pa[k], scale += std::abs(pa[k] * b[k]);
+  // Symmetric to rounding in the FFTs (fp64).
+  CHECK(std::abs(pab - apb) <= 1e-12 * scale);
+  CHECK(apa > 0);
+  // Without smoothing it is the diagonal weight itself.
+  c.inversion.smoothing_m = 0;
+  GradientPreconditioner d(c, 1);
+  d.set_illumination(illumination);
+  const std::vector<double> da = d.apply(a), w = illumination_weight(illumination, 0.05);
+  for (std::size_t k = 0; k < n; k += 17) CHECK(da[k] == a[k] * w[k]);
+}
+
+TEST_CASE("evaluation log: replays the logged evaluations in order while the models match, for its state only") {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("specwave_evaluation_log_" + std::to_string(::getpid()) + ".h5")).string();
+  using optim::Vector;
+  const Vector x1 = Vector::LinSpaced(6, 1.0, 2.0), x2 = Vector::LinSpaced(6, 1.0, 2.5), x3 = Vector::Constant(6, 3.0);
+  {
+    EvaluationLog log(path, true);
+    log.reset(4);
+    log.append(x1, {1.5, Vector::Constant(6, 0.25)});
+    log.append(x2, {0.5, Vector::Constant(6, -0.5)});
+  }
+  EvaluationLog other(path, false);
+  other.load(5, 6);  // written after another state
+  CHECK(other.loaded() == 0);
+  CHECK_FALSE(other.replay(x1));
+
+  EvaluationLog log(path, true);
+  log.load(4, 6);
+  CHECK(log.loaded() == 2);
+  const auto e1 = log.replay(x1);
+  REQUIRE(e1);
+  CHECK(e1->value == 1.5);
+  CHECK(e1->gradient == Vector::Constant(6, 0.25));
+  Vector x2_changed = x2;
+  x2_changed[3] = std::nextafter(x2_changed[3], 10.0);  // one bit off: not the logged model
+  CHECK_FALSE(log.replay(x2_changed));
+  CHECK_FALSE(log.replay(x2));  // the replay has ended
+  CHECK(log.replayed() == 1);
+  // A new evaluation replaces what was not replayed.
+  log.append(x3, {0.25, Vector::Constant(6, 1.0)});
+  EvaluationLog again(path, false);
+  again.load(4, 6);
+  CHECK(again.loaded() == 2);
+  CHECK(again.replay(x1));
+  CHECK(again.replay(x3)->value == 0.25);
+  std::filesystem::remove(path);
 }
