@@ -90,6 +90,14 @@ SPECWAVE_HD inline T cpml_correction(const T* u, index_t i, index_t stride_u, co
 
 // ---- Adjoint (the transpose of the discrete step; docs/numerics.md, "Adjoint and gradient") ----------
 
+// The imaging condition's term at one point: mu^{n+1} a^n with a^n = (u^{n+1} - 2 u^n + u^{n-1}) / (v dt)^2, the
+// derivative of the step's output with respect to (v dt)^2 there (accumulated in fp64).
+template <class T>
+SPECWAVE_HD inline double imaging_term(T mu, T u_next, T u_now, T u_before, T vel2dt2) {
+  const T a = (u_next - T(2) * u_now + u_before) / vel2dt2;
+  return double(mu) * double(a);
+}
+
 // lambda^n = 2 mu^{n+1} - mu^{n+2} + Ltilde^T ((v dt)^2 mu^{n+1}): `lap_w` is that last term.
 template <class T>
 SPECWAVE_HD inline T adjoint_leapfrog(T mu, T mu_next, T lap_w) {

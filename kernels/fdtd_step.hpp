@@ -38,6 +38,14 @@ struct FdtdAdjointStep {
   FdtdCoefficients<T> coef;
   CpmlAdjointAxis<T> pml[3];
   bool free_surface = false;
+  // Optional, fused into the pass that forms w (it reads mu and (v dt)^2 already): the imaging condition
+  // gradient += mu^{n+1} a^n (imaging_term) from the forward fields u^{n+1}, u^n, u^{n-1}, and illumination +=
+  // (u^n)^2. These arrays are interior-compact, (nz, ny, nx); null: not done.
+  const T* u_next = nullptr;
+  const T* u_now = nullptr;
+  const T* u_before = nullptr;
+  double* gradient = nullptr;
+  double* illumination = nullptr;
 };
 
 // Sum of the CPML corrections at point (z, y, x) (flat index i) over the axes whose layer contains it

@@ -167,23 +167,16 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     history_->field(*this, nt, u_next);
     history_->field(*this, nt - 1, u_now);
     const auto& rec = setup_.receivers;
+    step.gradient = gradient.data();
+    step.illumination = illum;
     for (int n = nt - 1; n >= 0; --n) {
       if (n >= 1) history_->field(*this, n - 1, u_before);
       else std::fill(u_before.begin(), u_before.end(), T(0));
-      // gradient += mu^{n+1} a^n
-#pragma omp parallel for collapse(2)
-      for (int z = 0; z < L.nz; ++z)
-        for (int y = 0; y < L.ny; ++y)
-          for (int x = 0; x < L.nx; ++x) {
-            const std::size_t k = (std::size_t(z) * L.ny + y) * L.nx + x;
-            const index_t i = L.index(z, y, x);
-            const T a = (u_next[k] - T(2) * u_now[k] + u_before[k]) / setup_.vel2dt2[i];
-            gradient[k] += double(mu[i]) * double(a);
-            if (illum) illum[k] += double(u_now[k]) * double(u_now[k]);
-          }
       step.mu = mu.data();
       step.mu_next = mu_next.data();
-      cpu::fdtd_adjoint_step(step);  // mu_next = lambda^n without the adjoint sources
+      step.u_next = u_next.data(), step.u_now = u_now.data(), step.u_before = u_before.data();
+      // mu_next = lambda^n without the adjoint sources; gradient += mu^{n+1} a^n, illumination += (u^n)^2
+      cpu::fdtd_adjoint_step(step);
       for (std::size_t r = 0; r + 1 < rec.offsets.size(); ++r)
         for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p)
           mu_next[rec.index[p]] += rec.factor[p] * T(residual[r * nt + n]);

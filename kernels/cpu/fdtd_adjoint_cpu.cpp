@@ -103,13 +103,31 @@ template <int R, class T>
 void adjoint_radius(const FdtdAdjointStep<T>& s) {
   const FieldLayout& L = s.layout;
   if (L.halo != R) throw std::logic_error("fdtd_adjoint_step: field halo must equal the stencil radius");
-  // w = (v dt)^2 mu^{n+1} on the interior; its ghosts stay zero, or odd mirrors above a free surface.
+  // w = (v dt)^2 mu^{n+1} on the interior; its ghosts stay zero, or odd mirrors above a free surface. The same
+  // pass does the imaging condition and the illumination when asked (they read mu and (v dt)^2 too).
+  const bool image = s.gradient != nullptr, illuminate = s.illumination != nullptr;
 #pragma omp parallel for collapse(2) schedule(static)
   for (int z = 0; z < L.nz; ++z)
     for (int y = 0; y < L.ny; ++y) {
       const index_t row = L.index(z, y, 0);
+      const std::size_t k0 = (std::size_t(z) * std::size_t(L.ny) + std::size_t(y)) * std::size_t(L.nx);
+      const T* __restrict mu = s.mu + row;
+      const T* __restrict vel = s.vel2dt2 + row;
+      T* __restrict w = s.w + row;
 #pragma omp simd
-      for (int x = 0; x < L.nx; ++x) s.w[row + x] = s.vel2dt2[row + x] * s.mu[row + x];
+      for (int x = 0; x < L.nx; ++x) w[x] = vel[x] * mu[x];
+      if (image) {
+        double* __restrict g = s.gradient + k0;
+        const T *__restrict u1 = s.u_next + k0, *__restrict u0 = s.u_now + k0, *__restrict um = s.u_before + k0;
+#pragma omp simd
+        for (int x = 0; x < L.nx; ++x) g[x] += imaging_term(mu[x], u1[x], u0[x], um[x], vel[x]);
+      }
+      if (illuminate) {
+        double* __restrict il = s.illumination + k0;
+        const T* __restrict u0 = s.u_now + k0;
+#pragma omp simd
+        for (int x = 0; x < L.nx; ++x) il[x] += double(u0[x]) * double(u0[x]);
+      }
     }
   if (s.free_surface) mirror_top_ghosts(L, s.w);
   for (int axis = 0; axis < 3; ++axis)
