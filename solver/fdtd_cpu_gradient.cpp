@@ -133,12 +133,15 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     return out;
   }
 
-  void adjoint(std::span<const double> residual, std::span<double> gradient) override {
+  void adjoint(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) override {
     const FieldLayout& L = setup_.layout;
     const int nt = setup_.nt;
     if (history_shot_ < 0) throw std::logic_error("adjoint: call forward(shot, true) first");
     if (residual.size() != traces_.size()) throw std::invalid_argument("adjoint: the adjoint source must be (n_receivers, nt)");
     if (gradient.size() != std::size_t(L.interior_points())) throw std::invalid_argument("adjoint: gradient must be nz * ny * nx");
+    if (!illumination.empty() && illumination.size() != gradient.size())
+      throw std::invalid_argument("adjoint: illumination must be empty or nz * ny * nx");
+    double* illum = illumination.empty() ? nullptr : illumination.data();
     std::vector<T> mu(L.size(), T(0)), mu_next(L.size(), T(0)), w(L.size(), T(0));
     std::vector<std::vector<T>> slabs;
     FdtdAdjointStep<T> step{L, nullptr, nullptr, w.data(), setup_.vel2dt2.data(), setup_.coef, {}, setup_.free_surface};
@@ -167,7 +170,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     for (int n = nt - 1; n >= 0; --n) {
       if (n >= 1) history_->field(*this, n - 1, u_before);
       else std::fill(u_before.begin(), u_before.end(), T(0));
-      // gradient += mu^{n+1} a^n
+      // gradient += mu^{n+1} a^n; illumination += (u^n)^2
 #pragma omp parallel for collapse(2)
       for (int z = 0; z < L.nz; ++z)
         for (int y = 0; y < L.ny; ++y)
@@ -176,6 +179,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
             const index_t i = L.index(z, y, x);
             const T a = (u_next[k] - T(2) * u_now[k] + u_before[k]) / setup_.vel2dt2[i];
             gradient[k] += double(mu[i]) * double(a);
+            if (illum) illum[k] += double(u_now[k]) * double(u_now[k]);
           }
       step.mu = mu.data();
       step.mu_next = mu_next.data();

@@ -71,10 +71,13 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
     history_shot_ = -1;
   }
 
-  void check_adjoint_arguments(std::span<const double> residual, std::span<double> gradient) const {
+  void check_adjoint_arguments(std::span<const double> residual, std::span<double> gradient,
+                               std::span<double> illumination) const {
     if (history_shot_ < 0) throw std::logic_error("adjoint: call forward(shot, true) first");
     if (residual.size() != traces_.size()) throw std::invalid_argument("adjoint: the adjoint source must be (n_receivers, nt)");
     if (gradient.size() != setup_.points()) throw std::invalid_argument("adjoint: gradient must be nz * ny * nx");
+    if (!illumination.empty() && illumination.size() != gradient.size())
+      throw std::invalid_argument("adjoint: illumination must be empty or nz * ny * nx");
   }
   std::vector<T> perturbation(std::span<const double> dm) const {
     if (dm.size() != setup_.points()) throw std::invalid_argument("born: dm must have nz * ny * nx values");
@@ -133,8 +136,8 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
 
   // nu^n = damped_leapfrog(nu^{n+1}, nu^{n+2}, V, Lk nu^{n+1}, eta dt) + V / (1 + eta dt) R^T g^n, from
   // nu^{nt} = nu^{nt+1} = 0; gradient += (nu^{n+1} / V) a^n (docs/numerics.md).
-  void adjoint(std::span<const double> residual, std::span<double> gradient) override {
-    this->check_adjoint_arguments(residual, gradient);
+  void adjoint(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) override {
+    this->check_adjoint_arguments(residual, gradient, illumination);
     const int nt = setup_.nt;
     const std::size_t points = setup_.points();
     fft::Buffer<T> nu(points, T(0)), nu_next(points, T(0));  // nu^{n+1}, nu^{n+2}
@@ -152,6 +155,11 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
 #pragma omp parallel for schedule(static)
       for (std::size_t i = 0; i < points; ++i)
         gradient[i] += double(m[i]) / double(vel[i]) * double(damped_second_difference(u1[i], u0[i], um[i], eta[i], vel[i]));
+      if (!illumination.empty()) {  // (u^n)^2
+        double* illum = illumination.data();
+#pragma omp parallel for schedule(static)
+        for (std::size_t i = 0; i < points; ++i) illum[i] += double(u0[i]) * double(u0[i]);
+      }
       if (n == 0) break;  // nu^0 would multiply nothing
       steps_.damped_step(nu.data(), nu_next.data(), vel, eta);  // nu_next = nu^n without the adjoint sources
       for (std::size_t r = 0; r + 1 < rec.offsets.size(); ++r)
@@ -239,8 +247,8 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
   // The transposed recurrence on P_a = -(V / dt^2) b_a pi_a and Omega_a = bs_a omega_a (pi_a, omega_a: the
   // multipliers of the p_a and w_a updates), from zero at nt: P_a^n = pml_adjoint_step(...) - (V / dt^2) b_a R^T g^n;
   // gradient += sum_a pi_a^{n+1} q_a^n (docs/numerics.md).
-  void adjoint(std::span<const double> residual, std::span<double> gradient) override {
-    this->check_adjoint_arguments(residual, gradient);
+  void adjoint(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) override {
+    this->check_adjoint_arguments(residual, gradient, illumination);
     const int nt = setup_.nt;
     const std::size_t points = setup_.points();
     std::array<fft::Buffer<T>, 3> P, Omega;
@@ -267,6 +275,15 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
         steps_.for_each_row(a, setup_.pml_b[a], [=](std::size_t i, T b) {
           g[i] += double(Pa[i]) / (s[i] * double(b)) * double(pml_pressure_derivative(p1[i], p0[i], b, vel[i]));
         });
+      }
+      if (!illumination.empty()) {  // (u^n)^2, u = p_z + p_y + p_x as the forward step sums it
+        const T* p0 = f_now.data();
+        double* illum = illumination.data();
+#pragma omp parallel for schedule(static)
+        for (std::size_t i = 0; i < points; ++i) {
+          const double u = double(p0[i] + p0[points + i] + p0[2 * points + i]);
+          illum[i] += u * u;
+        }
       }
       if (n == 0) break;  // P^0 would multiply nothing
       steps_.pml_adjoint_step({P[0].data(), P[1].data(), P[2].data()}, {Omega[0].data(), Omega[1].data(), Omega[2].data()},

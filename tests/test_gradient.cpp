@@ -10,6 +10,7 @@
 #include "solver/gradient_check.hpp"
 #include "solver/errors.hpp"
 #include "solver/plan.hpp"
+#include "solver/propagator.hpp"
 
 using namespace specwave;
 
@@ -214,4 +215,65 @@ TEST_CASE("the gradient propagator refuses a model beyond the frozen dt's stabil
   velocity[17] = -1;
   CHECK_THROWS_AS(propagator->set_velocity(velocity), Error);
   CHECK(plan.v_reference == 2600);  // inversion.velocity_max above the model's 2300 m/s sets dt and the CPML
+}
+
+TEST_CASE("choose_device_history: device memory first, then pinned host memory; every step before checkpoints") {
+  const double field = 1e6, state = 2.6e6;
+  const int nt = 1000;
+  const HistoryChoice a = choose_device_history(WavefieldStorage::auto_select, nt, field, state, 2e9, 4e9);
+  CHECK(a.storage == WavefieldStorage::memory);
+  CHECK(a.tier == HistoryTier::device);
+  const HistoryChoice b = choose_device_history(WavefieldStorage::auto_select, nt, field, state, 2e8, 4e9);
+  CHECK(b.storage == WavefieldStorage::checkpoints);
+  CHECK(b.tier == HistoryTier::device);
+  CHECK(b.segment == 51);
+  const HistoryChoice c = choose_device_history(WavefieldStorage::auto_select, nt, field, state, 1e7, 4e9);
+  CHECK(c.storage == WavefieldStorage::memory);
+  CHECK(c.tier == HistoryTier::pinned_host);
+  const HistoryChoice d = choose_device_history(WavefieldStorage::auto_select, nt, field, state, 1e7, 2e8);
+  CHECK(d.storage == WavefieldStorage::checkpoints);
+  CHECK(d.tier == HistoryTier::pinned_host);
+  const HistoryChoice e = choose_device_history(WavefieldStorage::memory, nt, field, state, 2e8, 4e9);
+  CHECK(e.storage == WavefieldStorage::memory);
+  CHECK(e.tier == HistoryTier::pinned_host);
+  const HistoryChoice f = choose_device_history(WavefieldStorage::checkpoints, nt, field, state, 2e9, 4e9);
+  CHECK(f.storage == WavefieldStorage::checkpoints);
+  CHECK(f.tier == HistoryTier::device);
+  CHECK_THROWS_AS(choose_device_history(WavefieldStorage::auto_select, nt, field, state, 1e7, 1e7), Error);
+  CHECK_THROWS_AS(choose_device_history(WavefieldStorage::memory, nt, field, state, 2e8, 2e8), Error);
+}
+
+TEST_CASE("adjoint with illumination: sum_n (u^n)^2 equals the forward propagator's fields; the gradient is unchanged") {
+  for (const Method method : {Method::fdtd, Method::spectral}) {
+    const std::string name = to_string(method);
+    CAPTURE(name);
+    Case c = adjoint_case(method == Method::fdtd, Precision::fp64);  // the spectral method has no free surface
+    c.shots.resize(1);
+    c.scheme.method = method;
+    const Plan plan = make_plan(c);
+    auto g = make_gradient_propagator(c, plan, HistoryChoice{});
+    const std::vector<double> traces = g->forward(0, true);
+    std::vector<double> residual(traces.size());
+    for (std::size_t k = 0; k < traces.size(); ++k) residual[k] = 0.3 * traces[k] + 1e-3 * std::sin(double(k));
+    const std::size_t points = std::size_t(c.grid.points());
+    std::vector<double> gradient(points, 0.0), gradient_alone(points, 0.0), illumination(points, 0.0);
+    g->adjoint(residual, gradient, illumination);
+    g->forward(0, true);
+    g->adjoint(residual, gradient_alone, {});
+    CHECK(gradient == gradient_alone);
+    // The reference: u^n of the forward propagator (the same scheme, plan and model), n = 0 .. nt-1.
+    auto p = make_propagator(c, plan);
+    p->begin_shot(plan.sources[0], plan.wavelets[0]);
+    std::vector<double> expected(points, 0.0), u(points);
+    for (int n = 0; n < plan.nt; ++n) {
+      p->copy_field(std::span<double>(u));
+      for (std::size_t k = 0; k < points; ++k) expected[k] += u[k] * u[k];
+      p->advance(n, n + 1);
+    }
+    double err = 0, norm = 0;
+    for (std::size_t k = 0; k < points; ++k) err += std::pow(illumination[k] - expected[k], 2), norm += expected[k] * expected[k];
+    MESSAGE(name << ": illumination relative L2 difference " << std::sqrt(err / norm));
+    CHECK(norm > 0);
+    CHECK(std::sqrt(err / norm) <= 1e-12);  // fp64; the two propagators' steps agree to rounding
+  }
 }
