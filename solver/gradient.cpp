@@ -12,6 +12,10 @@
 #include "solver/model.hpp"
 #include "solver/plan.hpp"
 
+#if defined(SPECWAVE_HAVE_CUDA)
+#include "kernels/cuda/device.hpp"
+#endif
+
 namespace specwave {
 
 std::vector<double> parameter_from_velocity(Parameterisation p, std::span<const double> velocity) {
@@ -47,8 +51,36 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
     return choose_history(c.inversion.wavefield_storage, plan.nt, (pml ? 3 : 1) * field_bytes, (pml ? 6 : 2) * field_bytes,
                           budget);
   }
+  if (plan.backend == BackendKind::cuda) return cuda_history_for(c, plan, budget);
   const double state_bytes = 2 * field_bytes * 1.3;  // u, u_prev padded + CPML slabs, roughly
   return choose_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, budget);
+}
+
+HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budget) {
+  // What solver/fdtd_cuda_gradient.cpp keeps: a field is the interior in the run precision; a state u, u_prev
+  // (padded by the stencil radius R) and the CPML slabs (psi, zeta: W + 2R points along their axis per face).
+  const double value = c.run.precision == Precision::fp64 ? 8 : 4;
+  const int R = c.scheme.order / 2, W = c.boundary.pml_width;
+  const auto& n = c.grid.shape;
+  const double field_bytes = value * double(c.grid.points());
+  double state_values = 2.0 * (n[0] + 2.0 * R) * (n[1] + 2.0 * R) * (n[2] + 2.0 * R);
+  for (int a = 0; a < 3; ++a) {
+    const int faces = a == 0 && c.boundary.free_surface ? 1 : 2;
+    state_values += W > 0 ? 2.0 * faces * (W + 2.0 * R) * double(c.grid.points()) / n[a] : 0.0;
+  }
+  const double state_bytes = value * state_values;
+  double device_budget = 0;
+#if defined(SPECWAVE_HAVE_CUDA)
+  // run.device_memory_fraction of the memory free now, less what the propagator holds besides the history: the
+  // forward state, the Born perturbation's state, the adjoint's (mu, mu_next, w and about 1.5 states of adjoint
+  // CPML memory), three fields and the fp64 gradient and illumination, roughly 5 states + 4 fields + 16 B a point.
+  const auto status = cuda::query_devices();
+  if (status.usable && plan.device < int(status.devices.size())) {
+    const double own = 5 * state_bytes + 4 * field_bytes + 16.0 * double(c.grid.points());
+    device_budget = std::max(0.0, c.run.device_memory_fraction * double(status.devices[std::size_t(plan.device)].free_bytes) - own);
+  }
+#endif
+  return choose_device_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, device_budget, host_budget);
 }
 
 ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots,

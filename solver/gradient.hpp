@@ -24,7 +24,10 @@ void chain_rule(Parameterisation p, std::span<const double> velocity, double dt,
 
 // The wavefield history strategy of inversion.wavefield_storage within inversion.wavefield_memory_gib (default:
 // half of the available memory).
+// On the CUDA backend (FDTD): choose_device_history with the device's share (run.device_memory_fraction of its free
+// memory, less the propagator's own) and `host_budget` for pinned host memory.
 HistoryChoice history_for(const Case& c, const Plan& plan);
+HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budget);
 
 // Observed traces, one (n_receivers, nt) array per shot.
 using ObservedData = std::vector<std::vector<double>>;

@@ -45,7 +45,7 @@ double best_of(int rounds, F&& f) {
 int run(int argc, char** argv) {
   CLI::App app{"specwave-gradient-bench: one gradient over one forward run, per wavefield storage strategy"};
   int n = 64, steps = 300, rounds = 3, order = 8, threads = 0;
-  std::string precision = "fp32", output;
+  std::string precision = "fp32", output, backend = "cpu";
   app.add_option("--n", n, "Grid edge (n^3 points, CPML 10 inside)")->capture_default_str();
   app.add_option("--steps", steps, "Time steps")->capture_default_str();
   app.add_option("--rounds", rounds, "Rounds; the best counts")->capture_default_str();
@@ -53,6 +53,9 @@ int run(int argc, char** argv) {
   app.add_option("--precision", precision, "fp32 or fp64")->check(CLI::IsMember({"fp32", "fp64"}))->capture_default_str();
   app.add_option("--threads", threads, "OpenMP threads (0: all)")->capture_default_str();
   app.add_option("--output", output, "Also write the report to this file");
+  app.add_option("--backend", backend, "cpu or cuda (the FDTD gradient on the GPU; the history also in pinned host memory)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -78,6 +81,7 @@ int run(int argc, char** argv) {
   c.shots.push_back({{s}});
   for (int k = 0; k < 16; ++k) c.receivers.push_back({150.0, 5.0 * n, 120.0 + (10.0 * n - 240.0) * k / 15.0});
   c.run.precision = precision == "fp64" ? Precision::fp64 : Precision::fp32;
+  c.run.backend = backend == "cuda" ? BackendKind::cuda : BackendKind::cpu;
   c.time.dt = 1e-3;
   c.time.duration = 1e-3 * (steps - 1);
   c.output.directory = (std::filesystem::temp_directory_path() / "specwave-gradient-bench").string();
@@ -99,20 +103,29 @@ int run(int argc, char** argv) {
   };
   std::vector<Row> rows;
   const double field_bytes = double(c.grid.points()) * (precision == "fp64" ? 8 : 4);
-  for (const WavefieldStorage storage : {WavefieldStorage::memory, WavefieldStorage::checkpoints}) {
-    const HistoryChoice choice = choose_history(storage, plan.nt, field_bytes, 4 * field_bytes, 1e15);
+  std::vector<HistoryChoice> choices;
+  for (const WavefieldStorage storage : {WavefieldStorage::memory, WavefieldStorage::checkpoints})
+    choices.push_back(choose_history(storage, plan.nt, field_bytes, 4 * field_bytes, 1e15));
+  if (plan.backend == BackendKind::cuda)  // the same two strategies with the history in pinned host memory
+    for (std::size_t k = 0; k < 2; ++k) {
+      choices.push_back(choices[k]);
+      choices.back().tier = HistoryTier::pinned_host;
+    }
+  for (const HistoryChoice& choice : choices) {
+    const WavefieldStorage storage = choice.storage;
     auto g = make_gradient_propagator(c, plan, choice);
     g->set_velocity(velocity);
     const std::vector<double> traces = g->forward(0, false);
     std::vector<double> residual(traces.size());
     for (std::size_t i = 0; i < traces.size(); ++i) residual[i] = 1e-3 * traces[i];
     std::vector<double> gradient(std::size_t(c.grid.points()), 0.0);
-    Row row{to_string(storage)};
+    Row row{plan.backend == BackendKind::cuda ? fmt::format("{} ({})", to_string(storage), to_string(choice.tier))
+                                              : std::string(to_string(storage))};
     row.segment = choice.segment;
     row.t_plain = best_of(rounds, [&] { g->forward(0, false); });
     row.t_gradient = best_of(rounds, [&] {
       g->forward(0, true);
-      g->adjoint(residual, gradient);
+      g->adjoint(residual, gradient, {});
     });
     row.history_mib = double(g->history_bytes()) / (1 << 20);
     rows.push_back(row);
@@ -122,7 +135,7 @@ int run(int argc, char** argv) {
 
   char host[256] = "unknown";
   gethostname(host, sizeof host);
-  std::string report = "## One gradient over one forward run (FDTD, CPU)\n\n";
+  std::string report = fmt::format("## One gradient over one forward run (FDTD, {})\n\n", to_string(plan.backend));
   report += fmt::format("specwave {} (git {}), host {}, {} thread(s); {}^3 points, order {}, CPML 10, {}, {} steps, one "
                         "shot, 16 receivers; best of {} rounds. Forward: the production propagator "
                         "({}): {:.3f} s.\n\n",

@@ -43,7 +43,7 @@ DotTestResult born_dot_test(const Case& c, const Plan& plan, int shot, std::uint
   for (double t : traces) rms += t * t / double(traces.size());
   const std::vector<double> dd = uniform(traces.size(), seed + 1, std::sqrt(rms) > 0 ? std::sqrt(rms) : 1.0);
   std::vector<double> adjoint(vel2dt2.size(), 0.0);
-  propagator->adjoint(dd, adjoint);
+  propagator->adjoint(dd, adjoint, {});
   const std::vector<double> born = propagator->born(shot, dm);
   DotTestResult r;
   r.lhs = dot(born, dd);

@@ -5,11 +5,22 @@
 #include <stdexcept>
 
 #include "solver/errors.hpp"
+#include "solver/plan.hpp"
 
 namespace specwave {
 
 std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan, const HistoryChoice& history) {
-  if (c.scheme.method == Method::spectral) return make_spectral_cpu_gradient(c, plan, history);
+  if (c.scheme.method == Method::spectral) {
+    // "auto" that picked the GPU still runs the spectral gradient on the CPU; asking for CUDA is refused.
+    if (plan.backend == BackendKind::cuda && c.run.backend == BackendKind::cuda)
+      throw Error(ExitCode::invalid_case,
+                  "the spectral method's gradient (invert, check-gradient) runs on the CPU backend only for now; set "
+                  "run.backend = \"cpu\" (or \"auto\"), or use scheme.method = \"fdtd\" for the CUDA gradient");
+    return make_spectral_cpu_gradient(c, plan, history);
+  }
+#if defined(SPECWAVE_HAVE_CUDA)
+  if (plan.backend == BackendKind::cuda) return make_fdtd_cuda_gradient(c, plan, history);
+#endif
   return make_fdtd_cpu_gradient(c, plan, history);
 }
 

@@ -4,7 +4,7 @@
 // while dt, nt, the absorbing profiles and the acquisition stay those of the plan it was made from.
 // The model parameter of the discrete scheme is (v dt)^2 at every grid point; solver/gradient.cpp applies the
 // chain rule to the user's parameterisation. FDTD (solver/fdtd_cpu_gradient.cpp) and the spectral method
-// (solver/spectral_cpu_gradient.cpp, both absorbers) on the CPU; CUDA later, same interface.
+// (solver/spectral_cpu_gradient.cpp, both absorbers) on the CPU; FDTD on the GPU (solver/fdtd_cuda_gradient.cpp).
 #include <memory>
 #include <span>
 #include <string>
@@ -41,10 +41,14 @@ class GradientPropagator {
   virtual std::size_t history_bytes() const = 0;
 };
 
-// The case's method (FDTD, or spectral with its absorber) on the CPU in the case's precision.
+// The case's method (FDTD, or spectral with its absorber) on the plan's backend in the case's precision: FDTD on
+// the CPU or the GPU (history.tier says where the GPU keeps the history), spectral on the CPU (Error invalid_case
+// when run.backend asks for "cuda"; "auto" that picked the GPU runs it on the CPU).
 std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan, const HistoryChoice& history);
 std::unique_ptr<GradientPropagator> make_fdtd_cpu_gradient(const Case& c, const Plan& plan, const HistoryChoice& history);
 std::unique_ptr<GradientPropagator> make_spectral_cpu_gradient(const Case& c, const Plan& plan, const HistoryChoice& history);
+// Only in builds with the CUDA backend (SPECWAVE_HAVE_CUDA), on plan.device, one rank.
+std::unique_ptr<GradientPropagator> make_fdtd_cuda_gradient(const Case& c, const Plan& plan, const HistoryChoice& history);
 
 // set_velocity's check: `points` values, each positive, finite and at most v_limit = v_reference / CFL number (m/s),
 // where the frozen dt (s) is stable; Error(invalid_case) naming the first offending value otherwise.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 namespace specwave::optim {
@@ -26,22 +27,41 @@ bool LbfgsHistory::push(const Vector& s, const Vector& y, double epsilon) {
 // Nocedal & Wright algorithm 7.4:
 //   q = g; for i = k-1 .. k-m: a_i = rho_i s_i.q, q -= a_i y_i      (rho_i = 1 / y_i.s_i)
 //   r = H0 q;  for i = k-m .. k-1: b = rho_i y_i.r, r += s_i (a_i - b)
+// On the CPU operations every step is the Eigen expression of the former Eigen-only code (q -= a y is q + (-a) y,
+// bitwise the same), so the iterates do not change (tests/test_optimizer.cpp checks it).
+void lbfgs_two_loop(const VectorOps& ops, std::size_t n, const std::vector<const double*>& s,
+                    const std::vector<const double*>& y, const double* g, double* r,
+                    const std::function<void(double*)>& precondition) {
+  const int m = int(s.size());
+  std::vector<double> alpha(m), rho(m);
+  ops.copy(n, g, r);
+  for (int i = m - 1; i >= 0; --i) {
+    rho[i] = 1 / ops.dot(n, y[i], s[i]);
+    alpha[i] = rho[i] * ops.dot(n, s[i], r);
+    ops.axpy(n, -alpha[i], y[i], r);
+  }
+  if (precondition) precondition(r);
+  if (m > 0) ops.scal(n, ops.dot(n, s[m - 1], y[m - 1]) / ops.dot(n, y[m - 1], y[m - 1]), r);
+  for (int i = 0; i < m; ++i) {
+    const double beta = rho[i] * ops.dot(n, y[i], r);
+    ops.axpy(n, alpha[i] - beta, s[i], r);
+  }
+}
+
 Vector LbfgsHistory::apply_inverse_hessian(const Vector& g, const std::function<Vector(const Vector&)>& preconditioner) const {
-  Vector q = g;
-  const int n = size();
-  std::vector<double> alpha(n), rho(n);
-  for (int i = n - 1; i >= 0; --i) {
-    rho[i] = 1 / y_[i].dot(s_[i]);
-    alpha[i] = rho[i] * s_[i].dot(q);
-    q -= alpha[i] * y_[i];
-  }
-  if (preconditioner) q = preconditioner(q);
-  if (n > 0) q *= s_.back().dot(y_.back()) / y_.back().squaredNorm();
-  for (int i = 0; i < n; ++i) {
-    const double beta = rho[i] * y_[i].dot(q);
-    q += (alpha[i] - beta) * s_[i];
-  }
-  return q;
+  static const std::unique_ptr<VectorOps> ops = make_cpu_vector_ops();
+  const std::size_t n = std::size_t(g.size());
+  std::vector<const double*> s, y;
+  for (int i = 0; i < size(); ++i) s.push_back(s_[i].data()), y.push_back(y_[i].data());
+  Vector r(g.size());
+  std::function<void(double*)> precondition;
+  if (preconditioner)
+    precondition = [&](double* q) {
+      Eigen::Map<Vector> v(q, g.size());
+      v = preconditioner(Vector(v));
+    };
+  lbfgs_two_loop(*ops, n, s, y, g.data(), r.data(), precondition);
+  return r;
 }
 
 double polak_ribiere_plus(const Vector& g_new, const Vector& g_old) {

@@ -6,7 +6,9 @@
 #include <deque>
 #include <functional>
 #include <string>
+#include <vector>
 
+#include "kernels/vector_ops.hpp"
 #include "solver/line_search.hpp"
 
 namespace specwave::optim {
@@ -32,6 +34,13 @@ class LbfgsHistory {
   int memory_;
   std::deque<Vector> s_, y_;
 };
+
+// The two-loop recursion on n-vectors through `ops`, so that the same code runs on host vectors (Eigen) and on
+// device vectors (cuBLAS): r = H g for the pairs (s[i], y[i]), oldest first, with H0 = (s.y / y.y) P from the newest
+// pair (P alone without pairs); `precondition` applies P to q in place (empty: identity). r must not alias g.
+void lbfgs_two_loop(const VectorOps& ops, std::size_t n, const std::vector<const double*>& s,
+                    const std::vector<const double*>& y, const double* g, double* r,
+                    const std::function<void(double*)>& precondition = {});
 
 // Polak-Ribiere+: beta = max(0, g_new . (g_new - g_old) / g_old . g_old); preconditioned (z = P g):
 // beta = max(0, z_new . (g_new - g_old) / z_old . g_old).

@@ -266,11 +266,11 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     std::vector<double> scale(points);  // -(V / dt^2) = -(dt v^2) / dt, without b_a
     for (std::size_t i = 0; i < points; ++i) scale[i] = -double(dt_v2[i]) / dt;
     for (int n = nt - 1; n >= 0; --n) {
-      if (!illumination.empty()) {  // the pressure p^n = p_z + p_y + p_x
+      if (!illumination.empty()) {  // the pressure p^n = p_z + p_y + p_x, summed as the forward step sums it
         const T* f0 = f_now.data();
 #pragma omp parallel for schedule(static)
         for (std::size_t i = 0; i < points; ++i) {
-          const double p = double(f0[i]) + double(f0[points + i]) + double(f0[2 * points + i]);
+          const double p = double(f0[i] + f0[points + i] + f0[2 * points + i]);
           illumination[i] += p * p;
         }
       }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "solver/errors.hpp"
 
@@ -121,6 +123,32 @@ HistoryChoice choose_history(WavefieldStorage requested, int nt, double field_by
                             "of {}; raise inversion.wavefield_memory_gib or shorten time.duration",
                             gib(checkpoint_bytes(segment)), segment, gib(budget)));
   return {WavefieldStorage::checkpoints, segment, checkpoint_bytes(segment)};
+}
+
+const char* to_string(HistoryTier tier) { return tier == HistoryTier::device ? "device memory" : "pinned host memory"; }
+
+HistoryChoice choose_device_history(WavefieldStorage requested, int nt, double field_bytes, double state_bytes,
+                                    double device_budget, double host_budget) {
+  std::vector<WavefieldStorage> order = {requested};
+  if (requested == WavefieldStorage::auto_select) order = {WavefieldStorage::memory, WavefieldStorage::checkpoints};
+  for (const auto& [tier, budget] : {std::pair{HistoryTier::device, device_budget}, std::pair{HistoryTier::pinned_host, host_budget}})
+    for (const WavefieldStorage storage : order) {
+      try {
+        HistoryChoice choice = choose_history(storage, nt, field_bytes, state_bytes, budget);
+        choice.tier = tier;
+        return choice;
+      } catch (const Error& e) {
+        if (e.code() != ExitCode::resources) throw;
+      }
+    }
+  const double least = std::min(choose_history(WavefieldStorage::checkpoints, nt, field_bytes, state_bytes, 1e300).bytes,
+                                (nt + 1.0) * field_bytes);
+  throw Error(ExitCode::resources,
+              fmt::format("the forward wavefields need at least {} on the GPU, above both the device budget of {} "
+                          "(run.device_memory_fraction of the free GPU memory, less the propagator's own) and the pinned "
+                          "host budget of {}; raise run.device_memory_fraction or inversion.wavefield_memory_gib, use "
+                          "precision = \"fp32\", or shorten time.duration",
+                          gib(least), gib(device_budget), gib(host_budget)));
 }
 
 template <class T>

@@ -51,14 +51,27 @@ std::unique_ptr<WavefieldHistory<T>> make_all_steps_history();
 template <class T>
 std::unique_ptr<WavefieldHistory<T>> make_segment_checkpoint_history(int segment);
 
+// Where the CUDA backend keeps the history: in device memory, or in page-locked (pinned) host memory, copied
+// asynchronously, when the device's share cannot hold it. The CPU backends keep it in host memory and ignore this.
+enum class HistoryTier { device, pinned_host };
+const char* to_string(HistoryTier tier);
+
 // The strategy for a memory budget (bytes): every step when it fits, else the segment length whose
 // checkpoints and one segment of fields fit (Error(resources) when not even that fits).
 struct HistoryChoice {
   WavefieldStorage storage = WavefieldStorage::memory;  // never auto_select
   int segment = 0;                                      // checkpoints only
   double bytes = 0;                                     // estimated
+  HistoryTier tier = HistoryTier::device;               // CUDA backend only
 };
 HistoryChoice choose_history(WavefieldStorage requested, int nt, double field_bytes, double state_bytes, double budget_bytes);
+
+// The CUDA backend's choice, first in device memory (device_budget), then in pinned host memory (host_budget):
+// `auto` tries every step on the device, checkpoints on the device, every step in pinned memory, checkpoints in
+// pinned memory, in this order (the first that fits); `memory` or `checkpoints` that strategy on the device, else
+// in pinned memory. Error(resources) naming both budgets when nothing fits.
+HistoryChoice choose_device_history(WavefieldStorage requested, int nt, double field_bytes, double state_bytes,
+                                    double device_budget, double host_budget);
 
 template <class T>
 std::unique_ptr<WavefieldHistory<T>> make_history(const HistoryChoice& choice);

@@ -1,5 +1,5 @@
 // GPU tests (label gpu): the CUDA propagators (FDTD, spectral) against the CPU propagators and the Eigen
-// references on the same cases. Without a usable device the executable prints why and exits 77, which CTest
+// references on the same cases; the CUDA FDTD gradient against the CPU one; cuBLAS vector operations against Eigen. Without a usable device the executable prints why and exits 77, which CTest
 // reports as skipped.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
@@ -12,7 +12,11 @@
 
 #include "case_builders.hpp"
 #include "io/hdf5.hpp"
+#include "solver/errors.hpp"
 #include "solver/forward.hpp"
+#include "solver/gradient.hpp"
+#include "solver/gradient_check.hpp"
+#include "solver/optimizer.hpp"
 #include "solver/plan.hpp"
 #include "solver/validate.hpp"
 #include "solver/propagator.hpp"
@@ -23,6 +27,7 @@
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/spectral_cuda.hpp"
+#include "kernels/vector_ops.hpp"
 #endif
 
 using namespace specwave;
@@ -242,6 +247,217 @@ TEST_CASE("CUDA spectral agrees with the Eigen FFT reference in fp64 (both absor
     CHECK(field < 1e-12);
   }
 }
+
+
+// ---- The FDTD gradient on the GPU (solver/fdtd_cuda_gradient.cpp) ----------------------------------------------
+
+namespace {
+
+// The CPU gradient tests' case (tests/test_gradient.cpp): two shots, off-grid sources and receivers, CPML on every
+// face or a free surface on top, a Gaussian anomaly; data from a shifted anomaly, so the residual is not small.
+Case gradient_case(bool free_surface, Precision precision, int order, BackendKind backend) {
+  Case c = small_case(30, 10, 2000, order, 6, 25, 0.08);
+  c.grid.shape = {30, 28, 32};
+  c.model.kind = ModelSpec::Kind::gaussian;
+  c.model.anomaly = 300;
+  c.model.center = {150, 140, 160};
+  c.model.radius = 50;
+  c.boundary.free_surface = free_surface;
+  c.shots[0].sources[0].position = {free_surface ? 33.0 : 103.0, 131.0, 95.0};
+  SourceSpec s2 = c.shots[0].sources[0];
+  s2.position = {120.0, 150.0, 221.0};
+  c.shots.push_back({{s2}});
+  c.receivers = {{free_surface ? 12.5 : 91.0, 110.0, 205.0}, {180.0, 133.0, 140.0}, {104.0, 171.0, 102.5}};
+  c.run.precision = precision;
+  c.run.backend = backend;
+  c.inversion.present = true;
+  c.inversion.velocity_max = 2600;
+  ModelSpec truth = c.model;
+  truth.center = {120, 150, 150};
+  truth.anomaly = 200;
+  c.inversion.true_model = truth;
+  return c;
+}
+
+HistoryChoice history(WavefieldStorage storage, int segment, HistoryTier tier) { return {storage, segment, 0, tier}; }
+
+}  // namespace
+
+TEST_CASE("CUDA FDTD gradient agrees with the CPU gradient: fp64 <= 1e-12, fp32 <= 1e-5 (misfit, gradient, illumination)") {
+  // fp64: both backends run the same scheme; only rounding differs (FMA contraction, the order of a few sums), far
+  // below 1e-12 after nt steps, as for the forward propagators above. fp32: the same rounding differences at
+  // 6e-8 per operation, grown over nt ~ 400 steps of the forward and the adjoint pass: the forward test's 1e-5
+  // holds for traces and fields, and the gradient is a sum of products of such fields.
+  struct Config {
+    const char* name;
+    bool free_surface;
+    int order;
+  };
+  for (const Config& cfg : {Config{"CPML on all faces, order 8", false, 8}, Config{"free surface + CPML, order 4", true, 4}})
+    for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-12}, std::pair{Precision::fp32, 1e-5}}) {
+      const std::string config = std::string(cfg.name) + (precision == Precision::fp64 ? " fp64" : " fp32");
+      CAPTURE(config);
+      const Case cpu = gradient_case(cfg.free_surface, precision, cfg.order, BackendKind::cpu);
+      const Case gpu = gradient_case(cfg.free_surface, precision, cfg.order, BackendKind::cuda);
+      const Plan cpu_plan = make_plan(cpu), gpu_plan = make_plan(gpu);
+      REQUIRE(gpu_plan.backend == BackendKind::cuda);
+      auto a = make_gradient_propagator(cpu, cpu_plan, HistoryChoice{});
+      auto b = make_gradient_propagator(gpu, gpu_plan, HistoryChoice{});
+      REQUIRE(b->name().rfind("fdtd-cuda-", 0) == 0);
+      const ObservedData observed = observed_data(cpu, cpu_plan, *a);  // the same data for both
+      LeastSquaresMisfit misfit;
+      Objective oa(*a, misfit, observed, Parameterisation::velocity, cpu_plan.dt);
+      Objective ob(*b, misfit, observed, Parameterisation::velocity, gpu_plan.dt);
+      const std::vector<double> velocity(cpu_plan.model.velocity.begin(), cpu_plan.model.velocity.end());
+      const MisfitGradient ga = oa.evaluate(velocity, true), gb = ob.evaluate(velocity, true);
+      const double misfit_difference = std::abs(gb.misfit - ga.misfit) / ga.misfit;
+      const double gradient_difference = rel_l2(gb.gradient, ga.gradient);
+      // Illumination of shot 0: CPU and GPU.
+      const std::size_t points = std::size_t(cpu.grid.points());
+      std::vector<double> ia(points, 0.0), ib(points, 0.0), scratch(points, 0.0);
+      const std::vector<double> traces = a->forward(0, true);
+      b->forward(0, true);
+      std::vector<double> residual(traces.size());
+      for (std::size_t k = 0; k < traces.size(); ++k) residual[k] = traces[k] - observed[0][k];
+      a->adjoint(residual, scratch, ia);
+      std::fill(scratch.begin(), scratch.end(), 0.0);
+      b->adjoint(residual, scratch, ib);
+      const double illumination_difference = rel_l2(ib, ia);
+      MESSAGE(config << ": misfit " << misfit_difference << ", gradient " << gradient_difference << ", illumination "
+                     << illumination_difference);
+      CHECK(ga.misfit > 0);
+      CHECK(misfit_difference <= tolerance);
+      CHECK(gradient_difference <= tolerance);
+      CHECK(illumination_difference <= tolerance);
+    }
+}
+
+TEST_CASE("CUDA FDTD Born operator and its adjoint: dot-product test (fp64 <= 1e-10, fp32 <= 1e-4)") {
+  // The same bounds as the CPU dot-product test (tests/test_gradient.cpp): the adjoint is the exact transpose.
+  for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-10}, std::pair{Precision::fp32, 1e-4}})
+    for (bool free_surface : {false, true}) {
+      CAPTURE(free_surface);
+      CAPTURE(tolerance);
+      const Case c = gradient_case(free_surface, precision, 8, BackendKind::cuda);
+      const Plan plan = make_plan(c);
+      for (int shot = 0; shot < 2; ++shot) {
+        const DotTestResult r = born_dot_test(c, plan, shot, 1234 + shot);
+        MESSAGE("CUDA dot test, free surface " << free_surface << " shot " << shot << ": relative mismatch " << r.mismatch);
+        CHECK(r.lhs != 0);
+        CHECK(r.mismatch <= tolerance);
+      }
+    }
+}
+
+TEST_CASE("CUDA FDTD gradient: every history strategy and memory tier gives bitwise the same gradient") {
+  for (Precision precision : {Precision::fp64, Precision::fp32}) {
+    CAPTURE(to_string(precision));
+    const Case c = gradient_case(true, precision, 8, BackendKind::cuda);
+    const Plan plan = make_plan(c);
+    const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
+    LeastSquaresMisfit misfit;
+    std::vector<MisfitGradient> results;
+    std::vector<std::string> names;
+    for (const HistoryChoice& h :
+         {history(WavefieldStorage::memory, 0, HistoryTier::device), history(WavefieldStorage::checkpoints, 7, HistoryTier::device),
+          history(WavefieldStorage::checkpoints, 1, HistoryTier::device),
+          history(WavefieldStorage::checkpoints, plan.nt + 3, HistoryTier::device),
+          history(WavefieldStorage::memory, 0, HistoryTier::pinned_host),
+          history(WavefieldStorage::checkpoints, 7, HistoryTier::pinned_host)}) {
+      auto propagator = make_gradient_propagator(c, plan, h);
+      Objective objective(*propagator, misfit, observed_data(c, plan, *propagator), Parameterisation::velocity, plan.dt);
+      results.push_back(objective.evaluate(velocity, true));
+      names.push_back(propagator->history_name());
+    }
+    for (std::size_t k = 1; k < results.size(); ++k) {
+      CAPTURE(names[k]);
+      CHECK(results[k].misfit == results[0].misfit);
+      CHECK(results[k].gradient == results[0].gradient);
+    }
+    double norm = 0;
+    for (double g : results[0].gradient) norm += g * g;
+    CHECK(norm > 0);
+  }
+}
+
+TEST_CASE("the spectral gradient on run.backend = \"cuda\" is refused with the fix (invalid_case)") {
+  Case c = gradient_case(false, Precision::fp64, 8, BackendKind::cuda);
+  c.scheme.method = Method::spectral;
+  const Plan plan = make_plan(c);
+  try {
+    make_gradient_propagator(c, plan, HistoryChoice{});
+    FAIL("expected Error(invalid_case)");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::invalid_case);
+    CHECK(std::string(e.what()).find("run.backend = \"cpu\"") != std::string::npos);
+  }
+}
+
+#if defined(SPECWAVE_HAVE_CUDA)
+TEST_CASE("cuBLAS vector operations agree with the Eigen ones; the L-BFGS two-loop recursion on the device too") {
+  const std::size_t n = 100003;
+  std::vector<double> x(n), y(n), lower(n, -0.5), upper(n, 0.25);
+  for (std::size_t i = 0; i < n; ++i) x[i] = std::sin(0.37 * double(i) + 0.1), y[i] = std::cos(1.3 * double(i % 977) - 0.2);
+  const auto cpu = make_cpu_vector_ops();
+  cuda::Stream stream;
+  const auto gpu = make_cublas_vector_ops(stream.handle());
+  cuda::DeviceArray<double> dx(n), dy(n), dl(n), du(n);
+  cuda::synchronize();
+  auto up = [&](cuda::DeviceArray<double>& d, const std::vector<double>& h) {
+    cuda::copy_to_device(d.data(), h.data(), n * sizeof(double), stream.handle());
+  };
+  auto down = [&](const cuda::DeviceArray<double>& d) {
+    std::vector<double> h(n);
+    cuda::copy_to_host(h.data(), d.data(), n * sizeof(double), stream.handle());
+    return h;
+  };
+  up(dx, x), up(dy, y), up(dl, lower), up(du, upper);
+  // Reductions in different orders: within n ulps of the sum of |terms| (a loose bound; typically far below).
+  double abs_dot = 0;
+  for (std::size_t i = 0; i < n; ++i) abs_dot += std::abs(x[i] * y[i]);
+  CHECK(std::abs(gpu->dot(n, dx.data(), dy.data()) - cpu->dot(n, x.data(), y.data())) <= 1e-13 * abs_dot);
+  const double norm = cpu->nrm2(n, x.data());
+  CHECK(std::abs(gpu->nrm2(n, dx.data()) - norm) <= 1e-13 * norm);
+  // Element-wise: axpy within 2 ulp (FMA or not), scal, copy and project exact.
+  std::vector<double> hy = y;
+  cpu->axpy(n, -0.75, x.data(), hy.data());
+  gpu->axpy(n, -0.75, dx.data(), dy.data());
+  std::vector<double> got = down(dy);
+  double worst = 0;
+  for (std::size_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(got[i] - hy[i]) / (std::abs(y[i]) + 0.75 * std::abs(x[i])));
+  CHECK(worst <= 4.5e-16);
+  up(dy, hy);
+  cpu->scal(n, 2.5, hy.data());
+  gpu->scal(n, 2.5, dy.data());
+  CHECK(down(dy) == hy);
+  gpu->copy(n, dy.data(), dx.data());
+  CHECK(down(dx) == hy);
+  cpu->project(n, hy.data(), lower.data(), upper.data());
+  gpu->project(n, dx.data(), dl.data(), du.data());
+  CHECK(down(dx) == hy);
+  // Two-loop recursion with 4 pairs: host vectors through Eigen, device vectors through cuBLAS, same result to
+  // rounding (1e-12 relative: a dozen reductions, each within 1e-13).
+  const int m = 4;
+  std::vector<std::vector<double>> s(m, std::vector<double>(n)), yy(m, std::vector<double>(n));
+  std::vector<cuda::DeviceArray<double>> ds, dyy;
+  for (int k = 0; k < m; ++k) {
+    for (std::size_t i = 0; i < n; ++i) {
+      s[k][i] = std::sin(0.11 * double(i) * (k + 1) + k);
+      yy[k][i] = (1.5 + std::cos(0.01 * double(i))) * s[k][i] + 0.01 * std::sin(double(i) + k);
+    }
+    ds.emplace_back(n), dyy.emplace_back(n);
+    up(ds.back(), s[k]), up(dyy.back(), yy[k]);
+  }
+  std::vector<const double*> hs, hyy, gs, gyy;
+  for (int k = 0; k < m; ++k) hs.push_back(s[k].data()), hyy.push_back(yy[k].data()), gs.push_back(ds[k].data()), gyy.push_back(dyy[k].data());
+  std::vector<double> r(n);
+  optim::lbfgs_two_loop(*cpu, n, hs, hyy, x.data(), r.data());
+  up(dx, x);
+  cuda::DeviceArray<double> dr(n);
+  optim::lbfgs_two_loop(*gpu, n, gs, gyy, dx.data(), dr.data());
+  CHECK(rel_l2(down(dr), r) <= 1e-12);
+}
+#endif
 
 int main(int argc, char** argv) {
   io::h5::silence_library_errors();

@@ -11,6 +11,7 @@
 #include "solver/gradient_check.hpp"
 #include "solver/errors.hpp"
 #include "solver/plan.hpp"
+#include "solver/propagator.hpp"
 
 using namespace specwave;
 
@@ -234,4 +235,30 @@ TEST_CASE("the gradient propagator refuses a model beyond the frozen dt's stabil
   velocity[17] = -1;
   CHECK_THROWS_AS(propagator->set_velocity(velocity), Error);
   CHECK(plan.v_reference == 2600);  // inversion.velocity_max above the model's 2300 m/s sets dt and the CPML
+}
+
+TEST_CASE("choose_device_history: device memory first, then pinned host memory; every step before checkpoints") {
+  const double field = 1e6, state = 2.6e6;
+  const int nt = 1000;
+  const HistoryChoice a = choose_device_history(WavefieldStorage::auto_select, nt, field, state, 2e9, 4e9);
+  CHECK(a.storage == WavefieldStorage::memory);
+  CHECK(a.tier == HistoryTier::device);
+  const HistoryChoice b = choose_device_history(WavefieldStorage::auto_select, nt, field, state, 2e8, 4e9);
+  CHECK(b.storage == WavefieldStorage::checkpoints);
+  CHECK(b.tier == HistoryTier::device);
+  CHECK(b.segment == 51);
+  const HistoryChoice c = choose_device_history(WavefieldStorage::auto_select, nt, field, state, 1e7, 4e9);
+  CHECK(c.storage == WavefieldStorage::memory);
+  CHECK(c.tier == HistoryTier::pinned_host);
+  const HistoryChoice d = choose_device_history(WavefieldStorage::auto_select, nt, field, state, 1e7, 2e8);
+  CHECK(d.storage == WavefieldStorage::checkpoints);
+  CHECK(d.tier == HistoryTier::pinned_host);
+  const HistoryChoice e = choose_device_history(WavefieldStorage::memory, nt, field, state, 2e8, 4e9);
+  CHECK(e.storage == WavefieldStorage::memory);
+  CHECK(e.tier == HistoryTier::pinned_host);
+  const HistoryChoice f = choose_device_history(WavefieldStorage::checkpoints, nt, field, state, 2e9, 4e9);
+  CHECK(f.storage == WavefieldStorage::checkpoints);
+  CHECK(f.tier == HistoryTier::device);
+  CHECK_THROWS_AS(choose_device_history(WavefieldStorage::auto_select, nt, field, state, 1e7, 1e7), Error);
+  CHECK_THROWS_AS(choose_device_history(WavefieldStorage::memory, nt, field, state, 2e8, 2e8), Error);
 }

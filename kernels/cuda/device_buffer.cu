@@ -62,6 +62,10 @@ void copy_to_host_async(void* host, const void* device, std::size_t bytes, cudaS
   if (bytes) SPECWAVE_CUDA_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream));
 }
 
+void copy_async(void* destination, const void* source, std::size_t bytes, cudaStream_t stream) {
+  if (bytes) SPECWAVE_CUDA_CHECK(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault, stream));
+}
+
 Event::Event() { SPECWAVE_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
 
 Event::~Event() {

@@ -73,6 +73,8 @@ class PinnedArray {
 // Asynchronous copies queued in `stream`; the host buffer must be pinned for them to overlap other work.
 void copy_to_device_async(void* device, const void* host, std::size_t bytes, cudaStream_t stream);
 void copy_to_host_async(void* host, const void* device, std::size_t bytes, cudaStream_t stream);
+// Either way (device or pinned host memory at each end, told apart by unified addressing): cudaMemcpyDefault.
+void copy_async(void* destination, const void* source, std::size_t bytes, cudaStream_t stream);
 
 // A CUDA event without timing: record() in one stream, wait() makes another stream (or synchronize() the host)
 // wait for the work queued before it.

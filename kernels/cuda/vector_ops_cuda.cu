@@ -1,0 +1,88 @@
+// The optimiser's vector operations on the device: cuBLAS level 1 and one projection kernel
+// (kernels/vector_ops.hpp). Every cuBLAS call, runtime call and launch is checked (kernels/cuda/check.cuh).
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/cuda/check.cuh"
+#include "kernels/vector_ops.hpp"
+
+namespace specwave {
+namespace {
+
+// x = min(max(x, lower), upper), one component per thread (grid-stride: any n).
+__global__ void project_kernel(std::size_t n, double* x, const double* lower, const double* upper) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    x[i] = fmin(fmax(x[i], lower[i]), upper[i]);
+}
+
+// cuBLAS takes int lengths: longer vectors are processed in chunks (dot and nrm2 combine the chunks' results).
+constexpr std::size_t chunk = std::size_t(1) << 30;
+
+class CublasVectorOps final : public VectorOps {
+ public:
+  explicit CublasVectorOps(cudaStream_t stream) : stream_(stream) {
+    SPECWAVE_CUBLAS_CHECK(cublasCreate(&handle_));
+    SPECWAVE_CUBLAS_CHECK(cublasSetStream(handle_, stream_));
+    SPECWAVE_CUBLAS_CHECK(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_HOST));
+  }
+  ~CublasVectorOps() override {
+    if (handle_) cublasDestroy(handle_);  // no throw from a destructor
+  }
+  CublasVectorOps(const CublasVectorOps&) = delete;
+  CublasVectorOps& operator=(const CublasVectorOps&) = delete;
+
+  std::string name() const override { return "cublas"; }
+  double dot(std::size_t n, const double* x, const double* y) const override {
+    double sum = 0;
+    for (std::size_t k = 0; k < n; k += chunk) {
+      double part = 0;
+      SPECWAVE_CUBLAS_CHECK(cublasDdot(handle_, length(n, k), x + k, 1, y + k, 1, &part));
+      sum += part;
+    }
+    return sum;
+  }
+  double nrm2(std::size_t n, const double* x) const override {
+    if (n <= chunk) {
+      double r = 0;
+      SPECWAVE_CUBLAS_CHECK(cublasDnrm2(handle_, int(n), x, 1, &r));
+      return r;
+    }
+    double sum = 0;
+    for (std::size_t k = 0; k < n; k += chunk) {
+      double part = 0;
+      SPECWAVE_CUBLAS_CHECK(cublasDnrm2(handle_, length(n, k), x + k, 1, &part));
+      sum += part * part;
+    }
+    return std::sqrt(sum);
+  }
+  void axpy(std::size_t n, double a, const double* x, double* y) const override {
+    for (std::size_t k = 0; k < n; k += chunk) SPECWAVE_CUBLAS_CHECK(cublasDaxpy(handle_, length(n, k), &a, x + k, 1, y + k, 1));
+  }
+  void scal(std::size_t n, double a, double* x) const override {
+    for (std::size_t k = 0; k < n; k += chunk) SPECWAVE_CUBLAS_CHECK(cublasDscal(handle_, length(n, k), &a, x + k, 1));
+  }
+  void copy(std::size_t n, const double* x, double* y) const override {
+    for (std::size_t k = 0; k < n; k += chunk) SPECWAVE_CUBLAS_CHECK(cublasDcopy(handle_, length(n, k), x + k, 1, y + k, 1));
+  }
+  void project(std::size_t n, double* x, const double* lower, const double* upper) const override {
+    if (n == 0) return;
+    const std::size_t blocks = std::min<std::size_t>((n + 255) / 256, 65535);
+    project_kernel<<<unsigned(blocks), 256, 0, stream_>>>(n, x, lower, upper);
+    SPECWAVE_CUDA_CHECK_LAUNCH();
+  }
+
+ private:
+  static int length(std::size_t n, std::size_t k) { return int(std::min(chunk, n - k)); }
+  cudaStream_t stream_;
+  cublasHandle_t handle_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<VectorOps> make_cublas_vector_ops(void* stream) {
+  return std::make_unique<CublasVectorOps>(static_cast<cudaStream_t>(stream));
+}
+
+}  // namespace specwave
