@@ -25,12 +25,11 @@ double dot(std::span<const double> a, std::span<const double> b) {
   return s;
 }
 
-HistoryChoice all_steps() { return {WavefieldStorage::memory, 0, 0}; }
 
 }  // namespace
 
 DotTestResult born_dot_test(const Case& c, const Plan& plan, int shot, std::uint64_t seed) {
-  auto propagator = make_gradient_propagator(c, plan, all_steps());
+  auto propagator = make_gradient_propagator(c, plan, all_steps_choice(plan.nt, 0));
   const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
   propagator->set_velocity(velocity);
   const std::vector<double> vel2dt2 = propagator->vel2dt2();
