@@ -334,6 +334,28 @@ TEST_CASE("disk history: the fields back in reverse from a named scratch file, r
     CHECK(history->bytes() == 2 * sizeof(double));
   }
   CHECK(std::filesystem::is_empty(folder));
+  // Fields too large for the file system: refused before anything is written, naming the folder and its space.
+  struct HugeFields final : ForwardStepper<double> {
+    std::size_t state_values() const override { return 1; }
+    void save_state(std::span<double>) const override {}
+    void restore_state(std::span<const double>) override {}
+    void step(int) override {}
+    std::size_t field_values() const override { return std::size_t(1) << 50; }  // 8 PiB a field
+    void copy_field(std::span<double>) const override {}
+  } huge;
+  {
+    auto history = make_disk_history<double>(folder);
+    try {
+      history->run_forward(huge, 10);
+      FAIL("no error");
+    } catch (const Error& e) {
+      CHECK(e.code() == ExitCode::resources);
+      const std::string msg = e.what();
+      CHECK(msg.find(folder) != std::string::npos);
+      CHECK(msg.find("are free") != std::string::npos);
+    }
+  }
+  CHECK(std::filesystem::is_empty(folder));
 }
 
 TEST_CASE("choose_history: memory when it fits, else binomial checkpointing with the snapshots that fit, else the disk") {
