@@ -48,6 +48,9 @@ const char* to_string(WavefieldStorage s) {
     case WavefieldStorage::auto_select: return "auto";
     case WavefieldStorage::memory: return "memory";
     case WavefieldStorage::checkpoints: return "checkpoints";
+    case WavefieldStorage::binomial: return "binomial";
+    case WavefieldStorage::disk: return "disk";
+    case WavefieldStorage::boundary: return "boundary";
   }
   return "?";
 }
@@ -628,7 +631,7 @@ void read_inversion(const Tab& r, Case& c) {
   auto& inv = c.inversion;
   inv.present = true;
   t->allow({"true_model", "observed", "observed_dataset", "parameterisation", "misfit", "velocity_min", "velocity_max",
-            "wavefield_storage", "wavefield_memory_gib", "iterations", "optimizer", "lbfgs_memory",
+            "wavefield_storage", "wavefield_memory_gib", "scratch_directory", "iterations", "optimizer", "lbfgs_memory",
             "initial_step_fraction", "smoothing_m", "source_mask_m", "illumination_compensation",
             "illumination_epsilon", "bands_hz"});
   if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ...")) inv.true_model = read_model_spec(*m);
@@ -657,11 +660,17 @@ void read_inversion(const Tab& r, Case& c) {
            fmt::format("must be above velocity_min ({})", inv.velocity_min.value_or(0)), "swap or correct the bounds");
   inv.wavefield_storage = t->choice<WavefieldStorage>(
       "wavefield_storage",
-      {{"auto", WavefieldStorage::auto_select}, {"memory", WavefieldStorage::memory}, {"checkpoints", WavefieldStorage::checkpoints}},
+      {{"auto", WavefieldStorage::auto_select},
+       {"memory", WavefieldStorage::memory},
+       {"checkpoints", WavefieldStorage::checkpoints},
+       {"binomial", WavefieldStorage::binomial},
+       {"disk", WavefieldStorage::disk},
+       {"boundary", WavefieldStorage::boundary}},
       WavefieldStorage::auto_select, "wavefield_storage = \"auto\"");
   inv.wavefield_memory_gib = t->onum("wavefield_memory_gib", "wavefield_memory_gib = 8.0");
   t->check(!inv.wavefield_memory_gib || *inv.wavefield_memory_gib > 0, "wavefield_memory_gib", "must be > 0",
            "give the memory for the forward wavefields in GiB, or leave it out for half of the available memory");
+  if (t->find("scratch_directory")) inv.scratch_directory = t->rpath("scratch_directory", "scratch_directory = \"/scratch/me\"");
   inv.iterations = int(t->integer("iterations", "iterations = 20", inv.iterations));
   t->check(inv.iterations >= 1 && inv.iterations <= 100000, "iterations", "must be in [1, 100000]",
            "give the number of optimiser iterations, e.g. 20");

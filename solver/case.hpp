@@ -120,8 +120,9 @@ struct OutputSpec {
 
 // The model parameter an inversion updates and its gradient is taken with respect to (docs/numerics.md).
 enum class Parameterisation { velocity, slowness2 };
-// Where the adjoint pass gets the forward wavefields (solver/wavefield_history.hpp).
-enum class WavefieldStorage { auto_select, memory, checkpoints };
+// Where the adjoint pass gets the forward wavefields (solver/wavefield_history.hpp). boundary (FDTD boundary
+// saving) is reserved: parsed, not yet available.
+enum class WavefieldStorage { auto_select, memory, checkpoints, binomial, disk, boundary };
 
 // [inversion]: the data to fit and how the gradient is computed. The case's [model] is the starting model.
 struct InversionSpec {
@@ -136,6 +137,7 @@ struct InversionSpec {
   std::optional<double> velocity_min, velocity_max;
   WavefieldStorage wavefield_storage = WavefieldStorage::auto_select;
   std::optional<double> wavefield_memory_gib;  // budget for the forward wavefields; default half of MemAvailable
+  std::string scratch_directory;        // wavefield_storage = "disk": its folder ("" : unset, the output directory)
   // `specwave invert` (solver/inversion.hpp): a fixed number of iterations of one optimiser.
   int iterations = 10;
   std::string optimizer = "lbfgs";              // "lbfgs", "nlcg" or "steepest"

@@ -72,6 +72,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   std::string name() const override { return std::string("fdtd-cpu-") + (sizeof(T) == 4 ? "fp32" : "fp64"); }
   std::string history_name() const override { return history_->name(); }
   std::size_t history_bytes() const override { return history_->bytes(); }
+  long long history_forward_steps() const override { return history_->forward_steps(); }
 
   void set_velocity(std::span<const double> velocity) override {
     const FieldLayout& L = setup_.layout;

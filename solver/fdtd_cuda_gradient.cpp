@@ -202,6 +202,8 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
   std::string name() const override { return std::string("fdtd-cuda-") + (sizeof(T) == 4 ? "fp32" : "fp64"); }
   std::string history_name() const override { return history_->name(); }
   std::size_t history_bytes() const override { return history_->bytes(); }
+  // The forward steps of the last shot's forward pass with history and its adjoint pass (recomputed segments).
+  long long history_forward_steps() const override { return history_steps_; }
 
   void set_velocity(std::span<const double> velocity) override {
     const FieldLayout& L = setup_.layout;
@@ -225,6 +227,8 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
 
   std::vector<double> forward(int shot, bool keep_history) override {
     begin_shot(shot);
+    counting_ = keep_history;
+    history_steps_ = 0;
     if (keep_history) {
       history_->run_forward(*this, setup_.nt);
       history_shot_ = shot;
@@ -371,6 +375,7 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     }
   }
   void step(int n) override {
+    if (counting_) ++history_steps_;
     const cudaStream_t st = stream_.handle();
     const int n_receivers = int(setup_.receivers.offsets.size()) - 1;
     cuda::record_receivers(state_.u.data(), receiver_index_.data(), receiver_factor_.data(), receiver_offsets_.data(),
@@ -398,6 +403,8 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
   DeviceForwardState<T> state_;
   std::unique_ptr<DeviceWavefieldHistory<T>> history_;
   HistoryTier history_tier_;
+  bool counting_ = false;
+  long long history_steps_ = 0;
   cuda::DeviceArray<index_t> receiver_index_;
   cuda::DeviceArray<T> receiver_factor_;
   cuda::DeviceArray<std::int32_t> receiver_offsets_;

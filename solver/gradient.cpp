@@ -41,19 +41,29 @@ void chain_rule(Parameterisation p, std::span<const double> velocity, double dt,
 }
 
 HistoryChoice history_for(const Case& c, const Plan& plan) {
-  const double field_bytes = 8.0 * double(c.grid.points());
-  const double budget = c.inversion.wavefield_memory_gib ? *c.inversion.wavefield_memory_gib * double(1ull << 30)
-                                                         : 0.5 * double(plan.memory_available ? plan.memory_available : 1ull << 32);
+  const double field_bytes = (c.run.precision == Precision::fp64 ? 8.0 : 4.0) * double(c.grid.points());
+  HistoryRequest q;
+  q.nt = plan.nt;
+  q.budget_bytes = c.inversion.wavefield_memory_gib ? *c.inversion.wavefield_memory_gib * double(1ull << 30)
+                                                    : 0.5 * double(plan.memory_available ? plan.memory_available : 1ull << 32);
   if (c.scheme.method == Method::spectral) {
     // What the spectral gradient propagator keeps (solver/spectral_cpu_gradient.cpp): damping layer, the field u
     // and the state (u, u_prev); split-field PML, the field (p_z, p_y, p_x) and the state (p_a, w_a).
     const bool pml = c.boundary.spectral_absorber == SpectralAbsorber::pml;
-    return choose_history(c.inversion.wavefield_storage, plan.nt, (pml ? 3 : 1) * field_bytes, (pml ? 6 : 2) * field_bytes,
-                          budget);
+    q.field_bytes = (pml ? 3 : 1) * field_bytes;
+    q.state_bytes = (pml ? 6 : 2) * field_bytes;
+  } else {
+    q.field_bytes = field_bytes;
+    q.state_bytes = 2 * field_bytes * 1.3;  // u, u_prev padded + CPML slabs, roughly
   }
-  if (plan.backend == BackendKind::cuda) return cuda_history_for(c, plan, budget);
-  const double state_bytes = 2 * field_bytes * 1.3;  // u, u_prev padded + CPML slabs, roughly
-  return choose_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, budget);
+  // The CUDA FDTD gradient keeps its history on the device or in pinned host memory (solver/device_history.hpp).
+  if (c.scheme.method == Method::fdtd && plan.backend == BackendKind::cuda) return cuda_history_for(c, plan, q.budget_bytes);
+  // The disk: inversion.scratch_directory, else the output directory.
+  q.scratch_directory_set = !c.inversion.scratch_directory.empty();
+  q.scratch_directory = q.scratch_directory_set ? c.inversion.scratch_directory : c.output.directory;
+  if (q.scratch_directory_set || c.inversion.wavefield_storage == WavefieldStorage::disk)
+    q.disk_free_bytes = free_disk_bytes(q.scratch_directory);
+  return choose_history(c.inversion.wavefield_storage, q);
 }
 
 HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budget) {

@@ -23,7 +23,8 @@ std::vector<double> velocity_from_parameter(Parameterisation p, std::span<const 
 void chain_rule(Parameterisation p, std::span<const double> velocity, double dt, std::span<double> gradient);
 
 // The wavefield history strategy of inversion.wavefield_storage within inversion.wavefield_memory_gib (default:
-// half of the available memory).
+// half of the available memory), fields of the case's precision; the disk in inversion.scratch_directory (default:
+// the output directory), whose free space is checked when it may be used.
 // On the CUDA backend (FDTD): choose_device_history with the device's share (run.device_memory_fraction of its free
 // memory, less the propagator's own) and `host_budget` for pinned host memory.
 HistoryChoice history_for(const Case& c, const Plan& plan);

@@ -25,12 +25,11 @@ double dot(std::span<const double> a, std::span<const double> b) {
   return s;
 }
 
-HistoryChoice all_steps() { return {WavefieldStorage::memory, 0, 0}; }
 
 }  // namespace
 
 DotTestResult born_dot_test(const Case& c, const Plan& plan, int shot, std::uint64_t seed) {
-  auto propagator = make_gradient_propagator(c, plan, all_steps());
+  auto propagator = make_gradient_propagator(c, plan, all_steps_choice(plan.nt, 0));
   const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
   propagator->set_velocity(velocity);
   const std::vector<double> vel2dt2 = propagator->vel2dt2();
@@ -155,15 +154,15 @@ GradientCheckReport check_gradient(const Case& case_in) {
                             "[{}, {}] m/s; widen the bounds or change the starting model",
                             c.source_path.empty() ? c.name : c.source_path, plan.model.v_min, plan.model.v_max,
                             inv.velocity_min.value_or(0), inv.velocity_max ? fmt::format("{}", *inv.velocity_max) : "none"));
-  report.plan_text = describe_plan(c, plan);
+  // The history of the Taylor test: the strategy the case asks for (or the one its budget allows).
+  const HistoryChoice history = history_for(c, plan);
+  report.plan_text = describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history));
   report.parameterisation = c.inversion.parameterisation;
   for (Precision p : {Precision::fp64, Precision::fp32}) {
     Case cp = c;
     cp.run.precision = p;
     report.dot.emplace_back(to_string(p), born_dot_test(cp, plan, 0, 20240601));
   }
-  // The Taylor test with the history strategy the case asks for (or the one its budget allows).
-  const HistoryChoice history = history_for(c, plan);
   auto propagator = make_gradient_propagator(c, plan, history);
   const ObservedData observed = observed_data(c, plan, *propagator);
   const auto misfit = make_misfit(c.inversion.misfit);

@@ -39,6 +39,8 @@ class GradientPropagator {
                        std::span<double> illumination = {}) = 0;
   virtual std::string history_name() const = 0;
   virtual std::size_t history_bytes() const = 0;
+  // Forward steps the history took for the last forward(shot, true) and adjoint(): nt x its recompute factor.
+  virtual long long history_forward_steps() const = 0;
 };
 
 // The case's method (FDTD, or spectral with its absorber) on the plan's backend in the case's precision: FDTD on

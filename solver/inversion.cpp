@@ -92,9 +92,10 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                 fmt::format("{}: the starting model ([model]) spans [{:.6g}, {:.6g}] m/s, outside inversion.velocity_min/max "
                             "= [{}, {}] m/s; widen the bounds or change the starting model",
                             where(c), plan.model.v_min, plan.model.v_max, *inv.velocity_min, *inv.velocity_max));
-  if (!quiet) std::fputs(describe_plan(c, plan).c_str(), stdout);
+  const HistoryChoice history = history_for(c, plan);
+  if (!quiet) std::fputs((describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history))).c_str(), stdout);
 
-  auto propagator = make_gradient_propagator(c, plan, history_for(c, plan));
+  auto propagator = make_gradient_propagator(c, plan, history);
   const ObservedData observed = observed_data(c, plan, *propagator, shots);
   const auto misfit = make_misfit(inv.misfit);
   Objective objective(*propagator, *misfit, observed, inv.parameterisation, plan.dt, shots);

@@ -243,7 +243,17 @@ int run(int argc, char** argv) {
     const Case c = load_case(check_case, check_o);
     const Plan plan = make_plan(c, placement(world));
     if (!root) return 0;
-    print(describe_plan(c, plan));
+    std::string text = describe_plan(c, plan);
+    // An inversion case: how `invert` would keep the forward wavefields (its own refusal, if any, as a note:
+    // the case can still run forward).
+    if (c.inversion.present) {
+      try {
+        text += fmt::format("wavefields  {}\n", describe(history_for(c, plan)));
+      } catch (const Error& e) {
+        text += fmt::format("note        invert and check-gradient would stop: {}\n", e.what());
+      }
+    }
+    print(text);
     print("check: OK, the case can run\n");
     return 0;
   }

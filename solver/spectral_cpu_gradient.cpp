@@ -25,6 +25,7 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
  public:
   std::string history_name() const override { return history_->name(); }
   std::size_t history_bytes() const override { return history_->bytes(); }
+  long long history_forward_steps() const override { return history_->forward_steps(); }
 
   void set_velocity(std::span<const double> velocity) override {
     check_model_velocity(velocity, setup_.points(), v_limit_, setup_.dt);

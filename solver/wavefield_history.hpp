@@ -39,8 +39,21 @@ class WavefieldHistory {
   virtual void run_forward(ForwardStepper<T>& stepper, int nt) = 0;
   // u^n into out, for n = nt, nt-1, ..., 0 in this order (each once) after run_forward. May step the stepper.
   virtual void field(ForwardStepper<T>& stepper, int n, std::span<T> out) = 0;
-  // Bytes held.
+  // Bytes held in memory.
   virtual std::size_t bytes() const = 0;
+  // Forward steps taken since the last run_forward began, the forward pass included: nt after run_forward,
+  // nt x the recompute factor once every field has been handed out.
+  long long forward_steps() const { return forward_steps_; }
+
+ protected:
+  void begin_count() { forward_steps_ = 0; }
+  void step(ForwardStepper<T>& s, int n) {
+    s.step(n);
+    ++forward_steps_;
+  }
+
+ private:
+  long long forward_steps_ = 0;
 };
 
 // Every u^n in memory: nt + 1 fields.
@@ -50,21 +63,64 @@ std::unique_ptr<WavefieldHistory<T>> make_all_steps_history();
 // recomputed from its checkpoint: about nt / segment states + segment + 1 fields, one extra forward pass.
 template <class T>
 std::unique_ptr<WavefieldHistory<T>> make_segment_checkpoint_history(int segment);
+// Griewank's binomial checkpointing (revolve): `snapshots` states (the one at n = 0 among them) and one field,
+// the fewest forward steps any schedule with that many states can take (binomial_forward_steps).
+template <class T>
+std::unique_ptr<WavefieldHistory<T>> make_binomial_history(int snapshots);
+// Every u^n written to a scratch file in `directory` ("" : $TMPDIR) during the forward pass and read back in
+// reverse; one field in memory. The file is named specwave-wavefields-<host>-<pid>-<counter>.bin and removed
+// with the history. Error(resources) naming the folder and its free space when it cannot hold nt + 1 fields.
+template <class T>
+std::unique_ptr<WavefieldHistory<T>> make_disk_history(std::string directory);
 
 // Where the CUDA backend keeps the history: in device memory, or in page-locked (pinned) host memory, copied
 // asynchronously, when the device's share cannot hold it. The CPU backends keep it in host memory and ignore this.
 enum class HistoryTier { device, pinned_host };
 const char* to_string(HistoryTier tier);
 
-// The strategy for a memory budget (bytes): every step when it fits, else the segment length whose
-// checkpoints and one segment of fields fit (Error(resources) when not even that fits).
+// The fewest forward steps that hand out u^nt .. u^0 in reverse with `snapshots` >= 1 saved states, the state
+// at n = 0 being one of them (Griewank 1992; docs/numerics.md): with l = nt + 1 and r the smallest integer with
+// C(s + r, s) >= l, it is r l - C(s + r, r - 1). nt when snapshots >= nt, nt (nt + 1) / 2 with one snapshot.
+long long binomial_forward_steps(int nt, int snapshots);
+// Where the optimal schedule on u^0 .. u^l with s snapshots (u^0's among them, s >= 2) takes its next
+// checkpoint: the m in [1, l] that minimises m + cost(l - m, s - 1) + cost(m - 1, s), cost = binomial_forward_steps.
+int binomial_split(int l, int snapshots);
+
+// A strategy with its size: what choose_history picks and make_history builds, and what the run reports.
 struct HistoryChoice {
   WavefieldStorage storage = WavefieldStorage::memory;  // never auto_select
-  int segment = 0;                                      // checkpoints only
-  double bytes = 0;                                     // estimated
+  int segment = 0;                                      // checkpoints: steps between checkpoints
+  int snapshots = 0;                                    // checkpoints, binomial: saved states
+  double memory_bytes = 0;                              // estimated
+  double disk_bytes = 0;                                // disk: the scratch file
+  double recompute_factor = 1;                          // forward steps per gradient / nt, the forward pass included
+  int nt = 0;
+  std::string scratch_directory;                        // disk: where the scratch file goes ("" : $TMPDIR)
   HistoryTier tier = HistoryTier::device;               // CUDA backend only
 };
-HistoryChoice choose_history(WavefieldStorage requested, int nt, double field_bytes, double state_bytes, double budget_bytes);
+// The one-line report of a choice, e.g. "binomial checkpointing: 12 snapshots, 1.4 GiB, recompute factor 2.31 (nt 800)".
+std::string describe(const HistoryChoice& choice);
+
+// Each strategy's choice and size for nt steps of fields and states of these sizes (bytes).
+HistoryChoice all_steps_choice(int nt, double field_bytes);
+HistoryChoice segment_checkpoint_choice(int nt, int segment, double field_bytes, double state_bytes);
+HistoryChoice binomial_choice(int nt, int snapshots, double field_bytes, double state_bytes);
+HistoryChoice disk_choice(int nt, double field_bytes, std::string scratch_directory);
+
+// What choose_history weighs.
+struct HistoryRequest {
+  int nt = 0;
+  double field_bytes = 0, state_bytes = 0;
+  double budget_bytes = 0;                 // memory for the history (inversion.wavefield_memory_gib)
+  double boundary_bytes = 0;               // boundary saving's memory; 0: the method has none
+  std::string scratch_directory;           // where a scratch file would go
+  bool scratch_directory_set = false;      // inversion.scratch_directory is in the case: auto may use the disk
+  double disk_free_bytes = -1;             // free space there; < 0: not known (not checked)
+};
+// The strategy of `requested` within the budget. auto: every step in memory when it fits; else boundary saving
+// when the method has it and it fits; else binomial checkpointing with the snapshots that fit (at least 2); else
+// the disk when inversion.scratch_directory is set. Error(resources) naming the budget and the fix otherwise.
+HistoryChoice choose_history(WavefieldStorage requested, const HistoryRequest& request);
 
 // The CUDA backend's choice, first in device memory (device_budget), then in pinned host memory (host_budget):
 // `auto` tries every step on the device, checkpoints on the device, every step in pinned memory, checkpoints in
@@ -75,5 +131,8 @@ HistoryChoice choose_device_history(WavefieldStorage requested, int nt, double f
 
 template <class T>
 std::unique_ptr<WavefieldHistory<T>> make_history(const HistoryChoice& choice);
+
+// Free bytes of the file system holding `directory` (or its nearest existing parent).
+double free_disk_bytes(const std::string& directory);
 
 }  // namespace specwave

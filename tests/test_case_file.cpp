@@ -438,7 +438,20 @@ radius = 40
     CHECK(c.inversion.observed_dataset == "/traces");
     CHECK(c.inversion.parameterisation == Parameterisation::velocity);
     CHECK(c.inversion.wavefield_storage == WavefieldStorage::auto_select);
+    CHECK(c.inversion.scratch_directory.empty());
     CHECK_FALSE(c.inversion.velocity_max);
+  }
+  SUBCASE("wavefield storage: binomial, disk, boundary (reserved); the scratch folder resolved against the case folder") {
+    for (const auto& [word, storage] : {std::pair{"binomial", WavefieldStorage::binomial}, std::pair{"disk", WavefieldStorage::disk},
+                                        std::pair{"boundary", WavefieldStorage::boundary}}) {
+      const Case c = io::parse_case_text(m + "[inversion]\nobserved = \"t.h5\"\nwavefield_storage = \"" + word +
+                                             "\"\nscratch_directory = \"scratch\"\n",
+                                         "case.toml", "/cases/x");
+      CHECK(c.inversion.wavefield_storage == storage);
+      CHECK(std::string(to_string(storage)) == word);
+      CHECK(c.inversion.scratch_directory == "/cases/x/scratch");
+    }
+    expect_invalid(m + "[inversion]\nobserved = \"t.h5\"\nwavefield_storage = \"revolve\"\n", {"wavefield_storage"});
   }
   SUBCASE("no observed data") {
     expect_invalid(m + "[inversion]\nparameterisation = \"velocity\"\n",

@@ -279,7 +279,13 @@ Case gradient_case(bool free_surface, Precision precision, int order, BackendKin
   return c;
 }
 
-HistoryChoice history(WavefieldStorage storage, int segment, HistoryTier tier) { return {storage, segment, 0, tier}; }
+HistoryChoice history(WavefieldStorage storage, int segment, HistoryTier tier) {
+  HistoryChoice h;
+  h.storage = storage;
+  h.segment = segment;
+  h.tier = tier;
+  return h;
+}
 
 }  // namespace
 

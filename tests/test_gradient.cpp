@@ -2,7 +2,11 @@
 // tests of the Born operator and its transpose, Taylor tests of the gradient, history strategies.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <limits>
 #include <random>
 #include <tuple>
 
@@ -117,35 +121,45 @@ TEST_CASE("Taylor test of the gradient: first-order remainder slope 1, second-or
   }
 }
 
-TEST_CASE("every wavefield history strategy gives bitwise the same gradient") {
-  for (Precision precision : {Precision::fp64, Precision::fp32}) {
-    const std::string name = to_string(precision);
-    CAPTURE(name);
-    Case c = taylor_case(Parameterisation::velocity);
-    c.run.precision = precision;
-    const Plan plan = make_plan(c);
-    const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
-    LeastSquaresMisfit misfit;
-    std::vector<MisfitGradient> results;
-    std::vector<std::string> names;
-    for (const HistoryChoice& h : {HistoryChoice{WavefieldStorage::memory, 0, 0}, HistoryChoice{WavefieldStorage::checkpoints, 7, 0},
-                                   HistoryChoice{WavefieldStorage::checkpoints, 1, 0},
-                                   HistoryChoice{WavefieldStorage::checkpoints, plan.nt + 3, 0}}) {
-      auto propagator = make_gradient_propagator(c, plan, h);
-      Objective objective(*propagator, misfit, observed_data(c, plan, *propagator), Parameterisation::velocity, plan.dt);
-      results.push_back(objective.evaluate(velocity, true));
-      names.push_back(propagator->history_name());
-    }
-    for (std::size_t k = 1; k < results.size(); ++k) {
-      CAPTURE(names[k]);
-      CHECK(results[k].misfit == results[0].misfit);
-      CHECK(results[k].gradient == results[0].gradient);
-    }
-    double norm = 0;
-    for (double g : results[0].gradient) norm += g * g;
-    CHECK(norm > 0);
-  }
+namespace {
+
+// The spectral case of the strategy test: 24 x 25 x 28 points, an absorbing layer of 6, one shot, observed data
+// from a moved anomaly.
+Case spectral_strategy_case(SpectralAbsorber absorber) {
+  Case c = specwave::testing::small_case(24, 10, 2000, 8, 6, 20, 0.1);
+  c.scheme.method = Method::spectral;
+  c.boundary.spectral_absorber = absorber;
+  c.grid.shape = {24, 25, 28};
+  c.model.kind = ModelSpec::Kind::gaussian;
+  c.model.anomaly = 300;
+  c.model.center = {120, 125, 140};
+  c.model.radius = 40;
+  c.shots[0].sources[0].position = {83.0, 101.3, 95.0};
+  c.receivers = {{71.0, 90.0, 175.0}, {160.0, 133.0, 140.0}, {104.0, 171.0, 82.5}};
+  c.inversion.present = true;
+  c.inversion.velocity_max = 2600;
+  ModelSpec truth = c.model;
+  truth.center = {110, 135, 130};
+  truth.anomaly = -100;
+  c.inversion.true_model = truth;
+  return c;
 }
+
+// A folder of this process's own under the temporary folder (other checkouts run the same tests), removed at exit.
+std::string scratch_folder() {
+  static const struct Folder {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("specwave-test-history-" + std::to_string(::getpid()));
+    Folder() { std::filesystem::create_directories(path); }
+    ~Folder() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } folder;
+  return folder.path.string();
+}
+
+}  // namespace
 
 TEST_CASE("illumination of the adjoint pass: the sum of (u^n)^2 of the forward propagator's fields") {
   // The same scheme in the same precision: equal to rounding in the sums (relative 1e-12 in fp64, 1e-5 in fp32).
@@ -166,18 +180,267 @@ TEST_CASE("illumination of the adjoint pass: the sum of (u^n)^2 of the forward p
   }
 }
 
-TEST_CASE("choose_history: every step when the budget allows, else checkpoints near sqrt(nt) steps apart") {
-  const double field = 1e6, state = 2.6e6;
-  const HistoryChoice all = choose_history(WavefieldStorage::auto_select, 1000, field, state, 2e9);
+TEST_CASE("every wavefield history strategy gives bitwise the same gradient (FDTD and spectral, fp64 and fp32)") {
+  // Replayed steps are the same deterministic operations from saved states that hold everything a step reads
+  // (spectral: the same FFTW plans on arrays of the same alignment), and the disk returns the bytes written: the
+  // fields handed to the adjoint are the same bits, and so is the gradient.
+  struct Config {
+    const char* name;
+    Case c;
+  };
+  std::vector<Config> configs = {{"fdtd, CPML on all faces", adjoint_case(false, Precision::fp64)},
+                                 {"fdtd, free surface + CPML", taylor_case(Parameterisation::velocity)},
+                                 {"spectral, split-field PML", spectral_strategy_case(SpectralAbsorber::pml)},
+                                 {"spectral, damping layer", spectral_strategy_case(SpectralAbsorber::damping)}};
+  configs[0].c.inversion.true_model = configs[1].c.inversion.true_model;
+  for (const Config& config : configs)
+    for (Precision precision : {Precision::fp64, Precision::fp32}) {
+      const std::string name = std::string(config.name) + ", " + to_string(precision);
+      CAPTURE(name);
+      Case c = config.c;
+      c.run.precision = precision;
+      c.shots.resize(1);
+      const Plan plan = make_plan(c);
+      const int nt = plan.nt;
+      const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
+      LeastSquaresMisfit misfit;
+      std::vector<HistoryChoice> choices = {all_steps_choice(nt, 0),
+                                            segment_checkpoint_choice(nt, 7, 0, 0),
+                                            segment_checkpoint_choice(nt, 1, 0, 0),
+                                            segment_checkpoint_choice(nt, nt + 3, 0, 0),
+                                            binomial_choice(nt, 2, 0, 0),
+                                            binomial_choice(nt, 5, 0, 0),
+                                            binomial_choice(nt, nt / 3, 0, 0),
+                                            binomial_choice(nt, nt + 3, 0, 0),
+                                            disk_choice(nt, 0, scratch_folder())};
+      std::vector<MisfitGradient> results;
+      std::vector<std::string> names;
+      ObservedData observed;
+      for (const HistoryChoice& h : choices) {
+        auto propagator = make_gradient_propagator(c, plan, h);
+        if (observed.empty()) observed = observed_data(c, plan, *propagator);
+        Objective objective(*propagator, misfit, observed, Parameterisation::velocity, plan.dt);
+        results.push_back(objective.evaluate(velocity, true));
+        names.push_back(propagator->history_name());
+        // The last shot's forward steps: the choice's recompute factor, counted.
+        CAPTURE(names.back());
+        CHECK(propagator->history_forward_steps() == std::llround(h.recompute_factor * nt));
+      }
+      for (std::size_t k = 1; k < results.size(); ++k) {
+        CAPTURE(names[k]);
+        CHECK(results[k].misfit == results[0].misfit);
+        CHECK(results[k].gradient == results[0].gradient);
+      }
+      double norm = 0;
+      for (double g : results[0].gradient) norm += g * g;
+      CHECK(norm > 0);
+    }
+  // No scratch file is left behind.
+  CHECK(std::filesystem::is_empty(scratch_folder()));
+}
+
+namespace {
+
+// A stepper whose state is its position n and whose field u^n is (n, -n): what a history hands out shows which
+// step it came from, and a step from the wrong position is recorded.
+struct PositionStepper final : ForwardStepper<double> {
+  int position = 0;
+  long long steps = 0;
+  bool wrong_step = false;
+  std::size_t state_values() const override { return 1; }
+  void save_state(std::span<double> out) const override { out[0] = position; }
+  void restore_state(std::span<const double> in) override { position = int(in[0]); }
+  void step(int n) override {
+    wrong_step = wrong_step || n != position;
+    ++position;
+    ++steps;
+  }
+  std::size_t field_values() const override { return 2; }
+  void copy_field(std::span<double> out) const override { out[0] = position, out[1] = -position; }
+};
+
+// The minimal forward steps by dynamic programming over the first checkpoint m (independent of the closed form):
+// cost(l, s) = min_m m + cost(l - m, s - 1) + cost(m - 1, s); cost(l, 1) = l + cost(l - 1, 1); cost(0, s) = 0.
+std::vector<std::vector<long long>> optimal_steps_table(int max_l, int max_s) {
+  std::vector<std::vector<long long>> cost(std::size_t(max_l) + 1, std::vector<long long>(std::size_t(max_s) + 1, 0));
+  for (int l = 1; l <= max_l; ++l) {
+    cost[l][1] = l + cost[l - 1][1];
+    for (int s = 2; s <= max_s; ++s) {
+      long long best = std::numeric_limits<long long>::max();
+      for (int m = 1; m <= l; ++m) best = std::min(best, m + cost[l - m][s - 1] + cost[m - 1][s]);
+      cost[l][s] = best;
+    }
+  }
+  return cost;
+}
+
+}  // namespace
+
+TEST_CASE("binomial checkpointing: Griewank's closed form is the optimum of the reversal recurrence") {
+  const auto table = optimal_steps_table(120, 7);
+  for (int l = 0; l <= 120; ++l)
+    for (int s = 1; s <= 7; ++s) {
+      CAPTURE(l);
+      CAPTURE(s);
+      CHECK(binomial_forward_steps(l, s) == table[l][s]);
+    }
+  CHECK(binomial_forward_steps(800, 1) == 800LL * 801 / 2);
+  CHECK(binomial_forward_steps(800, 800) == 800);
+  CHECK(binomial_forward_steps(800, 5000) == 800);
+  // r = 2: C(78, 76) = 3003 >= 1001 > 77: 2 * 1001 - C(78, 1).
+  CHECK(binomial_forward_steps(1000, 76) == 2 * 1001 - 78);
+}
+
+TEST_CASE("binomial checkpointing: every field in reverse order, with the optimal number of forward steps") {
+  const std::vector<std::pair<int, int>> cases = {{0, 1},  {1, 1},   {7, 1},    {40, 1},  {10, 2},   {60, 2},  {61, 3},
+                                                  {55, 5}, {100, 4}, {257, 10}, {1000, 7}, {50, 49}, {50, 50}, {50, 51},
+                                                  {50, 200}, {800, 12}};
+  for (const auto& [nt, s] : cases) {
+    CAPTURE(nt);
+    CAPTURE(s);
+    PositionStepper stepper;
+    auto history = make_binomial_history<double>(s);
+    history->run_forward(stepper, nt);
+    CHECK(stepper.steps == nt);  // the forward pass: each step once, in order
+    CHECK(history->forward_steps() == nt);
+    std::vector<double> field(2);
+    bool reverse_order = true;
+    for (int n = nt; n >= 0; --n) {
+      stepper.position = -12345;  // the adjoint may use the stepper between two fields
+      history->field(stepper, n, field);
+      reverse_order = reverse_order && field[0] == n && field[1] == -n;
+    }
+    CHECK(reverse_order);
+    CHECK_FALSE(stepper.wrong_step);
+    CHECK(history->forward_steps() == binomial_forward_steps(nt, s));
+    CHECK(stepper.steps == binomial_forward_steps(nt, s));
+    CHECK(history->bytes() == (std::size_t(std::max(1, std::min(s, nt))) + 2) * sizeof(double));
+    if (nt > 0) CHECK(double(stepper.steps) / nt == doctest::Approx(binomial_choice(nt, s, 1, 1).recompute_factor));
+    // A second shot replays the same schedule.
+    stepper = PositionStepper{};
+    history->run_forward(stepper, nt);
+    for (int n = nt; n >= 0; --n) history->field(stepper, n, field);
+    CHECK(field[0] == 0);
+    CHECK(history->forward_steps() == binomial_forward_steps(nt, s));
+  }
+  // Out of order is a bug of the caller.
+  PositionStepper stepper;
+  auto history = make_binomial_history<double>(3);
+  history->run_forward(stepper, 20);
+  std::vector<double> field(2);
+  history->field(stepper, 20, field);
+  CHECK_THROWS_AS(history->field(stepper, 18, field), std::logic_error);
+}
+
+TEST_CASE("disk history: the fields back in reverse from a named scratch file, removed with the history") {
+  const std::string folder = scratch_folder() + "/disk";
+  PositionStepper stepper;
+  {
+    auto history = make_disk_history<double>(folder);
+    history->run_forward(stepper, 30);
+    CHECK(history->name().find(folder + "/specwave-wavefields-") != std::string::npos);
+    int files = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+      ++files;
+      CHECK(entry.file_size() == 31 * 2 * sizeof(double));
+    }
+    CHECK(files == 1);
+    std::vector<double> field(2);
+    for (int n = 30; n >= 0; --n) {
+      history->field(stepper, n, field);
+      CHECK(field[0] == n);
+    }
+    CHECK(stepper.steps == 30);
+    CHECK(history->forward_steps() == 30);
+    CHECK(history->bytes() == 2 * sizeof(double));
+  }
+  CHECK(std::filesystem::is_empty(folder));
+  // Fields too large for the file system: refused before anything is written, naming the folder and its space.
+  struct HugeFields final : ForwardStepper<double> {
+    std::size_t state_values() const override { return 1; }
+    void save_state(std::span<double>) const override {}
+    void restore_state(std::span<const double>) override {}
+    void step(int) override {}
+    std::size_t field_values() const override { return std::size_t(1) << 50; }  // 8 PiB a field
+    void copy_field(std::span<double>) const override {}
+  } huge;
+  {
+    auto history = make_disk_history<double>(folder);
+    try {
+      history->run_forward(huge, 10);
+      FAIL("no error");
+    } catch (const Error& e) {
+      CHECK(e.code() == ExitCode::resources);
+      const std::string msg = e.what();
+      CHECK(msg.find(folder) != std::string::npos);
+      CHECK(msg.find("are free") != std::string::npos);
+    }
+  }
+  CHECK(std::filesystem::is_empty(folder));
+}
+
+TEST_CASE("choose_history: memory when it fits, else binomial checkpointing with the snapshots that fit, else the disk") {
+  HistoryRequest q;
+  q.nt = 1000;
+  q.field_bytes = 1e6;
+  q.state_bytes = 2.6e6;
+  q.budget_bytes = 2e9;
+  const HistoryChoice all = choose_history(WavefieldStorage::auto_select, q);
   CHECK(all.storage == WavefieldStorage::memory);
-  CHECK(all.bytes == doctest::Approx(1001 * field));
-  const HistoryChoice cp = choose_history(WavefieldStorage::auto_select, 1000, field, state, 2e8);
+  CHECK(all.memory_bytes == doctest::Approx(1001 * q.field_bytes));
+  CHECK(all.recompute_factor == 1);
+  CHECK(describe(all) == "every step in memory: 1001 fields, 0.932 GiB, recompute factor 1.00 (nt 1000)");
+
+  q.budget_bytes = 2e8;
+  const HistoryChoice binomial = choose_history(WavefieldStorage::auto_select, q);
+  CHECK(binomial.storage == WavefieldStorage::binomial);
+  CHECK(binomial.snapshots == 76);  // (2e8 - 1e6) / 2.6e6 = 76.5
+  CHECK(binomial.memory_bytes <= q.budget_bytes);
+  CHECK(binomial.recompute_factor == doctest::Approx(1.924));
+  CHECK(describe(binomial) == "binomial checkpointing: 76 snapshots, 0.185 GiB, recompute factor 1.92 (nt 1000)");
+  CHECK_THROWS_AS(choose_history(WavefieldStorage::memory, q), Error);
+
+  const HistoryChoice cp = choose_history(WavefieldStorage::checkpoints, q);
   CHECK(cp.storage == WavefieldStorage::checkpoints);
   CHECK(cp.segment == 51);  // sqrt(1000 * 2.6)
-  CHECK(cp.bytes <= 2e8);
-  CHECK_THROWS_AS(choose_history(WavefieldStorage::memory, 1000, field, state, 2e8), Error);
-  CHECK_THROWS_AS(choose_history(WavefieldStorage::auto_select, 1000, field, state, 1e7), Error);
-  CHECK(choose_history(WavefieldStorage::checkpoints, 1000, field, state, 2e9).storage == WavefieldStorage::checkpoints);
+  CHECK(cp.snapshots == 20);
+  CHECK(cp.recompute_factor == 2);
+  CHECK(cp.memory_bytes <= q.budget_bytes);
+
+  // One snapshot fits, not two: auto refuses (naming the budget and the fix) unless a scratch folder is set.
+  q.budget_bytes = 6e6;
+  try {
+    choose_history(WavefieldStorage::auto_select, q);
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::resources);
+    const std::string msg = e.what();
+    CHECK(msg.find("budget of 0.00559 GiB") != std::string::npos);
+    CHECK(msg.find("inversion.wavefield_memory_gib") != std::string::npos);
+    CHECK(msg.find("inversion.scratch_directory") != std::string::npos);
+  }
+  CHECK(choose_history(WavefieldStorage::binomial, q).snapshots == 1);
+  q.scratch_directory = "/scratch/me";
+  q.scratch_directory_set = true;
+  q.disk_free_bytes = 2e9;
+  const HistoryChoice disk = choose_history(WavefieldStorage::auto_select, q);
+  CHECK(disk.storage == WavefieldStorage::disk);
+  CHECK(disk.disk_bytes == doctest::Approx(1001 * q.field_bytes));
+  CHECK(disk.memory_bytes == q.field_bytes);
+  CHECK(disk.scratch_directory == "/scratch/me");
+
+  // A disk that cannot hold nt + 1 fields.
+  q.disk_free_bytes = 5e8;
+  try {
+    choose_history(WavefieldStorage::disk, q);
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::resources);
+    const std::string msg = e.what();
+    CHECK(msg.find("/scratch/me") != std::string::npos);
+    CHECK(msg.find("0.466 GiB are free") != std::string::npos);
+  }
+  CHECK_THROWS_AS(choose_history(WavefieldStorage::boundary, q), Error);
 }
 
 TEST_CASE("least-squares misfit: value and adjoint source") {

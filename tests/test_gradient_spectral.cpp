@@ -201,9 +201,9 @@ TEST_CASE("spectral: every wavefield history strategy gives bitwise the same gra
       LeastSquaresMisfit misfit;
       std::vector<MisfitGradient> results;
       std::vector<std::string> names;
-      for (const HistoryChoice& h : {HistoryChoice{WavefieldStorage::memory, 0, 0}, HistoryChoice{WavefieldStorage::checkpoints, 7, 0},
-                                     HistoryChoice{WavefieldStorage::checkpoints, 1, 0},
-                                     HistoryChoice{WavefieldStorage::checkpoints, plan.nt + 3, 0}}) {
+      for (const HistoryChoice& h : {all_steps_choice(plan.nt, 0), segment_checkpoint_choice(plan.nt, 7, 0, 0),
+                                     segment_checkpoint_choice(plan.nt, 1, 0, 0),
+                                     segment_checkpoint_choice(plan.nt, plan.nt + 3, 0, 0)}) {
         auto propagator = make_gradient_propagator(c, plan, h);
         Objective objective(*propagator, misfit, observed_data(c, plan, *propagator), Parameterisation::velocity, plan.dt);
         results.push_back(objective.evaluate(velocity, true));
