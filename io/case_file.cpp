@@ -48,6 +48,7 @@ const char* to_string(WavefieldStorage s) {
     case WavefieldStorage::auto_select: return "auto";
     case WavefieldStorage::memory: return "memory";
     case WavefieldStorage::checkpoints: return "checkpoints";
+    case WavefieldStorage::boundary: return "boundary";
   }
   return "?";
 }
@@ -656,7 +657,8 @@ void read_inversion(const Tab& r, Case& c) {
            fmt::format("must be above velocity_min ({})", inv.velocity_min.value_or(0)), "swap or correct the bounds");
   inv.wavefield_storage = t->choice<WavefieldStorage>(
       "wavefield_storage",
-      {{"auto", WavefieldStorage::auto_select}, {"memory", WavefieldStorage::memory}, {"checkpoints", WavefieldStorage::checkpoints}},
+      {{"auto", WavefieldStorage::auto_select}, {"memory", WavefieldStorage::memory}, {"checkpoints", WavefieldStorage::checkpoints},
+       {"boundary", WavefieldStorage::boundary}},
       WavefieldStorage::auto_select, "wavefield_storage = \"auto\"");
   inv.wavefield_memory_gib = t->onum("wavefield_memory_gib", "wavefield_memory_gib = 8.0");
   t->check(!inv.wavefield_memory_gib || *inv.wavefield_memory_gib > 0, "wavefield_memory_gib", "must be > 0",

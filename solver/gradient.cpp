@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "io/hdf5.hpp"
+#include "solver/boundary_history.hpp"
 #include "solver/checkpoint.hpp"
 #include "solver/comm.hpp"
 #include "solver/errors.hpp"
@@ -41,6 +42,12 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
   const double budget = c.inversion.wavefield_memory_gib ? *c.inversion.wavefield_memory_gib * double(1ull << 30)
                                                          : 0.5 * double(plan.memory_available ? plan.memory_available : 1ull << 32);
   if (c.scheme.method == Method::spectral) {
+    if (c.inversion.wavefield_storage == WavefieldStorage::boundary)
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("{}: inversion.wavefield_storage = \"boundary\" needs a scheme that runs backwards, and the "
+                              "spectral method does not (its k-space operator is global: every point's update involves the "
+                              "absorbing layer); use \"memory\", \"checkpoints\" or \"auto\", or scheme.method = \"fdtd\"",
+                              c.source_path.empty() ? c.name : c.source_path));
     // What the spectral gradient propagator keeps (solver/spectral_cpu_gradient.cpp): damping layer, the field u
     // and the state (u, u_prev); split-field PML, the field (p_z, p_y, p_x) and the state (p_a, w_a).
     const bool pml = c.boundary.spectral_absorber == SpectralAbsorber::pml;
@@ -48,7 +55,9 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
                           budget);
   }
   const double state_bytes = 2 * field_bytes * 1.3;  // u, u_prev padded + CPML slabs, roughly
-  return choose_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, budget);
+  // Boundary saving keeps the values of the points whose update has a CPML term.
+  const double boundary_bytes = 8.0 * double(cpml_update_points(c.grid.shape, c.boundary.pml_width, c.boundary.free_surface));
+  return choose_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, budget, boundary_bytes);
 }
 
 ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots,

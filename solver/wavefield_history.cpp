@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
+#include "solver/boundary_history.hpp"
 #include "solver/errors.hpp"
 
 namespace specwave {
@@ -74,6 +75,7 @@ class SegmentCheckpoints final : public WavefieldHistory<T> {
     std::copy(in.begin(), in.end(), out.begin());
   }
   std::size_t bytes() const override { return (states_.size() + cache_.size()) * sizeof(T); }
+  double recompute_factor() const override { return 2.0; }  // every segment replayed once
 
  private:
   std::span<T> state(int k) { return std::span<T>(states_).subspan(std::size_t(k) * state_size_, state_size_); }
@@ -99,8 +101,10 @@ std::unique_ptr<WavefieldHistory<T>> make_segment_checkpoint_history(int segment
   return std::make_unique<SegmentCheckpoints<T>>(segment);
 }
 
-HistoryChoice choose_history(WavefieldStorage requested, int nt, double field_bytes, double state_bytes, double budget) {
+HistoryChoice choose_history(WavefieldStorage requested, int nt, double field_bytes, double state_bytes, double budget,
+                             double boundary_bytes) {
   const double all = (nt + 1.0) * field_bytes;
+  const double boundary = boundary_history_bytes(nt, field_bytes, boundary_bytes);
   // Checkpoints + one segment of fields: (nt / s) state + (s + 1) field, smallest near s = sqrt(nt state / field).
   const auto checkpoint_bytes = [&](int s) { return std::ceil(double(nt) / s) * state_bytes + (s + 1.0) * field_bytes; };
   const int best = std::clamp(int(std::lround(std::sqrt(nt * state_bytes / field_bytes))), 1, nt);
@@ -113,6 +117,18 @@ HistoryChoice choose_history(WavefieldStorage requested, int nt, double field_by
                               gib(all), nt + 1, gib(budget)));
     return {WavefieldStorage::memory, 0, all};
   }
+  if (requested == WavefieldStorage::boundary) {
+    if (boundary_bytes < 0) throw std::logic_error("choose_history: boundary saving requested for a method that cannot run backwards");
+    if (boundary > budget)
+      throw Error(ExitCode::resources,
+                  fmt::format("inversion.wavefield_storage = \"boundary\" needs {} for the absorbing layer's values of {} "
+                              "steps and two fields, above the budget of {}; use wavefield_storage = \"checkpoints\" or "
+                              "\"auto\", or raise inversion.wavefield_memory_gib",
+                              gib(boundary), nt - 1, gib(budget)));
+    return {WavefieldStorage::boundary, 0, boundary};
+  }
+  if (requested == WavefieldStorage::auto_select && boundary_bytes >= 0 && boundary <= budget)
+    return {WavefieldStorage::boundary, 0, boundary};
   // Any segment length costs one extra forward pass in all: take the smallest footprint.
   const int segment = best;
   if (checkpoint_bytes(segment) > budget)
@@ -126,6 +142,7 @@ HistoryChoice choose_history(WavefieldStorage requested, int nt, double field_by
 template <class T>
 std::unique_ptr<WavefieldHistory<T>> make_history(const HistoryChoice& choice) {
   if (choice.storage == WavefieldStorage::checkpoints) return make_segment_checkpoint_history<T>(choice.segment);
+  if (choice.storage == WavefieldStorage::boundary) return make_boundary_history<T>();
   return make_all_steps_history<T>();
 }
 
