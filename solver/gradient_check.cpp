@@ -157,13 +157,15 @@ GradientCheckReport check_gradient(const Case& case_in) {
                             inv.velocity_min.value_or(0), inv.velocity_max ? fmt::format("{}", *inv.velocity_max) : "none"));
   report.plan_text = describe_plan(c, plan);
   report.parameterisation = c.inversion.parameterisation;
+  // The history strategy the case asks for (or the one its budget allows), refused now rather than after the
+  // dot-product tests when it does not fit.
+  const HistoryChoice history = history_for(c, plan);
   for (Precision p : {Precision::fp64, Precision::fp32}) {
     Case cp = c;
     cp.run.precision = p;
     report.dot.emplace_back(to_string(p), born_dot_test(cp, plan, 0, 20240601));
   }
-  // The Taylor test with the history strategy the case asks for (or the one its budget allows).
-  const HistoryChoice history = history_for(c, plan);
+  // The Taylor test with that history strategy.
   auto propagator = make_gradient_propagator(c, plan, history);
   const ObservedData observed = observed_data(c, plan, *propagator);
   const auto misfit = make_misfit(c.inversion.misfit);

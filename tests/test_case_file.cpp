@@ -440,6 +440,12 @@ radius = 40
     CHECK(c.inversion.wavefield_storage == WavefieldStorage::auto_select);
     CHECK_FALSE(c.inversion.velocity_max);
   }
+  SUBCASE("wavefield_storage = \"boundary\": FDTD only") {
+    const std::string inv = "[inversion]\nobserved = \"d.h5\"\nwavefield_storage = \"boundary\"\n";
+    CHECK(io::parse_case_text(m + inv, "case.toml", "").inversion.wavefield_storage == WavefieldStorage::boundary);
+    expect_invalid(m + "[scheme]\nmethod = \"spectral\"\n" + inv,
+                   {"inversion.wavefield_storage: \"boundary\" needs a scheme that can run backwards", "\"checkpoints\""});
+  }
   SUBCASE("no observed data") {
     expect_invalid(m + "[inversion]\nparameterisation = \"velocity\"\n",
                    {"case.toml:15: inversion: has no observed data", "[inversion.true_model]"});
