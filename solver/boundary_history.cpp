@@ -21,8 +21,8 @@ class BoundarySaving final : public WavefieldHistory<T> {
   void run_forward(ForwardStepper<T>& s, int nt) override {
     if (!s.reversible())
       throw Error(ExitCode::invalid_case,
-                  "inversion.wavefield_storage = \"boundary\" needs a method that runs backwards (FDTD); use "
-                  "\"memory\", \"checkpoints\" or \"auto\"");
+                  "inversion.wavefield_storage = \"boundary\" needs a gradient propagator that runs backwards (the "
+                  "FDTD one on the CPU), and this one does not; use \"memory\", \"checkpoints\" or \"auto\"");
     if (nt < 1) throw std::invalid_argument("boundary saving: nt must be >= 1");
     nt_ = nt;
     boundary_size_ = s.boundary_values();
