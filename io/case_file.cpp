@@ -667,6 +667,10 @@ void read_inversion(const Tab& r, Case& c) {
        {"disk", WavefieldStorage::disk},
        {"boundary", WavefieldStorage::boundary}},
       WavefieldStorage::auto_select, "wavefield_storage = \"auto\"");
+  t->check(inv.wavefield_storage != WavefieldStorage::boundary || c.scheme.method == Method::fdtd, "wavefield_storage",
+           "\"boundary\" needs a scheme that can run backwards; scheme.method = \"spectral\" cannot (its k-space operator "
+           "is global)",
+           "use \"memory\", \"checkpoints\" or \"auto\", or scheme.method = \"fdtd\"");
   inv.wavefield_memory_gib = t->onum("wavefield_memory_gib", "wavefield_memory_gib = 8.0");
   t->check(!inv.wavefield_memory_gib || *inv.wavefield_memory_gib > 0, "wavefield_memory_gib", "must be > 0",
            "give the memory for the forward wavefields in GiB, or leave it out for half of the available memory");

@@ -120,8 +120,7 @@ struct OutputSpec {
 
 // The model parameter an inversion updates and its gradient is taken with respect to (docs/numerics.md).
 enum class Parameterisation { velocity, slowness2 };
-// Where the adjoint pass gets the forward wavefields (solver/wavefield_history.hpp). boundary (FDTD boundary
-// saving) is reserved: parsed, not yet available.
+// Where the adjoint pass gets the forward wavefields (solver/wavefield_history.hpp).
 enum class WavefieldStorage { auto_select, memory, checkpoints, binomial, disk, boundary };
 
 // [inversion]: the data to fit and how the gradient is computed. The case's [model] is the starting model.

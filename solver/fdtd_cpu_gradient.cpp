@@ -65,7 +65,8 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
         wavelets_(plan.wavelets),
         setup_(make_fdtd_setup<T>(c, plan)),
         state_(setup_),
-        history_(make_history<T>(history)) {
+        history_(make_history<T>(history)),
+        boundary_runs_(cpml_runs(setup_)) {
     traces_.assign(n_receivers() * std::size_t(setup_.nt), 0.0);
   }
 
@@ -85,6 +86,19 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
           const double v = velocity[(std::size_t(z) * L.ny + y) * L.nx + x];
           setup_.vel2dt2[L.index(z, y, x)] = T(v * v * dt2);
         }
+  }
+
+  // The forward wavefields of one shot as the history hands them to the adjoint pass, u^nt .. u^0.
+  void visit_history(int shot, const HistoryVisitor& visit) {
+    forward(shot, true);
+    std::vector<T> field(setup_.layout.interior_points());
+    std::vector<double> out(field.size());
+    for (int n = setup_.nt; n >= 0; --n) {
+      history_->field(*this, n, field);
+      std::copy(field.begin(), field.end(), out.begin());
+      visit(n, out);
+    }
+    history_shot_ = -1;
   }
 
   std::vector<double> vel2dt2() const override {
@@ -201,8 +215,12 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   // u^{n+1} into state_.u_prev: the step, f^n injected, Z; the caller swaps.
   void background_step(int n) {
     state_.step(setup_);
+    inject(n, state_.u_prev.data());
+  }
+  // field += f^n (V included in the factors).
+  void inject(int n, T* field) const {
     for (std::size_t p = 0; p < sources_.index.size(); ++p)
-      state_.u_prev[sources_.index[p]] += sources_.factor[p] * T((*wavelet_)[sources_.owner[p]][n]);
+      field[sources_.index[p]] += sources_.factor[p] * T((*wavelet_)[sources_.owner[p]][n]);
   }
 
   // ForwardStepper
@@ -231,6 +249,82 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   std::size_t field_values() const override { return setup_.layout.interior_points(); }
   void copy_field(std::span<T> out) const override { host::copy_interior(setup_.layout, state_.u.data(), out); }
 
+  // Running backwards (solver/boundary_history.hpp). The boundary points are those of boundary_runs_.
+  bool reversible() const override { return true; }
+  std::size_t boundary_values() const override {
+    return boundary_runs_.empty() ? 0 : boundary_runs_.back().offset + std::size_t(boundary_runs_.back().length);
+  }
+  void save_boundary(std::span<T> out) const override {
+    const T* u = state_.u.data();
+#pragma omp parallel for schedule(static)
+    for (std::size_t r = 0; r < boundary_runs_.size(); ++r) {
+      const Run& run = boundary_runs_[r];
+      std::copy(u + run.start, u + run.start + run.length, out.begin() + std::ptrdiff_t(run.offset));
+    }
+  }
+  // The reverse pass keeps the current field in state_.u and the one after it in time in state_.u_prev, so that
+  // its step has the forward step's shape: u_prev <- 2 u - u_prev + V L u, then a swap.
+  void start_reverse(std::span<const T> now, std::span<const T> next) override {
+    state_.reset();
+    set_interior(now, state_.u.data());
+    set_interior(next, state_.u_prev.data());
+  }
+  // u^{n-1} = Z [2 u^n - u^{n+1} + V (L u^n + f^n)] on every point: fdtd_step without CPML terms (the same
+  // arithmetic as the forward's update of a point outside the layer), f^n as the forward injected it (its sign
+  // unchanged: it stands on the same side of the recurrence); then the saved values on the layer points.
+  void reverse_step(int n, std::span<const T> boundary_before) override {
+    cpu::fdtd_step(FdtdStep<T>{setup_.layout, state_.u.data(), state_.u_prev.data(), setup_.vel2dt2.data(), setup_.coef,
+                               {}, setup_.free_surface});
+    inject(n, state_.u_prev.data());
+    if (setup_.free_surface) cpu::zero_top_plane(setup_.layout, state_.u_prev.data());
+    T* u = state_.u_prev.data();
+#pragma omp parallel for schedule(static)
+    for (std::size_t r = 0; r < boundary_runs_.size(); ++r) {
+      const Run& run = boundary_runs_[r];
+      std::copy(boundary_before.begin() + std::ptrdiff_t(run.offset),
+                boundary_before.begin() + std::ptrdiff_t(run.offset + run.length), u + run.start);
+    }
+    std::swap(state_.u, state_.u_prev);
+  }
+  void set_interior(std::span<const T> in, T* u) const {
+    const FieldLayout& L = setup_.layout;
+#pragma omp parallel for collapse(2)
+    for (int z = 0; z < L.nz; ++z)
+      for (int y = 0; y < L.ny; ++y)
+        for (int x = 0; x < L.nx; ++x) u[L.index(z, y, x)] = in[(std::size_t(z) * L.ny + y) * L.nx + x];
+  }
+
+  // A run of boundary points along x: padded indices start .. start + length - 1, packed values from offset.
+  struct Run {
+    index_t start;
+    int length;
+    std::size_t offset;
+  };
+  // The points whose forward update has a CPML term, as the CPU step decides it (kernels/cpu/fdtd_cpu.cpp): a
+  // whole row (z, y) when z or y lies in a layer, else the x-layer ends of the row.
+  static std::vector<Run> cpml_runs(const FdtdSetup<T>& s) {
+    const FieldLayout& L = s.layout;
+    const CpmlAxis<T>& px = s.pml[2];
+    const int x_begin = px.face[0] ? px.width : 0, x_end = px.face[1] ? L.nx - px.width : L.nx;
+    std::vector<Run> runs;
+    std::size_t offset = 0;
+    const auto add = [&](int z, int y, int x0, int x1) {
+      if (x0 >= x1) return;
+      runs.push_back({L.index(z, y, x0), x1 - x0, offset});
+      offset += std::size_t(x1 - x0);
+    };
+    for (int z = 0; z < L.nz; ++z)
+      for (int y = 0; y < L.ny; ++y) {
+        if (s.pml[0].in_layer(z) || s.pml[1].in_layer(y)) {
+          add(z, y, 0, L.nx);
+        } else {
+          add(z, y, 0, std::min(x_begin, L.nx));
+          add(z, y, std::max(x_end, x_begin), L.nx);
+        }
+      }
+    return runs;
+  }
+
   // Frozen from the plan: dt, the stability limit of the model, the acquisition.
   double dt_, v_limit_;
   std::vector<std::vector<PointStencil>> source_stencils_;       // [shot][source]
@@ -242,9 +336,24 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   const std::vector<std::vector<double>>* wavelet_ = nullptr;
   std::vector<double> traces_;
   int history_shot_ = -1;
+  std::vector<Run> boundary_runs_;
 };
 
+template <class T>
+void visit_history(const Case& c, const Plan& plan, const HistoryChoice& history, std::span<const double> velocity, int shot,
+                   const HistoryVisitor& visit) {
+  FdtdCpuGradient<T> g(c, plan, history);
+  g.set_velocity(velocity);
+  g.visit_history(shot, visit);
+}
+
 }  // namespace
+
+void visit_fdtd_cpu_history(const Case& c, const Plan& plan, const HistoryChoice& history, std::span<const double> velocity,
+                            int shot, const HistoryVisitor& visit) {
+  if (c.run.precision == Precision::fp64) visit_history<double>(c, plan, history, velocity, shot, visit);
+  else visit_history<float>(c, plan, history, velocity, shot, visit);
+}
 
 std::unique_ptr<GradientPropagator> make_fdtd_cpu_gradient(const Case& c, const Plan& plan, const HistoryChoice& history) {
   if (c.run.precision == Precision::fp64) return std::make_unique<FdtdCpuGradient<double>>(c, plan, history);

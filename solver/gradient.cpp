@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "io/hdf5.hpp"
+#include "solver/boundary_history.hpp"
 #include "solver/checkpoint.hpp"
 #include "solver/comm.hpp"
 #include "solver/errors.hpp"
@@ -47,6 +48,12 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
   q.budget_bytes = c.inversion.wavefield_memory_gib ? *c.inversion.wavefield_memory_gib * double(1ull << 30)
                                                     : 0.5 * double(plan.memory_available ? plan.memory_available : 1ull << 32);
   if (c.scheme.method == Method::spectral) {
+    if (c.inversion.wavefield_storage == WavefieldStorage::boundary)
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("{}: inversion.wavefield_storage = \"boundary\" needs a scheme that runs backwards, and the "
+                              "spectral method does not (its k-space operator is global: every point's update involves the "
+                              "absorbing layer); use \"memory\", \"checkpoints\" or \"auto\", or scheme.method = \"fdtd\"",
+                              c.source_path.empty() ? c.name : c.source_path));
     // What the spectral gradient propagator keeps (solver/spectral_cpu_gradient.cpp): damping layer, the field u
     // and the state (u, u_prev); split-field PML, the field (p_z, p_y, p_x) and the state (p_a, w_a).
     const bool pml = c.boundary.spectral_absorber == SpectralAbsorber::pml;
@@ -58,6 +65,11 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
   }
   // The CUDA FDTD gradient keeps its history on the device or in pinned host memory (solver/device_history.hpp).
   if (c.scheme.method == Method::fdtd && plan.backend == BackendKind::cuda) return cuda_history_for(c, plan, q.budget_bytes);
+  // Boundary saving (CPU FDTD): the values of the points whose update has a CPML term, every step, and two fields.
+  if (c.scheme.method == Method::fdtd)
+    q.boundary_bytes = boundary_history_bytes(
+        plan.nt, field_bytes,
+        (field_bytes / double(c.grid.points())) * double(cpml_update_points(c.grid.shape, c.boundary.pml_width, c.boundary.free_surface)));
   // The disk: inversion.scratch_directory, else the output directory.
   q.scratch_directory_set = !c.inversion.scratch_directory.empty();
   q.scratch_directory = q.scratch_directory_set ? c.inversion.scratch_directory : c.output.directory;

@@ -154,7 +154,8 @@ GradientCheckReport check_gradient(const Case& case_in) {
                             "[{}, {}] m/s; widen the bounds or change the starting model",
                             c.source_path.empty() ? c.name : c.source_path, plan.model.v_min, plan.model.v_max,
                             inv.velocity_min.value_or(0), inv.velocity_max ? fmt::format("{}", *inv.velocity_max) : "none"));
-  // The history of the Taylor test: the strategy the case asks for (or the one its budget allows).
+  // The history of the Taylor test: the strategy the case asks for (or the one its budget allows), refused now
+  // rather than after the dot-product tests when it does not fit.
   const HistoryChoice history = history_for(c, plan);
   report.plan_text = describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history));
   report.parameterisation = c.inversion.parameterisation;

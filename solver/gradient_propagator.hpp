@@ -5,6 +5,7 @@
 // The model parameter of the discrete scheme is (v dt)^2 at every grid point; solver/gradient.cpp applies the
 // chain rule to the user's parameterisation. FDTD (solver/fdtd_cpu_gradient.cpp) and the spectral method
 // (solver/spectral_cpu_gradient.cpp, both absorbers) on the CPU; FDTD on the GPU (solver/fdtd_cuda_gradient.cpp).
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -51,6 +52,12 @@ std::unique_ptr<GradientPropagator> make_fdtd_cpu_gradient(const Case& c, const 
 std::unique_ptr<GradientPropagator> make_spectral_cpu_gradient(const Case& c, const Plan& plan, const HistoryChoice& history);
 // Only in builds with the CUDA backend (SPECWAVE_HAVE_CUDA), on plan.device, one rank.
 std::unique_ptr<GradientPropagator> make_fdtd_cuda_gradient(const Case& c, const Plan& plan, const HistoryChoice& history);
+
+// For tests of the history strategies: the FDTD CPU forward wavefields u^n (interior, (nz, ny, nx), in fp64) of one
+// shot at `velocity`, in the order and form in which `history` hands them to the adjoint pass: n = nt, ..., 0.
+using HistoryVisitor = std::function<void(int n, std::span<const double> u)>;
+void visit_fdtd_cpu_history(const Case& c, const Plan& plan, const HistoryChoice& history, std::span<const double> velocity,
+                            int shot, const HistoryVisitor& visit);
 
 // set_velocity's check: `points` values, each positive, finite and at most v_limit = v_reference / CFL number (m/s),
 // where the frozen dt (s) is stable; Error(invalid_case) naming the first offending value otherwise.

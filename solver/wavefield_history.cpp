@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "solver/boundary_history.hpp"
 #include "solver/errors.hpp"
 
 namespace specwave {
@@ -405,6 +406,15 @@ HistoryChoice binomial_choice(int nt, int snapshots, double field_bytes, double 
   return c;
 }
 
+HistoryChoice boundary_choice(int nt, double memory_bytes) {
+  HistoryChoice c;
+  c.storage = WavefieldStorage::boundary;
+  c.memory_bytes = memory_bytes;
+  c.recompute_factor = nt > 1 ? double(nt + nt - 1) / nt : 1;  // the forward pass, then nt - 1 reverse steps
+  c.nt = nt;
+  return c;
+}
+
 HistoryChoice disk_choice(int nt, double field_bytes, std::string scratch_directory) {
   HistoryChoice c;
   c.storage = WavefieldStorage::disk;
@@ -424,6 +434,9 @@ std::string describe(const HistoryChoice& c) {
                          gib(c.memory_bytes), tail);
     case WavefieldStorage::binomial:
       return fmt::format("binomial checkpointing: {} snapshots, {}, {}", c.snapshots, gib(c.memory_bytes), tail);
+    case WavefieldStorage::boundary:
+      return fmt::format("boundary saving: the absorbing layer's values every step and two fields, {}, {}",
+                         gib(c.memory_bytes), tail);
     case WavefieldStorage::disk:
       return fmt::format("every step on disk in {}: {} on disk, {} in memory, {}",
                          c.scratch_directory.empty() ? std::filesystem::temp_directory_path().string() : c.scratch_directory,
@@ -460,7 +473,7 @@ HistoryChoice choose_history(WavefieldStorage requested, const HistoryRequest& q
     case WavefieldStorage::auto_select:
       // The first that fits, in this order of cost.
       if (all.memory_bytes <= budget) return all;
-      // (boundary saving, where the method has it: q.boundary_bytes > 0 and <= budget, goes here)
+      if (q.boundary_bytes > 0 && q.boundary_bytes <= budget) return boundary_choice(nt, q.boundary_bytes);
       if (snapshots >= 2) return binomial_choice(nt, snapshots, q.field_bytes, q.state_bytes);
       if (q.scratch_directory_set) return disk();
       throw Error(ExitCode::resources,
@@ -499,11 +512,19 @@ HistoryChoice choose_history(WavefieldStorage requested, const HistoryRequest& q
     case WavefieldStorage::disk:
       return disk();
     case WavefieldStorage::boundary:
-      break;
+      if (!(q.boundary_bytes > 0))
+        throw Error(ExitCode::invalid_case,
+                    "inversion.wavefield_storage = \"boundary\" needs a scheme that runs backwards (FDTD on the CPU); use "
+                    "\"auto\", \"memory\", \"binomial\", \"checkpoints\" or \"disk\"");
+      if (q.boundary_bytes > budget)
+        throw Error(ExitCode::resources,
+                    fmt::format("inversion.wavefield_storage = \"boundary\" needs {} for the absorbing layer's values of {} "
+                                "steps and two fields, above the budget of {}; use wavefield_storage = \"binomial\" or "
+                                "\"auto\", or raise inversion.wavefield_memory_gib",
+                                gib(q.boundary_bytes), nt - 1, gib(budget)));
+      return boundary_choice(nt, q.boundary_bytes);
   }
-  throw Error(ExitCode::invalid_case,
-              "inversion.wavefield_storage = \"boundary\" (boundary saving) is not available in this version; use "
-              "\"auto\", \"memory\", \"binomial\", \"checkpoints\" or \"disk\"");
+  throw std::logic_error("choose_history: unknown storage");
 }
 
 const char* to_string(HistoryTier tier) { return tier == HistoryTier::device ? "device memory" : "pinned host memory"; }
@@ -548,7 +569,7 @@ std::unique_ptr<WavefieldHistory<T>> make_history(const HistoryChoice& choice) {
     case WavefieldStorage::checkpoints: return make_segment_checkpoint_history<T>(choice.segment);
     case WavefieldStorage::binomial: return make_binomial_history<T>(choice.snapshots);
     case WavefieldStorage::disk: return make_disk_history<T>(choice.scratch_directory);
-    case WavefieldStorage::boundary: throw std::logic_error("make_history: boundary saving is not available");
+    case WavefieldStorage::boundary: return make_boundary_history<T>();
     default: return make_all_steps_history<T>();
   }
 }

@@ -1,12 +1,14 @@
 #pragma once
 // How the adjoint pass gets the forward wavefields u^n, which it needs in reverse order (docs/numerics.md,
 // "Adjoint and gradient"). A strategy runs the forward pass itself through a ForwardStepper, keeping what it
-// chooses to keep, and later hands out u^nt, u^{nt-1}, ..., u^0, recomputing what it did not keep. Every
-// strategy returns bitwise the same fields (the replayed steps are the same deterministic operations), so
-// the gradient does not depend on the strategy.
+// chooses to keep, and later hands out u^nt, u^{nt-1}, ..., u^0, recomputing what it did not keep. The
+// strategies that store or replay forward steps return bitwise the same fields (the replayed steps are the same
+// deterministic operations), so the gradient does not depend on which of them runs; boundary saving
+// (solver/boundary_history.hpp) runs the scheme backwards and returns the fields up to rounding.
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,24 @@ class ForwardStepper {
   // Values of one field u^n as the history stores it, and a copy of the current one.
   virtual std::size_t field_values() const = 0;
   virtual void copy_field(std::span<T> out) const = 0;
+
+  // Running backwards (boundary saving, solver/boundary_history.hpp). Where the scheme is time-reversible away
+  // from its absorbing layer, u^{n-1} follows from u^n and u^{n+1} except at the points whose update has an
+  // absorbing term: those are saved during the forward pass. A stepper that cannot run backwards (the
+  // spectral operator is global: every point's update involves the layer) keeps these defaults.
+  virtual bool reversible() const { return false; }
+  // Values of u^n at the points whose update has an absorbing term, and a copy of the current field's.
+  virtual std::size_t boundary_values() const { return 0; }
+  virtual void save_boundary(std::span<T>) const { throw std::logic_error("save_boundary: this stepper cannot run backwards"); }
+  // The state for running backwards: current field u^n = now, the field after it u^{n+1} = next (interior values).
+  virtual void start_reverse(std::span<const T> /*now*/, std::span<const T> /*next*/) {
+    throw std::logic_error("start_reverse: this stepper cannot run backwards");
+  }
+  // Undoes step(n): from u^n (current) and u^{n+1} to u^{n-1}, whose boundary values are `boundary_before`;
+  // copy_field then gives u^{n-1}. Records no trace.
+  virtual void reverse_step(int /*n*/, std::span<const T> /*boundary_before*/) {
+    throw std::logic_error("reverse_step: this stepper cannot run backwards");
+  }
 };
 
 template <class T>
@@ -47,6 +67,7 @@ class WavefieldHistory {
 
  protected:
   void begin_count() { forward_steps_ = 0; }
+  void count_steps(long long steps) { forward_steps_ += steps; }
   void step(ForwardStepper<T>& s, int n) {
     s.step(n);
     ++forward_steps_;
@@ -106,6 +127,8 @@ HistoryChoice all_steps_choice(int nt, double field_bytes);
 HistoryChoice segment_checkpoint_choice(int nt, int segment, double field_bytes, double state_bytes);
 HistoryChoice binomial_choice(int nt, int snapshots, double field_bytes, double state_bytes);
 HistoryChoice disk_choice(int nt, double field_bytes, std::string scratch_directory);
+// Boundary saving (solver/boundary_history.hpp) holding memory_bytes (boundary_history_bytes).
+HistoryChoice boundary_choice(int nt, double memory_bytes);
 
 // What choose_history weighs.
 struct HistoryRequest {

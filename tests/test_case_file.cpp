@@ -441,7 +441,7 @@ radius = 40
     CHECK(c.inversion.scratch_directory.empty());
     CHECK_FALSE(c.inversion.velocity_max);
   }
-  SUBCASE("wavefield storage: binomial, disk, boundary (reserved); the scratch folder resolved against the case folder") {
+  SUBCASE("wavefield storage: binomial, disk, boundary; the scratch folder resolved against the case folder") {
     for (const auto& [word, storage] : {std::pair{"binomial", WavefieldStorage::binomial}, std::pair{"disk", WavefieldStorage::disk},
                                         std::pair{"boundary", WavefieldStorage::boundary}}) {
       const Case c = io::parse_case_text(m + "[inversion]\nobserved = \"t.h5\"\nwavefield_storage = \"" + word +
@@ -452,6 +452,12 @@ radius = 40
       CHECK(c.inversion.scratch_directory == "/cases/x/scratch");
     }
     expect_invalid(m + "[inversion]\nobserved = \"t.h5\"\nwavefield_storage = \"revolve\"\n", {"wavefield_storage"});
+  }
+  SUBCASE("wavefield_storage = \"boundary\": FDTD only") {
+    const std::string inv = "[inversion]\nobserved = \"d.h5\"\nwavefield_storage = \"boundary\"\n";
+    CHECK(io::parse_case_text(m + inv, "case.toml", "").inversion.wavefield_storage == WavefieldStorage::boundary);
+    expect_invalid(m + "[scheme]\nmethod = \"spectral\"\n" + inv,
+                   {"inversion.wavefield_storage: \"boundary\" needs a scheme that can run backwards", "\"checkpoints\""});
   }
   SUBCASE("no observed data") {
     expect_invalid(m + "[inversion]\nparameterisation = \"velocity\"\n",

@@ -283,6 +283,17 @@ TEST_CASE("check-gradient: the shipped case passes; observed data from a traces 
     CHECK(bad.code == 4);
     CHECK(bad.output.find("has attribute dt = 0.0012 s, but the case runs at dt = 0.00121 s") != std::string::npos);
   }
+  SUBCASE("wavefield_storage = \"boundary\": the Taylor test with fields rebuilt backwards") {
+    const Result r = run_specwave("check-gradient --threads 1 " +
+                                  write_case("grad-boundary", std::string(gradient_case) +
+                                                                  "[inversion]\nwavefield_storage = \"boundary\"\n"
+                                                                  "[inversion.true_model]\ntype = \"gaussian\"\nvelocity = 2000.0\n"
+                                                                  "anomaly = 200.0\ncenter = [140.0, 130.0, 150.0]\nradius = 40.0\n"));
+    CAPTURE(r.output);
+    CHECK(r.code == 0);
+    CHECK(r.output.find("wavefields: absorbing-layer values, fields rebuilt backwards") != std::string::npos);
+    CHECK(r.output.find("check-gradient: the adjoint and the gradient pass") != std::string::npos);
+  }
   SUBCASE("a case without [inversion]") {
     const Result r = run_specwave("check-gradient " + write_case("grad-none", gradient_case));
     CHECK(r.code == 3);

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "case_builders.hpp"
+#include "solver/boundary_history.hpp"
 #include "solver/gradient.hpp"
 #include "solver/gradient_check.hpp"
 #include "solver/errors.hpp"
@@ -274,7 +275,146 @@ std::vector<std::vector<long long>> optimal_steps_table(int max_l, int max_s) {
   return cost;
 }
 
+struct Reversal {
+  double field = 0;     // max_n ||r^n - u^n|| / max_n ||u^n||: rebuilt (r) against stored (u) fields
+  double gradient = 0;  // ||g_boundary - g_memory|| / ||g_memory|| over two shots
+  double gradient_norm = 0;
+  int nt = 0;
+};
+
+double norm2(std::span<const double> a) {
+  double s = 0;
+  for (double v : a) s += v * v;
+  return std::sqrt(s);
+}
+
+Reversal measure_reversal(const Case& c) {
+  const Plan plan = make_plan(c);
+  const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
+  Reversal out;
+  out.nt = plan.nt;
+  for (int shot = 0; shot < 2; ++shot) {
+    std::vector<std::vector<double>> stored(plan.nt + 1);
+    double scale = 0;
+    visit_fdtd_cpu_history(c, plan, {WavefieldStorage::memory, 0, 0}, velocity, shot, [&](int n, std::span<const double> u) {
+      stored[n].assign(u.begin(), u.end());
+      scale = std::max(scale, norm2(u));
+    });
+    int expected = plan.nt;
+    visit_fdtd_cpu_history(c, plan, {WavefieldStorage::boundary, 0, 0}, velocity, shot, [&](int n, std::span<const double> r) {
+      CHECK(n == expected--);
+      double d = 0;
+      for (std::size_t k = 0; k < r.size(); ++k) d += (r[k] - stored[n][k]) * (r[k] - stored[n][k]);
+      out.field = std::max(out.field, std::sqrt(d) / scale);
+    });
+  }
+  LeastSquaresMisfit misfit;
+  std::vector<std::vector<double>> g;
+  for (const HistoryChoice& h : {HistoryChoice{WavefieldStorage::memory, 0, 0}, HistoryChoice{WavefieldStorage::boundary, 0, 0}}) {
+    auto propagator = make_gradient_propagator(c, plan, h);
+    Objective objective(*propagator, misfit, observed_data(c, plan, *propagator), Parameterisation::velocity, plan.dt);
+    g.push_back(objective.evaluate(velocity, true).gradient);
+  }
+  std::vector<double> diff(g[0].size());
+  for (std::size_t k = 0; k < diff.size(); ++k) diff[k] = g[1][k] - g[0][k];
+  out.gradient_norm = norm2(g[0]);
+  out.gradient = norm2(diff) / out.gradient_norm;
+  return out;
+}
+
 }  // namespace
+
+TEST_CASE("boundary saving: rebuilt fields and gradient against every step stored") {
+  // The reverse step differs from the forward one by rounding only; the leapfrog carries those errors without
+  // amplifying them, and errors of different steps add like a random walk: relative error about
+  // c u sqrt(n_steps) with u the unit roundoff and c = O(1) (docs/numerics.md, "Boundary saving": the analysis;
+  // measured c <= 0.9). The tolerance takes c = 16 and all nt steps (the field's energy leaves through the CPML
+  // long before, so fewer steps count): a wrong point set, source term or free surface gives errors of order 1.
+  for (bool free_surface : {false, true})
+    for (int order : {2, 8})
+      for (Precision precision : {Precision::fp64, Precision::fp32}) {
+        Case c = adjoint_case(free_surface, precision, order);
+        ModelSpec truth = c.model;
+        truth.center = {120, 150, 150};
+        truth.anomaly = 200;
+        c.inversion.true_model = truth;
+        c.time.duration = 0.3;
+        const Reversal r = measure_reversal(c);
+        const double unit_roundoff = precision == Precision::fp64 ? 0x1p-53 : 0x1p-24;
+        const double tolerance = 16 * unit_roundoff * std::sqrt(double(r.nt));
+        const std::string config = std::string(free_surface ? "free surface + CPML" : "CPML on all faces") + ", order " +
+                                   std::to_string(order) + ", " + to_string(precision);
+        CAPTURE(config);
+        MESSAGE(config << ", nt " << r.nt << ": fields " << r.field << ", gradient " << r.gradient << " (tolerance "
+                       << tolerance << ")");
+        CHECK(r.field <= tolerance);
+        CHECK(r.gradient <= tolerance);
+        CHECK(r.gradient_norm > 0);
+      }
+}
+
+TEST_CASE("boundary saving keeps the layer points of nt - 1 steps and two fields") {
+  for (bool free_surface : {false, true})
+    for (Precision precision : {Precision::fp64, Precision::fp32}) {
+      const Case c = adjoint_case(free_surface, precision, 4);
+      const Plan plan = make_plan(c);
+      auto propagator = make_gradient_propagator(c, plan, {WavefieldStorage::boundary, 0, 0});
+      propagator->set_velocity(std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()));
+      propagator->forward(1, true);
+      const double value = precision == Precision::fp64 ? 8 : 4;
+      const auto& shape = c.grid.shape;
+      // Independent count of the layer points: every point minus the box inside the layers.
+      const double inner = (shape[0] - (free_surface ? 1 : 2) * 6.0) * (shape[1] - 2 * 6.0) * (shape[2] - 2 * 6.0);
+      const double layer = double(c.grid.points()) - inner;
+      CHECK(double(cpml_update_points(shape, 6, free_surface)) == layer);
+      CHECK(double(propagator->history_bytes()) == (plan.nt - 1) * layer * value + 2 * double(c.grid.points()) * value);
+      CHECK(propagator->history_name().find("absorbing-layer") != std::string::npos);
+    }
+  CHECK(cpml_update_points({20, 30, 40}, 0, false) == 0);
+}
+
+TEST_CASE("wavefield_storage = \"boundary\": chosen by auto when memory does not fit and it does; refused for the spectral method") {
+  HistoryRequest q;
+  q.nt = 1000;
+  q.field_bytes = 1e6;
+  q.state_bytes = 2.6e6;
+  q.boundary_bytes = boundary_history_bytes(1000, 1e6, 2e5);  // 999 * 2e5 + 2e6 = 201.8e6
+  CHECK(q.boundary_bytes == doctest::Approx(999 * 2e5 + 2e6));
+  q.budget_bytes = 2e9;
+  CHECK(choose_history(WavefieldStorage::auto_select, q).storage == WavefieldStorage::memory);
+  q.budget_bytes = 5e8;
+  const HistoryChoice b = choose_history(WavefieldStorage::auto_select, q);
+  CHECK(b.storage == WavefieldStorage::boundary);
+  CHECK(b.memory_bytes == q.boundary_bytes);
+  CHECK(b.recompute_factor == doctest::Approx(1999.0 / 1000));  // the forward pass and nt - 1 reverse steps
+  CHECK(describe(b).find("boundary saving") == 0);
+  CHECK(choose_history(WavefieldStorage::boundary, q).storage == WavefieldStorage::boundary);
+  q.budget_bytes = 2e8;  // below boundary saving: binomial checkpointing
+  CHECK(choose_history(WavefieldStorage::auto_select, q).storage == WavefieldStorage::binomial);
+  try {
+    choose_history(WavefieldStorage::boundary, q);
+    FAIL("no error above the budget");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::resources);
+  }
+  q.boundary_bytes = 0;  // a method without boundary saving
+  q.budget_bytes = 5e8;
+  CHECK(choose_history(WavefieldStorage::auto_select, q).storage == WavefieldStorage::binomial);
+  CHECK_THROWS_AS(choose_history(WavefieldStorage::boundary, q), Error);
+
+  Case c = adjoint_case(false, Precision::fp64, 8);
+  c.inversion.wavefield_storage = WavefieldStorage::boundary;
+  CHECK(history_for(c, make_plan(c)).storage == WavefieldStorage::boundary);
+  c.scheme.method = Method::spectral;
+  try {
+    history_for(c, make_plan(c));
+    FAIL("spectral with boundary saving accepted");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::invalid_case);
+    CHECK(std::string(e.what()).find("inversion.wavefield_storage = \"boundary\"") != std::string::npos);
+    CHECK(std::string(e.what()).find("\"checkpoints\"") != std::string::npos);
+  }
+}
 
 TEST_CASE("binomial checkpointing: Griewank's closed form is the optimum of the reversal recurrence") {
   const auto table = optimal_steps_table(120, 7);
