@@ -1,5 +1,7 @@
 // FDTD forward, Born and adjoint operators on the CPU (docs/numerics.md, "Adjoint and gradient").
 #include <algorithm>
+#include <array>
+#include <tuple>
 #include <cmath>
 
 #include "kernels/cpu/fdtd_adjoint_cpu.hpp"
@@ -176,20 +178,28 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
         p.gamma[side] = slabs.emplace_back(values, T(0)).data();
       }
     }
-    // u^{n+1}, u^n, u^{n-1} (interior): the history hands them out in decreasing n.
+    // u^{n+1}, u^n, u^{n-1} (interior): the history hands them out in decreasing n, in place when it holds them
+    // (every step in memory: no copy), else into three rotating buffers.
     const std::size_t points = L.interior_points();
-    std::vector<T> u_next(points), u_now(points), u_before(points, T(0));
-    history_->field(*this, nt, u_next);
-    history_->field(*this, nt - 1, u_now);
+    std::array<std::vector<T>, 3> buffers;
+    const auto fetch = [&](int n, std::vector<T>& buffer) -> const T* {
+      if (const std::span<const T> held = history_->held(n); !held.empty()) return held.data();
+      buffer.resize(points);
+      history_->field(*this, n, buffer);
+      return buffer.data();
+    };
+    const std::vector<T> zeros(points, T(0));  // u^{-1}
+    int next = 0, now = 1, before = 2;          // buffers of u^{n+1}, u^n, u^{n-1}
+    const T* u_next = fetch(nt, buffers[next]);
+    const T* u_now = fetch(nt - 1, buffers[now]);
     const auto& rec = setup_.receivers;
     step.gradient = gradient.data();
     step.illumination = illum;
     for (int n = nt - 1; n >= 0; --n) {
-      if (n >= 1) history_->field(*this, n - 1, u_before);
-      else std::fill(u_before.begin(), u_before.end(), T(0));
+      const T* u_before = n >= 1 ? fetch(n - 1, buffers[before]) : zeros.data();
       step.mu = mu.data();
       step.mu_next = mu_next.data();
-      step.u_next = u_next.data(), step.u_now = u_now.data(), step.u_before = u_before.data();
+      step.u_next = u_next, step.u_now = u_now, step.u_before = u_before;
       // mu_next = lambda^n without the adjoint sources; gradient += mu^{n+1} a^n, illumination += (u^n)^2
       cpu::fdtd_adjoint_step(step);
       for (std::size_t r = 0; r + 1 < rec.offsets.size(); ++r)
@@ -197,8 +207,9 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
           mu_next[rec.index[p]] += rec.factor[p] * T(residual[r * nt + n]);
       if (setup_.free_surface) cpu::zero_top_plane(L, mu_next.data());
       std::swap(mu, mu_next);
-      std::swap(u_next, u_now);
-      std::swap(u_now, u_before);
+      std::tie(next, now, before) = std::tuple(now, before, next);
+      u_next = u_now;
+      u_now = u_before;
     }
   }
 

@@ -49,6 +49,9 @@ class AllSteps final : public WavefieldHistory<T> {
     const auto in = slot(n, field_size_);
     std::copy(in.begin(), in.end(), out.begin());
   }
+  std::span<const T> held(int n) const override {
+    return std::span<const T>(fields_).subspan(std::size_t(n) * field_size_, field_size_);
+  }
   std::size_t bytes() const override { return fields_.size() * sizeof(T); }
 
  private:

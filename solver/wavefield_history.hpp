@@ -59,6 +59,9 @@ class WavefieldHistory {
   virtual void run_forward(ForwardStepper<T>& stepper, int nt) = 0;
   // u^n into out, for n = nt, nt-1, ..., 0 in this order (each once) after run_forward. May step the stepper.
   virtual void field(ForwardStepper<T>& stepper, int n, std::span<T> out) = 0;
+  // u^n without a copy, when the history holds every field in memory until the next run_forward (every step in
+  // memory); empty otherwise: ask field(). Either way the same values.
+  virtual std::span<const T> held(int /*n*/) const { return {}; }
   // Bytes held in memory.
   virtual std::size_t bytes() const = 0;
   // Forward steps taken since the last run_forward began, the forward pass included: nt after run_forward,
