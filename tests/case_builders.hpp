@@ -1,5 +1,6 @@
 #pragma once
 // Small cases built in code for the tests.
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -77,10 +78,37 @@ bool same_bits(T a, T b) {
   return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
 
+// A small heterogeneous spectral case: an even, an odd and an even extent (Nyquist planes on two axes only), an
+// absorbing layer of 6 on every face, sources and receivers off the grid, 2 shots (the second with two sources).
+inline Case spectral_gradient_case(SpectralAbsorber absorber, Precision precision) {
+  Case c = specwave::testing::small_case(24, 10, 2000, 8, 6, 20, 0.1);
+  c.scheme.method = Method::spectral;
+  c.boundary.spectral_absorber = absorber;
+  c.grid.shape = {24, 25, 28};
+  c.model.kind = ModelSpec::Kind::gaussian;
+  c.model.anomaly = 300;
+  c.model.center = {120, 125, 140};
+  c.model.radius = 40;
+  c.shots[0].sources[0].position = {83.0, 101.3, 95.0};
+  SourceSpec s2 = c.shots[0].sources[0], s3 = c.shots[0].sources[0];
+  s2.position = {150.0, 130.0, 181.0};
+  s3.position = {91.7, 160.0, 110.0};
+  s3.wavelet.peak_frequency = 16;
+  c.shots.push_back({{s2, s3}});
+  c.receivers = {{71.0, 90.0, 175.0}, {160.0, 133.0, 140.0}, {104.0, 171.0, 82.5}};
+  c.run.precision = precision;
+  c.inversion.present = true;
+  c.inversion.velocity_max = 2600;
+  return c;
+}
+
 // The illumination of every shot (sum over shots and steps n < nt of (u^n)^2), once from the production forward
 // propagator's fields, step by step, and once from the gradient propagator's adjoint pass (Objective::evaluate).
-// Returns {independent, adjoint}.
-inline std::pair<std::vector<double>, std::vector<double>> illumination_both_ways(const Case& c, const Plan& plan) {
+// Returns the relative L2 difference of the adjoint's from the independent one, and the latter's norm.
+struct IlluminationComparison {
+  double relative_difference = 0, norm = 0;
+};
+inline IlluminationComparison compare_illumination(const Case& c, const Plan& plan) {
   const std::size_t points = std::size_t(c.grid.points());
   std::vector<double> forward(points, 0.0), field(points);
   auto propagator = make_propagator(c, plan);
@@ -96,7 +124,11 @@ inline std::pair<std::vector<double>, std::vector<double>> illumination_both_way
   LeastSquaresMisfit misfit;
   Objective objective(*gradient, misfit, observed_data(c, plan, *gradient), Parameterisation::velocity, plan.dt);
   const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
-  return {forward, objective.evaluate(velocity, true, true).illumination};
+  const std::vector<double> adjoint = objective.evaluate(velocity, true, true).illumination;
+  if (adjoint.size() != forward.size()) return {1e300, 0};
+  double diff = 0, norm = 0;
+  for (std::size_t k = 0; k < points; ++k) diff += (adjoint[k] - forward[k]) * (adjoint[k] - forward[k]), norm += forward[k] * forward[k];
+  return {std::sqrt(diff / norm), std::sqrt(norm)};
 }
 
 }  // namespace specwave::testing

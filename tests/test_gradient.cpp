@@ -124,21 +124,11 @@ TEST_CASE("Taylor test of the gradient: first-order remainder slope 1, second-or
 
 namespace {
 
-// The spectral case of the strategy test: 24 x 25 x 28 points, an absorbing layer of 6, one shot, observed data
-// from a moved anomaly.
+// The spectral case of the strategy test (tests/case_builders.hpp) with one shot and observed data from a moved
+// anomaly.
 Case spectral_strategy_case(SpectralAbsorber absorber) {
-  Case c = specwave::testing::small_case(24, 10, 2000, 8, 6, 20, 0.1);
-  c.scheme.method = Method::spectral;
-  c.boundary.spectral_absorber = absorber;
-  c.grid.shape = {24, 25, 28};
-  c.model.kind = ModelSpec::Kind::gaussian;
-  c.model.anomaly = 300;
-  c.model.center = {120, 125, 140};
-  c.model.radius = 40;
-  c.shots[0].sources[0].position = {83.0, 101.3, 95.0};
-  c.receivers = {{71.0, 90.0, 175.0}, {160.0, 133.0, 140.0}, {104.0, 171.0, 82.5}};
-  c.inversion.present = true;
-  c.inversion.velocity_max = 2600;
+  Case c = specwave::testing::spectral_gradient_case(absorber, Precision::fp64);
+  c.shots.resize(1);
   ModelSpec truth = c.model;
   truth.center = {110, 135, 130};
   truth.anomaly = -100;
@@ -171,13 +161,10 @@ TEST_CASE("illumination of the adjoint pass: the sum of (u^n)^2 of the forward p
     Case c = adjoint_case(free_surface, precision);
     c.inversion.true_model = c.model;  // observed data: any will do
     const Plan plan = make_plan(c);
-    const auto [forward, adjoint] = specwave::testing::illumination_both_ways(c, plan);
-    REQUIRE(adjoint.size() == forward.size());
-    double diff = 0, norm = 0;
-    for (std::size_t k = 0; k < forward.size(); ++k) diff += std::pow(adjoint[k] - forward[k], 2), norm += forward[k] * forward[k];
-    MESSAGE("illumination, relative L2 difference " << std::sqrt(diff / norm));
-    CHECK(norm > 0);
-    CHECK(std::sqrt(diff / norm) <= tolerance);
+    const auto r = specwave::testing::compare_illumination(c, plan);
+    MESSAGE("illumination, relative L2 difference " << r.relative_difference);
+    CHECK(r.norm > 0);
+    CHECK(r.relative_difference <= tolerance);
   }
 }
 
