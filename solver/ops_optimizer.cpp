@@ -143,6 +143,36 @@ OpsOptimizer::Point OpsOptimizer::line_search(const OpsVector& d, double initial
   return std::move(points[accepted.index]);
 }
 
+OptimizerState OpsOptimizer::state() const {
+  OptimizerState s;
+  s.iteration = iteration_;
+  s.x = x_.to_host();
+  s.current = {value_, g_.to_host()};
+  for (const auto& v : history_.s()) s.lbfgs_s.push_back(v.to_host());
+  for (const auto& v : history_.y()) s.lbfgs_y.push_back(v.to_host());
+  if (!previous_direction_.empty()) s.previous_direction = previous_direction_.to_host();
+  if (!previous_gradient_.empty()) s.previous_gradient = s.previous_preconditioned = previous_gradient_.to_host();
+  s.previous_step = previous_step_;
+  s.previous_slope = previous_slope_;
+  return s;
+}
+
+void OpsOptimizer::restore(const OptimizerState& s) {
+  auto device = [&](const Vector& v) { return v.size() > 0 ? OpsVector::from_host(ops_, v) : OpsVector(); };
+  if (std::size_t(s.x.size()) != n_ || std::size_t(s.current.gradient.size()) != n_)
+    throw std::invalid_argument("OpsOptimizer::restore: the state's size differs from the optimiser's");
+  iteration_ = s.iteration;
+  x_ = device(s.x);
+  g_ = device(s.current.gradient);
+  value_ = s.current.value;
+  history_.clear();
+  for (std::size_t k = 0; k < s.lbfgs_s.size(); ++k) history_.push(device(s.lbfgs_s[k]), device(s.lbfgs_y[k]), -INFINITY);
+  previous_direction_ = device(s.previous_direction);
+  previous_gradient_ = device(s.previous_gradient);
+  previous_step_ = s.previous_step;
+  previous_slope_ = s.previous_slope;
+}
+
 IterationRecord OpsOptimizer::iterate() {
   IterationRecord r;
   r.iteration = iteration_ + 1;

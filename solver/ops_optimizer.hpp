@@ -64,6 +64,8 @@ class OpsLbfgsHistory {
   void apply_inverse_hessian(const OpsVector& g, OpsVector& r) const;  // r = H g
   int size() const { return int(s_.size()); }
   void clear() { s_.clear(), y_.clear(); }
+  const std::deque<OpsVector>& s() const { return s_; }
+  const std::deque<OpsVector>& y() const { return y_; }
 
  private:
   int memory_;
@@ -81,6 +83,11 @@ class OpsOptimizer {
   double value() const { return value_; }
   int iteration() const { return iteration_; }
   double projected_gradient_norm() const;
+  // Optimizer's checkpoint state, in host vectors (downloads everything; previous_preconditioned is the previous
+  // gradient, there being no preconditioner): either optimiser restored from the other's state continues the same
+  // iterates.
+  OptimizerState state() const;
+  void restore(const OptimizerState& s);
 
  private:
   struct Point {

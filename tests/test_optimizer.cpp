@@ -333,3 +333,41 @@ TEST_CASE("OpsOptimizer on the CPU VectorOps gives bitwise Optimizer's iterates 
     compare_with_ops_optimizer(rosenbrock, m, rosenbrock_start(10), rb, 20);
   }
 }
+
+TEST_CASE("OpsOptimizer state: restored into Optimizer (and back) the iterates continue bitwise") {
+  const auto ops = specwave::make_cpu_vector_ops();
+  const Quadratic q(30);
+  const Bounds b{Vector::Constant(30, -1.0), Vector::Constant(30, 2.0)};
+  const OpsFunction g = [&](const OpsVector& x, OpsVector& gradient) {
+    const Evaluation e = q(x.to_host());
+    gradient.ops().upload(gradient.size(), e.gradient.data(), gradient.data());
+    return e.value;
+  };
+  for (const Method m : {Method::lbfgs, Method::nlcg}) {
+    CAPTURE(to_string(m));
+    OptimizerOptions o;
+    o.method = m;
+    o.lbfgs_memory = 3;
+    const Vector x0 = Vector::Zero(30);
+    const Evaluation f0 = q(x0);
+    Optimizer reference(q, b, o, x0, f0);
+    OpsOptimizer first(*ops, g, {OpsVector::from_host(*ops, b.lower), OpsVector::from_host(*ops, b.upper)}, o,
+                       OpsVector::from_host(*ops, x0), f0.value, OpsVector::from_host(*ops, f0.gradient));
+    for (int k = 0; k < 5; ++k) reference.iterate(), first.iterate();
+    // OpsOptimizer -> Optimizer, and Optimizer -> a fresh OpsOptimizer.
+    Optimizer from_ops(q, b, o, x0, f0);
+    from_ops.restore(first.state());
+    OpsOptimizer from_eigen(*ops, g, {OpsVector::from_host(*ops, b.lower), OpsVector::from_host(*ops, b.upper)}, o,
+                            OpsVector::from_host(*ops, x0), f0.value, OpsVector::from_host(*ops, f0.gradient));
+    from_eigen.restore(reference.state());
+    for (int k = 0; k < 4; ++k) {
+      CAPTURE(k);
+      const IterationRecord want = reference.iterate(), a = from_ops.iterate(), c = from_eigen.iterate();
+      CHECK(a.value == want.value);
+      CHECK(c.value == want.value);
+      CHECK((from_ops.x().array() == reference.x().array()).all());
+      CHECK((from_eigen.x().to_host().array() == reference.x().array()).all());
+      if (want.projected_gradient_norm < 1e-9) break;
+    }
+  }
+}
