@@ -53,50 +53,30 @@ double interpolate(double a, double fa, double ga, double b, double fb, double g
   return std::numeric_limits<double>::quiet_NaN();
 }
 
+// Bracketing, zoom and the fallbacks on phi alone; the caller keeps the points.
 class Search {
  public:
-  Search(const Function& f, const Bounds& b, const Vector& x0, const Evaluation& f0, const Vector& d,
-         const LineSearchOptions& o)
-      : f_(f), b_(b), x0_(x0), f0_(f0), d_(d), o_(o), slope0_(f0.gradient.dot(d)) {}
+  Search(const std::function<LineSearchTrial(double)>& phi, double f0, double slope0, const LineSearchOptions& o,
+         std::vector<LineSearchTrial>& trials)
+      : phi_(phi), f0_(f0), slope0_(slope0), o_(o), trials(trials) {}
 
   double slope0() const { return slope0_; }
-  std::vector<LineSearchTrial> trials;
 
-  // Evaluates phi at a and keeps the point.
+  // Evaluates phi at a (the caller keeps the point) and records the trial with its Armijo and curvature flags.
   const LineSearchTrial& trial(double a) {
-    Vector x = project(b_, x0_ + a * d_);
-    Evaluation e = f_(x);
-    // dx/da: d where x0 + a d stays inside the box, 0 where P clips it.
-    Vector dx = d_;
-    if (b_.active())
-      for (Eigen::Index k = 0; k < dx.size(); ++k) {
-        const double raw = x0_[k] + a * d_[k];
-        if (raw < b_.lower[k] || raw > b_.upper[k]) dx[k] = 0;
-      }
-    LineSearchTrial t;
+    LineSearchTrial t = phi_(a);
     t.step = a;
-    t.value = e.value;
-    t.slope = e.gradient.dot(dx);
-    t.armijo = std::isfinite(t.value) && t.value <= f0_.value + o_.c1 * a * slope0_;
+    t.armijo = std::isfinite(t.value) && t.value <= f0_ + o_.c1 * a * slope0_;
     t.curvature = std::abs(t.slope) <= o_.c2 * std::abs(slope0_);
     trials.push_back(t);
-    points_.push_back({std::move(x), std::move(e)});
     return trials.back();
   }
-  LineSearchResult accept(std::size_t k, bool wolfe) {
-    LineSearchResult r;
-    r.step = trials[k].step;
-    r.x = points_[k].first;
-    r.at = points_[k].second;
-    r.trials = trials;
-    r.wolfe = wolfe;
-    return r;
-  }
+  AcceptedTrial accept(std::size_t k, bool wolfe) const { return {k, wolfe}; }
   bool budget() const { return int(trials.size()) < o_.max_evaluations; }
 
   // Nocedal & Wright algorithm 3.6: lo satisfies sufficient decrease and has the lowest f so far; the
   // interval between lo and hi contains steps satisfying the strong Wolfe conditions.
-  std::optional<LineSearchResult> zoom(double lo, double f_lo, double g_lo, double hi, double f_hi, double g_hi) {
+  std::optional<AcceptedTrial> zoom(double lo, double f_lo, double g_lo, double hi, double f_hi, double g_hi) {
     while (budget()) {
       const double width = std::abs(hi - lo);
       if (width <= 1e-12 * std::max(std::abs(lo), std::abs(hi))) return std::nullopt;
@@ -116,8 +96,8 @@ class Search {
   }
 
   // Nocedal & Wright algorithm 3.5: expand until a step brackets a Wolfe point, then zoom.
-  std::optional<LineSearchResult> wolfe(double a) {
-    double a_prev = 0, f_prev = f0_.value, g_prev = slope0_;
+  std::optional<AcceptedTrial> wolfe(double a) {
+    double a_prev = 0, f_prev = f0_, g_prev = slope0_;
     while (budget()) {
       const LineSearchTrial t = trial(a);
       if (!t.armijo || (trials.size() > 1 && t.value >= f_prev)) return zoom(a_prev, f_prev, g_prev, a, t.value, t.slope);
@@ -130,21 +110,19 @@ class Search {
   }
 
  private:
-  const Function& f_;
-  const Bounds& b_;
-  const Vector& x0_;
-  const Evaluation& f0_;
-  const Vector& d_;
+  const std::function<LineSearchTrial(double)>& phi_;
+  double f0_, slope0_;
   const LineSearchOptions& o_;
-  double slope0_;
-  std::vector<std::pair<Vector, Evaluation>> points_;
+
+ public:
+  std::vector<LineSearchTrial>& trials;
 };
 
 }  // namespace
 
-LineSearchResult line_search(const Function& f, const Bounds& bounds, const Vector& x0, const Evaluation& f0,
-                             const Vector& d, double initial_step, const LineSearchOptions& options) {
-  Search s(f, bounds, x0, f0, d, options);
+AcceptedTrial search_steps(const std::function<LineSearchTrial(double a)>& phi, double f0, double slope0,
+                           double initial_step, const LineSearchOptions& options, std::vector<LineSearchTrial>& trials) {
+  Search s(phi, f0, slope0, options, trials);
   if (!(s.slope0() < 0))
     throw LineSearchFailure(fmt::format("the search direction is not a descent direction (phi'(0) = g.d = {:.4e} >= 0); "
                                         "the gradient may be wrong (run specwave check-gradient)",
@@ -172,8 +150,36 @@ LineSearchResult line_search(const Function& f, const Bounds& bounds, const Vect
                   "({} of the Wolfe search, then Armijo backtracking by halving down to step {:.3e}); the gradient may "
                   "be inaccurate, the model at a bound, or the misfit at its noise floor. Steps tried:\n{}",
                   options.c1, s.trials.size(), std::min<int>(int(s.trials.size()), options.max_evaluations), a,
-                  describe_trials(s.trials, f0.value, s.slope0())),
+                  describe_trials(s.trials, f0, s.slope0())),
       s.trials);
+}
+
+LineSearchResult line_search(const Function& f, const Bounds& bounds, const Vector& x0, const Evaluation& f0,
+                             const Vector& d, double initial_step, const LineSearchOptions& options) {
+  std::vector<std::pair<Vector, Evaluation>> points;
+  const std::function<LineSearchTrial(double)> phi = [&](double a) {
+    Vector x = project(bounds, x0 + a * d);
+    Evaluation e = f(x);
+    // dx/da: d where x0 + a d stays inside the box, 0 where P clips it.
+    Vector dx = d;
+    if (bounds.active())
+      for (Eigen::Index k = 0; k < dx.size(); ++k) {
+        const double raw = x0[k] + a * d[k];
+        if (raw < bounds.lower[k] || raw > bounds.upper[k]) dx[k] = 0;
+      }
+    LineSearchTrial t;
+    t.value = e.value;
+    t.slope = e.gradient.dot(dx);
+    points.push_back({std::move(x), std::move(e)});
+    return t;
+  };
+  LineSearchResult r;
+  const AcceptedTrial accepted = search_steps(phi, f0.value, f0.gradient.dot(d), initial_step, options, r.trials);
+  r.step = r.trials[accepted.index].step;
+  r.x = std::move(points[accepted.index].first);
+  r.at = std::move(points[accepted.index].second);
+  r.wolfe = accepted.wolfe;
+  return r;
 }
 
 }  // namespace specwave::optim

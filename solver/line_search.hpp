@@ -63,6 +63,17 @@ class LineSearchFailure : public std::runtime_error {
   std::vector<LineSearchTrial> trials_;
 };
 
+// The scalar part of the search, shared by the Eigen vectors here and the VectorOps ones (solver/ops_optimizer.hpp):
+// phi(a) evaluates f at P(x0 + a d), keeps the point, and returns the step, value and slope phi'(a) (the Armijo and
+// curvature flags are set here). Returns the index of the accepted trial in `trials` and whether it is a Wolfe step;
+// throws LineSearchFailure like line_search.
+struct AcceptedTrial {
+  std::size_t index = 0;
+  bool wolfe = false;
+};
+AcceptedTrial search_steps(const std::function<LineSearchTrial(double a)>& phi, double f0, double slope0,
+                           double initial_step, const LineSearchOptions& options, std::vector<LineSearchTrial>& trials);
+
 // Searches from x0 (f0 = f(x0) with its gradient) along the descent direction d (g0 . d < 0), starting at
 // initial_step. Throws LineSearchFailure when d is not a descent direction or no step decreases f enough.
 LineSearchResult line_search(const Function& f, const Bounds& bounds, const Vector& x0, const Evaluation& f0,

@@ -1,5 +1,6 @@
 // GPU tests (label gpu): the CUDA propagators (FDTD, spectral) against the CPU propagators and the Eigen
-// references on the same cases; the CUDA FDTD gradient against the CPU one; cuBLAS vector operations against Eigen. Without a usable device the executable prints why and exits 77, which CTest
+// references on the same cases; the CUDA FDTD gradient against the CPU one; cuBLAS vector operations against Eigen;
+// the optimiser on device vectors (OpsOptimizer on cuBLAS) against the Eigen one. Without a usable device the executable prints why and exits 77, which CTest
 // reports as skipped.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
@@ -16,6 +17,7 @@
 #include "solver/forward.hpp"
 #include "solver/gradient.hpp"
 #include "solver/gradient_check.hpp"
+#include "solver/ops_optimizer.hpp"
 #include "solver/optimizer.hpp"
 #include "solver/plan.hpp"
 #include "solver/validate.hpp"
@@ -462,6 +464,126 @@ TEST_CASE("cuBLAS vector operations agree with the Eigen ones; the L-BFGS two-lo
   cuda::DeviceArray<double> dr(n);
   optim::lbfgs_two_loop(*gpu, n, gs, gyy, dx.data(), dr.data());
   CHECK(rel_l2(down(dr), r) <= 1e-12);
+}
+
+TEST_CASE("device VectorOps: add_scaled, masks and path tangent agree with the CPU ones; allocate/upload/download") {
+  const std::size_t n = 70001;
+  const auto cpu = make_cpu_vector_ops();
+  cuda::Stream stream;
+  const auto gpu = make_cublas_vector_ops(stream.handle());
+  std::vector<double> x(n), d(n), lower(n, -0.5), upper(n, 0.25);
+  for (std::size_t i = 0; i < n; ++i) x[i] = std::sin(0.37 * double(i) + 0.1), d[i] = std::cos(1.3 * double(i % 977) - 0.2);
+  cpu->project(n, x.data(), lower.data(), upper.data());  // many components at a bound
+  optim::OpsVector gx(*gpu, n), gd(*gpu, n), gl(*gpu, n), gu(*gpu, n), gw(*gpu, n);
+  gpu->upload(n, x.data(), gx.data()), gpu->upload(n, d.data(), gd.data());
+  gpu->upload(n, lower.data(), gl.data()), gpu->upload(n, upper.data(), gu.data());
+  auto down = [&](const optim::OpsVector& v) {
+    std::vector<double> h(n);
+    gpu->download(n, v.data(), h.data());
+    return h;
+  };
+  CHECK(down(gd) == d);
+  // x + a y: one rounding (FMA) or two: within 2 ulp of |x| + |a y|; x - y exact.
+  std::vector<double> w(n);
+  cpu->add_scaled(n, x.data(), 0.3, d.data(), w.data());
+  gpu->add_scaled(n, gx.data(), 0.3, gd.data(), gw.data());
+  const std::vector<double> got = down(gw);
+  double worst = 0;
+  for (std::size_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(got[i] - w[i]) / (std::abs(x[i]) + 0.3 * std::abs(d[i])));
+  CHECK(worst <= 4.5e-16);
+  cpu->add_scaled(n, x.data(), -1, d.data(), w.data());
+  gpu->add_scaled(n, gx.data(), -1, gd.data(), gw.data());
+  CHECK(down(gw) == w);
+  // Masks: comparisons only, exact.
+  w = d;
+  cpu->feasible_direction(n, x.data(), lower.data(), upper.data(), w.data());
+  gpu->copy(n, gd.data(), gw.data());
+  gpu->feasible_direction(n, gx.data(), gl.data(), gu.data(), gw.data());
+  CHECK(down(gw) == w);
+  CHECK(w != d);
+  w = d;
+  cpu->projected_gradient(n, x.data(), lower.data(), upper.data(), w.data());
+  gpu->copy(n, gd.data(), gw.data());
+  gpu->projected_gradient(n, gx.data(), gl.data(), gu.data(), gw.data());
+  CHECK(down(gw) == w);
+  // Tangent: the same unless x + a d lies within an ulp of a bound (not for these values).
+  cpu->path_tangent(n, 0.7, x.data(), d.data(), lower.data(), upper.data(), w.data());
+  gpu->path_tangent(n, 0.7, gx.data(), gd.data(), gl.data(), gu.data(), gw.data());
+  CHECK(down(gw) == w);
+}
+
+namespace {
+
+// Optimizer (Eigen, host) and OpsOptimizer on cuBLAS (device) side by side; f is evaluated on the host from the
+// downloaded x (the test's function, not the optimiser, crosses the bus). Reductions differ in order, so the
+// iterates agree to rounding: 1e-12 relative over these few iterations.
+void compare_device_optimizer(const optim::Function& f, optim::Method m, optim::Vector x0, const optim::Bounds& b,
+                              int iterations) {
+  using namespace optim;
+  cuda::Stream stream;
+  const auto gpu = make_cublas_vector_ops(stream.handle());
+  OptimizerOptions o;
+  o.method = m;
+  o.lbfgs_memory = 4;
+  x0 = project(b, x0);
+  const Evaluation f0 = f(x0);
+  Optimizer host(f, b, o, x0, f0);
+  const OpsFunction g = [&](const OpsVector& x, OpsVector& gradient) {
+    const Evaluation e = f(x.to_host());
+    gradient.ops().upload(gradient.size(), e.gradient.data(), gradient.data());
+    return e.value;
+  };
+  OpsBounds ob;
+  if (b.active()) ob = {OpsVector::from_host(*gpu, b.lower), OpsVector::from_host(*gpu, b.upper)};
+  OpsOptimizer device(*gpu, g, std::move(ob), o, OpsVector::from_host(*gpu, x0), f0.value, OpsVector::from_host(*gpu, f0.gradient));
+  for (int k = 0; k < iterations; ++k) {
+    CAPTURE(k);
+    const IterationRecord want = host.iterate(), got = device.iterate();
+    CHECK(got.evaluations == want.evaluations);
+    CHECK(got.restarted == want.restarted);
+    CHECK(std::abs(got.value - want.value) <= 1e-12 * std::abs(want.value) + 1e-300);
+    CHECK(std::abs(got.step - want.step) <= 1e-12 * want.step);
+    const Vector x = device.x().to_host();
+    CHECK((x - host.x()).norm() <= 1e-12 * host.x().norm());
+    if (want.projected_gradient_norm < 1e-9) break;
+  }
+}
+
+optim::Evaluation rosenbrock(const optim::Vector& x) {
+  optim::Evaluation e;
+  e.gradient = optim::Vector::Zero(x.size());
+  for (Eigen::Index i = 0; i + 1 < x.size(); ++i) {
+    const double a = x[i + 1] - x[i] * x[i], b = 1 - x[i];
+    e.value += 100 * a * a + b * b;
+    e.gradient[i] += -400 * a * x[i] - 2 * b;
+    e.gradient[i + 1] += 200 * a;
+  }
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("the optimiser on device vectors (cuBLAS) reproduces the host optimiser: quadratic and Rosenbrock, 1e-12") {
+  const int n = 2000;  // enough for cuBLAS to reduce in another order than Eigen
+  optim::Vector a(n), c(n), start(n);
+  for (int i = 0; i < n; ++i) {
+    a[i] = std::pow(100.0, double(i) / (n - 1));
+    c[i] = 3 * std::sin(1.7 * i + 0.3);
+    start[i] = i % 2 == 0 ? -1.2 : 1.0;
+  }
+  const optim::Function quadratic = [&](const optim::Vector& x) {
+    const optim::Vector r = x - c;
+    return optim::Evaluation{0.5 * r.dot(a.cwiseProduct(r)), a.cwiseProduct(r)};
+  };
+  const optim::Bounds box{optim::Vector::Constant(n, -1.0), optim::Vector::Constant(n, 2.0)};
+  const optim::Bounds rosenbrock_box{optim::Vector::Constant(n, -2.0), optim::Vector::Constant(n, 0.8)};
+  for (const optim::Method m : {optim::Method::lbfgs, optim::Method::nlcg, optim::Method::steepest}) {
+    CAPTURE(optim::to_string(m));
+    compare_device_optimizer(quadratic, m, optim::Vector::Zero(n), box, 15);
+    compare_device_optimizer(quadratic, m, optim::Vector::Zero(n), optim::Bounds{}, 15);
+    compare_device_optimizer(rosenbrock, m, start, optim::Bounds{}, 10);
+    compare_device_optimizer(rosenbrock, m, start, rosenbrock_box, 10);
+  }
 }
 #endif
 

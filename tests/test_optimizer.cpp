@@ -5,6 +5,7 @@
 #include <functional>
 #include <vector>
 
+#include "solver/ops_optimizer.hpp"
 #include "solver/optimizer.hpp"
 
 using namespace specwave::optim;
@@ -246,4 +247,127 @@ TEST_CASE("CPU VectorOps: dot, nrm2, axpy, scal, copy, project against plain loo
   CHECK(x.minCoeff() >= -0.5);
   CHECK(x.maxCoeff() <= 0.25);
   CHECK(x.maxCoeff() == 0.25);  // some components were clipped, others kept
+}
+
+TEST_CASE("CPU VectorOps: add_scaled, the feasible-direction and projected-gradient masks, the path tangent") {
+  const auto ops = specwave::make_cpu_vector_ops();
+  const int n = 301;
+  Vector x = pseudo_random(n, 0.4), d = pseudo_random(n, 2.2);
+  const Bounds b{Vector::Constant(n, -0.5), Vector::Constant(n, 0.25)};
+  x = project(b, x);  // many components at a bound
+  Vector w(n);
+  ops->add_scaled(n, x.data(), 0.3, d.data(), w.data());
+  CHECK((w.array() == (x + 0.3 * d).array()).all());
+  ops->add_scaled(n, x.data(), -1, d.data(), w.data());
+  for (int i = 0; i < n; ++i) CHECK(w[i] == x[i] - d[i]);
+  Vector v = d;
+  ops->feasible_direction(n, x.data(), b.lower.data(), b.upper.data(), v.data());
+  CHECK((v.array() == feasible_direction(b, x, d).array()).all());
+  CHECK((v.array() != d.array()).any());  // the mask acted
+  v = d;
+  ops->projected_gradient(n, x.data(), b.lower.data(), b.upper.data(), v.data());
+  CHECK((v.array() == projected_gradient(b, x, d).array()).all());
+  CHECK((v.array() != d.array()).any());
+  // Tangent: d where x + a d stays in the box, 0 elsewhere (a plain loop).
+  const double a = 0.7;
+  ops->path_tangent(n, a, x.data(), d.data(), b.lower.data(), b.upper.data(), v.data());
+  for (int i = 0; i < n; ++i) {
+    const double raw = x[i] + a * d[i];
+    CHECK(v[i] == (raw < -0.5 || raw > 0.25 ? 0.0 : d[i]));
+  }
+  double* p = ops->allocate(n);
+  ops->upload(n, d.data(), p);
+  ops->download(n, p, w.data());
+  ops->release(p);
+  CHECK((w.array() == d.array()).all());
+}
+
+namespace {
+
+// Optimizer (Eigen) and OpsOptimizer (CPU VectorOps) side by side from the same start, iteration by iteration.
+void compare_with_ops_optimizer(const Function& f, Method m, Vector x0, const Bounds& b, int iterations) {
+  const auto ops = specwave::make_cpu_vector_ops();
+  OptimizerOptions o;
+  o.method = m;
+  o.lbfgs_memory = 4;
+  x0 = project(b, x0);
+  const Evaluation f0 = f(x0);
+  Optimizer eigen(f, b, o, x0, f0);
+  const OpsFunction g = [&](const OpsVector& x, OpsVector& gradient) {
+    const Evaluation e = f(x.to_host());
+    gradient.ops().upload(gradient.size(), e.gradient.data(), gradient.data());
+    return e.value;
+  };
+  OpsBounds ob;
+  if (b.active()) ob = {OpsVector::from_host(*ops, b.lower), OpsVector::from_host(*ops, b.upper)};
+  OpsOptimizer on_ops(*ops, g, std::move(ob), o, OpsVector::from_host(*ops, x0), f0.value,
+                      OpsVector::from_host(*ops, f0.gradient));
+  for (int k = 0; k < iterations; ++k) {
+    CAPTURE(k);
+    const IterationRecord want = eigen.iterate(), got = on_ops.iterate();
+    REQUIRE(got.value == want.value);
+    CHECK(got.step == want.step);
+    CHECK(got.initial_step == want.initial_step);
+    CHECK(got.evaluations == want.evaluations);
+    CHECK(got.wolfe == want.wolfe);
+    CHECK(got.restarted == want.restarted);
+    CHECK(got.pair_dropped == want.pair_dropped);
+    CHECK(got.projected_gradient_norm == want.projected_gradient_norm);
+    CHECK((on_ops.x().to_host().array() == eigen.x().array()).all());
+    CHECK((on_ops.gradient().to_host().array() == eigen.current().gradient.array()).all());
+    if (want.projected_gradient_norm < 1e-9) break;  // converged: a further line search has nothing to find
+  }
+}
+
+}  // namespace
+
+TEST_CASE("OpsOptimizer on the CPU VectorOps gives bitwise Optimizer's iterates (every method, with and without bounds)") {
+  for (const Method m : {Method::lbfgs, Method::nlcg, Method::steepest}) {
+    CAPTURE(to_string(m));
+    compare_with_ops_optimizer(rosenbrock, m, rosenbrock_start(10), Bounds{}, 25);
+    const Quadratic q(40);
+    const Bounds b{Vector::Constant(40, -1.0), Vector::Constant(40, 2.0)};
+    compare_with_ops_optimizer(q, m, Vector::Zero(40), b, 20);
+    // Rosenbrock in a box that excludes the minimum: the masks and the clipped path matter.
+    const Bounds rb{Vector::Constant(10, -2.0), Vector::Constant(10, 0.8)};
+    compare_with_ops_optimizer(rosenbrock, m, rosenbrock_start(10), rb, 20);
+  }
+}
+
+TEST_CASE("OpsOptimizer state: restored into Optimizer (and back) the iterates continue bitwise") {
+  const auto ops = specwave::make_cpu_vector_ops();
+  const Quadratic q(30);
+  const Bounds b{Vector::Constant(30, -1.0), Vector::Constant(30, 2.0)};
+  const OpsFunction g = [&](const OpsVector& x, OpsVector& gradient) {
+    const Evaluation e = q(x.to_host());
+    gradient.ops().upload(gradient.size(), e.gradient.data(), gradient.data());
+    return e.value;
+  };
+  for (const Method m : {Method::lbfgs, Method::nlcg}) {
+    CAPTURE(to_string(m));
+    OptimizerOptions o;
+    o.method = m;
+    o.lbfgs_memory = 3;
+    const Vector x0 = Vector::Zero(30);
+    const Evaluation f0 = q(x0);
+    Optimizer reference(q, b, o, x0, f0);
+    OpsOptimizer first(*ops, g, {OpsVector::from_host(*ops, b.lower), OpsVector::from_host(*ops, b.upper)}, o,
+                       OpsVector::from_host(*ops, x0), f0.value, OpsVector::from_host(*ops, f0.gradient));
+    for (int k = 0; k < 5; ++k) reference.iterate(), first.iterate();
+    // OpsOptimizer -> Optimizer, and Optimizer -> a fresh OpsOptimizer.
+    Optimizer from_ops(q, b, o, x0, f0);
+    from_ops.restore(first.state());
+    OpsOptimizer from_eigen(*ops, g, {OpsVector::from_host(*ops, b.lower), OpsVector::from_host(*ops, b.upper)}, o,
+                            OpsVector::from_host(*ops, x0), f0.value, OpsVector::from_host(*ops, f0.gradient));
+    from_eigen.restore(reference.state());
+    for (int k = 0; k < 4; ++k) {
+      CAPTURE(k);
+      const IterationRecord want = reference.iterate(), a = from_ops.iterate(), c = from_eigen.iterate();
+      CHECK(a.value == want.value);
+      CHECK(c.value == want.value);
+      CHECK((from_ops.x().array() == reference.x().array()).all());
+      CHECK((from_eigen.x().to_host().array() == reference.x().array()).all());
+      if (want.projected_gradient_norm < 1e-9) break;
+    }
+  }
 }

@@ -17,6 +17,28 @@ __global__ void project_kernel(std::size_t n, double* x, const double* lower, co
     x[i] = fmin(fmax(x[i], lower[i]), upper[i]);
 }
 
+// w = x + a y; a = -1 as x - y (the same value: negation is exact).
+__global__ void add_scaled_kernel(std::size_t n, const double* x, double a, const double* y, double* w) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    w[i] = a == -1 ? x[i] - y[i] : x[i] + a * y[i];
+}
+
+__global__ void path_tangent_kernel(std::size_t n, double a, const double* x0, const double* d, const double* lower,
+                                    const double* upper, double* t) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    const double raw = x0[i] + a * d[i];
+    t[i] = raw < lower[i] || raw > upper[i] ? 0.0 : d[i];
+  }
+}
+
+__global__ void mask_outward_kernel(std::size_t n, const double* x, const double* lower, const double* upper, double* v,
+                                    int sign) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    if ((x[i] <= lower[i] && sign * v[i] < 0) || (x[i] >= upper[i] && sign * v[i] > 0)) v[i] = 0;
+}
+
+unsigned blocks_for(std::size_t n) { return unsigned(std::min<std::size_t>((n + 255) / 256, 65535)); }
+
 // cuBLAS takes int lengths: longer vectors are processed in chunks (dot and nrm2 combine the chunks' results).
 constexpr std::size_t chunk = std::size_t(1) << 30;
 
@@ -68,8 +90,48 @@ class CublasVectorOps final : public VectorOps {
   }
   void project(std::size_t n, double* x, const double* lower, const double* upper) const override {
     if (n == 0) return;
-    const std::size_t blocks = std::min<std::size_t>((n + 255) / 256, 65535);
-    project_kernel<<<unsigned(blocks), 256, 0, stream_>>>(n, x, lower, upper);
+    project_kernel<<<blocks_for(n), 256, 0, stream_>>>(n, x, lower, upper);
+    SPECWAVE_CUDA_CHECK_LAUNCH();
+  }
+  void add_scaled(std::size_t n, const double* x, double a, const double* y, double* w) const override {
+    if (n == 0) return;
+    add_scaled_kernel<<<blocks_for(n), 256, 0, stream_>>>(n, x, a, y, w);
+    SPECWAVE_CUDA_CHECK_LAUNCH();
+  }
+  void path_tangent(std::size_t n, double a, const double* x0, const double* d, const double* lower,
+                    const double* upper, double* t) const override {
+    if (n == 0) return;
+    path_tangent_kernel<<<blocks_for(n), 256, 0, stream_>>>(n, a, x0, d, lower, upper, t);
+    SPECWAVE_CUDA_CHECK_LAUNCH();
+  }
+
+  bool on_device() const override { return true; }
+  double* allocate(std::size_t n) const override {
+    void* p = nullptr;
+    SPECWAVE_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(n, 1) * sizeof(double)));
+    SPECWAVE_CUDA_CHECK(cudaMemsetAsync(p, 0, n * sizeof(double), stream_));
+    return static_cast<double*>(p);
+  }
+  void release(double* x) const override {
+    if (x) cudaFree(x);  // called from destructors: no throw
+  }
+  // Synchronous in stream_: the host buffer is pageable and may be used as soon as these return.
+  void upload(std::size_t n, const double* host, double* x) const override {
+    if (n == 0) return;
+    SPECWAVE_CUDA_CHECK(cudaMemcpyAsync(x, host, n * sizeof(double), cudaMemcpyHostToDevice, stream_));
+    SPECWAVE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void download(std::size_t n, const double* x, double* host) const override {
+    if (n == 0) return;
+    SPECWAVE_CUDA_CHECK(cudaMemcpyAsync(host, x, n * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+    SPECWAVE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+ protected:
+  void mask_outward(std::size_t n, const double* x, const double* lower, const double* upper, double* v,
+                    int sign) const override {
+    if (n == 0) return;
+    mask_outward_kernel<<<blocks_for(n), 256, 0, stream_>>>(n, x, lower, upper, v, sign);
     SPECWAVE_CUDA_CHECK_LAUNCH();
   }
 
