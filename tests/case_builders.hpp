@@ -120,7 +120,7 @@ inline IlluminationComparison compare_illumination(const Case& c, const Plan& pl
       propagator->advance(n, n + 1);
     }
   }
-  auto gradient = make_gradient_propagator(c, plan, HistoryChoice{WavefieldStorage::memory, 0, 0});
+  auto gradient = make_gradient_propagator(c, plan, HistoryChoice{});
   LeastSquaresMisfit misfit;
   Objective objective(*gradient, misfit, observed_data(c, plan, *gradient), Parameterisation::velocity, plan.dt);
   const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());

@@ -283,12 +283,12 @@ Reversal measure_reversal(const Case& c) {
   for (int shot = 0; shot < 2; ++shot) {
     std::vector<std::vector<double>> stored(plan.nt + 1);
     double scale = 0;
-    visit_fdtd_cpu_history(c, plan, {WavefieldStorage::memory, 0, 0}, velocity, shot, [&](int n, std::span<const double> u) {
+    visit_fdtd_cpu_history(c, plan, all_steps_choice(0, 0), velocity, shot, [&](int n, std::span<const double> u) {
       stored[n].assign(u.begin(), u.end());
       scale = std::max(scale, norm2(u));
     });
     int expected = plan.nt;
-    visit_fdtd_cpu_history(c, plan, {WavefieldStorage::boundary, 0, 0}, velocity, shot, [&](int n, std::span<const double> r) {
+    visit_fdtd_cpu_history(c, plan, boundary_choice(0, 0), velocity, shot, [&](int n, std::span<const double> r) {
       CHECK(n == expected--);
       double d = 0;
       for (std::size_t k = 0; k < r.size(); ++k) d += (r[k] - stored[n][k]) * (r[k] - stored[n][k]);
@@ -297,7 +297,7 @@ Reversal measure_reversal(const Case& c) {
   }
   LeastSquaresMisfit misfit;
   std::vector<std::vector<double>> g;
-  for (const HistoryChoice& h : {HistoryChoice{WavefieldStorage::memory, 0, 0}, HistoryChoice{WavefieldStorage::boundary, 0, 0}}) {
+  for (const HistoryChoice& h : {all_steps_choice(0, 0), boundary_choice(0, 0)}) {
     auto propagator = make_gradient_propagator(c, plan, h);
     Objective objective(*propagator, misfit, observed_data(c, plan, *propagator), Parameterisation::velocity, plan.dt);
     g.push_back(objective.evaluate(velocity, true).gradient);
@@ -345,7 +345,7 @@ TEST_CASE("boundary saving keeps the layer points of nt - 1 steps and two fields
     for (Precision precision : {Precision::fp64, Precision::fp32}) {
       const Case c = adjoint_case(free_surface, precision, 4);
       const Plan plan = make_plan(c);
-      auto propagator = make_gradient_propagator(c, plan, {WavefieldStorage::boundary, 0, 0});
+      auto propagator = make_gradient_propagator(c, plan, boundary_choice(0, 0));
       propagator->set_velocity(std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()));
       propagator->forward(1, true);
       const double value = precision == Precision::fp64 ? 8 : 4;
