@@ -1,7 +1,6 @@
 // FDTD forward, Born and adjoint operators on the CPU (docs/numerics.md, "Adjoint and gradient").
 #include <algorithm>
 #include <array>
-#include <tuple>
 #include <cmath>
 
 #include "kernels/cpu/fdtd_adjoint_cpu.hpp"
@@ -178,25 +177,17 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
         p.gamma[side] = slabs.emplace_back(values, T(0)).data();
       }
     }
-    // u^{n+1}, u^n, u^{n-1} (interior): the history hands them out in decreasing n, in place when it holds them
-    // (every step in memory: no copy), else into three rotating buffers.
+    // u^{n+1}, u^n, u^{n-1} (interior), handed out in decreasing n (in place when the history holds them).
     const std::size_t points = L.interior_points();
-    std::array<std::vector<T>, 3> buffers;
-    const auto fetch = [&](int n, std::vector<T>& buffer) -> const T* {
-      if (const std::span<const T> held = history_->held(n); !held.empty()) return held.data();
-      buffer.resize(points);
-      history_->field(*this, n, buffer);
-      return buffer.data();
-    };
+    ReverseFields<T> fields(*history_, *this, points);
     const std::vector<T> zeros(points, T(0));  // u^{-1}
-    int next = 0, now = 1, before = 2;          // buffers of u^{n+1}, u^n, u^{n-1}
-    const T* u_next = fetch(nt, buffers[next]);
-    const T* u_now = fetch(nt - 1, buffers[now]);
+    const T* u_next = fields(nt);
+    const T* u_now = fields(nt - 1);
     const auto& rec = setup_.receivers;
     step.gradient = gradient.data();
     step.illumination = illum;
     for (int n = nt - 1; n >= 0; --n) {
-      const T* u_before = n >= 1 ? fetch(n - 1, buffers[before]) : zeros.data();
+      const T* u_before = n >= 1 ? fields(n - 1) : zeros.data();
       step.mu = mu.data();
       step.mu_next = mu_next.data();
       step.u_next = u_next, step.u_now = u_now, step.u_before = u_before;
@@ -207,7 +198,6 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
           mu_next[rec.index[p]] += rec.factor[p] * T(residual[r * nt + n]);
       if (setup_.free_surface) cpu::zero_top_plane(L, mu_next.data());
       std::swap(mu, mu_next);
-      std::tie(next, now, before) = std::tuple(now, before, next);
       u_next = u_now;
       u_now = u_before;
     }
@@ -280,12 +270,18 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     set_interior(now, state_.u.data());
     set_interior(next, state_.u_prev.data());
   }
-  // u^{n-1} = Z [2 u^n - u^{n+1} + V (L u^n + f^n)] on every point: fdtd_step without CPML terms (the same
-  // arithmetic as the forward's update of a point outside the layer), f^n as the forward injected it (its sign
-  // unchanged: it stands on the same side of the recurrence); then the saved values on the layer points.
+  // u^{n-1} = Z [2 u^n - u^{n+1} + V (L u^n + f^n)] on the points outside the layer: fdtd_step without CPML
+  // terms on the box inside the absorbing faces' layers (the same arithmetic as the forward's update of those
+  // points), f^n as the forward injected it (its sign unchanged: it stands on the same side of the recurrence);
+  // then the saved values on the layer points, which the step left alone.
   void reverse_step(int n, std::span<const T> boundary_before) override {
+    Shell layer;
+    for (int a = 0; a < 3; ++a)
+      for (int side = 0; side < 2; ++side) layer.width[a][side] = setup_.pml[a].face[side] ? setup_.pml[a].width : 0;
+    if (setup_.free_surface) cpu::mirror_top_ghosts(setup_.layout, state_.u.data());  // the interior part does not
     cpu::fdtd_step(FdtdStep<T>{setup_.layout, state_.u.data(), state_.u_prev.data(), setup_.vel2dt2.data(), setup_.coef,
-                               {}, setup_.free_surface});
+                               {}, setup_.free_surface},
+                   StepPart::interior, layer);
     inject(n, state_.u_prev.data());
     if (setup_.free_surface) cpu::zero_top_plane(setup_.layout, state_.u_prev.data());
     T* u = state_.u_prev.data();

@@ -142,17 +142,18 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
     const int nt = setup_.nt;
     const std::size_t points = setup_.points();
     fft::Buffer<T> nu(points, T(0)), nu_next(points, T(0));  // nu^{n+1}, nu^{n+2}
-    std::vector<T> u_next(points), u_now(points), u_before(points, T(0));
-    history_->field(*this, nt, u_next);
-    history_->field(*this, nt - 1, u_now);
+    // u^{n+1}, u^n, u^{n-1}, handed out in decreasing n (in place when the history holds them).
+    ReverseFields<T> fields(*history_, *this, points);
+    const std::vector<T> zeros(points, T(0));  // u^{-1}
+    const T* u1 = fields(nt);
+    const T* u0 = fields(nt - 1);
     const T* vel = setup_.vel2dt2.data();
     const T* eta = eta_dt_.data();
     const T* injection = setup_.source_factor.data();  // V / (1 + eta dt)
     const auto& rec = setup_.receivers;
     for (int n = nt - 1; n >= 0; --n) {
-      if (n >= 1) history_->field(*this, n - 1, u_before);
-      else std::fill(u_before.begin(), u_before.end(), T(0));
-      const T *u1 = u_next.data(), *u0 = u_now.data(), *um = u_before.data(), *m = nu.data();
+      const T* um = n >= 1 ? fields(n - 1) : zeros.data();
+      const T* m = nu.data();
 #pragma omp parallel for schedule(static)
       for (std::size_t i = 0; i < points; ++i)
         gradient[i] += double(m[i]) / double(vel[i]) * double(damped_second_difference(u1[i], u0[i], um[i], eta[i], vel[i]));
@@ -166,8 +167,8 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
         for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p)
           nu_next[rec.index[p]] += injection[rec.index[p]] * T(double(rec.factor[p]) * residual[r * nt + n]);
       std::swap(nu, nu_next);
-      std::swap(u_next, u_now);
-      std::swap(u_now, u_before);
+      u1 = u0;
+      u0 = um;
     }
   }
 
@@ -256,9 +257,10 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
       P[a].assign(points, T(0));
       Omega[a].assign(points, T(0));
     }
-    std::vector<T> f_next(3 * points), f_now(3 * points);  // (p_z, p_y, p_x) at n + 1 and n
-    history_->field(*this, nt, f_next);
-    history_->field(*this, nt - 1, f_now);
+    // (p_z, p_y, p_x) at n + 1 and n, handed out in decreasing n (in place when the history holds them).
+    ReverseFields<T> fields(*history_, *this, 3 * points);
+    const T* f_next = fields(nt);
+    const T* f_now = fields(nt - 1);
     const T* vel = model();
     const T* dt_v2 = setup_.dt_vel2.data();
     const double dt = setup_.dt;
@@ -268,7 +270,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     for (std::size_t i = 0; i < points; ++i) scale[i] = -double(dt_v2[i]) / dt;
     for (int n = nt - 1; n >= 0; --n) {
       if (!illumination.empty()) {  // the pressure p^n = p_z + p_y + p_x, summed as the forward step sums it
-        const T* f0 = f_now.data();
+        const T* f0 = f_now;
 #pragma omp parallel for schedule(static)
         for (std::size_t i = 0; i < points; ++i) {
           const double p = double(f0[i] + f0[points + i] + f0[2 * points + i]);
@@ -277,7 +279,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
       }
       // gradient += sum_a pi_a^{n+1} q_a^n, pi_a = P_a / (scale b_a).
       for (int a = 0; a < 3; ++a) {
-        const T *Pa = P[a].data(), *p1 = f_next.data() + a * points, *p0 = f_now.data() + a * points;
+        const T *Pa = P[a].data(), *p1 = f_next + a * points, *p0 = f_now + a * points;
         const double* s = scale.data();
         double* g = gradient.data();
         steps_.for_each_row(a, setup_.pml_b[a], [=](std::size_t i, T b) {
@@ -295,8 +297,8 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
           const std::size_t at[3] = {z, y, x};
           for (int a = 0; a < 3; ++a) P[a][i] += T(g * double(setup_.pml_b[a][at[a]]));
         }
-      std::swap(f_next, f_now);
-      history_->field(*this, n - 1, f_now);
+      f_next = f_now;
+      f_now = fields(n - 1);
     }
   }
 

@@ -5,6 +5,7 @@
 // strategies that store or replay forward steps return bitwise the same fields (the replayed steps are the same
 // deterministic operations), so the gradient does not depend on which of them runs; boundary saving
 // (solver/boundary_history.hpp) runs the scheme backwards and returns the fields up to rounding.
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -78,6 +79,31 @@ class WavefieldHistory {
 
  private:
   long long forward_steps_ = 0;
+};
+
+// What an adjoint pass reads: u^n for n = nt, nt-1, ..., 0 in this order, in place when the history holds
+// them (every step in memory: no copy), else through field() into three rotating buffers, so the pointers of the
+// last three calls stay valid (u^{n+1}, u^n, u^{n-1}).
+template <class T>
+class ReverseFields {
+ public:
+  ReverseFields(WavefieldHistory<T>& history, ForwardStepper<T>& stepper, std::size_t values)
+      : history_(history), stepper_(stepper), values_(values) {}
+  const T* operator()(int n) {
+    if (const std::span<const T> held = history_.held(n); !held.empty()) return held.data();
+    std::vector<T>& buffer = buffers_[next_];
+    next_ = (next_ + 1) % 3;
+    buffer.resize(values_);
+    history_.field(stepper_, n, buffer);
+    return buffer.data();
+  }
+
+ private:
+  WavefieldHistory<T>& history_;
+  ForwardStepper<T>& stepper_;
+  std::size_t values_;
+  std::array<std::vector<T>, 3> buffers_;
+  int next_ = 0;
 };
 
 // Every u^n in memory: nt + 1 fields.
