@@ -20,14 +20,26 @@
 #include "solver/gradient.hpp"
 #include "solver/inversion_checkpoint.hpp"
 #include "solver/inversion_outputs.hpp"
-#include "solver/optimizer.hpp"
+#include "solver/ops_optimizer.hpp"
 #include "solver/plan.hpp"
 #include "solver/preconditioner.hpp"
 
 namespace specwave {
 namespace {
 
-using optim::Vector;
+using optim::OpsVector, optim::Vector;
+
+// Where the optimiser keeps its vectors (x, gradient, direction, line-search points, L-BFGS pairs): on the device,
+// operated on by cuBLAS, when the gradient runs there (FDTD on the CUDA backend); in host memory with Eigen
+// otherwise. Both run the same OpsOptimizer (solver/ops_optimizer.hpp).
+std::unique_ptr<VectorOps> optimiser_vector_ops(const Case& c, const Plan& plan) {
+#if defined(SPECWAVE_HAVE_CUDA)
+  if (plan.backend == BackendKind::cuda && c.scheme.method == Method::fdtd) return make_cublas_vector_ops();
+#else
+  (void)c, (void)plan;
+#endif
+  return make_cpu_vector_ops();
+}
 
 std::string where(const Case& c) { return c.source_path.empty() ? c.name : c.source_path; }
 
@@ -120,13 +132,20 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   // The optimiser works on the parameter (velocity or slowness squared); the bounds are the velocity bounds
   // mapped to it (slowness squared decreases with velocity).
   const std::size_t n = c.grid.points();
-  optim::Bounds bounds;
-  if (inv.parameterisation == Parameterisation::velocity) {
-    bounds = {Vector::Constant(Eigen::Index(n), *inv.velocity_min), Vector::Constant(Eigen::Index(n), *inv.velocity_max)};
-  } else {
-    bounds = {Vector::Constant(Eigen::Index(n), 1 / (*inv.velocity_max * *inv.velocity_max)),
-              Vector::Constant(Eigen::Index(n), 1 / (*inv.velocity_min * *inv.velocity_min))};
-  }
+  const std::unique_ptr<VectorOps> ops = optimiser_vector_ops(c, plan);
+  summary.vector_ops = ops->name();
+  if (!quiet)
+    std::fputs(fmt::format("optimiser   {}, vectors {} ({})\n", inv.optimizer,
+                           ops->on_device() ? "on the device" : "in host memory", ops->name())
+                   .c_str(),
+               stdout);
+  const bool velocity = inv.parameterisation == Parameterisation::velocity;
+  const double lower = velocity ? *inv.velocity_min : 1 / (*inv.velocity_max * *inv.velocity_max);
+  const double upper = velocity ? *inv.velocity_max : 1 / (*inv.velocity_min * *inv.velocity_min);
+  const optim::Bounds host_bounds{Vector::Constant(Eigen::Index(n), lower), Vector::Constant(Eigen::Index(n), upper)};
+  auto bounds = [&] {
+    return optim::OpsBounds{OpsVector::from_host(*ops, host_bounds.lower), OpsVector::from_host(*ops, host_bounds.upper)};
+  };
   // Every evaluation after the last saved state goes to evaluations.h5, so --resume replays the finished ones of
   // an interrupted iteration (solver/evaluation_log.hpp). With inversion.illumination_compensation, the first
   // evaluation of a band also gives the illumination that the preconditioner keeps for the band.
@@ -157,7 +176,13 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     if (++computed == stop_after) std::raise(SIGUSR1);
     return e;
   };
-  const optim::Function f = [&](const Vector& x) { return evaluate(x, false); };
+  // The optimiser's f: the model comes to the host (the log hashes it, the propagators take host models), the
+  // gradient goes back into the optimiser's memory: one copy of n doubles each way per evaluation.
+  const optim::OpsFunction f = [&](const OpsVector& x, OpsVector& g) {
+    const optim::Evaluation e = evaluate(x.to_host(), false);
+    ops->upload(n, e.gradient.data(), g.data());
+    return e.value;
+  };
   auto evaluate_band_start = [&](const Vector& x) { return evaluate(x, preconditioner.compensates()); };
   auto velocity_of_x = [&](const Vector& x) {
     return velocity_from_parameter(inv.parameterisation, std::span<const double>(x.data(), std::size_t(x.size())));
@@ -225,14 +250,14 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     if (!inv.bands_hz.empty()) enter_band(0);
     const std::vector<double> v0(plan.model.velocity.begin(), plan.model.velocity.end());
     const std::vector<double> p0 = parameter_from_velocity(inv.parameterisation, v0);
-    x0 = optim::project(bounds, Eigen::Map<const Vector>(p0.data(), Eigen::Index(n)));
+    x0 = optim::project(host_bounds, Eigen::Map<const Vector>(p0.data(), Eigen::Index(n)));
     log.reset(0);
     f0 = evaluate_band_start(x0);
     InversionIteration start;
     start.misfit = f0.value;
     start.evaluations = 1;
     if (!inv.bands_hz.empty()) start.band_hz = inv.bands_hz[0];
-    start.gradient_norm = optim::projected_gradient(bounds, x0, f0.gradient).norm();
+    start.gradient_norm = optim::projected_gradient(host_bounds, x0, f0.gradient).norm();
     start.seconds = std::chrono::duration<double>(clock::now() - t0).count();
     record(start, x0, f0.gradient);
     misfit0 = f0.value;
@@ -243,12 +268,20 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   oo.method = method_of(inv.optimizer);
   oo.lbfgs_memory = inv.lbfgs_memory;
   oo.initial_step_fraction = inv.initial_step_fraction;
+  // P on the host (FFTW smoothing, taper and illumination weights): v comes over and goes back, once per iteration.
+  optim::OpsPreconditioner precondition;
   if (!preconditioner.identity())
-    oo.preconditioner = [&](const Vector& g) {
-      const std::vector<double> pg = preconditioner.apply(std::vector<double>(g.data(), g.data() + g.size()));
-      return Vector(Eigen::Map<const Vector>(pg.data(), Eigen::Index(pg.size())));
+    precondition = [&](double* v) {
+      std::vector<double> host(n);
+      ops->download(n, v, host.data());
+      host = preconditioner.apply(std::move(host));
+      ops->upload(n, host.data(), v);
     };
-  auto optimizer = std::make_unique<optim::Optimizer>(f, bounds, oo, x0, f0);
+  auto make_optimizer = [&](const Vector& x, const optim::Evaluation& e) {
+    return std::make_unique<optim::OpsOptimizer>(*ops, f, bounds(), oo, OpsVector::from_host(*ops, x), e.value,
+                                                 OpsVector::from_host(*ops, e.gradient), precondition);
+  };
+  auto optimizer = make_optimizer(x0, f0);
   if (resume) optimizer->restore(checkpoint.state);
   // The restart state after every completed iteration (and of the start), atomically (docs/hdf5-schema.md).
   std::size_t b = band;
@@ -273,10 +306,10 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       // a new band: its misfit at the current model, a fresh optimiser (the curvature pairs were another J's)
       enter_band(b);
       offset += optimizer->iteration();
-      const Vector x = optimizer->x();
+      const Vector x = optimizer->x().to_host();
       const optim::Evaluation fb = evaluate_band_start(x);
       misfit0 = fb.value;
-      optimizer = std::make_unique<optim::Optimizer>(f, bounds, oo, x, fb);
+      optimizer = make_optimizer(x, fb);
       if (!quiet)
         std::fputs(fmt::format("band        {:.4g} Hz: misfit {:.6e} at the start\n", inv.bands_hz[b], misfit0).c_str(), stdout);
     }
@@ -302,7 +335,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       it.wolfe = r.wolfe;
       it.gradient_norm = r.projected_gradient_norm;
       it.seconds = std::chrono::duration<double>(clock::now() - t0).count();
-      record(it, optimizer->x(), optimizer->current().gradient);
+      record(it, optimizer->x().to_host(), optimizer->gradient().to_host());
       save_state();
       int signal = stop_signal();  // agreed by every rank
       if (shots) shots->allreduce_in_place(std::span<int>(&signal, 1), ReduceOp::max);

@@ -28,6 +28,7 @@ struct InversionIteration {
 struct InversionSummary {
   std::vector<InversionIteration> history;
   std::string propagator, wavefield_history, optimizer;
+  std::string vector_ops;  // where the optimiser's vectors live: "eigen" (host) or "cublas" (device)
   std::vector<std::string> outputs;
   // Set when the line search found no acceptable step: why, and the steps it tried. The outputs hold the last
   // completed iteration.

@@ -43,16 +43,17 @@ bool OpsLbfgsHistory::push(OpsVector s, OpsVector y, double epsilon) {
   return true;
 }
 
-void OpsLbfgsHistory::apply_inverse_hessian(const OpsVector& g, OpsVector& r) const {
+void OpsLbfgsHistory::apply_inverse_hessian(const OpsVector& g, OpsVector& r, const OpsPreconditioner& precondition) const {
   std::vector<const double*> s, y;
   for (int i = 0; i < size(); ++i) s.push_back(s_[i].data()), y.push_back(y_[i].data());
-  lbfgs_two_loop(g.ops(), g.size(), s, y, g.data(), r.data());
+  lbfgs_two_loop(g.ops(), g.size(), s, y, g.data(), r.data(), precondition);
 }
 
 OpsOptimizer::OpsOptimizer(const VectorOps& ops, OpsFunction f, OpsBounds bounds, OptimizerOptions options, OpsVector x0,
-                           double f0, OpsVector g0)
+                           double f0, OpsVector g0, OpsPreconditioner precondition)
     : ops_(ops),
       f_(std::move(f)),
+      precondition_(std::move(precondition)),
       bounds_(std::move(bounds)),
       options_(std::move(options)),
       n_(x0.size()),
@@ -61,7 +62,8 @@ OpsOptimizer::OpsOptimizer(const VectorOps& ops, OpsFunction f, OpsBounds bounds
       value_(f0),
       history_(options_.lbfgs_memory) {
   if (options_.preconditioner)
-    throw std::invalid_argument("OpsOptimizer: no preconditioner on VectorOps vectors (use Optimizer on the host)");
+    throw std::invalid_argument("OpsOptimizer: options.preconditioner acts on host vectors; pass the preconditioner "
+                                "as `precondition`, in the memory of the vector operations");
   if (g_.size() != n_ || (bounds_.active() && (bounds_.lower.size() != n_ || bounds_.upper.size() != n_)))
     throw std::invalid_argument("OpsOptimizer: x0, the gradient and the bounds must have the same size");
   options_.line_search.c2 = options_.method == Method::nlcg ? 0.1 : 0.9;
@@ -82,35 +84,42 @@ double OpsOptimizer::projected_gradient_norm() const {
   return ops_.nrm2(n_, g.data());
 }
 
-// Optimizer::direction without a preconditioner (z = g).
-OpsVector OpsOptimizer::direction(bool& restarted, const OpsVector& g) {
+// Optimizer::direction: z = P g (g itself without a preconditioner), then the method's direction from g and z.
+OpsVector OpsOptimizer::direction(bool& restarted, const OpsVector& g, OpsVector& z) {
+  z = g.clone();
+  if (precondition_) precondition_(z.data());
   OpsVector d(ops_, n_);
   switch (options_.method) {
-    case Method::steepest: ops_.copy(n_, g.data(), d.data()); break;
-    case Method::lbfgs: history_.apply_inverse_hessian(g, d); break;
-    case Method::nlcg: ops_.copy(n_, g.data(), d.data()); break;
+    case Method::steepest: ops_.copy(n_, z.data(), d.data()); break;
+    case Method::lbfgs: history_.apply_inverse_hessian(g, d, precondition_); break;
+    case Method::nlcg: ops_.copy(n_, z.data(), d.data()); break;
   }
   ops_.scal(n_, -1, d.data());
   if (options_.method == Method::nlcg && !previous_direction_.empty()) {
-    // polak_ribiere_plus(g, g_old, z = g, z_old = g_old)
-    const double denom = ops_.dot(n_, previous_gradient_.data(), previous_gradient_.data());
+    // polak_ribiere_plus(g, g_old, z, z_old)
+    const double denom = ops_.dot(n_, previous_preconditioned_.data(), previous_gradient_.data());
     double beta = 0;
     if (denom > 0) {
       OpsVector change(ops_, n_);
       ops_.add_scaled(n_, g.data(), -1, previous_gradient_.data(), change.data());
-      beta = std::max(0.0, ops_.dot(n_, g.data(), change.data()) / denom);
+      beta = std::max(0.0, ops_.dot(n_, z.data(), change.data()) / denom);
     }
     ops_.axpy(n_, beta, previous_direction_.data(), d.data());
   }
   feasible(d);
   restarted = false;
-  if (!(ops_.dot(n_, g_.data(), d.data()) < 0)) {  // lost descent: restart from steepest descent
+  if (!(ops_.dot(n_, g_.data(), d.data()) < 0)) {  // lost descent: restart from steepest descent, -z, else -g
     restarted = options_.method != Method::steepest;
     history_.clear();
     previous_direction_ = OpsVector();
-    ops_.copy(n_, g.data(), d.data());
+    ops_.copy(n_, z.data(), d.data());
     ops_.scal(n_, -1, d.data());
     feasible(d);
+    if (precondition_ && !(ops_.dot(n_, g_.data(), d.data()) < 0)) {
+      ops_.copy(n_, g.data(), d.data());
+      ops_.scal(n_, -1, d.data());
+      feasible(d);
+    }
   }
   return d;
 }
@@ -151,7 +160,8 @@ OptimizerState OpsOptimizer::state() const {
   for (const auto& v : history_.s()) s.lbfgs_s.push_back(v.to_host());
   for (const auto& v : history_.y()) s.lbfgs_y.push_back(v.to_host());
   if (!previous_direction_.empty()) s.previous_direction = previous_direction_.to_host();
-  if (!previous_gradient_.empty()) s.previous_gradient = s.previous_preconditioned = previous_gradient_.to_host();
+  if (!previous_gradient_.empty()) s.previous_gradient = previous_gradient_.to_host();
+  if (!previous_preconditioned_.empty()) s.previous_preconditioned = previous_preconditioned_.to_host();
   s.previous_step = previous_step_;
   s.previous_slope = previous_slope_;
   return s;
@@ -169,6 +179,7 @@ void OpsOptimizer::restore(const OptimizerState& s) {
   for (std::size_t k = 0; k < s.lbfgs_s.size(); ++k) history_.push(device(s.lbfgs_s[k]), device(s.lbfgs_y[k]), -INFINITY);
   previous_direction_ = device(s.previous_direction);
   previous_gradient_ = device(s.previous_gradient);
+  previous_preconditioned_ = device(s.previous_preconditioned);
   previous_step_ = s.previous_step;
   previous_slope_ = s.previous_slope;
 }
@@ -179,7 +190,8 @@ IterationRecord OpsOptimizer::iterate() {
   r.previous_value = value_;
   OpsVector g_free = projected_gradient(g_);
   bool restarted = false;
-  OpsVector d = direction(restarted, g_free);
+  OpsVector z;
+  OpsVector d = direction(restarted, g_free, z);
   r.restarted = restarted;
   const double slope = ops_.dot(n_, g_.data(), d.data());
   // The initial step of Optimizer::iterate.
@@ -203,6 +215,7 @@ IterationRecord OpsOptimizer::iterate() {
   }
   previous_direction_ = std::move(d);
   previous_gradient_ = std::move(g_free);
+  previous_preconditioned_ = std::move(z);
   previous_step_ = r.step;
   previous_slope_ = slope;
   x_ = std::move(accepted.x);

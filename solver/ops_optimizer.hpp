@@ -3,7 +3,8 @@
 // through Eigen, or device memory through cuBLAS (docs/numerics.md, "Optimisation"; docs/gpu.md). With the cuBLAS
 // operations x, the gradient, the direction, the line-search points and the L-BFGS pairs stay on the device; only
 // scalars (dots, norms, f) come to the host. On the CPU operations every iterate is bitwise that of Optimizer
-// (tests/test_optimizer.cpp checks it), so the two are one method in two memories. No preconditioner here.
+// (tests/test_optimizer.cpp checks it), so the two are one method in two memories. The preconditioner P works in
+// place on vectors in the same memory (the inversion's applies solver/preconditioner.hpp).
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -50,6 +51,9 @@ class OpsVector {
 
 // f(x), writing its gradient into `gradient` (allocated, the size of x, in the same memory).
 using OpsFunction = std::function<double(const OpsVector& x, OpsVector& gradient)>;
+// v = P v in place, for the n values at v in the optimiser's memory (host or device): Optimizer's
+// OptimizerOptions::preconditioner on OpsVectors. P symmetric positive semi-definite; empty: identity.
+using OpsPreconditioner = std::function<void(double* v)>;
 
 struct OpsBounds {
   OpsVector lower, upper;  // empty: unbounded
@@ -61,7 +65,8 @@ class OpsLbfgsHistory {
  public:
   explicit OpsLbfgsHistory(int memory) : memory_(memory) {}
   bool push(OpsVector s, OpsVector y, double epsilon = 1e-10);
-  void apply_inverse_hessian(const OpsVector& g, OpsVector& r) const;  // r = H g
+  // r = H g, with H0 = gamma P (P alone without pairs; identity when `precondition` is empty).
+  void apply_inverse_hessian(const OpsVector& g, OpsVector& r, const OpsPreconditioner& precondition = {}) const;
   int size() const { return int(s_.size()); }
   void clear() { s_.clear(), y_.clear(); }
   const std::deque<OpsVector>& s() const { return s_; }
@@ -74,18 +79,18 @@ class OpsLbfgsHistory {
 
 class OpsOptimizer {
  public:
-  // f0, g0: f and its gradient at x0 (already projected onto the bounds). options.preconditioner must be empty.
+  // f0, g0: f and its gradient at x0 (already projected onto the bounds). options.preconditioner (host vectors)
+  // must be empty: the preconditioner is `precondition`, in the memory of `ops`.
   OpsOptimizer(const VectorOps& ops, OpsFunction f, OpsBounds bounds, OptimizerOptions options, OpsVector x0, double f0,
-               OpsVector g0);
+               OpsVector g0, OpsPreconditioner precondition = {});
   IterationRecord iterate();  // as Optimizer::iterate
   const OpsVector& x() const { return x_; }
   const OpsVector& gradient() const { return g_; }
   double value() const { return value_; }
   int iteration() const { return iteration_; }
   double projected_gradient_norm() const;
-  // Optimizer's checkpoint state, in host vectors (downloads everything; previous_preconditioned is the previous
-  // gradient, there being no preconditioner): either optimiser restored from the other's state continues the same
-  // iterates.
+  // Optimizer's checkpoint state, in host vectors (downloads everything): either optimiser restored from the
+  // other's state continues the same iterates.
   OptimizerState state() const;
   void restore(const OptimizerState& s);
 
@@ -96,11 +101,12 @@ class OpsOptimizer {
   };
   OpsVector projected_gradient(const OpsVector& g) const;
   void feasible(OpsVector& d) const;
-  OpsVector direction(bool& restarted, const OpsVector& g_free);
+  OpsVector direction(bool& restarted, const OpsVector& g_free, OpsVector& z);
   Point line_search(const OpsVector& d, double initial_step, IterationRecord& r);
 
   const VectorOps& ops_;
   OpsFunction f_;
+  OpsPreconditioner precondition_;
   OpsBounds bounds_;
   OptimizerOptions options_;
   std::size_t n_;
@@ -108,7 +114,7 @@ class OpsOptimizer {
   double value_;
   int iteration_ = 0;
   OpsLbfgsHistory history_;
-  OpsVector previous_direction_, previous_gradient_;  // NLCG
+  OpsVector previous_direction_, previous_gradient_, previous_preconditioned_;  // NLCG
   double previous_step_ = 0, previous_slope_ = 0;
 };
 

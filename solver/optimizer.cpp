@@ -73,7 +73,9 @@ double polak_ribiere_plus(const Vector& g_new, const Vector& g_old) {
 double polak_ribiere_plus(const Vector& g_new, const Vector& g_old, const Vector& z_new, const Vector& z_old) {
   const double denom = z_old.dot(g_old);
   if (!(denom > 0)) return 0;
-  return std::max(0.0, z_new.dot(g_new - g_old) / denom);
+  // The difference formed first, as OpsOptimizer forms it (a lazy z.dot(g - g_old) may round otherwise).
+  const Vector change = g_new - g_old;
+  return std::max(0.0, z_new.dot(change) / denom);
 }
 
 Vector projected_gradient(const Bounds& b, const Vector& x, const Vector& g) {

@@ -2,7 +2,9 @@
 // Local optimisation with bounds (docs/numerics.md, "Optimisation"): search directions (L-BFGS two-loop recursion,
 // Polak-Ribiere+ nonlinear conjugate gradients, steepest descent), each projected onto the feasible set, and one
 // driver that takes one iteration at a time so the caller can report, write and checkpoint between them.
-// Vectors are Eigen fp64 on the CPU.
+// Vectors are Eigen fp64 on the CPU. `specwave invert` runs the same method as OpsOptimizer
+// (solver/ops_optimizer.hpp), on host or device vectors; Optimizer, written with Eigen expressions, is the
+// reference that OpsOptimizer is tested against bitwise (tests/test_optimizer.cpp) and a host API.
 #include <deque>
 #include <functional>
 #include <string>

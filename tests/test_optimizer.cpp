@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <functional>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "solver/ops_optimizer.hpp"
@@ -284,15 +286,26 @@ TEST_CASE("CPU VectorOps: add_scaled, the feasible-direction and projected-gradi
 
 namespace {
 
-// Optimizer (Eigen) and OpsOptimizer (CPU VectorOps) side by side from the same start, iteration by iteration.
-void compare_with_ops_optimizer(const Function& f, Method m, Vector x0, const Bounds& b, int iterations) {
+// Optimizer (Eigen) and OpsOptimizer (CPU VectorOps) side by side from the same start, iteration by iteration;
+// with a non-empty `diagonal`, both preconditioned by P = diag(diagonal).
+void compare_with_ops_optimizer(const Function& f, Method m, Vector x0, const Bounds& b, int iterations,
+                                const Vector& diagonal = Vector()) {
   const auto ops = specwave::make_cpu_vector_ops();
   OptimizerOptions o;
   o.method = m;
   o.lbfgs_memory = 4;
   x0 = project(b, x0);
   const Evaluation f0 = f(x0);
+  OpsPreconditioner precondition;
+  if (diagonal.size() > 0) {
+    o.preconditioner = [&](const Vector& g) { return Vector(g.cwiseProduct(diagonal)); };
+    precondition = [&](double* v) {
+      Eigen::Map<Vector> w(v, diagonal.size());
+      w = w.cwiseProduct(diagonal);
+    };
+  }
   Optimizer eigen(f, b, o, x0, f0);
+  o.preconditioner = nullptr;
   const OpsFunction g = [&](const OpsVector& x, OpsVector& gradient) {
     const Evaluation e = f(x.to_host());
     gradient.ops().upload(gradient.size(), e.gradient.data(), gradient.data());
@@ -301,10 +314,18 @@ void compare_with_ops_optimizer(const Function& f, Method m, Vector x0, const Bo
   OpsBounds ob;
   if (b.active()) ob = {OpsVector::from_host(*ops, b.lower), OpsVector::from_host(*ops, b.upper)};
   OpsOptimizer on_ops(*ops, g, std::move(ob), o, OpsVector::from_host(*ops, x0), f0.value,
-                      OpsVector::from_host(*ops, f0.gradient));
+                      OpsVector::from_host(*ops, f0.gradient), precondition);
   for (int k = 0; k < iterations; ++k) {
     CAPTURE(k);
-    const IterationRecord want = eigen.iterate(), got = on_ops.iterate();
+    IterationRecord want;
+    try {
+      want = eigen.iterate();
+    } catch (const LineSearchFailure&) {  // stuck at the box's corner: the same failure, then stop
+      CHECK_THROWS_AS(on_ops.iterate(), LineSearchFailure);
+      break;
+    }
+    const IterationRecord got = on_ops.iterate();
+    CAPTURE(want.restarted);
     REQUIRE(got.value == want.value);
     CHECK(got.step == want.step);
     CHECK(got.initial_step == want.initial_step);
@@ -323,7 +344,8 @@ void compare_with_ops_optimizer(const Function& f, Method m, Vector x0, const Bo
 
 TEST_CASE("OpsOptimizer on the CPU VectorOps gives bitwise Optimizer's iterates (every method, with and without bounds)") {
   for (const Method m : {Method::lbfgs, Method::nlcg, Method::steepest}) {
-    CAPTURE(to_string(m));
+    const std::string method = to_string(m);
+    CAPTURE(method);
     compare_with_ops_optimizer(rosenbrock, m, rosenbrock_start(10), Bounds{}, 25);
     const Quadratic q(40);
     const Bounds b{Vector::Constant(40, -1.0), Vector::Constant(40, 2.0)};
@@ -331,7 +353,21 @@ TEST_CASE("OpsOptimizer on the CPU VectorOps gives bitwise Optimizer's iterates 
     // Rosenbrock in a box that excludes the minimum: the masks and the clipped path matter.
     const Bounds rb{Vector::Constant(10, -2.0), Vector::Constant(10, 0.8)};
     compare_with_ops_optimizer(rosenbrock, m, rosenbrock_start(10), rb, 20);
+    // Preconditioned (P = an approximate inverse of the quadratic's Hessian, and an arbitrary positive diagonal).
+    const Vector inverse = q.a.cwiseInverse().cwiseProduct(Vector::LinSpaced(40, 0.5, 2.0));
+    compare_with_ops_optimizer(q, m, Vector::Zero(40), b, 20, inverse);
+    compare_with_ops_optimizer(rosenbrock, m, rosenbrock_start(10), rb, 20, Vector::LinSpaced(10, 0.2, 3.0));
   }
+}
+
+TEST_CASE("OpsOptimizer refuses a host-vector preconditioner in its options") {
+  const auto ops = specwave::make_cpu_vector_ops();
+  OptimizerOptions o;
+  o.preconditioner = [](const Vector& g) { return g; };
+  const Vector x0 = Vector::Zero(3);
+  const OpsFunction f = [](const OpsVector&, OpsVector&) { return 0.0; };
+  CHECK_THROWS_AS(OpsOptimizer(*ops, f, {}, o, OpsVector::from_host(*ops, x0), 0.0, OpsVector::from_host(*ops, x0)),
+                  std::invalid_argument);
 }
 
 TEST_CASE("OpsOptimizer state: restored into Optimizer (and back) the iterates continue bitwise") {
@@ -343,31 +379,48 @@ TEST_CASE("OpsOptimizer state: restored into Optimizer (and back) the iterates c
     gradient.ops().upload(gradient.size(), e.gradient.data(), gradient.data());
     return e.value;
   };
-  for (const Method m : {Method::lbfgs, Method::nlcg}) {
-    CAPTURE(to_string(m));
-    OptimizerOptions o;
-    o.method = m;
-    o.lbfgs_memory = 3;
-    const Vector x0 = Vector::Zero(30);
-    const Evaluation f0 = q(x0);
-    Optimizer reference(q, b, o, x0, f0);
-    OpsOptimizer first(*ops, g, {OpsVector::from_host(*ops, b.lower), OpsVector::from_host(*ops, b.upper)}, o,
-                       OpsVector::from_host(*ops, x0), f0.value, OpsVector::from_host(*ops, f0.gradient));
-    for (int k = 0; k < 5; ++k) reference.iterate(), first.iterate();
-    // OpsOptimizer -> Optimizer, and Optimizer -> a fresh OpsOptimizer.
-    Optimizer from_ops(q, b, o, x0, f0);
-    from_ops.restore(first.state());
-    OpsOptimizer from_eigen(*ops, g, {OpsVector::from_host(*ops, b.lower), OpsVector::from_host(*ops, b.upper)}, o,
-                            OpsVector::from_host(*ops, x0), f0.value, OpsVector::from_host(*ops, f0.gradient));
-    from_eigen.restore(reference.state());
-    for (int k = 0; k < 4; ++k) {
-      CAPTURE(k);
-      const IterationRecord want = reference.iterate(), a = from_ops.iterate(), c = from_eigen.iterate();
-      CHECK(a.value == want.value);
-      CHECK(c.value == want.value);
-      CHECK((from_ops.x().array() == reference.x().array()).all());
-      CHECK((from_eigen.x().to_host().array() == reference.x().array()).all());
-      if (want.projected_gradient_norm < 1e-9) break;
+  const Vector diagonal = Vector::LinSpaced(30, 0.05, 1.0);
+  for (const bool preconditioned : {false, true})
+    for (const Method m : {Method::lbfgs, Method::nlcg}) {
+      const std::string method = to_string(m);
+      CAPTURE(method);
+      CAPTURE(preconditioned);
+      OptimizerOptions o;
+      o.method = m;
+      o.lbfgs_memory = 3;
+      OpsPreconditioner precondition;
+      if (preconditioned) {
+        o.preconditioner = [&](const Vector& v) { return Vector(v.cwiseProduct(diagonal)); };
+        precondition = [&](double* v) {
+          Eigen::Map<Vector> w(v, 30);
+          w = w.cwiseProduct(diagonal);
+        };
+      }
+      OptimizerOptions ops_options = o;
+      ops_options.preconditioner = nullptr;
+      const Vector x0 = Vector::Zero(30);
+      const Evaluation f0 = q(x0);
+      auto make_ops = [&] {
+        return OpsOptimizer(*ops, g, {OpsVector::from_host(*ops, b.lower), OpsVector::from_host(*ops, b.upper)},
+                            ops_options, OpsVector::from_host(*ops, x0), f0.value, OpsVector::from_host(*ops, f0.gradient),
+                            precondition);
+      };
+      Optimizer reference(q, b, o, x0, f0);
+      OpsOptimizer first = make_ops();
+      for (int k = 0; k < 5; ++k) reference.iterate(), first.iterate();
+      // OpsOptimizer -> Optimizer, and Optimizer -> a fresh OpsOptimizer.
+      Optimizer from_ops(q, b, o, x0, f0);
+      from_ops.restore(first.state());
+      OpsOptimizer from_eigen = make_ops();
+      from_eigen.restore(reference.state());
+      for (int k = 0; k < 4; ++k) {
+        CAPTURE(k);
+        const IterationRecord want = reference.iterate(), a = from_ops.iterate(), c = from_eigen.iterate();
+        CHECK(a.value == want.value);
+        CHECK(c.value == want.value);
+        CHECK((from_ops.x().array() == reference.x().array()).all());
+        CHECK((from_eigen.x().to_host().array() == reference.x().array()).all());
+        if (want.projected_gradient_norm < 1e-9) break;
+      }
     }
-  }
 }
