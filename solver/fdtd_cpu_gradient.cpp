@@ -77,16 +77,8 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   long long history_forward_steps() const override { return history_->forward_steps(); }
 
   void set_velocity(std::span<const double> velocity) override {
-    const FieldLayout& L = setup_.layout;
-    check_model_velocity(velocity, std::size_t(L.interior_points()), v_limit_, dt_);
-    const double dt2 = dt_ * dt_;
-#pragma omp parallel for collapse(2)
-    for (int z = 0; z < L.nz; ++z)
-      for (int y = 0; y < L.ny; ++y)
-        for (int x = 0; x < L.nx; ++x) {
-          const double v = velocity[(std::size_t(z) * L.ny + y) * L.nx + x];
-          setup_.vel2dt2[L.index(z, y, x)] = T(v * v * dt2);
-        }
+    check_model_velocity(velocity, std::size_t(setup_.layout.interior_points()), v_limit_, dt_);
+    setup_.set_velocity(velocity, dt_);
   }
 
   // The forward wavefields of one shot as the history hands them to the adjoint pass, u^nt .. u^0.
@@ -122,7 +114,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   // Background and perturbation in lockstep: du^{n+1} = Z[step(du) + dm a^n], a^n = (u^{n+1} - 2u^n + u^{n-1}) / (v dt)^2.
   std::vector<double> born(int shot, std::span<const double> dm) override {
     const FieldLayout& L = setup_.layout;
-    if (dm.size() != std::size_t(L.interior_points())) throw std::invalid_argument("born: dm must have nz * ny * nx values");
+    check_born_perturbation(dm.size(), std::size_t(L.interior_points()));
     begin_shot(shot);
     ForwardState<T> du(setup_);
     std::vector<T> u_before(L.size());
@@ -152,11 +144,8 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   void adjoint(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) override {
     const FieldLayout& L = setup_.layout;
     const int nt = setup_.nt;
-    if (history_shot_ < 0) throw std::logic_error("adjoint: call forward(shot, true) first");
-    if (residual.size() != traces_.size()) throw std::invalid_argument("adjoint: the adjoint source must be (n_receivers, nt)");
-    if (gradient.size() != std::size_t(L.interior_points())) throw std::invalid_argument("adjoint: gradient must be nz * ny * nx");
-    if (!illumination.empty() && illumination.size() != gradient.size())
-      throw std::invalid_argument("adjoint: illumination must be empty or nz * ny * nx");
+    check_adjoint_arguments(history_shot_ >= 0, traces_.size(), std::size_t(L.interior_points()), residual.size(),
+                            gradient.size(), illumination.size());
     double* const illum = illumination.empty() ? nullptr : illumination.data();
     std::vector<T> mu(L.size(), T(0)), mu_next(L.size(), T(0)), w(L.size(), T(0));
     std::vector<std::vector<T>> slabs;

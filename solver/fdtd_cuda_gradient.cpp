@@ -206,16 +206,8 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
   long long history_forward_steps() const override { return history_steps_; }
 
   void set_velocity(std::span<const double> velocity) override {
-    const FieldLayout& L = setup_.layout;
-    check_model_velocity(velocity, std::size_t(L.interior_points()), v_limit_, dt_);
-    const double dt2 = dt_ * dt_;
-#pragma omp parallel for collapse(2)
-    for (int z = 0; z < L.nz; ++z)
-      for (int y = 0; y < L.ny; ++y)
-        for (int x = 0; x < L.nx; ++x) {
-          const double v = velocity[(std::size_t(z) * L.ny + y) * L.nx + x];
-          setup_.vel2dt2[L.index(z, y, x)] = T(v * v * dt2);
-        }
+    check_model_velocity(velocity, std::size_t(setup_.layout.interior_points()), v_limit_, dt_);
+    setup_.set_velocity(velocity, dt_);
     cuda::copy_to_device(vel2dt2_.data(), setup_.vel2dt2.data(), vel2dt2_.bytes(), stream_.handle());
   }
 
@@ -243,7 +235,7 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
   // u^{n+1} taken before Z as on the CPU (the plane Z zeroes is zeroed in du^{n+1} too).
   std::vector<double> born(int shot, std::span<const double> dm) override {
     const FieldLayout& L = setup_.layout;
-    if (dm.size() != std::size_t(L.interior_points())) throw std::invalid_argument("born: dm must have nz * ny * nx values");
+    check_born_perturbation(dm.size(), std::size_t(L.interior_points()));
     const cudaStream_t st = stream_.handle();
     if (!born_) born_ = std::make_unique<BornState>(setup_, pml_a_, pml_b_, traces_.size());
     BornState& b = *born_;
@@ -274,11 +266,8 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
   void adjoint(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) override {
     const FieldLayout& L = setup_.layout;
     const int nt = setup_.nt;
-    if (history_shot_ < 0) throw std::logic_error("adjoint: call forward(shot, true) first");
-    if (residual.size() != traces_.size()) throw std::invalid_argument("adjoint: the adjoint source must be (n_receivers, nt)");
-    if (gradient.size() != std::size_t(L.interior_points())) throw std::invalid_argument("adjoint: gradient must be nz * ny * nx");
-    if (!illumination.empty() && illumination.size() != gradient.size())
-      throw std::invalid_argument("adjoint: illumination must be empty or nz * ny * nx");
+    check_adjoint_arguments(history_shot_ >= 0, traces_.size(), std::size_t(L.interior_points()), residual.size(),
+                            gradient.size(), illumination.size());
     const cudaStream_t st = stream_.handle();
     // The caller's sums continue on the device (the same additions, in the same order, as on the CPU).
     cuda::copy_to_device(gradient_device_.data(), gradient.data(), gradient_device_.bytes(), st);

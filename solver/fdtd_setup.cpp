@@ -25,6 +25,19 @@ PointLists<T> make_point_lists(const FieldLayout& layout, const std::vector<Poin
 }
 
 template <class T>
+void FdtdSetup<T>::set_velocity(std::span<const double> velocity, double dt) {
+  const FieldLayout& L = layout;
+  const double dt2 = dt * dt;
+#pragma omp parallel for collapse(2)
+  for (int z = 0; z < L.nz; ++z)
+    for (int y = 0; y < L.ny; ++y)
+      for (int x = 0; x < L.nx; ++x) {
+        const double v = velocity[(std::size_t(z) * L.ny + y) * L.nx + x];
+        vel2dt2[L.index(z, y, x)] = T(v * v * dt2);
+      }
+}
+
+template <class T>
 PointLists<T> FdtdSetup<T>::sources(const std::vector<PointStencil>& stencils) const {
   return make_point_lists<T>(layout, stencils, 1.0 / cell_volume, &vel2dt2, &block);
 }

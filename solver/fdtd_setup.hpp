@@ -4,6 +4,7 @@
 // The CPU propagator runs on these arrays; the CUDA propagator copies them to the device once.
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "kernels/fdtd_step.hpp"
@@ -72,6 +73,9 @@ struct FdtdSetup {
 
   // f^n at a source point: (v dt)^2 * w / (dz dy dx) * s(t_n); the factor holds all but s.
   PointLists<T> sources(const std::vector<PointStencil>& stencils) const;
+  // vel2dt2 = (v dt)^2 at the interior points from a velocity (nz, ny, nx) of the layout's interior, in fp64
+  // then rounded to T (the gradient propagators' set_velocity, after check_model_velocity).
+  void set_velocity(std::span<const double> velocity, double dt);
 };
 
 // The setup of `block` (local layout, model, CPML faces and profiles of that block; the free surface only on

@@ -24,6 +24,19 @@ std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, cons
   return make_fdtd_cpu_gradient(c, plan, history);
 }
 
+void check_adjoint_arguments(bool has_history, std::size_t trace_values, std::size_t points, std::size_t residual,
+                             std::size_t gradient, std::size_t illumination) {
+  if (!has_history) throw std::logic_error("adjoint: call forward(shot, true) first");
+  if (residual != trace_values) throw std::invalid_argument("adjoint: the adjoint source must be (n_receivers, nt)");
+  if (gradient != points) throw std::invalid_argument("adjoint: gradient must be nz * ny * nx");
+  if (illumination != 0 && illumination != points)
+    throw std::invalid_argument("adjoint: illumination must be empty or nz * ny * nx");
+}
+
+void check_born_perturbation(std::size_t dm, std::size_t points) {
+  if (dm != points) throw std::invalid_argument("born: dm must have nz * ny * nx values");
+}
+
 void check_model_velocity(std::span<const double> velocity, std::size_t points, double v_limit, double dt) {
   if (velocity.size() != points) throw std::invalid_argument("set_velocity: the model must have nz * ny * nx values");
   for (std::size_t k = 0; k < velocity.size(); ++k) {

@@ -59,6 +59,13 @@ using HistoryVisitor = std::function<void(int n, std::span<const double> u)>;
 void visit_fdtd_cpu_history(const Case& c, const Plan& plan, const HistoryChoice& history, std::span<const double> velocity,
                             int shot, const HistoryVisitor& visit);
 
+// The argument checks every GradientPropagator makes (std::logic_error / std::invalid_argument, programming errors):
+// adjoint() needs a forward(shot, true) first (`has_history`), an adjoint source of `trace_values` values, a
+// gradient of `points` values and an illumination that is empty or as long; born() a perturbation of `points`.
+void check_adjoint_arguments(bool has_history, std::size_t trace_values, std::size_t points, std::size_t residual,
+                             std::size_t gradient, std::size_t illumination);
+void check_born_perturbation(std::size_t dm, std::size_t points);
+
 // set_velocity's check: `points` values, each positive, finite and at most v_limit = v_reference / CFL number (m/s),
 // where the frozen dt (s) is stable; Error(invalid_case) naming the first offending value otherwise.
 void check_model_velocity(std::span<const double> velocity, std::size_t points, double v_limit, double dt);

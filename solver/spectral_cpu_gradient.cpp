@@ -74,14 +74,11 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
 
   void check_adjoint_arguments(std::span<const double> residual, std::span<double> gradient,
                                std::span<const double> illumination) const {
-    if (history_shot_ < 0) throw std::logic_error("adjoint: call forward(shot, true) first");
-    if (residual.size() != traces_.size()) throw std::invalid_argument("adjoint: the adjoint source must be (n_receivers, nt)");
-    if (gradient.size() != setup_.points()) throw std::invalid_argument("adjoint: gradient must be nz * ny * nx");
-    if (!illumination.empty() && illumination.size() != gradient.size())
-      throw std::invalid_argument("adjoint: illumination must be empty or nz * ny * nx");
+    specwave::check_adjoint_arguments(history_shot_ >= 0, traces_.size(), setup_.points(), residual.size(), gradient.size(),
+                                      illumination.size());
   }
   std::vector<T> perturbation(std::span<const double> dm) const {
-    if (dm.size() != setup_.points()) throw std::invalid_argument("born: dm must have nz * ny * nx values");
+    check_born_perturbation(dm.size(), setup_.points());
     return std::vector<T>(dm.begin(), dm.end());
   }
 

@@ -34,6 +34,27 @@ inline Case small_case(int n, double h, double v, int order, int pml_width, doub
   return c;
 }
 
+// The gradient tests' case (tests/test_gradient.cpp, tests/test_gpu.cpp): a small heterogeneous model (a Gaussian
+// anomaly), 2 sources in 2 shots, receivers off the grid, CPML on every face (or a free surface on top), order 8.
+inline Case gradient_test_case(bool free_surface, Precision precision, int order = 8) {
+  Case c = small_case(30, 10, 2000, order, 6, 25, 0.08);
+  c.grid.shape = {30, 28, 32};
+  c.model.kind = ModelSpec::Kind::gaussian;
+  c.model.anomaly = 300;
+  c.model.center = {150, 140, 160};
+  c.model.radius = 50;
+  c.boundary.free_surface = free_surface;
+  c.shots[0].sources[0].position = {free_surface ? 33.0 : 103.0, 131.0, 95.0};
+  SourceSpec s2 = c.shots[0].sources[0];
+  s2.position = {120.0, 150.0, 221.0};
+  c.shots.push_back({{s2}});
+  c.receivers = {{free_surface ? 12.5 : 91.0, 110.0, 205.0}, {180.0, 133.0, 140.0}, {104.0, 171.0, 102.5}};
+  c.run.precision = precision;
+  c.inversion.present = true;
+  c.inversion.velocity_max = 2600;
+  return c;
+}
+
 // Uneven extents (31 = 16 + 15 over 2, 8 + 8 + 8 + 7 over 4, ...), CPML on every face (or a free surface on
 // top), order 8 (halo 4), a heterogeneous model, two sources fired together, and receivers on a line that
 // crosses every block boundary plus one point in the middle of the grid.

@@ -260,25 +260,10 @@ TEST_CASE("CUDA spectral agrees with the Eigen FFT reference in fp64 (both absor
 
 namespace {
 
-// The CPU gradient tests' case (tests/test_gradient.cpp): two shots, off-grid sources and receivers, CPML on every
-// face or a free surface on top, a Gaussian anomaly; data from a shifted anomaly, so the residual is not small.
+// The CPU gradient tests' case on `backend`, with data from a shifted anomaly, so the residual is not small.
 Case gradient_case(bool free_surface, Precision precision, int order, BackendKind backend) {
-  Case c = small_case(30, 10, 2000, order, 6, 25, 0.08);
-  c.grid.shape = {30, 28, 32};
-  c.model.kind = ModelSpec::Kind::gaussian;
-  c.model.anomaly = 300;
-  c.model.center = {150, 140, 160};
-  c.model.radius = 50;
-  c.boundary.free_surface = free_surface;
-  c.shots[0].sources[0].position = {free_surface ? 33.0 : 103.0, 131.0, 95.0};
-  SourceSpec s2 = c.shots[0].sources[0];
-  s2.position = {120.0, 150.0, 221.0};
-  c.shots.push_back({{s2}});
-  c.receivers = {{free_surface ? 12.5 : 91.0, 110.0, 205.0}, {180.0, 133.0, 140.0}, {104.0, 171.0, 102.5}};
-  c.run.precision = precision;
+  Case c = specwave::testing::gradient_test_case(free_surface, precision, order);
   c.run.backend = backend;
-  c.inversion.present = true;
-  c.inversion.velocity_max = 2600;
   ModelSpec truth = c.model;
   truth.center = {120, 150, 150};
   truth.anomaly = 200;

@@ -20,30 +20,7 @@
 
 using namespace specwave;
 
-namespace {
-
-// A small heterogeneous case: 2 sources in 2 shots, receivers off the grid, CPML on every face (or a free
-// surface on top), order 8.
-Case adjoint_case(bool free_surface, Precision precision, int order = 8) {
-  Case c = specwave::testing::small_case(30, 10, 2000, order, 6, 25, 0.08);
-  c.grid.shape = {30, 28, 32};
-  c.model.kind = ModelSpec::Kind::gaussian;
-  c.model.anomaly = 300;
-  c.model.center = {150, 140, 160};
-  c.model.radius = 50;
-  c.boundary.free_surface = free_surface;
-  c.shots[0].sources[0].position = {free_surface ? 33.0 : 103.0, 131.0, 95.0};
-  SourceSpec s2 = c.shots[0].sources[0];
-  s2.position = {120.0, 150.0, 221.0};
-  c.shots.push_back({{s2}});
-  c.receivers = {{free_surface ? 12.5 : 91.0, 110.0, 205.0}, {180.0, 133.0, 140.0}, {104.0, 171.0, 102.5}};
-  c.run.precision = precision;
-  c.inversion.present = true;
-  c.inversion.velocity_max = 2600;
-  return c;
-}
-
-}  // namespace
+using specwave::testing::gradient_test_case;
 
 TEST_CASE("FDTD Born operator and its adjoint: dot-product test") {
   struct Config {
@@ -60,7 +37,7 @@ TEST_CASE("FDTD Born operator and its adjoint: dot-product test") {
                             Config{"fp32, free surface + CPML, order 4", true, Precision::fp32, 4, 1e-4}}) {
     const std::string config = cfg.name;
     CAPTURE(config);
-    const Case c = adjoint_case(cfg.free_surface, cfg.precision, cfg.order);
+    const Case c = gradient_test_case(cfg.free_surface, cfg.precision, cfg.order);
     const Plan plan = make_plan(c);
     for (int shot = 0; shot < 2; ++shot) {
       const DotTestResult r = born_dot_test(c, plan, shot, 1234 + shot);
@@ -75,7 +52,7 @@ TEST_CASE("FDTD Born operator and its adjoint: dot-product test") {
 TEST_CASE("dot-product test on a thin grid whose only z layer (free surface on top) starts above z = W") {
   // nz = W + 2R + 1: the high-z layer begins at iz = 2R + 1 < W. Both the forward CPML and its adjoint must
   // file those points under the high face.
-  Case c = adjoint_case(true, Precision::fp64, 4);
+  Case c = gradient_test_case(true, Precision::fp64, 4);
   c.grid.shape[0] = 6 + 4 + 1;
   c.receivers = {{12.5, 110.0, 205.0}, {40.0, 133.0, 140.0}};
   c.shots.resize(1);
@@ -90,7 +67,7 @@ namespace {
 
 // The case with observed data from a shifted anomaly: the starting model is the case's own.
 Case taylor_case(Parameterisation p) {
-  Case c = adjoint_case(true, Precision::fp64);
+  Case c = gradient_test_case(true, Precision::fp64);
   ModelSpec truth = c.model;
   truth.center = {120, 150, 150};
   truth.anomaly = 200;
@@ -158,7 +135,7 @@ TEST_CASE("illumination of the adjoint pass: the sum of (u^n)^2 of the forward p
        {std::tuple{false, Precision::fp64, 1e-12}, std::tuple{true, Precision::fp64, 1e-12}, std::tuple{false, Precision::fp32, 1e-5}}) {
     CAPTURE(free_surface);
     CAPTURE(tolerance);
-    Case c = adjoint_case(free_surface, precision);
+    Case c = gradient_test_case(free_surface, precision);
     c.inversion.true_model = c.model;  // observed data: any will do
     const Plan plan = make_plan(c);
     const auto r = specwave::testing::compare_illumination(c, plan);
@@ -176,7 +153,7 @@ TEST_CASE("every wavefield history strategy gives bitwise the same gradient (FDT
     const char* name;
     Case c;
   };
-  std::vector<Config> configs = {{"fdtd, CPML on all faces", adjoint_case(false, Precision::fp64)},
+  std::vector<Config> configs = {{"fdtd, CPML on all faces", gradient_test_case(false, Precision::fp64)},
                                  {"fdtd, free surface + CPML", taylor_case(Parameterisation::velocity)},
                                  {"spectral, split-field PML", spectral_strategy_case(SpectralAbsorber::pml)},
                                  {"spectral, damping layer", spectral_strategy_case(SpectralAbsorber::damping)}};
@@ -320,7 +297,7 @@ TEST_CASE("boundary saving: rebuilt fields and gradient against every step store
   for (bool free_surface : {false, true})
     for (int order : {2, 8})
       for (Precision precision : {Precision::fp64, Precision::fp32}) {
-        Case c = adjoint_case(free_surface, precision, order);
+        Case c = gradient_test_case(free_surface, precision, order);
         ModelSpec truth = c.model;
         truth.center = {120, 150, 150};
         truth.anomaly = 200;
@@ -343,7 +320,7 @@ TEST_CASE("boundary saving: rebuilt fields and gradient against every step store
 TEST_CASE("boundary saving keeps the layer points of nt - 1 steps and two fields") {
   for (bool free_surface : {false, true})
     for (Precision precision : {Precision::fp64, Precision::fp32}) {
-      const Case c = adjoint_case(free_surface, precision, 4);
+      const Case c = gradient_test_case(free_surface, precision, 4);
       const Plan plan = make_plan(c);
       auto propagator = make_gradient_propagator(c, plan, boundary_choice(0, 0));
       propagator->set_velocity(std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()));
@@ -389,7 +366,7 @@ TEST_CASE("wavefield_storage = \"boundary\": chosen by auto when memory does not
   CHECK(choose_history(WavefieldStorage::auto_select, q).storage == WavefieldStorage::binomial);
   CHECK_THROWS_AS(choose_history(WavefieldStorage::boundary, q), Error);
 
-  Case c = adjoint_case(false, Precision::fp64, 8);
+  Case c = gradient_test_case(false, Precision::fp64, 8);
   c.inversion.wavefield_storage = WavefieldStorage::boundary;
   CHECK(history_for(c, make_plan(c)).storage == WavefieldStorage::boundary);
   c.scheme.method = Method::spectral;
@@ -615,7 +592,7 @@ TEST_CASE("low-passed least-squares misfit: the filter's gain, and the adjoint s
 }
 
 TEST_CASE("the gradient propagator refuses a model beyond the frozen dt's stability limit") {
-  const Case c = adjoint_case(false, Precision::fp64);
+  const Case c = gradient_test_case(false, Precision::fp64);
   const Plan plan = make_plan(c);
   auto propagator = make_gradient_propagator(c, plan, HistoryChoice{});
   std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
