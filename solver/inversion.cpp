@@ -15,6 +15,9 @@
 
 #include "solver/checkpoint.hpp"
 #include "solver/comm.hpp"
+#if defined(SPECWAVE_HAVE_CUDA)
+#include "solver/device_preconditioner.hpp"
+#endif
 #include "solver/errors.hpp"
 #include "solver/evaluation_log.hpp"
 #include "solver/gradient.hpp"
@@ -268,9 +271,18 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   oo.method = method_of(inv.optimizer);
   oo.lbfgs_memory = inv.lbfgs_memory;
   oo.initial_step_fraction = inv.initial_step_fraction;
-  // P on the host (FFTW smoothing, taper and illumination weights): v comes over and goes back, once per iteration.
+  // P in the optimiser's memory: on the host, FFTW smoothing and the weights; on the device, cuFFT smoothing and
+  // the weights (DevicePreconditioner, in the default stream like the cuBLAS operations), which are uploaded again
+  // when set_illumination changes them (once a band): v stays on the device.
   optim::OpsPreconditioner precondition;
-  if (!preconditioner.identity())
+#if defined(SPECWAVE_HAVE_CUDA)
+  std::unique_ptr<DevicePreconditioner> device_preconditioner;
+  if (!preconditioner.identity() && ops->on_device()) {
+    device_preconditioner = std::make_unique<DevicePreconditioner>(preconditioner);
+    precondition = [&](double* v) { device_preconditioner->apply(v); };
+  }
+#endif
+  if (!preconditioner.identity() && !precondition)  // host memory (download and upload are copies there)
     precondition = [&](double* v) {
       std::vector<double> host(n);
       ops->download(n, v, host.data());

@@ -48,6 +48,9 @@ GaussianSmoother::GaussianSmoother(const GridSpec& g, const std::array<double, 3
 }
 
 GaussianSmoother::~GaussianSmoother() = default;
+const std::array<int, 3>& GaussianSmoother::shape() const { return impl_->shape; }
+const std::array<int, 3>& GaussianSmoother::pad() const { return impl_->pad; }
+const std::vector<double>& GaussianSmoother::filter() const { return impl_->filter; }
 
 void GaussianSmoother::apply(std::vector<double>& field) const {
   auto& m = *impl_;
@@ -109,14 +112,19 @@ void GradientPreconditioner::set_illumination(std::span<const double> illuminati
   weight_ = illumination_weight(illumination_, epsilon_);
   if (!taper_.empty())
     for (std::size_t k = 0; k < weight_.size(); ++k) weight_[k] *= taper_[k];
+  ++weight_version_;
+}
+
+const std::vector<double>& GradientPreconditioner::weight() const {
+  if (compensates_ && weight_.empty())
+    throw std::logic_error("GradientPreconditioner: illumination compensation before set_illumination");
+  return compensates_ ? weight_ : taper_;
 }
 
 // P g = S (W D) g S: W D is diagonal and non-negative, so P is symmetric positive semi-definite and the L-BFGS
 // initial inverse Hessian stays so.
 std::vector<double> GradientPreconditioner::apply(std::vector<double> g) const {
-  if (compensates_ && weight_.empty())
-    throw std::logic_error("GradientPreconditioner: illumination compensation before set_illumination");
-  const std::vector<double>& w = compensates_ ? weight_ : taper_;
+  const std::vector<double>& w = weight();
   if (smoother_) smoother_->apply(g);
   if (!w.empty())
     for (std::size_t k = 0; k < g.size(); ++k) g[k] *= w[k];

@@ -5,6 +5,7 @@
 // with FFTs on a zero-padded grid. P is symmetric positive semi-definite, so -P g is a descent direction
 // whenever P g != 0; the optimiser uses it as its initial inverse Hessian (line searches keep the true gradient).
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
@@ -21,6 +22,12 @@ class GaussianSmoother {
   GaussianSmoother(const GridSpec& grid, const std::array<double, 3>& sigma_m, int threads);
   ~GaussianSmoother();
   void apply(std::vector<double>& field) const;  // (nz, ny, nx), in place
+  // The padded grid and the filter, for the device smoother (kernels/cuda/smoothing_cuda.hpp) to run the same
+  // operator with the same values: shape (nz, ny, nx), pad per axis (padded = shape + 2 pad), filter on the
+  // (pz, py, px/2 + 1) half spectrum, 1/(pz py px) included.
+  const std::array<int, 3>& shape() const;
+  const std::array<int, 3>& pad() const;
+  const std::vector<double>& filter() const;
 
  private:
   struct Impl;
@@ -47,12 +54,21 @@ class GradientPreconditioner {
   const std::vector<double>& illumination() const { return illumination_; }
   std::vector<double> apply(std::vector<double> g) const;
 
+  // The pieces of P, for its device form (solver/device_preconditioner.hpp): S (nullptr: no smoothing) and the
+  // diagonal between the two smoothings, W D (W alone without compensation; empty: none; throws std::logic_error
+  // with compensation before set_illumination). weight_version() changes whenever weight() does, so that a copy
+  // of the weights elsewhere knows when to refresh.
+  const GaussianSmoother* smoother() const { return smoother_.get(); }
+  const std::vector<double>& weight() const;
+  std::uint64_t weight_version() const { return weight_version_; }
+
  private:
   std::unique_ptr<GaussianSmoother> smoother_;
   std::vector<double> taper_;
   bool compensates_ = false;
   double epsilon_ = 0;
   std::vector<double> illumination_, weight_;  // weight_: W D (W: 1 without a taper)
+  std::uint64_t weight_version_ = 0;
 };
 
 }  // namespace specwave

@@ -1,6 +1,7 @@
 // GPU tests (label gpu): the CUDA propagators (FDTD, spectral) against the CPU propagators and the Eigen
 // references on the same cases; the CUDA FDTD gradient against the CPU one; cuBLAS vector operations against Eigen;
-// the optimiser on device vectors (OpsOptimizer on cuBLAS) against the Eigen one. Without a usable device the executable prints why and exits 77, which CTest
+// the optimiser on device vectors (OpsOptimizer on cuBLAS) against the Eigen one; the gradient preconditioner
+// on the device (cuFFT smoothing, weights) against the host one. Without a usable device the executable prints why and exits 77, which CTest
 // reports as skipped.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
@@ -11,6 +12,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <random>
+#include <stdexcept>
 #include <unistd.h>
 #include <fmt/format.h>
 
@@ -25,6 +29,7 @@
 #include "solver/ops_optimizer.hpp"
 #include "solver/optimizer.hpp"
 #include "solver/plan.hpp"
+#include "solver/preconditioner.hpp"
 #include "solver/validate.hpp"
 #include "solver/propagator.hpp"
 #include "validation/reference.hpp"
@@ -33,8 +38,10 @@
 #if defined(SPECWAVE_HAVE_CUDA)
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/smoothing_cuda.hpp"
 #include "kernels/cuda/spectral_cuda.hpp"
 #include "kernels/vector_ops.hpp"
+#include "solver/device_preconditioner.hpp"
 #endif
 
 using namespace specwave;
@@ -593,9 +600,116 @@ TEST_CASE("the optimiser on device vectors (cuBLAS) reproduces the host optimise
   }
 }
 
+// The gradient preconditioner on the device (kernels/cuda/smoothing_cuda.hpp, solver/device_preconditioner.hpp)
+// against the host one (solver/preconditioner.hpp): the same padded grid and filter values, cuFFT for FFTW, so
+// the results differ by the transforms' rounding (a few 1e-16 relative per transform in fp64; 1e-12 leaves room
+// for the different reduction orders, and an off-by-one in the padding or the filter gives O(1e-2) or more).
+namespace {
+
+std::vector<double> random_field(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> v(n);
+  for (std::size_t k = 0; k < n; ++k) v[k] = u(rng) + std::sin(0.05 * double(k));
+  return v;
+}
+
+// f on the device (one copy each way in `stream`).
+std::vector<double> on_device(const std::vector<double>& v, cudaStream_t stream, const std::function<void(double*)>& f) {
+  cuda::DeviceArray<double> d(v.size());
+  cuda::synchronize();  // the zero fill (legacy default stream) before the copy in a non-blocking stream
+  cuda::copy_to_device(d.data(), v.data(), v.size() * sizeof(double), stream);
+  f(d.data());
+  std::vector<double> out(v.size());
+  cuda::copy_to_host(out.data(), d.data(), v.size() * sizeof(double), stream);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("device Gaussian smoother (cuFFT) agrees with the host one (FFTW): non-cubic grid, anisotropic padding, 1e-12") {
+  GridSpec g;
+  g.shape = {13, 17, 23};
+  g.spacing = {10, 12.5, 8};
+  const GaussianSmoother host(g, {25, 15, 30}, 1);
+  // pad = ceil(3 sigma / h): 7.5 -> 8, 3.6 -> 4, 11.25 -> 12; the padded grid (29, 25, 47) is odd along x, so
+  // the half spectrum's last column is not a Nyquist one.
+  REQUIRE(host.pad() == std::array<int, 3>{8, 4, 12});
+  cuda::Stream stream;
+  const cuda::DeviceGaussianSmoother device(host.shape(), host.pad(), host.filter(), stream.handle());
+  const std::vector<double> v = random_field(std::size_t(g.points()), 3);
+  std::vector<double> expected = v;
+  host.apply(expected);
+  CHECK(rel_l2(expected, v) > 0.3);  // the smoothing does something
+  const std::vector<double> got = on_device(v, stream.handle(), [&](double* d) { device.apply(d); });
+  CHECK(rel_l2(got, expected) <= 1e-12);
+  // A second application on the same buffers (the padding is rewritten, not assumed zero).
+  host.apply(expected);
+  const std::vector<double> twice = on_device(v, stream.handle(), [&](double* d) { device.apply(d), device.apply(d); });
+  CHECK(rel_l2(twice, expected) <= 1e-12);
+}
+
+TEST_CASE("DevicePreconditioner agrees with GradientPreconditioner: smoothing, source mask, illumination (1e-12); "
+          "weights refreshed after set_illumination") {
+  Case c;
+  c.grid.shape = {14, 11, 19};
+  c.grid.spacing = {10, 10, 12};
+  SourceSpec a, b;
+  a.position = {20, 50, 61.5};
+  b.position = {95, 30, 170};
+  c.shots = {{{a}}, {{b}}};
+  const std::size_t n = std::size_t(c.grid.points());
+  const std::vector<double> v = random_field(n, 11);
+  auto illumination = [&](double decay) {
+    std::vector<double> i(n);
+    for (std::size_t k = 0; k < n; ++k) i[k] = std::exp(-decay * double(k / (11 * 19))) * (1.2 + std::cos(0.3 * double(k)));
+    return i;
+  };
+  cuda::Stream stream;
+  struct Config {
+    double smoothing, mask;
+    bool compensation;
+  };
+  for (const Config cfg : {Config{15, 40, true}, Config{15, 40, false}, Config{0, 40, true}, Config{0, 40, false},
+                           Config{20, 0, false}}) {
+    CAPTURE(cfg.smoothing);
+    CAPTURE(cfg.mask);
+    CAPTURE(cfg.compensation);
+    c.inversion.smoothing_m = cfg.smoothing;
+    c.inversion.source_mask_m = cfg.mask;
+    c.inversion.illumination_compensation = cfg.compensation;
+    c.inversion.illumination_epsilon = 0.05;
+    GradientPreconditioner host(c, 1);
+    DevicePreconditioner device(host, stream.handle());
+    auto device_apply = [&] { return on_device(v, stream.handle(), [&](double* d) { device.apply(d); }); };
+    // Without smoothing both are the same products, one multiply each: bitwise equal.
+    auto compare = [&](const std::vector<double>& got, const std::vector<double>& expected) {
+      if (cfg.smoothing > 0) CHECK(rel_l2(got, expected) <= 1e-12);
+      else CHECK(got == expected);
+    };
+    if (cfg.compensation) {
+      CHECK_THROWS_AS(device_apply(), std::logic_error);  // as the host form, before set_illumination
+      host.set_illumination(illumination(0.05));
+      const std::vector<double> first = host.apply(v);
+      CHECK(rel_l2(first, v) > 0.1);
+      compare(device_apply(), first);
+      // A new band's illumination: the device weights must follow (the two operators differ by far more than 1e-12).
+      host.set_illumination(illumination(0.4));
+      const std::vector<double> second = host.apply(v);
+      CHECK(rel_l2(second, first) > 1e-2);
+      compare(device_apply(), second);
+    } else {
+      const std::vector<double> expected = host.apply(v);
+      CHECK(rel_l2(expected, v) > 0.01);
+      compare(device_apply(), expected);
+    }
+  }
+}
+
 // `specwave invert`'s driver on the CUDA backend (FDTD gradient on the device, the optimiser's vectors on cuBLAS)
 // against the CPU backend on tests/data/invert_resume.toml (2 shots, 2 bands, smoothing and illumination
-// compensation, 3 iterations a band), fp64: the gradients agree to 1e-12 and the optimiser is a smooth map of
+// compensation, 3 iterations a band: on the CUDA backend the preconditioner is the DevicePreconditioner, its
+// weights refreshed at the second band), fp64: the gradients agree to 1e-12 and the optimiser is a smooth map of
 // them, so misfits and models agree to 1e-8 relative over the 6 iterations, with the same evaluation counts.
 TEST_CASE("invert on the CUDA backend (device optimiser) reproduces the CPU inversion (fp64)") {
   const std::filesystem::path base = std::filesystem::temp_directory_path() / fmt::format("specwave-gpu-invert-{}", ::getpid());

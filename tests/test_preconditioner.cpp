@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include "solver/evaluation_log.hpp"
@@ -186,4 +188,41 @@ TEST_CASE("evaluation log: replays the logged evaluations in order while the mod
   CHECK(again.replay(x1));
   CHECK(again.replay(x3)->value == 0.25);
   std::filesystem::remove(path);
+}
+
+TEST_CASE("preconditioner pieces for the device form: weight() is W D, its version follows set_illumination") {
+  Case c;
+  c.grid = grid(8, 9, 10, 10.0);
+  SourceSpec s;
+  s.position = {40, 40, 50};
+  c.shots = {{{s}}};
+  c.inversion.source_mask_m = 25;
+  c.inversion.illumination_compensation = true;
+  c.inversion.illumination_epsilon = 0.1;
+  GradientPreconditioner p(c, 1);
+  CHECK(p.smoother() == nullptr);
+  CHECK_THROWS_AS(p.weight(), std::logic_error);  // D is not known before set_illumination
+  const std::size_t n = std::size_t(c.grid.points());
+  std::vector<double> i1(n), i2(n);
+  for (std::size_t k = 0; k < n; ++k) i1[k] = 1 + std::sin(0.1 * double(k)), i2[k] = 1 + std::cos(0.2 * double(k));
+  const std::uint64_t v0 = p.weight_version();
+  p.set_illumination(i1);
+  const std::uint64_t v1 = p.weight_version();
+  CHECK(v1 != v0);
+  const std::vector<double> taper = source_taper(c, 25), d = illumination_weight(i1, 0.1);
+  REQUIRE(p.weight().size() == n);
+  for (std::size_t k = 0; k < n; ++k) CHECK(p.weight()[k] == d[k] * taper[k]);
+  p.set_illumination(i2);
+  CHECK(p.weight_version() != v1);
+  // Without compensation: W alone, fixed; the smoother's padded grid (pad = ceil(3 sigma / h) = ceil(3.6)) and
+  // filter (1 / (pz py px) at k = 0) are those it runs.
+  c.inversion.illumination_compensation = false;
+  c.inversion.smoothing_m = 12;
+  const GradientPreconditioner q(c, 1);
+  CHECK(q.weight() == taper);
+  REQUIRE(q.smoother() != nullptr);
+  CHECK(q.smoother()->shape() == c.grid.shape);
+  CHECK(q.smoother()->pad() == std::array<int, 3>{4, 4, 4});
+  REQUIRE(q.smoother()->filter().size() == std::size_t(16 * 17 * (18 / 2 + 1)));
+  CHECK(q.smoother()->filter()[0] == 1.0 / (16.0 * 17 * 18));
 }
