@@ -95,10 +95,14 @@ HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budg
 #if defined(SPECWAVE_HAVE_CUDA)
   // run.device_memory_fraction of the memory free now, less what the propagator holds besides the history: the
   // forward state, the Born perturbation's state, the adjoint's (mu, mu_next, w and about 1.5 states of adjoint
-  // CPML memory), three fields and the fp64 gradient and illumination, roughly 5 states + 4 fields + 16 B a point.
+  // CPML memory), three fields and the fp64 gradient and illumination, roughly 5 states + 4 fields + 16 B a point;
+  // and what `invert` keeps on the device besides: the optimiser's fp64 vectors (x, gradient, bounds, direction,
+  // projected and preconditioned gradients, the previous ones, a line search's trial points, the 2 m L-BFGS
+  // pairs: about 2 m + 14 vectors) and the cuFFT smoother's padded grid and spectrum (about 4 fp64 values a point).
   const auto status = cuda::query_devices();
   if (status.usable && plan.device < int(status.devices.size())) {
-    const double own = 5 * state_bytes + 4 * field_bytes + 16.0 * double(c.grid.points());
+    const double optimiser = c.inversion.present ? (2.0 * c.inversion.lbfgs_memory + 14 + (c.inversion.smoothing_m > 0 ? 4 : 0)) * 8.0 : 0.0;
+    const double own = 5 * state_bytes + 4 * field_bytes + (16.0 + optimiser) * double(c.grid.points());
     device_budget = std::max(0.0, c.run.device_memory_fraction * double(status.devices[std::size_t(plan.device)].free_bytes) - own);
   }
 #endif
