@@ -112,7 +112,7 @@ inline void x_reach_corrections(const FdtdAdjointStep<T>& s, int z, int y, int x
 
 // Phase 3 for row (z, y): lambda = 2 mu - mu_next + L_h w + the PML terms of every axis whose reach holds the
 // point, added in the order z, y, x. As in the forward step (kernels/cpu/fdtd_cpu.cpp): a row outside the z and y
-// reaches (most of the grid) is one fused loop, Laplacian + update, with the x PML terms at its ends; a row
+// reaches (most rows of a large grid) is one fused loop, Laplacian + update, with the x PML terms at its ends; a row
 // inside them collects the Laplacian in `lap` and adds each axis' terms row-wise. Both paths do the same
 // arithmetic per point.
 template <int R, class T>
