@@ -16,6 +16,7 @@
 #include <cmath>
 #include <limits>
 #include <omp.h>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -158,6 +159,7 @@ int run(int argc, char** argv) {
   CLI::App app{"specwave-gradient-bench: one gradient over one forward run, per wavefield storage strategy"};
   int n = 64, steps = 300, rounds = 3, order = 8, threads = 0, snapshots = 8;
   std::string precision = "fp32", output, method = "both", scratch, backend = "cpu";
+  std::vector<std::string> only;
   app.add_option("--n", n, "Grid edge (n^3 points, absorbing layer min(10, n/4) inside)")->capture_default_str();
   app.add_option("--steps", steps, "Time steps")->capture_default_str();
   app.add_option("--rounds", rounds, "Rounds; the best counts")->capture_default_str();
@@ -172,6 +174,9 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   app.add_option("--output", output, "Also write the report to this file");
+  app.add_option("--storage", only,
+                 "Only these strategies (CPU: memory, checkpoints, binomial, disk, boundary); default all")
+      ->delimiter(',');
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -205,7 +210,15 @@ int run(int argc, char** argv) {
       {"disk", [scratch](int nt, double f, double) { return disk_choice(nt, f, scratch); }},
       {"boundary", [](int nt, double, double) { return boundary_choice(nt, 0); }, true},
   };
-  const std::vector<Strategy>& strategies = cuda ? cuda_strategies : cpu_strategies;
+  std::vector<Strategy> strategies = cuda ? cuda_strategies : cpu_strategies;
+  if (!only.empty()) {
+    // A label matches a name when it starts with it ("binomial" picks "binomial (8 snapshots)").
+    const auto picked = [&](const Strategy& s) {
+      return std::any_of(only.begin(), only.end(), [&](const std::string& o) { return s.label.rfind(o, 0) == 0; });
+    };
+    std::erase_if(strategies, [&](const Strategy& s) { return !picked(s); });
+    if (strategies.empty()) throw std::invalid_argument("--storage: no strategy of this backend has these names");
+  }
   std::vector<Method> methods;
   if (method != "spectral") methods.push_back(Method::fdtd);
   if (method != "fdtd" && !cuda) methods.push_back(Method::spectral);  // the spectral gradient runs on the CPU

@@ -1,7 +1,9 @@
-// The adjoint FDTD step on the CPU. Simpler than the forward loops (one pass per phase, the PML terms
-// added point by point), OpenMP-parallel over rows (z, y).
+// The adjoint FDTD step on the CPU, OpenMP-parallel over rows (z, y), in three passes: w and the adjoint memory
+// betah (with the imaging condition), alphah on the layer slabs, lambda. Blocked like the forward step
+// (kernels/cpu/fdtd_cpu.cpp): the inner loops run along x over contiguous rows, without per-point tests.
 #include "kernels/cpu/fdtd_adjoint_cpu.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -10,45 +12,66 @@
 namespace specwave::cpu {
 namespace {
 
-// The layer points of one face of one axis: [lo, hi) per axis.
+// The x ends of a row where an axis' PML terms enter lambda: the reach of the transposed stencils (the layer and
+// R points inward of it), [0, lo) and [hi, n), the low face taking a point both hold (as CpmlAdjointAxis::side).
+struct XReach {
+  int lo, hi;
+};
 template <class T>
-void layer_box(const CpmlAdjointAxis<T>& p, const FieldLayout& L, int axis, int side, int lo[3], int hi[3]) {
-  lo[0] = lo[1] = lo[2] = 0;
-  hi[0] = L.nz, hi[1] = L.ny, hi[2] = L.nx;
-  lo[axis] = side == 0 ? 0 : p.n - p.width;
-  hi[axis] = side == 0 ? p.width : p.n;
+XReach x_reach(const CpmlAdjointAxis<T>& p) {
+  const int lo = p.face[0] ? std::min(p.width + p.radius, p.n) : 0;
+  return {lo, p.face[1] ? std::max(lo, p.n - p.width - p.radius) : p.n};
 }
 
-// Phase 1 on one face: betah = b betah + a w, gamma = w + betah (pointwise).
+// Phase 1 on the points x0 <= x < x1 of row (z, y) in the layer of one face: betah = b betah + a w,
+// gamma = w + betah.
 template <class T>
-void update_beta(const FdtdAdjointStep<T>& s, int axis, int side) {
+inline void beta_row(const FdtdAdjointStep<T>& s, int axis, int side, int z, int y, int x0, int x1) {
+  if (x0 >= x1) return;
   const CpmlAdjointAxis<T>& p = s.pml[axis];
-  const FieldLayout& L = s.layout;
-  int lo[3], hi[3];
-  layer_box(p, L, axis, side, lo, hi);
-  T* __restrict beta = p.beta[side];
-  T* __restrict gamma = p.gamma[side];
-  const T* __restrict w = s.w;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int z = lo[0]; z < hi[0]; ++z)
-    for (int y = lo[1]; y < hi[1]; ++y) {
-      const index_t i0 = L.index(z, y, lo[2]);
-      const index_t j0 = slab_index(p, axis, z, y, lo[2]);
-      const int c[3] = {z, y, 0};
-      for (int x = 0; x < hi[2] - lo[2]; ++x) {
-        const int k = axis < 2 ? c[axis] : lo[2] + x;
-        gamma[j0 + x] = cpml_adjoint_beta(p.b[k], p.a[k], &beta[j0 + x], w[i0 + x]);
-      }
+  const index_t j0 = slab_index(p, axis, z, y, x0);
+  T* __restrict beta = p.beta[side] + j0;
+  T* __restrict gamma = p.gamma[side] + j0;
+  const T* __restrict w = s.w + s.layout.index(z, y, x0);
+  if (axis < 2) {  // a, b fixed along the row
+    const int k = axis == 0 ? z : y;
+    const T a = p.a[k], b = p.b[k];
+#pragma omp simd
+    for (int x = 0; x < x1 - x0; ++x) gamma[x] = cpml_adjoint_beta(b, a, &beta[x], w[x]);
+  } else {
+    const T *__restrict a = p.a + x0, *__restrict b = p.b + x0;
+#pragma omp simd
+    for (int x = 0; x < x1 - x0; ++x) gamma[x] = cpml_adjoint_beta(b[x], a[x], &beta[x], w[x]);
+  }
+}
+
+// Phase 1 on the layer points of row (z, y), every absorbing face: they read w at the point only, so they
+// follow w row by row.
+template <class T>
+inline void beta_rows(const FdtdAdjointStep<T>& s, int z, int y) {
+  const int c[3] = {z, y, 0};
+  for (int axis = 0; axis < 3; ++axis) {
+    const CpmlAdjointAxis<T>& p = s.pml[axis];
+    const int n = p.n, W = p.width;
+    if (axis < 2) {
+      if (p.face[0] && c[axis] < W) beta_row(s, axis, 0, z, y, 0, s.layout.nx);
+      if (p.face[1] && c[axis] >= n - W) beta_row(s, axis, 1, z, y, 0, s.layout.nx);
+    } else {
+      if (p.face[0]) beta_row(s, 2, 0, z, y, 0, std::min(W, n));
+      if (p.face[1]) beta_row(s, 2, 1, z, y, std::max(0, n - W), n);
     }
+  }
 }
 
 // Phase 2 on one face: alphah = b alphah - a D1 gamma (gamma complete on the face: phase 1 ran first).
+// Rows along x are contiguous in the slab, and a, b are fixed along a row of a z or y slab: the loop vectorises.
 template <int R, class T>
 void update_alpha(const FdtdAdjointStep<T>& s, int axis, int side) {
   const CpmlAdjointAxis<T>& p = s.pml[axis];
   const FieldLayout& L = s.layout;
-  int lo[3], hi[3];
-  layer_box(p, L, axis, side, lo, hi);
+  int lo[3] = {0, 0, 0}, hi[3] = {L.nz, L.ny, L.nx};
+  lo[axis] = side == 0 ? 0 : p.n - p.width;
+  hi[axis] = side == 0 ? p.width : p.n;
   T* __restrict alpha = p.alpha[side];
   const T* __restrict gamma = p.gamma[side];
   const index_t stride_s = p.slab_stride[axis];
@@ -58,23 +81,74 @@ void update_alpha(const FdtdAdjointStep<T>& s, int axis, int side) {
     for (int y = lo[1]; y < hi[1]; ++y) {
       const index_t j0 = slab_index(p, axis, z, y, lo[2]);
       const int c[3] = {z, y, 0};
+      if (axis < 2) {
+        const T a = p.a[c[axis]], b = p.b[c[axis]];
 #pragma omp simd
-      for (int x = 0; x < hi[2] - lo[2]; ++x) {
-        const int k = axis < 2 ? c[axis] : lo[2] + x;
-        alpha[j0 + x] = cpml_adjoint_alpha<R>(p.b[k], p.a[k], alpha[j0 + x], gamma, j0 + x, stride_s, c1);
+        for (int x = 0; x < hi[2] - lo[2]; ++x)
+          alpha[j0 + x] = cpml_adjoint_alpha<R>(b, a, alpha[j0 + x], gamma, j0 + x, stride_s, c1);
+      } else {
+        const T *__restrict a = p.a + lo[2], *__restrict b = p.b + lo[2];
+#pragma omp simd
+        for (int x = 0; x < hi[2] - lo[2]; ++x)
+          alpha[j0 + x] = cpml_adjoint_alpha<R>(b[x], a[x], alpha[j0 + x], gamma, j0 + x, stride_s, c1);
       }
     }
 }
 
-// Phase 3 for row (z, y): lambda = 2 mu - mu_next + L_h w + the PML terms of every axis whose reach holds the point.
+// The x PML terms of the points x0 <= x < x1 of row (z, y), all within one face's reach, into corr[x]: field
+// rows and slab rows are contiguous along x, so the loop vectorises.
 template <int R, class T>
-void update_row(const FdtdAdjointStep<T>& s, int z, int y, T* __restrict lap) {
+inline void x_reach_corrections(const FdtdAdjointStep<T>& s, int z, int y, int x0, int x1, T* __restrict corr) {
+  if (x0 >= x1) return;
+  const CpmlAdjointAxis<T>& px = s.pml[2];
+  const int side = px.side(x0);
+  const index_t j0 = slab_index(px, 2, z, y, x0) - x0;
+  const T* alpha = px.alpha[side];
+  const T* beta = px.beta[side];
+#pragma omp simd
+  for (int x = x0; x < x1; ++x)
+    corr[x] = cpml_adjoint_correction<R>(alpha, beta, j0 + x, 1, s.coef.d2[2], s.coef.d1[2]);
+}
+
+// Phase 3 for row (z, y): lambda = 2 mu - mu_next + L_h w + the PML terms of every axis whose reach holds the
+// point, added in the order z, y, x. As in the forward step (kernels/cpu/fdtd_cpu.cpp): a row outside the z and y
+// reaches (most rows of a large grid) is one fused loop, Laplacian + update, with the x PML terms at its ends; a row
+// inside them collects the Laplacian in `lap` and adds each axis' terms row-wise. Both paths do the same
+// arithmetic per point.
+template <int R, class T>
+void update_row(const FdtdAdjointStep<T>& s, int z, int y, T* __restrict lap, T* __restrict corr) {
   const FieldLayout& L = s.layout;
   const index_t sy = L.stride_y(), sz = L.stride_z();
   const index_t row = L.index(z, y, 0);
   const T* __restrict w = s.w;
+  const T* __restrict mu = s.mu;
+  T* __restrict out = s.mu_next;
+  const FdtdCoefficients<T> coef = s.coef;
+  const XReach xr = x_reach(s.pml[2]);
+  x_reach_corrections<R>(s, z, y, 0, xr.lo, corr);
+  x_reach_corrections<R>(s, z, y, xr.hi, L.nx, corr);
+
+  if (!s.pml[0].in_reach(z) && !s.pml[1].in_reach(y)) {
 #pragma omp simd
-  for (int x = 0; x < L.nx; ++x) lap[x] = laplacian<R>(w, row + x, sy, sz, s.coef);
+    for (int x = 0; x < xr.lo; ++x) {
+      const index_t i = row + x;
+      out[i] = adjoint_leapfrog(mu[i], out[i], laplacian<R>(w, i, sy, sz, coef) + corr[x]);
+    }
+#pragma omp simd
+    for (int x = xr.lo; x < xr.hi; ++x) {
+      const index_t i = row + x;
+      out[i] = adjoint_leapfrog(mu[i], out[i], laplacian<R>(w, i, sy, sz, coef));
+    }
+#pragma omp simd
+    for (int x = xr.hi; x < L.nx; ++x) {
+      const index_t i = row + x;
+      out[i] = adjoint_leapfrog(mu[i], out[i], laplacian<R>(w, i, sy, sz, coef) + corr[x]);
+    }
+    return;
+  }
+
+#pragma omp simd
+  for (int x = 0; x < L.nx; ++x) lap[x] = laplacian<R>(w, row + x, sy, sz, coef);
   const int c[3] = {z, y, 0};
   for (int axis = 0; axis < 2; ++axis) {
     const CpmlAdjointAxis<T>& p = s.pml[axis];
@@ -82,19 +156,14 @@ void update_row(const FdtdAdjointStep<T>& s, int z, int y, T* __restrict lap) {
     const int side = p.side(c[axis]);
     const index_t j0 = slab_index(p, axis, z, y, 0);
     const index_t stride_s = p.slab_stride[axis];
+    const T* alpha = p.alpha[side];
+    const T* beta = p.beta[side];
 #pragma omp simd
     for (int x = 0; x < L.nx; ++x)
-      lap[x] += cpml_adjoint_correction<R>(p.alpha[side], p.beta[side], j0 + x, stride_s, s.coef.d2[axis], s.coef.d1[axis]);
+      lap[x] += cpml_adjoint_correction<R>(alpha, beta, j0 + x, stride_s, coef.d2[axis], coef.d1[axis]);
   }
-  const CpmlAdjointAxis<T>& px = s.pml[2];
-  for (int x = 0; x < L.nx; ++x) {
-    if (!px.in_reach(x)) continue;
-    const int side = px.side(x);
-    const index_t j = slab_index(px, 2, z, y, x);
-    lap[x] += cpml_adjoint_correction<R>(px.alpha[side], px.beta[side], j, 1, s.coef.d2[2], s.coef.d1[2]);
-  }
-  T* __restrict out = s.mu_next;
-  const T* __restrict mu = s.mu;
+  for (int x = 0; x < xr.lo; ++x) lap[x] += corr[x];
+  for (int x = xr.hi; x < L.nx; ++x) lap[x] += corr[x];
 #pragma omp simd
   for (int x = 0; x < L.nx; ++x) out[row + x] = adjoint_leapfrog(mu[row + x], out[row + x], lap[x]);
 }
@@ -103,7 +172,8 @@ template <int R, class T>
 void adjoint_radius(const FdtdAdjointStep<T>& s) {
   const FieldLayout& L = s.layout;
   if (L.halo != R) throw std::logic_error("fdtd_adjoint_step: field halo must equal the stencil radius");
-  // w = (v dt)^2 mu^{n+1} on the interior; its ghosts stay zero, or odd mirrors above a free surface. The same
+  // Phase 1, one pass over the rows: w = (v dt)^2 mu^{n+1} on the interior (its ghosts stay zero, or odd mirrors
+  // above a free surface), then on the row's layer points betah and gamma, which read w there only. The same
   // pass does the imaging condition and the illumination when asked (they read mu and (v dt)^2 too).
   const bool image = s.gradient != nullptr, illuminate = s.illumination != nullptr;
 #pragma omp parallel for collapse(2) schedule(static)
@@ -128,20 +198,18 @@ void adjoint_radius(const FdtdAdjointStep<T>& s) {
 #pragma omp simd
         for (int x = 0; x < L.nx; ++x) il[x] += double(u0[x]) * double(u0[x]);
       }
+      beta_rows(s, z, y);
     }
   if (s.free_surface) mirror_top_ghosts(L, s.w);
-  for (int axis = 0; axis < 3; ++axis)
-    for (int side = 0; side < 2; ++side)
-      if (s.pml[axis].face[side]) update_beta(s, axis, side);
   for (int axis = 0; axis < 3; ++axis)
     for (int side = 0; side < 2; ++side)
       if (s.pml[axis].face[side]) update_alpha<R>(s, axis, side);
 #pragma omp parallel
   {
-    std::vector<T> lap(L.nx);
+    std::vector<T> lap(L.nx), corr(L.nx);
 #pragma omp for collapse(2) schedule(static)
     for (int z = 0; z < L.nz; ++z)
-      for (int y = 0; y < L.ny; ++y) update_row<R>(s, z, y, lap.data());
+      for (int y = 0; y < L.ny; ++y) update_row<R>(s, z, y, lap.data(), corr.data());
   }
 }
 
