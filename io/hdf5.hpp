@@ -147,7 +147,7 @@ struct Provenance {
   int threads = 0, ranks = 1;
 };
 void write_root_attributes(hid_t file, const Provenance& provenance);
-inline constexpr const char* schema_version = "1.0";
+inline constexpr const char* schema_version = "1.1";
 
 // Silence HDF5's automatic error stack printing (errors become exceptions with context instead).
 void silence_library_errors();

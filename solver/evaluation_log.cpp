@@ -36,26 +36,30 @@ void EvaluationLog::load(std::size_t state_key, std::size_t n) {
   if (k == 0) return;
   const auto values = r.read_floating<double>("misfit", {k});
   const auto gradients = r.read_floating<double>("gradient", {k, hsize_t(n)});
+  const hsize_t shots = r.has_dataset("misfit_per_shot") ? r.info("misfit_per_shot").dims.at(1) : 0;
+  const auto per_shot = shots > 0 ? r.read_floating<double>("misfit_per_shot", {k, shots}) : std::vector<double>{};
   for (hsize_t e = 0; e < k; ++e) {
     Entry entry;
     entry.hash = std::stoull(hashes[e], nullptr, 16);
-    entry.at.value = values[e];
-    entry.at.gradient = Eigen::Map<const optim::Vector>(gradients.data() + e * n, Eigen::Index(n));
+    entry.logged.at.value = values[e];
+    entry.logged.at.gradient = Eigen::Map<const optim::Vector>(gradients.data() + e * n, Eigen::Index(n));
+    entry.logged.misfit_per_shot.assign(per_shot.begin() + std::ptrdiff_t(e * shots),
+                                        per_shot.begin() + std::ptrdiff_t((e + 1) * shots));
     entries_.push_back(std::move(entry));
   }
   replaying_ = true;
 }
 
-std::optional<optim::Evaluation> EvaluationLog::replay(const optim::Vector& x) {
+std::optional<LoggedEvaluation> EvaluationLog::replay(const optim::Vector& x) {
   if (!replaying_ || next_ >= entries_.size() || entries_[next_].hash != model_hash(x)) {
     replaying_ = false;
     return std::nullopt;
   }
   ++replayed_;
-  return entries_[next_++].at;
+  return entries_[next_++].logged;
 }
 
-void EvaluationLog::append(const optim::Vector& x, const optim::Evaluation& e) {
+void EvaluationLog::append(const optim::Vector& x, const LoggedEvaluation& e) {
   replaying_ = false;
   entries_.resize(next_);  // what was not replayed is stale
   entries_.push_back({model_hash(x), e});
@@ -64,13 +68,16 @@ void EvaluationLog::append(const optim::Vector& x, const optim::Evaluation& e) {
 }
 
 void EvaluationLog::write() const {
-  const std::size_t n = entries_.empty() ? 0 : std::size_t(entries_.front().at.gradient.size());
+  const std::size_t n = entries_.empty() ? 0 : std::size_t(entries_.front().logged.at.gradient.size());
+  const std::size_t shots = entries_.empty() ? 0 : entries_.front().logged.misfit_per_shot.size();
   std::vector<std::string> hashes;
-  std::vector<double> values, gradients;
+  std::vector<double> values, gradients, per_shot;
   for (const auto& e : entries_) {
+    const optim::Evaluation& at = e.logged.at;
     hashes.push_back(fmt::format("{:016x}", e.hash));
-    values.push_back(e.at.value);
-    gradients.insert(gradients.end(), e.at.gradient.data(), e.at.gradient.data() + e.at.gradient.size());
+    values.push_back(at.value);
+    gradients.insert(gradients.end(), at.gradient.data(), at.gradient.data() + at.gradient.size());
+    per_shot.insert(per_shot.end(), e.logged.misfit_per_shot.begin(), e.logged.misfit_per_shot.end());
   }
   io::h5::AtomicWriter file(path_);
   io::h5::write_identity_attributes(file.id(), "specwave.inversion_evaluations");
@@ -79,6 +86,8 @@ void EvaluationLog::write() const {
   io::h5::write_dataset<double>(file.id(), "misfit", {hsize_t(values.size())}, values.data(), "misfit");
   io::h5::write_dataset<double>(file.id(), "gradient", {hsize_t(values.size()), hsize_t(n)}, gradients.data(),
                                 "misfit per parameter unit");
+  io::h5::write_dataset<double>(file.id(), "misfit_per_shot", {hsize_t(values.size()), hsize_t(shots)}, per_shot.data(),
+                                "misfit");
   file.commit();
 }
 

@@ -17,6 +17,12 @@ namespace specwave {
 // FNV-1a over the bytes of x: which model an evaluation was for.
 std::uint64_t model_hash(const optim::Vector& x);
 
+// An evaluation as logged: the misfit and its gradient, and the misfit of every shot (their sum is at.value).
+struct LoggedEvaluation {
+  optim::Evaluation at;
+  std::vector<double> misfit_per_shot;
+};
+
 class EvaluationLog {
  public:
   // `writer`: this process writes the file (rank 0); every rank reads it on resume.
@@ -27,9 +33,9 @@ class EvaluationLog {
   // written after another state). n: the number of model parameters.
   void load(std::size_t state_key, std::size_t n);
   // The next evaluation, when it was logged for bitwise this x; nullopt otherwise (and from then on).
-  std::optional<optim::Evaluation> replay(const optim::Vector& x);
+  std::optional<LoggedEvaluation> replay(const optim::Vector& x);
   // Logs a computed evaluation; the file is rewritten atomically (writer only).
-  void append(const optim::Vector& x, const optim::Evaluation& e);
+  void append(const optim::Vector& x, const LoggedEvaluation& e);
   int replayed() const { return replayed_; }
   std::size_t loaded() const { return replaying_ ? entries_.size() : 0; }
   std::size_t size() const { return entries_.size(); }  // logged after the state
@@ -38,7 +44,7 @@ class EvaluationLog {
  private:
   struct Entry {
     std::uint64_t hash = 0;
-    optim::Evaluation at;
+    LoggedEvaluation logged;
   };
   void write() const;
   std::string path_;

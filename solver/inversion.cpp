@@ -159,6 +159,10 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   const char* stop_after_env = std::getenv("SPECWAVE_STOP_AFTER_EVALUATIONS");
   const long stop_after = stop_after_env ? std::atol(stop_after_env) : 0;
   long computed = 0;
+  // The per-shot misfits of the evaluations since the last recorded iteration, in order: an iteration records its
+  // accepted trial's (IterationRecord::accepted).
+  std::vector<std::vector<double>> shot_misfits;
+  const std::size_t n_shots = c.shots.size();
   // illumination: a band's first evaluation with compensation, which is computed even when logged (the log keeps
   // misfits and gradients only) and gives the illumination the preconditioner keeps for the band.
   auto evaluate = [&](const Vector& x, bool illumination) {
@@ -168,14 +172,18 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                                              "illumination is not logged\n",
                                              log.replayed(), log.path())
                                : fmt::format("replayed    evaluation {} after the saved state from {} (misfit {:.6e})\n",
-                                             log.replayed(), log.path(), logged->value))
+                                             log.replayed(), log.path(), logged->at.value))
                      .c_str(),
                  stdout);
-    if (logged && !illumination) return *logged;
+    if (logged && !illumination && logged->misfit_per_shot.size() == n_shots) {
+      shot_misfits.push_back(logged->misfit_per_shot);
+      return logged->at;
+    }
     MisfitGradient mg = active->evaluate(std::span<const double>(x.data(), std::size_t(x.size())), true, illumination);
     optim::Evaluation e{mg.misfit, Eigen::Map<const Vector>(mg.gradient.data(), Eigen::Index(mg.gradient.size()))};
     if (illumination) preconditioner.set_illumination(mg.illumination);
-    if (!logged) log.append(x, e);
+    if (!logged) log.append(x, {e, mg.misfit_per_shot});
+    shot_misfits.push_back(mg.misfit_per_shot);
     if (++computed == stop_after) std::raise(SIGUSR1);
     return e;
   };
@@ -258,6 +266,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     f0 = evaluate_band_start(x0);
     InversionIteration start;
     start.misfit = f0.value;
+    start.misfit_per_shot = shot_misfits.back();
     start.evaluations = 1;
     if (!inv.bands_hz.empty()) start.band_hz = inv.bands_hz[0];
     start.gradient_norm = optim::projected_gradient(host_bounds, x0, f0.gradient).norm();
@@ -320,6 +329,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       offset += optimizer->iteration();
       const Vector x = optimizer->x().to_host();
       const optim::Evaluation fb = evaluate_band_start(x);
+      shot_misfits.clear();
       misfit0 = fb.value;
       optimizer = make_optimizer(x, fb);
       if (!quiet)
@@ -328,6 +338,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     while (optimizer->iteration() < inv.iterations) {
       t0 = clock::now();
       optim::IterationRecord r;
+      shot_misfits.clear();
       try {
         r = optimizer->iterate();
       } catch (const Error& e) {
@@ -341,6 +352,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       it.iteration = offset + r.iteration;
       if (!inv.bands_hz.empty()) it.band_hz = inv.bands_hz[b];
       it.misfit = r.value;
+      it.misfit_per_shot = shot_misfits.at(std::size_t(r.accepted));
       it.relative_misfit = misfit0 > 0 ? r.value / misfit0 : 0;
       it.step = r.step;
       it.evaluations = r.evaluations;

@@ -15,6 +15,7 @@ namespace specwave {
 struct InversionIteration {
   int iteration = 0;              // 0: the starting model
   double misfit = 0;
+  std::vector<double> misfit_per_shot;  // the misfit of every shot (their sum is misfit)
   double relative_misfit = 1;     // misfit / starting misfit (of its band, with inversion.bands_hz)
   double step = 0;                // accepted line-search step (0 at iteration 0)
   int evaluations = 0;            // misfit + gradient evaluations of this iteration's line search (1 at iteration 0)

@@ -1,5 +1,6 @@
 #include "solver/inversion_checkpoint.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -73,6 +74,17 @@ void write_inversion_checkpoint(const std::string& path, const InversionCheckpoi
   io::h5::write_dataset<double>(file.id(), "history", {hsize_t(c.history.size()), hsize_t(history_columns)}, table.data(),
                                 "iteration, misfit, relative_misfit, step, evaluations, wolfe, gradient_norm, seconds, "
                                 "model_error, band_hz");
+  // The misfit of every shot at every recorded iteration, (rows, shots).
+  // (NaN where not known: rows resumed from the state of an older specwave.)
+  std::size_t shots = 0;
+  for (const auto& it : c.history) shots = std::max(shots, it.misfit_per_shot.size());
+  std::vector<double> per_shot;
+  for (const auto& it : c.history) {
+    per_shot.insert(per_shot.end(), it.misfit_per_shot.begin(), it.misfit_per_shot.end());
+    per_shot.insert(per_shot.end(), shots - it.misfit_per_shot.size(), NAN);
+  }
+  io::h5::write_dataset<double>(file.id(), "history_misfit_per_shot", {hsize_t(c.history.size()), hsize_t(shots)},
+                                per_shot.data(), "misfit of each shot");
   file.commit();
 }
 
@@ -112,6 +124,13 @@ InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size
     if (!std::isnan(row[8])) it.model_error = row[8];
     if (!std::isnan(row[9])) it.band_hz = row[9];
     c.history.push_back(it);
+  }
+  if (r.has_dataset("history_misfit_per_shot")) {
+    const hsize_t shots = r.info("history_misfit_per_shot").dims.at(1);
+    const auto per_shot = r.read_floating<double>("history_misfit_per_shot", {rows, shots});
+    for (hsize_t k = 0; k < rows; ++k)
+      c.history[k].misfit_per_shot.assign(per_shot.begin() + std::ptrdiff_t(k * shots),
+                                          per_shot.begin() + std::ptrdiff_t((k + 1) * shots));
   }
   if (s.x.size() != Eigen::Index(n) || int(rows) != c.offset + s.iteration + 1)
     throw Error(ExitCode::input_error, fmt::format("{}: the inversion state does not match this case ({} parameters, {} "

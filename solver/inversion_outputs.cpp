@@ -39,12 +39,17 @@ void write_text_atomically(const std::string& path, const std::string& text) {
 }  // namespace
 
 std::string json_line(const InversionIteration& it) {
+  std::string shots;
+  for (const double j : it.misfit_per_shot) {
+    if (!shots.empty()) shots += ", ";
+    shots += number(j);
+  }
   return fmt::format(
       "{{\"iteration\": {}, \"misfit\": {}, \"relative_misfit\": {}, \"step\": {}, \"evaluations\": {}, \"wolfe\": {}, "
-      "\"gradient_norm\": {}, \"seconds\": {}, \"model_error\": {}, \"band_hz\": {}}}",
+      "\"gradient_norm\": {}, \"seconds\": {}, \"model_error\": {}, \"band_hz\": {}, \"misfit_per_shot\": [{}]}}",
       it.iteration, number(it.misfit), number(it.relative_misfit), number(it.step), it.evaluations,
       it.wolfe ? "true" : "false", number(it.gradient_norm), number(it.seconds),
-      it.model_error ? number(*it.model_error) : "null", it.band_hz ? number(*it.band_hz) : "null");
+      it.model_error ? number(*it.model_error) : "null", it.band_hz ? number(*it.band_hz) : "null", shots);
 }
 
 InversionRecorder::InversionRecorder(const Case& c, int threads, std::string optimizer, std::vector<double> true_velocity)
@@ -105,9 +110,14 @@ void InversionRecorder::write_h5() const {
     auto d = io::h5::write_dataset<float>(file.id(), "gradient", field, gradients_.data(), units);
     io::write_grid_attributes(d.id(), g);
   }
-  std::vector<double> misfit, relative, step, norm, seconds, error;
+  std::vector<double> misfit, relative, step, norm, seconds, error, per_shot;
   std::vector<std::int32_t> evaluations, wolfe;
+  const std::size_t shots = case_.shots.size();
   for (const auto& it : history_) {
+    if (it.misfit_per_shot.size() == shots)
+      per_shot.insert(per_shot.end(), it.misfit_per_shot.begin(), it.misfit_per_shot.end());
+    else  // not known: an iteration resumed from the state of an older specwave
+      per_shot.insert(per_shot.end(), shots, NAN);
     misfit.push_back(it.misfit), relative.push_back(it.relative_misfit), step.push_back(it.step);
     norm.push_back(it.gradient_norm), seconds.push_back(it.seconds), evaluations.push_back(it.evaluations);
     wolfe.push_back(it.wolfe ? 1 : 0);
@@ -115,6 +125,8 @@ void InversionRecorder::write_h5() const {
   }
   const std::vector<hsize_t> dims = {n};
   io::h5::write_dataset<double>(file.id(), "misfit", dims, misfit.data(), "misfit (least squares, s * amplitude^2)");
+  io::h5::write_dataset<double>(file.id(), "misfit_per_shot", {n, hsize_t(shots)}, per_shot.data(),
+                                "misfit of each shot (least squares, s * amplitude^2)");
   io::h5::write_dataset<double>(file.id(), "relative_misfit", dims, relative.data(), "1");
   io::h5::write_dataset<double>(file.id(), "step", dims, step.data(), "1");
   io::h5::write_dataset<double>(file.id(), "gradient_norm", dims, norm.data(), "misfit / parameter unit");

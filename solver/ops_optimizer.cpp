@@ -148,6 +148,7 @@ OpsOptimizer::Point OpsOptimizer::line_search(const OpsVector& d, double initial
       search_steps(phi, value_, ops_.dot(n_, g_.data(), d.data()), initial_step, options_.line_search, r.trials);
   r.step = r.trials[accepted.index].step;
   r.evaluations = int(r.trials.size());
+  r.accepted = int(accepted.index);
   r.wolfe = accepted.wolfe;
   return std::move(points[accepted.index]);
 }

@@ -70,6 +70,7 @@ struct IterationRecord {
   double step = 0;              // accepted line-search step
   double initial_step = 0;      // first step tried
   int evaluations = 0;          // function + gradient evaluations of the line search
+  int accepted = 0;             // the accepted trial's index in `trials` (= the evaluation's, counted from 0)
   bool wolfe = true;            // false: accepted by the Armijo fallback
   bool restarted = false;       // the direction was reset to steepest descent (not a descent direction)
   bool pair_dropped = false;    // L-BFGS: the new (s, y) failed the curvature test

@@ -33,7 +33,7 @@ grep "specwave: stopped by signal" "$work/first.log" || fail "no stop message"
 # The outputs of run $1 equal the uninterrupted run's, bit for bit.
 same_as_reference() {
   local run=$1 object
-  for object in /velocity /gradient /misfit /relative_misfit /model_error /step /evaluations; do
+  for object in /velocity /gradient /misfit /misfit_per_shot /relative_misfit /model_error /step /evaluations; do
     "$h5diff" -r "$work/reference/inversion.h5" "$run/inversion.h5" "$object" "$object" >"$work/h5diff.log" 2>&1 \
       || { cat "$work/h5diff.log"; fail "$run/inversion.h5:$object differs from the uninterrupted run"; }
     echo "invert_resume: $(basename "$run")/inversion.h5:$object identical to the uninterrupted run"

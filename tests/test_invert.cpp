@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <fmt/format.h>
 #include <vector>
 
 #include "io/hdf5.hpp"
@@ -72,8 +73,12 @@ duration = 0.1
 [[shots.sources]]
 position = [100.0, 120.0, 70.0]
 peak_frequency = 15.0
+[[shots]]
+[[shots.sources]]
+position = [100.0, 120.0, 200.0]
+peak_frequency = 15.0
 [receivers]
-points = [[100.0, 110.0, 200.0], [150.0, 130.0, 190.0], [60.0, 120.0, 200.0]]
+points = [[100.0, 110.0, 200.0], [150.0, 130.0, 190.0], [60.0, 120.0, 200.0], [100.0, 110.0, 70.0]]
 [scheme]
 order = 8
 [boundary]
@@ -140,6 +145,20 @@ TEST_CASE("invert on a small case: every optimiser lowers the misfit; inversion.
     const auto velocity = h5.read_floating<double>("/velocity", {3, 26, 24, 28});
     const auto misfit = h5.read_floating<double>("/misfit", {3});
     CHECK(misfit[2] == doctest::Approx(field(lines[2], "misfit")).epsilon(1e-6));
+    // The misfit of every shot at every iteration: they sum (in shot order, as the objective sums them) to the
+    // iteration's misfit, bitwise; iterations.jsonl lists them too.
+    const hsize_t shots = h5.info("/misfit_per_shot").dims.at(1);
+    CHECK(shots == 2);
+    const auto per_shot = h5.read_floating<double>("/misfit_per_shot", {3, shots});
+    for (std::size_t k = 0; k < 3; ++k) {
+      double sum = 0;
+      for (std::size_t s = 0; s < shots; ++s) {
+        CHECK(per_shot[k * shots + s] > 0);
+        sum += per_shot[k * shots + s];
+      }
+      CHECK(sum == misfit[k]);
+    }
+    CHECK(lines[2].find(fmt::format("\"misfit_per_shot\": [{:.17g}, {:.17g}]", per_shot[4], per_shot[5])) != std::string::npos);
     double vmin = 1e9, vmax = 0;
     for (double v : velocity) vmin = std::min(vmin, v), vmax = std::max(vmax, v);
     CHECK(vmin >= 1800.0 - 1e-3);  // within the bounds (stored as float32)
@@ -205,6 +224,9 @@ TEST_CASE("invert --resume continues from the last completed iteration with the 
     const auto ma = io::h5::Reader((straight / "inversion.h5").string()).read_floating<double>("/misfit", {5});
     const auto mb = io::h5::Reader((resumed / "inversion.h5").string()).read_floating<double>("/misfit", {5});
     CHECK(ma == mb);
+    const auto sa = io::h5::Reader((straight / "inversion.h5").string()).read_floating<double>("/misfit_per_shot", {5, 2});
+    const auto sb = io::h5::Reader((resumed / "inversion.h5").string()).read_floating<double>("/misfit_per_shot", {5, 2});
+    CHECK(sa == sb);
     CHECK(lines_of(resumed / "iterations.jsonl").size() == 5);
   }
   SUBCASE("nothing to resume from: the run starts (a batch script always passes --resume)") {

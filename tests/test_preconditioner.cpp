@@ -152,16 +152,23 @@ TEST_CASE("preconditioner with illumination compensation and smoothing: symmetri
   for (std::size_t k = 0; k < n; k += 17) CHECK(da[k] == a[k] * w[k]);
 }
 
-TEST_CASE("evaluation log: replays the logged evaluations in order while the models match, for its state only") {
+TEST_CASE("evaluation log: replays the logged evaluations (misfit, gradient, per-shot misfits) in order while the models match, for its state only") {
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("specwave_evaluation_log_" + std::to_string(::getpid()) + ".h5")).string();
   using optim::Vector;
   const Vector x1 = Vector::LinSpaced(6, 1.0, 2.0), x2 = Vector::LinSpaced(6, 1.0, 2.5), x3 = Vector::Constant(6, 3.0);
+  auto entry = [](double value, double gradient, std::vector<double> per_shot) {
+    LoggedEvaluation e;
+    e.at.value = value;
+    e.at.gradient = Vector::Constant(6, gradient);
+    e.misfit_per_shot = std::move(per_shot);
+    return e;
+  };
   {
     EvaluationLog log(path, true);
     log.reset(4);
-    log.append(x1, {1.5, Vector::Constant(6, 0.25)});
-    log.append(x2, {0.5, Vector::Constant(6, -0.5)});
+    log.append(x1, entry(1.5, 0.25, {1.0, 0.5}));
+    log.append(x2, entry(0.5, -0.5, {0.125, 0.375}));
   }
   EvaluationLog other(path, false);
   other.load(5, 6);  // written after another state
@@ -173,20 +180,24 @@ TEST_CASE("evaluation log: replays the logged evaluations in order while the mod
   CHECK(log.loaded() == 2);
   const auto e1 = log.replay(x1);
   REQUIRE(e1);
-  CHECK(e1->value == 1.5);
-  CHECK(e1->gradient == Vector::Constant(6, 0.25));
+  CHECK(e1->at.value == 1.5);
+  CHECK(e1->at.gradient == Vector::Constant(6, 0.25));
+  CHECK(e1->misfit_per_shot == std::vector<double>{1.0, 0.5});
   Vector x2_changed = x2;
   x2_changed[3] = std::nextafter(x2_changed[3], 10.0);  // one bit off: not the logged model
   CHECK_FALSE(log.replay(x2_changed));
   CHECK_FALSE(log.replay(x2));  // the replay has ended
   CHECK(log.replayed() == 1);
   // A new evaluation replaces what was not replayed.
-  log.append(x3, {0.25, Vector::Constant(6, 1.0)});
+  log.append(x3, entry(0.25, 1.0, {0.0, 0.25}));
   EvaluationLog again(path, false);
   again.load(4, 6);
   CHECK(again.loaded() == 2);
   CHECK(again.replay(x1));
-  CHECK(again.replay(x3)->value == 0.25);
+  const auto e3 = again.replay(x3);
+  REQUIRE(e3);
+  CHECK(e3->at.value == 0.25);
+  CHECK(e3->misfit_per_shot == std::vector<double>{0.0, 0.25});
   std::filesystem::remove(path);
 }
 

@@ -2,7 +2,9 @@
 
 #include "kernels/fft/fftw_batched.hpp"  // planner_mutex(): FFTW's planner is not thread-safe
 
+#include <fcntl.h>
 #include <fftw3.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -69,6 +71,25 @@ struct Api<float> {
   static constexpr const char* file = "fftw-wisdom-f32";
 };
 
+// An exclusive flock(2) on `path` (created if missing) for the lifetime of the object; without the file (no
+// directory, no permission) no lock, which only costs determinism across concurrent first runs.
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) {
+    if (path.empty()) return;
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) ::close(fd_), fd_ = -1;
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::flock(fd_, LOCK_UN), ::close(fd_);
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace
 
 std::string wisdom_directory() {
@@ -85,6 +106,14 @@ RealFft3d<T>::RealFft3d(int nz, int ny, int nx, T* real, std::complex<T>* spectr
   namespace fs = std::filesystem;
   const std::string dir = wisdom_directory();
   const std::string file = dir.empty() ? "" : (fs::path(dir) / Api<T>::file).string();
+  // FFTW_MEASURE picks among algorithms by timing them, and they round differently: two processes planning the
+  // same transform on a busy machine can get different plans, and then not bitwise the same results (a resumed run
+  // would differ from an uninterrupted one). The wisdom file makes every process after the first use the first
+  // one's plan, so its read-plan-write must not interleave with another process's (which would drop entries):
+  // it runs under an exclusive lock on "<file>.lock".
+  std::error_code dir_error;
+  if (!dir.empty()) fs::create_directories(dir, dir_error);
+  const FileLock file_lock(file.empty() || dir_error ? "" : file + ".lock");
   if (!file.empty() && fs::exists(file)) Api<T>::import_wisdom(file);
   forward_ = Api<T>::r2c(nz, ny, nx, real, spectrum);
   backward_ = Api<T>::c2r(nz, ny, nx, spectrum, real);
@@ -93,7 +122,6 @@ RealFft3d<T>::RealFft3d(int nz, int ny, int nx, T* real, std::complex<T>* spectr
   // costs planning time next run.
   if (!file.empty()) {
     std::error_code ec;
-    fs::create_directories(dir, ec);
     const std::string tmp = file + ".tmp-" + std::to_string(::getpid());
     if (!ec && Api<T>::export_wisdom(tmp)) fs::rename(tmp, file, ec);
     fs::remove(tmp, ec);
