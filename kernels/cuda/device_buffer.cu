@@ -8,7 +8,10 @@ namespace specwave::cuda {
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
   if (bytes == 0) return;
   SPECWAVE_CUDA_CHECK(cudaMalloc(&data_, bytes));
-  SPECWAVE_CUDA_CHECK(cudaMemset(data_, 0, bytes));
+  // Zeroed before the constructor returns: the propagators' streams are non-blocking, so a fill left queued in
+  // the default stream could land after their first copies into the buffer. Waits for the default stream only.
+  SPECWAVE_CUDA_CHECK(cudaMemsetAsync(data_, 0, bytes, cudaStreamLegacy));
+  SPECWAVE_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
 DeviceBuffer::~DeviceBuffer() {
