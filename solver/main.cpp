@@ -24,6 +24,9 @@
 #include "solver/sweep.hpp"
 #include "solver/validate.hpp"
 #include "specwave/build_info.hpp"
+#if defined(SPECWAVE_HAVE_CUDA)
+#include "kernels/cuda/device.hpp"
+#endif
 
 namespace {
 
@@ -341,7 +344,9 @@ int main(int argc, char** argv) {
   io::h5::silence_library_errors();
   // MPI (when built with it) lives for the whole program, also without mpirun (a singleton rank). An error
   // on one of several ranks ends them all through fatal_error (MPI_Abort), never leaving the others waiting.
-  MpiSession mpi(argc, argv);
+  // `specwave info` outside a launcher starts no MPI: it also runs where the program's libraries were copied
+  // but Open MPI's run-time files were not (scripts/gpu-check on a bare GPU machine).
+  MpiSession mpi(argc, argv, mpi_launched() || !(argc > 1 && std::string(argv[1]) == "info"));
   try {
     return run(argc, argv);
   } catch (const Error& e) {
@@ -351,6 +356,14 @@ int main(int argc, char** argv) {
       return int(e.code());
     }
     return fatal_error(fmt::format("specwave: error: {}", e.what()), int(e.code()));
+#if defined(SPECWAVE_HAVE_CUDA)
+  } catch (const cuda::DeviceMemoryError& e) {
+    return fatal_error(fmt::format("specwave: error: out of GPU memory: {}; the run needs more than the preflight "
+                                   "estimate or another process holds the device: lower run.device_memory_fraction, "
+                                   "reduce grid.shape or use precision = \"fp32\"",
+                                   e.what()),
+                       int(ExitCode::resources));
+#endif
   } catch (const std::exception& e) {
     return fatal_error(fmt::format("specwave: internal error: {}", e.what()), int(ExitCode::internal));
   }

@@ -8,11 +8,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/device.hpp"
+
 namespace specwave::cuda {
 
 [[noreturn]] inline void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int line) {
   std::string msg = std::string("CUDA error ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ") in `" +
                     expr + "` at " + file + ":" + std::to_string(line);
+  if (err == cudaErrorMemoryAllocation) throw DeviceMemoryError(msg);
   throw std::runtime_error(msg);
 }
 
@@ -37,13 +40,17 @@ inline const char* cufft_result_name(cufftResult r) {
 }
 
 [[noreturn]] inline void throw_cufft_error(cufftResult r, const char* expr, const char* file, int line) {
-  throw std::runtime_error(std::string("cuFFT error ") + cufft_result_name(r) + " (code " + std::to_string(int(r)) +
-                           ") in `" + expr + "` at " + file + ":" + std::to_string(line));
+  const std::string msg = std::string("cuFFT error ") + cufft_result_name(r) + " (code " + std::to_string(int(r)) +
+                          ") in `" + expr + "` at " + file + ":" + std::to_string(line);
+  if (r == CUFFT_ALLOC_FAILED) throw DeviceMemoryError(msg);
+  throw std::runtime_error(msg);
 }
 
 [[noreturn]] inline void throw_cublas_error(cublasStatus_t s, const char* expr, const char* file, int line) {
-  throw std::runtime_error(std::string("cuBLAS error ") + cublasGetStatusName(s) + " (" + cublasGetStatusString(s) +
-                           ") in `" + expr + "` at " + file + ":" + std::to_string(line));
+  const std::string msg = std::string("cuBLAS error ") + cublasGetStatusName(s) + " (" + cublasGetStatusString(s) +
+                          ") in `" + expr + "` at " + file + ":" + std::to_string(line);
+  if (s == CUBLAS_STATUS_ALLOC_FAILED) throw DeviceMemoryError(msg);
+  throw std::runtime_error(msg);
 }
 
 }  // namespace specwave::cuda
