@@ -99,11 +99,20 @@ HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budg
   // and what `invert` keeps on the device besides: the optimiser's fp64 vectors (x, gradient, bounds, direction,
   // projected and preconditioned gradients, the previous ones, a line search's trial points, the 2 m L-BFGS
   // pairs: about 2 m + 14 vectors) and the cuFFT smoother's padded grid and spectrum (about 4 fp64 values a point).
-  const auto status = cuda::query_devices();
-  if (status.usable && plan.device < int(status.devices.size())) {
+  // The cap is that of the forward preflight: the fraction of the memory free when the plan was made, shared
+  // by the ranks that drive the same device.
+  if (plan.device_free_bytes > 0) {
     const double optimiser = c.inversion.present ? (2.0 * c.inversion.lbfgs_memory + 14 + (c.inversion.smoothing_m > 0 ? 4 : 0)) * 8.0 : 0.0;
     const double own = 5 * state_bytes + 4 * field_bytes + (16.0 + optimiser) * double(c.grid.points());
-    device_budget = std::max(0.0, c.run.device_memory_fraction * double(status.devices[std::size_t(plan.device)].free_bytes) - own);
+    const double cap = c.run.device_memory_fraction * double(plan.device_free_bytes) / plan.ranks_on_device;
+    if (own > cap)
+      throw Error(ExitCode::resources,
+                  fmt::format("{}: the gradient needs about {} on the GPU besides its wavefield history, above the cap "
+                              "of {} ({:.0f}% of the {} free); reduce grid.shape, use precision = \"fp32\", raise "
+                              "run.device_memory_fraction, or use a larger GPU",
+                              c.source_path.empty() ? c.name : c.source_path, human_bytes(own), human_bytes(cap),
+                              100 * c.run.device_memory_fraction, human_bytes(double(plan.device_free_bytes))));
+    device_budget = cap - own;
   }
 #endif
   return choose_device_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, device_budget, host_budget);

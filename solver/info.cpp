@@ -60,13 +60,16 @@ std::string build_and_hardware_info() {
                      omp_get_max_threads());
   out += fmt::format("  memory    {:.1f} GiB available\n", available_memory_bytes() / double(1ull << 30));
 #if defined(SPECWAVE_HAVE_CUDA)
-  const auto cuda = cuda::query_devices();
+  const auto cuda = cuda::query_devices(true);
   out += fmt::format("  CUDA      runtime {}.{}, driver {}\n", cuda.runtime_version / 1000, cuda.runtime_version % 1000 / 10,
                      cuda.driver_version ? fmt::format("{}.{}", cuda.driver_version / 1000, cuda.driver_version % 1000 / 10)
                                          : std::string("none"));
   if (!cuda.usable) out += fmt::format("  GPU       none usable: {}\n", cuda.reason);
   for (const auto& d : cuda.devices)
-    out += fmt::format("  GPU {}     {}, compute capability {}.{}, {} SMs, {:.1f} GiB ({:.1f} GiB free)\n", d.index, d.name,
+    if (!d.problem.empty())
+      out += fmt::format("  GPU {}     {}: {}\n", d.index, d.name.empty() ? std::string("unknown") : d.name, d.problem);
+    else
+      out += fmt::format("  GPU {}     {}, compute capability {}.{}, {} SMs, {:.1f} GiB ({:.1f} GiB free)\n", d.index, d.name,
                        d.compute_major, d.compute_minor, d.multiprocessors, d.total_bytes / double(1ull << 30),
                        d.free_bytes / double(1ull << 30));
 #endif

@@ -21,17 +21,18 @@
 #endif
 
 namespace specwave {
-namespace {
-
-[[noreturn]] void invalid(const Case& c, const std::string& message) {
-  throw Error(ExitCode::invalid_case, (c.source_path.empty() ? c.name : c.source_path) + ": " + message);
-}
 
 std::string human_bytes(double b) {
   const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
   while (b >= 1024 && u < 4) b /= 1024, ++u;
   return fmt::format("{:.1f} {}", b, unit[u]);
+}
+
+namespace {
+
+[[noreturn]] void invalid(const Case& c, const std::string& message) {
+  throw Error(ExitCode::invalid_case, (c.source_path.empty() ? c.name : c.source_path) + ": " + message);
 }
 
 void check_geometry(const Case& c) {
@@ -94,25 +95,55 @@ void check_output_directory(const Case& c) {
                                                     c.output.directory, why));
 }
 
-BackendKind resolve_backend(const Case& c, [[maybe_unused]] const RankPlacement& where, std::string& note,
-                            [[maybe_unused]] int& device) {
+// What keeps the CUDA propagators from running this case at all (empty: nothing): the CUDA FDTD kernels put
+// ny and nz (up to the whole grid) in gridDim.y/z, at most 65535; the spectral method is not decomposed there.
+std::string cuda_cannot_run(const Case& c, const Plan& plan) {
+  if (c.scheme.method == Method::spectral && plan.ranks / plan.shot_groups > 1)
+    return fmt::format("the spectral method is not domain-decomposed on the CUDA backend in this version ({} ranks "
+                       "per shot group); use run.shot_groups = {} (one GPU per shot) or backend = \"cpu\"",
+                       plan.ranks / plan.shot_groups, plan.ranks);
+  if (c.scheme.method == Method::fdtd && std::max(c.grid.shape[0], c.grid.shape[1]) > 65535)
+    return fmt::format("grid.shape = [{}, {}, {}]: the CUDA FDTD kernels take at most 65535 points along z and y "
+                       "(CUDA's grid limit); put the longest axis last (x), or use backend = \"cpu\"",
+                       c.grid.shape[0], c.grid.shape[1], c.grid.shape[2]);
+  return {};
+}
+
+BackendKind resolve_backend(const Case& c, [[maybe_unused]] const RankPlacement& where, Plan& plan) {
+  std::string& note = plan.backend_note;
+  // Asked for explicitly, what CUDA cannot run is refused on any machine (a login node without a GPU, too).
+  if (c.run.backend == BackendKind::cuda)
+    if (const std::string cannot = cuda_cannot_run(c, plan); !cannot.empty()) invalid(c, cannot);
   if (c.run.backend == BackendKind::cpu) {
     note = "cpu (requested)";
     return BackendKind::cpu;
   }
 #if defined(SPECWAVE_HAVE_CUDA)
   const auto cuda = cuda::query_devices();
-  if (cuda.usable) {
-    device = device_of_rank(c, where, int(cuda.devices.size()));
-    const auto& d = cuda.devices[device];
-    note = fmt::format("cuda ({}: GPU {}, {}, compute capability {}.{}, {:.1f} GiB free{})",
-                       c.run.backend == BackendKind::auto_select ? "auto picked the GPU" : "requested", device,
-                       d.name, d.compute_major, d.compute_minor, d.free_bytes / double(1ull << 30),
-                       where.ranks > 1 ? fmt::format("; rank {} of {}, node rank {}", where.rank, where.ranks, where.node_rank)
-                                       : std::string());
-    return BackendKind::cuda;
+  std::string why = cuda.reason;
+  if (cuda.usable) why = cuda_cannot_run(c, plan);
+  if (cuda.usable && why.empty()) {
+    const int devices = int(cuda.devices.size());
+    const int device = device_of_rank(c, where, devices);
+    const auto& d = cuda.devices[std::size_t(device)];
+    why = d.problem;
+    if (why.empty()) cuda::device_free_bytes(device, plan.device_free_bytes, plan.device_total_bytes, why);
+    if (why.empty()) {
+      plan.device = device;
+      // Ranks of this node on this device (round robin, node rank r drives r % devices).
+      plan.ranks_on_device = where.ranks > 1 ? std::max(1, (where.node_ranks - 1 - device) / devices + 1) : 1;
+      const auto version = [](int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); };
+      note = fmt::format("cuda ({}: GPU {}, {}, compute capability {}.{}, {:.1f} GiB, {:.1f} GiB free; driver {}, "
+                         "runtime {}{})",
+                         c.run.backend == BackendKind::auto_select ? "auto picked the GPU" : "requested", device, d.name,
+                         d.compute_major, d.compute_minor, plan.device_total_bytes / double(1ull << 30),
+                         plan.device_free_bytes / double(1ull << 30), version(cuda.driver_version),
+                         version(cuda.runtime_version),
+                         where.ranks > 1 ? fmt::format("; rank {} of {}, node rank {}", where.rank, where.ranks, where.node_rank)
+                                         : std::string());
+      return BackendKind::cuda;
+    }
   }
-  const std::string why = cuda.reason;
 #else
   const std::string why = "this build has no CUDA backend (configure with SPECWAVE_CUDA=ON and a CUDA toolkit)";
 #endif
@@ -124,25 +155,33 @@ BackendKind resolve_backend(const Case& c, [[maybe_unused]] const RankPlacement&
               fmt::format("run.backend = \"cuda\": {}; use backend = \"cpu\" or \"auto\"", why));
 }
 
-void check_device_memory(const Case& c, Plan& plan) {
+// The cap is run.device_memory_fraction of the device memory free when the plan was made, shared by the ranks
+// that drive the same device; the estimate is that of this rank's block in a decomposed run.
+void check_device_memory(const Case& c, Plan& plan, const RankPlacement& where) {
 #if defined(SPECWAVE_HAVE_CUDA)
   if (plan.backend != BackendKind::cuda) return;
-  const auto cuda = cuda::query_devices();
-  const auto& device = cuda.devices.at(plan.device);
-  const double cap = c.run.device_memory_fraction * double(device.free_bytes);
-  const double need = double(estimate_device_memory_bytes(c, plan.nt));
+  const double free = double(plan.device_free_bytes);
+  const double cap = c.run.device_memory_fraction * free / plan.ranks_on_device;
+  const int group_size = plan.ranks / plan.shot_groups;
+  const std::array<int, 3> shape =
+      group_size > 1 ? block_of(c.grid.shape, plan.process_grid, where.rank % group_size).sub.extent : c.grid.shape;
+  const double need = double(estimate_device_memory_bytes(c, plan.nt, shape));
   // A grid below ~32 M points leaves most of a large GPU idle: run up to 8 shots at once, within the cap.
   if (c.grid.points() < (1LL << 25) && c.shots.size() > 1)
     plan.shots_in_flight = int(std::clamp<double>(std::floor(cap / std::max(need, 1.0)), 1, std::min<double>(8, c.shots.size())));
   if (need > cap)
     throw Error(ExitCode::resources,
-                fmt::format("{}: the run needs about {} on the GPU, above the cap of {} ({:.0f}% of the {} free); reduce "
-                            "grid.shape, use precision = \"fp32\", raise run.device_memory_fraction, or use a larger GPU",
-                            c.source_path.empty() ? c.name : c.source_path, human_bytes(need), human_bytes(cap),
-                            100 * c.run.device_memory_fraction, human_bytes(double(device.free_bytes))));
+                fmt::format("{}: the run needs about {} on the GPU{}, above the cap of {} ({:.0f}% of the {} free{}); "
+                            "reduce grid.shape, use precision = \"fp32\", raise run.device_memory_fraction, use more GPUs "
+                            "(MPI ranks), or use a larger GPU",
+                            c.source_path.empty() ? c.name : c.source_path, human_bytes(need),
+                            group_size > 1 ? " for this rank's block" : "", human_bytes(cap),
+                            100 * c.run.device_memory_fraction, human_bytes(free),
+                            plan.ranks_on_device > 1 ? fmt::format(", shared by {} ranks", plan.ranks_on_device) : ""));
 #else
   (void)c;
   (void)plan;
+  (void)where;
 #endif
 }
 
@@ -199,15 +238,26 @@ std::size_t estimate_memory_bytes(const Case& c, int nt) {
   return std::size_t((3 * padded + slabs) * value + model + output_field + traces + 64.0 * (1 << 20));
 }
 
-std::size_t estimate_device_memory_bytes(const Case& c, int nt) {
-  const double points = double(c.grid.points());
-  if (c.scheme.method != Method::spectral)
-    // Fields, CPML slabs and traces live on the device; the host-only model copy does not.
-    return std::size_t(double(estimate_memory_bytes(c, nt)) - 4.0 * points);
+std::size_t estimate_device_memory_bytes(const Case& c, int nt) { return estimate_device_memory_bytes(c, nt, c.grid.shape); }
+
+std::size_t estimate_device_memory_bytes(const Case& c, int nt, const std::array<int, 3>& shape) {
+  const double points = double(shape[0]) * shape[1] * shape[2];
+  const double value = c.run.precision == Precision::fp64 ? 8 : 4;
+  if (c.scheme.method != Method::spectral) {
+    // solver/fdtd_cuda_propagator.cpp: u, u_prev, (v dt)^2 padded by the stencil radius; the CPML psi and zeta
+    // slabs (counted on every face); the dense interior copy (snapshots, final field, field statistics); traces.
+    const int R = c.scheme.order / 2;
+    const double padded = double(shape[0] + 2 * R) * (shape[1] + 2 * R) * (shape[2] + 2 * R);
+    double slabs = 0;
+    if (c.boundary.pml_width > 0)
+      for (int a = 0; a < 3; ++a)
+        slabs += points / shape[a] * (c.boundary.pml_width + 2 * R) * 2 * ((a == 0 && c.boundary.free_surface) ? 1 : 2);
+    const double traces = 8.0 * c.receivers.size() * nt;
+    return std::size_t((3 * padded + slabs + points) * value + traces + 64.0 * (1 << 20));
+  }
   // solver/spectral_cuda_propagator.cpp. A half spectrum (nz, ny, nx/2+1) of complex values holds about one
   // field's worth of values, each real symbol on it half of one; the cuFFT work area is counted as one spectrum.
-  const double value = c.run.precision == Precision::fp64 ? 8 : 4;
-  const double spectrum = 2.0 * double(c.grid.shape[0]) * c.grid.shape[1] * (c.grid.shape[2] / 2 + 1);
+  const double spectrum = 2.0 * double(shape[0]) * shape[1] * (shape[2] / 2 + 1);
   std::size_t max_sources = 0;
   for (const auto& shot : c.shots) max_sources = std::max(max_sources, shot.sources.size());
   double values = 0;
@@ -297,13 +347,7 @@ void plan_decomposition(const Case& c, Plan& plan) {
   } else {
     plan.process_grid = choose_process_grid(c.grid.shape, domain, std::max(R, 1), c.run.process_grid);
   }
-  if (domain > 1) {
-    if (c.run.backend == BackendKind::cuda && c.scheme.method == Method::spectral)
-      invalid(c, fmt::format("{} ranks per shot group: the spectral method is not domain-decomposed on the CUDA "
-                             "backend in this version; use run.shot_groups = {} (one GPU per shot) or backend = \"cpu\"",
-                             domain, plan.ranks));
-    if (c.scheme.method == Method::fdtd) check_decomposition(c.grid.shape, plan.process_grid, R, c.boundary.pml_width);
-  }
+  if (domain > 1 && c.scheme.method == Method::fdtd) check_decomposition(c.grid.shape, plan.process_grid, R, c.boundary.pml_width);
 }
 
 }  // namespace
@@ -324,7 +368,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   if (c.shots.empty()) invalid(c, "no [[shots]]: define at least one shot with one source");
   if (c.receivers.empty()) invalid(c, "no receivers: add [receivers] points, lines or planes");
   check_geometry(c);
-  plan.backend = resolve_backend(c, where, plan.backend_note, plan.device);
+  plan.backend = resolve_backend(c, where, plan);
   plan.threads = c.run.threads > 0 ? c.run.threads : omp_get_max_threads();
 
   // Memory, before the model (the largest allocation so far) is built. nt is not known yet: bound traces later.
@@ -358,7 +402,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
                            c.time.cfl_safety * plan.dt_max));
   plan.nt = int(std::llround(c.time.duration / plan.dt)) + 1;
   plan.memory_bytes = estimate_memory_bytes(c, plan.nt);
-  check_device_memory(c, plan);
+  check_device_memory(c, plan, where);
 
   // Wavelets and sampling.
   double f_peak_max = 0;

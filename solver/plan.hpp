@@ -29,6 +29,9 @@ struct Plan {
   int ranks = 1, shot_groups = 1;
   std::array<int, 3> process_grid{1, 1, 1};
   int device = 0;  // the CUDA device this rank drives (run.device on one rank; one per rank on a node under MPI)
+  // CUDA: that device's memory when the plan was made, and how many ranks of this node drive it (share_devices)
+  std::size_t device_free_bytes = 0, device_total_bytes = 0;
+  int ranks_on_device = 1;
   VelocityModel model;  // this rank's block of it in a decomposed run (model.block), the whole grid otherwise
   // The velocity that sets dt_max and the FDTD CPML damping d0: the model's v_max, or inversion.velocity_max
   // when that is larger, so that dt and the profiles stay fixed while an inversion changes the model.
@@ -55,6 +58,10 @@ std::size_t estimate_memory_bytes(const Case& c, int nt);
 // Bytes a run of this case holds on the GPU per shot in flight (CUDA propagators: fields, spectra, cuFFT work
 // area, source patterns, traces).
 std::size_t estimate_device_memory_bytes(const Case& c, int nt);
+// The same for a block of `shape` points (nz, ny, nx) of a domain-decomposed run.
+std::size_t estimate_device_memory_bytes(const Case& c, int nt, const std::array<int, 3>& shape);
+// "1.5 GiB": bytes in binary units, for messages.
+std::string human_bytes(double bytes);
 // MemAvailable from /proc/meminfo (0 if unknown).
 std::size_t available_memory_bytes();
 

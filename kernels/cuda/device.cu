@@ -3,7 +3,7 @@
 
 namespace specwave::cuda {
 
-CudaStatus query_devices() {
+CudaStatus query_devices(bool free_memory) {
   CudaStatus status;
   status.compiled = true;
   cudaRuntimeGetVersion(&status.runtime_version);
@@ -29,21 +29,39 @@ CudaStatus query_devices() {
     return status;
   }
   for (int d = 0; d < count; ++d) {
-    cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, d) != cudaSuccess) continue;
     DeviceInfo info;
     info.index = d;
-    info.name = prop.name;
-    info.compute_major = prop.major;
-    info.compute_minor = prop.minor;
-    info.total_bytes = prop.totalGlobalMem;
-    info.multiprocessors = prop.multiProcessorCount;
-    if (cudaSetDevice(d) == cudaSuccess) cudaMemGetInfo(&info.free_bytes, &info.total_bytes);
+    cudaDeviceProp prop{};
+    const cudaError_t e = cudaGetDeviceProperties(&prop, d);
+    if (e != cudaSuccess) {
+      info.problem = std::string("cudaGetDeviceProperties failed: ") + cudaGetErrorString(e);
+    } else {
+      info.name = prop.name;
+      info.compute_major = prop.major;
+      info.compute_minor = prop.minor;
+      info.total_bytes = prop.totalGlobalMem;
+      info.multiprocessors = prop.multiProcessorCount;
+      if (free_memory) {
+        std::string why;
+        if (!device_free_bytes(d, info.free_bytes, info.total_bytes, why)) info.problem = why;
+      }
+    }
+    if (info.problem.empty()) status.usable = true;
     status.devices.push_back(info);
   }
-  status.usable = !status.devices.empty();
   if (!status.usable) status.reason = "no CUDA device could be queried";
+  (void)cudaGetLastError();  // what failed here is reported above, not by the next checked call
   return status;
+}
+
+bool device_free_bytes(int device, std::size_t& free_bytes, std::size_t& total_bytes, std::string& why) {
+  cudaError_t e = cudaSetDevice(device);
+  if (e == cudaSuccess) e = cudaMemGetInfo(&free_bytes, &total_bytes);
+  if (e == cudaSuccess) return true;
+  why = "CUDA device " + std::to_string(device) + " cannot be used (" + cudaGetErrorString(e) +
+        "; is it in exclusive-process mode and taken by another process?)";
+  (void)cudaGetLastError();
+  return false;
 }
 
 }  // namespace specwave::cuda
