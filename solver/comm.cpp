@@ -89,6 +89,12 @@ void check(int rc, const char* call) {
 
 }  // namespace
 
+bool mpi_launched() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
 bool mpi_compiled() {
 #if defined(SPECWAVE_HAVE_MPI)
   return true;
@@ -106,8 +112,9 @@ bool mpi_accepts_device_buffers() {
 #endif
 }
 
-MpiSession::MpiSession([[maybe_unused]] int& argc, [[maybe_unused]] char**& argv) {
+MpiSession::MpiSession([[maybe_unused]] int& argc, [[maybe_unused]] char**& argv, [[maybe_unused]] bool start) {
 #if defined(SPECWAVE_HAVE_MPI)
+  if (!start) return;
   int initialised = 0;
   MPI_Initialized(&initialised);
   if (initialised) return;

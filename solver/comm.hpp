@@ -33,12 +33,16 @@ bool mpi_compiled();
 // When false, GPU halo exchanges stage through pinned host buffers.
 bool mpi_accepts_device_buffers();
 
+// Whether an MPI launcher (mpirun, mpiexec, srun) started this process: its environment variables are set.
+bool mpi_launched();
+
 // RAII: initialises MPI (MPI_THREAD_FUNNELED: OpenMP threads, MPI calls from the main thread only) unless it
 // is already, and finalises it on destruction if it initialised it. Without mpirun Open MPI starts as a
 // singleton (one rank). A no-op without MPI. Make one, first thing in main, and let every Comm die before it.
+// With `start` false it initialises nothing and Comm::world() is one serial rank.
 class MpiSession {
  public:
-  MpiSession(int& argc, char**& argv);
+  MpiSession(int& argc, char**& argv, bool start = true);
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;

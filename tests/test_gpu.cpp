@@ -714,7 +714,9 @@ TEST_CASE("DevicePreconditioner agrees with GradientPreconditioner: smoothing, s
 TEST_CASE("invert on the CUDA backend (device optimiser) reproduces the CPU inversion (fp64)") {
   const std::filesystem::path base = std::filesystem::temp_directory_path() / fmt::format("specwave-gpu-invert-{}", ::getpid());
   auto run = [&](BackendKind backend) {
-    Case c = io::read_case_file(std::string(SPECWAVE_SOURCE_DIR) + "/tests/data/invert_resume.toml");
+    // The source tree may sit elsewhere than where it was built (scripts/gpu-check on a GPU machine sets this).
+    const char* source_dir = std::getenv("SPECWAVE_SOURCE_DIR");
+    Case c = io::read_case_file(std::string(source_dir ? source_dir : SPECWAVE_SOURCE_DIR) + "/tests/data/invert_resume.toml");
     c.run.backend = backend;
     c.output.directory = (base / (backend == BackendKind::cuda ? "cuda" : "cpu")).string();
     return run_inversion(c, InversionOptions{true, false});
