@@ -139,6 +139,9 @@ int run(int argc, char** argv) {
       "(fp64, fp32) and Taylor test of the misfit gradient (fp64)");
   check_gradient_cmd->add_option("case", gradient_case, "Case file")->required()->check(CLI::ExistingFile);
   check_gradient_cmd->add_option("--threads", gradient_threads, "OpenMP threads (0: all)")->check(CLI::NonNegativeNumber);
+  std::string gradient_backend, invert_backend;
+  check_gradient_cmd->add_option("--backend", gradient_backend, "Override run.backend")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
 
   std::string segy_in, segy_out;
   auto* segy = app.add_subcommand("segy", "Convert shot gathers between traces.h5 and SEG-Y rev 2 (docs/segy.md)");
@@ -159,6 +162,7 @@ int run(int argc, char** argv) {
   invert_cmd->add_option("case", invert_case, "Case file")->required()->check(CLI::ExistingFile);
   invert_cmd->add_option("--threads", invert_threads, "OpenMP threads (0: all)")->check(CLI::NonNegativeNumber);
   invert_cmd->add_option("--output-dir", invert_output_dir, "Override output.directory (relative to the current directory)");
+  invert_cmd->add_option("--backend", invert_backend, "Override run.backend")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   invert_cmd->add_flag("-q,--quiet", invert_quiet, "No plan and no progress lines");
   invert_cmd->add_flag("--resume", invert_resume,
                        "Continue from the last completed iteration (output.directory/inversion_state.h5) when there is "
@@ -289,6 +293,7 @@ int run(int argc, char** argv) {
   if (check_gradient_cmd->parsed()) {
     Overrides o;
     o.threads = gradient_threads;
+    o.backend = gradient_backend;
     Case c = load_case(gradient_case, o);
     if (c.run.threads > 0) omp_set_num_threads(c.run.threads);
     const GradientCheckReport report = check_gradient(c);
@@ -303,6 +308,7 @@ int run(int argc, char** argv) {
   if (invert_cmd->parsed()) {
     Overrides o;
     o.threads = invert_threads;
+    o.backend = invert_backend;
     o.output_dir = invert_output_dir;
     const Case c = load_case(invert_case, o);
     install_stop_handlers();
