@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <vector>
 
@@ -31,12 +32,31 @@ __global__ void mirror_top_kernel(FieldLayout L, T* u) {
   u[surface - k * plane + p] = -u[surface + k * plane + p];
 }
 
-// CPML step 1 on one face: psi_a^n = b psi_a^{n-1} + a D1_a u^n. Grid: x threads, (y, z) blocks over the face.
+// The CPML faces of one step, for one launch: face f covers the box [lo, lo + extent) (x, y, z) and owns blocks
+// first_block[f] .. first_block[f + 1] - 1, each `psi_threads` points of one x row.
+constexpr int psi_threads = 128;
+struct PsiFaces {
+  int count = 0;
+  int axis[6], side[6];
+  int3 lo[6], extent[6];
+  index_t first_block[7];
+};
+
+// CPML step 1 on every face: psi_a^n = b psi_a^{n-1} + a D1_a u^n. One launch for all faces (fewer launches a
+// step for small grids, and no gridDim.y/z limit): a 1D grid of blocks, each finds its face and its row.
 template <int R, class T>
-__global__ void psi_kernel(FdtdStep<T> s, int axis, int side, int3 lo, int3 extent) {
-  const int x = lo.x + int(blockIdx.x * blockDim.x + threadIdx.x);
+__global__ void psi_kernel(FdtdStep<T> s, PsiFaces faces) {
+  const index_t b = blockIdx.x;
+  int f = 0;
+  while (f + 1 < faces.count && b >= faces.first_block[f + 1]) ++f;
+  const int3 lo = faces.lo[f], extent = faces.extent[f];
+  const index_t local = b - faces.first_block[f];
+  const int row_blocks = (extent.x + psi_threads - 1) / psi_threads;
+  const int x = lo.x + int(local % row_blocks) * psi_threads + int(threadIdx.x);
   if (x >= lo.x + extent.x) return;
-  const int y = lo.y + int(blockIdx.y), z = lo.z + int(blockIdx.z);
+  const index_t row = local / row_blocks;
+  const int y = lo.y + int(row % extent.y), z = lo.z + int(row / extent.y);
+  const int axis = faces.axis[f], side = faces.side[f];
   const CpmlAxis<T>& p = s.pml[axis];
   const int c[3] = {z, y, x};
   const int i_axis = c[axis];
@@ -140,6 +160,8 @@ void mirror_and_psi(const FdtdStep<T>& s, cudaStream_t stream) {
     mirror_top_kernel<<<grid, 256, 0, stream>>>(L, s.u);
     SPECWAVE_CUDA_CHECK_LAUNCH();
   }
+  PsiFaces faces;
+  faces.first_block[0] = 0;
   for (int axis = 0; axis < 3; ++axis)
     for (int side = 0; side < 2; ++side) {
       const CpmlAxis<T>& p = s.pml[axis];
@@ -147,10 +169,18 @@ void mirror_and_psi(const FdtdStep<T>& s, cudaStream_t stream) {
       int lo[3] = {0, 0, 0}, ext[3] = {L.nz, L.ny, L.nx};
       lo[axis] = side == 0 ? 0 : p.n - p.width;
       ext[axis] = p.width;
-      const dim3 grid(blocks_for(ext[2], 128), ext[1], ext[0]);
-      psi_kernel<R><<<grid, 128, 0, stream>>>(s, axis, side, make_int3(lo[2], lo[1], lo[0]), make_int3(ext[2], ext[1], ext[0]));
-      SPECWAVE_CUDA_CHECK_LAUNCH();
+      const int f = faces.count++;
+      faces.axis[f] = axis;
+      faces.side[f] = side;
+      faces.lo[f] = make_int3(lo[2], lo[1], lo[0]);
+      faces.extent[f] = make_int3(ext[2], ext[1], ext[0]);
+      faces.first_block[f + 1] = faces.first_block[f] + index_t(blocks_for(ext[2], psi_threads)) * ext[1] * ext[0];
     }
+  const index_t blocks = faces.first_block[faces.count];
+  if (blocks == 0) return;
+  if (blocks > index_t(INT32_MAX)) throw std::invalid_argument("cuda::fdtd_step: CPML faces too large for one launch");
+  psi_kernel<R><<<unsigned(blocks), psi_threads, 0, stream>>>(s, faces);
+  SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
 template <int R, class T>
