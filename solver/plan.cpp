@@ -14,6 +14,7 @@
 
 #include "kernels/stencil.hpp"
 #include "solver/errors.hpp"
+#include "solver/trace_ring.hpp"
 #include "solver/wavelet.hpp"
 
 #if defined(SPECWAVE_HAVE_CUDA)
@@ -181,7 +182,9 @@ std::size_t estimate_memory_bytes(const Case& c, int nt) {
     std::size_t max_sources = 0;
     for (const auto& shot : c.shots) max_sources = std::max(max_sources, shot.sources.size());
     const double fields = ((pml ? 11.5 : 7.0) + double(max_sources)) * c.grid.points() * value + 16.0 * c.grid.points();
-    const double output_field = (c.output.final_field || c.output.snapshot_every > 0) ? double(value) * c.grid.points() : 0;
+    // The driver's output field; with snapshots, also the propagator's copy of one (start_copy_field).
+    const double output_field = ((c.output.final_field || c.output.snapshot_every > 0) + (c.output.snapshot_every > 0)) *
+                                double(value) * c.grid.points();
     return std::size_t(fields + output_field + 8.0 * c.receivers.size() * nt * 2 + 64.0 * (1 << 20));
   }
   const int R = c.scheme.order / 2;
@@ -194,16 +197,29 @@ std::size_t estimate_memory_bytes(const Case& c, int nt) {
       slabs += face * 2 /* psi, zeta */ * ((a == 0 && c.boundary.free_surface) ? 1 : 2);
     }
   const double model = 4.0 * c.grid.points();
-  const double output_field = (c.output.final_field || c.output.snapshot_every > 0) ? double(value) * c.grid.points() : 0;
+  const double output_field = ((c.output.final_field || c.output.snapshot_every > 0) + (c.output.snapshot_every > 0)) *
+                              double(value) * c.grid.points();  // as above
   const double traces = 8.0 * c.receivers.size() * nt * 2;
   return std::size_t((3 * padded + slabs) * value + model + output_field + traces + 64.0 * (1 << 20));
 }
 
 std::size_t estimate_device_memory_bytes(const Case& c, int nt) {
   const double points = double(c.grid.points());
-  if (c.scheme.method != Method::spectral)
-    // Fields, CPML slabs and traces live on the device; the host-only model copy does not.
-    return std::size_t(double(estimate_memory_bytes(c, nt)) - 4.0 * points);
+  if (c.scheme.method != Method::spectral) {
+    // solver/fdtd_cuda_propagator.cpp: u^n, u^{n-1}, (v dt)^2 (padded), the CPML slabs and the dense copy of the
+    // field (the host's figures, less the host-only model and traces); the receivers' ring of two halves (fp64,
+    // solver/trace_ring.hpp, not the whole traces) and the fp64 wavelets.
+    const double value = c.run.precision == Precision::fp64 ? 8 : 4;
+    const double host_traces = 8.0 * c.receivers.size() * nt * 2;
+    const double host_output = ((c.output.final_field || c.output.snapshot_every > 0) + (c.output.snapshot_every > 0)) *
+                               value * points;
+    std::size_t max_sources = 0;
+    for (const auto& shot : c.shots) max_sources = std::max(max_sources, shot.sources.size());
+    const double ring = 8.0 * c.receivers.size() * 2 * TraceRing::for_steps(nt).columns;
+    const double wavelets = 8.0 * double(max_sources) * nt;
+    return std::size_t(double(estimate_memory_bytes(c, nt)) - 4.0 * points - host_traces - host_output + value * points +
+                       ring + wavelets);
+  }
   // solver/spectral_cuda_propagator.cpp. A half spectrum (nz, ny, nx/2+1) of complex values holds about one
   // field's worth of values, each real symbol on it half of one; the cuFFT work area is counted as one spectrum.
   const double value = c.run.precision == Precision::fp64 ? 8 : 4;
