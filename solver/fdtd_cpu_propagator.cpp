@@ -155,6 +155,9 @@ class FdtdCpu final : public Propagator {
 
   void copy_field(std::span<float> out) override { copy_out(out); }
   void copy_field(std::span<double> out) override { copy_out(out); }
+  void start_copy_field() override { copy_out(held_.hold(std::size_t(setup_.layout.interior_points()))); }
+  void finish_copy_field(std::span<float> out) override { held_.take(out); }
+  void finish_copy_field(std::span<double> out) override { held_.take(out); }
   std::size_t device_bytes() const override { return 0; }
   void visit_state(StateVisitor& v) override {
     v.visit_array("u", u_);
@@ -189,6 +192,7 @@ class FdtdCpu final : public Propagator {
   std::vector<std::vector<double>> wavelets_;
   std::vector<double> local_, parts_;  // this rank's samples: whole receivers, split receivers' slots
   std::vector<double> traces_;         // every receiver, gathered (domain-decomposed runs)
+  HeldField<T> held_;                  // start_copy_field's copy
 };
 
 }  // namespace

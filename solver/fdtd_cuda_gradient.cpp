@@ -13,6 +13,7 @@
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/fdtd_adjoint_cuda.hpp"
 #include "kernels/cuda/fdtd_cuda.hpp"
+#include "solver/device_gather.hpp"
 #include "solver/device_history.hpp"
 #include "solver/fdtd_setup.hpp"
 #include "solver/gradient_propagator.hpp"
@@ -28,55 +29,6 @@ cuda::DeviceArray<T> upload(const std::vector<T>& host) {
   cuda::copy_to_device(d.data(), host.data(), host.size() * sizeof(T));
   return d;
 }
-
-// Point contributions (index[p], factor[p], owner[p]) grouped by target index, each group in increasing p: the
-// order in which the CPU loops add them (kernels/cuda/fdtd_adjoint_cuda.hpp, PointGather).
-template <class T>
-struct HostGather {
-  std::vector<index_t> target;
-  std::vector<std::int32_t> offsets{0};
-  std::vector<T> factor;
-  std::vector<std::int32_t> owner;
-};
-
-template <class T>
-HostGather<T> gather_by_target(const std::vector<index_t>& index, const std::vector<T>& factor,
-                               const std::vector<std::int32_t>& owner) {
-  std::vector<std::size_t> order(index.size());
-  std::iota(order.begin(), order.end(), std::size_t(0));
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return index[a] < index[b]; });
-  HostGather<T> g;
-  for (std::size_t k : order) {
-    if (!g.target.empty() && g.target.back() != index[k]) g.offsets.push_back(std::int32_t(g.factor.size()));
-    if (g.target.empty() || g.target.back() != index[k]) g.target.push_back(index[k]);
-    g.factor.push_back(factor[k]);
-    g.owner.push_back(owner[k]);
-  }
-  if (!g.target.empty()) g.offsets.push_back(std::int32_t(g.factor.size()));
-  return g;
-}
-
-// The device copy of a HostGather, with room for `capacity` contributions (targets <= contributions).
-template <class T>
-struct DeviceGather {
-  cuda::DeviceArray<index_t> target;
-  cuda::DeviceArray<std::int32_t> offsets, owner;
-  cuda::DeviceArray<T> factor;
-  int n_targets = 0;
-  explicit DeviceGather(std::size_t capacity = 0)
-      : target(capacity), offsets(capacity + 1), owner(capacity), factor(capacity) {}
-  void assign(const HostGather<T>& g, cudaStream_t stream) {
-    if (g.factor.size() > factor.size()) throw std::logic_error("DeviceGather: capacity exceeded");
-    cuda::copy_to_device(target.data(), g.target.data(), g.target.size() * sizeof(index_t), stream);
-    cuda::copy_to_device(offsets.data(), g.offsets.data(), g.offsets.size() * sizeof(std::int32_t), stream);
-    cuda::copy_to_device(owner.data(), g.owner.data(), g.owner.size() * sizeof(std::int32_t), stream);
-    cuda::copy_to_device(factor.data(), g.factor.data(), g.factor.size() * sizeof(T), stream);
-    n_targets = int(g.target.size());
-  }
-  cuda::PointGather<T> view() const {
-    return {target.data(), offsets.data(), factor.data(), owner.data(), n_targets};
-  }
-};
 
 int select(int device) {
   cuda::select_device(device);

@@ -1,12 +1,15 @@
 // FDTD on an NVIDIA GPU: the FdtdSetup arrays copied to the device once, the kernels of
-// kernels/cuda/fdtd_cuda.cu in the time loop. Traces stay on the device and are copied back in one batch when
-// asked for; no allocation happens after construction.
+// kernels/cuda/fdtd_cuda.cu in the time loop; no allocation happens after construction. Sources are added per
+// target point in the CPU's order (deterministic). Receiver samples go into a device ring of two halves
+// (solver/trace_ring.hpp): a full half is copied on the output stream into pinned host memory while the steps go
+// on, and scattered into the host traces later. Snapshots (start/finish_copy_field) are copied on the same stream.
 //
 // Domain-decomposed (a domain communicator of several ranks, one GPU each): the block of FdtdSetup, and each
 // step as on the CPU (docs/architecture.md): the shell, then its halo planes packed on the device and sent
 // (from device memory with a CUDA-aware MPI, else staged through pinned host buffers on a second stream),
 // while the interior update runs; the received planes are unpacked into the ghost planes.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -15,14 +18,17 @@
 #include <fmt/format.h>
 
 #include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/fdtd_adjoint_cuda.hpp"
 #include "kernels/cuda/fdtd_cuda.hpp"
 #include "solver/block_reduce.hpp"
 #include "solver/comm.hpp"
+#include "solver/device_gather.hpp"
 #include "solver/halo.hpp"
 #include "solver/fdtd_cuda_propagator.hpp"
 #include "solver/device_state.hpp"
 #include "solver/fdtd_setup.hpp"
 #include "solver/plan.hpp"
+#include "solver/trace_ring.hpp"
 
 namespace specwave {
 namespace {
@@ -124,8 +130,15 @@ class FdtdCuda final : public Propagator {
         u_prev_(setup_.layout.size()),
         vel2dt2_(upload(setup_.vel2dt2)),
         dense_(std::size_t(setup_.layout.interior_points())),
-        traces_device_((setup_.receivers.offsets.size() - 1) * std::size_t(setup_.nt)),
-        parts_device_(std::size_t(setup_.block_receivers.slots()) * setup_.nt),
+        ring_(TraceRing::for_steps(setup_.nt)),
+        book_(ring_, setup_.nt),
+        whole_rows_(setup_.receivers.offsets.size() - 1),
+        part_rows_(std::size_t(setup_.block_receivers.slots())),
+        ring_whole_(2 * ring_.half_size(whole_rows_)),
+        ring_parts_(2 * ring_.half_size(part_rows_)),
+        pinned_whole_(2 * ring_.half_size(whole_rows_)),
+        pinned_parts_(2 * ring_.half_size(part_rows_)),
+        field_host_(c.output.snapshot_every > 0 ? dense_.size() : 0),
         stats_max_(cuda::stats_blocks()),
         stats_index_(cuda::stats_blocks()) {
     for (int a = 0; a < 3; ++a) {
@@ -154,12 +167,17 @@ class FdtdCuda final : public Propagator {
       max_points = std::max(max_points, points);
       max_sources = std::max(max_sources, shot.size());
     }
-    shell_sources_ = DevicePointLists<T>(max_points, max_sources);
-    interior_sources_ = DevicePointLists<T>(max_points, max_sources);
-    wavelets_ = cuda::DeviceArray<T>(max_sources * std::size_t(setup_.nt));
-    whole_host_.assign(traces_device_.size(), 0.0);
-    parts_host_.assign(parts_device_.size(), 0.0);
+    shell_sources_ = DeviceGather<T>(max_points);
+    interior_sources_ = DeviceGather<T>(max_points);
+    wavelets_ = cuda::DeviceArray<double>(max_sources * std::size_t(setup_.nt));
+    whole_host_.assign(whole_rows_ * std::size_t(setup_.nt), 0.0);
+    parts_host_.assign(part_rows_ * std::size_t(setup_.nt), 0.0);
     local_.assign(plan.receivers.size() * std::size_t(setup_.nt), 0.0);
+  }
+
+  // Copies still queued on the output stream write into pinned memory freed with the members: wait for them.
+  ~FdtdCuda() override {
+    cudaStreamSynchronize(output_stream_.handle());  // no throw from a destructor
   }
 
   std::string name() const override {
@@ -177,28 +195,26 @@ class FdtdCuda final : public Propagator {
     u_.zero(st);
     u_prev_.zero(st);
     for (auto& s : slabs_) s.zero(st);
-    traces_device_.zero(st);
-    parts_device_.zero(st);
+    discard_trace_copies(0);
+    std::fill(whole_host_.begin(), whole_host_.end(), 0.0);
+    std::fill(parts_host_.begin(), parts_host_.end(), 0.0);
     PointLists<T> shell, interior;
     split_sources(setup_.sources(sources), halo_ ? halo_->shell : Shell{}, setup_.layout, shell, interior);
-    shell.offsets = interior.offsets = {0};
-    shell_sources_.assign(shell, st);
-    interior_sources_.assign(interior, st);
-    std::vector<T> flat(wavelets.size() * std::size_t(setup_.nt));
+    // Grouped by target point in the CPU's order: deterministic sums, the CPU's per-point arithmetic.
+    shell_sources_.assign(gather_by_target(shell.index, shell.factor, shell.owner), st);
+    interior_sources_.assign(gather_by_target(interior.index, interior.factor, interior.owner), st);
+    // fp64 on the device, converted to T at injection as on the CPU (u += factor * T(s)).
+    std::vector<double> flat(wavelets.size() * std::size_t(setup_.nt));
     for (std::size_t j = 0; j < wavelets.size(); ++j)
-      for (int n = 0; n < setup_.nt; ++n) flat[j * setup_.nt + n] = T(wavelets[j][n]);
-    cuda::copy_to_device(wavelets_.data(), flat.data(), flat.size() * sizeof(T), st);
+      std::copy_n(wavelets[j].begin(), setup_.nt, flat.begin() + std::ptrdiff_t(j * setup_.nt));
+    cuda::copy_to_device(wavelets_.data(), flat.data(), flat.size() * sizeof(double), st);
     traces_valid_ = false;
   }
 
   void advance(int n_begin, int n_end) override {
-    const int n_receivers = int(setup_.receivers.offsets.size()) - 1;
     const cudaStream_t st = stream_.handle();
     for (int n = n_begin; n < n_end; ++n) {
-      cuda::record_receivers(u_.data(), receivers_.index.data(), receivers_.factor.data(), receivers_.offsets.data(),
-                             n_receivers, traces_device_.data(), setup_.nt, n, st);
-      cuda::record_parts(u_.data(), receiver_parts_.index.data(), receiver_parts_.factor.data(),
-                         receiver_parts_.owner.data(), receiver_parts_.points, parts_device_.data(), setup_.nt, n, st);
+      record(n);
       const FdtdStep<T> step{setup_.layout, u_.data(), u_prev_.data(), vel2dt2_.data(), setup_.coef,
                              {setup_.pml[0], setup_.pml[1], setup_.pml[2]}, setup_.free_surface};
       if (!halo_ || !halo_->active()) {
@@ -216,9 +232,7 @@ class FdtdCuda final : public Propagator {
 
   std::span<const double> traces() override {
     if (!traces_valid_) {
-      const cudaStream_t st = stream_.handle();
-      cuda::copy_to_host(whole_host_.data(), traces_device_.data(), whole_host_.size() * sizeof(double), st);
-      cuda::copy_to_host(parts_host_.data(), parts_device_.data(), parts_host_.size() * sizeof(double), st);
+      flush_traces();
       const auto& r = setup_.block_receivers;
       const std::size_t nt = std::size_t(setup_.nt);
       std::fill(local_.begin(), local_.end(), 0.0);
@@ -244,27 +258,49 @@ class FdtdCuda final : public Propagator {
   void copy_field(std::span<float> out) override { copy_out(out); }
   void copy_field(std::span<double> out) override { copy_out(out); }
 
+  // u^n unpadded into dense_ on the compute stream, then copied on the output stream into pinned memory while the
+  // next steps run; finish waits for that copy. dense_ and field_host_ are not touched again before finish.
+  void start_copy_field() override {
+    if (field_pending_) throw std::logic_error("start_copy_field: the last copy was not finished");
+    if (field_host_.size() < dense_.size()) field_host_ = cuda::PinnedArray<T>(dense_.size());  // snapshots not planned
+    const cudaStream_t st = stream_.handle(), out = output_stream_.handle();
+    cuda::unpad(setup_.layout, u_.data(), dense_.data(), st);
+    field_unpadded_.record(st);
+    field_unpadded_.wait(out);
+    cuda::copy_to_host_async(field_host_.data(), dense_.data(), dense_.bytes(), out);
+    field_copied_.record(out);
+    field_pending_ = true;
+  }
+  void finish_copy_field(std::span<float> out) override { finish_copy(out); }
+  void finish_copy_field(std::span<double> out) override { finish_copy(out); }
+
+  // Saving: every sample recorded so far is flushed into the host matrices and saved with them ("traces",
+  // "trace_parts": the shapes the device arrays had before the ring). Loading: copies still queued belong to the
+  // state replaced and are dropped; the ring restarts at the next advance's first step.
   void visit_state(StateVisitor& v) override {
     const cudaStream_t st = stream_.handle();
+    if (v.loading()) discard_trace_copies(-1);  // the ring restarts at the next advance's first step
+    else flush_traces();
     visit_device(v, "u", u_, st);
     visit_device(v, "u_prev", u_prev_, st);
     for (std::size_t s = 0; s < slabs_.size(); ++s) visit_device(v, fmt::format("cpml_{}", s), slabs_[s], st);
-    visit_device(v, "traces", traces_device_, st);
-    visit_device(v, "trace_parts", parts_device_, st);
+    v.visit_array("traces", whole_host_);
+    v.visit_array("trace_parts", parts_host_);
     traces_valid_ = false;
   }
 
   std::size_t device_bytes() const override {
-    std::size_t bytes = u_.bytes() + u_prev_.bytes() + vel2dt2_.bytes() + dense_.bytes() + traces_device_.bytes() +
-                        parts_device_.bytes() + wavelets_.bytes() + (halo_ ? halo_->device_bytes() : 0);
+    std::size_t bytes = u_.bytes() + u_prev_.bytes() + vel2dt2_.bytes() + dense_.bytes() + ring_whole_.bytes() +
+                        ring_parts_.bytes() + wavelets_.bytes() + shell_sources_.bytes() +
+                        interior_sources_.bytes() + (halo_ ? halo_->device_bytes() : 0);
     for (const auto& s : slabs_) bytes += s.bytes();
     return bytes;
   }
 
  private:
-  void inject(const DevicePointLists<T>& src, int n) {
-    cuda::inject_sources(u_prev_.data(), src.index.data(), src.factor.data(), src.owner.data(), src.points,
-                         wavelets_.data(), setup_.nt, n, stream_.handle());
+  // f^n into u^{n+1}: one thread per target point, its contributions in the CPU's order (no atomics).
+  void inject(const DeviceGather<T>& src, int n) {
+    cuda::add_point_signals(u_prev_.data(), src.view(), wavelets_.data(), setup_.nt, n, stream_.handle());
   }
 
   // One step of a decomposed block: the shell, its planes packed and on their way (staged on the copy stream)
@@ -302,8 +338,78 @@ class FdtdCuda final : public Propagator {
                        h.receive[k].data(), st);
   }
 
+  // Sample n of every receiver into the ring (stream order). The compute stream first waits for the last copy
+  // of that half to have read it; once the half is complete its copy is queued.
+  void record(int n) {
+    const cudaStream_t st = stream_.handle();
+    const int b = ring_.half(n), c = ring_.column(n);
+    if (book_.begin_sample(n)) ring_copied_[b].wait(st);
+    cuda::record_receivers(u_.data(), receivers_.index.data(), receivers_.factor.data(), receivers_.offsets.data(),
+                           int(whole_rows_), ring_whole_.data() + b * ring_.half_size(whole_rows_), ring_.columns, c, st);
+    cuda::record_parts(u_.data(), receiver_parts_.index.data(), receiver_parts_.factor.data(),
+                       receiver_parts_.owner.data(), receiver_parts_.points,
+                       ring_parts_.data() + b * ring_.half_size(part_rows_), ring_.columns, c, st);
+    if (const auto copy = book_.end_sample(n)) {
+      queue_half_copy(*copy);
+      // The other half's copy, queued a half earlier, is scattered now if it is done (the host does not wait).
+      if (book_.pending(1 - b) && ring_copied_[1 - b].ready()) retire_half(1 - b);
+    }
+  }
+
+  // A ring half copied on the output stream into its pinned half, after the work queued so far on the compute
+  // stream; the pinned half's last copy is scattered first.
+  void queue_half_copy(const RingCopy& copy) {
+    const int b = copy.half;
+    retire_half(b);
+    const cudaStream_t st = stream_.handle(), out = output_stream_.handle();
+    const std::size_t whole = ring_.half_size(whole_rows_), parts = ring_.half_size(part_rows_);
+    ring_recorded_.record(st);
+    ring_recorded_.wait(out);
+    cuda::copy_to_host_async(pinned_whole_.data() + b * whole, ring_whole_.data() + b * whole, whole * sizeof(double), out);
+    cuda::copy_to_host_async(pinned_parts_.data() + b * parts, ring_parts_.data() + b * parts, parts * sizeof(double), out);
+    ring_copied_[b].record(out);
+    book_.queued(copy);
+  }
+
+  // Waits for half b's copy, if one is pending, and scatters its samples into the host matrices.
+  void retire_half(int b) {
+    if (!book_.pending(b)) return;
+    ring_copied_[b].synchronize();
+    const RingCopy copy = book_.retire(b);
+    const std::size_t whole = ring_.half_size(whole_rows_), parts = ring_.half_size(part_rows_);
+    scatter_ring_half(ring_, std::span<const double>(pinned_whole_.data() + b * whole, whole), whole_rows_, copy.lo,
+                      copy.hi, whole_host_, setup_.nt);
+    scatter_ring_half(ring_, std::span<const double>(pinned_parts_.data() + b * parts, parts), part_rows_, copy.lo,
+                      copy.hi, parts_host_, setup_.nt);
+  }
+
+  // Every sample recorded so far into the host matrices: the part of the current half not yet queued (copied
+  // now), then both halves' copies, waited for.
+  void flush_traces() {
+    if (const auto copy = book_.flush()) queue_half_copy(*copy);
+    retire_half(0);
+    retire_half(1);
+  }
+
+  // Drops the copies still queued (a new shot: next = 0; a loaded state: -1): waits for them, scatters nothing.
+  void discard_trace_copies(int next) {
+    output_stream_.synchronize();
+    book_.reset(next);
+  }
+
+  template <class U>
+  void finish_copy(std::span<U> out) {
+    if (!field_pending_) throw std::logic_error("finish_copy_field without start_copy_field");
+    if (out.size() < dense_.size()) throw std::invalid_argument("finish_copy_field: the output holds too few values");
+    field_copied_.synchronize();
+    field_pending_ = false;
+    const T* held = field_host_.data();
+    for (std::size_t i = 0; i < dense_.size(); ++i) out[i] = U(held[i]);  // the conversion copy_field makes
+  }
+
   template <class U>
   void copy_out(std::span<U> out) {
+    if (field_pending_) field_copied_.wait(stream_.handle());  // dense_ may still be on its way to field_host_
     cuda::unpad(setup_.layout, u_.data(), dense_.data(), stream_.handle());
     if constexpr (std::is_same_v<U, T>) {
       cuda::copy_to_host(out.data(), dense_.data(), dense_.bytes(), stream_.handle());
@@ -318,17 +424,29 @@ class FdtdCuda final : public Propagator {
   int device_;           // selected before any allocation
   cuda::Stream stream_;  // created before, destroyed after the buffers used in it
   cuda::Stream copy_stream_;  // halo staging copies (decomposed runs)
+  cuda::Stream output_stream_;  // receiver samples and snapshots to the host
   cuda::Event packed_, received_;
+  cuda::Event ring_recorded_, field_unpadded_, field_copied_;
+  std::array<cuda::Event, 2> ring_copied_;  // per ring half: its copy to pinned memory is done
   FdtdSetup<T> setup_;
   cuda::DeviceArray<T> u_, u_prev_, vel2dt2_, dense_;
-  cuda::DeviceArray<double> traces_device_, parts_device_;
+  // The receiver ring: whole receivers (rows = receivers whole in this block) and split receivers' slots, each
+  // [half][row][column] on the device and in pinned memory; whole_host_ and parts_host_ are the (rows, nt) matrices.
+  TraceRing ring_;
+  TraceRingBook book_;
+  std::size_t whole_rows_ = 0, part_rows_ = 0;
+  cuda::DeviceArray<double> ring_whole_, ring_parts_;
+  cuda::PinnedArray<double> pinned_whole_, pinned_parts_;
+  cuda::PinnedArray<T> field_host_;  // start_copy_field's copy (allocated with the propagator when snapshots are due)
+  bool field_pending_ = false;
   cuda::DeviceArray<double> stats_max_;
   cuda::DeviceArray<std::int64_t> stats_index_;
   std::array<cuda::DeviceArray<T>, 3> pml_a_, pml_b_;
   std::vector<cuda::DeviceArray<T>> slabs_;
-  DevicePointLists<T> receivers_, receiver_parts_, shell_sources_, interior_sources_;
+  DevicePointLists<T> receivers_, receiver_parts_;
+  DeviceGather<T> shell_sources_, interior_sources_;
   std::unique_ptr<DeviceHalo<T>> halo_;
-  cuda::DeviceArray<T> wavelets_;
+  cuda::DeviceArray<double> wavelets_;  // (sources, nt) in fp64, as the CPU holds them
   std::vector<double> whole_host_, parts_host_, local_, traces_;
   bool traces_valid_ = false;
   cuda::StencilKernel kernel_ = stencil_kernel_from_environment();

@@ -241,10 +241,32 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       n = resume_step;
       while (next_snapshot < steps.size() && steps[next_snapshot] <= n) ++next_snapshot;
     }
+    // A snapshot's copies are started when its step is reached, and finished and written once the next chunk of
+    // steps of every shot is queued, so that on the GPU they overlap those steps (each field is read once: the
+    // written snapshot and the plotted slice share it).
+    struct PendingSnapshot {
+      int index, step;
+    };
+    std::optional<PendingSnapshot> pending;
+    const auto finish_snapshot = [&] {
+      const PendingSnapshot s = *pending;
+      pending.reset();
+      for (int k = 0; k < count; ++k) {
+        const int shot = mine_first + k;
+        propagators[k]->finish_copy_field(std::span<T>(field));
+        if (!parallel) wavefield->write_snapshot(shot, s.index, field.data());
+        // The plotted slice: shot 0's snapshot nearest the middle of the run.
+        if (shot == 0 && std::abs(s.step - plan.nt / 2) <= std::abs(slice_step - plan.nt / 2))
+          field_slice = gather_xz_slice(domain, g, block.sub, field, slice_y), slice_step = s.step;
+      }
+      // Under MPI one shot a group (count <= 1): `field` holds it.
+      if (parallel) write_blocks(first, field, false, s.index);
+    };
     while (n < plan.nt) {
       int end = std::min(plan.nt, (n / c.run.check_every + 1) * c.run.check_every);
       if (next_snapshot < steps.size()) end = std::min(end, steps[next_snapshot]);
       for (int k = 0; k < count; ++k) propagators[k]->advance(n, end);
+      if (pending) finish_snapshot();
       done += static_cast<long long>(end - n) * round;
       n = end;
       const bool at_snapshot = next_snapshot < steps.size() && n == steps[next_snapshot];
@@ -255,25 +277,14 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
           const FieldStats stats = propagator.field_stats();
           if (!stats.finite || stats.max_abs > c.run.max_amplitude) blow_up(c, plan, shot, n, stats);
         }
-        if (at_snapshot && !parallel) {
-          propagator.copy_field(std::span<T>(field));
-          wavefield->write_snapshot(shot, int(next_snapshot), field.data());
-        }
-        // The plotted slice: shot 0's snapshot nearest the middle of the run.
-        if (at_snapshot && shot == 0 && std::abs(n - plan.nt / 2) <= std::abs(slice_step - plan.nt / 2)) {
-          propagator.copy_field(std::span<T>(field));
-          field_slice = gather_xz_slice(domain, g, block.sub, field, slice_y), slice_step = n;
-        }
+        if (at_snapshot) propagator.start_copy_field();
       }
-      if (at_snapshot && parallel) {
-        if (count) propagators[0]->copy_field(std::span<T>(field));
-        write_blocks(first, field, false, int(next_snapshot));
-      }
-      if (at_snapshot) ++next_snapshot;
+      if (at_snapshot) pending = PendingSnapshot{int(next_snapshot++), n};
       progress.update(first, first + round - 1, n_shots, n, plan.nt, plan.dt, done);
       const auto action = schedule.poll(done);
       if (action == CheckpointSchedule::Action::none) continue;
       // Everything written so far is on disk before the checkpoint that counts on it.
+      if (pending) finish_snapshot();
       if (traces) traces->flush();
       if (wavefield) wavefield->flush();
       CheckpointMeta meta;
@@ -294,6 +305,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
                                 "command with --resume to continue",
                                 schedule.signal(), strsignal(schedule.signal()), first + 1, n, store.directory()));
     }
+    if (pending) finish_snapshot();  // the last snapshot of the shots (no steps left to overlap)
     for (int k = 0; k < count; ++k) {
       const int shot = mine_first + k;
       Propagator& propagator = *propagators[k];

@@ -14,6 +14,7 @@
 
 #include "kernels/stencil.hpp"
 #include "solver/errors.hpp"
+#include "solver/trace_ring.hpp"
 #include "solver/wavelet.hpp"
 
 #if defined(SPECWAVE_HAVE_CUDA)
@@ -220,7 +221,9 @@ std::size_t estimate_memory_bytes(const Case& c, int nt) {
     std::size_t max_sources = 0;
     for (const auto& shot : c.shots) max_sources = std::max(max_sources, shot.sources.size());
     const double fields = ((pml ? 11.5 : 7.0) + double(max_sources)) * c.grid.points() * value + 16.0 * c.grid.points();
-    const double output_field = (c.output.final_field || c.output.snapshot_every > 0) ? double(value) * c.grid.points() : 0;
+    // The driver's output field; with snapshots, also the propagator's copy of one (start_copy_field).
+    const double output_field = ((c.output.final_field || c.output.snapshot_every > 0) + (c.output.snapshot_every > 0)) *
+                                double(value) * c.grid.points();
     return std::size_t(fields + output_field + 8.0 * c.receivers.size() * nt * 2 + 64.0 * (1 << 20));
   }
   const int R = c.scheme.order / 2;
@@ -233,7 +236,8 @@ std::size_t estimate_memory_bytes(const Case& c, int nt) {
       slabs += face * 2 /* psi, zeta */ * ((a == 0 && c.boundary.free_surface) ? 1 : 2);
     }
   const double model = 4.0 * c.grid.points();
-  const double output_field = (c.output.final_field || c.output.snapshot_every > 0) ? double(value) * c.grid.points() : 0;
+  const double output_field = ((c.output.final_field || c.output.snapshot_every > 0) + (c.output.snapshot_every > 0)) *
+                              double(value) * c.grid.points();  // as above
   const double traces = 8.0 * c.receivers.size() * nt * 2;
   return std::size_t((3 * padded + slabs) * value + model + output_field + traces + 64.0 * (1 << 20));
 }
@@ -245,15 +249,19 @@ std::size_t estimate_device_memory_bytes(const Case& c, int nt, const std::array
   const double value = c.run.precision == Precision::fp64 ? 8 : 4;
   if (c.scheme.method != Method::spectral) {
     // solver/fdtd_cuda_propagator.cpp: u, u_prev, (v dt)^2 padded by the stencil radius; the CPML psi and zeta
-    // slabs (counted on every face); the dense interior copy (snapshots, final field, field statistics); traces.
+    // slabs (counted on every face); the dense interior copy (snapshots, final field, field statistics); the
+    // receivers' ring of two halves (fp64, solver/trace_ring.hpp, not the whole traces) and the fp64 wavelets.
     const int R = c.scheme.order / 2;
     const double padded = double(shape[0] + 2 * R) * (shape[1] + 2 * R) * (shape[2] + 2 * R);
     double slabs = 0;
     if (c.boundary.pml_width > 0)
       for (int a = 0; a < 3; ++a)
         slabs += points / shape[a] * (c.boundary.pml_width + 2 * R) * 2 * ((a == 0 && c.boundary.free_surface) ? 1 : 2);
-    const double traces = 8.0 * c.receivers.size() * nt;
-    return std::size_t((3 * padded + slabs + points) * value + traces + 64.0 * (1 << 20));
+    std::size_t max_sources = 0;
+    for (const auto& shot : c.shots) max_sources = std::max(max_sources, shot.sources.size());
+    const double ring = 8.0 * c.receivers.size() * 2 * TraceRing::for_steps(nt).columns;
+    const double wavelets = 8.0 * double(max_sources) * nt;
+    return std::size_t((3 * padded + slabs + points) * value + ring + wavelets + 64.0 * (1 << 20));
   }
   // solver/spectral_cuda_propagator.cpp. A half spectrum (nz, ny, nx/2+1) of complex values holds about one
   // field's worth of values, each real symbol on it half of one; the cuFFT work area is counted as one spectrum.

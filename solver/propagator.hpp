@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <optional>
+#include <stdexcept>
 
 #include "solver/acquisition.hpp"
 #include "solver/case.hpp"
@@ -57,6 +58,13 @@ class Propagator {
   // domain-decomposed: this rank's block (block()->sub.extent), in the same order.
   virtual void copy_field(std::span<float> out) = 0;
   virtual void copy_field(std::span<double> out) = 0;
+  // The same copy in two phases, so that it overlaps the next steps: start_copy_field() takes u^n (after the last
+  // advance), finish_copy_field() hands it out as copy_field() would, even if advance() ran in between. One copy at
+  // a time: finish before the next start. On the GPU the copy runs on a copy stream into pinned host memory; a
+  // propagator whose copy_field is synchronous copies in start (HeldField below).
+  virtual void start_copy_field() = 0;
+  virtual void finish_copy_field(std::span<float> out) = 0;
+  virtual void finish_copy_field(std::span<double> out) = 0;
   virtual std::size_t device_bytes() const = 0;
   // Every array the next steps read (this rank's part, with halos and absorber memory) and the traces recorded
   // so far, in host memory. After begin_shot() of the same shot and a load of the state saved after
@@ -64,6 +72,32 @@ class Propagator {
   virtual void visit_state(StateVisitor& v) = 0;
   // The block of the grid this rank holds when the propagator is domain-decomposed; none: the whole grid.
   virtual std::optional<Block> block() const { return std::nullopt; }
+};
+
+// The two-phase field copy of a propagator whose copy_field is synchronous: start copies the field (T, the
+// propagator's precision) into host memory held here, finish converts it into the caller's array (the conversion
+// copy_field makes, so the values are the same). The memory is allocated at the first start.
+template <class T>
+class HeldField {
+ public:
+  // The array for start_copy_field to fill with its n values; pending until take().
+  std::span<T> hold(std::size_t n) {
+    if (held_) throw std::logic_error("start_copy_field: the last copy was not finished");
+    values_.resize(n);
+    held_ = true;
+    return values_;
+  }
+  template <class U>
+  void take(std::span<U> out) {
+    if (!held_) throw std::logic_error("finish_copy_field without start_copy_field");
+    if (out.size() < values_.size()) throw std::invalid_argument("finish_copy_field: the output holds too few values");
+    held_ = false;
+    for (std::size_t i = 0; i < values_.size(); ++i) out[i] = U(values_[i]);
+  }
+
+ private:
+  std::vector<T> values_;
+  bool held_ = false;
 };
 
 // Chooses the implementation from the plan (method, backend, precision). With `domain` (a communicator of

@@ -68,6 +68,11 @@ class SpectralCpuBase : public Propagator {
   }
   void copy_field(std::span<float> out) override { host::copy_interior(layout_, field(), out); }
   void copy_field(std::span<double> out) override { host::copy_interior(layout_, field(), out); }
+  void start_copy_field() override {
+    host::copy_interior(layout_, field(), held_.hold(std::size_t(layout_.interior_points())));
+  }
+  void finish_copy_field(std::span<float> out) override { held_.take(out); }
+  void finish_copy_field(std::span<double> out) override { held_.take(out); }
   std::size_t device_bytes() const override { return 0; }
   std::optional<Block> block() const override {
     if (!domain_) return std::nullopt;
@@ -104,6 +109,7 @@ class SpectralCpuBase : public Propagator {
   SpectralCpuSteps<T> steps_;  // transforms and steps (solver/spectral_cpu_steps.hpp)
   SpectralSources<T> sources_;
   std::vector<double> local_, parts_, traces_;  // this rank's samples; every receiver gathered (several ranks)
+  HeldField<T> held_;                           // start_copy_field's copy
 };
 
 // The damping layer in second-order form.

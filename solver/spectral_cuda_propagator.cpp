@@ -166,6 +166,10 @@ class SpectralCuda final : public Propagator {
 
   void copy_field(std::span<float> out) override { copy_out(out); }
   void copy_field(std::span<double> out) override { copy_out(out); }
+  // Synchronous here (the FDTD propagator overlaps its copy with the next steps).
+  void start_copy_field() override { copy_out(held_.hold(setup_.points())); }
+  void finish_copy_field(std::span<float> out) override { held_.take(out); }
+  void finish_copy_field(std::span<double> out) override { held_.take(out); }
 
   void visit_state(StateVisitor& v) override {
     const cudaStream_t st = stream_.handle();
@@ -273,6 +277,7 @@ class SpectralCuda final : public Propagator {
 
   int device_;           // selected before any allocation
   cuda::Stream stream_;  // created before, destroyed after the buffers and plans used in it
+  HeldField<T> held_;    // start_copy_field's copy
   SpectralSetup<T> setup_;
   cuda::SpectralShape shape_;
   bool pml_;

@@ -81,6 +81,18 @@ void Event::wait(cudaStream_t stream) const { SPECWAVE_CUDA_CHECK(cudaStreamWait
 
 void Event::synchronize() const { SPECWAVE_CUDA_CHECK(cudaEventSynchronize(event_)); }
 
+bool Event::ready() const {
+  const cudaError_t status = cudaEventQuery(event_);
+  if (status == cudaErrorNotReady) {
+    // Not an error: the work is still running. Cleared from the last-error state so that the next launch check
+    // does not see it (every launch is checked at once, so nothing else is pending there).
+    (void)cudaGetLastError();
+    return false;
+  }
+  SPECWAVE_CUDA_CHECK(status);
+  return true;
+}
+
 void Stream::synchronize() const { SPECWAVE_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
 void select_device(int index) {

@@ -46,7 +46,7 @@ class DeviceArray {
 };
 
 // Page-locked host memory (cudaMallocHost), zero-filled: the staging buffers of asynchronous copies (the MPI
-// halo exchange through the host).
+// halo exchange through the host, the receiver samples and snapshots of the FDTD propagator).
 template <class T>
 class PinnedArray {
  public:
@@ -87,6 +87,7 @@ class Event {
   void record(cudaStream_t stream);
   void wait(cudaStream_t stream) const;  // `stream` waits for the recorded work
   void synchronize() const;              // the host waits
+  bool ready() const;                    // the recorded work is done (the host does not wait)
 
  private:
   cudaEvent_t event_ = nullptr;

@@ -247,14 +247,6 @@ __global__ void record_parts_kernel(const T* u, const index_t* index, const T* f
 }
 
 template <class T>
-__global__ void inject_kernel(T* u, const index_t* index, const T* factor, const std::int32_t* owner, int n_points,
-                              const T* wavelets, int nt, int n) {
-  const int p = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (p >= n_points) return;
-  atomicAdd(&u[index[p]], factor[p] * wavelets[index_t(owner[p]) * nt + n]);
-}
-
-template <class T>
 __global__ void record_kernel(const T* u, const index_t* index, const T* weight, const std::int32_t* offsets,
                               int n_receivers, double* traces, int nt, int n) {
   const int r = int(blockIdx.x * blockDim.x + threadIdx.x);
@@ -368,14 +360,6 @@ void record_parts(const T* u, const index_t* index, const T* factor, const std::
 }
 
 template <class T>
-void inject_sources(T* u, const index_t* index, const T* factor, const std::int32_t* owner, int n_points,
-                    const T* wavelets, int nt, int n, cudaStream_t stream) {
-  if (n_points == 0) return;
-  inject_kernel<<<blocks_for(n_points, 128), 128, 0, stream>>>(u, index, factor, owner, n_points, wavelets, nt, n);
-  SPECWAVE_CUDA_CHECK_LAUNCH();
-}
-
-template <class T>
 void record_receivers(const T* u, const index_t* index, const T* weight, const std::int32_t* offsets, int n_receivers,
                       double* traces, int nt, int n, cudaStream_t stream) {
   if (n_receivers == 0) return;
@@ -424,8 +408,6 @@ void unpad(const FieldLayout& L, const T* padded, T* dense, cudaStream_t stream)
   template void unpack_box<T>(const FieldLayout&, T*, const int*, const int*, const T*, cudaStream_t);               \
   template void record_parts<T>(const T*, const index_t*, const T*, const std::int32_t*, int, double*, int, int,    \
                                 cudaStream_t);                                                                   \
-  template void inject_sources<T>(T*, const index_t*, const T*, const std::int32_t*, int, const T*, int, int,     \
-                                  cudaStream_t);                                                                 \
   template void record_receivers<T>(const T*, const index_t*, const T*, const std::int32_t*, int, double*, int, int, \
                                     cudaStream_t);                                                               \
   template void zero_top_plane<T>(const FieldLayout&, T*, cudaStream_t);                                         \

@@ -39,12 +39,6 @@ template <class T>
 void record_parts(const T* u, const index_t* index, const T* factor, const std::int32_t* slot, int n_points,
                   double* parts, int nt, int n, cudaStream_t stream);
 
-// f^n: u[index[p]] += factor[p] * wavelets[owner[p] * nt + n] for every source point p (atomic: points of
-// different sources may coincide).
-template <class T>
-void inject_sources(T* u, const index_t* index, const T* factor, const std::int32_t* owner, int n_points,
-                    const T* wavelets, int nt, int n, cudaStream_t stream);
-
 // traces[r * nt + n] = sum_{p in receiver r} weight[p] * u[index[p]] (accumulated in fp64), for all receivers;
 // receiver r owns points offsets[r] .. offsets[r+1]-1.
 template <class T>
