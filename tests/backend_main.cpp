@@ -35,7 +35,8 @@ BackendKind test_backend() { return tested; }
 
 bool cpu_only(std::string_view why) {
   if (tested == BackendKind::cpu) return false;
-  MESSAGE("not run on the " << to_string(tested) << " backend: " << std::string(why));
+  const std::string message = std::string("not run on the ") + to_string(tested) + " backend: " + std::string(why);
+  MESSAGE(message);
   return true;
 }
 

@@ -38,8 +38,9 @@ Case gradient_test_case(bool free_surface, Precision precision, int order = 8) {
 
 // What the CUDA entry says of the tests of the CPU wavefield histories.
 constexpr const char* cpu_histories =
-    "the CPU wavefield histories (binomial, disk, boundary saving) and the spectral gradient; the CUDA gradient's "
-    "histories (every step, segment checkpoints; device and pinned host memory) are compared in tests/test_gpu.cpp";
+    "it compares the CPU wavefield histories (binomial, disk, boundary saving) and the spectral gradient's (CPU "
+    "only); the CUDA gradient's (every step, segment checkpoints; device and pinned host memory) are compared in "
+    "tests/test_gpu.cpp";
 
 }  // namespace
 
