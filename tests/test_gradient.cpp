@@ -1,5 +1,13 @@
 // The adjoint of the FDTD scheme and the gradient (docs/numerics.md, "Adjoint and gradient"): dot-product
 // tests of the Born operator and its transpose, Taylor tests of the gradient, history strategies.
+// A backend test (tests/test_backend.hpp): test_gradient runs it on the CPU, test_gradient_cuda on the CUDA FDTD
+// gradient. The operator tests (dot products, Taylor, illumination, the velocity limit) build their cases with
+// gradient_test_case below, on the tested backend, with the same bounds: they are properties of the discrete
+// operators in a precision (an exact transpose, a first-order expansion, sums of the same fields), which the CUDA
+// gradient implements step for step (solver/fdtd_cuda_gradient.cpp). The history strategy tests exercise the CPU
+// histories (binomial, disk, boundary saving; the CUDA gradient has every step or segment checkpoints, on the
+// device or in pinned host memory, compared in tests/test_gpu.cpp) and the spectral gradient (CPU only): on CUDA
+// they say so and return. The tests of host-side logic (history choice, misfits) use no backend and run as they are.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -17,10 +25,24 @@
 #include "solver/errors.hpp"
 #include "solver/plan.hpp"
 #include "solver/propagator.hpp"
+#include "test_backend.hpp"
 
 using namespace specwave;
 
-using specwave::testing::gradient_test_case;
+namespace {
+
+// tests/case_builders.hpp's gradient case, on the tested backend.
+Case gradient_test_case(bool free_surface, Precision precision, int order = 8) {
+  return testing::on_test_backend(testing::gradient_test_case(free_surface, precision, order));
+}
+
+// What the CUDA entry says of the tests of the CPU wavefield histories.
+constexpr const char* cpu_histories =
+    "it compares the CPU wavefield histories (binomial, disk, boundary saving) and the spectral gradient's (CPU "
+    "only); the CUDA gradient's (every step, segment checkpoints; device and pinned host memory) are compared in "
+    "tests/test_gpu.cpp";
+
+}  // namespace
 
 TEST_CASE("FDTD Born operator and its adjoint: dot-product test") {
   struct Config {
@@ -131,6 +153,7 @@ std::string scratch_folder() {
 
 TEST_CASE("illumination of the adjoint pass: the sum of (u^n)^2 of the forward propagator's fields") {
   // The same scheme in the same precision: equal to rounding in the sums (relative 1e-12 in fp64, 1e-5 in fp32).
+  // On CUDA too: the forward propagator and the gradient both run the generic per-point stencil kernel.
   for (const auto& [free_surface, precision, tolerance] :
        {std::tuple{false, Precision::fp64, 1e-12}, std::tuple{true, Precision::fp64, 1e-12}, std::tuple{false, Precision::fp32, 1e-5}}) {
     CAPTURE(free_surface);
@@ -149,6 +172,7 @@ TEST_CASE("every wavefield history strategy gives bitwise the same gradient (FDT
   // Replayed steps are the same deterministic operations from saved states that hold everything a step reads
   // (spectral: the same FFTW plans on arrays of the same alignment), and the disk returns the bytes written: the
   // fields handed to the adjoint are the same bits, and so is the gradient.
+  if (testing::cpu_only(cpu_histories)) return;
   struct Config {
     const char* name;
     Case c;
@@ -294,6 +318,7 @@ TEST_CASE("boundary saving: rebuilt fields and gradient against every step store
   // c u sqrt(n_steps) with u the unit roundoff and c = O(1) (docs/numerics.md, "Boundary saving": the analysis;
   // measured c <= 0.9). The tolerance takes c = 16 and all nt steps (the field's energy leaves through the CPML
   // long before, so fewer steps count): a wrong point set, source term or free surface gives errors of order 1.
+  if (testing::cpu_only("boundary saving is a history of the CPU FDTD gradient (visit_fdtd_cpu_history)")) return;
   for (bool free_surface : {false, true})
     for (int order : {2, 8})
       for (Precision precision : {Precision::fp64, Precision::fp32}) {
@@ -318,6 +343,7 @@ TEST_CASE("boundary saving: rebuilt fields and gradient against every step store
 }
 
 TEST_CASE("boundary saving keeps the layer points of nt - 1 steps and two fields") {
+  if (testing::cpu_only("boundary saving is a history of the CPU FDTD gradient")) return;
   for (bool free_surface : {false, true})
     for (Precision precision : {Precision::fp64, Precision::fp32}) {
       const Case c = gradient_test_case(free_surface, precision, 4);
@@ -366,7 +392,8 @@ TEST_CASE("wavefield_storage = \"boundary\": chosen by auto when memory does not
   CHECK(choose_history(WavefieldStorage::auto_select, q).storage == WavefieldStorage::binomial);
   CHECK_THROWS_AS(choose_history(WavefieldStorage::boundary, q), Error);
 
-  Case c = gradient_test_case(false, Precision::fp64, 8);
+  // The CPU's history rule, on the CPU whatever the tested backend (the CUDA rule: choose_device_history below).
+  Case c = testing::gradient_test_case(false, Precision::fp64, 8);
   c.inversion.wavefield_storage = WavefieldStorage::boundary;
   CHECK(history_for(c, make_plan(c)).storage == WavefieldStorage::boundary);
   c.scheme.method = Method::spectral;
