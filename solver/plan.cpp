@@ -1,5 +1,6 @@
 #include "solver/plan.hpp"
 
+#include "solver/comm.hpp"
 #include "solver/decomposition.hpp"
 #include "solver/distributed_fft.hpp"
 
@@ -8,9 +9,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <span>
 
 #include "kernels/stencil.hpp"
 #include "solver/errors.hpp"
@@ -131,8 +134,7 @@ BackendKind resolve_backend(const Case& c, [[maybe_unused]] const RankPlacement&
     if (why.empty()) cuda::device_free_bytes(device, plan.device_free_bytes, plan.device_total_bytes, why);
     if (why.empty()) {
       plan.device = device;
-      // Ranks of this node on this device (round robin, node rank r drives r % devices).
-      plan.ranks_on_device = where.ranks > 1 ? std::max(1, (where.node_ranks - 1 - device) / devices + 1) : 1;
+      std::memcpy(plan.device_uuid.data(), d.uuid.data(), d.uuid.size());
       const auto version = [](int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); };
       note = fmt::format("cuda ({}: GPU {}, {}, compute capability {}.{}, {:.1f} GiB, {:.1f} GiB free; driver {}, "
                          "runtime {}{})",
@@ -154,6 +156,37 @@ BackendKind resolve_backend(const Case& c, [[maybe_unused]] const RankPlacement&
   }
   throw Error(ExitCode::backend_unavailable,
               fmt::format("run.backend = \"cuda\": {}; use backend = \"cpu\" or \"auto\"", why));
+}
+
+// Under MPI: every rank runs on the same backend (auto falls back to the CPU on all ranks when one has no usable
+// GPU), and the ranks that drive one GPU (same uuid) are counted: more than one needs run.share_devices, and they
+// split its memory cap. Collective over `world` (the case, hence the condition to call this, is the same on all).
+void agree_on_devices(const Case& c, const Comm& world, const RankPlacement& where, Plan& plan) {
+  std::vector<long long> keys(3 * std::size_t(plan.ranks), 0);
+  const std::size_t k = 3 * std::size_t(where.rank);
+  if (plan.backend == BackendKind::cuda) {
+    keys[k] = 1;
+    std::memcpy(&keys[k + 1], plan.device_uuid.data(), 16);
+  }
+  world.allreduce_in_place(std::span<long long>(keys), ReduceOp::sum);
+  int without = -1;
+  for (int r = 0; r < plan.ranks && without < 0; ++r)
+    if (!keys[3 * std::size_t(r)]) without = r;
+  if (without >= 0) {
+    // Only auto gets here with a rank on the CPU (a rank that asked for CUDA and has none has stopped already).
+    if (plan.backend == BackendKind::cuda)
+      plan.backend_note = fmt::format("cpu (auto: rank {} has no usable GPU, and all ranks run on one backend)", without);
+    plan.backend = BackendKind::cpu;
+    plan.ranks_on_device = 1;
+    return;
+  }
+  plan.ranks_on_device = ranks_on_device(keys, where.rank);
+  if (plan.ranks_on_device > 1 && !c.run.share_devices)
+    throw Error(ExitCode::backend_unavailable,
+                fmt::format("{} MPI ranks drive the same GPU (rank {}: GPU {}): each rank drives one GPU; start at "
+                            "most one rank per GPU (srun --gpus-per-task=1, or mpirun --npernode G with G GPUs a "
+                            "node), or set run.share_devices = true to let ranks share GPUs",
+                            plan.ranks_on_device, where.rank, plan.device));
 }
 
 // The cap is run.device_memory_fraction of the device memory free when the plan was made, shared by the ranks
@@ -298,6 +331,9 @@ int device_of_rank(const Case& c, const RankPlacement& where, int devices) {
                               devices, devices - 1));
     return c.run.device;
   }
+  // One visible device: the launcher bound this rank to it (srun --gpus-per-task=1, CUDA_VISIBLE_DEVICES), or
+  // the node has one; whether other ranks drive it too is found out across the ranks (ranks_on_device).
+  if (devices == 1) return 0;
   if (where.node_ranks > devices && !c.run.share_devices)
     throw Error(ExitCode::backend_unavailable,
                 fmt::format("{} MPI ranks on this node but {} CUDA device(s): each rank drives one GPU; start at most {} "
@@ -305,6 +341,14 @@ int device_of_rank(const Case& c, const RankPlacement& where, int devices) {
                             "share GPUs round-robin",
                             where.node_ranks, devices, devices, devices));
   return where.node_rank % devices;
+}
+
+int ranks_on_device(std::span<const long long> keys, int rank) {
+  const std::size_t k = std::size_t(rank);
+  int count = 0;
+  for (std::size_t r = 0; r < keys.size() / 3; ++r)
+    if (keys[3 * r] && keys[3 * r + 1] == keys[3 * k + 1] && keys[3 * r + 2] == keys[3 * k + 2]) ++count;
+  return std::max(count, 1);
 }
 
 int choose_shot_groups(const Case& c, int ranks) {
@@ -377,6 +421,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   if (c.receivers.empty()) invalid(c, "no receivers: add [receivers] points, lines or planes");
   check_geometry(c);
   plan.backend = resolve_backend(c, where, plan);
+  if (plan.ranks > 1 && where.world && c.run.backend != BackendKind::cpu) agree_on_devices(c, *where.world, where, plan);
   plan.threads = c.run.threads > 0 ? c.run.threads : omp_get_max_threads();
 
   // Memory, before the model (the largest allocation so far) is built. nt is not known yet: bound traces later.

@@ -2,6 +2,7 @@
 // Preflight: everything checked and derived before any large allocation. make_plan() throws Error with
 // one clear line for every bad input; `specwave check` prints the plan without running.
 #include <array>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,8 @@ struct Plan {
   int device = 0;  // the CUDA device this rank drives (run.device on one rank; one per rank on a node under MPI)
   // CUDA: that device's memory when the plan was made, and how many ranks of this node drive it (share_devices)
   std::size_t device_free_bytes = 0, device_total_bytes = 0;
-  int ranks_on_device = 1;
+  std::array<unsigned char, 16> device_uuid{};
+  int ranks_on_device = 1;  // MPI ranks driving this rank's GPU (the same uuid), 1 without MPI
   VelocityModel model;  // this rank's block of it in a decomposed run (model.block), the whole grid otherwise
   // The velocity that sets dt_max and the FDTD CPML damping d0: the model's v_max, or inversion.velocity_max
   // when that is larger, so that dt and the profiles stay fixed while an inversion changes the model.
@@ -79,6 +81,9 @@ Plan make_plan(const Case& c, const RankPlacement& placement = {});
 // ranks on a node than GPUs is an error (Error backend_unavailable, with the fix) unless run.share_devices
 // shares them round-robin.
 int device_of_rank(const Case& c, const RankPlacement& where, int devices);
+// How many ranks drive the same GPU as `rank`: keys holds 3 values a rank (uses CUDA, the GPU's uuid as two
+// 64-bit words), gathered over the ranks.
+int ranks_on_device(std::span<const long long> keys, int rank);
 // Shot groups for `ranks` ranks: the case's run.shot_groups, or the largest divisor of ranks that is at most
 // the number of shots (shots in parallel scale perfectly; decomposition is for grids too large for one rank).
 int choose_shot_groups(const Case& c, int ranks);

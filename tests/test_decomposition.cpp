@@ -111,4 +111,12 @@ TEST_CASE("each MPI rank of a node drives its own GPU; more ranks than GPUs need
   }
   c.run.share_devices = true;
   CHECK(device_of_rank(c, {8, 6, 8, 6}, 4) == 2);                  // shared round-robin
+  c.run.share_devices = false;
+  CHECK(device_of_rank(c, {8, 3, 4, 3}, 1) == 0);  // one visible GPU (bound by the launcher): its device 0
+  // Ranks on the same GPU are counted by uuid (use CUDA, uuid words): ranks 0 and 2 share one, rank 1 has its
+  // own, rank 3 runs on no GPU.
+  const std::vector<long long> keys = {1, 11, 12, 1, 21, 22, 1, 11, 12, 0, 0, 0};
+  CHECK(ranks_on_device(keys, 0) == 2);
+  CHECK(ranks_on_device(keys, 1) == 1);
+  CHECK(ranks_on_device(keys, 2) == 2);
 }

@@ -41,6 +41,7 @@ CudaStatus query_devices(bool free_memory) {
       info.compute_minor = prop.minor;
       info.total_bytes = prop.totalGlobalMem;
       info.multiprocessors = prop.multiProcessorCount;
+      for (int b = 0; b < 16; ++b) info.uuid[std::size_t(b)] = std::uint8_t(prop.uuid.bytes[b]);
       if (free_memory) {
         std::string why;
         if (!device_free_bytes(d, info.free_bytes, info.total_bytes, why)) info.problem = why;

@@ -1,6 +1,8 @@
 #pragma once
 // CUDA device discovery, callable from plain C++ (the implementation lives in device.cu).
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -20,6 +22,7 @@ struct DeviceInfo {
   std::size_t total_bytes = 0;
   std::size_t free_bytes = 0;  // filled only by query_devices(true) or device_free_bytes()
   int multiprocessors = 0;
+  std::array<std::uint8_t, 16> uuid{};  // the same GPU seen by several processes has the same uuid
   std::string problem;         // non-empty: this device could not be queried (why)
 };
 

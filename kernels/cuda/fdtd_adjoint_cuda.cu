@@ -123,6 +123,11 @@ void adjoint_radius(const FdtdAdjointStep<T>& s, cudaStream_t stream) {
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
+// A product rounded on its own, never fused with the sum that follows into an FMA (nvcc fuses by default; the
+// CPU code, ISO C++ without -ffp-contract, does not): source injection then rounds as on the CPU.
+__device__ inline float product_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ inline double product_rn(double a, double b) { return __dmul_rn(a, b); }
+
 // One thread per target point: its contributions in order, each added to u as on the CPU.
 template <class T>
 __global__ void gather_kernel(T* u, PointGather<T> g, const double* signal, int nt, int n) {
@@ -131,7 +136,7 @@ __global__ void gather_kernel(T* u, PointGather<T> g, const double* signal, int 
   const index_t i = g.target[t];
   T value = u[i];
   for (std::int32_t k = g.offsets[t]; k < g.offsets[t + 1]; ++k)
-    value += g.factor[k] * T(signal[index_t(g.owner[k]) * nt + n]);
+    value = value + product_rn(g.factor[k], T(signal[index_t(g.owner[k]) * nt + n]));
   u[i] = value;
 }
 
