@@ -1,8 +1,9 @@
 // FDTD on an NVIDIA GPU: the FdtdSetup arrays copied to the device once, the kernels of
 // kernels/cuda/fdtd_cuda.cu in the time loop; no allocation happens after construction. Sources are added per
 // target point in the CPU's order (deterministic). Receiver samples go into a device ring of two halves
-// (solver/trace_ring.hpp): a full half is copied on the output stream into pinned host memory while the steps go
-// on, and scattered into the host traces later. Snapshots (start/finish_copy_field) are copied on the same stream.
+// (solver/device_trace_ring.hpp): a full half is copied on the output stream into pinned host memory while the
+// steps go on, and scattered into the host traces later. Snapshots (start/finish_copy_field,
+// solver/device_field_copy.hpp) are copied on the same stream.
 //
 // Domain-decomposed (a domain communicator of several ranks, one GPU each): the block of FdtdSetup, and each
 // step as on the CPU (docs/architecture.md): the shell, then its halo planes packed on the device and sent
@@ -22,13 +23,14 @@
 #include "kernels/cuda/fdtd_cuda.hpp"
 #include "solver/block_reduce.hpp"
 #include "solver/comm.hpp"
+#include "solver/device_field_copy.hpp"
 #include "solver/device_gather.hpp"
 #include "solver/halo.hpp"
 #include "solver/fdtd_cuda_propagator.hpp"
 #include "solver/device_state.hpp"
+#include "solver/device_trace_ring.hpp"
 #include "solver/fdtd_setup.hpp"
 #include "solver/plan.hpp"
-#include "solver/trace_ring.hpp"
 
 namespace specwave {
 namespace {
@@ -129,16 +131,11 @@ class FdtdCuda final : public Propagator {
         u_(setup_.layout.size()),
         u_prev_(setup_.layout.size()),
         vel2dt2_(upload(setup_.vel2dt2)),
-        dense_(std::size_t(setup_.layout.interior_points())),
-        ring_(TraceRing::for_steps(setup_.nt)),
-        book_(ring_, setup_.nt),
+        field_copy_(stream_, output_stream_, std::size_t(setup_.layout.interior_points()), c.output.snapshot_every > 0,
+                    /*dense_now=*/true),
         whole_rows_(setup_.receivers.offsets.size() - 1),
         part_rows_(std::size_t(setup_.block_receivers.slots())),
-        ring_whole_(2 * ring_.half_size(whole_rows_)),
-        ring_parts_(2 * ring_.half_size(part_rows_)),
-        pinned_whole_(2 * ring_.half_size(whole_rows_)),
-        pinned_parts_(2 * ring_.half_size(part_rows_)),
-        field_host_(c.output.snapshot_every > 0 ? dense_.size() : 0),
+        ring_(stream_, output_stream_, setup_.nt, {whole_rows_, part_rows_}),
         stats_max_(cuda::stats_blocks()),
         stats_index_(cuda::stats_blocks()) {
     for (int a = 0; a < 3; ++a) {
@@ -170,8 +167,6 @@ class FdtdCuda final : public Propagator {
     shell_sources_ = DeviceGather<T>(max_points);
     interior_sources_ = DeviceGather<T>(max_points);
     wavelets_ = cuda::DeviceArray<double>(max_sources * std::size_t(setup_.nt));
-    whole_host_.assign(whole_rows_ * std::size_t(setup_.nt), 0.0);
-    parts_host_.assign(part_rows_ * std::size_t(setup_.nt), 0.0);
     local_.assign(plan.receivers.size() * std::size_t(setup_.nt), 0.0);
   }
 
@@ -195,9 +190,8 @@ class FdtdCuda final : public Propagator {
     u_.zero(st);
     u_prev_.zero(st);
     for (auto& s : slabs_) s.zero(st);
-    discard_trace_copies(0);
-    std::fill(whole_host_.begin(), whole_host_.end(), 0.0);
-    std::fill(parts_host_.begin(), parts_host_.end(), 0.0);
+    ring_.discard(0);
+    ring_.zero_host();
     PointLists<T> shell, interior;
     split_sources(setup_.sources(sources), halo_ ? halo_->shell : Shell{}, setup_.layout, shell, interior);
     // Grouped by target point in the CPU's order: deterministic sums, the CPU's per-point arithmetic.
@@ -232,13 +226,13 @@ class FdtdCuda final : public Propagator {
 
   std::span<const double> traces() override {
     if (!traces_valid_) {
-      flush_traces();
+      ring_.flush();
       const auto& r = setup_.block_receivers;
       const std::size_t nt = std::size_t(setup_.nt);
       std::fill(local_.begin(), local_.end(), 0.0);
       for (std::size_t k = 0; k < r.whole_id.size(); ++k)
-        std::copy_n(whole_host_.data() + k * nt, nt, local_.data() + std::size_t(r.whole_id[k]) * nt);
-      traces_ = domain_ ? gather_block_traces(*domain_, r, local_, parts_host_, setup_.nt) : local_;
+        std::copy_n(ring_.host(whole_group).data() + k * nt, nt, local_.data() + std::size_t(r.whole_id[k]) * nt);
+      traces_ = domain_ ? gather_block_traces(*domain_, r, local_, ring_.host(parts_group), setup_.nt) : local_;
       traces_valid_ = true;
     }
     return traces_;
@@ -258,40 +252,32 @@ class FdtdCuda final : public Propagator {
   void copy_field(std::span<float> out) override { copy_out(out); }
   void copy_field(std::span<double> out) override { copy_out(out); }
 
-  // u^n unpadded into dense_ on the compute stream, then copied on the output stream into pinned memory while the
-  // next steps run; finish waits for that copy. dense_ and field_host_ are not touched again before finish.
+  // u^n unpadded into the dense buffer on the compute stream, then copied on the output stream into pinned memory
+  // while the next steps run; finish waits for that copy (solver/device_field_copy.hpp).
   void start_copy_field() override {
-    if (field_pending_) throw std::logic_error("start_copy_field: the last copy was not finished");
-    if (field_host_.size() < dense_.size()) field_host_ = cuda::PinnedArray<T>(dense_.size());  // snapshots not planned
-    const cudaStream_t st = stream_.handle(), out = output_stream_.handle();
-    cuda::unpad(setup_.layout, u_.data(), dense_.data(), st);
-    field_unpadded_.record(st);
-    field_unpadded_.wait(out);
-    cuda::copy_to_host_async(field_host_.data(), dense_.data(), dense_.bytes(), out);
-    field_copied_.record(out);
-    field_pending_ = true;
+    field_copy_.start([&](T* dense) { cuda::unpad(setup_.layout, u_.data(), dense, stream_.handle()); });
   }
-  void finish_copy_field(std::span<float> out) override { finish_copy(out); }
-  void finish_copy_field(std::span<double> out) override { finish_copy(out); }
+  void finish_copy_field(std::span<float> out) override { field_copy_.finish(out); }
+  void finish_copy_field(std::span<double> out) override { field_copy_.finish(out); }
 
   // Saving: every sample recorded so far is flushed into the host matrices and saved with them ("traces",
   // "trace_parts": the shapes the device arrays had before the ring). Loading: copies still queued belong to the
   // state replaced and are dropped; the ring restarts at the next advance's first step.
   void visit_state(StateVisitor& v) override {
     const cudaStream_t st = stream_.handle();
-    if (v.loading()) discard_trace_copies(-1);  // the ring restarts at the next advance's first step
-    else flush_traces();
+    if (v.loading()) ring_.discard(-1);  // the ring restarts at the next advance's first step
+    else ring_.flush();
     visit_device(v, "u", u_, st);
     visit_device(v, "u_prev", u_prev_, st);
     for (std::size_t s = 0; s < slabs_.size(); ++s) visit_device(v, fmt::format("cpml_{}", s), slabs_[s], st);
-    v.visit_array("traces", whole_host_);
-    v.visit_array("trace_parts", parts_host_);
+    v.visit_array("traces", ring_.host(whole_group));
+    v.visit_array("trace_parts", ring_.host(parts_group));
     traces_valid_ = false;
   }
 
   std::size_t device_bytes() const override {
-    std::size_t bytes = u_.bytes() + u_prev_.bytes() + vel2dt2_.bytes() + dense_.bytes() + ring_whole_.bytes() +
-                        ring_parts_.bytes() + wavelets_.bytes() + shell_sources_.bytes() +
+    std::size_t bytes = u_.bytes() + u_prev_.bytes() + vel2dt2_.bytes() + field_copy_.device_bytes() +
+                        ring_.device_bytes() + wavelets_.bytes() + shell_sources_.bytes() +
                         interior_sources_.bytes() + (halo_ ? halo_->device_bytes() : 0);
     for (const auto& s : slabs_) bytes += s.bytes();
     return bytes;
@@ -338,84 +324,30 @@ class FdtdCuda final : public Propagator {
                        h.receive[k].data(), st);
   }
 
-  // Sample n of every receiver into the ring (stream order). The compute stream first waits for the last copy
-  // of that half to have read it; once the half is complete its copy is queued.
+  // Sample n of every receiver into the ring (stream order); the ring makes the compute stream wait before it
+  // writes a half again and queues a complete half's copy (solver/device_trace_ring.hpp).
   void record(int n) {
     const cudaStream_t st = stream_.handle();
-    const int b = ring_.half(n), c = ring_.column(n);
-    if (book_.begin_sample(n)) ring_copied_[b].wait(st);
+    const auto at = ring_.begin_sample(n);
     cuda::record_receivers(u_.data(), receivers_.index.data(), receivers_.factor.data(), receivers_.offsets.data(),
-                           int(whole_rows_), ring_whole_.data() + b * ring_.half_size(whole_rows_), ring_.columns, c, st);
+                           int(whole_rows_), ring_.half_data(whole_group, at.half), ring_.columns(), at.column, st);
     cuda::record_parts(u_.data(), receiver_parts_.index.data(), receiver_parts_.factor.data(),
-                       receiver_parts_.owner.data(), receiver_parts_.points,
-                       ring_parts_.data() + b * ring_.half_size(part_rows_), ring_.columns, c, st);
-    if (const auto copy = book_.end_sample(n)) {
-      queue_half_copy(*copy);
-      // The other half's copy, queued a half earlier, is scattered now if it is done (the host does not wait).
-      if (book_.pending(1 - b) && ring_copied_[1 - b].ready()) retire_half(1 - b);
-    }
-  }
-
-  // A ring half copied on the output stream into its pinned half, after the work queued so far on the compute
-  // stream; the pinned half's last copy is scattered first.
-  void queue_half_copy(const RingCopy& copy) {
-    const int b = copy.half;
-    retire_half(b);
-    const cudaStream_t st = stream_.handle(), out = output_stream_.handle();
-    const std::size_t whole = ring_.half_size(whole_rows_), parts = ring_.half_size(part_rows_);
-    ring_recorded_.record(st);
-    ring_recorded_.wait(out);
-    cuda::copy_to_host_async(pinned_whole_.data() + b * whole, ring_whole_.data() + b * whole, whole * sizeof(double), out);
-    cuda::copy_to_host_async(pinned_parts_.data() + b * parts, ring_parts_.data() + b * parts, parts * sizeof(double), out);
-    ring_copied_[b].record(out);
-    book_.queued(copy);
-  }
-
-  // Waits for half b's copy, if one is pending, and scatters its samples into the host matrices.
-  void retire_half(int b) {
-    if (!book_.pending(b)) return;
-    ring_copied_[b].synchronize();
-    const RingCopy copy = book_.retire(b);
-    const std::size_t whole = ring_.half_size(whole_rows_), parts = ring_.half_size(part_rows_);
-    scatter_ring_half(ring_, std::span<const double>(pinned_whole_.data() + b * whole, whole), whole_rows_, copy.lo,
-                      copy.hi, whole_host_, setup_.nt);
-    scatter_ring_half(ring_, std::span<const double>(pinned_parts_.data() + b * parts, parts), part_rows_, copy.lo,
-                      copy.hi, parts_host_, setup_.nt);
-  }
-
-  // Every sample recorded so far into the host matrices: the part of the current half not yet queued (copied
-  // now), then both halves' copies, waited for.
-  void flush_traces() {
-    if (const auto copy = book_.flush()) queue_half_copy(*copy);
-    retire_half(0);
-    retire_half(1);
-  }
-
-  // Drops the copies still queued (a new shot: next = 0; a loaded state: -1): waits for them, scatters nothing.
-  void discard_trace_copies(int next) {
-    output_stream_.synchronize();
-    book_.reset(next);
-  }
-
-  template <class U>
-  void finish_copy(std::span<U> out) {
-    if (!field_pending_) throw std::logic_error("finish_copy_field without start_copy_field");
-    if (out.size() < dense_.size()) throw std::invalid_argument("finish_copy_field: the output holds too few values");
-    field_copied_.synchronize();
-    field_pending_ = false;
-    const T* held = field_host_.data();
-    for (std::size_t i = 0; i < dense_.size(); ++i) out[i] = U(held[i]);  // the conversion copy_field makes
+                       receiver_parts_.owner.data(), receiver_parts_.points, ring_.half_data(parts_group, at.half),
+                       ring_.columns(), at.column, st);
+    ring_.end_sample(n);
   }
 
   template <class U>
   void copy_out(std::span<U> out) {
-    if (field_pending_) field_copied_.wait(stream_.handle());  // dense_ may still be on its way to field_host_
-    cuda::unpad(setup_.layout, u_.data(), dense_.data(), stream_.handle());
+    field_copy_.wait_for_copy();  // the dense buffer may still be on its way to the host
+    T* dense = field_copy_.dense();
+    const std::size_t points = field_copy_.size();
+    cuda::unpad(setup_.layout, u_.data(), dense, stream_.handle());
     if constexpr (std::is_same_v<U, T>) {
-      cuda::copy_to_host(out.data(), dense_.data(), dense_.bytes(), stream_.handle());
+      cuda::copy_to_host(out.data(), dense, points * sizeof(T), stream_.handle());
     } else {
-      std::vector<T> host(dense_.size());
-      cuda::copy_to_host(host.data(), dense_.data(), dense_.bytes(), stream_.handle());
+      std::vector<T> host(points);
+      cuda::copy_to_host(host.data(), dense, points * sizeof(T), stream_.handle());
       for (std::size_t i = 0; i < host.size(); ++i) out[i] = U(host[i]);
     }
   }
@@ -426,19 +358,16 @@ class FdtdCuda final : public Propagator {
   cuda::Stream copy_stream_;  // halo staging copies (decomposed runs)
   cuda::Stream output_stream_;  // receiver samples and snapshots to the host
   cuda::Event packed_, received_;
-  cuda::Event ring_recorded_, field_unpadded_, field_copied_;
-  std::array<cuda::Event, 2> ring_copied_;  // per ring half: its copy to pinned memory is done
   FdtdSetup<T> setup_;
-  cuda::DeviceArray<T> u_, u_prev_, vel2dt2_, dense_;
-  // The receiver ring: whole receivers (rows = receivers whole in this block) and split receivers' slots, each
-  // [half][row][column] on the device and in pinned memory; whole_host_ and parts_host_ are the (rows, nt) matrices.
-  TraceRing ring_;
-  TraceRingBook book_;
+  cuda::DeviceArray<T> u_, u_prev_, vel2dt2_;
+  // The dense interior (copy_field, and start_copy_field's copy through pinned memory, allocated with the
+  // propagator when snapshots are due).
+  DeviceFieldCopy<T> field_copy_;
+  // The receiver ring: rows of the receivers whole in this block (whole_group) and of split receivers' slots
+  // (parts_group), sharing the halves' copies; ring_.host(group) is that group's (rows, nt) matrix.
+  static constexpr std::size_t whole_group = 0, parts_group = 1;
   std::size_t whole_rows_ = 0, part_rows_ = 0;
-  cuda::DeviceArray<double> ring_whole_, ring_parts_;
-  cuda::PinnedArray<double> pinned_whole_, pinned_parts_;
-  cuda::PinnedArray<T> field_host_;  // start_copy_field's copy (allocated with the propagator when snapshots are due)
-  bool field_pending_ = false;
+  DeviceTraceRing ring_;
   cuda::DeviceArray<double> stats_max_;
   cuda::DeviceArray<std::int64_t> stats_index_;
   std::array<cuda::DeviceArray<T>, 3> pml_a_, pml_b_;
@@ -447,7 +376,7 @@ class FdtdCuda final : public Propagator {
   DeviceGather<T> shell_sources_, interior_sources_;
   std::unique_ptr<DeviceHalo<T>> halo_;
   cuda::DeviceArray<double> wavelets_;  // (sources, nt) in fp64, as the CPU holds them
-  std::vector<double> whole_host_, parts_host_, local_, traces_;
+  std::vector<double> local_, traces_;
   bool traces_valid_ = false;
   cuda::StencilKernel kernel_ = stencil_kernel_from_environment();
 };

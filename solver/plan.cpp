@@ -309,8 +309,10 @@ std::size_t estimate_device_memory_bytes(const Case& c, int nt, const std::array
     // u^n, u^{n-1}, the Laplacian, (v dt)^2; one spectrum, the Laplacian's and K's symbols, the work area
     values = 4 * points + spectrum + spectrum + spectrum;
   values += double(max_sources) * (points + nt);  // dense source patterns K p_j and their amplitudes
-  const double traces = 8.0 * c.receivers.size() * nt;
-  return std::size_t(values * value + traces + 64.0 * (1 << 20));  // + plans, receivers, reductions
+  if (c.output.snapshot_every > 0) values += points;  // the dense copy of a snapshot on its way to pinned memory
+  // The receivers' ring of two halves (fp64, solver/device_trace_ring.hpp), as for FDTD.
+  const double ring = 8.0 * c.receivers.size() * 2 * TraceRing::for_steps(nt).columns;
+  return std::size_t(values * value + ring + 64.0 * (1 << 20));  // + plans, receivers, reductions
 }
 
 std::size_t available_memory_bytes() {

@@ -1,8 +1,11 @@
 // The k-space pseudo-spectral method on an NVIDIA GPU (docs/numerics.md, "Pseudo-spectral k-space propagator"):
 // the SpectralSetup arrays (solver/spectral_setup.cpp, shared with the CPU propagator) copied to the device once,
-// cuFFT transforms and the kernels of kernels/cuda/spectral_cuda.cu in the time loop. Traces stay on the device
-// and are copied back in one batch when asked for. The cuFFT plans and their work area are made in the
-// constructor; nothing is allocated on the device after it.
+// cuFFT transforms and the kernels of kernels/cuda/spectral_cuda.cu in the time loop. Receiver samples go into a
+// device ring of two halves (solver/device_trace_ring.hpp): a full half is copied on the output stream into pinned
+// host memory while the steps go on, and scattered into the host traces later. Snapshots (start/finish_copy_field,
+// solver/device_field_copy.hpp) are copied on the same stream. The cuFFT plans and their work area are made in
+// the constructor; nothing is allocated on the device after it (but the snapshot buffer when a start_copy_field
+// comes without output.snapshot_every set).
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -15,7 +18,9 @@
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/fdtd_cuda.hpp"  // record_receivers, field_stats
 #include "kernels/cuda/spectral_cuda.hpp"
+#include "solver/device_field_copy.hpp"
 #include "solver/device_state.hpp"
+#include "solver/device_trace_ring.hpp"
 #include "solver/plan.hpp"
 #include "solver/spectral_cuda_propagator.hpp"
 #include "solver/spectral_setup.hpp"
@@ -41,7 +46,10 @@ class SpectralCuda final : public Propagator {
         pml_(setup_.absorber == SpectralAbsorber::pml),
         fft_(shape_, stream_.handle()),
         stats_max_(cuda::stats_blocks()),
-        stats_index_(cuda::stats_blocks()) {
+        stats_index_(cuda::stats_blocks()),
+        ring_(stream_, output_stream_, setup_.nt, {setup_.receivers.offsets.size() - 1}),
+        field_copy_(stream_, output_stream_, setup_.points(), c.output.snapshot_every > 0,
+                    /*dense_now=*/c.output.snapshot_every > 0) {
     static_assert(sizeof(std::complex<T>) == sizeof(C), "std::complex<T> and the cuFFT complex type share a layout");
     const std::size_t n = setup_.points(), n_spectrum = setup_.spectrum_points();
     const int spectra = pml_ ? 3 : 1;
@@ -80,8 +88,6 @@ class SpectralCuda final : public Propagator {
     receiver_index_ = upload(rec.index);
     receiver_weight_ = upload(rec.factor);
     receiver_offsets_ = upload(rec.offsets);
-    traces_device_ = cuda::DeviceArray<double>(std::size_t(n_receivers_) * setup_.nt);
-    traces_host_.assign(traces_device_.size(), 0.0);
     // Room for the shot with the most sources, so begin_shot never allocates on the device.
     for (const auto& shot : plan.sources) max_sources_ = std::max(max_sources_, int(shot.size()));
     patterns_ = cuda::DeviceArray<T>(std::size_t(max_sources_) * n);
@@ -89,6 +95,11 @@ class SpectralCuda final : public Propagator {
     // DeviceBuffer zero-fills in the legacy default stream, which this non-blocking stream does not wait for:
     // let every fill finish before any work is queued in the stream.
     cuda::synchronize();
+  }
+
+  // Copies still queued on the output stream write into pinned memory freed with the members: wait for them.
+  ~SpectralCuda() override {
+    cudaStreamSynchronize(output_stream_.handle());  // no throw from a destructor
   }
 
   std::string name() const override {
@@ -106,7 +117,8 @@ class SpectralCuda final : public Propagator {
       u_.zero(st);
       u_prev_.zero(st);
     }
-    traces_device_.zero(st);
+    ring_.discard(0);
+    ring_.zero_host();
     traces_valid_ = false;
     n_sources_ = int(sources.size());
     if (n_sources_ == 0) return;
@@ -140,8 +152,7 @@ class SpectralCuda final : public Propagator {
   void advance(int n_begin, int n_end) override {
     const cudaStream_t st = stream_.handle();
     for (int n = n_begin; n < n_end; ++n) {
-      cuda::record_receivers(current(), receiver_index_.data(), receiver_weight_.data(), receiver_offsets_.data(),
-                             n_receivers_, traces_device_.data(), setup_.nt, n, st);
+      record(n);
       const cuda::SourceTerms<T> sources{patterns_.data(), amplitudes_.data(), n_sources_, setup_.nt, n};
       if (pml_)
         pml_step(sources, st);
@@ -153,10 +164,10 @@ class SpectralCuda final : public Propagator {
 
   std::span<const double> traces() override {
     if (!traces_valid_) {
-      cuda::copy_to_host(traces_host_.data(), traces_device_.data(), traces_host_.size() * sizeof(double), stream_.handle());
+      ring_.flush();
       traces_valid_ = true;
     }
-    return traces_host_;
+    return ring_.host(0);
   }
 
   FieldStats field_stats() override {
@@ -166,13 +177,23 @@ class SpectralCuda final : public Propagator {
 
   void copy_field(std::span<float> out) override { copy_out(out); }
   void copy_field(std::span<double> out) override { copy_out(out); }
-  // Synchronous here (the FDTD propagator overlaps its copy with the next steps).
-  void start_copy_field() override { copy_out(held_.hold(setup_.points())); }
-  void finish_copy_field(std::span<float> out) override { held_.take(out); }
-  void finish_copy_field(std::span<double> out) override { held_.take(out); }
+  // The current field (p^n or u^n, overwritten by the next steps) copied into the dense buffer on the compute
+  // stream, then on the output stream into pinned memory while the next steps run; finish waits for that copy.
+  void start_copy_field() override {
+    field_copy_.start([&](T* dense) {
+      cuda::copy_async(dense, current(), setup_.points() * sizeof(T), stream_.handle());  // device to device
+    });
+  }
+  void finish_copy_field(std::span<float> out) override { field_copy_.finish(out); }
+  void finish_copy_field(std::span<double> out) override { field_copy_.finish(out); }
 
+  // Saving: every sample recorded so far is flushed into the host matrix and saved as "traces" (receivers, nt), as
+  // the device matrix was before the ring. Loading: copies still queued belong to the state replaced and are
+  // dropped; the ring restarts at the next advance's first step.
   void visit_state(StateVisitor& v) override {
     const cudaStream_t st = stream_.handle();
+    if (v.loading()) ring_.discard(-1);
+    else ring_.flush();
     if (pml_) {
       visit_device(v, "p", p_sum_, st);
       for (int a = 0; a < 3; ++a) {
@@ -183,15 +204,16 @@ class SpectralCuda final : public Propagator {
       visit_device(v, "u", u_, st);
       visit_device(v, "u_prev", u_prev_, st);
     }
-    visit_device(v, "traces", traces_device_, st);
+    v.visit_array("traces", ring_.host(0));
     traces_valid_ = false;
   }
 
   std::size_t device_bytes() const override {
     std::size_t bytes = fft_.work_bytes() + source_symbol_.bytes() + laplacian_symbol_.bytes() + kappa_.bytes() +
                         u_.bytes() + u_prev_.bytes() + vel2dt2_.bytes() + p_sum_.bytes() + dt_vel2_.bytes() +
-                        patterns_.bytes() + amplitudes_.bytes() + traces_device_.bytes() + receiver_index_.bytes() +
-                        receiver_weight_.bytes() + receiver_offsets_.bytes() + stats_max_.bytes() + stats_index_.bytes();
+                        patterns_.bytes() + amplitudes_.bytes() + ring_.device_bytes() + field_copy_.device_bytes() +
+                        receiver_index_.bytes() + receiver_weight_.bytes() + receiver_offsets_.bytes() +
+                        stats_max_.bytes() + stats_index_.bytes();
     for (const auto& s : spectra_) bytes += s.bytes();
     for (int a = 0; a < 3; ++a)
       bytes += p_[a].bytes() + w_[a].bytes() + work_[a].bytes() + shift_plus_[a].bytes() + shift_minus_[a].bytes() +
@@ -216,6 +238,15 @@ class SpectralCuda final : public Propagator {
   template <class U>
   static void release(std::vector<U>& v) {
     std::vector<U>().swap(v);
+  }
+
+  // Sample n of every receiver into the ring (stream order); the ring makes the compute stream wait before it
+  // writes a half again and queues a complete half's copy.
+  void record(int n) {
+    const auto at = ring_.begin_sample(n);
+    cuda::record_receivers(current(), receiver_index_.data(), receiver_weight_.data(), receiver_offsets_.data(),
+                           n_receivers_, ring_.half_data(0, at.half), ring_.columns(), at.column, stream_.handle());
+    ring_.end_sample(n);
   }
 
   // The field at the current time: p^n (sum of the split components) or u^n.
@@ -277,7 +308,7 @@ class SpectralCuda final : public Propagator {
 
   int device_;           // selected before any allocation
   cuda::Stream stream_;  // created before, destroyed after the buffers and plans used in it
-  HeldField<T> held_;    // start_copy_field's copy
+  cuda::Stream output_stream_;  // receiver samples and snapshots to the host
   SpectralSetup<T> setup_;
   cuda::SpectralShape shape_;
   bool pml_;
@@ -298,10 +329,10 @@ class SpectralCuda final : public Propagator {
   cuda::DeviceArray<index_t> receiver_index_;
   cuda::DeviceArray<T> receiver_weight_;
   cuda::DeviceArray<std::int32_t> receiver_offsets_;
-  cuda::DeviceArray<double> traces_device_;
   cuda::DeviceArray<double> stats_max_;
   cuda::DeviceArray<std::int64_t> stats_index_;
-  std::vector<double> traces_host_;
+  DeviceTraceRing ring_;  // one group: the receivers, (receivers, nt) on the host
+  DeviceFieldCopy<T> field_copy_;  // start_copy_field's dense device and pinned host buffers
   bool traces_valid_ = false;
 };
 

@@ -48,7 +48,8 @@ struct RingCopy {
 };
 
 // The host's bookkeeping of the ring: when the compute stream must wait before writing a half again, which copy
-// to queue when, and which samples a pending copy holds. No CUDA here; the GPU propagator carries out the actions.
+// to queue when, and which samples a pending copy holds. No CUDA here; DeviceTraceRing (solver/device_trace_ring.hpp)
+// carries out the actions.
 class TraceRingBook {
  public:
   TraceRingBook() = default;

@@ -325,6 +325,72 @@ TEST_CASE("CUDA spectral: a second shot on the same propagator repeats the first
   }
 }
 
+TEST_CASE("CUDA spectral forward: traces across ring halves, mid-half resume, two-phase copy (both absorbers)") {
+  // The receivers' ring and the two-phase field copy shared with CUDA FDTD (solver/device_trace_ring.hpp,
+  // solver/device_field_copy.hpp), on the spectral propagator.
+  for (SpectralAbsorber absorber : {SpectralAbsorber::pml, SpectralAbsorber::damping})
+    for (Precision precision : {Precision::fp32, Precision::fp64}) {
+      const std::string config = std::string(absorber_name(absorber)) + (precision == Precision::fp64 ? " fp64" : " fp32");
+      CAPTURE(config);
+      Case c = spectral_case(absorber, precision);
+      c.run.backend = BackendKind::cuda;
+      c.time.duration = 0.9;  // more than two halves of the receivers' ring (256 steps each)
+      const Plan plan = make_plan(c);
+      REQUIRE(plan.nt > 2 * 256 + 10);
+      const auto run = [&](Propagator& p, int from, int to) {
+        for (int n = from; n < to; n = std::min(to, n + 37)) p.advance(n, std::min(to, n + 37));
+      };
+      auto a = make_propagator(c, plan);
+      REQUIRE(a->name().rfind("spectral-cuda-", 0) == 0);
+      a->begin_shot(plan.sources[0], plan.wavelets[0]);
+      run(*a, 0, plan.nt);
+      const auto ta = a->traces();
+      const std::vector<double> reference(ta.begin(), ta.end());
+      REQUIRE(reference.size() == plan.receivers.size() * std::size_t(plan.nt));
+      // Every sample arrived: the last samples of every receiver are not all zero (the waves have reached them).
+      for (std::size_t r = 0; r < plan.receivers.size(); ++r) {
+        double late = 0;
+        for (int n = plan.nt - 256; n < plan.nt; ++n) late = std::max(late, std::abs(reference[r * plan.nt + n]));
+        CHECK(late > 0);
+      }
+      // Stopped inside the second half with traces() read, saved, loaded into a fresh propagator, continued: the same.
+      const int stop = 256 + 100;
+      MemoryState state;
+      {
+        auto first = make_propagator(c, plan);
+        first->begin_shot(plan.sources[0], plan.wavelets[0]);
+        run(*first, 0, stop);
+        const auto partial = first->traces();
+        for (std::size_t r = 0; r < plan.receivers.size(); ++r)
+          for (int n = 0; n < stop; ++n) CHECK(partial[r * plan.nt + n] == reference[r * plan.nt + n]);
+        first->visit_state(state);
+      }
+      state.set_loading();
+      auto resumed = make_propagator(c, plan);
+      resumed->begin_shot(plan.sources[0], plan.wavelets[0]);
+      resumed->visit_state(state);
+      run(*resumed, stop, plan.nt);
+      const auto tr = resumed->traces();
+      CHECK(std::vector<double>(tr.begin(), tr.end()) == reference);
+      // The two-phase copy hands out the field of the step it started at, though steps ran before it finished.
+      const std::size_t points = std::size_t(c.grid.points());
+      std::vector<double> now(points), later(points);
+      a->begin_shot(plan.sources[0], plan.wavelets[0]);
+      run(*a, 0, 200);
+      a->copy_field(std::span<double>(now));
+      a->start_copy_field();
+      CHECK_THROWS_AS(a->start_copy_field(), std::logic_error);
+      run(*a, 200, 260);
+      a->finish_copy_field(std::span<double>(later));
+      CHECK(later == now);
+      CHECK_THROWS_AS(a->finish_copy_field(std::span<double>(later)), std::logic_error);
+      // The second shot on the same propagator (after a copy) repeats the first.
+      run(*a, 260, plan.nt);
+      const auto again = a->traces();
+      CHECK(std::vector<double>(again.begin(), again.end()) == reference);
+    }
+}
+
 TEST_CASE("CUDA spectral agrees with the Eigen FFT reference in fp64 (both absorbers)") {
   for (SpectralAbsorber absorber : {SpectralAbsorber::pml, SpectralAbsorber::damping}) {
     CAPTURE(absorber_name(absorber));
