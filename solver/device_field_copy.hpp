@@ -60,6 +60,12 @@ class DeviceFieldCopy {
     for (std::size_t i = 0; i < points_; ++i) out[i] = U(held[i]);
   }
 
+  // Drops a started copy (a new shot, a loaded state): waits for it, hands nothing out.
+  void discard() {
+    if (pending_) copied_.synchronize();
+    pending_ = false;
+  }
+
   // The compute stream waits until a pending copy has read the dense buffer (before other work writes it).
   void wait_for_copy() const {
     if (pending_) copied_.wait(compute_.handle());

@@ -191,6 +191,7 @@ class FdtdCuda final : public Propagator {
     u_prev_.zero(st);
     for (auto& s : slabs_) s.zero(st);
     ring_.discard(0);
+    field_copy_.discard();
     ring_.zero_host();
     PointLists<T> shell, interior;
     split_sources(setup_.sources(sources), halo_ ? halo_->shell : Shell{}, setup_.layout, shell, interior);
@@ -266,6 +267,7 @@ class FdtdCuda final : public Propagator {
   void visit_state(StateVisitor& v) override {
     const cudaStream_t st = stream_.handle();
     if (v.loading()) ring_.discard(-1);  // the ring restarts at the next advance's first step
+    if (v.loading()) field_copy_.discard();
     else ring_.flush();
     visit_device(v, "u", u_, st);
     visit_device(v, "u_prev", u_prev_, st);

@@ -118,6 +118,7 @@ class SpectralCuda final : public Propagator {
       u_prev_.zero(st);
     }
     ring_.discard(0);
+    field_copy_.discard();
     ring_.zero_host();
     traces_valid_ = false;
     n_sources_ = int(sources.size());
@@ -193,6 +194,7 @@ class SpectralCuda final : public Propagator {
   void visit_state(StateVisitor& v) override {
     const cudaStream_t st = stream_.handle();
     if (v.loading()) ring_.discard(-1);
+    if (v.loading()) field_copy_.discard();
     else ring_.flush();
     if (pml_) {
       visit_device(v, "p", p_sum_, st);
