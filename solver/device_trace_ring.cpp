@@ -33,6 +33,9 @@ void DeviceTraceRing::flush() {
   if (const auto copy = book_.flush()) queue_half_copy(*copy);
   retire_half(0);
   retire_half(1);
+  // The copies waited only for the sampling; callers (traces(), a checkpoint, the bench's timer) count on the
+  // steps queued so far being done as well.
+  compute_.synchronize();
 }
 
 void DeviceTraceRing::discard(int next) {

@@ -275,6 +275,15 @@ std::size_t estimate_memory_bytes(const Case& c, int nt) {
   return std::size_t((3 * padded + slabs) * value + model + output_field + traces + 64.0 * (1 << 20));
 }
 
+// The receivers' and sources' interpolation points on the device: up to (2 hicks_radius)^3 a point, each an
+// index_t, a weight and an int32 owner or slot (receivers can be many: a plane of 300 x 300 holds ~0.5 GB).
+static double point_lists_bytes(const Case& c, double value) {
+  std::size_t max_sources = 0;
+  for (const auto& shot : c.shots) max_sources = std::max(max_sources, shot.sources.size());
+  const double per_point = std::pow(2.0 * hicks_radius, 3) * (8.0 /* index_t */ + value + 4.0);
+  return (double(c.receivers.size()) + double(max_sources)) * per_point;
+}
+
 std::size_t estimate_device_memory_bytes(const Case& c, int nt) { return estimate_device_memory_bytes(c, nt, c.grid.shape); }
 
 std::size_t estimate_device_memory_bytes(const Case& c, int nt, const std::array<int, 3>& shape) {
@@ -294,7 +303,8 @@ std::size_t estimate_device_memory_bytes(const Case& c, int nt, const std::array
     for (const auto& shot : c.shots) max_sources = std::max(max_sources, shot.sources.size());
     const double ring = 8.0 * c.receivers.size() * 2 * TraceRing::for_steps(nt).columns;
     const double wavelets = 8.0 * double(max_sources) * nt;
-    return std::size_t((3 * padded + slabs + points) * value + ring + wavelets + 64.0 * (1 << 20));
+    return std::size_t((3 * padded + slabs + points) * value + ring + wavelets + point_lists_bytes(c, value) +
+                       64.0 * (1 << 20));
   }
   // solver/spectral_cuda_propagator.cpp. A half spectrum (nz, ny, nx/2+1) of complex values holds about one
   // field's worth of values, each real symbol on it half of one; the cuFFT work area is counted as one spectrum.
@@ -312,7 +322,7 @@ std::size_t estimate_device_memory_bytes(const Case& c, int nt, const std::array
   if (c.output.snapshot_every > 0) values += points;  // the dense copy of a snapshot on its way to pinned memory
   // The receivers' ring of two halves (fp64, solver/device_trace_ring.hpp), as for FDTD.
   const double ring = 8.0 * c.receivers.size() * 2 * TraceRing::for_steps(nt).columns;
-  return std::size_t(values * value + ring + 64.0 * (1 << 20));  // + plans, receivers, reductions
+  return std::size_t(values * value + ring + point_lists_bytes(c, value) + 64.0 * (1 << 20));  // + plans, reductions
 }
 
 std::size_t available_memory_bytes() {
