@@ -127,6 +127,47 @@ class MemoryState final : public StateVisitor {
   bool loading_ = false;
 };
 
+
+// Steps n_begin .. n_end of a shot in chunks of 37 (not a divisor of the ring's 256 columns).
+void run_steps(Propagator& p, int from, int to) {
+  for (int n = from; n < to; n = std::min(to, n + 37)) p.advance(n, std::min(to, n + 37));
+}
+
+// A shot stopped inside the receivers' ring's second half with traces() read, saved, loaded into a fresh
+// propagator and continued gives `reference` bit for bit; the two-phase field copy of `p` hands out the field
+// of the step it started at though steps ran before it finished, and refuses a second start.
+void check_ring_resume_and_field_copy(const Case& c, const Plan& plan, const std::vector<double>& reference, Propagator& p) {
+  const int stop = 256 + 100;
+  MemoryState state;
+  {
+    auto first = make_propagator(c, plan);
+    first->begin_shot(plan.sources[0], plan.wavelets[0]);
+    run_steps(*first, 0, stop);
+    const auto partial = first->traces();
+    for (std::size_t r = 0; r < plan.receivers.size(); ++r)
+      for (int n = 0; n < stop; ++n) CHECK(partial[r * plan.nt + n] == reference[r * plan.nt + n]);
+    first->visit_state(state);
+  }
+  state.set_loading();
+  auto resumed = make_propagator(c, plan);
+  resumed->begin_shot(plan.sources[0], plan.wavelets[0]);
+  resumed->visit_state(state);
+  run_steps(*resumed, stop, plan.nt);
+  const auto tr = resumed->traces();
+  CHECK(std::vector<double>(tr.begin(), tr.end()) == reference);
+  const std::size_t points = std::size_t(c.grid.points());
+  std::vector<double> now(points), later(points);
+  p.begin_shot(plan.sources[0], plan.wavelets[0]);
+  run_steps(p, 0, 200);
+  p.copy_field(std::span<double>(now));
+  p.start_copy_field();
+  CHECK_THROWS_AS(p.start_copy_field(), std::logic_error);
+  run_steps(p, 200, 260);
+  p.finish_copy_field(std::span<double>(later));
+  CHECK(later == now);
+  CHECK_THROWS_AS(p.finish_copy_field(std::span<double>(later)), std::logic_error);
+}
+
 }  // namespace
 
 TEST_CASE("CUDA FDTD forward: deterministic overlapping sources, traces across ring halves, mid-half resume, two-phase copy") {
@@ -139,9 +180,7 @@ TEST_CASE("CUDA FDTD forward: deterministic overlapping sources, traces across r
     c.shots[0].sources[1].position = {191.3, 213.4, 208.8};  // 2 cells from the first: their Hicks stencils overlap
     const Plan plan = make_plan(c);
     REQUIRE(plan.nt > 2 * 256 + 10);
-    const auto run = [&](Propagator& p, int from, int to) {
-      for (int n = from; n < to; n = std::min(to, n + 37)) p.advance(n, std::min(to, n + 37));
-    };
+    const auto run = run_steps;
     auto a = make_propagator(c, plan);
     a->begin_shot(plan.sources[0], plan.wavelets[0]);
     run(*a, 0, plan.nt);
@@ -153,36 +192,7 @@ TEST_CASE("CUDA FDTD forward: deterministic overlapping sources, traces across r
     run(*b, 0, plan.nt);
     const auto tb = b->traces();
     CHECK(std::vector<double>(tb.begin(), tb.end()) == reference);
-    // Stopped inside the second half with traces() read, saved, loaded into a fresh propagator, continued: the same.
-    const int stop = 256 + 100;
-    MemoryState state;
-    {
-      auto first = make_propagator(c, plan);
-      first->begin_shot(plan.sources[0], plan.wavelets[0]);
-      run(*first, 0, stop);
-      const auto partial = first->traces();
-      for (std::size_t r = 0; r < plan.receivers.size(); ++r)
-        for (int n = 0; n < stop; ++n) CHECK(partial[r * plan.nt + n] == reference[r * plan.nt + n]);
-      first->visit_state(state);
-    }
-    state.set_loading();
-    auto resumed = make_propagator(c, plan);
-    resumed->begin_shot(plan.sources[0], plan.wavelets[0]);
-    resumed->visit_state(state);
-    run(*resumed, stop, plan.nt);
-    const auto tr = resumed->traces();
-    CHECK(std::vector<double>(tr.begin(), tr.end()) == reference);
-    // The two-phase copy hands out the field of the step it started at, though steps ran before it finished.
-    const std::size_t points = std::size_t(c.grid.points());
-    std::vector<double> now(points), later(points);
-    b->begin_shot(plan.sources[0], plan.wavelets[0]);
-    run(*b, 0, 200);
-    b->copy_field(std::span<double>(now));
-    b->start_copy_field();
-    run(*b, 200, 260);
-    b->finish_copy_field(std::span<double>(later));
-    CHECK(later == now);
-    CHECK_THROWS_AS(b->finish_copy_field(std::span<double>(later)), std::logic_error);
+    check_ring_resume_and_field_copy(c, plan, reference, *b);
   }
 }
 
@@ -337,9 +347,7 @@ TEST_CASE("CUDA spectral forward: traces across ring halves, mid-half resume, tw
       c.time.duration = 0.9;  // more than two halves of the receivers' ring (256 steps each)
       const Plan plan = make_plan(c);
       REQUIRE(plan.nt > 2 * 256 + 10);
-      const auto run = [&](Propagator& p, int from, int to) {
-        for (int n = from; n < to; n = std::min(to, n + 37)) p.advance(n, std::min(to, n + 37));
-      };
+      const auto run = run_steps;
       auto a = make_propagator(c, plan);
       REQUIRE(a->name().rfind("spectral-cuda-", 0) == 0);
       a->begin_shot(plan.sources[0], plan.wavelets[0]);
@@ -353,37 +361,7 @@ TEST_CASE("CUDA spectral forward: traces across ring halves, mid-half resume, tw
         for (int n = plan.nt - 256; n < plan.nt; ++n) late = std::max(late, std::abs(reference[r * plan.nt + n]));
         CHECK(late > 0);
       }
-      // Stopped inside the second half with traces() read, saved, loaded into a fresh propagator, continued: the same.
-      const int stop = 256 + 100;
-      MemoryState state;
-      {
-        auto first = make_propagator(c, plan);
-        first->begin_shot(plan.sources[0], plan.wavelets[0]);
-        run(*first, 0, stop);
-        const auto partial = first->traces();
-        for (std::size_t r = 0; r < plan.receivers.size(); ++r)
-          for (int n = 0; n < stop; ++n) CHECK(partial[r * plan.nt + n] == reference[r * plan.nt + n]);
-        first->visit_state(state);
-      }
-      state.set_loading();
-      auto resumed = make_propagator(c, plan);
-      resumed->begin_shot(plan.sources[0], plan.wavelets[0]);
-      resumed->visit_state(state);
-      run(*resumed, stop, plan.nt);
-      const auto tr = resumed->traces();
-      CHECK(std::vector<double>(tr.begin(), tr.end()) == reference);
-      // The two-phase copy hands out the field of the step it started at, though steps ran before it finished.
-      const std::size_t points = std::size_t(c.grid.points());
-      std::vector<double> now(points), later(points);
-      a->begin_shot(plan.sources[0], plan.wavelets[0]);
-      run(*a, 0, 200);
-      a->copy_field(std::span<double>(now));
-      a->start_copy_field();
-      CHECK_THROWS_AS(a->start_copy_field(), std::logic_error);
-      run(*a, 200, 260);
-      a->finish_copy_field(std::span<double>(later));
-      CHECK(later == now);
-      CHECK_THROWS_AS(a->finish_copy_field(std::span<double>(later)), std::logic_error);
+      check_ring_resume_and_field_copy(c, plan, reference, *a);
       // The second shot on the same propagator (after a copy) repeats the first.
       run(*a, 260, plan.nt);
       const auto again = a->traces();
