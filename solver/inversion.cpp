@@ -101,7 +101,12 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   const bool root = world.rank() == 0;
   const Comm* shots = world.size() > 1 ? &world : nullptr;
   const bool quiet = options.quiet || !root;
-  const Plan plan = make_plan(c);
+  // Under MPI every rank is a shot group of one (invert shares the shots, never the grid), placed on its node:
+  // each rank then drives its own GPU, as in `forward`.
+  Case planned = c;
+  if (shots) planned.run.shot_groups = world.size();
+  const Comm node = world.split_node();
+  const Plan plan = make_plan(planned, {world.size(), world.rank(), node.size(), node.rank(), shots ? &world : nullptr});
   if (plan.model.v_min < *inv.velocity_min || plan.model.v_max > *inv.velocity_max)
     throw Error(ExitCode::invalid_case,
                 fmt::format("{}: the starting model ([model]) spans [{:.6g}, {:.6g}] m/s, outside inversion.velocity_min/max "
