@@ -3,8 +3,7 @@
 // "Bus traffic"): start fills a dense device buffer on the compute stream (the caller's `fill`: unpad, or a
 // device copy), then copies it on the output stream into a pinned host buffer while the next steps run; finish
 // waits for that copy and converts into the caller's array. The dense buffer and the pinned one are not touched
-// again before finish. Only built with CUDA. The owner waits for the output stream before the pinned buffer is
-// freed (its destructor, the streams declared before this).
+// again before finish. Only built with CUDA. Both streams must outlive this (declared before it).
 #include <cstddef>
 #include <span>
 #include <stdexcept>
@@ -26,6 +25,12 @@ class DeviceFieldCopy {
         points_(points),
         dense_(dense_now ? points : 0),
         host_(snapshots_planned ? points : 0) {}
+  // Waits for a copy still queued: it writes into the pinned buffer freed here.
+  ~DeviceFieldCopy() {
+    if (pending_) cudaStreamSynchronize(output_.handle());  // no throw from a destructor
+  }
+  DeviceFieldCopy(const DeviceFieldCopy&) = delete;
+  DeviceFieldCopy& operator=(const DeviceFieldCopy&) = delete;
 
   // The dense device buffer: (nz, ny, nx) C order once allocated. A propagator using it outside start/finish
   // calls wait_for_copy() first.

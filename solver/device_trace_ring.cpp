@@ -14,6 +14,10 @@ DeviceTraceRing::DeviceTraceRing(const cuda::Stream& compute, const cuda::Stream
   }
 }
 
+DeviceTraceRing::~DeviceTraceRing() {
+  cudaStreamSynchronize(output_.handle());  // no throw from a destructor
+}
+
 DeviceTraceRing::Position DeviceTraceRing::begin_sample(int n) {
   const Position at{ring_.half(n), ring_.column(n)};
   if (book_.begin_sample(n)) copied_[std::size_t(at.half)].wait(compute_.handle());

@@ -5,8 +5,8 @@
 // events and the copies of a half. The propagator's kernels write sample n of group g at
 // half_data(g, position.half)[row * columns() + position.column]; this class queues the copies on the output
 // stream, waits where the compute stream or the host must, and scatters the copies into the host (rows, nt)
-// matrices. Only built with CUDA (solver/device_trace_ring.cpp). The owner waits for the output stream before
-// this ring's pinned memory is freed (its destructor, the streams declared before the ring).
+// matrices. Only built with CUDA (solver/device_trace_ring.cpp). Both streams must outlive the ring (declared
+// before it).
 #include <array>
 #include <cstddef>
 #include <span>
@@ -26,6 +26,10 @@ class DeviceTraceRing {
 
   // One group per entry of `rows`; `compute` records, `output` copies (both outlive the ring).
   DeviceTraceRing(const cuda::Stream& compute, const cuda::Stream& output, int nt, const std::vector<std::size_t>& rows);
+  // Waits for the copies still queued on the output stream: they write into the pinned memory freed here.
+  ~DeviceTraceRing();
+  DeviceTraceRing(const DeviceTraceRing&) = delete;
+  DeviceTraceRing& operator=(const DeviceTraceRing&) = delete;
 
   int columns() const { return ring_.columns; }
   // The device array of group g's half h, (rows, columns) C order.

@@ -170,10 +170,6 @@ class FdtdCuda final : public Propagator {
     local_.assign(plan.receivers.size() * std::size_t(setup_.nt), 0.0);
   }
 
-  // Copies still queued on the output stream write into pinned memory freed with the members: wait for them.
-  ~FdtdCuda() override {
-    cudaStreamSynchronize(output_stream_.handle());  // no throw from a destructor
-  }
 
   std::string name() const override {
     std::string n = std::string("fdtd-cuda-") + (sizeof(T) == 4 ? "fp32" : "fp64");
@@ -266,9 +262,12 @@ class FdtdCuda final : public Propagator {
   // state replaced and are dropped; the ring restarts at the next advance's first step.
   void visit_state(StateVisitor& v) override {
     const cudaStream_t st = stream_.handle();
-    if (v.loading()) ring_.discard(-1);  // the ring restarts at the next advance's first step
-    if (v.loading()) field_copy_.discard();
-    else ring_.flush();
+    if (v.loading()) {  // the ring restarts at the next advance's first step
+      ring_.discard(-1);
+      field_copy_.discard();
+    } else {
+      ring_.flush();
+    }
     visit_device(v, "u", u_, st);
     visit_device(v, "u_prev", u_prev_, st);
     for (std::size_t s = 0; s < slabs_.size(); ++s) visit_device(v, fmt::format("cpml_{}", s), slabs_[s], st);

@@ -244,44 +244,57 @@ double stable_dt(const GridSpec& g, int order, double v_max) {
   return 2 / (v_max * std::sqrt(s_max * inv_h2));
 }
 
+namespace {
+
+// The most sources of any shot (the propagators size their source buffers for it).
+std::size_t max_shot_sources(const Case& c) {
+  std::size_t n = 0;
+  for (const auto& shot : c.shots) n = std::max(n, shot.sources.size());
+  return n;
+}
+
+// FDTD: the padded fields (u, u_prev, (v dt)^2: 3 of them) and the CPML psi and zeta slabs of a block of `shape`
+// points, in values (every face counted: an upper bound for a block of a decomposed grid).
+double fdtd_state_values(const Case& c, const std::array<int, 3>& shape) {
+  const int R = c.scheme.order / 2;
+  const double points = double(shape[0]) * shape[1] * shape[2];
+  const double padded = double(shape[0] + 2 * R) * (shape[1] + 2 * R) * (shape[2] + 2 * R);
+  double slabs = 0;
+  if (c.boundary.pml_width > 0)
+    for (int a = 0; a < 3; ++a)
+      slabs += points / shape[a] * (c.boundary.pml_width + 2 * R) * 2 /* psi, zeta */ *
+               ((a == 0 && c.boundary.free_surface) ? 1 : 2);
+  return 3 * padded + slabs;
+}
+
+// What a GPU propagator holds for its receivers and sources: the receivers' ring of two halves (fp64,
+// solver/device_trace_ring.hpp, not the whole traces) and the interpolation points, up to (2 hicks_radius)^3 a
+// receiver or source, each an index_t, a weight and an int32 owner or slot (a receiver plane of 300 x 300 holds
+// ~0.5 GB of them).
+double device_acquisition_bytes(const Case& c, int nt, double value) {
+  const double ring = 8.0 * c.receivers.size() * 2 * TraceRing::for_steps(nt).columns;
+  const double per_point = std::pow(2.0 * hicks_radius, 3) * (8.0 /* index_t */ + value + 4.0);
+  return ring + (double(c.receivers.size()) + double(max_shot_sources(c))) * per_point;
+}
+
+}  // namespace
+
 std::size_t estimate_memory_bytes(const Case& c, int nt) {
   const std::size_t value = c.run.precision == Precision::fp64 ? 8 : 4;
+  // The driver's output field; with snapshots, also the propagator's copy of one (start_copy_field).
+  const double output_field = ((c.output.final_field || c.output.snapshot_every > 0) + (c.output.snapshot_every > 0)) *
+                              double(value) * c.grid.points();
+  const double traces = 8.0 * c.receivers.size() * nt * 2;
   if (c.scheme.method == Method::spectral) {
     // PML: p, p_z, p_y, p_x, w_z, w_y, w_x, work, dt v^2, two half spectra (complex), kappa (half): ~11.5 fields;
     // damping: u, u_prev, work, (v dt)^2, eta dt, symbol (half), spectrum (half, complex): ~7 fields. Both: the
     // fp64 source factor, v^2 during setup, and one dense K p_j pattern per source.
     const bool pml = c.boundary.spectral_absorber == SpectralAbsorber::pml;
-    std::size_t max_sources = 0;
-    for (const auto& shot : c.shots) max_sources = std::max(max_sources, shot.sources.size());
-    const double fields = ((pml ? 11.5 : 7.0) + double(max_sources)) * c.grid.points() * value + 16.0 * c.grid.points();
-    // The driver's output field; with snapshots, also the propagator's copy of one (start_copy_field).
-    const double output_field = ((c.output.final_field || c.output.snapshot_every > 0) + (c.output.snapshot_every > 0)) *
-                                double(value) * c.grid.points();
-    return std::size_t(fields + output_field + 8.0 * c.receivers.size() * nt * 2 + 64.0 * (1 << 20));
+    const double fields = ((pml ? 11.5 : 7.0) + double(max_shot_sources(c))) * c.grid.points() * value + 16.0 * c.grid.points();
+    return std::size_t(fields + output_field + traces + 64.0 * (1 << 20));
   }
-  const int R = c.scheme.order / 2;
-  const auto& s = c.grid.shape;
-  const double padded = double(s[0] + 2 * R) * (s[1] + 2 * R) * (s[2] + 2 * R);
-  double slabs = 0;
-  if (c.boundary.pml_width > 0)
-    for (int a = 0; a < 3; ++a) {
-      const double face = double(c.grid.points()) / s[a] * (c.boundary.pml_width + 2 * R);
-      slabs += face * 2 /* psi, zeta */ * ((a == 0 && c.boundary.free_surface) ? 1 : 2);
-    }
   const double model = 4.0 * c.grid.points();
-  const double output_field = ((c.output.final_field || c.output.snapshot_every > 0) + (c.output.snapshot_every > 0)) *
-                              double(value) * c.grid.points();  // as above
-  const double traces = 8.0 * c.receivers.size() * nt * 2;
-  return std::size_t((3 * padded + slabs) * value + model + output_field + traces + 64.0 * (1 << 20));
-}
-
-// The receivers' and sources' interpolation points on the device: up to (2 hicks_radius)^3 a point, each an
-// index_t, a weight and an int32 owner or slot (receivers can be many: a plane of 300 x 300 holds ~0.5 GB).
-static double point_lists_bytes(const Case& c, double value) {
-  std::size_t max_sources = 0;
-  for (const auto& shot : c.shots) max_sources = std::max(max_sources, shot.sources.size());
-  const double per_point = std::pow(2.0 * hicks_radius, 3) * (8.0 /* index_t */ + value + 4.0);
-  return (double(c.receivers.size()) + double(max_sources)) * per_point;
+  return std::size_t(fdtd_state_values(c, c.grid.shape) * value + model + output_field + traces + 64.0 * (1 << 20));
 }
 
 std::size_t estimate_device_memory_bytes(const Case& c, int nt) { return estimate_device_memory_bytes(c, nt, c.grid.shape); }
@@ -289,28 +302,17 @@ std::size_t estimate_device_memory_bytes(const Case& c, int nt) { return estimat
 std::size_t estimate_device_memory_bytes(const Case& c, int nt, const std::array<int, 3>& shape) {
   const double points = double(shape[0]) * shape[1] * shape[2];
   const double value = c.run.precision == Precision::fp64 ? 8 : 4;
+  const double sources = double(max_shot_sources(c));
   if (c.scheme.method != Method::spectral) {
-    // solver/fdtd_cuda_propagator.cpp: u, u_prev, (v dt)^2 padded by the stencil radius; the CPML psi and zeta
-    // slabs (counted on every face); the dense interior copy (snapshots, final field, field statistics); the
-    // receivers' ring of two halves (fp64, solver/trace_ring.hpp, not the whole traces) and the fp64 wavelets.
-    const int R = c.scheme.order / 2;
-    const double padded = double(shape[0] + 2 * R) * (shape[1] + 2 * R) * (shape[2] + 2 * R);
-    double slabs = 0;
-    if (c.boundary.pml_width > 0)
-      for (int a = 0; a < 3; ++a)
-        slabs += points / shape[a] * (c.boundary.pml_width + 2 * R) * 2 * ((a == 0 && c.boundary.free_surface) ? 1 : 2);
-    std::size_t max_sources = 0;
-    for (const auto& shot : c.shots) max_sources = std::max(max_sources, shot.sources.size());
-    const double ring = 8.0 * c.receivers.size() * 2 * TraceRing::for_steps(nt).columns;
-    const double wavelets = 8.0 * double(max_sources) * nt;
-    return std::size_t((3 * padded + slabs + points) * value + ring + wavelets + point_lists_bytes(c, value) +
-                       64.0 * (1 << 20));
+    // solver/fdtd_cuda_propagator.cpp: the padded fields and CPML slabs; the dense interior copy (snapshots, final
+    // field, field statistics); the receivers and sources; the fp64 wavelets.
+    const double wavelets = 8.0 * sources * nt;
+    return std::size_t((fdtd_state_values(c, shape) + points) * value + device_acquisition_bytes(c, nt, value) +
+                       wavelets + 64.0 * (1 << 20));
   }
   // solver/spectral_cuda_propagator.cpp. A half spectrum (nz, ny, nx/2+1) of complex values holds about one
   // field's worth of values, each real symbol on it half of one; the cuFFT work area is counted as one spectrum.
   const double spectrum = 2.0 * double(shape[0]) * shape[1] * (shape[2] / 2 + 1);
-  std::size_t max_sources = 0;
-  for (const auto& shot : c.shots) max_sources = std::max(max_sources, shot.sources.size());
   double values = 0;
   if (c.boundary.spectral_absorber == SpectralAbsorber::pml)
     // p_a, w_a, scratch_a (a = z, y, x), p, dt v^2; three spectra, kappa and K's symbol, the work area
@@ -318,11 +320,9 @@ std::size_t estimate_device_memory_bytes(const Case& c, int nt, const std::array
   else
     // u^n, u^{n-1}, the Laplacian, (v dt)^2; one spectrum, the Laplacian's and K's symbols, the work area
     values = 4 * points + spectrum + spectrum + spectrum;
-  values += double(max_sources) * (points + nt);  // dense source patterns K p_j and their amplitudes
+  values += sources * (points + nt);  // dense source patterns K p_j and their amplitudes
   if (c.output.snapshot_every > 0) values += points;  // the dense copy of a snapshot on its way to pinned memory
-  // The receivers' ring of two halves (fp64, solver/device_trace_ring.hpp), as for FDTD.
-  const double ring = 8.0 * c.receivers.size() * 2 * TraceRing::for_steps(nt).columns;
-  return std::size_t(values * value + ring + point_lists_bytes(c, value) + 64.0 * (1 << 20));  // + plans, reductions
+  return std::size_t(values * value + device_acquisition_bytes(c, nt, value) + 64.0 * (1 << 20));  // + plans, reductions
 }
 
 std::size_t available_memory_bytes() {

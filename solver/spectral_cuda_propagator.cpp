@@ -97,10 +97,6 @@ class SpectralCuda final : public Propagator {
     cuda::synchronize();
   }
 
-  // Copies still queued on the output stream write into pinned memory freed with the members: wait for them.
-  ~SpectralCuda() override {
-    cudaStreamSynchronize(output_stream_.handle());  // no throw from a destructor
-  }
 
   std::string name() const override {
     return std::string("spectral-cuda-") + (pml_ ? "pml-" : "damping-") + (sizeof(T) == 4 ? "fp32" : "fp64");
@@ -193,9 +189,12 @@ class SpectralCuda final : public Propagator {
   // dropped; the ring restarts at the next advance's first step.
   void visit_state(StateVisitor& v) override {
     const cudaStream_t st = stream_.handle();
-    if (v.loading()) ring_.discard(-1);
-    if (v.loading()) field_copy_.discard();
-    else ring_.flush();
+    if (v.loading()) {  // the ring restarts at the next advance's first step
+      ring_.discard(-1);
+      field_copy_.discard();
+    } else {
+      ring_.flush();
+    }
     if (pml_) {
       visit_device(v, "p", p_sum_, st);
       for (int a = 0; a < 3; ++a) {
