@@ -10,7 +10,7 @@ find_package(PNG REQUIRED)
 pkg_check_modules(FFTW REQUIRED IMPORTED_TARGET fftw3 fftw3f)
 
 # MPI: AUTO builds with MPI when an MPI C++ library and Debian's Open MPI flavour of HDF5 are both found; ON
-# requires them; OFF builds the serial single-rank code path (solver/comm.cpp without MPI calls).
+# requires them; OFF builds the serial single-rank code path (solver/parallel/comm.cpp without MPI calls).
 # HDF5: Debian ships a serial and an Open MPI flavour side by side; the one that matches MPI is used.
 string(TOUPPER "${SPECWAVE_MPI}" _mpi_option)
 if(NOT _mpi_option STREQUAL "AUTO")

@@ -1,7 +1,7 @@
 // TOML case-file parser (schema and rules: docs/case-file.md).
 #include "io/case_file.hpp"
 
-#include "solver/errors.hpp"
+#include "solver/case/errors.hpp"
 
 #include <fmt/format.h>
 #include <toml++/toml.h>

@@ -1,7 +1,7 @@
 #pragma once
 // TOML case files (docs/case-file.md). Every problem throws specwave::Error with one line
 // `<file>:<line>: <key path>: <what is wrong> (<what was found>); <fix>`.
-#include "solver/case.hpp"
+#include "solver/case/case.hpp"
 #include <string>
 namespace specwave::io {
 // Reads the file; relative paths inside are resolved against the file's folder.

@@ -12,7 +12,7 @@
 #include <mpi.h>
 #endif
 
-#include "solver/errors.hpp"
+#include "solver/case/errors.hpp"
 #include "specwave/build_info.hpp"
 
 namespace specwave::io::h5 {
@@ -234,7 +234,7 @@ std::string DatasetInfo::dtype_name() const {
 
 #if defined(SPECWAVE_HAVE_MPI)
 namespace {
-// MPI_Comm is a pointer in Open MPI and an int in MPICH (solver/comm.cpp stores it as an integer).
+// MPI_Comm is a pointer in Open MPI and an int in MPICH (solver/parallel/comm.cpp stores it as an integer).
 template <class Handle = MPI_Comm>
 Handle mpi_comm(std::intptr_t h) {
   if constexpr (std::is_pointer_v<Handle>) return reinterpret_cast<Handle>(h);

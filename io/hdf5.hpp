@@ -108,7 +108,7 @@ class Reader {
 // without commit() removes the temporary file, so a failed run never leaves a half-written file behind.
 // Parallel: created collectively; every metadata call (groups, datasets, attributes) must then be made by every
 // rank with the same arguments, and commit() is collective (rank 0 renames).
-// Resumable (a checkpointed run, solver/checkpoint.hpp): the temporary is "<path>.partial", it is kept when the
+// Resumable (a checkpointed run, solver/forward/checkpoint.hpp): the temporary is "<path>.partial", it is kept when the
 // writer goes without commit(), and reopen opens the one an earlier run left for writing again instead of
 // creating it.
 struct Resumable {

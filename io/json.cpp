@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "solver/errors.hpp"
+#include "solver/case/errors.hpp"
 
 namespace specwave::io {
 

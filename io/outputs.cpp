@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <fstream>
 
-#include "solver/errors.hpp"
+#include "solver/case/errors.hpp"
 
 namespace specwave::io {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "io/hdf5.hpp"
-#include "solver/case.hpp"
+#include "solver/case/case.hpp"
 
 namespace specwave::io {
 

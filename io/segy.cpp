@@ -14,7 +14,7 @@
 
 #include "io/hdf5.hpp"
 #include "io/outputs.hpp"
-#include "solver/errors.hpp"
+#include "solver/case/errors.hpp"
 
 namespace specwave::io {
 namespace {

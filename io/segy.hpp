@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "solver/case.hpp"
+#include "solver/case/case.hpp"
 
 namespace specwave::io {
 

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "solver/errors.hpp"
+#include "solver/case/errors.hpp"
 
 namespace specwave::io {
 

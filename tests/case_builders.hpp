@@ -5,11 +5,11 @@
 #include <filesystem>
 #include <vector>
 
-#include "solver/case.hpp"
-#include "solver/decomposition.hpp"
-#include "solver/gradient.hpp"
-#include "solver/plan.hpp"
-#include "solver/propagator.hpp"
+#include "solver/case/case.hpp"
+#include "solver/parallel/decomposition.hpp"
+#include "solver/inversion/objective.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/propagators/propagator.hpp"
 
 namespace specwave::testing {
 

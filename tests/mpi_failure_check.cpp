@@ -4,8 +4,8 @@
 // expect_failure.cmake (exit code non-zero, message present, within a timeout).
 #include <fmt/format.h>
 
-#include "solver/comm.hpp"
-#include "solver/errors.hpp"
+#include "solver/parallel/comm.hpp"
+#include "solver/case/errors.hpp"
 
 using namespace specwave;
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <random>
 
-#include "solver/acquisition.hpp"
-#include "solver/errors.hpp"
+#include "solver/plan/acquisition.hpp"
+#include "solver/case/errors.hpp"
 
 using namespace specwave;
 

@@ -7,7 +7,7 @@
 // "SKIPPED: CUDA backend: <why>" and exits 77, which CTest reports as skipped; any other value is refused (exit 2).
 #include <string_view>
 
-#include "solver/case.hpp"
+#include "solver/case/case.hpp"
 
 namespace specwave::testing {
 

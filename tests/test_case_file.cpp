@@ -1,6 +1,6 @@
 // Tests of the TOML case-file parser (io/case_file.cpp, docs/case-file.md).
 #include "io/case_file.hpp"
-#include "solver/errors.hpp"
+#include "solver/case/errors.hpp"
 
 #include <doctest/doctest.h>
 

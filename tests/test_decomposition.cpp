@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "solver/decomposition.hpp"
-#include "solver/errors.hpp"
-#include "solver/plan.hpp"
+#include "solver/parallel/decomposition.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/plan/plan.hpp"
 
 using namespace specwave;
 

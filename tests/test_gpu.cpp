@@ -21,18 +21,18 @@
 
 #include "case_builders.hpp"
 #include "io/hdf5.hpp"
-#include "solver/errors.hpp"
-#include "solver/forward.hpp"
-#include "solver/gradient.hpp"
-#include "solver/gradient_check.hpp"
-#include "solver/inversion.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/forward/forward.hpp"
+#include "solver/inversion/objective.hpp"
+#include "solver/inversion/gradient_check.hpp"
+#include "solver/inversion/inversion.hpp"
 #include "io/case_file.hpp"
-#include "solver/ops_optimizer.hpp"
-#include "solver/optimizer.hpp"
-#include "solver/plan.hpp"
-#include "solver/preconditioner.hpp"
-#include "solver/validate.hpp"
-#include "solver/propagator.hpp"
+#include "solver/optim/ops_optimizer.hpp"
+#include "solver/optim/optimizer.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/inversion/preconditioner.hpp"
+#include "validation/validate.hpp"
+#include "solver/propagators/propagator.hpp"
 #include "validation/reference.hpp"
 #include "validation/spectral_reference.hpp"
 
@@ -42,7 +42,7 @@
 #include "kernels/cuda/smoothing_cuda.hpp"
 #include "kernels/cuda/spectral_cuda.hpp"
 #include "kernels/vector_ops.hpp"
-#include "solver/device_preconditioner.hpp"
+#include "solver/inversion/device_preconditioner.hpp"
 #endif
 
 using namespace specwave;
@@ -336,8 +336,8 @@ TEST_CASE("CUDA spectral: a second shot on the same propagator repeats the first
 }
 
 TEST_CASE("CUDA spectral forward: traces across ring halves, mid-half resume, two-phase copy (both absorbers)") {
-  // The receivers' ring and the two-phase field copy shared with CUDA FDTD (solver/device_trace_ring.hpp,
-  // solver/device_field_copy.hpp), on the spectral propagator.
+  // The receivers' ring and the two-phase field copy shared with CUDA FDTD (solver/propagators/gpu/device_trace_ring.hpp,
+  // solver/propagators/gpu/device_field_copy.hpp), on the spectral propagator.
   for (SpectralAbsorber absorber : {SpectralAbsorber::pml, SpectralAbsorber::damping})
     for (Precision precision : {Precision::fp32, Precision::fp64}) {
       const std::string config = std::string(absorber_name(absorber)) + (precision == Precision::fp64 ? " fp64" : " fp32");
@@ -389,7 +389,7 @@ TEST_CASE("CUDA spectral agrees with the Eigen FFT reference in fp64 (both absor
 }
 
 
-// ---- The FDTD gradient on the GPU (solver/fdtd_cuda_gradient.cpp) ----------------------------------------------
+// ---- The FDTD gradient on the GPU (solver/propagators/fdtd/fdtd_cuda_gradient.cpp) ----------------------------------------------
 
 namespace {
 
@@ -726,8 +726,8 @@ TEST_CASE("the optimiser on device vectors (cuBLAS) reproduces the host optimise
   }
 }
 
-// The gradient preconditioner on the device (kernels/cuda/smoothing_cuda.hpp, solver/device_preconditioner.hpp)
-// against the host one (solver/preconditioner.hpp): the same padded grid and filter values, cuFFT for FFTW, so
+// The gradient preconditioner on the device (kernels/cuda/smoothing_cuda.hpp, solver/inversion/device_preconditioner.hpp)
+// against the host one (solver/inversion/preconditioner.hpp): the same padded grid and filter values, cuFFT for FFTW, so
 // the results differ by the transforms' rounding (a few 1e-16 relative per transform in fp64; 1e-12 leaves room
 // for the different reduction orders, and an off-by-one in the padding or the filter gives O(1e-2) or more).
 namespace {

@@ -4,7 +4,7 @@
 // gradient. The operator tests (dot products, Taylor, illumination, the velocity limit) build their cases with
 // gradient_test_case below, on the tested backend, with the same bounds: they are properties of the discrete
 // operators in a precision (an exact transpose, a first-order expansion, sums of the same fields), which the CUDA
-// gradient implements step for step (solver/fdtd_cuda_gradient.cpp). The history strategy tests exercise the CPU
+// gradient implements step for step (solver/propagators/fdtd/fdtd_cuda_gradient.cpp). The history strategy tests exercise the CPU
 // histories (binomial, disk, boundary saving; the CUDA gradient has every step or segment checkpoints, on the
 // device or in pinned host memory, compared in tests/test_gpu.cpp) and the spectral gradient (CPU only): on CUDA
 // they say so and return. The tests of host-side logic (history choice, misfits) use no backend and run as they are.
@@ -19,12 +19,12 @@
 #include <tuple>
 
 #include "case_builders.hpp"
-#include "solver/boundary_history.hpp"
-#include "solver/gradient.hpp"
-#include "solver/gradient_check.hpp"
-#include "solver/errors.hpp"
-#include "solver/plan.hpp"
-#include "solver/propagator.hpp"
+#include "solver/propagators/history/boundary_history.hpp"
+#include "solver/inversion/objective.hpp"
+#include "solver/inversion/gradient_check.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/propagators/propagator.hpp"
 #include "test_backend.hpp"
 
 using namespace specwave;

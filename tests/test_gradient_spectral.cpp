@@ -7,12 +7,12 @@
 #include <random>
 
 #include "case_builders.hpp"
-#include "solver/errors.hpp"
-#include "solver/gradient.hpp"
-#include "solver/gradient_check.hpp"
-#include "solver/plan.hpp"
-#include "solver/propagator.hpp"
-#include "solver/spectral_cpu_steps.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/inversion/objective.hpp"
+#include "solver/inversion/gradient_check.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/propagators/propagator.hpp"
+#include "solver/propagators/spectral/spectral_cpu_steps.hpp"
 
 using namespace specwave;
 

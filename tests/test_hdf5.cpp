@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "io/hdf5.hpp"
-#include "solver/errors.hpp"
+#include "solver/case/errors.hpp"
 
 using namespace specwave;
 namespace fs = std::filesystem;

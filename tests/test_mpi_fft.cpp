@@ -1,4 +1,4 @@
-// The MPI wrapper (solver/comm.hpp) and the distributed FFT (solver/distributed_fft.hpp) against a serial FFT
+// The MPI wrapper (solver/parallel/comm.hpp) and the distributed FFT (solver/parallel/distributed_fft.hpp) against a serial FFT
 // (kernels/fft/fftw3d RealFft3d, fp64) and, on tiny sizes, a naive DFT. Its own executable with its own main:
 // CTest runs it under mpiexec at 1, 2 and 4 ranks (label mpi); every process grid of the rank count that fits
 // the size is tested. Error norms are reduced over all ranks, so every rank checks the same numbers.
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "kernels/fft/fftw3d.hpp"
-#include "solver/comm.hpp"
-#include "solver/distributed_fft.hpp"
+#include "solver/parallel/comm.hpp"
+#include "solver/parallel/distributed_fft.hpp"
 
 using namespace specwave;
 

@@ -12,10 +12,10 @@
 #include <fmt/format.h>
 #include <vector>
 
-#include "solver/comm.hpp"
-#include "solver/decomposition.hpp"
-#include "solver/plan.hpp"
-#include "solver/propagator.hpp"
+#include "solver/parallel/comm.hpp"
+#include "solver/parallel/decomposition.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/propagators/propagator.hpp"
 #include "tests/case_builders.hpp"
 #if defined(SPECWAVE_HAVE_CUDA)
 #include "kernels/cuda/device.hpp"

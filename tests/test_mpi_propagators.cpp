@@ -17,12 +17,12 @@
 #include <vector>
 
 #include "io/outputs.hpp"
-#include "solver/comm.hpp"
-#include "solver/model.hpp"
-#include "solver/decomposition.hpp"
-#include "solver/distributed_fft.hpp"
-#include "solver/plan.hpp"
-#include "solver/propagator.hpp"
+#include "solver/parallel/comm.hpp"
+#include "solver/plan/model.hpp"
+#include "solver/parallel/decomposition.hpp"
+#include "solver/parallel/distributed_fft.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/propagators/propagator.hpp"
 #include "tests/case_builders.hpp"
 
 using namespace specwave;

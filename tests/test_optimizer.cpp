@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "solver/ops_optimizer.hpp"
-#include "solver/optimizer.hpp"
+#include "solver/optim/ops_optimizer.hpp"
+#include "solver/optim/optimizer.hpp"
 
 using namespace specwave::optim;
 

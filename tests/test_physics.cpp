@@ -18,10 +18,10 @@
 
 #include "case_builders.hpp"
 #include "io/hdf5.hpp"
-#include "solver/forward.hpp"
-#include "solver/plan.hpp"
-#include "solver/validate.hpp"
-#include "solver/wavelet.hpp"
+#include "solver/forward/forward.hpp"
+#include "solver/plan/plan.hpp"
+#include "validation/validate.hpp"
+#include "solver/plan/wavelet.hpp"
 #include "test_backend.hpp"
 #include "validation/reference.hpp"
 

@@ -1,4 +1,4 @@
-// Gradient preconditioning (solver/preconditioner.hpp): the FFT Gaussian smoother and the source taper, and the
+// Gradient preconditioning (solver/inversion/preconditioner.hpp): the FFT Gaussian smoother and the source taper, and the
 // optimiser's use of a preconditioner.
 #include <doctest/doctest.h>
 
@@ -11,9 +11,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "solver/evaluation_log.hpp"
-#include "solver/optimizer.hpp"
-#include "solver/preconditioner.hpp"
+#include "solver/inversion/evaluation_log.hpp"
+#include "solver/optim/optimizer.hpp"
+#include "solver/inversion/preconditioner.hpp"
 
 using namespace specwave;
 

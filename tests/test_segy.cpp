@@ -1,6 +1,6 @@
 // SEG-Y rev 2 export and import (io/segy.hpp): round trips through SEG-Y and traces.h5, the header fields other
 // tools read, IBM floats, and clear errors on files specwave cannot use; and the trace comparison of the
-// regression cases (solver/regression.hpp).
+// regression cases (validation/regression.hpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "io/segy.hpp"
-#include "solver/errors.hpp"
-#include "solver/regression.hpp"
+#include "solver/case/errors.hpp"
+#include "validation/regression.hpp"
 
 using namespace specwave;
 using namespace specwave::io;

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "kernels/stencil.hpp"
-#include "solver/plan.hpp"
+#include "solver/plan/plan.hpp"
 
 using namespace specwave;
 

@@ -23,9 +23,9 @@
 #include "io/hdf5.hpp"
 #include "io/json.hpp"
 #include "io/segy.hpp"
-#include "solver/collect.hpp"
-#include "solver/errors.hpp"
-#include "solver/sweep.hpp"
+#include "solver/batch/collect.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/batch/sweep.hpp"
 
 namespace fs = std::filesystem;
 using namespace specwave;

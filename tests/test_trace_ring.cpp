@@ -1,13 +1,13 @@
 // Host-side logic of the CUDA FDTD propagator, tested without a GPU: the receiver ring's index arithmetic,
-// bookkeeping and scatter (solver/trace_ring.hpp), and the grouping of source points by target (point_gather.hpp).
+// bookkeeping and scatter (solver/propagators/gpu/trace_ring.hpp), and the grouping of source points by target (point_gather.hpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "solver/point_gather.hpp"
-#include "solver/trace_ring.hpp"
+#include "solver/propagators/gpu/point_gather.hpp"
+#include "solver/propagators/gpu/trace_ring.hpp"
 
 using namespace specwave;
 

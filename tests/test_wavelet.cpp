@@ -5,8 +5,8 @@
 #include <filesystem>
 
 #include "io/hdf5.hpp"
-#include "solver/errors.hpp"
-#include "solver/wavelet.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/plan/wavelet.hpp"
 
 using namespace specwave;
 namespace fs = std::filesystem;

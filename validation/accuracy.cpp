@@ -25,8 +25,8 @@
 #include <fstream>
 #include <optional>
 
-#include "solver/forward.hpp"
-#include "solver/plan.hpp"
+#include "solver/forward/forward.hpp"
+#include "solver/plan/plan.hpp"
 #include "validation/analytic.hpp"
 
 using namespace specwave;

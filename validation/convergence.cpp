@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 #include <fstream>
 
-#include "solver/forward.hpp"
-#include "solver/plan.hpp"
-#include "solver/validate.hpp"
+#include "solver/forward/forward.hpp"
+#include "solver/plan/plan.hpp"
+#include "validation/validate.hpp"
 #include "validation/analytic.hpp"
 #include "validation/reference.hpp"
 

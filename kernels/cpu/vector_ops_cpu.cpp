@@ -34,7 +34,7 @@ class CpuVectorOps final : public VectorOps {
     else
       Map(w, size(n)) = ConstMap(x, size(n)) + a * ConstMap(y, size(n));
   }
-  // The loop of the former line search (solver/line_search.cpp), raw computed the same way.
+  // The loop of the former line search (solver/optim/line_search.cpp), raw computed the same way.
   void path_tangent(std::size_t n, double a, const double* x0, const double* d, const double* lower,
                     const double* upper, double* t) const override {
     for (std::size_t k = 0; k < n; ++k) {

@@ -1,6 +1,6 @@
 #pragma once
 // The Gaussian smoothing S of the inversion's gradient preconditioner on the device (docs/numerics.md,
-// "Optimisation"; the host form is solver/preconditioner.hpp, GaussianSmoother): the field is copied into a grid
+// "Optimisation"; the host form is solver/inversion/preconditioner.hpp, GaussianSmoother): the field is copied into a grid
 // padded with zeros by `pad` points on both sides of each axis, transformed by cuFFT (D2Z, fp64), multiplied by
 // the filter exp(-|k|^2 sigma^2 / 2) / N on the half spectrum, transformed back (Z2D) and copied out of the
 // padding. The filter is the host smoother's own array, uploaded, so the two cannot differ in their values; the

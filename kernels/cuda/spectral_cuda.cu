@@ -1,6 +1,6 @@
 // CUDA kernels of the k-space pseudo-spectral step and the cuFFT plans around them. The per-point physics is
 // that of kernels/spectral_point.hpp (damped_leapfrog, pml_velocity_update, pml_pressure_update), the same
-// functions the CPU loops call; the symbols and profiles come from solver/spectral_setup.cpp.
+// functions the CPU loops call; the symbols and profiles come from solver/propagators/spectral/spectral_setup.cpp.
 //
 // Launch contract of every kernel here: one thread per value; a (ceil(plane / threads), nz) grid, where plane is
 // the ny * nx values (real fields) or ny * (nx/2 + 1) values (half spectra) of one z plane; x is the fastest

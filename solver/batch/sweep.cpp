@@ -1,0 +1,807 @@
+// Parameter sweeps: the sweep file, expansion into variant cases, their check, the sweep folder, and the command
+// that ties them to the job-array script of sweep_slurm.cpp (docs/batch.md, "Parameter sweeps").
+#include "solver/batch/sweep.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <regex>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "io/case_file.hpp"
+#include "io/json.hpp"
+#include "io/text_file.hpp"
+#include "solver/batch/collect.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/plan/plan.hpp"
+#if defined(SPECWAVE_HAVE_CUDA)
+#include "kernels/cuda/device.hpp"
+#endif
+
+namespace specwave {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr std::size_t kMaxVariants = 100000;
+
+// ---- values -------------------------------------------------------------------------------------
+
+// Shortest spelling that reads back exactly, with ".0" kept on whole numbers so that TOML and JSON see a float.
+std::string float_spelling(double v) {
+  std::string s = fmt::format("{}", v);
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // n: inf, nan
+  return s;
+}
+
+enum class Spelling { toml, json, text };
+
+std::string spell(const toml::node& n, Spelling how) {
+  if (auto i = n.as_integer()) return fmt::format("{}", i->get());
+  if (auto f = n.as_floating_point()) return how == Spelling::text ? fmt::format("{}", f->get()) : float_spelling(f->get());
+  if (auto b = n.as_boolean()) return b->get() ? "true" : "false";
+  if (auto s = n.as_string()) {
+    if (how == Spelling::text) return s->get();
+    std::string q = io::json_quote(s->get());  // valid in TOML too, once DEL is escaped
+    for (std::size_t p = q.find('\x7f'); p != std::string::npos; p = q.find('\x7f', p)) q.replace(p, 1, "\\u007f");
+    return q;
+  }
+  if (auto a = n.as_array()) {
+    std::string out = "[";
+    for (std::size_t k = 0; k < a->size(); ++k)
+      out.append(k ? (how == Spelling::text ? "," : ", ") : "").append(spell(*a->get(k), how));
+    return out + "]";
+  }
+  if (n.is_table()) return "{...}";
+  std::ostringstream os;  // dates and times: their TOML spelling
+  n.visit([&](auto&& x) { os << x; });
+  return how == Spelling::json ? io::json_quote(os.str()) : os.str();
+}
+
+// ---- writing TOML ---------------------------------------------------------------------------------
+// Our own writer, so that floats keep their shortest spelling (0.3, not toml++'s 0.29999999999999999).
+
+std::string toml_key(std::string_view k) {
+  const bool bare = !k.empty() && std::all_of(k.begin(), k.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+  return bare ? std::string(k) : io::json_quote(k);
+}
+
+bool is_table_array(const toml::node& n) {
+  const toml::array* a = n.as_array();
+  return a && !a->empty() && std::all_of(a->begin(), a->end(), [](const toml::node& e) { return e.is_table(); });
+}
+
+std::string toml_inline(const toml::node& n) {
+  if (const toml::table* t = n.as_table()) {
+    std::string out;
+    for (auto&& [k, v] : *t) out += (out.empty() ? "{ " : ", ") + toml_key(k.str()) + " = " + toml_inline(v);
+    return out.empty() ? "{}" : out + " }";
+  }
+  if (const toml::array* a = n.as_array()) {
+    std::string out = "[";
+    for (std::size_t k = 0; k < a->size(); ++k) out.append(k ? ", " : "").append(toml_inline(*a->get(k)));
+    return out + "]";
+  }
+  return spell(n, Spelling::toml);
+}
+
+// Key-values first, then sub-tables ([a.b]) and arrays of tables ([[a.b]]), recursively.
+void write_toml(std::string& out, const toml::table& t, const std::string& path) {
+  for (auto&& [k, v] : t)
+    if (!v.is_table() && !is_table_array(v)) out += toml_key(k.str()) + " = " + toml_inline(v) + "\n";
+  for (auto&& [k, v] : t) {
+    const std::string p = path.empty() ? toml_key(k.str()) : path + "." + toml_key(k.str());
+    if (const toml::table* sub = v.as_table()) {
+      out += "\n[" + p + "]\n";
+      write_toml(out, *sub, p);
+    } else if (is_table_array(v)) {
+      for (const toml::node& e : *v.as_array()) {
+        out += "\n[[" + p + "]]\n";
+        write_toml(out, *e.as_table(), p);
+      }
+    }
+  }
+}
+
+SweepValue value_of(const toml::node& n) { return {spell(n, Spelling::toml), spell(n, Spelling::json), spell(n, Spelling::text)}; }
+
+const char* type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::string: return "string";
+    case toml::node_type::integer: return "integer";
+    case toml::node_type::floating_point: return "float";
+    case toml::node_type::boolean: return "boolean";
+    case toml::node_type::array: return "array";
+    case toml::node_type::table: return "table";
+    default: return "date/time";
+  }
+}
+
+int line_of(const toml::node& n) { return std::max(1, int(n.source().begin.line)); }
+
+// ---- the sweep file -----------------------------------------------------------------------------
+
+struct SweepFileReader {
+  std::string path;
+
+  [[noreturn]] void fail(int line, std::string_view key, std::string_view what, std::string_view found,
+                         std::string_view fix) const {
+    throw Error(ExitCode::invalid_case, fmt::format("{}:{}: {}: {} ({}); {}", path, line, key, what, found, fix));
+  }
+  [[noreturn]] void bad(const toml::node& n, std::string_view key, std::string_view what, std::string_view fix) const {
+    fail(line_of(n), key, what, fmt::format("found {} {}", type_name(n), spell(n, Spelling::toml)), fix);
+  }
+  void allow(const toml::table& t, std::string_view table, std::initializer_list<std::string_view> keys) const {
+    for (auto&& [k, n] : t)
+      if (std::find(keys.begin(), keys.end(), k.str()) == keys.end()) {
+        std::string allowed;
+        for (auto a : keys) allowed += (allowed.empty() ? "" : ", ") + std::string(a);
+        fail(std::max(1, int(k.source().begin.line)), table.empty() ? std::string(k.str()) : fmt::format("{}.{}", table, k.str()),
+             "unknown key", "allowed here: " + allowed, "remove it (docs/batch.md lists the keys)");
+      }
+  }
+  std::string str(const toml::table& t, std::string_view table, std::string_view k, std::string def, std::string_view ex) const {
+    const toml::node* n = t.get(k);
+    if (!n) return def;
+    if (!n->is_string()) bad(*n, fmt::format("{}.{}", table, k), "must be a string", fmt::format("write it like {}", ex));
+    return n->as_string()->get();
+  }
+  int integer(const toml::table& t, std::string_view table, std::string_view k, int def, int min, std::string_view ex) const {
+    const toml::node* n = t.get(k);
+    if (!n) return def;
+    if (!n->is_integer() || n->as_integer()->get() < min || n->as_integer()->get() > 1'000'000)
+      bad(*n, fmt::format("{}.{}", table, k), fmt::format("must be an integer >= {}", min), fmt::format("write it like {}", ex));
+    return int(n->as_integer()->get());
+  }
+
+  static bool is_range(const toml::table& t) {
+    return t.contains("start") || t.contains("stop") || t.contains("count") || t.contains("step");
+  }
+
+  // { start, stop, count } (inclusive linspace) or { start, stop, step }; integers when start, stop (and step) are.
+  std::vector<SweepValue> range(const toml::table& t, const std::string& key) const {
+    const std::string where = fmt::format("axes.\"{}\"", key);
+    constexpr std::string_view ex = "{ start = 5.0, stop = 15.0, count = 3 } or { start = 4, stop = 8, step = 2 }";
+    allow(t, where, {"start", "stop", "count", "step"});
+    const auto number = [&](std::string_view k) -> const toml::node& {
+      const toml::node* n = t.get(k);
+      if (!n) fail(line_of(t), where, fmt::format("a range needs '{}'", k), "not found", fmt::format("write it like {}", ex));
+      if (!n->is_number()) bad(*n, fmt::format("{}.{}", where, k), "must be a number", fmt::format("write it like {}", ex));
+      return *n;
+    };
+    const toml::node& start = number("start");
+    const toml::node& stop = number("stop");
+    if (t.contains("count") == t.contains("step"))
+      fail(line_of(t), where, "a range needs exactly one of 'count' and 'step'", t.contains("count") ? "found both" : "found neither",
+           fmt::format("write it like {}", ex));
+    const double a = start.value<double>().value(), b = stop.value<double>().value();
+    bool integers = start.is_integer() && stop.is_integer();
+    std::vector<double> xs;
+    if (const toml::node* c = t.get("count")) {
+      if (!c->is_integer() || c->as_integer()->get() < 1 || c->as_integer()->get() > long(kMaxVariants))
+        bad(*c, where + ".count", fmt::format("must be an integer in 1..{}", kMaxVariants), "give the number of values, stop included");
+      const long n = long(c->as_integer()->get());
+      for (long k = 0; k < n; ++k) xs.push_back(n == 1 ? a : a + (b - a) * double(k) / double(n - 1));
+    } else {
+      const toml::node& s = number("step");
+      const double h = s.value<double>().value();
+      integers = integers && s.is_integer();
+      if (h == 0 || (b - a) * h < 0)
+        bad(s, where + ".step", "must be non-zero and go from start towards stop",
+            fmt::format("use a step of the sign of stop - start ({})", b - a));
+      const double steps = std::floor((b - a) / h + 1e-9);
+      if (steps + 1 > double(kMaxVariants)) bad(s, where + ".step", fmt::format("gives more than {} values", kMaxVariants), "use a larger step");
+      for (long k = 0; k <= long(steps); ++k) xs.push_back(a + double(k) * h);
+    }
+    std::vector<SweepValue> out;
+    for (std::size_t k = 0; k < xs.size(); ++k) {
+      if (integers) {
+        if (std::abs(xs[k] - std::round(xs[k])) > 1e-9 * std::max(1.0, std::abs(xs[k])))
+          fail(line_of(t), where, "integer start and stop give a value that is not an integer",
+               fmt::format("value {} would be {}", k, xs[k]), "write start and stop as floats (5.0), or choose a count that divides the range");
+        out.push_back(value_of(toml::value<std::int64_t>(std::llround(xs[k]))));
+      } else {
+        // 12 significant digits: 0.1 + 2 * 0.1 gives 0.3, not 0.30000000000000004.
+        out.push_back(value_of(toml::value<double>(std::stod(fmt::format("{:.12g}", xs[k])))));
+      }
+    }
+    return out;
+  }
+
+  // Axes in file order; dotted keys (unquoted scheme.order = [...]) are nested tables in TOML and are flattened.
+  void axes(const toml::table& t, const std::string& prefix, std::vector<SweepAxis>& out,
+            std::vector<std::pair<toml::source_position, std::size_t>>& order) const {
+    for (auto&& [k, n] : t) {
+      const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+      SweepAxis axis{key, {}, std::max(1, int(k.source().begin.line))};
+      if (const toml::table* sub = n.as_table()) {
+        if (!is_range(*sub)) {
+          axes(*sub, key, out, order);
+          continue;
+        }
+        axis.values = range(*sub, key);
+      } else if (const toml::array* a = n.as_array()) {
+        if (a->empty()) bad(n, fmt::format("axes.\"{}\"", key), "must not be empty", "give at least one value");
+        for (const toml::node& v : *a) {
+          if (v.is_table())
+            bad(v, fmt::format("axes.\"{}\"", key), "values must not be tables", "sweep a key inside the table instead");
+          axis.values.push_back(value_of(v));
+        }
+      } else {
+        bad(n, fmt::format("axes.\"{}\"", key), "must be an array of values or a range table",
+            "write it like [8, 12] or { start = 5.0, stop = 15.0, count = 3 }");
+      }
+      order.emplace_back(k.source().begin, out.size());
+      out.push_back(std::move(axis));
+    }
+  }
+};
+
+// ---- case-file key paths ------------------------------------------------------------------------
+
+constexpr int kTableKey = -1, kEveryEntry = -2;
+struct KeySegment {
+  std::string name;
+  int index = kTableKey;  // kTableKey, kEveryEntry ([*]) or an entry
+};
+
+std::vector<KeySegment> parse_key_path(const std::string& key) {
+  static const std::regex segment(R"(^([A-Za-z0-9_-]+)(\[([0-9]+|\*)\])?$)");
+  std::vector<KeySegment> out;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t end = key.find('.', begin);
+    const std::string s = key.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    std::smatch m;
+    if (!std::regex_match(s, m, segment)) return {};
+    KeySegment seg{m[1].str()};
+    if (m[2].matched) seg.index = m[3].str() == "*" ? kEveryEntry : std::stoi(m[3].str());
+    out.push_back(seg);
+    if (end == std::string::npos) return out;
+    begin = end + 1;
+  }
+}
+
+// The axis an error is about: the sweep file, the line and the key.
+struct AxisContext {
+  const std::string& file;
+  const SweepAxis& axis;
+  [[noreturn]] void fail(std::string_view what, std::string_view fix) const {
+    throw Error(ExitCode::invalid_case, fmt::format("{}:{}: axes.\"{}\": {}; {}", file, axis.line, axis.key, what, fix));
+  }
+};
+
+// Sets path[k..] below `t` to `value`: missing tables are created, entries of arrays must exist ([*]: every one).
+void set_key(toml::table& t, const std::vector<KeySegment>& path, std::size_t k, const toml::node& value,
+             const std::string& done, const AxisContext& ctx) {
+  const KeySegment& seg = path[k];
+  const bool last = k + 1 == path.size();
+  const std::string here = done.empty() ? seg.name : done + "." + seg.name;
+  if (seg.index == kTableKey) {
+    if (last) {
+      t.insert_or_assign(seg.name, value);
+      return;
+    }
+    if (!t.contains(seg.name)) t.insert(seg.name, toml::table{});
+    toml::node& n = *t.get(seg.name);
+    if (n.is_array())
+      ctx.fail(fmt::format("'{}' is an array in the base case", here), fmt::format("give an entry: {}[0], or {}[*] for every one", here, here));
+    if (!n.is_table())
+      ctx.fail(fmt::format("'{}' is a {} in the base case, not a table", here, type_name(n)), "check the key in docs/case-file.md");
+    set_key(*n.as_table(), path, k + 1, value, here, ctx);
+    return;
+  }
+  toml::array* a = t.get(seg.name) ? t.get(seg.name)->as_array() : nullptr;
+  if (!a)
+    ctx.fail(fmt::format("the base case has no array '{}'", here), "sweep entries the base case has (docs/case-file.md)");
+  if (seg.index >= int(a->size()))
+    ctx.fail(fmt::format("the base case has {} '{}' entries", a->size(), here),
+             fmt::format("use an index in 0..{}, or [*] for every entry", int(a->size()) - 1));
+  const std::size_t first = seg.index == kEveryEntry ? 0 : std::size_t(seg.index);
+  const std::size_t stop = seg.index == kEveryEntry ? a->size() : first + 1;
+  for (std::size_t i = first; i < stop; ++i) {
+    const std::string entry = fmt::format("{}[{}]", here, i);
+    if (last) {
+      a->replace(a->cbegin() + std::ptrdiff_t(i), value);
+      continue;
+    }
+    toml::table* sub = a->get(i)->as_table();
+    if (!sub) ctx.fail(fmt::format("'{}' is not a table in the base case", entry), "check the key in docs/case-file.md");
+    set_key(*sub, path, k + 1, value, entry, ctx);
+  }
+}
+
+// The nodes at path[k..] below `t` that exist ([*]: every entry).
+void find_nodes(toml::table& t, const std::vector<KeySegment>& path, std::size_t k, std::vector<toml::node*>& out) {
+  const KeySegment& seg = path[k];
+  toml::node* n = t.get(seg.name);
+  if (!n) return;
+  std::vector<toml::node*> here;
+  if (seg.index == kTableKey) {
+    here.push_back(n);
+  } else if (toml::array* a = n->as_array()) {
+    for (std::size_t i = 0; i < a->size(); ++i)
+      if (seg.index == kEveryEntry || int(i) == seg.index) here.push_back(a->get(i));
+  }
+  for (toml::node* h : here) {
+    if (k + 1 == path.size()) out.push_back(h);
+    else if (toml::table* sub = h->as_table()) find_nodes(*sub, path, k + 1, out);
+  }
+}
+
+// Case-file keys that hold paths, resolved against the case file's folder (docs/case-file.md).
+const std::array<const char*, 5> kPathKeys = {"model.file", "shots[*].sources[*].file", "inversion.observed",
+                                              "inversion.true_model.file", "validation.reference"};
+
+std::string index_id(int index, int width) { return fmt::format("{:0{}}", index, width); }
+
+// Short axis names for variant names: the last key segment without its index, or the whole key when two axes share it.
+std::vector<std::string> short_axis_names(const std::vector<SweepAxis>& axes) {
+  std::vector<std::string> names;
+  for (const auto& a : axes) {
+    const auto dot = a.key.rfind('.');
+    std::string n = dot == std::string::npos ? a.key : a.key.substr(dot + 1);
+    names.push_back(n.substr(0, n.find('[')));
+  }
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (std::count(names.begin(), names.end(), names[i]) > 1) {
+      const std::string shared = names[i];
+      for (std::size_t j = 0; j < names.size(); ++j)
+        if (names[j] == shared) names[j] = axes[j].key;
+    }
+  return names;
+}
+
+std::string parameters_text(const SweepSpec& spec, const SweepVariant& v) {
+  std::string s;
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) s += fmt::format("{}{} = {}", a ? ", " : "", spec.axes[a].key, v.values[a].toml);
+  return s;
+}
+
+bool gpu_usable(std::string& why) {
+#if defined(SPECWAVE_HAVE_CUDA)
+  const auto status = cuda::query_devices();
+  why = status.reason;
+  return status.usable;
+#else
+  why = "this build has no CUDA backend";
+  return false;
+#endif
+}
+
+// The first line where two texts differ, for messages.
+std::string first_difference(const std::string& a, const std::string& b) {
+  std::istringstream sa(a), sb(b);
+  std::string la, lb;
+  for (int line = 1;; ++line) {
+    const bool ga = bool(std::getline(sa, la)), gb = bool(std::getline(sb, lb));
+    if (!ga && !gb) return "no difference";
+    if (!ga || !gb || la != lb) {
+      const auto cut = [](std::string s) { return s.size() > 100 ? s.substr(0, 97) + "..." : s; };
+      return fmt::format("line {}: '{}' here, '{}' in this sweep", line, ga ? cut(la) : "(end)", gb ? cut(lb) : "(end)");
+    }
+  }
+}
+
+}  // namespace
+
+// ---- reading and expanding ----------------------------------------------------------------------
+
+SweepSpec parse_sweep_text(const std::string& text, const std::string& path) {
+  toml::table root;
+  try {
+    root = toml::parse(std::string_view(text), std::string_view(path));
+  } catch (const toml::parse_error& e) {
+    const auto& b = e.source().begin;
+    throw Error(ExitCode::invalid_case, fmt::format("{}:{}:{}: invalid TOML: {}; fix the TOML syntax there", path, b.line,
+                                                    b.column, e.description()));
+  }
+  const SweepFileReader r{path};
+  r.allow(root, "", {"sweep", "axes", "slurm"});
+  const fs::path folder = fs::absolute(fs::path(path)).parent_path();
+  SweepSpec s;
+  s.file = path;
+  s.text = text;
+
+  const toml::table* sw = root["sweep"].as_table();
+  if (!sw) {
+    if (root.contains("sweep")) r.bad(*root.get("sweep"), "sweep", "must be a table", "write a [sweep] table with base = \"case.toml\"");
+    r.fail(1, "sweep", "missing required table", "not found in the file", "add a [sweep] table with base = \"case.toml\"");
+  }
+  r.allow(*sw, "sweep", {"base", "name", "directory", "mode", "command"});
+  const std::string base = r.str(*sw, "sweep", "base", "", "base = \"case.toml\"");
+  if (base.empty()) r.fail(line_of(*sw), "sweep.base", "missing required key", "not found in table 'sweep'", "add base = \"case.toml\" (the case to vary)");
+  s.base_case = (folder / base).lexically_normal().string();
+  const auto base_text = io::read_text_file(s.base_case);
+  if (!base_text || fs::is_directory(s.base_case))
+    throw Error(ExitCode::input_error, fmt::format("{}:{}: sweep.base: cannot read the base case {}; check the path (relative "
+                                                   "to the sweep file's folder)",
+                                                   path, line_of(*sw->get("base")), s.base_case));
+  s.base_text = *base_text;
+  s.name = r.str(*sw, "sweep", "name", fs::path(path).stem().string(), "name = \"frequency-order\"");
+  if (s.name.empty() || s.name.find_first_of("/\\ \t\n'\"$`%") != std::string::npos)
+    r.fail(sw->get("name") ? line_of(*sw->get("name")) : line_of(*sw), "sweep.name",
+           "must be non-empty, without spaces, quotes, %, / or \\", fmt::format("found \"{}\"", s.name),
+           "use a plain name such as name = \"frequency-order\"");
+  s.directory = (folder / r.str(*sw, "sweep", "directory", s.name, "directory = \"sweeps/frequency-order\"")).lexically_normal().string();
+  const std::string mode = r.str(*sw, "sweep", "mode", "product", "mode = \"product\"");
+  if (mode != "product" && mode != "zip") r.bad(*sw->get("mode"), "sweep.mode", "must be \"product\" or \"zip\"", "use mode = \"product\" (every combination) or \"zip\"");
+  s.mode = mode == "zip" ? SweepMode::zip : SweepMode::product;
+  s.command = r.str(*sw, "sweep", "command", "forward", "command = \"forward\"");
+  if (s.command != "forward" && s.command != "invert")
+    r.bad(*sw->get("command"), "sweep.command", "must be \"forward\" or \"invert\"", "use the specwave command the variants run");
+
+  const toml::table* ax = root["axes"].as_table();
+  if (!ax || ax->empty())
+    r.fail(ax ? line_of(*ax) : 1, "axes", ax ? "must hold at least one axis" : "missing required table", "no axis found",
+           "add [axes] with e.g. \"scheme.order\" = [4, 8]");
+  std::vector<std::pair<toml::source_position, std::size_t>> order;
+  std::vector<SweepAxis> axes;
+  r.axes(*ax, "", axes, order);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.first.line != b.first.line ? a.first.line < b.first.line : a.first.column < b.first.column;
+  });
+  for (const auto& [pos, i] : order) s.axes.push_back(std::move(axes[i]));
+  for (std::size_t i = 0; i < s.axes.size(); ++i) {
+    const SweepAxis& a = s.axes[i];
+    if (parse_key_path(a.key).empty())
+      r.fail(a.line, fmt::format("axes.\"{}\"", a.key), "is not a case-file key path", "found " + a.key,
+             "write it like \"scheme.order\" or \"shots[*].sources[0].peak_frequency\" (quoted when it has [ ])");
+    if (a.key == "output" || a.key.rfind("output.directory", 0) == 0)
+      r.fail(a.line, fmt::format("axes.\"{}\"", a.key), "is set by the sweep", "each variant writes to variants/<id>/output",
+             "remove this axis");
+    for (std::size_t j = 0; j < i; ++j)
+      if (s.axes[j].key == a.key)
+        r.fail(a.line, fmt::format("axes.\"{}\"", a.key), "is given twice", fmt::format("also on line {}", s.axes[j].line),
+               "keep one");
+  }
+
+  if (const toml::node* sl = root.get("slurm")) {
+    const toml::table* t = sl->as_table();
+    if (!t) r.bad(*sl, "slurm", "must be a table", "write a [slurm] table");
+    r.allow(*t, "slurm", {"account", "partition", "time", "ntasks", "cpus_per_task", "gpus_per_task", "max_parallel", "extra"});
+    SlurmSettings& m = s.slurm;
+    m.account = r.str(*t, "slurm", "account", "", "account = \"geo123\"");
+    m.partition = r.str(*t, "slurm", "partition", "", "partition = \"gpu\"");
+    m.time = r.str(*t, "slurm", "time", "", "time = \"02:00:00\"");
+    static const std::regex slurm_time(R"(^([0-9]+-)?[0-9]+(:[0-9]+){0,2}$)");
+    if (!m.time.empty() && !std::regex_match(m.time, slurm_time))
+      r.bad(*t->get("time"), "slurm.time", "is not a Slurm time", "write it like \"02:00:00\", \"90\" (minutes) or \"1-12:00:00\"");
+    m.ntasks = r.integer(*t, "slurm", "ntasks", 1, 1, "ntasks = 4");
+    m.cpus_per_task = r.integer(*t, "slurm", "cpus_per_task", 0, 1, "cpus_per_task = 8");
+    m.gpus_per_task = r.integer(*t, "slurm", "gpus_per_task", 0, 1, "gpus_per_task = 1");
+    m.max_parallel = r.integer(*t, "slurm", "max_parallel", 0, 1, "max_parallel = 10");
+    for (const auto* k : {"account", "partition"}) {
+      const std::string& v = std::string_view(k) == "account" ? m.account : m.partition;
+      if (v.find_first_of(" \t\n'\"$`\\") != std::string::npos)
+        r.bad(*t->get(k), fmt::format("slurm.{}", k), "must not hold spaces, quotes or shell characters", "give the name Slurm knows");
+    }
+    if (const toml::node* e = t->get("extra")) {
+      const toml::array* a = e->as_array();
+      if (!a) r.bad(*e, "slurm.extra", "must be an array of strings", "write it like extra = [\"--mem=16G\", \"--constraint=a100\"]");
+      for (const toml::node& line : *a) {
+        if (!line.is_string() || line.as_string()->get().find('\n') != std::string::npos)
+          r.bad(line, "slurm.extra", "entries must be one-line strings", "write it like extra = [\"--mem=16G\"]");
+        m.extra.push_back(line.as_string()->get());
+      }
+    }
+  }
+  if (s.mode == SweepMode::zip) {
+    for (const auto& a : s.axes)
+      if (a.values.size() != s.axes.front().values.size()) {
+        std::string lengths;
+        for (const auto& b : s.axes) lengths += fmt::format("{}{} has {}", lengths.empty() ? "" : ", ", b.key, b.values.size());
+        r.fail(a.line, "axes", "mode = \"zip\" needs axes of the same length", lengths,
+               "give every axis the same number of values, or use mode = \"product\" for every combination");
+      }
+  } else {
+    for (const auto& a : s.axes)  // a repeated value would repeat variants (zip may repeat values)
+      for (std::size_t i = 0; i < a.values.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+          if (a.values[i].toml == a.values[j].toml)
+            r.fail(a.line, fmt::format("axes.\"{}\"", a.key), "has a repeated value", a.values[i].toml,
+                   "give each value once (mode = \"product\")");
+    double n = 1;
+    for (const auto& a : s.axes) n *= double(a.values.size());
+    if (n > double(kMaxVariants))
+      r.fail(line_of(*ax), "axes", fmt::format("make more than {} variants", kMaxVariants), fmt::format("{:.0f}", n),
+             "split the sweep into several sweep files");
+  }
+  return s;
+}
+
+SweepSpec read_sweep_file(const std::string& path) {
+  const auto text = io::read_text_file(path);
+  if (!text || fs::is_directory(path)) throw Error(ExitCode::input_error, fmt::format("{}: cannot read the sweep file; check the path", path));
+  return parse_sweep_text(*text, path);
+}
+
+bool is_sweep_file(const std::string& path) {
+  try {
+    return toml::parse_file(path).contains("sweep");
+  } catch (const toml::parse_error&) {
+    return false;
+  }
+}
+
+std::vector<std::vector<int>> expand_sweep(const SweepSpec& spec) {
+  std::vector<std::vector<int>> out;
+  const std::size_t n_axes = spec.axes.size();
+  if (spec.mode == SweepMode::zip) {
+    for (std::size_t k = 0; k < spec.axes.front().values.size(); ++k) out.emplace_back(n_axes, int(k));
+    return out;
+  }
+  std::vector<int> at(n_axes, 0);
+  while (true) {
+    out.push_back(at);
+    // Odometer: the last axis turns fastest.
+    std::size_t a = n_axes;
+    while (a > 0 && ++at[a - 1] == int(spec.axes[a - 1].values.size())) at[--a] = 0;
+    if (a == 0) return out;
+  }
+}
+
+int sweep_index_width(std::size_t n_variants) {
+  return std::max<int>(4, int(fmt::format("{}", n_variants > 0 ? n_variants - 1 : 0).size()));
+}
+
+std::vector<SweepVariant> make_variants(const SweepSpec& spec) {
+  toml::table base;
+  try {
+    base = toml::parse(std::string_view(spec.base_text), std::string_view(spec.base_case));
+  } catch (const toml::parse_error& e) {
+    const auto& b = e.source().begin;
+    throw Error(ExitCode::invalid_case, fmt::format("{}:{}:{}: invalid TOML: {}; fix the TOML syntax there (the base case "
+                                                    "of {})",
+                                                    spec.base_case, b.line, b.column, e.description(), spec.file));
+  }
+  const fs::path base_folder = fs::path(spec.base_case).parent_path();
+  const auto combos = expand_sweep(spec);
+  const int width = sweep_index_width(combos.size());
+  const auto short_names = short_axis_names(spec.axes);
+  std::vector<SweepVariant> out;
+  for (std::size_t i = 0; i < combos.size(); ++i) {
+    SweepVariant v;
+    v.index = int(i);
+    v.id = index_id(v.index, width);
+    v.name = v.id;
+    toml::table t = base;
+    for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+      const SweepAxis& axis = spec.axes[a];
+      const SweepValue& value = axis.values[combos[i][a]];
+      v.values.push_back(value);
+      v.name += fmt::format("_{}={}", short_names[a], value.text);
+      const toml::table parsed = toml::parse("v = " + value.toml);
+      set_key(t, parse_key_path(axis.key), 0, *parsed.get("v"), "", AxisContext{spec.file, axis});
+    }
+    for (const char* key : kPathKeys) {
+      std::vector<toml::node*> nodes;
+      find_nodes(t, parse_key_path(key), 0, nodes);
+      for (toml::node* n : nodes)
+        if (auto* s = n->as_string(); s && !s->get().empty() && fs::path(s->get()).is_relative())
+          s->get() = (base_folder / s->get()).lexically_normal().string();
+    }
+    if (!t.contains("output") || !t.get("output")->is_table()) t.insert_or_assign("output", toml::table{});
+    t.get("output")->as_table()->insert_or_assign("directory", "output");
+    std::ostringstream text;
+    text << fmt::format("# Variant {} of the sweep \"{}\", written by specwave sweep from\n#   {}\n", v.index, spec.name, spec.base_case);
+    for (std::size_t a = 0; a < spec.axes.size(); ++a) text << fmt::format("#   {} = {}\n", spec.axes[a].key, v.values[a].toml);
+    text << "# Relative paths of the base case are absolute here; the outputs go to output/ next to this file.\n\n";
+    std::string body;
+    write_toml(body, t, "");
+    v.case_text = text.str() + body;
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+SweepCheck check_variants(const SweepSpec& spec, const std::vector<SweepVariant>& variants) {
+  SweepCheck check;
+  std::string gpu_why;
+  const bool gpu = gpu_usable(gpu_why);
+  int on_cpu_instead = 0, decomposed = 0;
+  for (const SweepVariant& v : variants) {
+    const fs::path folder = fs::path(spec.directory) / "variants" / v.id;
+    try {
+      Case c = io::parse_case_text(v.case_text, (folder / "case.toml").string(), folder.string());
+      if (c.run.backend == BackendKind::cuda) {
+        check.wants_gpu = true;
+        if (!gpu) c.run.backend = BackendKind::cpu, ++on_cpu_instead;
+      }
+      // The job's ranks decide the shot groups and process grid; this check runs on one.
+      if (spec.slurm.ntasks > 1 && (c.run.process_grid || c.run.shot_groups > 0)) {
+        c.run.process_grid.reset();
+        c.run.shot_groups = 0;
+        ++decomposed;
+      }
+      if (spec.command == "invert" && (!c.inversion.present || !c.inversion.velocity_min || !c.inversion.velocity_max))
+        throw Error(ExitCode::invalid_case, fmt::format("{}: command = \"invert\" needs an [inversion] table with velocity_min and "
+                                                        "velocity_max (docs/case-file.md); add them to the base case",
+                                                        (folder / "case.toml").string()));
+      make_plan(c, RankPlacement{});
+    } catch (const Error& e) {
+      throw Error(e.code(), fmt::format("sweep variant {} of {} ({}): {}", v.id, variants.size(), parameters_text(spec, v), e.what()));
+    }
+  }
+  if (on_cpu_instead)
+    check.notes.push_back(fmt::format("{} variant(s) ask for run.backend = \"cuda\" and this machine has no usable GPU ({}): their "
+                                      "plans were checked with the cpu backend; the jobs will run on GPU nodes",
+                                      on_cpu_instead, gpu_why));
+  if (decomposed)
+    check.notes.push_back(fmt::format("{} variant(s) set run.process_grid or run.shot_groups: checked on one rank here, their "
+                                      "decomposition is checked when the job starts on its {} ranks",
+                                      decomposed, spec.slurm.ntasks));
+  return check;
+}
+
+// ---- the sweep folder ---------------------------------------------------------------------------
+
+std::string sweep_manifest_json(const SweepSpec& spec, const std::vector<SweepVariant>& variants) {
+  std::string s = "{\n";
+  s += fmt::format("  \"file_type\": \"specwave.sweep_manifest\",\n  \"name\": {},\n  \"base_case\": {},\n", io::json_quote(spec.name),
+                   io::json_quote(spec.base_case));
+  s += fmt::format("  \"command\": {},\n  \"mode\": \"{}\",\n  \"axes\": [\n", io::json_quote(spec.command),
+                   spec.mode == SweepMode::zip ? "zip" : "product");
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+    std::string values;
+    for (const auto& v : spec.axes[a].values) values += (values.empty() ? "" : ", ") + v.json;
+    s += fmt::format("    {{\"key\": {}, \"values\": [{}]}}{}\n", io::json_quote(spec.axes[a].key), values,
+                     a + 1 < spec.axes.size() ? "," : "");
+  }
+  s += "  ],\n  \"variants\": [\n";
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    const SweepVariant& v = variants[i];
+    std::string params;
+    for (std::size_t a = 0; a < spec.axes.size(); ++a)
+      params += fmt::format("{}{}: {}", a ? ", " : "", io::json_quote(spec.axes[a].key), v.values[a].json);
+    s += fmt::format("    {{\"index\": {}, \"id\": \"{}\", \"name\": {}, \"parameters\": {{{}}}, \"case\": \"variants/{}/case.toml\", "
+                     "\"output\": \"variants/{}/output\", \"status\": \"variants/{}/status.json\", \"log\": \"logs/{}.log\"}}{}\n",
+                     v.index, v.id, io::json_quote(v.name), params, v.id, v.id, v.id, v.id, i + 1 < variants.size() ? "," : "");
+  }
+  return s + "  ]\n}\n";
+}
+
+std::string sweep_manifest_csv(const SweepSpec& spec, const std::vector<SweepVariant>& variants) {
+  std::string s = "index";
+  for (const auto& a : spec.axes) s.append(",").append(io::csv_field(a.key));
+  s += "\n";
+  for (const auto& v : variants) {
+    s += fmt::format("{}", v.index);
+    for (const auto& value : v.values) s.append(",").append(io::csv_field(value.text));
+    s += "\n";
+  }
+  return s;
+}
+
+bool write_sweep_folder(const SweepSpec& spec, const std::vector<SweepVariant>& variants) {
+  const fs::path dir(spec.directory);
+  const std::string manifest = sweep_manifest_json(spec, variants);
+  std::error_code ec;
+  if (fs::exists(dir / "manifest.json")) {
+    const auto refuse = [&](const std::string& what) {
+      throw Error(ExitCode::output_error, fmt::format("{}: holds another sweep ({}); use a new directory (sweep.directory or "
+                                                      "--output) or remove the old one",
+                                                      dir.string(), what));
+    };
+    const std::string old = io::read_text_file((dir / "manifest.json").string()).value_or("");
+    if (old != manifest) refuse("its manifest.json differs from this sweep's, " + first_difference(old, manifest));
+    for (const auto& v : variants) {
+      const fs::path p = dir / "variants" / v.id / "case.toml";
+      const std::string text = io::read_text_file(p.string()).value_or("");
+      if (text != v.case_text)
+        refuse(fmt::format("variants/{}/case.toml differs from this sweep's (did the base case change?), {}", v.id,
+                           first_difference(text, v.case_text)));
+    }
+    fs::create_directories(dir / "logs", ec);
+    if (io::read_text_file((dir / "sweep.toml").string()).value_or("") != spec.text)
+      io::write_text_atomically((dir / "sweep.toml").string(), spec.text);
+    return false;
+  }
+  if (fs::exists(dir) && !(fs::is_directory(dir) && fs::is_empty(dir)))
+    throw Error(ExitCode::output_error, fmt::format("{}: exists and is not a sweep folder (no manifest.json); use a new "
+                                                    "directory (sweep.directory or --output) or remove it",
+                                                    dir.string()));
+  // Everything under a temporary name next to the folder, renamed when complete.
+  const fs::path tmp = dir.parent_path() / fmt::format(".{}.tmp-{}", dir.filename().string(), ::getpid());
+  struct Cleanup {
+    fs::path path;
+    bool keep = false;
+    ~Cleanup() {
+      std::error_code e;
+      if (!keep) fs::remove_all(path, e);
+    }
+  } cleanup{tmp};
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp / "logs", ec);
+  if (ec)
+    throw Error(ExitCode::output_error, fmt::format("{}: cannot create the sweep folder ({}); choose a writable sweep.directory "
+                                                    "or --output",
+                                                    dir.string(), ec.message()));
+  for (const auto& v : variants) {
+    fs::create_directories(tmp / "variants" / v.id, ec);
+    io::write_text_atomically((tmp / "variants" / v.id / "case.toml").string(), v.case_text);
+  }
+  io::write_text_atomically((tmp / "sweep.toml").string(), spec.text);
+  io::write_text_atomically((tmp / "manifest.csv").string(), sweep_manifest_csv(spec, variants));
+  io::write_text_atomically((tmp / "manifest.json").string(), manifest);
+  if (fs::exists(dir)) fs::remove(dir, ec);  // empty
+  fs::rename(tmp, dir, ec);
+  if (ec)
+    throw Error(ExitCode::output_error, fmt::format("{}: cannot rename {} to it ({}); check the folder", dir.string(), tmp.string(),
+                                                    ec.message()));
+  cleanup.keep = true;
+  return true;
+}
+
+void run_sweep(const SweepOptions& o, const std::function<void(const std::string&)>& print) {
+  SweepSpec spec = read_sweep_file(o.sweep_file);
+  if (!o.output.empty()) spec.directory = fs::absolute(o.output).lexically_normal().string();
+  if (spec.directory.size() > 1 && spec.directory.back() == '/') spec.directory.pop_back();
+  const fs::path dir(spec.directory);
+  const std::vector<SweepVariant> variants = make_variants(spec);
+  std::string shape;
+  for (const auto& a : spec.axes) shape += fmt::format("{}{} ({})", shape.empty() ? "" : spec.mode == SweepMode::zip ? " | " : " x ", a.key, a.values.size());
+  print(fmt::format("sweep       {}: {} variant(s), {} of {}; command {}\nbase        {}\n", spec.name, variants.size(),
+                    spec.mode == SweepMode::zip ? "zip" : "product", shape, spec.command, spec.base_case));
+  if (o.resume && !fs::exists(dir / "manifest.json"))
+    throw Error(ExitCode::usage, fmt::format("{}: no sweep folder to resume (no manifest.json); run specwave sweep {} without "
+                                             "--resume first",
+                                             dir.string(), o.sweep_file));
+  const SweepCheck check = check_variants(spec, variants);
+  for (const auto& n : check.notes) print("note        " + n + "\n");
+  print(fmt::format("checked     {} variant case(s): each reads and plans as `specwave check` does\n", variants.size()));
+  const bool created = write_sweep_folder(spec, variants);
+  print(fmt::format("folder      {} ({})\n", dir.string(), created ? "written" : "exists with the same manifest: kept"));
+  constexpr std::size_t kListed = 20;
+  for (std::size_t i = 0; i < variants.size() && i < kListed; ++i) print(fmt::format("variant     {}\n", variants[i].name));
+  if (variants.size() > kListed) print(fmt::format("variant     ... and {} more (manifest.csv)\n", variants.size() - kListed));
+
+  std::vector<int> indices;
+  if (o.resume) {
+    const SweepResults results = collect_sweep(dir.string(), false);
+    std::string which;
+    int busy = 0;
+    for (const auto& v : results.variants) {
+      if (needs_rerun(v.state)) {
+        indices.push_back(v.index);
+        which += fmt::format("{}{} ({}{})", which.empty() ? "" : ", ", v.id, to_string(v.state),
+                             v.exit_code ? fmt::format(", exit {}", *v.exit_code) : "");
+      } else if (v.state != VariantState::completed) {
+        ++busy;
+      }
+    }
+    if (busy) print(fmt::format("running     {} variant(s) running or requeued: not resubmitted\n", busy));
+    if (indices.empty()) {
+      print("resume      nothing to resubmit: no variant failed, was interrupted or is missing\n");
+      return;
+    }
+    print(fmt::format("resume      {} variant(s): {}\n", indices.size(), which));
+  } else {
+    for (const auto& v : variants) indices.push_back(v.index);
+  }
+  // --submit, --resume, --template and --max-parallel are about the job script: they imply --slurm.
+  if (!(o.slurm || o.submit || o.resume || !o.job.template_choice.empty() || o.job.max_parallel >= 0)) return;
+  const std::string script = sweep_job_script(spec, variants.size(), indices, check.wants_gpu, o.job);
+  const std::string job = (dir / "job.sbatch").string();
+  io::write_text_atomically(job, script);
+  ::chmod(job.c_str(), 0755);
+  const int max_parallel = o.job.max_parallel >= 0 ? o.job.max_parallel : spec.slurm.max_parallel;
+  const std::string array = slurm_array_spec(indices, max_parallel);
+  print(fmt::format("job         {} (array {}, {} task(s))\n", job, array, indices.size()));
+  if (!o.submit) {
+    print(fmt::format("submit      sbatch {}   (or run one task here: SLURM_ARRAY_TASK_ID={} SPECWAVE_LAUNCHER= bash {})\n", job,
+                      indices.front(), job));
+    return;
+  }
+  const std::string job_id = submit_sweep_job(dir.string(), array, indices);
+  print(fmt::format("submitted   job {} (array {}); recorded in {}\n", job_id, array, (dir / "submissions.jsonl").string()));
+}
+
+}  // namespace specwave

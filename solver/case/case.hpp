@@ -1,0 +1,189 @@
+#pragma once
+// A Case is everything one case file describes, independent of backend and of how many ranks run it.
+// It is filled by io/case_file.cpp (TOML, docs/case-file.md) or built in code (tests, demo).
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace specwave {
+
+using Vec3 = std::array<double, 3>;  // (z, y, x), metres
+
+enum class Precision { fp32, fp64 };
+enum class BackendKind { cpu, cuda, auto_select };
+enum class Method { fdtd, spectral };
+
+struct GridSpec {
+  std::array<int, 3> shape{0, 0, 0};  // nz, ny, nx (points, PML included)
+  Vec3 spacing{0, 0, 0};              // dz, dy, dx (m)
+  Vec3 origin{0, 0, 0};               // position of point (0,0,0) (m)
+  long long points() const { return 1LL * shape[0] * shape[1] * shape[2]; }
+  Vec3 position(int iz, int iy, int ix) const {
+    return {origin[0] + iz * spacing[0], origin[1] + iy * spacing[1], origin[2] + ix * spacing[2]};
+  }
+};
+
+struct ModelSpec {
+  enum class Kind { homogeneous, layered, gaussian, file };
+  Kind kind = Kind::homogeneous;
+  double velocity = 0;              // homogeneous: v (m/s); gaussian: background v
+  std::vector<double> interfaces;   // layered: depths z (m) of the interfaces, increasing
+  std::vector<double> velocities;   // layered: one more than interfaces, top to bottom (m/s)
+  double anomaly = 0;               // gaussian: peak velocity perturbation (m/s, may be negative)
+  Vec3 center{0, 0, 0};             // gaussian: centre (m)
+  double radius = 0;                // gaussian: standard deviation (m)
+  std::string file;                 // file: HDF5 path (absolute, or resolved against the case file's folder)
+  std::string dataset = "/velocity";  // file: dataset name
+};
+
+struct WaveletSpec {
+  enum class Kind { ricker, file };
+  Kind kind = Kind::ricker;
+  double peak_frequency = 0;        // ricker: Hz
+  std::optional<double> delay;      // ricker: s, default 1.5 / peak_frequency
+  double amplitude = 1;             // scales the wavelet (both kinds)
+  std::string file;                 // file: HDF5 path
+  std::string dataset = "/wavelet"; // file: 1-D dataset with a `dt` attribute (s)
+};
+
+struct SourceSpec {
+  Vec3 position{0, 0, 0};
+  WaveletSpec wavelet;
+};
+
+struct ShotSpec {
+  std::vector<SourceSpec> sources;  // fired together
+};
+
+struct TimeSpec {
+  double duration = 0;              // s (simulated time; nt = round(duration / dt) + 1 samples)
+  std::optional<double> dt;         // s; default cfl_safety * dt_max
+  double cfl_safety = 0.8;
+};
+
+struct SchemeSpec {
+  Method method = Method::fdtd;
+  int order = 8;                                  // even, 2..16
+  std::optional<double> min_points_per_wavelength;  // overrides the scheme's floor
+};
+
+// The absorbing boundary of the spectral method (docs/numerics.md); FDTD always uses its CPML.
+enum class SpectralAbsorber { pml, damping };
+
+struct BoundarySpec {
+  int pml_width = 20;               // points per absorbing face
+  bool free_surface = false;        // top face (z = origin) is pressure-release
+  // Profile exponent p and target reflection R0; unset: the defaults of the method and absorber
+  // (pml_profile_defaults): FDTD CPML p = 2, R0 = 1e-3; spectral PML p = 4, R0 = 1e-7; damping p = 4, R0 = 1e-2.
+  std::optional<double> pml_power;
+  std::optional<double> pml_reflection;
+  std::optional<double> pml_frequency;  // Hz, alpha_max = pi f; default the largest Ricker peak frequency
+  SpectralAbsorber spectral_absorber = SpectralAbsorber::pml;  // spectral method only
+};
+
+// The defaults of pml_power and pml_reflection for a method and spectral absorber (docs/case-file.md).
+struct PmlProfileDefaults {
+  double power, reflection;
+};
+inline PmlProfileDefaults pml_profile_defaults(bool spectral, SpectralAbsorber absorber) {
+  if (!spectral) return {2, 1e-3};
+  return absorber == SpectralAbsorber::pml ? PmlProfileDefaults{4, 1e-7} : PmlProfileDefaults{4, 1e-2};
+}
+
+
+struct RunSpec {
+  Precision precision = Precision::fp32;
+  BackendKind backend = BackendKind::cpu;
+  int threads = 0;                  // 0: OpenMP default
+  int check_every = 50;             // steps between blow-up checks (and stop-signal polls)
+  int checkpoint_every = 0;         // steps between checkpoints (0: none; a stop signal still writes one)
+  double checkpoint_minutes = 0;    // minutes between checkpoints (0: none)
+  double progress_seconds = 5;      // seconds between progress lines
+  double max_amplitude = 1e20;      // |u| above this is a blow-up
+  int device = 0;                   // CUDA device index
+  double device_memory_fraction = 0.7;  // the run may use at most this fraction of the GPU memory free at start
+  // MPI (docs/architecture.md): the ranks form shot_groups groups that run different shots side by side, each
+  // group's grid decomposed over its ranks along process_grid (pz, py, px). 0 / unset: chosen by the plan.
+  int shot_groups = 0;
+  std::optional<std::array<int, 3>> process_grid;
+  bool share_devices = false;  // CUDA under MPI: more ranks than GPUs on a node share them round-robin
+};
+
+struct OutputSpec {
+  std::string directory = "out";    // resolved against the case file's folder unless absolute
+  bool traces = true;
+  int snapshot_every = 0;           // steps between wavefield snapshots (0: none)
+  bool final_field = true;
+  bool plots = true;                // PNG: shot gather, wavefield slice, model slice
+};
+
+// The model parameter an inversion updates and its gradient is taken with respect to (docs/numerics.md).
+enum class Parameterisation { velocity, slowness2 };
+// Where the adjoint pass gets the forward wavefields (solver/propagators/history/wavefield_history.hpp).
+enum class WavefieldStorage { auto_select, memory, checkpoints, binomial, disk, boundary };
+
+// [inversion]: the data to fit and how the gradient is computed. The case's [model] is the starting model.
+struct InversionSpec {
+  bool present = false;                 // the case file has an [inversion] table
+  std::optional<ModelSpec> true_model;  // synthesises the observed data (a test of the method: same engine)
+  std::string observed_file;            // or: a traces.h5 of this acquisition (docs/hdf5-schema.md)
+  std::string observed_dataset = "/traces";
+  Parameterisation parameterisation = Parameterisation::velocity;
+  std::string misfit = "least_squares";
+  // Bounds on the velocity (m/s). velocity_max, when above the starting model's largest velocity, also sets
+  // dt and the CPML damping, so that neither changes while the model does.
+  std::optional<double> velocity_min, velocity_max;
+  WavefieldStorage wavefield_storage = WavefieldStorage::auto_select;
+  std::optional<double> wavefield_memory_gib;  // budget for the forward wavefields; default half of MemAvailable
+  std::string scratch_directory;        // wavefield_storage = "disk": its folder ("" : unset, the output directory)
+  // `specwave invert` (solver/inversion/inversion.hpp): a fixed number of iterations of one optimiser.
+  int iterations = 10;
+  std::string optimizer = "lbfgs";              // "lbfgs", "nlcg" or "steepest"
+  int lbfgs_memory = 5;                         // curvature pairs kept by L-BFGS
+  double initial_step_fraction = 0.01;          // first model update, as a fraction of |model|
+  double smoothing_m = 0;                       // gradient preconditioning: Gaussian sigma (m), 0: none
+  double source_mask_m = 0;                     // gradient taper radius around each source (m), 0: none
+  bool illumination_compensation = false;       // gradient preconditioning: divide by the source illumination
+  double illumination_epsilon = 0.01;           // its water level, a fraction of the largest illumination
+  std::vector<double> bands_hz;                 // multiscale: low-pass cutoffs (Hz), increasing; `iterations` each
+};
+
+// [validation]: this case as a regression case (docs/validation.md, "Regression cases"): its tier, its stored
+// reference traces and the tolerances `specwave validate --cases` checks them against.
+struct RegressionSpec {
+  bool present = false;
+  std::string tier = "full";        // "smoke" (CI) or "full"
+  std::string reference;            // stored reference traces (traces.h5 schema); default <case stem>.reference.h5
+  double rel_l2 = 1e-5;             // relative L2 of all traces
+  double max_error = 1e-5;          // max |difference| / max |reference|
+  double min_correlation = 0.999;   // per trace (traces with energy)
+  int max_time_shift = 0;           // samples, per trace (the lag of the cross-correlation's peak)
+  bool eigen_reference = false;     // also run `validate` against the independent Eigen reference
+};
+
+struct Case {
+  std::string name = "case";
+  std::string source_path;          // the case file ("" when built in code)
+  std::string source_text;          // its text, stored in output provenance
+  GridSpec grid;
+  ModelSpec model;
+  TimeSpec time;
+  std::vector<ShotSpec> shots;
+  std::vector<Vec3> receivers;      // shared by every shot (explicit points, lines and planes expanded)
+  SchemeSpec scheme;
+  BoundarySpec boundary;
+  RunSpec run;
+  OutputSpec output;
+  InversionSpec inversion;
+  RegressionSpec regression;
+};
+
+const char* to_string(Precision p);
+const char* to_string(BackendKind b);
+const char* to_string(Method m);
+const char* to_string(ModelSpec::Kind k);
+const char* to_string(Parameterisation p);
+const char* to_string(WavefieldStorage s);
+
+}  // namespace specwave

@@ -1,0 +1,265 @@
+#include "solver/forward/checkpoint.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <filesystem>
+#include <utility>
+#include <fmt/format.h>
+
+#include "io/hdf5.hpp"
+#include "solver/case/errors.hpp"
+
+namespace specwave {
+namespace {
+
+std::atomic<int> g_stop_signal{0};
+
+extern "C" void on_stop_signal(int signal) {
+  // A second SIGINT or SIGTERM while the first is being handled: end now, the default way.
+  if (g_stop_signal.load() != 0 && signal != SIGUSR1) {
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+    return;
+  }
+  g_stop_signal.store(signal);
+}
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+namespace fs = std::filesystem;
+using io::h5::Handle;
+
+constexpr const char* manifest_name = "checkpoint.h5";
+constexpr const char* file_type = "specwave.checkpoint";
+
+[[noreturn]] void fail(const std::string& what) { throw Error(ExitCode::output_error, what); }
+
+// A state array as raw bytes (the propagator's own element type and layout: only it reads them back).
+void write_bytes(hid_t parent, const std::string& name, std::span<const std::byte> data) {
+  const hsize_t n = data.size();
+  Handle space(H5Screate_simple(1, &n, nullptr));
+  Handle d(H5Dcreate2(parent, name.c_str(), H5T_NATIVE_UINT8, space.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  if (!d || (n > 0 && H5Dwrite(d.id(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0))
+    fail("cannot write checkpoint array " + name);
+}
+
+hsize_t dataset_size(hid_t d) {
+  Handle space(H5Dget_space(d));
+  return hsize_t(H5Sget_simple_extent_npoints(space.id()));
+}
+
+class SaveVisitor final : public StateVisitor {
+ public:
+  explicit SaveVisitor(hid_t group) : group_(group) {}
+  bool loading() const override { return false; }
+  void visit(const std::string& name, std::span<std::byte> data) override {
+    write_bytes(group_, name, data);
+    bytes += data.size();
+  }
+  std::size_t bytes = 0;
+
+ private:
+  hid_t group_;
+};
+
+class LoadVisitor final : public StateVisitor {
+ public:
+  LoadVisitor(hid_t group, std::string file) : group_(group), file_(std::move(file)) {}
+  bool loading() const override { return true; }
+  void visit(const std::string& name, std::span<std::byte> data) override {
+    Handle d(H5Dopen2(group_, name.c_str(), H5P_DEFAULT));
+    if (!d || dataset_size(d.id()) != data.size())
+      throw Error(ExitCode::input_error,
+                  fmt::format("{}: the state array {} is missing or has another size ({} bytes expected): the checkpoint "
+                              "was not written by this case; start the run again without --resume",
+                              file_, name, data.size()));
+    if (!data.empty() && H5Dread(d.id(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
+      throw Error(ExitCode::input_error, fmt::format("{}: cannot read the state array {}", file_, name));
+  }
+
+ private:
+  hid_t group_;
+  std::string file_;
+};
+
+std::vector<double> read_doubles(hid_t file, const std::string& name, const std::string& path) {
+  Handle d(H5Dopen2(file, name.c_str(), H5P_DEFAULT));
+  if (!d) throw Error(ExitCode::input_error, fmt::format("{}: the array {} is missing", path, name));
+  std::vector<double> out(dataset_size(d.id()));
+  if (!out.empty() && H5Dread(d.id(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+    throw Error(ExitCode::input_error, fmt::format("{}: cannot read the array {}", path, name));
+  return out;
+}
+
+}  // namespace
+
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;  // a write or an MPI call in progress goes on; the run stops at the next step boundary
+  for (int s : {SIGUSR1, SIGTERM, SIGINT}) sigaction(s, &action, nullptr);
+}
+
+int stop_signal() { return g_stop_signal.load(); }
+
+void request_stop(int signal) { g_stop_signal.store(signal); }
+
+CheckpointSchedule::CheckpointSchedule(const Comm& world, long long every_steps, double every_minutes, long long steps_done)
+    : world_(world),
+      every_steps_(every_steps),
+      last_steps_(steps_done),
+      every_seconds_(every_minutes * 60),
+      last_time_(now_seconds()) {}
+
+CheckpointSchedule::Action CheckpointSchedule::poll(long long steps_done) {
+  // 2: a stop signal (any rank), 1: the period (by steps, the same everywhere; by time, rank 0's clock).
+  int local = stop_signal() ? 2 : 0;
+  if (every_steps_ > 0 && steps_done - last_steps_ >= every_steps_) local = std::max(local, 1);
+  if (every_seconds_ > 0 && world_.rank() == 0 && now_seconds() - last_time_ >= every_seconds_) local = std::max(local, 1);
+  int signal = stop_signal();
+  if (world_.size() > 1) {
+    world_.allreduce_in_place(std::span<int>(&local, 1), ReduceOp::max);
+    world_.allreduce_in_place(std::span<int>(&signal, 1), ReduceOp::max);
+  }
+  if (local == 0) return Action::none;
+  last_steps_ = steps_done;
+  last_time_ = now_seconds();
+  if (local == 2) {
+    signal_ = signal;
+    return Action::save_and_stop;
+  }
+  return Action::save;
+}
+
+long long CheckpointMeta::integer(const std::string& name) const {
+  const auto it = integers.find(name);
+  if (it == integers.end()) throw Error(ExitCode::input_error, "checkpoint: the value " + name + " is missing");
+  return it->second;
+}
+
+const std::vector<double>& CheckpointMeta::array(const std::string& name) const {
+  const auto it = arrays.find(name);
+  if (it == arrays.end()) throw Error(ExitCode::input_error, "checkpoint: the array " + name + " is missing");
+  return it->second;
+}
+
+CheckpointStore::CheckpointStore(std::string directory, const Comm& world, std::string fingerprint)
+    : directory_(std::move(directory)), world_(world), fingerprint_(std::move(fingerprint)) {}
+
+std::string CheckpointStore::rank_file(long long generation, int rank) const {
+  return (fs::path(directory_) / fmt::format("rank-{:05d}.g{}.h5", rank, generation)).string();
+}
+
+bool CheckpointStore::exists() const {
+  int found = world_.rank() == 0 && fs::exists(fs::path(directory_) / manifest_name) ? 1 : 0;
+  world_.broadcast(std::span<int>(&found, 1), 0);
+  return found != 0;
+}
+
+void CheckpointStore::save(const CheckpointMeta& meta, const std::vector<Propagator*>& propagators) {
+  const double start = now_seconds();
+  const long long generation = generation_ + 1;
+  std::error_code ec;
+  if (world_.rank() == 0) fs::create_directories(directory_, ec);
+  world_.barrier();
+  if (!fs::is_directory(directory_))
+    fail(fmt::format("cannot create the checkpoint folder {}: {}", directory_, ec ? ec.message() : "not a folder"));
+  std::size_t bytes = 0;
+  {
+    io::h5::AtomicWriter file(rank_file(generation, world_.rank()));
+    for (std::size_t k = 0; k < propagators.size(); ++k) {
+      Handle group = io::h5::create_group(file.id(), fmt::format("propagator_{}", k));
+      SaveVisitor v(group.id());
+      propagators[k]->visit_state(v);
+      bytes += v.bytes;
+    }
+    file.commit();
+  }
+  world_.barrier();  // every rank's state is on disk before the manifest names its generation
+  if (world_.rank() == 0) {
+    io::h5::AtomicWriter file((fs::path(directory_) / manifest_name).string());
+    io::h5::write_attribute(file.id(), "file_type", std::string(file_type));
+    io::h5::write_attribute(file.id(), "fingerprint", fingerprint_);
+    io::h5::write_attribute(file.id(), "generation", std::int64_t(generation));
+    io::h5::write_attribute(file.id(), "ranks", std::int64_t(world_.size()));
+    io::h5::write_attribute(file.id(), "propagators", std::int64_t(propagators.size()));
+    std::string integer_names, array_names;
+    for (const auto& [name, value] : meta.integers) {
+      io::h5::write_attribute(file.id(), "int_" + name, std::int64_t(value));
+      integer_names += name + ",";
+    }
+    for (const auto& [name, values] : meta.arrays) {
+      io::h5::write_dataset<double>(file.id(), name, {hsize_t(values.size())}, values.data(), "");
+      array_names += name + ",";
+    }
+    io::h5::write_attribute(file.id(), "integer_names", integer_names);
+    io::h5::write_attribute(file.id(), "array_names", array_names);
+    file.commit();
+  }
+  world_.barrier();
+  if (generation_ > 0) fs::remove(rank_file(generation_, world_.rank()), ec);
+  generation_ = generation;
+  last_save_seconds_ = now_seconds() - start;
+  last_save_bytes_ = bytes;
+}
+
+CheckpointMeta CheckpointStore::load_meta() {
+  const std::string manifest = (fs::path(directory_) / manifest_name).string();
+  io::h5::Reader reader(manifest);
+  const hid_t f = reader.id();
+  const auto fixed = [&](const std::string& name) { return std::int64_t(io::h5::read_attribute_doubles(f, name).at(0)); };
+  if (!io::h5::has_attribute(f, "file_type") || io::h5::read_attribute_string(f, "file_type") != file_type)
+    throw Error(ExitCode::input_error, manifest + ": not a specwave checkpoint; remove the folder or start without --resume");
+  const std::string written_by = io::h5::read_attribute_string(f, "fingerprint");
+  if (written_by != fingerprint_)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: the checkpoint belongs to another run:\n  checkpoint: {}\n  this run:   {}\nresume with the "
+                            "same case file, number of ranks and options, or remove {} to start over",
+                            manifest, written_by, fingerprint_, directory_));
+  // The names were written as lists (integers: attributes "int_NAME", arrays: datasets NAME).
+  CheckpointMeta meta;
+  const auto names = [&](const std::string& list) {
+    std::vector<std::string> out;
+    std::string text = io::h5::read_attribute_string(f, list), item;
+    for (char ch : text + ",") {
+      if (ch != ',') item += ch;
+      else if (!item.empty()) out.push_back(std::exchange(item, {}));
+    }
+    return out;
+  };
+  for (const auto& n : names("integer_names")) meta.integers[n] = fixed("int_" + n);
+  for (const auto& n : names("array_names")) meta.arrays[n] = read_doubles(f, n, manifest);
+  generation_ = fixed("generation");
+  return meta;
+}
+
+void CheckpointStore::load_state(const std::vector<Propagator*>& propagators) {
+  const std::string mine = rank_file(generation_, world_.rank());
+  io::h5::Reader state(mine);
+  H5G_info_t info;
+  H5Gget_info(state.id(), &info);
+  if (info.nlinks != propagators.size())
+    throw Error(ExitCode::input_error, fmt::format("{}: holds {} propagator state(s), this run has {}; start again without "
+                                                   "--resume",
+                                                   mine, info.nlinks, propagators.size()));
+  for (std::size_t k = 0; k < propagators.size(); ++k) {
+    Handle group(H5Gopen2(state.id(), fmt::format("propagator_{}", k).c_str(), H5P_DEFAULT));
+    if (!group) throw Error(ExitCode::input_error, mine + ": a propagator's state is missing; start again without --resume");
+    LoadVisitor v(group.id(), mine);
+    propagators[k]->visit_state(v);
+  }
+}
+
+void CheckpointStore::remove() {
+  world_.barrier();
+  std::error_code ec;
+  if (world_.rank() == 0) fs::remove_all(directory_, ec);
+  world_.barrier();
+}
+
+}  // namespace specwave

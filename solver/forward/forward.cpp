@@ -1,0 +1,425 @@
+#include "solver/forward/forward.hpp"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "io/outputs.hpp"
+#include "io/png_plot.hpp"
+#include "solver/forward/checkpoint.hpp"
+#include "solver/parallel/comm.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/forward/progress.hpp"
+#include "solver/propagators/propagator.hpp"
+
+namespace specwave {
+namespace {
+
+std::vector<int> snapshot_steps(int every, int nt) {
+  std::vector<int> steps;
+  if (every > 0)
+    for (int n = every; n <= nt; n += every) steps.push_back(n);
+  return steps;
+}
+
+[[noreturn]] void blow_up(const Case& c, const Plan& plan, int shot, int step, const FieldStats& s) {
+  const auto& g = c.grid;
+  const int ix = int(s.argmax % g.shape[2]), iy = int(s.argmax / g.shape[2] % g.shape[1]),
+            iz = int(s.argmax / (std::int64_t(g.shape[2]) * g.shape[1]));
+  const Vec3 p = g.position(iz, iy, ix);
+  throw Error(ExitCode::blow_up,
+              fmt::format("the simulation became unstable at shot {} step {} (t = {:.6g} s): |u| = {:.3g} at index (z={}, y={}, "
+                          "x={}), ({:.6g}, {:.6g}, {:.6g}) m; reduce time.dt or time.cfl_safety (CFL number {:.3f}), check the "
+                          "velocity model there, and check the source amplitude",
+                          shot, step, step * plan.dt, s.max_abs, iz, iy, ix, p[0], p[1], p[2], plan.cfl));
+}
+
+// Nearest grid index to a coordinate, clamped to the grid.
+int nearest_index(const GridSpec& g, int axis, double coordinate) {
+  const int i = int(std::lround((coordinate - g.origin[axis]) / g.spacing[axis]));
+  return std::clamp(i, 0, g.shape[axis] - 1);
+}
+
+// The (z, x) plane at y index iy of a (nz, ny, nx) field.
+template <class T>
+std::vector<float> xz_slice(const GridSpec& g, const std::vector<T>& field, int iy) {
+  std::vector<float> out(std::size_t(g.shape[0]) * g.shape[2]);
+  for (int z = 0; z < g.shape[0]; ++z)
+    for (int x = 0; x < g.shape[2]; ++x)
+      out[std::size_t(z) * g.shape[2] + x] = float(field[(std::size_t(z) * g.shape[1] + iy) * g.shape[2] + x]);
+  return out;
+}
+
+// The (z, x) plane at global y index iy of a field of which this rank holds `block` (C order over its extent),
+// on every rank of `domain`: each rank fills its part, the others add zeros (an exact sum).
+template <class T>
+std::vector<float> gather_xz_slice(const Comm& domain, const GridSpec& g, const Subdomain& block,
+                                   const std::vector<T>& field, int iy) {
+  std::vector<double> out(std::size_t(g.shape[0]) * g.shape[2], 0.0);
+  const Dims3 b = block.begin, e = block.extent;
+  if (iy >= b[1] && iy < b[1] + e[1])
+    for (int z = 0; z < e[0]; ++z)
+      for (int x = 0; x < e[2]; ++x)
+        out[std::size_t(z + b[0]) * g.shape[2] + x + b[2]] = double(field[(std::size_t(z) * e[1] + iy - b[1]) * e[2] + x]);
+  domain.allreduce_in_place(std::span<double>(out), ReduceOp::sum);
+  return std::vector<float>(out.begin(), out.end());
+}
+
+// What a resumed run must share with the run that wrote the checkpoint.
+std::string run_fingerprint(const Case& c, const Plan& plan, int per_group) {
+  const auto& p = plan.process_grid;
+  return fmt::format("case text {:016x}, {} {} {} on {}, {} rank(s) in {} shot group(s), process grid {}x{}x{}, {} shot(s) "
+                     "in flight, nt {}, dt {:.17g}",
+                     std::hash<std::string>{}(c.source_text), to_string(c.scheme.method), to_string(c.run.precision),
+                     plan.backend == BackendKind::cuda ? "cuda" : "cpu", plan.backend == BackendKind::cuda ? plan.backend_note : "host",
+                     plan.ranks, plan.shot_groups, p[0], p[1], p[2], per_group, plan.nt, plan.dt);
+}
+
+// run.json: the run's figures for scripts and `specwave collect` (docs/batch.md), written atomically by rank 0.
+void write_run_json(const std::filesystem::path& dir, const Case& c, const Plan& plan, const ForwardSummary& s,
+                    int resumed_from_step) {
+  const nlohmann::ordered_json run = {
+      {"command", "forward"}, {"case", c.source_path}, {"status", "completed"}, {"propagator", s.propagator},
+      {"shots", c.shots.size()}, {"nt", plan.nt}, {"dt", plan.dt}, {"points", c.grid.points()}, {"seconds", s.seconds},
+      {"cells_per_second", s.cells_per_second}, {"ranks", plan.ranks}, {"checkpoints", s.checkpoints},
+      {"resumed", resumed_from_step >= 0}, {"outputs", s.outputs}};
+  // Not finite numbers are written null; bytes that are not UTF-8 (in a path) become U+FFFD.
+  const std::string text = run.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  const auto tmp = dir / "run.json.tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out.good()) throw Error(ExitCode::output_error, "cannot write " + tmp.string());
+  }
+  std::filesystem::rename(tmp, dir / "run.json");
+}
+
+template <class T>
+ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& options) {
+  namespace fs = std::filesystem;
+  const auto& g = c.grid;
+  const int n_shots = int(c.shots.size());
+  const fs::path dir(c.output.directory);
+  const bool fp64 = std::is_same_v<T, double>;
+
+  // MPI: the ranks form plan.shot_groups groups of consecutive ranks; group k runs shots k, k + G, k + 2G, ...
+  // with its grid decomposed over its ranks. Every rank takes part in every collective file write, so all
+  // ranks step through the same schedule (a group without a shot in the last round only writes nothing).
+  const Comm world = Comm::world();
+  if (world.size() != plan.ranks)
+    throw std::logic_error(fmt::format("run_forward: the plan is for {} ranks, the run has {}", plan.ranks, world.size()));
+  const int groups = plan.shot_groups, group_size = world.size() / groups, group = world.rank() / group_size;
+  const Comm domain = world.split(group, world.rank());
+  const bool parallel = world.size() > 1;
+  const bool root = world.rank() == 0;
+  io::h5::Parallel par;
+  if (parallel) {
+    long long token = ::getpid();
+    world.broadcast(std::span<long long>(&token, 1), 0);
+    par = {world.native_handle(), world.rank(), token};
+  }
+
+  std::error_code made;
+  fs::create_directories(dir, made);
+  if (!fs::is_directory(dir))
+    throw Error(ExitCode::output_error, fmt::format("cannot create the output folder {}{}; check output.directory and that "
+                                                    "nothing else (a file) has that name",
+                                                    dir.string(), made ? ": " + made.message() : std::string()));
+  // Several shots in flight when one does not fill the device (plan.shots_in_flight; 1 on the CPU and under
+  // MPI): their propagators advance in lockstep chunks, and on the GPU each queues its work in its own stream.
+  std::vector<std::unique_ptr<Propagator>> propagators;
+  const int per_group = parallel ? 1 : std::min(plan.shots_in_flight, n_shots);
+  for (int k = 0; k < per_group; ++k) propagators.push_back(make_propagator(c, plan, parallel ? &domain : nullptr));
+  const Block block = propagators.front()->block().value_or(whole_grid(g.shape));
+  io::h5::Provenance prov{"", to_string(c.run.precision), "cpu", c.source_text, "host CPU", plan.threads, world.size()};
+  prov.backend = plan.backend == BackendKind::cuda ? "cuda" : "cpu";
+  if (plan.backend == BackendKind::cuda) prov.device = plan.backend_note;
+
+  std::vector<std::vector<Vec3>> source_positions;
+  for (const auto& shot : c.shots) {
+    auto& ps = source_positions.emplace_back();
+    for (const auto& s : shot.sources) ps.push_back(s.position);
+  }
+  // Checkpoints (docs/batch.md): a stop signal or the period writes one at a step boundary; --resume continues
+  // from it. The outputs are written as "<name>.partial" until complete, and reopened by a resumed run.
+  CheckpointStore store((dir / "checkpoint").string(), world, run_fingerprint(c, plan, per_group));
+  const bool resuming = options.resume && store.exists();
+  if (options.resume && !resuming && root)
+    std::fputs(fmt::format("resume      no checkpoint in {}: starting from the beginning\n", store.directory()).c_str(), stdout);
+  if (!resuming && store.exists()) store.remove();  // a fresh run: an old checkpoint would not match its outputs
+  const io::h5::Resumable resumable{true, resuming};
+  bool checkpointed = resuming;  // a checkpoint of this run exists: keep the partial outputs when it ends early
+  struct PartialOutputs {        // otherwise remove them (no half-written files after an error)
+    std::vector<fs::path> files;
+    const bool& keep;
+    bool root;
+    ~PartialOutputs() {
+      std::error_code ec;
+      if (!keep && root)
+        for (const auto& f : files) fs::remove(f.string() + ".partial", ec);
+    }
+  } partial_outputs{{dir / "traces.h5", dir / "wavefield.h5"}, checkpointed, root};
+
+  std::unique_ptr<io::TraceFile> traces;
+  if (c.output.traces) {
+    prov.file_type = "specwave.traces";
+    traces = std::make_unique<io::TraceFile>((dir / "traces.h5").string(), prov, fp64, n_shots, c.receivers,
+                                             source_positions, plan.nt, plan.dt, par, resumable);
+  }
+  const std::vector<int> steps = snapshot_steps(c.output.snapshot_every, plan.nt);
+  std::unique_ptr<io::WavefieldFile> wavefield;
+  if (!steps.empty() || c.output.final_field) {
+    prov.file_type = "specwave.wavefield";
+    wavefield = std::make_unique<io::WavefieldFile>((dir / "wavefield.h5").string(), prov, fp64, g, n_shots, steps,
+                                                    plan.dt, c.output.final_field, plan.nt, par, resumable);
+  }
+  // Writes this rank's block of the field of each shot of the round (collective: all groups' shots in turn).
+  const auto write_blocks = [&](int round_first, const std::vector<T>& field, bool final_field, int snapshot) {
+    for (int k = 0; k < groups * per_group; ++k) {
+      const int shot = round_first + k;
+      if (shot >= n_shots) break;
+      const bool mine = k / per_group == group;
+      const io::WavefieldFile::Box zero{0, 0, 0};
+      const auto& begin = block.sub.begin;
+      const auto& extent = mine ? block.sub.extent : zero;
+      if (final_field) wavefield->write_final_block(shot, begin, extent, mine ? field.data() : nullptr);
+      else wavefield->write_snapshot_block(shot, snapshot, begin, extent, mine ? field.data() : nullptr);
+    }
+  };
+
+  std::vector<T> field(std::size_t(block.points()));
+  std::vector<double> first_gather;
+  std::vector<float> field_slice;
+  const int slice_y = nearest_index(g, 1, c.shots[0].sources[0].position[1]);
+  int slice_step = -plan.nt;  // no slice yet
+  long long done = 0;
+  int resume_first = 0, resume_step = -1;  // the round and step a resumed run continues at
+  std::optional<CheckpointMeta> resumed;
+  if (resuming) {
+    // The driver's state; the propagators' follows once their shots have begun.
+    resumed = store.load_meta();
+    resume_first = int(resumed->integer("round_first"));
+    resume_step = int(resumed->integer("step"));
+    done = resumed->integer("steps_done");
+    slice_step = int(resumed->integer("slice_step"));
+    first_gather = resumed->array("first_gather");
+    const auto& slice = resumed->array("field_slice");
+    field_slice.assign(slice.begin(), slice.end());
+    if (root)
+      std::fputs(fmt::format("resume      from {}: shot {} step {} of {} ({} of {} steps done)\n", store.directory(),
+                             resume_first + 1, resume_step, plan.nt, done, static_cast<long long>(plan.nt) * n_shots)
+                     .c_str(),
+                 stdout);
+  }
+  Progress progress(static_cast<long long>(plan.nt) * n_shots, double(g.points()), c.run.progress_seconds,
+                    !options.quiet && root, done);
+  CheckpointSchedule schedule(world, c.run.checkpoint_every, c.run.checkpoint_minutes, done);
+  int checkpoints = 0;
+  std::span<const double> my_traces;  // this group's shot of the round (under MPI)
+  for (int first = resume_first; first < n_shots; first += groups * per_group) {
+    const int mine_first = first + group * per_group;
+    const int count = std::clamp(n_shots - mine_first, 0, per_group);                  // this group's shots
+    const int round = std::min(groups * per_group, n_shots - first);                     // all groups' shots
+    std::vector<Propagator*> running;
+    for (int k = 0; k < count; ++k) {
+      propagators[k]->begin_shot(plan.sources[mine_first + k], plan.wavelets[mine_first + k]);
+      running.push_back(propagators[k].get());
+    }
+    std::size_t next_snapshot = 0;
+    int n = 0;
+    if (first == resume_first && resume_step >= 0) {
+      store.load_state(running);
+      n = resume_step;
+      while (next_snapshot < steps.size() && steps[next_snapshot] <= n) ++next_snapshot;
+    }
+    // A snapshot's copies are started when its step is reached, and finished and written once the next chunk of
+    // steps of every shot is queued, so that on the GPU they overlap those steps (each field is read once: the
+    // written snapshot and the plotted slice share it).
+    struct PendingSnapshot {
+      int index, step;
+    };
+    std::optional<PendingSnapshot> pending;
+    const auto finish_snapshot = [&] {
+      const PendingSnapshot s = *pending;
+      pending.reset();
+      for (int k = 0; k < count; ++k) {
+        const int shot = mine_first + k;
+        propagators[k]->finish_copy_field(std::span<T>(field));
+        if (!parallel) wavefield->write_snapshot(shot, s.index, field.data());
+        // The plotted slice: shot 0's snapshot nearest the middle of the run.
+        if (shot == 0 && std::abs(s.step - plan.nt / 2) <= std::abs(slice_step - plan.nt / 2))
+          field_slice = gather_xz_slice(domain, g, block.sub, field, slice_y), slice_step = s.step;
+      }
+      // Under MPI one shot a group (count <= 1): `field` holds it.
+      if (parallel) write_blocks(first, field, false, s.index);
+    };
+    while (n < plan.nt) {
+      int end = std::min(plan.nt, (n / c.run.check_every + 1) * c.run.check_every);
+      if (next_snapshot < steps.size()) end = std::min(end, steps[next_snapshot]);
+      for (int k = 0; k < count; ++k) propagators[k]->advance(n, end);
+      if (pending) finish_snapshot();
+      done += static_cast<long long>(end - n) * round;
+      n = end;
+      const bool at_snapshot = next_snapshot < steps.size() && n == steps[next_snapshot];
+      for (int k = 0; k < count; ++k) {
+        const int shot = mine_first + k;
+        Propagator& propagator = *propagators[k];
+        if (n % c.run.check_every == 0 || n == plan.nt) {
+          const FieldStats stats = propagator.field_stats();
+          if (!stats.finite || stats.max_abs > c.run.max_amplitude) blow_up(c, plan, shot, n, stats);
+        }
+        if (at_snapshot) propagator.start_copy_field();
+      }
+      if (at_snapshot) pending = PendingSnapshot{int(next_snapshot++), n};
+      progress.update(first, first + round - 1, n_shots, n, plan.nt, plan.dt, done);
+      const auto action = schedule.poll(done);
+      if (action == CheckpointSchedule::Action::none) continue;
+      // Everything written so far is on disk before the checkpoint that counts on it.
+      if (pending) finish_snapshot();
+      if (traces) traces->flush();
+      if (wavefield) wavefield->flush();
+      CheckpointMeta meta;
+      meta.integers = {{"round_first", first}, {"step", n}, {"steps_done", done}, {"slice_step", slice_step}};
+      meta.arrays["first_gather"] = first_gather;
+      meta.arrays["field_slice"].assign(field_slice.begin(), field_slice.end());
+      store.save(meta, running);
+      checkpointed = true;
+      ++checkpoints;
+      if (root)
+        std::fputs(fmt::format("[checkpoint] shot {} step {}/{}: {} written in {:.2f} s ({:.3g} MB on rank 0)\n", first + 1, n,
+                               plan.nt, store.directory(), store.last_save_seconds(), store.last_save_bytes() / 1e6)
+                       .c_str(),
+                   stdout);
+      if (action == CheckpointSchedule::Action::save_and_stop)
+        throw Error(ExitCode::interrupted,
+                    fmt::format("stopped by signal {} ({}) at shot {} step {} after writing a checkpoint in {}; run the same "
+                                "command with --resume to continue",
+                                schedule.signal(), strsignal(schedule.signal()), first + 1, n, store.directory()));
+    }
+    if (pending) finish_snapshot();  // the last snapshot of the shots (no steps left to overlap)
+    for (int k = 0; k < count; ++k) {
+      const int shot = mine_first + k;
+      Propagator& propagator = *propagators[k];
+      const auto t = propagator.traces();  // collective over the group
+      my_traces = t;
+      if (traces && !parallel) traces->write_shot(shot, t);
+      if (shot == 0) first_gather.assign(t.begin(), t.end());
+      if (c.output.final_field || (shot == 0 && field_slice.empty())) {
+        propagator.copy_field(std::span<T>(field));
+        if (c.output.final_field && !parallel) wavefield->write_final(shot, field.data());
+        if (shot == 0 && field_slice.empty()) field_slice = gather_xz_slice(domain, g, block.sub, field, slice_y), slice_step = plan.nt;
+      }
+    }
+    if (parallel) {
+      // One collective write per file for the round: each group's first rank writes its shot's traces.
+      if (traces) {
+        const bool writer = count > 0 && domain.rank() == 0;
+        traces->write_shot(writer ? mine_first : -1, writer ? my_traces : std::span<const double>());
+      }
+      if (c.output.final_field) write_blocks(first, field, true, 0);
+    }
+  }
+
+  ForwardSummary summary;
+  summary.propagator = propagators.front()->name();
+  if (per_group > 1) summary.propagator += fmt::format(" x {} shots in flight", per_group);
+  if (groups > 1) summary.propagator += fmt::format(", {} shot groups", groups);
+  summary.seconds = progress.elapsed_seconds();
+  summary.cells_per_second = progress.cells_per_second();
+  summary.checkpoints = checkpoints;
+  if (traces) {
+    traces->commit();
+    summary.outputs.push_back((dir / "traces.h5").string());
+  }
+  if (wavefield) {
+    wavefield->commit();
+    summary.outputs.push_back((dir / "wavefield.h5").string());
+    summary.outputs.push_back((dir / "wavefield.xdmf").string());
+  }
+  prov.file_type = "specwave.model";
+  // Each rank of group 0 writes its block of the model (the other groups hold the same blocks).
+  const Subdomain& mb = plan.model.block;
+  io::write_model_file((dir / "model.h5").string(), prov, g, plan.model.velocity, mb.begin,
+                       group == 0 ? mb.extent : Dims3{0, 0, 0}, par);
+  // The model slice of the plot, gathered over group 0 (collective there).
+  std::vector<float> model_slice;
+  if (c.output.plots && group == 0) model_slice = gather_xz_slice(domain, g, mb, plan.model.velocity, slice_y);
+  summary.outputs.push_back((dir / "model.h5").string());
+
+  if (c.output.plots && root) {
+    const double x0 = g.origin[2], x1 = g.origin[2] + (g.shape[2] - 1) * g.spacing[2];
+    const double z0 = g.origin[0], z1 = g.origin[0] + (g.shape[0] - 1) * g.spacing[0];
+    // Shot gather: rows = time samples (down), columns = receivers.
+    const int n_rec = int(c.receivers.size());
+    std::vector<float> gather(std::size_t(plan.nt) * n_rec);
+    for (int r = 0; r < n_rec; ++r)
+      for (int t = 0; t < plan.nt; ++t) gather[std::size_t(t) * n_rec + r] = float(first_gather[std::size_t(r) * plan.nt + t]);
+    io::ImagePlot gp;
+    gp.title = fmt::format("{}: shot 0 gather", c.name);
+    gp.x_label = "receiver";
+    gp.y_label = "time (s)";
+    gp.x_min = 0, gp.x_max = n_rec - 1, gp.y_min = 0, gp.y_max = (plan.nt - 1) * plan.dt;
+    gp.colormap = io::Colormap::gray_seismic;
+    gp.colorbar_label = "u";
+    io::write_image_png((dir / "shot_gather.png").string(), gather, plan.nt, n_rec, gp);
+    io::ImagePlot wp;
+    wp.title = fmt::format("wavefield, y = {:.0f} m, t = {:.3f} s", g.origin[1] + slice_y * g.spacing[1], slice_step * plan.dt);
+    wp.x_label = "x (m)";
+    wp.y_label = "z (m)";
+    wp.x_min = x0, wp.x_max = x1, wp.y_min = z0, wp.y_max = z1;
+    wp.colormap = io::Colormap::seismic;
+    wp.colorbar_label = "u";
+    io::write_image_png((dir / "wavefield_slice.png").string(), field_slice, g.shape[0], g.shape[2], wp);
+    io::ImagePlot mp = wp;
+    mp.title = fmt::format("velocity, y = {:.0f} m", g.origin[1] + slice_y * g.spacing[1]);
+    mp.colormap = io::Colormap::viridis;
+    mp.colorbar_label = "m/s";
+    io::write_image_png((dir / "model_slice.png").string(), model_slice, g.shape[0],
+                        g.shape[2], mp);
+    for (const char* f : {"shot_gather.png", "wavefield_slice.png", "model_slice.png"})
+      summary.outputs.push_back((dir / f).string());
+  }
+  // Complete: the checkpoint has served.
+  if (checkpointed) store.remove();
+  if (root) write_run_json(dir, c, plan, summary, resuming ? resume_step : -1);
+  return summary;
+}
+
+}  // namespace
+
+ForwardSummary run_forward(const Case& c, const Plan& plan, const ForwardOptions& options) {
+  if (c.run.threads > 0) omp_set_num_threads(c.run.threads);
+  return c.run.precision == Precision::fp64 ? run_typed<double>(c, plan, options) : run_typed<float>(c, plan, options);
+}
+
+}  // namespace specwave
+
+namespace specwave {
+
+ShotOutput simulate_shot(const Case& c, const Plan& plan, int shot) {
+  auto propagator = make_propagator(c, plan);
+  propagator->begin_shot(plan.sources.at(shot), plan.wavelets.at(shot));
+  ShotOutput out;
+  for (int n = 0; n < plan.nt; n = std::min(plan.nt, n + c.run.check_every)) {
+    const int end = std::min(plan.nt, n + c.run.check_every);
+    propagator->advance(n, end);
+    const FieldStats stats = propagator->field_stats();
+    if (!stats.finite || stats.max_abs > c.run.max_amplitude) blow_up(c, plan, shot, end, stats);
+  }
+  const auto t = propagator->traces();
+  out.traces.assign(t.begin(), t.end());
+  out.final_field.resize(c.grid.points());
+  propagator->copy_field(std::span<double>(out.final_field));
+  return out;
+}
+
+}  // namespace specwave

@@ -1,0 +1,46 @@
+#include "solver/forward/progress.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace specwave {
+
+std::string format_duration(double s) {
+  if (!std::isfinite(s)) return "--";
+  if (s < 60) return fmt::format("{:.1f}s", s);
+  const long long t = std::llround(s);
+  if (t < 3600) return fmt::format("{}m{:02d}s", t / 60, t % 60);
+  return fmt::format("{}h{:02d}m{:02d}s", t / 3600, t / 60 % 60, t % 60);
+}
+
+Progress::Progress(long long total_steps, double cells_per_step, double interval, bool enabled, long long steps_before)
+    : total_steps_(total_steps), cells_per_step_(cells_per_step), interval_(interval), enabled_(enabled),
+      start_(clock::now()), last_print_(start_), steps_before_(steps_before), steps_done_(steps_before) {}
+
+double Progress::elapsed_seconds() const { return std::chrono::duration<double>(clock::now() - start_).count(); }
+
+double Progress::cells_per_second() const {
+  const double t = elapsed_seconds();
+  return t > 0 ? (steps_done_ - steps_before_) * cells_per_step_ / t : 0;
+}
+
+void Progress::update(int first_shot, int last_shot, int n_shots, int step, int nt, double dt, long long steps_done) {
+  steps_done_ = steps_done;
+  if (!enabled_) return;
+  const auto now = clock::now();
+  const bool last = steps_done == total_steps_;
+  if (!last && std::chrono::duration<double>(now - last_print_).count() < interval_) return;
+  last_print_ = now;
+  const double elapsed = elapsed_seconds();
+  const long long run = steps_done - steps_before_;
+  const double eta = run > 0 ? elapsed * double(total_steps_ - steps_done) / run : NAN;
+  const std::string shots = first_shot == last_shot ? fmt::format("shot {}/{}", first_shot + 1, n_shots)
+                                                   : fmt::format("shots {}-{}/{}", first_shot + 1, last_shot + 1, n_shots);
+  std::fputs(fmt::format("[progress] {} step {}/{} ({:5.1f}%) t = {:.4f} s | {:.3g} cells/s | elapsed {} | ETA {}\n", shots, step, nt, 100.0 * steps_done / total_steps_, step * dt, cells_per_second(),
+                         format_duration(elapsed), format_duration(eta))
+                 .c_str(),
+             stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace specwave

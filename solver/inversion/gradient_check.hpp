@@ -1,0 +1,68 @@
+#pragma once
+// `specwave check-gradient`: the dot-product test of the Born operator and its adjoint, and the Taylor test of
+// the gradient (docs/numerics.md, "Adjoint and gradient"; docs/cli.md).
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "solver/case/case.hpp"
+#include "solver/inversion/objective.hpp"
+
+namespace specwave {
+
+struct Plan;
+
+// <F dm, dd> against <dm, F^T dd> for pseudo-random dm (a perturbation of (v dt)^2 at every grid point) and dd
+// (every trace sample), at the plan's model; F is the Born operator of one shot in the case's precision.
+struct DotTestResult {
+  double lhs = 0, rhs = 0, mismatch = 0;  // mismatch = |lhs - rhs| / max(|lhs|, |rhs|)
+};
+DotTestResult born_dot_test(const Case& c, const Plan& plan, int shot, std::uint64_t seed);
+
+// Taylor test along `direction`: for each h, r1(h) = |J(m + h dm) - J(m)| and r2(h) = |J(m + h dm) - J(m) - h g.dm|.
+// A correct gradient gives r1 ~ h (slope 1 on a log-log plot) and r2 ~ h^2 (slope 2).
+struct TaylorRow {
+  double h = 0, misfit = 0, first = 0, second = 0;
+};
+struct TaylorResult {
+  double misfit = 0, directional_derivative = 0;  // J(m), g.dm
+  std::vector<TaylorRow> rows;
+  double slope_first = 0, slope_second = 0;       // least-squares slopes of log r against log h over all rows
+};
+TaylorResult taylor_test(Objective& objective, std::span<const double> model, std::span<const double> direction,
+                         const std::vector<double>& steps);
+
+// The steps of `check-gradient` along smooth_direction(..., 0.02): perturbations of 0.2% down to 0.0125% of the
+// mean parameter, where the first-order remainder is still dominated by h g.dm and the second-order one (about
+// 1e-6 J at the smallest step) far above rounding.
+inline const std::vector<double> taylor_steps = {0.1, 0.05, 0.025, 0.0125, 0.00625};
+
+// A smooth direction for the Taylor test: a Gaussian bump at the centre of the grid (standard deviation a sixth
+// of the smallest extent), its peak `relative` times the mean |model|.
+std::vector<double> smooth_direction(const GridSpec& grid, std::span<const double> model, double relative);
+
+// Least-squares slope of log y against log x.
+double log_log_slope(std::span<const double> x, std::span<const double> y);
+
+struct GradientCheckTolerances {
+  double dot_fp64 = 1e-10, dot_fp32 = 1e-4, slope = 0.1;
+};
+
+// The whole check of a case with an [inversion] table: the dot test in fp64 and fp32 (shot 0), the Taylor test in
+// fp64 (all shots, the case's misfit and parameterisation, data from inversion.true_model or observed).
+struct GradientCheckReport {
+  std::string plan_text;
+  std::vector<std::pair<std::string, DotTestResult>> dot;  // precision, result
+  TaylorResult taylor;
+  Parameterisation parameterisation = Parameterisation::velocity;
+  std::string propagator, history;
+  GradientCheckTolerances tolerances;
+  bool dot_passed(std::size_t k) const;
+  bool taylor_passed() const;
+  bool passed() const;
+  std::string text() const;
+};
+GradientCheckReport check_gradient(const Case& c);
+
+}  // namespace specwave

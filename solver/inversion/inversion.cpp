@@ -1,0 +1,380 @@
+#include "solver/inversion/inversion.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <fmt/format.h>
+
+#include "solver/forward/checkpoint.hpp"
+#include "solver/parallel/comm.hpp"
+#if defined(SPECWAVE_HAVE_CUDA)
+#include "solver/inversion/device_preconditioner.hpp"
+#endif
+#include "solver/case/errors.hpp"
+#include "solver/inversion/evaluation_log.hpp"
+#include "solver/inversion/objective.hpp"
+#include "solver/inversion/inversion_checkpoint.hpp"
+#include "solver/inversion/inversion_outputs.hpp"
+#include "solver/optim/ops_optimizer.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/inversion/preconditioner.hpp"
+
+namespace specwave {
+namespace {
+
+using optim::OpsVector, optim::Vector;
+
+// Where the optimiser keeps its vectors (x, gradient, direction, line-search points, L-BFGS pairs): on the device,
+// operated on by cuBLAS, when the gradient runs there (FDTD on the CUDA backend); in host memory with Eigen
+// otherwise. Both run the same OpsOptimizer (solver/optim/ops_optimizer.hpp).
+std::unique_ptr<VectorOps> optimiser_vector_ops(const Case& c, const Plan& plan) {
+#if defined(SPECWAVE_HAVE_CUDA)
+  if (plan.backend == BackendKind::cuda && c.scheme.method == Method::fdtd) return make_cublas_vector_ops();
+#else
+  (void)c, (void)plan;
+#endif
+  return make_cpu_vector_ops();
+}
+
+std::string where(const Case& c) { return c.source_path.empty() ? c.name : c.source_path; }
+
+optim::Method method_of(const std::string& name) {
+  if (name == "nlcg") return optim::Method::nlcg;
+  if (name == "steepest") return optim::Method::steepest;
+  return optim::Method::lbfgs;
+}
+
+// |v - v_true| / |v_true| over every grid point.
+double model_error(std::span<const double> v, std::span<const double> v_true) {
+  double num = 0, den = 0;
+  for (std::size_t k = 0; k < v.size(); ++k) num += (v[k] - v_true[k]) * (v[k] - v_true[k]), den += v_true[k] * v_true[k];
+  return std::sqrt(num / den);
+}
+
+void progress(const InversionIteration& it, bool quiet) {
+  if (quiet) return;
+  std::string line = fmt::format("iteration {:4d}  misfit {:.6e}  relative {:.4e}  step {:.3e}  evaluations {:2d}{}  "
+                                 "|g| {:.3e}  time {:.1f} s",
+                                 it.iteration, it.misfit, it.relative_misfit, it.step, it.evaluations,
+                                 it.wolfe ? "" : " (Armijo)", it.gradient_norm, it.seconds);
+  if (it.model_error) line += fmt::format("  model error {:.4e}", *it.model_error);
+  std::fputs((line + "\n").c_str(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+double InversionSummary::misfit_reduction() const {
+  if (history.empty()) return 0;
+  return 1 - history.back().relative_misfit;
+}
+
+std::optional<double> InversionSummary::model_error_reduction() const {
+  if (history.empty() || !history.front().model_error || *history.front().model_error == 0) return std::nullopt;
+  return 1 - *history.back().model_error / *history.front().model_error;
+}
+
+InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
+  const auto& inv = c.inversion;
+  if (!inv.present)
+    throw Error(ExitCode::invalid_case, fmt::format("{}: invert needs an [inversion] table with true_model or observed data "
+                                                    "(docs/case-file.md)",
+                                                    where(c)));
+  if (!inv.velocity_min || !inv.velocity_max)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: invert needs inversion.velocity_min and inversion.velocity_max (the bounds the optimiser "
+                            "projects the model onto; velocity_max also fixes dt); add e.g. velocity_min = 1500.0 and "
+                            "velocity_max = 4000.0 to [inversion]",
+                            where(c)));
+  if (c.run.threads > 0) omp_set_num_threads(c.run.threads);
+  // Under MPI the ranks share the shots (Objective); every rank runs the same optimiser on the same reduced
+  // gradients, and rank 0 alone prints and writes.
+  const Comm world = Comm::world();
+  const bool root = world.rank() == 0;
+  const Comm* shots = world.size() > 1 ? &world : nullptr;
+  const bool quiet = options.quiet || !root;
+  // Under MPI every rank is a shot group of one (invert shares the shots, never the grid), placed on its node:
+  // each rank then drives its own GPU, as in `forward`.
+  Case planned = c;
+  if (shots) planned.run.shot_groups = world.size();
+  const Comm node = world.split_node();
+  const Plan plan = make_plan(planned, {world.size(), world.rank(), node.size(), node.rank(), shots ? &world : nullptr});
+  if (plan.model.v_min < *inv.velocity_min || plan.model.v_max > *inv.velocity_max)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: the starting model ([model]) spans [{:.6g}, {:.6g}] m/s, outside inversion.velocity_min/max "
+                            "= [{}, {}] m/s; widen the bounds or change the starting model",
+                            where(c), plan.model.v_min, plan.model.v_max, *inv.velocity_min, *inv.velocity_max));
+  const HistoryChoice history = history_for(c, plan);
+  if (!quiet) std::fputs((describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history))).c_str(), stdout);
+
+  auto propagator = make_gradient_propagator(c, plan, history);
+  const ObservedData observed = observed_data(c, plan, *propagator, shots);
+  const auto misfit = make_misfit(inv.misfit);
+  Objective objective(*propagator, *misfit, observed, inv.parameterisation, plan.dt, shots);
+  // Multiscale: one objective per band, its residuals low-passed at the band's cutoff (solver/inversion/misfit.hpp).
+  std::unique_ptr<LowPassMisfit> band_misfit;
+  std::unique_ptr<Objective> band_objective;
+  Objective* active = &objective;
+  auto enter_band = [&](std::size_t b) {
+    band_misfit = std::make_unique<LowPassMisfit>(plan.nt, plan.dt, inv.bands_hz[b]);
+    band_objective = std::make_unique<Objective>(*propagator, *band_misfit, observed, inv.parameterisation, plan.dt, shots);
+    active = band_objective.get();
+  };
+  const std::size_t n_bands = std::max<std::size_t>(1, inv.bands_hz.size());
+  const std::vector<double> true_velocity = inv.true_model ? velocity_of(c, *inv.true_model) : std::vector<double>{};
+
+  InversionSummary summary;
+  summary.propagator = propagator->name();
+  summary.wavefield_history = propagator->history_name();
+  summary.optimizer = inv.optimizer;
+  InversionRecorder recorder(c, plan.threads, inv.optimizer, true_velocity);
+
+  // The optimiser works on the parameter (velocity or slowness squared); the bounds are the velocity bounds
+  // mapped to it (slowness squared decreases with velocity).
+  const std::size_t n = c.grid.points();
+  const std::unique_ptr<VectorOps> ops = optimiser_vector_ops(c, plan);
+  summary.vector_ops = ops->name();
+  if (!quiet)
+    std::fputs(fmt::format("optimiser   {}, vectors {} ({})\n", inv.optimizer,
+                           ops->on_device() ? "on the device" : "in host memory", ops->name())
+                   .c_str(),
+               stdout);
+  const bool velocity = inv.parameterisation == Parameterisation::velocity;
+  const double lower = velocity ? *inv.velocity_min : 1 / (*inv.velocity_max * *inv.velocity_max);
+  const double upper = velocity ? *inv.velocity_max : 1 / (*inv.velocity_min * *inv.velocity_min);
+  const optim::Bounds host_bounds{Vector::Constant(Eigen::Index(n), lower), Vector::Constant(Eigen::Index(n), upper)};
+  auto bounds = [&] {
+    return optim::OpsBounds{OpsVector::from_host(*ops, host_bounds.lower), OpsVector::from_host(*ops, host_bounds.upper)};
+  };
+  // Every evaluation after the last saved state goes to evaluations.h5, so --resume replays the finished ones of
+  // an interrupted iteration (solver/inversion/evaluation_log.hpp). With inversion.illumination_compensation, the first
+  // evaluation of a band also gives the illumination that the preconditioner keeps for the band.
+  GradientPreconditioner preconditioner(c, plan.threads);
+  EvaluationLog log((std::filesystem::path(c.output.directory) / "evaluations.h5").string(), root);
+  // A test aid (docs/cli.md): SPECWAVE_STOP_AFTER_EVALUATIONS=N raises SIGUSR1 after the N-th computed evaluation,
+  // so a test can stop a run at a chosen point inside a line search.
+  const char* stop_after_env = std::getenv("SPECWAVE_STOP_AFTER_EVALUATIONS");
+  const long stop_after = stop_after_env ? std::atol(stop_after_env) : 0;
+  long computed = 0;
+  // The per-shot misfits of the evaluations since the last recorded iteration, in order: an iteration records its
+  // accepted trial's (IterationRecord::accepted).
+  std::vector<std::vector<double>> shot_misfits;
+  const std::size_t n_shots = c.shots.size();
+  // illumination: a band's first evaluation with compensation, which is computed even when logged (the log keeps
+  // misfits and gradients only) and gives the illumination the preconditioner keeps for the band.
+  auto evaluate = [&](const Vector& x, bool illumination) {
+    const auto logged = log.replay(x);
+    if (logged && !quiet)
+      std::fputs((illumination ? fmt::format("recomputed  evaluation {} after the saved state (logged in {}): its "
+                                             "illumination is not logged\n",
+                                             log.replayed(), log.path())
+                               : fmt::format("replayed    evaluation {} after the saved state from {} (misfit {:.6e})\n",
+                                             log.replayed(), log.path(), logged->at.value))
+                     .c_str(),
+                 stdout);
+    if (logged && !illumination && logged->misfit_per_shot.size() == n_shots) {
+      shot_misfits.push_back(logged->misfit_per_shot);
+      return logged->at;
+    }
+    MisfitGradient mg = active->evaluate(std::span<const double>(x.data(), std::size_t(x.size())), true, illumination);
+    optim::Evaluation e{mg.misfit, Eigen::Map<const Vector>(mg.gradient.data(), Eigen::Index(mg.gradient.size()))};
+    if (illumination) preconditioner.set_illumination(mg.illumination);
+    if (!logged) log.append(x, {e, mg.misfit_per_shot});
+    shot_misfits.push_back(mg.misfit_per_shot);
+    if (++computed == stop_after) std::raise(SIGUSR1);
+    return e;
+  };
+  // The optimiser's f: the model comes to the host (the log hashes it, the propagators take host models), the
+  // gradient goes back into the optimiser's memory: one copy of n doubles each way per evaluation.
+  const optim::OpsFunction f = [&](const OpsVector& x, OpsVector& g) {
+    const optim::Evaluation e = evaluate(x.to_host(), false);
+    ops->upload(n, e.gradient.data(), g.data());
+    return e.value;
+  };
+  auto evaluate_band_start = [&](const Vector& x) { return evaluate(x, preconditioner.compensates()); };
+  auto velocity_of_x = [&](const Vector& x) {
+    return velocity_from_parameter(inv.parameterisation, std::span<const double>(x.data(), std::size_t(x.size())));
+  };
+  auto record = [&](InversionIteration it, const Vector& x, const Vector& g) {
+    const std::vector<double> v = velocity_of_x(x);
+    if (!true_velocity.empty()) it.model_error = model_error(v, true_velocity);
+    summary.history.push_back(it);
+    if (root) recorder.record(it, v, std::span<const double>(g.data(), std::size_t(g.size())));
+    progress(it, quiet);
+  };
+
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  const std::string state_path = (std::filesystem::path(c.output.directory) / "inversion_state.h5").string();
+  InversionCheckpoint checkpoint;
+  Vector x0;
+  optim::Evaluation f0;
+  // --resume continues from the state of the last completed iteration, or starts when there is none yet (a batch
+  // script passes it always: the first run of a job starts, a requeued one continues).
+  const bool resume = options.resume && std::filesystem::exists(state_path);
+  if (options.resume && !resume && !quiet)
+    std::fputs(fmt::format("resume      no inversion state in {}: starting from the beginning\n", state_path).c_str(), stdout);
+  std::size_t band = 0;  // the band being fitted
+  int offset = 0;        // iterations of the earlier bands
+  double misfit0 = 0;    // the band's misfit at its start
+  if (resume) {
+    checkpoint = read_inversion_checkpoint(state_path, n);
+    band = std::size_t(checkpoint.band);
+    offset = checkpoint.offset;
+    if (band >= n_bands)
+      throw Error(ExitCode::invalid_case, fmt::format("{}: was written in band {} of inversion.bands_hz, the case has {} "
+                                                      "band(s); resume with the case of the interrupted run",
+                                                      state_path, band + 1, n_bands));
+    if (checkpoint.optimizer != inv.optimizer)
+      throw Error(ExitCode::invalid_case, fmt::format("{}: was written by optimizer \"{}\", the case asks for \"{}\"; resume "
+                                                      "with the same inversion.optimizer",
+                                                      state_path, checkpoint.optimizer, inv.optimizer));
+    if (root) recorder.restore(checkpoint.history);
+    summary.history = checkpoint.history;
+    if (preconditioner.compensates()) {
+      if (checkpoint.illumination.size() != n)
+        throw Error(ExitCode::input_error, fmt::format("{}: has no illumination (dataset /illumination), but the case sets "
+                                                       "inversion.illumination_compensation; resume with the case of the "
+                                                       "interrupted run",
+                                                       state_path));
+      preconditioner.set_illumination(checkpoint.illumination);
+    }
+    log.load(summary.history.size(), n);
+    x0 = checkpoint.state.x;
+    f0 = checkpoint.state.current;
+    misfit0 = checkpoint.band_misfit0;
+    if (!quiet)
+      std::fputs(fmt::format("resume      from iteration {}{} ({})\n", offset + checkpoint.state.iteration,
+                             inv.bands_hz.empty() ? std::string() : fmt::format(", band {} of {}", band + 1, n_bands), state_path)
+                     .c_str(),
+                 stdout);
+    if (!quiet && log.loaded() > 0)
+      std::fputs(fmt::format("resume      {} evaluation(s) of the interrupted iteration logged in {}: replayed, not "
+                             "recomputed\n",
+                             log.loaded(), log.path())
+                     .c_str(),
+                 stdout);
+  } else {
+    if (!inv.bands_hz.empty()) enter_band(0);
+    const std::vector<double> v0(plan.model.velocity.begin(), plan.model.velocity.end());
+    const std::vector<double> p0 = parameter_from_velocity(inv.parameterisation, v0);
+    x0 = optim::project(host_bounds, Eigen::Map<const Vector>(p0.data(), Eigen::Index(n)));
+    log.reset(0);
+    f0 = evaluate_band_start(x0);
+    InversionIteration start;
+    start.misfit = f0.value;
+    start.misfit_per_shot = shot_misfits.back();
+    start.evaluations = 1;
+    if (!inv.bands_hz.empty()) start.band_hz = inv.bands_hz[0];
+    start.gradient_norm = optim::projected_gradient(host_bounds, x0, f0.gradient).norm();
+    start.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+    record(start, x0, f0.gradient);
+    misfit0 = f0.value;
+  }
+  if (resume && !inv.bands_hz.empty()) enter_band(band);
+
+  optim::OptimizerOptions oo;
+  oo.method = method_of(inv.optimizer);
+  oo.lbfgs_memory = inv.lbfgs_memory;
+  oo.initial_step_fraction = inv.initial_step_fraction;
+  // P in the optimiser's memory: on the host, FFTW smoothing and the weights; on the device, cuFFT smoothing and
+  // the weights (DevicePreconditioner, in the default stream like the cuBLAS operations), which are uploaded again
+  // when set_illumination changes them (once a band): v stays on the device.
+  optim::OpsPreconditioner precondition;
+#if defined(SPECWAVE_HAVE_CUDA)
+  std::unique_ptr<DevicePreconditioner> device_preconditioner;
+  if (!preconditioner.identity() && ops->on_device()) {
+    device_preconditioner = std::make_unique<DevicePreconditioner>(preconditioner);
+    precondition = [&](double* v) { device_preconditioner->apply(v); };
+  }
+#endif
+  if (!preconditioner.identity() && !precondition)  // host memory (download and upload are copies there)
+    precondition = [&](double* v) {
+      std::vector<double> host(n);
+      ops->download(n, v, host.data());
+      host = preconditioner.apply(std::move(host));
+      ops->upload(n, host.data(), v);
+    };
+  auto make_optimizer = [&](const Vector& x, const optim::Evaluation& e) {
+    return std::make_unique<optim::OpsOptimizer>(*ops, f, bounds(), oo, OpsVector::from_host(*ops, x), e.value,
+                                                 OpsVector::from_host(*ops, e.gradient), precondition);
+  };
+  auto optimizer = make_optimizer(x0, f0);
+  if (resume) optimizer->restore(checkpoint.state);
+  // The restart state after every completed iteration (and of the start), atomically (docs/hdf5-schema.md).
+  std::size_t b = band;
+  auto save_state = [&] {
+    if (root)
+      write_inversion_checkpoint(state_path, {optimizer->state(), summary.history, inv.optimizer, c.source_text, int(b),
+                                            offset, misfit0, preconditioner.illumination()});
+    log.reset(summary.history.size());
+  };
+  // A stop signal (solver/forward/checkpoint.hpp) between iterations, or inside one (Objective::evaluate between shots):
+  // the state of the last completed iteration is on disk, and --resume repeats the interrupted one exactly.
+  auto stopped = [&](const std::string& why) {
+    const std::string inside =
+        log.size() > 0 ? fmt::format(" ({} evaluation(s) of the next one are in {})", log.size(), log.path()) : "";
+    return Error(ExitCode::interrupted,
+                 fmt::format("{} after iteration {}{}; its state is in {}; run the same command with --resume to continue",
+                             why, summary.history.back().iteration, inside, state_path));
+  };
+  if (!resume) save_state();
+  for (; b < n_bands && summary.failure.empty(); ++b) {
+    if (b > band) {
+      // a new band: its misfit at the current model, a fresh optimiser (the curvature pairs were another J's)
+      enter_band(b);
+      offset += optimizer->iteration();
+      const Vector x = optimizer->x().to_host();
+      const optim::Evaluation fb = evaluate_band_start(x);
+      shot_misfits.clear();
+      misfit0 = fb.value;
+      optimizer = make_optimizer(x, fb);
+      if (!quiet)
+        std::fputs(fmt::format("band        {:.4g} Hz: misfit {:.6e} at the start\n", inv.bands_hz[b], misfit0).c_str(), stdout);
+    }
+    while (optimizer->iteration() < inv.iterations) {
+      t0 = clock::now();
+      optim::IterationRecord r;
+      shot_misfits.clear();
+      try {
+        r = optimizer->iterate();
+      } catch (const Error& e) {
+        if (e.code() == ExitCode::interrupted) throw stopped(e.what());
+        throw;
+      } catch (const optim::LineSearchFailure& e) {
+        summary.failure = fmt::format("iteration {}: the line search failed: {}", offset + optimizer->iteration() + 1, e.what());
+        break;
+      }
+      InversionIteration it;
+      it.iteration = offset + r.iteration;
+      if (!inv.bands_hz.empty()) it.band_hz = inv.bands_hz[b];
+      it.misfit = r.value;
+      it.misfit_per_shot = shot_misfits.at(std::size_t(r.accepted));
+      it.relative_misfit = misfit0 > 0 ? r.value / misfit0 : 0;
+      it.step = r.step;
+      it.evaluations = r.evaluations;
+      it.wolfe = r.wolfe;
+      it.gradient_norm = r.projected_gradient_norm;
+      it.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+      record(it, optimizer->x().to_host(), optimizer->gradient().to_host());
+      save_state();
+      int signal = stop_signal();  // agreed by every rank
+      if (shots) shots->allreduce_in_place(std::span<int>(&signal, 1), ReduceOp::max);
+      if (signal) throw stopped(fmt::format("stopped by signal {} ({})", signal, strsignal(signal)));
+    }
+  }
+  if (root) recorder.write_plots();
+  summary.outputs = recorder.outputs();
+  summary.outputs.push_back(state_path);
+  return summary;
+}
+
+}  // namespace specwave

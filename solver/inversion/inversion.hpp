@@ -1,0 +1,52 @@
+#pragma once
+// `specwave invert`: full-waveform inversion of a case with an [inversion] table (docs/cli.md). The case's [model]
+// is the starting model; the observed data come from inversion.true_model or inversion.observed. The optimiser
+// (solver/optim/optimizer.hpp) updates the model parameter within the velocity bounds; after every iteration the
+// outputs (solver/inversion/inversion_outputs.hpp) are rewritten atomically, so an interrupted run leaves complete files of
+// the last completed iteration.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "solver/case/case.hpp"
+
+namespace specwave {
+
+struct InversionIteration {
+  int iteration = 0;              // 0: the starting model
+  double misfit = 0;
+  std::vector<double> misfit_per_shot;  // the misfit of every shot (their sum is misfit)
+  double relative_misfit = 1;     // misfit / starting misfit (of its band, with inversion.bands_hz)
+  double step = 0;                // accepted line-search step (0 at iteration 0)
+  int evaluations = 0;            // misfit + gradient evaluations of this iteration's line search (1 at iteration 0)
+  bool wolfe = true;              // the step met the strong Wolfe conditions (false: Armijo fallback)
+  double gradient_norm = 0;       // |projected gradient| of the parameter
+  double seconds = 0;             // wall time of this iteration
+  std::optional<double> model_error;  // |v - v_true| / |v_true| over the grid, when the true model is known
+  std::optional<double> band_hz;      // multiscale: the low-pass cutoff of this iteration's misfit
+};
+
+struct InversionSummary {
+  std::vector<InversionIteration> history;
+  std::string propagator, wavefield_history, optimizer;
+  std::string vector_ops;  // where the optimiser's vectors live: "eigen" (host) or "cublas" (device)
+  std::vector<std::string> outputs;
+  // Set when the line search found no acceptable step: why, and the steps it tried. The outputs hold the last
+  // completed iteration.
+  std::string failure;
+  double misfit_reduction() const;                      // 1 - J_final / J_start (of the last band)
+  std::optional<double> model_error_reduction() const;  // 1 - e_final / e_start
+};
+
+struct InversionOptions {
+  bool quiet = false;
+  // Continue from output.directory/inversion_state.h5 (the last completed iteration) up to inversion.iterations,
+  // with the same result as a run that never stopped. The case may raise inversion.iterations to go further.
+  bool resume = false;
+};
+
+// Runs case.inversion.iterations iterations on one rank. Error invalid_case without [inversion] or without both
+// velocity bounds.
+InversionSummary run_inversion(const Case& c, const InversionOptions& options = {});
+
+}  // namespace specwave

@@ -1,0 +1,196 @@
+#include "solver/inversion/inversion_outputs.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "io/hdf5.hpp"
+#include "io/outputs.hpp"
+#include "io/png_plot.hpp"
+#include "solver/case/errors.hpp"
+
+namespace specwave {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.17g}", v) : "null"; }
+
+// Writes `text` to "<path>.tmp-<pid>" and renames it to `path`.
+void write_text_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = fmt::format("{}.tmp-{}", path, ::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (f) ok = std::fclose(f) == 0 && ok;
+  std::error_code ec;
+  if (ok) fs::rename(tmp, path, ec);
+  if (!ok || ec) {
+    fs::remove(tmp, ec);
+    throw Error(ExitCode::output_error, fmt::format("{}: cannot write (disk full or no permission?); choose another "
+                                                    "output.directory",
+                                                    path));
+  }
+}
+
+}  // namespace
+
+std::string json_line(const InversionIteration& it) {
+  std::string shots;
+  for (const double j : it.misfit_per_shot) {
+    if (!shots.empty()) shots += ", ";
+    shots += number(j);
+  }
+  return fmt::format(
+      "{{\"iteration\": {}, \"misfit\": {}, \"relative_misfit\": {}, \"step\": {}, \"evaluations\": {}, \"wolfe\": {}, "
+      "\"gradient_norm\": {}, \"seconds\": {}, \"model_error\": {}, \"band_hz\": {}, \"misfit_per_shot\": [{}]}}",
+      it.iteration, number(it.misfit), number(it.relative_misfit), number(it.step), it.evaluations,
+      it.wolfe ? "true" : "false", number(it.gradient_norm), number(it.seconds),
+      it.model_error ? number(*it.model_error) : "null", it.band_hz ? number(*it.band_hz) : "null", shots);
+}
+
+InversionRecorder::InversionRecorder(const Case& c, int threads, std::string optimizer, std::vector<double> true_velocity)
+    : case_(c),
+      threads_(threads),
+      optimizer_(std::move(optimizer)),
+      directory_(c.output.directory),
+      true_velocity_(std::move(true_velocity)) {
+  std::error_code ec;
+  fs::create_directories(directory_, ec);
+  if (ec)
+    throw Error(ExitCode::output_error, fmt::format("{}: cannot create the output directory ({}); set output.directory "
+                                                    "or --output-dir to a writable place",
+                                                    directory_, ec.message()));
+}
+
+void InversionRecorder::record(const InversionIteration& it, std::span<const double> velocity,
+                               std::span<const double> gradient) {
+  history_.push_back(it);
+  velocities_.insert(velocities_.end(), velocity.begin(), velocity.end());
+  gradients_.insert(gradients_.end(), gradient.begin(), gradient.end());
+  write_h5();
+  write_jsonl();
+}
+
+void InversionRecorder::restore(const std::vector<InversionIteration>& history) {
+  const GridSpec& g = case_.grid;
+  const std::string path = (fs::path(directory_) / "inversion.h5").string();
+  io::h5::Reader r(path);
+  const std::vector<hsize_t> dims = {hsize_t(history.size()), hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])};
+  history_ = history;
+  velocities_ = r.read_floating<float>("velocity", dims);
+  gradients_ = r.read_floating<float>("gradient", dims);
+}
+
+void InversionRecorder::write_jsonl() const {
+  std::string text;
+  for (const auto& it : history_) text += json_line(it) + "\n";
+  write_text_atomically((fs::path(directory_) / "iterations.jsonl").string(), text);
+}
+
+void InversionRecorder::write_h5() const {
+  const GridSpec& g = case_.grid;
+  const hsize_t n = history_.size();
+  const std::vector<hsize_t> field = {n, hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])};
+  io::h5::AtomicWriter file((fs::path(directory_) / "inversion.h5").string());
+  io::h5::write_root_attributes(file.id(), {"specwave.inversion", "fp64", "cpu", case_.source_text, "host CPU", threads_, 1});
+  io::h5::write_attribute(file.id(), "optimizer", optimizer_);
+  io::h5::write_attribute(file.id(), "parameterisation", std::string(to_string(case_.inversion.parameterisation)));
+  io::h5::write_attribute(file.id(), "iterations_completed", std::int64_t(n - 1));
+  {
+    auto d = io::h5::write_dataset<float>(file.id(), "velocity", field, velocities_.data(), "m/s");
+    io::write_grid_attributes(d.id(), g);
+  }
+  {
+    const std::string units = case_.inversion.parameterisation == Parameterisation::velocity ? "misfit / (m/s)"
+                                                                                              : "misfit / (s^2/m^2)";
+    auto d = io::h5::write_dataset<float>(file.id(), "gradient", field, gradients_.data(), units);
+    io::write_grid_attributes(d.id(), g);
+  }
+  std::vector<double> misfit, relative, step, norm, seconds, error, per_shot;
+  std::vector<std::int32_t> evaluations, wolfe;
+  const std::size_t shots = case_.shots.size();
+  for (const auto& it : history_) {
+    if (it.misfit_per_shot.size() == shots)
+      per_shot.insert(per_shot.end(), it.misfit_per_shot.begin(), it.misfit_per_shot.end());
+    else  // not known: an iteration resumed from the state of an older specwave
+      per_shot.insert(per_shot.end(), shots, NAN);
+    misfit.push_back(it.misfit), relative.push_back(it.relative_misfit), step.push_back(it.step);
+    norm.push_back(it.gradient_norm), seconds.push_back(it.seconds), evaluations.push_back(it.evaluations);
+    wolfe.push_back(it.wolfe ? 1 : 0);
+    if (it.model_error) error.push_back(*it.model_error);
+  }
+  const std::vector<hsize_t> dims = {n};
+  io::h5::write_dataset<double>(file.id(), "misfit", dims, misfit.data(), "misfit (least squares, s * amplitude^2)");
+  io::h5::write_dataset<double>(file.id(), "misfit_per_shot", {n, hsize_t(shots)}, per_shot.data(),
+                                "misfit of each shot (least squares, s * amplitude^2)");
+  io::h5::write_dataset<double>(file.id(), "relative_misfit", dims, relative.data(), "1");
+  io::h5::write_dataset<double>(file.id(), "step", dims, step.data(), "1");
+  io::h5::write_dataset<double>(file.id(), "gradient_norm", dims, norm.data(), "misfit / parameter unit");
+  io::h5::write_dataset<double>(file.id(), "seconds", dims, seconds.data(), "s");
+  io::h5::write_dataset<std::int32_t>(file.id(), "evaluations", dims, evaluations.data(), "1");
+  io::h5::write_dataset<std::int32_t>(file.id(), "wolfe", dims, wolfe.data(), "1");
+  if (!true_velocity_.empty()) {
+    io::h5::write_dataset<double>(file.id(), "model_error", dims, error.data(), "1");
+    const std::vector<float> tv(true_velocity_.begin(), true_velocity_.end());
+    auto d = io::h5::write_dataset<float>(file.id(), "true_velocity",
+                                          {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])}, tv.data(), "m/s");
+    io::write_grid_attributes(d.id(), g);
+  }
+  file.commit();
+}
+
+void InversionRecorder::write_plots() const {
+  if (!case_.output.plots || history_.empty()) return;
+  const fs::path dir(directory_);
+  std::vector<double> x, relative, error;
+  for (const auto& it : history_) {
+    x.push_back(it.iteration), relative.push_back(it.relative_misfit);
+    if (it.model_error) error.push_back(*it.model_error / *history_.front().model_error);
+  }
+  std::vector<std::vector<double>> series = {relative};
+  std::vector<std::string> names = {"misfit / start"};
+  if (!error.empty()) series.push_back(error), names.push_back("model error / start");
+  io::write_line_png((dir / "misfit.png").string(), x, series, names,
+                     {fmt::format("{}: {} inversion", case_.name, optimizer_), "iteration", "relative to start", true});
+
+  // xz slices at the middle y: start | final | true, side by side on one colour scale.
+  const GridSpec& g = case_.grid;
+  const int nz = g.shape[0], ny = g.shape[1], nx = g.shape[2], y = ny / 2;
+  const std::size_t points = std::size_t(nz) * ny * nx;
+  std::vector<const float*> panels = {velocities_.data(), velocities_.data() + (history_.size() - 1) * points};
+  std::vector<float> tv(true_velocity_.begin(), true_velocity_.end());
+  if (!tv.empty()) panels.push_back(tv.data());
+  const int gap = 2, cols = int(panels.size()) * nx + (int(panels.size()) - 1) * gap;
+  float lo = INFINITY, hi = -INFINITY;
+  for (const float* p : panels)
+    for (std::size_t k = 0; k < points; ++k) lo = std::min(lo, p[k]), hi = std::max(hi, p[k]);
+  std::vector<float> image(std::size_t(nz) * cols, lo);
+  for (std::size_t k = 0; k < panels.size(); ++k)
+    for (int z = 0; z < nz; ++z)
+      for (int i = 0; i < nx; ++i)
+        image[std::size_t(z) * cols + k * (nx + gap) + i] = panels[k][(std::size_t(z) * ny + y) * nx + i];
+  io::ImagePlot p;
+  p.title = fmt::format("velocity at y = {:.0f} m: start | iteration {}{}", g.origin[1] + y * g.spacing[1],
+                        history_.back().iteration, tv.empty() ? "" : " | true");
+  p.x_label = "x (panels side by side)";
+  p.y_label = "z (m)";
+  p.x_min = 0, p.x_max = cols - 1;
+  p.y_min = g.origin[0], p.y_max = g.origin[0] + (nz - 1) * g.spacing[0];
+  p.colormap = io::Colormap::viridis;
+  p.colorbar_label = "m/s";
+  io::write_image_png((dir / "model_slices.png").string(), image, nz, cols, p);
+}
+
+std::vector<std::string> InversionRecorder::outputs() const {
+  std::vector<std::string> out;
+  for (const char* f : {"inversion.h5", "iterations.jsonl"}) out.push_back((fs::path(directory_) / f).string());
+  if (case_.output.plots)
+    for (const char* f : {"misfit.png", "model_slices.png"}) out.push_back((fs::path(directory_) / f).string());
+  return out;
+}
+
+}  // namespace specwave

@@ -1,0 +1,44 @@
+#pragma once
+// The files of `specwave invert` in output.directory (docs/hdf5-schema.md, "inversion.h5"): inversion.h5 (the model
+// and gradient of every iteration, the misfit history), iterations.jsonl (one JSON object per iteration), both
+// rewritten atomically after every iteration; and at the end misfit.png and model_slices.png.
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "solver/case/case.hpp"
+#include "solver/inversion/inversion.hpp"
+
+namespace specwave {
+
+class InversionRecorder {
+ public:
+  // true_velocity: (nz, ny, nx) m/s when the case names the true model, else empty.
+  InversionRecorder(const Case& c, int threads, std::string optimizer, std::vector<double> true_velocity);
+  // Adds an iteration (velocity in m/s and the gradient of the parameter, both (nz, ny, nx)) and rewrites
+  // inversion.h5 and iterations.jsonl.
+  void record(const InversionIteration& it, std::span<const double> velocity, std::span<const double> gradient);
+  // misfit.png (relative misfit and model error against iteration) and model_slices.png (xz slices through the
+  // grid centre: start, final and, when known, true model on one colour scale).
+  void write_plots() const;
+  // Resume: the records so far, and the models and gradients of those iterations read back from inversion.h5.
+  void restore(const std::vector<InversionIteration>& history);
+  std::vector<std::string> outputs() const;
+
+ private:
+  void write_h5() const;
+  void write_jsonl() const;
+
+  const Case& case_;
+  int threads_;
+  std::string optimizer_, directory_;
+  std::vector<double> true_velocity_;
+  std::vector<InversionIteration> history_;
+  std::vector<float> velocities_, gradients_;  // (iterations + 1, nz, ny, nx)
+};
+
+// One JSON object (no newline) for iterations.jsonl.
+std::string json_line(const InversionIteration& it);
+
+}  // namespace specwave

@@ -1,0 +1,94 @@
+#include "solver/inversion/misfit.hpp"
+
+#include <fmt/format.h>
+#include <stdexcept>
+
+#include "solver/case/errors.hpp"
+
+namespace specwave {
+
+double LeastSquaresMisfit::evaluate(std::span<const double> synthetic, std::span<const double> observed, double dt,
+                                    std::span<double> adjoint_source) const {
+  if (synthetic.size() != observed.size() || adjoint_source.size() != synthetic.size())
+    throw std::invalid_argument("LeastSquaresMisfit: synthetic, observed and adjoint source differ in size");
+  double sum = 0;
+  for (std::size_t k = 0; k < synthetic.size(); ++k) {
+    const double r = synthetic[k] - observed[k];
+    sum += r * r;
+    adjoint_source[k] = dt * r;
+  }
+  return 0.5 * dt * sum;
+}
+
+std::unique_ptr<Misfit> make_misfit(const std::string& name) {
+  if (name == "least_squares") return std::make_unique<LeastSquaresMisfit>();
+  throw Error(ExitCode::invalid_case,
+              fmt::format("inversion.misfit = \"{}\" is not available; use \"least_squares\"", name));
+}
+
+}  // namespace specwave
+
+#include <cmath>
+#include <complex>
+#include <numbers>
+
+#include "kernels/fft/fftw_batched.hpp"
+
+namespace specwave {
+
+struct LowPassMisfit::Impl {
+  int nt = 0, padded = 0;
+  std::vector<double> real, gain;
+  std::vector<std::complex<double>> spectrum;
+  fft::BatchedFft<double> forward, backward;
+};
+
+LowPassMisfit::LowPassMisfit(int nt, double dt, double cutoff_hz) : impl_(std::make_unique<Impl>()) {
+  auto& m = *impl_;
+  m.nt = nt;
+  m.padded = 2 * nt;
+  const int half = m.padded / 2 + 1;
+  m.real.assign(m.padded, 0.0);
+  m.spectrum.assign(half, {});
+  m.forward = fft::BatchedFft<double>::r2c({{m.padded, 1, 1}}, {}, m.real.data(), m.spectrum.data(), 1);
+  m.backward = fft::BatchedFft<double>::c2r({{m.padded, 1, 1}}, {}, m.spectrum.data(), m.real.data(), 1);
+  m.gain.resize(half);
+  for (int k = 0; k < half; ++k) {
+    const double f = k / (m.padded * dt);
+    double g = 0;
+    if (f <= cutoff_hz) g = 1;
+    else if (f < 1.5 * cutoff_hz) g = std::pow(std::cos(0.5 * std::numbers::pi * (f - cutoff_hz) / (0.5 * cutoff_hz)), 2);
+    m.gain[k] = g / m.padded;  // FFTW's round trip is unnormalised
+  }
+}
+
+LowPassMisfit::~LowPassMisfit() = default;
+
+void LowPassMisfit::filter(std::span<double> trace) const {
+  auto& m = *impl_;
+  std::fill(m.real.begin(), m.real.end(), 0.0);
+  std::copy(trace.begin(), trace.end(), m.real.begin());
+  m.forward.execute();
+  for (std::size_t k = 0; k < m.spectrum.size(); ++k) m.spectrum[k] *= m.gain[k];
+  m.backward.execute();
+  std::copy(m.real.begin(), m.real.begin() + m.nt, trace.begin());
+}
+
+double LowPassMisfit::evaluate(std::span<const double> synthetic, std::span<const double> observed, double dt,
+                               std::span<double> adjoint_source) const {
+  if (synthetic.size() != observed.size() || adjoint_source.size() != synthetic.size() || synthetic.size() % impl_->nt)
+    throw std::invalid_argument("LowPassMisfit: synthetic, observed and adjoint source differ in size or are not whole traces");
+  double sum = 0;
+  const std::size_t nt = std::size_t(impl_->nt);
+  std::vector<double> r(nt);
+  for (std::size_t start = 0; start < synthetic.size(); start += nt) {
+    for (std::size_t n = 0; n < nt; ++n) r[n] = synthetic[start + n] - observed[start + n];
+    filter(r);
+    for (double v : r) sum += v * v;
+    filter(r);  // L^T = L
+    for (std::size_t n = 0; n < nt; ++n) adjoint_source[start + n] = dt * r[n];
+  }
+  return 0.5 * dt * sum;
+}
+
+}  // namespace specwave

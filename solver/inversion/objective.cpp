@@ -1,0 +1,206 @@
+#include "solver/inversion/objective.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <fmt/format.h>
+#include <stdexcept>
+
+#include "io/hdf5.hpp"
+#include "solver/propagators/history/boundary_history.hpp"
+#include "solver/forward/checkpoint.hpp"
+#include "solver/parallel/comm.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/plan/model.hpp"
+#include "solver/plan/plan.hpp"
+
+#if defined(SPECWAVE_HAVE_CUDA)
+#include "kernels/cuda/device.hpp"
+#endif
+
+namespace specwave {
+
+std::vector<double> parameter_from_velocity(Parameterisation p, std::span<const double> velocity) {
+  std::vector<double> out(velocity.begin(), velocity.end());
+  if (p == Parameterisation::slowness2)
+    for (double& v : out) v = 1 / (v * v);
+  return out;
+}
+
+std::vector<double> velocity_from_parameter(Parameterisation p, std::span<const double> parameter) {
+  std::vector<double> out(parameter.begin(), parameter.end());
+  if (p == Parameterisation::slowness2)
+    for (double& m : out) m = m > 0 ? 1 / std::sqrt(m) : NAN;  // a non-positive m is refused by set_velocity
+  return out;
+}
+
+void chain_rule(Parameterisation p, std::span<const double> velocity, double dt, std::span<double> gradient) {
+  const double dt2 = dt * dt;
+  for (std::size_t k = 0; k < gradient.size(); ++k) {
+    const double v = velocity[k];
+    gradient[k] *= p == Parameterisation::velocity ? 2 * v * dt2 : -dt2 * v * v * v * v;
+  }
+}
+
+HistoryChoice history_for(const Case& c, const Plan& plan) {
+  const double field_bytes = (c.run.precision == Precision::fp64 ? 8.0 : 4.0) * double(c.grid.points());
+  HistoryRequest q;
+  q.nt = plan.nt;
+  q.budget_bytes = c.inversion.wavefield_memory_gib ? *c.inversion.wavefield_memory_gib * double(1ull << 30)
+                                                    : 0.5 * double(plan.memory_available ? plan.memory_available : 1ull << 32);
+  if (c.scheme.method == Method::spectral) {
+    if (c.inversion.wavefield_storage == WavefieldStorage::boundary)
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("{}: inversion.wavefield_storage = \"boundary\" needs a scheme that runs backwards, and the "
+                              "spectral method does not (its k-space operator is global: every point's update involves the "
+                              "absorbing layer); use \"memory\", \"checkpoints\" or \"auto\", or scheme.method = \"fdtd\"",
+                              c.source_path.empty() ? c.name : c.source_path));
+    // What the spectral gradient propagator keeps (solver/propagators/spectral/spectral_cpu_gradient.cpp): damping layer, the field u
+    // and the state (u, u_prev); split-field PML, the field (p_z, p_y, p_x) and the state (p_a, w_a).
+    const bool pml = c.boundary.spectral_absorber == SpectralAbsorber::pml;
+    q.field_bytes = (pml ? 3 : 1) * field_bytes;
+    q.state_bytes = (pml ? 6 : 2) * field_bytes;
+  } else {
+    q.field_bytes = field_bytes;
+    q.state_bytes = 2 * field_bytes * 1.3;  // u, u_prev padded + CPML slabs, roughly
+  }
+  // The CUDA FDTD gradient keeps its history on the device or in pinned host memory (solver/propagators/history/device_history.hpp).
+  if (c.scheme.method == Method::fdtd && plan.backend == BackendKind::cuda) return cuda_history_for(c, plan, q.budget_bytes);
+  // Boundary saving (CPU FDTD): the values of the points whose update has a CPML term, every step, and two fields.
+  if (c.scheme.method == Method::fdtd)
+    q.boundary_bytes = boundary_history_bytes(
+        plan.nt, field_bytes,
+        (field_bytes / double(c.grid.points())) * double(cpml_update_points(c.grid.shape, c.boundary.pml_width, c.boundary.free_surface)));
+  // The disk: inversion.scratch_directory, else the output directory.
+  q.scratch_directory_set = !c.inversion.scratch_directory.empty();
+  q.scratch_directory = q.scratch_directory_set ? c.inversion.scratch_directory : c.output.directory;
+  if (q.scratch_directory_set || c.inversion.wavefield_storage == WavefieldStorage::disk)
+    q.disk_free_bytes = free_disk_bytes(q.scratch_directory);
+  return choose_history(c.inversion.wavefield_storage, q);
+}
+
+HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budget) {
+  // What solver/propagators/fdtd/fdtd_cuda_gradient.cpp keeps: a field is the interior in the run precision; a state u, u_prev
+  // (padded by the stencil radius R) and the CPML slabs (psi, zeta: W + 2R points along their axis per face).
+  const double value = c.run.precision == Precision::fp64 ? 8 : 4;
+  const int R = c.scheme.order / 2, W = c.boundary.pml_width;
+  const auto& n = c.grid.shape;
+  const double field_bytes = value * double(c.grid.points());
+  double state_values = 2.0 * (n[0] + 2.0 * R) * (n[1] + 2.0 * R) * (n[2] + 2.0 * R);
+  for (int a = 0; a < 3; ++a) {
+    const int faces = a == 0 && c.boundary.free_surface ? 1 : 2;
+    state_values += W > 0 ? 2.0 * faces * (W + 2.0 * R) * double(c.grid.points()) / n[a] : 0.0;
+  }
+  const double state_bytes = value * state_values;
+  double device_budget = 0;
+#if defined(SPECWAVE_HAVE_CUDA)
+  // run.device_memory_fraction of the memory free now, less what the propagator holds besides the history: the
+  // forward state, the Born perturbation's state, the adjoint's (mu, mu_next, w and about 1.5 states of adjoint
+  // CPML memory), three fields and the fp64 gradient and illumination, roughly 5 states + 4 fields + 16 B a point;
+  // and what `invert` keeps on the device besides: the optimiser's fp64 vectors (x, gradient, bounds, direction,
+  // projected and preconditioned gradients, the previous ones, a line search's trial points, the 2 m L-BFGS
+  // pairs: about 2 m + 14 vectors) and the cuFFT smoother's padded grid and spectrum (about 4 fp64 values a point).
+  // The cap is that of the forward preflight: the fraction of the memory free when the plan was made, shared
+  // by the ranks that drive the same device.
+  if (plan.device_free_bytes > 0) {
+    const double optimiser = c.inversion.present ? (2.0 * c.inversion.lbfgs_memory + 14 + (c.inversion.smoothing_m > 0 ? 4 : 0)) * 8.0 : 0.0;
+    const double own = 5 * state_bytes + 4 * field_bytes + (16.0 + optimiser) * double(c.grid.points());
+    const double cap = c.run.device_memory_fraction * double(plan.device_free_bytes) / plan.ranks_on_device;
+    if (own > cap)
+      throw Error(ExitCode::resources,
+                  fmt::format("{}: the gradient needs about {} on the GPU besides its wavefield history, above the cap "
+                              "of {} ({:.0f}% of the {} free); reduce grid.shape, use precision = \"fp32\", raise "
+                              "run.device_memory_fraction, or use a larger GPU",
+                              c.source_path.empty() ? c.name : c.source_path, human_bytes(own), human_bytes(cap),
+                              100 * c.run.device_memory_fraction, human_bytes(double(plan.device_free_bytes))));
+    device_budget = cap - own;
+  }
+#endif
+  return choose_device_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, device_budget, host_budget);
+}
+
+ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots,
+                                 const Comm* shots) {
+  propagator.set_velocity(velocity);
+  const int ranks = shots ? shots->size() : 1, rank = shots ? shots->rank() : 0;
+  ObservedData out(static_cast<std::size_t>(n_shots));
+  for (int s = rank; s < n_shots; s += ranks) out[std::size_t(s)] = propagator.forward(s, false);
+  return out;
+}
+
+ObservedData read_observed(const Case& c, const Plan& plan) {
+  const auto& inv = c.inversion;
+  io::h5::Reader reader(inv.observed_file);
+  const std::vector<hsize_t> dims = {hsize_t(c.shots.size()), hsize_t(c.receivers.size()), hsize_t(plan.nt)};
+  const std::vector<double> all = reader.read_floating<double>(inv.observed_dataset, dims);
+  io::h5::Handle dset = reader.open_dataset(inv.observed_dataset);
+  if (io::h5::has_attribute(dset.id(), "dt")) {
+    const auto dt = io::h5::read_attribute_doubles(dset.id(), "dt");
+    if (dt.size() != 1 || std::abs(dt[0] - plan.dt) > 1e-9 * plan.dt)
+      throw Error(ExitCode::input_error,
+                  fmt::format("{}: dataset '{}' has attribute dt = {} s, but the case runs at dt = {:.9g} s; record the data "
+                              "with this case's time.dt (set time.dt in both), or resample it",
+                              inv.observed_file, inv.observed_dataset, dt.empty() ? NAN : dt[0], plan.dt));
+  }
+  ObservedData out(c.shots.size());
+  const std::size_t per_shot = c.receivers.size() * std::size_t(plan.nt);
+  for (std::size_t s = 0; s < out.size(); ++s)
+    out[s].assign(all.begin() + std::ptrdiff_t(s * per_shot), all.begin() + std::ptrdiff_t((s + 1) * per_shot));
+  return out;
+}
+
+std::vector<double> velocity_of(const Case& c, const ModelSpec& model) {
+  Case t = c;
+  t.model = model;
+  const VelocityModel m = build_velocity_model(t);
+  return std::vector<double>(m.velocity.begin(), m.velocity.end());
+}
+
+ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator, const Comm* shots) {
+  if (c.inversion.true_model)
+    return synthesise_observed(propagator, velocity_of(c, *c.inversion.true_model), int(c.shots.size()), shots);
+  if (!c.inversion.observed_file.empty()) return read_observed(c, plan);
+  throw Error(ExitCode::invalid_case,
+              fmt::format("{}: no observed data: set inversion.observed = \"traces.h5\" or an [inversion.true_model] table",
+                          c.source_path.empty() ? c.name : c.source_path));
+}
+
+Objective::Objective(GradientPropagator& propagator, const Misfit& misfit, ObservedData observed, Parameterisation p,
+                     double dt, const Comm* shots)
+    : propagator_(propagator), misfit_(misfit), observed_(std::move(observed)), parameterisation_(p), dt_(dt), shots_(shots) {}
+
+MisfitGradient Objective::evaluate(std::span<const double> model, bool with_gradient, bool illumination) {
+  const std::vector<double> velocity = velocity_from_parameter(parameterisation_, model);
+  propagator_.set_velocity(velocity);
+  MisfitGradient out;
+  if (with_gradient) out.gradient.assign(model.size(), 0.0);
+  if (with_gradient && illumination) out.illumination.assign(model.size(), 0.0);
+  const int ranks = shots_ ? shots_->size() : 1, rank = shots_ ? shots_->rank() : 0;
+  // A stop signal (solver/forward/checkpoint.hpp) ends the evaluation, between shots on one rank, at its start on several
+  // (where every rank meets); the caller resumes from its last state.
+  const auto stop_if_signalled = [&](bool collective) {
+    int signal = stop_signal();
+    if (collective) shots_->allreduce_in_place(std::span<int>(&signal, 1), ReduceOp::max);
+    if (signal) throw Error(ExitCode::interrupted, fmt::format("stopped by signal {} ({})", signal, strsignal(signal)));
+  };
+  if (ranks > 1) stop_if_signalled(true);
+  out.misfit_per_shot.assign(observed_.size(), 0.0);
+  for (std::size_t s = std::size_t(rank); s < observed_.size(); s += std::size_t(ranks)) {
+    if (ranks == 1) stop_if_signalled(false);
+    const std::vector<double> synthetic = propagator_.forward(int(s), with_gradient);
+    std::vector<double> adjoint_source(synthetic.size());
+    out.misfit_per_shot[s] = misfit_.evaluate(synthetic, observed_[s], dt_, adjoint_source);
+    if (with_gradient) propagator_.adjoint(adjoint_source, out.gradient, out.illumination);
+  }
+  if (ranks > 1) {
+    for (auto* v : {&out.misfit_per_shot, &out.gradient, &out.illumination}) {
+      if (v->empty()) continue;
+      shots_->allreduce_in_place(std::span<double>(*v), ReduceOp::sum);
+      shots_->broadcast(std::span<double>(*v), 0);  // the same bits on every rank, whatever the reduction's order
+    }
+  }
+  for (const double j : out.misfit_per_shot) out.misfit += j;
+  if (with_gradient) chain_rule(parameterisation_, velocity, dt_, out.gradient);
+  return out;
+}
+
+}  // namespace specwave

@@ -1,0 +1,75 @@
+#pragma once
+// Misfit and gradient of a case, summed over shots (docs/numerics.md, "Adjoint and gradient").
+// The discretisation is frozen by the plan (dt, nt, CPML profiles from Plan::v_reference, the acquisition);
+// only the model changes between evaluations.
+#include <span>
+#include <string>
+#include <vector>
+
+#include "solver/case/case.hpp"
+#include "solver/propagators/gradient_propagator.hpp"
+#include "solver/inversion/misfit.hpp"
+
+namespace specwave {
+
+struct Plan;
+class Comm;
+
+// The model in a parameterisation, (nz, ny, nx): velocity v (m/s) or slowness squared m = 1 / v^2 (s^2/m^2).
+std::vector<double> parameter_from_velocity(Parameterisation p, std::span<const double> velocity);
+std::vector<double> velocity_from_parameter(Parameterisation p, std::span<const double> parameter);
+// Chain rule, in place: dJ/d(v dt)^2 at each point -> dJ/dv = 2 v dt^2 dJ/d(v dt)^2, or
+// dJ/dm = -dt^2 v^4 dJ/d(v dt)^2 (since (v dt)^2 = dt^2 / m).
+void chain_rule(Parameterisation p, std::span<const double> velocity, double dt, std::span<double> gradient);
+
+// The wavefield history strategy of inversion.wavefield_storage within inversion.wavefield_memory_gib (default:
+// half of the available memory), fields of the case's precision; the disk in inversion.scratch_directory (default:
+// the output directory), whose free space is checked when it may be used.
+// On the CUDA backend (FDTD): choose_device_history with the device's share (run.device_memory_fraction of its free
+// memory, less the propagator's own) and `host_budget` for pinned host memory.
+HistoryChoice history_for(const Case& c, const Plan& plan);
+HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budget);
+
+// Observed traces, one (n_receivers, nt) array per shot.
+using ObservedData = std::vector<std::vector<double>>;
+// Synthesised with the propagator at `velocity` (every shot), or read from inversion.observed_file
+// (Error input_error when its shape or dt does not match the case).
+// With `shots` (MPI ranks sharing the shots: shot s is rank s % size's), a rank makes only its own shots' data
+// and leaves the others empty.
+ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots,
+                                 const Comm* shots = nullptr);
+ObservedData read_observed(const Case& c, const Plan& plan);
+// The case's observed data: from inversion.true_model (built on the case's grid) or inversion.observed_file.
+ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator, const Comm* shots = nullptr);
+// The velocity of a model spec on the case's grid (checked like the case's own model).
+std::vector<double> velocity_of(const Case& c, const ModelSpec& model);
+
+struct MisfitGradient {
+  double misfit = 0;                    // sum over shots
+  std::vector<double> misfit_per_shot;
+  std::vector<double> gradient;         // dJ/d(parameter) at every grid point, (nz, ny, nx); empty without gradient
+  std::vector<double> illumination;     // sum over shots and steps of (u^n)^2, (nz, ny, nx); when asked for only
+};
+
+// J(model) and its gradient, summed over shots in fp64. With `shots` (MPI), each rank runs its own shots (s % size
+// == rank) and the per-shot misfits and the gradient are summed over the ranks (MPI_Allreduce), then broadcast
+// from rank 0 so that every rank holds the same bits and its optimiser takes the same steps. The per-shot
+// misfits are exact; the gradient sums in another order than on one rank (equal to rounding).
+class Objective {
+ public:
+  Objective(GradientPropagator& propagator, const Misfit& misfit, ObservedData observed, Parameterisation p, double dt,
+            const Comm* shots = nullptr);
+  // With `illumination` (and with_gradient), also the source illumination of the forward wavefields.
+  MisfitGradient evaluate(std::span<const double> model, bool with_gradient, bool illumination = false);
+  Parameterisation parameterisation() const { return parameterisation_; }
+
+ private:
+  GradientPropagator& propagator_;
+  const Misfit& misfit_;
+  ObservedData observed_;
+  Parameterisation parameterisation_;
+  double dt_;
+  const Comm* shots_;
+};
+
+}  // namespace specwave

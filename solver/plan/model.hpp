@@ -1,0 +1,31 @@
+#pragma once
+// The velocity model on the grid: built-in generators or an HDF5 dataset, checked for NaN, Inf and
+// non-positive values before any run. A rank of a decomposed run holds only its block.
+#include <vector>
+
+#include "solver/case/case.hpp"
+#include "solver/parallel/decomposition.hpp"
+
+namespace specwave {
+
+class Comm;
+
+struct VelocityModel {
+  std::vector<float> velocity;  // the points of `block`, (z, y, x) C order over its extent, m/s
+  Subdomain block;              // the part of the grid held: the whole grid unless built for a block
+  double v_min = 0, v_max = 0;  // over the whole grid (reduced over the ranks)
+
+  // The velocity at global grid indices, which must lie in `block`.
+  float at(int z, int y, int x) const {
+    return velocity[(std::size_t(z - block.begin[0]) * block.extent[1] + (y - block.begin[1])) * block.extent[2] +
+                    (x - block.begin[2])];
+  }
+  bool whole_grid() const { return block.begin == Dims3{0, 0, 0}; }
+};
+
+// Generates or reads the model and validates every value (Error input_error / invalid_case on bad data). With
+// `block`, only that part of the grid (an HDF5 model read as one collective hyperslab per rank when `comm` has
+// several ranks); v_min and v_max are then reduced over `comm`, whose ranks must all call this.
+VelocityModel build_velocity_model(const Case& c, const Subdomain* block = nullptr, const Comm* comm = nullptr);
+
+}  // namespace specwave

@@ -1,0 +1,576 @@
+#include "solver/plan/plan.hpp"
+
+#include "solver/parallel/comm.hpp"
+#include "solver/parallel/decomposition.hpp"
+#include "solver/parallel/distributed_fft.hpp"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <span>
+
+#include "kernels/stencil.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/propagators/gpu/trace_ring.hpp"
+#include "solver/plan/wavelet.hpp"
+
+#if defined(SPECWAVE_HAVE_CUDA)
+#include "kernels/cuda/device.hpp"
+#endif
+
+namespace specwave {
+
+std::string human_bytes(double b) {
+  const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) b /= 1024, ++u;
+  return fmt::format("{:.1f} {}", b, unit[u]);
+}
+
+namespace {
+
+[[noreturn]] void invalid(const Case& c, const std::string& message) {
+  throw Error(ExitCode::invalid_case, (c.source_path.empty() ? c.name : c.source_path) + ": " + message);
+}
+
+void check_geometry(const Case& c) {
+  const int R = c.scheme.order / 2;
+  const int W = c.boundary.pml_width;
+  for (int a = 0; a < 3; ++a) {
+    const int faces = (a == 0 && c.boundary.free_surface) ? 1 : 2;
+    const int needed = faces * W + 2 * R + 1;
+    if (c.grid.shape[a] < needed)
+      invalid(c, fmt::format("grid.shape[{}] ({}) = {} is smaller than {} x boundary.pml_width ({}) + stencil width {} + 1 = {}; "
+                             "enlarge the grid or reduce the PML width or scheme order",
+                             a, "zyx"[a], c.grid.shape[a], faces, W, 2 * R, needed));
+  }
+}
+
+void check_inside(const Case& c, const Vec3& p, const std::string& what) {
+  const int W = c.boundary.pml_width;
+  for (int a = 0; a < 3; ++a) {
+    const double lo_edge = c.grid.origin[a];
+    const double hi_edge = c.grid.origin[a] + (c.grid.shape[a] - 1) * c.grid.spacing[a];
+    if (p[a] < lo_edge || p[a] > hi_edge)
+      invalid(c, fmt::format("{} at ({}, {}, {}) m is outside the grid: {} must lie in [{}, {}] m; move it inside",
+                             what, p[0], p[1], p[2], "zyx"[a], lo_edge, hi_edge));
+    const bool low_absorbs = W > 0 && !(a == 0 && c.boundary.free_surface);
+    const double lo = lo_edge + (low_absorbs ? W : 0) * c.grid.spacing[a];
+    const double hi = hi_edge - W * c.grid.spacing[a];
+    if (p[a] < lo || p[a] > hi)
+      invalid(c, fmt::format("{} at ({}, {}, {}) m lies inside the absorbing layer: {} must lie in [{}, {}] m "
+                             "(boundary.pml_width = {} points); move it inward or thin the PML",
+                             what, p[0], p[1], p[2], "zyx"[a], lo, hi, W));
+  }
+}
+
+// The output directory must be creatable and writable. Probed by creating what is missing and writing a file,
+// then removing both again: `check` and `validate` leave no trace; `forward` creates it when it starts writing.
+void check_output_directory(const Case& c) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::absolute(c.output.directory);
+  fs::path first_missing;
+  for (fs::path p = dir; !p.empty() && !fs::exists(p); p = p.parent_path()) {
+    first_missing = p;
+    if (p == p.parent_path()) break;
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  bool ok = !ec && fs::is_directory(dir);
+  std::string why = ec ? ec.message() : (ok ? "" : "not a directory");
+  if (ok) {
+    const fs::path probe = dir / fmt::format(".specwave-write-test-{}", ::getpid());
+    std::ofstream f(probe);
+    ok = f.good() && (f << "x") && (f.flush(), f.good());
+    f.close();
+    fs::remove(probe, ec);
+    if (!ok) why = "not writable";
+  }
+  if (!first_missing.empty()) fs::remove_all(first_missing, ec);
+  if (!ok)
+    throw Error(ExitCode::output_error, fmt::format("output.directory '{}' cannot be used ({}); choose a writable path "
+                                                    "(output.directory or --output-dir)",
+                                                    c.output.directory, why));
+}
+
+// What keeps the CUDA propagators from running this case at all (empty: nothing): the CUDA FDTD kernels put
+// ny and nz (up to the whole grid) in gridDim.y/z, at most 65535; the spectral method is not decomposed there.
+std::string cuda_cannot_run(const Case& c, const Plan& plan) {
+  if (c.scheme.method == Method::spectral && plan.ranks / plan.shot_groups > 1)
+    return fmt::format("the spectral method is not domain-decomposed on the CUDA backend in this version ({} ranks "
+                       "per shot group); use run.shot_groups = {} (one GPU per shot) or backend = \"cpu\"",
+                       plan.ranks / plan.shot_groups, plan.ranks);
+  if (c.scheme.method == Method::fdtd && std::max(c.grid.shape[0], c.grid.shape[1]) > 65535)
+    return fmt::format("grid.shape = [{}, {}, {}]: the CUDA FDTD kernels take at most 65535 points along z and y "
+                       "(CUDA's grid limit); put the longest axis last (x), or use backend = \"cpu\"",
+                       c.grid.shape[0], c.grid.shape[1], c.grid.shape[2]);
+  return {};
+}
+
+BackendKind resolve_backend(const Case& c, [[maybe_unused]] const RankPlacement& where, Plan& plan) {
+  std::string& note = plan.backend_note;
+  // Asked for explicitly, what CUDA cannot run is refused on any machine (a login node without a GPU, too).
+  if (c.run.backend == BackendKind::cuda)
+    if (const std::string cannot = cuda_cannot_run(c, plan); !cannot.empty()) invalid(c, cannot);
+  if (c.run.backend == BackendKind::cpu) {
+    note = "cpu (requested)";
+    return BackendKind::cpu;
+  }
+#if defined(SPECWAVE_HAVE_CUDA)
+  const auto cuda = cuda::query_devices();
+  std::string why = cuda.reason;
+  if (cuda.usable) why = cuda_cannot_run(c, plan);
+  if (cuda.usable && why.empty()) {
+    const int devices = int(cuda.devices.size());
+    const int device = device_of_rank(c, where, devices);
+    const auto& d = cuda.devices[std::size_t(device)];
+    why = d.problem;
+    if (why.empty()) cuda::device_free_bytes(device, plan.device_free_bytes, plan.device_total_bytes, why);
+    if (why.empty()) {
+      plan.device = device;
+      std::memcpy(plan.device_uuid.data(), d.uuid.data(), d.uuid.size());
+      const auto version = [](int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); };
+      note = fmt::format("cuda ({}: GPU {}, {}, compute capability {}.{}, {:.1f} GiB, {:.1f} GiB free; driver {}, "
+                         "runtime {}{})",
+                         c.run.backend == BackendKind::auto_select ? "auto picked the GPU" : "requested", device, d.name,
+                         d.compute_major, d.compute_minor, plan.device_total_bytes / double(1ull << 30),
+                         plan.device_free_bytes / double(1ull << 30), version(cuda.driver_version),
+                         version(cuda.runtime_version),
+                         where.ranks > 1 ? fmt::format("; rank {} of {}, node rank {}", where.rank, where.ranks, where.node_rank)
+                                         : std::string());
+      return BackendKind::cuda;
+    }
+  }
+#else
+  const std::string why = "this build has no CUDA backend (configure with SPECWAVE_CUDA=ON and a CUDA toolkit)";
+#endif
+  if (c.run.backend == BackendKind::auto_select) {
+    note = "cpu (auto: " + why + ")";
+    return BackendKind::cpu;
+  }
+  throw Error(ExitCode::backend_unavailable,
+              fmt::format("run.backend = \"cuda\": {}; use backend = \"cpu\" or \"auto\"", why));
+}
+
+// Under MPI: every rank runs on the same backend (auto falls back to the CPU on all ranks when one has no usable
+// GPU), and the ranks that drive one GPU (same uuid) are counted: more than one needs run.share_devices, and they
+// split its memory cap. Collective over `world` (the case, hence the condition to call this, is the same on all).
+void agree_on_devices(const Case& c, const Comm& world, const RankPlacement& where, Plan& plan) {
+  std::vector<long long> keys(3 * std::size_t(plan.ranks), 0);
+  const std::size_t k = 3 * std::size_t(where.rank);
+  if (plan.backend == BackendKind::cuda) {
+    keys[k] = 1;
+    std::memcpy(&keys[k + 1], plan.device_uuid.data(), 16);
+  }
+  world.allreduce_in_place(std::span<long long>(keys), ReduceOp::sum);
+  int without = -1;
+  for (int r = 0; r < plan.ranks && without < 0; ++r)
+    if (!keys[3 * std::size_t(r)]) without = r;
+  if (without >= 0) {
+    // Only auto gets here with a rank on the CPU (a rank that asked for CUDA and has none has stopped already).
+    if (plan.backend == BackendKind::cuda)
+      plan.backend_note = fmt::format("cpu (auto: rank {} has no usable GPU, and all ranks run on one backend)", without);
+    plan.backend = BackendKind::cpu;
+    plan.ranks_on_device = 1;
+    return;
+  }
+  plan.ranks_on_device = ranks_on_device(keys, where.rank);
+  if (plan.ranks_on_device > 1 && !c.run.share_devices)
+    throw Error(ExitCode::backend_unavailable,
+                fmt::format("{} MPI ranks drive the same GPU (rank {}: GPU {}): each rank drives one GPU; start at "
+                            "most one rank per GPU (srun --gpus-per-task=1, or mpirun --npernode G with G GPUs a "
+                            "node), or set run.share_devices = true to let ranks share GPUs",
+                            plan.ranks_on_device, where.rank, plan.device));
+}
+
+// The cap is run.device_memory_fraction of the device memory free when the plan was made, shared by the ranks
+// that drive the same device; the estimate is that of this rank's block in a decomposed run.
+void check_device_memory(const Case& c, Plan& plan, const RankPlacement& where) {
+#if defined(SPECWAVE_HAVE_CUDA)
+  if (plan.backend != BackendKind::cuda) return;
+  const double free = double(plan.device_free_bytes);
+  const double cap = c.run.device_memory_fraction * free / plan.ranks_on_device;
+  const int group_size = plan.ranks / plan.shot_groups;
+  const std::array<int, 3> shape =
+      group_size > 1 ? block_of(c.grid.shape, plan.process_grid, where.rank % group_size).sub.extent : c.grid.shape;
+  const double need = double(estimate_device_memory_bytes(c, plan.nt, shape));
+  // A grid below ~32 M points leaves most of a large GPU idle: run up to 8 shots at once, within the cap.
+  if (c.grid.points() < (1LL << 25) && c.shots.size() > 1)
+    plan.shots_in_flight = int(std::clamp<double>(std::floor(cap / std::max(need, 1.0)), 1, std::min<double>(8, c.shots.size())));
+  if (need > cap)
+    throw Error(ExitCode::resources,
+                fmt::format("{}: the run needs about {} on the GPU{}, above the cap of {} ({:.0f}% of the {} free{}); "
+                            "reduce grid.shape, use precision = \"fp32\", raise run.device_memory_fraction, use more GPUs "
+                            "(MPI ranks), or use a larger GPU",
+                            c.source_path.empty() ? c.name : c.source_path, human_bytes(need),
+                            group_size > 1 ? " for this rank's block" : "", human_bytes(cap),
+                            100 * c.run.device_memory_fraction, human_bytes(free),
+                            plan.ranks_on_device > 1 ? fmt::format(", shared by {} ranks", plan.ranks_on_device) : ""));
+#else
+  (void)c;
+  (void)plan;
+  (void)where;
+#endif
+}
+
+}  // namespace
+
+double points_per_wavelength_floor(int order) {
+  switch (order) {
+    case 2: return 10;
+    case 4: return 6;
+    case 6: return 5;
+    case 8: return 4;
+    default: return 3.5;
+  }
+}
+
+double stable_dt_spectral(const GridSpec& g, double v_max) {
+  double inv_h2 = 0;
+  for (double h : g.spacing) inv_h2 += 1 / (h * h);
+  return 2 / (v_max * M_PI * std::sqrt(inv_h2));
+}
+
+double stable_dt(const GridSpec& g, int order, double v_max) {
+  const double s_max = second_derivative_symbol_max(order / 2);
+  double inv_h2 = 0;
+  for (double h : g.spacing) inv_h2 += 1 / (h * h);
+  return 2 / (v_max * std::sqrt(s_max * inv_h2));
+}
+
+namespace {
+
+// The most sources of any shot (the propagators size their source buffers for it).
+std::size_t max_shot_sources(const Case& c) {
+  std::size_t n = 0;
+  for (const auto& shot : c.shots) n = std::max(n, shot.sources.size());
+  return n;
+}
+
+// FDTD: the padded fields (u, u_prev, (v dt)^2: 3 of them) and the CPML psi and zeta slabs of a block of `shape`
+// points, in values (every face counted: an upper bound for a block of a decomposed grid).
+double fdtd_state_values(const Case& c, const std::array<int, 3>& shape) {
+  const int R = c.scheme.order / 2;
+  const double points = double(shape[0]) * shape[1] * shape[2];
+  const double padded = double(shape[0] + 2 * R) * (shape[1] + 2 * R) * (shape[2] + 2 * R);
+  double slabs = 0;
+  if (c.boundary.pml_width > 0)
+    for (int a = 0; a < 3; ++a)
+      slabs += points / shape[a] * (c.boundary.pml_width + 2 * R) * 2 /* psi, zeta */ *
+               ((a == 0 && c.boundary.free_surface) ? 1 : 2);
+  return 3 * padded + slabs;
+}
+
+// What a GPU propagator holds for its receivers and sources: the receivers' ring of two halves (fp64,
+// solver/propagators/gpu/device_trace_ring.hpp, not the whole traces) and the interpolation points, up to (2 hicks_radius)^3 a
+// receiver or source, each an index_t, a weight and an int32 owner or slot (a receiver plane of 300 x 300 holds
+// ~0.5 GB of them).
+double device_acquisition_bytes(const Case& c, int nt, double value) {
+  const double ring = 8.0 * c.receivers.size() * 2 * TraceRing::for_steps(nt).columns;
+  const double per_point = std::pow(2.0 * hicks_radius, 3) * (8.0 /* index_t */ + value + 4.0);
+  return ring + (double(c.receivers.size()) + double(max_shot_sources(c))) * per_point;
+}
+
+}  // namespace
+
+std::size_t estimate_memory_bytes(const Case& c, int nt) {
+  const std::size_t value = c.run.precision == Precision::fp64 ? 8 : 4;
+  // The driver's output field; with snapshots, also the propagator's copy of one (start_copy_field).
+  const double output_field = ((c.output.final_field || c.output.snapshot_every > 0) + (c.output.snapshot_every > 0)) *
+                              double(value) * c.grid.points();
+  const double traces = 8.0 * c.receivers.size() * nt * 2;
+  if (c.scheme.method == Method::spectral) {
+    // PML: p, p_z, p_y, p_x, w_z, w_y, w_x, work, dt v^2, two half spectra (complex), kappa (half): ~11.5 fields;
+    // damping: u, u_prev, work, (v dt)^2, eta dt, symbol (half), spectrum (half, complex): ~7 fields. Both: the
+    // fp64 source factor, v^2 during setup, and one dense K p_j pattern per source.
+    const bool pml = c.boundary.spectral_absorber == SpectralAbsorber::pml;
+    const double fields = ((pml ? 11.5 : 7.0) + double(max_shot_sources(c))) * c.grid.points() * value + 16.0 * c.grid.points();
+    return std::size_t(fields + output_field + traces + 64.0 * (1 << 20));
+  }
+  const double model = 4.0 * c.grid.points();
+  return std::size_t(fdtd_state_values(c, c.grid.shape) * value + model + output_field + traces + 64.0 * (1 << 20));
+}
+
+std::size_t estimate_device_memory_bytes(const Case& c, int nt) { return estimate_device_memory_bytes(c, nt, c.grid.shape); }
+
+std::size_t estimate_device_memory_bytes(const Case& c, int nt, const std::array<int, 3>& shape) {
+  const double points = double(shape[0]) * shape[1] * shape[2];
+  const double value = c.run.precision == Precision::fp64 ? 8 : 4;
+  const double sources = double(max_shot_sources(c));
+  if (c.scheme.method != Method::spectral) {
+    // solver/propagators/fdtd/fdtd_cuda_propagator.cpp: the padded fields and CPML slabs; the dense interior copy (snapshots, final
+    // field, field statistics); the receivers and sources; the fp64 wavelets.
+    const double wavelets = 8.0 * sources * nt;
+    return std::size_t((fdtd_state_values(c, shape) + points) * value + device_acquisition_bytes(c, nt, value) +
+                       wavelets + 64.0 * (1 << 20));
+  }
+  // solver/propagators/spectral/spectral_cuda_propagator.cpp. A half spectrum (nz, ny, nx/2+1) of complex values holds about one
+  // field's worth of values, each real symbol on it half of one; the cuFFT work area is counted as one spectrum.
+  const double spectrum = 2.0 * double(shape[0]) * shape[1] * (shape[2] / 2 + 1);
+  double values = 0;
+  if (c.boundary.spectral_absorber == SpectralAbsorber::pml)
+    // p_a, w_a, scratch_a (a = z, y, x), p, dt v^2; three spectra, kappa and K's symbol, the work area
+    values = 11 * points + 3 * spectrum + spectrum + spectrum;
+  else
+    // u^n, u^{n-1}, the Laplacian, (v dt)^2; one spectrum, the Laplacian's and K's symbols, the work area
+    values = 4 * points + spectrum + spectrum + spectrum;
+  values += sources * (points + nt);  // dense source patterns K p_j and their amplitudes
+  if (c.output.snapshot_every > 0) values += points;  // the dense copy of a snapshot on its way to pinned memory
+  return std::size_t(values * value + device_acquisition_bytes(c, nt, value) + 64.0 * (1 << 20));  // + plans, reductions
+}
+
+std::size_t available_memory_bytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  std::size_t kb = 0;
+  std::string unit;
+  while (f >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return 0;
+}
+
+int device_of_rank(const Case& c, const RankPlacement& where, int devices) {
+  if (where.ranks == 1) {
+    if (c.run.device >= devices)
+      throw Error(ExitCode::backend_unavailable,
+                  fmt::format("run.device = {}: this machine has {} CUDA device(s); use an index in 0..{}", c.run.device,
+                              devices, devices - 1));
+    return c.run.device;
+  }
+  // One visible device: the launcher bound this rank to it (srun --gpus-per-task=1, CUDA_VISIBLE_DEVICES), or
+  // the node has one; whether other ranks drive it too is found out across the ranks (ranks_on_device).
+  if (devices == 1) return 0;
+  if (where.node_ranks > devices && !c.run.share_devices)
+    throw Error(ExitCode::backend_unavailable,
+                fmt::format("{} MPI ranks on this node but {} CUDA device(s): each rank drives one GPU; start at most {} "
+                            "rank(s) per node (e.g. mpirun --npernode {}), or set run.share_devices = true to let ranks "
+                            "share GPUs round-robin",
+                            where.node_ranks, devices, devices, devices));
+  return where.node_rank % devices;
+}
+
+int ranks_on_device(std::span<const long long> keys, int rank) {
+  const std::size_t k = std::size_t(rank);
+  int count = 0;
+  for (std::size_t r = 0; r < keys.size() / 3; ++r)
+    if (keys[3 * r] && keys[3 * r + 1] == keys[3 * k + 1] && keys[3 * r + 2] == keys[3 * k + 2]) ++count;
+  return std::max(count, 1);
+}
+
+int choose_shot_groups(const Case& c, int ranks) {
+  if (c.run.shot_groups > 0) {
+    if (ranks % c.run.shot_groups != 0 || c.run.shot_groups > ranks)
+      invalid(c, fmt::format("run.shot_groups = {} does not divide the {} MPI rank(s) of this run; use a divisor of {} "
+                             "or 0 to let specwave choose",
+                             c.run.shot_groups, ranks, ranks));
+    return c.run.shot_groups;
+  }
+  int best = 1;
+  for (int g = 1; g <= ranks; ++g)
+    if (ranks % g == 0 && g <= int(c.shots.size())) best = g;
+  return best;
+}
+
+namespace {
+
+// The shot groups and each group's process grid (FDTD: least halo, blocks that hold the halo and the absorbing
+// layer; spectral: the distributed FFT's slab or pencil grid), and what cannot run decomposed.
+void plan_decomposition(const Case& c, Plan& plan) {
+  plan.shot_groups = choose_shot_groups(c, plan.ranks);
+  const int domain = plan.ranks / plan.shot_groups;
+  const int R = c.scheme.method == Method::spectral ? 0 : c.scheme.order / 2;
+  if (c.scheme.method == Method::spectral) {
+    // The distributed FFT's grid: z and y split (slab or pencil), x whole.
+    if (domain > 1) {
+      FftProcessGrid grid{};
+      try {
+        if (c.run.process_grid) {
+          const auto& p = *c.run.process_grid;
+          if (p[2] != 1)
+            invalid(c, fmt::format("run.process_grid = [{}, {}, {}]: the spectral method splits z and y only (its "
+                                   "FFTs keep x whole); use [pz, py, 1]",
+                                   p[0], p[1], p[2]));
+          grid = {p[0], p[1]};
+          check_fft_grid(c.grid.shape, grid, domain);
+        } else {
+          grid = choose_fft_grid(c.grid.shape, domain);
+        }
+      } catch (const std::invalid_argument& e) {
+        invalid(c, fmt::format("{} ranks per shot group cannot share this grid's FFTs: {}; use fewer ranks per group "
+                               "(run.shot_groups) or another run.process_grid",
+                               domain, e.what()));
+      }
+      plan.process_grid = {grid.ranks_z, grid.ranks_y, 1};
+    }
+  } else {
+    plan.process_grid = choose_process_grid(c.grid.shape, domain, std::max(R, 1), c.run.process_grid);
+  }
+  if (domain > 1 && c.scheme.method == Method::fdtd) check_decomposition(c.grid.shape, plan.process_grid, R, c.boundary.pml_width);
+}
+
+}  // namespace
+
+Plan make_plan(const Case& c, const RankPlacement& where) {
+  Plan plan;
+  plan.ranks = std::max(1, where.ranks);
+  plan_decomposition(c, plan);
+  const bool spectral = c.scheme.method == Method::spectral;
+  if (spectral && c.boundary.free_surface)
+    invalid(c, "boundary.free_surface = true is not available with scheme.method = \"spectral\" (the periodic FFT has no "
+               "odd mirror); use method = \"fdtd\" or remove the free surface");
+  if (spectral && c.boundary.pml_width == 0)
+    invalid(c, "scheme.method = \"spectral\" needs boundary.pml_width > 0: the FFT is periodic and waves would wrap "
+               "around the grid; use e.g. pml_width = 20");
+  if (!spectral && (c.scheme.order < 2 || c.scheme.order > 16 || c.scheme.order % 2))
+    invalid(c, fmt::format("scheme.order = {}: must be even, 2..16", c.scheme.order));
+  if (c.shots.empty()) invalid(c, "no [[shots]]: define at least one shot with one source");
+  if (c.receivers.empty()) invalid(c, "no receivers: add [receivers] points, lines or planes");
+  check_geometry(c);
+  plan.backend = resolve_backend(c, where, plan);
+  if (plan.ranks > 1 && where.world && c.run.backend != BackendKind::cpu) agree_on_devices(c, *where.world, where, plan);
+  plan.threads = c.run.threads > 0 ? c.run.threads : omp_get_max_threads();
+
+  // Memory, before the model (the largest allocation so far) is built. nt is not known yet: bound traces later.
+  plan.memory_available = available_memory_bytes();
+  plan.memory_bytes = estimate_memory_bytes(c, 0);
+  if (plan.memory_available && plan.memory_bytes > plan.memory_available)
+    throw Error(ExitCode::resources,
+                fmt::format("{}: the run needs about {} but only {} is available; reduce grid.shape, use precision = \"fp32\", "
+                            "or run on a larger node",
+                            c.source_path.empty() ? c.name : c.source_path, human_bytes(plan.memory_bytes),
+                            human_bytes(plan.memory_available)));
+
+  // A rank of a decomposed run builds (reads) only its block of the model; v_min, v_max are global.
+  const int group_size = plan.ranks / plan.shot_groups;
+  if (group_size > 1 && where.world) {
+    const int domain_rank = where.rank % group_size;
+    const Subdomain block = block_of(c.grid.shape, plan.process_grid, domain_rank).sub;
+    plan.model = build_velocity_model(c, &block, where.world);
+  } else {
+    plan.model = build_velocity_model(c, nullptr, plan.ranks > 1 ? where.world : nullptr);
+  }
+  plan.v_reference = std::max(plan.model.v_max, c.inversion.velocity_max.value_or(0.0));
+  plan.dt_max = spectral ? stable_dt_spectral(c.grid, plan.v_reference) : stable_dt(c.grid, c.scheme.order, plan.v_reference);
+  plan.dt = c.time.dt.value_or(c.time.cfl_safety * plan.dt_max);
+  plan.cfl = plan.dt / plan.dt_max;
+  if (plan.dt > plan.dt_max)
+    invalid(c, fmt::format("time.dt = {:.6g} s violates the CFL condition for {} at v_max = {:.6g} m/s: the largest "
+                           "stable dt is {:.6g} s (CFL number {:.3f} > 1); set time.dt <= {:.6g} or remove it to use the default",
+                           plan.dt, spectral ? std::string("the spectral method") : fmt::format("order {}", c.scheme.order),
+                           plan.v_reference, plan.dt_max, plan.cfl, plan.dt_max,
+                           c.time.cfl_safety * plan.dt_max));
+  plan.nt = int(std::llround(c.time.duration / plan.dt)) + 1;
+  plan.memory_bytes = estimate_memory_bytes(c, plan.nt);
+  check_device_memory(c, plan, where);
+
+  // Wavelets and sampling.
+  double f_peak_max = 0;
+  for (const auto& shot : c.shots) {
+    auto& waves = plan.wavelets.emplace_back();
+    for (const auto& s : shot.sources) {
+      waves.push_back(sample_wavelet(s.wavelet, plan.dt, plan.nt));
+      // The spectrum of the whole wavelet, even when the run stops before it ends (truncation is not bandwidth).
+      const int n_spectrum = std::max(plan.nt, int(wavelet_length(s.wavelet) / plan.dt) + 1);
+      const auto spectrum_samples = n_spectrum == plan.nt ? waves.back() : sample_wavelet(s.wavelet, plan.dt, n_spectrum);
+      plan.f_max = std::max(plan.f_max, highest_significant_frequency(spectrum_samples, plan.dt));
+      if (s.wavelet.kind == WaveletSpec::Kind::ricker) f_peak_max = std::max(f_peak_max, s.wavelet.peak_frequency);
+    }
+  }
+  plan.pml_frequency = c.boundary.pml_frequency.value_or(f_peak_max > 0 ? f_peak_max : plan.f_max / 2.5);
+  if (spectral)
+    for (int a = 0; a < 3; ++a) {
+      const int n = c.grid.shape[a], good = fft_friendly_length(n);
+      if (good != n)
+        plan.notes.push_back(fmt::format(
+            "grid.shape[{}] = {} has a prime factor above 7: the spectral method's FFTs along it are several times "
+            "slower than for {} (the next length made of factors 2, 3, 5, 7)", a, n, good));
+    }
+  const PmlProfileDefaults profile = pml_profile_defaults(spectral, c.boundary.spectral_absorber);
+  plan.pml_power = c.boundary.pml_power.value_or(profile.power);
+  plan.pml_reflection = c.boundary.pml_reflection.value_or(profile.reflection);
+  const double h_max = std::max({c.grid.spacing[0], c.grid.spacing[1], c.grid.spacing[2]});
+  plan.points_per_wavelength = plan.f_max > 0 ? plan.model.v_min / (plan.f_max * h_max) : INFINITY;
+  plan.points_per_wavelength_floor = c.scheme.min_points_per_wavelength.value_or(
+      spectral ? points_per_wavelength_floor_spectral : points_per_wavelength_floor(c.scheme.order));
+  if (plan.points_per_wavelength < plan.points_per_wavelength_floor)
+    invalid(c, fmt::format("{:.2f} points per wavelength (v_min {:.6g} m/s, highest significant frequency {:.4g} Hz, "
+                           "spacing {:.6g} m) is below the floor {:.2f} of {}: the result would be dominated by "
+                           "numerical dispersion; refine the grid to spacing <= {:.4g} m, lower the peak frequency, raise "
+                           "scheme.order, or set scheme.min_points_per_wavelength",
+                           plan.points_per_wavelength, plan.model.v_min, plan.f_max, h_max,
+                           plan.points_per_wavelength_floor,
+                           spectral ? std::string("the spectral method") : fmt::format("FDTD order {}", c.scheme.order),
+                           plan.model.v_min / (plan.f_max * plan.points_per_wavelength_floor)));
+  if (plan.nt < 2) invalid(c, fmt::format("time.duration = {} s is shorter than two time steps (dt = {:.6g} s)", c.time.duration, plan.dt));
+
+  // Geometry of sources and receivers.
+  for (std::size_t s = 0; s < c.shots.size(); ++s) {
+    auto& stencils = plan.sources.emplace_back();
+    for (std::size_t j = 0; j < c.shots[s].sources.size(); ++j) {
+      const std::string what = fmt::format("shots[{}].sources[{}]", s, j);
+      check_inside(c, c.shots[s].sources[j].position, what);
+      stencils.push_back(make_point_stencil(c.grid, c.shots[s].sources[j].position, c.boundary.free_surface, what));
+    }
+  }
+  for (std::size_t r = 0; r < c.receivers.size(); ++r) {
+    const std::string what = fmt::format("receiver {}", r);
+    check_inside(c, c.receivers[r], what);
+    plan.receivers.push_back(make_point_stencil(c.grid, c.receivers[r], c.boundary.free_surface, what));
+  }
+  if (where.rank == 0) check_output_directory(c);
+  return plan;
+}
+
+int fft_friendly_length(int n) {
+  for (int m = std::max(n, 1);; ++m) {
+    int r = m;
+    for (int p : {2, 3, 5, 7})
+      while (r % p == 0) r /= p;
+    if (r == 1) return m;
+  }
+}
+
+std::string describe_plan(const Case& c, const Plan& p) {
+  const auto& g = c.grid;
+  std::string out;
+  out += fmt::format("case        {}{}\n", c.name, c.source_path.empty() ? "" : " (" + c.source_path + ")");
+  out += fmt::format("grid        {} x {} x {} (nz, ny, nx) = {:.3g} points, spacing {} x {} x {} m\n", g.shape[0], g.shape[1],
+                     g.shape[2], double(g.points()), g.spacing[0], g.spacing[1], g.spacing[2]);
+  out += fmt::format("model       {}: v in [{:.6g}, {:.6g}] m/s\n", to_string(c.model.kind), p.model.v_min, p.model.v_max);
+  out += fmt::format("scheme      {}, {} boundary width {}{}\n",
+                     c.scheme.method == Method::spectral ? fmt::format("spectral k-space (c_ref = v_max = {:.6g} m/s)", p.model.v_max)
+                                                         : fmt::format("fdtd order {}", c.scheme.order),
+                     c.boundary.pml_width == 0 ? "no absorbing"
+                     : c.scheme.method != Method::spectral ? "CPML"
+                     : c.boundary.spectral_absorber == SpectralAbsorber::pml ? "split-field PML"
+                                                                             : "damping-layer",
+                     c.boundary.pml_width,
+                     c.boundary.free_surface ? ", free surface on top" : "");
+  out += fmt::format("time        dt = {:.6g} s (stable limit {:.6g} s, CFL number {:.3f}), {} steps, {:.6g} s\n", p.dt,
+                     p.dt_max, p.cfl, p.nt, (p.nt - 1) * p.dt);
+  out += fmt::format("sampling    {:.2f} points per wavelength at f_max = {:.4g} Hz (floor {:.2f})\n",
+                     p.points_per_wavelength, p.f_max, p.points_per_wavelength_floor);
+  std::size_t sources = 0;
+  for (const auto& s : p.sources) sources += s.size();
+  out += fmt::format("acquisition {} shot(s), {} source(s), {} receiver(s)\n", c.shots.size(), sources, c.receivers.size());
+  out += fmt::format("backend     {}, {} precision, {} thread(s){}\n", p.backend_note, to_string(c.run.precision), p.threads,
+                     p.shots_in_flight > 1 ? fmt::format(", {} shots in flight", p.shots_in_flight) : std::string());
+  if (p.ranks > 1)
+    out += fmt::format("mpi         {} ranks: {} shot group(s) of {} rank(s), process grid {} x {} x {} (z, y, x)\n",
+                       p.ranks, p.shot_groups, p.ranks / p.shot_groups, p.process_grid[0], p.process_grid[1],
+                       p.process_grid[2]);
+  out += fmt::format("memory      about {} needed, {} available\n", human_bytes(p.memory_bytes),
+                     p.memory_available ? human_bytes(p.memory_available) : std::string("unknown"));
+  out += fmt::format("work        {:.3g} cell updates\n", double(g.points()) * p.nt * c.shots.size());
+  out += fmt::format("output      {}\n", c.output.directory);
+  for (const auto& note : p.notes) out += fmt::format("note        {}\n", note);
+  return out;
+}
+
+}  // namespace specwave

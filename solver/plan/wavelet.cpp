@@ -1,0 +1,93 @@
+#include "solver/plan/wavelet.hpp"
+
+#include <cmath>
+#include <complex>
+#include <fftw3.h>
+#include <fmt/format.h>
+
+#include "io/hdf5.hpp"
+#include "solver/case/errors.hpp"
+
+namespace specwave {
+
+double ricker(double t, double f, double t0) {
+  const double a = M_PI * M_PI * f * f * (t - t0) * (t - t0);
+  return (1 - 2 * a) * std::exp(-a);
+}
+
+namespace {
+
+// Lanczos-windowed sinc interpolation of a uniformly sampled signal (window half-width 8 samples).
+double interpolate(const std::vector<double>& s, double dt_in, double t) {
+  const double q = t / dt_in;
+  const int i0 = int(std::floor(q));
+  constexpr int half = 8;
+  double sum = 0;
+  for (int i = i0 - half + 1; i <= i0 + half; ++i) {
+    if (i < 0 || i >= int(s.size())) continue;
+    const double x = q - i;
+    const double sinc = std::abs(x) < 1e-12 ? 1.0 : std::sin(M_PI * x) / (M_PI * x);
+    const double window = std::abs(x) < 1e-12 ? 1.0 : std::sin(M_PI * x / half) / (M_PI * x / half);
+    sum += s[i] * sinc * window;
+  }
+  return sum;
+}
+
+}  // namespace
+
+std::vector<double> sample_wavelet(const WaveletSpec& w, double dt, int nt) {
+  std::vector<double> out(nt, 0.0);
+  if (w.kind == WaveletSpec::Kind::ricker) {
+    const double delay = w.delay.value_or(1.5 / w.peak_frequency);
+    for (int n = 0; n < nt; ++n) out[n] = w.amplitude * ricker(n * dt, w.peak_frequency, delay);
+    return out;
+  }
+  io::h5::Reader reader(w.file);
+  const auto info = reader.info(w.dataset);
+  const std::string where = fmt::format("{}: dataset '{}'", w.file, w.dataset);
+  if (info.dims.size() != 1)
+    throw Error(ExitCode::input_error, where + ": a wavelet must be a 1-D dataset (n_samples)");
+  const auto samples = reader.read_floating<double>(w.dataset, info.dims);
+  io::h5::Handle dset = reader.open_dataset(w.dataset);
+  if (!io::h5::has_attribute(dset.id(), "dt"))
+    throw Error(ExitCode::input_error, where + ": attribute 'dt' (sampling interval, s) is missing; add it");
+  const double dt_in = io::h5::read_attribute_doubles(dset.id(), "dt")[0];
+  if (!(dt_in > 0)) throw Error(ExitCode::input_error, where + fmt::format(": attribute dt = {} must be > 0", dt_in));
+  for (double v : samples)
+    if (!std::isfinite(v)) throw Error(ExitCode::input_error, where + ": contains NaN or Inf; fix the wavelet");
+  const bool same_dt = std::abs(dt_in - dt) <= 1e-9 * dt;
+  for (int n = 0; n < nt; ++n) {
+    const double v = same_dt ? (n < int(samples.size()) ? samples[n] : 0.0) : interpolate(samples, dt_in, n * dt);
+    out[n] = w.amplitude * v;
+  }
+  return out;
+}
+
+double wavelet_length(const WaveletSpec& w) {
+  if (w.kind == WaveletSpec::Kind::ricker) return w.delay.value_or(1.5 / w.peak_frequency) + 3.0 / w.peak_frequency;
+  io::h5::Reader reader(w.file);
+  const auto info = reader.info(w.dataset);
+  io::h5::Handle dset = reader.open_dataset(w.dataset);
+  if (info.dims.size() != 1 || !io::h5::has_attribute(dset.id(), "dt")) return 0;  // sample_wavelet reports these
+  return double(info.dims[0]) * io::h5::read_attribute_doubles(dset.id(), "dt")[0];
+}
+
+double highest_significant_frequency(const std::vector<double>& samples, double dt, double fraction) {
+  std::size_t n = 8192;
+  while (n < 2 * samples.size()) n *= 2;
+  std::vector<double> in(n, 0.0);
+  std::copy(samples.begin(), samples.end(), in.begin());
+  std::vector<std::complex<double>> spectrum(n / 2 + 1);
+  fftw_plan plan = fftw_plan_dft_r2c_1d(int(n), in.data(), reinterpret_cast<fftw_complex*>(spectrum.data()), FFTW_ESTIMATE);
+  fftw_execute(plan);
+  fftw_destroy_plan(plan);
+  double peak = 0;
+  for (const auto& c : spectrum) peak = std::max(peak, std::abs(c));
+  if (peak == 0) return 0;
+  std::size_t last = 0;
+  for (std::size_t k = 0; k < spectrum.size(); ++k)
+    if (std::abs(spectrum[k]) >= fraction * peak) last = k;
+  return double(last) / (n * dt);
+}
+
+}  // namespace specwave

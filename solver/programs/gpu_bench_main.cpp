@@ -1,0 +1,308 @@
+// specwave-gpu-bench: the GPU part of the benchmark (scripts/bench, scripts/gpu-check). In one run:
+// device-to-device copy bandwidth, the CUDA FDTD step at 256^3 and 512^3 for orders 2, 4, 8 in fp32 and fp64
+// (Gpts/s and effective bandwidth at 16 / 32 B per point as a fraction of the copy bandwidth), the GPU over CPU
+// speedup on the same step, the spectral step at 256^3 and 512^3 (damping layer and split-field PML, fp32 and
+// fp64) against its cuFFT transforms alone, and shots per second with 1, 2, 4 and 8 shots sharing the device.
+// Without a usable device it prints why and exits 77.
+#include <cuda_runtime_api.h>
+#include <omp.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fmt/format.h>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/fdtd_cpu.hpp"
+#include "kernels/cuda/device.hpp"
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/fdtd_cuda.hpp"
+#include "kernels/cuda/spectral_cuda.hpp"
+#include "kernels/fdtd_coefficients.hpp"
+#include "solver/forward/forward.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/propagators/propagator.hpp"
+
+using namespace specwave;
+
+namespace {
+
+#define CHECK_CUDA(expr)                                                                                 \
+  do {                                                                                                   \
+    const cudaError_t e = (expr);                                                                        \
+    if (e != cudaSuccess) throw std::runtime_error(std::string(#expr) + ": " + cudaGetErrorString(e));   \
+  } while (0)
+
+// Milliseconds of `work` on the default stream, best of `repetitions`, measured with events.
+template <class Work>
+double time_ms(int repetitions, Work&& work) {
+  cudaEvent_t a, b;
+  CHECK_CUDA(cudaEventCreate(&a));
+  CHECK_CUDA(cudaEventCreate(&b));
+  double best = 1e300;
+  for (int r = 0; r < repetitions; ++r) {
+    CHECK_CUDA(cudaEventRecord(a));
+    work();
+    CHECK_CUDA(cudaEventRecord(b));
+    CHECK_CUDA(cudaEventSynchronize(b));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
+    best = std::min(best, double(ms));
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return best;
+}
+
+// Bytes read plus written per second by cudaMemcpy device-to-device.
+double copy_bandwidth(std::size_t bytes) {
+  cuda::DeviceBuffer a(bytes), b(bytes);
+  CHECK_CUDA(cudaMemcpy(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice));
+  const double ms = time_ms(10, [&] { CHECK_CUDA(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice)); });
+  return 2.0 * double(bytes) / (ms * 1e-3);
+}
+
+template <class T>
+FdtdStep<T> step_view(const FieldLayout& L, T* u, T* u_prev, const T* vel, int order) {
+  FdtdStep<T> s;
+  s.layout = L;
+  s.u = u;
+  s.u_prev = u_prev;
+  s.vel2dt2 = vel;
+  s.coef = make_fdtd_coefficients<T>(order / 2, {10.0, 10.0, 10.0});
+  for (int a = 0; a < 3; ++a) s.pml[a].n = L.extent(a);
+  return s;
+}
+
+// A smooth field and (v dt)^2 at 0.8 of the CFL limit for v = 2000 m/s, h = 10 m.
+template <class T>
+void fill_host(const FieldLayout& L, int order, std::vector<T>& u, std::vector<T>& vel) {
+  GridSpec g;
+  g.spacing = {10, 10, 10};
+  const double dt = 0.8 * stable_dt(g, order, 2000);
+  u.assign(L.size(), T(0));
+  vel.assign(L.size(), T(2000.0 * 2000.0 * dt * dt));
+  for (int z = 0; z < L.nz; ++z)
+    for (int y = 0; y < L.ny; ++y)
+      for (int x = 0; x < L.nx; ++x) u[L.index(z, y, x)] = T(std::sin(0.05 * x) * std::cos(0.07 * y) * std::sin(0.03 * z + 0.5));
+}
+
+struct StepResult {
+  int n, order;
+  std::string precision;
+  double ms_per_step, gpts, fraction;
+};
+
+template <class T>
+StepResult gpu_step(int n, int order, int steps, double copy_bw, cuda::StencilKernel kernel) {
+  const FieldLayout L{n, n, n, order / 2};
+  std::vector<T> u, vel;
+  fill_host(L, order, u, vel);
+  cuda::DeviceArray<T> du(L.size()), dp(L.size()), dv(L.size());
+  cuda::copy_to_device(du.data(), u.data(), u.size() * sizeof(T));
+  cuda::copy_to_device(dp.data(), u.data(), u.size() * sizeof(T));
+  cuda::copy_to_device(dv.data(), vel.data(), vel.size() * sizeof(T));
+  T* a = du.data();
+  T* b = dp.data();
+  auto run = [&] {
+    for (int k = 0; k < steps; ++k) {
+      cuda::fdtd_step(step_view<T>(L, a, b, dv.data(), order), nullptr, kernel);
+      std::swap(a, b);
+    }
+  };
+  run();  // warm-up
+  const double ms = time_ms(3, run) / steps;
+  const double gpts = double(L.interior_points()) / (ms * 1e-3) / 1e9;
+  return {n, order, std::string(sizeof(T) == 4 ? "fp32" : "fp64") + (kernel == cuda::StencilKernel::tiled ? " tiled" : " generic"),
+          ms, gpts, gpts * 1e9 * 4 * sizeof(T) / copy_bw};
+}
+
+double cpu_ms_per_step(int n, int order, int steps) {
+  const FieldLayout L{n, n, n, order / 2};
+  std::vector<float> u, vel;
+  fill_host(L, order, u, vel);
+  std::vector<float> prev = u;
+  float* a = u.data();
+  float* b = prev.data();
+  cpu::fdtd_step(step_view<float>(L, a, b, vel.data(), order));
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < steps; ++k) {
+    cpu::fdtd_step(step_view<float>(L, a, b, vel.data(), order));
+    std::swap(a, b);
+  }
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps;
+}
+
+// Shots per second with `k` shots of a 128^3 case (order 8, CPML 16, `steps` steps each) in flight at once.
+double shots_per_second(int k, int steps) {
+  Case c;
+  c.name = "gpu-bench";
+  c.grid.shape = {128, 128, 128};
+  c.grid.spacing = {10, 10, 10};
+  c.model.velocity = 2000;
+  c.time.duration = 1.0;
+  c.scheme.min_points_per_wavelength = 1;
+  c.boundary.pml_width = 16;
+  c.run.backend = BackendKind::cuda;
+  c.output.directory = "/tmp/specwave-gpu-bench";
+  SourceSpec s;
+  s.position = {640, 640, 640};
+  s.wavelet.peak_frequency = 10;
+  for (int i = 0; i < k; ++i) c.shots.push_back({{s}});
+  c.receivers = {{300, 640, 400}, {300, 640, 900}};
+  Plan plan = make_plan(c);
+  plan.nt = steps;
+  std::vector<std::unique_ptr<Propagator>> props;
+  for (int i = 0; i < k; ++i) {
+    props.push_back(make_propagator(c, plan));
+    props.back()->begin_shot(plan.sources[i], plan.wavelets[i]);
+  }
+  cuda::synchronize();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int n = 0; n < steps; n += 10)
+    for (auto& p : props) p->advance(n, std::min(steps, n + 10));  // asynchronous: the shots overlap on the device
+  for (auto& p : props) p->traces();                               // waits for each shot's stream
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return k / seconds;  // shots of `steps` steps
+}
+
+// The spectral step (CUDA propagator, 20-point absorbing layer, one source and one receiver) against the same
+// cuFFT transforms alone: plans of the same shape and precision, the same number of transforms per step (damping
+// layer: 1 forward + 1 inverse; split-field PML: 4 forward + 6 inverse). Both timed on the host over `steps`
+// steps, the stream synchronised at the end, best of 3: the ratio is what the pointwise kernels add.
+struct SpectralResult {
+  int n;
+  std::string absorber, precision;
+  double ms_per_step, fft_ms_per_step, gpts;
+};
+
+template <class T>
+SpectralResult spectral_step(int n, SpectralAbsorber absorber, int steps) {
+  const int warm = 3, repetitions = 3;
+  Case c;
+  c.name = "gpu-bench-spectral";
+  c.grid.shape = {n, n, n};
+  c.grid.spacing = {10, 10, 10};
+  c.model.velocity = 2000;
+  c.scheme.method = Method::spectral;
+  c.scheme.min_points_per_wavelength = 1;
+  c.time.dt = 1e-3;  // below the spectral limit (1.8e-3 s at h = 10 m, v = 2000 m/s)
+  c.time.duration = (warm + repetitions * steps + 2) * 1e-3;
+  c.boundary.pml_width = 20;
+  c.boundary.spectral_absorber = absorber;
+  c.run.backend = BackendKind::cuda;
+  c.run.precision = sizeof(T) == 8 ? Precision::fp64 : Precision::fp32;
+  c.output.directory = "/tmp/specwave-gpu-bench";
+  SourceSpec s;
+  s.position = {5.0 * n, 5.0 * n, 5.0 * n};
+  s.wavelet.peak_frequency = 10;
+  c.shots.push_back({{s}});
+  c.receivers = {{300, 5.0 * n, 300}};
+  const Plan plan = make_plan(c);
+  SpectralResult r{n, absorber == SpectralAbsorber::pml ? "pml" : "damping", sizeof(T) == 8 ? "fp64" : "fp32", 1e300, 1e300, 0};
+  {
+    auto prop = make_propagator(c, plan);
+    prop->begin_shot(plan.sources[0], plan.wavelets[0]);
+    prop->advance(0, warm);
+    prop->traces();  // waits for the propagator's stream
+    int step = warm;
+    for (int k = 0; k < repetitions; ++k, step += steps) {
+      const auto t0 = std::chrono::steady_clock::now();
+      prop->advance(step, step + steps);
+      prop->traces();
+      r.ms_per_step = std::min(r.ms_per_step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps);
+    }
+  }
+  {
+    const cuda::SpectralShape shape{n, n, n};
+    cuda::Stream stream;
+    cuda::RealFft3d<T> fft(shape, stream.handle());
+    cuda::DeviceArray<T> real(shape.points()), real_out(shape.points());
+    cuda::DeviceArray<cuda::Complex<T>> spectrum(shape.spectrum_points()), spectrum_in(shape.spectrum_points());
+    const int forward = absorber == SpectralAbsorber::pml ? 4 : 1, inverse = absorber == SpectralAbsorber::pml ? 6 : 1;
+    auto transforms = [&](int count) {
+      for (int k = 0; k < count; ++k) {
+        for (int f = 0; f < forward; ++f) fft.forward(real.data(), spectrum.data());
+        for (int b = 0; b < inverse; ++b) fft.backward(spectrum_in.data(), real_out.data());
+      }
+      stream.synchronize();
+    };
+    cuda::synchronize();  // the zero fills of the buffers
+    transforms(warm);
+    for (int k = 0; k < repetitions; ++k) {
+      const auto t0 = std::chrono::steady_clock::now();
+      transforms(steps);
+      r.fft_ms_per_step = std::min(r.fft_ms_per_step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps);
+    }
+  }
+  r.gpts = double(c.grid.points()) / (r.ms_per_step * 1e-3) / 1e9;
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"specwave GPU benchmark"};
+  std::vector<int> sizes = {256, 512}, orders = {2, 4, 8}, spectral_sizes = {256, 512};
+  int steps = 20;
+  std::string output;
+  app.add_option("--sizes", sizes, "Grid points per axis")->capture_default_str();
+  app.add_option("--orders", orders, "FDTD orders")->capture_default_str();
+  app.add_option("--spectral-sizes", spectral_sizes, "Grid points per axis of the spectral step")->capture_default_str();
+  app.add_option("--steps", steps, "Timed steps per configuration")->capture_default_str();
+  app.add_option("--output", output, "Also write the Markdown report here");
+  CLI11_PARSE(app, argc, argv);
+  const auto status = cuda::query_devices();
+  if (!status.usable) {
+    std::printf("SKIPPED: no usable GPU: %s\n", status.reason.c_str());
+    return 77;
+  }
+  try {
+    const auto& d = status.devices.front();
+    std::string report = fmt::format("# specwave GPU benchmark\n\n- device: {} (compute capability {}.{}, {} SMs, {:.0f} GiB)\n"
+                                     "- driver {}.{}, runtime {}.{}\n",
+                                     d.name, d.compute_major, d.compute_minor, d.multiprocessors,
+                                     d.total_bytes / double(1ull << 30), status.driver_version / 1000,
+                                     status.driver_version % 1000 / 10, status.runtime_version / 1000,
+                                     status.runtime_version % 1000 / 10);
+    const double bw = copy_bandwidth(std::size_t(1) << 30);
+    report += fmt::format("- device-to-device copy of 1 GiB: {:.0f} GB/s (bytes read + written)\n\n", bw / 1e9);
+    report += "| n^3 | order | precision, kernel | ms/step | Gpts/s | effective GB/s | of copy bandwidth |\n|---:|---:|---|---:|---:|---:|---:|\n";
+    double gpu_256_8 = 0;
+    for (int n : sizes)
+      for (int order : orders)
+        for (int fp64 = 0; fp64 < 2; ++fp64)
+          for (auto kernel : {cuda::StencilKernel::generic, cuda::StencilKernel::tiled}) {
+          const StepResult r = fp64 ? gpu_step<double>(n, order, steps, bw, kernel) : gpu_step<float>(n, order, steps, bw, kernel);
+          if (n == 256 && order == 8 && !fp64) gpu_256_8 = gpu_256_8 > 0 ? std::min(gpu_256_8, r.ms_per_step) : r.ms_per_step;
+          report += fmt::format("| {} | {} | {} | {:.3f} | {:.1f} | {:.0f} | {:.2f} |\n", n, order, r.precision, r.ms_per_step,
+                                r.gpts, r.fraction * bw / 1e9, r.fraction);
+          std::fflush(stdout);
+        }
+    if (gpu_256_8 > 0) {
+      const double cpu = cpu_ms_per_step(256, 8, 3);
+      report += fmt::format("\nGPU over CPU ({} OpenMP threads), order 8 fp32 256^3: {:.1f} ms vs {:.2f} ms per step = {:.0f}x\n",
+                            omp_get_max_threads(), cpu, gpu_256_8, cpu / gpu_256_8);
+    }
+    report += "\n| n^3 | spectral absorber | precision | ms/step | cuFFT alone ms/step | step / FFT (target <= 1.15) | Gpts/s |\n"
+              "|---:|---|---|---:|---:|---:|---:|\n";
+    for (int n : spectral_sizes)
+      for (auto absorber : {SpectralAbsorber::damping, SpectralAbsorber::pml})
+        for (int fp64 = 0; fp64 < 2; ++fp64) {
+          const SpectralResult r = fp64 ? spectral_step<double>(n, absorber, steps) : spectral_step<float>(n, absorber, steps);
+          report += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} | {:.2f} | {:.2f} |\n", r.n, r.absorber, r.precision,
+                                r.ms_per_step, r.fft_ms_per_step, r.ms_per_step / r.fft_ms_per_step, r.gpts);
+        }
+    report += "\n| shots in flight (128^3, order 8, CPML 16, 200 steps each) | shots/s |\n|---:|---:|\n";
+    for (int k : {1, 2, 4, 8}) report += fmt::format("| {} | {:.2f} |\n", k, shots_per_second(k, 200));
+    std::fputs(report.c_str(), stdout);
+    if (!output.empty()) std::ofstream(output) << report;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "specwave-gpu-bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

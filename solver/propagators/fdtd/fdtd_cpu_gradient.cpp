@@ -1,0 +1,359 @@
+// FDTD forward, Born and adjoint operators on the CPU (docs/numerics.md, "Adjoint and gradient").
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "kernels/cpu/fdtd_adjoint_cpu.hpp"
+#include "kernels/cpu/fdtd_cpu.hpp"
+#include "solver/propagators/fdtd/fdtd_setup.hpp"
+#include "solver/propagators/gradient_propagator.hpp"
+#include "solver/propagators/host_field.hpp"
+#include "solver/plan/plan.hpp"
+
+namespace specwave {
+namespace {
+
+// The forward state of one wavefield: u^n, u^{n-1} (padded) and the CPML memory.
+template <class T>
+struct ForwardState {
+  std::vector<T> u, u_prev;
+  std::vector<std::vector<T>> slabs;
+  std::array<CpmlAxis<T>, 3> pml;
+
+  explicit ForwardState(const FdtdSetup<T>& setup) : u(setup.layout.size(), T(0)), u_prev(setup.layout.size(), T(0)) {
+    for (int a = 0; a < 3; ++a) {
+      pml[a] = setup.pml[a];
+      pml[a].a = setup.pml_a[a].data();
+      pml[a].b = setup.pml_b[a].data();
+      for (int side = 0; side < 2; ++side) {
+        if (!pml[a].face[side]) continue;
+        pml[a].psi[side] = slabs.emplace_back(setup.slab_points[a], T(0)).data();
+        pml[a].zeta[side] = slabs.emplace_back(setup.slab_points[a], T(0)).data();
+      }
+    }
+  }
+  ForwardState(const ForwardState&) = delete;
+  ForwardState& operator=(const ForwardState&) = delete;
+
+  void reset() {
+    std::fill(u.begin(), u.end(), T(0));
+    std::fill(u_prev.begin(), u_prev.end(), T(0));
+    for (auto& s : slabs) std::fill(s.begin(), s.end(), T(0));
+  }
+  // u_prev <- u^{n+1} without sources (fdtd_step); the caller injects, applies Z, then calls swap().
+  void step(const FdtdSetup<T>& setup) {
+    cpu::fdtd_step(FdtdStep<T>{setup.layout, u.data(), u_prev.data(), setup.vel2dt2.data(), setup.coef,
+                               {pml[0], pml[1], pml[2]}, setup.free_surface});
+  }
+  void finish_step(const FdtdSetup<T>& setup) {
+    if (setup.free_surface) cpu::zero_top_plane(setup.layout, u_prev.data());
+    std::swap(u, u_prev);
+  }
+  std::size_t values() const {
+    std::size_t n = u.size() + u_prev.size();
+    for (const auto& s : slabs) n += s.size();
+    return n;
+  }
+};
+
+template <class T>
+class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<T> {
+ public:
+  FdtdCpuGradient(const Case& c, const Plan& plan, const HistoryChoice& history)
+      : dt_(plan.dt),
+        v_limit_(plan.v_reference / plan.cfl),
+        source_stencils_(plan.sources),
+        wavelets_(plan.wavelets),
+        setup_(make_fdtd_setup<T>(c, plan)),
+        state_(setup_),
+        history_(make_history<T>(history)),
+        boundary_runs_(cpml_runs(setup_)) {
+    traces_.assign(n_receivers() * std::size_t(setup_.nt), 0.0);
+  }
+
+  std::string name() const override { return std::string("fdtd-cpu-") + (sizeof(T) == 4 ? "fp32" : "fp64"); }
+  std::string history_name() const override { return history_->name(); }
+  std::size_t history_bytes() const override { return history_->bytes(); }
+  long long history_forward_steps() const override { return history_->forward_steps(); }
+
+  void set_velocity(std::span<const double> velocity) override {
+    check_model_velocity(velocity, std::size_t(setup_.layout.interior_points()), v_limit_, dt_);
+    setup_.set_velocity(velocity, dt_);
+  }
+
+  // The forward wavefields of one shot as the history hands them to the adjoint pass, u^nt .. u^0.
+  void visit_history(int shot, const HistoryVisitor& visit) {
+    forward(shot, true);
+    std::vector<T> field(setup_.layout.interior_points());
+    std::vector<double> out(field.size());
+    for (int n = setup_.nt; n >= 0; --n) {
+      history_->field(*this, n, field);
+      std::copy(field.begin(), field.end(), out.begin());
+      visit(n, out);
+    }
+    history_shot_ = -1;
+  }
+
+  std::vector<double> vel2dt2() const override {
+    std::vector<double> out(setup_.layout.interior_points());
+    host::copy_interior(setup_.layout, setup_.vel2dt2.data(), std::span<double>(out));
+    return out;
+  }
+
+  std::vector<double> forward(int shot, bool keep_history) override {
+    begin_shot(shot);
+    if (keep_history) {
+      history_->run_forward(*this, setup_.nt);
+      history_shot_ = shot;
+    } else {
+      for (int n = 0; n < setup_.nt; ++n) step(n);
+    }
+    return traces_;
+  }
+
+  // Background and perturbation in lockstep: du^{n+1} = Z[step(du) + dm a^n], a^n = (u^{n+1} - 2u^n + u^{n-1}) / (v dt)^2.
+  std::vector<double> born(int shot, std::span<const double> dm) override {
+    const FieldLayout& L = setup_.layout;
+    check_born_perturbation(dm.size(), std::size_t(L.interior_points()));
+    begin_shot(shot);
+    ForwardState<T> du(setup_);
+    std::vector<T> u_before(L.size());
+    std::vector<double> out(traces_.size(), 0.0);
+    for (int n = 0; n < setup_.nt; ++n) {
+      host::record(setup_.receivers, du.u.data(), out, setup_.nt, n);
+      std::copy(state_.u_prev.begin(), state_.u_prev.end(), u_before.begin());  // u^{n-1}
+      background_step(n);  // state_.u_prev = u^{n+1} (injected, Z applied), not yet swapped
+      du.step(setup_);
+      const T* u1 = state_.u_prev.data();
+      const T* u0 = state_.u.data();
+      const T* vel = setup_.vel2dt2.data();
+#pragma omp parallel for collapse(2)
+      for (int z = 0; z < L.nz; ++z)
+        for (int y = 0; y < L.ny; ++y)
+          for (int x = 0; x < L.nx; ++x) {
+            const index_t i = L.index(z, y, x);
+            const T a = (u1[i] - T(2) * u0[i] + u_before[i]) / vel[i];
+            du.u_prev[i] += T(dm[(std::size_t(z) * L.ny + y) * L.nx + x]) * a;
+          }
+      du.finish_step(setup_);
+      state_.finish_step(setup_);
+    }
+    return out;
+  }
+
+  void adjoint(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) override {
+    const FieldLayout& L = setup_.layout;
+    const int nt = setup_.nt;
+    check_adjoint_arguments(history_shot_ >= 0, traces_.size(), std::size_t(L.interior_points()), residual.size(),
+                            gradient.size(), illumination.size());
+    double* const illum = illumination.empty() ? nullptr : illumination.data();
+    std::vector<T> mu(L.size(), T(0)), mu_next(L.size(), T(0)), w(L.size(), T(0));
+    std::vector<std::vector<T>> slabs;
+    FdtdAdjointStep<T> step{L, nullptr, nullptr, w.data(), setup_.vel2dt2.data(), setup_.coef, {}, setup_.free_surface};
+    for (int a = 0; a < 3; ++a) {
+      CpmlAdjointAxis<T>& p = step.pml[a];
+      const CpmlAxis<T>& f = setup_.pml[a];
+      p.n = f.n, p.width = f.width, p.radius = f.radius, p.face[0] = f.face[0], p.face[1] = f.face[1];
+      p.a = setup_.pml_a[a].data(), p.b = setup_.pml_b[a].data();
+      int e[3];
+      cpml_adjoint_slab_extents(a, L.nz, L.ny, L.nx, f.width, f.radius, e);
+      p.slab_stride[2] = 1, p.slab_stride[1] = e[2], p.slab_stride[0] = index_t(e[1]) * e[2];
+      for (int side = 0; side < 2; ++side) {
+        if (!p.face[side]) continue;
+        const std::size_t values = std::size_t(e[0]) * e[1] * e[2];
+        p.alpha[side] = slabs.emplace_back(values, T(0)).data();
+        p.beta[side] = slabs.emplace_back(values, T(0)).data();
+        p.gamma[side] = slabs.emplace_back(values, T(0)).data();
+      }
+    }
+    // u^{n+1}, u^n, u^{n-1} (interior), handed out in decreasing n (in place when the history holds them).
+    const std::size_t points = L.interior_points();
+    ReverseFields<T> fields(*history_, *this, points);
+    const std::vector<T> zeros(points, T(0));  // u^{-1}
+    const T* u_next = fields(nt);
+    const T* u_now = fields(nt - 1);
+    const auto& rec = setup_.receivers;
+    step.gradient = gradient.data();
+    step.illumination = illum;
+    for (int n = nt - 1; n >= 0; --n) {
+      const T* u_before = n >= 1 ? fields(n - 1) : zeros.data();
+      step.mu = mu.data();
+      step.mu_next = mu_next.data();
+      step.u_next = u_next, step.u_now = u_now, step.u_before = u_before;
+      // mu_next = lambda^n without the adjoint sources; gradient += mu^{n+1} a^n, illumination += (u^n)^2
+      cpu::fdtd_adjoint_step(step);
+      for (std::size_t r = 0; r + 1 < rec.offsets.size(); ++r)
+        for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p)
+          mu_next[rec.index[p]] += rec.factor[p] * T(residual[r * nt + n]);
+      if (setup_.free_surface) cpu::zero_top_plane(L, mu_next.data());
+      std::swap(mu, mu_next);
+      u_next = u_now;
+      u_now = u_before;
+    }
+  }
+
+ private:
+  std::size_t n_receivers() const { return setup_.receivers.offsets.size() - 1; }
+
+  void begin_shot(int shot) {
+    state_.reset();
+    std::fill(traces_.begin(), traces_.end(), 0.0);
+    sources_ = setup_.sources(source_stencils_.at(shot));
+    wavelet_ = &wavelets_.at(shot);
+    history_shot_ = -1;
+  }
+  // u^{n+1} into state_.u_prev: the step, f^n injected, Z; the caller swaps.
+  void background_step(int n) {
+    state_.step(setup_);
+    inject(n, state_.u_prev.data());
+  }
+  // field += f^n (V included in the factors).
+  void inject(int n, T* field) const {
+    for (std::size_t p = 0; p < sources_.index.size(); ++p)
+      field[sources_.index[p]] += sources_.factor[p] * T((*wavelet_)[sources_.owner[p]][n]);
+  }
+
+  // ForwardStepper
+  std::size_t state_values() const override { return state_.values(); }
+  void save_state(std::span<T> out) const override {
+    auto it = std::copy(state_.u.begin(), state_.u.end(), out.begin());
+    it = std::copy(state_.u_prev.begin(), state_.u_prev.end(), it);
+    for (const auto& s : state_.slabs) it = std::copy(s.begin(), s.end(), it);
+  }
+  void restore_state(std::span<const T> in) override {
+    auto it = in.begin();
+    std::copy(it, it + state_.u.size(), state_.u.begin());
+    it += state_.u.size();
+    std::copy(it, it + state_.u_prev.size(), state_.u_prev.begin());
+    it += state_.u_prev.size();
+    for (auto& s : state_.slabs) {
+      std::copy(it, it + s.size(), s.begin());
+      it += s.size();
+    }
+  }
+  void step(int n) override {
+    host::record(setup_.receivers, state_.u.data(), traces_, setup_.nt, n);
+    background_step(n);
+    state_.finish_step(setup_);
+  }
+  std::size_t field_values() const override { return setup_.layout.interior_points(); }
+  void copy_field(std::span<T> out) const override { host::copy_interior(setup_.layout, state_.u.data(), out); }
+
+  // Running backwards (solver/propagators/history/boundary_history.hpp). The boundary points are those of boundary_runs_.
+  bool reversible() const override { return true; }
+  std::size_t boundary_values() const override {
+    return boundary_runs_.empty() ? 0 : boundary_runs_.back().offset + std::size_t(boundary_runs_.back().length);
+  }
+  void save_boundary(std::span<T> out) const override {
+    const T* u = state_.u.data();
+#pragma omp parallel for schedule(static)
+    for (std::size_t r = 0; r < boundary_runs_.size(); ++r) {
+      const Run& run = boundary_runs_[r];
+      std::copy(u + run.start, u + run.start + run.length, out.begin() + std::ptrdiff_t(run.offset));
+    }
+  }
+  // The reverse pass keeps the current field in state_.u and the one after it in time in state_.u_prev, so that
+  // its step has the forward step's shape: u_prev <- 2 u - u_prev + V L u, then a swap.
+  void start_reverse(std::span<const T> now, std::span<const T> next) override {
+    state_.reset();
+    set_interior(now, state_.u.data());
+    set_interior(next, state_.u_prev.data());
+  }
+  // u^{n-1} = Z [2 u^n - u^{n+1} + V (L u^n + f^n)] on the points outside the layer: fdtd_step without CPML
+  // terms on the box inside the absorbing faces' layers (the same arithmetic as the forward's update of those
+  // points), f^n as the forward injected it (its sign unchanged: it stands on the same side of the recurrence);
+  // then the saved values on the layer points, which the step left alone.
+  void reverse_step(int n, std::span<const T> boundary_before) override {
+    Shell layer;
+    for (int a = 0; a < 3; ++a)
+      for (int side = 0; side < 2; ++side) layer.width[a][side] = setup_.pml[a].face[side] ? setup_.pml[a].width : 0;
+    if (setup_.free_surface) cpu::mirror_top_ghosts(setup_.layout, state_.u.data());  // the interior part does not
+    cpu::fdtd_step(FdtdStep<T>{setup_.layout, state_.u.data(), state_.u_prev.data(), setup_.vel2dt2.data(), setup_.coef,
+                               {}, setup_.free_surface},
+                   StepPart::interior, layer);
+    inject(n, state_.u_prev.data());
+    if (setup_.free_surface) cpu::zero_top_plane(setup_.layout, state_.u_prev.data());
+    T* u = state_.u_prev.data();
+#pragma omp parallel for schedule(static)
+    for (std::size_t r = 0; r < boundary_runs_.size(); ++r) {
+      const Run& run = boundary_runs_[r];
+      std::copy(boundary_before.begin() + std::ptrdiff_t(run.offset),
+                boundary_before.begin() + std::ptrdiff_t(run.offset + run.length), u + run.start);
+    }
+    std::swap(state_.u, state_.u_prev);
+  }
+  void set_interior(std::span<const T> in, T* u) const {
+    const FieldLayout& L = setup_.layout;
+#pragma omp parallel for collapse(2)
+    for (int z = 0; z < L.nz; ++z)
+      for (int y = 0; y < L.ny; ++y)
+        for (int x = 0; x < L.nx; ++x) u[L.index(z, y, x)] = in[(std::size_t(z) * L.ny + y) * L.nx + x];
+  }
+
+  // A run of boundary points along x: padded indices start .. start + length - 1, packed values from offset.
+  struct Run {
+    index_t start;
+    int length;
+    std::size_t offset;
+  };
+  // The points whose forward update has a CPML term, as the CPU step decides it (kernels/cpu/fdtd_cpu.cpp): a
+  // whole row (z, y) when z or y lies in a layer, else the x-layer ends of the row.
+  static std::vector<Run> cpml_runs(const FdtdSetup<T>& s) {
+    const FieldLayout& L = s.layout;
+    const CpmlAxis<T>& px = s.pml[2];
+    const int x_begin = px.face[0] ? px.width : 0, x_end = px.face[1] ? L.nx - px.width : L.nx;
+    std::vector<Run> runs;
+    std::size_t offset = 0;
+    const auto add = [&](int z, int y, int x0, int x1) {
+      if (x0 >= x1) return;
+      runs.push_back({L.index(z, y, x0), x1 - x0, offset});
+      offset += std::size_t(x1 - x0);
+    };
+    for (int z = 0; z < L.nz; ++z)
+      for (int y = 0; y < L.ny; ++y) {
+        if (s.pml[0].in_layer(z) || s.pml[1].in_layer(y)) {
+          add(z, y, 0, L.nx);
+        } else {
+          add(z, y, 0, std::min(x_begin, L.nx));
+          add(z, y, std::max(x_end, x_begin), L.nx);
+        }
+      }
+    return runs;
+  }
+
+  // Frozen from the plan: dt, the stability limit of the model, the acquisition.
+  double dt_, v_limit_;
+  std::vector<std::vector<PointStencil>> source_stencils_;       // [shot][source]
+  std::vector<std::vector<std::vector<double>>> wavelets_;       // [shot][source][n]
+  FdtdSetup<T> setup_;
+  ForwardState<T> state_;
+  std::unique_ptr<WavefieldHistory<T>> history_;
+  PointLists<T> sources_;  // this shot's, with the current model's (v dt)^2
+  const std::vector<std::vector<double>>* wavelet_ = nullptr;
+  std::vector<double> traces_;
+  int history_shot_ = -1;
+  std::vector<Run> boundary_runs_;
+};
+
+template <class T>
+void visit_history(const Case& c, const Plan& plan, const HistoryChoice& history, std::span<const double> velocity, int shot,
+                   const HistoryVisitor& visit) {
+  FdtdCpuGradient<T> g(c, plan, history);
+  g.set_velocity(velocity);
+  g.visit_history(shot, visit);
+}
+
+}  // namespace
+
+void visit_fdtd_cpu_history(const Case& c, const Plan& plan, const HistoryChoice& history, std::span<const double> velocity,
+                            int shot, const HistoryVisitor& visit) {
+  if (c.run.precision == Precision::fp64) visit_history<double>(c, plan, history, velocity, shot, visit);
+  else visit_history<float>(c, plan, history, velocity, shot, visit);
+}
+
+std::unique_ptr<GradientPropagator> make_fdtd_cpu_gradient(const Case& c, const Plan& plan, const HistoryChoice& history) {
+  if (c.run.precision == Precision::fp64) return std::make_unique<FdtdCpuGradient<double>>(c, plan, history);
+  return std::make_unique<FdtdCpuGradient<float>>(c, plan, history);
+}
+
+}  // namespace specwave

@@ -1,0 +1,372 @@
+// FDTD forward, Born and adjoint operators on an NVIDIA GPU (docs/numerics.md, "Adjoint and gradient";
+// docs/gpu.md): the GPU counterpart of solver/propagators/fdtd/fdtd_cpu_gradient.cpp, step for step. The model, the fields, the
+// CPML memory (forward and adjoint), the history (device memory, or pinned host memory: solver/propagators/history/device_history.hpp)
+// and the fp64 gradient and illumination accumulators live on the device; the host sees the traces and the
+// gradient once per shot. Sources and adjoint sources are added without atomics, grouped by target point in the
+// CPU's order (kernels/cuda/fdtd_adjoint_cuda.hpp), so every step is deterministic: replayed steps give bitwise the
+// same fields, and the history strategies bitwise the same gradient. One rank (no domain decomposition).
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <stdexcept>
+
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/fdtd_adjoint_cuda.hpp"
+#include "kernels/cuda/fdtd_cuda.hpp"
+#include "solver/propagators/gpu/device_gather.hpp"
+#include "solver/propagators/history/device_history.hpp"
+#include "solver/propagators/fdtd/fdtd_setup.hpp"
+#include "solver/propagators/gradient_propagator.hpp"
+#include "solver/propagators/host_field.hpp"
+#include "solver/plan/plan.hpp"
+
+namespace specwave {
+namespace {
+
+template <class T>
+cuda::DeviceArray<T> upload(const std::vector<T>& host) {
+  cuda::DeviceArray<T> d(host.size());
+  cuda::copy_to_device(d.data(), host.data(), host.size() * sizeof(T));
+  return d;
+}
+
+int select(int device) {
+  cuda::select_device(device);
+  return device;
+}
+
+// The forward state of one wavefield on the device: u^n, u^{n-1} (padded) and the CPML memory psi, zeta.
+template <class T>
+struct DeviceForwardState {
+  cuda::DeviceArray<T> u, u_prev;
+  std::vector<cuda::DeviceArray<T>> slabs;
+  std::array<CpmlAxis<T>, 3> pml;
+
+  DeviceForwardState(const FdtdSetup<T>& setup, const std::array<cuda::DeviceArray<T>, 3>& a,
+                     const std::array<cuda::DeviceArray<T>, 3>& b)
+      : u(setup.layout.size()), u_prev(setup.layout.size()) {
+    for (int axis = 0; axis < 3; ++axis) {
+      pml[axis] = setup.pml[axis];
+      pml[axis].a = a[axis].data();
+      pml[axis].b = b[axis].data();
+      for (int side = 0; side < 2; ++side) {
+        if (!pml[axis].face[side]) continue;
+        pml[axis].psi[side] = slabs.emplace_back(setup.slab_points[axis]).data();
+        pml[axis].zeta[side] = slabs.emplace_back(setup.slab_points[axis]).data();
+      }
+    }
+  }
+  void reset(cudaStream_t stream) {
+    u.zero(stream);
+    u_prev.zero(stream);
+    for (auto& s : slabs) s.zero(stream);
+  }
+  // u_prev <- u^{n+1} without sources; the caller injects, then finish_step applies Z and swaps.
+  void step(const FdtdSetup<T>& setup, const T* vel2dt2, cudaStream_t stream) {
+    cuda::fdtd_step(FdtdStep<T>{setup.layout, u.data(), u_prev.data(), vel2dt2, setup.coef, {pml[0], pml[1], pml[2]},
+                                setup.free_surface},
+                    stream);
+  }
+  void finish_step(const FdtdSetup<T>& setup, cudaStream_t stream) {
+    if (setup.free_surface) cuda::zero_top_plane(setup.layout, u_prev.data(), stream);
+    std::swap(u, u_prev);
+  }
+  std::size_t values() const {
+    std::size_t n = u.size() + u_prev.size();
+    for (const auto& s : slabs) n += s.size();
+    return n;
+  }
+  std::size_t bytes() const { return values() * sizeof(T); }
+};
+
+template <class T>
+class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardStepper<T> {
+ public:
+  FdtdCudaGradient(const Case& c, const Plan& plan, const HistoryChoice& history)
+      : dt_(plan.dt),
+        v_limit_(plan.v_reference / plan.cfl),
+        source_stencils_(plan.sources),
+        wavelets_(plan.wavelets),
+        device_(select(plan.device)),
+        stream_(),
+        setup_(make_fdtd_setup<T>(c, plan)),
+        vel2dt2_(upload(setup_.vel2dt2)),
+        pml_a_{upload(setup_.pml_a[0]), upload(setup_.pml_a[1]), upload(setup_.pml_a[2])},
+        pml_b_{upload(setup_.pml_b[0]), upload(setup_.pml_b[1]), upload(setup_.pml_b[2])},
+        state_(setup_, pml_a_, pml_b_),
+        history_(make_device_history<T>(history)),
+        history_tier_(history.tier) {
+    const FieldLayout& L = setup_.layout;
+    const std::size_t points = std::size_t(L.interior_points());
+    const auto& rec = setup_.receivers;
+    const std::size_t n_receivers = rec.offsets.size() - 1;
+    const std::size_t samples = n_receivers * std::size_t(setup_.nt);
+    receiver_index_ = upload(rec.index);
+    receiver_factor_ = upload(rec.factor);
+    receiver_offsets_ = upload(rec.offsets);
+    // The adjoint sources: receiver r's points in the CPU's order (r, then p), grouped by target point.
+    std::vector<std::int32_t> owner(rec.index.size());
+    for (std::size_t r = 0; r < n_receivers; ++r)
+      for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p) owner[std::size_t(p)] = std::int32_t(r);
+    adjoint_sources_ = DeviceGather<T>(rec.index.size());
+    adjoint_sources_.assign(gather_by_target(rec.index, rec.factor, owner), stream_.handle());
+    // Room for the largest shot, so that begin_shot never allocates.
+    std::size_t max_points = 0, max_sources = 0;
+    for (const auto& shot : plan.sources) {
+      std::size_t p = 0;
+      for (const auto& s : shot) p += s.points.size();
+      max_points = std::max(max_points, p);
+      max_sources = std::max(max_sources, shot.size());
+    }
+    sources_ = DeviceGather<T>(max_points);
+    wavelets_device_ = cuda::DeviceArray<double>(max_sources * std::size_t(setup_.nt));
+    traces_device_ = cuda::DeviceArray<double>(samples);
+    residual_device_ = cuda::DeviceArray<double>(samples);
+    traces_.assign(samples, 0.0);
+    dense_ = cuda::DeviceArray<T>(points);
+    // The adjoint pass: mu^{n+1}, mu^{n+2}, the scratch w, the adjoint CPML memory, three history fields and the
+    // fp64 accumulators.
+    mu_ = cuda::DeviceArray<T>(L.size());
+    mu_next_ = cuda::DeviceArray<T>(L.size());
+    w_ = cuda::DeviceArray<T>(L.size());
+    adjoint_step_ = FdtdAdjointStep<T>{L, nullptr, nullptr, w_.data(), vel2dt2_.data(), setup_.coef, {}, setup_.free_surface};
+    for (int a = 0; a < 3; ++a) {
+      CpmlAdjointAxis<T>& p = adjoint_step_.pml[a];
+      const CpmlAxis<T>& f = setup_.pml[a];
+      p.n = f.n, p.width = f.width, p.radius = f.radius, p.face[0] = f.face[0], p.face[1] = f.face[1];
+      p.a = pml_a_[a].data(), p.b = pml_b_[a].data();
+      int e[3];
+      cpml_adjoint_slab_extents(a, L.nz, L.ny, L.nx, f.width, f.radius, e);
+      p.slab_stride[2] = 1, p.slab_stride[1] = e[2], p.slab_stride[0] = index_t(e[1]) * e[2];
+      for (int side = 0; side < 2; ++side) {
+        if (!p.face[side]) continue;
+        const std::size_t values = std::size_t(e[0]) * e[1] * e[2];
+        p.alpha[side] = adjoint_slabs_.emplace_back(values).data();
+        p.beta[side] = adjoint_slabs_.emplace_back(values).data();
+        p.gamma[side] = adjoint_slabs_.emplace_back(values).data();
+      }
+    }
+    for (auto& f : history_fields_) f = cuda::DeviceArray<T>(points);
+    gradient_device_ = cuda::DeviceArray<double>(points);
+    illumination_device_ = cuda::DeviceArray<double>(points);
+  }
+
+  std::string name() const override { return std::string("fdtd-cuda-") + (sizeof(T) == 4 ? "fp32" : "fp64"); }
+  std::string history_name() const override { return history_->name(); }
+  std::size_t history_bytes() const override { return history_->bytes(); }
+  // The forward steps of the last shot's forward pass with history and its adjoint pass (recomputed segments).
+  long long history_forward_steps() const override { return history_steps_; }
+
+  void set_velocity(std::span<const double> velocity) override {
+    check_model_velocity(velocity, std::size_t(setup_.layout.interior_points()), v_limit_, dt_);
+    setup_.set_velocity(velocity, dt_);
+    cuda::copy_to_device(vel2dt2_.data(), setup_.vel2dt2.data(), vel2dt2_.bytes(), stream_.handle());
+  }
+
+  std::vector<double> vel2dt2() const override {
+    std::vector<double> out(setup_.layout.interior_points());
+    host::copy_interior(setup_.layout, setup_.vel2dt2.data(), std::span<double>(out));
+    return out;
+  }
+
+  std::vector<double> forward(int shot, bool keep_history) override {
+    begin_shot(shot);
+    counting_ = keep_history;
+    history_steps_ = 0;
+    if (keep_history) {
+      history_->run_forward(*this, setup_.nt);
+      history_shot_ = shot;
+    } else {
+      for (int n = 0; n < setup_.nt; ++n) step(n);
+    }
+    cuda::copy_to_host(traces_.data(), traces_device_.data(), traces_device_.bytes(), stream_.handle());
+    return traces_;
+  }
+
+  // Background and perturbation in lockstep: du^{n+1} = Z[step(du) + dm a^n], a^n = (u^{n+1} - 2u^n + u^{n-1}) / (v dt)^2,
+  // u^{n+1} taken before Z as on the CPU (the plane Z zeroes is zeroed in du^{n+1} too).
+  std::vector<double> born(int shot, std::span<const double> dm) override {
+    const FieldLayout& L = setup_.layout;
+    check_born_perturbation(dm.size(), std::size_t(L.interior_points()));
+    const cudaStream_t st = stream_.handle();
+    if (!born_) born_ = std::make_unique<BornState>(setup_, pml_a_, pml_b_, traces_.size());
+    BornState& b = *born_;
+    begin_shot(shot);
+    b.du.reset(st);
+    b.traces.zero(st);
+    const std::vector<T> dm_t(dm.begin(), dm.end());  // T(dm[k]), as the CPU converts it
+    cuda::copy_to_device(b.dm.data(), dm_t.data(), b.dm.bytes(), st);
+    const int n_receivers = int(setup_.receivers.offsets.size()) - 1;
+    for (int n = 0; n < setup_.nt; ++n) {
+      cuda::record_receivers(b.du.u.data(), receiver_index_.data(), receiver_factor_.data(), receiver_offsets_.data(),
+                             n_receivers, b.traces.data(), setup_.nt, n, st);
+      cuda::copy_async(b.u_before.data(), state_.u_prev.data(), b.u_before.bytes(), st);  // u^{n-1}
+      background_step(n);  // state_.u_prev = u^{n+1} (injected, before Z), not yet swapped
+      b.du.step(setup_, vel2dt2_.data(), st);
+      cuda::add_born_source(L, b.du.u_prev.data(), b.dm.data(), state_.u_prev.data(), state_.u.data(), b.u_before.data(),
+                            vel2dt2_.data(), st);
+      b.du.finish_step(setup_, st);
+      state_.finish_step(setup_, st);
+    }
+    std::vector<double> out(traces_.size());
+    cuda::copy_to_host(out.data(), b.traces.data(), b.traces.bytes(), st);
+    return out;
+  }
+
+  // lambda^n from mu^{n+1}, mu^{n+2} (kernels/cuda/fdtd_adjoint_cuda.hpp), the adjoint sources R^T r^n and Z, from
+  // mu^{nt} = mu^{nt+1} = 0; before each step gradient += mu^{n+1} a^n (and illumination += (u^n)^2) on the device.
+  void adjoint(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) override {
+    const FieldLayout& L = setup_.layout;
+    const int nt = setup_.nt;
+    check_adjoint_arguments(history_shot_ >= 0, traces_.size(), std::size_t(L.interior_points()), residual.size(),
+                            gradient.size(), illumination.size());
+    const cudaStream_t st = stream_.handle();
+    // The caller's sums continue on the device (the same additions, in the same order, as on the CPU).
+    cuda::copy_to_device(gradient_device_.data(), gradient.data(), gradient_device_.bytes(), st);
+    double* illum = nullptr;
+    if (!illumination.empty()) {
+      cuda::copy_to_device(illumination_device_.data(), illumination.data(), illumination_device_.bytes(), st);
+      illum = illumination_device_.data();
+    }
+    cuda::copy_to_device(residual_device_.data(), residual.data(), residual_device_.bytes(), st);
+    mu_.zero(st);
+    mu_next_.zero(st);
+    w_.zero(st);
+    for (auto& s : adjoint_slabs_) s.zero(st);
+    // u^{n+1}, u^n, u^{n-1} (dense): the history hands them out in decreasing n.
+    auto& [u_next, u_now, u_before] = history_fields_;
+    history_->field(*this, nt, u_next.data());
+    history_->field(*this, nt - 1, u_now.data());
+    const cuda::PointGather<T> sources = adjoint_sources_.view();
+    for (int n = nt - 1; n >= 0; --n) {
+      if (n >= 1) history_->field(*this, n - 1, u_before.data());
+      else u_before.zero(st);
+      cuda::accumulate_gradient(L, mu_.data(), u_next.data(), u_now.data(), u_before.data(), vel2dt2_.data(),
+                                gradient_device_.data(), illum, st);
+      adjoint_step_.mu = mu_.data();
+      adjoint_step_.mu_next = mu_next_.data();
+      cuda::fdtd_adjoint_step(adjoint_step_, st);  // mu_next = lambda^n without the adjoint sources
+      cuda::add_point_signals(mu_next_.data(), sources, residual_device_.data(), nt, n, st);
+      if (setup_.free_surface) cuda::zero_top_plane(L, mu_next_.data(), st);
+      std::swap(mu_, mu_next_);
+      std::swap(u_next, u_now);
+      std::swap(u_now, u_before);
+    }
+    cuda::copy_to_host(gradient.data(), gradient_device_.data(), gradient_device_.bytes(), st);
+    if (illum) cuda::copy_to_host(illumination.data(), illumination_device_.data(), illumination_device_.bytes(), st);
+  }
+
+ private:
+  // The perturbation's state of born(), made at its first call (check-gradient; an inversion never calls it).
+  struct BornState {
+    DeviceForwardState<T> du;
+    cuda::DeviceArray<T> u_before, dm;
+    cuda::DeviceArray<double> traces;
+    BornState(const FdtdSetup<T>& setup, const std::array<cuda::DeviceArray<T>, 3>& a,
+              const std::array<cuda::DeviceArray<T>, 3>& b, std::size_t samples)
+        : du(setup, a, b),
+          u_before(setup.layout.size()),
+          dm(std::size_t(setup.layout.interior_points())),
+          traces(samples) {}
+  };
+
+  void begin_shot(int shot) {
+    const cudaStream_t st = stream_.handle();
+    state_.reset(st);
+    traces_device_.zero(st);
+    const PointLists<T> lists = setup_.sources(source_stencils_.at(shot));  // with the current model's (v dt)^2
+    sources_.assign(gather_by_target(lists.index, lists.factor, lists.owner), st);
+    const auto& wavelets = wavelets_.at(shot);
+    std::vector<double> flat(wavelets.size() * std::size_t(setup_.nt));
+    for (std::size_t j = 0; j < wavelets.size(); ++j)
+      std::copy_n(wavelets[j].begin(), setup_.nt, flat.begin() + std::ptrdiff_t(j * setup_.nt));
+    cuda::copy_to_device(wavelets_device_.data(), flat.data(), flat.size() * sizeof(double), st);
+    history_shot_ = -1;
+  }
+  // u^{n+1} into state_.u_prev: the step, f^n injected (before Z); the caller applies Z and swaps.
+  void background_step(int n) {
+    const cudaStream_t st = stream_.handle();
+    state_.step(setup_, vel2dt2_.data(), st);
+    cuda::add_point_signals(state_.u_prev.data(), sources_.view(), wavelets_device_.data(), setup_.nt, n, st);
+  }
+
+  // DeviceForwardStepper
+  cudaStream_t stream() const override { return stream_.handle(); }
+  std::size_t state_values() const override { return state_.values(); }
+  void save_state(T* out) override {
+    const cudaStream_t st = stream_.handle();
+    cuda::copy_async(out, state_.u.data(), state_.u.bytes(), st);
+    out += state_.u.size();
+    cuda::copy_async(out, state_.u_prev.data(), state_.u_prev.bytes(), st);
+    out += state_.u_prev.size();
+    for (const auto& s : state_.slabs) {
+      cuda::copy_async(out, s.data(), s.bytes(), st);
+      out += s.size();
+    }
+  }
+  void restore_state(const T* in) override {
+    const cudaStream_t st = stream_.handle();
+    cuda::copy_async(state_.u.data(), in, state_.u.bytes(), st);
+    in += state_.u.size();
+    cuda::copy_async(state_.u_prev.data(), in, state_.u_prev.bytes(), st);
+    in += state_.u_prev.size();
+    for (auto& s : state_.slabs) {
+      cuda::copy_async(s.data(), in, s.bytes(), st);
+      in += s.size();
+    }
+  }
+  void step(int n) override {
+    if (counting_) ++history_steps_;
+    const cudaStream_t st = stream_.handle();
+    const int n_receivers = int(setup_.receivers.offsets.size()) - 1;
+    cuda::record_receivers(state_.u.data(), receiver_index_.data(), receiver_factor_.data(), receiver_offsets_.data(),
+                           n_receivers, traces_device_.data(), setup_.nt, n, st);
+    background_step(n);
+    state_.finish_step(setup_, st);
+  }
+  std::size_t field_values() const override { return std::size_t(setup_.layout.interior_points()); }
+  void copy_field(T* out) override {
+    const cudaStream_t st = stream_.handle();
+    if (history_tier_ == HistoryTier::device) return cuda::unpad(setup_.layout, state_.u.data(), out, st);
+    cuda::unpad(setup_.layout, state_.u.data(), dense_.data(), st);  // then into pinned host memory
+    cuda::copy_async(out, dense_.data(), dense_.bytes(), st);
+  }
+
+  // Frozen from the plan: dt, the stability limit of the model, the acquisition.
+  double dt_, v_limit_;
+  std::vector<std::vector<PointStencil>> source_stencils_;  // [shot][source]
+  std::vector<std::vector<std::vector<double>>> wavelets_;  // [shot][source][n]
+  int device_;           // selected before any allocation
+  cuda::Stream stream_;  // created before, destroyed after the buffers used in it
+  FdtdSetup<T> setup_;   // host: the model (v dt)^2 as set, the geometry, the point lists
+  cuda::DeviceArray<T> vel2dt2_;
+  std::array<cuda::DeviceArray<T>, 3> pml_a_, pml_b_;
+  DeviceForwardState<T> state_;
+  std::unique_ptr<DeviceWavefieldHistory<T>> history_;
+  HistoryTier history_tier_;
+  bool counting_ = false;
+  long long history_steps_ = 0;
+  cuda::DeviceArray<index_t> receiver_index_;
+  cuda::DeviceArray<T> receiver_factor_;
+  cuda::DeviceArray<std::int32_t> receiver_offsets_;
+  DeviceGather<T> adjoint_sources_, sources_;
+  cuda::DeviceArray<double> wavelets_device_, traces_device_, residual_device_;
+  cuda::DeviceArray<T> dense_;
+  cuda::DeviceArray<T> mu_, mu_next_, w_;
+  std::vector<cuda::DeviceArray<T>> adjoint_slabs_;
+  FdtdAdjointStep<T> adjoint_step_;
+  std::array<cuda::DeviceArray<T>, 3> history_fields_;  // u^{n+1}, u^n, u^{n-1}
+  cuda::DeviceArray<double> gradient_device_, illumination_device_;
+  std::unique_ptr<BornState> born_;
+  std::vector<double> traces_;
+  int history_shot_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<GradientPropagator> make_fdtd_cuda_gradient(const Case& c, const Plan& plan, const HistoryChoice& history) {
+  if (c.run.precision == Precision::fp64) return std::make_unique<FdtdCudaGradient<double>>(c, plan, history);
+  return std::make_unique<FdtdCudaGradient<float>>(c, plan, history);
+}
+
+}  // namespace specwave

@@ -1,0 +1,304 @@
+#pragma once
+// The CPU time steps of the k-space pseudo-spectral method (docs/numerics.md, "Pseudo-spectral k-space
+// propagator"), shared by the forward propagator (solver/propagators/spectral/spectral_cpu_propagator.cpp) and the gradient propagator
+// (solver/propagators/spectral/spectral_cpu_gradient.cpp): the r2c/c2r transforms (FFTW on one rank, the distributed FFT over a
+// domain), the damping-layer step, the split-field PML step and its transpose (docs/numerics.md, "Adjoint of the
+// spectral scheme"). The per-point physics is kernels/spectral_point.hpp; the tables are solver/propagators/spectral/spectral_setup.hpp.
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <complex>
+#include <memory>
+#include <vector>
+
+#include "kernels/fft/fftw3d.hpp"
+#include "kernels/spectral_point.hpp"
+#include "solver/parallel/comm.hpp"
+#include "solver/parallel/distributed_fft.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/propagators/spectral/spectral_setup.hpp"
+
+namespace specwave {
+
+// The r2c/c2r pair on the local real block and spectrum block, on any arrays of those shapes (64-byte aligned):
+// FFTW on one rank (planned on the caller's work arrays `real`, `spectrum`); the distributed FFT over the
+// domain's ranks, planned on arrays of its own through which it copies (so that, as with FFTW, a transform
+// touches only its input and output).
+template <class T>
+class SpectralTransforms {
+ public:
+  SpectralTransforms(const SpectralSetup<T>& s, const Comm* domain, const Plan& plan, T* real, std::complex<T>* spectrum)
+      : points_(s.points()), spectrum_points_(s.spectrum_points()) {
+    if (domain) {
+      real_.resize(points_);
+      spectrum_.resize(spectrum_points_);
+      distributed_ = std::make_unique<DistributedRealFft3d<T>>(
+          *domain, Dims3{s.blocks.real.shape}, FftProcessGrid{plan.process_grid[0], plan.process_grid[1]},
+          real_.data(), spectrum_.data(), plan.threads);
+    } else {
+      serial_ = std::make_unique<fft::RealFft3d<T>>(s.layout.nz, s.layout.ny, s.layout.nx, real, spectrum, plan.threads);
+    }
+  }
+  void forward(const T* in, std::complex<T>* out) {
+    if (serial_) return serial_->forward(in, out);
+    std::copy_n(in, points_, real_.data());
+    distributed_->forward();
+    std::copy_n(spectrum_.data(), spectrum_points_, out);
+  }
+  void backward(std::complex<T>* in, T* out) {  // destroys in
+    if (serial_) return serial_->backward(in, out);
+    std::copy_n(in, spectrum_points_, spectrum_.data());
+    distributed_->backward();
+    std::copy_n(real_.data(), points_, out);
+  }
+
+ private:
+  std::size_t points_, spectrum_points_;
+  std::unique_ptr<fft::RealFft3d<T>> serial_;
+  std::unique_ptr<DistributedRealFft3d<T>> distributed_;
+  fft::Buffer<T> real_;
+  fft::Buffer<std::complex<T>> spectrum_;
+};
+
+// The fields of the split-field PML: p = p_z + p_y + p_x and p_a at the grid points, w_a at the staggered points.
+template <class T>
+struct SpectralPmlFields {
+  fft::Buffer<T> p;
+  std::array<fft::Buffer<T>, 3> p_split, w;
+
+  explicit SpectralPmlFields(std::size_t points) : p(points, T(0)) {
+    for (int a = 0; a < 3; ++a) {
+      p_split[a].assign(points, T(0));
+      w[a].assign(points, T(0));
+    }
+  }
+  void reset() {
+    std::fill(p.begin(), p.end(), T(0));
+    for (int a = 0; a < 3; ++a) {
+      std::fill(p_split[a].begin(), p_split[a].end(), T(0));
+      std::fill(w[a].begin(), w[a].end(), T(0));
+    }
+  }
+};
+
+// The steps of one setup, with the transforms planned once and the work arrays they run on. The setup is held by
+// reference (the gradient propagator changes its per-point factors between shots) and must outlive this.
+template <class T>
+class SpectralCpuSteps {
+ public:
+  SpectralCpuSteps(const SpectralSetup<T>& setup, const Comm* domain, const Plan& plan)
+      : setup_(setup),
+        work_(setup.points()),
+        spectrum_(setup.spectrum_points()),
+        fft_(setup, domain, plan, work_.data(), spectrum_.data()) {
+    if (setup.absorber == SpectralAbsorber::pml) scratch_.resize(spectrum_.size());
+  }
+  SpectralCpuSteps(const SpectralCpuSteps&) = delete;
+  SpectralCpuSteps& operator=(const SpectralCpuSteps&) = delete;
+
+  // The real array the transforms were planned on (make_source_pattern's work field).
+  std::span<T> work() { return std::span<T>(work_.data(), work_.size()); }
+
+  // out = IFFT(symbol * FFT(in)) for a real symbol on the half spectrum (the setup's, 1/N folded in): the
+  // Laplacian Lk (laplacian_symbol) or the source correction K (source_symbol). out may be in.
+  void apply_real_symbol(const T* in, const std::vector<T>& symbol, T* out) {
+    fft_.forward(in, spectrum_.data());
+    T* spec = reinterpret_cast<T*>(spectrum_.data());
+    const T* sym = symbol.data();
+    const std::size_t n_spec = spectrum_.size();
+#pragma omp parallel for simd schedule(static)
+    for (std::size_t k = 0; k < n_spec; ++k) {
+      spec[2 * k] *= sym[k];
+      spec[2 * k + 1] *= sym[k];
+    }
+    fft_.backward(spectrum_.data(), out);
+  }
+  void source_correction(T* field) { apply_real_symbol(field, setup_.source_symbol, field); }
+
+  // The damping layer without sources: u_prev <- damped_leapfrog(u, u_prev, vel2dt2, Lk u, eta dt) at every point
+  // (u^{n+1} from u^n, u^{n-1}; the caller adds the sources and swaps). Its transpose is the same step on
+  // nu = (v dt)^2 mu (docs/numerics.md).
+  void damped_step(const T* u, T* u_prev, const T* vel2dt2, const T* eta_dt) {
+    apply_real_symbol(u, setup_.laplacian_symbol, work_.data());
+    const T* lap = work_.data();
+    const std::size_t n = setup_.points();
+#pragma omp parallel for simd schedule(static)
+    for (std::size_t i = 0; i < n; ++i) u_prev[i] = damped_leapfrog(u[i], u_prev[i], vel2dt2[i], lap[i], eta_dt[i]);
+  }
+
+  // One split-field PML step without sources, ten transforms:
+  //   w_a <- pml_velocity_update(w_a, bs_a, dt, D_a^+ p)   for a = z, y, x   (D_a^+ of the sum p)
+  //   p_a <- pml_pressure_update(p_a, b_a, dt v^2, D_a^- w_a), then after_component(a)   (the caller's source share)
+  //   p <- p_z + p_y + p_x
+  template <class After>
+  void pml_step(SpectralPmlFields<T>& f, const T* dt_v2, After&& after_component) {
+    fft_.forward(f.p.data(), spectrum_.data());  // FFT(p^n), kept for the three gradients
+    for (int a = 0; a < 3; ++a) {
+      multiply<false>(spectrum_.data(), scratch_.data(), a, setup_.shift_plus[a]);
+      fft_.backward(scratch_.data(), work_.data());  // D_a^+ p^n
+      update_velocity(f.w[a].data(), a);
+    }
+    for (int a = 0; a < 3; ++a) {
+      fft_.forward(f.w[a].data(), scratch_.data());
+      multiply<false>(scratch_.data(), scratch_.data(), a, setup_.shift_minus[a]);
+      fft_.backward(scratch_.data(), work_.data());  // D_a^- w_a^{n+1/2}
+      update_pressure(f.p_split[a].data(), a, dt_v2);
+      after_component(a);
+    }
+    sum_components(f);
+  }
+
+  // The transposed PML step on the scaled adjoint variables P_a (grid points) and Omega_a (staggered points),
+  // ten transforms (docs/numerics.md, "Adjoint of the spectral scheme"): the forward's updates with D^+ and D^-
+  // wired the other way round,
+  //   Omega_a <- pml_velocity_update(Omega_a, bs_a, dt, D_a^+ P_a)          for a = z, y, x   (D_a^+ of each P_a)
+  //   P_a <- pml_pressure_update(P_a, b_a, dt v^2, sum_c D_c^- Omega_c)                       (D^- of the sum)
+  // The adjoint sources are the caller's, afterwards.
+  void pml_adjoint_step(std::array<T*, 3> P, std::array<T*, 3> Omega, const T* dt_v2) {
+    for (int a = 0; a < 3; ++a) {
+      fft_.forward(P[a], scratch_.data());
+      multiply<false>(scratch_.data(), scratch_.data(), a, setup_.shift_plus[a]);
+      fft_.backward(scratch_.data(), work_.data());  // D_a^+ P_a
+      update_velocity(Omega[a], a);
+    }
+    for (int c = 0; c < 3; ++c) {  // sum_c D_c^- Omega_c, summed in the spectrum: one inverse transform
+      fft_.forward(Omega[c], scratch_.data());
+      if (c == 0)
+        multiply<false>(scratch_.data(), spectrum_.data(), c, setup_.shift_minus[c]);
+      else
+        multiply<true>(scratch_.data(), spectrum_.data(), c, setup_.shift_minus[c]);
+    }
+    fft_.backward(spectrum_.data(), work_.data());
+    for (int a = 0; a < 3; ++a) update_pressure(P[a], a, dt_v2);
+  }
+
+  // out = D_a^+ in (plus = true) or D_a^- in: the staggered derivatives alone (tests of their transposes).
+  void staggered_derivative(int a, bool plus, const T* in, T* out) {
+    fft_.forward(in, scratch_.data());
+    multiply<false>(scratch_.data(), scratch_.data(), a, plus ? setup_.shift_plus[a] : setup_.shift_minus[a]);
+    fft_.backward(scratch_.data(), out);
+  }
+
+  void sum_components(SpectralPmlFields<T>& f) {
+    const T *pz = f.p_split[0].data(), *py = f.p_split[1].data(), *px = f.p_split[2].data();
+    T* p = f.p.data();
+    const std::size_t n = setup_.points();
+#pragma omp parallel for simd schedule(static)
+    for (std::size_t i = 0; i < n; ++i) p[i] = pz[i] + py[i] + px[i];
+  }
+
+  // update(i, b) at every point i of the local block, b = factor[global index of i along axis a] (the PML's b or
+  // bs, which depend on that index only); row-wise loops.
+  template <class Update>
+  void for_each_row(int a, const std::vector<T>& factor, Update&& update) const {
+    const FieldLayout& L = setup_.layout;
+    const int ny = L.ny, nx = L.nx;
+    const Dims3 rb = setup_.blocks.real.sub.begin;
+    const T* bx = factor.data() + (a == 2 ? rb[2] : 0);
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int z = 0; z < L.nz; ++z)
+      for (int y = 0; y < ny; ++y) {
+        const std::size_t row = (std::size_t(z) * ny + y) * nx;
+        if (a == 2) {
+#pragma omp simd
+          for (int x = 0; x < nx; ++x) update(row + x, bx[x]);
+        } else {
+          const T br = bx[a == 0 ? z + rb[0] : y + rb[1]];
+#pragma omp simd
+          for (int x = 0; x < nx; ++x) update(row + x, br);
+        }
+      }
+  }
+
+ private:
+  // out (=|+=) in * kappa * m(index along axis a) on the local block of the half spectrum (out may alias in unless
+  // accumulating); m is indexed by the global wavenumber index.
+  template <bool accumulate>
+  void multiply(const std::complex<T>* in, std::complex<T>* out, int a, const std::vector<std::complex<T>>& m) {
+    const Dims3 sb = setup_.blocks.spectrum.begin, se = setup_.blocks.spectrum.extent;
+    const int ny = se[1], hx = se[2];
+    const T* src = reinterpret_cast<const T*>(in);
+    T* dst = reinterpret_cast<T*>(out);
+    const T* kap = setup_.kappa.data();
+    const T* mm = reinterpret_cast<const T*>(m.data()) + (a == 2 ? 2 * sb[2] : 0);
+    auto store = [dst](std::size_t k, T re, T im) {
+      if constexpr (accumulate) {
+        dst[2 * k] += re;
+        dst[2 * k + 1] += im;
+      } else {
+        dst[2 * k] = re;
+        dst[2 * k + 1] = im;
+      }
+    };
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int z = 0; z < se[0]; ++z)
+      for (int y = 0; y < ny; ++y) {
+        const std::size_t row = (std::size_t(z) * ny + y) * hx;
+        if (a == 2) {
+#pragma omp simd
+          for (int x = 0; x < hx; ++x) {
+            const std::size_t k = row + x;
+            const T re = src[2 * k], im = src[2 * k + 1], s = kap[k], mr = mm[2 * x], mi = mm[2 * x + 1];
+            store(k, s * (re * mr - im * mi), s * (re * mi + im * mr));
+          }
+        } else {
+          const int at = a == 0 ? z + sb[0] : y + sb[1];
+          const T mr = mm[2 * at], mi = mm[2 * at + 1];
+#pragma omp simd
+          for (int x = 0; x < hx; ++x) {
+            const std::size_t k = row + x;
+            const T re = src[2 * k], im = src[2 * k + 1], s = kap[k];
+            store(k, s * (re * mr - im * mi), s * (re * mi + im * mr));
+          }
+        }
+      }
+  }
+
+  // w <- pml_velocity_update(w, bs_a, dt, work) and p_a <- pml_pressure_update(p_a, b_a, dt v^2, work).
+  void update_velocity(T* w, int a) {
+    const T dt = T(setup_.dt);
+    const T* grad = work_.data();
+    for_each_row(a, setup_.pml_bs[a], [=](std::size_t i, T bs) { w[i] = pml_velocity_update(w[i], bs, dt, grad[i]); });
+  }
+  void update_pressure(T* pa, int a, const T* dt_v2) {
+    const T* div = work_.data();
+    for_each_row(a, setup_.pml_b[a], [=](std::size_t i, T b) { pa[i] = pml_pressure_update(pa[i], b, dt_v2[i], div[i]); });
+  }
+
+  const SpectralSetup<T>& setup_;
+  fft::Buffer<T> work_;                    // real work array of the planned transforms
+  fft::Buffer<std::complex<T>> spectrum_;  // spectrum work array of the planned transforms
+  SpectralTransforms<T> fft_;
+  fft::Buffer<std::complex<T>> scratch_;   // a second spectrum (PML only; c2r destroys its input)
+};
+
+// The sources of one shot: the dense patterns source_factor K p_j / (dz dy dx) of make_source_pattern and their
+// amplitudes per step (spectral_source_amplitudes).
+template <class T>
+struct SpectralSources {
+  std::vector<std::vector<T>> patterns;
+  std::vector<std::vector<double>> amplitudes;
+
+  void begin(const SpectralSetup<T>& setup, SpectralCpuSteps<T>& steps, const std::vector<PointStencil>& sources,
+             const std::vector<std::vector<double>>& wavelets) {
+    amplitudes = spectral_source_amplitudes(setup.absorber, wavelets);
+    const ApplySourceCorrection<T> apply_k = [&](std::span<T> field) { steps.source_correction(field.data()); };
+    patterns.assign(sources.size(), {});
+    for (std::size_t j = 0; j < sources.size(); ++j) make_source_pattern(setup, sources[j], steps.work(), apply_k, patterns[j]);
+  }
+
+  // field += sum_j amplitudes_j[n] pattern_j (sources whose amplitude is exactly 0 this step are skipped).
+  void add(T* field, int n) const {
+    for (std::size_t j = 0; j < patterns.size(); ++j) {
+      const T amplitude = T(amplitudes[j][n]);
+      if (amplitude == T(0)) continue;
+      const T* pattern = patterns[j].data();
+      const std::size_t points = patterns[j].size();
+#pragma omp parallel for simd schedule(static)
+      for (std::size_t i = 0; i < points; ++i) field[i] += pattern[i] * amplitude;
+    }
+  }
+};
+
+}  // namespace specwave

@@ -1,0 +1,105 @@
+#pragma once
+// Host-side preparation shared by the spectral propagators (CPU with FFTW, CUDA with cuFFT), following
+// docs/numerics.md, "Pseudo-spectral k-space propagator": per-point factors, the damping and split-field
+// PML profiles, the k-space symbols on the half spectrum, receivers as point lists, and the dense source
+// patterns K p_j. Everything is computed once in fp64 and rounded to T here; the CPU propagator runs on these
+// arrays and the CUDA propagator copies them to the device, so the two backends cannot drift apart.
+#include <array>
+#include <complex>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "kernels/common.hpp"
+#include "solver/plan/acquisition.hpp"
+#include "solver/case/case.hpp"
+#include "solver/propagators/fdtd/fdtd_setup.hpp"  // PointLists, make_point_lists
+
+namespace specwave {
+
+struct Plan;
+
+// The part of the grid and of its half spectrum one rank holds (solver/parallel/distributed_fft.hpp's layouts): on one
+// rank, all of both.
+struct SpectralBlocks {
+  Block real;          // block_of(shape, {pz, py, 1}, rank): z and y split, x whole
+  Subdomain spectrum;  // (kz, ky, kx) over (nz, ny, nx/2+1): kz whole, ky and kx split
+};
+
+template <class T>
+struct SpectralSetup {
+  FieldLayout layout;  // this rank's real block (all of (nz, ny, nx) on one rank), halo 0: index (z ny + y) nx + x
+  int half_x = 0;      // nx / 2 + 1: the half spectrum of the real transforms is (nz, ny, half_x), C order
+  SpectralBlocks blocks;  // global indices of the local real block and spectrum block
+  int nt = 0;
+  double dt = 0, c_ref = 0;  // s, m/s (c_ref = v_max)
+  double cell_volume = 1;    // dz dy dx (m^3)
+  SpectralAbsorber absorber = SpectralAbsorber::pml;
+
+  std::size_t points() const { return std::size_t(layout.interior_points()); }  // of the local real block
+  std::size_t spectrum_points() const {                                          // of the local spectrum block
+    const auto& e = blocks.spectrum.extent;
+    return std::size_t(e[0]) * e[1] * e[2];
+  }
+
+  // Per grid point (layout order). Arrays the chosen absorber does not use are left empty.
+  std::vector<T> vel2dt2;        // (v dt)^2                                   (damping)
+  std::vector<T> dt_vel2;        // dt v^2                                     (pml)
+  std::vector<T> source_factor;  // multiplies K p_j: damping (v dt)^2 / (1 + eta dt), pml (v dt)^2
+
+  // Damping layer: the CPML profile d_a(i) of each axis (all six faces absorb), eta = d_z + d_y + d_x.
+  std::array<std::vector<double>, 3> damping;  // per axis, length n_a (1/s), global index
+  T eta_dt(int z, int y, int x) const { return T((damping[0][z] + damping[1][y] + damping[2][x]) * dt); }  // global
+  std::vector<T> eta_dt_field() const;  // eta dt at every point of the local block (layout order)
+
+  // On the local block of the half spectrum, with the 1 / (nz ny nx) of the unnormalised inverse transform folded in:
+  std::vector<T> laplacian_symbol;  // -|k|^2 sinc^2(c_ref |k| dt / 2) / N   (damping)
+  std::vector<T> source_symbol;     // sinc^2(c_ref |k| dt / 2) / N          (K, both absorbers)
+  std::vector<T> kappa;             // sinc(c_ref |k| dt / 2) / N            (pml)
+
+  // Split-field PML, per axis a. The staggered derivative D_a^+- has the symbol kappa * shift_plus/minus[a][m_a]:
+  //   shift_plus[a][m]  = i k_a exp(+i k_a h_a / 2)  (grid points -> staggered points)
+  //   shift_minus[a][m] = i k_a exp(-i k_a h_a / 2)  (staggered points -> grid points)
+  // indexed by the (global) wavenumber index m of that axis (length n_z, n_y, and half_x for x); exactly real at
+  // the Nyquist index (k_a h_a = pi), so that the product spectrum stays Hermitian.
+  std::array<std::vector<std::complex<T>>, 3> shift_plus, shift_minus;
+  // b = exp(-d_a dt / 2) at the grid points i (pml_b) and the staggered points i + 1/2 (pml_bs), length n_a,
+  // global index.
+  std::array<std::vector<T>, 3> pml_b, pml_bs;
+
+  PointLists<T> receivers;  // receiver r samples sum_p factor[p] u[index[p]] (Hicks weights); one rank only
+  BlockReceivers<T> block_receivers;  // the receivers of the local block (solver/propagators/fdtd/fdtd_setup.hpp)
+};
+
+// Without `blocks`: the whole grid on one rank.
+template <class T>
+SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const SpectralBlocks* blocks = nullptr);
+
+// The per-point factors of a velocity model (m/s, the local block in layout order) in T: (v dt)^2 and the source
+// factor (damping), dt v^2 and the source factor (pml). make_spectral_setup sets them for the plan's model; the
+// gradient propagator again whenever the model changes (dt, c_ref and the absorber profiles stay the plan's).
+template <class T, class V>
+void set_spectral_model(SpectralSetup<T>& setup, const V* velocity);
+
+// The wavenumber of index m on an axis of n points with spacing h: 2 pi m' / (n h), m' = m for m <= n/2, m - n otherwise.
+double spectral_wavenumber(int m, int n, double h);
+
+// Applies K in place to a dense (nz, ny, nx) field: field <- IFFT(source_symbol * FFT(field)) with the setup's
+// (normalised) source_symbol. Each propagator supplies it with its own transforms (FFTW, cuFFT).
+template <class T>
+using ApplySourceCorrection = std::function<void(std::span<T> field)>;
+
+// The dense pattern of one source (docs/numerics.md): pattern = source_factor * K (p_j / (dz dy dx)), with p_j the
+// source's Hicks interpolation weights. `work` is a caller-owned dense field of setup.points() values (e.g. the
+// buffer the caller's FFT plans read and write), handed to `apply_k`; `pattern` is resized to setup.points().
+template <class T>
+void make_source_pattern(const SpectralSetup<T>& setup, const PointStencil& source, std::span<T> work,
+                         const ApplySourceCorrection<T>& apply_k, std::vector<T>& pattern);
+
+// The factor of source j's pattern at step n, amplitudes[j][n], accumulated in fp64, with the time-averaged
+// sample s~_n = s_n + (s_{n+1} - 2 s_n + s_{n-1}) / 12 (docs/numerics.md):
+//   damping: s~_j(t_n);   pml: (1/3) F_j^n = (1/3) sum_{m<=n} s~_j(t_m)   (added to each of p_z, p_y, p_x)
+std::vector<std::vector<double>> spectral_source_amplitudes(SpectralAbsorber absorber,
+                                                            const std::vector<std::vector<double>>& wavelets);
+
+}  // namespace specwave

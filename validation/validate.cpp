@@ -1,0 +1,114 @@
+#include "validation/validate.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+#include "solver/case/errors.hpp"
+#include "solver/forward/forward.hpp"
+#include "solver/plan/wavelet.hpp"
+#include "validation/reference.hpp"
+#include "validation/spectral_reference.hpp"
+
+namespace specwave {
+
+bool ValidationReport::passed() const {
+  for (const auto& n : norms)
+    if (!n.passed()) return false;
+  return true;
+}
+
+std::string ValidationReport::text() const {
+  std::string out = fmt::format("{:<48} {:>12} {:>10}  {}\n", "comparison", "rel. L2", "tolerance", "result");
+  for (const auto& n : norms)
+    out += fmt::format("{:<48} {:>12.3e} {:>10}  {}\n", n.what, n.value,
+                       n.tolerance > 0 ? fmt::format("{:.0e}", n.tolerance) : "-",
+                       n.tolerance > 0 ? (n.passed() ? "PASS" : "FAIL") : "(reported)");
+  return out;
+}
+
+bool analytic_traces(const Case& c, const Plan& plan, std::vector<double>& traces) {
+  traces.clear();
+  if (c.model.kind != ModelSpec::Kind::homogeneous || c.boundary.free_surface) return false;
+  for (const auto& shot : c.shots)
+    for (const auto& s : shot.sources)
+      if (s.wavelet.kind != WaveletSpec::Kind::ricker) return false;
+  const double v = c.model.velocity;
+  const auto& shot = c.shots[0];
+  traces.assign(c.receivers.size() * plan.nt, 0.0);
+  for (std::size_t r = 0; r < c.receivers.size(); ++r)
+    for (const auto& s : shot.sources) {
+      const auto& a = c.receivers[r];
+      const auto& b = s.position;
+      const double dist = std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+      if (dist < 1e-9) return traces.clear(), false;  // singular at the source
+      const double delay = s.wavelet.delay.value_or(1.5 / s.wavelet.peak_frequency);
+      for (int n = 0; n < plan.nt; ++n)
+        traces[r * plan.nt + n] += s.wavelet.amplitude * ricker(n * plan.dt - dist / v, s.wavelet.peak_frequency, delay) /
+                                   (4 * M_PI * dist);
+    }
+  return true;
+}
+
+validation::ReferenceProblem reference_problem(const Case& c, const Plan& plan, int shot) {
+  validation::ReferenceProblem ref;
+  ref.shape = c.grid.shape;
+  ref.spacing = c.grid.spacing;
+  ref.origin = c.grid.origin;
+  ref.velocity.assign(plan.model.velocity.begin(), plan.model.velocity.end());
+  ref.dt = plan.dt;
+  ref.nt = plan.nt;
+  ref.order = c.scheme.order;
+  ref.pml_width = c.boundary.pml_width;
+  ref.pml_power = plan.pml_power;
+  ref.pml_reflection = plan.pml_reflection;
+  ref.pml_frequency = plan.pml_frequency;
+  ref.free_surface = c.boundary.free_surface;
+  ref.spectral_absorber = c.boundary.spectral_absorber == SpectralAbsorber::pml ? "pml" : "damping";
+  for (const auto& r : c.receivers) ref.receivers.push_back({r[0], r[1], r[2]});
+  for (const auto& s : c.shots.at(shot).sources) ref.sources.push_back({s.position[0], s.position[1], s.position[2]});
+  ref.source_wavelets = plan.wavelets.at(shot);
+  return ref;
+}
+
+ValidationReport validate_case(const Case& input, long long max_points) {
+  if (input.grid.points() > max_points)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: the grid has {} points, more than the reference limit {} (the Eigen reference is plain "
+                            "fp64 loops); validate a smaller case or raise --max-points",
+                            input.source_path.empty() ? input.name : input.source_path, input.grid.points(), max_points));
+  ValidationReport report;
+  Case c = input;
+  c.run.precision = Precision::fp64;
+  const Plan plan = make_plan(c);
+
+  Case c32 = c;
+  c32.run.precision = Precision::fp32;
+  for (std::size_t shot = 0; shot < c.shots.size(); ++shot) {
+    const validation::ReferenceProblem ref = reference_problem(c, plan, int(shot));
+    const auto expected = c.scheme.method == Method::spectral ? validation::run_spectral_reference(ref)
+                                                              : validation::run_reference(ref);
+    std::vector<double> ref_traces(expected.traces.size());
+    for (int r = 0; r < expected.traces.rows(); ++r)
+      for (int n = 0; n < expected.traces.cols(); ++n) ref_traces[std::size_t(r) * plan.nt + n] = expected.traces(r, n);
+    const std::string tag = c.shots.size() > 1 ? fmt::format(" (shot {})", shot) : "";
+    for (const auto& [engine_case, precision, tolerance] :
+         {std::tuple{&c, "fp64", 1e-12}, std::tuple{&c32, "fp32", 1e-5}}) {
+      const ShotOutput out = simulate_shot(*engine_case, plan, int(shot));
+      report.norms.push_back({fmt::format("{} traces vs Eigen reference{}", precision, tag),
+                              validation::relative_l2(out.traces.data(), ref_traces.data(), ref_traces.size()), tolerance});
+      report.norms.push_back({fmt::format("{} final field vs Eigen reference{}", precision, tag),
+                              validation::relative_l2(out.final_field.data(), expected.final_field.data(),
+                                                      expected.final_field.size()),
+                              tolerance});
+      if (shot == 0 && std::string(precision) == "fp64") {
+        std::vector<double> analytic;
+        if (analytic_traces(c, plan, analytic))
+          report.norms.push_back({"fp64 traces vs analytic Green's function",
+                                  validation::relative_l2(out.traces.data(), analytic.data(), analytic.size()), 0});
+      }
+    }
+  }
+  return report;
+}
+
+}  // namespace specwave
