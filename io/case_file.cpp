@@ -20,43 +20,6 @@
 #include <utility>
 #include <vector>
 
-namespace specwave {
-
-const char* to_string(Precision p) { return p == Precision::fp64 ? "fp64" : "fp32"; }
-const char* to_string(BackendKind b) {
-  switch (b) {
-    case BackendKind::cpu: return "cpu";
-    case BackendKind::cuda: return "cuda";
-    case BackendKind::auto_select: return "auto";
-  }
-  return "?";
-}
-const char* to_string(Method m) { return m == Method::spectral ? "spectral" : "fdtd"; }
-const char* to_string(ModelSpec::Kind k) {
-  switch (k) {
-    case ModelSpec::Kind::homogeneous: return "homogeneous";
-    case ModelSpec::Kind::layered: return "layered";
-    case ModelSpec::Kind::gaussian: return "gaussian";
-    case ModelSpec::Kind::file: return "file";
-  }
-  return "?";
-}
-
-const char* to_string(Parameterisation p) { return p == Parameterisation::slowness2 ? "slowness2" : "velocity"; }
-const char* to_string(WavefieldStorage s) {
-  switch (s) {
-    case WavefieldStorage::auto_select: return "auto";
-    case WavefieldStorage::memory: return "memory";
-    case WavefieldStorage::checkpoints: return "checkpoints";
-    case WavefieldStorage::binomial: return "binomial";
-    case WavefieldStorage::disk: return "disk";
-    case WavefieldStorage::boundary: return "boundary";
-  }
-  return "?";
-}
-
-}  // namespace specwave
-
 namespace specwave::io {
 namespace {
 

@@ -1,5 +1,6 @@
 #pragma once
-// CUDA device discovery, callable from plain C++ (the implementation lives in device.cu).
+// CUDA device discovery, callable from plain C++ (the implementation lives in device.cu; a build without the CUDA
+// backend links kernels/no_cuda.cpp instead, whose query answers compiled = false with `no_cuda_backend`).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -8,6 +9,10 @@
 #include <vector>
 
 namespace specwave::cuda {
+
+// Why a build without the CUDA backend runs nothing on a GPU.
+inline constexpr const char* no_cuda_backend =
+    "this build has no CUDA backend (configure with SPECWAVE_CUDA=ON and a CUDA toolkit)";
 
 // A device allocation failed (cudaErrorMemoryAllocation, CUFFT_ALLOC_FAILED, CUBLAS_STATUS_ALLOC_FAILED): the
 // run needs more GPU memory than is free. `specwave` reports it as a resources error (exit 6), not a bug.

@@ -20,9 +20,7 @@
 #include "solver/batch/collect.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/plan/plan.hpp"
-#if defined(SPECWAVE_HAVE_CUDA)
 #include "kernels/cuda/device.hpp"
-#endif
 
 namespace specwave {
 namespace {
@@ -366,14 +364,9 @@ std::string parameters_text(const SweepSpec& spec, const SweepVariant& v) {
 }
 
 bool gpu_usable(std::string& why) {
-#if defined(SPECWAVE_HAVE_CUDA)
-  const auto status = cuda::query_devices();
+  const auto status = cuda::query_devices();  // without the CUDA backend: not usable, and why
   why = status.reason;
   return status.usable;
-#else
-  why = "this build has no CUDA backend";
-  return false;
-#endif
 }
 
 // The first line where two texts differ, for messages.

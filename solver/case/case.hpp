@@ -186,4 +186,7 @@ const char* to_string(ModelSpec::Kind k);
 const char* to_string(Parameterisation p);
 const char* to_string(WavefieldStorage s);
 
+// The most sources of any shot (the propagators size their source buffers for it).
+std::size_t max_shot_sources(const Case& c);
+
 }  // namespace specwave

@@ -15,9 +15,7 @@
 
 #include "solver/forward/checkpoint.hpp"
 #include "solver/parallel/comm.hpp"
-#if defined(SPECWAVE_HAVE_CUDA)
 #include "solver/inversion/device_preconditioner.hpp"
-#endif
 #include "solver/case/errors.hpp"
 #include "solver/inversion/evaluation_log.hpp"
 #include "solver/inversion/objective.hpp"
@@ -25,6 +23,7 @@
 #include "solver/inversion/inversion_outputs.hpp"
 #include "solver/optim/ops_optimizer.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/capabilities.hpp"
 #include "solver/inversion/preconditioner.hpp"
 
 namespace specwave {
@@ -33,14 +32,10 @@ namespace {
 using optim::OpsVector, optim::Vector;
 
 // Where the optimiser keeps its vectors (x, gradient, direction, line-search points, L-BFGS pairs): on the device,
-// operated on by cuBLAS, when the gradient runs there (FDTD on the CUDA backend); in host memory with Eigen
-// otherwise. Both run the same OpsOptimizer (solver/optim/ops_optimizer.hpp).
+// operated on by cuBLAS, when the gradient runs there (the capability row's optimiser_on_device: FDTD on the CUDA
+// backend); in host memory with Eigen otherwise. Both run the same OpsOptimizer (solver/optim/ops_optimizer.hpp).
 std::unique_ptr<VectorOps> optimiser_vector_ops(const Case& c, const Plan& plan) {
-#if defined(SPECWAVE_HAVE_CUDA)
-  if (plan.backend == BackendKind::cuda && c.scheme.method == Method::fdtd) return make_cublas_vector_ops();
-#else
-  (void)c, (void)plan;
-#endif
+  if (capability(c.scheme.method, plan.backend).optimiser_on_device) return make_cublas_vector_ops();
   return make_cpu_vector_ops();
 }
 
@@ -289,13 +284,11 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   // the weights (DevicePreconditioner, in the default stream like the cuBLAS operations), which are uploaded again
   // when set_illumination changes them (once a band): v stays on the device.
   optim::OpsPreconditioner precondition;
-#if defined(SPECWAVE_HAVE_CUDA)
   std::unique_ptr<DevicePreconditioner> device_preconditioner;
   if (!preconditioner.identity() && ops->on_device()) {
     device_preconditioner = std::make_unique<DevicePreconditioner>(preconditioner);
     precondition = [&](double* v) { device_preconditioner->apply(v); };
   }
-#endif
   if (!preconditioner.identity() && !precondition)  // host memory (download and upload are copies there)
     precondition = [&](double* v) {
       std::vector<double> host(n);

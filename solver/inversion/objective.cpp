@@ -13,9 +13,6 @@
 #include "solver/plan/model.hpp"
 #include "solver/plan/plan.hpp"
 
-#if defined(SPECWAVE_HAVE_CUDA)
-#include "kernels/cuda/device.hpp"
-#endif
 
 namespace specwave {
 
@@ -92,7 +89,6 @@ HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budg
   }
   const double state_bytes = value * state_values;
   double device_budget = 0;
-#if defined(SPECWAVE_HAVE_CUDA)
   // run.device_memory_fraction of the memory free now, less what the propagator holds besides the history: the
   // forward state, the Born perturbation's state, the adjoint's (mu, mu_next, w and about 1.5 states of adjoint
   // CPML memory), three fields and the fp64 gradient and illumination, roughly 5 states + 4 fields + 16 B a point;
@@ -100,7 +96,7 @@ HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budg
   // projected and preconditioned gradients, the previous ones, a line search's trial points, the 2 m L-BFGS
   // pairs: about 2 m + 14 vectors) and the cuFFT smoother's padded grid and spectrum (about 4 fp64 values a point).
   // The cap is that of the forward preflight: the fraction of the memory free when the plan was made, shared
-  // by the ranks that drive the same device.
+  // by the ranks that drive the same device (none without the CUDA backend: device_free_bytes stays 0).
   if (plan.device_free_bytes > 0) {
     const double optimiser = c.inversion.present ? (2.0 * c.inversion.lbfgs_memory + 14 + (c.inversion.smoothing_m > 0 ? 4 : 0)) * 8.0 : 0.0;
     const double own = 5 * state_bytes + 4 * field_bytes + (16.0 + optimiser) * double(c.grid.points());
@@ -114,7 +110,6 @@ HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budg
                               100 * c.run.device_memory_fraction, human_bytes(double(plan.device_free_bytes))));
     device_budget = cap - own;
   }
-#endif
   return choose_device_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, device_budget, host_budget);
 }
 

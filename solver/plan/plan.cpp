@@ -17,12 +17,10 @@
 
 #include "kernels/stencil.hpp"
 #include "solver/case/errors.hpp"
-#include "solver/propagators/gpu/trace_ring.hpp"
 #include "solver/plan/wavelet.hpp"
 
-#if defined(SPECWAVE_HAVE_CUDA)
 #include "kernels/cuda/device.hpp"
-#endif
+#include "solver/propagators/capabilities.hpp"
 
 namespace specwave {
 
@@ -99,21 +97,18 @@ void check_output_directory(const Case& c) {
                                                     c.output.directory, why));
 }
 
-// What keeps the CUDA propagators from running this case at all (empty: nothing): the CUDA FDTD kernels put
-// ny and nz (up to the whole grid) in gridDim.y/z, at most 65535; the spectral method is not decomposed there.
+// What keeps the CUDA propagators from running this case at all (empty: nothing): a method not decomposed there
+// with more than one rank a shot group, or the row's own limit (the CUDA FDTD kernels' grid).
 std::string cuda_cannot_run(const Case& c, const Plan& plan) {
-  if (c.scheme.method == Method::spectral && plan.ranks / plan.shot_groups > 1)
-    return fmt::format("the spectral method is not domain-decomposed on the CUDA backend in this version ({} ranks "
+  const Capability& cuda = capability(c.scheme.method, BackendKind::cuda);
+  if (!cuda.decomposed && plan.ranks / plan.shot_groups > 1)
+    return fmt::format("the {} method is not domain-decomposed on the CUDA backend in this version ({} ranks "
                        "per shot group); use run.shot_groups = {} (one GPU per shot) or backend = \"cpu\"",
-                       plan.ranks / plan.shot_groups, plan.ranks);
-  if (c.scheme.method == Method::fdtd && std::max(c.grid.shape[0], c.grid.shape[1]) > 65535)
-    return fmt::format("grid.shape = [{}, {}, {}]: the CUDA FDTD kernels take at most 65535 points along z and y "
-                       "(CUDA's grid limit); put the longest axis last (x), or use backend = \"cpu\"",
-                       c.grid.shape[0], c.grid.shape[1], c.grid.shape[2]);
-  return {};
+                       to_string(c.scheme.method), plan.ranks / plan.shot_groups, plan.ranks);
+  return cuda.cannot_run ? cuda.cannot_run(c) : std::string();
 }
 
-BackendKind resolve_backend(const Case& c, [[maybe_unused]] const RankPlacement& where, Plan& plan) {
+BackendKind resolve_backend(const Case& c, const RankPlacement& where, Plan& plan) {
   std::string& note = plan.backend_note;
   // Asked for explicitly, what CUDA cannot run is refused on any machine (a login node without a GPU, too).
   if (c.run.backend == BackendKind::cuda)
@@ -122,7 +117,7 @@ BackendKind resolve_backend(const Case& c, [[maybe_unused]] const RankPlacement&
     note = "cpu (requested)";
     return BackendKind::cpu;
   }
-#if defined(SPECWAVE_HAVE_CUDA)
+  // A build without the CUDA backend answers with usable = false and the reason (kernels/no_cuda.cpp).
   const auto cuda = cuda::query_devices();
   std::string why = cuda.reason;
   if (cuda.usable) why = cuda_cannot_run(c, plan);
@@ -147,9 +142,6 @@ BackendKind resolve_backend(const Case& c, [[maybe_unused]] const RankPlacement&
       return BackendKind::cuda;
     }
   }
-#else
-  const std::string why = "this build has no CUDA backend (configure with SPECWAVE_CUDA=ON and a CUDA toolkit)";
-#endif
   if (c.run.backend == BackendKind::auto_select) {
     note = "cpu (auto: " + why + ")";
     return BackendKind::cpu;
@@ -192,7 +184,6 @@ void agree_on_devices(const Case& c, const Comm& world, const RankPlacement& whe
 // The cap is run.device_memory_fraction of the device memory free when the plan was made, shared by the ranks
 // that drive the same device; the estimate is that of this rank's block in a decomposed run.
 void check_device_memory(const Case& c, Plan& plan, const RankPlacement& where) {
-#if defined(SPECWAVE_HAVE_CUDA)
   if (plan.backend != BackendKind::cuda) return;
   const double free = double(plan.device_free_bytes);
   const double cap = c.run.device_memory_fraction * free / plan.ranks_on_device;
@@ -212,11 +203,6 @@ void check_device_memory(const Case& c, Plan& plan, const RankPlacement& where) 
                             group_size > 1 ? " for this rank's block" : "", human_bytes(cap),
                             100 * c.run.device_memory_fraction, human_bytes(free),
                             plan.ranks_on_device > 1 ? fmt::format(", shared by {} ranks", plan.ranks_on_device) : ""));
-#else
-  (void)c;
-  (void)plan;
-  (void)where;
-#endif
 }
 
 }  // namespace
@@ -244,85 +230,20 @@ double stable_dt(const GridSpec& g, int order, double v_max) {
   return 2 / (v_max * std::sqrt(s_max * inv_h2));
 }
 
-namespace {
-
-// The most sources of any shot (the propagators size their source buffers for it).
-std::size_t max_shot_sources(const Case& c) {
-  std::size_t n = 0;
-  for (const auto& shot : c.shots) n = std::max(n, shot.sources.size());
-  return n;
-}
-
-// FDTD: the padded fields (u, u_prev, (v dt)^2: 3 of them) and the CPML psi and zeta slabs of a block of `shape`
-// points, in values (every face counted: an upper bound for a block of a decomposed grid).
-double fdtd_state_values(const Case& c, const std::array<int, 3>& shape) {
-  const int R = c.scheme.order / 2;
-  const double points = double(shape[0]) * shape[1] * shape[2];
-  const double padded = double(shape[0] + 2 * R) * (shape[1] + 2 * R) * (shape[2] + 2 * R);
-  double slabs = 0;
-  if (c.boundary.pml_width > 0)
-    for (int a = 0; a < 3; ++a)
-      slabs += points / shape[a] * (c.boundary.pml_width + 2 * R) * 2 /* psi, zeta */ *
-               ((a == 0 && c.boundary.free_surface) ? 1 : 2);
-  return 3 * padded + slabs;
-}
-
-// What a GPU propagator holds for its receivers and sources: the receivers' ring of two halves (fp64,
-// solver/propagators/gpu/device_trace_ring.hpp, not the whole traces) and the interpolation points, up to (2 hicks_radius)^3 a
-// receiver or source, each an index_t, a weight and an int32 owner or slot (a receiver plane of 300 x 300 holds
-// ~0.5 GB of them).
-double device_acquisition_bytes(const Case& c, int nt, double value) {
-  const double ring = 8.0 * c.receivers.size() * 2 * TraceRing::for_steps(nt).columns;
-  const double per_point = std::pow(2.0 * hicks_radius, 3) * (8.0 /* index_t */ + value + 4.0);
-  return ring + (double(c.receivers.size()) + double(max_shot_sources(c))) * per_point;
-}
-
-}  // namespace
-
 std::size_t estimate_memory_bytes(const Case& c, int nt) {
   const std::size_t value = c.run.precision == Precision::fp64 ? 8 : 4;
   // The driver's output field; with snapshots, also the propagator's copy of one (start_copy_field).
   const double output_field = ((c.output.final_field || c.output.snapshot_every > 0) + (c.output.snapshot_every > 0)) *
                               double(value) * c.grid.points();
   const double traces = 8.0 * c.receivers.size() * nt * 2;
-  if (c.scheme.method == Method::spectral) {
-    // PML: p, p_z, p_y, p_x, w_z, w_y, w_x, work, dt v^2, two half spectra (complex), kappa (half): ~11.5 fields;
-    // damping: u, u_prev, work, (v dt)^2, eta dt, symbol (half), spectrum (half, complex): ~7 fields. Both: the
-    // fp64 source factor, v^2 during setup, and one dense K p_j pattern per source.
-    const bool pml = c.boundary.spectral_absorber == SpectralAbsorber::pml;
-    const double fields = ((pml ? 11.5 : 7.0) + double(max_shot_sources(c))) * c.grid.points() * value + 16.0 * c.grid.points();
-    return std::size_t(fields + output_field + traces + 64.0 * (1 << 20));
-  }
-  const double model = 4.0 * c.grid.points();
-  return std::size_t(fdtd_state_values(c, c.grid.shape) * value + model + output_field + traces + 64.0 * (1 << 20));
+  const double propagator = capability(c.scheme.method, BackendKind::cpu).memory_bytes(c, nt, c.grid.shape);
+  return std::size_t(propagator + output_field + traces + 64.0 * (1 << 20));
 }
 
 std::size_t estimate_device_memory_bytes(const Case& c, int nt) { return estimate_device_memory_bytes(c, nt, c.grid.shape); }
 
 std::size_t estimate_device_memory_bytes(const Case& c, int nt, const std::array<int, 3>& shape) {
-  const double points = double(shape[0]) * shape[1] * shape[2];
-  const double value = c.run.precision == Precision::fp64 ? 8 : 4;
-  const double sources = double(max_shot_sources(c));
-  if (c.scheme.method != Method::spectral) {
-    // solver/propagators/fdtd/fdtd_cuda_propagator.cpp: the padded fields and CPML slabs; the dense interior copy (snapshots, final
-    // field, field statistics); the receivers and sources; the fp64 wavelets.
-    const double wavelets = 8.0 * sources * nt;
-    return std::size_t((fdtd_state_values(c, shape) + points) * value + device_acquisition_bytes(c, nt, value) +
-                       wavelets + 64.0 * (1 << 20));
-  }
-  // solver/propagators/spectral/spectral_cuda_propagator.cpp. A half spectrum (nz, ny, nx/2+1) of complex values holds about one
-  // field's worth of values, each real symbol on it half of one; the cuFFT work area is counted as one spectrum.
-  const double spectrum = 2.0 * double(shape[0]) * shape[1] * (shape[2] / 2 + 1);
-  double values = 0;
-  if (c.boundary.spectral_absorber == SpectralAbsorber::pml)
-    // p_a, w_a, scratch_a (a = z, y, x), p, dt v^2; three spectra, kappa and K's symbol, the work area
-    values = 11 * points + 3 * spectrum + spectrum + spectrum;
-  else
-    // u^n, u^{n-1}, the Laplacian, (v dt)^2; one spectrum, the Laplacian's and K's symbols, the work area
-    values = 4 * points + spectrum + spectrum + spectrum;
-  values += sources * (points + nt);  // dense source patterns K p_j and their amplitudes
-  if (c.output.snapshot_every > 0) values += points;  // the dense copy of a snapshot on its way to pinned memory
-  return std::size_t(values * value + device_acquisition_bytes(c, nt, value) + 64.0 * (1 << 20));  // + plans, reductions
+  return std::size_t(capability(c.scheme.method, BackendKind::cuda).memory_bytes(c, nt, shape));
 }
 
 std::size_t available_memory_bytes() {

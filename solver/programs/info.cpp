@@ -12,9 +12,7 @@
 #include "solver/plan/plan.hpp"
 #include "specwave/build_info.hpp"
 
-#if defined(SPECWAVE_HAVE_CUDA)
 #include "kernels/cuda/device.hpp"
-#endif
 #if defined(SPECWAVE_HAVE_MPI)
 #include <mpi.h>
 #endif
@@ -38,11 +36,11 @@ std::string build_and_hardware_info() {
   out += fmt::format("specwave {} (git {}), {} build, {}\n", build::version, build::git_hash, build::build_type, build::compiler);
   out += "precisions  fp32, fp64\n";
   out += "methods     fdtd (orders 2..16; cpu, cuda), spectral k-space (cpu, cuda)\n";
-#if defined(SPECWAVE_HAVE_CUDA)
-  out += fmt::format("backends    cpu (OpenMP), cuda (compiled for sm {})\n", build::cuda_architectures);
-#else
-  out += "backends    cpu (OpenMP); cuda: not compiled (SPECWAVE_CUDA=OFF or no CUDA toolkit at configure time)\n";
-#endif
+  const auto cuda = cuda::query_devices(true);  // a build without the CUDA backend: compiled = false
+  if (cuda.compiled)
+    out += fmt::format("backends    cpu (OpenMP), cuda (compiled for sm {})\n", build::cuda_architectures);
+  else
+    out += "backends    cpu (OpenMP); cuda: not compiled (SPECWAVE_CUDA=OFF or no CUDA toolkit at configure time)\n";
 #if defined(SPECWAVE_HAVE_MPI)
   char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
@@ -59,20 +57,19 @@ std::string build_and_hardware_info() {
   out += fmt::format("  CPU       {}, {} logical cores, OpenMP max threads {}\n", cpu_model(), sysconf(_SC_NPROCESSORS_ONLN),
                      omp_get_max_threads());
   out += fmt::format("  memory    {:.1f} GiB available\n", available_memory_bytes() / double(1ull << 30));
-#if defined(SPECWAVE_HAVE_CUDA)
-  const auto cuda = cuda::query_devices(true);
-  out += fmt::format("  CUDA      runtime {}.{}, driver {}\n", cuda.runtime_version / 1000, cuda.runtime_version % 1000 / 10,
-                     cuda.driver_version ? fmt::format("{}.{}", cuda.driver_version / 1000, cuda.driver_version % 1000 / 10)
-                                         : std::string("none"));
-  if (!cuda.usable) out += fmt::format("  GPU       none usable: {}\n", cuda.reason);
-  for (const auto& d : cuda.devices)
-    if (!d.problem.empty())
-      out += fmt::format("  GPU {}     {}: {}\n", d.index, d.name.empty() ? std::string("unknown") : d.name, d.problem);
-    else
-      out += fmt::format("  GPU {}     {}, compute capability {}.{}, {} SMs, {:.1f} GiB ({:.1f} GiB free)\n", d.index, d.name,
-                       d.compute_major, d.compute_minor, d.multiprocessors, d.total_bytes / double(1ull << 30),
-                       d.free_bytes / double(1ull << 30));
-#endif
+  if (cuda.compiled) {
+    out += fmt::format("  CUDA      runtime {}.{}, driver {}\n", cuda.runtime_version / 1000, cuda.runtime_version % 1000 / 10,
+                       cuda.driver_version ? fmt::format("{}.{}", cuda.driver_version / 1000, cuda.driver_version % 1000 / 10)
+                                           : std::string("none"));
+    if (!cuda.usable) out += fmt::format("  GPU       none usable: {}\n", cuda.reason);
+    for (const auto& d : cuda.devices)
+      if (!d.problem.empty())
+        out += fmt::format("  GPU {}     {}: {}\n", d.index, d.name.empty() ? std::string("unknown") : d.name, d.problem);
+      else
+        out += fmt::format("  GPU {}     {}, compute capability {}.{}, {} SMs, {:.1f} GiB ({:.1f} GiB free)\n", d.index, d.name,
+                         d.compute_major, d.compute_minor, d.multiprocessors, d.total_bytes / double(1ull << 30),
+                         d.free_bytes / double(1ull << 30));
+  }
   return out;
 }
 

@@ -24,9 +24,7 @@
 #include "solver/batch/sweep.hpp"
 #include "validation/validate.hpp"
 #include "specwave/build_info.hpp"
-#if defined(SPECWAVE_HAVE_CUDA)
 #include "kernels/cuda/device.hpp"
-#endif
 
 namespace {
 
@@ -362,14 +360,12 @@ int main(int argc, char** argv) {
       return int(e.code());
     }
     return fatal_error(fmt::format("specwave: error: {}", e.what()), int(e.code()));
-#if defined(SPECWAVE_HAVE_CUDA)
   } catch (const cuda::DeviceMemoryError& e) {
     return fatal_error(fmt::format("specwave: error: out of GPU memory: {}; the run needs more than the preflight "
                                    "estimate or another process holds the device: lower run.device_memory_fraction, "
                                    "reduce grid.shape or use precision = \"fp32\"",
                                    e.what()),
                        int(ExitCode::resources));
-#endif
   } catch (const std::exception& e) {
     return fatal_error(fmt::format("specwave: internal error: {}", e.what()), int(ExitCode::internal));
   }

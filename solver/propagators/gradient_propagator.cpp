@@ -6,22 +6,16 @@
 
 #include "solver/case/errors.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/capabilities.hpp"
 
 namespace specwave {
 
 std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan, const HistoryChoice& history) {
-  if (c.scheme.method == Method::spectral) {
-    // "auto" that picked the GPU still runs the spectral gradient on the CPU; asking for CUDA is refused.
-    if (plan.backend == BackendKind::cuda && c.run.backend == BackendKind::cuda)
-      throw Error(ExitCode::invalid_case,
-                  "the spectral method's gradient (invert, check-gradient) runs on the CPU backend only for now; set "
-                  "run.backend = \"cpu\" (or \"auto\"), or use scheme.method = \"fdtd\" for the CUDA gradient");
-    return make_spectral_cpu_gradient(c, plan, history);
-  }
-#if defined(SPECWAVE_HAVE_CUDA)
-  if (plan.backend == BackendKind::cuda) return make_fdtd_cuda_gradient(c, plan, history);
-#endif
-  return make_fdtd_cpu_gradient(c, plan, history);
+  const Capability& row = capability(c.scheme.method, plan.backend);
+  if (row.make_gradient) return row.make_gradient(c, plan, history);
+  // No gradient on this backend: asking for it is refused; "auto" that picked it runs the gradient on the CPU.
+  if (c.run.backend != BackendKind::auto_select) throw Error(ExitCode::invalid_case, row.no_gradient);
+  return capability(c.scheme.method, BackendKind::cpu).make_gradient(c, plan, history);
 }
 
 void check_adjoint_arguments(bool has_history, std::size_t trace_values, std::size_t points, std::size_t residual,

@@ -44,13 +44,14 @@ class GradientPropagator {
   virtual long long history_forward_steps() const = 0;
 };
 
-// The case's method (FDTD, or spectral with its absorber) on the plan's backend in the case's precision: FDTD on
-// the CPU or the GPU (history.tier says where the GPU keeps the history), spectral on the CPU (Error invalid_case
-// when run.backend asks for "cuda"; "auto" that picked the GPU runs it on the CPU).
+// The case's method (FDTD, or spectral with its absorber) on the plan's backend in the case's precision, from the
+// capability table (solver/propagators/capabilities.hpp): FDTD on the CPU or the GPU (history.tier says where the
+// GPU keeps the history), spectral on the CPU (Error invalid_case when run.backend asks for "cuda"; "auto" that
+// picked the GPU runs it on the CPU).
 std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan, const HistoryChoice& history);
 std::unique_ptr<GradientPropagator> make_fdtd_cpu_gradient(const Case& c, const Plan& plan, const HistoryChoice& history);
 std::unique_ptr<GradientPropagator> make_spectral_cpu_gradient(const Case& c, const Plan& plan, const HistoryChoice& history);
-// Only in builds with the CUDA backend (SPECWAVE_HAVE_CUDA), on plan.device, one rank.
+// On plan.device, one rank (a build without the CUDA backend has a stub that refuses: fdtd/fdtd_no_cuda.cpp).
 std::unique_ptr<GradientPropagator> make_fdtd_cuda_gradient(const Case& c, const Plan& plan, const HistoryChoice& history);
 
 // For tests of the history strategies: the FDTD CPU forward wavefields u^n (interior, (nz, ny, nx), in fp64) of one

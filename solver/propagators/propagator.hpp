@@ -1,6 +1,6 @@
 #pragma once
-// A Propagator advances one shot's wavefield on one backend with one method (FDTD now; spectral and the
-// adjoint later). The time loop, progress, blow-up checks and outputs live in the driver (forward.cpp);
+// A Propagator advances one shot's wavefield on one backend with one method (the methods and backends:
+// solver/propagators/capabilities.hpp; the adjoint: gradient_propagator.hpp). The time loop, progress, blow-up checks and outputs live in the driver (forward.cpp);
 // a propagator only steps, injects, records and hands out fields.
 #include <cstddef>
 #include <cstdint>

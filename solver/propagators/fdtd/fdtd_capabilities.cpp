@@ -1,0 +1,76 @@
+// FDTD's rows of the capability table (solver/propagators/capabilities.hpp): forward, decomposition and gradient
+// on the CPU and the GPU, and what each holds in memory.
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "solver/propagators/capabilities.hpp"
+#include "solver/propagators/fdtd/fdtd_cpu_propagator.hpp"
+#include "solver/propagators/fdtd/fdtd_cuda_propagator.hpp"
+#include "solver/propagators/gpu/gpu_memory.hpp"
+#include "solver/propagators/gradient_propagator.hpp"
+
+namespace specwave {
+namespace {
+
+double value_bytes(const Case& c) { return c.run.precision == Precision::fp64 ? 8 : 4; }
+
+// The padded fields (u, u_prev, (v dt)^2: 3 of them) and the CPML psi and zeta slabs of a block of `shape`
+// points, in values (every face counted: an upper bound for a block of a decomposed grid).
+double state_values(const Case& c, const std::array<int, 3>& shape) {
+  const int R = c.scheme.order / 2;
+  const double points = double(shape[0]) * shape[1] * shape[2];
+  const double padded = double(shape[0] + 2 * R) * (shape[1] + 2 * R) * (shape[2] + 2 * R);
+  double slabs = 0;
+  if (c.boundary.pml_width > 0)
+    for (int a = 0; a < 3; ++a)
+      slabs += points / shape[a] * (c.boundary.pml_width + 2 * R) * 2 /* psi, zeta */ *
+               ((a == 0 && c.boundary.free_surface) ? 1 : 2);
+  return 3 * padded + slabs;
+}
+
+// solver/propagators/fdtd/fdtd_cpu_propagator.cpp: the state and the float32 model.
+double host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
+  const double model = 4.0 * double(shape[0]) * shape[1] * shape[2];
+  return state_values(c, shape) * value_bytes(c) + model;
+}
+
+// solver/propagators/fdtd/fdtd_cuda_propagator.cpp: the state; the dense interior copy (snapshots, final field,
+// field statistics); the receivers and sources; the fp64 wavelets; plans and reductions.
+double device_bytes(const Case& c, int nt, const std::array<int, 3>& shape) {
+  const double points = double(shape[0]) * shape[1] * shape[2];
+  const double value = value_bytes(c);
+  const double wavelets = 8.0 * double(max_shot_sources(c)) * nt;
+  return (state_values(c, shape) + points) * value + device_acquisition_bytes(c, nt, value) + wavelets +
+         64.0 * (1 << 20);
+}
+
+// The CUDA FDTD kernels put ny and nz (up to the whole grid) in gridDim.y/z, at most 65535.
+std::string cuda_grid_limit(const Case& c) {
+  if (std::max(c.grid.shape[0], c.grid.shape[1]) <= 65535) return {};
+  return fmt::format("grid.shape = [{}, {}, {}]: the CUDA FDTD kernels take at most 65535 points along z and y "
+                     "(CUDA's grid limit); put the longest axis last (x), or use backend = \"cpu\"",
+                     c.grid.shape[0], c.grid.shape[1], c.grid.shape[2]);
+}
+
+}  // namespace
+
+Capability fdtd_capability(BackendKind backend) {
+  Capability row;
+  row.method = Method::fdtd;
+  row.backend = backend;
+  row.decomposed = true;
+  if (backend == BackendKind::cuda) {
+    row.make_propagator = make_fdtd_cuda_propagator;
+    row.make_gradient = make_fdtd_cuda_gradient;
+    row.optimiser_on_device = true;
+    row.memory_bytes = device_bytes;
+    row.cannot_run = cuda_grid_limit;
+  } else {
+    row.make_propagator = make_fdtd_cpu_propagator;
+    row.make_gradient = make_fdtd_cpu_gradient;
+    row.memory_bytes = host_bytes;
+  }
+  return row;
+}
+
+}  // namespace specwave

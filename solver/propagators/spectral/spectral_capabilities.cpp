@@ -1,0 +1,68 @@
+// The spectral method's rows of the capability table (solver/propagators/capabilities.hpp): forward on the CPU
+// (also decomposed, over the distributed FFT) and the GPU (one rank a shot); the gradient on the CPU.
+#include "solver/propagators/capabilities.hpp"
+#include "solver/propagators/gpu/gpu_memory.hpp"
+#include "solver/propagators/gradient_propagator.hpp"
+#include "solver/propagators/spectral/spectral_cpu_propagator.hpp"
+#include "solver/propagators/spectral/spectral_cuda_propagator.hpp"
+
+namespace specwave {
+namespace {
+
+double value_bytes(const Case& c) { return c.run.precision == Precision::fp64 ? 8 : 4; }
+
+// solver/propagators/spectral/spectral_cpu_propagator.cpp. PML: p, p_z, p_y, p_x, w_z, w_y, w_x, work, dt v^2,
+// two half spectra (complex), kappa (half): ~11.5 fields; damping: u, u_prev, work, (v dt)^2, eta dt, symbol
+// (half), spectrum (half, complex): ~7 fields. Both: the fp64 source factor, v^2 during setup, and one dense
+// K p_j pattern per source.
+double host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
+  const double points = double(shape[0]) * shape[1] * shape[2];
+  const bool pml = c.boundary.spectral_absorber == SpectralAbsorber::pml;
+  return ((pml ? 11.5 : 7.0) + double(max_shot_sources(c))) * points * value_bytes(c) + 16.0 * points;
+}
+
+// solver/propagators/spectral/spectral_cuda_propagator.cpp. A half spectrum (nz, ny, nx/2+1) of complex values
+// holds about one field's worth of values, each real symbol on it half of one; the cuFFT work area is counted as
+// one spectrum.
+double device_bytes(const Case& c, int nt, const std::array<int, 3>& shape) {
+  const double points = double(shape[0]) * shape[1] * shape[2];
+  const double value = value_bytes(c);
+  const double sources = double(max_shot_sources(c));
+  const double spectrum = 2.0 * double(shape[0]) * shape[1] * (shape[2] / 2 + 1);
+  double values = 0;
+  if (c.boundary.spectral_absorber == SpectralAbsorber::pml)
+    // p_a, w_a, scratch_a (a = z, y, x), p, dt v^2; three spectra, kappa and K's symbol, the work area
+    values = 11 * points + 3 * spectrum + spectrum + spectrum;
+  else
+    // u^n, u^{n-1}, the Laplacian, (v dt)^2; one spectrum, the Laplacian's and K's symbols, the work area
+    values = 4 * points + spectrum + spectrum + spectrum;
+  values += sources * (points + nt);                  // dense source patterns K p_j and their amplitudes
+  if (c.output.snapshot_every > 0) values += points;  // the dense copy of a snapshot on its way to pinned memory
+  return values * value + device_acquisition_bytes(c, nt, value) + 64.0 * (1 << 20);  // + plans, reductions
+}
+
+std::unique_ptr<Propagator> make_cuda_propagator(const Case& c, const Plan& plan, const Comm*) {
+  return make_spectral_cuda_propagator(c, plan);
+}
+
+}  // namespace
+
+Capability spectral_capability(BackendKind backend) {
+  Capability row;
+  row.method = Method::spectral;
+  row.backend = backend;
+  if (backend == BackendKind::cuda) {
+    row.make_propagator = make_cuda_propagator;
+    row.no_gradient = "the spectral method's gradient (invert, check-gradient) runs on the CPU backend only for now; "
+                      "set run.backend = \"cpu\" (or \"auto\"), or use scheme.method = \"fdtd\" for the CUDA gradient";
+    row.memory_bytes = device_bytes;
+  } else {
+    row.make_propagator = make_spectral_cpu_propagator;
+    row.decomposed = true;
+    row.make_gradient = make_spectral_cpu_gradient;
+    row.memory_bytes = host_bytes;
+  }
+  return row;
+}
+
+}  // namespace specwave
