@@ -1,5 +1,6 @@
 // TOML case-file parser (schema and rules: docs/case-file.md).
 #include "io/case_file.hpp"
+#include "io/toml_edit.hpp"
 
 #include "solver/case/errors.hpp"
 
@@ -57,18 +58,6 @@ std::string render(const toml::node& n, std::size_t depth = 0) {
   }
   if (depth == 0 && s.size() > 100) s = s.substr(0, 96) + " ...";
   return s;
-}
-
-const char* type_name(const toml::node& n) {
-  switch (n.type()) {
-    case toml::node_type::string: return "string";
-    case toml::node_type::integer: return "integer";
-    case toml::node_type::floating_point: return "float";
-    case toml::node_type::boolean: return "boolean";
-    case toml::node_type::array: return "array";
-    case toml::node_type::table: return "table";
-    default: return "date/time";
-  }
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {

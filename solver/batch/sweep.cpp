@@ -16,6 +16,7 @@
 
 #include "io/case_file.hpp"
 #include "io/json.hpp"
+#include "io/toml_edit.hpp"
 #include "io/text_file.hpp"
 #include "solver/batch/collect.hpp"
 #include "solver/case/errors.hpp"
@@ -27,100 +28,11 @@ namespace {
 
 namespace fs = std::filesystem;
 constexpr std::size_t kMaxVariants = 100000;
+using io::spell, io::Spelling, io::type_name;
 
 // ---- values -------------------------------------------------------------------------------------
 
-// Shortest spelling that reads back exactly, with ".0" kept on whole numbers so that TOML and JSON see a float.
-std::string float_spelling(double v) {
-  std::string s = fmt::format("{}", v);
-  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // n: inf, nan
-  return s;
-}
-
-enum class Spelling { toml, json, text };
-
-std::string spell(const toml::node& n, Spelling how) {
-  if (auto i = n.as_integer()) return fmt::format("{}", i->get());
-  if (auto f = n.as_floating_point()) return how == Spelling::text ? fmt::format("{}", f->get()) : float_spelling(f->get());
-  if (auto b = n.as_boolean()) return b->get() ? "true" : "false";
-  if (auto s = n.as_string()) {
-    if (how == Spelling::text) return s->get();
-    std::string q = io::json_quote(s->get());  // valid in TOML too, once DEL is escaped
-    for (std::size_t p = q.find('\x7f'); p != std::string::npos; p = q.find('\x7f', p)) q.replace(p, 1, "\\u007f");
-    return q;
-  }
-  if (auto a = n.as_array()) {
-    std::string out = "[";
-    for (std::size_t k = 0; k < a->size(); ++k)
-      out.append(k ? (how == Spelling::text ? "," : ", ") : "").append(spell(*a->get(k), how));
-    return out + "]";
-  }
-  if (n.is_table()) return "{...}";
-  std::ostringstream os;  // dates and times: their TOML spelling
-  n.visit([&](auto&& x) { os << x; });
-  return how == Spelling::json ? io::json_quote(os.str()) : os.str();
-}
-
-// ---- writing TOML ---------------------------------------------------------------------------------
-// Our own writer, so that floats keep their shortest spelling (0.3, not toml++'s 0.29999999999999999).
-
-std::string toml_key(std::string_view k) {
-  const bool bare = !k.empty() && std::all_of(k.begin(), k.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-  });
-  return bare ? std::string(k) : io::json_quote(k);
-}
-
-bool is_table_array(const toml::node& n) {
-  const toml::array* a = n.as_array();
-  return a && !a->empty() && std::all_of(a->begin(), a->end(), [](const toml::node& e) { return e.is_table(); });
-}
-
-std::string toml_inline(const toml::node& n) {
-  if (const toml::table* t = n.as_table()) {
-    std::string out;
-    for (auto&& [k, v] : *t) out += (out.empty() ? "{ " : ", ") + toml_key(k.str()) + " = " + toml_inline(v);
-    return out.empty() ? "{}" : out + " }";
-  }
-  if (const toml::array* a = n.as_array()) {
-    std::string out = "[";
-    for (std::size_t k = 0; k < a->size(); ++k) out.append(k ? ", " : "").append(toml_inline(*a->get(k)));
-    return out + "]";
-  }
-  return spell(n, Spelling::toml);
-}
-
-// Key-values first, then sub-tables ([a.b]) and arrays of tables ([[a.b]]), recursively.
-void write_toml(std::string& out, const toml::table& t, const std::string& path) {
-  for (auto&& [k, v] : t)
-    if (!v.is_table() && !is_table_array(v)) out += toml_key(k.str()) + " = " + toml_inline(v) + "\n";
-  for (auto&& [k, v] : t) {
-    const std::string p = path.empty() ? toml_key(k.str()) : path + "." + toml_key(k.str());
-    if (const toml::table* sub = v.as_table()) {
-      out += "\n[" + p + "]\n";
-      write_toml(out, *sub, p);
-    } else if (is_table_array(v)) {
-      for (const toml::node& e : *v.as_array()) {
-        out += "\n[[" + p + "]]\n";
-        write_toml(out, *e.as_table(), p);
-      }
-    }
-  }
-}
-
 SweepValue value_of(const toml::node& n) { return {spell(n, Spelling::toml), spell(n, Spelling::json), spell(n, Spelling::text)}; }
-
-const char* type_name(const toml::node& n) {
-  switch (n.type()) {
-    case toml::node_type::string: return "string";
-    case toml::node_type::integer: return "integer";
-    case toml::node_type::floating_point: return "float";
-    case toml::node_type::boolean: return "boolean";
-    case toml::node_type::array: return "array";
-    case toml::node_type::table: return "table";
-    default: return "date/time";
-  }
-}
 
 int line_of(const toml::node& n) { return std::max(1, int(n.source().begin.line)); }
 
@@ -244,29 +156,6 @@ struct SweepFileReader {
 
 // ---- case-file key paths ------------------------------------------------------------------------
 
-constexpr int kTableKey = -1, kEveryEntry = -2;
-struct KeySegment {
-  std::string name;
-  int index = kTableKey;  // kTableKey, kEveryEntry ([*]) or an entry
-};
-
-std::vector<KeySegment> parse_key_path(const std::string& key) {
-  static const std::regex segment(R"(^([A-Za-z0-9_-]+)(\[([0-9]+|\*)\])?$)");
-  std::vector<KeySegment> out;
-  std::size_t begin = 0;
-  while (true) {
-    const std::size_t end = key.find('.', begin);
-    const std::string s = key.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-    std::smatch m;
-    if (!std::regex_match(s, m, segment)) return {};
-    KeySegment seg{m[1].str()};
-    if (m[2].matched) seg.index = m[3].str() == "*" ? kEveryEntry : std::stoi(m[3].str());
-    out.push_back(seg);
-    if (end == std::string::npos) return out;
-    begin = end + 1;
-  }
-}
-
 // The axis an error is about: the sweep file, the line and the key.
 struct AxisContext {
   const std::string& file;
@@ -274,65 +163,10 @@ struct AxisContext {
   [[noreturn]] void fail(std::string_view what, std::string_view fix) const {
     throw Error(ExitCode::invalid_case, fmt::format("{}:{}: axes.\"{}\": {}; {}", file, axis.line, axis.key, what, fix));
   }
+  io::KeyPathFailure failure() const {
+    return [this](std::string_view what, std::string_view fix) { fail(what, fix); };
+  }
 };
-
-// Sets path[k..] below `t` to `value`: missing tables are created, entries of arrays must exist ([*]: every one).
-void set_key(toml::table& t, const std::vector<KeySegment>& path, std::size_t k, const toml::node& value,
-             const std::string& done, const AxisContext& ctx) {
-  const KeySegment& seg = path[k];
-  const bool last = k + 1 == path.size();
-  const std::string here = done.empty() ? seg.name : done + "." + seg.name;
-  if (seg.index == kTableKey) {
-    if (last) {
-      t.insert_or_assign(seg.name, value);
-      return;
-    }
-    if (!t.contains(seg.name)) t.insert(seg.name, toml::table{});
-    toml::node& n = *t.get(seg.name);
-    if (n.is_array())
-      ctx.fail(fmt::format("'{}' is an array in the base case", here), fmt::format("give an entry: {}[0], or {}[*] for every one", here, here));
-    if (!n.is_table())
-      ctx.fail(fmt::format("'{}' is a {} in the base case, not a table", here, type_name(n)), "check the key in docs/case-file.md");
-    set_key(*n.as_table(), path, k + 1, value, here, ctx);
-    return;
-  }
-  toml::array* a = t.get(seg.name) ? t.get(seg.name)->as_array() : nullptr;
-  if (!a)
-    ctx.fail(fmt::format("the base case has no array '{}'", here), "sweep entries the base case has (docs/case-file.md)");
-  if (seg.index >= int(a->size()))
-    ctx.fail(fmt::format("the base case has {} '{}' entries", a->size(), here),
-             fmt::format("use an index in 0..{}, or [*] for every entry", int(a->size()) - 1));
-  const std::size_t first = seg.index == kEveryEntry ? 0 : std::size_t(seg.index);
-  const std::size_t stop = seg.index == kEveryEntry ? a->size() : first + 1;
-  for (std::size_t i = first; i < stop; ++i) {
-    const std::string entry = fmt::format("{}[{}]", here, i);
-    if (last) {
-      a->replace(a->cbegin() + std::ptrdiff_t(i), value);
-      continue;
-    }
-    toml::table* sub = a->get(i)->as_table();
-    if (!sub) ctx.fail(fmt::format("'{}' is not a table in the base case", entry), "check the key in docs/case-file.md");
-    set_key(*sub, path, k + 1, value, entry, ctx);
-  }
-}
-
-// The nodes at path[k..] below `t` that exist ([*]: every entry).
-void find_nodes(toml::table& t, const std::vector<KeySegment>& path, std::size_t k, std::vector<toml::node*>& out) {
-  const KeySegment& seg = path[k];
-  toml::node* n = t.get(seg.name);
-  if (!n) return;
-  std::vector<toml::node*> here;
-  if (seg.index == kTableKey) {
-    here.push_back(n);
-  } else if (toml::array* a = n->as_array()) {
-    for (std::size_t i = 0; i < a->size(); ++i)
-      if (seg.index == kEveryEntry || int(i) == seg.index) here.push_back(a->get(i));
-  }
-  for (toml::node* h : here) {
-    if (k + 1 == path.size()) out.push_back(h);
-    else if (toml::table* sub = h->as_table()) find_nodes(*sub, path, k + 1, out);
-  }
-}
 
 // Case-file keys that hold paths, resolved against the case file's folder (docs/case-file.md).
 const std::array<const char*, 5> kPathKeys = {"model.file", "shots[*].sources[*].file", "inversion.observed",
@@ -444,7 +278,7 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path) {
   for (const auto& [pos, i] : order) s.axes.push_back(std::move(axes[i]));
   for (std::size_t i = 0; i < s.axes.size(); ++i) {
     const SweepAxis& a = s.axes[i];
-    if (parse_key_path(a.key).empty())
+    if (io::parse_key_path(a.key).empty())
       r.fail(a.line, fmt::format("axes.\"{}\"", a.key), "is not a case-file key path", "found " + a.key,
              "write it like \"scheme.order\" or \"shots[*].sources[0].peak_frequency\" (quoted when it has [ ])");
     if (a.key == "output" || a.key.rfind("output.directory", 0) == 0)
@@ -572,11 +406,12 @@ std::vector<SweepVariant> make_variants(const SweepSpec& spec) {
       v.values.push_back(value);
       v.name += fmt::format("_{}={}", short_names[a], value.text);
       const toml::table parsed = toml::parse("v = " + value.toml);
-      set_key(t, parse_key_path(axis.key), 0, *parsed.get("v"), "", AxisContext{spec.file, axis});
+      const AxisContext ctx{spec.file, axis};
+      io::set_key(t, io::parse_key_path(axis.key), 0, *parsed.get("v"), "", ctx.failure());
     }
     for (const char* key : kPathKeys) {
       std::vector<toml::node*> nodes;
-      find_nodes(t, parse_key_path(key), 0, nodes);
+      io::find_nodes(t, io::parse_key_path(key), 0, nodes);
       for (toml::node* n : nodes)
         if (auto* s = n->as_string(); s && !s->get().empty() && fs::path(s->get()).is_relative())
           s->get() = (base_folder / s->get()).lexically_normal().string();
@@ -588,7 +423,7 @@ std::vector<SweepVariant> make_variants(const SweepSpec& spec) {
     for (std::size_t a = 0; a < spec.axes.size(); ++a) text << fmt::format("#   {} = {}\n", spec.axes[a].key, v.values[a].toml);
     text << "# Relative paths of the base case are absolute here; the outputs go to output/ next to this file.\n\n";
     std::string body;
-    write_toml(body, t, "");
+    io::write_toml(body, t, "");
     v.case_text = text.str() + body;
     out.push_back(std::move(v));
   }
