@@ -13,7 +13,7 @@
 #include "kernels/common.hpp"
 #include "solver/plan/acquisition.hpp"
 #include "solver/case/case.hpp"
-#include "solver/propagators/fdtd/fdtd_setup.hpp"  // PointLists, make_point_lists
+#include "solver/propagators/point_lists.hpp"
 
 namespace specwave {
 
@@ -68,7 +68,7 @@ struct SpectralSetup {
   std::array<std::vector<T>, 3> pml_b, pml_bs;
 
   PointLists<T> receivers;  // receiver r samples sum_p factor[p] u[index[p]] (Hicks weights); one rank only
-  BlockReceivers<T> block_receivers;  // the receivers of the local block (solver/propagators/fdtd/fdtd_setup.hpp)
+  BlockReceivers<T> block_receivers;  // the receivers of the local block (solver/propagators/point_lists.hpp)
 };
 
 // Without `blocks`: the whole grid on one rank.

@@ -1,0 +1,54 @@
+#pragma once
+// Sources and receivers as flat point lists on a field layout, shared by the methods (FDTD and spectral, CPU and
+// CUDA): the Hicks stencils of solver/plan/acquisition.hpp resolved to indices and factors, and the receivers of
+// one block of a decomposed grid arranged so that the traces are bitwise those of one rank.
+#include <cstdint>
+#include <vector>
+
+#include "kernels/common.hpp"
+#include "solver/parallel/decomposition.hpp"
+#include "solver/plan/acquisition.hpp"
+
+namespace specwave {
+
+// Points of several sources or receivers: entry p belongs to owner[p]; for receivers, receiver r owns
+// entries offsets[r] .. offsets[r+1]-1. Injection adds factor[p] * s_owner(t_n) at index[p];
+// sampling sums factor[p] * u[index[p]].
+template <class T>
+struct PointLists {
+  std::vector<index_t> index;
+  std::vector<T> factor;
+  std::vector<std::int32_t> owner, offsets;
+};
+
+// The point lists of stencils on `layout`, each factor = weight * scale * (factor_field at the point, if given).
+// Only the points of `block` are listed (global stencil indices become the block's local ones); without a
+// block, all.
+template <class T>
+PointLists<T> make_point_lists(const FieldLayout& layout, const std::vector<PointStencil>& stencils, double scale,
+                               const std::vector<T>* factor_field, const Block* block = nullptr);
+
+// Receivers on one block of a decomposed grid, arranged so that the traces are bitwise those of one rank
+// (docs/architecture.md, "Domain decomposition"): a receiver whose points all lie in one block is summed there
+// (`whole`, in the single-rank order); the points of a receiver split between blocks are recorded one by one as
+// products factor * u into numbered slots, and summed in the single-rank order once every rank's slots are
+// gathered (gather_traces). On one rank every receiver is whole and whole_id[r] = r.
+template <class T>
+struct BlockReceivers {
+  PointLists<T> whole;         // offsets per whole receiver of this block
+  std::vector<int> whole_id;   // their receiver numbers
+  PointLists<T> parts;         // this block's points of split receivers; owner[p] = slot
+  std::vector<int> split_id;   // every split receiver (the same list on every rank)
+  std::vector<int> split_slots;  // receiver split_id[k] has slots split_slots[k] .. split_slots[k+1]-1, in point order
+  int slots() const { return split_slots.empty() ? 0 : split_slots.back(); }
+};
+template <class T>
+BlockReceivers<T> make_block_receivers(const FieldLayout& layout, const std::vector<PointStencil>& receivers,
+                                       const Block& block);
+
+// Trace samples n of every receiver of this block: traces[id * nt + n] (whole) and parts[slot * nt + n].
+template <class T>
+void record_block(const BlockReceivers<T>& r, const T* u, std::vector<double>& traces, std::vector<double>& parts,
+                  int nt, int n);
+
+}  // namespace specwave
