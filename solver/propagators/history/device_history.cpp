@@ -1,4 +1,5 @@
 #include "solver/propagators/history/device_history.hpp"
+#include "solver/propagators/history/segment_schedule.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -57,50 +58,34 @@ class AllSteps final : public DeviceWavefieldHistory<T> {
   std::size_t field_size_ = 0;
 };
 
-// Checkpoint k holds the state at step k * segment; the segment holding a requested n is recomputed from its
-// checkpoint into `cache_` (fields first .. last), once per segment (as SegmentCheckpoints on the CPU).
+// Segment checkpoints (segment_schedule.hpp) in device or pinned host memory, as SegmentCheckpoints on the CPU.
 template <class T>
 class SegmentCheckpoints final : public DeviceWavefieldHistory<T> {
  public:
-  SegmentCheckpoints(int segment, HistoryTier tier) : segment_(segment), tier_(tier), states_(tier), cache_(tier) {
-    if (segment < 1) throw std::invalid_argument("segment checkpoints: segment must be >= 1");
+  SegmentCheckpoints(int segment, HistoryTier tier) : schedule_(segment), tier_(tier), states_(tier), cache_(tier) {}
+  std::string name() const override {
+    return fmt::format("checkpoints every {} steps in {}", schedule_.segment(), to_string(tier_));
   }
-  std::string name() const override { return fmt::format("checkpoints every {} steps in {}", segment_, to_string(tier_)); }
   void run_forward(DeviceForwardStepper<T>& s, int nt) override {
-    nt_ = nt;
     state_size_ = s.state_values();
     field_size_ = s.field_values();
-    const int count = (nt - 1) / segment_ + 1;
-    states_.ensure(state_size_ * std::size_t(count));
-    cache_.ensure(field_size_ * (std::size_t(segment_) + 1));
-    for (int n = 0; n < nt; ++n) {
-      if (n % segment_ == 0) s.save_state(state(n / segment_));
-      s.step(n);
-    }
-    first_ = last_ = -1;
+    states_.ensure(state_size_ * std::size_t(schedule_.checkpoints(nt)));
+    cache_.ensure(field_size_ * std::size_t(schedule_.cache_fields()));
+    schedule_.run_forward(nt, [&](int k) { s.save_state(state(k)); }, [&](int n) { s.step(n); });
   }
   void field(DeviceForwardStepper<T>& s, int n, T* out) override {
-    if (n < first_ || n > last_) {
-      const int k = std::min(n / segment_, (nt_ - 1) / segment_);
-      first_ = k * segment_;
-      last_ = std::min(first_ + segment_, nt_);
-      s.restore_state(state(k));
-      s.copy_field(cached(first_));
-      for (int m = first_; m < last_; ++m) {
-        s.step(m);
-        s.copy_field(cached(m + 1));
-      }
-    }
-    cuda::copy_async(out, cached(n), field_size_ * sizeof(T), s.stream());
+    schedule_.recompute(
+        n, [&](int k) { s.restore_state(state(k)); }, [&](int m) { s.step(m); },
+        [&](int slot) { s.copy_field(cached(slot)); });
+    cuda::copy_async(out, cached(schedule_.cache_slot(n)), field_size_ * sizeof(T), s.stream());
   }
   std::size_t bytes() const override { return states_.bytes() + cache_.bytes(); }
 
  private:
   T* state(int k) const { return states_.data() + std::size_t(k) * state_size_; }
-  T* cached(int n) const { return cache_.data() + std::size_t(n - first_) * field_size_; }
-  int segment_;
+  T* cached(int slot) const { return cache_.data() + std::size_t(slot) * field_size_; }
+  SegmentSchedule schedule_;
   HistoryTier tier_;
-  int nt_ = 0, first_ = -1, last_ = -1;
   std::size_t state_size_ = 0, field_size_ = 0;
   TierArray<T> states_, cache_;
 };

@@ -1,4 +1,5 @@
 #include "solver/propagators/history/wavefield_history.hpp"
+#include "solver/propagators/history/segment_schedule.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -60,52 +61,35 @@ class AllSteps final : public WavefieldHistory<T> {
   std::size_t field_size_ = 0;
 };
 
-// Checkpoint k holds the state at step k * segment. The adjoint asks for u^n in decreasing n: the segment
-// holding n is recomputed from its checkpoint into `cache_` (fields first .. last), once per segment.
+// Segment checkpoints (segment_schedule.hpp) in host memory.
 template <class T>
 class SegmentCheckpoints final : public WavefieldHistory<T> {
  public:
-  explicit SegmentCheckpoints(int segment) : segment_(segment) {
-    if (segment < 1) throw std::invalid_argument("segment checkpoints: segment must be >= 1");
-  }
-  std::string name() const override { return fmt::format("checkpoints every {} steps", segment_); }
+  explicit SegmentCheckpoints(int segment) : schedule_(segment) {}
+  std::string name() const override { return fmt::format("checkpoints every {} steps", schedule_.segment()); }
   void run_forward(ForwardStepper<T>& s, int nt) override {
     this->begin_count();
-    nt_ = nt;
     state_size_ = s.state_values();
     field_size_ = s.field_values();
-    const int count = (nt - 1) / segment_ + 1;
-    states_.resize(state_size_ * std::size_t(count));
-    for (int n = 0; n < nt; ++n) {
-      if (n % segment_ == 0) s.save_state(state(n / segment_));
-      this->step(s, n);
-    }
-    cache_.resize(field_size_ * (std::size_t(segment_) + 1));
-    first_ = last_ = -1;
+    states_.resize(state_size_ * std::size_t(schedule_.checkpoints(nt)));
+    schedule_.run_forward(nt, [&](int k) { s.save_state(state(k)); }, [&](int n) { this->step(s, n); });
+    cache_.resize(field_size_ * std::size_t(schedule_.cache_fields()));
   }
   void field(ForwardStepper<T>& s, int n, std::span<T> out) override {
-    if (n < first_ || n > last_) {
-      const int k = std::min(n / segment_, (nt_ - 1) / segment_);
-      first_ = k * segment_;
-      last_ = std::min(first_ + segment_, nt_);
-      s.restore_state(state(k));
-      s.copy_field(cached(first_));
-      for (int m = first_; m < last_; ++m) {
-        this->step(s, m);
-        s.copy_field(cached(m + 1));
-      }
-    }
-    const auto in = cached(n);
+    schedule_.recompute(
+        n, [&](int k) { s.restore_state(state(k)); }, [&](int m) { this->step(s, m); },
+        [&](int slot) { s.copy_field(cached(slot)); });
+    const auto in = cached(schedule_.cache_slot(n));
     std::copy(in.begin(), in.end(), out.begin());
   }
   std::size_t bytes() const override { return (states_.size() + cache_.size()) * sizeof(T); }
 
  private:
   std::span<T> state(int k) { return std::span<T>(states_).subspan(std::size_t(k) * state_size_, state_size_); }
-  std::span<T> cached(int n) {
-    return std::span<T>(cache_).subspan(std::size_t(n - first_) * field_size_, field_size_);
+  std::span<T> cached(int slot) {
+    return std::span<T>(cache_).subspan(std::size_t(slot) * field_size_, field_size_);
   }
-  int segment_, nt_ = 0, first_ = -1, last_ = -1;
+  SegmentSchedule schedule_;
   std::size_t state_size_ = 0, field_size_ = 0;
   std::vector<T> states_, cache_;
 };
