@@ -21,7 +21,7 @@ std::optional<std::string> read_text_file(const std::string& path) {
   return text.str();
 }
 
-void write_text_atomically(const std::string& path, const std::string& text) {
+void write_text_atomically(const std::string& path, const std::string& text, std::string_view fix) {
   const std::string tmp = fmt::format("{}.tmp-{}", path, ::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "w");
   bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
@@ -30,9 +30,8 @@ void write_text_atomically(const std::string& path, const std::string& text) {
   if (ok) std::filesystem::rename(tmp, path, ec);
   if (!ok || ec) {
     std::filesystem::remove(tmp, ec);
-    throw Error(ExitCode::output_error, fmt::format("{}: cannot write (missing folder, disk full or no permission?); "
-                                                    "check the folder",
-                                                    path));
+    throw Error(ExitCode::output_error,
+                fmt::format("{}: cannot write (missing folder, disk full or no permission?); {}", path, fix));
   }
 }
 

@@ -1,16 +1,14 @@
 #include "solver/inversion/inversion_outputs.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
 
 #include "io/hdf5.hpp"
 #include "io/outputs.hpp"
 #include "io/png_plot.hpp"
+#include "io/text_file.hpp"
 #include "solver/case/errors.hpp"
 
 namespace specwave {
@@ -19,22 +17,6 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.17g}", v) : "null"; }
-
-// Writes `text` to "<path>.tmp-<pid>" and renames it to `path`.
-void write_text_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = fmt::format("{}.tmp-{}", path, ::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (f) ok = std::fclose(f) == 0 && ok;
-  std::error_code ec;
-  if (ok) fs::rename(tmp, path, ec);
-  if (!ok || ec) {
-    fs::remove(tmp, ec);
-    throw Error(ExitCode::output_error, fmt::format("{}: cannot write (disk full or no permission?); choose another "
-                                                    "output.directory",
-                                                    path));
-  }
-}
 
 }  // namespace
 
@@ -88,7 +70,8 @@ void InversionRecorder::restore(const std::vector<InversionIteration>& history) 
 void InversionRecorder::write_jsonl() const {
   std::string text;
   for (const auto& it : history_) text += json_line(it) + "\n";
-  write_text_atomically((fs::path(directory_) / "iterations.jsonl").string(), text);
+  io::write_text_atomically((fs::path(directory_) / "iterations.jsonl").string(), text,
+                            "choose another output.directory");
 }
 
 void InversionRecorder::write_h5() const {
