@@ -262,12 +262,7 @@ class FdtdCuda final : public Propagator {
   // state replaced and are dropped; the ring restarts at the next advance's first step.
   void visit_state(StateVisitor& v) override {
     const cudaStream_t st = stream_.handle();
-    if (v.loading()) {  // the ring restarts at the next advance's first step
-      ring_.discard(-1);
-      field_copy_.discard();
-    } else {
-      ring_.flush();
-    }
+    begin_state_visit(v, ring_, field_copy_);
     visit_device(v, "u", u_, st);
     visit_device(v, "u_prev", u_prev_, st);
     for (std::size_t s = 0; s < slabs_.size(); ++s) visit_device(v, fmt::format("cpml_{}", s), slabs_[s], st);

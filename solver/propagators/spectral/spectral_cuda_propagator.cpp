@@ -189,12 +189,7 @@ class SpectralCuda final : public Propagator {
   // dropped; the ring restarts at the next advance's first step.
   void visit_state(StateVisitor& v) override {
     const cudaStream_t st = stream_.handle();
-    if (v.loading()) {  // the ring restarts at the next advance's first step
-      ring_.discard(-1);
-      field_copy_.discard();
-    } else {
-      ring_.flush();
-    }
+    begin_state_visit(v, ring_, field_copy_);
     if (pml_) {
       visit_device(v, "p", p_sum_, st);
       for (int a = 0; a < 3; ++a) {
