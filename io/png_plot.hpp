@@ -17,7 +17,7 @@ struct ImagePlot {
 // Writes atomically: to "<path>.tmp", then rename. Throws std::runtime_error naming the path on failure.
 void write_image_png(const std::string& path, std::span<const float> data, int rows, int cols, const ImagePlot& plot);
 struct LinePlot { std::string title, x_label, y_label; bool log_y = false; };
-// several series sharing x; draws axes, ticks with numbers, and a legend. Used later for misfit curves.
+// several series sharing x; draws axes, ticks with numbers, and a legend (misfit curves).
 void write_line_png(const std::string& path, std::span<const double> x,
                     const std::vector<std::vector<double>>& series, const std::vector<std::string>& names,
                     const LinePlot& plot);

@@ -1,5 +1,5 @@
 #pragma once
-// Domain decomposition geometry for MPI runs (issue 5): a 3-D Cartesian process grid and the block of the
+// Domain decomposition geometry for MPI runs: a 3-D Cartesian process grid and the block of the
 // global grid each rank owns. Pure geometry: no MPI calls, unit-tested without MPI.
 #include <array>
 #include <optional>

@@ -1,6 +1,5 @@
 // specwave-gradient-bench: the time of one gradient (forward with the wavefield history, adjoint, imaging) over
-// the time of one forward run, per wavefield storage strategy and method (scripts/bench --gradient; issue 6's
-// target: <= 3.5x for in-memory storage). The baseline is the production forward propagator (make_propagator)
+// the time of one forward run, per wavefield storage strategy and method (scripts/bench --gradient). The baseline is the production forward propagator (make_propagator)
 // on the same case; the gradient's own forward pass without history is also timed, and each strategy's forward
 // steps are counted (its recompute factor). Best of the rounds, Markdown on stdout.
 #include <unistd.h>
