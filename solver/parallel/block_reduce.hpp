@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "solver/parallel/comm.hpp"
-#include "solver/propagators/fdtd/fdtd_setup.hpp"
+#include "solver/propagators/point_lists.hpp"
 #include "solver/propagators/propagator.hpp"
 
 namespace specwave {

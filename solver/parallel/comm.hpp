@@ -1,5 +1,6 @@
 #pragma once
-// MPI behind one small wrapper: the only file besides its .cpp that knows MPI calls. The same interface
+// MPI behind one small wrapper: the engine's MPI calls go through it (besides io/hdf5.cpp's MPI-IO file
+// access and what `specwave info` and the MPI FFT benchmark ask the library). The same interface
 // compiles without MPI (SPECWAVE_HAVE_MPI undefined) to a single rank, and a build with MPI run without
 // MPI_Init (a test program, a library user) also sees one rank, so callers never need #ifdef.
 //

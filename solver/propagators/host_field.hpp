@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "solver/propagators/fdtd/fdtd_setup.hpp"
+#include "solver/propagators/point_lists.hpp"
 #include "solver/propagators/propagator.hpp"
 
 namespace specwave::host {

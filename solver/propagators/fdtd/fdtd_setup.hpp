@@ -1,6 +1,7 @@
 #pragma once
 // Host-side preparation shared by every FDTD propagator (CPU and CUDA): the padded layout, (v dt)^2, the
-// stencil coefficients, the CPML profiles and slab geometry, and sources/receivers as flat point lists.
+// stencil coefficients, the CPML profiles and slab geometry, and the sources and receivers as point lists
+// (solver/propagators/point_lists.hpp).
 // The CPU propagator runs on these arrays; the CUDA propagator copies them to the device once.
 #include <array>
 #include <cstdint>
