@@ -40,6 +40,13 @@ bool cpu_only(std::string_view why) {
   return true;
 }
 
+bool not_on_cpu(std::string_view why) {
+  if (tested != BackendKind::cpu) return false;
+  const std::string message = "not run on the cpu backend: " + std::string(why);
+  MESSAGE(message);
+  return true;
+}
+
 }  // namespace specwave::testing
 
 int main(int argc, char** argv) {

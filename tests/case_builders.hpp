@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "solver/case/case.hpp"
@@ -34,6 +35,42 @@ inline Case small_case(int n, double h, double v, int order, int pml_width, doub
   return c;
 }
 
+// The backend comparison case (tests/test_physics.cpp, tests/test_gpu.cpp): 40 x 44 x 48 points, order `order`,
+// an absorbing layer of `pml` points (and a free surface on top, or not), a model of kind `model` (Gaussian
+// anomaly, layers or homogeneous), two sources fired together (the first off the grid) and three receivers (two
+// off the grid).
+inline Case forward_comparison_case(int order, int pml, bool free_surface, ModelSpec::Kind model) {
+  Case c = small_case(40, 10, 2000, order, pml, 15, 0.15);
+  c.grid.shape = {40, 44, 48};
+  c.model.kind = model;
+  c.model.velocity = 2000;
+  c.model.anomaly = -400;
+  c.model.center = {190, 200, 230};
+  c.model.radius = 60;
+  c.model.interfaces = {150, 260};
+  c.model.velocities = {1800, 2200, 2600};
+  c.boundary.free_surface = free_surface;
+  c.shots[0].sources[0].position = {free_surface ? 21.0 : 171.3, 203.4, 188.8};
+  SourceSpec second = c.shots[0].sources[0];
+  second.position = {200, 180, 250};
+  second.wavelet.peak_frequency = 12;
+  c.shots[0].sources.push_back(second);
+  c.receivers = {{free_surface ? 15.5 : 110.0, 150.0, 290.3}, {250.7, 220.1, 150.0}, {200, 200, 200}};
+  return c;
+}
+
+// The backend comparison case (order 8, an absorbing layer of 8, the Gaussian anomaly) with the spectral method.
+inline Case spectral_comparison_case(SpectralAbsorber absorber, Precision precision) {
+  Case c = forward_comparison_case(8, 8, false, ModelSpec::Kind::gaussian);
+  c.scheme.method = Method::spectral;
+  c.boundary.spectral_absorber = absorber;  // each with its default profile
+  c.run.precision = precision;
+  return c;
+}
+
+// A std::string, not a const char*: doctest's MESSAGE and CAPTURE print a const char* as its address.
+inline std::string absorber_name(SpectralAbsorber a) { return a == SpectralAbsorber::pml ? "pml" : "damping"; }
+
 // The gradient tests' case (tests/test_gradient.cpp, tests/test_gpu.cpp): a small heterogeneous model (a Gaussian
 // anomaly), 2 sources in 2 shots, receivers off the grid, CPML on every face (or a free surface on top), order 8.
 inline Case gradient_test_case(bool free_surface, Precision precision, int order = 8) {
@@ -52,6 +89,17 @@ inline Case gradient_test_case(bool free_surface, Precision precision, int order
   c.run.precision = precision;
   c.inversion.present = true;
   c.inversion.velocity_max = 2600;
+  return c;
+}
+
+// The gradient tests' case with observed data from a shifted anomaly (inversion.true_model), so that the residual
+// is not small.
+inline Case gradient_data_case(bool free_surface, Precision precision, int order = 8) {
+  Case c = gradient_test_case(free_surface, precision, order);
+  ModelSpec truth = c.model;
+  truth.center = {120, 150, 150};
+  truth.anomaly = 200;
+  c.inversion.true_model = truth;
   return c;
 }
 

@@ -25,4 +25,9 @@ inline Case on_test_backend(Case c) {
 // `why` and returns true (the test then returns at once); on the CPU it returns false.
 bool cpu_only(std::string_view why);
 
+// For a test that compares the tested backend with the CPU backend, and so checks nothing on the CPU itself: on
+// the CPU it logs a doctest MESSAGE naming `why` and returns true (the test then returns at once); on another
+// backend it returns false.
+bool not_on_cpu(std::string_view why);
+
 }  // namespace specwave::testing

@@ -1,60 +1,25 @@
 // The command line on bad input: each case is refused before the run with one clear line (naming the
 // file/key/dataset) and the documented exit code; a run that fails leaves no file under a final name.
 #include <doctest/doctest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "cli_helpers.hpp"
 #include "io/hdf5.hpp"
 
 namespace fs = std::filesystem;
 using namespace specwave;
+using testing::Result;
+using testing::run_specwave;
 
 namespace {
 
 const fs::path work = fs::temp_directory_path() / "specwave_test_cli";
 
-const char* base_case = R"(name = "cli"
-[grid]
-shape = [40, 40, 40]
-spacing = 10.0
-[model]
-type = "homogeneous"
-velocity = 2000.0
-[time]
-duration = 0.2
-[[shots]]
-[[shots.sources]]
-position = [200.0, 200.0, 200.0]
-peak_frequency = 10.0
-[receivers]
-points = [[200.0, 200.0, 280.0]]
-[boundary]
-pml_width = 10
-[output]
-directory = "out"
-plots = false
-)";
-
-struct Result {
-  int code;
-  std::string output;
-};
-
-Result run_specwave(const std::string& args) {
-  const std::string cmd = std::string(SPECWAVE_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (pipe && fgets(buf.data(), buf.size(), pipe)) out += buf.data();
-  const int status = pipe ? pclose(pipe) : -1;
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+const std::string base_case = testing::cli_base_case("cli");
 
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
   const auto pos = text.find(from);

@@ -1,8 +1,12 @@
-// GPU tests (label gpu): the CUDA propagators (FDTD, spectral) against the CPU propagators and the Eigen
-// references on the same cases; the CUDA FDTD gradient against the CPU one; cuBLAS vector operations against Eigen;
-// the optimiser on device vectors (OpsOptimizer on cuBLAS) against the Eigen one; the gradient preconditioner
-// on the device (cuFFT smoothing, weights) against the host one. Without a usable device the executable prints why and exits 77, which CTest
-// reports as skipped.
+// GPU tests (label gpu): what only the CUDA backend has. The CUDA propagators' plumbing (the receivers' ring, a
+// shot resumed in the middle of a ring half, the two-phase field copy, the state reset between shots), the tiled
+// FDTD kernel against the generic one, the cuFFT wrapper, the CUDA gradient's device histories and its refusal of
+// the spectral method, cuBLAS vector operations against Eigen, the optimiser on device vectors (OpsOptimizer on
+// cuBLAS) against the Eigen one, the gradient preconditioner on the device (cuFFT smoothing, weights) against the
+// host one, and the inversion on the CUDA backend against the CPU one. The CUDA propagators and the CUDA gradient
+// against the CPU ones and the Eigen references are backend tests (tests/test_physics.cpp,
+// tests/test_gradient.cpp: test_physics_cuda, test_physics_spectral_cuda, test_gradient_cuda). Without a usable
+// device the executable prints why and exits 77, which CTest reports as skipped.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -24,17 +28,14 @@
 #include "solver/case/errors.hpp"
 #include "solver/forward/forward.hpp"
 #include "solver/inversion/objective.hpp"
-#include "solver/inversion/gradient_check.hpp"
 #include "solver/inversion/inversion.hpp"
 #include "io/case_file.hpp"
 #include "solver/optim/ops_optimizer.hpp"
 #include "solver/optim/optimizer.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/inversion/preconditioner.hpp"
-#include "validation/validate.hpp"
 #include "solver/propagators/propagator.hpp"
 #include "validation/reference.hpp"
-#include "validation/spectral_reference.hpp"
 
 #if defined(SPECWAVE_HAVE_CUDA)
 #include "kernels/cuda/device.hpp"
@@ -46,66 +47,15 @@
 #endif
 
 using namespace specwave;
-using specwave::testing::small_case;
+using specwave::testing::absorber_name;
+using specwave::testing::forward_comparison_case;
+using specwave::testing::spectral_comparison_case;
 
 namespace {
 
 double rel_l2(const std::vector<double>& a, const std::vector<double>& b) {
   return validation::relative_l2(a.data(), b.data(), a.size());
 }
-
-Case configured_case(int order, int pml, bool free_surface, ModelSpec::Kind model) {
-  Case c = small_case(40, 10, 2000, order, pml, 15, 0.15);
-  c.grid.shape = {40, 44, 48};
-  c.model.kind = model;
-  c.model.velocity = 2000;
-  c.model.anomaly = -400;
-  c.model.center = {190, 200, 230};
-  c.model.radius = 60;
-  c.model.interfaces = {150, 260};
-  c.model.velocities = {1800, 2200, 2600};
-  c.boundary.free_surface = free_surface;
-  c.shots[0].sources[0].position = {free_surface ? 21.0 : 171.3, 203.4, 188.8};
-  SourceSpec second = c.shots[0].sources[0];
-  second.position = {200, 180, 250};
-  second.wavelet.peak_frequency = 12;
-  c.shots[0].sources.push_back(second);
-  c.receivers = {{free_surface ? 15.5 : 110.0, 150.0, 290.3}, {250.7, 220.1, 150.0}, {200, 200, 200}};
-  return c;
-}
-
-}  // namespace
-
-TEST_CASE("CUDA FDTD agrees with the CPU engine: fp64 <= 1e-12, fp32 <= 1e-5 (traces and final field)") {
-  struct Config {
-    const char* name;
-    int order, pml;
-    bool free_surface;
-    ModelSpec::Kind model;
-  };
-  for (const Config& cfg : {Config{"order 2, no PML", 2, 0, false, ModelSpec::Kind::homogeneous},
-                            Config{"order 8, CPML 8, Gaussian", 8, 8, false, ModelSpec::Kind::gaussian},
-                            Config{"order 4, CPML 6, free surface, layers", 4, 6, true, ModelSpec::Kind::layered},
-                            Config{"order 16, CPML 5", 16, 5, false, ModelSpec::Kind::gaussian}}) {
-    const std::string config = cfg.name;
-    CAPTURE(config);
-    for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-12}, std::pair{Precision::fp32, 1e-5}}) {
-      Case cpu = configured_case(cfg.order, cfg.pml, cfg.free_surface, cfg.model);
-      cpu.run.precision = precision;
-      Case gpu = cpu;
-      gpu.run.backend = BackendKind::cuda;
-      const Plan cpu_plan = make_plan(cpu), gpu_plan = make_plan(gpu);
-      REQUIRE(gpu_plan.backend == BackendKind::cuda);
-      const auto a = simulate_shot(cpu, cpu_plan, 0), b = simulate_shot(gpu, gpu_plan, 0);
-      const double traces = rel_l2(b.traces, a.traces), field = rel_l2(b.final_field, a.final_field);
-      MESSAGE(config << (precision == Precision::fp64 ? " fp64" : " fp32") << ": traces " << traces << ", final field " << field);
-      CHECK(traces <= tolerance);
-      CHECK(field <= tolerance);
-    }
-  }
-}
-
-namespace {
 
 // A propagator's state held in memory (the checkpoint's visit without files).
 class MemoryState final : public StateVisitor {
@@ -173,7 +123,7 @@ void check_ring_resume_and_field_copy(const Case& c, const Plan& plan, const std
 TEST_CASE("CUDA FDTD forward: deterministic overlapping sources, traces across ring halves, mid-half resume, two-phase copy") {
   for (Precision precision : {Precision::fp32, Precision::fp64}) {
     CAPTURE(precision == Precision::fp64);
-    Case c = configured_case(4, 6, false, ModelSpec::Kind::gaussian);
+    Case c = forward_comparison_case(4, 6, false, ModelSpec::Kind::gaussian);
     c.run.precision = precision;
     c.run.backend = BackendKind::cuda;
     c.time.duration = 0.9;  // more than two halves of the receivers' ring (256 steps each)
@@ -203,7 +153,7 @@ TEST_CASE("the tiled (2.5D) CUDA kernel agrees with the generic per-point kernel
       CAPTURE(order);
       CAPTURE(free_surface);
       for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-13}, std::pair{Precision::fp32, 1e-6}}) {
-        Case c = configured_case(order, 6, free_surface, ModelSpec::Kind::gaussian);
+        Case c = forward_comparison_case(order, 6, free_surface, ModelSpec::Kind::gaussian);
         c.grid.shape = {41, 45, 50};  // not multiples of the tile
         c.run.precision = precision;
         c.run.backend = BackendKind::cuda;
@@ -218,31 +168,6 @@ TEST_CASE("the tiled (2.5D) CUDA kernel agrees with the generic per-point kernel
       }
     }
 }
-
-TEST_CASE("CUDA FDTD agrees with the Eigen reference in fp64") {
-  Case c = configured_case(8, 8, true, ModelSpec::Kind::gaussian);
-  c.run.backend = BackendKind::cuda;
-  const Plan plan = make_plan(c);
-  const auto ref = reference_problem(c, plan, 0);
-  const auto expected = validation::run_reference(ref);
-  const auto out = simulate_shot(c, plan, 0);
-  CHECK(validation::relative_l2(out.final_field.data(), expected.final_field.data(), out.final_field.size()) < 1e-12);
-}
-
-namespace {
-
-// The FDTD GPU tests' case (Gaussian anomaly, two off-grid sources, off-grid receivers) with the spectral method.
-Case spectral_case(SpectralAbsorber absorber, Precision precision) {
-  Case c = configured_case(8, 8, false, ModelSpec::Kind::gaussian);
-  c.scheme.method = Method::spectral;
-  c.boundary.spectral_absorber = absorber;  // each with its default profile
-  c.run.precision = precision;
-  return c;
-}
-
-const char* absorber_name(SpectralAbsorber a) { return a == SpectralAbsorber::pml ? "pml" : "damping"; }
-
-}  // namespace
 
 #if defined(SPECWAVE_HAVE_CUDA)
 TEST_CASE("cuFFT wrapper: the forward transform is the DFT and leaves its input unchanged; a round trip gives N x input") {
@@ -292,31 +217,10 @@ TEST_CASE("cuFFT wrapper: the forward transform is the DFT and leaves its input 
 }
 #endif
 
-TEST_CASE("CUDA spectral (cuFFT) agrees with the CPU spectral engine: fp64 <= 1e-12, fp32 <= 1e-5 (traces and final field)") {
-  for (SpectralAbsorber absorber : {SpectralAbsorber::pml, SpectralAbsorber::damping})
-    for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-12}, std::pair{Precision::fp32, 1e-5}}) {
-      const std::string config = std::string(absorber_name(absorber)) + (precision == Precision::fp64 ? " fp64" : " fp32");
-      CAPTURE(config);
-      Case cpu = spectral_case(absorber, precision);
-      Case gpu = cpu;
-      gpu.run.backend = BackendKind::cuda;
-      const Plan cpu_plan = make_plan(cpu), gpu_plan = make_plan(gpu);
-      REQUIRE(gpu_plan.backend == BackendKind::cuda);
-      REQUIRE(make_propagator(gpu, gpu_plan)->name().rfind("spectral-cuda-", 0) == 0);
-      const auto a = simulate_shot(cpu, cpu_plan, 0), b = simulate_shot(gpu, gpu_plan, 0);
-      REQUIRE(a.traces.size() == b.traces.size());
-      REQUIRE(a.final_field.size() == b.final_field.size());
-      const double traces = rel_l2(b.traces, a.traces), field = rel_l2(b.final_field, a.final_field);
-      MESSAGE("spectral " << config << ": traces " << traces << ", final field " << field);
-      CHECK(traces <= tolerance);
-      CHECK(field <= tolerance);
-    }
-}
-
 TEST_CASE("CUDA spectral: a second shot on the same propagator repeats the first (state fully reset)") {
   for (SpectralAbsorber absorber : {SpectralAbsorber::pml, SpectralAbsorber::damping}) {
     CAPTURE(absorber_name(absorber));
-    Case c = spectral_case(absorber, Precision::fp64);
+    Case c = spectral_comparison_case(absorber, Precision::fp64);
     c.run.backend = BackendKind::cuda;
     const Plan plan = make_plan(c);
     auto p = make_propagator(c, plan);
@@ -342,7 +246,7 @@ TEST_CASE("CUDA spectral forward: traces across ring halves, mid-half resume, tw
     for (Precision precision : {Precision::fp32, Precision::fp64}) {
       const std::string config = std::string(absorber_name(absorber)) + (precision == Precision::fp64 ? " fp64" : " fp32");
       CAPTURE(config);
-      Case c = spectral_case(absorber, precision);
+      Case c = spectral_comparison_case(absorber, precision);
       c.run.backend = BackendKind::cuda;
       c.time.duration = 0.9;  // more than two halves of the receivers' ring (256 steps each)
       const Plan plan = make_plan(c);
@@ -369,38 +273,15 @@ TEST_CASE("CUDA spectral forward: traces across ring halves, mid-half resume, tw
     }
 }
 
-TEST_CASE("CUDA spectral agrees with the Eigen FFT reference in fp64 (both absorbers)") {
-  for (SpectralAbsorber absorber : {SpectralAbsorber::pml, SpectralAbsorber::damping}) {
-    CAPTURE(absorber_name(absorber));
-    Case c = spectral_case(absorber, Precision::fp64);
-    c.run.backend = BackendKind::cuda;
-    const Plan plan = make_plan(c);
-    const auto expected = validation::run_spectral_reference(reference_problem(c, plan, 0));
-    std::vector<double> expected_traces(expected.traces.size());  // Eigen's (receiver, n) matrix -> C order
-    for (int r = 0; r < expected.traces.rows(); ++r)
-      for (int n = 0; n < expected.traces.cols(); ++n) expected_traces[std::size_t(r) * plan.nt + n] = expected.traces(r, n);
-    const auto out = simulate_shot(c, plan, 0);
-    const double traces = rel_l2(out.traces, expected_traces), field = rel_l2(out.final_field, expected.final_field);
-    MESSAGE("spectral " << absorber_name(absorber) << " fp64, CUDA vs Eigen reference: traces " << traces << ", final field "
-                        << field);
-    CHECK(traces < 1e-12);
-    CHECK(field < 1e-12);
-  }
-}
-
 
 // ---- The FDTD gradient on the GPU (solver/propagators/fdtd/fdtd_cuda_gradient.cpp) ----------------------------------------------
 
 namespace {
 
-// The CPU gradient tests' case on `backend`, with data from a shifted anomaly, so the residual is not small.
+// The CPU gradient tests' case on `backend`, with data from a shifted anomaly (tests/case_builders.hpp).
 Case gradient_case(bool free_surface, Precision precision, int order, BackendKind backend) {
-  Case c = specwave::testing::gradient_test_case(free_surface, precision, order);
+  Case c = specwave::testing::gradient_data_case(free_surface, precision, order);
   c.run.backend = backend;
-  ModelSpec truth = c.model;
-  truth.center = {120, 150, 150};
-  truth.anomaly = 200;
-  c.inversion.true_model = truth;
   return c;
 }
 
@@ -413,72 +294,6 @@ HistoryChoice history(WavefieldStorage storage, int segment, HistoryTier tier) {
 }
 
 }  // namespace
-
-TEST_CASE("CUDA FDTD gradient agrees with the CPU gradient: fp64 <= 1e-12, fp32 <= 1e-5 (misfit, gradient, illumination)") {
-  // fp64: both backends run the same scheme; only rounding differs (FMA contraction, the order of a few sums), far
-  // below 1e-12 after nt steps, as for the forward propagators above. fp32: the same rounding differences at
-  // 6e-8 per operation, grown over nt ~ 400 steps of the forward and the adjoint pass: the forward test's 1e-5
-  // holds for traces and fields, and the gradient is a sum of products of such fields.
-  struct Config {
-    const char* name;
-    bool free_surface;
-    int order;
-  };
-  for (const Config& cfg : {Config{"CPML on all faces, order 8", false, 8}, Config{"free surface + CPML, order 4", true, 4}})
-    for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-12}, std::pair{Precision::fp32, 1e-5}}) {
-      const std::string config = std::string(cfg.name) + (precision == Precision::fp64 ? " fp64" : " fp32");
-      CAPTURE(config);
-      const Case cpu = gradient_case(cfg.free_surface, precision, cfg.order, BackendKind::cpu);
-      const Case gpu = gradient_case(cfg.free_surface, precision, cfg.order, BackendKind::cuda);
-      const Plan cpu_plan = make_plan(cpu), gpu_plan = make_plan(gpu);
-      REQUIRE(gpu_plan.backend == BackendKind::cuda);
-      auto a = make_gradient_propagator(cpu, cpu_plan, HistoryChoice{});
-      auto b = make_gradient_propagator(gpu, gpu_plan, HistoryChoice{});
-      REQUIRE(b->name().rfind("fdtd-cuda-", 0) == 0);
-      const ObservedData observed = observed_data(cpu, cpu_plan, *a);  // the same data for both
-      LeastSquaresMisfit misfit;
-      Objective oa(*a, misfit, observed, Parameterisation::velocity, cpu_plan.dt);
-      Objective ob(*b, misfit, observed, Parameterisation::velocity, gpu_plan.dt);
-      const std::vector<double> velocity(cpu_plan.model.velocity.begin(), cpu_plan.model.velocity.end());
-      const MisfitGradient ga = oa.evaluate(velocity, true), gb = ob.evaluate(velocity, true);
-      const double misfit_difference = std::abs(gb.misfit - ga.misfit) / ga.misfit;
-      const double gradient_difference = rel_l2(gb.gradient, ga.gradient);
-      // Illumination of shot 0: CPU and GPU.
-      const std::size_t points = std::size_t(cpu.grid.points());
-      std::vector<double> ia(points, 0.0), ib(points, 0.0), scratch(points, 0.0);
-      const std::vector<double> traces = a->forward(0, true);
-      b->forward(0, true);
-      std::vector<double> residual(traces.size());
-      for (std::size_t k = 0; k < traces.size(); ++k) residual[k] = traces[k] - observed[0][k];
-      a->adjoint(residual, scratch, ia);
-      std::fill(scratch.begin(), scratch.end(), 0.0);
-      b->adjoint(residual, scratch, ib);
-      const double illumination_difference = rel_l2(ib, ia);
-      MESSAGE(config << ": misfit " << misfit_difference << ", gradient " << gradient_difference << ", illumination "
-                     << illumination_difference);
-      CHECK(ga.misfit > 0);
-      CHECK(misfit_difference <= tolerance);
-      CHECK(gradient_difference <= tolerance);
-      CHECK(illumination_difference <= tolerance);
-    }
-}
-
-TEST_CASE("CUDA FDTD Born operator and its adjoint: dot-product test (fp64 <= 1e-10, fp32 <= 1e-4)") {
-  // The same bounds as the CPU dot-product test (tests/test_gradient.cpp): the adjoint is the exact transpose.
-  for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-10}, std::pair{Precision::fp32, 1e-4}})
-    for (bool free_surface : {false, true}) {
-      CAPTURE(free_surface);
-      CAPTURE(tolerance);
-      const Case c = gradient_case(free_surface, precision, 8, BackendKind::cuda);
-      const Plan plan = make_plan(c);
-      for (int shot = 0; shot < 2; ++shot) {
-        const DotTestResult r = born_dot_test(c, plan, shot, 1234 + shot);
-        MESSAGE("CUDA dot test, free surface " << free_surface << " shot " << shot << ": relative mismatch " << r.mismatch);
-        CHECK(r.lhs != 0);
-        CHECK(r.mismatch <= tolerance);
-      }
-    }
-}
 
 TEST_CASE("CUDA FDTD gradient: every history strategy and memory tier gives bitwise the same gradient") {
   for (Precision precision : {Precision::fp64, Precision::fp32}) {

@@ -7,11 +7,14 @@
 // gradient implements step for step (solver/propagators/fdtd/fdtd_cuda_gradient.cpp). The history strategy tests exercise the CPU
 // histories (binomial, disk, boundary saving; the CUDA gradient has every step or segment checkpoints, on the
 // device or in pinned host memory, compared in tests/test_gpu.cpp) and the spectral gradient (CPU only): on CUDA
-// they say so and return. The tests of host-side logic (history choice, misfits) use no backend and run as they are.
+// they say so and return. The CUDA gradient against the CPU one compares the tested backend with the CPU: on the
+// CPU it says so and returns. The tests of host-side logic (history choice, misfits) use no backend and run as
+// they are.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -26,6 +29,7 @@
 #include "solver/plan/plan.hpp"
 #include "solver/propagators/propagator.hpp"
 #include "test_backend.hpp"
+#include "validation/reference.hpp"
 
 using namespace specwave;
 
@@ -41,6 +45,13 @@ constexpr const char* cpu_histories =
     "it compares the CPU wavefield histories (binomial, disk, boundary saving) and the spectral gradient's (CPU "
     "only); the CUDA gradient's (every step, segment checkpoints; device and pinned host memory) are compared in "
     "tests/test_gpu.cpp";
+
+// What the tests of the tested backend against the CPU backend say on the CPU.
+constexpr const char* against_cpu = "it compares the tested backend with the CPU backend";
+
+double rel_l2(const std::vector<double>& a, const std::vector<double>& b) {
+  return validation::relative_l2(a.data(), b.data(), a.size());
+}
 
 }  // namespace
 
@@ -89,11 +100,7 @@ namespace {
 
 // The case with observed data from a shifted anomaly: the starting model is the case's own.
 Case taylor_case(Parameterisation p) {
-  Case c = gradient_test_case(true, Precision::fp64);
-  ModelSpec truth = c.model;
-  truth.center = {120, 150, 150};
-  truth.anomaly = 200;
-  c.inversion.true_model = truth;
+  Case c = testing::on_test_backend(testing::gradient_data_case(true, Precision::fp64));
   c.inversion.parameterisation = p;
   return c;
 }
@@ -119,6 +126,76 @@ TEST_CASE("Taylor test of the gradient: first-order remainder slope 1, second-or
     CHECK(std::abs(r.slope_first - 1) <= 0.1);
     CHECK(std::abs(r.slope_second - 2) <= 0.1);
   }
+}
+
+TEST_CASE("CUDA FDTD gradient agrees with the CPU gradient: fp64 <= 1e-12, fp32 <= 1e-5 (misfit, gradient, illumination)") {
+  // fp64: both backends run the same scheme; only rounding differs (FMA contraction, the order of a few sums), far
+  // below 1e-12 after nt steps, as for the forward propagators (tests/test_physics.cpp). fp32: the same rounding
+  // differences at 6e-8 per operation, grown over nt ~ 400 steps of the forward and the adjoint pass: the forward
+  // test's 1e-5 holds for traces and fields, and the gradient is a sum of products of such fields.
+  if (testing::not_on_cpu(against_cpu)) return;
+  struct Config {
+    const char* name;
+    bool free_surface;
+    int order;
+  };
+  for (const Config& cfg :
+       {Config{"CPML on all faces, order 8", false, 8}, Config{"free surface + CPML, order 4", true, 4}})
+    for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-12}, std::pair{Precision::fp32, 1e-5}}) {
+      const std::string config = std::string(cfg.name) + (precision == Precision::fp64 ? " fp64" : " fp32");
+      CAPTURE(config);
+      const Case cpu = testing::gradient_data_case(cfg.free_surface, precision, cfg.order);
+      const Case gpu = testing::on_test_backend(cpu);
+      const Plan cpu_plan = make_plan(cpu), gpu_plan = make_plan(gpu);
+      REQUIRE(gpu_plan.backend == BackendKind::cuda);
+      auto a = make_gradient_propagator(cpu, cpu_plan, HistoryChoice{});
+      auto b = make_gradient_propagator(gpu, gpu_plan, HistoryChoice{});
+      REQUIRE(b->name().rfind("fdtd-cuda-", 0) == 0);
+      const ObservedData observed = observed_data(cpu, cpu_plan, *a);  // the same data for both
+      LeastSquaresMisfit misfit;
+      Objective oa(*a, misfit, observed, Parameterisation::velocity, cpu_plan.dt);
+      Objective ob(*b, misfit, observed, Parameterisation::velocity, gpu_plan.dt);
+      const std::vector<double> velocity(cpu_plan.model.velocity.begin(), cpu_plan.model.velocity.end());
+      const MisfitGradient ga = oa.evaluate(velocity, true), gb = ob.evaluate(velocity, true);
+      const double misfit_difference = std::abs(gb.misfit - ga.misfit) / ga.misfit;
+      const double gradient_difference = rel_l2(gb.gradient, ga.gradient);
+      // Illumination of shot 0: CPU and the tested backend.
+      const std::size_t points = std::size_t(cpu.grid.points());
+      std::vector<double> ia(points, 0.0), ib(points, 0.0), scratch(points, 0.0);
+      const std::vector<double> traces = a->forward(0, true);
+      b->forward(0, true);
+      std::vector<double> residual(traces.size());
+      for (std::size_t k = 0; k < traces.size(); ++k) residual[k] = traces[k] - observed[0][k];
+      a->adjoint(residual, scratch, ia);
+      std::fill(scratch.begin(), scratch.end(), 0.0);
+      b->adjoint(residual, scratch, ib);
+      const double illumination_difference = rel_l2(ib, ia);
+      MESSAGE(config << ": misfit " << misfit_difference << ", gradient " << gradient_difference << ", illumination "
+                     << illumination_difference);
+      CHECK(ga.misfit > 0);
+      CHECK(misfit_difference <= tolerance);
+      CHECK(gradient_difference <= tolerance);
+      CHECK(illumination_difference <= tolerance);
+    }
+}
+
+TEST_CASE("CUDA FDTD Born operator and its adjoint: dot-product test (fp64 <= 1e-10, fp32 <= 1e-4)") {
+  // The bounds of the dot-product test above, on the gradient tests' case with observed data from a shifted
+  // anomaly, order 8, both boundary set-ups, both shots, on the tested backend: the adjoint is the exact transpose.
+  for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-10}, std::pair{Precision::fp32, 1e-4}})
+    for (bool free_surface : {false, true}) {
+      CAPTURE(free_surface);
+      CAPTURE(tolerance);
+      const Case c = testing::on_test_backend(testing::gradient_data_case(free_surface, precision, 8));
+      const Plan plan = make_plan(c);
+      for (int shot = 0; shot < 2; ++shot) {
+        const DotTestResult r = born_dot_test(c, plan, shot, 1234 + shot);
+        MESSAGE(std::string(to_string(c.run.backend)) << " dot test, free surface " << free_surface << " shot " << shot
+                                                      << ": relative mismatch " << r.mismatch);
+        CHECK(r.lhs != 0);
+        CHECK(r.mismatch <= tolerance);
+      }
+    }
 }
 
 namespace {

@@ -2,11 +2,8 @@
 // model-error reductions in its fixed number of iterations; a small case writes the documented outputs; bad
 // [inversion] keys are refused with exit code 3.
 #include <doctest/doctest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,29 +12,17 @@
 #include <fmt/format.h>
 #include <vector>
 
+#include "cli_helpers.hpp"
 #include "io/hdf5.hpp"
 
 namespace fs = std::filesystem;
 using namespace specwave;
+using testing::Result;
+using testing::run_specwave;
 
 namespace {
 
 const fs::path work = fs::temp_directory_path() / "specwave_test_invert";
-
-struct Result {
-  int code;
-  std::string output;
-};
-
-Result run_specwave(const std::string& args) {
-  const std::string cmd = std::string(SPECWAVE_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (pipe && fgets(buf.data(), buf.size(), pipe)) out += buf.data();
-  const int status = pipe ? pclose(pipe) : -1;
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
 
 std::vector<std::string> lines_of(const fs::path& p) {
   std::ifstream in(p);

@@ -1,12 +1,13 @@
 // The engine against the independent Eigen reference, the analytic Green's function, reciprocity,
-// and the measured CPML reflection.
-// A backend test (tests/test_backend.hpp): every case is built by small_case below, on the backend this process
-// tests (test_physics: CPU, test_physics_cuda: CUDA). The tolerances are those of the scheme and the precision,
-// not of a backend, and are the same on both: the CUDA propagators run the same scheme in the same precision and
-// differ from the CPU ones by rounding only (FMA contraction, the order of atomic additions where two sources'
-// stencils overlap). The Eigen reference bounds (1e-12 fp64, 1e-5 fp32) are rounding bounds between two
-// implementations of one scheme, which CUDA vs the reference is as much as CPU vs the reference
-// (tests/test_gpu.cpp holds CUDA vs CPU to the same bounds); reciprocity (1e-12, fp64) is rounding on one backend;
+// and the measured CPML reflection; the tested backend against the CPU backend.
+// A backend test (tests/test_backend.hpp): every case is built by small_case below, or by tests/case_builders.hpp's
+// backend comparison case, on the backend this process tests (test_physics: CPU, test_physics_cuda: CUDA). The
+// tolerances are those of the scheme and the precision, not of a backend, and are the same on both: the CUDA
+// propagators run the same scheme in the same precision and differ from the CPU ones by rounding only (FMA
+// contraction, the order of atomic additions where two sources' stencils overlap). The Eigen reference bounds
+// (1e-12 fp64, 1e-5 fp32) are rounding bounds between two implementations of one scheme, which CUDA vs the
+// reference is as much as CPU vs the reference (the "CUDA ... agrees with the CPU" tests hold CUDA vs CPU to the
+// same bounds; on the CPU backend they say so and return); reciprocity (1e-12, fp64) is rounding on one backend;
 // the analytic and reflection bounds (1e-6 to 2e-2) are discretisation errors, far above either backend's rounding.
 #include <doctest/doctest.h>
 
@@ -20,10 +21,12 @@
 #include "io/hdf5.hpp"
 #include "solver/forward/forward.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/propagator.hpp"
 #include "validation/validate.hpp"
 #include "solver/plan/wavelet.hpp"
 #include "test_backend.hpp"
 #include "validation/reference.hpp"
+#include "validation/spectral_reference.hpp"
 
 using namespace specwave;
 
@@ -37,6 +40,9 @@ Case small_case(int n, double h, double v, int order, int pml_width, double f_pe
 double rel_l2(const std::vector<double>& a, const std::vector<double>& b) {
   return validation::relative_l2(a.data(), b.data(), a.size());
 }
+
+// What the tests of the tested backend against the CPU backend say on the CPU.
+constexpr const char* against_cpu = "it compares the tested backend with the CPU backend";
 
 // Normal-incidence reflection of the +x absorbing face: the reflected wave is the difference between a run
 // whose +x face is 20 cells behind the receiver and one whose +x face is far away; it is compared with the
@@ -206,6 +212,46 @@ TEST_CASE("shots in flight together give the same files as shots one after anoth
   CHECK(serial == together);
 }
 
+TEST_CASE("CUDA FDTD agrees with the CPU engine: fp64 <= 1e-12, fp32 <= 1e-5 (traces and final field)") {
+  if (testing::not_on_cpu(against_cpu)) return;
+  struct Config {
+    const char* name;
+    int order, pml;
+    bool free_surface;
+    ModelSpec::Kind model;
+  };
+  for (const Config& cfg : {Config{"order 2, no PML", 2, 0, false, ModelSpec::Kind::homogeneous},
+                            Config{"order 8, CPML 8, Gaussian", 8, 8, false, ModelSpec::Kind::gaussian},
+                            Config{"order 4, CPML 6, free surface, layers", 4, 6, true, ModelSpec::Kind::layered},
+                            Config{"order 16, CPML 5", 16, 5, false, ModelSpec::Kind::gaussian}}) {
+    const std::string config = cfg.name;
+    CAPTURE(config);
+    for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-12}, std::pair{Precision::fp32, 1e-5}}) {
+      Case cpu = testing::forward_comparison_case(cfg.order, cfg.pml, cfg.free_surface, cfg.model);
+      cpu.run.precision = precision;
+      const Case gpu = testing::on_test_backend(cpu);
+      const Plan cpu_plan = make_plan(cpu), gpu_plan = make_plan(gpu);
+      REQUIRE(gpu_plan.backend == BackendKind::cuda);
+      const auto a = simulate_shot(cpu, cpu_plan, 0), b = simulate_shot(gpu, gpu_plan, 0);
+      const double traces = rel_l2(b.traces, a.traces), field = rel_l2(b.final_field, a.final_field);
+      MESSAGE(config << (precision == Precision::fp64 ? " fp64" : " fp32") << ": traces " << traces << ", final field "
+                     << field);
+      CHECK(traces <= tolerance);
+      CHECK(field <= tolerance);
+    }
+  }
+}
+
+TEST_CASE("CUDA FDTD agrees with the Eigen reference in fp64") {
+  // The tested backend (on the CPU backend: the CPU engine) on the backend comparison case.
+  const Case c = testing::on_test_backend(testing::forward_comparison_case(8, 8, true, ModelSpec::Kind::gaussian));
+  const Plan plan = make_plan(c);
+  const auto ref = reference_problem(c, plan, 0);
+  const auto expected = validation::run_reference(ref);
+  const auto out = simulate_shot(c, plan, 0);
+  CHECK(validation::relative_l2(out.final_field.data(), expected.final_field.data(), out.final_field.size()) < 1e-12);
+}
+
 TEST_CASE("spectral: the engine matches the Eigen FFT reference (fp64 <= 1e-12, fp32 <= 1e-5)") {
   Case c = small_case(32, 10, 2000, 8, 8, 12, 0.15);
   c.grid.shape = {32, 36, 40};
@@ -291,4 +337,45 @@ TEST_CASE("spectral damping layer: measured reflection at normal incidence, widt
   const double coefficient = spectral_reflection(SpectralAbsorber::damping, Precision::fp32, 64);
   MESSAGE("spectral damping-layer normal-incidence reflection (amplitude): " << coefficient);
   CHECK(coefficient < 0.02);
+}
+
+TEST_CASE("CUDA spectral (cuFFT) agrees with the CPU spectral engine: fp64 <= 1e-12, fp32 <= 1e-5 (traces and final field)") {
+  if (testing::not_on_cpu(against_cpu)) return;
+  for (SpectralAbsorber absorber : {SpectralAbsorber::pml, SpectralAbsorber::damping})
+    for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-12}, std::pair{Precision::fp32, 1e-5}}) {
+      const std::string config = testing::absorber_name(absorber) + (precision == Precision::fp64 ? " fp64" : " fp32");
+      CAPTURE(config);
+      const Case cpu = testing::spectral_comparison_case(absorber, precision);
+      const Case gpu = testing::on_test_backend(cpu);
+      const Plan cpu_plan = make_plan(cpu), gpu_plan = make_plan(gpu);
+      REQUIRE(gpu_plan.backend == BackendKind::cuda);
+      REQUIRE(make_propagator(gpu, gpu_plan)->name().rfind("spectral-cuda-", 0) == 0);
+      const auto a = simulate_shot(cpu, cpu_plan, 0), b = simulate_shot(gpu, gpu_plan, 0);
+      REQUIRE(a.traces.size() == b.traces.size());
+      REQUIRE(a.final_field.size() == b.final_field.size());
+      const double traces = rel_l2(b.traces, a.traces), field = rel_l2(b.final_field, a.final_field);
+      MESSAGE("spectral " << config << ": traces " << traces << ", final field " << field);
+      CHECK(traces <= tolerance);
+      CHECK(field <= tolerance);
+    }
+}
+
+TEST_CASE("CUDA spectral agrees with the Eigen FFT reference in fp64 (both absorbers)") {
+  // The tested backend (on the CPU backend: the CPU spectral engine) on the backend comparison case.
+  for (SpectralAbsorber absorber : {SpectralAbsorber::pml, SpectralAbsorber::damping}) {
+    CAPTURE(testing::absorber_name(absorber));
+    const Case c = testing::on_test_backend(testing::spectral_comparison_case(absorber, Precision::fp64));
+    const Plan plan = make_plan(c);
+    const auto expected = validation::run_spectral_reference(reference_problem(c, plan, 0));
+    std::vector<double> expected_traces(expected.traces.size());  // Eigen's (receiver, n) matrix -> C order
+    for (int r = 0; r < expected.traces.rows(); ++r)
+      for (int n = 0; n < expected.traces.cols(); ++n)
+        expected_traces[std::size_t(r) * plan.nt + n] = expected.traces(r, n);
+    const auto out = simulate_shot(c, plan, 0);
+    const double traces = rel_l2(out.traces, expected_traces), field = rel_l2(out.final_field, expected.final_field);
+    MESSAGE("spectral " << testing::absorber_name(absorber) << " fp64, " << std::string(to_string(c.run.backend))
+                        << " vs Eigen reference: traces " << traces << ", final field " << field);
+    CHECK(traces < 1e-12);
+    CHECK(field < 1e-12);
+  }
 }

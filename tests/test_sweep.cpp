@@ -9,7 +9,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "cli_helpers.hpp"
 #include "io/case_file.hpp"
 #include "io/hdf5.hpp"
 #include "io/json.hpp"
@@ -29,6 +29,9 @@
 
 namespace fs = std::filesystem;
 using namespace specwave;
+using testing::Result;
+using testing::run_command;
+using testing::run_specwave;
 
 namespace {
 
@@ -43,25 +46,6 @@ const struct RemoveAtExit {
 } remove_at_exit;
 const fs::path source_dir = SPECWAVE_SOURCE_DIR;
 const fs::path example_sweep = source_dir / "cases" / "sweeps" / "frequency-order.toml";
-
-struct Result {
-  int code;
-  std::string output;
-};
-
-// `prefix` goes before the program (environment settings such as PATH=...).
-Result run_command(const std::string& command) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (pipe && fgets(buf.data(), buf.size(), pipe)) out += buf.data();
-  const int status = pipe ? pclose(pipe) : -1;
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-Result run_specwave(const std::string& args, const std::string& env = "") {
-  return run_command(env + (env.empty() ? "" : " ") + SPECWAVE_BINARY + " " + args);
-}
 
 std::string read(const fs::path& p) {
   std::ifstream in(p);
@@ -83,31 +67,8 @@ void write_executable(const fs::path& p, const std::string& text) {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-const char* base_case = R"(name = "sweep-test"
-[grid]
-shape = [40, 40, 40]
-spacing = 10.0
-[model]
-type = "homogeneous"
-velocity = 2000.0
-[time]
-duration = 0.2
-[[shots]]
-[[shots.sources]]
-position = [200.0, 200.0, 200.0]
-peak_frequency = 10.0
-[[shots]]
-[[shots.sources]]
-position = [200.0, 200.0, 240.0]
-peak_frequency = 10.0
-[receivers]
-points = [[200.0, 200.0, 280.0]]
-[boundary]
-pml_width = 10
-[output]
-directory = "out"
-plots = false
-)";
+// Two shots: the sweep tests address shots[1] and shots[*].
+const std::string base_case = testing::cli_base_case("sweep-test", {"[200.0, 200.0, 200.0]", "[200.0, 200.0, 240.0]"});
 
 // A sweep file in `folder` over base.toml (written there too).
 fs::path write_sweep(const fs::path& folder, const std::string& name, const std::string& body, const std::string& base = base_case) {
