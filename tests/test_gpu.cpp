@@ -1,7 +1,7 @@
 // GPU tests (label gpu): what only the CUDA backend has. The CUDA propagators' plumbing (the receivers' ring, a
 // shot resumed in the middle of a ring half, the two-phase field copy, the state reset between shots), the tiled
 // FDTD kernel against the generic one, the cuFFT wrapper, the CUDA gradient's device histories and its refusal of
-// the spectral method, cuBLAS vector operations against Eigen, the optimiser on device vectors (OpsOptimizer on
+// the spectral method, cuBLAS vector operations against Eigen, the optimiser on device vectors (Optimizer on
 // cuBLAS) against the Eigen one, the gradient preconditioner on the device (cuFFT smoothing, weights) against the
 // host one, and the inversion on the CUDA backend against the CPU one. The CUDA propagators and the CUDA gradient
 // against the CPU ones and the Eigen references are backend tests (tests/test_physics.cpp,
@@ -30,8 +30,8 @@
 #include "solver/inversion/objective.hpp"
 #include "solver/inversion/inversion.hpp"
 #include "io/case_file.hpp"
-#include "solver/optim/ops_optimizer.hpp"
 #include "solver/optim/optimizer.hpp"
+#include "solver/optim/reference_optimizer.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/inversion/preconditioner.hpp"
 #include "solver/propagators/propagator.hpp"
@@ -452,7 +452,7 @@ TEST_CASE("device VectorOps: add_scaled, masks and path tangent agree with the C
 
 namespace {
 
-// Optimizer (Eigen, host) and OpsOptimizer on cuBLAS (device) side by side; f is evaluated on the host from the
+// ReferenceOptimizer (Eigen, host) and Optimizer on cuBLAS (device) side by side; f is evaluated on the host from the
 // downloaded x (the test's function, not the optimiser, crosses the bus). Reductions differ in order, so the
 // iterates agree to rounding: 1e-12 relative over these few iterations.
 // With a non-empty `diagonal`, both are preconditioned by P = diag(diagonal) (on the device as invert applies its
@@ -477,7 +477,7 @@ void compare_device_optimizer(const optim::Function& f, optim::Method m, optim::
       gpu->upload(std::size_t(h.size()), h.data(), v);
     };
   }
-  Optimizer host(f, b, o, x0, f0);
+  ReferenceOptimizer host(f, b, o, x0, f0);
   o.preconditioner = nullptr;
   const OpsFunction g = [&](const OpsVector& x, OpsVector& gradient) {
     const Evaluation e = f(x.to_host());
@@ -486,7 +486,7 @@ void compare_device_optimizer(const optim::Function& f, optim::Method m, optim::
   };
   OpsBounds ob;
   if (b.active()) ob = {OpsVector::from_host(*gpu, b.lower), OpsVector::from_host(*gpu, b.upper)};
-  OpsOptimizer device(*gpu, g, std::move(ob), o, OpsVector::from_host(*gpu, x0), f0.value, OpsVector::from_host(*gpu, f0.gradient),
+  Optimizer device(*gpu, g, std::move(ob), o, OpsVector::from_host(*gpu, x0), f0.value, OpsVector::from_host(*gpu, f0.gradient),
                       precondition);
   for (int k = 0; k < iterations; ++k) {
     CAPTURE(k);

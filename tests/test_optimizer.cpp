@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "solver/optim/ops_optimizer.hpp"
 #include "solver/optim/optimizer.hpp"
+#include "solver/optim/reference_optimizer.hpp"
 
 using namespace specwave::optim;
 
@@ -59,7 +59,7 @@ Run minimise(const Function& f, Method m, Vector x0, const Bounds& b, int max_it
   o.method = m;
   o.lbfgs_memory = 7;
   x0 = project(b, x0);
-  Optimizer opt(f, b, o, x0, f(x0));
+  ReferenceOptimizer opt(f, b, o, x0, f(x0));
   int evaluations = 1;
   while (opt.iteration() < max_iterations &&
          projected_gradient(b, opt.x(), opt.current().gradient).norm() > tolerance) {
@@ -286,9 +286,9 @@ TEST_CASE("CPU VectorOps: add_scaled, the feasible-direction and projected-gradi
 
 namespace {
 
-// Optimizer (Eigen) and OpsOptimizer (CPU VectorOps) side by side from the same start, iteration by iteration;
+// ReferenceOptimizer (Eigen) and Optimizer (CPU VectorOps) side by side from the same start, iteration by iteration;
 // with a non-empty `diagonal`, both preconditioned by P = diag(diagonal).
-void compare_with_ops_optimizer(const Function& f, Method m, Vector x0, const Bounds& b, int iterations,
+void compare_with_reference_optimizer(const Function& f, Method m, Vector x0, const Bounds& b, int iterations,
                                 const Vector& diagonal = Vector()) {
   const auto ops = specwave::make_cpu_vector_ops();
   OptimizerOptions o;
@@ -304,7 +304,7 @@ void compare_with_ops_optimizer(const Function& f, Method m, Vector x0, const Bo
       w = w.cwiseProduct(diagonal);
     };
   }
-  Optimizer eigen(f, b, o, x0, f0);
+  ReferenceOptimizer eigen(f, b, o, x0, f0);
   o.preconditioner = nullptr;
   const OpsFunction g = [&](const OpsVector& x, OpsVector& gradient) {
     const Evaluation e = f(x.to_host());
@@ -313,7 +313,7 @@ void compare_with_ops_optimizer(const Function& f, Method m, Vector x0, const Bo
   };
   OpsBounds ob;
   if (b.active()) ob = {OpsVector::from_host(*ops, b.lower), OpsVector::from_host(*ops, b.upper)};
-  OpsOptimizer on_ops(*ops, g, std::move(ob), o, OpsVector::from_host(*ops, x0), f0.value,
+  Optimizer on_ops(*ops, g, std::move(ob), o, OpsVector::from_host(*ops, x0), f0.value,
                       OpsVector::from_host(*ops, f0.gradient), precondition);
   for (int k = 0; k < iterations; ++k) {
     CAPTURE(k);
@@ -346,17 +346,17 @@ TEST_CASE("OpsOptimizer on the CPU VectorOps gives bitwise Optimizer's iterates 
   for (const Method m : {Method::lbfgs, Method::nlcg, Method::steepest}) {
     const std::string method = to_string(m);
     CAPTURE(method);
-    compare_with_ops_optimizer(rosenbrock, m, rosenbrock_start(10), Bounds{}, 25);
+    compare_with_reference_optimizer(rosenbrock, m, rosenbrock_start(10), Bounds{}, 25);
     const Quadratic q(40);
     const Bounds b{Vector::Constant(40, -1.0), Vector::Constant(40, 2.0)};
-    compare_with_ops_optimizer(q, m, Vector::Zero(40), b, 20);
+    compare_with_reference_optimizer(q, m, Vector::Zero(40), b, 20);
     // Rosenbrock in a box that excludes the minimum: the masks and the clipped path matter.
     const Bounds rb{Vector::Constant(10, -2.0), Vector::Constant(10, 0.8)};
-    compare_with_ops_optimizer(rosenbrock, m, rosenbrock_start(10), rb, 20);
+    compare_with_reference_optimizer(rosenbrock, m, rosenbrock_start(10), rb, 20);
     // Preconditioned (P = an approximate inverse of the quadratic's Hessian, and an arbitrary positive diagonal).
     const Vector inverse = q.a.cwiseInverse().cwiseProduct(Vector::LinSpaced(40, 0.5, 2.0));
-    compare_with_ops_optimizer(q, m, Vector::Zero(40), b, 20, inverse);
-    compare_with_ops_optimizer(rosenbrock, m, rosenbrock_start(10), rb, 20, Vector::LinSpaced(10, 0.2, 3.0));
+    compare_with_reference_optimizer(q, m, Vector::Zero(40), b, 20, inverse);
+    compare_with_reference_optimizer(rosenbrock, m, rosenbrock_start(10), rb, 20, Vector::LinSpaced(10, 0.2, 3.0));
   }
 }
 
@@ -366,7 +366,7 @@ TEST_CASE("OpsOptimizer refuses a host-vector preconditioner in its options") {
   o.preconditioner = [](const Vector& g) { return g; };
   const Vector x0 = Vector::Zero(3);
   const OpsFunction f = [](const OpsVector&, OpsVector&) { return 0.0; };
-  CHECK_THROWS_AS(OpsOptimizer(*ops, f, {}, o, OpsVector::from_host(*ops, x0), 0.0, OpsVector::from_host(*ops, x0)),
+  CHECK_THROWS_AS(Optimizer(*ops, f, {}, o, OpsVector::from_host(*ops, x0), 0.0, OpsVector::from_host(*ops, x0)),
                   std::invalid_argument);
 }
 
@@ -401,17 +401,17 @@ TEST_CASE("OpsOptimizer state: restored into Optimizer (and back) the iterates c
       const Vector x0 = Vector::Zero(30);
       const Evaluation f0 = q(x0);
       auto make_ops = [&] {
-        return OpsOptimizer(*ops, g, {OpsVector::from_host(*ops, b.lower), OpsVector::from_host(*ops, b.upper)},
+        return Optimizer(*ops, g, {OpsVector::from_host(*ops, b.lower), OpsVector::from_host(*ops, b.upper)},
                             ops_options, OpsVector::from_host(*ops, x0), f0.value, OpsVector::from_host(*ops, f0.gradient),
                             precondition);
       };
-      Optimizer reference(q, b, o, x0, f0);
-      OpsOptimizer first = make_ops();
+      ReferenceOptimizer reference(q, b, o, x0, f0);
+      Optimizer first = make_ops();
       for (int k = 0; k < 5; ++k) reference.iterate(), first.iterate();
-      // OpsOptimizer -> Optimizer, and Optimizer -> a fresh OpsOptimizer.
-      Optimizer from_ops(q, b, o, x0, f0);
+      // Optimizer -> ReferenceOptimizer, and ReferenceOptimizer -> a fresh Optimizer.
+      ReferenceOptimizer from_ops(q, b, o, x0, f0);
       from_ops.restore(first.state());
-      OpsOptimizer from_eigen = make_ops();
+      Optimizer from_eigen = make_ops();
       from_eigen.restore(reference.state());
       for (int k = 0; k < 4; ++k) {
         CAPTURE(k);

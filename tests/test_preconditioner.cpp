@@ -12,7 +12,7 @@
 #include <string>
 
 #include "solver/inversion/evaluation_log.hpp"
-#include "solver/optim/optimizer.hpp"
+#include "solver/optim/reference_optimizer.hpp"
 #include "solver/inversion/preconditioner.hpp"
 
 using namespace specwave;
@@ -78,7 +78,7 @@ TEST_CASE("source taper: 0 at the source, 1 beyond the radius, smooth between") 
 }
 
 TEST_CASE("a preconditioner equal to the inverse Hessian makes steepest descent converge in one step") {
-  using optim::Vector, optim::Evaluation, optim::Function, optim::OptimizerOptions, optim::Optimizer;
+  using optim::Vector, optim::Evaluation, optim::Function, optim::OptimizerOptions, optim::ReferenceOptimizer;
   Vector a(4), c(4);
   a << 1, 10, 100, 1000;
   c << 1, -2, 3, -4;
@@ -91,7 +91,7 @@ TEST_CASE("a preconditioner equal to the inverse Hessian makes steepest descent 
     OptimizerOptions o;
     o.method = m;
     if (preconditioned) o.preconditioner = [&](const Vector& g) { return Vector(g.cwiseQuotient(a)); };
-    Optimizer opt(f, {}, o, x0, f(x0));
+    ReferenceOptimizer opt(f, {}, o, x0, f(x0));
     while (opt.iteration() < 200 && (opt.x() - c).norm() > 1e-8) opt.iterate();
     return opt.iteration();
   };

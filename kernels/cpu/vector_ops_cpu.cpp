@@ -45,7 +45,7 @@ class CpuVectorOps final : public VectorOps {
 
   bool on_device() const override { return false; }
   // Aligned as Eigen aligns its own vectors, so the operations see the memory layout of the Eigen::VectorXd of
-  // Optimizer (the bitwise test also passed with a buffer offset by one double: the maps use unaligned packets).
+  // ReferenceOptimizer (the bitwise test also passed with a buffer offset by one double: the maps use unaligned packets).
   double* allocate(std::size_t n) const override {
     auto* x = static_cast<double*>(Eigen::internal::aligned_malloc(std::max<std::size_t>(n, 1) * sizeof(double)));
     std::fill(x, x + n, 0.0);

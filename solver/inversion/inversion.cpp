@@ -21,7 +21,7 @@
 #include "solver/inversion/objective.hpp"
 #include "solver/inversion/inversion_checkpoint.hpp"
 #include "solver/inversion/inversion_outputs.hpp"
-#include "solver/optim/ops_optimizer.hpp"
+#include "solver/optim/optimizer.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/propagators/capabilities.hpp"
 #include "solver/inversion/preconditioner.hpp"
@@ -33,7 +33,7 @@ using optim::OpsVector, optim::Vector;
 
 // Where the optimiser keeps its vectors (x, gradient, direction, line-search points, L-BFGS pairs): on the device,
 // operated on by cuBLAS, when the gradient runs there (the capability row's optimiser_on_device: FDTD on the CUDA
-// backend); in host memory with Eigen otherwise. Both run the same OpsOptimizer (solver/optim/ops_optimizer.hpp).
+// backend); in host memory with Eigen otherwise. Both run the same Optimizer (solver/optim/optimizer.hpp).
 std::unique_ptr<VectorOps> optimiser_vector_ops(const Case& c, const Plan& plan) {
   if (capability(c.scheme.method, plan.backend).optimiser_on_device) return make_cublas_vector_ops();
   return make_cpu_vector_ops();
@@ -297,7 +297,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       ops->upload(n, host.data(), v);
     };
   auto make_optimizer = [&](const Vector& x, const optim::Evaluation& e) {
-    return std::make_unique<optim::OpsOptimizer>(*ops, f, bounds(), oo, OpsVector::from_host(*ops, x), e.value,
+    return std::make_unique<optim::Optimizer>(*ops, f, bounds(), oo, OpsVector::from_host(*ops, x), e.value,
                                                  OpsVector::from_host(*ops, e.gradient), precondition);
   };
   auto optimizer = make_optimizer(x0, f0);

@@ -63,7 +63,7 @@ class LineSearchFailure : public std::runtime_error {
   std::vector<LineSearchTrial> trials_;
 };
 
-// The scalar part of the search, shared by the Eigen vectors here and the VectorOps ones (solver/optim/ops_optimizer.hpp):
+// The scalar part of the search, shared by the Eigen vectors here and the VectorOps ones (solver/optim/optimizer.hpp):
 // phi(a) evaluates f at P(x0 + a d), keeps the point, and returns the step, value and slope phi'(a) (the Armijo and
 // curvature flags are set here). Returns the index of the accepted trial in `trials` and whether it is a Wolfe step;
 // throws LineSearchFailure like line_search.

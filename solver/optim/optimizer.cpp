@@ -2,8 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
-#include <vector>
+#include <stdexcept>
 
 namespace specwave::optim {
 
@@ -14,14 +13,6 @@ const char* to_string(Method m) {
     case Method::steepest: return "steepest";
   }
   return "?";
-}
-
-bool LbfgsHistory::push(const Vector& s, const Vector& y, double epsilon) {
-  const double sy = s.dot(y);
-  if (!(sy > epsilon * s.norm() * y.norm())) return false;
-  s_.push_back(s), y_.push_back(y);
-  if (int(s_.size()) > memory_) s_.pop_front(), y_.pop_front();
-  return true;
 }
 
 // Nocedal & Wright algorithm 7.4:
@@ -48,36 +39,6 @@ void lbfgs_two_loop(const VectorOps& ops, std::size_t n, const std::vector<const
   }
 }
 
-Vector LbfgsHistory::apply_inverse_hessian(const Vector& g, const std::function<Vector(const Vector&)>& preconditioner) const {
-  static const std::unique_ptr<VectorOps> ops = make_cpu_vector_ops();
-  const std::size_t n = std::size_t(g.size());
-  std::vector<const double*> s, y;
-  for (int i = 0; i < size(); ++i) s.push_back(s_[i].data()), y.push_back(y_[i].data());
-  Vector r(g.size());
-  std::function<void(double*)> precondition;
-  if (preconditioner)
-    precondition = [&](double* q) {
-      Eigen::Map<Vector> v(q, g.size());
-      v = preconditioner(Vector(v));
-    };
-  lbfgs_two_loop(*ops, n, s, y, g.data(), r.data(), precondition);
-  return r;
-}
-
-double polak_ribiere_plus(const Vector& g_new, const Vector& g_old) {
-  const double denom = g_old.squaredNorm();
-  if (denom == 0) return 0;
-  return std::max(0.0, g_new.dot(g_new - g_old) / denom);
-}
-
-double polak_ribiere_plus(const Vector& g_new, const Vector& g_old, const Vector& z_new, const Vector& z_old) {
-  const double denom = z_old.dot(g_old);
-  if (!(denom > 0)) return 0;
-  // The difference formed first, as OpsOptimizer forms it (a lazy z.dot(g - g_old) may round otherwise).
-  const Vector change = g_new - g_old;
-  return std::max(0.0, z_new.dot(change) / denom);
-}
-
 Vector projected_gradient(const Bounds& b, const Vector& x, const Vector& g) {
   Vector out = g;
   if (!b.active()) return out;
@@ -86,66 +47,182 @@ Vector projected_gradient(const Bounds& b, const Vector& x, const Vector& g) {
   return out;
 }
 
-Optimizer::Optimizer(Function f, Bounds bounds, OptimizerOptions options, Vector x0, Evaluation f0)
-    : f_(std::move(f)),
+
+// Every step below is the operation of solver/optim/reference_optimizer.cpp and solver/optim/line_search.cpp in the same order, each
+// vector expression replaced by its VectorOps call (-v by scal(-1), x0 + a d by add_scaled, ...), so that on the
+// CPU operations, which are those Eigen expressions, the iterates are bitwise ReferenceOptimizer's.
+
+OpsVector OpsVector::from_host(const VectorOps& ops, const Vector& host) {
+  OpsVector v(ops, std::size_t(host.size()));
+  ops.upload(v.n_, host.data(), v.data_);
+  return v;
+}
+
+OpsVector OpsVector::clone() const {
+  OpsVector v(*ops_, n_);
+  ops_->copy(n_, data_, v.data_);
+  return v;
+}
+
+void OpsVector::assign(const OpsVector& o) {
+  if (o.n_ != n_) throw std::logic_error("OpsVector::assign: sizes differ");
+  ops_->copy(n_, o.data_, data_);
+}
+
+Vector OpsVector::to_host() const {
+  Vector v(static_cast<Eigen::Index>(n_));
+  if (n_ > 0) ops_->download(n_, data_, v.data());
+  return v;
+}
+
+bool OpsLbfgsHistory::push(OpsVector s, OpsVector y, double epsilon) {
+  const VectorOps& ops = s.ops();
+  const std::size_t n = s.size();
+  const double sy = ops.dot(n, s.data(), y.data());
+  if (!(sy > epsilon * ops.nrm2(n, s.data()) * ops.nrm2(n, y.data()))) return false;
+  s_.push_back(std::move(s)), y_.push_back(std::move(y));
+  if (int(s_.size()) > memory_) s_.pop_front(), y_.pop_front();
+  return true;
+}
+
+void OpsLbfgsHistory::apply_inverse_hessian(const OpsVector& g, OpsVector& r, const OpsPreconditioner& precondition) const {
+  std::vector<const double*> s, y;
+  for (int i = 0; i < size(); ++i) s.push_back(s_[i].data()), y.push_back(y_[i].data());
+  lbfgs_two_loop(g.ops(), g.size(), s, y, g.data(), r.data(), precondition);
+}
+
+Optimizer::Optimizer(const VectorOps& ops, OpsFunction f, OpsBounds bounds, OptimizerOptions options, OpsVector x0,
+                           double f0, OpsVector g0, OpsPreconditioner precondition)
+    : ops_(ops),
+      f_(std::move(f)),
+      precondition_(std::move(precondition)),
       bounds_(std::move(bounds)),
-      options_(options),
+      options_(std::move(options)),
+      n_(x0.size()),
       x_(std::move(x0)),
-      current_(std::move(f0)),
-      history_(options.lbfgs_memory) {
+      g_(std::move(g0)),
+      value_(f0),
+      history_(options_.lbfgs_memory) {
+  if (options_.preconditioner)
+    throw std::invalid_argument("Optimizer: options.preconditioner acts on host vectors; pass the preconditioner "
+                                "as `precondition`, in the memory of the vector operations");
+  if (g_.size() != n_ || (bounds_.active() && (bounds_.lower.size() != n_ || bounds_.upper.size() != n_)))
+    throw std::invalid_argument("Optimizer: x0, the gradient and the bounds must have the same size");
   options_.line_search.c2 = options_.method == Method::nlcg ? 0.1 : 0.9;
 }
 
-Vector Optimizer::direction(bool& restarted, Vector& z) {
-  const Vector g = projected_gradient(bounds_, x_, current_.gradient);
-  const auto& P = options_.preconditioner;
-  z = P ? P(g) : g;
-  Vector d;
+OpsVector Optimizer::projected_gradient(const OpsVector& g) const {
+  OpsVector out = g.clone();
+  if (bounds_.active()) ops_.projected_gradient(n_, x_.data(), bounds_.lower.data(), bounds_.upper.data(), out.data());
+  return out;
+}
+
+void Optimizer::feasible(OpsVector& d) const {
+  if (bounds_.active()) ops_.feasible_direction(n_, x_.data(), bounds_.lower.data(), bounds_.upper.data(), d.data());
+}
+
+double Optimizer::projected_gradient_norm() const {
+  const OpsVector g = projected_gradient(g_);
+  return ops_.nrm2(n_, g.data());
+}
+
+// ReferenceOptimizer::direction: z = P g (g itself without a preconditioner), then the method's direction from g and z.
+OpsVector Optimizer::direction(bool& restarted, const OpsVector& g, OpsVector& z) {
+  z = g.clone();
+  if (precondition_) precondition_(z.data());
+  OpsVector d(ops_, n_);
   switch (options_.method) {
-    case Method::steepest: d = -z; break;
-    case Method::lbfgs: d = -history_.apply_inverse_hessian(g, P); break;
-    case Method::nlcg:
-      d = -z;
-      if (previous_direction_.size() > 0)
-        d += polak_ribiere_plus(g, previous_gradient_, z, previous_preconditioned_) * previous_direction_;
-      break;
+    case Method::steepest: ops_.copy(n_, z.data(), d.data()); break;
+    case Method::lbfgs: history_.apply_inverse_hessian(g, d, precondition_); break;
+    case Method::nlcg: ops_.copy(n_, z.data(), d.data()); break;
   }
-  d = feasible_direction(bounds_, x_, d);
+  ops_.scal(n_, -1, d.data());
+  if (options_.method == Method::nlcg && !previous_direction_.empty()) {
+    // polak_ribiere_plus(g, g_old, z, z_old)
+    const double denom = ops_.dot(n_, previous_preconditioned_.data(), previous_gradient_.data());
+    double beta = 0;
+    if (denom > 0) {
+      OpsVector change(ops_, n_);
+      ops_.add_scaled(n_, g.data(), -1, previous_gradient_.data(), change.data());
+      beta = std::max(0.0, ops_.dot(n_, z.data(), change.data()) / denom);
+    }
+    ops_.axpy(n_, beta, previous_direction_.data(), d.data());
+  }
+  feasible(d);
   restarted = false;
-  if (!(current_.gradient.dot(d) < 0)) {  // lost descent: restart from steepest descent
+  if (!(ops_.dot(n_, g_.data(), d.data()) < 0)) {  // lost descent: restart from steepest descent, -z, else -g
     restarted = options_.method != Method::steepest;
     history_.clear();
-    previous_direction_.resize(0);
-    d = feasible_direction(bounds_, x_, -z);
-    if (!(current_.gradient.dot(d) < 0)) d = feasible_direction(bounds_, x_, -g);
+    previous_direction_ = OpsVector();
+    ops_.copy(n_, z.data(), d.data());
+    ops_.scal(n_, -1, d.data());
+    feasible(d);
+    if (precondition_ && !(ops_.dot(n_, g_.data(), d.data()) < 0)) {
+      ops_.copy(n_, g.data(), d.data());
+      ops_.scal(n_, -1, d.data());
+      feasible(d);
+    }
   }
   return d;
+}
+
+// solver/optim/line_search.cpp's line_search on OpsVectors: the same scalar search (search_steps).
+Optimizer::Point Optimizer::line_search(const OpsVector& d, double initial_step, IterationRecord& r) {
+  std::vector<Point> points;
+  OpsVector dx = bounds_.active() ? OpsVector(ops_, n_) : OpsVector();
+  const std::function<LineSearchTrial(double)> phi = [&](double a) {
+    Point p{OpsVector(ops_, n_), OpsVector(ops_, n_), 0};
+    ops_.add_scaled(n_, x_.data(), a, d.data(), p.x.data());
+    if (bounds_.active()) ops_.project(n_, p.x.data(), bounds_.lower.data(), bounds_.upper.data());
+    p.value = f_(p.x, p.g);
+    const double* tangent = d.data();
+    if (bounds_.active()) {
+      ops_.path_tangent(n_, a, x_.data(), d.data(), bounds_.lower.data(), bounds_.upper.data(), dx.data());
+      tangent = dx.data();
+    }
+    LineSearchTrial t;
+    t.value = p.value;
+    t.slope = ops_.dot(n_, p.g.data(), tangent);
+    points.push_back(std::move(p));
+    return t;
+  };
+  const AcceptedTrial accepted =
+      search_steps(phi, value_, ops_.dot(n_, g_.data(), d.data()), initial_step, options_.line_search, r.trials);
+  r.step = r.trials[accepted.index].step;
+  r.evaluations = int(r.trials.size());
+  r.accepted = int(accepted.index);
+  r.wolfe = accepted.wolfe;
+  return std::move(points[accepted.index]);
 }
 
 OptimizerState Optimizer::state() const {
   OptimizerState s;
   s.iteration = iteration_;
-  s.x = x_;
-  s.current = current_;
-  s.lbfgs_s.assign(history_.s().begin(), history_.s().end());
-  s.lbfgs_y.assign(history_.y().begin(), history_.y().end());
-  s.previous_direction = previous_direction_;
-  s.previous_gradient = previous_gradient_;
-  s.previous_preconditioned = previous_preconditioned_;
+  s.x = x_.to_host();
+  s.current = {value_, g_.to_host()};
+  for (const auto& v : history_.s()) s.lbfgs_s.push_back(v.to_host());
+  for (const auto& v : history_.y()) s.lbfgs_y.push_back(v.to_host());
+  if (!previous_direction_.empty()) s.previous_direction = previous_direction_.to_host();
+  if (!previous_gradient_.empty()) s.previous_gradient = previous_gradient_.to_host();
+  if (!previous_preconditioned_.empty()) s.previous_preconditioned = previous_preconditioned_.to_host();
   s.previous_step = previous_step_;
   s.previous_slope = previous_slope_;
   return s;
 }
 
 void Optimizer::restore(const OptimizerState& s) {
+  auto device = [&](const Vector& v) { return v.size() > 0 ? OpsVector::from_host(ops_, v) : OpsVector(); };
+  if (std::size_t(s.x.size()) != n_ || std::size_t(s.current.gradient.size()) != n_)
+    throw std::invalid_argument("Optimizer::restore: the state's size differs from the optimiser's");
   iteration_ = s.iteration;
-  x_ = s.x;
-  current_ = s.current;
+  x_ = device(s.x);
+  g_ = device(s.current.gradient);
+  value_ = s.current.value;
   history_.clear();
-  for (std::size_t k = 0; k < s.lbfgs_s.size(); ++k) history_.push(s.lbfgs_s[k], s.lbfgs_y[k], -INFINITY);
-  previous_direction_ = s.previous_direction;
-  previous_gradient_ = s.previous_gradient;
-  previous_preconditioned_ = s.previous_preconditioned;
+  for (std::size_t k = 0; k < s.lbfgs_s.size(); ++k) history_.push(device(s.lbfgs_s[k]), device(s.lbfgs_y[k]), -INFINITY);
+  previous_direction_ = device(s.previous_direction);
+  previous_gradient_ = device(s.previous_gradient);
+  previous_preconditioned_ = device(s.previous_preconditioned);
   previous_step_ = s.previous_step;
   previous_slope_ = s.previous_slope;
 }
@@ -153,42 +230,43 @@ void Optimizer::restore(const OptimizerState& s) {
 IterationRecord Optimizer::iterate() {
   IterationRecord r;
   r.iteration = iteration_ + 1;
-  r.previous_value = current_.value;
-  const Vector g_free = projected_gradient(bounds_, x_, current_.gradient);
+  r.previous_value = value_;
+  OpsVector g_free = projected_gradient(g_);
   bool restarted = false;
-  Vector z;
-  const Vector d = direction(restarted, z);
+  OpsVector z;
+  OpsVector d = direction(restarted, g_free, z);
   r.restarted = restarted;
-  const double slope = current_.gradient.dot(d);
-  // Initial step: 1 for L-BFGS with curvature pairs (the two-loop recursion scales d); otherwise, after a step,
-  // a_0 = a_prev phi'_prev(0) / phi'(0) (Nocedal & Wright eq. 3.60); on the first iteration (or after a restart),
-  // a step that changes x by initial_step_fraction |x|.
+  const double slope = ops_.dot(n_, g_.data(), d.data());
+  // The initial step of ReferenceOptimizer::iterate.
   double a0 = 0;
   if (options_.method == Method::lbfgs && history_.size() > 0)
     a0 = 1;
   else if (previous_step_ > 0 && !restarted && slope < 0)
     a0 = previous_step_ * previous_slope_ / slope;
   if (!(a0 > 0) || !std::isfinite(a0)) {
-    const double xn = x_.norm() > 0 ? x_.norm() : 1.0;
-    a0 = options_.initial_step_fraction * xn / d.norm();
+    const double x_norm = ops_.nrm2(n_, x_.data());
+    const double xn = x_norm > 0 ? x_norm : 1.0;
+    a0 = options_.initial_step_fraction * xn / ops_.nrm2(n_, d.data());
   }
   r.initial_step = a0;
-  const LineSearchResult ls = line_search(f_, bounds_, x_, current_, d, a0, options_.line_search);
-  r.step = ls.step;
-  r.evaluations = ls.evaluations();
-  r.wolfe = ls.wolfe;
-  r.trials = ls.trials;
-  if (options_.method == Method::lbfgs) r.pair_dropped = !history_.push(ls.x - x_, ls.at.gradient - current_.gradient);
-  previous_direction_ = d;
-  previous_gradient_ = g_free;
-  previous_preconditioned_ = z;
-  previous_step_ = ls.step;
+  Point accepted = line_search(d, a0, r);
+  if (options_.method == Method::lbfgs) {
+    OpsVector s(ops_, n_), y(ops_, n_);
+    ops_.add_scaled(n_, accepted.x.data(), -1, x_.data(), s.data());
+    ops_.add_scaled(n_, accepted.g.data(), -1, g_.data(), y.data());
+    r.pair_dropped = !history_.push(std::move(s), std::move(y));
+  }
+  previous_direction_ = std::move(d);
+  previous_gradient_ = std::move(g_free);
+  previous_preconditioned_ = std::move(z);
+  previous_step_ = r.step;
   previous_slope_ = slope;
-  x_ = ls.x;
-  current_ = ls.at;
+  x_ = std::move(accepted.x);
+  g_ = std::move(accepted.g);
+  value_ = accepted.value;
   ++iteration_;
-  r.value = current_.value;
-  r.projected_gradient_norm = projected_gradient(bounds_, x_, current_.gradient).norm();
+  r.value = value_;
+  r.projected_gradient_norm = projected_gradient_norm();
   return r;
 }
 
