@@ -68,7 +68,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
       const std::size_t up = row[j];
-      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1]));
+      const bool same =
+          std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1]));
       row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
       diag = up;
     }
@@ -121,9 +122,12 @@ struct Parser {
 
   double num(const toml::node& n, const std::string& path, std::string_view ex) const {
     double v = 0;
-    if (auto i = n.as_integer()) v = static_cast<double>(i->get());
-    else if (auto f = n.as_floating_point()) v = f->get();
-    else wrong_type(n, path, "a number", ex);
+    if (auto i = n.as_integer())
+      v = static_cast<double>(i->get());
+    else if (auto f = n.as_floating_point())
+      v = f->get();
+    else
+      wrong_type(n, path, "a number", ex);
     if (!std::isfinite(v)) bad(n, path, "must be a finite number", fmt::format("write it like {}", ex));
     return v;
   }
@@ -148,8 +152,8 @@ struct Parser {
     auto a = n.as_array();
     if (!a) wrong_type(n, path, expected, ex);
     if (len != SIZE_MAX && a->size() != len)
-      fail(line_of(n), path, fmt::format("must have {} elements", len), fmt::format("found {}: {}", a->size(), render(n)),
-           fmt::format("write it like {}", ex));
+      fail(line_of(n), path, fmt::format("must have {} elements", len),
+           fmt::format("found {}: {}", a->size(), render(n)), fmt::format("write it like {}", ex));
     return *a;
   }
   Vec3 vec3(const toml::node& n, const std::string& path, std::string_view ex) const {
@@ -182,7 +186,8 @@ struct Tab {
   const toml::node* find(std::string_view k) const { return t.get(k); }
 
   [[noreturn]] void missing(std::string_view k, std::string_view ex) const {
-    p.fail(line(), key(k), "missing required key", path.empty() ? "not found in the file" : fmt::format("not found in table '{}'", path),
+    p.fail(line(), key(k), "missing required key",
+           path.empty() ? "not found in the file" : fmt::format("not found in table '{}'", path),
            fmt::format("add {}", ex));
   }
   const toml::node& need(std::string_view k, std::string_view ex) const {
@@ -203,7 +208,8 @@ struct Tab {
       if (std::find(keys.begin(), keys.end(), k.str()) == keys.end())
         if (!worst || k.source().begin.line < worst->source().begin.line) worst = &k;
     if (!worst) return;
-    const int l = worst->source().begin.line > 0 ? static_cast<int>(worst->source().begin.line) : line_of(*t.get(worst->str()));
+    const int l =
+        worst->source().begin.line > 0 ? static_cast<int>(worst->source().begin.line) : line_of(*t.get(worst->str()));
     p.fail(l, key(worst->str()), "unknown key", "allowed here: " + join(keys),
            suggest(worst->str(), keys, "remove it (see docs/case-file.md for the keys)"));
   }
@@ -299,14 +305,18 @@ void read_grid(const Tab& r, Case& c) {
   const Tab g = *r.sub("grid", true, "a [grid] table with shape = [nz, ny, nx] and spacing = 10.0");
   g.allow({"shape", "spacing", "origin"});
   constexpr std::string_view shape_ex = "shape = [200, 100, 100]";
-  const auto& sa = g.p.arr(g.need("shape", shape_ex), g.key("shape"), "an array of 3 integers [nz, ny, nx]", shape_ex, 3);
-  for (std::size_t k = 0; k < 3; ++k) c.grid.shape[k] = g.p.integer(*sa.get(k), fmt::format("{}[{}]", g.key("shape"), k), shape_ex);
+  const auto& sa =
+      g.p.arr(g.need("shape", shape_ex), g.key("shape"), "an array of 3 integers [nz, ny, nx]", shape_ex, 3);
+  for (std::size_t k = 0; k < 3; ++k)
+    c.grid.shape[k] = g.p.integer(*sa.get(k), fmt::format("{}[{}]", g.key("shape"), k), shape_ex);
   g.check(std::all_of(c.grid.shape.begin(), c.grid.shape.end(), [](int s) { return s >= 1; }), "shape",
           "every entry must be >= 1", "give at least one grid point per axis");
   constexpr std::string_view sp_ex = "spacing = 10.0 or spacing = [10.0, 10.0, 10.0]";
   const toml::node& sp = g.need("spacing", sp_ex);
-  if (sp.is_array()) c.grid.spacing = g.p.vec3(sp, g.key("spacing"), sp_ex);
-  else c.grid.spacing.fill(g.p.num(sp, g.key("spacing"), sp_ex));
+  if (sp.is_array())
+    c.grid.spacing = g.p.vec3(sp, g.key("spacing"), sp_ex);
+  else
+    c.grid.spacing.fill(g.p.num(sp, g.key("spacing"), sp_ex));
   g.check(std::all_of(c.grid.spacing.begin(), c.grid.spacing.end(), [](double d) { return d > 0; }), "spacing",
           "must be > 0", "use a positive spacing in metres");
   c.grid.origin = g.vec3("origin", "origin = [0.0, 0.0, 0.0]", {0, 0, 0});
@@ -317,8 +327,9 @@ ModelSpec read_model_spec(const Tab& m) {
   using K = ModelSpec::Kind;
   ModelSpec md;
   m.allow({"type", "velocity", "interfaces", "velocities", "anomaly", "center", "radius", "file", "dataset"});
-  md.kind = m.choice<K>("type", {{"homogeneous", K::homogeneous}, {"layered", K::layered}, {"gaussian", K::gaussian}, {"file", K::file}},
-                        std::nullopt, "type = \"homogeneous\"");
+  md.kind = m.choice<K>(
+      "type", {{"homogeneous", K::homogeneous}, {"layered", K::layered}, {"gaussian", K::gaussian}, {"file", K::file}},
+      std::nullopt, "type = \"homogeneous\"");
   m.only_for({{"velocity", {"homogeneous", "gaussian"}},
               {"interfaces", {"layered"}},
               {"velocities", {"layered"}},
@@ -337,11 +348,13 @@ ModelSpec read_model_spec(const Tab& m) {
       positive_velocity("velocity", md.velocity);
       break;
     case K::layered: {
-      md.interfaces = m.p.nums(m.need("interfaces", "interfaces = [500.0, 1200.0]"), m.key("interfaces"), "interfaces = [500.0, 1200.0]");
+      md.interfaces = m.p.nums(m.need("interfaces", "interfaces = [500.0, 1200.0]"), m.key("interfaces"),
+                               "interfaces = [500.0, 1200.0]");
       md.velocities = m.p.nums(m.need("velocities", "velocities = [1500.0, 2500.0, 3500.0]"), m.key("velocities"),
                                "velocities = [1500.0, 2500.0, 3500.0]");
-      m.check(std::adjacent_find(md.interfaces.begin(), md.interfaces.end(), std::greater_equal<>()) == md.interfaces.end(),
-              "interfaces", "must be strictly increasing", "list the interface depths from top to bottom without repeats");
+      m.check(
+          std::adjacent_find(md.interfaces.begin(), md.interfaces.end(), std::greater_equal<>()) == md.interfaces.end(),
+          "interfaces", "must be strictly increasing", "list the interface depths from top to bottom without repeats");
       if (md.velocities.size() != md.interfaces.size() + 1)
         m.p.fail(line_of(*m.find("velocities")), m.key("velocities"),
                  fmt::format("must have one entry more than interfaces ({})", md.interfaces.size() + 1),
@@ -380,7 +393,8 @@ void read_time(const Tab& r, Case& c) {
   c.time.duration = t.rnum("duration", "duration = 1.0");
   t.check(c.time.duration > 0, "duration", "must be > 0", "give the simulated time in seconds");
   c.time.dt = t.onum("dt", "dt = 0.001");
-  t.check(!c.time.dt || *c.time.dt > 0, "dt", "must be > 0", "give the time step in seconds, or leave it out for the CFL default");
+  t.check(!c.time.dt || *c.time.dt > 0, "dt", "must be > 0",
+          "give the time step in seconds, or leave it out for the CFL default");
   c.time.cfl_safety = t.num("cfl_safety", "cfl_safety = 0.8", 0.8);
   t.check(c.time.cfl_safety > 0 && c.time.cfl_safety <= 1, "cfl_safety", "must be in (0, 1]", "use e.g. 0.8");
 }
@@ -393,12 +407,14 @@ SourceSpec read_source(const Tab& s) {
   src.position = s.rvec3("position", "position = [10.0, 500.0, 500.0]");
   w.kind = s.choice<K>("wavelet", {{"ricker", K::ricker}, {"file", K::file}}, K::ricker, "wavelet = \"ricker\"");
   const char* kind = w.kind == K::ricker ? "ricker" : "file";
-  s.only_for({{"peak_frequency", {"ricker"}}, {"delay", {"ricker"}}, {"file", {"file"}}, {"dataset", {"file"}}}, "wavelet", kind);
+  s.only_for({{"peak_frequency", {"ricker"}}, {"delay", {"ricker"}}, {"file", {"file"}}, {"dataset", {"file"}}},
+             "wavelet", kind);
   if (w.kind == K::ricker) {
     w.peak_frequency = s.rnum("peak_frequency", "peak_frequency = 15.0");
     s.check(w.peak_frequency > 0, "peak_frequency", "must be > 0", "give the Ricker peak frequency in Hz");
     w.delay = s.onum("delay", "delay = 0.1");
-    s.check(!w.delay || *w.delay >= 0, "delay", "must be >= 0", "give the delay in seconds, or leave it out for 1.5 / peak_frequency");
+    s.check(!w.delay || *w.delay >= 0, "delay", "must be >= 0",
+            "give the delay in seconds, or leave it out for 1.5 / peak_frequency");
   } else {
     w.file = s.rpath("file", "file = \"wavelet.h5\"");
     w.dataset = s.str("dataset", "dataset = \"/wavelet\"", "/wavelet");
@@ -418,7 +434,9 @@ void read_shots(const Tab& r, Case& c) {
     constexpr std::string_view sex = "[[shots.sources]] with position = [z, y, x] and peak_frequency = 15.0";
     if (!shot.find("sources")) shot.missing("sources", sex);
     const auto sources = shot.tables("sources", sex);
-    if (sources.empty()) shot.p.bad(*shot.find("sources"), shot.key("sources"), "must contain at least one source", fmt::format("add {}", sex));
+    if (sources.empty())
+      shot.p.bad(*shot.find("sources"), shot.key("sources"), "must contain at least one source",
+                 fmt::format("add {}", sex));
     ShotSpec spec;
     for (const Tab& s : sources) spec.sources.push_back(read_source(s));
     c.shots.push_back(std::move(spec));
@@ -433,13 +451,15 @@ void read_receivers(const Tab& r, Case& c) {
   long long total = 0;
   const auto reserve = [&](const Tab& t, std::string_view k, long long n) {
     total += n;
-    t.check(total <= kMaxReceivers, k, fmt::format("makes more than {} receivers in total", kMaxReceivers), "use fewer receivers");
+    t.check(total <= kMaxReceivers, k, fmt::format("makes more than {} receivers in total", kMaxReceivers),
+            "use fewer receivers");
   };
   if (auto n = rc.find("points")) {
     constexpr std::string_view pex = "points = [[0.0, 100.0, 100.0], [0.0, 100.0, 200.0]]";
     const auto& a = rc.p.arr(*n, rc.key("points"), "an array of [z, y, x] positions", pex);
     reserve(rc, "points", static_cast<long long>(a.size()));
-    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(rc.p.vec3(*a.get(i), fmt::format("{}[{}]", rc.key("points"), i), pex));
+    for (std::size_t i = 0; i < a.size(); ++i)
+      out.push_back(rc.p.vec3(*a.get(i), fmt::format("{}[{}]", rc.key("points"), i), pex));
   }
   for (const Tab& l : rc.tables("lines", "[[receivers.lines]] with start, end and count")) {
     l.allow({"start", "end", "count"});
@@ -458,11 +478,13 @@ void read_receivers(const Tab& r, Case& c) {
     const Vec3 u = pl.rvec3("u", "u = [0.0, 10.0, 0.0]"), v = pl.rvec3("v", "v = [0.0, 0.0, 10.0]");
     constexpr std::string_view cex = "count = [10, 20]";
     const auto& ca = pl.p.arr(pl.need("count", cex), pl.key("count"), "an array of 2 integers [nu, nv]", cex, 2);
-    const int nu = pl.p.integer(*ca.get(0), pl.key("count") + "[0]", cex), nv = pl.p.integer(*ca.get(1), pl.key("count") + "[1]", cex);
+    const int nu = pl.p.integer(*ca.get(0), pl.key("count") + "[0]", cex),
+              nv = pl.p.integer(*ca.get(1), pl.key("count") + "[1]", cex);
     pl.check(nu >= 1 && nv >= 1, "count", "every entry must be >= 1", "give the number of receivers along u and v");
     reserve(pl, "count", 1LL * nu * nv);
     for (int i = 0; i < nu; ++i)
-      for (int j = 0; j < nv; ++j) out.push_back({o[0] + i * u[0] + j * v[0], o[1] + i * u[1] + j * v[1], o[2] + i * u[2] + j * v[2]});
+      for (int j = 0; j < nv; ++j)
+        out.push_back({o[0] + i * u[0] + j * v[0], o[1] + i * u[1] + j * v[1], o[2] + i * u[2] + j * v[2]});
   }
   if (out.empty())
     rc.p.fail(rc.line(), "receivers", "must define at least one receiver", "found none",
@@ -472,13 +494,14 @@ void read_receivers(const Tab& r, Case& c) {
 void read_options(const Tab& r, Case& c) {
   if (auto s = r.sub("scheme", false, "[scheme]")) {
     s->allow({"method", "order", "min_points_per_wavelength"});
-    c.scheme.method = s->choice<Method>("method", {{"fdtd", Method::fdtd}, {"spectral", Method::spectral}}, Method::fdtd, "method = \"fdtd\"");
+    c.scheme.method = s->choice<Method>("method", {{"fdtd", Method::fdtd}, {"spectral", Method::spectral}},
+                                        Method::fdtd, "method = \"fdtd\"");
     c.scheme.order = s->integer("order", "order = 8", 8);
-    s->check(c.scheme.order >= 2 && c.scheme.order <= 16 && c.scheme.order % 2 == 0, "order", "must be even and in 2..16",
-             "use e.g. order = 8");
+    s->check(c.scheme.order >= 2 && c.scheme.order <= 16 && c.scheme.order % 2 == 0, "order",
+             "must be even and in 2..16", "use e.g. order = 8");
     c.scheme.min_points_per_wavelength = s->onum("min_points_per_wavelength", "min_points_per_wavelength = 4.0");
-    s->check(!c.scheme.min_points_per_wavelength || *c.scheme.min_points_per_wavelength > 0, "min_points_per_wavelength",
-             "must be > 0", "use e.g. 4.0, or leave it out for the scheme's default");
+    s->check(!c.scheme.min_points_per_wavelength || *c.scheme.min_points_per_wavelength > 0,
+             "min_points_per_wavelength", "must be > 0", "use e.g. 4.0, or leave it out for the scheme's default");
   }
   if (auto b = r.sub("boundary", false, "[boundary]")) {
     auto& bd = c.boundary;
@@ -487,16 +510,17 @@ void read_options(const Tab& r, Case& c) {
     b->check(bd.pml_width >= 0, "pml_width", "must be >= 0", "give the absorbing layer width in grid points");
     bd.free_surface = b->boolean("free_surface", "free_surface = false", false);
     bd.pml_power = b->onum("pml_power", "pml_power = 2.0");
-    b->check(!bd.pml_power || *bd.pml_power > 0, "pml_power", "must be > 0", "use e.g. 2.0, or leave it out for the method's default");
+    b->check(!bd.pml_power || *bd.pml_power > 0, "pml_power", "must be > 0",
+             "use e.g. 2.0, or leave it out for the method's default");
     bd.pml_reflection = b->onum("pml_reflection", "pml_reflection = 1e-3");
     b->check(!bd.pml_reflection || (*bd.pml_reflection > 0 && *bd.pml_reflection < 1), "pml_reflection",
              "must be in (0, 1)", "use e.g. 1e-3, or leave it out for the method's default");
     bd.pml_frequency = b->onum("pml_frequency", "pml_frequency = 15.0");
     b->check(!bd.pml_frequency || *bd.pml_frequency > 0, "pml_frequency", "must be > 0",
              "give a frequency in Hz, or leave it out for the largest Ricker peak frequency");
-    bd.spectral_absorber = b->choice<SpectralAbsorber>("spectral_absorber",
-                                                       {{"pml", SpectralAbsorber::pml}, {"damping", SpectralAbsorber::damping}},
-                                                       SpectralAbsorber::pml, "spectral_absorber = \"pml\"");
+    bd.spectral_absorber = b->choice<SpectralAbsorber>(
+        "spectral_absorber", {{"pml", SpectralAbsorber::pml}, {"damping", SpectralAbsorber::damping}},
+        SpectralAbsorber::pml, "spectral_absorber = \"pml\"");
     b->check(bd.spectral_absorber == SpectralAbsorber::pml || c.scheme.method == Method::spectral, "spectral_absorber",
              "applies to scheme.method = \"spectral\" only (FDTD always uses its CPML)", "remove the key");
   }
@@ -505,16 +529,18 @@ void read_options(const Tab& r, Case& c) {
     u->allow({"precision", "backend", "threads", "check_every", "progress_seconds", "max_amplitude", "device",
               "device_memory_fraction", "process_grid", "shot_groups", "share_devices", "checkpoint_every",
               "checkpoint_minutes"});
-    rs.precision = u->choice<Precision>("precision", {{"fp32", Precision::fp32}, {"fp64", Precision::fp64}}, Precision::fp32,
-                                        "precision = \"fp32\"");
-    rs.backend = u->choice<BackendKind>("backend", {{"cpu", BackendKind::cpu}, {"cuda", BackendKind::cuda}, {"auto", BackendKind::auto_select}},
-                                        BackendKind::cpu, "backend = \"cpu\"");
+    rs.precision = u->choice<Precision>("precision", {{"fp32", Precision::fp32}, {"fp64", Precision::fp64}},
+                                        Precision::fp32, "precision = \"fp32\"");
+    rs.backend = u->choice<BackendKind>(
+        "backend", {{"cpu", BackendKind::cpu}, {"cuda", BackendKind::cuda}, {"auto", BackendKind::auto_select}},
+        BackendKind::cpu, "backend = \"cpu\"");
     rs.threads = u->integer("threads", "threads = 0", 0);
     u->check(rs.threads >= 0, "threads", "must be >= 0", "use 0 for the OpenMP default");
     rs.check_every = u->integer("check_every", "check_every = 50", 50);
     u->check(rs.check_every >= 1, "check_every", "must be >= 1", "use e.g. 50");
     rs.checkpoint_every = u->integer("checkpoint_every", "checkpoint_every = 1000", 0);
-    u->check(rs.checkpoint_every >= 0, "checkpoint_every", "must be >= 0", "give steps between checkpoints, or 0 for none");
+    u->check(rs.checkpoint_every >= 0, "checkpoint_every", "must be >= 0",
+             "give steps between checkpoints, or 0 for none");
     rs.checkpoint_minutes = u->num("checkpoint_minutes", "checkpoint_minutes = 30", 0.0);
     u->check(rs.checkpoint_minutes >= 0, "checkpoint_minutes", "must be >= 0",
              "give minutes between checkpoints, or 0 for none");
@@ -563,7 +589,8 @@ void read_regression(const Tab& r, Case& c) {
   v.present = true;
   t->allow({"tier", "reference", "rel_l2", "max_error", "min_correlation", "max_time_shift", "eigen_reference"});
   v.tier = t->str("tier", "tier = \"smoke\"", "full");
-  t->check(v.tier == "smoke" || v.tier == "full", "tier", "must be \"smoke\" or \"full\"", "use tier = \"smoke\" for CI cases");
+  t->check(v.tier == "smoke" || v.tier == "full", "tier", "must be \"smoke\" or \"full\"",
+           "use tier = \"smoke\" for CI cases");
   const std::string stem = c.source_path.empty() ? c.name : std::filesystem::path(c.source_path).stem().string();
   v.reference = t->p.resolve(t->str("reference", "reference = \"small.reference.h5\"", stem + ".reference.h5"));
   v.rel_l2 = t->num("rel_l2", "rel_l2 = 1e-5", 1e-5);
@@ -586,7 +613,8 @@ void read_inversion(const Tab& r, Case& c) {
             "wavefield_storage", "wavefield_memory_gib", "scratch_directory", "iterations", "optimizer", "lbfgs_memory",
             "initial_step_fraction", "smoothing_m", "source_mask_m", "illumination_compensation",
             "illumination_epsilon", "bands_hz"});
-  if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ...")) inv.true_model = read_model_spec(*m);
+  if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ..."))
+    inv.true_model = read_model_spec(*m);
   if (t->find("observed")) inv.observed_file = t->rpath("observed", "observed = \"observed/traces.h5\"");
   if (inv.true_model && !inv.observed_file.empty())
     t->p.bad(*t->find("observed"), t->key("observed"), "cannot be combined with [inversion.true_model]",
@@ -596,51 +624,57 @@ void read_inversion(const Tab& r, Case& c) {
               "add observed = \"traces.h5\" (a specwave traces file of this acquisition) or an [inversion.true_model] "
               "table (the same keys as [model])");
   inv.observed_dataset = t->str("observed_dataset", "observed_dataset = \"/traces\"", "/traces");
-  t->check(!inv.observed_dataset.empty(), "observed_dataset", "must not be empty", "name the HDF5 dataset, e.g. \"/traces\"");
+  t->check(!inv.observed_dataset.empty(), "observed_dataset", "must not be empty",
+           "name the HDF5 dataset, e.g. \"/traces\"");
   t->check(!t->find("observed_dataset") || !inv.observed_file.empty(), "observed_dataset", "is used with observed only",
            "remove it, or set observed = \"traces.h5\"");
   inv.parameterisation = t->choice<Parameterisation>(
       "parameterisation", {{"velocity", Parameterisation::velocity}, {"slowness2", Parameterisation::slowness2}},
       Parameterisation::velocity, "parameterisation = \"velocity\"");
-  inv.misfit = t->choice<std::string>("misfit", {{"least_squares", std::string("least_squares")}}, std::string("least_squares"),
-                                      "misfit = \"least_squares\"");
+  inv.misfit = t->choice<std::string>("misfit", {{"least_squares", std::string("least_squares")}},
+                                      std::string("least_squares"), "misfit = \"least_squares\"");
   inv.velocity_min = t->onum("velocity_min", "velocity_min = 1400.0");
-  t->check(!inv.velocity_min || *inv.velocity_min > 0, "velocity_min", "must be > 0", "give the smallest velocity in m/s");
+  t->check(!inv.velocity_min || *inv.velocity_min > 0, "velocity_min", "must be > 0",
+           "give the smallest velocity in m/s");
   inv.velocity_max = t->onum("velocity_max", "velocity_max = 4500.0");
-  t->check(!inv.velocity_max || *inv.velocity_max > 0, "velocity_max", "must be > 0", "give the largest velocity in m/s");
+  t->check(!inv.velocity_max || *inv.velocity_max > 0, "velocity_max", "must be > 0",
+           "give the largest velocity in m/s");
   t->check(!inv.velocity_min || !inv.velocity_max || *inv.velocity_min < *inv.velocity_max, "velocity_max",
            fmt::format("must be above velocity_min ({})", inv.velocity_min.value_or(0)), "swap or correct the bounds");
-  inv.wavefield_storage = t->choice<WavefieldStorage>(
-      "wavefield_storage",
-      {{"auto", WavefieldStorage::auto_select},
-       {"memory", WavefieldStorage::memory},
-       {"checkpoints", WavefieldStorage::checkpoints},
-       {"binomial", WavefieldStorage::binomial},
-       {"disk", WavefieldStorage::disk},
-       {"boundary", WavefieldStorage::boundary}},
-      WavefieldStorage::auto_select, "wavefield_storage = \"auto\"");
-  t->check(inv.wavefield_storage != WavefieldStorage::boundary || c.scheme.method == Method::fdtd, "wavefield_storage",
-           "\"boundary\" needs a scheme that can run backwards; scheme.method = \"spectral\" cannot (its k-space operator "
-           "is global)",
-           "use \"memory\", \"checkpoints\" or \"auto\", or scheme.method = \"fdtd\"");
+  inv.wavefield_storage = t->choice<WavefieldStorage>("wavefield_storage",
+                                                      {{"auto", WavefieldStorage::auto_select},
+                                                       {"memory", WavefieldStorage::memory},
+                                                       {"checkpoints", WavefieldStorage::checkpoints},
+                                                       {"binomial", WavefieldStorage::binomial},
+                                                       {"disk", WavefieldStorage::disk},
+                                                       {"boundary", WavefieldStorage::boundary}},
+                                                      WavefieldStorage::auto_select, "wavefield_storage = \"auto\"");
+  t->check(
+      inv.wavefield_storage != WavefieldStorage::boundary || c.scheme.method == Method::fdtd, "wavefield_storage",
+      "\"boundary\" needs a scheme that can run backwards; scheme.method = \"spectral\" cannot (its k-space operator "
+      "is global)",
+      "use \"memory\", \"checkpoints\" or \"auto\", or scheme.method = \"fdtd\"");
   inv.wavefield_memory_gib = t->onum("wavefield_memory_gib", "wavefield_memory_gib = 8.0");
   t->check(!inv.wavefield_memory_gib || *inv.wavefield_memory_gib > 0, "wavefield_memory_gib", "must be > 0",
            "give the memory for the forward wavefields in GiB, or leave it out for half of the available memory");
-  if (t->find("scratch_directory")) inv.scratch_directory = t->rpath("scratch_directory", "scratch_directory = \"/scratch/me\"");
+  if (t->find("scratch_directory"))
+    inv.scratch_directory = t->rpath("scratch_directory", "scratch_directory = \"/scratch/me\"");
   inv.iterations = int(t->integer("iterations", "iterations = 20", inv.iterations));
   t->check(inv.iterations >= 1 && inv.iterations <= 100000, "iterations", "must be in [1, 100000]",
            "give the number of optimiser iterations, e.g. 20");
   inv.optimizer = t->choice<std::string>(
-      "optimizer", {{"lbfgs", std::string("lbfgs")}, {"nlcg", std::string("nlcg")}, {"steepest", std::string("steepest")}},
+      "optimizer",
+      {{"lbfgs", std::string("lbfgs")}, {"nlcg", std::string("nlcg")}, {"steepest", std::string("steepest")}},
       inv.optimizer, "optimizer = \"lbfgs\"");
   inv.lbfgs_memory = int(t->integer("lbfgs_memory", "lbfgs_memory = 5", inv.lbfgs_memory));
   t->check(inv.lbfgs_memory >= 1 && inv.lbfgs_memory <= 100, "lbfgs_memory", "must be in [1, 100]",
            "keep 3 to 20 curvature pairs, e.g. 5");
-  t->check(!t->find("lbfgs_memory") || inv.optimizer == "lbfgs", "lbfgs_memory", "is used with optimizer = \"lbfgs\" only",
-           "remove it, or set optimizer = \"lbfgs\"");
-  inv.initial_step_fraction = t->num("initial_step_fraction", "initial_step_fraction = 0.01", inv.initial_step_fraction);
-  t->check(inv.initial_step_fraction > 0 && inv.initial_step_fraction <= 0.5, "initial_step_fraction", "must be in (0, 0.5]",
-           "give the first model update as a fraction of the model norm, e.g. 0.01 (1%)");
+  t->check(!t->find("lbfgs_memory") || inv.optimizer == "lbfgs", "lbfgs_memory",
+           "is used with optimizer = \"lbfgs\" only", "remove it, or set optimizer = \"lbfgs\"");
+  inv.initial_step_fraction =
+      t->num("initial_step_fraction", "initial_step_fraction = 0.01", inv.initial_step_fraction);
+  t->check(inv.initial_step_fraction > 0 && inv.initial_step_fraction <= 0.5, "initial_step_fraction",
+           "must be in (0, 0.5]", "give the first model update as a fraction of the model norm, e.g. 0.01 (1%)");
   inv.smoothing_m = t->num("smoothing_m", "smoothing_m = 20.0", 0.0);
   t->check(inv.smoothing_m >= 0 && inv.smoothing_m <= 1e5, "smoothing_m", "must be in [0, 1e5]",
            "give the standard deviation of the Gaussian gradient smoothing in metres (0: none), e.g. one grid spacing");
@@ -649,12 +683,14 @@ void read_inversion(const Tab& r, Case& c) {
            "give the radius in metres around each source where the gradient is tapered to 0 (0: none)");
   inv.illumination_compensation = t->boolean("illumination_compensation", "illumination_compensation = true", false);
   inv.illumination_epsilon = t->num("illumination_epsilon", "illumination_epsilon = 0.01", inv.illumination_epsilon);
-  t->check(inv.illumination_epsilon > 0 && inv.illumination_epsilon <= 1, "illumination_epsilon", "must be in (0, 1]",
-           "give the water level of the illumination compensation as a fraction of the largest illumination, e.g. 0.01");
+  t->check(
+      inv.illumination_epsilon > 0 && inv.illumination_epsilon <= 1, "illumination_epsilon", "must be in (0, 1]",
+      "give the water level of the illumination compensation as a fraction of the largest illumination, e.g. 0.01");
   if (const auto* b = t->find("bands_hz")) {
     inv.bands_hz = t->p.nums(*b, t->key("bands_hz"), "bands_hz = [6.0, 10.0]");
     if (inv.bands_hz.empty())
-      t->p.bad(*b, t->key("bands_hz"), "must not be empty", "give the low-pass cutoffs in Hz, e.g. [6.0, 10.0], or remove it");
+      t->p.bad(*b, t->key("bands_hz"), "must not be empty",
+               "give the low-pass cutoffs in Hz, e.g. [6.0, 10.0], or remove it");
     for (std::size_t k = 0; k < inv.bands_hz.size(); ++k)
       if (!(inv.bands_hz[k] > 0) || (k > 0 && !(inv.bands_hz[k] > inv.bands_hz[k - 1])))
         t->p.bad(*b, t->key("bands_hz"), "must be positive and increasing",
@@ -670,20 +706,22 @@ Case parse_case_text(const std::string& text, const std::string& path_for_messag
     root = toml::parse(std::string_view(text), std::string_view(path_for_messages));
   } catch (const toml::parse_error& e) {
     const auto& b = e.source().begin;
-    throw Error(ExitCode::invalid_case, fmt::format("{}:{}:{}: invalid TOML: {} (at line {}, column {}); fix the TOML syntax there",
-                                                    path_for_messages, b.line, b.column, e.description(), b.line, b.column));
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}:{}:{}: invalid TOML: {} (at line {}, column {}); fix the TOML syntax there",
+                            path_for_messages, b.line, b.column, e.description(), b.line, b.column));
   }
   const Parser p{path_for_messages, base_dir};
   const Tab r{p, root, ""};
-  r.allow({"name", "grid", "model", "time", "shots", "receivers", "scheme", "boundary", "run", "output", "inversion", "validation"});
+  r.allow({"name", "grid", "model", "time", "shots", "receivers", "scheme", "boundary", "run", "output", "inversion",
+           "validation"});
 
   Case c;
   c.source_path = path_for_messages;
   c.source_text = text;
   const std::string stem = fs::path(path_for_messages).stem().string();
   c.name = r.str("name", "name = \"my_case\"", stem.empty() ? c.name : stem);
-  r.check(!c.name.empty() && c.name.find_first_of("/\\") == std::string::npos, "name", "must be non-empty and contain no '/' or '\\'",
-          "use a plain name such as \"layered_2d\"");
+  r.check(!c.name.empty() && c.name.find_first_of("/\\") == std::string::npos, "name",
+          "must be non-empty and contain no '/' or '\\'", "use a plain name such as \"layered_2d\"");
   read_grid(r, c);
   read_model(r, c);
   read_time(r, c);
@@ -698,12 +736,16 @@ Case parse_case_text(const std::string& text, const std::string& path_for_messag
 Case read_case_file(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
-    throw Error(ExitCode::input_error, fmt::format("{}: cannot read case file (it is a directory); check the path", path));
+    throw Error(ExitCode::input_error,
+                fmt::format("{}: cannot read case file (it is a directory); check the path", path));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ExitCode::input_error, fmt::format("{}: cannot read case file ({}); check the path", path, std::strerror(errno)));
+  if (!in)
+    throw Error(ExitCode::input_error,
+                fmt::format("{}: cannot read case file ({}); check the path", path, std::strerror(errno)));
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) throw Error(ExitCode::input_error, fmt::format("{}: cannot read case file (read error); check the path", path));
+  if (in.bad())
+    throw Error(ExitCode::input_error, fmt::format("{}: cannot read case file (read error); check the path", path));
   return parse_case_text(text.str(), path, fs::path(path).parent_path().string());
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // TOML case files (docs/case-file.md). Every problem throws specwave::Error with one line
 // `<file>:<line>: <key path>: <what is wrong> (<what was found>); <fix>`.
-#include "solver/case/case.hpp"
 #include <string>
+#include "solver/case/case.hpp"
 namespace specwave::io {
 // Reads the file; relative paths inside are resolved against the file's folder.
 // An unreadable file: ExitCode::input_error; anything wrong in it: ExitCode::invalid_case.

@@ -18,9 +18,7 @@
 namespace specwave::io::h5 {
 namespace {
 
-[[noreturn]] void fail_write(const std::string& what) {
-  throw Error(ExitCode::output_error, "HDF5: " + what);
-}
+[[noreturn]] void fail_write(const std::string& what) { throw Error(ExitCode::output_error, "HDF5: " + what); }
 
 Handle attribute_space(std::size_t n) {
   const hsize_t dims[1] = {n};
@@ -57,10 +55,22 @@ void Handle::close() {
   id_ = H5I_INVALID_HID;
 }
 
-template <> hid_t native_type<float>() { return H5T_NATIVE_FLOAT; }
-template <> hid_t native_type<double>() { return H5T_NATIVE_DOUBLE; }
-template <> hid_t native_type<std::int32_t>() { return H5T_NATIVE_INT32; }
-template <> hid_t native_type<std::int64_t>() { return H5T_NATIVE_INT64; }
+template <>
+hid_t native_type<float>() {
+  return H5T_NATIVE_FLOAT;
+}
+template <>
+hid_t native_type<double>() {
+  return H5T_NATIVE_DOUBLE;
+}
+template <>
+hid_t native_type<std::int32_t>() {
+  return H5T_NATIVE_INT32;
+}
+template <>
+hid_t native_type<std::int64_t>() {
+  return H5T_NATIVE_INT64;
+}
 
 void silence_library_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
@@ -111,7 +121,8 @@ std::string read_attribute_string(hid_t object, const std::string& name) {
   Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT));
   if (!attr) throw Error(ExitCode::input_error, "HDF5: attribute '" + name + "' is missing");
   Handle type(H5Aget_type(attr.id()));
-  if (H5Tget_class(type.id()) != H5T_STRING) throw Error(ExitCode::input_error, "HDF5: attribute '" + name + "' is not a string");
+  if (H5Tget_class(type.id()) != H5T_STRING)
+    throw Error(ExitCode::input_error, "HDF5: attribute '" + name + "' is not a string");
   if (H5Tis_variable_str(type.id()) > 0) {
     char* text = nullptr;
     Handle mem(H5Tcopy(H5T_C_S1));
@@ -137,9 +148,10 @@ template <class T>
 Handle write_dataset(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims, const T* data,
                      const std::string& units) {
   Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr));
-  const hid_t file_type = std::is_same_v<T, float> ? H5T_IEEE_F32LE
-                          : std::is_same_v<T, double> ? H5T_IEEE_F64LE
-                          : std::is_same_v<T, std::int32_t> ? H5T_STD_I32LE : H5T_STD_I64LE;
+  const hid_t file_type = std::is_same_v<T, float>          ? H5T_IEEE_F32LE
+                          : std::is_same_v<T, double>       ? H5T_IEEE_F64LE
+                          : std::is_same_v<T, std::int32_t> ? H5T_STD_I32LE
+                                                            : H5T_STD_I64LE;
   // Storage allocated now: later writes change no metadata, so a file flushed after its datasets were made
   // stays readable even when the writer is killed mid-write (a resumable output, AtomicWriter).
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
@@ -211,13 +223,19 @@ void write_hyperslab(hid_t dataset, const std::vector<hsize_t>& start, const std
     fail_write("cannot write a hyperslab");
 }
 
-template void write_hyperslab<float>(hid_t, const std::vector<hsize_t>&, const std::vector<hsize_t>&, const float*, bool);
-template void write_hyperslab<double>(hid_t, const std::vector<hsize_t>&, const std::vector<hsize_t>&, const double*, bool);
+template void write_hyperslab<float>(hid_t, const std::vector<hsize_t>&, const std::vector<hsize_t>&, const float*,
+                                     bool);
+template void write_hyperslab<double>(hid_t, const std::vector<hsize_t>&, const std::vector<hsize_t>&, const double*,
+                                      bool);
 
-template Handle write_dataset<float>(hid_t, const std::string&, const std::vector<hsize_t>&, const float*, const std::string&);
-template Handle write_dataset<double>(hid_t, const std::string&, const std::vector<hsize_t>&, const double*, const std::string&);
-template Handle write_dataset<std::int32_t>(hid_t, const std::string&, const std::vector<hsize_t>&, const std::int32_t*, const std::string&);
-template Handle write_dataset<std::int64_t>(hid_t, const std::string&, const std::vector<hsize_t>&, const std::int64_t*, const std::string&);
+template Handle write_dataset<float>(hid_t, const std::string&, const std::vector<hsize_t>&, const float*,
+                                     const std::string&);
+template Handle write_dataset<double>(hid_t, const std::string&, const std::vector<hsize_t>&, const double*,
+                                      const std::string&);
+template Handle write_dataset<std::int32_t>(hid_t, const std::string&, const std::vector<hsize_t>&, const std::int32_t*,
+                                            const std::string&);
+template Handle write_dataset<std::int64_t>(hid_t, const std::string&, const std::vector<hsize_t>&, const std::int64_t*,
+                                            const std::string&);
 template void write_first_dim_slab<float>(hid_t, hsize_t, const float*);
 template void write_first_dim_slab<double>(hid_t, hsize_t, const double*);
 
@@ -237,8 +255,10 @@ namespace {
 // MPI_Comm is a pointer in Open MPI and an int in MPICH (solver/parallel/comm.cpp stores it as an integer).
 template <class Handle = MPI_Comm>
 Handle mpi_comm(std::intptr_t h) {
-  if constexpr (std::is_pointer_v<Handle>) return reinterpret_cast<Handle>(h);
-  else return static_cast<Handle>(h);
+  if constexpr (std::is_pointer_v<Handle>)
+    return reinterpret_cast<Handle>(h);
+  else
+    return static_cast<Handle>(h);
 }
 }  // namespace
 #endif
@@ -246,9 +266,11 @@ Handle mpi_comm(std::intptr_t h) {
 Reader::Reader(const std::string& path, const Parallel& parallel) : path_(path), parallel_(parallel.active()) {
   silence_library_errors();
   if (!std::filesystem::exists(path))
-    throw Error(ExitCode::input_error, path + ": file not found; check the path (relative paths are resolved against the case file's folder)");
+    throw Error(ExitCode::input_error,
+                path + ": file not found; check the path (relative paths are resolved against the case file's folder)");
   if (H5Fis_hdf5(path.c_str()) <= 0)
-    throw Error(ExitCode::input_error, path + ": not an HDF5 file (or unreadable); give an HDF5 file written e.g. by h5py or specwave");
+    throw Error(ExitCode::input_error,
+                path + ": not an HDF5 file (or unreadable); give an HDF5 file written e.g. by h5py or specwave");
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
 #if defined(H5_HAVE_PARALLEL) && defined(SPECWAVE_HAVE_MPI)
   if (parallel_) H5Pset_fapl_mpio(fapl.id(), mpi_comm(parallel.comm), MPI_INFO_NULL);
@@ -266,7 +288,9 @@ bool Reader::has_dataset(const std::string& name) const {
 
 Handle Reader::open_dataset(const std::string& name) const {
   if (!has_dataset(name))
-    throw Error(ExitCode::input_error, path_ + ": dataset '" + name + "' is missing; name the dataset that holds the data (h5ls -r " + path_ + " lists them)");
+    throw Error(ExitCode::input_error, path_ + ": dataset '" + name +
+                                           "' is missing; name the dataset that holds the data (h5ls -r " + path_ +
+                                           " lists them)");
   return Handle(H5Dopen2(file_.id(), name.c_str(), H5P_DEFAULT));
 }
 
@@ -294,7 +318,8 @@ std::vector<std::string> Reader::read_strings(const std::string& name) const {
   const DatasetInfo in = info(name);
   const std::string where = path_ + ": dataset '" + name + "'";
   if (in.type_class != H5T_STRING || in.dims.size() != 1)
-    throw Error(ExitCode::input_error, where + ": expected a 1-D string dataset, found " + in.dtype_name() + " " + dims_text(in.dims));
+    throw Error(ExitCode::input_error,
+                where + ": expected a 1-D string dataset, found " + in.dtype_name() + " " + dims_text(in.dims));
   Handle dset = open_dataset(name);
   Handle type(H5Dget_type(dset.id()));
   std::vector<std::string> out(in.dims[0]);
@@ -333,13 +358,16 @@ std::vector<T> Reader::read_floating_block(const std::string& name, const std::v
   const DatasetInfo in = info(name);
   const std::string where = path_ + ": dataset '" + name + "'";
   if (in.type_class != H5T_FLOAT)
-    throw Error(ExitCode::input_error, where + ": dtype is " + in.dtype_name() + ", expected float32 or float64; convert it (e.g. numpy astype('float32'))");
+    throw Error(ExitCode::input_error, where + ": dtype is " + in.dtype_name() +
+                                           ", expected float32 or float64; convert it (e.g. numpy astype('float32'))");
   if (in.dims.size() != expected.size())
-    throw Error(ExitCode::input_error, where + ": rank is " + std::to_string(in.dims.size()) + " " + dims_text(in.dims) +
-                                          ", expected rank " + std::to_string(expected.size()) + " " + dims_text(expected) + " in C order (nz, ny, nx)");
+    throw Error(ExitCode::input_error, where + ": rank is " + std::to_string(in.dims.size()) + " " +
+                                           dims_text(in.dims) + ", expected rank " + std::to_string(expected.size()) +
+                                           " " + dims_text(expected) + " in C order (nz, ny, nx)");
   if (in.dims != expected)
-    throw Error(ExitCode::input_error, where + ": shape is " + dims_text(in.dims) + ", expected " + dims_text(expected) +
-                                          " (C order, x fastest); match grid.shape or resample the model");
+    throw Error(ExitCode::input_error, where + ": shape is " + dims_text(in.dims) + ", expected " +
+                                           dims_text(expected) +
+                                           " (C order, x fastest); match grid.shape or resample the model");
   std::size_t n = 1;
   for (auto d : count) n *= d;
   std::vector<T> out(n);
@@ -358,9 +386,11 @@ std::vector<T> Reader::read_floating_block(const std::string& name, const std::v
 template std::vector<float> Reader::read_floating<float>(const std::string&, const std::vector<hsize_t>&) const;
 template std::vector<double> Reader::read_floating<double>(const std::string&, const std::vector<hsize_t>&) const;
 template std::vector<float> Reader::read_floating_block<float>(const std::string&, const std::vector<hsize_t>&,
-                                                               const std::vector<hsize_t>&, const std::vector<hsize_t>&) const;
+                                                               const std::vector<hsize_t>&,
+                                                               const std::vector<hsize_t>&) const;
 template std::vector<double> Reader::read_floating_block<double>(const std::string&, const std::vector<hsize_t>&,
-                                                                 const std::vector<hsize_t>&, const std::vector<hsize_t>&) const;
+                                                                 const std::vector<hsize_t>&,
+                                                                 const std::vector<hsize_t>&) const;
 
 bool parallel_hdf5_available() {
 #if defined(H5_HAVE_PARALLEL) && defined(SPECWAVE_HAVE_MPI)
@@ -372,8 +402,9 @@ bool parallel_hdf5_available() {
 
 AtomicWriter::AtomicWriter(const std::string& path, const Parallel& parallel, const Resumable& resumable)
     : path_(path),
-      temporary_(resumable.enabled ? path + ".partial"
-                                   : path + ".tmp-" + std::to_string(parallel.active() ? parallel.token : (long long)::getpid())),
+      temporary_(resumable.enabled
+                     ? path + ".partial"
+                     : path + ".tmp-" + std::to_string(parallel.active() ? parallel.token : (long long)::getpid())),
       parallel_(parallel),
       resumable_(resumable) {
   silence_library_errors();
@@ -388,7 +419,8 @@ AtomicWriter::AtomicWriter(const std::string& path, const Parallel& parallel, co
   if (resumable_.enabled && resumable_.reopen) {
     file_ = Handle(H5Fopen(temporary_.c_str(), H5F_ACC_RDWR, fapl.id()));
     if (!file_)
-      fail_write("cannot reopen " + temporary_ + ", the partial output of the interrupted run; it is missing or damaged. "
+      fail_write("cannot reopen " + temporary_ +
+                 ", the partial output of the interrupted run; it is missing or damaged. "
                  "Start the run again without --resume");
     return;
   }

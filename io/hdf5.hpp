@@ -142,7 +142,7 @@ class AtomicWriter {
 void write_identity_attributes(hid_t file, const std::string& file_type);
 // Root attributes every output file of a run carries (docs/hdf5-schema.md): the identity plus the provenance.
 struct Provenance {
-  std::string file_type;    // "specwave.traces", "specwave.wavefield", "specwave.model"
+  std::string file_type;  // "specwave.traces", "specwave.wavefield", "specwave.model"
   std::string precision, backend, case_text, device;
   int threads = 0, ranks = 1;
 };

@@ -1,7 +1,7 @@
 #include "io/outputs.hpp"
 
-#include <filesystem>
 #include <fmt/format.h>
+#include <filesystem>
 #include <fstream>
 
 #include "solver/case/errors.hpp"
@@ -15,15 +15,16 @@ std::string shot_group(int shot) { return fmt::format("shot_{:04d}", shot); }
 h5::Handle open_existing(hid_t file, const std::string& name, const std::string& path) {
   h5::Handle d(H5Dopen2(file, name.c_str(), H5P_DEFAULT));
   if (!d)
-    throw Error(ExitCode::output_error, fmt::format("{}.partial has no dataset {}: it was not written by this case; start "
-                                                    "the run again without --resume",
-                                                    path, name));
+    throw Error(ExitCode::output_error,
+                fmt::format("{}.partial has no dataset {}: it was not written by this case; start "
+                            "the run again without --resume",
+                            path, name));
   return d;
 }
 
 // XDMF 3 description of 3-D datasets on the case's grid (ParaView: open the .xdmf with the Xdmf3 reader).
 struct XdmfField {
-  std::string name, dataset;  // dataset path inside the HDF5 file
+  std::string name, dataset;   // dataset path inside the HDF5 file
   std::vector<hsize_t> start;  // non-empty: a hyperslab of a 4-D dataset at this first index
   double time = 0;
   hsize_t first_dim = 0;
@@ -38,13 +39,15 @@ void write_xdmf(const std::string& h5_path, const GridSpec& g, const std::vector
   for (const auto& f : fields) {
     std::string data;
     if (f.start.empty()) {
-      data = fmt::format("        <DataItem Dimensions=\"{}\" NumberType=\"Float\" Precision=\"{}\" Format=\"HDF\">{}:{}</DataItem>\n",
-                         dims, precision, file, f.dataset);
+      data = fmt::format(
+          "        <DataItem Dimensions=\"{}\" NumberType=\"Float\" Precision=\"{}\" Format=\"HDF\">{}:{}</DataItem>\n",
+          dims, precision, file, f.dataset);
     } else {
       data = fmt::format(
           "        <DataItem ItemType=\"HyperSlab\" Dimensions=\"{0}\" Type=\"HyperSlab\">\n"
           "          <DataItem Dimensions=\"3 4\" Format=\"XML\">{1} 0 0 0 1 1 1 1 1 {0}</DataItem>\n"
-          "          <DataItem Dimensions=\"{2} {0}\" NumberType=\"Float\" Precision=\"{3}\" Format=\"HDF\">{4}:{5}</DataItem>\n"
+          "          <DataItem Dimensions=\"{2} {0}\" NumberType=\"Float\" Precision=\"{3}\" "
+          "Format=\"HDF\">{4}:{5}</DataItem>\n"
           "        </DataItem>\n",
           dims, f.start[0], f.first_dim, precision, file, f.dataset);
     }
@@ -83,8 +86,8 @@ void write_grid_attributes(hid_t dataset, const GridSpec& g) {
 }
 
 TraceFile::TraceFile(const std::string& path, const h5::Provenance& provenance, bool fp64, int n_shots,
-                     const std::vector<Vec3>& receivers, const std::vector<std::vector<Vec3>>& sources, int nt, double dt,
-                     const h5::Parallel& parallel, const h5::Resumable& resumable)
+                     const std::vector<Vec3>& receivers, const std::vector<std::vector<Vec3>>& sources, int nt,
+                     double dt, const h5::Parallel& parallel, const h5::Resumable& resumable)
     : file_(path, parallel, resumable), fp64_(fp64), per_shot_(receivers.size() * std::size_t(nt)) {
   if (file_.reopened()) {
     traces_ = open_existing(file_.id(), "traces", path);
@@ -205,9 +208,13 @@ void WavefieldFile::commit() {
   const int shots = int(std::max(snapshots_.size(), finals_.size()));
   for (int s = 0; s < shots; ++s) {
     for (std::size_t k = 0; k < steps_.size(); ++k)
-      fields.push_back({fmt::format("shot{}_u", s), "/" + shot_group(s) + "/snapshots", {hsize_t(k)}, steps_[k] * dt_,
+      fields.push_back({fmt::format("shot{}_u", s),
+                        "/" + shot_group(s) + "/snapshots",
+                        {hsize_t(k)},
+                        steps_[k] * dt_,
                         hsize_t(steps_.size())});
-    if (!finals_.empty()) fields.push_back({fmt::format("shot{}_u", s), "/" + shot_group(s) + "/final", {}, nt_ * dt_, 0});
+    if (!finals_.empty())
+      fields.push_back({fmt::format("shot{}_u", s), "/" + shot_group(s) + "/final", {}, nt_ * dt_, 0});
   }
   snapshots_.clear();
   finals_.clear();

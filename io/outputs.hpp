@@ -42,8 +42,8 @@ class TraceFile {
 // /shot_NNNN/snapshots (n_snapshots, nz, ny, nx) with attribute steps and times, /shot_NNNN/final (nz, ny, nx).
 class WavefieldFile {
  public:
-  WavefieldFile(const std::string& path, const h5::Provenance& provenance, bool fp64, const GridSpec& grid,
-                int n_shots, const std::vector<int>& snapshot_steps, double dt, bool final_field, int nt,
+  WavefieldFile(const std::string& path, const h5::Provenance& provenance, bool fp64, const GridSpec& grid, int n_shots,
+                const std::vector<int>& snapshot_steps, double dt, bool final_field, int nt,
                 const h5::Parallel& parallel = {}, const h5::Resumable& resumable = {});
   // The whole grid (nz, ny, nx) of one shot.
   template <class T>

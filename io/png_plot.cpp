@@ -20,8 +20,7 @@ namespace {
 struct Rgb {
   std::uint8_t r, g, b;
 };
-constexpr Rgb kWhite{255, 255, 255}, kBlack{0, 0, 0}, kMagenta{255, 0, 255}, kGrid{228, 228, 228},
-    kText{20, 20, 20};
+constexpr Rgb kWhite{255, 255, 255}, kBlack{0, 0, 0}, kMagenta{255, 0, 255}, kGrid{228, 228, 228}, kText{20, 20, 20};
 
 // 5x7 glyphs for ASCII 32..126, one byte per column (5 columns), bit 0 = top row; bit 7 is an
 // eighth row used only by the descenders of g, j, p, q, y.
@@ -98,8 +97,10 @@ class Canvas {
         if (q[i] < 0) return;
       } else {
         const double t = q[i] / p[i];
-        if (p[i] < 0) t0 = std::max(t0, t);
-        else t1 = std::min(t1, t);
+        if (p[i] < 0)
+          t0 = std::max(t0, t);
+        else
+          t1 = std::min(t1, t);
       }
     }
     if (t0 > t1) return;
@@ -274,8 +275,7 @@ double to_pixel(double v, double a, double b, int p0, int len) {
 
 }  // namespace
 
-void write_image_png(const std::string& path, std::span<const float> data, int rows, int cols,
-                     const ImagePlot& plot) {
+void write_image_png(const std::string& path, std::span<const float> data, int rows, int cols, const ImagePlot& plot) {
   if (rows <= 0 || cols <= 0 || data.size() != std::size_t(rows) * std::size_t(cols))
     throw std::runtime_error("png_plot: '" + path + "': data has " + std::to_string(data.size()) +
                              " values, expected rows*cols = " + std::to_string(rows) + "*" + std::to_string(cols));
@@ -395,9 +395,8 @@ void write_image_png(const std::string& path, std::span<const float> data, int r
   write_png_atomic(path, cv);
 }
 
-void write_line_png(const std::string& path, std::span<const double> x,
-                    const std::vector<std::vector<double>>& series, const std::vector<std::string>& names,
-                    const LinePlot& plot) {
+void write_line_png(const std::string& path, std::span<const double> x, const std::vector<std::vector<double>>& series,
+                    const std::vector<std::string>& names, const LinePlot& plot) {
   if (x.empty()) throw std::runtime_error("png_plot: '" + path + "': no x values");
   for (std::size_t s = 0; s < series.size(); ++s)
     if (series[s].size() != x.size())
@@ -407,7 +406,7 @@ void write_line_png(const std::string& path, std::span<const double> x,
     throw std::runtime_error("png_plot: '" + path + "': " + std::to_string(names.size()) + " names for " +
                              std::to_string(series.size()) + " series");
 
-  constexpr Rgb kPalette[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},  {214, 39, 40},  {148, 103, 189},
+  constexpr Rgb kPalette[] = {{31, 119, 180}, {255, 127, 14},  {44, 160, 44},   {214, 39, 40},  {148, 103, 189},
                               {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}};
   const bool logy = plot.log_y;
   auto usable = [logy](double v) { return std::isfinite(v) && (!logy || v > 0); };
@@ -481,8 +480,10 @@ void write_line_png(const std::string& path, std::span<const double> x,
         continue;
       }
       const double X = px(x[i]), Y = py(ty(series[s][i]));
-      if (have_prev) cv.line(pxp, pyp, X, Y, c, 2, ix, iy, ix + W - 1, iy + H - 1);
-      else cv.line(X, Y, X, Y, c, 2, ix, iy, ix + W - 1, iy + H - 1);  // isolated points stay visible
+      if (have_prev)
+        cv.line(pxp, pyp, X, Y, c, 2, ix, iy, ix + W - 1, iy + H - 1);
+      else
+        cv.line(X, Y, X, Y, c, 2, ix, iy, ix + W - 1, iy + H - 1);  // isolated points stay visible
       pxp = X, pyp = Y, have_prev = true;
     }
   }

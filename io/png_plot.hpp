@@ -1,24 +1,31 @@
 #pragma once
+#include <span>
 #include <string>
 #include <vector>
-#include <span>
 namespace specwave::io {
-enum class Colormap { seismic /* blue-white-red, symmetric about 0 */, gray_seismic /* black-white, symmetric */, viridis /* sequential */ };
+enum class Colormap {
+  seismic /* blue-white-red, symmetric about 0 */,
+  gray_seismic /* black-white, symmetric */,
+  viridis /* sequential */
+};
 struct ImagePlot {
-  std::string title;            // drawn at the top with a tiny built-in 5x7 bitmap font (ASCII 32..126)
-  std::string x_label, y_label; // axis labels (drawn with the same font; y label may be horizontal at top-left)
-  double x_min = 0, x_max = 1, y_min = 0, y_max = 1;  // axis extents for tick labels (y increases downward, as depth/time)
+  std::string title;             // drawn at the top with a tiny built-in 5x7 bitmap font (ASCII 32..126)
+  std::string x_label, y_label;  // axis labels (drawn with the same font; y label may be horizontal at top-left)
+  double x_min = 0, x_max = 1, y_min = 0,
+         y_max = 1;  // axis extents for tick labels (y increases downward, as depth/time)
   Colormap colormap = Colormap::seismic;
-  double clip_percentile = 99.0; // for symmetric maps: clip at this percentile of |value|; sequential maps: min..max
+  double clip_percentile = 99.0;  // for symmetric maps: clip at this percentile of |value|; sequential maps: min..max
   std::string colorbar_label;
-  int min_pixels = 600;         // the image is scaled up (nearest or bilinear) so its longer side is at least this
+  int min_pixels = 600;  // the image is scaled up (nearest or bilinear) so its longer side is at least this
 };
 // data is (rows, cols) in C order: row = vertical axis (downward), col = horizontal axis.
 // Writes atomically: to "<path>.tmp", then rename. Throws std::runtime_error naming the path on failure.
 void write_image_png(const std::string& path, std::span<const float> data, int rows, int cols, const ImagePlot& plot);
-struct LinePlot { std::string title, x_label, y_label; bool log_y = false; };
+struct LinePlot {
+  std::string title, x_label, y_label;
+  bool log_y = false;
+};
 // several series sharing x; draws axes, ticks with numbers, and a legend (misfit curves).
-void write_line_png(const std::string& path, std::span<const double> x,
-                    const std::vector<std::vector<double>>& series, const std::vector<std::string>& names,
-                    const LinePlot& plot);
-}
+void write_line_png(const std::string& path, std::span<const double> x, const std::vector<std::vector<double>>& series,
+                    const std::vector<std::string>& names, const LinePlot& plot);
+}  // namespace specwave::io

@@ -1,16 +1,16 @@
 #include "io/segy.hpp"
 
+#include <fmt/format.h>
+#include <unistd.h>
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <limits>
 #include <type_traits>
-#include <unistd.h>
 
 #include "io/hdf5.hpp"
 #include "io/outputs.hpp"
@@ -27,7 +27,8 @@ constexpr std::int16_t coordinate_scalar = -1000;       // SEG-Y: negative = div
 // Big-endian fields at 1-based SEG-Y byte positions (as the standard numbers them) of a header buffer.
 template <class T>
 void put(std::vector<unsigned char>& h, std::size_t position, T value) {
-  using U = std::conditional_t<sizeof(T) == 2, std::uint16_t, std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>;
+  using U = std::conditional_t<sizeof(T) == 2, std::uint16_t,
+                               std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>;
   U bits;
   std::memcpy(&bits, &value, sizeof(T));
   for (std::size_t k = 0; k < sizeof(T); ++k) h[position - 1 + k] = (unsigned char)(bits >> (8 * (sizeof(T) - 1 - k)));
@@ -36,7 +37,8 @@ void put(std::vector<unsigned char>& h, std::size_t position, T value) {
 // Reads a field in the file's byte order (big-endian unless the byte-order constant says otherwise).
 template <class T>
 T get(const unsigned char* h, std::size_t position, bool little) {
-  using U = std::conditional_t<sizeof(T) == 2, std::uint16_t, std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>;
+  using U = std::conditional_t<sizeof(T) == 2, std::uint16_t,
+                               std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>;
   U bits = 0;
   for (std::size_t k = 0; k < sizeof(T); ++k) {
     const std::size_t at = little ? sizeof(T) - 1 - k : k;
@@ -50,7 +52,8 @@ T get(const unsigned char* h, std::size_t position, bool little) {
 std::int32_t scaled(double metres) {
   const double v = std::round(metres * coordinate_scale);
   if (std::abs(v) > double(std::numeric_limits<std::int32_t>::max()))
-    throw Error(ExitCode::output_error, fmt::format("SEG-Y: coordinate {} m does not fit a 32-bit field in millimetres", metres));
+    throw Error(ExitCode::output_error,
+                fmt::format("SEG-Y: coordinate {} m does not fit a 32-bit field in millimetres", metres));
   return std::int32_t(v);
 }
 
@@ -159,20 +162,20 @@ void write_segy(const std::string& path, const ShotGathers& g, const std::string
     auto bput = [&](std::size_t file_position, auto value) { put(bin, file_position - text_bytes, value); };
     const std::uint16_t dt_us = std::uint16_t(std::clamp(std::lround(g.dt * 1e6), 0L, 65535L));
     bput(3213, std::int16_t(std::min(g.n_receivers, 32767)));  // data traces per ensemble
-    bput(3217, dt_us);                                       // sample interval (microseconds)
-    bput(3221, std::uint16_t(std::min(g.nt, 65535)));        // samples per trace
-    bput(3225, std::int16_t(5));                             // IEEE float32
-    bput(3227, std::int16_t(1));                             // ensemble fold
-    bput(3229, std::int16_t(1));                             // sorted as recorded (shot gathers)
-    bput(3255, std::int16_t(1));                             // measurement system: metres
-    bput(3261, std::int32_t(g.n_receivers));                 // extended traces per ensemble
-    bput(3269, std::int32_t(g.nt));                          // extended samples per trace
-    bput(3273, double(g.dt * 1e6));                          // extended sample interval (microseconds, IEEE double)
+    bput(3217, dt_us);                                         // sample interval (microseconds)
+    bput(3221, std::uint16_t(std::min(g.nt, 65535)));          // samples per trace
+    bput(3225, std::int16_t(5));                               // IEEE float32
+    bput(3227, std::int16_t(1));                               // ensemble fold
+    bput(3229, std::int16_t(1));                               // sorted as recorded (shot gathers)
+    bput(3255, std::int16_t(1));                               // measurement system: metres
+    bput(3261, std::int32_t(g.n_receivers));                   // extended traces per ensemble
+    bput(3269, std::int32_t(g.nt));                            // extended samples per trace
+    bput(3273, double(g.dt * 1e6));                            // extended sample interval (microseconds, IEEE double)
     bput(3297, byte_order_constant);
-    bin[3501 - 1 - text_bytes] = 2;                          // major revision 2
-    bin[3502 - 1 - text_bytes] = 0;                          // minor revision 0
-    bput(3503, std::int16_t(1));                             // fixed-length traces
-    bput(3505, std::int16_t(0));                             // no extended textual headers
+    bin[3501 - 1 - text_bytes] = 2;  // major revision 2
+    bin[3502 - 1 - text_bytes] = 0;  // minor revision 0
+    bput(3503, std::int16_t(1));     // fixed-length traces
+    bput(3505, std::int16_t(0));     // no extended textual headers
     out.write(reinterpret_cast<const char*>(bin.data()), binary_bytes);
 
     std::vector<unsigned char> th(trace_header_bytes);
@@ -183,22 +186,22 @@ void write_segy(const std::string& path, const ShotGathers& g, const std::string
         const std::int32_t serial = s * g.n_receivers + r + 1;
         const Vec3& src = g.sources[s];
         const Vec3& rec = g.receivers[r];
-        put(th, 1, serial);                          // trace sequence number within line
-        put(th, 5, serial);                          // ... within file
-        put(th, 9, std::int32_t(s + 1));             // original field record number (shot)
-        put(th, 13, std::int32_t(r + 1));            // trace number within the field record
-        put(th, 29, std::int16_t(1));                // trace identification: time-domain seismic data
-        put(th, 35, std::int16_t(1));                // data use: production
-        put(th, 41, scaled(-rec[0]));                // receiver group elevation (up positive) = -z
-        put(th, 45, std::int32_t(0));                // surface elevation at source
-        put(th, 49, scaled(src[0]));                 // source depth below surface = z
-        put(th, 69, coordinate_scalar);              // scalar for elevations and depths
-        put(th, 71, coordinate_scalar);              // scalar for coordinates
-        put(th, 73, scaled(src[2]));                 // source x
-        put(th, 77, scaled(src[1]));                 // source y
-        put(th, 81, scaled(rec[2]));                 // group x
-        put(th, 85, scaled(rec[1]));                 // group y
-        put(th, 89, std::int16_t(1));                // coordinate units: length (metres)
+        put(th, 1, serial);                // trace sequence number within line
+        put(th, 5, serial);                // ... within file
+        put(th, 9, std::int32_t(s + 1));   // original field record number (shot)
+        put(th, 13, std::int32_t(r + 1));  // trace number within the field record
+        put(th, 29, std::int16_t(1));      // trace identification: time-domain seismic data
+        put(th, 35, std::int16_t(1));      // data use: production
+        put(th, 41, scaled(-rec[0]));      // receiver group elevation (up positive) = -z
+        put(th, 45, std::int32_t(0));      // surface elevation at source
+        put(th, 49, scaled(src[0]));       // source depth below surface = z
+        put(th, 69, coordinate_scalar);    // scalar for elevations and depths
+        put(th, 71, coordinate_scalar);    // scalar for coordinates
+        put(th, 73, scaled(src[2]));       // source x
+        put(th, 77, scaled(src[1]));       // source y
+        put(th, 81, scaled(rec[2]));       // group x
+        put(th, 85, scaled(rec[1]));       // group y
+        put(th, 89, std::int16_t(1));      // coordinate units: length (metres)
         put(th, 115, std::uint16_t(std::min(g.nt, 65535)));
         put(th, 117, dt_us);
         out.write(reinterpret_cast<const char*>(th.data()), trace_header_bytes);
@@ -231,7 +234,8 @@ ShotGathers read_segy(const std::string& path) {
   const unsigned char* bin = head.data();
   // Byte order: the rev 2 constant when present, else big-endian (rev 0 and 1).
   bool little = false;
-  if (get<std::int32_t>(bin, 3297, false) != byte_order_constant && get<std::int32_t>(bin, 3297, true) == byte_order_constant)
+  if (get<std::int32_t>(bin, 3297, false) != byte_order_constant &&
+      get<std::int32_t>(bin, 3297, true) == byte_order_constant)
     little = true;
   const int format = get<std::int16_t>(bin, 3225, little);
   if (format != 5 && format != 1)
@@ -273,8 +277,10 @@ ShotGathers read_segy(const std::string& path) {
     for (int k = 0; k < nt; ++k) {
       const std::uint32_t bits = get<std::uint32_t>(data.data(), 1 + 4 * std::size_t(k), little);
       float v;
-      if (format == 5) std::memcpy(&v, &bits, 4);
-      else v = ibm_to_ieee(bits);
+      if (format == 5)
+        std::memcpy(&v, &bits, 4);
+      else
+        v = ibm_to_ieee(bits);
       g.traces.push_back(v);
     }
   }
@@ -301,7 +307,8 @@ ShotGathers read_segy(const std::string& path) {
       if (s == 0) {
         g.receivers.push_back(p);
       } else if (std::abs(p[0] - g.receivers[r][0]) + std::abs(p[1] - g.receivers[r][1]) +
-                     std::abs(p[2] - g.receivers[r][2]) > 1e-3) {
+                     std::abs(p[2] - g.receivers[r][2]) >
+                 1e-3) {
         bad_input(path, fmt::format("trace {} (shot {}, receiver {}) is at ({}, {}, {}) m, but receiver {} of shot 1 "
                                     "is at ({}, {}, {}) m: specwave needs the same receivers in every shot",
                                     first + r + 1, s + 1, r + 1, p[0], p[1], p[2], r + 1, g.receivers[r][0],

@@ -21,10 +21,10 @@ namespace specwave::io {
 // What traces.h5 holds: every shot records the same receivers.
 struct ShotGathers {
   int n_shots = 0, n_receivers = 0, nt = 0;
-  double dt = 0;                   // s
-  std::vector<float> traces;       // (n_shots, n_receivers, nt), C order
-  std::vector<Vec3> receivers;     // (z, y, x) m, z down
-  std::vector<Vec3> sources;       // one per shot: its (first) source, (z, y, x) m
+  double dt = 0;                // s
+  std::vector<float> traces;    // (n_shots, n_receivers, nt), C order
+  std::vector<Vec3> receivers;  // (z, y, x) m, z down
+  std::vector<Vec3> sources;    // one per shot: its (first) source, (z, y, x) m
 };
 
 // traces.h5 (file_type "specwave.traces") -> gathers; errors name the file and dataset.

@@ -2,9 +2,9 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <cstdio>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <sstream>
 

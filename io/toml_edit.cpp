@@ -1,8 +1,8 @@
 #include "io/toml_edit.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cctype>
-#include <fmt/format.h>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -66,7 +66,8 @@ std::string float_spelling(double v) {
 
 std::string spell(const toml::node& n, Spelling how) {
   if (auto i = n.as_integer()) return fmt::format("{}", i->get());
-  if (auto f = n.as_floating_point()) return how == Spelling::text ? fmt::format("{}", f->get()) : float_spelling(f->get());
+  if (auto f = n.as_floating_point())
+    return how == Spelling::text ? fmt::format("{}", f->get()) : float_spelling(f->get());
   if (auto b = n.as_boolean()) return b->get() ? "true" : "false";
   if (auto s = n.as_string()) {
     if (how == Spelling::text) return s->get();
@@ -133,18 +134,21 @@ void set_key(toml::table& t, const std::vector<KeySegment>& path, std::size_t k,
     if (!t.contains(seg.name)) t.insert(seg.name, toml::table{});
     toml::node& n = *t.get(seg.name);
     if (n.is_array())
-      failed(fail, fmt::format("'{}' is an array in the base case", here), fmt::format("give an entry: {}[0], or {}[*] for every one", here, here));
+      failed(fail, fmt::format("'{}' is an array in the base case", here),
+             fmt::format("give an entry: {}[0], or {}[*] for every one", here, here));
     if (!n.is_table())
-      failed(fail, fmt::format("'{}' is a {} in the base case, not a table", here, type_name(n)), "check the key in docs/case-file.md");
+      failed(fail, fmt::format("'{}' is a {} in the base case, not a table", here, type_name(n)),
+             "check the key in docs/case-file.md");
     set_key(*n.as_table(), path, k + 1, value, here, fail);
     return;
   }
   toml::array* a = t.get(seg.name) ? t.get(seg.name)->as_array() : nullptr;
   if (!a)
-    failed(fail, fmt::format("the base case has no array '{}'", here), "sweep entries the base case has (docs/case-file.md)");
+    failed(fail, fmt::format("the base case has no array '{}'", here),
+           "sweep entries the base case has (docs/case-file.md)");
   if (seg.index >= int(a->size()))
     failed(fail, fmt::format("the base case has {} '{}' entries", a->size(), here),
-             fmt::format("use an index in 0..{}, or [*] for every entry", int(a->size()) - 1));
+           fmt::format("use an index in 0..{}, or [*] for every entry", int(a->size()) - 1));
   const std::size_t first = seg.index == kEveryEntry ? 0 : std::size_t(seg.index);
   const std::size_t stop = seg.index == kEveryEntry ? a->size() : first + 1;
   for (std::size_t i = first; i < stop; ++i) {
@@ -154,7 +158,8 @@ void set_key(toml::table& t, const std::vector<KeySegment>& path, std::size_t k,
       continue;
     }
     toml::table* sub = a->get(i)->as_table();
-    if (!sub) failed(fail, fmt::format("'{}' is not a table in the base case", entry), "check the key in docs/case-file.md");
+    if (!sub)
+      failed(fail, fmt::format("'{}' is not a table in the base case", entry), "check the key in docs/case-file.md");
     set_key(*sub, path, k + 1, value, entry, fail);
   }
 }
@@ -171,8 +176,10 @@ void find_nodes(toml::table& t, const std::vector<KeySegment>& path, std::size_t
       if (seg.index == kEveryEntry || int(i) == seg.index) here.push_back(a->get(i));
   }
   for (toml::node* h : here) {
-    if (k + 1 == path.size()) out.push_back(h);
-    else if (toml::table* sub = h->as_table()) find_nodes(*sub, path, k + 1, out);
+    if (k + 1 == path.size())
+      out.push_back(h);
+    else if (toml::table* sub = h->as_table())
+      find_nodes(*sub, path, k + 1, out);
   }
 }
 

@@ -2,10 +2,10 @@
 // Reading and editing TOML documents as the sweep expansion does (docs/batch.md): the spelling of values, a TOML
 // writer that keeps floats in their shortest exact spelling, and case-file key paths ("shots[*].sources[0].x")
 // to find or set nodes. The case-file parser (io/case_file.cpp) names node types with the same words.
+#include <toml++/toml.h>
 #include <functional>
 #include <string>
 #include <string_view>
-#include <toml++/toml.h>
 #include <vector>
 
 namespace specwave::io {

@@ -19,9 +19,7 @@ struct CpmlAxis {
   T* zeta[2] = {nullptr, nullptr};
   index_t slab_stride[3] = {0, 0, 0};  // z, y, x strides of a slab
 
-  SPECWAVE_HD bool in_layer(int i) const {
-    return (face[0] && i < width) || (face[1] && i >= n - width);
-  }
+  SPECWAVE_HD bool in_layer(int i) const { return (face[0] && i < width) || (face[1] && i >= n - width); }
   // The face whose layer holds i (a block of a decomposed grid may hold only the high face, and be shorter than
   // two layers).
   SPECWAVE_HD int side(int i) const { return face[0] && i < width ? 0 : 1; }
@@ -52,9 +50,7 @@ struct CpmlAdjointAxis {
     return (face[0] && i < width + radius) || (face[1] && i >= n - width - radius);
   }
   SPECWAVE_HD int side(int i) const { return face[0] && i < width + radius ? 0 : 1; }
-  SPECWAVE_HD int slab_coordinate(int i) const {
-    return side(i) == 0 ? i + 2 * radius : i - (n - width) + 2 * radius;
-  }
+  SPECWAVE_HD int slab_coordinate(int i) const { return side(i) == 0 ? i + 2 * radius : i - (n - width) + 2 * radius; }
 };
 
 // Flat index in the slab of `axis` (the low or high one, by p.side) of grid point (z, y, x), which must lie in

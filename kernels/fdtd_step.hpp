@@ -30,10 +30,10 @@ struct FdtdStep {
 // mu^{n+2}, updating the adjoint CPML memory. mu = Z lambda (zero on the free surface plane).
 template <class T>
 struct FdtdAdjointStep {
-  FieldLayout layout;          // halo must equal coef.radius
-  const T* mu = nullptr;       // mu^{n+1}
-  T* mu_next = nullptr;        // in: mu^{n+2}; out: lambda^n without the receivers' adjoint sources (in place)
-  T* w = nullptr;              // scratch, same layout, ghosts zero: gets (v dt)^2 mu^{n+1} (mirrored on a free surface)
+  FieldLayout layout;     // halo must equal coef.radius
+  const T* mu = nullptr;  // mu^{n+1}
+  T* mu_next = nullptr;   // in: mu^{n+2}; out: lambda^n without the receivers' adjoint sources (in place)
+  T* w = nullptr;         // scratch, same layout, ghosts zero: gets (v dt)^2 mu^{n+1} (mirrored on a free surface)
   const T* vel2dt2 = nullptr;
   FdtdCoefficients<T> coef;
   CpmlAdjointAxis<T> pml[3];

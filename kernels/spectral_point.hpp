@@ -74,9 +74,10 @@ SPECWAVE_HD inline T pml_pressure_update(T p_a, T b, T dt_v2, T div_w) {
   return b * (b * p_a - dt_v2 * div_w);
 }
 
-// The split pressure's derivative with respect to (v dt)^2: p_a^{n+1} = b^2 p_a^n - (v dt)^2 b D-w / dt + (v dt)^2 K F^n / 3,
-// so q_a^n = d p_a^{n+1} / d (v dt)^2 = (p_a^{n+1} - b (b p_a^n)) / (v dt)^2 from two consecutive fields: the Born
-// source of p_a (times the perturbation) and the gradient's factor (docs/numerics.md, "Adjoint of the spectral scheme").
+// The split pressure's derivative with respect to (v dt)^2: p_a^{n+1} = b^2 p_a^n - (v dt)^2 b D-w / dt + (v dt)^2 K
+// F^n / 3, so q_a^n = d p_a^{n+1} / d (v dt)^2 = (p_a^{n+1} - b (b p_a^n)) / (v dt)^2 from two consecutive fields: the
+// Born source of p_a (times the perturbation) and the gradient's factor (docs/numerics.md, "Adjoint of the spectral
+// scheme").
 template <class T>
 SPECWAVE_HD inline T pml_pressure_derivative(T p_a_next, T p_a, T b, T vel2dt2) {
   return (p_a_next - b * (b * p_a)) / vel2dt2;

@@ -14,7 +14,7 @@ class VectorOps {
   virtual ~VectorOps() = default;
   virtual std::string name() const = 0;
   virtual double dot(std::size_t n, const double* x, const double* y) const = 0;
-  virtual double nrm2(std::size_t n, const double* x) const = 0;  // sqrt(x . x)
+  virtual double nrm2(std::size_t n, const double* x) const = 0;                     // sqrt(x . x)
   virtual void axpy(std::size_t n, double a, const double* x, double* y) const = 0;  // y += a x
   virtual void scal(std::size_t n, double a, double* x) const = 0;                   // x *= a
   virtual void copy(std::size_t n, const double* x, double* y) const = 0;            // y = x

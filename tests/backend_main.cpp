@@ -54,7 +54,8 @@ int main(int argc, char** argv) {
   io::h5::silence_library_errors();
   const std::optional<BackendKind> backend = testing::requested_backend();
   if (!backend) {
-    std::fprintf(stderr, "SPECWAVE_TEST_BACKEND=\"%s\": expected \"cpu\" or \"cuda\"\n", std::getenv("SPECWAVE_TEST_BACKEND"));
+    std::fprintf(stderr, "SPECWAVE_TEST_BACKEND=\"%s\": expected \"cpu\" or \"cuda\"\n",
+                 std::getenv("SPECWAVE_TEST_BACKEND"));
     return 2;
   }
   if (*backend == BackendKind::cuda) {

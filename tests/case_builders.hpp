@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "solver/case/case.hpp"
-#include "solver/parallel/decomposition.hpp"
 #include "solver/inversion/objective.hpp"
+#include "solver/parallel/decomposition.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/propagators/propagator.hpp"
 
@@ -196,7 +196,8 @@ inline IlluminationComparison compare_illumination(const Case& c, const Plan& pl
   const std::vector<double> adjoint = objective.evaluate(velocity, true, true).illumination;
   if (adjoint.size() != forward.size()) return {1e300, 0};
   double diff = 0, norm = 0;
-  for (std::size_t k = 0; k < points; ++k) diff += (adjoint[k] - forward[k]) * (adjoint[k] - forward[k]), norm += forward[k] * forward[k];
+  for (std::size_t k = 0; k < points; ++k)
+    diff += (adjoint[k] - forward[k]) * (adjoint[k] - forward[k]), norm += forward[k] * forward[k];
   return {std::sqrt(diff / norm), std::sqrt(norm)};
 }
 

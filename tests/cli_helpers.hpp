@@ -39,7 +39,8 @@ inline Result run_specwave(const std::string& args, const std::string& env = "")
 // lines of it (test_cli's replaced), so the text of each line is part of this contract.
 inline std::string cli_base_case(const std::string& name,
                                  const std::vector<std::string>& shot_positions = {"[200.0, 200.0, 200.0]"}) {
-  std::string text = "name = \"" + name + "\"\n"
+  std::string text = "name = \"" + name +
+                     "\"\n"
                      "[grid]\n"
                      "shape = [40, 40, 40]\n"
                      "spacing = 10.0\n"
@@ -49,17 +50,21 @@ inline std::string cli_base_case(const std::string& name,
                      "[time]\n"
                      "duration = 0.2\n";
   for (const std::string& position : shot_positions)
-    text += "[[shots]]\n"
-            "[[shots.sources]]\n"
-            "position = " + position + "\n"
-            "peak_frequency = 10.0\n";
-  return text + "[receivers]\n"
-                "points = [[200.0, 200.0, 280.0]]\n"
-                "[boundary]\n"
-                "pml_width = 10\n"
-                "[output]\n"
-                "directory = \"out\"\n"
-                "plots = false\n";
+    text +=
+        "[[shots]]\n"
+        "[[shots.sources]]\n"
+        "position = " +
+        position +
+        "\n"
+        "peak_frequency = 10.0\n";
+  return text +
+         "[receivers]\n"
+         "points = [[200.0, 200.0, 280.0]]\n"
+         "[boundary]\n"
+         "pml_width = 10\n"
+         "[output]\n"
+         "directory = \"out\"\n"
+         "plots = false\n";
 }
 
 }  // namespace specwave::testing

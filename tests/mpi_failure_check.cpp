@@ -4,8 +4,8 @@
 // expect_failure.cmake (exit code non-zero, message present, within a timeout).
 #include <fmt/format.h>
 
-#include "solver/parallel/comm.hpp"
 #include "solver/case/errors.hpp"
+#include "solver/parallel/comm.hpp"
 
 using namespace specwave;
 
@@ -14,8 +14,8 @@ int main(int argc, char** argv) {
   try {
     const Comm world = Comm::world();
     if (world.rank() == world.size() - 1)
-      throw Error(ExitCode::input_error, fmt::format("rank {} cannot read its part of the model (deliberate test failure)",
-                                                     world.rank()));
+      throw Error(ExitCode::input_error,
+                  fmt::format("rank {} cannot read its part of the model (deliberate test failure)", world.rank()));
     for (;;) world.barrier();  // never completes: the last rank does not join
   } catch (const Error& e) {
     return fatal_error(fmt::format("mpi_failure_check: error: {}", e.what()), int(e.code()));

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <random>
 
-#include "solver/plan/acquisition.hpp"
 #include "solver/case/errors.hpp"
+#include "solver/plan/acquisition.hpp"
 
 using namespace specwave;
 

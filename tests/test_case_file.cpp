@@ -230,11 +230,16 @@ TEST_CASE("case file: scalar spacing fills all three axes") {
 
 TEST_CASE("case file: layered and gaussian models") {
   const std::string hom = "type = \"homogeneous\"\nvelocity = 2000\n";
-  Case c = io::parse_case_text(replaced(kMinimal, hom, "type = \"layered\"\ninterfaces = [100, 250.5]\nvelocities = [1500, 2000, 3000]\n"), "c.toml", "");
+  Case c = io::parse_case_text(
+      replaced(kMinimal, hom, "type = \"layered\"\ninterfaces = [100, 250.5]\nvelocities = [1500, 2000, 3000]\n"),
+      "c.toml", "");
   CHECK(c.model.kind == ModelSpec::Kind::layered);
   CHECK(c.model.interfaces == std::vector<double>{100, 250.5});
   CHECK(c.model.velocities == std::vector<double>{1500, 2000, 3000});
-  c = io::parse_case_text(replaced(kMinimal, hom, "type = \"gaussian\"\nvelocity = 2000\nanomaly = -300\ncenter = [1, 2, 3]\nradius = 50\n"), "c.toml", "");
+  c = io::parse_case_text(
+      replaced(kMinimal, hom,
+               "type = \"gaussian\"\nvelocity = 2000\nanomaly = -300\ncenter = [1, 2, 3]\nradius = 50\n"),
+      "c.toml", "");
   CHECK(c.model.kind == ModelSpec::Kind::gaussian);
   CHECK(c.model.velocity == 2000);
   CHECK(c.model.anomaly == -300);
@@ -260,10 +265,10 @@ count = [2, 3]
 )");
   const Case c = io::parse_case_text(text, "c.toml", "");
   const std::vector<Vec3> want = {
-      {10, 20, 30},                                                             // points
-      {0, 0, 0},    {0, 2.5, 10}, {0, 5, 20}, {0, 7.5, 30}, {0, 10, 40},        // line 1, both ends included
-      {7, 8, 9},                                                                // line 2, count 1 gives start
-      {1, 2, 3},    {1, 2, 8},    {1, 2, 13}, {1, 12, 3},   {1, 12, 8}, {1, 12, 13},  // plane, j (v) fastest
+      {10, 20, 30},                                                                    // points
+      {0, 0, 0},    {0, 2.5, 10}, {0, 5, 20}, {0, 7.5, 30}, {0, 10, 40},               // line 1, both ends included
+      {7, 8, 9},                                                                       // line 2, count 1 gives start
+      {1, 2, 3},    {1, 2, 8},    {1, 2, 13}, {1, 12, 3},   {1, 12, 8},  {1, 12, 13},  // plane, j (v) fastest
   };
   REQUIRE(c.receivers.size() == want.size());
   for (std::size_t k = 0; k < want.size(); ++k) {
@@ -293,21 +298,31 @@ TEST_CASE("case file: bad inputs name the file, line and key") {
                    {"case.toml:3: grid.spacing: must be > 0 (found -10); use a positive spacing in metres"});
   }
   SUBCASE("float in an integer array") {
-    expect_invalid(replaced(m, "shape = [50, 60, 70]", "shape = [50, 60.5, 70]"), {"case.toml:2:", "grid.shape[1]: must be an integer", "60.5"});
+    expect_invalid(replaced(m, "shape = [50, 60, 70]", "shape = [50, 60.5, 70]"),
+                   {"case.toml:2:", "grid.shape[1]: must be an integer", "60.5"});
   }
-  SUBCASE("wrong array length") { expect_invalid(replaced(m, "shape = [50, 60, 70]", "shape = [50, 60]"), {"grid.shape: must have 3 elements"}); }
-  SUBCASE("zero points") { expect_invalid(replaced(m, "shape = [50, 60, 70]", "shape = [50, 0, 70]"), {"grid.shape: every entry must be >= 1"}); }
+  SUBCASE("wrong array length") {
+    expect_invalid(replaced(m, "shape = [50, 60, 70]", "shape = [50, 60]"), {"grid.shape: must have 3 elements"});
+  }
+  SUBCASE("zero points") {
+    expect_invalid(replaced(m, "shape = [50, 60, 70]", "shape = [50, 0, 70]"),
+                   {"grid.shape: every entry must be >= 1"});
+  }
   SUBCASE("missing table") {
-    expect_invalid(replaced(m, "[grid]\nshape = [50, 60, 70]\nspacing = 10\n", ""), {"grid: missing required key", "not found in the file"});
+    expect_invalid(replaced(m, "[grid]\nshape = [50, 60, 70]\nspacing = 10\n", ""),
+                   {"grid: missing required key", "not found in the file"});
   }
   SUBCASE("missing key uses the table's line") {
-    expect_invalid(replaced(m, "duration = 0.5\n", ""), {"case.toml:7: time.duration: missing required key", "add duration = 1.0"});
+    expect_invalid(replaced(m, "duration = 0.5\n", ""),
+                   {"case.toml:7: time.duration: missing required key", "add duration = 1.0"});
   }
   SUBCASE("unknown key with suggestion") {
     expect_invalid(replaced(m, "peak_frequency = 15", "peak_frequncy = 15"),
                    {"case.toml:12: shots[0].sources[0].peak_frequncy: unknown key", "did you mean 'peak_frequency'?"});
   }
-  SUBCASE("unknown top-level key") { expect_invalid("nmae = \"x\"\n" + m, {"case.toml:1: nmae: unknown key", "did you mean 'name'?"}); }
+  SUBCASE("unknown top-level key") {
+    expect_invalid("nmae = \"x\"\n" + m, {"case.toml:1: nmae: unknown key", "did you mean 'name'?"});
+  }
   SUBCASE("unknown key in an options table") {
     expect_invalid(m + "[run]\nthread = 4\n", {"case.toml:16: run.thread: unknown key", "did you mean 'threads'?"});
   }
@@ -315,70 +330,108 @@ TEST_CASE("case file: bad inputs name the file, line and key") {
     expect_invalid(replaced(m, "velocity = 2000", "velocity = 2000\ninterfaces = [10]"),
                    {"case.toml:7: model.interfaces: is not used with type = \"homogeneous\"", "type = \"layered\""});
   }
-  SUBCASE("bad model type") { expect_invalid(replaced(m, "\"homogeneous\"", "\"homogenous\""), {"model.type: must be one of", "did you mean 'homogeneous'?"}); }
+  SUBCASE("bad model type") {
+    expect_invalid(replaced(m, "\"homogeneous\"", "\"homogenous\""),
+                   {"model.type: must be one of", "did you mean 'homogeneous'?"});
+  }
   SUBCASE("layered: velocities count") {
-    expect_invalid(replaced(m, "type = \"homogeneous\"\nvelocity = 2000", "type = \"layered\"\ninterfaces = [100]\nvelocities = [1500]"),
+    expect_invalid(replaced(m, "type = \"homogeneous\"\nvelocity = 2000",
+                            "type = \"layered\"\ninterfaces = [100]\nvelocities = [1500]"),
                    {"model.velocities: must have one entry more than interfaces (2)", "found 1"});
   }
   SUBCASE("layered: interfaces not increasing") {
-    expect_invalid(replaced(m, "type = \"homogeneous\"\nvelocity = 2000", "type = \"layered\"\ninterfaces = [200, 100]\nvelocities = [1, 2, 3]"),
+    expect_invalid(replaced(m, "type = \"homogeneous\"\nvelocity = 2000",
+                            "type = \"layered\"\ninterfaces = [200, 100]\nvelocities = [1, 2, 3]"),
                    {"model.interfaces: must be strictly increasing", "[200, 100]"});
   }
   SUBCASE("gaussian: radius") {
-    expect_invalid(replaced(m, "type = \"homogeneous\"\nvelocity = 2000", "type = \"gaussian\"\nvelocity = 2000\nanomaly = 1\ncenter = [0, 0, 0]\nradius = 0"),
+    expect_invalid(replaced(m, "type = \"homogeneous\"\nvelocity = 2000",
+                            "type = \"gaussian\"\nvelocity = 2000\nanomaly = 1\ncenter = [0, 0, 0]\nradius = 0"),
                    {"model.radius: must be > 0"});
   }
   SUBCASE("gaussian: missing center") {
-    expect_invalid(replaced(m, "type = \"homogeneous\"\nvelocity = 2000", "type = \"gaussian\"\nvelocity = 2000\nanomaly = 1\nradius = 10"),
+    expect_invalid(replaced(m, "type = \"homogeneous\"\nvelocity = 2000",
+                            "type = \"gaussian\"\nvelocity = 2000\nanomaly = 1\nradius = 10"),
                    {"case.toml:4: model.center: missing required key"});
   }
-  SUBCASE("non-positive velocity") { expect_invalid(replaced(m, "velocity = 2000", "velocity = 0"), {"model.velocity: must be > 0"}); }
+  SUBCASE("non-positive velocity") {
+    expect_invalid(replaced(m, "velocity = 2000", "velocity = 0"), {"model.velocity: must be > 0"});
+  }
   SUBCASE("table defined twice") { expect_invalid(m + "[time]\n", {"case.toml:15:", "invalid TOML"}); }
   SUBCASE("cfl_safety above 1") {
-    expect_invalid(replaced(m, "duration = 0.5", "duration = 0.5\ncfl_safety = 1.5"), {"time.cfl_safety: must be in (0, 1] (found 1.5)"});
+    expect_invalid(replaced(m, "duration = 0.5", "duration = 0.5\ncfl_safety = 1.5"),
+                   {"time.cfl_safety: must be in (0, 1] (found 1.5)"});
   }
-  SUBCASE("nan duration") { expect_invalid(replaced(m, "duration = 0.5", "duration = nan"), {"time.duration: must be a finite number"}); }
+  SUBCASE("nan duration") {
+    expect_invalid(replaced(m, "duration = 0.5", "duration = nan"), {"time.duration: must be a finite number"});
+  }
   SUBCASE("no shots") {
-    expect_invalid(replaced(m, "[[shots]]\n[[shots.sources]]\nposition = [100, 200, 300]\npeak_frequency = 15\n", ""), {"shots: missing required key"});
+    expect_invalid(replaced(m, "[[shots]]\n[[shots.sources]]\nposition = [100, 200, 300]\npeak_frequency = 15\n", ""),
+                   {"shots: missing required key"});
   }
   SUBCASE("shot without sources") {
     expect_invalid(replaced(m, "[[shots.sources]]\nposition = [100, 200, 300]\npeak_frequency = 15\n", ""),
                    {"case.toml:9: shots[0].sources: missing required key"});
   }
   SUBCASE("ricker needs peak_frequency") {
-    expect_invalid(replaced(m, "peak_frequency = 15\n", ""), {"case.toml:10: shots[0].sources[0].peak_frequency: missing required key"});
+    expect_invalid(replaced(m, "peak_frequency = 15\n", ""),
+                   {"case.toml:10: shots[0].sources[0].peak_frequency: missing required key"});
   }
   SUBCASE("wavelet key of another kind") {
     expect_invalid(replaced(m, "peak_frequency = 15", "peak_frequency = 15\ndataset = \"/w\""),
                    {"shots[0].sources[0].dataset: is not used with wavelet = \"ricker\""});
   }
   SUBCASE("negative delay") {
-    expect_invalid(replaced(m, "peak_frequency = 15", "peak_frequency = 15\ndelay = -1"), {"shots[0].sources[0].delay: must be >= 0"});
+    expect_invalid(replaced(m, "peak_frequency = 15", "peak_frequency = 15\ndelay = -1"),
+                   {"shots[0].sources[0].delay: must be >= 0"});
   }
   SUBCASE("position of wrong type") {
     expect_invalid(replaced(m, "position = [100, 200, 300]", "position = \"here\""),
                    {"shots[0].sources[0].position: must be an array of 3 numbers", "found string \"here\""});
   }
-  SUBCASE("no receivers") { expect_invalid(replaced(m, "points = [[10, 20, 30]]", "points = []"), {"case.toml:13: receivers: must define at least one receiver"}); }
+  SUBCASE("no receivers") {
+    expect_invalid(replaced(m, "points = [[10, 20, 30]]", "points = []"),
+                   {"case.toml:13: receivers: must define at least one receiver"});
+  }
   SUBCASE("receiver point of wrong length") {
-    expect_invalid(replaced(m, "points = [[10, 20, 30]]", "points = [[10, 20, 30], [1, 2]]"), {"receivers.points[1]: must have 3 elements"});
+    expect_invalid(replaced(m, "points = [[10, 20, 30]]", "points = [[10, 20, 30], [1, 2]]"),
+                   {"receivers.points[1]: must have 3 elements"});
   }
   SUBCASE("line count 0") {
-    expect_invalid(m + "[[receivers.lines]]\nstart = [0, 0, 0]\nend = [0, 0, 1]\ncount = 0\n", {"case.toml:18: receivers.lines[0].count: must be >= 1"});
+    expect_invalid(m + "[[receivers.lines]]\nstart = [0, 0, 0]\nend = [0, 0, 1]\ncount = 0\n",
+                   {"case.toml:18: receivers.lines[0].count: must be >= 1"});
   }
   SUBCASE("plane count shape") {
     expect_invalid(m + "[[receivers.planes]]\norigin = [0, 0, 0]\nu = [0, 1, 0]\nv = [0, 0, 1]\ncount = [3]\n",
                    {"receivers.planes[0].count: must have 2 elements"});
   }
-  SUBCASE("odd order") { expect_invalid(m + "[scheme]\norder = 7\n", {"scheme.order: must be even and in 2..16 (found 7)"}); }
-  SUBCASE("float order") { expect_invalid(m + "[scheme]\norder = 8.0\n", {"scheme.order: must be an integer (found float 8.0)"}); }
-  SUBCASE("bad method") { expect_invalid(m + "[scheme]\nmethod = \"spectal\"\n", {"scheme.method", "did you mean 'spectral'?"}); }
-  SUBCASE("pml_reflection range") { expect_invalid(m + "[boundary]\npml_reflection = 1\n", {"boundary.pml_reflection: must be in (0, 1)"}); }
-  SUBCASE("negative pml_width") { expect_invalid(m + "[boundary]\npml_width = -1\n", {"boundary.pml_width: must be >= 0"}); }
-  SUBCASE("bad precision") { expect_invalid(m + "[run]\nprecision = \"fp16\"\n", {"case.toml:16: run.precision: must be one of \"fp32\", \"fp64\""}); }
+  SUBCASE("odd order") {
+    expect_invalid(m + "[scheme]\norder = 7\n", {"scheme.order: must be even and in 2..16 (found 7)"});
+  }
+  SUBCASE("float order") {
+    expect_invalid(m + "[scheme]\norder = 8.0\n", {"scheme.order: must be an integer (found float 8.0)"});
+  }
+  SUBCASE("bad method") {
+    expect_invalid(m + "[scheme]\nmethod = \"spectal\"\n", {"scheme.method", "did you mean 'spectral'?"});
+  }
+  SUBCASE("pml_reflection range") {
+    expect_invalid(m + "[boundary]\npml_reflection = 1\n", {"boundary.pml_reflection: must be in (0, 1)"});
+  }
+  SUBCASE("negative pml_width") {
+    expect_invalid(m + "[boundary]\npml_width = -1\n", {"boundary.pml_width: must be >= 0"});
+  }
+  SUBCASE("bad precision") {
+    expect_invalid(m + "[run]\nprecision = \"fp16\"\n",
+                   {"case.toml:16: run.precision: must be one of \"fp32\", \"fp64\""});
+  }
   SUBCASE("check_every zero") { expect_invalid(m + "[run]\ncheck_every = 0\n", {"run.check_every: must be >= 1"}); }
-  SUBCASE("boolean of wrong type") { expect_invalid(m + "[output]\ntraces = \"yes\"\n", {"output.traces: must be true or false", "found string \"yes\""}); }
-  SUBCASE("table of wrong type") { expect_invalid("output = 3\n" + m, {"case.toml:1: output: must be a table (found integer 3)"}); }
+  SUBCASE("boolean of wrong type") {
+    expect_invalid(m + "[output]\ntraces = \"yes\"\n",
+                   {"output.traces: must be true or false", "found string \"yes\""});
+  }
+  SUBCASE("table of wrong type") {
+    expect_invalid("output = 3\n" + m, {"case.toml:1: output: must be a table (found integer 3)"});
+  }
   SUBCASE("malformed TOML") {
     try {
       io::parse_case_text("[grid]\nshape = = 3\n", "case.toml", "");
@@ -419,7 +472,8 @@ velocity = 2000
 anomaly = 250
 center = [100, 200, 300]
 radius = 40
-)", "case.toml", "");
+)",
+                                       "case.toml", "");
     const auto& inv = c.inversion;
     CHECK(inv.present);
     REQUIRE(inv.true_model);
@@ -442,8 +496,9 @@ radius = 40
     CHECK_FALSE(c.inversion.velocity_max);
   }
   SUBCASE("wavefield storage: binomial, disk, boundary; the scratch folder resolved against the case folder") {
-    for (const auto& [word, storage] : {std::pair{"binomial", WavefieldStorage::binomial}, std::pair{"disk", WavefieldStorage::disk},
-                                        std::pair{"boundary", WavefieldStorage::boundary}}) {
+    for (const auto& [word, storage] :
+         {std::pair{"binomial", WavefieldStorage::binomial}, std::pair{"disk", WavefieldStorage::disk},
+          std::pair{"boundary", WavefieldStorage::boundary}}) {
       const Case c = io::parse_case_text(m + "[inversion]\nobserved = \"t.h5\"\nwavefield_storage = \"" + word +
                                              "\"\nscratch_directory = \"scratch\"\n",
                                          "case.toml", "/cases/x");
@@ -456,34 +511,39 @@ radius = 40
   SUBCASE("wavefield_storage = \"boundary\": FDTD only") {
     const std::string inv = "[inversion]\nobserved = \"d.h5\"\nwavefield_storage = \"boundary\"\n";
     CHECK(io::parse_case_text(m + inv, "case.toml", "").inversion.wavefield_storage == WavefieldStorage::boundary);
-    expect_invalid(m + "[scheme]\nmethod = \"spectral\"\n" + inv,
-                   {"inversion.wavefield_storage: \"boundary\" needs a scheme that can run backwards", "\"checkpoints\""});
+    expect_invalid(
+        m + "[scheme]\nmethod = \"spectral\"\n" + inv,
+        {"inversion.wavefield_storage: \"boundary\" needs a scheme that can run backwards", "\"checkpoints\""});
   }
   SUBCASE("no observed data") {
     expect_invalid(m + "[inversion]\nparameterisation = \"velocity\"\n",
                    {"case.toml:15: inversion: has no observed data", "[inversion.true_model]"});
   }
   SUBCASE("both observed and true model") {
-    expect_invalid(m + "[inversion]\nobserved = \"t.h5\"\n[inversion.true_model]\ntype = \"homogeneous\"\nvelocity = 2100\n",
-                   {"case.toml:16: inversion.observed: cannot be combined with [inversion.true_model]"});
+    expect_invalid(
+        m + "[inversion]\nobserved = \"t.h5\"\n[inversion.true_model]\ntype = \"homogeneous\"\nvelocity = 2100\n",
+        {"case.toml:16: inversion.observed: cannot be combined with [inversion.true_model]"});
   }
   SUBCASE("true model checked like [model]") {
     expect_invalid(m + "[inversion.true_model]\ntype = \"homogeneous\"\nvelocity = -5\n",
                    {"inversion.true_model.velocity: must be > 0"});
   }
   SUBCASE("bad parameterisation") {
-    expect_invalid(m + "[inversion]\nobserved = \"t.h5\"\nparameterisation = \"slowness\"\n",
-                   {"inversion.parameterisation: must be one of \"velocity\", \"slowness2\"", "did you mean 'slowness2'?"});
+    expect_invalid(
+        m + "[inversion]\nobserved = \"t.h5\"\nparameterisation = \"slowness\"\n",
+        {"inversion.parameterisation: must be one of \"velocity\", \"slowness2\"", "did you mean 'slowness2'?"});
   }
   SUBCASE("bounds in the wrong order") {
     expect_invalid(m + "[inversion]\nobserved = \"t.h5\"\nvelocity_min = 3000\nvelocity_max = 2000\n",
                    {"inversion.velocity_max: must be above velocity_min (3000)"});
   }
   SUBCASE("unknown misfit") {
-    expect_invalid(m + "[inversion]\nobserved = \"t.h5\"\nmisfit = \"l1\"\n", {"inversion.misfit: must be one of \"least_squares\""});
+    expect_invalid(m + "[inversion]\nobserved = \"t.h5\"\nmisfit = \"l1\"\n",
+                   {"inversion.misfit: must be one of \"least_squares\""});
   }
   SUBCASE("spectral method: accepted (its adjoint is built)") {
-    const Case c = io::parse_case_text(m + "[scheme]\nmethod = \"spectral\"\n[inversion]\nobserved = \"t.h5\"\n", "case.toml", "/x");
+    const Case c = io::parse_case_text(m + "[scheme]\nmethod = \"spectral\"\n[inversion]\nobserved = \"t.h5\"\n",
+                                       "case.toml", "/x");
     CHECK(c.scheme.method == Method::spectral);
     CHECK(c.inversion.present);
   }

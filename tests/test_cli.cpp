@@ -100,15 +100,18 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
       {"model_nan", model_file("nan.h5"), 4, "velocity nan"},
       {"model_zero", model_file("zero.h5"), 4, "velocity 0"},
       {"model_not_hdf5", model_file("text.h5"), 4, "not an HDF5 file"},
-      {"unwritable_output", replaced(base_case, "directory = \"out\"", "directory = \"/proc/specwave-out\""), 5, "output.directory"},
+      {"unwritable_output", replaced(base_case, "directory = \"out\"", "directory = \"/proc/specwave-out\""), 5,
+       "output.directory"},
       {"memory", replaced(base_case, "shape = [40, 40, 40]", "shape = [40, 40000, 40000]"), 6, "available"},
       {"cuda_grid_limit",
        replaced(replaced(base_case, "shape = [40, 40, 40]", "shape = [40, 70000, 40]"), "pml_width = 10",
                 "pml_width = 10\n[run]\nbackend = \"cuda\""),
        3, "at most 65535 points along z and y"},
-      {"device_fraction", replaced(base_case, "pml_width = 10", "pml_width = 10\n[run]\ndevice_memory_fraction = 1.5"), 3,
-       "device_memory_fraction"},
-      {"no_shots", replaced(base_case, "[[shots]]\n[[shots.sources]]\nposition = [200.0, 200.0, 200.0]\npeak_frequency = 10.0\n", ""),
+      {"device_fraction", replaced(base_case, "pml_width = 10", "pml_width = 10\n[run]\ndevice_memory_fraction = 1.5"),
+       3, "device_memory_fraction"},
+      {"no_shots",
+       replaced(base_case, "[[shots]]\n[[shots.sources]]\nposition = [200.0, 200.0, 200.0]\npeak_frequency = 10.0\n",
+                ""),
        3, "shots"},
   };
   int tested = 0;
@@ -134,8 +137,8 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
 
 TEST_CASE("a run that blows up stops with step and location, and leaves no output file behind") {
   fs::create_directories(work);
-  const std::string path =
-      write_case("blowup", replaced(base_case, "pml_width = 10", "pml_width = 10\n[run]\nmax_amplitude = 1e-30\ncheck_every = 5"));
+  const std::string path = write_case(
+      "blowup", replaced(base_case, "pml_width = 10", "pml_width = 10\n[run]\nmax_amplitude = 1e-30\ncheck_every = 5"));
   fs::remove_all(work / "out");
   const Result r = run_specwave("forward " + path);
   CAPTURE(r.output);
@@ -149,7 +152,8 @@ TEST_CASE("a run that blows up stops with step and location, and leaves no outpu
 
 TEST_CASE("forward writes traces, wavefield and model with the documented schema; check and info run") {
   fs::create_directories(work);
-  const std::string path = write_case("good", replaced(base_case, "plots = false", "plots = true\nsnapshot_every = 50"));
+  const std::string path =
+      write_case("good", replaced(base_case, "plots = false", "plots = true\nsnapshot_every = 50"));
   fs::remove_all(work / "out");
   const Result check = run_specwave("check " + path);
   CHECK(check.code == 0);
@@ -172,7 +176,8 @@ TEST_CASE("forward writes traces, wavefield and model with the documented schema
   io::h5::Reader wave((work / "out" / "wavefield.h5").string());
   CHECK(wave.info("/shot_0000/final").dims == std::vector<hsize_t>{40, 40, 40});
   CHECK(wave.info("/shot_0000/snapshots").dims[0] >= 1);
-  for (const char* f : {"model.h5", "wavefield.xdmf", "model.xdmf", "shot_gather.png", "wavefield_slice.png", "model_slice.png"})
+  for (const char* f :
+       {"model.h5", "wavefield.xdmf", "model.xdmf", "shot_gather.png", "wavefield_slice.png", "model_slice.png"})
     CHECK_MESSAGE(fs::exists(work / "out" / f), f);
   CHECK(run_specwave("info").output.find("HDF5") != std::string::npos);
   CHECK(run_specwave("forward --help").code == 0);
@@ -224,7 +229,8 @@ final_field = false
 TEST_CASE("check-gradient: the shipped case passes; observed data from a traces file; refusals") {
   fs::create_directories(work);
   SUBCASE("cases/validation/gradient.toml") {
-    const Result r = run_specwave(std::string("check-gradient --threads 1 ") + SPECWAVE_SOURCE_DIR + "/cases/validation/gradient.toml");
+    const Result r = run_specwave(std::string("check-gradient --threads 1 ") + SPECWAVE_SOURCE_DIR +
+                                  "/cases/validation/gradient.toml");
     CAPTURE(r.output);
     CHECK(r.code == 0);
     CHECK(r.output.find("| fp64 |") != std::string::npos);
@@ -234,30 +240,33 @@ TEST_CASE("check-gradient: the shipped case passes; observed data from a traces 
   }
   SUBCASE("observed = the traces.h5 of a forward run with the true model") {
     // The data: the true model (a Gaussian anomaly) through `specwave forward`, at the same dt.
-    const std::string truth = replaced(gradient_case, "type = \"homogeneous\"\nvelocity = 2000.0",
-                                       "type = \"gaussian\"\nvelocity = 2000.0\nanomaly = 250.0\ncenter = [140.0, 130.0, 150.0]\n"
-                                       "radius = 40.0");
+    const std::string truth =
+        replaced(gradient_case, "type = \"homogeneous\"\nvelocity = 2000.0",
+                 "type = \"gaussian\"\nvelocity = 2000.0\nanomaly = 250.0\ncenter = [140.0, 130.0, 150.0]\n"
+                 "radius = 40.0");
     fs::remove_all(work / "out-grad");
     REQUIRE(run_specwave("forward -q " + write_case("grad-truth", truth)).code == 0);
     const std::string data = (work / "out-grad" / "traces.h5").string();
-    const Result r = run_specwave("check-gradient " + write_case("grad-file", std::string(gradient_case) +
-                                                                                  "[inversion]\nobserved = \"" + data +
-                                                                                  "\"\nparameterisation = \"slowness2\"\n"));
+    const Result r = run_specwave("check-gradient " +
+                                  write_case("grad-file", std::string(gradient_case) + "[inversion]\nobserved = \"" +
+                                                              data + "\"\nparameterisation = \"slowness2\"\n"));
     CAPTURE(r.output);
     CHECK(r.code == 0);
     CHECK(r.output.find("parameter slowness2") != std::string::npos);
     // The same data against a case at another dt: refused, naming the file and both dt.
-    const Result bad = run_specwave("check-gradient " + write_case("grad-dt", replaced(gradient_case, "dt = 0.0012", "dt = 0.00121") +
-                                                                                  "[inversion]\nobserved = \"" + data + "\"\n"));
+    const Result bad =
+        run_specwave("check-gradient " + write_case("grad-dt", replaced(gradient_case, "dt = 0.0012", "dt = 0.00121") +
+                                                                   "[inversion]\nobserved = \"" + data + "\"\n"));
     CHECK(bad.code == 4);
     CHECK(bad.output.find("has attribute dt = 0.0012 s, but the case runs at dt = 0.00121 s") != std::string::npos);
   }
   SUBCASE("wavefield_storage = \"boundary\": the Taylor test with fields rebuilt backwards") {
-    const Result r = run_specwave("check-gradient --threads 1 " +
-                                  write_case("grad-boundary", std::string(gradient_case) +
-                                                                  "[inversion]\nwavefield_storage = \"boundary\"\n"
-                                                                  "[inversion.true_model]\ntype = \"gaussian\"\nvelocity = 2000.0\n"
-                                                                  "anomaly = 200.0\ncenter = [140.0, 130.0, 150.0]\nradius = 40.0\n"));
+    const Result r = run_specwave(
+        "check-gradient --threads 1 " +
+        write_case("grad-boundary", std::string(gradient_case) +
+                                        "[inversion]\nwavefield_storage = \"boundary\"\n"
+                                        "[inversion.true_model]\ntype = \"gaussian\"\nvelocity = 2000.0\n"
+                                        "anomaly = 200.0\ncenter = [140.0, 130.0, 150.0]\nradius = 40.0\n"));
     CAPTURE(r.output);
     CHECK(r.code == 0);
     CHECK(r.output.find("wavefields: absorbing-layer values, fields rebuilt backwards") != std::string::npos);
@@ -269,10 +278,11 @@ TEST_CASE("check-gradient: the shipped case passes; observed data from a traces 
     CHECK(r.output.find("check-gradient needs an [inversion] table") != std::string::npos);
   }
   SUBCASE("a starting model outside the velocity bounds") {
-    const Result r = run_specwave("check-gradient " + write_case("grad-bounds", std::string(gradient_case) +
-                                                                                  "[inversion]\nvelocity_min = 2100.0\n"
-                                                                                  "[inversion.true_model]\ntype = \"homogeneous\"\n"
-                                                                                  "velocity = 2200.0\n"));
+    const Result r = run_specwave("check-gradient " +
+                                  write_case("grad-bounds", std::string(gradient_case) +
+                                                                "[inversion]\nvelocity_min = 2100.0\n"
+                                                                "[inversion.true_model]\ntype = \"homogeneous\"\n"
+                                                                "velocity = 2200.0\n"));
     CHECK(r.code == 3);
     CHECK(r.output.find("outside inversion.velocity_min/max") != std::string::npos);
   }
@@ -282,10 +292,11 @@ TEST_CASE("validate --cases: stored references are regenerated only when asked, 
   const fs::path folder = work / "regression";
   fs::remove_all(folder);
   fs::create_directories(folder);
-  const std::string small =
-      replaced(replaced(replaced(base_case, "shape = [40, 40, 40]", "shape = [36, 36, 36]"), "duration = 0.2", "duration = 0.12\ndt = 0.0015"),
-               "position = [200.0, 200.0, 200.0]", "position = [170.0, 170.0, 140.0]");
-  const std::string small_case = replaced(small, "points = [[200.0, 200.0, 280.0]]", "points = [[170.0, 170.0, 220.0]]");
+  const std::string small = replaced(replaced(replaced(base_case, "shape = [40, 40, 40]", "shape = [36, 36, 36]"),
+                                              "duration = 0.2", "duration = 0.12\ndt = 0.0015"),
+                                     "position = [200.0, 200.0, 200.0]", "position = [170.0, 170.0, 140.0]");
+  const std::string small_case =
+      replaced(small, "points = [[200.0, 200.0, 280.0]]", "points = [[170.0, 170.0, 220.0]]");
   const std::string with_validation =
       small_case + "[validation]\ntier = \"smoke\"\nreference = \"ref.h5\"\nrel_l2 = 1e-6\n";
   std::ofstream(folder / "case.toml") << with_validation;

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "solver/parallel/decomposition.hpp"
 #include "solver/case/errors.hpp"
+#include "solver/parallel/decomposition.hpp"
 #include "solver/plan/plan.hpp"
 
 using namespace specwave;
@@ -50,8 +50,10 @@ TEST_CASE("blocks cover the grid exactly once, also when sizes do not divide eve
         // The next block along a starts where this one ends.
         Dims3 next = s.coords;
         ++next[a];
-        if (next[a] < p[a]) CHECK(subdomain_of(shape, p, rank_of(p, next)).begin[a] == s.begin[a] + s.extent[a]);
-        else CHECK(s.begin[a] + s.extent[a] == shape[a]);
+        if (next[a] < p[a])
+          CHECK(subdomain_of(shape, p, rank_of(p, next)).begin[a] == s.begin[a] + s.extent[a]);
+        else
+          CHECK(s.begin[a] + s.extent[a] == shape[a]);
       }
     }
     CHECK(covered == 1LL * shape[0] * shape[1] * shape[2]);
@@ -99,9 +101,9 @@ TEST_CASE("blocks know their neighbours and the owner of every point") {
 TEST_CASE("each MPI rank of a node drives its own GPU; more ranks than GPUs need run.share_devices") {
   Case c;
   c.run.device = 1;
-  CHECK(device_of_rank(c, {1, 0, 1, 0}, 2) == 1);                  // one rank: run.device
-  CHECK_THROWS_AS(device_of_rank(c, {1, 0, 1, 0}, 1), Error);       // run.device out of range
-  CHECK(device_of_rank(c, {8, 5, 4, 1}, 4) == 1);                  // node rank 1 -> GPU 1
+  CHECK(device_of_rank(c, {1, 0, 1, 0}, 2) == 1);              // one rank: run.device
+  CHECK_THROWS_AS(device_of_rank(c, {1, 0, 1, 0}, 1), Error);  // run.device out of range
+  CHECK(device_of_rank(c, {8, 5, 4, 1}, 4) == 1);              // node rank 1 -> GPU 1
   CHECK(device_of_rank(c, {8, 7, 4, 3}, 4) == 3);
   try {
     device_of_rank(c, {8, 2, 8, 2}, 4);
@@ -110,7 +112,7 @@ TEST_CASE("each MPI rank of a node drives its own GPU; more ranks than GPUs need
     CHECK(std::string(e.what()).find("share_devices") != std::string::npos);
   }
   c.run.share_devices = true;
-  CHECK(device_of_rank(c, {8, 6, 8, 6}, 4) == 2);                  // shared round-robin
+  CHECK(device_of_rank(c, {8, 6, 8, 6}, 4) == 2);  // shared round-robin
   c.run.share_devices = false;
   CHECK(device_of_rank(c, {8, 3, 4, 3}, 1) == 0);  // one visible GPU (bound by the launcher): its device 0
   // Ranks on the same GPU are counted by uuid (use CUDA, uuid words): ranks 0 and 2 share one, rank 1 has its

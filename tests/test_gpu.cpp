@@ -10,6 +10,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+#include <unistd.h>
 #include <array>
 #include <cmath>
 #include <complex>
@@ -20,20 +22,18 @@
 #include <map>
 #include <random>
 #include <stdexcept>
-#include <unistd.h>
-#include <fmt/format.h>
 
 #include "case_builders.hpp"
+#include "io/case_file.hpp"
 #include "io/hdf5.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/forward.hpp"
-#include "solver/inversion/objective.hpp"
 #include "solver/inversion/inversion.hpp"
-#include "io/case_file.hpp"
+#include "solver/inversion/objective.hpp"
+#include "solver/inversion/preconditioner.hpp"
 #include "solver/optim/optimizer.hpp"
 #include "solver/optim/reference_optimizer.hpp"
 #include "solver/plan/plan.hpp"
-#include "solver/inversion/preconditioner.hpp"
 #include "solver/propagators/propagator.hpp"
 #include "validation/reference.hpp"
 
@@ -77,7 +77,6 @@ class MemoryState final : public StateVisitor {
   bool loading_ = false;
 };
 
-
 // Steps n_begin .. n_end of a shot in chunks of 37 (not a divisor of the ring's 256 columns).
 void run_steps(Propagator& p, int from, int to) {
   for (int n = from; n < to; n = std::min(to, n + 37)) p.advance(n, std::min(to, n + 37));
@@ -86,7 +85,8 @@ void run_steps(Propagator& p, int from, int to) {
 // A shot stopped inside the receivers' ring's second half with traces() read, saved, loaded into a fresh
 // propagator and continued gives `reference` bit for bit; the two-phase field copy of `p` hands out the field
 // of the step it started at though steps ran before it finished, and refuses a second start.
-void check_ring_resume_and_field_copy(const Case& c, const Plan& plan, const std::vector<double>& reference, Propagator& p) {
+void check_ring_resume_and_field_copy(const Case& c, const Plan& plan, const std::vector<double>& reference,
+                                      Propagator& p) {
   const int stop = 256 + 100;
   MemoryState state;
   {
@@ -120,7 +120,9 @@ void check_ring_resume_and_field_copy(const Case& c, const Plan& plan, const std
 
 }  // namespace
 
-TEST_CASE("CUDA FDTD forward: deterministic overlapping sources, traces across ring halves, mid-half resume, two-phase copy") {
+TEST_CASE(
+    "CUDA FDTD forward: deterministic overlapping sources, traces across ring halves, mid-half resume, two-phase "
+    "copy") {
   for (Precision precision : {Precision::fp32, Precision::fp64}) {
     CAPTURE(precision == Precision::fp64);
     Case c = forward_comparison_case(4, 6, false, ModelSpec::Kind::gaussian);
@@ -170,14 +172,16 @@ TEST_CASE("the tiled (2.5D) CUDA kernel agrees with the generic per-point kernel
 }
 
 #if defined(SPECWAVE_HAVE_CUDA)
-TEST_CASE("cuFFT wrapper: the forward transform is the DFT and leaves its input unchanged; a round trip gives N x input") {
+TEST_CASE(
+    "cuFFT wrapper: the forward transform is the DFT and leaves its input unchanged; a round trip gives N x input") {
   // The spectral propagator transforms its state fields (u^n, w_a) out of place and relies on the R2C input
   // being preserved; C2R may overwrite its input, and the propagator never reuses it.
   for (const cuda::SpectralShape shape : {cuda::SpectralShape{12, 10, 9}, cuda::SpectralShape{8, 6, 10}}) {
     CAPTURE(shape.nx);
     const std::size_t n = shape.points();
     std::vector<double> host(n);
-    for (std::size_t i = 0; i < n; ++i) host[i] = std::sin(0.37 * double(i) + 0.1) + 0.25 * std::cos(1.3 * double(i * i % 17));
+    for (std::size_t i = 0; i < n; ++i)
+      host[i] = std::sin(0.37 * double(i) + 0.1) + 0.25 * std::cos(1.3 * double(i * i % 17));
     cuda::Stream stream;
     cuda::RealFft3d<double> fft(shape, stream.handle());
     cuda::DeviceArray<double> real(n), back(n);
@@ -191,13 +195,15 @@ TEST_CASE("cuFFT wrapper: the forward transform is the DFT and leaves its input 
     std::vector<cuda::Complex<double>> spec(shape.spectrum_points());
     cuda::copy_to_host(spec.data(), spectrum.data(), spec.size() * sizeof(spec[0]), stream.handle());
     double worst = 0, scale = 0;
-    for (const auto& [kz, ky, kx] : {std::array<int, 3>{0, 0, 0}, std::array<int, 3>{1, 2, 3}, std::array<int, 3>{shape.nz / 2, 1, shape.nx / 2},
-                                     std::array<int, 3>{shape.nz - 1, shape.ny - 2, 1}}) {
+    for (const auto& [kz, ky, kx] :
+         {std::array<int, 3>{0, 0, 0}, std::array<int, 3>{1, 2, 3}, std::array<int, 3>{shape.nz / 2, 1, shape.nx / 2},
+          std::array<int, 3>{shape.nz - 1, shape.ny - 2, 1}}) {
       std::complex<double> dft = 0;
       for (int z = 0; z < shape.nz; ++z)
         for (int y = 0; y < shape.ny; ++y)
           for (int x = 0; x < shape.nx; ++x) {
-            const double phase = -2 * M_PI * (double(kz) * z / shape.nz + double(ky) * y / shape.ny + double(kx) * x / shape.nx);
+            const double phase =
+                -2 * M_PI * (double(kz) * z / shape.nz + double(ky) * y / shape.ny + double(kx) * x / shape.nx);
             dft += host[(std::size_t(z) * shape.ny + y) * shape.nx + x] * std::polar(1.0, phase);
           }
       const auto& got = spec[(std::size_t(kz) * shape.ny + ky) * shape.half_x() + kx];
@@ -240,11 +246,13 @@ TEST_CASE("CUDA spectral: a second shot on the same propagator repeats the first
 }
 
 TEST_CASE("CUDA spectral forward: traces across ring halves, mid-half resume, two-phase copy (both absorbers)") {
-  // The receivers' ring and the two-phase field copy shared with CUDA FDTD (solver/propagators/gpu/device_trace_ring.hpp,
-  // solver/propagators/gpu/device_field_copy.hpp), on the spectral propagator.
+  // The receivers' ring and the two-phase field copy shared with CUDA FDTD
+  // (solver/propagators/gpu/device_trace_ring.hpp, solver/propagators/gpu/device_field_copy.hpp), on the spectral
+  // propagator.
   for (SpectralAbsorber absorber : {SpectralAbsorber::pml, SpectralAbsorber::damping})
     for (Precision precision : {Precision::fp32, Precision::fp64}) {
-      const std::string config = std::string(absorber_name(absorber)) + (precision == Precision::fp64 ? " fp64" : " fp32");
+      const std::string config =
+          std::string(absorber_name(absorber)) + (precision == Precision::fp64 ? " fp64" : " fp32");
       CAPTURE(config);
       Case c = spectral_comparison_case(absorber, precision);
       c.run.backend = BackendKind::cuda;
@@ -273,8 +281,8 @@ TEST_CASE("CUDA spectral forward: traces across ring halves, mid-half resume, tw
     }
 }
 
-
-// ---- The FDTD gradient on the GPU (solver/propagators/fdtd/fdtd_cuda_gradient.cpp) ----------------------------------------------
+// ---- The FDTD gradient on the GPU (solver/propagators/fdtd/fdtd_cuda_gradient.cpp)
+// ----------------------------------------------
 
 namespace {
 
@@ -304,14 +312,15 @@ TEST_CASE("CUDA FDTD gradient: every history strategy and memory tier gives bitw
     LeastSquaresMisfit misfit;
     std::vector<MisfitGradient> results;
     std::vector<std::string> names;
-    for (const HistoryChoice& h :
-         {history(WavefieldStorage::memory, 0, HistoryTier::device), history(WavefieldStorage::checkpoints, 7, HistoryTier::device),
-          history(WavefieldStorage::checkpoints, 1, HistoryTier::device),
-          history(WavefieldStorage::checkpoints, plan.nt + 3, HistoryTier::device),
-          history(WavefieldStorage::memory, 0, HistoryTier::pinned_host),
-          history(WavefieldStorage::checkpoints, 7, HistoryTier::pinned_host)}) {
+    for (const HistoryChoice& h : {history(WavefieldStorage::memory, 0, HistoryTier::device),
+                                   history(WavefieldStorage::checkpoints, 7, HistoryTier::device),
+                                   history(WavefieldStorage::checkpoints, 1, HistoryTier::device),
+                                   history(WavefieldStorage::checkpoints, plan.nt + 3, HistoryTier::device),
+                                   history(WavefieldStorage::memory, 0, HistoryTier::pinned_host),
+                                   history(WavefieldStorage::checkpoints, 7, HistoryTier::pinned_host)}) {
       auto propagator = make_gradient_propagator(c, plan, h);
-      Objective objective(*propagator, misfit, observed_data(c, plan, *propagator), Parameterisation::velocity, plan.dt);
+      Objective objective(*propagator, misfit, observed_data(c, plan, *propagator), Parameterisation::velocity,
+                          plan.dt);
       results.push_back(objective.evaluate(velocity, true));
       names.push_back(propagator->history_name());
     }
@@ -343,7 +352,8 @@ TEST_CASE("the spectral gradient on run.backend = \"cuda\" is refused with the f
 TEST_CASE("cuBLAS vector operations agree with the Eigen ones; the L-BFGS two-loop recursion on the device too") {
   const std::size_t n = 100003;
   std::vector<double> x(n), y(n), lower(n, -0.5), upper(n, 0.25);
-  for (std::size_t i = 0; i < n; ++i) x[i] = std::sin(0.37 * double(i) + 0.1), y[i] = std::cos(1.3 * double(i % 977) - 0.2);
+  for (std::size_t i = 0; i < n; ++i)
+    x[i] = std::sin(0.37 * double(i) + 0.1), y[i] = std::cos(1.3 * double(i % 977) - 0.2);
   const auto cpu = make_cpu_vector_ops();
   cuda::Stream stream;
   const auto gpu = make_cublas_vector_ops(stream.handle());
@@ -370,7 +380,8 @@ TEST_CASE("cuBLAS vector operations agree with the Eigen ones; the L-BFGS two-lo
   gpu->axpy(n, -0.75, dx.data(), dy.data());
   std::vector<double> got = down(dy);
   double worst = 0;
-  for (std::size_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(got[i] - hy[i]) / (std::abs(y[i]) + 0.75 * std::abs(x[i])));
+  for (std::size_t i = 0; i < n; ++i)
+    worst = std::max(worst, std::abs(got[i] - hy[i]) / (std::abs(y[i]) + 0.75 * std::abs(x[i])));
   CHECK(worst <= 4.5e-16);
   up(dy, hy);
   cpu->scal(n, 2.5, hy.data());
@@ -395,7 +406,8 @@ TEST_CASE("cuBLAS vector operations agree with the Eigen ones; the L-BFGS two-lo
     up(ds.back(), s[k]), up(dyy.back(), yy[k]);
   }
   std::vector<const double*> hs, hyy, gs, gyy;
-  for (int k = 0; k < m; ++k) hs.push_back(s[k].data()), hyy.push_back(yy[k].data()), gs.push_back(ds[k].data()), gyy.push_back(dyy[k].data());
+  for (int k = 0; k < m; ++k)
+    hs.push_back(s[k].data()), hyy.push_back(yy[k].data()), gs.push_back(ds[k].data()), gyy.push_back(dyy[k].data());
   std::vector<double> r(n);
   optim::lbfgs_two_loop(*cpu, n, hs, hyy, x.data(), r.data());
   up(dx, x);
@@ -410,7 +422,8 @@ TEST_CASE("device VectorOps: add_scaled, masks and path tangent agree with the C
   cuda::Stream stream;
   const auto gpu = make_cublas_vector_ops(stream.handle());
   std::vector<double> x(n), d(n), lower(n, -0.5), upper(n, 0.25);
-  for (std::size_t i = 0; i < n; ++i) x[i] = std::sin(0.37 * double(i) + 0.1), d[i] = std::cos(1.3 * double(i % 977) - 0.2);
+  for (std::size_t i = 0; i < n; ++i)
+    x[i] = std::sin(0.37 * double(i) + 0.1), d[i] = std::cos(1.3 * double(i % 977) - 0.2);
   cpu->project(n, x.data(), lower.data(), upper.data());  // many components at a bound
   optim::OpsVector gx(*gpu, n), gd(*gpu, n), gl(*gpu, n), gu(*gpu, n), gw(*gpu, n);
   gpu->upload(n, x.data(), gx.data()), gpu->upload(n, d.data(), gd.data());
@@ -427,7 +440,8 @@ TEST_CASE("device VectorOps: add_scaled, masks and path tangent agree with the C
   gpu->add_scaled(n, gx.data(), 0.3, gd.data(), gw.data());
   const std::vector<double> got = down(gw);
   double worst = 0;
-  for (std::size_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(got[i] - w[i]) / (std::abs(x[i]) + 0.3 * std::abs(d[i])));
+  for (std::size_t i = 0; i < n; ++i)
+    worst = std::max(worst, std::abs(got[i] - w[i]) / (std::abs(x[i]) + 0.3 * std::abs(d[i])));
   CHECK(worst <= 4.5e-16);
   cpu->add_scaled(n, x.data(), -1, d.data(), w.data());
   gpu->add_scaled(n, gx.data(), -1, gd.data(), gw.data());
@@ -486,8 +500,8 @@ void compare_device_optimizer(const optim::Function& f, optim::Method m, optim::
   };
   OpsBounds ob;
   if (b.active()) ob = {OpsVector::from_host(*gpu, b.lower), OpsVector::from_host(*gpu, b.upper)};
-  Optimizer device(*gpu, g, std::move(ob), o, OpsVector::from_host(*gpu, x0), f0.value, OpsVector::from_host(*gpu, f0.gradient),
-                      precondition);
+  Optimizer device(*gpu, g, std::move(ob), o, OpsVector::from_host(*gpu, x0), f0.value,
+                   OpsVector::from_host(*gpu, f0.gradient), precondition);
   for (int k = 0; k < iterations; ++k) {
     CAPTURE(k);
     const IterationRecord want = host.iterate(), got = device.iterate();
@@ -541,10 +555,11 @@ TEST_CASE("the optimiser on device vectors (cuBLAS) reproduces the host optimise
   }
 }
 
-// The gradient preconditioner on the device (kernels/cuda/smoothing_cuda.hpp, solver/inversion/device_preconditioner.hpp)
-// against the host one (solver/inversion/preconditioner.hpp): the same padded grid and filter values, cuFFT for FFTW, so
-// the results differ by the transforms' rounding (a few 1e-16 relative per transform in fp64; 1e-12 leaves room
-// for the different reduction orders, and an off-by-one in the padding or the filter gives O(1e-2) or more).
+// The gradient preconditioner on the device (kernels/cuda/smoothing_cuda.hpp,
+// solver/inversion/device_preconditioner.hpp) against the host one (solver/inversion/preconditioner.hpp): the same
+// padded grid and filter values, cuFFT for FFTW, so the results differ by the transforms' rounding (a few 1e-16
+// relative per transform in fp64; 1e-12 leaves room for the different reduction orders, and an off-by-one in the
+// padding or the filter gives O(1e-2) or more).
 namespace {
 
 std::vector<double> random_field(std::size_t n, unsigned seed) {
@@ -556,7 +571,8 @@ std::vector<double> random_field(std::size_t n, unsigned seed) {
 }
 
 // f on the device (one copy each way in `stream`).
-std::vector<double> on_device(const std::vector<double>& v, cudaStream_t stream, const std::function<void(double*)>& f) {
+std::vector<double> on_device(const std::vector<double>& v, cudaStream_t stream,
+                              const std::function<void(double*)>& f) {
   cuda::DeviceArray<double> d(v.size());
   cuda::synchronize();  // the zero fill (legacy default stream) before the copy in a non-blocking stream
   cuda::copy_to_device(d.data(), v.data(), v.size() * sizeof(double), stream);
@@ -568,7 +584,8 @@ std::vector<double> on_device(const std::vector<double>& v, cudaStream_t stream,
 
 }  // namespace
 
-TEST_CASE("device Gaussian smoother (cuFFT) agrees with the host one (FFTW): non-cubic grid, anisotropic padding, 1e-12") {
+TEST_CASE(
+    "device Gaussian smoother (cuFFT) agrees with the host one (FFTW): non-cubic grid, anisotropic padding, 1e-12") {
   GridSpec g;
   g.shape = {13, 17, 23};
   g.spacing = {10, 12.5, 8};
@@ -590,8 +607,9 @@ TEST_CASE("device Gaussian smoother (cuFFT) agrees with the host one (FFTW): non
   CHECK(rel_l2(twice, expected) <= 1e-12);
 }
 
-TEST_CASE("DevicePreconditioner agrees with GradientPreconditioner: smoothing, source mask, illumination (1e-12); "
-          "weights refreshed after set_illumination") {
+TEST_CASE(
+    "DevicePreconditioner agrees with GradientPreconditioner: smoothing, source mask, illumination (1e-12); "
+    "weights refreshed after set_illumination") {
   Case c;
   c.grid.shape = {14, 11, 19};
   c.grid.spacing = {10, 10, 12};
@@ -603,7 +621,8 @@ TEST_CASE("DevicePreconditioner agrees with GradientPreconditioner: smoothing, s
   const std::vector<double> v = random_field(n, 11);
   auto illumination = [&](double decay) {
     std::vector<double> i(n);
-    for (std::size_t k = 0; k < n; ++k) i[k] = std::exp(-decay * double(k / (11 * 19))) * (1.2 + std::cos(0.3 * double(k)));
+    for (std::size_t k = 0; k < n; ++k)
+      i[k] = std::exp(-decay * double(k / (11 * 19))) * (1.2 + std::cos(0.3 * double(k)));
     return i;
   };
   cuda::Stream stream;
@@ -611,8 +630,8 @@ TEST_CASE("DevicePreconditioner agrees with GradientPreconditioner: smoothing, s
     double smoothing, mask;
     bool compensation;
   };
-  for (const Config cfg : {Config{15, 40, true}, Config{15, 40, false}, Config{0, 40, true}, Config{0, 40, false},
-                           Config{20, 0, false}}) {
+  for (const Config cfg :
+       {Config{15, 40, true}, Config{15, 40, false}, Config{0, 40, true}, Config{0, 40, false}, Config{20, 0, false}}) {
     CAPTURE(cfg.smoothing);
     CAPTURE(cfg.mask);
     CAPTURE(cfg.compensation);
@@ -625,8 +644,10 @@ TEST_CASE("DevicePreconditioner agrees with GradientPreconditioner: smoothing, s
     auto device_apply = [&] { return on_device(v, stream.handle(), [&](double* d) { device.apply(d); }); };
     // Without smoothing both are the same products, one multiply each: bitwise equal.
     auto compare = [&](const std::vector<double>& got, const std::vector<double>& expected) {
-      if (cfg.smoothing > 0) CHECK(rel_l2(got, expected) <= 1e-12);
-      else CHECK(got == expected);
+      if (cfg.smoothing > 0)
+        CHECK(rel_l2(got, expected) <= 1e-12);
+      else
+        CHECK(got == expected);
     };
     if (cfg.compensation) {
       CHECK_THROWS_AS(device_apply(), std::logic_error);  // as the host form, before set_illumination
@@ -653,11 +674,13 @@ TEST_CASE("DevicePreconditioner agrees with GradientPreconditioner: smoothing, s
 // weights refreshed at the second band), fp64: the gradients agree to 1e-12 and the optimiser is a smooth map of
 // them, so misfits and models agree to 1e-8 relative over the 6 iterations, with the same evaluation counts.
 TEST_CASE("invert on the CUDA backend (device optimiser) reproduces the CPU inversion (fp64)") {
-  const std::filesystem::path base = std::filesystem::temp_directory_path() / fmt::format("specwave-gpu-invert-{}", ::getpid());
+  const std::filesystem::path base =
+      std::filesystem::temp_directory_path() / fmt::format("specwave-gpu-invert-{}", ::getpid());
   auto run = [&](BackendKind backend) {
     // The source tree may sit elsewhere than where it was built (scripts/gpu-check on a GPU machine sets this).
     const char* source_dir = std::getenv("SPECWAVE_SOURCE_DIR");
-    Case c = io::read_case_file(std::string(source_dir ? source_dir : SPECWAVE_SOURCE_DIR) + "/tests/data/invert_resume.toml");
+    Case c = io::read_case_file(std::string(source_dir ? source_dir : SPECWAVE_SOURCE_DIR) +
+                                "/tests/data/invert_resume.toml");
     c.run.backend = backend;
     c.output.directory = (base / (backend == BackendKind::cuda ? "cuda" : "cpu")).string();
     return run_inversion(c, InversionOptions{true, false});

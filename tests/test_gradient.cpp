@@ -4,9 +4,9 @@
 // gradient. The operator tests (dot products, Taylor, illumination, the velocity limit) build their cases with
 // gradient_test_case below, on the tested backend, with the same bounds: they are properties of the discrete
 // operators in a precision (an exact transpose, a first-order expansion, sums of the same fields), which the CUDA
-// gradient implements step for step (solver/propagators/fdtd/fdtd_cuda_gradient.cpp). The history strategy tests exercise the CPU
-// histories (binomial, disk, boundary saving; the CUDA gradient has every step or segment checkpoints, on the
-// device or in pinned host memory, compared in tests/test_gpu.cpp) and the spectral gradient (CPU only): on CUDA
+// gradient implements step for step (solver/propagators/fdtd/fdtd_cuda_gradient.cpp). The history strategy tests
+// exercise the CPU histories (binomial, disk, boundary saving; the CUDA gradient has every step or segment checkpoints,
+// on the device or in pinned host memory, compared in tests/test_gpu.cpp) and the spectral gradient (CPU only): on CUDA
 // they say so and return. The CUDA gradient against the CPU one compares the tested backend with the CPU: on the
 // CPU it says so and returns. The tests of host-side logic (history choice, misfits) use no backend and run as
 // they are.
@@ -22,11 +22,11 @@
 #include <tuple>
 
 #include "case_builders.hpp"
-#include "solver/propagators/history/boundary_history.hpp"
-#include "solver/inversion/objective.hpp"
-#include "solver/inversion/gradient_check.hpp"
 #include "solver/case/errors.hpp"
+#include "solver/inversion/gradient_check.hpp"
+#include "solver/inversion/objective.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/history/boundary_history.hpp"
 #include "solver/propagators/propagator.hpp"
 #include "test_backend.hpp"
 #include "validation/reference.hpp"
@@ -120,15 +120,17 @@ TEST_CASE("Taylor test of the gradient: first-order remainder slope 1, second-or
     const std::vector<double> model = parameter_from_velocity(p, velocity);
     const std::vector<double> direction = smooth_direction(c.grid, model, 0.02);
     const TaylorResult r = taylor_test(objective, model, direction, taylor_steps);
-    for (const auto& row : r.rows) MESSAGE(parameterisation << " h " << row.h << " r1 " << row.first << " r2 " << row.second);
-    MESSAGE(parameterisation << ": J = " << r.misfit << ", g.dm = " << r.directional_derivative << ", slopes " << r.slope_first
-                             << ", " << r.slope_second);
+    for (const auto& row : r.rows)
+      MESSAGE(parameterisation << " h " << row.h << " r1 " << row.first << " r2 " << row.second);
+    MESSAGE(parameterisation << ": J = " << r.misfit << ", g.dm = " << r.directional_derivative << ", slopes "
+                             << r.slope_first << ", " << r.slope_second);
     CHECK(std::abs(r.slope_first - 1) <= 0.1);
     CHECK(std::abs(r.slope_second - 2) <= 0.1);
   }
 }
 
-TEST_CASE("CUDA FDTD gradient agrees with the CPU gradient: fp64 <= 1e-12, fp32 <= 1e-5 (misfit, gradient, illumination)") {
+TEST_CASE(
+    "CUDA FDTD gradient agrees with the CPU gradient: fp64 <= 1e-12, fp32 <= 1e-5 (misfit, gradient, illumination)") {
   // fp64: both backends run the same scheme; only rounding differs (FMA contraction, the order of a few sums), far
   // below 1e-12 after nt steps, as for the forward propagators (tests/test_physics.cpp). fp32: the same rounding
   // differences at 6e-8 per operation, grown over nt ~ 400 steps of the forward and the adjoint pass: the forward
@@ -232,7 +234,8 @@ TEST_CASE("illumination of the adjoint pass: the sum of (u^n)^2 of the forward p
   // The same scheme in the same precision: equal to rounding in the sums (relative 1e-12 in fp64, 1e-5 in fp32).
   // On CUDA too: the forward propagator and the gradient both run the generic per-point stencil kernel.
   for (const auto& [free_surface, precision, tolerance] :
-       {std::tuple{false, Precision::fp64, 1e-12}, std::tuple{true, Precision::fp64, 1e-12}, std::tuple{false, Precision::fp32, 1e-5}}) {
+       {std::tuple{false, Precision::fp64, 1e-12}, std::tuple{true, Precision::fp64, 1e-12},
+        std::tuple{false, Precision::fp32, 1e-5}}) {
     CAPTURE(free_surface);
     CAPTURE(tolerance);
     Case c = gradient_test_case(free_surface, precision);
@@ -408,8 +411,8 @@ TEST_CASE("boundary saving: rebuilt fields and gradient against every step store
         const Reversal r = measure_reversal(c);
         const double unit_roundoff = precision == Precision::fp64 ? 0x1p-53 : 0x1p-24;
         const double tolerance = 16 * unit_roundoff * std::sqrt(double(r.nt));
-        const std::string config = std::string(free_surface ? "free surface + CPML" : "CPML on all faces") + ", order " +
-                                   std::to_string(order) + ", " + to_string(precision);
+        const std::string config = std::string(free_surface ? "free surface + CPML" : "CPML on all faces") +
+                                   ", order " + std::to_string(order) + ", " + to_string(precision);
         CAPTURE(config);
         MESSAGE(config << ", nt " << r.nt << ": fields " << r.field << ", gradient " << r.gradient << " (tolerance "
                        << tolerance << ")");
@@ -440,7 +443,9 @@ TEST_CASE("boundary saving keeps the layer points of nt - 1 steps and two fields
   CHECK(cpml_update_points({20, 30, 40}, 0, false) == 0);
 }
 
-TEST_CASE("wavefield_storage = \"boundary\": chosen by auto when memory does not fit and it does; refused for the spectral method") {
+TEST_CASE(
+    "wavefield_storage = \"boundary\": chosen by auto when memory does not fit and it does; refused for the spectral "
+    "method") {
   HistoryRequest q;
   q.nt = 1000;
   q.field_bytes = 1e6;
@@ -500,9 +505,9 @@ TEST_CASE("binomial checkpointing: Griewank's closed form is the optimum of the 
 }
 
 TEST_CASE("binomial checkpointing: every field in reverse order, with the optimal number of forward steps") {
-  const std::vector<std::pair<int, int>> cases = {{0, 1},  {1, 1},   {7, 1},    {40, 1},  {10, 2},   {60, 2},  {61, 3},
-                                                  {55, 5}, {100, 4}, {257, 10}, {1000, 7}, {50, 49}, {50, 50}, {50, 51},
-                                                  {50, 200}, {800, 12}};
+  const std::vector<std::pair<int, int>> cases = {{0, 1},   {1, 1},   {7, 1},    {40, 1},   {10, 2},   {60, 2},
+                                                  {61, 3},  {55, 5},  {100, 4},  {257, 10}, {1000, 7}, {50, 49},
+                                                  {50, 50}, {50, 51}, {50, 200}, {800, 12}};
   for (const auto& [nt, s] : cases) {
     CAPTURE(nt);
     CAPTURE(s);
@@ -587,7 +592,8 @@ TEST_CASE("disk history: the fields back in reverse from a named scratch file, r
   CHECK(std::filesystem::is_empty(folder));
 }
 
-TEST_CASE("choose_history: memory when it fits, else binomial checkpointing with the snapshots that fit, else the disk") {
+TEST_CASE(
+    "choose_history: memory when it fits, else binomial checkpointing with the snapshots that fit, else the disk") {
   HistoryRequest q;
   q.nt = 1000;
   q.field_bytes = 1e6;
@@ -675,7 +681,8 @@ TEST_CASE("low-passed least-squares misfit: the filter's gain, and the adjoint s
     const std::vector<double> original = t;
     lp.filter(t);
     double err = 0, norm = 0;
-    for (int n = 0; n < nt; ++n) err += std::pow(t[n] - (f < cutoff ? original[n] : 0.0), 2), norm += original[n] * original[n];
+    for (int n = 0; n < nt; ++n)
+      err += std::pow(t[n] - (f < cutoff ? original[n] : 0.0), 2), norm += original[n] * original[n];
     CAPTURE(f);
     CHECK(std::sqrt(err / norm) < 0.02);
   }

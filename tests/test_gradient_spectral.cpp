@@ -8,8 +8,8 @@
 
 #include "case_builders.hpp"
 #include "solver/case/errors.hpp"
-#include "solver/inversion/objective.hpp"
 #include "solver/inversion/gradient_check.hpp"
+#include "solver/inversion/objective.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/propagators/propagator.hpp"
 #include "solver/propagators/spectral/spectral_cpu_steps.hpp"
@@ -18,7 +18,9 @@ using namespace specwave;
 
 namespace {
 
-const char* absorber_name(SpectralAbsorber a) { return a == SpectralAbsorber::pml ? "split-field PML" : "damping layer"; }
+const char* absorber_name(SpectralAbsorber a) {
+  return a == SpectralAbsorber::pml ? "split-field PML" : "damping layer";
+}
 
 Case spectral_case(SpectralAbsorber absorber, Precision precision) {
   return specwave::testing::spectral_gradient_case(absorber, precision);
@@ -77,8 +79,8 @@ void check_operator_transposes(const Dims3& shape, double tolerance) {
       const double lhs = dot(af.data(), g.data(), n), rhs = sign * dot(f.data(), bg.data(), n);
       const double scale = std::sqrt(dot(af.data(), af.data(), n) * dot(g.data(), g.data(), n));
       const double mismatch = std::abs(lhs - rhs) / scale;
-      MESSAGE(grid << " " << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << what << ": <A f, g> = " << lhs << ", relative mismatch "
-                   << mismatch);
+      MESSAGE(grid << " " << (sizeof(T) == 4 ? "fp32 " : "fp64 ") << what << ": <A f, g> = " << lhs
+                   << ", relative mismatch " << mismatch);
       CHECK(lhs != 0);
       CHECK(mismatch <= tolerance);
     };
@@ -121,9 +123,10 @@ TEST_CASE("spectral Born operator and its adjoint: dot-product test, both absorb
     Precision precision;
     double tolerance;
   };
-  for (const Config& cfg : {Config{SpectralAbsorber::pml, Precision::fp64, 1e-10}, Config{SpectralAbsorber::damping, Precision::fp64, 1e-10},
-                            Config{SpectralAbsorber::pml, Precision::fp32, 1e-4},
-                            Config{SpectralAbsorber::damping, Precision::fp32, 1e-4}}) {
+  for (const Config& cfg :
+       {Config{SpectralAbsorber::pml, Precision::fp64, 1e-10},
+        Config{SpectralAbsorber::damping, Precision::fp64, 1e-10}, Config{SpectralAbsorber::pml, Precision::fp32, 1e-4},
+        Config{SpectralAbsorber::damping, Precision::fp32, 1e-4}}) {
     const std::string config = std::string(absorber_name(cfg.absorber)) + ", " + to_string(cfg.precision);
     CAPTURE(config);
     const Case c = spectral_case(cfg.absorber, cfg.precision);
@@ -158,8 +161,8 @@ TEST_CASE("spectral Taylor test of the gradient: slopes 1 and 2 (fp64), both abs
     const TaylorResult r = taylor_test(objective, model, direction, taylor_steps);
     REQUIRE(r.rows.size() >= 4);
     for (const auto& row : r.rows) MESSAGE(config << " h " << row.h << " r1 " << row.first << " r2 " << row.second);
-    MESSAGE(config << ": J = " << r.misfit << ", g.dm = " << r.directional_derivative << ", slopes " << r.slope_first << ", "
-                   << r.slope_second);
+    MESSAGE(config << ": J = " << r.misfit << ", g.dm = " << r.directional_derivative << ", slopes " << r.slope_first
+                   << ", " << r.slope_second);
     CHECK(r.misfit > 0);
     CHECK(std::abs(r.slope_first - 1) <= 0.1);
     CHECK(std::abs(r.slope_second - 2) <= 0.1);
@@ -181,11 +184,12 @@ TEST_CASE("spectral: every wavefield history strategy gives bitwise the same gra
       LeastSquaresMisfit misfit;
       std::vector<MisfitGradient> results;
       std::vector<std::string> names;
-      for (const HistoryChoice& h : {all_steps_choice(plan.nt, 0), segment_checkpoint_choice(plan.nt, 7, 0, 0),
-                                     segment_checkpoint_choice(plan.nt, 1, 0, 0),
-                                     segment_checkpoint_choice(plan.nt, plan.nt + 3, 0, 0)}) {
+      for (const HistoryChoice& h :
+           {all_steps_choice(plan.nt, 0), segment_checkpoint_choice(plan.nt, 7, 0, 0),
+            segment_checkpoint_choice(plan.nt, 1, 0, 0), segment_checkpoint_choice(plan.nt, plan.nt + 3, 0, 0)}) {
         auto propagator = make_gradient_propagator(c, plan, h);
-        Objective objective(*propagator, misfit, observed_data(c, plan, *propagator), Parameterisation::velocity, plan.dt);
+        Objective objective(*propagator, misfit, observed_data(c, plan, *propagator), Parameterisation::velocity,
+                            plan.dt);
         results.push_back(objective.evaluate(velocity, true));
         names.push_back(propagator->history_name());
       }
@@ -250,7 +254,8 @@ TEST_CASE("spectral gradient propagator: its forward traces are the forward prop
       const std::vector<double> traces = gradient->forward(1, false);
       REQUIRE(traces.size() == expected.size());
       bool same = true;
-      for (std::size_t k = 0; k < traces.size(); ++k) same = same && specwave::testing::same_bits(traces[k], expected[k]);
+      for (std::size_t k = 0; k < traces.size(); ++k)
+        same = same && specwave::testing::same_bits(traces[k], expected[k]);
       CHECK(same);
     }
 }

@@ -45,7 +45,9 @@ TEST_CASE("atomic writer: nothing under the final name until commit; removed on 
     FAIL("no error");
     return std::string();
   };
-  CHECK(message([&] { r.read_floating<float>("v", {3, 2}); }).find("shape is (2, 3), expected (3, 2)") != std::string::npos);
+  CHECK(message([&] {
+          r.read_floating<float>("v", {3, 2});
+        }).find("shape is (2, 3), expected (3, 2)") != std::string::npos);
   CHECK(message([&] { r.read_floating<float>("v", {2, 3, 1}); }).find("rank is 2") != std::string::npos);
   CHECK(message([&] { r.read_floating<float>("w", {2, 3}); }).find("dataset 'w' is missing") != std::string::npos);
   CHECK(message([&] { io::h5::Reader((dir / "none.h5").string()); }).find("file not found") != std::string::npos);

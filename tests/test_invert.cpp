@@ -3,13 +3,13 @@
 // [inversion] keys are refused with exit code 3.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <fmt/format.h>
 #include <vector>
 
 #include "cli_helpers.hpp"
@@ -87,11 +87,12 @@ radius = 40.0
 
 }  // namespace
 
-TEST_CASE("reference inversion: cases/inversion/gaussian.toml reduces the misfit by >= 90% and the model error by >= 50%") {
+TEST_CASE(
+    "reference inversion: cases/inversion/gaussian.toml reduces the misfit by >= 90% and the model error by >= 50%") {
   const fs::path out = work / "gaussian";
   fs::remove_all(out);
-  const Result r = run_specwave(std::string("invert ") + SPECWAVE_SOURCE_DIR + "/cases/inversion/gaussian.toml --output-dir " +
-                                out.string());
+  const Result r = run_specwave(std::string("invert ") + SPECWAVE_SOURCE_DIR +
+                                "/cases/inversion/gaussian.toml --output-dir " + out.string());
   CAPTURE(r.output);
   REQUIRE(r.code == 0);
   const auto lines = lines_of(out / "iterations.jsonl");
@@ -113,8 +114,9 @@ TEST_CASE("invert on a small case: every optimiser lowers the misfit; inversion.
     CAPTURE(optimizer_name);
     const fs::path out = work / (std::string("small-") + optimizer);
     fs::remove_all(out);
-    const std::string path = write_case(std::string("small-") + optimizer,
-                                        std::string(small_case) + "iterations = 2\noptimizer = \"" + optimizer + "\"\n" + small_truth);
+    const std::string path =
+        write_case(std::string("small-") + optimizer,
+                   std::string(small_case) + "iterations = 2\noptimizer = \"" + optimizer + "\"\n" + small_truth);
     const Result r = run_specwave("invert -q --threads 1 " + path + " --output-dir " + out.string());
     CAPTURE(r.output);
     REQUIRE(r.code == 0);
@@ -143,7 +145,8 @@ TEST_CASE("invert on a small case: every optimiser lowers the misfit; inversion.
       }
       CHECK(sum == misfit[k]);
     }
-    CHECK(lines[2].find(fmt::format("\"misfit_per_shot\": [{:.17g}, {:.17g}]", per_shot[4], per_shot[5])) != std::string::npos);
+    CHECK(lines[2].find(fmt::format("\"misfit_per_shot\": [{:.17g}, {:.17g}]", per_shot[4], per_shot[5])) !=
+          std::string::npos);
     double vmin = 1e9, vmax = 0;
     for (double v : velocity) vmin = std::min(vmin, v), vmax = std::max(vmax, v);
     CHECK(vmin >= 1800.0 - 1e-3);  // within the bounds (stored as float32)
@@ -167,13 +170,15 @@ TEST_CASE("invert refuses a case without bounds or with bad [inversion] keys (ex
     CHECK(r.code == 3);
     CHECK(r.output.find("invert needs inversion.velocity_min and inversion.velocity_max") != std::string::npos);
   }
-  for (const Bad& b : {Bad{"optimizer", "optimizer = \"bfgs\"\n", "inversion.optimizer"},
-                       Bad{"iterations", "iterations = 0\n", "inversion.iterations: must be in [1, 100000]"},
-                       Bad{"memory", "optimizer = \"nlcg\"\nlbfgs_memory = 4\n", "inversion.lbfgs_memory: is used with"},
-                       Bad{"fraction", "initial_step_fraction = 0.9\n", "inversion.initial_step_fraction: must be in (0, 0.5]"},
-                       Bad{"bands", "bands_hz = [10.0, 5.0]\n", "inversion.bands_hz: must be positive and increasing"}}) {
+  for (const Bad& b :
+       {Bad{"optimizer", "optimizer = \"bfgs\"\n", "inversion.optimizer"},
+        Bad{"iterations", "iterations = 0\n", "inversion.iterations: must be in [1, 100000]"},
+        Bad{"memory", "optimizer = \"nlcg\"\nlbfgs_memory = 4\n", "inversion.lbfgs_memory: is used with"},
+        Bad{"fraction", "initial_step_fraction = 0.9\n", "inversion.initial_step_fraction: must be in (0, 0.5]"},
+        Bad{"bands", "bands_hz = [10.0, 5.0]\n", "inversion.bands_hz: must be positive and increasing"}}) {
     CAPTURE(b.name);
-    const Result r = run_specwave("invert " + write_case("bad-" + b.name, std::string(small_case) + b.extra + small_truth));
+    const Result r =
+        run_specwave("invert " + write_case("bad-" + b.name, std::string(small_case) + b.extra + small_truth));
     CAPTURE(r.output);
     CHECK(r.code == 3);
     CHECK(r.output.find(b.message) != std::string::npos);
@@ -185,13 +190,14 @@ TEST_CASE("invert --resume continues from the last completed iteration with the 
     const std::string optimizer_name = optimizer;
     CAPTURE(optimizer_name);
     const std::string name = std::string("resume-") + optimizer;
-    const std::string extra = std::string("optimizer = \"") + optimizer + "\"\nsmoothing_m = 10.0\nsource_mask_m = 20.0\n";
+    const std::string extra =
+        std::string("optimizer = \"") + optimizer + "\"\nsmoothing_m = 10.0\nsource_mask_m = 20.0\n";
     const fs::path straight = work / (name + "-straight"), resumed = work / (name + "-resumed");
     fs::remove_all(straight), fs::remove_all(resumed);
     auto run = [&](int iterations, const fs::path& out, bool resume) {
-      const std::string path = write_case(name + std::to_string(iterations),
-                                          std::string(small_case) + "iterations = " + std::to_string(iterations) + "\n" +
-                                              extra + small_truth);
+      const std::string path = write_case(
+          name + std::to_string(iterations),
+          std::string(small_case) + "iterations = " + std::to_string(iterations) + "\n" + extra + small_truth);
       const Result r = run_specwave(std::string("invert -q --threads 1 ") + (resume ? "--resume " : "") + path +
                                     " --output-dir " + out.string());
       CAPTURE(r.output);
@@ -209,17 +215,20 @@ TEST_CASE("invert --resume continues from the last completed iteration with the 
     const auto ma = io::h5::Reader((straight / "inversion.h5").string()).read_floating<double>("/misfit", {5});
     const auto mb = io::h5::Reader((resumed / "inversion.h5").string()).read_floating<double>("/misfit", {5});
     CHECK(ma == mb);
-    const auto sa = io::h5::Reader((straight / "inversion.h5").string()).read_floating<double>("/misfit_per_shot", {5, 2});
-    const auto sb = io::h5::Reader((resumed / "inversion.h5").string()).read_floating<double>("/misfit_per_shot", {5, 2});
+    const auto sa =
+        io::h5::Reader((straight / "inversion.h5").string()).read_floating<double>("/misfit_per_shot", {5, 2});
+    const auto sb =
+        io::h5::Reader((resumed / "inversion.h5").string()).read_floating<double>("/misfit_per_shot", {5, 2});
     CHECK(sa == sb);
     CHECK(lines_of(resumed / "iterations.jsonl").size() == 5);
   }
   SUBCASE("nothing to resume from: the run starts (a batch script always passes --resume)") {
     const fs::path empty = work / "resume-none";
     fs::remove_all(empty);
-    const Result r = run_specwave("invert --threads 1 --resume " +
-                                  write_case("resume-none", std::string(small_case) + "iterations = 1\n" + small_truth) +
-                                  " --output-dir " + empty.string());
+    const Result r =
+        run_specwave("invert --threads 1 --resume " +
+                     write_case("resume-none", std::string(small_case) + "iterations = 1\n" + small_truth) +
+                     " --output-dir " + empty.string());
     CAPTURE(r.output);
     CHECK(r.code == 0);
     CHECK(r.output.find("no inversion state in") != std::string::npos);

@@ -1,7 +1,7 @@
-// The MPI wrapper (solver/parallel/comm.hpp) and the distributed FFT (solver/parallel/distributed_fft.hpp) against a serial FFT
-// (kernels/fft/fftw3d RealFft3d, fp64) and, on tiny sizes, a naive DFT. Its own executable with its own main:
-// CTest runs it under mpiexec at 1, 2 and 4 ranks (label mpi); every process grid of the rank count that fits
-// the size is tested. Error norms are reduced over all ranks, so every rank checks the same numbers.
+// The MPI wrapper (solver/parallel/comm.hpp) and the distributed FFT (solver/parallel/distributed_fft.hpp) against a
+// serial FFT (kernels/fft/fftw3d RealFft3d, fp64) and, on tiny sizes, a naive DFT. Its own executable with its own
+// main: CTest runs it under mpiexec at 1, 2 and 4 ranks (label mpi); every process grid of the rank count that fits the
+// size is tested. Error norms are reduced over all ranks, so every rank checks the same numbers.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -167,8 +167,9 @@ TEST_CASE("comm: alltoallv with uneven counts, complex values") {
       ok = ok && recv[recv_offsets[s] + k] == std::complex<double>(s * 100 + r, k);
   CHECK(ok);
   send_counts[0] += 1000;  // beyond the send buffer: refused before any MPI call (on every rank alike)
-  CHECK_THROWS_AS(world.alltoallv<std::complex<double>>(send, send_counts, send_offsets, recv, recv_counts, recv_offsets),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(
+      world.alltoallv<std::complex<double>>(send, send_counts, send_offsets, recv, recv_counts, recv_offsets),
+      std::invalid_argument);
 }
 
 TEST_CASE("fft geometry: blocks, grid choice, refusals") {
@@ -185,10 +186,10 @@ TEST_CASE("fft geometry: blocks, grid choice, refusals") {
       CHECK(real == volume(shape));
       CHECK(spectral == 30LL * 17 * 12);
     }
-  CHECK(choose_fft_grid({64, 64, 64}, 4) == FftProcessGrid{4, 1});          // slab
-  CHECK(choose_fft_grid({64, 4, 64}, 16) == FftProcessGrid{4, 4});          // y too short for a 16-rank slab
-  CHECK(choose_fft_grid({2, 64, 64}, 8) == FftProcessGrid{2, 4});           // z too short
-  CHECK_THROWS_AS(choose_fft_grid({2, 2, 2}, 8), std::invalid_argument);    // nx/2+1 = 2 values of kx
+  CHECK(choose_fft_grid({64, 64, 64}, 4) == FftProcessGrid{4, 1});        // slab
+  CHECK(choose_fft_grid({64, 4, 64}, 16) == FftProcessGrid{4, 4});        // y too short for a 16-rank slab
+  CHECK(choose_fft_grid({2, 64, 64}, 8) == FftProcessGrid{2, 4});         // z too short
+  CHECK_THROWS_AS(choose_fft_grid({2, 2, 2}, 8), std::invalid_argument);  // nx/2+1 = 2 values of kx
   CHECK_THROWS_AS(check_fft_grid({8, 8, 8}, {2, 2}, 8), std::invalid_argument);
   CHECK_THROWS_WITH_AS(check_fft_grid({8, 3, 8}, {4, 1}, 4), doctest::Contains("ky"), std::invalid_argument);
 }
@@ -226,8 +227,8 @@ TEST_CASE("distributed FFT against the serial FFT: forward and round trip, fp64 
       CHECK(e32.round_trip < 1e-5);
       CHECK(e32.input_preserved);
       if (world.rank() == 0)
-        MESSAGE(what, ": fp64 forward ", e64.forward, " round trip ", e64.round_trip, "; fp32 forward ",
-                e32.forward, " round trip ", e32.round_trip);
+        MESSAGE(what, ": fp64 forward ", e64.forward, " round trip ", e64.round_trip, "; fp32 forward ", e32.forward,
+                " round trip ", e32.round_trip);
     }
   }
 }

@@ -7,9 +7,9 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
 #include <cstdio>
 #include <cstring>
-#include <fmt/format.h>
 #include <vector>
 
 #include "solver/parallel/comm.hpp"
@@ -24,7 +24,6 @@
 using namespace specwave;
 
 namespace {
-
 
 template <class T>
 void check_cuda_bitwise(bool free_surface) {
@@ -57,9 +56,10 @@ void check_cuda_bitwise(bool free_surface) {
     for (int z = 0; z < e[0]; ++z)
       for (int y = 0; y < e[1]; ++y)
         for (int x = 0; x < e[2]; ++x)
-          mismatch += !testing::same_bits(block_field[(std::size_t(z) * e[1] + y) * e[2] + x],
-                                 serial_field[(std::size_t(z + b.sub.begin[0]) * c.grid.shape[1] + y + b.sub.begin[1]) *
-                                                  c.grid.shape[2] + x + b.sub.begin[2]]);
+          mismatch += !testing::same_bits(
+              block_field[(std::size_t(z) * e[1] + y) * e[2] + x],
+              serial_field[(std::size_t(z + b.sub.begin[0]) * c.grid.shape[1] + y + b.sub.begin[1]) * c.grid.shape[2] +
+                           x + b.sub.begin[2]]);
     CHECK(world.allreduce(mismatch, ReduceOp::sum) == 0);
   }
 }

@@ -9,18 +9,18 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
-#include <cmath>
-#include <filesystem>
-#include <cstring>
 #include <fmt/format.h>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "io/outputs.hpp"
 #include "solver/parallel/comm.hpp"
-#include "solver/plan/model.hpp"
 #include "solver/parallel/decomposition.hpp"
 #include "solver/parallel/distributed_fft.hpp"
+#include "solver/plan/model.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/propagators/propagator.hpp"
 #include "tests/case_builders.hpp"
@@ -28,7 +28,6 @@
 using namespace specwave;
 
 namespace {
-
 
 template <class T>
 void check_bitwise(Precision precision, bool free_surface) {
@@ -67,8 +66,10 @@ void check_bitwise(Precision precision, bool free_surface) {
       for (int y = 0; y < e[1]; ++y)
         for (int x = 0; x < e[2]; ++x) {
           const std::size_t global =
-              (std::size_t(z + b.sub.begin[0]) * c.grid.shape[1] + y + b.sub.begin[1]) * c.grid.shape[2] + x + b.sub.begin[2];
-          field_mismatch += !testing::same_bits(block_field[(std::size_t(z) * e[1] + y) * e[2] + x], serial_field[global]);
+              (std::size_t(z + b.sub.begin[0]) * c.grid.shape[1] + y + b.sub.begin[1]) * c.grid.shape[2] + x +
+              b.sub.begin[2];
+          field_mismatch +=
+              !testing::same_bits(block_field[(std::size_t(z) * e[1] + y) * e[2] + x], serial_field[global]);
         }
     trace_mismatch = world.allreduce(trace_mismatch, ReduceOp::sum);
     field_mismatch = world.allreduce(field_mismatch, ReduceOp::sum);
@@ -144,8 +145,9 @@ void check_spectral(Precision precision, SpectralAbsorber absorber, double toler
     for (int z = 0; z < e[0]; ++z)
       for (int y = 0; y < e[1]; ++y)
         for (int x = 0; x < e[2]; ++x) {
-          const double ref = serial_field[(std::size_t(z + b.sub.begin[0]) * c.grid.shape[1] + y + b.sub.begin[1]) *
-                                              c.grid.shape[2] + x + b.sub.begin[2]];
+          const double ref =
+              serial_field[(std::size_t(z + b.sub.begin[0]) * c.grid.shape[1] + y + b.sub.begin[1]) * c.grid.shape[2] +
+                           x + b.sub.begin[2]];
           const double v = block_field[(std::size_t(z) * e[1] + y) * e[2] + x];
           fdiff += (v - ref) * (v - ref);
           fnorm += ref * ref;
@@ -192,7 +194,8 @@ TEST_CASE("mpi model: each rank reads its block of an HDF5 model collectively, e
   const VelocityModel whole = build_velocity_model(c);  // the Gaussian model, generated on every rank
   const std::string path =
       (std::filesystem::temp_directory_path() / fmt::format("specwave-mpi-model-{}.h5", world.size())).string();
-  if (world.rank() == 0) io::write_model_file(path, {"specwave.model", "fp64", "cpu", "", "host CPU", 1, 1}, c.grid, whole.velocity);
+  if (world.rank() == 0)
+    io::write_model_file(path, {"specwave.model", "fp64", "cpu", "", "host CPU", 1, 1}, c.grid, whole.velocity);
   world.barrier();
   c.model.kind = ModelSpec::Kind::file;
   c.model.file = path;

@@ -240,7 +240,8 @@ TEST_CASE("CPU VectorOps: dot, nrm2, axpy, scal, copy, project against plain loo
   Vector z = y;
   ops->axpy(n, -0.75, x.data(), z.data());
   // One rounding (FMA) or two, as the compiler contracts either side: within 2 ulp of |y| + 0.75 |x|.
-  for (int i = 0; i < n; ++i) CHECK(std::abs(z[i] - (y[i] - 0.75 * x[i])) <= 4.5e-16 * (std::abs(y[i]) + 0.75 * std::abs(x[i])));
+  for (int i = 0; i < n; ++i)
+    CHECK(std::abs(z[i] - (y[i] - 0.75 * x[i])) <= 4.5e-16 * (std::abs(y[i]) + 0.75 * std::abs(x[i])));
   ops->scal(n, 2.5, z.data());
   ops->copy(n, z.data(), y.data());
   for (int i = 0; i < n; ++i) CHECK(y[i] == z[i]);
@@ -289,7 +290,7 @@ namespace {
 // ReferenceOptimizer (Eigen) and Optimizer (CPU VectorOps) side by side from the same start, iteration by iteration;
 // with a non-empty `diagonal`, both preconditioned by P = diag(diagonal).
 void compare_with_reference_optimizer(const Function& f, Method m, Vector x0, const Bounds& b, int iterations,
-                                const Vector& diagonal = Vector()) {
+                                      const Vector& diagonal = Vector()) {
   const auto ops = specwave::make_cpu_vector_ops();
   OptimizerOptions o;
   o.method = m;
@@ -314,7 +315,7 @@ void compare_with_reference_optimizer(const Function& f, Method m, Vector x0, co
   OpsBounds ob;
   if (b.active()) ob = {OpsVector::from_host(*ops, b.lower), OpsVector::from_host(*ops, b.upper)};
   Optimizer on_ops(*ops, g, std::move(ob), o, OpsVector::from_host(*ops, x0), f0.value,
-                      OpsVector::from_host(*ops, f0.gradient), precondition);
+                   OpsVector::from_host(*ops, f0.gradient), precondition);
   for (int k = 0; k < iterations; ++k) {
     CAPTURE(k);
     IterationRecord want;
@@ -342,7 +343,8 @@ void compare_with_reference_optimizer(const Function& f, Method m, Vector x0, co
 
 }  // namespace
 
-TEST_CASE("OpsOptimizer on the CPU VectorOps gives bitwise Optimizer's iterates (every method, with and without bounds)") {
+TEST_CASE(
+    "OpsOptimizer on the CPU VectorOps gives bitwise Optimizer's iterates (every method, with and without bounds)") {
   for (const Method m : {Method::lbfgs, Method::nlcg, Method::steepest}) {
     const std::string method = to_string(m);
     CAPTURE(method);
@@ -402,8 +404,8 @@ TEST_CASE("OpsOptimizer state: restored into Optimizer (and back) the iterates c
       const Evaluation f0 = q(x0);
       auto make_ops = [&] {
         return Optimizer(*ops, g, {OpsVector::from_host(*ops, b.lower), OpsVector::from_host(*ops, b.upper)},
-                            ops_options, OpsVector::from_host(*ops, x0), f0.value, OpsVector::from_host(*ops, f0.gradient),
-                            precondition);
+                         ops_options, OpsVector::from_host(*ops, x0), f0.value, OpsVector::from_host(*ops, f0.gradient),
+                         precondition);
       };
       ReferenceOptimizer reference(q, b, o, x0, f0);
       Optimizer first = make_ops();

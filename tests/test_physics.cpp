@@ -21,12 +21,12 @@
 #include "io/hdf5.hpp"
 #include "solver/forward/forward.hpp"
 #include "solver/plan/plan.hpp"
-#include "solver/propagators/propagator.hpp"
-#include "validation/validate.hpp"
 #include "solver/plan/wavelet.hpp"
+#include "solver/propagators/propagator.hpp"
 #include "test_backend.hpp"
 #include "validation/reference.hpp"
 #include "validation/spectral_reference.hpp"
+#include "validation/validate.hpp"
 
 using namespace specwave;
 
@@ -158,7 +158,8 @@ TEST_CASE("homogeneous medium vs the analytic Green's function, with and without
       const Vec3 s{sign * src[0], src[1], src[2]};
       const auto& p = c.receivers[r];
       const double d = std::hypot(p[0] - s[0], p[1] - s[1], p[2] - s[2]);
-      for (int n = 0; n < plan.nt; ++n) expected[r * plan.nt + n] += sign * ricker(n * plan.dt - d / 2000, f, t0) / (4 * M_PI * d);
+      for (int n = 0; n < plan.nt; ++n)
+        expected[r * plan.nt + n] += sign * ricker(n * plan.dt - d / 2000, f, t0) / (4 * M_PI * d);
     }
   const double err_fs = rel_l2(engine, expected);
   MESSAGE("relative L2 vs analytic with free surface (image source): " << err_fs);
@@ -194,7 +195,8 @@ TEST_CASE("shots in flight together give the same files as shots one after anoth
     Case k = c;
     // This process's own folders: other checkouts, and the other backend's run of this test, may run alongside.
     k.output.directory = (std::filesystem::temp_directory_path() /
-                          (dir + "_" + to_string(k.run.backend) + "_" + std::to_string(::getpid()))).string();
+                          (dir + "_" + to_string(k.run.backend) + "_" + std::to_string(::getpid())))
+                             .string();
     Plan plan = make_plan(k);
     plan.shots_in_flight = in_flight;
     run_forward(k, plan, ForwardOptions{true});
@@ -339,7 +341,8 @@ TEST_CASE("spectral damping layer: measured reflection at normal incidence, widt
   CHECK(coefficient < 0.02);
 }
 
-TEST_CASE("CUDA spectral (cuFFT) agrees with the CPU spectral engine: fp64 <= 1e-12, fp32 <= 1e-5 (traces and final field)") {
+TEST_CASE(
+    "CUDA spectral (cuFFT) agrees with the CPU spectral engine: fp64 <= 1e-12, fp32 <= 1e-5 (traces and final field)") {
   if (testing::not_on_cpu(against_cpu)) return;
   for (SpectralAbsorber absorber : {SpectralAbsorber::pml, SpectralAbsorber::damping})
     for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-12}, std::pair{Precision::fp32, 1e-5}}) {

@@ -1,5 +1,5 @@
-// Gradient preconditioning (solver/inversion/preconditioner.hpp): the FFT Gaussian smoother and the source taper, and the
-// optimiser's use of a preconditioner.
+// Gradient preconditioning (solver/inversion/preconditioner.hpp): the FFT Gaussian smoother and the source taper, and
+// the optimiser's use of a preconditioner.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -12,8 +12,8 @@
 #include <string>
 
 #include "solver/inversion/evaluation_log.hpp"
-#include "solver/optim/reference_optimizer.hpp"
 #include "solver/inversion/preconditioner.hpp"
+#include "solver/optim/reference_optimizer.hpp"
 
 using namespace specwave;
 
@@ -46,7 +46,7 @@ TEST_CASE("Gaussian smoother: a point becomes a Gaussian of the given sigma; sym
         sum += v;
         second += v * std::pow((x - 14) * 10.0, 2);
       }
-  CHECK(sum == doctest::Approx(1.0).epsilon(1e-3));                     // mass kept (the kernel fits inside)
+  CHECK(sum == doctest::Approx(1.0).epsilon(1e-3));                        // mass kept (the kernel fits inside)
   CHECK(std::sqrt(second / sum) == doctest::Approx(sigma).epsilon(0.02));  // its width along x
 
   std::mt19937_64 rng(7);
@@ -140,7 +140,8 @@ TEST_CASE("preconditioner with illumination compensation and smoothing: symmetri
   p.set_illumination(illumination);
   const std::vector<double> pa = p.apply(a), pb = p.apply(b);
   double pab = 0, apb = 0, apa = 0, scale = 0;
-  for (std::size_t k = 0; k < n; ++k) pab += pa[k] * b[k], apb += a[k] * pb[k], apa += a[k] * pa[k], scale += std::abs(pa[k] * b[k]);
+  for (std::size_t k = 0; k < n; ++k)
+    pab += pa[k] * b[k], apb += a[k] * pb[k], apa += a[k] * pa[k], scale += std::abs(pa[k] * b[k]);
   // Symmetric to rounding in the FFTs (fp64).
   CHECK(std::abs(pab - apb) <= 1e-12 * scale);
   CHECK(apa > 0);
@@ -152,9 +153,12 @@ TEST_CASE("preconditioner with illumination compensation and smoothing: symmetri
   for (std::size_t k = 0; k < n; k += 17) CHECK(da[k] == a[k] * w[k]);
 }
 
-TEST_CASE("evaluation log: replays the logged evaluations (misfit, gradient, per-shot misfits) in order while the models match, for its state only") {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("specwave_evaluation_log_" + std::to_string(::getpid()) + ".h5")).string();
+TEST_CASE(
+    "evaluation log: replays the logged evaluations (misfit, gradient, per-shot misfits) in order while the models "
+    "match, for its state only") {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("specwave_evaluation_log_" + std::to_string(::getpid()) + ".h5"))
+          .string();
   using optim::Vector;
   const Vector x1 = Vector::LinSpaced(6, 1.0, 2.0), x2 = Vector::LinSpaced(6, 1.0, 2.5), x3 = Vector::Constant(6, 3.0);
   auto entry = [](double value, double gradient, std::vector<double> per_shot) {

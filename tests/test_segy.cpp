@@ -25,7 +25,8 @@ ShotGathers sample_gathers() {
   g.n_receivers = 4;
   g.nt = 37;
   g.dt = 1.25e-3;
-  for (int k = 0; k < g.n_shots * g.n_receivers * g.nt; ++k) g.traces.push_back(float(std::sin(0.37 * k) * std::exp(-0.01 * k)));
+  for (int k = 0; k < g.n_shots * g.n_receivers * g.nt; ++k)
+    g.traces.push_back(float(std::sin(0.37 * k) * std::exp(-0.01 * k)));
   g.traces[5] = -0.0f;
   g.traces[6] = 1e-38f;
   for (int r = 0; r < g.n_receivers; ++r) g.receivers.push_back({12.5 + r, 150.125, 100.0 + 25.5 * r});
@@ -72,21 +73,21 @@ TEST_CASE("SEG-Y rev 2: shot gathers survive export and import exactly (samples 
   const auto b = bytes_of(path);
   REQUIRE(b.size() == 3600 + std::size_t(g.n_shots * g.n_receivers) * (240 + 4 * g.nt));
   CHECK(std::string(b.begin(), b.begin() + 16) == "C1  specwave tes");
-  CHECK(be(b, 3225, 2) == 5);              // IEEE float
+  CHECK(be(b, 3225, 2) == 5);  // IEEE float
   CHECK(be(b, 3221, 2) == g.nt);
-  CHECK(be(b, 3217, 2) == 1250);           // microseconds
-  CHECK(be(b, 3297, 4) == 16909060);       // byte-order constant
-  CHECK(b[3500] == 2);                     // revision 2.0
-  CHECK(be(b, 3503, 2) == 1);              // fixed-length traces
+  CHECK(be(b, 3217, 2) == 1250);      // microseconds
+  CHECK(be(b, 3297, 4) == 16909060);  // byte-order constant
+  CHECK(b[3500] == 2);                // revision 2.0
+  CHECK(be(b, 3503, 2) == 1);         // fixed-length traces
   // Second trace of the second shot: field record 2, trace 2, receiver x 125.5 m = 125500 mm, scalar -1000.
   const std::size_t t = 3600 + (1 * g.n_receivers + 1) * std::size_t(240 + 4 * g.nt);
   CHECK(be(b, t + 9, 4) == 2);
   CHECK(be(b, t + 13, 4) == 2);
   CHECK(be(b, t + 71, 2) == -1000);
   CHECK(be(b, t + 81, 4) == 125500);
-  CHECK(be(b, t + 73, 4) == 140000);       // source x of shot 2
-  CHECK(be(b, t + 41, 4) == -13500);       // receiver elevation = -z
-  CHECK(be(b, t + 49, 4) == 30000);        // source depth
+  CHECK(be(b, t + 73, 4) == 140000);  // source x of shot 2
+  CHECK(be(b, t + 41, 4) == -13500);  // receiver elevation = -z
+  CHECK(be(b, t + 49, 4) == 30000);   // source depth
   CHECK(be(b, t + 115, 2) == g.nt);
   std::filesystem::remove(path);
 }
@@ -110,9 +111,7 @@ TEST_CASE("SEG-Y import: IBM floats, and clear errors") {
   CHECK(ibm_to_ieee(0u) == 0.0f);
 
   const std::string path = temp("specwave_test_bad.sgy");
-  {
-    std::ofstream(path, std::ios::binary) << "too short";
-  }
+  { std::ofstream(path, std::ios::binary) << "too short"; }
   try {
     read_segy(path);
     FAIL("expected an error");
@@ -143,7 +142,10 @@ TEST_CASE("regression metrics: a time shift and a scaled trace are measured") {
   const int nt = 200;
   std::vector<double> ref(2 * nt), shifted(2 * nt), scaled(2 * nt);
   for (int n = 0; n < nt; ++n) {
-    const auto ricker = [](double t) { const double a = std::pow(M_PI * 15 * (t - 0.1), 2); return (1 - 2 * a) * std::exp(-a); };
+    const auto ricker = [](double t) {
+      const double a = std::pow(M_PI * 15 * (t - 0.1), 2);
+      return (1 - 2 * a) * std::exp(-a);
+    };
     ref[n] = ricker(n * 1e-3);
     ref[nt + n] = 0.5 * ricker(n * 1e-3 - 0.02);
     shifted[n] = ricker((n - 3) * 1e-3);

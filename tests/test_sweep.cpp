@@ -24,8 +24,8 @@
 #include "io/json.hpp"
 #include "io/segy.hpp"
 #include "solver/batch/collect.hpp"
-#include "solver/case/errors.hpp"
 #include "solver/batch/sweep.hpp"
+#include "solver/case/errors.hpp"
 
 namespace fs = std::filesystem;
 using namespace specwave;
@@ -71,7 +71,8 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 const std::string base_case = testing::cli_base_case("sweep-test", {"[200.0, 200.0, 200.0]", "[200.0, 200.0, 240.0]"});
 
 // A sweep file in `folder` over base.toml (written there too).
-fs::path write_sweep(const fs::path& folder, const std::string& name, const std::string& body, const std::string& base = base_case) {
+fs::path write_sweep(const fs::path& folder, const std::string& name, const std::string& body,
+                     const std::string& base = base_case) {
   write(folder / "base.toml", base);
   const fs::path p = folder / (name + ".toml");
   write(p, "[sweep]\nbase = \"base.toml\"\nname = \"" + name + "\"\n" + body);
@@ -94,7 +95,9 @@ std::string error_of(const std::function<void()>& f, int* code = nullptr) {
   return "(no error)";
 }
 
-nlohmann::json status_of(const fs::path& variant) { return io::parse_json(read(variant / "status.json"), "status.json"); }
+nlohmann::json status_of(const fs::path& variant) {
+  return io::parse_json(read(variant / "status.json"), "status.json");
+}
 
 // Starts `bash script` with extra environment variables, output appended to `log`; returns the pid.
 pid_t spawn_bash(const fs::path& script, const std::vector<std::string>& env, const fs::path& log) {
@@ -156,7 +159,8 @@ TEST_CASE("sweep expansion: product order, zip, ranges, errors") {
 "shots[*].sources[*].peak_frequency" = [8.0, 12.0]
 scheme.order = [4, 6, 8]
 run.precision = ["fp32", "fp64"]
-)").string());
+)")
+                                            .string());
     REQUIRE(s.axes.size() == 3);
     CHECK(s.axes[0].key == "shots[*].sources[*].peak_frequency");
     CHECK(s.axes[1].key == "scheme.order");
@@ -175,17 +179,25 @@ run.precision = ["fp32", "fp64"]
     CHECK(variants[11].id == "0011");
   }
   SUBCASE("zip: the k-th value of every axis; unequal lengths are refused naming the axes") {
-    const SweepSpec s = read_sweep_file(write_sweep(dir, "z", "mode = \"zip\"\n[axes]\n\"scheme.order\" = [4, 8]\n"
-                                                              "\"time.duration\" = [0.2, 0.3]\n").string());
+    const SweepSpec s = read_sweep_file(write_sweep(dir, "z",
+                                                    "mode = \"zip\"\n[axes]\n\"scheme.order\" = [4, 8]\n"
+                                                    "\"time.duration\" = [0.2, 0.3]\n")
+                                            .string());
     CHECK(expand_sweep(s) == std::vector<std::vector<int>>{{0, 0}, {1, 1}});
     // zip may repeat a value on one axis (product may not: it would repeat variants).
-    CHECK(read_sweep_file(write_sweep(dir, "z3", "mode = \"zip\"\n[axes]\n\"scheme.order\" = [8, 8]\n\"time.duration\" = [0.2, 0.3]\n").string())
-              .axes[0].values.size() == 2);
+    CHECK(read_sweep_file(
+              write_sweep(dir, "z3",
+                          "mode = \"zip\"\n[axes]\n\"scheme.order\" = [8, 8]\n\"time.duration\" = [0.2, 0.3]\n")
+                  .string())
+              .axes[0]
+              .values.size() == 2);
     int code = 0;
     const std::string e = error_of(
         [&] {
-          read_sweep_file(write_sweep(dir, "z2", "mode = \"zip\"\n[axes]\n\"scheme.order\" = [4, 8, 12]\n\"time.duration\" = [0.2, 0.3]\n")
-                              .string());
+          read_sweep_file(
+              write_sweep(dir, "z2",
+                          "mode = \"zip\"\n[axes]\n\"scheme.order\" = [4, 8, 12]\n\"time.duration\" = [0.2, 0.3]\n")
+                  .string());
         },
         &code);
     CHECK(code == 3);
@@ -200,42 +212,71 @@ run.precision = ["fp32", "fp64"]
 "scheme.order" = { start = 2, stop = 8, step = 2 }
 "time.duration" = { start = 0.1, stop = 0.3, step = 0.1 }
 "boundary.pml_width" = { start = 8, stop = 12, count = 3 }
-)").string());
+)")
+                                            .string());
     CHECK(texts(s.axes[0]) == std::vector<std::string>{"5.0", "10.0", "15.0"});
     CHECK(texts(s.axes[1]) == std::vector<std::string>{"2", "4", "6", "8"});
     CHECK(texts(s.axes[2]) == std::vector<std::string>{"0.1", "0.2", "0.3"});
     CHECK(texts(s.axes[3]) == std::vector<std::string>{"8", "10", "12"});
     CHECK(expand_sweep(s).size() == 3 * 4 * 3 * 3);
     int code = 0;
-    CHECK(contains(error_of([&] { read_sweep_file(write_sweep(dir, "r2", "[axes]\n\"scheme.order\" = { start = 2, stop = 7, count = 3 }\n").string()); },
-                            &code),
-                   "not an integer"));
+    CHECK(contains(
+        error_of(
+            [&] {
+              read_sweep_file(
+                  write_sweep(dir, "r2", "[axes]\n\"scheme.order\" = { start = 2, stop = 7, count = 3 }\n").string());
+            },
+            &code),
+        "not an integer"));
     CHECK(code == 3);
-    CHECK(contains(error_of([&] { read_sweep_file(write_sweep(dir, "r3", "[axes]\n\"scheme.order\" = { start = 2, stop = 8 }\n").string()); }),
+    CHECK(contains(error_of([&] {
+                     read_sweep_file(
+                         write_sweep(dir, "r3", "[axes]\n\"scheme.order\" = { start = 2, stop = 8 }\n").string());
+                   }),
                    "exactly one of 'count' and 'step'"));
-    CHECK(contains(error_of([&] { read_sweep_file(write_sweep(dir, "r4", "[axes]\n\"scheme.order\" = { start = 8, stop = 2, step = 2 }\n").string()); }),
-                   "towards stop"));
+    CHECK(contains(
+        error_of([&] {
+          read_sweep_file(
+              write_sweep(dir, "r4", "[axes]\n\"scheme.order\" = { start = 8, stop = 2, step = 2 }\n").string());
+        }),
+        "towards stop"));
   }
   SUBCASE("sweep file errors name the file, line and key") {
-    CHECK(contains(error_of([&] { read_sweep_file(write_sweep(dir, "e1", "[axes]\n\"scheme.order\" = 8\n").string()); }),
-                   "e1.toml:5: axes.\"scheme.order\": must be an array of values or a range table"));
-    CHECK(contains(error_of([&] { read_sweep_file(write_sweep(dir, "e2", "comand = \"forward\"\n[axes]\n\"scheme.order\" = [8]\n").string()); }),
+    CHECK(
+        contains(error_of([&] { read_sweep_file(write_sweep(dir, "e1", "[axes]\n\"scheme.order\" = 8\n").string()); }),
+                 "e1.toml:5: axes.\"scheme.order\": must be an array of values or a range table"));
+    CHECK(contains(error_of([&] {
+                     read_sweep_file(
+                         write_sweep(dir, "e2", "comand = \"forward\"\n[axes]\n\"scheme.order\" = [8]\n").string());
+                   }),
                    "sweep.comand: unknown key"));
-    CHECK(contains(error_of([&] { read_sweep_file(write_sweep(dir, "e3", "[axes]\n\"output.directory\" = [\"a\", \"b\"]\n").string()); }),
+    CHECK(contains(error_of([&] {
+                     read_sweep_file(
+                         write_sweep(dir, "e3", "[axes]\n\"output.directory\" = [\"a\", \"b\"]\n").string());
+                   }),
                    "is set by the sweep"));
-    CHECK(contains(error_of([&] { read_sweep_file(write_sweep(dir, "e4", "[axes]\n\"scheme.order\" = [4, 4]\n").string()); }),
-                   "repeated value"));
-    CHECK(contains(error_of([&] { read_sweep_file(write_sweep(dir, "e5", "[axes]\n\"shots[0]..file\" = [\"a\"]\n").string()); }),
-                   "is not a case-file key path"));
+    CHECK(contains(
+        error_of([&] { read_sweep_file(write_sweep(dir, "e4", "[axes]\n\"scheme.order\" = [4, 4]\n").string()); }),
+        "repeated value"));
+    CHECK(contains(
+        error_of([&] { read_sweep_file(write_sweep(dir, "e5", "[axes]\n\"shots[0]..file\" = [\"a\"]\n").string()); }),
+        "is not a case-file key path"));
     int code = 0;
-    const std::string e = error_of([&] { read_sweep_file(write_sweep(dir, "e6", "[axes]\n\"shots[5].sources[0].peak_frequency\" = [8.0]\n").string());
-                                         make_variants(read_sweep_file((dir / "e6.toml").string())); },
-                                   &code);
+    const std::string e = error_of(
+        [&] {
+          read_sweep_file(write_sweep(dir, "e6", "[axes]\n\"shots[5].sources[0].peak_frequency\" = [8.0]\n").string());
+          make_variants(read_sweep_file((dir / "e6.toml").string()));
+        },
+        &code);
     CHECK(code == 3);
     CHECK(contains(e, "the base case has 2 'shots' entries"));
     CHECK(contains(e, "[*] for every entry"));
-    CHECK(contains(error_of([&] { read_sweep_file(write_sweep(dir, "e7", "[axes]\n\"scheme.order\" = [8]\n[slurm]\ntime = \"two hours\"\n").string()); }),
-                   "slurm.time: is not a Slurm time"));
+    CHECK(contains(
+        error_of([&] {
+          read_sweep_file(
+              write_sweep(dir, "e7", "[axes]\n\"scheme.order\" = [8]\n[slurm]\ntime = \"two hours\"\n").string());
+        }),
+        "slurm.time: is not a Slurm time"));
   }
 }
 
@@ -296,24 +337,27 @@ directory = "out/paths"
   CHECK(io::get_string(v5, "output") == "variants/0005/output");
   CHECK(io::get_number(v5.at("parameters"), "scheme.order") == 8.0);
   CHECK(v5.at("parameters").at("scheme.order").is_number_integer());
-  CHECK(sweep_manifest_csv(s, variants).rfind(
-            "index,shots[*].sources[*].peak_frequency,shots[1].sources[0].position,scheme.order\n0,8,\"[200,200,250]\",4\n"
-            "1,8,\"[200,200,250]\",8\n2,8,\"[200,210,250]\",4\n",
-            0) == 0);
+  CHECK(sweep_manifest_csv(s, variants)
+            .rfind("index,shots[*].sources[*].peak_frequency,shots[1].sources[0].position,scheme.order\n0,8,\"[200,200,"
+                   "250]\",4\n"
+                   "1,8,\"[200,200,250]\",8\n2,8,\"[200,210,250]\",4\n",
+                   0) == 0);
 }
 
 TEST_CASE("an invalid variant is refused with its index and values, and nothing is written") {
   const fs::path dir = work / "invalid";
   fs::remove_all(dir);
   SUBCASE("too few points per wavelength") {
-    const fs::path sweep = write_sweep(dir, "ppw", "directory = \"out\"\n[axes]\n\"shots[*].sources[*].peak_frequency\" = [10.0, 60.0]\n");
+    const fs::path sweep =
+        write_sweep(dir, "ppw", "directory = \"out\"\n[axes]\n\"shots[*].sources[*].peak_frequency\" = [10.0, 60.0]\n");
     const Result r = run_specwave("sweep " + sweep.string() + " --slurm");
     CAPTURE(r.output);
     CHECK(r.code == 3);
     CHECK(contains(r.output, "specwave: error: sweep variant 0001 of 2 (shots[*].sources[*].peak_frequency = 60.0): "));
     CHECK(contains(r.output, "points per wavelength"));
     CHECK_FALSE(fs::exists(dir / "out"));
-    for (const auto& e : fs::directory_iterator(dir)) CHECK_MESSAGE(e.path().extension() == ".toml", "left behind: " << e.path());
+    for (const auto& e : fs::directory_iterator(dir))
+      CHECK_MESSAGE(e.path().extension() == ".toml", "left behind: " << e.path());
   }
   SUBCASE("an unknown key, a wrong type, a CFL violation") {
     for (const auto& [axis, expect] : std::vector<std::pair<std::string, std::string>>{
@@ -321,7 +365,8 @@ TEST_CASE("an invalid variant is refused with its index and values, and nothing 
              {"\"scheme.order\" = [\"eight\"]", "scheme.order: must be an integer"},
              {"\"time.dt\" = [0.001, 0.01]", "CFL"}}) {
       CAPTURE(axis);
-      const Result r = run_specwave("sweep " + write_sweep(dir, "bad", "directory = \"out\"\n[axes]\n" + axis + "\n").string());
+      const Result r =
+          run_specwave("sweep " + write_sweep(dir, "bad", "directory = \"out\"\n[axes]\n" + axis + "\n").string());
       CAPTURE(r.output);
       CHECK(r.code == 3);
       CHECK(contains(r.output, "sweep variant 000"));
@@ -350,7 +395,8 @@ time = "02:00:00"
 ntasks = 4
 max_parallel = 2
 extra = ["--mem=16G", "#SBATCH --constraint=a100"]
-)").string());
+)")
+                                    .string());
   JobScriptOptions o;
   o.specwave = "/opt/specwave/bin/specwave";
   const std::string cpu = sweep_job_script(s, 4, {0, 1, 2, 3}, false, o);
@@ -380,7 +426,8 @@ extra = ["--mem=16G", "#SBATCH --constraint=a100"]
   CHECK(contains(sweep_job_script(s, 4, {1, 3}, true, o), "#SBATCH --array=1,3\n"));
 
   // A site template: every placeholder must be known.
-  write(dir / "site.sbatch", "#!/bin/bash\n#SBATCH --array={{array}}\n#SBATCH --qos={{qos}}\n{{specwave}} {{command}}\n");
+  write(dir / "site.sbatch",
+        "#!/bin/bash\n#SBATCH --array={{array}}\n#SBATCH --qos={{qos}}\n{{specwave}} {{command}}\n");
   o.template_choice = (dir / "site.sbatch").string();
   int code = 0;
   const std::string e = error_of([&] { sweep_job_script(s, 4, {0}, false, o); }, &code);
@@ -388,7 +435,8 @@ extra = ["--mem=16G", "#SBATCH --constraint=a100"]
   CHECK(contains(e, "site.sbatch: unknown placeholder {{qos}} (line 3)"));
   CHECK(contains(e, "{{sweep_dir}}"));
   write(dir / "site.sbatch", "#!/bin/bash\n#SBATCH --array={{ array }}\n{{specwave}} {{command}} x\n");
-  CHECK(sweep_job_script(s, 4, {0}, false, o) == "#!/bin/bash\n#SBATCH --array=0\n/opt/specwave/bin/specwave forward x\n");
+  CHECK(sweep_job_script(s, 4, {0}, false, o) ==
+        "#!/bin/bash\n#SBATCH --array=0\n/opt/specwave/bin/specwave forward x\n");
   // Paths that cannot go into the script are refused.
   s.directory = "/tmp/my sweep";
   o.template_choice = "cpu";
@@ -402,15 +450,19 @@ TEST_CASE("sweep folder: written whole, kept on an identical rerun, another swee
   const Result first = run_specwave("sweep " + example_sweep.string() + " --output " + out + " --slurm");
   CAPTURE(first.output);
   REQUIRE(first.code == 0);
-  CHECK(contains(first.output, "sweep       frequency-order: 4 variant(s), product of shots[*].sources[*].peak_frequency (2) x scheme.order (2)"));
+  CHECK(contains(first.output,
+                 "sweep       frequency-order: 4 variant(s), product of shots[*].sources[*].peak_frequency (2) x "
+                 "scheme.order (2)"));
   CHECK(contains(first.output, "(written)"));
   CHECK(contains(first.output, "variant     0003_peak_frequency=12_order=8"));
   CHECK(contains(first.output, "(array 0-3%2, 4 task(s))"));
-  for (const char* f : {"sweep.toml", "manifest.json", "manifest.csv", "job.sbatch", "variants/0000/case.toml", "variants/0003/case.toml"})
+  for (const char* f : {"sweep.toml", "manifest.json", "manifest.csv", "job.sbatch", "variants/0000/case.toml",
+                        "variants/0003/case.toml"})
     CHECK_MESSAGE(fs::exists(fs::path(out) / f), f);
   CHECK(fs::is_directory(fs::path(out) / "logs"));
   CHECK(read(fs::path(out) / "sweep.toml") == read(example_sweep));
-  CHECK(read(fs::path(out) / "manifest.csv") == "index,shots[*].sources[*].peak_frequency,scheme.order\n0,8,4\n1,8,8\n2,12,4\n3,12,8\n");
+  CHECK(read(fs::path(out) / "manifest.csv") ==
+        "index,shots[*].sources[*].peak_frequency,scheme.order\n0,8,4\n1,8,8\n2,12,4\n3,12,8\n");
   CHECK(contains(read(fs::path(out) / "job.sbatch"), "specwave='" + fs::canonical(SPECWAVE_BINARY).string() + "'"));
   const std::string manifest = read(fs::path(out) / "manifest.json");
 
@@ -427,8 +479,9 @@ TEST_CASE("sweep folder: written whole, kept on an identical rerun, another swee
   // Another sweep into the same folder: refused, the folder untouched.
   std::string other = read(example_sweep);
   other.replace(other.find("[8.0, 12.0]"), 11, "[8.0, 11.0]");
-  write(dir / "other.toml", std::string(other).replace(other.find("base = \"small.toml\""), 19,
-                                                       "base = \"" + (source_dir / "cases/sweeps/small.toml").string() + "\""));
+  write(dir / "other.toml",
+        std::string(other).replace(other.find("base = \"small.toml\""), 19,
+                                   "base = \"" + (source_dir / "cases/sweeps/small.toml").string() + "\""));
   const Result refused = run_specwave("sweep " + (dir / "other.toml").string() + " --output " + out);
   CAPTURE(refused.output);
   CHECK(refused.code == 5);
@@ -446,7 +499,8 @@ TEST_CASE("sweep folder: written whole, kept on an identical rerun, another swee
   const Result changed = run_specwave("sweep " + (dir / "same.toml").string() + " --output " + out2);
   CAPTURE(changed.output);
   CHECK(changed.code == 5);
-  CHECK(contains(changed.output, "holds another sweep (variants/0000/case.toml differs from this sweep's (did the base case change?)"));
+  CHECK(contains(changed.output,
+                 "holds another sweep (variants/0000/case.toml differs from this sweep's (did the base case change?)"));
   CHECK(contains(changed.output, "duration = 0.3"));
 
   // A non-empty folder that is no sweep folder is refused.
@@ -474,9 +528,13 @@ wait $s
   const std::string path = "PATH=" + (dir / "bin").string() + ":" + std::getenv("PATH");
   const fs::path job = fs::path(out) / "job.sbatch";
   const auto env = [&](int task, const fs::path& started, const std::string& fake_exit) {
-    return std::vector<std::string>{path, "SLURM_ARRAY_TASK_ID=" + std::to_string(task), "SLURM_ARRAY_JOB_ID=77",
-                                    "SLURM_JOB_ID=" + std::to_string(100 + task), "SLURM_RESTART_COUNT=2",
-                                    "SPECWAVE_LAUNCHER=" + (dir / "fake-run").string(), "FAKE_STARTED=" + started.string(),
+    return std::vector<std::string>{path,
+                                    "SLURM_ARRAY_TASK_ID=" + std::to_string(task),
+                                    "SLURM_ARRAY_JOB_ID=77",
+                                    "SLURM_JOB_ID=" + std::to_string(100 + task),
+                                    "SLURM_RESTART_COUNT=2",
+                                    "SPECWAVE_LAUNCHER=" + (dir / "fake-run").string(),
+                                    "FAKE_STARTED=" + started.string(),
                                     "FAKE_EXIT=" + fake_exit};
   };
   const fs::path variants = fs::path(out) / "variants";
@@ -503,7 +561,8 @@ wait $s
     CHECK(contains(text, "[sweep] start "));
     CHECK(contains(text, "variant 0001 (task 1) of frequency-order on "));
     CHECK(contains(text, "job 101 (array 77), restart 2"));
-    CHECK(contains(text, "fake run: " + fs::canonical(SPECWAVE_BINARY).string() + " forward " + out + "/variants/0001/case.toml --resume"));
+    CHECK(contains(text, "fake run: " + fs::canonical(SPECWAVE_BINARY).string() + " forward " + out +
+                             "/variants/0001/case.toml --resume"));
     CHECK(contains(text, "received SIGUSR1"));
     CHECK(contains(text, "fake run: got USR1"));
     CHECK(contains(text, "exit code 10, requeued"));
@@ -538,8 +597,9 @@ namespace {
 
 std::string status_json(int index, const std::string& state, const std::string& exit_code) {
   return "{\"index\": " + std::to_string(index) + ", \"state\": \"" + state + "\", \"exit_code\": " + exit_code +
-         ", \"signal\": null, \"job_id\": \"" + std::to_string(500 + index) + "\", \"array_job_id\": \"500\", \"task_id\": " +
-         std::to_string(index) + ", \"host\": \"node7\", \"restart_count\": 0, \"started\": \"2025-01-01T00:00:00Z\", "
+         ", \"signal\": null, \"job_id\": \"" + std::to_string(500 + index) +
+         "\", \"array_job_id\": \"500\", \"task_id\": " + std::to_string(index) +
+         ", \"host\": \"node7\", \"restart_count\": 0, \"started\": \"2025-01-01T00:00:00Z\", "
          "\"ended\": \"2025-01-01T00:01:00Z\"}\n";
 }
 
@@ -553,8 +613,9 @@ void fabricate_sweep(const std::string& out) {
   REQUIRE(run.code == 0);
   write(v / "0000" / "status.json", status_json(0, "completed", "0"));
   write(v / "0001" / "status.json", status_json(1, "failed", "7"));
-  write(fs::path(out) / "logs" / "0001.log", "[sweep] start\nline a\nline b\nline c\nline d\n"
-                                             "specwave: error: unstable at shot 0 step 40\n[sweep] end: exit code 7, failed\n");
+  write(fs::path(out) / "logs" / "0001.log",
+        "[sweep] start\nline a\nline b\nline c\nline d\n"
+        "specwave: error: unstable at shot 0 step 40\n[sweep] end: exit code 7, failed\n");
   write(v / "0002" / "status.json", status_json(2, "requeued", "10"));
 }
 
@@ -568,13 +629,16 @@ TEST_CASE("collect: states from status.json and outputs, trace metrics, summary.
   const Result r = run_specwave("collect " + out);
   CAPTURE(r.output);
   CHECK(r.code == 12);
-  CHECK(contains(r.output, "collect     frequency-order: 4 variant(s): 1 completed, 1 failed, 0 interrupted, 0 running, 1 requeued, 1 missing"));
+  CHECK(contains(r.output,
+                 "collect     frequency-order: 4 variant(s): 1 completed, 1 failed, 0 interrupted, 0 running, 1 "
+                 "requeued, 1 missing"));
   CHECK(contains(r.output, "failed      0001 (exit code 7, host node7, job 501); log " + out + "/logs/0001.log\n"));
   // The last 5 lines of the failed variant's log, not the first ones.
   CHECK(contains(r.output, "            | specwave: error: unstable at shot 0 step 40\n"));
   CHECK(contains(r.output, "            | line b\n"));
   CHECK_FALSE(contains(r.output, "| line a"));
-  CHECK(contains(r.output, "missing     0003 (no status.json: never started, or still pending); log " + out + "/logs/0003.log\n"));
+  CHECK(contains(
+      r.output, "missing     0003 (no status.json: never started, or still pending); log " + out + "/logs/0003.log\n"));
   CHECK(contains(r.output, "(no log yet)"));
   CHECK_FALSE(contains(r.output, "requeued    0002"));  // requeued: Slurm runs it again, nothing to report
 
@@ -639,7 +703,8 @@ TEST_CASE("sweep --resume submits only the failed and missing variants (a fake s
   const fs::path dir = work / "resume";
   fs::remove_all(dir);
   const std::string out = (dir / "sweep").string();
-  const Result before = run_specwave("sweep " + example_sweep.string() + " --output " + (dir / "none").string() + " --resume");
+  const Result before =
+      run_specwave("sweep " + example_sweep.string() + " --output " + (dir / "none").string() + " --resume");
   CHECK(before.code == 2);
   CHECK(contains(before.output, "no sweep folder to resume"));
   fabricate_sweep(out);
@@ -665,12 +730,16 @@ echo "4242;cluster"
   CHECK(record.at("indices").at(1) == 3);
 
   // --max-parallel overrides the sweep file.
-  CHECK(run_specwave("sweep " + example_sweep.string() + " --output " + out + " --resume --max-parallel 1", path).code == 0);
+  CHECK(
+      run_specwave("sweep " + example_sweep.string() + " --output " + out + " --resume --max-parallel 1", path).code ==
+      0);
   CHECK(contains(read(out + "/job.sbatch"), "#SBATCH --array=1,3%1\n"));
 
   // sbatch refusing the job: its message, exit 13; sbatch missing: exit 13.
-  write_executable(dir / "bin" / "sbatch", "#!/bin/bash\necho 'sbatch: error: invalid partition specified: gpu' >&2\nexit 1\n");
-  const Result refused = run_specwave("sweep " + example_sweep.string() + " --output " + out + " --resume --submit", path);
+  write_executable(dir / "bin" / "sbatch",
+                   "#!/bin/bash\necho 'sbatch: error: invalid partition specified: gpu' >&2\nexit 1\n");
+  const Result refused =
+      run_specwave("sweep " + example_sweep.string() + " --output " + out + " --resume --submit", path);
   CAPTURE(refused.output);
   CHECK(refused.code == 13);
   CHECK(contains(refused.output, "sbatch refused"));
@@ -695,14 +764,17 @@ echo "4242;cluster"
              fs::copy_options::recursive | fs::copy_options::overwrite_existing);
     write(fs::path(out) / "variants" / id / "status.json", status_json(std::stoi(id), "completed", "0"));
   }
-  const Result nothing = run_specwave("sweep " + example_sweep.string() + " --output " + out + " --resume --submit", path);
+  const Result nothing =
+      run_specwave("sweep " + example_sweep.string() + " --output " + out + " --resume --submit", path);
   CAPTURE(nothing.output);
   CHECK(nothing.code == 0);
   CHECK(contains(nothing.output, "nothing to resubmit"));
   CHECK(run_specwave("collect " + out).code == 0);
 }
 
-TEST_CASE("an invert sweep: the job script runs invert --resume (from the beginning without a state file), collect reads iterations.jsonl") {
+TEST_CASE(
+    "an invert sweep: the job script runs invert --resume (from the beginning without a state file), collect reads "
+    "iterations.jsonl") {
   const fs::path dir = work / "invert";
   fs::remove_all(dir);
   // The small inversion of tests/test_invert.cpp: about a second a variant.
@@ -739,8 +811,9 @@ anomaly = 150.0
 center = [120.0, 120.0, 135.0]
 radius = 40.0
 )";
-  const fs::path sweep = write_sweep(dir, "inv", "command = \"invert\"\ndirectory = \"out\"\n[axes]\n"
-                                                 "\"inversion.optimizer\" = [\"lbfgs\", \"steepest\"]\n\"time.duration\" = [0.1]\n",
+  const fs::path sweep = write_sweep(dir, "inv",
+                                     "command = \"invert\"\ndirectory = \"out\"\n[axes]\n"
+                                     "\"inversion.optimizer\" = [\"lbfgs\", \"steepest\"]\n\"time.duration\" = [0.1]\n",
                                      base);
   const Result r = run_specwave("sweep " + sweep.string() + " --slurm");
   CAPTURE(r.output);
@@ -748,14 +821,17 @@ radius = 40.0
   const std::string out = (dir / "out").string();
   for (int i = 0; i < 2; ++i) {
     const std::string log = out + "/logs/000" + std::to_string(i) + ".log";
-    CHECK(run_command("SLURM_ARRAY_TASK_ID=" + std::to_string(i) + " SPECWAVE_LAUNCHER= bash " + out + "/job.sbatch >> " + log).code == 0);
+    CHECK(run_command("SLURM_ARRAY_TASK_ID=" + std::to_string(i) + " SPECWAVE_LAUNCHER= bash " + out +
+                      "/job.sbatch >> " + log)
+              .code == 0);
     CAPTURE(read(log));
     // The first run passes --resume too: without a state file invert starts from the beginning.
     CHECK(contains(read(log), "invert " + out + "/variants/000" + std::to_string(i) + "/case.toml --resume\n"));
     CHECK(contains(read(log), "no inversion state in"));
   }
   // A second run of a task continues from the state file (nothing left to do).
-  CHECK(run_command("SLURM_ARRAY_TASK_ID=1 SPECWAVE_LAUNCHER= bash " + out + "/job.sbatch > " + out + "/logs/again.log").code == 0);
+  CHECK(run_command("SLURM_ARRAY_TASK_ID=1 SPECWAVE_LAUNCHER= bash " + out + "/job.sbatch > " + out + "/logs/again.log")
+            .code == 0);
   CHECK(contains(read(out + "/logs/again.log"), "invert " + out + "/variants/0001/case.toml --resume\n"));
   const Result c = run_specwave("collect " + out);
   CAPTURE(c.output);
@@ -767,12 +843,15 @@ radius = 40.0
     CHECK(v.relative_misfit.value_or(1) < 1.0);
     CHECK(v.model_error.has_value());
   }
-  CHECK(read(out + "/summary.csv").rfind("index,name,inversion.optimizer,time.duration,state,exit_code,restart_count,seconds,"
-                                         "iterations,misfit,relative_misfit,model_error,",
-                                         0) == 0);
+  CHECK(read(out + "/summary.csv")
+            .rfind("index,name,inversion.optimizer,time.duration,state,exit_code,restart_count,seconds,"
+                   "iterations,misfit,relative_misfit,model_error,",
+                   0) == 0);
   // Without an [inversion] table the variants are refused before anything is written.
-  const Result refused = run_specwave("sweep " + write_sweep(dir, "inv2", "command = \"invert\"\ndirectory = \"out2\"\n[axes]\n"
-                                                                         "\"scheme.order\" = [8]\n").string());
+  const Result refused = run_specwave("sweep " + write_sweep(dir, "inv2",
+                                                             "command = \"invert\"\ndirectory = \"out2\"\n[axes]\n"
+                                                             "\"scheme.order\" = [8]\n")
+                                                     .string());
   CHECK(refused.code == 3);
   CHECK(contains(refused.output, "command = \"invert\" needs an [inversion] table"));
   CHECK_FALSE(fs::exists(dir / "out2"));
@@ -798,8 +877,9 @@ exec "${args[@]}"
 )");
   for (int i = 0; i < 4; ++i) {
     const std::string log = out + "/logs/000" + std::to_string(i) + ".log";
-    const Result task = run_command("cd " + dir.string() + " && SLURM_ARRAY_TASK_ID=" + std::to_string(i) + " SPECWAVE_LAUNCHER=" +
-                                    (dir / "launcher").string() + " OMP_NUM_THREADS=1 bash " + out + "/job.sbatch >> " + log);
+    const Result task = run_command("cd " + dir.string() + " && SLURM_ARRAY_TASK_ID=" + std::to_string(i) +
+                                    " SPECWAVE_LAUNCHER=" + (dir / "launcher").string() + " OMP_NUM_THREADS=1 bash " +
+                                    out + "/job.sbatch >> " + log);
     CAPTURE(read(log));
     CHECK(task.code == 0);
     const nlohmann::json st = status_of(fs::path(out) / "variants" / ("000" + std::to_string(i)));

@@ -1,5 +1,6 @@
 // Host-side logic of the CUDA FDTD propagator, tested without a GPU: the receiver ring's index arithmetic,
-// bookkeeping and scatter (solver/propagators/gpu/trace_ring.hpp), and the grouping of source points by target (point_gather.hpp).
+// bookkeeping and scatter (solver/propagators/gpu/trace_ring.hpp), and the grouping of source points by target
+// (point_gather.hpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -69,20 +70,22 @@ struct RingModel {
     if (!book.pending(b)) return;
     const RingCopy c = book.retire(b);
     const std::size_t h = ring.half_size(rows);
-    scatter_ring_half(ring, std::span<const double>(pinned.data() + std::size_t(b) * h, h), rows, c.lo, c.hi, traces, nt);
+    scatter_ring_half(ring, std::span<const double>(pinned.data() + std::size_t(b) * h, h), rows, c.lo, c.hi, traces,
+                      nt);
   }
   void queue(const RingCopy& c) {
     retire(c.half);
     const std::size_t h = ring.half_size(rows);
-    std::copy_n(device.begin() + std::ptrdiff_t(std::size_t(c.half) * h), h, pinned.begin() + std::ptrdiff_t(std::size_t(c.half) * h));
+    std::copy_n(device.begin() + std::ptrdiff_t(std::size_t(c.half) * h), h,
+                pinned.begin() + std::ptrdiff_t(std::size_t(c.half) * h));
     book.queued(c);
   }
   void advance(int n_begin, int n_end) {
     for (int n = n_begin; n < n_end; ++n) {
       if (book.begin_sample(n)) ++waits;
       for (std::size_t r = 0; r < rows; ++r)
-        device[std::size_t(ring.half(n)) * ring.half_size(rows) + r * std::size_t(ring.columns) + std::size_t(ring.column(n))] =
-            value(r, n);
+        device[std::size_t(ring.half(n)) * ring.half_size(rows) + r * std::size_t(ring.columns) +
+               std::size_t(ring.column(n))] = value(r, n);
       if (const auto c = book.end_sample(n)) queue(*c);
     }
   }
@@ -130,8 +133,8 @@ TEST_CASE("a state loaded in the middle of a half continues the traces; the ring
 
   RingModel resumed(nt, columns, 2);
   std::fill(resumed.device.begin(), resumed.device.end(), std::numeric_limits<double>::quiet_NaN());
-  resumed.traces = saved;   // the loaded host matrix
-  resumed.book.reset(-1);   // visit_state(loading)
+  resumed.traces = saved;  // the loaded host matrix
+  resumed.book.reset(-1);  // visit_state(loading)
   resumed.advance(stop, nt);
   resumed.flush();
   CHECK(resumed.complete_up_to(nt));
@@ -149,10 +152,12 @@ TEST_CASE("gather_by_target groups contributions by target, each group in the or
   // Injection through the groups gives bitwise the CPU's sums (u[index[p]] += factor[p] * s, p in order).
   const std::vector<double> signal{0.1, 0.7, 1.3};
   std::vector<double> cpu(8, 1.0 / 3), gpu(8, 1.0 / 3);
-  for (std::size_t p = 0; p < index.size(); ++p) cpu[std::size_t(index[p])] += factor[p] * signal[std::size_t(owner[p])];
+  for (std::size_t p = 0; p < index.size(); ++p)
+    cpu[std::size_t(index[p])] += factor[p] * signal[std::size_t(owner[p])];
   for (std::size_t t = 0; t < g.target.size(); ++t) {
     double v = gpu[std::size_t(g.target[t])];
-    for (std::int32_t k = g.offsets[t]; k < g.offsets[t + 1]; ++k) v += g.factor[std::size_t(k)] * signal[std::size_t(g.owner[std::size_t(k)])];
+    for (std::int32_t k = g.offsets[t]; k < g.offsets[t + 1]; ++k)
+      v += g.factor[std::size_t(k)] * signal[std::size_t(g.owner[std::size_t(k)])];
     gpu[std::size_t(g.target[t])] = v;
   }
   CHECK(cpu == gpu);

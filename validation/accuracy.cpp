@@ -6,9 +6,9 @@
 // face. Lateral periodic images: the FFT is periodic, and a PML absorbs little at grazing incidence, so over
 // long distances the image of the source one lateral period away leaks through the lateral layers as
 // R0^(cos of its angle to the layer normal); keep the lateral width comparable to the distance, or the layers
-// strong, when the distance is long. The engine's trace is compared with the continuous Green's function s(t - r/v) / (4 pi r) after
-// the source time (t > 3 / f_peak: before it, a grid-point source carries a band-limited near-field term that
-// the continuous Green's function lacks), by relative L2. Points per wavelength are counted at f_max (the
+// strong, when the distance is long. The engine's trace is compared with the continuous Green's function s(t - r/v) /
+// (4 pi r) after the source time (t > 3 / f_peak: before it, a grid-point source carries a band-limited near-field term
+// that the continuous Green's function lacks), by relative L2. Points per wavelength are counted at f_max (the
 // preflight's definition: the highest frequency where the wavelet's spectrum reaches 5% of its peak, about
 // 2.4 f_peak for a Ricker), so 3 points per wavelength is about 7.2 points per dominant wavelength.
 //
@@ -16,12 +16,12 @@
 //   specwave-accuracy --cost 1e-3                      coarsest sampling reaching the error, grid and run time
 //   specwave-accuracy --two-layer                      heterogeneous case vs a fine-grid FDTD solution
 //   specwave-accuracy --quick                          CI-sized checks
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <optional>
 
@@ -45,19 +45,20 @@ std::optional<MethodSpec> parse_method(const std::string& s) {
   if (s == "spectral") return MethodSpec{"spectral", Method::spectral, 0};
   if (s.rfind("fdtd", 0) == 0) {
     const int order = std::atoi(s.c_str() + 4);
-    if (order >= 2 && order <= 16 && order % 2 == 0) return MethodSpec{"FDTD " + std::to_string(order), Method::fdtd, order};
+    if (order >= 2 && order <= 16 && order % 2 == 0)
+      return MethodSpec{"FDTD " + std::to_string(order), Method::fdtd, order};
   }
   return std::nullopt;
 }
 
 struct Options {
-  double wavelengths = 20;       // source-receiver distance in wavelengths at f_max (or the peak: peak_unit)
-  bool peak_unit = false;        // count wavelengths at the peak frequency instead of f_max
-  double lateral = 1.5;          // half width of the domain across x, in dominant wavelengths (plus the layer)
+  double wavelengths = 20;  // source-receiver distance in wavelengths at f_max (or the peak: peak_unit)
+  bool peak_unit = false;   // count wavelengths at the peak frequency instead of f_max
+  double lateral = 1.5;     // half width of the domain across x, in dominant wavelengths (plus the layer)
   int pml_width = 20;
   std::optional<double> pml_reflection;  // R0 of the spectral PML (default: the method's)
   std::optional<double> fdtd_cfl;        // FDTD dt / dt_max (default: the case default 0.8)
-  int margin = 6;                // points between the layers and the source / receiver along x
+  int margin = 6;                        // points between the layers and the source / receiver along x
   Precision precision = Precision::fp32;
   bool verbose = true;
 };
@@ -202,7 +203,9 @@ int two_layer(const Options& o, int refine, double ppw, std::string& text) {
     const auto t0 = std::chrono::steady_clock::now();
     auto out = simulate_shot(c, p, 0).traces;
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (o.verbose) std::fprintf(stderr, "two-layer %s: grid %s, %d steps (%.1f s)\n", c.name.c_str(), shape_text(c.grid.shape).c_str(), p.nt, s);
+    if (o.verbose)
+      std::fprintf(stderr, "two-layer %s: grid %s, %d steps (%.1f s)\n", c.name.c_str(),
+                   shape_text(c.grid.shape).c_str(), p.nt, s);
     return std::make_pair(out, p.points_per_wavelength);
   };
   const auto [reference, ppw_fine] = run(fine);
@@ -223,7 +226,8 @@ int two_layer(const Options& o, int refine, double ppw, std::string& text) {
     const std::vector<double> b(fdtd.begin() + r * nt, fdtd.begin() + (r + 1) * nt);
     const double ea = relative_l2_after(a, ref, first), eb = relative_l2_after(b, ref, first);
     worst = std::max(worst, ea);
-    text += fmt::format("| {} ({}) | {:.3e} | {:.3e} |\n", r, r == 0 ? "beside the source" : "below the interface", ea, eb);
+    text +=
+        fmt::format("| {} ({}) | {:.3e} | {:.3e} |\n", r, r == 0 ? "beside the source" : "below the interface", ea, eb);
   }
   text += fmt::format("\nworst spectral: {:.3e}\n", worst);
   return 0;
@@ -241,19 +245,25 @@ int main(int argc, char** argv) {
   std::string output, precision = "fp32";
   app.add_option("--ppw", ppw_levels, "Points per wavelength at f_max")->delimiter(',')->capture_default_str();
   app.add_option("--methods", method_names, "spectral, fdtd2 .. fdtd16")->delimiter(',')->capture_default_str();
-  app.add_option("--wavelengths", o.wavelengths, "Source-receiver distance in wavelengths at f_max")->capture_default_str();
+  app.add_option("--wavelengths", o.wavelengths, "Source-receiver distance in wavelengths at f_max")
+      ->capture_default_str();
   app.add_flag("--peak-wavelengths", o.peak_unit, "Count --wavelengths at the peak frequency (2.4x longer)");
-  app.add_option("--lateral", o.lateral, "Half width across the propagation, in dominant wavelengths")->capture_default_str();
+  app.add_option("--lateral", o.lateral, "Half width across the propagation, in dominant wavelengths")
+      ->capture_default_str();
   app.add_option("--margin", o.margin, "Points between the absorbing layers and the source / receiver along x")
       ->capture_default_str();
   app.add_option("--pml-width", o.pml_width, "Absorbing layer width (points)")->capture_default_str();
   app.add_option("--fdtd-cfl", o.fdtd_cfl, "FDTD time step as a fraction of its stability limit (default 0.8)");
   app.add_option("--spectral-pml-reflection", o.pml_reflection,
                  "Design reflection R0 of the spectral method's PML (default: 1e-7); FDTD keeps its CPML default");
-  app.add_option("--precision", precision, "fp32 or fp64")->check(CLI::IsMember({"fp32", "fp64"}))->capture_default_str();
-  app.add_option("--cost", cost, "Target error: the coarsest sampling (from --ppw) reaching it, with grid and run time");
+  app.add_option("--precision", precision, "fp32 or fp64")
+      ->check(CLI::IsMember({"fp32", "fp64"}))
+      ->capture_default_str();
+  app.add_option("--cost", cost,
+                 "Target error: the coarsest sampling (from --ppw) reaching it, with grid and run time");
   app.add_flag("--two-layer", layers, "Two-layer case against a fine-grid FDTD solution");
-  app.add_flag("--quick", quick, "CI-sized: spectral and FDTD 8 at 3 points per wavelength over 6 dominant wavelengths");
+  app.add_flag("--quick", quick,
+               "CI-sized: spectral and FDTD 8 at 3 points per wavelength over 6 dominant wavelengths");
   app.add_option("--output", output, "Also write the Markdown text here");
   CLI11_PARSE(app, argc, argv);
   o.precision = precision == "fp64" ? Precision::fp64 : Precision::fp32;
@@ -280,7 +290,8 @@ int main(int argc, char** argv) {
       }
       const double f_max = ricker_f_max();
       text += fmt::format(
-          "Homogeneous medium (v = {} m/s, Ricker {} Hz, f_max = {:.2f} Hz), source-receiver distance {} wavelengths at "
+          "Homogeneous medium (v = {} m/s, Ricker {} Hz, f_max = {:.2f} Hz), source-receiver distance {} wavelengths "
+          "at "
           "{} ({:.0f} m), {}, absorbing layers of {} points; relative L2 against s(t - r/v) / (4 pi r) after the "
           "source time.\n\n",
           kVelocity, kPeak, f_max, o.wavelengths, o.peak_unit ? "the peak frequency" : "f_max",
@@ -300,12 +311,13 @@ int main(int argc, char** argv) {
       text += "\n| method | points per wavelength | grid | steps | run time (s) |\n|---|---|---|---|---|\n";
       for (std::size_t k = 0; k < methods.size(); ++k)
         for (const auto& r : results[k])
-          text += fmt::format("| {} | {:.2f} | {} | {} | {:.1f} |\n", methods[k].label, r.ppw, shape_text(r.shape), r.nt,
-                              r.seconds);
+          text += fmt::format("| {} | {:.2f} | {} | {} | {:.1f} |\n", methods[k].label, r.ppw, shape_text(r.shape),
+                              r.nt, r.seconds);
       if (cost) {
-        text += fmt::format("\nCost of reaching relative L2 <= {:g} over {} wavelengths (coarsest sampling tried that "
-                            "reaches it):\n\n| method | points per wavelength | grid points | run time (s) |\n|---|---|---|---|\n",
-                            *cost, o.wavelengths);
+        text += fmt::format(
+            "\nCost of reaching relative L2 <= {:g} over {} wavelengths (coarsest sampling tried that "
+            "reaches it):\n\n| method | points per wavelength | grid points | run time (s) |\n|---|---|---|---|\n",
+            *cost, o.wavelengths);
         for (std::size_t k = 0; k < methods.size(); ++k) {
           const Result* hit = nullptr;
           for (const auto& r : results[k])

@@ -7,18 +7,18 @@
 // time), and the time-discrete one (validation/analytic.hpp), exact for leapfrog in time, so that the error
 // against it is the spatial error alone, C (kh)^{2R} to leading order. The measured order is the
 // least-squares slope of log(spatial error) vs log(h), with dt at half the CFL limit on every level.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 
 #include "solver/forward/forward.hpp"
 #include "solver/plan/plan.hpp"
-#include "validation/validate.hpp"
 #include "validation/analytic.hpp"
 #include "validation/reference.hpp"
+#include "validation/validate.hpp"
 
 using namespace specwave;
 
@@ -71,8 +71,8 @@ std::vector<Level> study(int order, const std::vector<int>& ppw_levels, double h
     lv.nt = plan.nt;
     const double reflection_time = (2 * half * lv.h - max_offset) / v;  // earliest wall reflection at a receiver
     if (reflection_time < c.time.duration)
-      throw std::runtime_error(fmt::format("domain too small: wall reflections at {} s < window {} s", reflection_time,
-                                           c.time.duration));
+      throw std::runtime_error(
+          fmt::format("domain too small: wall reflections at {} s < window {} s", reflection_time, c.time.duration));
     const auto t0 = std::chrono::steady_clock::now();
     const auto out = simulate_shot(c, plan, 0);
     lv.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -119,21 +119,27 @@ int main(int argc, char** argv) {
   app.add_option("--output", output, "Also write the Markdown table here");
   CLI11_PARSE(app, argc, argv);
   std::string table =
-      "| order | points per wavelength (peak) | h (m) | grid | steps | dt (s) | spatial error | local order | total error | run time (s) |\n"
+      "| order | points per wavelength (peak) | h (m) | grid | steps | dt (s) | spatial error | local order | total "
+      "error | run time (s) |\n"
       "|---|---|---|---|---|---|---|---|---|---|\n";
   std::string summary = "| order | measured order (3 finest levels) | design order | within 0.3 |\n|---|---|---|---|\n";
   bool ok = true;
   for (int order : orders) {
     std::vector<int> ppw;
-    if (order == 2) ppw = quick ? std::vector<int>{10, 12, 15} : std::vector<int>{10, 12, 15, 20, 24};
-    else if (order == 4) ppw = quick ? std::vector<int>{6, 8, 10} : std::vector<int>{6, 8, 10, 12, 16};
-    else if (order == 8) ppw = quick ? std::vector<int>{16, 20, 24} : std::vector<int>{12, 16, 20, 24, 32};
-    else ppw = quick ? std::vector<int>{3, 4, 5} : std::vector<int>{3, 4, 5, 6};
+    if (order == 2)
+      ppw = quick ? std::vector<int>{10, 12, 15} : std::vector<int>{10, 12, 15, 20, 24};
+    else if (order == 4)
+      ppw = quick ? std::vector<int>{6, 8, 10} : std::vector<int>{6, 8, 10, 12, 16};
+    else if (order == 8)
+      ppw = quick ? std::vector<int>{16, 20, 24} : std::vector<int>{12, 16, 20, 24, 32};
+    else
+      ppw = quick ? std::vector<int>{3, 4, 5} : std::vector<int>{3, 4, 5, 6};
     const auto levels = study(order, ppw, 3.0, {{0, 0, 1}, {0, 1, 1}}, true);
     for (std::size_t k = 0; k < levels.size(); ++k) {
       const auto& l = levels[k];
       const std::string local =
-          k == 0 ? "-" : fmt::format("{:.2f}", std::log(levels[k - 1].error / l.error) / std::log(levels[k - 1].h / l.h));
+          k == 0 ? "-"
+                 : fmt::format("{:.2f}", std::log(levels[k - 1].error / l.error) / std::log(levels[k - 1].h / l.h));
       table += fmt::format("| {} | {} | {:.3f} | {}^3 | {} | {:.3e} | {:.3e} | {} | {:.3e} | {:.1f} |\n", order,
                            l.points_per_wavelength, l.h, l.n, l.nt, l.dt, l.error, local, l.total_error, l.seconds);
     }

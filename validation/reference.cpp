@@ -79,8 +79,8 @@ struct PmlAxis {
   std::vector<double> a, b;
 };
 
-PmlAxis make_pml_axis(int n, double h, int W, bool low_face, bool high_face, double v_max, double dt,
-                      double p, double R0, double f_peak) {
+PmlAxis make_pml_axis(int n, double h, int W, bool low_face, bool high_face, double v_max, double dt, double p,
+                      double R0, double f_peak) {
   PmlAxis pml{std::vector<double>(n, 0.0), std::vector<double>(n, 0.0)};
   // d0 = -(p + 1) v_max ln(R0) / (2 L),  L = W h;  alpha_max = pi f_peak
   const double L = W * h;
@@ -131,8 +131,7 @@ RefStencil make_point_stencil(const ReferenceProblem& pb, const RefPoint& pt, co
     if (a == 0 && pb.free_surface) w1[a] = fold_free_surface(w1[a]);
     for (int i : w1[a].index)
       if (i < 0 || i >= n)
-        throw std::invalid_argument(std::string("reference: interpolation stencil of ") + what +
-                                    " leaves the grid");
+        throw std::invalid_argument(std::string("reference: interpolation stencil of ") + what + " leaves the grid");
   }
   RefStencil st;
   for (std::size_t kz = 0; kz < w1[0].index.size(); ++kz)
@@ -165,8 +164,7 @@ void check_problem_impl(const ReferenceProblem& pb, const std::string& who) {
       throw std::invalid_argument(who + ": pml_reflection must be in (0, 1)");
     for (int a = 0; a < 3; ++a) {
       const bool both_faces = !(a == 0 && pb.free_surface);
-      if ((both_faces ? 2 : 1) * pb.pml_width > pb.shape[a])
-        throw std::invalid_argument(who + ": PML layers overlap");
+      if ((both_faces ? 2 : 1) * pb.pml_width > pb.shape[a]) throw std::invalid_argument(who + ": PML layers overlap");
     }
   }
 }

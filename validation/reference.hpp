@@ -9,31 +9,33 @@
 
 namespace specwave::validation {
 
-struct RefPoint { double z, y, x; };               // metres
+struct RefPoint {
+  double z, y, x;
+};  // metres
 
 struct ReferenceProblem {
-  std::array<int, 3> shape;                        // nz, ny, nx
-  std::array<double, 3> spacing;                   // dz, dy, dx (m)
-  std::array<double, 3> origin{0, 0, 0};           // oz, oy, ox (m)
-  std::vector<double> velocity;                    // nz*ny*nx, C order, x fastest (m/s)
-  double dt = 0;                                   // s
-  int nt = 0;                                      // number of steps; traces have nt samples
-  int order = 8;                                   // 2R, R = 1..8
-  int pml_width = 0;                               // W points on each absorbing face (0 = no PML)
+  std::array<int, 3> shape;                                         // nz, ny, nx
+  std::array<double, 3> spacing;                                    // dz, dy, dx (m)
+  std::array<double, 3> origin{0, 0, 0};                            // oz, oy, ox (m)
+  std::vector<double> velocity;                                     // nz*ny*nx, C order, x fastest (m/s)
+  double dt = 0;                                                    // s
+  int nt = 0;                                                       // number of steps; traces have nt samples
+  int order = 8;                                                    // 2R, R = 1..8
+  int pml_width = 0;                                                // W points on each absorbing face (0 = no PML)
   double pml_power = 2, pml_reflection = 1e-3, pml_frequency = 10;  // p, R0, f_peak (Hz)
   bool free_surface = false;
   // Spectral reference only: the absorbing boundary, "pml" (split-field, first order) or "damping".
   std::string spectral_absorber = "pml";
   int hicks_radius = 4;
   std::vector<RefPoint> sources;
-  std::vector<std::vector<double>> source_wavelets; // one per source, nt samples each: s_j(t_n)
+  std::vector<std::vector<double>> source_wavelets;  // one per source, nt samples each: s_j(t_n)
   std::vector<RefPoint> receivers;
 };
 
 struct ReferenceResult {
-  Eigen::MatrixXd traces;            // (n_receivers, nt): traces(r, n) = receiver r sampling u^n
-  std::vector<double> final_field;   // u^{nt}, nz*ny*nx C order
-  std::vector<double> energy;        // energy[n] = sum over the grid of (u^n)^2, n = 0..nt
+  Eigen::MatrixXd traces;           // (n_receivers, nt): traces(r, n) = receiver r sampling u^n
+  std::vector<double> final_field;  // u^{nt}, nz*ny*nx C order
+  std::vector<double> energy;       // energy[n] = sum over the grid of (u^n)^2, n = 0..nt
 };
 
 // Runs the full scheme. Throws std::invalid_argument on inconsistent input or on
@@ -51,10 +53,13 @@ struct RefStencil {
 RefStencil reference_point_stencil(const ReferenceProblem& problem, const RefPoint& point, const char* what);
 
 // The pieces, exposed for unit tests:
-std::vector<double> reference_d2_coefficients(int order);   // c_0..c_R
-std::vector<double> reference_d1_coefficients(int order);   // d_0(=0)..d_R
+std::vector<double> reference_d2_coefficients(int order);  // c_0..c_R
+std::vector<double> reference_d1_coefficients(int order);  // d_0(=0)..d_R
 
-struct RefWeights1D { std::vector<int> index; std::vector<double> weight; };
+struct RefWeights1D {
+  std::vector<int> index;
+  std::vector<double> weight;
+};
 // Raw 1-D Hicks weights (indices may be negative or >= n; no free-surface folding).
 RefWeights1D reference_hicks_weights(double q /*position in grid units*/, int radius);
 // Hicks' Kaiser-window beta for r = 1..10.

@@ -1,19 +1,19 @@
 #include "validation/regression.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 
 #include "io/case_file.hpp"
 #include "io/outputs.hpp"
 #include "io/png_plot.hpp"
 #include "io/segy.hpp"
+#include "solver/batch/sweep.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/forward.hpp"
 #include "solver/plan/plan.hpp"
-#include "solver/batch/sweep.hpp"
 #include "validation/validate.hpp"
 
 namespace specwave {
@@ -66,8 +66,13 @@ std::vector<double> run_case_traces(const Case& c, const Plan& plan) {
 }
 
 void write_reference(const Case& c, const Plan& plan, const std::vector<double>& traces) {
-  io::h5::Provenance prov{"specwave.traces", to_string(c.run.precision), "cpu", c.source_text,
-                          "regression reference (specwave validate --update)", plan.threads, 1};
+  io::h5::Provenance prov{"specwave.traces",
+                          to_string(c.run.precision),
+                          "cpu",
+                          c.source_text,
+                          "regression reference (specwave validate --update)",
+                          plan.threads,
+                          1};
   std::vector<std::vector<Vec3>> sources;
   for (const auto& shot : c.shots) {
     auto& ps = sources.emplace_back();
@@ -86,16 +91,21 @@ std::string pass_mark(bool ok) { return ok ? "pass" : "**FAIL**"; }
 
 RegressionSummary run_regression(const std::string& folder, const RegressionOptions& o) {
   if (!fs::is_directory(folder))
-    throw Error(ExitCode::input_error, fmt::format("{}: not a folder; give the folder of the reference cases, e.g. cases/", folder));
+    throw Error(ExitCode::input_error,
+                fmt::format("{}: not a folder; give the folder of the reference cases, e.g. cases/", folder));
   std::vector<fs::path> files;
-  for (const auto& e : fs::recursive_directory_iterator(folder))  // case files; sweep files (cases/sweeps/) are not cases
-    if (e.is_regular_file() && e.path().extension() == ".toml" && !is_sweep_file(e.path().string())) files.push_back(e.path());
+  for (const auto& e :
+       fs::recursive_directory_iterator(folder))  // case files; sweep files (cases/sweeps/) are not cases
+    if (e.is_regular_file() && e.path().extension() == ".toml" && !is_sweep_file(e.path().string()))
+      files.push_back(e.path());
   std::sort(files.begin(), files.end());
   if (!o.report_dir.empty()) fs::create_directories(o.report_dir);
 
   RegressionSummary summary;
   std::string md = fmt::format("# specwave regression report\n\nFolder `{}`, tier `{}`.\n\n", folder, o.tier);
-  md += "| case | rel. L2 | max error | min correlation | max time shift | Eigen reference | result |\n|---|---|---|---|---|---|---|\n";
+  md +=
+      "| case | rel. L2 | max error | min correlation | max time shift | Eigen reference | result "
+      "|\n|---|---|---|---|---|---|---|\n";
   std::string details;
   for (const fs::path& path : files) {
     Case c = io::read_case_file(path.string());
@@ -122,11 +132,12 @@ RegressionSummary run_regression(const std::string& folder, const RegressionOpti
     const io::ShotGathers ref = io::read_trace_file(v.reference);
     if (ref.n_shots != int(c.shots.size()) || ref.n_receivers != int(c.receivers.size()) || ref.nt != plan.nt ||
         std::abs(ref.dt - plan.dt) > 1e-9 * plan.dt)
-      throw Error(ExitCode::validation_failed,
-                  fmt::format("{}: the stored reference {} has {} shots x {} receivers x {} samples at dt {} s, the case "
-                              "{} x {} x {} at dt {} s; regenerate it with --update if the case changed on purpose",
-                              path.string(), v.reference, ref.n_shots, ref.n_receivers, ref.nt, ref.dt, c.shots.size(),
-                              c.receivers.size(), plan.nt, plan.dt));
+      throw Error(
+          ExitCode::validation_failed,
+          fmt::format("{}: the stored reference {} has {} shots x {} receivers x {} samples at dt {} s, the case "
+                      "{} x {} x {} at dt {} s; regenerate it with --update if the case changed on purpose",
+                      path.string(), v.reference, ref.n_shots, ref.n_receivers, ref.nt, ref.dt, c.shots.size(),
+                      c.receivers.size(), plan.nt, plan.dt));
     const std::vector<double> expected(ref.traces.begin(), ref.traces.end());
     // The reference is stored in float64 by --update; traces.h5 files of fp32 runs round to float32.
     const TraceComparison cmp = compare_traces(traces, expected, n_traces, plan.nt);
@@ -139,8 +150,8 @@ RegressionSummary run_regression(const std::string& folder, const RegressionOpti
       ok = ok && report.passed();
       details += fmt::format("### {}: Eigen reference\n\n```\n{}```\n\n", c.name, report.text());
     }
-    md += fmt::format("| {} | {:.2e} (<= {:.0e}) | {:.2e} (<= {:.0e}) | {:.6f} (>= {}) | {} (<= {}) | {} | {} |\n", c.name,
-                      cmp.rel_l2, v.rel_l2, cmp.max_error, v.max_error, cmp.min_correlation, v.min_correlation,
+    md += fmt::format("| {} | {:.2e} (<= {:.0e}) | {:.2e} (<= {:.0e}) | {:.6f} (>= {}) | {} (<= {}) | {} | {} |\n",
+                      c.name, cmp.rel_l2, v.rel_l2, cmp.max_error, v.max_error, cmp.min_correlation, v.min_correlation,
                       cmp.max_time_shift, v.max_time_shift, eigen, pass_mark(ok));
     summary.text += fmt::format("{}: {} (rel. L2 {:.2e}, max error {:.2e}, min correlation {:.6f}, time shift {}{})\n",
                                 path.string(), ok ? "passed" : "FAILED", cmp.rel_l2, cmp.max_error, cmp.min_correlation,
@@ -149,12 +160,14 @@ RegressionSummary run_regression(const std::string& folder, const RegressionOpti
     if (!o.report_dir.empty()) {
       // The trace with the largest difference: engine and reference overlaid, and their difference.
       const int t = cmp.worst_trace, nt = plan.nt;
-      std::vector<double> time(nt), engine(traces.begin() + std::size_t(t) * nt, traces.begin() + std::size_t(t + 1) * nt),
+      std::vector<double> time(nt),
+          engine(traces.begin() + std::size_t(t) * nt, traces.begin() + std::size_t(t + 1) * nt),
           reference(expected.begin() + std::size_t(t) * nt, expected.begin() + std::size_t(t + 1) * nt), diff(nt);
       for (int n = 0; n < nt; ++n) time[n] = n * plan.dt, diff[n] = engine[n] - reference[n];
       const std::string png = fmt::format("{}_trace{}.png", c.name, t);
       const std::string png_diff = fmt::format("{}_trace{}_difference.png", c.name, t);
-      io::write_line_png((fs::path(o.report_dir) / png).string(), time, {reference, engine}, {"stored reference", "this run"},
+      io::write_line_png((fs::path(o.report_dir) / png).string(), time, {reference, engine},
+                         {"stored reference", "this run"},
                          {fmt::format("{}, trace {} (shot {} rec {})", c.name, t, t / int(c.receivers.size()),
                                       t % int(c.receivers.size())),
                           "time (s)", "u", false});

@@ -12,11 +12,11 @@ namespace specwave {
 
 // How two sets of traces (n_traces x nt, C order) differ.
 struct TraceComparison {
-  double rel_l2 = 0;          // ||a - b|| / ||b||
-  double max_error = 0;       // max |a - b| / max |b|
-  double min_correlation = 1; // over traces whose reference has energy
-  int max_time_shift = 0;     // max over traces of |lag| of the cross-correlation peak (within +-nt/4 samples)
-  int worst_trace = 0;        // the trace with the largest |a - b|
+  double rel_l2 = 0;           // ||a - b|| / ||b||
+  double max_error = 0;        // max |a - b| / max |b|
+  double min_correlation = 1;  // over traces whose reference has energy
+  int max_time_shift = 0;      // max over traces of |lag| of the cross-correlation peak (within +-nt/4 samples)
+  int worst_trace = 0;         // the trace with the largest |a - b|
 };
 TraceComparison compare_traces(const std::vector<double>& engine, const std::vector<double>& reference, int n_traces,
                                int nt);

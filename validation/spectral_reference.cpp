@@ -172,8 +172,7 @@ ReferenceResult run_damping(const ReferenceProblem& pb) {
 
   // Damping: eta = d_z(iz) + d_y(iy) + d_x(ix); all six faces absorb.
   std::array<std::vector<double>, 3> d;
-  for (int a = 0; a < 3; ++a)
-    d[a] = damping_profile(n[a], h[a], pb.pml_width, c_ref, pb.pml_power, pb.pml_reflection);
+  for (int a = 0; a < 3; ++a) d[a] = damping_profile(n[a], h[a], pb.pml_width, c_ref, pb.pml_power, pb.pml_reflection);
   std::vector<double> eta(N), dt2v2(N);
   for (int iz = 0; iz < n[0]; ++iz)
     for (int iy = 0; iy < n[1]; ++iy)
@@ -256,7 +255,7 @@ std::vector<double> pml_factor(int n, double h, int W, double v_max, double p, d
     const double s = i + shift;
     double xi = 0;
     // Both faces apply only at s = W - 1/2 when 2W = n, and give the same 1/(2W) there.
-    if (s < W) xi = (W - s) / W;                                   // low face
+    if (s < W) xi = (W - s) / W;                                  // low face
     if (s > n - 1 - W) xi = std::max(xi, (s - (n - 1 - W)) / W);  // high face
     xi = std::clamp(xi, 0.0, 1.0);
     const double d = xi > 0 ? d0 * std::pow(xi, p) : 0.0;

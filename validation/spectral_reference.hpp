@@ -8,4 +8,4 @@ namespace specwave::validation {
 // second-order form; of u). Any other string: std::invalid_argument. pml_width = 0 (no layer: periodic) is
 // allowed for both.
 ReferenceResult run_spectral_reference(const ReferenceProblem& problem);
-}
+}  // namespace specwave::validation

@@ -1,7 +1,7 @@
 #include "validation/validate.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 
 #include "solver/case/errors.hpp"
 #include "solver/forward/forward.hpp"
@@ -39,12 +39,13 @@ bool analytic_traces(const Case& c, const Plan& plan, std::vector<double>& trace
     for (const auto& s : shot.sources) {
       const auto& a = c.receivers[r];
       const auto& b = s.position;
-      const double dist = std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+      const double dist =
+          std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
       if (dist < 1e-9) return traces.clear(), false;  // singular at the source
       const double delay = s.wavelet.delay.value_or(1.5 / s.wavelet.peak_frequency);
       for (int n = 0; n < plan.nt; ++n)
-        traces[r * plan.nt + n] += s.wavelet.amplitude * ricker(n * plan.dt - dist / v, s.wavelet.peak_frequency, delay) /
-                                   (4 * M_PI * dist);
+        traces[r * plan.nt + n] +=
+            s.wavelet.amplitude * ricker(n * plan.dt - dist / v, s.wavelet.peak_frequency, delay) / (4 * M_PI * dist);
     }
   return true;
 }
@@ -72,10 +73,11 @@ validation::ReferenceProblem reference_problem(const Case& c, const Plan& plan, 
 
 ValidationReport validate_case(const Case& input, long long max_points) {
   if (input.grid.points() > max_points)
-    throw Error(ExitCode::invalid_case,
-                fmt::format("{}: the grid has {} points, more than the reference limit {} (the Eigen reference is plain "
-                            "fp64 loops); validate a smaller case or raise --max-points",
-                            input.source_path.empty() ? input.name : input.source_path, input.grid.points(), max_points));
+    throw Error(
+        ExitCode::invalid_case,
+        fmt::format("{}: the grid has {} points, more than the reference limit {} (the Eigen reference is plain "
+                    "fp64 loops); validate a smaller case or raise --max-points",
+                    input.source_path.empty() ? input.name : input.source_path, input.grid.points(), max_points));
   ValidationReport report;
   Case c = input;
   c.run.precision = Precision::fp64;
@@ -85,8 +87,8 @@ ValidationReport validate_case(const Case& input, long long max_points) {
   c32.run.precision = Precision::fp32;
   for (std::size_t shot = 0; shot < c.shots.size(); ++shot) {
     const validation::ReferenceProblem ref = reference_problem(c, plan, int(shot));
-    const auto expected = c.scheme.method == Method::spectral ? validation::run_spectral_reference(ref)
-                                                              : validation::run_reference(ref);
+    const auto expected =
+        c.scheme.method == Method::spectral ? validation::run_spectral_reference(ref) : validation::run_reference(ref);
     std::vector<double> ref_traces(expected.traces.size());
     for (int r = 0; r < expected.traces.rows(); ++r)
       for (int n = 0; n < expected.traces.cols(); ++n) ref_traces[std::size_t(r) * plan.nt + n] = expected.traces(r, n);
@@ -95,11 +97,12 @@ ValidationReport validate_case(const Case& input, long long max_points) {
          {std::tuple{&c, "fp64", 1e-12}, std::tuple{&c32, "fp32", 1e-5}}) {
       const ShotOutput out = simulate_shot(*engine_case, plan, int(shot));
       report.norms.push_back({fmt::format("{} traces vs Eigen reference{}", precision, tag),
-                              validation::relative_l2(out.traces.data(), ref_traces.data(), ref_traces.size()), tolerance});
-      report.norms.push_back({fmt::format("{} final field vs Eigen reference{}", precision, tag),
-                              validation::relative_l2(out.final_field.data(), expected.final_field.data(),
-                                                      expected.final_field.size()),
+                              validation::relative_l2(out.traces.data(), ref_traces.data(), ref_traces.size()),
                               tolerance});
+      report.norms.push_back(
+          {fmt::format("{} final field vs Eigen reference{}", precision, tag),
+           validation::relative_l2(out.final_field.data(), expected.final_field.data(), expected.final_field.size()),
+           tolerance});
       if (shot == 0 && std::string(precision) == "fp64") {
         std::vector<double> analytic;
         if (analytic_traces(c, plan, analytic))

@@ -11,9 +11,9 @@
 namespace specwave {
 
 struct Norm {
-  std::string what;       // e.g. "fp64 traces vs Eigen reference"
-  double value = 0;       // relative L2
-  double tolerance = 0;   // 0: reported only
+  std::string what;      // e.g. "fp64 traces vs Eigen reference"
+  double value = 0;      // relative L2
+  double tolerance = 0;  // 0: reported only
   bool passed() const { return tolerance <= 0 || value <= tolerance; }
 };
 

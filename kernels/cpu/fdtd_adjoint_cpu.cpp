@@ -39,7 +39,7 @@ inline void beta_row(const FdtdAdjointStep<T>& s, int axis, int side, int z, int
 #pragma omp simd
     for (int x = 0; x < x1 - x0; ++x) gamma[x] = cpml_adjoint_beta(b, a, &beta[x], w[x]);
   } else {
-    const T *__restrict a = p.a + x0, *__restrict b = p.b + x0;
+    const T* __restrict a = p.a + x0, * __restrict b = p.b + x0;
 #pragma omp simd
     for (int x = 0; x < x1 - x0; ++x) gamma[x] = cpml_adjoint_beta(b[x], a[x], &beta[x], w[x]);
   }
@@ -87,7 +87,7 @@ void update_alpha(const FdtdAdjointStep<T>& s, int axis, int side) {
         for (int x = 0; x < hi[2] - lo[2]; ++x)
           alpha[j0 + x] = cpml_adjoint_alpha<R>(b, a, alpha[j0 + x], gamma, j0 + x, stride_s, c1);
       } else {
-        const T *__restrict a = p.a + lo[2], *__restrict b = p.b + lo[2];
+        const T* __restrict a = p.a + lo[2], * __restrict b = p.b + lo[2];
 #pragma omp simd
         for (int x = 0; x < hi[2] - lo[2]; ++x)
           alpha[j0 + x] = cpml_adjoint_alpha<R>(b[x], a[x], alpha[j0 + x], gamma, j0 + x, stride_s, c1);
@@ -188,7 +188,7 @@ void adjoint_radius(const FdtdAdjointStep<T>& s) {
       for (int x = 0; x < L.nx; ++x) w[x] = vel[x] * mu[x];
       if (image) {
         double* __restrict g = s.gradient + k0;
-        const T *__restrict u1 = s.u_next + k0, *__restrict u0 = s.u_now + k0, *__restrict um = s.u_before + k0;
+        const T* __restrict u1 = s.u_next + k0, * __restrict u0 = s.u_now + k0, * __restrict um = s.u_before + k0;
 #pragma omp simd
         for (int x = 0; x < L.nx; ++x) g[x] += imaging_term(mu[x], u1[x], u0[x], um[x], vel[x]);
       }

@@ -117,7 +117,8 @@ void update_row(const FdtdStep<T>& s, int z, int y, int x0, int x1, T* __restric
     const index_t stride_u = L.stride(axis), stride_s = p.slab_stride[axis];
 #pragma omp simd
     for (int x = x0; x < x1; ++x)
-      lap[x] += cpml_correction<R>(u, row + x, stride_u, psi, zeta, j0 + x, stride_s, coef.d2[axis], coef.d1[axis], a, b);
+      lap[x] +=
+          cpml_correction<R>(u, row + x, stride_u, psi, zeta, j0 + x, stride_s, coef.d2[axis], coef.d1[axis], a, b);
   }
   if (x0 < lo_end) {
     x_layer_corrections<R>(s, z, y, 0, x0, lo_end, corr);

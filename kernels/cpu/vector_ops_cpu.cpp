@@ -19,7 +19,9 @@ class CpuVectorOps final : public VectorOps {
     return ConstMap(x, size(n)).dot(ConstMap(y, size(n)));
   }
   double nrm2(std::size_t n, const double* x) const override { return ConstMap(x, size(n)).norm(); }
-  void axpy(std::size_t n, double a, const double* x, double* y) const override { Map(y, size(n)) += a * ConstMap(x, size(n)); }
+  void axpy(std::size_t n, double a, const double* x, double* y) const override {
+    Map(y, size(n)) += a * ConstMap(x, size(n));
+  }
   void scal(std::size_t n, double a, double* x) const override { Map(x, size(n)) *= a; }
   void copy(std::size_t n, const double* x, double* y) const override { Map(y, size(n)) = ConstMap(x, size(n)); }
   void project(std::size_t n, double* x, const double* lower, const double* upper) const override {
@@ -45,7 +47,8 @@ class CpuVectorOps final : public VectorOps {
 
   bool on_device() const override { return false; }
   // Aligned as Eigen aligns its own vectors, so the operations see the memory layout of the Eigen::VectorXd of
-  // ReferenceOptimizer (the bitwise test also passed with a buffer offset by one double: the maps use unaligned packets).
+  // ReferenceOptimizer (the bitwise test also passed with a buffer offset by one double: the maps use unaligned
+  // packets).
   double* allocate(std::size_t n) const override {
     auto* x = static_cast<double*>(Eigen::internal::aligned_malloc(std::max<std::size_t>(n, 1) * sizeof(double)));
     std::fill(x, x + n, 0.0);

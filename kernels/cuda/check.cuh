@@ -1,8 +1,8 @@
 #pragma once
 // Every CUDA runtime call, cuFFT call and kernel launch goes through these checks; the message names the
 // expression, file and line. Sticky errors (the context is lost) are reported as such: the process must end.
-#include <cuda_runtime.h>
 #include <cublas_v2.h>
+#include <cuda_runtime.h>
 #include <cufft.h>
 
 #include <stdexcept>
@@ -55,24 +55,24 @@ inline const char* cufft_result_name(cufftResult r) {
 
 }  // namespace specwave::cuda
 
-#define SPECWAVE_CUDA_CHECK(expr)                                                                  \
-  do {                                                                                             \
-    const cudaError_t specwave_err_ = (expr);                                                      \
+#define SPECWAVE_CUDA_CHECK(expr)                                                                                   \
+  do {                                                                                                              \
+    const cudaError_t specwave_err_ = (expr);                                                                       \
     if (specwave_err_ != cudaSuccess) ::specwave::cuda::throw_cuda_error(specwave_err_, #expr, __FILE__, __LINE__); \
   } while (0)
 
 #define SPECWAVE_CUDA_CHECK_LAUNCH() SPECWAVE_CUDA_CHECK(cudaGetLastError())
 
-#define SPECWAVE_CUFFT_CHECK(expr)                                                                 \
-  do {                                                                                             \
-    const cufftResult specwave_fft_err_ = (expr);                                                  \
-    if (specwave_fft_err_ != CUFFT_SUCCESS)                                                        \
-      ::specwave::cuda::throw_cufft_error(specwave_fft_err_, #expr, __FILE__, __LINE__);           \
+#define SPECWAVE_CUFFT_CHECK(expr)                                                       \
+  do {                                                                                   \
+    const cufftResult specwave_fft_err_ = (expr);                                        \
+    if (specwave_fft_err_ != CUFFT_SUCCESS)                                              \
+      ::specwave::cuda::throw_cufft_error(specwave_fft_err_, #expr, __FILE__, __LINE__); \
   } while (0)
 
-#define SPECWAVE_CUBLAS_CHECK(expr)                                                                \
-  do {                                                                                             \
-    const cublasStatus_t specwave_blas_err_ = (expr);                                              \
-    if (specwave_blas_err_ != CUBLAS_STATUS_SUCCESS)                                               \
-      ::specwave::cuda::throw_cublas_error(specwave_blas_err_, #expr, __FILE__, __LINE__);         \
+#define SPECWAVE_CUBLAS_CHECK(expr)                                                        \
+  do {                                                                                     \
+    const cublasStatus_t specwave_blas_err_ = (expr);                                      \
+    if (specwave_blas_err_ != CUBLAS_STATUS_SUCCESS)                                       \
+      ::specwave::cuda::throw_cublas_error(specwave_blas_err_, #expr, __FILE__, __LINE__); \
   } while (0)

@@ -16,7 +16,8 @@ CudaStatus query_devices(bool free_memory) {
   if (err == cudaErrorInsufficientDriver) {
     status.reason = "the NVIDIA driver (" + std::to_string(status.driver_version / 1000) + "." +
                     std::to_string(status.driver_version % 1000 / 10) + ") is older than this build's CUDA runtime (" +
-                    std::to_string(status.runtime_version / 1000) + "." + std::to_string(status.runtime_version % 1000 / 10) +
+                    std::to_string(status.runtime_version / 1000) + "." +
+                    std::to_string(status.runtime_version % 1000 / 10) +
                     "), or no GPU is present: update the driver or run on the CPU backend";
     return status;
   }

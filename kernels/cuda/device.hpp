@@ -28,14 +28,14 @@ struct DeviceInfo {
   std::size_t free_bytes = 0;  // filled only by query_devices(true) or device_free_bytes()
   int multiprocessors = 0;
   std::array<std::uint8_t, 16> uuid{};  // the same GPU seen by several processes has the same uuid
-  std::string problem;         // non-empty: this device could not be queried (why)
+  std::string problem;                  // non-empty: this device could not be queried (why)
 };
 
 struct CudaStatus {
-  bool compiled = false;     // the CUDA backend is in this binary
-  bool usable = false;       // at least one device can run kernels
-  std::string reason;        // why not usable, in words a user can act on
-  int driver_version = 0;    // e.g. 13000 for 13.0; 0 when no driver
+  bool compiled = false;   // the CUDA backend is in this binary
+  bool usable = false;     // at least one device can run kernels
+  std::string reason;      // why not usable, in words a user can act on
+  int driver_version = 0;  // e.g. 13000 for 13.0; 0 when no driver
   int runtime_version = 0;
   std::vector<DeviceInfo> devices;
 };

@@ -12,7 +12,8 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t bytes);  // zero-filled
-  DeviceBuffer(DeviceBuffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     std::swap(data_, o.data_);
     std::swap(bytes_, o.bytes_);

@@ -63,8 +63,8 @@ __global__ void alpha_kernel(FdtdAdjointStep<T> s, int axis, int side, int3 lo, 
   const int c[3] = {z, y, x};
   const int k = c[axis];
   const index_t j = slab_index(p, axis, z, y, x);
-  p.alpha[side][j] = cpml_adjoint_alpha<R>(p.b[k], p.a[k], p.alpha[side][j], p.gamma[side], j, p.slab_stride[axis],
-                                           s.coef.d1[axis]);
+  p.alpha[side][j] =
+      cpml_adjoint_alpha<R>(p.b[k], p.a[k], p.alpha[side][j], p.gamma[side], j, p.slab_stride[axis], s.coef.d1[axis]);
 }
 
 // Phase 3 on every point: lambda = 2 mu - mu_next + L_h w + the PML terms of the axes whose reach holds the point,
@@ -115,8 +115,10 @@ void adjoint_radius(const FdtdAdjointStep<T>& s, cudaStream_t stream) {
         layer_box(axis, side, lo, ext);
         if (ext[0] * ext[1] * ext[2] == 0) continue;
         const int3 lo3 = make_int3(lo[2], lo[1], lo[0]), ext3 = make_int3(ext[2], ext[1], ext[0]);
-        if (phase == 0) beta_kernel<<<box_grid(ext), threads_x, 0, stream>>>(s, axis, side, lo3, ext3);
-        else alpha_kernel<R><<<box_grid(ext), threads_x, 0, stream>>>(s, axis, side, lo3, ext3);
+        if (phase == 0)
+          beta_kernel<<<box_grid(ext), threads_x, 0, stream>>>(s, axis, side, lo3, ext3);
+        else
+          alpha_kernel<R><<<box_grid(ext), threads_x, 0, stream>>>(s, axis, side, lo3, ext3);
         SPECWAVE_CUDA_CHECK_LAUNCH();
       }
   adjoint_update_kernel<R><<<box_grid(whole), threads_x, 0, stream>>>(s);
@@ -203,12 +205,13 @@ void add_born_source(const FieldLayout& L, T* du_next, const T* dm, const T* u_n
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
-#define SPECWAVE_INSTANTIATE(T)                                                                                    \
-  template void fdtd_adjoint_step<T>(const FdtdAdjointStep<T>&, cudaStream_t);                                     \
-  template void add_point_signals<T>(T*, const PointGather<T>&, const double*, int, int, cudaStream_t);            \
+#define SPECWAVE_INSTANTIATE(T)                                                                                       \
+  template void fdtd_adjoint_step<T>(const FdtdAdjointStep<T>&, cudaStream_t);                                        \
+  template void add_point_signals<T>(T*, const PointGather<T>&, const double*, int, int, cudaStream_t);               \
   template void accumulate_gradient<T>(const FieldLayout&, const T*, const T*, const T*, const T*, const T*, double*, \
-                                       double*, cudaStream_t);                                                     \
-  template void add_born_source<T>(const FieldLayout&, T*, const T*, const T*, const T*, const T*, const T*, cudaStream_t);
+                                       double*, cudaStream_t);                                                        \
+  template void add_born_source<T>(const FieldLayout&, T*, const T*, const T*, const T*, const T*, const T*,          \
+                                   cudaStream_t);
 SPECWAVE_INSTANTIATE(float)
 SPECWAVE_INSTANTIATE(double)
 #undef SPECWAVE_INSTANTIATE

@@ -79,7 +79,6 @@ __global__ void update_kernel(FdtdStep<T> s, int3 lo, int3 extent) {
   s.u_prev[i] = leapfrog(s.u[i], s.u_prev[i], s.vel2dt2[i], lap);
 }
 
-
 // The hand-tuned variant of update_kernel (2.5D blocking): a (BX, BY) tile of threads marches along z.
 // The x-y neighbours of the current plane come from shared memory (one load per point plus the tile's
 // halo), the z neighbours from registers (each value loaded once and shifted), so u is read from device
@@ -203,7 +202,8 @@ template <int R, class T>
 void update_box(const FdtdStep<T>& s, int z0, int z1, int y0, int y1, int x0, int x1, cudaStream_t stream) {
   if (z1 <= z0 || y1 <= y0 || x1 <= x0) return;
   const dim3 grid(blocks_for(x1 - x0, block_x), blocks_for(y1 - y0, block_y), z1 - z0);
-  update_kernel<R><<<grid, dim3(block_x, block_y), 0, stream>>>(s, make_int3(x0, y0, z0), make_int3(x1 - x0, y1 - y0, z1 - z0));
+  update_kernel<R>
+      <<<grid, dim3(block_x, block_y), 0, stream>>>(s, make_int3(x0, y0, z0), make_int3(x1 - x0, y1 - y0, z1 - z0));
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -220,12 +220,12 @@ void step_part_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell, c
   if (part == StepPart::interior) return update_box<R>(s, z0, z1, y0, y1, x0, x1, stream);
   mirror_and_psi<R>(s, stream);
   if (part == StepPart::all) return update_box<R>(s, 0, L.nz, 0, L.ny, 0, L.nx, stream);
-  update_box<R>(s, 0, z0, 0, L.ny, 0, L.nx, stream);        // z low
-  update_box<R>(s, z1, L.nz, 0, L.ny, 0, L.nx, stream);     // z high
-  update_box<R>(s, z0, z1, 0, y0, 0, L.nx, stream);         // y low
-  update_box<R>(s, z0, z1, y1, L.ny, 0, L.nx, stream);      // y high
-  update_box<R>(s, z0, z1, y0, y1, 0, x0, stream);          // x low
-  update_box<R>(s, z0, z1, y0, y1, x1, L.nx, stream);       // x high
+  update_box<R>(s, 0, z0, 0, L.ny, 0, L.nx, stream);     // z low
+  update_box<R>(s, z1, L.nz, 0, L.ny, 0, L.nx, stream);  // z high
+  update_box<R>(s, z0, z1, 0, y0, 0, L.nx, stream);      // y low
+  update_box<R>(s, z0, z1, y1, L.ny, 0, L.nx, stream);   // y high
+  update_box<R>(s, z0, z1, y0, y1, 0, x0, stream);       // x low
+  update_box<R>(s, z0, z1, y0, y1, x1, L.nx, stream);    // x high
 }
 
 template <class T>
@@ -234,8 +234,10 @@ __global__ void box_copy_kernel(FieldLayout L, T* u, int3 lo, int3 extent, T* bu
   if (x >= extent.x) return;
   const index_t i = L.index(lo.z + z, lo.y + y, lo.x + x);
   const index_t j = (index_t(z) * extent.y + y) * extent.x + x;
-  if (to_buffer) buffer[j] = u[i];
-  else u[i] = buffer[j];
+  if (to_buffer)
+    buffer[j] = u[i];
+  else
+    u[i] = buffer[j];
 }
 
 template <class T>
@@ -284,7 +286,8 @@ __global__ void stats_kernel(FieldLayout L, const T* u, double* partial_max, std
     if (threadIdx.x < half) {
       const double o = best[threadIdx.x + half];
       const std::int64_t ow = where[threadIdx.x + half];
-      if (o > best[threadIdx.x] || (o == best[threadIdx.x] && ow >= 0 && (where[threadIdx.x] < 0 || ow < where[threadIdx.x]))) {
+      if (o > best[threadIdx.x] ||
+          (o == best[threadIdx.x] && ow >= 0 && (where[threadIdx.x] < 0 || ow < where[threadIdx.x]))) {
         best[threadIdx.x] = o;
         where[threadIdx.x] = ow;
       }
@@ -344,7 +347,8 @@ void pack_box(const FieldLayout& L, const T* u, const int lo[3], const int exten
 }
 
 template <class T>
-void unpack_box(const FieldLayout& L, T* u, const int lo[3], const int extent[3], const T* buffer, cudaStream_t stream) {
+void unpack_box(const FieldLayout& L, T* u, const int lo[3], const int extent[3], const T* buffer,
+                cudaStream_t stream) {
   if (extent[0] * extent[1] * extent[2] == 0) return;
   box_copy_kernel<<<dim3(blocks_for(extent[2], 128), extent[1], extent[0]), 128, 0, stream>>>(
       L, u, make_int3(lo[2], lo[1], lo[0]), make_int3(extent[2], extent[1], extent[0]), const_cast<T*>(buffer), false);
@@ -363,7 +367,8 @@ template <class T>
 void record_receivers(const T* u, const index_t* index, const T* weight, const std::int32_t* offsets, int n_receivers,
                       double* traces, int nt, int n, cudaStream_t stream) {
   if (n_receivers == 0) return;
-  record_kernel<<<blocks_for(n_receivers, 128), 128, 0, stream>>>(u, index, weight, offsets, n_receivers, traces, nt, n);
+  record_kernel<<<blocks_for(n_receivers, 128), 128, 0, stream>>>(u, index, weight, offsets, n_receivers, traces, nt,
+                                                                  n);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -382,7 +387,8 @@ DeviceFieldStats field_stats(const FieldLayout& L, const T* u, double* partial_m
   SPECWAVE_CUDA_CHECK_LAUNCH();
   std::vector<double> m(reduce_blocks);
   std::vector<std::int64_t> w(reduce_blocks);
-  SPECWAVE_CUDA_CHECK(cudaMemcpyAsync(m.data(), partial_max, reduce_blocks * sizeof(double), cudaMemcpyDeviceToHost, stream));
+  SPECWAVE_CUDA_CHECK(
+      cudaMemcpyAsync(m.data(), partial_max, reduce_blocks * sizeof(double), cudaMemcpyDeviceToHost, stream));
   SPECWAVE_CUDA_CHECK(
       cudaMemcpyAsync(w.data(), partial_index, reduce_blocks * sizeof(std::int64_t), cudaMemcpyDeviceToHost, stream));
   SPECWAVE_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -401,17 +407,17 @@ void unpad(const FieldLayout& L, const T* padded, T* dense, cudaStream_t stream)
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
-#define SPECWAVE_INSTANTIATE(T)                                                                                  \
-  template void fdtd_step<T>(const FdtdStep<T>&, cudaStream_t, StencilKernel);                                   \
-  template void fdtd_step_part<T>(const FdtdStep<T>&, StepPart, const Shell&, cudaStream_t);                        \
+#define SPECWAVE_INSTANTIATE(T)                                                                                      \
+  template void fdtd_step<T>(const FdtdStep<T>&, cudaStream_t, StencilKernel);                                       \
+  template void fdtd_step_part<T>(const FdtdStep<T>&, StepPart, const Shell&, cudaStream_t);                         \
   template void pack_box<T>(const FieldLayout&, const T*, const int*, const int*, T*, cudaStream_t);                 \
   template void unpack_box<T>(const FieldLayout&, T*, const int*, const int*, const T*, cudaStream_t);               \
-  template void record_parts<T>(const T*, const index_t*, const T*, const std::int32_t*, int, double*, int, int,    \
-                                cudaStream_t);                                                                   \
+  template void record_parts<T>(const T*, const index_t*, const T*, const std::int32_t*, int, double*, int, int,     \
+                                cudaStream_t);                                                                       \
   template void record_receivers<T>(const T*, const index_t*, const T*, const std::int32_t*, int, double*, int, int, \
-                                    cudaStream_t);                                                               \
-  template void zero_top_plane<T>(const FieldLayout&, T*, cudaStream_t);                                         \
-  template DeviceFieldStats field_stats<T>(const FieldLayout&, const T*, double*, std::int64_t*, cudaStream_t); \
+                                    cudaStream_t);                                                                   \
+  template void zero_top_plane<T>(const FieldLayout&, T*, cudaStream_t);                                             \
+  template DeviceFieldStats field_stats<T>(const FieldLayout&, const T*, double*, std::int64_t*, cudaStream_t);      \
   template void unpad<T>(const FieldLayout&, const T*, T*, cudaStream_t);
 SPECWAVE_INSTANTIATE(float)
 SPECWAVE_INSTANTIATE(double)

@@ -29,7 +29,8 @@ void fdtd_step_part(const FdtdStep<T>& step, StepPart part, const Shell& shell, 
 // The box [lo, lo + extent) (interior coordinates, z y x; lo may reach into the halo) of a padded field to and
 // from a dense buffer in C order: the halo planes sent to and received from a neighbouring rank.
 template <class T>
-void pack_box(const FieldLayout& layout, const T* u, const int lo[3], const int extent[3], T* buffer, cudaStream_t stream);
+void pack_box(const FieldLayout& layout, const T* u, const int lo[3], const int extent[3], T* buffer,
+              cudaStream_t stream);
 template <class T>
 void unpack_box(const FieldLayout& layout, T* u, const int lo[3], const int extent[3], const T* buffer,
                 cudaStream_t stream);

@@ -21,7 +21,8 @@ unsigned blocks_for(std::size_t n) { return unsigned(std::min<std::size_t>((n + 
 // padded = the field inside, 0 in the padding: one thread per padded point (grid-stride), so no separate zeroing.
 __global__ void pad_kernel(Padding p, const double* field, double* padded) {
   const std::size_t total = std::size_t(p.padded[0]) * p.padded[1] * p.padded[2];
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     const int x = int(i % p.padded[2]) - p.pad[2];
     const std::size_t zy = i / p.padded[2];
     const int y = int(zy % p.padded[1]) - p.pad[1];
@@ -34,7 +35,8 @@ __global__ void pad_kernel(Padding p, const double* field, double* padded) {
 // field = the inner part of padded: one thread per field point (grid-stride).
 __global__ void unpad_kernel(Padding p, const double* padded, double* field) {
   const std::size_t total = std::size_t(p.n[0]) * p.n[1] * p.n[2];
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     const int x = int(i % p.n[2]);
     const std::size_t zy = i / p.n[2];
     const int y = int(zy % p.n[1]), z = int(zy / p.n[1]);
@@ -43,14 +45,16 @@ __global__ void unpad_kernel(Padding p, const double* padded, double* field) {
 }
 
 __global__ void multiply_pointwise_kernel(std::size_t n, double* v, const double* w) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     v[i] *= w[i];
 }
 
 SpectralShape padded_shape(const std::array<int, 3>& shape, const std::array<int, 3>& pad) {
   for (int a = 0; a < 3; ++a)
     if (shape[a] <= 0 || pad[a] < 0)
-      throw std::invalid_argument("DeviceGaussianSmoother: empty grid or negative padding (axis " + std::to_string(a) + ")");
+      throw std::invalid_argument("DeviceGaussianSmoother: empty grid or negative padding (axis " + std::to_string(a) +
+                                  ")");
   return {shape[0] + 2 * pad[0], shape[1] + 2 * pad[1], shape[2] + 2 * pad[2]};
 }
 
@@ -68,7 +72,8 @@ DeviceGaussianSmoother::DeviceGaussianSmoother(const std::array<int, 3>& shape, 
       fft_(padded_, stream) {
   if (filter.size() != padded_.spectrum_points())
     throw std::invalid_argument("DeviceGaussianSmoother: the filter has " + std::to_string(filter.size()) +
-                                " values, the padded grid's half spectrum " + std::to_string(padded_.spectrum_points()));
+                                " values, the padded grid's half spectrum " +
+                                std::to_string(padded_.spectrum_points()));
   // DeviceBuffer zero-fills in the legacy default stream, which a non-blocking `stream` does not wait for: wait
   // for the fills here (once, at construction) before the filter is copied over one of them.
   synchronize();

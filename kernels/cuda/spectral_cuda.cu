@@ -29,8 +29,9 @@ constexpr int threads = 256;
 dim3 plane_grid(std::size_t plane, int nz) {
   if (plane == 0 || nz <= 0) throw std::invalid_argument("spectral CUDA kernels: empty grid");
   if (plane > std::size_t(INT_MAX) - threads || nz > 65535)
-    throw std::invalid_argument("spectral CUDA kernels: a z plane of " + std::to_string(plane) + " values or nz = " +
-                                std::to_string(nz) + " exceeds the launch limits (2^31 values per plane, 65535 planes)");
+    throw std::invalid_argument("spectral CUDA kernels: a z plane of " + std::to_string(plane) +
+                                " values or nz = " + std::to_string(nz) +
+                                " exceeds the launch limits (2^31 values per plane, 65535 planes)");
   return dim3(unsigned((plane + threads - 1) / threads), unsigned(nz));
 }
 
@@ -62,8 +63,8 @@ __global__ void multiply_spectrum_kernel(int plane, Complex<T>* spectrum, const 
 
 // out_a = in * kappa * shift_a[m_a]. `in` may alias out_z: no __restrict__.
 template <class T>
-__global__ void gradient_spectra_kernel(int half_x, int plane, const Complex<T>* in, Complex<T>* out_z, Complex<T>* out_y,
-                                        Complex<T>* out_x, const T* kappa, const Complex<T>* shift_z,
+__global__ void gradient_spectra_kernel(int half_x, int plane, const Complex<T>* in, Complex<T>* out_z,
+                                        Complex<T>* out_y, Complex<T>* out_x, const T* kappa, const Complex<T>* shift_z,
                                         const Complex<T>* shift_y, const Complex<T>* shift_x) {
   const int p = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (p >= plane) return;
@@ -200,8 +201,8 @@ void staggered_multiply(SpectralShape s, Complex<T>* spectrum, const T* kappa, c
                         cudaStream_t stream) {
   if (axis < 0 || axis > 2) throw std::invalid_argument("staggered_multiply: axis must be 0, 1 or 2");
   const std::size_t plane = std::size_t(s.ny) * s.half_x();
-  staggered_multiply_kernel<T><<<plane_grid(plane, s.nz), threads, 0, stream>>>(s.half_x(), int(plane), spectrum, kappa,
-                                                                                shift, axis);
+  staggered_multiply_kernel<T>
+      <<<plane_grid(plane, s.nz), threads, 0, stream>>>(s.half_x(), int(plane), spectrum, kappa, shift, axis);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -227,15 +228,15 @@ void damped_step(SpectralShape s, const DampedStep<T>& step, cudaStream_t stream
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
-#define SPECWAVE_INSTANTIATE(T)                                                                                      \
-  template class RealFft3d<T>;                                                                                       \
-  template void multiply_spectrum<T>(SpectralShape, Complex<T>*, const T*, cudaStream_t);                            \
+#define SPECWAVE_INSTANTIATE(T)                                                                                        \
+  template class RealFft3d<T>;                                                                                         \
+  template void multiply_spectrum<T>(SpectralShape, Complex<T>*, const T*, cudaStream_t);                              \
   template void staggered_gradient_spectra<T>(SpectralShape, const Complex<T>*, Complex<T>*, Complex<T>*, Complex<T>*, \
-                                              const T*, const Complex<T>*, const Complex<T>*, const Complex<T>*,     \
-                                              cudaStream_t);                                                         \
-  template void staggered_multiply<T>(SpectralShape, Complex<T>*, const T*, const Complex<T>*, int, cudaStream_t);   \
-  template void pml_velocity_step<T>(SpectralShape, T*, const T*, const T*, int, T, cudaStream_t);                   \
-  template void pml_pressure_step<T>(SpectralShape, const PmlPressureStep<T>&, cudaStream_t);                        \
+                                              const T*, const Complex<T>*, const Complex<T>*, const Complex<T>*,       \
+                                              cudaStream_t);                                                           \
+  template void staggered_multiply<T>(SpectralShape, Complex<T>*, const T*, const Complex<T>*, int, cudaStream_t);     \
+  template void pml_velocity_step<T>(SpectralShape, T*, const T*, const T*, int, T, cudaStream_t);                     \
+  template void pml_pressure_step<T>(SpectralShape, const PmlPressureStep<T>&, cudaStream_t);                          \
   template void damped_step<T>(SpectralShape, const DampedStep<T>&, cudaStream_t);
 SPECWAVE_INSTANTIATE(float)
 SPECWAVE_INSTANTIATE(double)

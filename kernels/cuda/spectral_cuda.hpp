@@ -92,7 +92,8 @@ template <class T>
 void staggered_multiply(SpectralShape shape, Complex<T>* spectrum, const T* kappa, const Complex<T>* shift, int axis,
                         cudaStream_t stream);
 
-// Split-field PML, velocity of axis a:  w_a <- bs_a (bs_a w_a - dt D_a^+ p),  grad = D_a^+ p, bs indexed along the axis.
+// Split-field PML, velocity of axis a:  w_a <- bs_a (bs_a w_a - dt D_a^+ p),  grad = D_a^+ p, bs indexed along the
+// axis.
 template <class T>
 void pml_velocity_step(SpectralShape shape, T* w, const T* grad, const T* bs, int axis, T dt, cudaStream_t stream);
 

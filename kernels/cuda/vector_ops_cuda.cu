@@ -13,19 +13,22 @@ namespace {
 
 // x = min(max(x, lower), upper), one component per thread (grid-stride: any n).
 __global__ void project_kernel(std::size_t n, double* x, const double* lower, const double* upper) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     x[i] = fmin(fmax(x[i], lower[i]), upper[i]);
 }
 
 // w = x + a y; a = -1 as x - y (the same value: negation is exact).
 __global__ void add_scaled_kernel(std::size_t n, const double* x, double a, const double* y, double* w) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     w[i] = a == -1 ? x[i] - y[i] : x[i] + a * y[i];
 }
 
 __global__ void path_tangent_kernel(std::size_t n, double a, const double* x0, const double* d, const double* lower,
                                     const double* upper, double* t) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     const double raw = x0[i] + a * d[i];
     t[i] = raw < lower[i] || raw > upper[i] ? 0.0 : d[i];
   }
@@ -33,7 +36,8 @@ __global__ void path_tangent_kernel(std::size_t n, double a, const double* x0, c
 
 __global__ void mask_outward_kernel(std::size_t n, const double* x, const double* lower, const double* upper, double* v,
                                     int sign) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     if ((x[i] <= lower[i] && sign * v[i] < 0) || (x[i] >= upper[i] && sign * v[i] > 0)) v[i] = 0;
 }
 
@@ -80,13 +84,15 @@ class CublasVectorOps final : public VectorOps {
     return std::sqrt(sum);
   }
   void axpy(std::size_t n, double a, const double* x, double* y) const override {
-    for (std::size_t k = 0; k < n; k += chunk) SPECWAVE_CUBLAS_CHECK(cublasDaxpy(handle_, length(n, k), &a, x + k, 1, y + k, 1));
+    for (std::size_t k = 0; k < n; k += chunk)
+      SPECWAVE_CUBLAS_CHECK(cublasDaxpy(handle_, length(n, k), &a, x + k, 1, y + k, 1));
   }
   void scal(std::size_t n, double a, double* x) const override {
     for (std::size_t k = 0; k < n; k += chunk) SPECWAVE_CUBLAS_CHECK(cublasDscal(handle_, length(n, k), &a, x + k, 1));
   }
   void copy(std::size_t n, const double* x, double* y) const override {
-    for (std::size_t k = 0; k < n; k += chunk) SPECWAVE_CUBLAS_CHECK(cublasDcopy(handle_, length(n, k), x + k, 1, y + k, 1));
+    for (std::size_t k = 0; k < n; k += chunk)
+      SPECWAVE_CUBLAS_CHECK(cublasDcopy(handle_, length(n, k), x + k, 1, y + k, 1));
   }
   void project(std::size_t n, double* x, const double* lower, const double* upper) const override {
     if (n == 0) return;

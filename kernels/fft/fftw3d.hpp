@@ -24,7 +24,9 @@ struct AlignedAllocator {
   }
   void deallocate(T* p, std::size_t) { std::free(p); }
   template <class U>
-  bool operator==(const AlignedAllocator<U>&) const { return true; }
+  bool operator==(const AlignedAllocator<U>&) const {
+    return true;
+  }
 };
 template <class T>
 using Buffer = std::vector<T, AlignedAllocator<T>>;

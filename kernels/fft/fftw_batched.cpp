@@ -32,8 +32,8 @@ struct Guru<double> {
                                   reinterpret_cast<fftw_complex*>(out), FFTW_MEASURE);
   }
   static void* c2r(const std::vector<Dim>& d, const std::vector<Dim>& b, std::complex<double>* in, double* out) {
-    return fftw_plan_guru_dft_c2r(int(d.size()), d.data(), int(b.size()), b.data(),
-                                  reinterpret_cast<fftw_complex*>(in), out, FFTW_MEASURE);
+    return fftw_plan_guru_dft_c2r(int(d.size()), d.data(), int(b.size()), b.data(), reinterpret_cast<fftw_complex*>(in),
+                                  out, FFTW_MEASURE);
   }
   static void* c2c(const std::vector<Dim>& d, const std::vector<Dim>& b, std::complex<double>* in,
                    std::complex<double>* out, int sign) {
@@ -72,11 +72,13 @@ struct Guru<float> {
 void* checked(void* plan, const char* kind, const std::vector<Axis>& axes, const std::vector<Axis>& batch) {
   if (plan) return plan;
   std::string what = std::string("FFTW could not plan a batched ") + kind + " transform: axes";
-  for (const Axis& a : axes) what += " (n " + std::to_string(a.n) + ", strides " + std::to_string(a.in_stride) + "/" +
-                                      std::to_string(a.out_stride) + ")";
+  for (const Axis& a : axes)
+    what += " (n " + std::to_string(a.n) + ", strides " + std::to_string(a.in_stride) + "/" +
+            std::to_string(a.out_stride) + ")";
   what += ", batch";
-  for (const Axis& a : batch) what += " (n " + std::to_string(a.n) + ", strides " + std::to_string(a.in_stride) + "/" +
-                                       std::to_string(a.out_stride) + ")";
+  for (const Axis& a : batch)
+    what += " (n " + std::to_string(a.n) + ", strides " + std::to_string(a.in_stride) + "/" +
+            std::to_string(a.out_stride) + ")";
   throw std::runtime_error(what);
 }
 
@@ -93,8 +95,8 @@ BatchedFft<T> BatchedFft<T>::r2c(const std::vector<Axis>& axes, const std::vecto
   using G = Guru<T>;
   std::lock_guard<std::mutex> lock(planner_mutex());
   G::threads(threads);
-  return BatchedFft(checked(G::r2c(dims_of<typename G::Dim>(axes), dims_of<typename G::Dim>(batch), in, out), "r2c",
-                            axes, batch));
+  return BatchedFft(
+      checked(G::r2c(dims_of<typename G::Dim>(axes), dims_of<typename G::Dim>(batch), in, out), "r2c", axes, batch));
 }
 
 template <class T>
@@ -103,8 +105,8 @@ BatchedFft<T> BatchedFft<T>::c2r(const std::vector<Axis>& axes, const std::vecto
   using G = Guru<T>;
   std::lock_guard<std::mutex> lock(planner_mutex());
   G::threads(threads);
-  return BatchedFft(checked(G::c2r(dims_of<typename G::Dim>(axes), dims_of<typename G::Dim>(batch), in, out), "c2r",
-                            axes, batch));
+  return BatchedFft(
+      checked(G::c2r(dims_of<typename G::Dim>(axes), dims_of<typename G::Dim>(batch), in, out), "c2r", axes, batch));
 }
 
 template <class T>
@@ -113,9 +115,9 @@ BatchedFft<T> BatchedFft<T>::c2c(const std::vector<Axis>& axes, const std::vecto
   using G = Guru<T>;
   std::lock_guard<std::mutex> lock(planner_mutex());
   G::threads(threads);
-  return BatchedFft(checked(
-      G::c2c(dims_of<typename G::Dim>(axes), dims_of<typename G::Dim>(batch), in, out, int(direction)), "c2c", axes,
-      batch));
+  return BatchedFft(
+      checked(G::c2c(dims_of<typename G::Dim>(axes), dims_of<typename G::Dim>(batch), in, out, int(direction)), "c2c",
+              axes, batch));
 }
 
 template <class T>

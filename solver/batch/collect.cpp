@@ -1,11 +1,11 @@
 // `specwave collect`: the state and results of every variant of a sweep folder (docs/batch.md, "Collecting results").
 #include "solver/batch/collect.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <fmt/format.h>
 #include <functional>
 #include <sstream>
 
@@ -130,13 +130,20 @@ void classify(const fs::path& dir, const std::string& command, VariantResult& r,
   r.host = io::get_string(status, "host").value_or("");
   r.job_id = io::get_string(status, "job_id").value_or("");
   const std::string state = io::get_string(status, "state").value_or("");
-  if (state == "running") r.state = VariantState::running;
-  else if (state == "requeued") r.state = VariantState::requeued;
-  else if (state == "interrupted") r.state = VariantState::interrupted;
-  else if (r.exit_code && *r.exit_code != 0) r.state = VariantState::failed;
-  else if (!r.exit_code) r.state = VariantState::failed, r.note = fmt::format("status.json has state \"{}\" and no exit code", state);
-  else if (!outputs()) r.state = VariantState::failed, r.note = fmt::format("exit code 0 but no outputs in {}", out.string());
-  else r.state = VariantState::completed;
+  if (state == "running")
+    r.state = VariantState::running;
+  else if (state == "requeued")
+    r.state = VariantState::requeued;
+  else if (state == "interrupted")
+    r.state = VariantState::interrupted;
+  else if (r.exit_code && *r.exit_code != 0)
+    r.state = VariantState::failed;
+  else if (!r.exit_code)
+    r.state = VariantState::failed, r.note = fmt::format("status.json has state \"{}\" and no exit code", state);
+  else if (!outputs())
+    r.state = VariantState::failed, r.note = fmt::format("exit code 0 but no outputs in {}", out.string());
+  else
+    r.state = VariantState::completed;
 }
 
 // One column of summary.csv and summary.h5.
@@ -165,7 +172,8 @@ std::vector<Column> columns(const SweepResults& s) {
   };
   for (std::size_t a = 0; a < s.axes.size(); ++a) {
     const K kind = s.axis_types[a] == "integer" ? K::integer : s.axis_types[a] == "number" ? K::number : K::text;
-    c.push_back({s.axes[a], kind, "", [a](const VariantResult& r) -> std::optional<double> {
+    c.push_back({s.axes[a], kind, "",
+                 [a](const VariantResult& r) -> std::optional<double> {
                    if (r.parameters[a].empty()) return std::nullopt;
                    return std::stod(r.parameters[a]);
                  },
@@ -215,7 +223,8 @@ std::string log_tail(const fs::path& path, int n) {
   while (std::getline(in, line))
     if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(line);
   std::string out;
-  for (std::size_t k = lines.size() > std::size_t(n) ? lines.size() - n : 0; k < lines.size(); ++k) out += "            | " + lines[k] + "\n";
+  for (std::size_t k = lines.size() > std::size_t(n) ? lines.size() - n : 0; k < lines.size(); ++k)
+    out += "            | " + lines[k] + "\n";
   return out.empty() ? "            | (empty log)\n" : out;
 }
 
@@ -226,9 +235,10 @@ SweepResults collect_sweep(const std::string& directory, bool metrics) {
   const fs::path manifest_path = dir / "manifest.json";
   const auto text = io::read_text_file(manifest_path.string());
   if (!text)
-    throw Error(ExitCode::input_error, fmt::format("{}: not a sweep folder (no manifest.json); give the folder written by "
-                                                   "specwave sweep",
-                                                   directory));
+    throw Error(ExitCode::input_error,
+                fmt::format("{}: not a sweep folder (no manifest.json); give the folder written by "
+                            "specwave sweep",
+                            directory));
   const nlohmann::json m = io::parse_json(*text, manifest_path.string());
   SweepResults s;
   s.directory = directory;
@@ -237,9 +247,10 @@ SweepResults collect_sweep(const std::string& directory, bool metrics) {
   const nlohmann::json* axes = io::get_member(m, "axes");
   const nlohmann::json* variants = io::get_member(m, "variants");
   if (!axes || !variants || !axes->is_array() || !variants->is_array())
-    throw Error(ExitCode::input_error, fmt::format("{}: has no axes or variants arrays; write the sweep folder again with "
-                                                   "specwave sweep",
-                                                   manifest_path.string()));
+    throw Error(ExitCode::input_error,
+                fmt::format("{}: has no axes or variants arrays; write the sweep folder again with "
+                            "specwave sweep",
+                            manifest_path.string()));
   for (const nlohmann::json& a : *axes) {
     s.axes.push_back(io::get_string(a, "key").value_or(""));
     bool numbers = true, integers = true;
@@ -317,16 +328,18 @@ void write_sweep_summary(const SweepResults& s) {
 
 std::string describe_sweep_results(const SweepResults& s, int log_lines) {
   const fs::path dir(s.directory);
-  std::string out = fmt::format("collect     {}: {} variant(s): {} completed, {} failed, {} interrupted, {} running, {} requeued, {} missing\n",
-                                s.name, s.variants.size(), s.count(VariantState::completed), s.count(VariantState::failed),
-                                s.count(VariantState::interrupted), s.count(VariantState::running),
-                                s.count(VariantState::requeued), s.count(VariantState::missing));
+  std::string out = fmt::format(
+      "collect     {}: {} variant(s): {} completed, {} failed, {} interrupted, {} running, {} requeued, {} missing\n",
+      s.name, s.variants.size(), s.count(VariantState::completed), s.count(VariantState::failed),
+      s.count(VariantState::interrupted), s.count(VariantState::running), s.count(VariantState::requeued),
+      s.count(VariantState::missing));
   const bool invert = s.command == "invert";
-  out += invert ? fmt::format("{:<6} {:<11} {:>4} {:>5} {:>10} {:>10} {:>10}  {}\n", "id", "state", "exit", "iter", "misfit",
-                              "relative", "model err", "name")
-                : fmt::format("{:<6} {:<11} {:>4} {:>8} {:>9} {:>10} {:>10}  {}\n", "id", "state", "exit", "seconds", "cells/s",
-                              "trace L2", "max |u|", "name");
-  constexpr std::size_t kAllRows = 50;  // larger sweeps: only the variants that did not complete (all are in summary.csv)
+  out += invert ? fmt::format("{:<6} {:<11} {:>4} {:>5} {:>10} {:>10} {:>10}  {}\n", "id", "state", "exit", "iter",
+                              "misfit", "relative", "model err", "name")
+                : fmt::format("{:<6} {:<11} {:>4} {:>8} {:>9} {:>10} {:>10}  {}\n", "id", "state", "exit", "seconds",
+                              "cells/s", "trace L2", "max |u|", "name");
+  constexpr std::size_t kAllRows =
+      50;  // larger sweeps: only the variants that did not complete (all are in summary.csv)
   for (const auto& r : s.variants) {
     if (s.variants.size() > kAllRows && r.state == VariantState::completed) continue;
     const std::string exit = r.exit_code ? std::to_string(*r.exit_code) : "-";
@@ -337,11 +350,13 @@ std::string describe_sweep_results(const SweepResults& s, int log_lines) {
                                 short_number(r.seconds), short_number(r.cells_per_second), short_number(r.trace_l2),
                                 short_number(r.trace_max_abs), r.name);
   }
-  if (s.variants.size() > kAllRows) out += fmt::format("(the {} completed variants are in summary.csv)\n", s.count(VariantState::completed));
+  if (s.variants.size() > kAllRows)
+    out += fmt::format("(the {} completed variants are in summary.csv)\n", s.count(VariantState::completed));
   for (const auto& r : s.variants) {
     if (!needs_rerun(r.state)) continue;
-    std::string what = r.state == VariantState::missing ? "no status.json: never started, or still pending"
-                                                        : fmt::format("exit code {}", r.exit_code ? std::to_string(*r.exit_code) : "?");
+    std::string what = r.state == VariantState::missing
+                           ? "no status.json: never started, or still pending"
+                           : fmt::format("exit code {}", r.exit_code ? std::to_string(*r.exit_code) : "?");
     if (!r.host.empty()) what += fmt::format(", host {}", r.host);
     if (!r.job_id.empty()) what += fmt::format(", job {}", r.job_id);
     if (!r.note.empty()) what += "; " + r.note;

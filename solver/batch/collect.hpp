@@ -24,8 +24,8 @@ struct VariantResult {
   std::vector<std::string> parameters;  // one text per axis
   VariantState state = VariantState::missing;
   std::optional<int> exit_code, restart_count;
-  std::string host, job_id, note;       // note: why it counts as failed, when the status does not say it
-  std::string log;                      // path relative to the sweep folder
+  std::string host, job_id, note;  // note: why it counts as failed, when the status does not say it
+  std::string log;                 // path relative to the sweep folder
   // forward (run.json, traces.h5)
   std::optional<double> seconds, cells_per_second, dt, trace_l2, trace_max_abs;
   std::optional<int> nt, n_shots, n_receivers;
@@ -37,8 +37,8 @@ struct VariantResult {
 
 struct SweepResults {
   std::string directory, name, command;  // command: "forward" or "invert"
-  std::vector<std::string> axes;          // the axis keys
-  std::vector<std::string> axis_types;    // per axis: "integer", "number" or "string" (its summary.h5 dtype)
+  std::vector<std::string> axes;         // the axis keys
+  std::vector<std::string> axis_types;   // per axis: "integer", "number" or "string" (its summary.h5 dtype)
   std::vector<VariantResult> variants;
   int count(VariantState s) const;
 };

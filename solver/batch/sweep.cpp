@@ -5,23 +5,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+#include <toml++/toml.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fmt/format.h>
 #include <regex>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "io/case_file.hpp"
 #include "io/json.hpp"
-#include "io/toml_edit.hpp"
 #include "io/text_file.hpp"
+#include "io/toml_edit.hpp"
+#include "kernels/cuda/device.hpp"
 #include "solver/batch/collect.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/plan/plan.hpp"
-#include "kernels/cuda/device.hpp"
 
 namespace specwave {
 namespace {
@@ -32,7 +32,9 @@ using io::spell, io::Spelling, io::type_name;
 
 // ---- values -------------------------------------------------------------------------------------
 
-SweepValue value_of(const toml::node& n) { return {spell(n, Spelling::toml), spell(n, Spelling::json), spell(n, Spelling::text)}; }
+SweepValue value_of(const toml::node& n) {
+  return {spell(n, Spelling::toml), spell(n, Spelling::json), spell(n, Spelling::text)};
+}
 
 int line_of(const toml::node& n) { return std::max(1, int(n.source().begin.line)); }
 
@@ -53,21 +55,26 @@ struct SweepFileReader {
       if (std::find(keys.begin(), keys.end(), k.str()) == keys.end()) {
         std::string allowed;
         for (auto a : keys) allowed += (allowed.empty() ? "" : ", ") + std::string(a);
-        fail(std::max(1, int(k.source().begin.line)), table.empty() ? std::string(k.str()) : fmt::format("{}.{}", table, k.str()),
-             "unknown key", "allowed here: " + allowed, "remove it (docs/batch.md lists the keys)");
+        fail(std::max(1, int(k.source().begin.line)),
+             table.empty() ? std::string(k.str()) : fmt::format("{}.{}", table, k.str()), "unknown key",
+             "allowed here: " + allowed, "remove it (docs/batch.md lists the keys)");
       }
   }
-  std::string str(const toml::table& t, std::string_view table, std::string_view k, std::string def, std::string_view ex) const {
+  std::string str(const toml::table& t, std::string_view table, std::string_view k, std::string def,
+                  std::string_view ex) const {
     const toml::node* n = t.get(k);
     if (!n) return def;
-    if (!n->is_string()) bad(*n, fmt::format("{}.{}", table, k), "must be a string", fmt::format("write it like {}", ex));
+    if (!n->is_string())
+      bad(*n, fmt::format("{}.{}", table, k), "must be a string", fmt::format("write it like {}", ex));
     return n->as_string()->get();
   }
-  int integer(const toml::table& t, std::string_view table, std::string_view k, int def, int min, std::string_view ex) const {
+  int integer(const toml::table& t, std::string_view table, std::string_view k, int def, int min,
+              std::string_view ex) const {
     const toml::node* n = t.get(k);
     if (!n) return def;
     if (!n->is_integer() || n->as_integer()->get() < min || n->as_integer()->get() > 1'000'000)
-      bad(*n, fmt::format("{}.{}", table, k), fmt::format("must be an integer >= {}", min), fmt::format("write it like {}", ex));
+      bad(*n, fmt::format("{}.{}", table, k), fmt::format("must be an integer >= {}", min),
+          fmt::format("write it like {}", ex));
     return int(n->as_integer()->get());
   }
 
@@ -82,21 +89,24 @@ struct SweepFileReader {
     allow(t, where, {"start", "stop", "count", "step"});
     const auto number = [&](std::string_view k) -> const toml::node& {
       const toml::node* n = t.get(k);
-      if (!n) fail(line_of(t), where, fmt::format("a range needs '{}'", k), "not found", fmt::format("write it like {}", ex));
-      if (!n->is_number()) bad(*n, fmt::format("{}.{}", where, k), "must be a number", fmt::format("write it like {}", ex));
+      if (!n)
+        fail(line_of(t), where, fmt::format("a range needs '{}'", k), "not found", fmt::format("write it like {}", ex));
+      if (!n->is_number())
+        bad(*n, fmt::format("{}.{}", where, k), "must be a number", fmt::format("write it like {}", ex));
       return *n;
     };
     const toml::node& start = number("start");
     const toml::node& stop = number("stop");
     if (t.contains("count") == t.contains("step"))
-      fail(line_of(t), where, "a range needs exactly one of 'count' and 'step'", t.contains("count") ? "found both" : "found neither",
-           fmt::format("write it like {}", ex));
+      fail(line_of(t), where, "a range needs exactly one of 'count' and 'step'",
+           t.contains("count") ? "found both" : "found neither", fmt::format("write it like {}", ex));
     const double a = start.value<double>().value(), b = stop.value<double>().value();
     bool integers = start.is_integer() && stop.is_integer();
     std::vector<double> xs;
     if (const toml::node* c = t.get("count")) {
       if (!c->is_integer() || c->as_integer()->get() < 1 || c->as_integer()->get() > long(kMaxVariants))
-        bad(*c, where + ".count", fmt::format("must be an integer in 1..{}", kMaxVariants), "give the number of values, stop included");
+        bad(*c, where + ".count", fmt::format("must be an integer in 1..{}", kMaxVariants),
+            "give the number of values, stop included");
       const long n = long(c->as_integer()->get());
       for (long k = 0; k < n; ++k) xs.push_back(n == 1 ? a : a + (b - a) * double(k) / double(n - 1));
     } else {
@@ -107,7 +117,8 @@ struct SweepFileReader {
         bad(s, where + ".step", "must be non-zero and go from start towards stop",
             fmt::format("use a step of the sign of stop - start ({})", b - a));
       const double steps = std::floor((b - a) / h + 1e-9);
-      if (steps + 1 > double(kMaxVariants)) bad(s, where + ".step", fmt::format("gives more than {} values", kMaxVariants), "use a larger step");
+      if (steps + 1 > double(kMaxVariants))
+        bad(s, where + ".step", fmt::format("gives more than {} values", kMaxVariants), "use a larger step");
       for (long k = 0; k <= long(steps); ++k) xs.push_back(a + double(k) * h);
     }
     std::vector<SweepValue> out;
@@ -115,7 +126,8 @@ struct SweepFileReader {
       if (integers) {
         if (std::abs(xs[k] - std::round(xs[k])) > 1e-9 * std::max(1.0, std::abs(xs[k])))
           fail(line_of(t), where, "integer start and stop give a value that is not an integer",
-               fmt::format("value {} would be {}", k, xs[k]), "write start and stop as floats (5.0), or choose a count that divides the range");
+               fmt::format("value {} would be {}", k, xs[k]),
+               "write start and stop as floats (5.0), or choose a count that divides the range");
         out.push_back(value_of(toml::value<std::int64_t>(std::llround(xs[k]))));
       } else {
         // 12 significant digits: 0.1 + 2 * 0.1 gives 0.3, not 0.30000000000000004.
@@ -141,7 +153,8 @@ struct SweepFileReader {
         if (a->empty()) bad(n, fmt::format("axes.\"{}\"", key), "must not be empty", "give at least one value");
         for (const toml::node& v : *a) {
           if (v.is_table())
-            bad(v, fmt::format("axes.\"{}\"", key), "values must not be tables", "sweep a key inside the table instead");
+            bad(v, fmt::format("axes.\"{}\"", key), "values must not be tables",
+                "sweep a key inside the table instead");
           axis.values.push_back(value_of(v));
         }
       } else {
@@ -161,7 +174,8 @@ struct AxisContext {
   const std::string& file;
   const SweepAxis& axis;
   [[noreturn]] void fail(std::string_view what, std::string_view fix) const {
-    throw Error(ExitCode::invalid_case, fmt::format("{}:{}: axes.\"{}\": {}; {}", file, axis.line, axis.key, what, fix));
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}:{}: axes.\"{}\": {}; {}", file, axis.line, axis.key, what, fix));
   }
   io::KeyPathFailure failure() const {
     return [this](std::string_view what, std::string_view fix) { fail(what, fix); };
@@ -193,7 +207,8 @@ std::vector<std::string> short_axis_names(const std::vector<SweepAxis>& axes) {
 
 std::string parameters_text(const SweepSpec& spec, const SweepVariant& v) {
   std::string s;
-  for (std::size_t a = 0; a < spec.axes.size(); ++a) s += fmt::format("{}{} = {}", a ? ", " : "", spec.axes[a].key, v.values[a].toml);
+  for (std::size_t a = 0; a < spec.axes.size(); ++a)
+    s += fmt::format("{}{} = {}", a ? ", " : "", spec.axes[a].key, v.values[a].toml);
   return s;
 }
 
@@ -212,7 +227,8 @@ std::string first_difference(const std::string& a, const std::string& b) {
     if (!ga && !gb) return "no difference";
     if (!ga || !gb || la != lb) {
       const auto cut = [](std::string s) { return s.size() > 100 ? s.substr(0, 97) + "..." : s; };
-      return fmt::format("line {}: '{}' here, '{}' in this sweep", line, ga ? cut(la) : "(end)", gb ? cut(lb) : "(end)");
+      return fmt::format("line {}: '{}' here, '{}' in this sweep", line, ga ? cut(la) : "(end)",
+                         gb ? cut(lb) : "(end)");
     }
   }
 }
@@ -227,8 +243,8 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path) {
     root = toml::parse(std::string_view(text), std::string_view(path));
   } catch (const toml::parse_error& e) {
     const auto& b = e.source().begin;
-    throw Error(ExitCode::invalid_case, fmt::format("{}:{}:{}: invalid TOML: {}; fix the TOML syntax there", path, b.line,
-                                                    b.column, e.description()));
+    throw Error(ExitCode::invalid_case, fmt::format("{}:{}:{}: invalid TOML: {}; fix the TOML syntax there", path,
+                                                    b.line, b.column, e.description()));
   }
   const SweepFileReader r{path};
   r.allow(root, "", {"sweep", "axes", "slurm"});
@@ -239,36 +255,46 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path) {
 
   const toml::table* sw = root["sweep"].as_table();
   if (!sw) {
-    if (root.contains("sweep")) r.bad(*root.get("sweep"), "sweep", "must be a table", "write a [sweep] table with base = \"case.toml\"");
-    r.fail(1, "sweep", "missing required table", "not found in the file", "add a [sweep] table with base = \"case.toml\"");
+    if (root.contains("sweep"))
+      r.bad(*root.get("sweep"), "sweep", "must be a table", "write a [sweep] table with base = \"case.toml\"");
+    r.fail(1, "sweep", "missing required table", "not found in the file",
+           "add a [sweep] table with base = \"case.toml\"");
   }
   r.allow(*sw, "sweep", {"base", "name", "directory", "mode", "command"});
   const std::string base = r.str(*sw, "sweep", "base", "", "base = \"case.toml\"");
-  if (base.empty()) r.fail(line_of(*sw), "sweep.base", "missing required key", "not found in table 'sweep'", "add base = \"case.toml\" (the case to vary)");
+  if (base.empty())
+    r.fail(line_of(*sw), "sweep.base", "missing required key", "not found in table 'sweep'",
+           "add base = \"case.toml\" (the case to vary)");
   s.base_case = (folder / base).lexically_normal().string();
   const auto base_text = io::read_text_file(s.base_case);
   if (!base_text || fs::is_directory(s.base_case))
-    throw Error(ExitCode::input_error, fmt::format("{}:{}: sweep.base: cannot read the base case {}; check the path (relative "
-                                                   "to the sweep file's folder)",
-                                                   path, line_of(*sw->get("base")), s.base_case));
+    throw Error(ExitCode::input_error,
+                fmt::format("{}:{}: sweep.base: cannot read the base case {}; check the path (relative "
+                            "to the sweep file's folder)",
+                            path, line_of(*sw->get("base")), s.base_case));
   s.base_text = *base_text;
   s.name = r.str(*sw, "sweep", "name", fs::path(path).stem().string(), "name = \"frequency-order\"");
   if (s.name.empty() || s.name.find_first_of("/\\ \t\n'\"$`%") != std::string::npos)
     r.fail(sw->get("name") ? line_of(*sw->get("name")) : line_of(*sw), "sweep.name",
            "must be non-empty, without spaces, quotes, %, / or \\", fmt::format("found \"{}\"", s.name),
            "use a plain name such as name = \"frequency-order\"");
-  s.directory = (folder / r.str(*sw, "sweep", "directory", s.name, "directory = \"sweeps/frequency-order\"")).lexically_normal().string();
+  s.directory = (folder / r.str(*sw, "sweep", "directory", s.name, "directory = \"sweeps/frequency-order\""))
+                    .lexically_normal()
+                    .string();
   const std::string mode = r.str(*sw, "sweep", "mode", "product", "mode = \"product\"");
-  if (mode != "product" && mode != "zip") r.bad(*sw->get("mode"), "sweep.mode", "must be \"product\" or \"zip\"", "use mode = \"product\" (every combination) or \"zip\"");
+  if (mode != "product" && mode != "zip")
+    r.bad(*sw->get("mode"), "sweep.mode", "must be \"product\" or \"zip\"",
+          "use mode = \"product\" (every combination) or \"zip\"");
   s.mode = mode == "zip" ? SweepMode::zip : SweepMode::product;
   s.command = r.str(*sw, "sweep", "command", "forward", "command = \"forward\"");
   if (s.command != "forward" && s.command != "invert")
-    r.bad(*sw->get("command"), "sweep.command", "must be \"forward\" or \"invert\"", "use the specwave command the variants run");
+    r.bad(*sw->get("command"), "sweep.command", "must be \"forward\" or \"invert\"",
+          "use the specwave command the variants run");
 
   const toml::table* ax = root["axes"].as_table();
   if (!ax || ax->empty())
-    r.fail(ax ? line_of(*ax) : 1, "axes", ax ? "must hold at least one axis" : "missing required table", "no axis found",
-           "add [axes] with e.g. \"scheme.order\" = [4, 8]");
+    r.fail(ax ? line_of(*ax) : 1, "axes", ax ? "must hold at least one axis" : "missing required table",
+           "no axis found", "add [axes] with e.g. \"scheme.order\" = [4, 8]");
   std::vector<std::pair<toml::source_position, std::size_t>> order;
   std::vector<SweepAxis> axes;
   r.axes(*ax, "", axes, order);
@@ -282,25 +308,27 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path) {
       r.fail(a.line, fmt::format("axes.\"{}\"", a.key), "is not a case-file key path", "found " + a.key,
              "write it like \"scheme.order\" or \"shots[*].sources[0].peak_frequency\" (quoted when it has [ ])");
     if (a.key == "output" || a.key.rfind("output.directory", 0) == 0)
-      r.fail(a.line, fmt::format("axes.\"{}\"", a.key), "is set by the sweep", "each variant writes to variants/<id>/output",
-             "remove this axis");
+      r.fail(a.line, fmt::format("axes.\"{}\"", a.key), "is set by the sweep",
+             "each variant writes to variants/<id>/output", "remove this axis");
     for (std::size_t j = 0; j < i; ++j)
       if (s.axes[j].key == a.key)
-        r.fail(a.line, fmt::format("axes.\"{}\"", a.key), "is given twice", fmt::format("also on line {}", s.axes[j].line),
-               "keep one");
+        r.fail(a.line, fmt::format("axes.\"{}\"", a.key), "is given twice",
+               fmt::format("also on line {}", s.axes[j].line), "keep one");
   }
 
   if (const toml::node* sl = root.get("slurm")) {
     const toml::table* t = sl->as_table();
     if (!t) r.bad(*sl, "slurm", "must be a table", "write a [slurm] table");
-    r.allow(*t, "slurm", {"account", "partition", "time", "ntasks", "cpus_per_task", "gpus_per_task", "max_parallel", "extra"});
+    r.allow(*t, "slurm",
+            {"account", "partition", "time", "ntasks", "cpus_per_task", "gpus_per_task", "max_parallel", "extra"});
     SlurmSettings& m = s.slurm;
     m.account = r.str(*t, "slurm", "account", "", "account = \"geo123\"");
     m.partition = r.str(*t, "slurm", "partition", "", "partition = \"gpu\"");
     m.time = r.str(*t, "slurm", "time", "", "time = \"02:00:00\"");
     static const std::regex slurm_time(R"(^([0-9]+-)?[0-9]+(:[0-9]+){0,2}$)");
     if (!m.time.empty() && !std::regex_match(m.time, slurm_time))
-      r.bad(*t->get("time"), "slurm.time", "is not a Slurm time", "write it like \"02:00:00\", \"90\" (minutes) or \"1-12:00:00\"");
+      r.bad(*t->get("time"), "slurm.time", "is not a Slurm time",
+            "write it like \"02:00:00\", \"90\" (minutes) or \"1-12:00:00\"");
     m.ntasks = r.integer(*t, "slurm", "ntasks", 1, 1, "ntasks = 4");
     m.cpus_per_task = r.integer(*t, "slurm", "cpus_per_task", 0, 1, "cpus_per_task = 8");
     m.gpus_per_task = r.integer(*t, "slurm", "gpus_per_task", 0, 1, "gpus_per_task = 1");
@@ -308,11 +336,14 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path) {
     for (const auto* k : {"account", "partition"}) {
       const std::string& v = std::string_view(k) == "account" ? m.account : m.partition;
       if (v.find_first_of(" \t\n'\"$`\\") != std::string::npos)
-        r.bad(*t->get(k), fmt::format("slurm.{}", k), "must not hold spaces, quotes or shell characters", "give the name Slurm knows");
+        r.bad(*t->get(k), fmt::format("slurm.{}", k), "must not hold spaces, quotes or shell characters",
+              "give the name Slurm knows");
     }
     if (const toml::node* e = t->get("extra")) {
       const toml::array* a = e->as_array();
-      if (!a) r.bad(*e, "slurm.extra", "must be an array of strings", "write it like extra = [\"--mem=16G\", \"--constraint=a100\"]");
+      if (!a)
+        r.bad(*e, "slurm.extra", "must be an array of strings",
+              "write it like extra = [\"--mem=16G\", \"--constraint=a100\"]");
       for (const toml::node& line : *a) {
         if (!line.is_string() || line.as_string()->get().find('\n') != std::string::npos)
           r.bad(line, "slurm.extra", "entries must be one-line strings", "write it like extra = [\"--mem=16G\"]");
@@ -324,7 +355,8 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path) {
     for (const auto& a : s.axes)
       if (a.values.size() != s.axes.front().values.size()) {
         std::string lengths;
-        for (const auto& b : s.axes) lengths += fmt::format("{}{} has {}", lengths.empty() ? "" : ", ", b.key, b.values.size());
+        for (const auto& b : s.axes)
+          lengths += fmt::format("{}{} has {}", lengths.empty() ? "" : ", ", b.key, b.values.size());
         r.fail(a.line, "axes", "mode = \"zip\" needs axes of the same length", lengths,
                "give every axis the same number of values, or use mode = \"product\" for every combination");
       }
@@ -346,7 +378,8 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path) {
 
 SweepSpec read_sweep_file(const std::string& path) {
   const auto text = io::read_text_file(path);
-  if (!text || fs::is_directory(path)) throw Error(ExitCode::input_error, fmt::format("{}: cannot read the sweep file; check the path", path));
+  if (!text || fs::is_directory(path))
+    throw Error(ExitCode::input_error, fmt::format("{}: cannot read the sweep file; check the path", path));
   return parse_sweep_text(*text, path);
 }
 
@@ -385,9 +418,10 @@ std::vector<SweepVariant> make_variants(const SweepSpec& spec) {
     base = toml::parse(std::string_view(spec.base_text), std::string_view(spec.base_case));
   } catch (const toml::parse_error& e) {
     const auto& b = e.source().begin;
-    throw Error(ExitCode::invalid_case, fmt::format("{}:{}:{}: invalid TOML: {}; fix the TOML syntax there (the base case "
-                                                    "of {})",
-                                                    spec.base_case, b.line, b.column, e.description(), spec.file));
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}:{}:{}: invalid TOML: {}; fix the TOML syntax there (the base case "
+                            "of {})",
+                            spec.base_case, b.line, b.column, e.description(), spec.file));
   }
   const fs::path base_folder = fs::path(spec.base_case).parent_path();
   const auto combos = expand_sweep(spec);
@@ -419,8 +453,10 @@ std::vector<SweepVariant> make_variants(const SweepSpec& spec) {
     if (!t.contains("output") || !t.get("output")->is_table()) t.insert_or_assign("output", toml::table{});
     t.get("output")->as_table()->insert_or_assign("directory", "output");
     std::ostringstream text;
-    text << fmt::format("# Variant {} of the sweep \"{}\", written by specwave sweep from\n#   {}\n", v.index, spec.name, spec.base_case);
-    for (std::size_t a = 0; a < spec.axes.size(); ++a) text << fmt::format("#   {} = {}\n", spec.axes[a].key, v.values[a].toml);
+    text << fmt::format("# Variant {} of the sweep \"{}\", written by specwave sweep from\n#   {}\n", v.index,
+                        spec.name, spec.base_case);
+    for (std::size_t a = 0; a < spec.axes.size(); ++a)
+      text << fmt::format("#   {} = {}\n", spec.axes[a].key, v.values[a].toml);
     text << "# Relative paths of the base case are absolute here; the outputs go to output/ next to this file.\n\n";
     std::string body;
     io::write_toml(body, t, "");
@@ -450,22 +486,26 @@ SweepCheck check_variants(const SweepSpec& spec, const std::vector<SweepVariant>
         ++decomposed;
       }
       if (spec.command == "invert" && (!c.inversion.present || !c.inversion.velocity_min || !c.inversion.velocity_max))
-        throw Error(ExitCode::invalid_case, fmt::format("{}: command = \"invert\" needs an [inversion] table with velocity_min and "
-                                                        "velocity_max (docs/case-file.md); add them to the base case",
-                                                        (folder / "case.toml").string()));
+        throw Error(ExitCode::invalid_case,
+                    fmt::format("{}: command = \"invert\" needs an [inversion] table with velocity_min and "
+                                "velocity_max (docs/case-file.md); add them to the base case",
+                                (folder / "case.toml").string()));
       make_plan(c, RankPlacement{});
     } catch (const Error& e) {
-      throw Error(e.code(), fmt::format("sweep variant {} of {} ({}): {}", v.id, variants.size(), parameters_text(spec, v), e.what()));
+      throw Error(e.code(), fmt::format("sweep variant {} of {} ({}): {}", v.id, variants.size(),
+                                        parameters_text(spec, v), e.what()));
     }
   }
   if (on_cpu_instead)
-    check.notes.push_back(fmt::format("{} variant(s) ask for run.backend = \"cuda\" and this machine has no usable GPU ({}): their "
-                                      "plans were checked with the cpu backend; the jobs will run on GPU nodes",
-                                      on_cpu_instead, gpu_why));
+    check.notes.push_back(
+        fmt::format("{} variant(s) ask for run.backend = \"cuda\" and this machine has no usable GPU ({}): their "
+                    "plans were checked with the cpu backend; the jobs will run on GPU nodes",
+                    on_cpu_instead, gpu_why));
   if (decomposed)
-    check.notes.push_back(fmt::format("{} variant(s) set run.process_grid or run.shot_groups: checked on one rank here, their "
-                                      "decomposition is checked when the job starts on its {} ranks",
-                                      decomposed, spec.slurm.ntasks));
+    check.notes.push_back(
+        fmt::format("{} variant(s) set run.process_grid or run.shot_groups: checked on one rank here, their "
+                    "decomposition is checked when the job starts on its {} ranks",
+                    decomposed, spec.slurm.ntasks));
   return check;
 }
 
@@ -473,8 +513,8 @@ SweepCheck check_variants(const SweepSpec& spec, const std::vector<SweepVariant>
 
 std::string sweep_manifest_json(const SweepSpec& spec, const std::vector<SweepVariant>& variants) {
   std::string s = "{\n";
-  s += fmt::format("  \"file_type\": \"specwave.sweep_manifest\",\n  \"name\": {},\n  \"base_case\": {},\n", io::json_quote(spec.name),
-                   io::json_quote(spec.base_case));
+  s += fmt::format("  \"file_type\": \"specwave.sweep_manifest\",\n  \"name\": {},\n  \"base_case\": {},\n",
+                   io::json_quote(spec.name), io::json_quote(spec.base_case));
   s += fmt::format("  \"command\": {},\n  \"mode\": \"{}\",\n  \"axes\": [\n", io::json_quote(spec.command),
                    spec.mode == SweepMode::zip ? "zip" : "product");
   for (std::size_t a = 0; a < spec.axes.size(); ++a) {
@@ -489,9 +529,11 @@ std::string sweep_manifest_json(const SweepSpec& spec, const std::vector<SweepVa
     std::string params;
     for (std::size_t a = 0; a < spec.axes.size(); ++a)
       params += fmt::format("{}{}: {}", a ? ", " : "", io::json_quote(spec.axes[a].key), v.values[a].json);
-    s += fmt::format("    {{\"index\": {}, \"id\": \"{}\", \"name\": {}, \"parameters\": {{{}}}, \"case\": \"variants/{}/case.toml\", "
-                     "\"output\": \"variants/{}/output\", \"status\": \"variants/{}/status.json\", \"log\": \"logs/{}.log\"}}{}\n",
-                     v.index, v.id, io::json_quote(v.name), params, v.id, v.id, v.id, v.id, i + 1 < variants.size() ? "," : "");
+    s += fmt::format(
+        "    {{\"index\": {}, \"id\": \"{}\", \"name\": {}, \"parameters\": {{{}}}, \"case\": "
+        "\"variants/{}/case.toml\", "
+        "\"output\": \"variants/{}/output\", \"status\": \"variants/{}/status.json\", \"log\": \"logs/{}.log\"}}{}\n",
+        v.index, v.id, io::json_quote(v.name), params, v.id, v.id, v.id, v.id, i + 1 < variants.size() ? "," : "");
   }
   return s + "  ]\n}\n";
 }
@@ -514,9 +556,10 @@ bool write_sweep_folder(const SweepSpec& spec, const std::vector<SweepVariant>& 
   std::error_code ec;
   if (fs::exists(dir / "manifest.json")) {
     const auto refuse = [&](const std::string& what) {
-      throw Error(ExitCode::output_error, fmt::format("{}: holds another sweep ({}); use a new directory (sweep.directory or "
-                                                      "--output) or remove the old one",
-                                                      dir.string(), what));
+      throw Error(ExitCode::output_error,
+                  fmt::format("{}: holds another sweep ({}); use a new directory (sweep.directory or "
+                              "--output) or remove the old one",
+                              dir.string(), what));
     };
     const std::string old = io::read_text_file((dir / "manifest.json").string()).value_or("");
     if (old != manifest) refuse("its manifest.json differs from this sweep's, " + first_difference(old, manifest));
@@ -533,9 +576,10 @@ bool write_sweep_folder(const SweepSpec& spec, const std::vector<SweepVariant>& 
     return false;
   }
   if (fs::exists(dir) && !(fs::is_directory(dir) && fs::is_empty(dir)))
-    throw Error(ExitCode::output_error, fmt::format("{}: exists and is not a sweep folder (no manifest.json); use a new "
-                                                    "directory (sweep.directory or --output) or remove it",
-                                                    dir.string()));
+    throw Error(ExitCode::output_error,
+                fmt::format("{}: exists and is not a sweep folder (no manifest.json); use a new "
+                            "directory (sweep.directory or --output) or remove it",
+                            dir.string()));
   // Everything under a temporary name next to the folder, renamed when complete.
   const fs::path tmp = dir.parent_path() / fmt::format(".{}.tmp-{}", dir.filename().string(), ::getpid());
   struct Cleanup {
@@ -549,9 +593,10 @@ bool write_sweep_folder(const SweepSpec& spec, const std::vector<SweepVariant>& 
   fs::remove_all(tmp, ec);
   fs::create_directories(tmp / "logs", ec);
   if (ec)
-    throw Error(ExitCode::output_error, fmt::format("{}: cannot create the sweep folder ({}); choose a writable sweep.directory "
-                                                    "or --output",
-                                                    dir.string(), ec.message()));
+    throw Error(ExitCode::output_error,
+                fmt::format("{}: cannot create the sweep folder ({}); choose a writable sweep.directory "
+                            "or --output",
+                            dir.string(), ec.message()));
   for (const auto& v : variants) {
     fs::create_directories(tmp / "variants" / v.id, ec);
     io::write_text_atomically((tmp / "variants" / v.id / "case.toml").string(), v.case_text);
@@ -562,8 +607,8 @@ bool write_sweep_folder(const SweepSpec& spec, const std::vector<SweepVariant>& 
   if (fs::exists(dir)) fs::remove(dir, ec);  // empty
   fs::rename(tmp, dir, ec);
   if (ec)
-    throw Error(ExitCode::output_error, fmt::format("{}: cannot rename {} to it ({}); check the folder", dir.string(), tmp.string(),
-                                                    ec.message()));
+    throw Error(ExitCode::output_error, fmt::format("{}: cannot rename {} to it ({}); check the folder", dir.string(),
+                                                    tmp.string(), ec.message()));
   cleanup.keep = true;
   return true;
 }
@@ -575,21 +620,31 @@ void run_sweep(const SweepOptions& o, const std::function<void(const std::string
   const fs::path dir(spec.directory);
   const std::vector<SweepVariant> variants = make_variants(spec);
   std::string shape;
-  for (const auto& a : spec.axes) shape += fmt::format("{}{} ({})", shape.empty() ? "" : spec.mode == SweepMode::zip ? " | " : " x ", a.key, a.values.size());
+  for (const auto& a : spec.axes)
+    shape += fmt::format("{}{} ({})",
+                         shape.empty()                 ? ""
+                         : spec.mode == SweepMode::zip ? " | "
+                                                       : " x ",
+                         a.key, a.values.size());
   print(fmt::format("sweep       {}: {} variant(s), {} of {}; command {}\nbase        {}\n", spec.name, variants.size(),
                     spec.mode == SweepMode::zip ? "zip" : "product", shape, spec.command, spec.base_case));
   if (o.resume && !fs::exists(dir / "manifest.json"))
-    throw Error(ExitCode::usage, fmt::format("{}: no sweep folder to resume (no manifest.json); run specwave sweep {} without "
-                                             "--resume first",
-                                             dir.string(), o.sweep_file));
+    throw Error(ExitCode::usage,
+                fmt::format("{}: no sweep folder to resume (no manifest.json); run specwave sweep {} without "
+                            "--resume first",
+                            dir.string(), o.sweep_file));
   const SweepCheck check = check_variants(spec, variants);
   for (const auto& n : check.notes) print("note        " + n + "\n");
-  print(fmt::format("checked     {} variant case(s): each reads and plans as `specwave check` does\n", variants.size()));
+  print(
+      fmt::format("checked     {} variant case(s): each reads and plans as `specwave check` does\n", variants.size()));
   const bool created = write_sweep_folder(spec, variants);
-  print(fmt::format("folder      {} ({})\n", dir.string(), created ? "written" : "exists with the same manifest: kept"));
+  print(
+      fmt::format("folder      {} ({})\n", dir.string(), created ? "written" : "exists with the same manifest: kept"));
   constexpr std::size_t kListed = 20;
-  for (std::size_t i = 0; i < variants.size() && i < kListed; ++i) print(fmt::format("variant     {}\n", variants[i].name));
-  if (variants.size() > kListed) print(fmt::format("variant     ... and {} more (manifest.csv)\n", variants.size() - kListed));
+  for (std::size_t i = 0; i < variants.size() && i < kListed; ++i)
+    print(fmt::format("variant     {}\n", variants[i].name));
+  if (variants.size() > kListed)
+    print(fmt::format("variant     ... and {} more (manifest.csv)\n", variants.size() - kListed));
 
   std::vector<int> indices;
   if (o.resume) {
@@ -624,12 +679,14 @@ void run_sweep(const SweepOptions& o, const std::function<void(const std::string
   const std::string array = slurm_array_spec(indices, max_parallel);
   print(fmt::format("job         {} (array {}, {} task(s))\n", job, array, indices.size()));
   if (!o.submit) {
-    print(fmt::format("submit      sbatch {}   (or run one task here: SLURM_ARRAY_TASK_ID={} SPECWAVE_LAUNCHER= bash {})\n", job,
-                      indices.front(), job));
+    print(fmt::format(
+        "submit      sbatch {}   (or run one task here: SLURM_ARRAY_TASK_ID={} SPECWAVE_LAUNCHER= bash {})\n", job,
+        indices.front(), job));
     return;
   }
   const std::string job_id = submit_sweep_job(dir.string(), array, indices);
-  print(fmt::format("submitted   job {} (array {}); recorded in {}\n", job_id, array, (dir / "submissions.jsonl").string()));
+  print(fmt::format("submitted   job {} (array {}); recorded in {}\n", job_id, array,
+                    (dir / "submissions.jsonl").string()));
 }
 
 }  // namespace specwave

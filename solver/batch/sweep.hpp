@@ -27,10 +27,10 @@ struct SweepAxis {
 // The [slurm] table: #SBATCH settings of the job array.
 struct SlurmSettings {
   std::string account, partition, time;
-  int ntasks = 1;          // MPI ranks per variant
-  int cpus_per_task = 0;   // 0: not set (the site's default)
-  int gpus_per_task = 0;   // 0: not set (the gpu template then asks for 1)
-  int max_parallel = 0;    // 0: no limit (no %MAX in the array)
+  int ntasks = 1;                  // MPI ranks per variant
+  int cpus_per_task = 0;           // 0: not set (the site's default)
+  int gpus_per_task = 0;           // 0: not set (the gpu template then asks for 1)
+  int max_parallel = 0;            // 0: no limit (no %MAX in the array)
   std::vector<std::string> extra;  // extra #SBATCH lines, e.g. "--mem=16G"
 };
 
@@ -42,8 +42,8 @@ struct SweepSpec {
   std::string base_case, base_text;  // absolute path of the base case, and its text
   std::string directory;             // the sweep folder, absolute
   SweepMode mode = SweepMode::product;
-  std::string command = "forward";   // or "invert"
-  std::vector<SweepAxis> axes;       // in file order; product mode: the first axis varies slowest
+  std::string command = "forward";  // or "invert"
+  std::vector<SweepAxis> axes;      // in file order; product mode: the first axis varies slowest
   SlurmSettings slurm;
 };
 
@@ -61,10 +61,10 @@ std::vector<std::vector<int>> expand_sweep(const SweepSpec& spec);
 
 struct SweepVariant {
   int index = 0;
-  std::string id;                   // zero-padded index, the folder name under variants/: "0003"
-  std::string name;                 // "0003_peak_frequency=10_order=8"
-  std::vector<SweepValue> values;   // one per axis
-  std::string case_text;            // variants/<id>/case.toml
+  std::string id;                  // zero-padded index, the folder name under variants/: "0003"
+  std::string name;                // "0003_peak_frequency=10_order=8"
+  std::vector<SweepValue> values;  // one per axis
+  std::string case_text;           // variants/<id>/case.toml
 };
 // The variant cases: the base case with the axis keys set, relative paths made absolute (model.file, a source's
 // file, inversion.observed, inversion.true_model.file, validation.reference: against the base case's folder) and
@@ -97,7 +97,8 @@ std::string slurm_array_spec(const std::vector<int>& indices, int max_parallel);
 std::string builtin_slurm_template(const std::string& name);
 // Replaces every {{name}} in `text` with values[name]; a line that holds only a placeholder whose value is empty is
 // dropped. A placeholder not in `values` is an error (ExitCode::input_error naming `what`, the line and the names).
-std::string fill_template(const std::string& text, const std::map<std::string, std::string>& values, const std::string& what);
+std::string fill_template(const std::string& text, const std::map<std::string, std::string>& values,
+                          const std::string& what);
 
 struct JobScriptOptions {
   std::string template_choice;  // "cpu", "gpu", a file path, or empty: gpu when the sweep wants GPUs, else cpu

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -11,13 +12,12 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fmt/format.h>
 #include <regex>
 #include <sstream>
 
 #include "io/text_file.hpp"
-#include "solver/case/errors.hpp"
 #include "solver/batch/sweep.hpp"
+#include "solver/case/errors.hpp"
 
 namespace specwave {
 namespace slurm_templates {
@@ -34,9 +34,10 @@ namespace fs = std::filesystem;
 // Slurm pattern) and single-quoted in bash.
 void check_script_path(const std::string& path, std::string_view what) {
   if (path.find_first_of(" \t\n'\"$`\\%") != std::string::npos)
-    throw Error(ExitCode::usage, fmt::format("{} '{}' has a space, a quote or one of $ ` \\ %: it cannot go into the job "
-                                             "script; choose a path without them",
-                                             what, path));
+    throw Error(ExitCode::usage,
+                fmt::format("{} '{}' has a space, a quote or one of $ ` \\ %: it cannot go into the job "
+                            "script; choose a path without them",
+                            what, path));
 }
 
 std::string utc_now() {
@@ -58,7 +59,8 @@ std::string slurm_array_spec(const std::vector<int>& indices, int max_parallel) 
   for (std::size_t i = 0; i < sorted.size();) {
     std::size_t j = i;
     while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
-    s.append(s.empty() ? "" : ",").append(j > i ? fmt::format("{}-{}", sorted[i], sorted[j]) : fmt::format("{}", sorted[i]));
+    s.append(s.empty() ? "" : ",")
+        .append(j > i ? fmt::format("{}-{}", sorted[i], sorted[j]) : fmt::format("{}", sorted[i]));
     i = j + 1;
   }
   if (max_parallel > 0) s += fmt::format("%{}", max_parallel);
@@ -68,10 +70,12 @@ std::string slurm_array_spec(const std::vector<int>& indices, int max_parallel) 
 std::string builtin_slurm_template(const std::string& name) {
   if (name == "cpu") return slurm_templates::cpu;
   if (name == "gpu") return slurm_templates::gpu;
-  throw Error(ExitCode::usage, fmt::format("no built-in template '{}'; use cpu, gpu or the path of a template file", name));
+  throw Error(ExitCode::usage,
+              fmt::format("no built-in template '{}'; use cpu, gpu or the path of a template file", name));
 }
 
-std::string fill_template(const std::string& text, const std::map<std::string, std::string>& values, const std::string& what) {
+std::string fill_template(const std::string& text, const std::map<std::string, std::string>& values,
+                          const std::string& what) {
   static const std::regex placeholder(R"(\{\{\s*([A-Za-z0-9_]+)\s*\}\})");
   std::string out, unknown;
   std::istringstream lines(text);
@@ -103,23 +107,27 @@ std::string fill_template(const std::string& text, const std::map<std::string, s
   if (!unknown.empty()) {
     std::string known;
     for (const auto& [k, v] : values) known += fmt::format("{}{{{{{}}}}}", known.empty() ? "" : " ", k);
-    throw Error(ExitCode::input_error, fmt::format("{}: unknown placeholder {}; the placeholders are {} (docs/batch.md)", what,
-                                                   unknown, known));
+    throw Error(
+        ExitCode::input_error,
+        fmt::format("{}: unknown placeholder {}; the placeholders are {} (docs/batch.md)", what, unknown, known));
   }
   return out;
 }
 
-std::string sweep_job_script(const SweepSpec& spec, std::size_t n_variants, const std::vector<int>& indices, bool wants_gpu,
-                             const JobScriptOptions& o) {
+std::string sweep_job_script(const SweepSpec& spec, std::size_t n_variants, const std::vector<int>& indices,
+                             bool wants_gpu, const JobScriptOptions& o) {
   const SlurmSettings& m = spec.slurm;
-  std::string choice = o.template_choice.empty() ? (wants_gpu || m.gpus_per_task > 0 ? "gpu" : "cpu") : o.template_choice;
+  std::string choice =
+      o.template_choice.empty() ? (wants_gpu || m.gpus_per_task > 0 ? "gpu" : "cpu") : o.template_choice;
   std::string text, what;
   if (choice == "cpu" || choice == "gpu") {
     text = builtin_slurm_template(choice);
     what = fmt::format("template {} (scripts/slurm/{}.sbatch)", choice, choice);
   } else {
     const auto t = io::read_text_file(choice);
-    if (!t) throw Error(ExitCode::input_error, fmt::format("{}: cannot read the template; check the --template path", choice));
+    if (!t)
+      throw Error(ExitCode::input_error,
+                  fmt::format("{}: cannot read the template; check the --template path", choice));
     text = *t;
     what = choice;
   }
@@ -130,7 +138,8 @@ std::string sweep_job_script(const SweepSpec& spec, std::size_t n_variants, cons
   std::string extra;
   for (const auto& e : m.extra) extra += (extra.empty() ? "" : "\n") + (e.rfind("#SBATCH", 0) == 0 ? e : sbatch(e));
   std::string job_name;
-  for (char c : spec.name) job_name += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
+  for (char c : spec.name)
+    job_name += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
   const int gpus = m.gpus_per_task > 0 ? m.gpus_per_task : (choice == "gpu" ? 1 : 0);
   const std::map<std::string, std::string> values = {
       {"job_name", job_name},
@@ -170,12 +179,14 @@ std::string submit_sweep_job(const std::string& directory, const std::string& ar
   const fs::path dir(directory);
   const std::string sbatch = find_on_path("sbatch");
   if (sbatch.empty())
-    throw Error(ExitCode::submit_failed, fmt::format("sbatch not found on PATH: --submit needs Slurm; run on a login node of the "
-                                                     "cluster, or submit {} yourself",
-                                                     (dir / "job.sbatch").string()));
+    throw Error(ExitCode::submit_failed,
+                fmt::format("sbatch not found on PATH: --submit needs Slurm; run on a login node of the "
+                            "cluster, or submit {} yourself",
+                            (dir / "job.sbatch").string()));
   check_script_path(sbatch, "sbatch");
   const fs::path err = dir / fmt::format(".sbatch-stderr-{}", ::getpid());
-  const std::string cmd = fmt::format("cd '{}' && '{}' --parsable job.sbatch 2>'{}'", dir.string(), sbatch, err.string());
+  const std::string cmd =
+      fmt::format("cd '{}' && '{}' --parsable job.sbatch 2>'{}'", dir.string(), sbatch, err.string());
   std::string out;
   FILE* pipe = popen(cmd.c_str(), "r");
   std::array<char, 4096> buf{};
@@ -192,15 +203,17 @@ std::string submit_sweep_job(const std::string& directory, const std::string& ar
   };
   const std::string job_id = out.substr(0, out.find_first_of(";\n"));
   if (status != 0 || job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos)
-    throw Error(ExitCode::submit_failed,
-                fmt::format("sbatch refused {} (exit status {}): {}; fix the [slurm] table of the sweep file or the template and "
-                            "run again with --submit",
-                            (dir / "job.sbatch").string(), WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                            one_line(stderr_text + out)));
+    throw Error(
+        ExitCode::submit_failed,
+        fmt::format(
+            "sbatch refused {} (exit status {}): {}; fix the [slurm] table of the sweep file or the template and "
+            "run again with --submit",
+            (dir / "job.sbatch").string(), WIFEXITED(status) ? WEXITSTATUS(status) : -1, one_line(stderr_text + out)));
   std::string list;
   for (int i : indices) list += (list.empty() ? "" : ", ") + std::to_string(i);
-  const std::string record = fmt::format("{{\"time\": \"{}\", \"job_id\": \"{}\", \"array\": \"{}\", \"indices\": [{}]}}\n", utc_now(),
-                                         job_id, array, list);
+  const std::string record =
+      fmt::format("{{\"time\": \"{}\", \"job_id\": \"{}\", \"array\": \"{}\", \"indices\": [{}]}}\n", utc_now(), job_id,
+                  array, list);
   FILE* f = std::fopen((dir / "submissions.jsonl").c_str(), "a");
   if (!f || std::fputs(record.c_str(), f) < 0 || std::fclose(f) != 0)
     throw Error(ExitCode::output_error, fmt::format("{}: job {} was submitted but cannot be recorded here; note its id",

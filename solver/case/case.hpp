@@ -27,24 +27,24 @@ struct GridSpec {
 struct ModelSpec {
   enum class Kind { homogeneous, layered, gaussian, file };
   Kind kind = Kind::homogeneous;
-  double velocity = 0;              // homogeneous: v (m/s); gaussian: background v
-  std::vector<double> interfaces;   // layered: depths z (m) of the interfaces, increasing
-  std::vector<double> velocities;   // layered: one more than interfaces, top to bottom (m/s)
-  double anomaly = 0;               // gaussian: peak velocity perturbation (m/s, may be negative)
-  Vec3 center{0, 0, 0};             // gaussian: centre (m)
-  double radius = 0;                // gaussian: standard deviation (m)
-  std::string file;                 // file: HDF5 path (absolute, or resolved against the case file's folder)
+  double velocity = 0;                // homogeneous: v (m/s); gaussian: background v
+  std::vector<double> interfaces;     // layered: depths z (m) of the interfaces, increasing
+  std::vector<double> velocities;     // layered: one more than interfaces, top to bottom (m/s)
+  double anomaly = 0;                 // gaussian: peak velocity perturbation (m/s, may be negative)
+  Vec3 center{0, 0, 0};               // gaussian: centre (m)
+  double radius = 0;                  // gaussian: standard deviation (m)
+  std::string file;                   // file: HDF5 path (absolute, or resolved against the case file's folder)
   std::string dataset = "/velocity";  // file: dataset name
 };
 
 struct WaveletSpec {
   enum class Kind { ricker, file };
   Kind kind = Kind::ricker;
-  double peak_frequency = 0;        // ricker: Hz
-  std::optional<double> delay;      // ricker: s, default 1.5 / peak_frequency
-  double amplitude = 1;             // scales the wavelet (both kinds)
-  std::string file;                 // file: HDF5 path
-  std::string dataset = "/wavelet"; // file: 1-D dataset with a `dt` attribute (s)
+  double peak_frequency = 0;         // ricker: Hz
+  std::optional<double> delay;       // ricker: s, default 1.5 / peak_frequency
+  double amplitude = 1;              // scales the wavelet (both kinds)
+  std::string file;                  // file: HDF5 path
+  std::string dataset = "/wavelet";  // file: 1-D dataset with a `dt` attribute (s)
 };
 
 struct SourceSpec {
@@ -57,14 +57,14 @@ struct ShotSpec {
 };
 
 struct TimeSpec {
-  double duration = 0;              // s (simulated time; nt = round(duration / dt) + 1 samples)
-  std::optional<double> dt;         // s; default cfl_safety * dt_max
+  double duration = 0;       // s (simulated time; nt = round(duration / dt) + 1 samples)
+  std::optional<double> dt;  // s; default cfl_safety * dt_max
   double cfl_safety = 0.8;
 };
 
 struct SchemeSpec {
   Method method = Method::fdtd;
-  int order = 8;                                  // even, 2..16
+  int order = 8;                                    // even, 2..16
   std::optional<double> min_points_per_wavelength;  // overrides the scheme's floor
 };
 
@@ -72,8 +72,8 @@ struct SchemeSpec {
 enum class SpectralAbsorber { pml, damping };
 
 struct BoundarySpec {
-  int pml_width = 20;               // points per absorbing face
-  bool free_surface = false;        // top face (z = origin) is pressure-release
+  int pml_width = 20;         // points per absorbing face
+  bool free_surface = false;  // top face (z = origin) is pressure-release
   // Profile exponent p and target reflection R0; unset: the defaults of the method and absorber
   // (pml_profile_defaults): FDTD CPML p = 2, R0 = 1e-3; spectral PML p = 4, R0 = 1e-7; damping p = 4, R0 = 1e-2.
   std::optional<double> pml_power;
@@ -91,17 +91,16 @@ inline PmlProfileDefaults pml_profile_defaults(bool spectral, SpectralAbsorber a
   return absorber == SpectralAbsorber::pml ? PmlProfileDefaults{4, 1e-7} : PmlProfileDefaults{4, 1e-2};
 }
 
-
 struct RunSpec {
   Precision precision = Precision::fp32;
   BackendKind backend = BackendKind::cpu;
-  int threads = 0;                  // 0: OpenMP default
-  int check_every = 50;             // steps between blow-up checks (and stop-signal polls)
-  int checkpoint_every = 0;         // steps between checkpoints (0: none; a stop signal still writes one)
-  double checkpoint_minutes = 0;    // minutes between checkpoints (0: none)
-  double progress_seconds = 5;      // seconds between progress lines
-  double max_amplitude = 1e20;      // |u| above this is a blow-up
-  int device = 0;                   // CUDA device index
+  int threads = 0;                      // 0: OpenMP default
+  int check_every = 50;                 // steps between blow-up checks (and stop-signal polls)
+  int checkpoint_every = 0;             // steps between checkpoints (0: none; a stop signal still writes one)
+  double checkpoint_minutes = 0;        // minutes between checkpoints (0: none)
+  double progress_seconds = 5;          // seconds between progress lines
+  double max_amplitude = 1e20;          // |u| above this is a blow-up
+  int device = 0;                       // CUDA device index
   double device_memory_fraction = 0.7;  // the run may use at most this fraction of the GPU memory free at start
   // MPI (docs/architecture.md): the ranks form shot_groups groups that run different shots side by side, each
   // group's grid decomposed over its ranks along process_grid (pz, py, px). 0 / unset: chosen by the plan.
@@ -111,11 +110,11 @@ struct RunSpec {
 };
 
 struct OutputSpec {
-  std::string directory = "out";    // resolved against the case file's folder unless absolute
+  std::string directory = "out";  // resolved against the case file's folder unless absolute
   bool traces = true;
-  int snapshot_every = 0;           // steps between wavefield snapshots (0: none)
+  int snapshot_every = 0;  // steps between wavefield snapshots (0: none)
   bool final_field = true;
-  bool plots = true;                // PNG: shot gather, wavefield slice, model slice
+  bool plots = true;  // PNG: shot gather, wavefield slice, model slice
 };
 
 // The model parameter an inversion updates and its gradient is taken with respect to (docs/numerics.md).
@@ -136,41 +135,41 @@ struct InversionSpec {
   std::optional<double> velocity_min, velocity_max;
   WavefieldStorage wavefield_storage = WavefieldStorage::auto_select;
   std::optional<double> wavefield_memory_gib;  // budget for the forward wavefields; default half of MemAvailable
-  std::string scratch_directory;        // wavefield_storage = "disk": its folder ("" : unset, the output directory)
+  std::string scratch_directory;  // wavefield_storage = "disk": its folder ("" : unset, the output directory)
   // `specwave invert` (solver/inversion/inversion.hpp): a fixed number of iterations of one optimiser.
   int iterations = 10;
-  std::string optimizer = "lbfgs";              // "lbfgs", "nlcg" or "steepest"
-  int lbfgs_memory = 5;                         // curvature pairs kept by L-BFGS
-  double initial_step_fraction = 0.01;          // first model update, as a fraction of |model|
-  double smoothing_m = 0;                       // gradient preconditioning: Gaussian sigma (m), 0: none
-  double source_mask_m = 0;                     // gradient taper radius around each source (m), 0: none
-  bool illumination_compensation = false;       // gradient preconditioning: divide by the source illumination
-  double illumination_epsilon = 0.01;           // its water level, a fraction of the largest illumination
-  std::vector<double> bands_hz;                 // multiscale: low-pass cutoffs (Hz), increasing; `iterations` each
+  std::string optimizer = "lbfgs";         // "lbfgs", "nlcg" or "steepest"
+  int lbfgs_memory = 5;                    // curvature pairs kept by L-BFGS
+  double initial_step_fraction = 0.01;     // first model update, as a fraction of |model|
+  double smoothing_m = 0;                  // gradient preconditioning: Gaussian sigma (m), 0: none
+  double source_mask_m = 0;                // gradient taper radius around each source (m), 0: none
+  bool illumination_compensation = false;  // gradient preconditioning: divide by the source illumination
+  double illumination_epsilon = 0.01;      // its water level, a fraction of the largest illumination
+  std::vector<double> bands_hz;            // multiscale: low-pass cutoffs (Hz), increasing; `iterations` each
 };
 
 // [validation]: this case as a regression case (docs/validation.md, "Regression cases"): its tier, its stored
 // reference traces and the tolerances `specwave validate --cases` checks them against.
 struct RegressionSpec {
   bool present = false;
-  std::string tier = "full";        // "smoke" (CI) or "full"
-  std::string reference;            // stored reference traces (traces.h5 schema); default <case stem>.reference.h5
-  double rel_l2 = 1e-5;             // relative L2 of all traces
-  double max_error = 1e-5;          // max |difference| / max |reference|
-  double min_correlation = 0.999;   // per trace (traces with energy)
-  int max_time_shift = 0;           // samples, per trace (the lag of the cross-correlation's peak)
-  bool eigen_reference = false;     // also run `validate` against the independent Eigen reference
+  std::string tier = "full";       // "smoke" (CI) or "full"
+  std::string reference;           // stored reference traces (traces.h5 schema); default <case stem>.reference.h5
+  double rel_l2 = 1e-5;            // relative L2 of all traces
+  double max_error = 1e-5;         // max |difference| / max |reference|
+  double min_correlation = 0.999;  // per trace (traces with energy)
+  int max_time_shift = 0;          // samples, per trace (the lag of the cross-correlation's peak)
+  bool eigen_reference = false;    // also run `validate` against the independent Eigen reference
 };
 
 struct Case {
   std::string name = "case";
-  std::string source_path;          // the case file ("" when built in code)
-  std::string source_text;          // its text, stored in output provenance
+  std::string source_path;  // the case file ("" when built in code)
+  std::string source_text;  // its text, stored in output provenance
   GridSpec grid;
   ModelSpec model;
   TimeSpec time;
   std::vector<ShotSpec> shots;
-  std::vector<Vec3> receivers;      // shared by every shot (explicit points, lines and planes expanded)
+  std::vector<Vec3> receivers;  // shared by every shot (explicit points, lines and planes expanded)
   SchemeSpec scheme;
   BoundarySpec boundary;
   RunSpec run;

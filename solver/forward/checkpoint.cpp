@@ -1,12 +1,12 @@
 #include "solver/forward/checkpoint.hpp"
 
+#include <fmt/format.h>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <filesystem>
 #include <utility>
-#include <fmt/format.h>
 
 #include "io/hdf5.hpp"
 #include "solver/case/errors.hpp"
@@ -73,10 +73,11 @@ class LoadVisitor final : public StateVisitor {
   void visit(const std::string& name, std::span<std::byte> data) override {
     Handle d(H5Dopen2(group_, name.c_str(), H5P_DEFAULT));
     if (!d || dataset_size(d.id()) != data.size())
-      throw Error(ExitCode::input_error,
-                  fmt::format("{}: the state array {} is missing or has another size ({} bytes expected): the checkpoint "
-                              "was not written by this case; start the run again without --resume",
-                              file_, name, data.size()));
+      throw Error(
+          ExitCode::input_error,
+          fmt::format("{}: the state array {} is missing or has another size ({} bytes expected): the checkpoint "
+                      "was not written by this case; start the run again without --resume",
+                      file_, name, data.size()));
     if (!data.empty() && H5Dread(d.id(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
       throw Error(ExitCode::input_error, fmt::format("{}: cannot read the state array {}", file_, name));
   }
@@ -109,7 +110,8 @@ int stop_signal() { return g_stop_signal.load(); }
 
 void request_stop(int signal) { g_stop_signal.store(signal); }
 
-CheckpointSchedule::CheckpointSchedule(const Comm& world, long long every_steps, double every_minutes, long long steps_done)
+CheckpointSchedule::CheckpointSchedule(const Comm& world, long long every_steps, double every_minutes,
+                                       long long steps_done)
     : world_(world),
       every_steps_(every_steps),
       last_steps_(steps_done),
@@ -120,7 +122,8 @@ CheckpointSchedule::Action CheckpointSchedule::poll(long long steps_done) {
   // 2: a stop signal (any rank), 1: the period (by steps, the same everywhere; by time, rank 0's clock).
   int local = stop_signal() ? 2 : 0;
   if (every_steps_ > 0 && steps_done - last_steps_ >= every_steps_) local = std::max(local, 1);
-  if (every_seconds_ > 0 && world_.rank() == 0 && now_seconds() - last_time_ >= every_seconds_) local = std::max(local, 1);
+  if (every_seconds_ > 0 && world_.rank() == 0 && now_seconds() - last_time_ >= every_seconds_)
+    local = std::max(local, 1);
   int signal = stop_signal();
   if (world_.size() > 1) {
     world_.allreduce_in_place(std::span<int>(&local, 1), ReduceOp::max);
@@ -212,23 +215,29 @@ CheckpointMeta CheckpointStore::load_meta() {
   const std::string manifest = (fs::path(directory_) / manifest_name).string();
   io::h5::Reader reader(manifest);
   const hid_t f = reader.id();
-  const auto fixed = [&](const std::string& name) { return std::int64_t(io::h5::read_attribute_doubles(f, name).at(0)); };
+  const auto fixed = [&](const std::string& name) {
+    return std::int64_t(io::h5::read_attribute_doubles(f, name).at(0));
+  };
   if (!io::h5::has_attribute(f, "file_type") || io::h5::read_attribute_string(f, "file_type") != file_type)
-    throw Error(ExitCode::input_error, manifest + ": not a specwave checkpoint; remove the folder or start without --resume");
+    throw Error(ExitCode::input_error,
+                manifest + ": not a specwave checkpoint; remove the folder or start without --resume");
   const std::string written_by = io::h5::read_attribute_string(f, "fingerprint");
   if (written_by != fingerprint_)
-    throw Error(ExitCode::invalid_case,
-                fmt::format("{}: the checkpoint belongs to another run:\n  checkpoint: {}\n  this run:   {}\nresume with the "
-                            "same case file, number of ranks and options, or remove {} to start over",
-                            manifest, written_by, fingerprint_, directory_));
+    throw Error(
+        ExitCode::invalid_case,
+        fmt::format("{}: the checkpoint belongs to another run:\n  checkpoint: {}\n  this run:   {}\nresume with the "
+                    "same case file, number of ranks and options, or remove {} to start over",
+                    manifest, written_by, fingerprint_, directory_));
   // The names were written as lists (integers: attributes "int_NAME", arrays: datasets NAME).
   CheckpointMeta meta;
   const auto names = [&](const std::string& list) {
     std::vector<std::string> out;
     std::string text = io::h5::read_attribute_string(f, list), item;
     for (char ch : text + ",") {
-      if (ch != ',') item += ch;
-      else if (!item.empty()) out.push_back(std::exchange(item, {}));
+      if (ch != ',')
+        item += ch;
+      else if (!item.empty())
+        out.push_back(std::exchange(item, {}));
     }
     return out;
   };
@@ -244,12 +253,14 @@ void CheckpointStore::load_state(const std::vector<Propagator*>& propagators) {
   H5G_info_t info;
   H5Gget_info(state.id(), &info);
   if (info.nlinks != propagators.size())
-    throw Error(ExitCode::input_error, fmt::format("{}: holds {} propagator state(s), this run has {}; start again without "
-                                                   "--resume",
-                                                   mine, info.nlinks, propagators.size()));
+    throw Error(ExitCode::input_error,
+                fmt::format("{}: holds {} propagator state(s), this run has {}; start again without "
+                            "--resume",
+                            mine, info.nlinks, propagators.size()));
   for (std::size_t k = 0; k < propagators.size(); ++k) {
     Handle group(H5Gopen2(state.id(), fmt::format("propagator_{}", k).c_str(), H5P_DEFAULT));
-    if (!group) throw Error(ExitCode::input_error, mine + ": a propagator's state is missing; start again without --resume");
+    if (!group)
+      throw Error(ExitCode::input_error, mine + ": a propagator's state is missing; start again without --resume");
     LoadVisitor v(group.id(), mine);
     propagators[k]->visit_state(v);
   }

@@ -3,11 +3,11 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -15,10 +15,10 @@
 
 #include "io/outputs.hpp"
 #include "io/png_plot.hpp"
-#include "solver/forward/checkpoint.hpp"
-#include "solver/parallel/comm.hpp"
 #include "solver/case/errors.hpp"
+#include "solver/forward/checkpoint.hpp"
 #include "solver/forward/progress.hpp"
+#include "solver/parallel/comm.hpp"
 #include "solver/propagators/propagator.hpp"
 
 namespace specwave {
@@ -36,11 +36,13 @@ std::vector<int> snapshot_steps(int every, int nt) {
   const int ix = int(s.argmax % g.shape[2]), iy = int(s.argmax / g.shape[2] % g.shape[1]),
             iz = int(s.argmax / (std::int64_t(g.shape[2]) * g.shape[1]));
   const Vec3 p = g.position(iz, iy, ix);
-  throw Error(ExitCode::blow_up,
-              fmt::format("the simulation became unstable at shot {} step {} (t = {:.6g} s): |u| = {:.3g} at index (z={}, y={}, "
-                          "x={}), ({:.6g}, {:.6g}, {:.6g}) m; reduce time.dt or time.cfl_safety (CFL number {:.3f}), check the "
-                          "velocity model there, and check the source amplitude",
-                          shot, step, step * plan.dt, s.max_abs, iz, iy, ix, p[0], p[1], p[2], plan.cfl));
+  throw Error(
+      ExitCode::blow_up,
+      fmt::format(
+          "the simulation became unstable at shot {} step {} (t = {:.6g} s): |u| = {:.3g} at index (z={}, y={}, "
+          "x={}), ({:.6g}, {:.6g}, {:.6g}) m; reduce time.dt or time.cfl_safety (CFL number {:.3f}), check the "
+          "velocity model there, and check the source amplitude",
+          shot, step, step * plan.dt, s.max_abs, iz, iy, ix, p[0], p[1], p[2], plan.cfl));
 }
 
 // Nearest grid index to a coordinate, clamped to the grid.
@@ -69,7 +71,8 @@ std::vector<float> gather_xz_slice(const Comm& domain, const GridSpec& g, const 
   if (iy >= b[1] && iy < b[1] + e[1])
     for (int z = 0; z < e[0]; ++z)
       for (int x = 0; x < e[2]; ++x)
-        out[std::size_t(z + b[0]) * g.shape[2] + x + b[2]] = double(field[(std::size_t(z) * e[1] + iy - b[1]) * e[2] + x]);
+        out[std::size_t(z + b[0]) * g.shape[2] + x + b[2]] =
+            double(field[(std::size_t(z) * e[1] + iy - b[1]) * e[2] + x]);
   domain.allreduce_in_place(std::span<double>(out), ReduceOp::sum);
   return std::vector<float>(out.begin(), out.end());
 }
@@ -77,21 +80,32 @@ std::vector<float> gather_xz_slice(const Comm& domain, const GridSpec& g, const 
 // What a resumed run must share with the run that wrote the checkpoint.
 std::string run_fingerprint(const Case& c, const Plan& plan, int per_group) {
   const auto& p = plan.process_grid;
-  return fmt::format("case text {:016x}, {} {} {} on {}, {} rank(s) in {} shot group(s), process grid {}x{}x{}, {} shot(s) "
-                     "in flight, nt {}, dt {:.17g}",
-                     std::hash<std::string>{}(c.source_text), to_string(c.scheme.method), to_string(c.run.precision),
-                     plan.backend == BackendKind::cuda ? "cuda" : "cpu", plan.backend == BackendKind::cuda ? plan.backend_note : "host",
-                     plan.ranks, plan.shot_groups, p[0], p[1], p[2], per_group, plan.nt, plan.dt);
+  return fmt::format(
+      "case text {:016x}, {} {} {} on {}, {} rank(s) in {} shot group(s), process grid {}x{}x{}, {} shot(s) "
+      "in flight, nt {}, dt {:.17g}",
+      std::hash<std::string>{}(c.source_text), to_string(c.scheme.method), to_string(c.run.precision),
+      plan.backend == BackendKind::cuda ? "cuda" : "cpu",
+      plan.backend == BackendKind::cuda ? plan.backend_note : "host", plan.ranks, plan.shot_groups, p[0], p[1], p[2],
+      per_group, plan.nt, plan.dt);
 }
 
 // run.json: the run's figures for scripts and `specwave collect` (docs/batch.md), written atomically by rank 0.
 void write_run_json(const std::filesystem::path& dir, const Case& c, const Plan& plan, const ForwardSummary& s,
                     int resumed_from_step) {
-  const nlohmann::ordered_json run = {
-      {"command", "forward"}, {"case", c.source_path}, {"status", "completed"}, {"propagator", s.propagator},
-      {"shots", c.shots.size()}, {"nt", plan.nt}, {"dt", plan.dt}, {"points", c.grid.points()}, {"seconds", s.seconds},
-      {"cells_per_second", s.cells_per_second}, {"ranks", plan.ranks}, {"checkpoints", s.checkpoints},
-      {"resumed", resumed_from_step >= 0}, {"outputs", s.outputs}};
+  const nlohmann::ordered_json run = {{"command", "forward"},
+                                      {"case", c.source_path},
+                                      {"status", "completed"},
+                                      {"propagator", s.propagator},
+                                      {"shots", c.shots.size()},
+                                      {"nt", plan.nt},
+                                      {"dt", plan.dt},
+                                      {"points", c.grid.points()},
+                                      {"seconds", s.seconds},
+                                      {"cells_per_second", s.cells_per_second},
+                                      {"ranks", plan.ranks},
+                                      {"checkpoints", s.checkpoints},
+                                      {"resumed", resumed_from_step >= 0},
+                                      {"outputs", s.outputs}};
   // Not finite numbers are written null; bytes that are not UTF-8 (in a path) become U+FFFD.
   const std::string text = run.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   const auto tmp = dir / "run.json.tmp";
@@ -116,7 +130,8 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   // ranks step through the same schedule (a group without a shot in the last round only writes nothing).
   const Comm world = Comm::world();
   if (world.size() != plan.ranks)
-    throw std::logic_error(fmt::format("run_forward: the plan is for {} ranks, the run has {}", plan.ranks, world.size()));
+    throw std::logic_error(
+        fmt::format("run_forward: the plan is for {} ranks, the run has {}", plan.ranks, world.size()));
   const int groups = plan.shot_groups, group_size = world.size() / groups, group = world.rank() / group_size;
   const Comm domain = world.split(group, world.rank());
   const bool parallel = world.size() > 1;
@@ -131,9 +146,10 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   std::error_code made;
   fs::create_directories(dir, made);
   if (!fs::is_directory(dir))
-    throw Error(ExitCode::output_error, fmt::format("cannot create the output folder {}{}; check output.directory and that "
-                                                    "nothing else (a file) has that name",
-                                                    dir.string(), made ? ": " + made.message() : std::string()));
+    throw Error(ExitCode::output_error,
+                fmt::format("cannot create the output folder {}{}; check output.directory and that "
+                            "nothing else (a file) has that name",
+                            dir.string(), made ? ": " + made.message() : std::string()));
   // Several shots in flight when one does not fill the device (plan.shots_in_flight; 1 on the CPU and under
   // MPI): their propagators advance in lockstep chunks, and on the GPU each queues its work in its own stream.
   std::vector<std::unique_ptr<Propagator>> propagators;
@@ -154,7 +170,8 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   CheckpointStore store((dir / "checkpoint").string(), world, run_fingerprint(c, plan, per_group));
   const bool resuming = options.resume && store.exists();
   if (options.resume && !resuming && root)
-    std::fputs(fmt::format("resume      no checkpoint in {}: starting from the beginning\n", store.directory()).c_str(), stdout);
+    std::fputs(fmt::format("resume      no checkpoint in {}: starting from the beginning\n", store.directory()).c_str(),
+               stdout);
   if (!resuming && store.exists()) store.remove();  // a fresh run: an old checkpoint would not match its outputs
   const io::h5::Resumable resumable{true, resuming};
   bool checkpointed = resuming;  // a checkpoint of this run exists: keep the partial outputs when it ends early
@@ -191,8 +208,10 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       const io::WavefieldFile::Box zero{0, 0, 0};
       const auto& begin = block.sub.begin;
       const auto& extent = mine ? block.sub.extent : zero;
-      if (final_field) wavefield->write_final_block(shot, begin, extent, mine ? field.data() : nullptr);
-      else wavefield->write_snapshot_block(shot, snapshot, begin, extent, mine ? field.data() : nullptr);
+      if (final_field)
+        wavefield->write_final_block(shot, begin, extent, mine ? field.data() : nullptr);
+      else
+        wavefield->write_snapshot_block(shot, snapshot, begin, extent, mine ? field.data() : nullptr);
     }
   };
 
@@ -227,8 +246,8 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   std::span<const double> my_traces;  // this group's shot of the round (under MPI)
   for (int first = resume_first; first < n_shots; first += groups * per_group) {
     const int mine_first = first + group * per_group;
-    const int count = std::clamp(n_shots - mine_first, 0, per_group);                  // this group's shots
-    const int round = std::min(groups * per_group, n_shots - first);                     // all groups' shots
+    const int count = std::clamp(n_shots - mine_first, 0, per_group);  // this group's shots
+    const int round = std::min(groups * per_group, n_shots - first);   // all groups' shots
     std::vector<Propagator*> running;
     for (int k = 0; k < count; ++k) {
       propagators[k]->begin_shot(plan.sources[mine_first + k], plan.wavelets[mine_first + k]);
@@ -295,15 +314,17 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       checkpointed = true;
       ++checkpoints;
       if (root)
-        std::fputs(fmt::format("[checkpoint] shot {} step {}/{}: {} written in {:.2f} s ({:.3g} MB on rank 0)\n", first + 1, n,
-                               plan.nt, store.directory(), store.last_save_seconds(), store.last_save_bytes() / 1e6)
-                       .c_str(),
-                   stdout);
+        std::fputs(
+            fmt::format("[checkpoint] shot {} step {}/{}: {} written in {:.2f} s ({:.3g} MB on rank 0)\n", first + 1, n,
+                        plan.nt, store.directory(), store.last_save_seconds(), store.last_save_bytes() / 1e6)
+                .c_str(),
+            stdout);
       if (action == CheckpointSchedule::Action::save_and_stop)
-        throw Error(ExitCode::interrupted,
-                    fmt::format("stopped by signal {} ({}) at shot {} step {} after writing a checkpoint in {}; run the same "
-                                "command with --resume to continue",
-                                schedule.signal(), strsignal(schedule.signal()), first + 1, n, store.directory()));
+        throw Error(
+            ExitCode::interrupted,
+            fmt::format("stopped by signal {} ({}) at shot {} step {} after writing a checkpoint in {}; run the same "
+                        "command with --resume to continue",
+                        schedule.signal(), strsignal(schedule.signal()), first + 1, n, store.directory()));
     }
     if (pending) finish_snapshot();  // the last snapshot of the shots (no steps left to overlap)
     for (int k = 0; k < count; ++k) {
@@ -316,7 +337,8 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       if (c.output.final_field || (shot == 0 && field_slice.empty())) {
         propagator.copy_field(std::span<T>(field));
         if (c.output.final_field && !parallel) wavefield->write_final(shot, field.data());
-        if (shot == 0 && field_slice.empty()) field_slice = gather_xz_slice(domain, g, block.sub, field, slice_y), slice_step = plan.nt;
+        if (shot == 0 && field_slice.empty())
+          field_slice = gather_xz_slice(domain, g, block.sub, field, slice_y), slice_step = plan.nt;
       }
     }
     if (parallel) {
@@ -362,7 +384,8 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     const int n_rec = int(c.receivers.size());
     std::vector<float> gather(std::size_t(plan.nt) * n_rec);
     for (int r = 0; r < n_rec; ++r)
-      for (int t = 0; t < plan.nt; ++t) gather[std::size_t(t) * n_rec + r] = float(first_gather[std::size_t(r) * plan.nt + t]);
+      for (int t = 0; t < plan.nt; ++t)
+        gather[std::size_t(t) * n_rec + r] = float(first_gather[std::size_t(r) * plan.nt + t]);
     io::ImagePlot gp;
     gp.title = fmt::format("{}: shot 0 gather", c.name);
     gp.x_label = "receiver";
@@ -372,7 +395,8 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     gp.colorbar_label = "u";
     io::write_image_png((dir / "shot_gather.png").string(), gather, plan.nt, n_rec, gp);
     io::ImagePlot wp;
-    wp.title = fmt::format("wavefield, y = {:.0f} m, t = {:.3f} s", g.origin[1] + slice_y * g.spacing[1], slice_step * plan.dt);
+    wp.title = fmt::format("wavefield, y = {:.0f} m, t = {:.3f} s", g.origin[1] + slice_y * g.spacing[1],
+                           slice_step * plan.dt);
     wp.x_label = "x (m)";
     wp.y_label = "z (m)";
     wp.x_min = x0, wp.x_max = x1, wp.y_min = z0, wp.y_max = z1;
@@ -383,8 +407,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     mp.title = fmt::format("velocity, y = {:.0f} m", g.origin[1] + slice_y * g.spacing[1]);
     mp.colormap = io::Colormap::viridis;
     mp.colorbar_label = "m/s";
-    io::write_image_png((dir / "model_slice.png").string(), model_slice, g.shape[0],
-                        g.shape[2], mp);
+    io::write_image_png((dir / "model_slice.png").string(), model_slice, g.shape[0], g.shape[2], mp);
     for (const char* f : {"shot_gather.png", "wavefield_slice.png", "model_slice.png"})
       summary.outputs.push_back((dir / f).string());
   }

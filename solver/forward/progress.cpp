@@ -1,7 +1,7 @@
 #include "solver/forward/progress.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 
 namespace specwave {
 
@@ -14,8 +14,14 @@ std::string format_duration(double s) {
 }
 
 Progress::Progress(long long total_steps, double cells_per_step, double interval, bool enabled, long long steps_before)
-    : total_steps_(total_steps), cells_per_step_(cells_per_step), interval_(interval), enabled_(enabled),
-      start_(clock::now()), last_print_(start_), steps_before_(steps_before), steps_done_(steps_before) {}
+    : total_steps_(total_steps),
+      cells_per_step_(cells_per_step),
+      interval_(interval),
+      enabled_(enabled),
+      start_(clock::now()),
+      last_print_(start_),
+      steps_before_(steps_before),
+      steps_done_(steps_before) {}
 
 double Progress::elapsed_seconds() const { return std::chrono::duration<double>(clock::now() - start_).count(); }
 
@@ -34,9 +40,11 @@ void Progress::update(int first_shot, int last_shot, int n_shots, int step, int 
   const double elapsed = elapsed_seconds();
   const long long run = steps_done - steps_before_;
   const double eta = run > 0 ? elapsed * double(total_steps_ - steps_done) / run : NAN;
-  const std::string shots = first_shot == last_shot ? fmt::format("shot {}/{}", first_shot + 1, n_shots)
-                                                   : fmt::format("shots {}-{}/{}", first_shot + 1, last_shot + 1, n_shots);
-  std::fputs(fmt::format("[progress] {} step {}/{} ({:5.1f}%) t = {:.4f} s | {:.3g} cells/s | elapsed {} | ETA {}\n", shots, step, nt, 100.0 * steps_done / total_steps_, step * dt, cells_per_second(),
+  const std::string shots = first_shot == last_shot
+                                ? fmt::format("shot {}/{}", first_shot + 1, n_shots)
+                                : fmt::format("shots {}-{}/{}", first_shot + 1, last_shot + 1, n_shots);
+  std::fputs(fmt::format("[progress] {} step {}/{} ({:5.1f}%) t = {:.4f} s | {:.3g} cells/s | elapsed {} | ETA {}\n",
+                         shots, step, nt, 100.0 * steps_done / total_steps_, step * dt, cells_per_second(),
                          format_duration(elapsed), format_duration(eta))
                  .c_str(),
              stdout);

@@ -12,7 +12,8 @@ std::string format_duration(double seconds);  // "1h02m03s", "4m05s", "12.3s"
 class Progress {
  public:
   // steps_before: done by an earlier run this one resumes (not counted in the rate).
-  Progress(long long total_steps, double cells_per_step, double interval_seconds, bool enabled, long long steps_before = 0);
+  Progress(long long total_steps, double cells_per_step, double interval_seconds, bool enabled,
+           long long steps_before = 0);
   // Call after each chunk of steps; prints at most every interval_seconds (and always on the last step).
   // Shots first..last (0-based) are running together.
   void update(int first_shot, int last_shot, int n_shots, int step, int nt, double dt, long long steps_done);

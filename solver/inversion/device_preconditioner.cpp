@@ -14,13 +14,14 @@ struct DevicePreconditioner::Impl {
   const GradientPreconditioner& host;
   cudaStream_t stream;
   std::optional<cuda::DeviceGaussianSmoother> smoother;
-  cuda::DeviceArray<double> weight;  // W D, uploaded from host.weight()
+  cuda::DeviceArray<double> weight;       // W D, uploaded from host.weight()
   std::optional<std::uint64_t> uploaded;  // host.weight_version() of `weight`; none before the first upload
 };
 
 DevicePreconditioner::DevicePreconditioner(const GradientPreconditioner& host, void* stream)
     : impl_(new Impl{host, static_cast<cudaStream_t>(stream), {}, {}, {}}) {
-  if (const GaussianSmoother* s = host.smoother()) impl_->smoother.emplace(s->shape(), s->pad(), s->filter(), impl_->stream);
+  if (const GaussianSmoother* s = host.smoother())
+    impl_->smoother.emplace(s->shape(), s->pad(), s->filter(), impl_->stream);
 }
 
 DevicePreconditioner::~DevicePreconditioner() = default;

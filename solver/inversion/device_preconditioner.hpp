@@ -1,11 +1,11 @@
 #pragma once
-// The inversion's gradient preconditioner P = S (W D) S (solver/inversion/preconditioner.hpp) on vectors in device memory,
-// for `specwave invert` when the optimiser's vectors are cuBLAS ones (docs/gpu.md): S by cuFFT on the host
+// The inversion's gradient preconditioner P = S (W D) S (solver/inversion/preconditioner.hpp) on vectors in device
+// memory, for `specwave invert` when the optimiser's vectors are cuBLAS ones (docs/gpu.md): S by cuFFT on the host
 // smoother's padded grid with its filter values (kernels/cuda/smoothing_cuda.hpp), W D by a pointwise kernel on a
 // device copy of the host weights. Nothing crosses the bus per application except when the weights change (with
-// illumination compensation, once a band). Plain C++ (no CUDA types here); a build without the CUDA backend has a stub that refuses
-// (device_preconditioner_no_cuda.cpp).
-// Compared with GradientPreconditioner by tests/test_gpu.cpp, which has not run on a GPU yet (none available).
+// illumination compensation, once a band). Plain C++ (no CUDA types here); a build without the CUDA backend has a stub
+// that refuses (device_preconditioner_no_cuda.cpp). Compared with GradientPreconditioner by tests/test_gpu.cpp, which
+// has not run on a GPU yet (none available).
 #include <memory>
 
 namespace specwave {

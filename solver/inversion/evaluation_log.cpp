@@ -1,8 +1,8 @@
 #include "solver/inversion/evaluation_log.hpp"
 
+#include <fmt/format.h>
 #include <cstring>
 #include <filesystem>
-#include <fmt/format.h>
 
 #include "io/hdf5.hpp"
 

@@ -51,7 +51,7 @@ class EvaluationLog {
   bool writer_;
   std::size_t state_key_ = 0;
   std::vector<Entry> entries_;
-  std::size_t next_ = 0;   // the next entry to replay
+  std::size_t next_ = 0;  // the next entry to replay
   bool replaying_ = false;
   int replayed_ = 0;
 };

@@ -1,8 +1,8 @@
 #include "solver/inversion/gradient_check.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <random>
 
 #include "solver/case/errors.hpp"
@@ -24,7 +24,6 @@ double dot(std::span<const double> a, std::span<const double> b) {
   for (std::size_t k = 0; k < a.size(); ++k) s += a[k] * b[k];
   return s;
 }
-
 
 }  // namespace
 
@@ -111,7 +110,8 @@ std::string GradientCheckReport::text() const {
   std::string out = plan_text;
   out += fmt::format("gradient    {}, wavefields: {}\n\n", propagator, history);
   out += "Dot-product test of the Born operator F (d(v dt)^2 -> traces) and its adjoint, shot 0\n";
-  out += "| precision | <F dm, dd> | <dm, F^T dd> | relative mismatch | tolerance | result |\n|---|---|---|---|---|---|\n";
+  out +=
+      "| precision | <F dm, dd> | <dm, F^T dd> | relative mismatch | tolerance | result |\n|---|---|---|---|---|---|\n";
   for (std::size_t k = 0; k < dot.size(); ++k) {
     const auto& [name, r] = dot[k];
     out += fmt::format("| {} | {:.15e} | {:.15e} | {:.2e} | {:.0e} | {} |\n", name, r.lhs, r.rhs, r.mismatch,
@@ -119,8 +119,9 @@ std::string GradientCheckReport::text() const {
   }
   out += fmt::format("\nTaylor test of the gradient (fp64, parameter {}): J(m) = {:.10e}, g.dm = {:.10e}\n",
                      to_string(parameterisation), taylor.misfit, taylor.directional_derivative);
-  out += "| h | J(m + h dm) | r1 = |J(m+h dm) - J(m)| | r2 = |J(m+h dm) - J(m) - h g.dm| | slope r1 | slope r2 |\n"
-         "|---|---|---|---|---|---|\n";
+  out +=
+      "| h | J(m + h dm) | r1 = |J(m+h dm) - J(m)| | r2 = |J(m+h dm) - J(m) - h g.dm| | slope r1 | slope r2 |\n"
+      "|---|---|---|---|---|---|\n";
   for (std::size_t k = 0; k < taylor.rows.size(); ++k) {
     const auto& row = taylor.rows[k];
     std::string s1 = "", s2 = "";
@@ -129,7 +130,8 @@ std::string GradientCheckReport::text() const {
       s1 = fmt::format("{:.3f}", std::log(row.first / prev.first) / std::log(row.h / prev.h));
       s2 = fmt::format("{:.3f}", std::log(row.second / prev.second) / std::log(row.h / prev.h));
     }
-    out += fmt::format("| {:.4g} | {:.10e} | {:.4e} | {:.4e} | {} | {} |\n", row.h, row.misfit, row.first, row.second, s1, s2);
+    out += fmt::format("| {:.4g} | {:.10e} | {:.4e} | {:.4e} | {} | {} |\n", row.h, row.misfit, row.first, row.second,
+                       s1, s2);
   }
   out += fmt::format("least-squares slopes: r1 {:.3f} (expected 1 +- {}), r2 {:.3f} (expected 2 +- {}): {}\n",
                      taylor.slope_first, tolerances.slope, taylor.slope_second, tolerances.slope,
@@ -148,12 +150,14 @@ GradientCheckReport check_gradient(const Case& case_in) {
   c.run.precision = Precision::fp64;
   const Plan plan = make_plan(c);
   const auto& inv = c.inversion;
-  if ((inv.velocity_min && plan.model.v_min < *inv.velocity_min) || (inv.velocity_max && plan.model.v_max > *inv.velocity_max))
-    throw Error(ExitCode::invalid_case,
-                fmt::format("{}: the starting model ([model]) spans [{:.6g}, {:.6g}] m/s, outside inversion.velocity_min/max = "
-                            "[{}, {}] m/s; widen the bounds or change the starting model",
-                            c.source_path.empty() ? c.name : c.source_path, plan.model.v_min, plan.model.v_max,
-                            inv.velocity_min.value_or(0), inv.velocity_max ? fmt::format("{}", *inv.velocity_max) : "none"));
+  if ((inv.velocity_min && plan.model.v_min < *inv.velocity_min) ||
+      (inv.velocity_max && plan.model.v_max > *inv.velocity_max))
+    throw Error(
+        ExitCode::invalid_case,
+        fmt::format("{}: the starting model ([model]) spans [{:.6g}, {:.6g}] m/s, outside inversion.velocity_min/max = "
+                    "[{}, {}] m/s; widen the bounds or change the starting model",
+                    c.source_path.empty() ? c.name : c.source_path, plan.model.v_min, plan.model.v_max,
+                    inv.velocity_min.value_or(0), inv.velocity_max ? fmt::format("{}", *inv.velocity_max) : "none"));
   // The history of the Taylor test: the strategy the case asks for (or the one its budget allows), refused now
   // rather than after the dot-product tests when it does not fit.
   const HistoryChoice history = history_for(c, plan);

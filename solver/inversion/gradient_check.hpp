@@ -28,7 +28,7 @@ struct TaylorRow {
 struct TaylorResult {
   double misfit = 0, directional_derivative = 0;  // J(m), g.dm
   std::vector<TaylorRow> rows;
-  double slope_first = 0, slope_second = 0;       // least-squares slopes of log r against log h over all rows
+  double slope_first = 0, slope_second = 0;  // least-squares slopes of log r against log h over all rows
 };
 TaylorResult taylor_test(Objective& objective, std::span<const double> model, std::span<const double> direction,
                          const std::vector<double>& steps);

@@ -2,29 +2,29 @@
 
 #include <omp.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cmath>
-#include <cstdlib>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <fmt/format.h>
 
-#include "solver/forward/checkpoint.hpp"
-#include "solver/parallel/comm.hpp"
-#include "solver/inversion/device_preconditioner.hpp"
 #include "solver/case/errors.hpp"
+#include "solver/forward/checkpoint.hpp"
+#include "solver/inversion/device_preconditioner.hpp"
 #include "solver/inversion/evaluation_log.hpp"
-#include "solver/inversion/objective.hpp"
 #include "solver/inversion/inversion_checkpoint.hpp"
 #include "solver/inversion/inversion_outputs.hpp"
+#include "solver/inversion/objective.hpp"
+#include "solver/inversion/preconditioner.hpp"
 #include "solver/optim/optimizer.hpp"
+#include "solver/parallel/comm.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/propagators/capabilities.hpp"
-#include "solver/inversion/preconditioner.hpp"
 
 namespace specwave {
 namespace {
@@ -50,16 +50,18 @@ optim::Method method_of(const std::string& name) {
 // |v - v_true| / |v_true| over every grid point.
 double model_error(std::span<const double> v, std::span<const double> v_true) {
   double num = 0, den = 0;
-  for (std::size_t k = 0; k < v.size(); ++k) num += (v[k] - v_true[k]) * (v[k] - v_true[k]), den += v_true[k] * v_true[k];
+  for (std::size_t k = 0; k < v.size(); ++k)
+    num += (v[k] - v_true[k]) * (v[k] - v_true[k]), den += v_true[k] * v_true[k];
   return std::sqrt(num / den);
 }
 
 void progress(const InversionIteration& it, bool quiet) {
   if (quiet) return;
-  std::string line = fmt::format("iteration {:4d}  misfit {:.6e}  relative {:.4e}  step {:.3e}  evaluations {:2d}{}  "
-                                 "|g| {:.3e}  time {:.1f} s",
-                                 it.iteration, it.misfit, it.relative_misfit, it.step, it.evaluations,
-                                 it.wolfe ? "" : " (Armijo)", it.gradient_norm, it.seconds);
+  std::string line = fmt::format(
+      "iteration {:4d}  misfit {:.6e}  relative {:.4e}  step {:.3e}  evaluations {:2d}{}  "
+      "|g| {:.3e}  time {:.1f} s",
+      it.iteration, it.misfit, it.relative_misfit, it.step, it.evaluations, it.wolfe ? "" : " (Armijo)",
+      it.gradient_norm, it.seconds);
   if (it.model_error) line += fmt::format("  model error {:.4e}", *it.model_error);
   std::fputs((line + "\n").c_str(), stdout);
   std::fflush(stdout);
@@ -80,15 +82,17 @@ std::optional<double> InversionSummary::model_error_reduction() const {
 InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   const auto& inv = c.inversion;
   if (!inv.present)
-    throw Error(ExitCode::invalid_case, fmt::format("{}: invert needs an [inversion] table with true_model or observed data "
-                                                    "(docs/case-file.md)",
-                                                    where(c)));
-  if (!inv.velocity_min || !inv.velocity_max)
     throw Error(ExitCode::invalid_case,
-                fmt::format("{}: invert needs inversion.velocity_min and inversion.velocity_max (the bounds the optimiser "
-                            "projects the model onto; velocity_max also fixes dt); add e.g. velocity_min = 1500.0 and "
-                            "velocity_max = 4000.0 to [inversion]",
+                fmt::format("{}: invert needs an [inversion] table with true_model or observed data "
+                            "(docs/case-file.md)",
                             where(c)));
+  if (!inv.velocity_min || !inv.velocity_max)
+    throw Error(
+        ExitCode::invalid_case,
+        fmt::format("{}: invert needs inversion.velocity_min and inversion.velocity_max (the bounds the optimiser "
+                    "projects the model onto; velocity_max also fixes dt); add e.g. velocity_min = 1500.0 and "
+                    "velocity_max = 4000.0 to [inversion]",
+                    where(c)));
   if (c.run.threads > 0) omp_set_num_threads(c.run.threads);
   // Under MPI the ranks share the shots (Objective); every rank runs the same optimiser on the same reduced
   // gradients, and rank 0 alone prints and writes.
@@ -101,12 +105,14 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   Case planned = c;
   if (shots) planned.run.shot_groups = world.size();
   const Comm node = world.split_node();
-  const Plan plan = make_plan(planned, {world.size(), world.rank(), node.size(), node.rank(), shots ? &world : nullptr});
+  const Plan plan =
+      make_plan(planned, {world.size(), world.rank(), node.size(), node.rank(), shots ? &world : nullptr});
   if (plan.model.v_min < *inv.velocity_min || plan.model.v_max > *inv.velocity_max)
-    throw Error(ExitCode::invalid_case,
-                fmt::format("{}: the starting model ([model]) spans [{:.6g}, {:.6g}] m/s, outside inversion.velocity_min/max "
-                            "= [{}, {}] m/s; widen the bounds or change the starting model",
-                            where(c), plan.model.v_min, plan.model.v_max, *inv.velocity_min, *inv.velocity_max));
+    throw Error(
+        ExitCode::invalid_case,
+        fmt::format("{}: the starting model ([model]) spans [{:.6g}, {:.6g}] m/s, outside inversion.velocity_min/max "
+                    "= [{}, {}] m/s; widen the bounds or change the starting model",
+                    where(c), plan.model.v_min, plan.model.v_max, *inv.velocity_min, *inv.velocity_max));
   const HistoryChoice history = history_for(c, plan);
   if (!quiet) std::fputs((describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history))).c_str(), stdout);
 
@@ -120,7 +126,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   Objective* active = &objective;
   auto enter_band = [&](std::size_t b) {
     band_misfit = std::make_unique<LowPassMisfit>(plan.nt, plan.dt, inv.bands_hz[b]);
-    band_objective = std::make_unique<Objective>(*propagator, *band_misfit, observed, inv.parameterisation, plan.dt, shots);
+    band_objective =
+        std::make_unique<Objective>(*propagator, *band_misfit, observed, inv.parameterisation, plan.dt, shots);
     active = band_objective.get();
   };
   const std::size_t n_bands = std::max<std::size_t>(1, inv.bands_hz.size());
@@ -147,7 +154,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   const double upper = velocity ? *inv.velocity_max : 1 / (*inv.velocity_min * *inv.velocity_min);
   const optim::Bounds host_bounds{Vector::Constant(Eigen::Index(n), lower), Vector::Constant(Eigen::Index(n), upper)};
   auto bounds = [&] {
-    return optim::OpsBounds{OpsVector::from_host(*ops, host_bounds.lower), OpsVector::from_host(*ops, host_bounds.upper)};
+    return optim::OpsBounds{OpsVector::from_host(*ops, host_bounds.lower),
+                            OpsVector::from_host(*ops, host_bounds.upper)};
   };
   // Every evaluation after the last saved state goes to evaluations.h5, so --resume replays the finished ones of
   // an interrupted iteration (solver/inversion/evaluation_log.hpp). With inversion.illumination_compensation, the first
@@ -168,13 +176,14 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   auto evaluate = [&](const Vector& x, bool illumination) {
     const auto logged = log.replay(x);
     if (logged && !quiet)
-      std::fputs((illumination ? fmt::format("recomputed  evaluation {} after the saved state (logged in {}): its "
-                                             "illumination is not logged\n",
-                                             log.replayed(), log.path())
-                               : fmt::format("replayed    evaluation {} after the saved state from {} (misfit {:.6e})\n",
-                                             log.replayed(), log.path(), logged->at.value))
-                     .c_str(),
-                 stdout);
+      std::fputs(
+          (illumination ? fmt::format("recomputed  evaluation {} after the saved state (logged in {}): its "
+                                      "illumination is not logged\n",
+                                      log.replayed(), log.path())
+                        : fmt::format("replayed    evaluation {} after the saved state from {} (misfit {:.6e})\n",
+                                      log.replayed(), log.path(), logged->at.value))
+              .c_str(),
+          stdout);
     if (logged && !illumination && logged->misfit_per_shot.size() == n_shots) {
       shot_misfits.push_back(logged->misfit_per_shot);
       return logged->at;
@@ -216,7 +225,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   // script passes it always: the first run of a job starts, a requeued one continues).
   const bool resume = options.resume && std::filesystem::exists(state_path);
   if (options.resume && !resume && !quiet)
-    std::fputs(fmt::format("resume      no inversion state in {}: starting from the beginning\n", state_path).c_str(), stdout);
+    std::fputs(fmt::format("resume      no inversion state in {}: starting from the beginning\n", state_path).c_str(),
+               stdout);
   std::size_t band = 0;  // the band being fitted
   int offset = 0;        // iterations of the earlier bands
   double misfit0 = 0;    // the band's misfit at its start
@@ -225,21 +235,24 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     band = std::size_t(checkpoint.band);
     offset = checkpoint.offset;
     if (band >= n_bands)
-      throw Error(ExitCode::invalid_case, fmt::format("{}: was written in band {} of inversion.bands_hz, the case has {} "
-                                                      "band(s); resume with the case of the interrupted run",
-                                                      state_path, band + 1, n_bands));
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("{}: was written in band {} of inversion.bands_hz, the case has {} "
+                              "band(s); resume with the case of the interrupted run",
+                              state_path, band + 1, n_bands));
     if (checkpoint.optimizer != inv.optimizer)
-      throw Error(ExitCode::invalid_case, fmt::format("{}: was written by optimizer \"{}\", the case asks for \"{}\"; resume "
-                                                      "with the same inversion.optimizer",
-                                                      state_path, checkpoint.optimizer, inv.optimizer));
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("{}: was written by optimizer \"{}\", the case asks for \"{}\"; resume "
+                              "with the same inversion.optimizer",
+                              state_path, checkpoint.optimizer, inv.optimizer));
     if (root) recorder.restore(checkpoint.history);
     summary.history = checkpoint.history;
     if (preconditioner.compensates()) {
       if (checkpoint.illumination.size() != n)
-        throw Error(ExitCode::input_error, fmt::format("{}: has no illumination (dataset /illumination), but the case sets "
-                                                       "inversion.illumination_compensation; resume with the case of the "
-                                                       "interrupted run",
-                                                       state_path));
+        throw Error(ExitCode::input_error,
+                    fmt::format("{}: has no illumination (dataset /illumination), but the case sets "
+                                "inversion.illumination_compensation; resume with the case of the "
+                                "interrupted run",
+                                state_path));
       preconditioner.set_illumination(checkpoint.illumination);
     }
     log.load(summary.history.size(), n);
@@ -248,7 +261,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     misfit0 = checkpoint.band_misfit0;
     if (!quiet)
       std::fputs(fmt::format("resume      from iteration {}{} ({})\n", offset + checkpoint.state.iteration,
-                             inv.bands_hz.empty() ? std::string() : fmt::format(", band {} of {}", band + 1, n_bands), state_path)
+                             inv.bands_hz.empty() ? std::string() : fmt::format(", band {} of {}", band + 1, n_bands),
+                             state_path)
                      .c_str(),
                  stdout);
     if (!quiet && log.loaded() > 0)
@@ -298,7 +312,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     };
   auto make_optimizer = [&](const Vector& x, const optim::Evaluation& e) {
     return std::make_unique<optim::Optimizer>(*ops, f, bounds(), oo, OpsVector::from_host(*ops, x), e.value,
-                                                 OpsVector::from_host(*ops, e.gradient), precondition);
+                                              OpsVector::from_host(*ops, e.gradient), precondition);
   };
   auto optimizer = make_optimizer(x0, f0);
   if (resume) optimizer->restore(checkpoint.state);
@@ -307,17 +321,18 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   auto save_state = [&] {
     if (root)
       write_inversion_checkpoint(state_path, {optimizer->state(), summary.history, inv.optimizer, c.source_text, int(b),
-                                            offset, misfit0, preconditioner.illumination()});
+                                              offset, misfit0, preconditioner.illumination()});
     log.reset(summary.history.size());
   };
-  // A stop signal (solver/forward/checkpoint.hpp) between iterations, or inside one (Objective::evaluate between shots):
-  // the state of the last completed iteration is on disk, and --resume repeats the interrupted one exactly.
+  // A stop signal (solver/forward/checkpoint.hpp) between iterations, or inside one (Objective::evaluate between
+  // shots): the state of the last completed iteration is on disk, and --resume repeats the interrupted one exactly.
   auto stopped = [&](const std::string& why) {
     const std::string inside =
         log.size() > 0 ? fmt::format(" ({} evaluation(s) of the next one are in {})", log.size(), log.path()) : "";
-    return Error(ExitCode::interrupted,
-                 fmt::format("{} after iteration {}{}; its state is in {}; run the same command with --resume to continue",
-                             why, summary.history.back().iteration, inside, state_path));
+    return Error(
+        ExitCode::interrupted,
+        fmt::format("{} after iteration {}{}; its state is in {}; run the same command with --resume to continue", why,
+                    summary.history.back().iteration, inside, state_path));
   };
   if (!resume) save_state();
   for (; b < n_bands && summary.failure.empty(); ++b) {
@@ -331,7 +346,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       misfit0 = fb.value;
       optimizer = make_optimizer(x, fb);
       if (!quiet)
-        std::fputs(fmt::format("band        {:.4g} Hz: misfit {:.6e} at the start\n", inv.bands_hz[b], misfit0).c_str(), stdout);
+        std::fputs(fmt::format("band        {:.4g} Hz: misfit {:.6e} at the start\n", inv.bands_hz[b], misfit0).c_str(),
+                   stdout);
     }
     while (optimizer->iteration() < inv.iterations) {
       t0 = clock::now();
@@ -343,7 +359,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
         if (e.code() == ExitCode::interrupted) throw stopped(e.what());
         throw;
       } catch (const optim::LineSearchFailure& e) {
-        summary.failure = fmt::format("iteration {}: the line search failed: {}", offset + optimizer->iteration() + 1, e.what());
+        summary.failure =
+            fmt::format("iteration {}: the line search failed: {}", offset + optimizer->iteration() + 1, e.what());
         break;
       }
       InversionIteration it;

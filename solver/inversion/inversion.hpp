@@ -2,8 +2,8 @@
 // `specwave invert`: full-waveform inversion of a case with an [inversion] table (docs/cli.md). The case's [model]
 // is the starting model; the observed data come from inversion.true_model or inversion.observed. The optimiser
 // (solver/optim/optimizer.hpp) updates the model parameter within the velocity bounds; after every iteration the
-// outputs (solver/inversion/inversion_outputs.hpp) are rewritten atomically, so an interrupted run leaves complete files of
-// the last completed iteration.
+// outputs (solver/inversion/inversion_outputs.hpp) are rewritten atomically, so an interrupted run leaves complete
+// files of the last completed iteration.
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,15 +13,15 @@
 namespace specwave {
 
 struct InversionIteration {
-  int iteration = 0;              // 0: the starting model
+  int iteration = 0;  // 0: the starting model
   double misfit = 0;
   std::vector<double> misfit_per_shot;  // the misfit of every shot (their sum is misfit)
-  double relative_misfit = 1;     // misfit / starting misfit (of its band, with inversion.bands_hz)
-  double step = 0;                // accepted line-search step (0 at iteration 0)
-  int evaluations = 0;            // misfit + gradient evaluations of this iteration's line search (1 at iteration 0)
-  bool wolfe = true;              // the step met the strong Wolfe conditions (false: Armijo fallback)
-  double gradient_norm = 0;       // |projected gradient| of the parameter
-  double seconds = 0;             // wall time of this iteration
+  double relative_misfit = 1;           // misfit / starting misfit (of its band, with inversion.bands_hz)
+  double step = 0;                      // accepted line-search step (0 at iteration 0)
+  int evaluations = 0;       // misfit + gradient evaluations of this iteration's line search (1 at iteration 0)
+  bool wolfe = true;         // the step met the strong Wolfe conditions (false: Armijo fallback)
+  double gradient_norm = 0;  // |projected gradient| of the parameter
+  double seconds = 0;        // wall time of this iteration
   std::optional<double> model_error;  // |v - v_true| / |v_true| over the grid, when the true model is known
   std::optional<double> band_hz;      // multiscale: the low-pass cutoff of this iteration's misfit
 };

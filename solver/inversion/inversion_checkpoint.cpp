@@ -1,9 +1,9 @@
 #include "solver/inversion/inversion_checkpoint.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fmt/format.h>
 
 #include "io/hdf5.hpp"
 #include "solver/case/errors.hpp"
@@ -71,7 +71,8 @@ void write_inversion_checkpoint(const std::string& path, const InversionCheckpoi
     table.insert(table.end(), {double(it.iteration), it.misfit, it.relative_misfit, it.step, double(it.evaluations),
                                it.wolfe ? 1.0 : 0.0, it.gradient_norm, it.seconds, it.model_error.value_or(NAN),
                                it.band_hz.value_or(NAN)});
-  io::h5::write_dataset<double>(file.id(), "history", {hsize_t(c.history.size()), hsize_t(history_columns)}, table.data(),
+  io::h5::write_dataset<double>(file.id(), "history", {hsize_t(c.history.size()), hsize_t(history_columns)},
+                                table.data(),
                                 "iteration, misfit, relative_misfit, step, evaluations, wolfe, gradient_norm, seconds, "
                                 "model_error, band_hz");
   // The misfit of every shot at every recorded iteration, (rows, shots).
@@ -90,10 +91,11 @@ void write_inversion_checkpoint(const std::string& path, const InversionCheckpoi
 
 InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size_t n) {
   if (!std::filesystem::exists(path))
-    throw Error(ExitCode::input_error, fmt::format("{}: no inversion state to resume from (written after every completed "
-                                                   "iteration); run without --resume, or point --output-dir at the "
-                                                   "interrupted run's directory",
-                                                   path));
+    throw Error(ExitCode::input_error,
+                fmt::format("{}: no inversion state to resume from (written after every completed "
+                            "iteration); run without --resume, or point --output-dir at the "
+                            "interrupted run's directory",
+                            path));
   io::h5::Reader r(path);
   InversionCheckpoint c;
   auto& s = c.state;
@@ -133,9 +135,10 @@ InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size
                                           per_shot.begin() + std::ptrdiff_t((k + 1) * shots));
   }
   if (s.x.size() != Eigen::Index(n) || int(rows) != c.offset + s.iteration + 1)
-    throw Error(ExitCode::input_error, fmt::format("{}: the inversion state does not match this case ({} parameters, {} "
-                                                   "iterations recorded); resume with the case of the interrupted run",
-                                                   path, s.x.size(), rows));
+    throw Error(ExitCode::input_error,
+                fmt::format("{}: the inversion state does not match this case ({} parameters, {} "
+                            "iterations recorded); resume with the case of the interrupted run",
+                            path, s.x.size(), rows));
   return c;
 }
 

@@ -16,7 +16,7 @@ struct InversionCheckpoint {
   optim::OptimizerState state;
   std::vector<InversionIteration> history;  // iteration 0 .. state.iteration
   std::string optimizer;
-  std::string case_text;                    // the case the run started with
+  std::string case_text;  // the case the run started with
   // Multiscale: the band the state belongs to, the iterations of the earlier bands, and the band's misfit at its
   // start (the reference of relative_misfit).
   int band = 0, offset = 0;

@@ -1,9 +1,9 @@
 #include "solver/inversion/inversion_outputs.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fmt/format.h>
 
 #include "io/hdf5.hpp"
 #include "io/outputs.hpp"
@@ -34,7 +34,8 @@ std::string json_line(const InversionIteration& it) {
       it.model_error ? number(*it.model_error) : "null", it.band_hz ? number(*it.band_hz) : "null", shots);
 }
 
-InversionRecorder::InversionRecorder(const Case& c, int threads, std::string optimizer, std::vector<double> true_velocity)
+InversionRecorder::InversionRecorder(const Case& c, int threads, std::string optimizer,
+                                     std::vector<double> true_velocity)
     : case_(c),
       threads_(threads),
       optimizer_(std::move(optimizer)),
@@ -61,7 +62,8 @@ void InversionRecorder::restore(const std::vector<InversionIteration>& history) 
   const GridSpec& g = case_.grid;
   const std::string path = (fs::path(directory_) / "inversion.h5").string();
   io::h5::Reader r(path);
-  const std::vector<hsize_t> dims = {hsize_t(history.size()), hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])};
+  const std::vector<hsize_t> dims = {hsize_t(history.size()), hsize_t(g.shape[0]), hsize_t(g.shape[1]),
+                                     hsize_t(g.shape[2])};
   history_ = history;
   velocities_ = r.read_floating<float>("velocity", dims);
   gradients_ = r.read_floating<float>("gradient", dims);
@@ -79,7 +81,8 @@ void InversionRecorder::write_h5() const {
   const hsize_t n = history_.size();
   const std::vector<hsize_t> field = {n, hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])};
   io::h5::AtomicWriter file((fs::path(directory_) / "inversion.h5").string());
-  io::h5::write_root_attributes(file.id(), {"specwave.inversion", "fp64", "cpu", case_.source_text, "host CPU", threads_, 1});
+  io::h5::write_root_attributes(file.id(),
+                                {"specwave.inversion", "fp64", "cpu", case_.source_text, "host CPU", threads_, 1});
   io::h5::write_attribute(file.id(), "optimizer", optimizer_);
   io::h5::write_attribute(file.id(), "parameterisation", std::string(to_string(case_.inversion.parameterisation)));
   io::h5::write_attribute(file.id(), "iterations_completed", std::int64_t(n - 1));
@@ -88,8 +91,8 @@ void InversionRecorder::write_h5() const {
     io::write_grid_attributes(d.id(), g);
   }
   {
-    const std::string units = case_.inversion.parameterisation == Parameterisation::velocity ? "misfit / (m/s)"
-                                                                                              : "misfit / (s^2/m^2)";
+    const std::string units =
+        case_.inversion.parameterisation == Parameterisation::velocity ? "misfit / (m/s)" : "misfit / (s^2/m^2)";
     auto d = io::h5::write_dataset<float>(file.id(), "gradient", field, gradients_.data(), units);
     io::write_grid_attributes(d.id(), g);
   }
@@ -119,8 +122,8 @@ void InversionRecorder::write_h5() const {
   if (!true_velocity_.empty()) {
     io::h5::write_dataset<double>(file.id(), "model_error", dims, error.data(), "1");
     const std::vector<float> tv(true_velocity_.begin(), true_velocity_.end());
-    auto d = io::h5::write_dataset<float>(file.id(), "true_velocity",
-                                          {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])}, tv.data(), "m/s");
+    auto d = io::h5::write_dataset<float>(
+        file.id(), "true_velocity", {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])}, tv.data(), "m/s");
     io::write_grid_attributes(d.id(), g);
   }
   file.commit();

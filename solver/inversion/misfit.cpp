@@ -56,8 +56,10 @@ LowPassMisfit::LowPassMisfit(int nt, double dt, double cutoff_hz) : impl_(std::m
   for (int k = 0; k < half; ++k) {
     const double f = k / (m.padded * dt);
     double g = 0;
-    if (f <= cutoff_hz) g = 1;
-    else if (f < 1.5 * cutoff_hz) g = std::pow(std::cos(0.5 * std::numbers::pi * (f - cutoff_hz) / (0.5 * cutoff_hz)), 2);
+    if (f <= cutoff_hz)
+      g = 1;
+    else if (f < 1.5 * cutoff_hz)
+      g = std::pow(std::cos(0.5 * std::numbers::pi * (f - cutoff_hz) / (0.5 * cutoff_hz)), 2);
     m.gain[k] = g / m.padded;  // FFTW's round trip is unnormalised
   }
 }
@@ -77,7 +79,8 @@ void LowPassMisfit::filter(std::span<double> trace) const {
 double LowPassMisfit::evaluate(std::span<const double> synthetic, std::span<const double> observed, double dt,
                                std::span<double> adjoint_source) const {
   if (synthetic.size() != observed.size() || adjoint_source.size() != synthetic.size() || synthetic.size() % impl_->nt)
-    throw std::invalid_argument("LowPassMisfit: synthetic, observed and adjoint source differ in size or are not whole traces");
+    throw std::invalid_argument(
+        "LowPassMisfit: synthetic, observed and adjoint source differ in size or are not whole traces");
   double sum = 0;
   const std::size_t nt = std::size_t(impl_->nt);
   std::vector<double> r(nt);

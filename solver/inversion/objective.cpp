@@ -1,18 +1,17 @@
 #include "solver/inversion/objective.hpp"
 
+#include <fmt/format.h>
 #include <cmath>
 #include <cstring>
-#include <fmt/format.h>
 #include <stdexcept>
 
 #include "io/hdf5.hpp"
-#include "solver/propagators/history/boundary_history.hpp"
+#include "solver/case/errors.hpp"
 #include "solver/forward/checkpoint.hpp"
 #include "solver/parallel/comm.hpp"
-#include "solver/case/errors.hpp"
 #include "solver/plan/model.hpp"
 #include "solver/plan/plan.hpp"
-
+#include "solver/propagators/history/boundary_history.hpp"
 
 namespace specwave {
 
@@ -42,17 +41,20 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
   const double field_bytes = (c.run.precision == Precision::fp64 ? 8.0 : 4.0) * double(c.grid.points());
   HistoryRequest q;
   q.nt = plan.nt;
-  q.budget_bytes = c.inversion.wavefield_memory_gib ? *c.inversion.wavefield_memory_gib * double(1ull << 30)
-                                                    : 0.5 * double(plan.memory_available ? plan.memory_available : 1ull << 32);
+  q.budget_bytes = c.inversion.wavefield_memory_gib
+                       ? *c.inversion.wavefield_memory_gib * double(1ull << 30)
+                       : 0.5 * double(plan.memory_available ? plan.memory_available : 1ull << 32);
   if (c.scheme.method == Method::spectral) {
     if (c.inversion.wavefield_storage == WavefieldStorage::boundary)
-      throw Error(ExitCode::invalid_case,
-                  fmt::format("{}: inversion.wavefield_storage = \"boundary\" needs a scheme that runs backwards, and the "
-                              "spectral method does not (its k-space operator is global: every point's update involves the "
-                              "absorbing layer); use \"memory\", \"checkpoints\" or \"auto\", or scheme.method = \"fdtd\"",
-                              c.source_path.empty() ? c.name : c.source_path));
-    // What the spectral gradient propagator keeps (solver/propagators/spectral/spectral_cpu_gradient.cpp): damping layer, the field u
-    // and the state (u, u_prev); split-field PML, the field (p_z, p_y, p_x) and the state (p_a, w_a).
+      throw Error(
+          ExitCode::invalid_case,
+          fmt::format("{}: inversion.wavefield_storage = \"boundary\" needs a scheme that runs backwards, and the "
+                      "spectral method does not (its k-space operator is global: every point's update involves the "
+                      "absorbing layer); use \"memory\", \"checkpoints\" or \"auto\", or scheme.method = \"fdtd\"",
+                      c.source_path.empty() ? c.name : c.source_path));
+    // What the spectral gradient propagator keeps (solver/propagators/spectral/spectral_cpu_gradient.cpp): damping
+    // layer, the field u and the state (u, u_prev); split-field PML, the field (p_z, p_y, p_x) and the state (p_a,
+    // w_a).
     const bool pml = c.boundary.spectral_absorber == SpectralAbsorber::pml;
     q.field_bytes = (pml ? 3 : 1) * field_bytes;
     q.state_bytes = (pml ? 6 : 2) * field_bytes;
@@ -60,13 +62,16 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
     q.field_bytes = field_bytes;
     q.state_bytes = 2 * field_bytes * 1.3;  // u, u_prev padded + CPML slabs, roughly
   }
-  // The CUDA FDTD gradient keeps its history on the device or in pinned host memory (solver/propagators/history/device_history.hpp).
-  if (c.scheme.method == Method::fdtd && plan.backend == BackendKind::cuda) return cuda_history_for(c, plan, q.budget_bytes);
+  // The CUDA FDTD gradient keeps its history on the device or in pinned host memory
+  // (solver/propagators/history/device_history.hpp).
+  if (c.scheme.method == Method::fdtd && plan.backend == BackendKind::cuda)
+    return cuda_history_for(c, plan, q.budget_bytes);
   // Boundary saving (CPU FDTD): the values of the points whose update has a CPML term, every step, and two fields.
   if (c.scheme.method == Method::fdtd)
     q.boundary_bytes = boundary_history_bytes(
         plan.nt, field_bytes,
-        (field_bytes / double(c.grid.points())) * double(cpml_update_points(c.grid.shape, c.boundary.pml_width, c.boundary.free_surface)));
+        (field_bytes / double(c.grid.points())) *
+            double(cpml_update_points(c.grid.shape, c.boundary.pml_width, c.boundary.free_surface)));
   // The disk: inversion.scratch_directory, else the output directory.
   q.scratch_directory_set = !c.inversion.scratch_directory.empty();
   q.scratch_directory = q.scratch_directory_set ? c.inversion.scratch_directory : c.output.directory;
@@ -76,8 +81,8 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
 }
 
 HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budget) {
-  // What solver/propagators/fdtd/fdtd_cuda_gradient.cpp keeps: a field is the interior in the run precision; a state u, u_prev
-  // (padded by the stencil radius R) and the CPML slabs (psi, zeta: W + 2R points along their axis per face).
+  // What solver/propagators/fdtd/fdtd_cuda_gradient.cpp keeps: a field is the interior in the run precision; a state u,
+  // u_prev (padded by the stencil radius R) and the CPML slabs (psi, zeta: W + 2R points along their axis per face).
   const double value = c.run.precision == Precision::fp64 ? 8 : 4;
   const int R = c.scheme.order / 2, W = c.boundary.pml_width;
   const auto& n = c.grid.shape;
@@ -98,7 +103,8 @@ HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budg
   // The cap is that of the forward preflight: the fraction of the memory free when the plan was made, shared
   // by the ranks that drive the same device (none without the CUDA backend: device_free_bytes stays 0).
   if (plan.device_free_bytes > 0) {
-    const double optimiser = c.inversion.present ? (2.0 * c.inversion.lbfgs_memory + 14 + (c.inversion.smoothing_m > 0 ? 4 : 0)) * 8.0 : 0.0;
+    const double optimiser =
+        c.inversion.present ? (2.0 * c.inversion.lbfgs_memory + 14 + (c.inversion.smoothing_m > 0 ? 4 : 0)) * 8.0 : 0.0;
     const double own = 5 * state_bytes + 4 * field_bytes + (16.0 + optimiser) * double(c.grid.points());
     const double cap = c.run.device_memory_fraction * double(plan.device_free_bytes) / plan.ranks_on_device;
     if (own > cap)
@@ -110,7 +116,8 @@ HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budg
                               100 * c.run.device_memory_fraction, human_bytes(double(plan.device_free_bytes))));
     device_budget = cap - own;
   }
-  return choose_device_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, device_budget, host_budget);
+  return choose_device_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, device_budget,
+                               host_budget);
 }
 
 ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots,
@@ -131,10 +138,11 @@ ObservedData read_observed(const Case& c, const Plan& plan) {
   if (io::h5::has_attribute(dset.id(), "dt")) {
     const auto dt = io::h5::read_attribute_doubles(dset.id(), "dt");
     if (dt.size() != 1 || std::abs(dt[0] - plan.dt) > 1e-9 * plan.dt)
-      throw Error(ExitCode::input_error,
-                  fmt::format("{}: dataset '{}' has attribute dt = {} s, but the case runs at dt = {:.9g} s; record the data "
-                              "with this case's time.dt (set time.dt in both), or resample it",
-                              inv.observed_file, inv.observed_dataset, dt.empty() ? NAN : dt[0], plan.dt));
+      throw Error(
+          ExitCode::input_error,
+          fmt::format("{}: dataset '{}' has attribute dt = {} s, but the case runs at dt = {:.9g} s; record the data "
+                      "with this case's time.dt (set time.dt in both), or resample it",
+                      inv.observed_file, inv.observed_dataset, dt.empty() ? NAN : dt[0], plan.dt));
   }
   ObservedData out(c.shots.size());
   const std::size_t per_shot = c.receivers.size() * std::size_t(plan.nt);
@@ -154,14 +162,20 @@ ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& 
   if (c.inversion.true_model)
     return synthesise_observed(propagator, velocity_of(c, *c.inversion.true_model), int(c.shots.size()), shots);
   if (!c.inversion.observed_file.empty()) return read_observed(c, plan);
-  throw Error(ExitCode::invalid_case,
-              fmt::format("{}: no observed data: set inversion.observed = \"traces.h5\" or an [inversion.true_model] table",
-                          c.source_path.empty() ? c.name : c.source_path));
+  throw Error(
+      ExitCode::invalid_case,
+      fmt::format("{}: no observed data: set inversion.observed = \"traces.h5\" or an [inversion.true_model] table",
+                  c.source_path.empty() ? c.name : c.source_path));
 }
 
 Objective::Objective(GradientPropagator& propagator, const Misfit& misfit, ObservedData observed, Parameterisation p,
                      double dt, const Comm* shots)
-    : propagator_(propagator), misfit_(misfit), observed_(std::move(observed)), parameterisation_(p), dt_(dt), shots_(shots) {}
+    : propagator_(propagator),
+      misfit_(misfit),
+      observed_(std::move(observed)),
+      parameterisation_(p),
+      dt_(dt),
+      shots_(shots) {}
 
 MisfitGradient Objective::evaluate(std::span<const double> model, bool with_gradient, bool illumination) {
   const std::vector<double> velocity = velocity_from_parameter(parameterisation_, model);
@@ -170,8 +184,8 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
   if (with_gradient) out.gradient.assign(model.size(), 0.0);
   if (with_gradient && illumination) out.illumination.assign(model.size(), 0.0);
   const int ranks = shots_ ? shots_->size() : 1, rank = shots_ ? shots_->rank() : 0;
-  // A stop signal (solver/forward/checkpoint.hpp) ends the evaluation, between shots on one rank, at its start on several
-  // (where every rank meets); the caller resumes from its last state.
+  // A stop signal (solver/forward/checkpoint.hpp) ends the evaluation, between shots on one rank, at its start on
+  // several (where every rank meets); the caller resumes from its last state.
   const auto stop_if_signalled = [&](bool collective) {
     int signal = stop_signal();
     if (collective) shots_->allreduce_in_place(std::span<int>(&signal, 1), ReduceOp::max);

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "solver/case/case.hpp"
-#include "solver/propagators/gradient_propagator.hpp"
 #include "solver/inversion/misfit.hpp"
+#include "solver/propagators/gradient_propagator.hpp"
 
 namespace specwave {
 
@@ -40,15 +40,16 @@ ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const
                                  const Comm* shots = nullptr);
 ObservedData read_observed(const Case& c, const Plan& plan);
 // The case's observed data: from inversion.true_model (built on the case's grid) or inversion.observed_file.
-ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator, const Comm* shots = nullptr);
+ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator,
+                           const Comm* shots = nullptr);
 // The velocity of a model spec on the case's grid (checked like the case's own model).
 std::vector<double> velocity_of(const Case& c, const ModelSpec& model);
 
 struct MisfitGradient {
-  double misfit = 0;                    // sum over shots
+  double misfit = 0;  // sum over shots
   std::vector<double> misfit_per_shot;
-  std::vector<double> gradient;         // dJ/d(parameter) at every grid point, (nz, ny, nx); empty without gradient
-  std::vector<double> illumination;     // sum over shots and steps of (u^n)^2, (nz, ny, nx); when asked for only
+  std::vector<double> gradient;      // dJ/d(parameter) at every grid point, (nz, ny, nx); empty without gradient
+  std::vector<double> illumination;  // sum over shots and steps of (u^n)^2, (nz, ny, nx); when asked for only
 };
 
 // J(model) and its gradient, summed over shots in fp64. With `shots` (MPI), each rank runs its own shots (s % size

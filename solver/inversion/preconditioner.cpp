@@ -59,14 +59,16 @@ void GaussianSmoother::apply(std::vector<double>& field) const {
   for (int z = 0; z < nz; ++z)
     for (int y = 0; y < ny; ++y)
       for (int x = 0; x < nx; ++x)
-        m.real[(std::size_t(z + m.pad[0]) * py + y + m.pad[1]) * px + x + m.pad[2]] = field[(std::size_t(z) * ny + y) * nx + x];
+        m.real[(std::size_t(z + m.pad[0]) * py + y + m.pad[1]) * px + x + m.pad[2]] =
+            field[(std::size_t(z) * ny + y) * nx + x];
   m.fft->forward();
   for (std::size_t k = 0; k < m.spectrum.size(); ++k) m.spectrum[k] *= m.filter[k];
   m.fft->backward();
   for (int z = 0; z < nz; ++z)
     for (int y = 0; y < ny; ++y)
       for (int x = 0; x < nx; ++x)
-        field[(std::size_t(z) * ny + y) * nx + x] = m.real[(std::size_t(z + m.pad[0]) * py + y + m.pad[1]) * px + x + m.pad[2]];
+        field[(std::size_t(z) * ny + y) * nx + x] =
+            m.real[(std::size_t(z + m.pad[0]) * py + y + m.pad[1]) * px + x + m.pad[2]];
 }
 
 std::vector<double> source_taper(const Case& c, double radius_m) {
@@ -102,8 +104,8 @@ GradientPreconditioner::GradientPreconditioner(const Case& c, int threads) {
   epsilon_ = inv.illumination_epsilon;
   if (inv.source_mask_m > 0) taper_ = source_taper(c, inv.source_mask_m);
   if (inv.smoothing_m > 0)
-    smoother_ = std::make_unique<GaussianSmoother>(c.grid, std::array<double, 3>{inv.smoothing_m, inv.smoothing_m, inv.smoothing_m},
-                                                   threads);
+    smoother_ = std::make_unique<GaussianSmoother>(
+        c.grid, std::array<double, 3>{inv.smoothing_m, inv.smoothing_m, inv.smoothing_m}, threads);
 }
 
 void GradientPreconditioner::set_illumination(std::span<const double> illumination) {

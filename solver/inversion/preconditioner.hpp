@@ -54,8 +54,8 @@ class GradientPreconditioner {
   const std::vector<double>& illumination() const { return illumination_; }
   std::vector<double> apply(std::vector<double> g) const;
 
-  // The pieces of P, for its device form (solver/inversion/device_preconditioner.hpp): S (nullptr: no smoothing) and the
-  // diagonal between the two smoothings, W D (W alone without compensation; empty: none; throws std::logic_error
+  // The pieces of P, for its device form (solver/inversion/device_preconditioner.hpp): S (nullptr: no smoothing) and
+  // the diagonal between the two smoothings, W D (W alone without compensation; empty: none; throws std::logic_error
   // with compensation before set_illumination). weight_version() changes whenever weight() does, so that a copy
   // of the weights elsewhere knows when to refresh.
   const GaussianSmoother* smoother() const { return smoother_.get(); }

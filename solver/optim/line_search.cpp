@@ -1,8 +1,8 @@
 #include "solver/optim/line_search.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <limits>
 #include <optional>
 
@@ -28,10 +28,11 @@ std::string describe_trials(const std::vector<LineSearchTrial>& trials, double f
   std::string out = fmt::format("  step 0: f = {:.10e}, phi' = {:.4e}\n", f0, slope0);
   for (std::size_t k = 0; k < trials.size(); ++k) {
     const auto& t = trials[k];
-    out += fmt::format("  trial {}: step {:.6e}: f = {:.10e} ({:+.3e} relative), phi' = {:.4e}, sufficient decrease {}, "
-                       "curvature {}\n",
-                       k + 1, t.step, t.value, f0 != 0 ? (t.value - f0) / std::abs(f0) : 0.0, t.slope,
-                       t.armijo ? "yes" : "no", t.curvature ? "yes" : "no");
+    out += fmt::format(
+        "  trial {}: step {:.6e}: f = {:.10e} ({:+.3e} relative), phi' = {:.4e}, sufficient decrease {}, "
+        "curvature {}\n",
+        k + 1, t.step, t.value, f0 != 0 ? (t.value - f0) / std::abs(f0) : 0.0, t.slope, t.armijo ? "yes" : "no",
+        t.curvature ? "yes" : "no");
   }
   return out;
 }
@@ -100,7 +101,8 @@ class Search {
     double a_prev = 0, f_prev = f0_, g_prev = slope0_;
     while (budget()) {
       const LineSearchTrial t = trial(a);
-      if (!t.armijo || (trials.size() > 1 && t.value >= f_prev)) return zoom(a_prev, f_prev, g_prev, a, t.value, t.slope);
+      if (!t.armijo || (trials.size() > 1 && t.value >= f_prev))
+        return zoom(a_prev, f_prev, g_prev, a, t.value, t.slope);
       if (t.curvature) return accept(trials.size() - 1, true);
       if (t.slope >= 0) return zoom(a, t.value, t.slope, a_prev, f_prev, g_prev);
       a_prev = a, f_prev = t.value, g_prev = t.slope;
@@ -121,13 +123,15 @@ class Search {
 }  // namespace
 
 AcceptedTrial search_steps(const std::function<LineSearchTrial(double a)>& phi, double f0, double slope0,
-                           double initial_step, const LineSearchOptions& options, std::vector<LineSearchTrial>& trials) {
+                           double initial_step, const LineSearchOptions& options,
+                           std::vector<LineSearchTrial>& trials) {
   Search s(phi, f0, slope0, options, trials);
   if (!(s.slope0() < 0))
-    throw LineSearchFailure(fmt::format("the search direction is not a descent direction (phi'(0) = g.d = {:.4e} >= 0); "
-                                        "the gradient may be wrong (run specwave check-gradient)",
-                                        s.slope0()),
-                            {});
+    throw LineSearchFailure(
+        fmt::format("the search direction is not a descent direction (phi'(0) = g.d = {:.4e} >= 0); "
+                    "the gradient may be wrong (run specwave check-gradient)",
+                    s.slope0()),
+        {});
   if (!(initial_step > 0) || !std::isfinite(initial_step))
     throw LineSearchFailure(fmt::format("invalid initial step {}", initial_step), {});
   if (auto r = s.wolfe(initial_step)) return *r;

@@ -35,9 +35,9 @@ Vector feasible_direction(const Bounds& b, const Vector& x, const Vector& d);
 
 struct LineSearchOptions {
   double c1 = 1e-4, c2 = 0.9;
-  int max_evaluations = 12;   // Wolfe bracketing + zoom
-  int max_backtracks = 8;     // then the Armijo fallback, halving from the smallest step tried that rose
-  double expansion = 3.0;     // bracketing: a_{i+1} = expansion a_i
+  int max_evaluations = 12;  // Wolfe bracketing + zoom
+  int max_backtracks = 8;    // then the Armijo fallback, halving from the smallest step tried that rose
+  double expansion = 3.0;    // bracketing: a_{i+1} = expansion a_i
 };
 
 struct LineSearchTrial {
@@ -47,8 +47,8 @@ struct LineSearchTrial {
 
 struct LineSearchResult {
   double step = 0;
-  Vector x;            // P(x0 + step d)
-  Evaluation at;       // f and gradient there
+  Vector x;       // P(x0 + step d)
+  Evaluation at;  // f and gradient there
   std::vector<LineSearchTrial> trials;
   bool wolfe = false;  // the strong Wolfe conditions hold; false: accepted by the Armijo fallback
   int evaluations() const { return int(trials.size()); }

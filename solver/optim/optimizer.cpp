@@ -47,10 +47,9 @@ Vector projected_gradient(const Bounds& b, const Vector& x, const Vector& g) {
   return out;
 }
 
-
-// Every step below is the operation of solver/optim/reference_optimizer.cpp and solver/optim/line_search.cpp in the same order, each
-// vector expression replaced by its VectorOps call (-v by scal(-1), x0 + a d by add_scaled, ...), so that on the
-// CPU operations, which are those Eigen expressions, the iterates are bitwise ReferenceOptimizer's.
+// Every step below is the operation of solver/optim/reference_optimizer.cpp and solver/optim/line_search.cpp in the
+// same order, each vector expression replaced by its VectorOps call (-v by scal(-1), x0 + a d by add_scaled, ...), so
+// that on the CPU operations, which are those Eigen expressions, the iterates are bitwise ReferenceOptimizer's.
 
 OpsVector OpsVector::from_host(const VectorOps& ops, const Vector& host) {
   OpsVector v(ops, std::size_t(host.size()));
@@ -85,14 +84,15 @@ bool OpsLbfgsHistory::push(OpsVector s, OpsVector y, double epsilon) {
   return true;
 }
 
-void OpsLbfgsHistory::apply_inverse_hessian(const OpsVector& g, OpsVector& r, const OpsPreconditioner& precondition) const {
+void OpsLbfgsHistory::apply_inverse_hessian(const OpsVector& g, OpsVector& r,
+                                            const OpsPreconditioner& precondition) const {
   std::vector<const double*> s, y;
   for (int i = 0; i < size(); ++i) s.push_back(s_[i].data()), y.push_back(y_[i].data());
   lbfgs_two_loop(g.ops(), g.size(), s, y, g.data(), r.data(), precondition);
 }
 
 Optimizer::Optimizer(const VectorOps& ops, OpsFunction f, OpsBounds bounds, OptimizerOptions options, OpsVector x0,
-                           double f0, OpsVector g0, OpsPreconditioner precondition)
+                     double f0, OpsVector g0, OpsPreconditioner precondition)
     : ops_(ops),
       f_(std::move(f)),
       precondition_(std::move(precondition)),
@@ -104,8 +104,9 @@ Optimizer::Optimizer(const VectorOps& ops, OpsFunction f, OpsBounds bounds, Opti
       value_(f0),
       history_(options_.lbfgs_memory) {
   if (options_.preconditioner)
-    throw std::invalid_argument("Optimizer: options.preconditioner acts on host vectors; pass the preconditioner "
-                                "as `precondition`, in the memory of the vector operations");
+    throw std::invalid_argument(
+        "Optimizer: options.preconditioner acts on host vectors; pass the preconditioner "
+        "as `precondition`, in the memory of the vector operations");
   if (g_.size() != n_ || (bounds_.active() && (bounds_.lower.size() != n_ || bounds_.upper.size() != n_)))
     throw std::invalid_argument("Optimizer: x0, the gradient and the bounds must have the same size");
   options_.line_search.c2 = options_.method == Method::nlcg ? 0.1 : 0.9;
@@ -219,7 +220,8 @@ void Optimizer::restore(const OptimizerState& s) {
   g_ = device(s.current.gradient);
   value_ = s.current.value;
   history_.clear();
-  for (std::size_t k = 0; k < s.lbfgs_s.size(); ++k) history_.push(device(s.lbfgs_s[k]), device(s.lbfgs_y[k]), -INFINITY);
+  for (std::size_t k = 0; k < s.lbfgs_s.size(); ++k)
+    history_.push(device(s.lbfgs_s[k]), device(s.lbfgs_y[k]), -INFINITY);
   previous_direction_ = device(s.previous_direction);
   previous_gradient_ = device(s.previous_gradient);
   previous_preconditioned_ = device(s.previous_preconditioned);

@@ -45,15 +45,15 @@ struct OptimizerOptions {
 };
 
 struct IterationRecord {
-  int iteration = 0;            // 1, 2, ...
+  int iteration = 0;  // 1, 2, ...
   double value = 0, previous_value = 0;
-  double step = 0;              // accepted line-search step
-  double initial_step = 0;      // first step tried
-  int evaluations = 0;          // function + gradient evaluations of the line search
-  int accepted = 0;             // the accepted trial's index in `trials` (= the evaluation's, counted from 0)
-  bool wolfe = true;            // false: accepted by the Armijo fallback
-  bool restarted = false;       // the direction was reset to steepest descent (not a descent direction)
-  bool pair_dropped = false;    // L-BFGS: the new (s, y) failed the curvature test
+  double step = 0;            // accepted line-search step
+  double initial_step = 0;    // first step tried
+  int evaluations = 0;        // function + gradient evaluations of the line search
+  int accepted = 0;           // the accepted trial's index in `trials` (= the evaluation's, counted from 0)
+  bool wolfe = true;          // false: accepted by the Armijo fallback
+  bool restarted = false;     // the direction was reset to steepest descent (not a descent direction)
+  bool pair_dropped = false;  // L-BFGS: the new (s, y) failed the curvature test
   double projected_gradient_norm = 0;
   std::vector<LineSearchTrial> trials;
 };
@@ -64,7 +64,7 @@ struct OptimizerState {
   int iteration = 0;
   Vector x;
   Evaluation current;
-  std::vector<Vector> lbfgs_s, lbfgs_y;                                    // oldest first
+  std::vector<Vector> lbfgs_s, lbfgs_y;                                   // oldest first
   Vector previous_direction, previous_gradient, previous_preconditioned;  // empty before the first iteration
   double previous_step = 0, previous_slope = 0;
 };
@@ -135,7 +135,7 @@ class Optimizer {
   // f0, g0: f and its gradient at x0 (already projected onto the bounds). options.preconditioner (host vectors)
   // must be empty: the preconditioner is `precondition`, in the memory of `ops`.
   Optimizer(const VectorOps& ops, OpsFunction f, OpsBounds bounds, OptimizerOptions options, OpsVector x0, double f0,
-               OpsVector g0, OpsPreconditioner precondition = {});
+            OpsVector g0, OpsPreconditioner precondition = {});
   IterationRecord iterate();  // as ReferenceOptimizer::iterate
   const OpsVector& x() const { return x_; }
   const OpsVector& gradient() const { return g_; }

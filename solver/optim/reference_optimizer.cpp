@@ -15,7 +15,8 @@ bool LbfgsHistory::push(const Vector& s, const Vector& y, double epsilon) {
   return true;
 }
 
-Vector LbfgsHistory::apply_inverse_hessian(const Vector& g, const std::function<Vector(const Vector&)>& preconditioner) const {
+Vector LbfgsHistory::apply_inverse_hessian(const Vector& g,
+                                           const std::function<Vector(const Vector&)>& preconditioner) const {
   static const std::unique_ptr<VectorOps> ops = make_cpu_vector_ops();
   const std::size_t n = std::size_t(g.size());
   std::vector<const double*> s, y;

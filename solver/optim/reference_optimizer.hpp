@@ -59,7 +59,8 @@ class ReferenceOptimizer {
   Evaluation current_;
   int iteration_ = 0;
   LbfgsHistory history_;
-  Vector previous_direction_, previous_gradient_, previous_preconditioned_;  // NLCG; and the last slope for the next initial step
+  Vector previous_direction_, previous_gradient_,
+      previous_preconditioned_;  // NLCG; and the last slope for the next initial step
   double previous_step_ = 0, previous_slope_ = 0;
 };
 

@@ -27,8 +27,9 @@ void check_layout(std::size_t span_size, std::span<const int> counts, std::span<
                                             counts.size(), offsets.size(), ranks));
   for (int q = 0; q < ranks; ++q)
     if (counts[q] < 0 || offsets[q] < 0 || std::size_t(offsets[q]) + std::size_t(counts[q]) > span_size)
-      throw std::invalid_argument(fmt::format("alltoallv: {} block of rank {} ([{}, +{})) outside the {} elements given",
-                                              what, q, offsets[q], counts[q], span_size));
+      throw std::invalid_argument(
+          fmt::format("alltoallv: {} block of rank {} ([{}, +{})) outside the {} elements given", what, q, offsets[q],
+                      counts[q], span_size));
 }
 
 void print_line(std::string_view line) {
@@ -49,23 +50,33 @@ bool mpi_running() {
 // (Templates, so that the branch not taken is not compiled.)
 template <class Handle = MPI_Comm>
 Handle to_mpi(std::intptr_t h) {
-  if constexpr (std::is_pointer_v<Handle>) return reinterpret_cast<Handle>(h);
-  else return static_cast<Handle>(h);
+  if constexpr (std::is_pointer_v<Handle>)
+    return reinterpret_cast<Handle>(h);
+  else
+    return static_cast<Handle>(h);
 }
 template <class Handle = MPI_Comm>
 std::intptr_t from_mpi(Handle c) {
-  if constexpr (std::is_pointer_v<Handle>) return reinterpret_cast<std::intptr_t>(c);
-  else return static_cast<std::intptr_t>(c);
+  if constexpr (std::is_pointer_v<Handle>)
+    return reinterpret_cast<std::intptr_t>(c);
+  else
+    return static_cast<std::intptr_t>(c);
 }
 
 template <class T>
 MPI_Datatype datatype() {
-  if constexpr (std::is_same_v<T, int>) return MPI_INT;
-  else if constexpr (std::is_same_v<T, long long>) return MPI_LONG_LONG;
-  else if constexpr (std::is_same_v<T, float>) return MPI_FLOAT;
-  else if constexpr (std::is_same_v<T, double>) return MPI_DOUBLE;
-  else if constexpr (std::is_same_v<T, std::complex<float>>) return MPI_C_FLOAT_COMPLEX;
-  else return MPI_C_DOUBLE_COMPLEX;
+  if constexpr (std::is_same_v<T, int>)
+    return MPI_INT;
+  else if constexpr (std::is_same_v<T, long long>)
+    return MPI_LONG_LONG;
+  else if constexpr (std::is_same_v<T, float>)
+    return MPI_FLOAT;
+  else if constexpr (std::is_same_v<T, double>)
+    return MPI_DOUBLE;
+  else if constexpr (std::is_same_v<T, std::complex<float>>)
+    return MPI_C_FLOAT_COMPLEX;
+  else
+    return MPI_C_DOUBLE_COMPLEX;
 }
 
 MPI_Op mpi_op(ReduceOp op) {
@@ -319,8 +330,10 @@ Exchange Comm::exchange() const { return Exchange(handle_, serial_); }
 void Comm::abort(std::string_view line, int exit_code) const {
   // The rank in the message is the world rank: that is what mpirun's own report names.
   const Comm w = world();
-  if (w.size() > 1) print_line(fmt::format("[rank {} of {}] {}", w.rank(), w.size(), line));
-  else print_line(line);
+  if (w.size() > 1)
+    print_line(fmt::format("[rank {} of {}] {}", w.rank(), w.size(), line));
+  else
+    print_line(line);
 #if defined(SPECWAVE_HAVE_MPI)
   if (mpi_running()) MPI_Abort(MPI_COMM_WORLD, exit_code);
 #endif
@@ -334,13 +347,13 @@ int fatal_error(std::string_view line, int exit_code) {
   return exit_code;
 }
 
-#define SPECWAVE_COMM_INSTANTIATE(T)                                                                              \
-  template T Comm::allreduce<T>(T, ReduceOp) const;                                                               \
-  template void Comm::allreduce_in_place<T>(std::span<T>, ReduceOp) const;                                        \
+#define SPECWAVE_COMM_INSTANTIATE(T)                                                                             \
+  template T Comm::allreduce<T>(T, ReduceOp) const;                                                              \
+  template void Comm::allreduce_in_place<T>(std::span<T>, ReduceOp) const;                                       \
   template void Comm::alltoallv<T>(std::span<const T>, std::span<const int>, std::span<const int>, std::span<T>, \
                                    std::span<const int>, std::span<const int>) const;                            \
-  template void Comm::broadcast<T>(std::span<T>, int) const;                                                       \
-  template void Exchange::add_send<T>(std::span<const T>, int, int);                                               \
+  template void Comm::broadcast<T>(std::span<T>, int) const;                                                     \
+  template void Exchange::add_send<T>(std::span<const T>, int, int);                                             \
   template void Exchange::add_receive<T>(std::span<T>, int, int);
 SPECWAVE_COMM_INSTANTIATE(int)
 SPECWAVE_COMM_INSTANTIATE(long long)

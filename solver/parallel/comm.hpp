@@ -6,7 +6,8 @@
 //
 //   int main(int argc, char** argv) {
 //     specwave::MpiSession mpi(argc, argv);        // MPI_Init_thread / MPI_Finalize (no mpirun needed)
-//     try { ... } catch (const std::exception& e) { return specwave::fatal_error(std::string("prog: error: ") + e.what(), 1); }
+//     try { ... } catch (const std::exception& e) { return specwave::fatal_error(std::string("prog: error: ") +
+//     e.what(), 1); }
 //   }
 #include <complex>
 #include <cstdint>
@@ -21,8 +22,7 @@ namespace specwave {
 // Element types the typed collectives accept (explicitly instantiated in comm.cpp).
 template <class T>
 concept CommValue = std::is_same_v<T, int> || std::is_same_v<T, long long> || std::is_same_v<T, float> ||
-                    std::is_same_v<T, double> || std::is_same_v<T, std::complex<float>> ||
-                    std::is_same_v<T, std::complex<double>>;
+    std::is_same_v<T, double> || std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
 
 enum class ReduceOp { sum, min, max };
 

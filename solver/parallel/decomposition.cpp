@@ -97,11 +97,12 @@ void check_decomposition(const Dims3& shape, const Dims3& p, int halo, int pml_w
     if (p[a] == 1) continue;
     const int thinnest = shape[a] / p[a];
     if (thinnest < limit)
-      throw Error(ExitCode::invalid_case,
-                  fmt::format("{} ranks along {} give subdomains of {} points, fewer than the {} of {} (stencil halo {}, "
-                              "absorbing layer {}); use fewer ranks along {}, a larger grid, or a thinner layer",
-                              p[a], "zyx"[a], thinnest, limit, halo >= pml_width ? "the stencil halo" : "the absorbing layer",
-                              halo, pml_width, "zyx"[a]));
+      throw Error(
+          ExitCode::invalid_case,
+          fmt::format("{} ranks along {} give subdomains of {} points, fewer than the {} of {} (stencil halo {}, "
+                      "absorbing layer {}); use fewer ranks along {}, a larger grid, or a thinner layer",
+                      p[a], "zyx"[a], thinnest, limit, halo >= pml_width ? "the stencil halo" : "the absorbing layer",
+                      halo, pml_width, "zyx"[a]));
   }
 }
 

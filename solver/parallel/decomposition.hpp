@@ -9,9 +9,9 @@ namespace specwave {
 using Dims3 = std::array<int, 3>;  // (z, y, x)
 
 struct Subdomain {
-  Dims3 coords{0, 0, 0};   // position in the process grid
-  Dims3 begin{0, 0, 0};    // first global index owned, per axis
-  Dims3 extent{0, 0, 0};   // points owned, per axis
+  Dims3 coords{0, 0, 0};  // position in the process grid
+  Dims3 begin{0, 0, 0};   // first global index owned, per axis
+  Dims3 extent{0, 0, 0};  // points owned, per axis
 };
 
 // Halo points exchanged per step, summed over all ranks: sum_a (p_a - 1) * 2 * halo * (plane area normal to a).
@@ -32,7 +32,7 @@ int block_coordinate(int n, int p, int i);
 
 // One rank's place in a decomposition: its block and its face neighbours (the 6 ranks it exchanges halos with).
 struct Block {
-  Dims3 shape{0, 0, 0};         // the global grid
+  Dims3 shape{0, 0, 0};  // the global grid
   Dims3 process_grid{1, 1, 1};
   Subdomain sub;
   int neighbour[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};  // [axis][low/high] rank, -1: the grid's own face

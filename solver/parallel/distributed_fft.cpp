@@ -57,8 +57,8 @@ void unpack(const C* packed, const RowBlock& b, C* scattered, int threads) {
 
 int checked_count(long long n) {
   if (n > INT_MAX)
-    throw std::invalid_argument(fmt::format(
-        "distributed FFT: a block of {} values exceeds MPI's int count; run on more ranks", n));
+    throw std::invalid_argument(
+        fmt::format("distributed FFT: a block of {} values exceeds MPI's int count; run on more ranks", n));
   return int(n);
 }
 
@@ -68,10 +68,10 @@ int checked_count(long long n) {
 template <class C>
 struct Transpose {
   const Comm* comm = nullptr;
-  std::vector<RowBlock> scattered;             // per peer
-  std::vector<int> dense_offset, dense_count;  // per peer, elements of the dense array
+  std::vector<RowBlock> scattered;               // per peer
+  std::vector<int> dense_offset, dense_count;    // per peer, elements of the dense array
   std::vector<int> packed_offset, packed_count;  // per peer, in the exchange buffer (own block: 0)
-  std::vector<int> dense_count_mpi;               // dense_count with the own block 0
+  std::vector<int> dense_count_mpi;              // dense_count with the own block 0
   long long packed_size = 0;
 
   void finish() {
@@ -133,12 +133,13 @@ struct AlignedArray {
 void check_fft_grid(const Dims3& shape, const FftProcessGrid& g, int ranks) {
   const int pz = g.ranks_z, py = g.ranks_y, nxh = shape[2] / 2 + 1;
   if (shape[0] < 1 || shape[1] < 1 || shape[2] < 1)
-    throw std::invalid_argument(fmt::format("distributed FFT: shape ({}, {}, {}) has an empty axis", shape[0],
-                                            shape[1], shape[2]));
+    throw std::invalid_argument(
+        fmt::format("distributed FFT: shape ({}, {}, {}) has an empty axis", shape[0], shape[1], shape[2]));
   if (pz < 1 || py < 1 || pz * py != ranks)
-    throw std::invalid_argument(fmt::format("distributed FFT: process grid {} x {} does not have the {} ranks of the "
-                                            "communicator",
-                                            pz, py, ranks));
+    throw std::invalid_argument(
+        fmt::format("distributed FFT: process grid {} x {} does not have the {} ranks of the "
+                    "communicator",
+                    pz, py, ranks));
   const struct {
     int n, p;
     const char* what;
@@ -148,9 +149,10 @@ void check_fft_grid(const Dims3& shape, const FftProcessGrid& g, int ranks) {
                 {nxh, py, "kx (spectrum, nx/2+1 values, over ranks_y)"}};
   for (const auto& s : splits)
     if (s.n < s.p)
-      throw std::invalid_argument(fmt::format("distributed FFT: {} has {} points for {} ranks: some rank would own "
-                                              "none; use a grid with at most {} ranks along it",
-                                              s.what, s.n, s.p, s.n));
+      throw std::invalid_argument(
+          fmt::format("distributed FFT: {} has {} points for {} ranks: some rank would own "
+                      "none; use a grid with at most {} ranks along it",
+                      s.what, s.n, s.p, s.n));
 }
 
 FftProcessGrid choose_fft_grid(const Dims3& shape, int ranks) {
@@ -169,9 +171,10 @@ FftProcessGrid choose_fft_grid(const Dims3& shape, int ranks) {
         (best.ranks_z == 0 || std::abs(pz - ranks / pz) < std::abs(best.ranks_z - best.ranks_y)))
       best = {pz, ranks / pz};
   if (best.ranks_z == 0)
-    throw std::invalid_argument(fmt::format("distributed FFT: no process grid of {} ranks fits the shape ({}, {}, {}); "
-                                            "use fewer ranks",
-                                            ranks, shape[0], shape[1], shape[2]));
+    throw std::invalid_argument(
+        fmt::format("distributed FFT: no process grid of {} ranks fits the shape ({}, {}, {}); "
+                    "use fewer ranks",
+                    ranks, shape[0], shape[1], shape[2]));
   return best;
 }
 
@@ -218,7 +221,7 @@ struct DistributedRealFft3d<T>::Impl {
     const int nz = shape[0], ny = shape[1], nx = shape[2], nxh = nx / 2 + 1;
     real_block = fft_real_block(shape, grid, rank);
     spectrum_block = fft_spectrum_block(shape, grid, rank);
-    const int nz_l = real_block.extent[0], ny_l = real_block.extent[1];  // real block
+    const int nz_l = real_block.extent[0], ny_l = real_block.extent[1];           // real block
     const int ny_s = spectrum_block.extent[1], nxh_l = spectrum_block.extent[2];  // spectrum block
     const bool slab = py == 1;
     if (row.rank() != cy || column.rank() != cz) throw std::logic_error("distributed FFT: unexpected split order");
@@ -309,8 +312,8 @@ struct DistributedRealFft3d<T>::Impl {
 };
 
 template <class T>
-DistributedRealFft3d<T>::DistributedRealFft3d(const Comm& comm, const Dims3& shape, const FftProcessGrid& grid,
-                                              T* real, std::complex<T>* spectrum, int threads)
+DistributedRealFft3d<T>::DistributedRealFft3d(const Comm& comm, const Dims3& shape, const FftProcessGrid& grid, T* real,
+                                              std::complex<T>* spectrum, int threads)
     : impl_(std::make_unique<Impl>(comm, shape, grid, real, spectrum, threads)) {}
 
 template <class T>

@@ -67,7 +67,8 @@ class DistributedRealFft3d {
   DistributedRealFft3d& operator=(const DistributedRealFft3d&) = delete;
 
   void forward();   // collective: real -> spectrum (unnormalised); real is preserved
-  void backward();  // collective: spectrum -> real (unnormalised: a round trip multiplies by nz ny nx); spectrum is destroyed
+  void backward();  // collective: spectrum -> real (unnormalised: a round trip multiplies by nz ny nx); spectrum is
+                    // destroyed
 
   const Subdomain& real_block() const;
   const Subdomain& spectrum_block() const;

@@ -1,7 +1,7 @@
 #include "solver/plan/acquisition.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 
 #include "solver/case/errors.hpp"
 
@@ -56,10 +56,11 @@ PointStencil make_point_stencil(const GridSpec& g, const Vec3& position, bool fr
     for (int i : w[a].index) {
       const bool mirrored = a == 0 && free_surface && i < 0;
       if ((i < 0 && !mirrored) || i >= g.shape[a] || (mirrored && -i >= g.shape[0]))
-        throw Error(ExitCode::invalid_case,
-                    fmt::format("{} at ({}, {}, {}) m: its interpolation stencil (radius {} points) leaves the grid along {}; "
-                                "move it at least {} points inside the grid",
-                                what, position[0], position[1], position[2], radius, "zyx"[a], radius));
+        throw Error(
+            ExitCode::invalid_case,
+            fmt::format("{} at ({}, {}, {}) m: its interpolation stencil (radius {} points) leaves the grid along {}; "
+                        "move it at least {} points inside the grid",
+                        what, position[0], position[1], position[2], radius, "zyx"[a], radius));
     }
   }
   PointStencil s;

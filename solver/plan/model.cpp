@@ -1,11 +1,11 @@
 #include "solver/plan/model.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 
 #include "io/hdf5.hpp"
-#include "solver/parallel/comm.hpp"
 #include "solver/case/errors.hpp"
+#include "solver/parallel/comm.hpp"
 
 namespace specwave {
 namespace {
@@ -42,8 +42,9 @@ VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const 
     if (parallel) par = {comm->native_handle(), comm->rank(), 0};
     io::h5::Reader reader(c.model.file, par);
     const std::vector<hsize_t> dims = {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])};
-    model.velocity = reader.read_floating_block<float>(c.model.dataset, dims, {hsize_t(b[0]), hsize_t(b[1]), hsize_t(b[2])},
-                                                       {hsize_t(e[0]), hsize_t(e[1]), hsize_t(e[2])});
+    model.velocity =
+        reader.read_floating_block<float>(c.model.dataset, dims, {hsize_t(b[0]), hsize_t(b[1]), hsize_t(b[2])},
+                                          {hsize_t(e[0]), hsize_t(e[1]), hsize_t(e[2])});
     origin = fmt::format("{}: dataset '{}'", c.model.file, c.model.dataset);
     // A spacing attribute, when present, must agree with the case (a model on another grid is a common mistake).
     io::h5::Handle dset = reader.open_dataset(c.model.dataset);

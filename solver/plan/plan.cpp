@@ -7,11 +7,11 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <span>
 
@@ -44,9 +44,11 @@ void check_geometry(const Case& c) {
     const int faces = (a == 0 && c.boundary.free_surface) ? 1 : 2;
     const int needed = faces * W + 2 * R + 1;
     if (c.grid.shape[a] < needed)
-      invalid(c, fmt::format("grid.shape[{}] ({}) = {} is smaller than {} x boundary.pml_width ({}) + stencil width {} + 1 = {}; "
-                             "enlarge the grid or reduce the PML width or scheme order",
-                             a, "zyx"[a], c.grid.shape[a], faces, W, 2 * R, needed));
+      invalid(c,
+              fmt::format(
+                  "grid.shape[{}] ({}) = {} is smaller than {} x boundary.pml_width ({}) + stencil width {} + 1 = {}; "
+                  "enlarge the grid or reduce the PML width or scheme order",
+                  a, "zyx"[a], c.grid.shape[a], faces, W, 2 * R, needed));
   }
 }
 
@@ -102,9 +104,10 @@ void check_output_directory(const Case& c) {
 std::string cuda_cannot_run(const Case& c, const Plan& plan) {
   const Capability& cuda = capability(c.scheme.method, BackendKind::cuda);
   if (!cuda.decomposed && plan.ranks / plan.shot_groups > 1)
-    return fmt::format("the {} method is not domain-decomposed on the CUDA backend in this version ({} ranks "
-                       "per shot group); use run.shot_groups = {} (one GPU per shot) or backend = \"cpu\"",
-                       to_string(c.scheme.method), plan.ranks / plan.shot_groups, plan.ranks);
+    return fmt::format(
+        "the {} method is not domain-decomposed on the CUDA backend in this version ({} ranks "
+        "per shot group); use run.shot_groups = {} (one GPU per shot) or backend = \"cpu\"",
+        to_string(c.scheme.method), plan.ranks / plan.shot_groups, plan.ranks);
   return cuda.cannot_run ? cuda.cannot_run(c) : std::string();
 }
 
@@ -131,14 +134,14 @@ BackendKind resolve_backend(const Case& c, const RankPlacement& where, Plan& pla
       plan.device = device;
       std::memcpy(plan.device_uuid.data(), d.uuid.data(), d.uuid.size());
       const auto version = [](int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); };
-      note = fmt::format("cuda ({}: GPU {}, {}, compute capability {}.{}, {:.1f} GiB, {:.1f} GiB free; driver {}, "
-                         "runtime {}{})",
-                         c.run.backend == BackendKind::auto_select ? "auto picked the GPU" : "requested", device, d.name,
-                         d.compute_major, d.compute_minor, plan.device_total_bytes / double(1ull << 30),
-                         plan.device_free_bytes / double(1ull << 30), version(cuda.driver_version),
-                         version(cuda.runtime_version),
-                         where.ranks > 1 ? fmt::format("; rank {} of {}, node rank {}", where.rank, where.ranks, where.node_rank)
-                                         : std::string());
+      note = fmt::format(
+          "cuda ({}: GPU {}, {}, compute capability {}.{}, {:.1f} GiB, {:.1f} GiB free; driver {}, "
+          "runtime {}{})",
+          c.run.backend == BackendKind::auto_select ? "auto picked the GPU" : "requested", device, d.name,
+          d.compute_major, d.compute_minor, plan.device_total_bytes / double(1ull << 30),
+          plan.device_free_bytes / double(1ull << 30), version(cuda.driver_version), version(cuda.runtime_version),
+          where.ranks > 1 ? fmt::format("; rank {} of {}, node rank {}", where.rank, where.ranks, where.node_rank)
+                          : std::string());
       return BackendKind::cuda;
     }
   }
@@ -167,7 +170,8 @@ void agree_on_devices(const Case& c, const Comm& world, const RankPlacement& whe
   if (without >= 0) {
     // Only auto gets here with a rank on the CPU (a rank that asked for CUDA and has none has stopped already).
     if (plan.backend == BackendKind::cuda)
-      plan.backend_note = fmt::format("cpu (auto: rank {} has no usable GPU, and all ranks run on one backend)", without);
+      plan.backend_note =
+          fmt::format("cpu (auto: rank {} has no usable GPU, and all ranks run on one backend)", without);
     plan.backend = BackendKind::cpu;
     plan.ranks_on_device = 1;
     return;
@@ -193,16 +197,18 @@ void check_device_memory(const Case& c, Plan& plan, const RankPlacement& where) 
   const double need = double(estimate_device_memory_bytes(c, plan.nt, shape));
   // A grid below ~32 M points leaves most of a large GPU idle: run up to 8 shots at once, within the cap.
   if (c.grid.points() < (1LL << 25) && c.shots.size() > 1)
-    plan.shots_in_flight = int(std::clamp<double>(std::floor(cap / std::max(need, 1.0)), 1, std::min<double>(8, c.shots.size())));
+    plan.shots_in_flight =
+        int(std::clamp<double>(std::floor(cap / std::max(need, 1.0)), 1, std::min<double>(8, c.shots.size())));
   if (need > cap)
-    throw Error(ExitCode::resources,
-                fmt::format("{}: the run needs about {} on the GPU{}, above the cap of {} ({:.0f}% of the {} free{}); "
-                            "reduce grid.shape, use precision = \"fp32\", raise run.device_memory_fraction, use more GPUs "
-                            "(MPI ranks), or use a larger GPU",
-                            c.source_path.empty() ? c.name : c.source_path, human_bytes(need),
-                            group_size > 1 ? " for this rank's block" : "", human_bytes(cap),
-                            100 * c.run.device_memory_fraction, human_bytes(free),
-                            plan.ranks_on_device > 1 ? fmt::format(", shared by {} ranks", plan.ranks_on_device) : ""));
+    throw Error(
+        ExitCode::resources,
+        fmt::format("{}: the run needs about {} on the GPU{}, above the cap of {} ({:.0f}% of the {} free{}); "
+                    "reduce grid.shape, use precision = \"fp32\", raise run.device_memory_fraction, use more GPUs "
+                    "(MPI ranks), or use a larger GPU",
+                    c.source_path.empty() ? c.name : c.source_path, human_bytes(need),
+                    group_size > 1 ? " for this rank's block" : "", human_bytes(cap),
+                    100 * c.run.device_memory_fraction, human_bytes(free),
+                    plan.ranks_on_device > 1 ? fmt::format(", shared by {} ranks", plan.ranks_on_device) : ""));
 }
 
 }  // namespace
@@ -240,7 +246,9 @@ std::size_t estimate_memory_bytes(const Case& c, int nt) {
   return std::size_t(propagator + output_field + traces + 64.0 * (1 << 20));
 }
 
-std::size_t estimate_device_memory_bytes(const Case& c, int nt) { return estimate_device_memory_bytes(c, nt, c.grid.shape); }
+std::size_t estimate_device_memory_bytes(const Case& c, int nt) {
+  return estimate_device_memory_bytes(c, nt, c.grid.shape);
+}
 
 std::size_t estimate_device_memory_bytes(const Case& c, int nt, const std::array<int, 3>& shape) {
   return std::size_t(capability(c.scheme.method, BackendKind::cuda).memory_bytes(c, nt, shape));
@@ -260,19 +268,20 @@ int device_of_rank(const Case& c, const RankPlacement& where, int devices) {
   if (where.ranks == 1) {
     if (c.run.device >= devices)
       throw Error(ExitCode::backend_unavailable,
-                  fmt::format("run.device = {}: this machine has {} CUDA device(s); use an index in 0..{}", c.run.device,
-                              devices, devices - 1));
+                  fmt::format("run.device = {}: this machine has {} CUDA device(s); use an index in 0..{}",
+                              c.run.device, devices, devices - 1));
     return c.run.device;
   }
   // One visible device: the launcher bound this rank to it (srun --gpus-per-task=1, CUDA_VISIBLE_DEVICES), or
   // the node has one; whether other ranks drive it too is found out across the ranks (ranks_on_device).
   if (devices == 1) return 0;
   if (where.node_ranks > devices && !c.run.share_devices)
-    throw Error(ExitCode::backend_unavailable,
-                fmt::format("{} MPI ranks on this node but {} CUDA device(s): each rank drives one GPU; start at most {} "
-                            "rank(s) per node (e.g. mpirun --npernode {}), or set run.share_devices = true to let ranks "
-                            "share GPUs round-robin",
-                            where.node_ranks, devices, devices, devices));
+    throw Error(
+        ExitCode::backend_unavailable,
+        fmt::format("{} MPI ranks on this node but {} CUDA device(s): each rank drives one GPU; start at most {} "
+                    "rank(s) per node (e.g. mpirun --npernode {}), or set run.share_devices = true to let ranks "
+                    "share GPUs round-robin",
+                    where.node_ranks, devices, devices, devices));
   return where.node_rank % devices;
 }
 
@@ -332,7 +341,8 @@ void plan_decomposition(const Case& c, Plan& plan) {
   } else {
     plan.process_grid = choose_process_grid(c.grid.shape, domain, std::max(R, 1), c.run.process_grid);
   }
-  if (domain > 1 && c.scheme.method == Method::fdtd) check_decomposition(c.grid.shape, plan.process_grid, R, c.boundary.pml_width);
+  if (domain > 1 && c.scheme.method == Method::fdtd)
+    check_decomposition(c.grid.shape, plan.process_grid, R, c.boundary.pml_width);
 }
 
 }  // namespace
@@ -343,29 +353,33 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   plan_decomposition(c, plan);
   const bool spectral = c.scheme.method == Method::spectral;
   if (spectral && c.boundary.free_surface)
-    invalid(c, "boundary.free_surface = true is not available with scheme.method = \"spectral\" (the periodic FFT has no "
-               "odd mirror); use method = \"fdtd\" or remove the free surface");
+    invalid(c,
+            "boundary.free_surface = true is not available with scheme.method = \"spectral\" (the periodic FFT has no "
+            "odd mirror); use method = \"fdtd\" or remove the free surface");
   if (spectral && c.boundary.pml_width == 0)
-    invalid(c, "scheme.method = \"spectral\" needs boundary.pml_width > 0: the FFT is periodic and waves would wrap "
-               "around the grid; use e.g. pml_width = 20");
+    invalid(c,
+            "scheme.method = \"spectral\" needs boundary.pml_width > 0: the FFT is periodic and waves would wrap "
+            "around the grid; use e.g. pml_width = 20");
   if (!spectral && (c.scheme.order < 2 || c.scheme.order > 16 || c.scheme.order % 2))
     invalid(c, fmt::format("scheme.order = {}: must be even, 2..16", c.scheme.order));
   if (c.shots.empty()) invalid(c, "no [[shots]]: define at least one shot with one source");
   if (c.receivers.empty()) invalid(c, "no receivers: add [receivers] points, lines or planes");
   check_geometry(c);
   plan.backend = resolve_backend(c, where, plan);
-  if (plan.ranks > 1 && where.world && c.run.backend != BackendKind::cpu) agree_on_devices(c, *where.world, where, plan);
+  if (plan.ranks > 1 && where.world && c.run.backend != BackendKind::cpu)
+    agree_on_devices(c, *where.world, where, plan);
   plan.threads = c.run.threads > 0 ? c.run.threads : omp_get_max_threads();
 
   // Memory, before the model (the largest allocation so far) is built. nt is not known yet: bound traces later.
   plan.memory_available = available_memory_bytes();
   plan.memory_bytes = estimate_memory_bytes(c, 0);
   if (plan.memory_available && plan.memory_bytes > plan.memory_available)
-    throw Error(ExitCode::resources,
-                fmt::format("{}: the run needs about {} but only {} is available; reduce grid.shape, use precision = \"fp32\", "
-                            "or run on a larger node",
-                            c.source_path.empty() ? c.name : c.source_path, human_bytes(plan.memory_bytes),
-                            human_bytes(plan.memory_available)));
+    throw Error(
+        ExitCode::resources,
+        fmt::format("{}: the run needs about {} but only {} is available; reduce grid.shape, use precision = \"fp32\", "
+                    "or run on a larger node",
+                    c.source_path.empty() ? c.name : c.source_path, human_bytes(plan.memory_bytes),
+                    human_bytes(plan.memory_available)));
 
   // A rank of a decomposed run builds (reads) only its block of the model; v_min, v_max are global.
   const int group_size = plan.ranks / plan.shot_groups;
@@ -377,15 +391,17 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     plan.model = build_velocity_model(c, nullptr, plan.ranks > 1 ? where.world : nullptr);
   }
   plan.v_reference = std::max(plan.model.v_max, c.inversion.velocity_max.value_or(0.0));
-  plan.dt_max = spectral ? stable_dt_spectral(c.grid, plan.v_reference) : stable_dt(c.grid, c.scheme.order, plan.v_reference);
+  plan.dt_max =
+      spectral ? stable_dt_spectral(c.grid, plan.v_reference) : stable_dt(c.grid, c.scheme.order, plan.v_reference);
   plan.dt = c.time.dt.value_or(c.time.cfl_safety * plan.dt_max);
   plan.cfl = plan.dt / plan.dt_max;
   if (plan.dt > plan.dt_max)
-    invalid(c, fmt::format("time.dt = {:.6g} s violates the CFL condition for {} at v_max = {:.6g} m/s: the largest "
-                           "stable dt is {:.6g} s (CFL number {:.3f} > 1); set time.dt <= {:.6g} or remove it to use the default",
-                           plan.dt, spectral ? std::string("the spectral method") : fmt::format("order {}", c.scheme.order),
-                           plan.v_reference, plan.dt_max, plan.cfl, plan.dt_max,
-                           c.time.cfl_safety * plan.dt_max));
+    invalid(c,
+            fmt::format(
+                "time.dt = {:.6g} s violates the CFL condition for {} at v_max = {:.6g} m/s: the largest "
+                "stable dt is {:.6g} s (CFL number {:.3f} > 1); set time.dt <= {:.6g} or remove it to use the default",
+                plan.dt, spectral ? std::string("the spectral method") : fmt::format("order {}", c.scheme.order),
+                plan.v_reference, plan.dt_max, plan.cfl, plan.dt_max, c.time.cfl_safety * plan.dt_max));
   plan.nt = int(std::llround(c.time.duration / plan.dt)) + 1;
   plan.memory_bytes = estimate_memory_bytes(c, plan.nt);
   check_device_memory(c, plan, where);
@@ -398,7 +414,8 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
       waves.push_back(sample_wavelet(s.wavelet, plan.dt, plan.nt));
       // The spectrum of the whole wavelet, even when the run stops before it ends (truncation is not bandwidth).
       const int n_spectrum = std::max(plan.nt, int(wavelet_length(s.wavelet) / plan.dt) + 1);
-      const auto spectrum_samples = n_spectrum == plan.nt ? waves.back() : sample_wavelet(s.wavelet, plan.dt, n_spectrum);
+      const auto spectrum_samples =
+          n_spectrum == plan.nt ? waves.back() : sample_wavelet(s.wavelet, plan.dt, n_spectrum);
       plan.f_max = std::max(plan.f_max, highest_significant_frequency(spectrum_samples, plan.dt));
       if (s.wavelet.kind == WaveletSpec::Kind::ricker) f_peak_max = std::max(f_peak_max, s.wavelet.peak_frequency);
     }
@@ -410,7 +427,8 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
       if (good != n)
         plan.notes.push_back(fmt::format(
             "grid.shape[{}] = {} has a prime factor above 7: the spectral method's FFTs along it are several times "
-            "slower than for {} (the next length made of factors 2, 3, 5, 7)", a, n, good));
+            "slower than for {} (the next length made of factors 2, 3, 5, 7)",
+            a, n, good));
     }
   const PmlProfileDefaults profile = pml_profile_defaults(spectral, c.boundary.spectral_absorber);
   plan.pml_power = c.boundary.pml_power.value_or(profile.power);
@@ -420,15 +438,17 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   plan.points_per_wavelength_floor = c.scheme.min_points_per_wavelength.value_or(
       spectral ? points_per_wavelength_floor_spectral : points_per_wavelength_floor(c.scheme.order));
   if (plan.points_per_wavelength < plan.points_per_wavelength_floor)
-    invalid(c, fmt::format("{:.2f} points per wavelength (v_min {:.6g} m/s, highest significant frequency {:.4g} Hz, "
-                           "spacing {:.6g} m) is below the floor {:.2f} of {}: the result would be dominated by "
-                           "numerical dispersion; refine the grid to spacing <= {:.4g} m, lower the peak frequency, raise "
-                           "scheme.order, or set scheme.min_points_per_wavelength",
-                           plan.points_per_wavelength, plan.model.v_min, plan.f_max, h_max,
-                           plan.points_per_wavelength_floor,
-                           spectral ? std::string("the spectral method") : fmt::format("FDTD order {}", c.scheme.order),
-                           plan.model.v_min / (plan.f_max * plan.points_per_wavelength_floor)));
-  if (plan.nt < 2) invalid(c, fmt::format("time.duration = {} s is shorter than two time steps (dt = {:.6g} s)", c.time.duration, plan.dt));
+    invalid(c, fmt::format(
+                   "{:.2f} points per wavelength (v_min {:.6g} m/s, highest significant frequency {:.4g} Hz, "
+                   "spacing {:.6g} m) is below the floor {:.2f} of {}: the result would be dominated by "
+                   "numerical dispersion; refine the grid to spacing <= {:.4g} m, lower the peak frequency, raise "
+                   "scheme.order, or set scheme.min_points_per_wavelength",
+                   plan.points_per_wavelength, plan.model.v_min, plan.f_max, h_max, plan.points_per_wavelength_floor,
+                   spectral ? std::string("the spectral method") : fmt::format("FDTD order {}", c.scheme.order),
+                   plan.model.v_min / (plan.f_max * plan.points_per_wavelength_floor)));
+  if (plan.nt < 2)
+    invalid(c, fmt::format("time.duration = {} s is shorter than two time steps (dt = {:.6g} s)", c.time.duration,
+                           plan.dt));
 
   // Geometry of sources and receivers.
   for (std::size_t s = 0; s < c.shots.size(); ++s) {
@@ -461,26 +481,29 @@ std::string describe_plan(const Case& c, const Plan& p) {
   const auto& g = c.grid;
   std::string out;
   out += fmt::format("case        {}{}\n", c.name, c.source_path.empty() ? "" : " (" + c.source_path + ")");
-  out += fmt::format("grid        {} x {} x {} (nz, ny, nx) = {:.3g} points, spacing {} x {} x {} m\n", g.shape[0], g.shape[1],
-                     g.shape[2], double(g.points()), g.spacing[0], g.spacing[1], g.spacing[2]);
-  out += fmt::format("model       {}: v in [{:.6g}, {:.6g}] m/s\n", to_string(c.model.kind), p.model.v_min, p.model.v_max);
+  out += fmt::format("grid        {} x {} x {} (nz, ny, nx) = {:.3g} points, spacing {} x {} x {} m\n", g.shape[0],
+                     g.shape[1], g.shape[2], double(g.points()), g.spacing[0], g.spacing[1], g.spacing[2]);
+  out +=
+      fmt::format("model       {}: v in [{:.6g}, {:.6g}] m/s\n", to_string(c.model.kind), p.model.v_min, p.model.v_max);
   out += fmt::format("scheme      {}, {} boundary width {}{}\n",
-                     c.scheme.method == Method::spectral ? fmt::format("spectral k-space (c_ref = v_max = {:.6g} m/s)", p.model.v_max)
-                                                         : fmt::format("fdtd order {}", c.scheme.order),
-                     c.boundary.pml_width == 0 ? "no absorbing"
-                     : c.scheme.method != Method::spectral ? "CPML"
+                     c.scheme.method == Method::spectral
+                         ? fmt::format("spectral k-space (c_ref = v_max = {:.6g} m/s)", p.model.v_max)
+                         : fmt::format("fdtd order {}", c.scheme.order),
+                     c.boundary.pml_width == 0                               ? "no absorbing"
+                     : c.scheme.method != Method::spectral                   ? "CPML"
                      : c.boundary.spectral_absorber == SpectralAbsorber::pml ? "split-field PML"
                                                                              : "damping-layer",
-                     c.boundary.pml_width,
-                     c.boundary.free_surface ? ", free surface on top" : "");
+                     c.boundary.pml_width, c.boundary.free_surface ? ", free surface on top" : "");
   out += fmt::format("time        dt = {:.6g} s (stable limit {:.6g} s, CFL number {:.3f}), {} steps, {:.6g} s\n", p.dt,
                      p.dt_max, p.cfl, p.nt, (p.nt - 1) * p.dt);
   out += fmt::format("sampling    {:.2f} points per wavelength at f_max = {:.4g} Hz (floor {:.2f})\n",
                      p.points_per_wavelength, p.f_max, p.points_per_wavelength_floor);
   std::size_t sources = 0;
   for (const auto& s : p.sources) sources += s.size();
-  out += fmt::format("acquisition {} shot(s), {} source(s), {} receiver(s)\n", c.shots.size(), sources, c.receivers.size());
-  out += fmt::format("backend     {}, {} precision, {} thread(s){}\n", p.backend_note, to_string(c.run.precision), p.threads,
+  out += fmt::format("acquisition {} shot(s), {} source(s), {} receiver(s)\n", c.shots.size(), sources,
+                     c.receivers.size());
+  out += fmt::format("backend     {}, {} precision, {} thread(s){}\n", p.backend_note, to_string(c.run.precision),
+                     p.threads,
                      p.shots_in_flight > 1 ? fmt::format(", {} shots in flight", p.shots_in_flight) : std::string());
   if (p.ranks > 1)
     out += fmt::format("mpi         {} ranks: {} shot group(s) of {} rank(s), process grid {} x {} x {} (z, y, x)\n",

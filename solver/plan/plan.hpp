@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "solver/plan/acquisition.hpp"
 #include "solver/case/case.hpp"
+#include "solver/plan/acquisition.hpp"
 #include "solver/plan/model.hpp"
 
 namespace specwave {
@@ -19,13 +19,13 @@ struct Plan {
   int nt = 0;                          // samples per trace = time steps per shot
   double f_max = 0;                    // highest significant frequency of the wavelets (Hz)
   double points_per_wavelength = 0, points_per_wavelength_floor = 0;
-  double pml_frequency = 0;            // Hz (alpha_max = pi f)
+  double pml_frequency = 0;                     // Hz (alpha_max = pi f)
   double pml_power = 2, pml_reflection = 1e-3;  // the case's values or the method's defaults
   std::size_t memory_bytes = 0, memory_available = 0;
   BackendKind backend = BackendKind::cpu;  // resolved (never auto)
-  std::string backend_note;            // why this backend was picked
+  std::string backend_note;                // why this backend was picked
   int threads = 1;
-  int shots_in_flight = 1;              // shots advanced together (GPU: when one shot cannot fill the device)
+  int shots_in_flight = 1;  // shots advanced together (GPU: when one shot cannot fill the device)
   // MPI: `ranks` ranks in `shot_groups` groups; each group's grid decomposed over process_grid (pz, py, px).
   int ranks = 1, shot_groups = 1;
   std::array<int, 3> process_grid{1, 1, 1};
@@ -34,7 +34,7 @@ struct Plan {
   std::size_t device_free_bytes = 0, device_total_bytes = 0;
   std::array<unsigned char, 16> device_uuid{};
   int ranks_on_device = 1;  // MPI ranks driving this rank's GPU (the same uuid), 1 without MPI
-  VelocityModel model;  // this rank's block of it in a decomposed run (model.block), the whole grid otherwise
+  VelocityModel model;      // this rank's block of it in a decomposed run (model.block), the whole grid otherwise
   // The velocity that sets dt_max and the FDTD CPML damping d0: the model's v_max, or inversion.velocity_max
   // when that is larger, so that dt and the profiles stay fixed while an inversion changes the model.
   double v_reference = 0;

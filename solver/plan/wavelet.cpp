@@ -1,9 +1,9 @@
 #include "solver/plan/wavelet.hpp"
 
-#include <cmath>
-#include <complex>
 #include <fftw3.h>
 #include <fmt/format.h>
+#include <cmath>
+#include <complex>
 
 #include "io/hdf5.hpp"
 #include "solver/case/errors.hpp"
@@ -78,7 +78,8 @@ double highest_significant_frequency(const std::vector<double>& samples, double 
   std::vector<double> in(n, 0.0);
   std::copy(samples.begin(), samples.end(), in.begin());
   std::vector<std::complex<double>> spectrum(n / 2 + 1);
-  fftw_plan plan = fftw_plan_dft_r2c_1d(int(n), in.data(), reinterpret_cast<fftw_complex*>(spectrum.data()), FFTW_ESTIMATE);
+  fftw_plan plan =
+      fftw_plan_dft_r2c_1d(int(n), in.data(), reinterpret_cast<fftw_complex*>(spectrum.data()), FFTW_ESTIMATE);
   fftw_execute(plan);
   fftw_destroy_plan(plan);
   double peak = 0;

@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -17,7 +18,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <fmt/format.h>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -251,16 +251,16 @@ FdtdResult run_fdtd(const FdtdConfig& cfg, int order, int pml_width) {
         const index_t i = L.index(z, y, x);
         const double v = v_min + (v_max - v_min) * z / std::max(1, n - 1);
         // A smooth O(1) standing wave (u^{-1} = u^0): no subnormals for the length of the benchmark.
-        const double w = std::sin(pi * (z + 1) / (n + 1)) * std::sin(pi * (y + 1) / (n + 1)) *
-                         std::sin(pi * (x + 1) / (n + 1));
+        const double w =
+            std::sin(pi * (z + 1) / (n + 1)) * std::sin(pi * (y + 1) / (n + 1)) * std::sin(pi * (x + 1) / (n + 1));
         u[i] = u_prev[i] = T(w);
         vel2dt2[i] = T(v * v * dt * dt);
       }
 
   const FdtdCoefficients<T> coef = make_fdtd_coefficients<T>(R, {h, h, h});
 
-  // CPML of width W on all six faces, slabs allocated as solver/propagators/fdtd/fdtd_cpu_propagator.cpp does; the profile
-  // follows docs/numerics.md (p = 2, R0 = 1e-3, f = 10 Hz).
+  // CPML of width W on all six faces, slabs allocated as solver/propagators/fdtd/fdtd_cpu_propagator.cpp does; the
+  // profile follows docs/numerics.md (p = 2, R0 = 1e-3, f = 10 Hz).
   CpmlAxis<T> pml[3];
   std::vector<T> pml_a[3], pml_b[3];
   std::vector<Buffer<T>> slabs;
@@ -352,8 +352,8 @@ FdtdResult run_fdtd(const FdtdConfig& cfg, int order, int pml_width) {
 // CPU time used on the whole machine (/proc/stat, all CPUs) and by this process (getrusage), in seconds, to
 // tell how much of the machine other processes took while the benchmark ran (docs/benchmarks.md).
 // ---------------------------------------------------------------------------------------------------------------
-// Spectral benchmark: the production propagator (solver/propagators/spectral/spectral_cpu_propagator.cpp) on an n^3 grid, and the
-// same transforms alone. The PML step does 4 r2c and 6 c2r transforms, the damping layer 1 and 1.
+// Spectral benchmark: the production propagator (solver/propagators/spectral/spectral_cpu_propagator.cpp) on an n^3
+// grid, and the same transforms alone. The PML step does 4 r2c and 6 c2r transforms, the damping layer 1 and 1.
 
 struct SpectralResult {
   std::string absorber;
@@ -530,8 +530,8 @@ int main(int argc, char** argv) {
         "without its stencil (3 arrays read, one written in place, so there is no write-allocate).\n\n";
   md << "| kernel | operation | bytes/element | GB/s (best) | GB/s (median) |\n|---|---|---:|---:|---:|\n";
   for (const StreamResult* s : {&stream.copy, &stream.triad, &stream.update})
-    md << fmt::format("| {} | `{}` | {} | {:.1f} | {:.1f} |\n", s->name, s->formula, s->bytes_per_element,
-                      s->best_gbs, s->median_gbs);
+    md << fmt::format("| {} | `{}` | {} | {:.1f} | {:.1f} |\n", s->name, s->formula, s->bytes_per_element, s->best_gbs,
+                      s->median_gbs);
   md << "\n";
   std::cerr << fmt::format("[bench] copy {:.1f} GB/s, triad {:.1f} GB/s, update {:.1f} GB/s\n", stream.copy.best_gbs,
                            stream.triad.best_gbs, stream.update.best_gbs);
@@ -575,7 +575,8 @@ int main(int argc, char** argv) {
     if (!r.finite || r.subnormals > 0) warned = true;
   }
   if (warned) {
-    md << "\nWARNING: some runs ended with non-finite or subnormal field values; their timings are not representative:\n";
+    md << "\nWARNING: some runs ended with non-finite or subnormal field values; their timings are not "
+          "representative:\n";
     for (const FdtdResult& r : results)
       if (!r.finite || r.subnormals > 0)
         md << fmt::format("- order {} {} PML {}: finite {}, {} subnormal values\n", r.order, r.fp64 ? "fp64" : "fp32",
@@ -630,9 +631,9 @@ int main(int argc, char** argv) {
   head << fmt::format("| specwave | {} (git {}) |\n", build::version, build::git_hash);
   head << fmt::format("| Date | {} |\n", date);
   const double others_before = others_share(before, start), others_during = others_share(start, cpu_usage());
-  head << fmt::format("| CPU used by other processes, 1 s before / during the run | {:.0f}% / {:.0f}% of the machine{} |\n",
-                      100 * others_before, 100 * others_during,
-                      others_during > 0.05 ? " (not idle: timings are pessimistic)" : "");
+  head << fmt::format(
+      "| CPU used by other processes, 1 s before / during the run | {:.0f}% / {:.0f}% of the machine{} |\n",
+      100 * others_before, 100 * others_during, others_during > 0.05 ? " (not idle: timings are pessimistic)" : "");
   head << fmt::format("| Command | `{}` |\n\n", command_line(argc, argv));
   const std::string report = head.str() + md.str();
   std::cout << report << std::flush;

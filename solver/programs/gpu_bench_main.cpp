@@ -7,11 +7,11 @@
 #include <cuda_runtime_api.h>
 #include <omp.h>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fmt/format.h>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -30,10 +30,10 @@ using namespace specwave;
 
 namespace {
 
-#define CHECK_CUDA(expr)                                                                                 \
-  do {                                                                                                   \
-    const cudaError_t e = (expr);                                                                        \
-    if (e != cudaSuccess) throw std::runtime_error(std::string(#expr) + ": " + cudaGetErrorString(e));   \
+#define CHECK_CUDA(expr)                                                                               \
+  do {                                                                                                 \
+    const cudaError_t e = (expr);                                                                      \
+    if (e != cudaSuccess) throw std::runtime_error(std::string(#expr) + ": " + cudaGetErrorString(e)); \
   } while (0)
 
 // Milliseconds of `work` on the default stream, best of `repetitions`, measured with events.
@@ -61,7 +61,8 @@ double time_ms(int repetitions, Work&& work) {
 double copy_bandwidth(std::size_t bytes) {
   cuda::DeviceBuffer a(bytes), b(bytes);
   CHECK_CUDA(cudaMemcpy(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice));
-  const double ms = time_ms(10, [&] { CHECK_CUDA(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice)); });
+  const double ms =
+      time_ms(10, [&] { CHECK_CUDA(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice)); });
   return 2.0 * double(bytes) / (ms * 1e-3);
 }
 
@@ -87,7 +88,8 @@ void fill_host(const FieldLayout& L, int order, std::vector<T>& u, std::vector<T
   vel.assign(L.size(), T(2000.0 * 2000.0 * dt * dt));
   for (int z = 0; z < L.nz; ++z)
     for (int y = 0; y < L.ny; ++y)
-      for (int x = 0; x < L.nx; ++x) u[L.index(z, y, x)] = T(std::sin(0.05 * x) * std::cos(0.07 * y) * std::sin(0.03 * z + 0.5));
+      for (int x = 0; x < L.nx; ++x)
+        u[L.index(z, y, x)] = T(std::sin(0.05 * x) * std::cos(0.07 * y) * std::sin(0.03 * z + 0.5));
 }
 
 struct StepResult {
@@ -116,8 +118,13 @@ StepResult gpu_step(int n, int order, int steps, double copy_bw, cuda::StencilKe
   run();  // warm-up
   const double ms = time_ms(3, run) / steps;
   const double gpts = double(L.interior_points()) / (ms * 1e-3) / 1e9;
-  return {n, order, std::string(sizeof(T) == 4 ? "fp32" : "fp64") + (kernel == cuda::StencilKernel::tiled ? " tiled" : " generic"),
-          ms, gpts, gpts * 1e9 * 4 * sizeof(T) / copy_bw};
+  return {
+      n,
+      order,
+      std::string(sizeof(T) == 4 ? "fp32" : "fp64") + (kernel == cuda::StencilKernel::tiled ? " tiled" : " generic"),
+      ms,
+      gpts,
+      gpts * 1e9 * 4 * sizeof(T) / copy_bw};
 }
 
 double cpu_ms_per_step(int n, int order, int steps) {
@@ -202,7 +209,8 @@ SpectralResult spectral_step(int n, SpectralAbsorber absorber, int steps) {
   c.shots.push_back({{s}});
   c.receivers = {{300, 5.0 * n, 300}};
   const Plan plan = make_plan(c);
-  SpectralResult r{n, absorber == SpectralAbsorber::pml ? "pml" : "damping", sizeof(T) == 8 ? "fp64" : "fp32", 1e300, 1e300, 0};
+  SpectralResult r{
+      n, absorber == SpectralAbsorber::pml ? "pml" : "damping", sizeof(T) == 8 ? "fp64" : "fp32", 1e300, 1e300, 0};
   {
     auto prop = make_propagator(c, plan);
     prop->begin_shot(plan.sources[0], plan.wavelets[0]);
@@ -213,7 +221,9 @@ SpectralResult spectral_step(int n, SpectralAbsorber absorber, int steps) {
       const auto t0 = std::chrono::steady_clock::now();
       prop->advance(step, step + steps);
       prop->traces();
-      r.ms_per_step = std::min(r.ms_per_step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps);
+      r.ms_per_step =
+          std::min(r.ms_per_step,
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps);
     }
   }
   {
@@ -235,7 +245,9 @@ SpectralResult spectral_step(int n, SpectralAbsorber absorber, int steps) {
     for (int k = 0; k < repetitions; ++k) {
       const auto t0 = std::chrono::steady_clock::now();
       transforms(steps);
-      r.fft_ms_per_step = std::min(r.fft_ms_per_step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps);
+      r.fft_ms_per_step =
+          std::min(r.fft_ms_per_step,
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps);
     }
   }
   r.gpts = double(c.grid.points()) / (r.ms_per_step * 1e-3) / 1e9;
@@ -251,7 +263,8 @@ int main(int argc, char** argv) {
   std::string output;
   app.add_option("--sizes", sizes, "Grid points per axis")->capture_default_str();
   app.add_option("--orders", orders, "FDTD orders")->capture_default_str();
-  app.add_option("--spectral-sizes", spectral_sizes, "Grid points per axis of the spectral step")->capture_default_str();
+  app.add_option("--spectral-sizes", spectral_sizes, "Grid points per axis of the spectral step")
+      ->capture_default_str();
   app.add_option("--steps", steps, "Timed steps per configuration")->capture_default_str();
   app.add_option("--output", output, "Also write the Markdown report here");
   CLI11_PARSE(app, argc, argv);
@@ -262,37 +275,45 @@ int main(int argc, char** argv) {
   }
   try {
     const auto& d = status.devices.front();
-    std::string report = fmt::format("# specwave GPU benchmark\n\n- device: {} (compute capability {}.{}, {} SMs, {:.0f} GiB)\n"
-                                     "- driver {}.{}, runtime {}.{}\n",
-                                     d.name, d.compute_major, d.compute_minor, d.multiprocessors,
-                                     d.total_bytes / double(1ull << 30), status.driver_version / 1000,
-                                     status.driver_version % 1000 / 10, status.runtime_version / 1000,
-                                     status.runtime_version % 1000 / 10);
+    std::string report = fmt::format(
+        "# specwave GPU benchmark\n\n- device: {} (compute capability {}.{}, {} SMs, {:.0f} GiB)\n"
+        "- driver {}.{}, runtime {}.{}\n",
+        d.name, d.compute_major, d.compute_minor, d.multiprocessors, d.total_bytes / double(1ull << 30),
+        status.driver_version / 1000, status.driver_version % 1000 / 10, status.runtime_version / 1000,
+        status.runtime_version % 1000 / 10);
     const double bw = copy_bandwidth(std::size_t(1) << 30);
     report += fmt::format("- device-to-device copy of 1 GiB: {:.0f} GB/s (bytes read + written)\n\n", bw / 1e9);
-    report += "| n^3 | order | precision, kernel | ms/step | Gpts/s | effective GB/s | of copy bandwidth |\n|---:|---:|---|---:|---:|---:|---:|\n";
+    report +=
+        "| n^3 | order | precision, kernel | ms/step | Gpts/s | effective GB/s | of copy bandwidth "
+        "|\n|---:|---:|---|---:|---:|---:|---:|\n";
     double gpu_256_8 = 0;
     for (int n : sizes)
       for (int order : orders)
         for (int fp64 = 0; fp64 < 2; ++fp64)
           for (auto kernel : {cuda::StencilKernel::generic, cuda::StencilKernel::tiled}) {
-          const StepResult r = fp64 ? gpu_step<double>(n, order, steps, bw, kernel) : gpu_step<float>(n, order, steps, bw, kernel);
-          if (n == 256 && order == 8 && !fp64) gpu_256_8 = gpu_256_8 > 0 ? std::min(gpu_256_8, r.ms_per_step) : r.ms_per_step;
-          report += fmt::format("| {} | {} | {} | {:.3f} | {:.1f} | {:.0f} | {:.2f} |\n", n, order, r.precision, r.ms_per_step,
-                                r.gpts, r.fraction * bw / 1e9, r.fraction);
-          std::fflush(stdout);
-        }
+            const StepResult r =
+                fp64 ? gpu_step<double>(n, order, steps, bw, kernel) : gpu_step<float>(n, order, steps, bw, kernel);
+            if (n == 256 && order == 8 && !fp64)
+              gpu_256_8 = gpu_256_8 > 0 ? std::min(gpu_256_8, r.ms_per_step) : r.ms_per_step;
+            report += fmt::format("| {} | {} | {} | {:.3f} | {:.1f} | {:.0f} | {:.2f} |\n", n, order, r.precision,
+                                  r.ms_per_step, r.gpts, r.fraction * bw / 1e9, r.fraction);
+            std::fflush(stdout);
+          }
     if (gpu_256_8 > 0) {
       const double cpu = cpu_ms_per_step(256, 8, 3);
-      report += fmt::format("\nGPU over CPU ({} OpenMP threads), order 8 fp32 256^3: {:.1f} ms vs {:.2f} ms per step = {:.0f}x\n",
-                            omp_get_max_threads(), cpu, gpu_256_8, cpu / gpu_256_8);
+      report += fmt::format(
+          "\nGPU over CPU ({} OpenMP threads), order 8 fp32 256^3: {:.1f} ms vs {:.2f} ms per step = {:.0f}x\n",
+          omp_get_max_threads(), cpu, gpu_256_8, cpu / gpu_256_8);
     }
-    report += "\n| n^3 | spectral absorber | precision | ms/step | cuFFT alone ms/step | step / FFT (target <= 1.15) | Gpts/s |\n"
-              "|---:|---|---|---:|---:|---:|---:|\n";
+    report +=
+        "\n| n^3 | spectral absorber | precision | ms/step | cuFFT alone ms/step | step / FFT (target <= 1.15) | "
+        "Gpts/s |\n"
+        "|---:|---|---|---:|---:|---:|---:|\n";
     for (int n : spectral_sizes)
       for (auto absorber : {SpectralAbsorber::damping, SpectralAbsorber::pml})
         for (int fp64 = 0; fp64 < 2; ++fp64) {
-          const SpectralResult r = fp64 ? spectral_step<double>(n, absorber, steps) : spectral_step<float>(n, absorber, steps);
+          const SpectralResult r =
+              fp64 ? spectral_step<double>(n, absorber, steps) : spectral_step<float>(n, absorber, steps);
           report += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} | {:.2f} | {:.2f} |\n", r.n, r.absorber, r.precision,
                                 r.ms_per_step, r.fft_ms_per_step, r.ms_per_step / r.fft_ms_per_step, r.gpts);
         }

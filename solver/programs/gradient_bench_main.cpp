@@ -1,27 +1,28 @@
 // specwave-gradient-bench: the time of one gradient (forward with the wavefield history, adjoint, imaging) over
-// the time of one forward run, per wavefield storage strategy and method (scripts/bench --gradient). The baseline is the production forward propagator (make_propagator)
-// on the same case; the gradient's own forward pass without history is also timed, and each strategy's forward
-// steps are counted (its recompute factor). Best of the rounds, Markdown on stdout.
+// the time of one forward run, per wavefield storage strategy and method (scripts/bench --gradient). The baseline is
+// the production forward propagator (make_propagator) on the same case; the gradient's own forward pass without history
+// is also timed, and each strategy's forward steps are counted (its recompute factor). Best of the rounds, Markdown on
+// stdout.
 #include <unistd.h>
 
+#include <fmt/format.h>
+#include <omp.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <functional>
-#include <cmath>
 #include <limits>
-#include <omp.h>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "solver/inversion/objective.hpp"
-#include "solver/propagators/gradient_propagator.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/gradient_propagator.hpp"
 #include "solver/propagators/propagator.hpp"
 #include "specwave/build_info.hpp"
 
@@ -163,9 +164,15 @@ int run(int argc, char** argv) {
   app.add_option("--steps", steps, "Time steps")->capture_default_str();
   app.add_option("--rounds", rounds, "Rounds; the best counts")->capture_default_str();
   app.add_option("--order", order, "FDTD order")->capture_default_str();
-  app.add_option("--precision", precision, "fp32 or fp64")->check(CLI::IsMember({"fp32", "fp64"}))->capture_default_str();
-  app.add_option("--method", method, "fdtd, spectral or both")->check(CLI::IsMember({"fdtd", "spectral", "both"}))->capture_default_str();
-  app.add_option("--snapshots", snapshots, "Snapshots of binomial checkpointing")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--precision", precision, "fp32 or fp64")
+      ->check(CLI::IsMember({"fp32", "fp64"}))
+      ->capture_default_str();
+  app.add_option("--method", method, "fdtd, spectral or both")
+      ->check(CLI::IsMember({"fdtd", "spectral", "both"}))
+      ->capture_default_str();
+  app.add_option("--snapshots", snapshots, "Snapshots of binomial checkpointing")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--scratch", scratch, "Folder of the disk strategy's scratch file (default $TMPDIR)");
   app.add_option("--threads", threads, "OpenMP threads (0: all)")->capture_default_str();
   app.add_option("--backend", backend,
@@ -196,7 +203,9 @@ int run(int argc, char** argv) {
        [segment](int nt, double f, double s) { return segment_checkpoint_choice(nt, segment(nt, f, s), f, s); }},
       {"memory (pinned host)", [pinned](int nt, double f, double) { return pinned(all_steps_choice(nt, f)); }},
       {"checkpoints (pinned host)",
-       [segment, pinned](int nt, double f, double s) { return pinned(segment_checkpoint_choice(nt, segment(nt, f, s), f, s)); }},
+       [segment, pinned](int nt, double f, double s) {
+         return pinned(segment_checkpoint_choice(nt, segment(nt, f, s), f, s));
+       }},
   };
   const std::vector<Strategy> cpu_strategies = {
       {"memory", [](int nt, double f, double) { return all_steps_choice(nt, f); }},
@@ -233,19 +242,22 @@ int run(int argc, char** argv) {
   gethostname(host, sizeof host);
   std::string report = fmt::format("## One gradient over one forward run ({}), per wavefield storage strategy\n\n",
                                    cuda ? "CUDA" : "CPU");
-  report += fmt::format("specwave {} (git {}), host {}, {} thread(s); {}^3 points, FDTD order {}, absorbing layer {}, {}, "
-                        "{} steps, one shot, 16 receivers; {} rounds, each timing the production forward propagator of the "
-                        "method and then one gradient: the ratio is the median of the rounds' ratios (their range in "
-                        "brackets), the times the best of the rounds.\n\n",
-                        build::version, build::git_hash, host, omp_get_max_threads(), n, order, std::min(10, n / 4),
-                        precision, nt, rounds);
-  report += "| method | storage | history MiB | disk MiB | forward s | gradient's forward alone s | gradient s (forward + "
-            "adjoint + imaging) | gradient / forward (range) | recompute factor (counted; expected) |\n"
-            "|---|---|---|---|---|---|---|---|---|\n";
+  report += fmt::format(
+      "specwave {} (git {}), host {}, {} thread(s); {}^3 points, FDTD order {}, absorbing layer {}, {}, "
+      "{} steps, one shot, 16 receivers; {} rounds, each timing the production forward propagator of the "
+      "method and then one gradient: the ratio is the median of the rounds' ratios (their range in "
+      "brackets), the times the best of the rounds.\n\n",
+      build::version, build::git_hash, host, omp_get_max_threads(), n, order, std::min(10, n / 4), precision, nt,
+      rounds);
+  report +=
+      "| method | storage | history MiB | disk MiB | forward s | gradient's forward alone s | gradient s (forward + "
+      "adjoint + imaging) | gradient / forward (range) | recompute factor (counted; expected) |\n"
+      "|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows)
-    report += fmt::format("| {} | {} | {:.1f} | {:.0f} | {:.3f} | {:.3f} | {:.3f} | **{:.2f}** ({:.2f}-{:.2f}) | {:.2f}; {:.2f} |\n",
-                          r.method, r.history, r.history_mib, r.disk_mib, r.t_forward, r.t_plain, r.t_gradient, r.ratio,
-                          r.ratio_low, r.ratio_high, r.recompute_measured, r.recompute_expected);
+    report += fmt::format(
+        "| {} | {} | {:.1f} | {:.0f} | {:.3f} | {:.3f} | {:.3f} | **{:.2f}** ({:.2f}-{:.2f}) | {:.2f}; {:.2f} |\n",
+        r.method, r.history, r.history_mib, r.disk_mib, r.t_forward, r.t_plain, r.t_gradient, r.ratio, r.ratio_low,
+        r.ratio_high, r.recompute_measured, r.recompute_expected);
   report += "\nThe recompute factor is the forward steps one gradient takes (the forward pass included) over nt.\n";
   std::fputs(report.c_str(), stdout);
   if (!output.empty()) std::ofstream(output) << report;

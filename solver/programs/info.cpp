@@ -33,7 +33,8 @@ std::string build_and_hardware_info() {
   std::string out;
   unsigned h5_major = 0, h5_minor = 0, h5_release = 0;
   H5get_libversion(&h5_major, &h5_minor, &h5_release);
-  out += fmt::format("specwave {} (git {}), {} build, {}\n", build::version, build::git_hash, build::build_type, build::compiler);
+  out += fmt::format("specwave {} (git {}), {} build, {}\n", build::version, build::git_hash, build::build_type,
+                     build::compiler);
   out += "precisions  fp32, fp64\n";
   out += "methods     fdtd (orders 2..16; cpu, cuda), spectral k-space (cpu, cuda)\n";
   const auto cuda = cuda::query_devices(true);  // a build without the CUDA backend: compiled = false
@@ -54,21 +55,23 @@ std::string build_and_hardware_info() {
   out += fmt::format("HDF5        {}.{}.{} ({} flavour)\n", h5_major, h5_minor, h5_release, build::hdf5_flavour);
   out += fmt::format("FFTW        {}\n", fftw_version);
   out += "hardware\n";
-  out += fmt::format("  CPU       {}, {} logical cores, OpenMP max threads {}\n", cpu_model(), sysconf(_SC_NPROCESSORS_ONLN),
-                     omp_get_max_threads());
+  out += fmt::format("  CPU       {}, {} logical cores, OpenMP max threads {}\n", cpu_model(),
+                     sysconf(_SC_NPROCESSORS_ONLN), omp_get_max_threads());
   out += fmt::format("  memory    {:.1f} GiB available\n", available_memory_bytes() / double(1ull << 30));
   if (cuda.compiled) {
-    out += fmt::format("  CUDA      runtime {}.{}, driver {}\n", cuda.runtime_version / 1000, cuda.runtime_version % 1000 / 10,
-                       cuda.driver_version ? fmt::format("{}.{}", cuda.driver_version / 1000, cuda.driver_version % 1000 / 10)
-                                           : std::string("none"));
+    out += fmt::format(
+        "  CUDA      runtime {}.{}, driver {}\n", cuda.runtime_version / 1000, cuda.runtime_version % 1000 / 10,
+        cuda.driver_version ? fmt::format("{}.{}", cuda.driver_version / 1000, cuda.driver_version % 1000 / 10)
+                            : std::string("none"));
     if (!cuda.usable) out += fmt::format("  GPU       none usable: {}\n", cuda.reason);
     for (const auto& d : cuda.devices)
       if (!d.problem.empty())
-        out += fmt::format("  GPU {}     {}: {}\n", d.index, d.name.empty() ? std::string("unknown") : d.name, d.problem);
+        out +=
+            fmt::format("  GPU {}     {}: {}\n", d.index, d.name.empty() ? std::string("unknown") : d.name, d.problem);
       else
-        out += fmt::format("  GPU {}     {}, compute capability {}.{}, {} SMs, {:.1f} GiB ({:.1f} GiB free)\n", d.index, d.name,
-                         d.compute_major, d.compute_minor, d.multiprocessors, d.total_bytes / double(1ull << 30),
-                         d.free_bytes / double(1ull << 30));
+        out += fmt::format("  GPU {}     {}, compute capability {}.{}, {} SMs, {:.1f} GiB ({:.1f} GiB free)\n", d.index,
+                           d.name, d.compute_major, d.compute_minor, d.multiprocessors,
+                           d.total_bytes / double(1ull << 30), d.free_bytes / double(1ull << 30));
   }
   return out;
 }

@@ -3,28 +3,28 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
-#include <fmt/format.h>
 
 #include "io/case_file.hpp"
 #include "io/hdf5.hpp"
 #include "io/segy.hpp"
-#include "solver/forward/checkpoint.hpp"
-#include "solver/parallel/comm.hpp"
+#include "kernels/cuda/device.hpp"
 #include "solver/batch/collect.hpp"
+#include "solver/batch/sweep.hpp"
 #include "solver/case/errors.hpp"
+#include "solver/forward/checkpoint.hpp"
 #include "solver/forward/forward.hpp"
 #include "solver/inversion/gradient_check.hpp"
-#include "solver/programs/info.hpp"
 #include "solver/inversion/inversion.hpp"
+#include "solver/parallel/comm.hpp"
 #include "solver/plan/plan.hpp"
-#include "validation/regression.hpp"
-#include "solver/batch/sweep.hpp"
-#include "validation/validate.hpp"
+#include "solver/programs/info.hpp"
 #include "specwave/build_info.hpp"
-#include "kernels/cuda/device.hpp"
+#include "validation/regression.hpp"
+#include "validation/validate.hpp"
 
 namespace {
 
@@ -42,7 +42,8 @@ void add_overrides(CLI::App* cmd, Overrides& o) {
   cmd->add_option("--precision", o.precision, "Override run.precision")->check(CLI::IsMember({"fp32", "fp64"}));
   cmd->add_option("--output-dir", o.output_dir, "Override output.directory (relative to the current directory)");
   cmd->add_option("--threads", o.threads, "OpenMP threads (0: all)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--shot-groups", o.shot_groups, "Override run.shot_groups (MPI: rank groups running shots side by side; 0: choose)")
+  cmd->add_option("--shot-groups", o.shot_groups,
+                  "Override run.shot_groups (MPI: rank groups running shots side by side; 0: choose)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--process-grid", o.process_grid, "Override run.process_grid (MPI: ranks along z,y,x, e.g. 2,1,1)")
       ->delimiter(',')
@@ -62,7 +63,8 @@ Case load_case(const std::string& path, const Overrides& o) {
   if (o.shot_groups >= 0) c.run.shot_groups = o.shot_groups;
   if (o.checkpoint_every >= 0) c.run.checkpoint_every = o.checkpoint_every;
   if (o.checkpoint_minutes >= 0) c.run.checkpoint_minutes = o.checkpoint_minutes;
-  if (o.process_grid.size() == 3) c.run.process_grid = std::array<int, 3>{o.process_grid[0], o.process_grid[1], o.process_grid[2]};
+  if (o.process_grid.size() == 3)
+    c.run.process_grid = std::array<int, 3>{o.process_grid[0], o.process_grid[1], o.process_grid[2]};
   return c;
 }
 
@@ -78,10 +80,11 @@ void print(const std::string& text) {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"specwave: 3D acoustic wave simulation (FDTD) with validation against an independent reference.\n"
-               "Exit codes: 0 ok, 2 usage, 3 invalid case, 4 input file, 5 output, 6 memory, 7 unstable run, "
-               "8 validation or gradient check failed, 9 backend unavailable, 11 inversion line search failed, "
-               "12 sweep variants failed or missing (collect), 13 sbatch failed, 1 internal error (docs/cli.md)."};
+  CLI::App app{
+      "specwave: 3D acoustic wave simulation (FDTD) with validation against an independent reference.\n"
+      "Exit codes: 0 ok, 2 usage, 3 invalid case, 4 input file, 5 output, 6 memory, 7 unstable run, "
+      "8 validation or gradient check failed, 9 backend unavailable, 11 inversion line search failed, "
+      "12 sweep variants failed or missing (collect), 13 sbatch failed, 1 internal error (docs/cli.md)."};
   app.set_version_flag("--version", std::string("specwave ") + build::version + " (" + build::git_hash + ")");
   app.require_subcommand(1);
 
@@ -91,40 +94,49 @@ int run(int argc, char** argv) {
   long long max_points = 2'000'000;
 
   auto* forward = app.add_subcommand("forward", "Run the forward simulation of a case file (all shots)");
-  forward->add_option("case", forward_case, "Case file (TOML, docs/case-file.md)")->required()->check(CLI::ExistingFile);
+  forward->add_option("case", forward_case, "Case file (TOML, docs/case-file.md)")
+      ->required()
+      ->check(CLI::ExistingFile);
   forward->add_flag("-q,--quiet", quiet, "No progress lines");
-  forward->add_flag("--resume", forward_resume,
-                    "Continue from the checkpoint in output.directory/checkpoint when there is one, else start from the "
-                    "beginning (batch scripts always pass it)");
-  forward->add_option("--checkpoint-every", forward_o.checkpoint_every, "Override run.checkpoint_every (steps; 0: none)")
+  forward->add_flag(
+      "--resume", forward_resume,
+      "Continue from the checkpoint in output.directory/checkpoint when there is one, else start from the "
+      "beginning (batch scripts always pass it)");
+  forward
+      ->add_option("--checkpoint-every", forward_o.checkpoint_every, "Override run.checkpoint_every (steps; 0: none)")
       ->check(CLI::NonNegativeNumber);
-  forward->add_option("--checkpoint-minutes", forward_o.checkpoint_minutes,
-                      "Override run.checkpoint_minutes (minutes between checkpoints; 0: none)")
+  forward
+      ->add_option("--checkpoint-minutes", forward_o.checkpoint_minutes,
+                   "Override run.checkpoint_minutes (minutes between checkpoints; 0: none)")
       ->check(CLI::NonNegativeNumber);
   add_overrides(forward, forward_o);
 
-  auto* check = app.add_subcommand("check", "Validate a case and print the plan (dt, CFL, sampling, memory) without running");
+  auto* check =
+      app.add_subcommand("check", "Validate a case and print the plan (dt, CFL, sampling, memory) without running");
   check->add_option("case", check_case, "Case file")->required()->check(CLI::ExistingFile);
   add_overrides(check, check_o);
 
   auto* info = app.add_subcommand("info", "Print the build (version, backends, libraries) and the hardware found");
 
   auto* validate = app.add_subcommand(
-      "validate", "Run a case through the engine (fp64, fp32) and the independent Eigen reference; print error norms. "
-                  "With --cases: the regression cases of a folder against their stored references");
+      "validate",
+      "Run a case through the engine (fp64, fp32) and the independent Eigen reference; print error norms. "
+      "With --cases: the regression cases of a folder against their stored references");
   RegressionOptions regression;
   std::string cases_folder;
   auto* case_opt = validate->add_option("case", validate_case_path, "Case file")->check(CLI::ExistingFile);
-  auto* cases_opt = validate->add_option("--cases", cases_folder, "Folder of reference cases ([validation] tables), e.g. cases/")
-                        ->check(CLI::ExistingDirectory)
-                        ->excludes(case_opt);
+  auto* cases_opt =
+      validate->add_option("--cases", cases_folder, "Folder of reference cases ([validation] tables), e.g. cases/")
+          ->check(CLI::ExistingDirectory)
+          ->excludes(case_opt);
   validate->add_option("--tier", regression.tier, "With --cases: smoke (the CI cases) or full")
       ->check(CLI::IsMember({"smoke", "full"}))
       ->capture_default_str()
       ->needs(cases_opt);
   validate->add_flag("--update", regression.update, "With --cases: regenerate the stored references (review the diff)")
       ->needs(cases_opt);
-  validate->add_option("--report", regression.report_dir, "With --cases: write report.md and PNG plots into this folder")
+  validate
+      ->add_option("--report", regression.report_dir, "With --cases: write report.md and PNG plots into this folder")
       ->needs(cases_opt);
   validate->add_option("--max-points", max_points, "Largest grid the reference will run")->capture_default_str();
   add_overrides(validate, validate_o);
@@ -136,7 +148,8 @@ int run(int argc, char** argv) {
       "Check the adjoint and the gradient of a case with an [inversion] table: dot-product test of the Born operator "
       "(fp64, fp32) and Taylor test of the misfit gradient (fp64)");
   check_gradient_cmd->add_option("case", gradient_case, "Case file")->required()->check(CLI::ExistingFile);
-  check_gradient_cmd->add_option("--threads", gradient_threads, "OpenMP threads (0: all)")->check(CLI::NonNegativeNumber);
+  check_gradient_cmd->add_option("--threads", gradient_threads, "OpenMP threads (0: all)")
+      ->check(CLI::NonNegativeNumber);
   std::string gradient_backend, invert_backend;
   check_gradient_cmd->add_option("--backend", gradient_backend, "Override run.backend")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
@@ -145,7 +158,9 @@ int run(int argc, char** argv) {
   auto* segy = app.add_subcommand("segy", "Convert shot gathers between traces.h5 and SEG-Y rev 2 (docs/segy.md)");
   segy->require_subcommand(1);
   auto* segy_export = segy->add_subcommand("export", "traces.h5 -> SEG-Y rev 2 (IEEE float32, coordinates in mm)");
-  segy_export->add_option("traces", segy_in, "A traces.h5 written by specwave forward")->required()->check(CLI::ExistingFile);
+  segy_export->add_option("traces", segy_in, "A traces.h5 written by specwave forward")
+      ->required()
+      ->check(CLI::ExistingFile);
   segy_export->add_option("output", segy_out, "The SEG-Y file to write")->required();
   auto* segy_import = segy->add_subcommand("import", "SEG-Y (rev 0-2, IEEE or IBM floats) -> traces.h5");
   segy_import->add_option("segy", segy_in, "The SEG-Y file to read")->required()->check(CLI::ExistingFile);
@@ -155,12 +170,15 @@ int run(int argc, char** argv) {
   int invert_threads = -1;
   bool invert_quiet = false, invert_resume = false;
   auto* invert_cmd = app.add_subcommand(
-      "invert", "Full-waveform inversion of a case with an [inversion] table: recover the velocity from the observed data, "
-                "starting from [model]");
+      "invert",
+      "Full-waveform inversion of a case with an [inversion] table: recover the velocity from the observed data, "
+      "starting from [model]");
   invert_cmd->add_option("case", invert_case, "Case file")->required()->check(CLI::ExistingFile);
   invert_cmd->add_option("--threads", invert_threads, "OpenMP threads (0: all)")->check(CLI::NonNegativeNumber);
-  invert_cmd->add_option("--output-dir", invert_output_dir, "Override output.directory (relative to the current directory)");
-  invert_cmd->add_option("--backend", invert_backend, "Override run.backend")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  invert_cmd->add_option("--output-dir", invert_output_dir,
+                         "Override output.directory (relative to the current directory)");
+  invert_cmd->add_option("--backend", invert_backend, "Override run.backend")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   invert_cmd->add_flag("-q,--quiet", invert_quiet, "No plan and no progress lines");
   invert_cmd->add_flag("--resume", invert_resume,
                        "Continue from the last completed iteration (output.directory/inversion_state.h5) when there is "
@@ -169,29 +187,37 @@ int run(int argc, char** argv) {
   SweepOptions sweep_o;
   int sweep_max_parallel = -1;
   auto* sweep_cmd = app.add_subcommand(
-      "sweep", "Expand a sweep file (a base case and axes of case-file keys) into variant cases, check every one, and write "
-               "the sweep folder; with --slurm a job-array script, with --submit also submit it (docs/batch.md)");
+      "sweep",
+      "Expand a sweep file (a base case and axes of case-file keys) into variant cases, check every one, and write "
+      "the sweep folder; with --slurm a job-array script, with --submit also submit it (docs/batch.md)");
   sweep_cmd->add_option("sweep_file", sweep_o.sweep_file, "Sweep file (TOML with [sweep] and [axes] tables)")
       ->required()
       ->check(CLI::ExistingFile);
-  sweep_cmd->add_option("--output", sweep_o.output, "The sweep folder (overrides sweep.directory; relative to the current directory)");
+  sweep_cmd->add_option("--output", sweep_o.output,
+                        "The sweep folder (overrides sweep.directory; relative to the current directory)");
   sweep_cmd->add_flag("--slurm", sweep_o.slurm, "Also write job.sbatch, a Slurm job array with one task per variant");
   sweep_cmd->add_flag("--submit", sweep_o.submit, "Write job.sbatch and submit it with sbatch (implies --slurm)");
-  sweep_cmd->add_option("--template", sweep_o.job.template_choice,
-                        "Job script template: cpu, gpu (scripts/slurm/) or the path of a site template (default: gpu when "
-                        "the variants run on cuda or slurm.gpus_per_task is set, else cpu); implies --slurm");
-  sweep_cmd->add_flag("--resume", sweep_o.resume,
-                      "With an existing sweep folder: write (and with --submit submit) an array of only the variants that "
-                      "failed, were interrupted or are missing");
-  sweep_cmd->add_option("--max-parallel", sweep_max_parallel,
-                        "At most M tasks of the array at once (overrides slurm.max_parallel); implies --slurm")
+  sweep_cmd->add_option(
+      "--template", sweep_o.job.template_choice,
+      "Job script template: cpu, gpu (scripts/slurm/) or the path of a site template (default: gpu when "
+      "the variants run on cuda or slurm.gpus_per_task is set, else cpu); implies --slurm");
+  sweep_cmd->add_flag(
+      "--resume", sweep_o.resume,
+      "With an existing sweep folder: write (and with --submit submit) an array of only the variants that "
+      "failed, were interrupted or are missing");
+  sweep_cmd
+      ->add_option("--max-parallel", sweep_max_parallel,
+                   "At most M tasks of the array at once (overrides slurm.max_parallel); implies --slurm")
       ->check(CLI::PositiveNumber);
 
   std::string collect_dir;
   auto* collect_cmd = app.add_subcommand(
-      "collect", "State and results of every variant of a sweep folder: summary.csv and summary.h5, a table, and the "
-                 "log tails of variants that failed or are missing (exit 12 unless all completed)");
-  collect_cmd->add_option("sweep_dir", collect_dir, "The sweep folder written by specwave sweep")->required()->check(CLI::ExistingDirectory);
+      "collect",
+      "State and results of every variant of a sweep folder: summary.csv and summary.h5, a table, and the "
+      "log tails of variants that failed or are missing (exit 12 unless all completed)");
+  collect_cmd->add_option("sweep_dir", collect_dir, "The sweep folder written by specwave sweep")
+      ->required()
+      ->check(CLI::ExistingDirectory);
 
   try {
     app.parse(argc, argv);
@@ -207,11 +233,14 @@ int run(int argc, char** argv) {
   if (segy->parsed()) {
     if (segy_export->parsed()) {
       const io::ShotGathers g = io::read_trace_file(segy_in);
-      io::write_segy(segy_out, g, fmt::format("specwave {} ({}) shot gathers from {}\n{} shots x {} receivers x {} samples, dt {} s\n"
-                                              "IEEE float32 samples; coordinates in mm (scalar -1000); z down: receiver "
-                                              "elevation = -z, source depth = z",
-                                              build::version, build::git_hash, segy_in, g.n_shots, g.n_receivers, g.nt, g.dt));
-      print(fmt::format("segy: wrote {} ({} shots x {} receivers x {} samples)\n", segy_out, g.n_shots, g.n_receivers, g.nt));
+      io::write_segy(
+          segy_out, g,
+          fmt::format("specwave {} ({}) shot gathers from {}\n{} shots x {} receivers x {} samples, dt {} s\n"
+                      "IEEE float32 samples; coordinates in mm (scalar -1000); z down: receiver "
+                      "elevation = -z, source depth = z",
+                      build::version, build::git_hash, segy_in, g.n_shots, g.n_receivers, g.nt, g.dt));
+      print(fmt::format("segy: wrote {} ({} shots x {} receivers x {} samples)\n", segy_out, g.n_shots, g.n_receivers,
+                        g.nt));
     } else {
       const io::ShotGathers g = io::read_segy(segy_in);
       io::write_trace_file(segy_out, g, segy_in);
@@ -271,7 +300,8 @@ int run(int argc, char** argv) {
     }
     print(fmt::format("validate: {} passed, {} failed, {} skipped\n", s.passed, s.failed, s.skipped));
     if (s.passed + s.failed == 0)
-      throw Error(ExitCode::input_error, fmt::format("{}: no case of tier {} with a [validation] table", cases_folder, regression.tier));
+      throw Error(ExitCode::input_error,
+                  fmt::format("{}: no case of tier {} with a [validation] table", cases_folder, regression.tier));
     return s.failed ? int(ExitCode::validation_failed) : 0;
   }
   if (validate->parsed()) {
@@ -312,9 +342,9 @@ int run(int argc, char** argv) {
     install_stop_handlers();
     const InversionSummary s = run_inversion(c, InversionOptions{invert_quiet, invert_resume});
     if (!root) return s.failure.empty() ? 0 : int(ExitCode::optimisation_failed);
-    std::string text = fmt::format("done        {} iteration(s) of {} with {}, wavefields: {}: misfit reduced by {:.2f}%",
-                                   s.history.size() - 1, s.optimizer, s.propagator, s.wavefield_history,
-                                   100 * s.misfit_reduction());
+    std::string text =
+        fmt::format("done        {} iteration(s) of {} with {}, wavefields: {}: misfit reduced by {:.2f}%",
+                    s.history.size() - 1, s.optimizer, s.propagator, s.wavefield_history, 100 * s.misfit_reduction());
     if (const auto e = s.model_error_reduction()) text += fmt::format(", model error by {:.2f}%", 100 * *e);
     text += "\n";
     for (const auto& f : s.outputs) text += fmt::format("output      {}\n", f);
@@ -332,9 +362,8 @@ int run(int argc, char** argv) {
   install_stop_handlers();
   const ForwardSummary s = run_forward(c, plan, ForwardOptions{quiet, forward_resume});
   if (!root) return 0;
-  std::string summary = fmt::format(
-      "done        {} shot(s) x {} steps in {:.2f} s with {}: {:.3g} cells/s\n", c.shots.size(), plan.nt, s.seconds,
-      s.propagator, s.cells_per_second);
+  std::string summary = fmt::format("done        {} shot(s) x {} steps in {:.2f} s with {}: {:.3g} cells/s\n",
+                                    c.shots.size(), plan.nt, s.seconds, s.propagator, s.cells_per_second);
   for (const auto& f : s.outputs) summary += fmt::format("output      {}\n", f);
   if (s.checkpoints) summary += fmt::format("checkpoints {} written, removed at the end\n", s.checkpoints);
   print(summary);

@@ -11,12 +11,12 @@
 // stdout from rank 0.
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -117,7 +117,8 @@ double triad_gbps() {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"specwave-mpi-fdtd-bench: weak and strong scaling of the decomposed FDTD propagator (run under mpiexec)"};
+  CLI::App app{
+      "specwave-mpi-fdtd-bench: weak and strong scaling of the decomposed FDTD propagator (run under mpiexec)"};
   Options o;
   int n = 128, strong_n = 192;
   std::string output;
@@ -127,7 +128,9 @@ int run(int argc, char** argv) {
   app.add_option("--rounds", o.rounds, "Rounds; the best counts")->capture_default_str();
   app.add_option("--order", o.order, "FDTD order")->capture_default_str();
   app.add_option("--pml", o.pml, "CPML width (every face)")->capture_default_str();
-  app.add_option("--precision", o.precision, "fp32 or fp64")->check(CLI::IsMember({"fp32", "fp64"}))->capture_default_str();
+  app.add_option("--precision", o.precision, "fp32 or fp64")
+      ->check(CLI::IsMember({"fp32", "fp64"}))
+      ->capture_default_str();
   app.add_option("--output", output, "Also write the report to this file");
   try {
     app.parse(argc, argv);
@@ -165,8 +168,14 @@ int run(int argc, char** argv) {
     }
     const double t1 = world.allreduce(world.rank() == 0 ? base.best : 0.0, ReduceOp::max);
     const double tp = split.best;
-    Row row{kind, fmt::format("{}x{}x{}", one[0], one[1], one[2]), fmt::format("{}x{}x{}", all[0], all[1], all[2]),
-            grid_text(all), t1, tp, t1 * ideal_ratio / tp, halo_mb(all)};
+    Row row{kind,
+            fmt::format("{}x{}x{}", one[0], one[1], one[2]),
+            fmt::format("{}x{}x{}", all[0], all[1], all[2]),
+            grid_text(all),
+            t1,
+            tp,
+            t1 * ideal_ratio / tp,
+            halo_mb(all)};
     if (kind == "weak") row.t_indep = world.allreduce(indep.best, ReduceOp::max);
     if (world.rank() == 0)
       std::fprintf(stderr, "[mpi-fdtd-bench] %s: 1 rank %.2f ms/step, %d ranks %.2f ms/step, efficiency %.2f\n",
@@ -185,16 +194,19 @@ int run(int argc, char** argv) {
   char host[256] = "unknown";
   gethostname(host, sizeof host);
   std::string report = "## FDTD scaling over MPI ranks (domain decomposition)\n\n";
-  report += fmt::format("specwave {} (git {}), {} ranks, 1 thread per rank, host {}, {} logical cores; order {}, CPML "
-                        "{} on every face, {}; best of {} alternating rounds of {} steps. The one-rank baseline runs in "
-                        "the same job on rank 0 while the others wait.\n\n",
-                        build::version, build::git_hash, P, host, sysconf(_SC_NPROCESSORS_ONLN), o.order, o.pml,
-                        o.precision, o.rounds, o.steps);
-  report += "| scaling | 1 rank grid | P ranks grid | process grid | 1 rank ms/step | P ranks ms/step | halo MB/step (all ranks) | efficiency |\n";
+  report += fmt::format(
+      "specwave {} (git {}), {} ranks, 1 thread per rank, host {}, {} logical cores; order {}, CPML "
+      "{} on every face, {}; best of {} alternating rounds of {} steps. The one-rank baseline runs in "
+      "the same job on rank 0 while the others wait.\n\n",
+      build::version, build::git_hash, P, host, sysconf(_SC_NPROCESSORS_ONLN), o.order, o.pml, o.precision, o.rounds,
+      o.steps);
+  report +=
+      "| scaling | 1 rank grid | P ranks grid | process grid | 1 rank ms/step | P ranks ms/step | halo MB/step (all "
+      "ranks) | efficiency |\n";
   report += "|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows)
-    report += fmt::format("| {} | {} | {} | {} | {:.2f} | {:.2f} | {:.1f} | **{:.2f}** |\n", r.kind, r.shape_1, r.shape_p,
-                          r.grid, r.t1 * 1e3, r.tp * 1e3, r.halo_mb, r.efficiency);
+    report += fmt::format("| {} | {} | {} | {} | {:.2f} | {:.2f} | {:.1f} | **{:.2f}** |\n", r.kind, r.shape_1,
+                          r.shape_p, r.grid, r.t1 * 1e3, r.tp * 1e3, r.halo_mb, r.efficiency);
   report += "\nWeak efficiency = t_1 / t_P (P times the points on P ranks); strong efficiency = t_1 / (P t_P).\n\n";
   const Row& weak = rows.front();
   report += fmt::format(

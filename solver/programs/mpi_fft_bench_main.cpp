@@ -10,12 +10,12 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdio>
-#include <fmt/format.h>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -176,7 +176,11 @@ Row measure(int n, const FftProcessGrid& grid, int threads, double seconds, int 
   double t0 = MPI_Wtime();
   DistributedRealFft3d<T> ours(world, shape, grid, real.data(), spectrum.data(), threads);
   world.barrier();
-  Candidate c_ours{"ours", MPI_Wtime() - t0, [&] { ours.forward(); ours.backward(); },
+  Candidate c_ours{"ours", MPI_Wtime() - t0,
+                   [&] {
+                     ours.forward();
+                     ours.backward();
+                   },
                    [&] { scale(real.data(), real_n, inverse_n); }};
   fill(real.data(), real_n, world.rank());
 
@@ -195,9 +199,17 @@ Row measure(int n, const FftProcessGrid& grid, int threads, double seconds, int 
   const double plan_fftw = MPI_Wtime() - t0;
   if (!fwd_t || !bwd_t || !fwd_n || !bwd_n) world.abort("specwave-mpi-fft-bench: FFTW-MPI could not plan", 1);
   fill(fr, 2 * alloc, world.rank());
-  Candidate c_t{"fftw-mpi transposed", plan_fftw, [&] { F::execute(fwd_t); F::execute(bwd_t); },
+  Candidate c_t{"fftw-mpi transposed", plan_fftw,
+                [&] {
+                  F::execute(fwd_t);
+                  F::execute(bwd_t);
+                },
                 [&] { scale(fr, 2 * alloc, inverse_n); }};
-  Candidate c_n{"fftw-mpi normal", plan_fftw, [&] { F::execute(fwd_n); F::execute(bwd_n); },
+  Candidate c_n{"fftw-mpi normal", plan_fftw,
+                [&] {
+                  F::execute(fwd_n);
+                  F::execute(bwd_n);
+                },
                 [&] { scale(fr, 2 * alloc, inverse_n); }};
 
   for (Candidate* c : {&c_ours, &c_t, &c_n}) c->pair();  // warm-up
@@ -211,14 +223,21 @@ Row measure(int n, const FftProcessGrid& grid, int threads, double seconds, int 
   for (auto p : {fwd_t, bwd_t, fwd_n, bwd_n}) F::destroy(p);
   F::free(fr);
   F::free(fc);
-  return {n, sizeof(T) == 4 ? "fp32" : "fp64", fmt::format("{} x {}", grid.ranks_z, grid.ranks_y),
-          c_ours.best_seconds_per_pair, c_t.best_seconds_per_pair, c_n.best_seconds_per_pair, c_ours.plan_seconds,
-          plan_fftw, others};
+  return {n,
+          sizeof(T) == 4 ? "fp32" : "fp64",
+          fmt::format("{} x {}", grid.ranks_z, grid.ranks_y),
+          c_ours.best_seconds_per_pair,
+          c_t.best_seconds_per_pair,
+          c_n.best_seconds_per_pair,
+          c_ours.plan_seconds,
+          plan_fftw,
+          others};
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"specwave-mpi-fft-bench: the distributed r2c+c2r FFT pair against FFTW-MPI on the same ranks "
-               "(run under mpiexec)"};
+  CLI::App app{
+      "specwave-mpi-fft-bench: the distributed r2c+c2r FFT pair against FFTW-MPI on the same ranks "
+      "(run under mpiexec)"};
   std::vector<int> sizes{128, 256};
   std::string precision = "both";
   double seconds = 3.0;
@@ -265,15 +284,18 @@ int run(int argc, char** argv) {
   report += "## Distributed FFT vs FFTW-MPI\n\n";
   double others = 0;
   for (const Row& r : rows) others = std::max(others, r.others);
-  report += fmt::format("specwave {} (git {}), {} ranks, {} thread(s) per rank, host {}, {} logical cores; other "
-                        "processes used up to {:.0f}% of the machine during the timed rounds{}.\n\n",
-                        build::version, build::git_hash, world.size(), threads, host, sysconf(_SC_NPROCESSORS_ONLN),
-                        100 * others, others > 0.05 ? " (not idle: the numbers are indicative only)" : "");
-  report += "One unit is an r2c + c2r pair (unnormalised), FFTW_MEASURE everywhere; best of the alternating rounds.\n"
-            "Throughput: n^3 points per second of a pair. Ratio: ours / FFTW-MPI with the transposed spectrum (the "
-            "same data movement: kz whole, ky distributed).\n\n";
-  report += "| n^3 | precision | grid (z x y) | ours ms/pair | FFTW-MPI transposed ms/pair | FFTW-MPI normal ms/pair | "
-            "ours Mpts/s | FFTW-MPI Mpts/s | ratio ours/FFTW-MPI | plan s (ours, FFTW-MPI both) | other processes |\n";
+  report += fmt::format(
+      "specwave {} (git {}), {} ranks, {} thread(s) per rank, host {}, {} logical cores; other "
+      "processes used up to {:.0f}% of the machine during the timed rounds{}.\n\n",
+      build::version, build::git_hash, world.size(), threads, host, sysconf(_SC_NPROCESSORS_ONLN), 100 * others,
+      others > 0.05 ? " (not idle: the numbers are indicative only)" : "");
+  report +=
+      "One unit is an r2c + c2r pair (unnormalised), FFTW_MEASURE everywhere; best of the alternating rounds.\n"
+      "Throughput: n^3 points per second of a pair. Ratio: ours / FFTW-MPI with the transposed spectrum (the "
+      "same data movement: kz whole, ky distributed).\n\n";
+  report +=
+      "| n^3 | precision | grid (z x y) | ours ms/pair | FFTW-MPI transposed ms/pair | FFTW-MPI normal ms/pair | "
+      "ours Mpts/s | FFTW-MPI Mpts/s | ratio ours/FFTW-MPI | plan s (ours, FFTW-MPI both) | other processes |\n";
   report += "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     const double points = double(r.n) * r.n * r.n;

@@ -1,7 +1,7 @@
 #include "solver/propagators/gradient_propagator.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 #include <stdexcept>
 
 #include "solver/case/errors.hpp"
@@ -10,7 +10,8 @@
 
 namespace specwave {
 
-std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan, const HistoryChoice& history) {
+std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan,
+                                                             const HistoryChoice& history) {
   const Capability& row = capability(c.scheme.method, plan.backend);
   if (row.make_gradient) return row.make_gradient(c, plan, history);
   // No gradient on this backend: asking for it is refused; "auto" that picked it runs the gradient on the CPU.
@@ -36,10 +37,12 @@ void check_model_velocity(std::span<const double> velocity, std::size_t points, 
   for (std::size_t k = 0; k < velocity.size(); ++k) {
     const double v = velocity[k];
     if (!std::isfinite(v) || v <= 0 || v > v_limit)
-      throw Error(ExitCode::invalid_case,
-                  fmt::format("model velocity {} m/s at flat index {} is outside (0, {:.6g}] m/s, where the fixed dt = {:.6g} s "
-                              "is stable; raise inversion.velocity_max (it sets dt) or bound the model",
-                              v, k, v_limit, dt));
+      throw Error(
+          ExitCode::invalid_case,
+          fmt::format(
+              "model velocity {} m/s at flat index {} is outside (0, {:.6g}] m/s, where the fixed dt = {:.6g} s "
+              "is stable; raise inversion.velocity_max (it sets dt) or bound the model",
+              v, k, v_limit, dt));
   }
 }
 

@@ -2,9 +2,10 @@
 // The operators a gradient needs from one method on one backend (docs/numerics.md, "Adjoint and gradient"):
 // forward modelling, the Born (linearised) operator F and its exact transpose F^T, for a model that changes
 // while dt, nt, the absorbing profiles and the acquisition stay those of the plan it was made from.
-// The model parameter of the discrete scheme is (v dt)^2 at every grid point; solver/inversion/objective.cpp applies the
-// chain rule to the user's parameterisation. FDTD (solver/propagators/fdtd/fdtd_cpu_gradient.cpp) and the spectral method
-// (solver/propagators/spectral/spectral_cpu_gradient.cpp, both absorbers) on the CPU; FDTD on the GPU (solver/propagators/fdtd/fdtd_cuda_gradient.cpp).
+// The model parameter of the discrete scheme is (v dt)^2 at every grid point; solver/inversion/objective.cpp applies
+// the chain rule to the user's parameterisation. FDTD (solver/propagators/fdtd/fdtd_cpu_gradient.cpp) and the spectral
+// method (solver/propagators/spectral/spectral_cpu_gradient.cpp, both absorbers) on the CPU; FDTD on the GPU
+// (solver/propagators/fdtd/fdtd_cuda_gradient.cpp).
 #include <functional>
 #include <memory>
 #include <span>
@@ -48,17 +49,21 @@ class GradientPropagator {
 // capability table (solver/propagators/capabilities.hpp): FDTD on the CPU or the GPU (history.tier says where the
 // GPU keeps the history), spectral on the CPU (Error invalid_case when run.backend asks for "cuda"; "auto" that
 // picked the GPU runs it on the CPU).
-std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan, const HistoryChoice& history);
-std::unique_ptr<GradientPropagator> make_fdtd_cpu_gradient(const Case& c, const Plan& plan, const HistoryChoice& history);
-std::unique_ptr<GradientPropagator> make_spectral_cpu_gradient(const Case& c, const Plan& plan, const HistoryChoice& history);
+std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan,
+                                                             const HistoryChoice& history);
+std::unique_ptr<GradientPropagator> make_fdtd_cpu_gradient(const Case& c, const Plan& plan,
+                                                           const HistoryChoice& history);
+std::unique_ptr<GradientPropagator> make_spectral_cpu_gradient(const Case& c, const Plan& plan,
+                                                               const HistoryChoice& history);
 // On plan.device, one rank (a build without the CUDA backend has a stub that refuses: fdtd/fdtd_no_cuda.cpp).
-std::unique_ptr<GradientPropagator> make_fdtd_cuda_gradient(const Case& c, const Plan& plan, const HistoryChoice& history);
+std::unique_ptr<GradientPropagator> make_fdtd_cuda_gradient(const Case& c, const Plan& plan,
+                                                            const HistoryChoice& history);
 
 // For tests of the history strategies: the FDTD CPU forward wavefields u^n (interior, (nz, ny, nx), in fp64) of one
 // shot at `velocity`, in the order and form in which `history` hands them to the adjoint pass: n = nt, ..., 0.
 using HistoryVisitor = std::function<void(int n, std::span<const double> u)>;
-void visit_fdtd_cpu_history(const Case& c, const Plan& plan, const HistoryChoice& history, std::span<const double> velocity,
-                            int shot, const HistoryVisitor& visit);
+void visit_fdtd_cpu_history(const Case& c, const Plan& plan, const HistoryChoice& history,
+                            std::span<const double> velocity, int shot, const HistoryVisitor& visit);
 
 // The argument checks every GradientPropagator makes (std::logic_error / std::invalid_argument, programming errors):
 // adjoint() needs a forward(shot, true) first (`has_history`), an adjoint source of `trace_values` values, a

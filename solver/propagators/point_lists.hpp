@@ -35,10 +35,10 @@ PointLists<T> make_point_lists(const FieldLayout& layout, const std::vector<Poin
 // gathered (gather_traces). On one rank every receiver is whole and whole_id[r] = r.
 template <class T>
 struct BlockReceivers {
-  PointLists<T> whole;         // offsets per whole receiver of this block
-  std::vector<int> whole_id;   // their receiver numbers
-  PointLists<T> parts;         // this block's points of split receivers; owner[p] = slot
-  std::vector<int> split_id;   // every split receiver (the same list on every rank)
+  PointLists<T> whole;           // offsets per whole receiver of this block
+  std::vector<int> whole_id;     // their receiver numbers
+  PointLists<T> parts;           // this block's points of split receivers; owner[p] = slot
+  std::vector<int> split_id;     // every split receiver (the same list on every rank)
   std::vector<int> split_slots;  // receiver split_id[k] has slots split_slots[k] .. split_slots[k+1]-1, in point order
   int slots() const { return split_slots.empty() ? 0 : split_slots.back(); }
 };

@@ -1,7 +1,7 @@
 #pragma once
 // A Propagator advances one shot's wavefield on one backend with one method (the methods and backends:
-// solver/propagators/capabilities.hpp; the adjoint: gradient_propagator.hpp). The time loop, progress, blow-up checks and outputs live in the driver (forward.cpp);
-// a propagator only steps, injects, records and hands out fields.
+// solver/propagators/capabilities.hpp; the adjoint: gradient_propagator.hpp). The time loop, progress, blow-up checks
+// and outputs live in the driver (forward.cpp); a propagator only steps, injects, records and hands out fields.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -12,9 +12,9 @@
 #include <optional>
 #include <stdexcept>
 
-#include "solver/plan/acquisition.hpp"
 #include "solver/case/case.hpp"
 #include "solver/parallel/decomposition.hpp"
+#include "solver/plan/acquisition.hpp"
 
 namespace specwave {
 
@@ -46,7 +46,8 @@ class Propagator {
   virtual ~Propagator() = default;
   virtual std::string name() const = 0;
   // Zeroes the state (u^0 = u^{-1} = 0, CPML memory) and sets this shot's sources (wavelets: nt samples each).
-  virtual void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets) = 0;
+  virtual void begin_shot(const std::vector<PointStencil>& sources,
+                          const std::vector<std::vector<double>>& wavelets) = 0;
   // For n = n_begin .. n_end-1: records u^n into trace sample n, then computes u^{n+1}.
   virtual void advance(int n_begin, int n_end) = 0;
   // (n_receivers, nt), sample n valid once advance() has passed n. Domain-decomposed: collective, and every

@@ -1,7 +1,7 @@
 // FDTD's rows of the capability table (solver/propagators/capabilities.hpp): forward, decomposition and gradient
 // on the CPU and the GPU, and what each holds in memory.
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 #include "solver/propagators/capabilities.hpp"
 #include "solver/propagators/fdtd/fdtd_cpu_propagator.hpp"
@@ -47,9 +47,10 @@ double device_bytes(const Case& c, int nt, const std::array<int, 3>& shape) {
 // The CUDA FDTD kernels put ny and nz (up to the whole grid) in gridDim.y/z, at most 65535.
 std::string cuda_grid_limit(const Case& c) {
   if (std::max(c.grid.shape[0], c.grid.shape[1]) <= 65535) return {};
-  return fmt::format("grid.shape = [{}, {}, {}]: the CUDA FDTD kernels take at most 65535 points along z and y "
-                     "(CUDA's grid limit); put the longest axis last (x), or use backend = \"cpu\"",
-                     c.grid.shape[0], c.grid.shape[1], c.grid.shape[2]);
+  return fmt::format(
+      "grid.shape = [{}, {}, {}]: the CUDA FDTD kernels take at most 65535 points along z and y "
+      "(CUDA's grid limit); put the longest axis last (x), or use backend = \"cpu\"",
+      c.grid.shape[0], c.grid.shape[1], c.grid.shape[2]);
 }
 
 }  // namespace

@@ -5,10 +5,10 @@
 
 #include "kernels/cpu/fdtd_adjoint_cpu.hpp"
 #include "kernels/cpu/fdtd_cpu.hpp"
+#include "solver/plan/plan.hpp"
 #include "solver/propagators/fdtd/fdtd_setup.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
 #include "solver/propagators/host_field.hpp"
-#include "solver/plan/plan.hpp"
 
 namespace specwave {
 namespace {
@@ -42,8 +42,13 @@ struct ForwardState {
   }
   // u_prev <- u^{n+1} without sources (fdtd_step); the caller injects, applies Z, then calls swap().
   void step(const FdtdSetup<T>& setup) {
-    cpu::fdtd_step(FdtdStep<T>{setup.layout, u.data(), u_prev.data(), setup.vel2dt2.data(), setup.coef,
-                               {pml[0], pml[1], pml[2]}, setup.free_surface});
+    cpu::fdtd_step(FdtdStep<T>{setup.layout,
+                               u.data(),
+                               u_prev.data(),
+                               setup.vel2dt2.data(),
+                               setup.coef,
+                               {pml[0], pml[1], pml[2]},
+                               setup.free_surface});
   }
   void finish_step(const FdtdSetup<T>& setup) {
     if (setup.free_surface) cpu::zero_top_plane(setup.layout, u_prev.data());
@@ -111,7 +116,8 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     return traces_;
   }
 
-  // Background and perturbation in lockstep: du^{n+1} = Z[step(du) + dm a^n], a^n = (u^{n+1} - 2u^n + u^{n-1}) / (v dt)^2.
+  // Background and perturbation in lockstep: du^{n+1} = Z[step(du) + dm a^n], a^n = (u^{n+1} - 2u^n + u^{n-1}) / (v
+  // dt)^2.
   std::vector<double> born(int shot, std::span<const double> dm) override {
     const FieldLayout& L = setup_.layout;
     check_born_perturbation(dm.size(), std::size_t(L.interior_points()));
@@ -239,7 +245,8 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   std::size_t field_values() const override { return setup_.layout.interior_points(); }
   void copy_field(std::span<T> out) const override { host::copy_interior(setup_.layout, state_.u.data(), out); }
 
-  // Running backwards (solver/propagators/history/boundary_history.hpp). The boundary points are those of boundary_runs_.
+  // Running backwards (solver/propagators/history/boundary_history.hpp). The boundary points are those of
+  // boundary_runs_.
   bool reversible() const override { return true; }
   std::size_t boundary_values() const override {
     return boundary_runs_.empty() ? 0 : boundary_runs_.back().offset + std::size_t(boundary_runs_.back().length);
@@ -268,8 +275,13 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     for (int a = 0; a < 3; ++a)
       for (int side = 0; side < 2; ++side) layer.width[a][side] = setup_.pml[a].face[side] ? setup_.pml[a].width : 0;
     if (setup_.free_surface) cpu::mirror_top_ghosts(setup_.layout, state_.u.data());  // the interior part does not
-    cpu::fdtd_step(FdtdStep<T>{setup_.layout, state_.u.data(), state_.u_prev.data(), setup_.vel2dt2.data(), setup_.coef,
-                               {}, setup_.free_surface},
+    cpu::fdtd_step(FdtdStep<T>{setup_.layout,
+                               state_.u.data(),
+                               state_.u_prev.data(),
+                               setup_.vel2dt2.data(),
+                               setup_.coef,
+                               {},
+                               setup_.free_surface},
                    StepPart::interior, layer);
     inject(n, state_.u_prev.data());
     if (setup_.free_surface) cpu::zero_top_plane(setup_.layout, state_.u_prev.data());
@@ -323,8 +335,8 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
 
   // Frozen from the plan: dt, the stability limit of the model, the acquisition.
   double dt_, v_limit_;
-  std::vector<std::vector<PointStencil>> source_stencils_;       // [shot][source]
-  std::vector<std::vector<std::vector<double>>> wavelets_;       // [shot][source][n]
+  std::vector<std::vector<PointStencil>> source_stencils_;  // [shot][source]
+  std::vector<std::vector<std::vector<double>>> wavelets_;  // [shot][source][n]
   FdtdSetup<T> setup_;
   ForwardState<T> state_;
   std::unique_ptr<WavefieldHistory<T>> history_;
@@ -336,8 +348,8 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
 };
 
 template <class T>
-void visit_history(const Case& c, const Plan& plan, const HistoryChoice& history, std::span<const double> velocity, int shot,
-                   const HistoryVisitor& visit) {
+void visit_history(const Case& c, const Plan& plan, const HistoryChoice& history, std::span<const double> velocity,
+                   int shot, const HistoryVisitor& visit) {
   FdtdCpuGradient<T> g(c, plan, history);
   g.set_velocity(velocity);
   g.visit_history(shot, visit);
@@ -345,13 +357,16 @@ void visit_history(const Case& c, const Plan& plan, const HistoryChoice& history
 
 }  // namespace
 
-void visit_fdtd_cpu_history(const Case& c, const Plan& plan, const HistoryChoice& history, std::span<const double> velocity,
-                            int shot, const HistoryVisitor& visit) {
-  if (c.run.precision == Precision::fp64) visit_history<double>(c, plan, history, velocity, shot, visit);
-  else visit_history<float>(c, plan, history, velocity, shot, visit);
+void visit_fdtd_cpu_history(const Case& c, const Plan& plan, const HistoryChoice& history,
+                            std::span<const double> velocity, int shot, const HistoryVisitor& visit) {
+  if (c.run.precision == Precision::fp64)
+    visit_history<double>(c, plan, history, velocity, shot, visit);
+  else
+    visit_history<float>(c, plan, history, velocity, shot, visit);
 }
 
-std::unique_ptr<GradientPropagator> make_fdtd_cpu_gradient(const Case& c, const Plan& plan, const HistoryChoice& history) {
+std::unique_ptr<GradientPropagator> make_fdtd_cpu_gradient(const Case& c, const Plan& plan,
+                                                           const HistoryChoice& history) {
   if (c.run.precision == Precision::fp64) return std::make_unique<FdtdCpuGradient<double>>(c, plan, history);
   return std::make_unique<FdtdCpuGradient<float>>(c, plan, history);
 }

@@ -1,26 +1,26 @@
 // FDTD on the CPU: runs kernels/cpu/fdtd_cpu on the host arrays of FdtdSetup, on the whole grid or, with a
 // domain communicator, on this rank's block with a halo exchange that overlaps the interior update
 // (docs/architecture.md, "Domain decomposition").
+#include <fmt/format.h>
+#include <omp.h>
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <fmt/format.h>
-#include <omp.h>
 
 #include "kernels/cpu/fdtd_cpu.hpp"
 #include "solver/parallel/block_reduce.hpp"
 #include "solver/parallel/comm.hpp"
-#include "solver/propagators/fdtd/fdtd_cpu_propagator.hpp"
-#include "solver/propagators/fdtd/fdtd_setup.hpp"
-#include "solver/propagators/fdtd/fdtd_halo.hpp"
-#include "solver/propagators/host_field.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/fdtd/fdtd_cpu_propagator.hpp"
+#include "solver/propagators/fdtd/fdtd_halo.hpp"
+#include "solver/propagators/fdtd/fdtd_setup.hpp"
+#include "solver/propagators/host_field.hpp"
 
 namespace specwave {
 namespace {
 
-// The halo exchange of a block (solver/propagators/fdtd/fdtd_halo.hpp): the send planes packed into contiguous buffers, persistent
-// point-to-point messages, the received planes unpacked into the ghost planes.
+// The halo exchange of a block (solver/propagators/fdtd/fdtd_halo.hpp): the send planes packed into contiguous buffers,
+// persistent point-to-point messages, the received planes unpacked into the ghost planes.
 template <class T>
 class HaloExchange {
  public:
@@ -43,13 +43,15 @@ class HaloExchange {
 
   void start(const T* u) {
     for (std::size_t f = 0; f < faces_.size(); ++f)
-      for_each_row(faces_[f].send, [&](index_t i, std::size_t j, int n) { std::copy_n(u + i, n, send_[f].data() + j); });
+      for_each_row(faces_[f].send,
+                   [&](index_t i, std::size_t j, int n) { std::copy_n(u + i, n, send_[f].data() + j); });
     exchange_->start();
   }
   void finish(T* u) {
     exchange_->wait();
     for (std::size_t f = 0; f < faces_.size(); ++f)
-      for_each_row(faces_[f].receive, [&](index_t i, std::size_t j, int n) { std::copy_n(receive_[f].data() + j, n, u + i); });
+      for_each_row(faces_[f].receive,
+                   [&](index_t i, std::size_t j, int n) { std::copy_n(receive_[f].data() + j, n, u + i); });
   }
 
  private:
@@ -59,7 +61,8 @@ class HaloExchange {
 #pragma omp parallel for collapse(2) schedule(static)
     for (int z = 0; z < b.extent[0]; ++z)
       for (int y = 0; y < b.extent[1]; ++y)
-        fn(layout_.index(b.lo[0] + z, b.lo[1] + y, b.lo[2]), (std::size_t(z) * b.extent[1] + y) * b.extent[2], b.extent[2]);
+        fn(layout_.index(b.lo[0] + z, b.lo[1] + y, b.lo[2]), (std::size_t(z) * b.extent[1] + y) * b.extent[2],
+           b.extent[2]);
   }
 
   FieldLayout layout_;
@@ -117,8 +120,9 @@ class FdtdCpu final : public Propagator {
   void advance(int n_begin, int n_end) override {
     for (int n = n_begin; n < n_end; ++n) {
       record_block(setup_.block_receivers, u_.data(), local_, parts_, setup_.nt, n);
-      const FdtdStep<T> step{setup_.layout, u_.data(), u_prev_.data(), setup_.vel2dt2.data(), setup_.coef,
-                             {setup_.pml[0], setup_.pml[1], setup_.pml[2]}, setup_.free_surface};
+      const FdtdStep<T> step{setup_.layout,         u_.data(),   u_prev_.data(),
+                             setup_.vel2dt2.data(), setup_.coef, {setup_.pml[0], setup_.pml[1], setup_.pml[2]},
+                             setup_.free_surface};
       if (!halo_.active()) {
         cpu::fdtd_step(step);
         inject(shell_sources_, n);

@@ -1,10 +1,11 @@
 // FDTD forward, Born and adjoint operators on an NVIDIA GPU (docs/numerics.md, "Adjoint and gradient";
-// docs/gpu.md): the GPU counterpart of solver/propagators/fdtd/fdtd_cpu_gradient.cpp, step for step. The model, the fields, the
-// CPML memory (forward and adjoint), the history (device memory, or pinned host memory: solver/propagators/history/device_history.hpp)
-// and the fp64 gradient and illumination accumulators live on the device; the host sees the traces and the
-// gradient once per shot. Sources and adjoint sources are added without atomics, grouped by target point in the
-// CPU's order (kernels/cuda/fdtd_adjoint_cuda.hpp), so every step is deterministic: replayed steps give bitwise the
-// same fields, and the history strategies bitwise the same gradient. One rank (no domain decomposition).
+// docs/gpu.md): the GPU counterpart of solver/propagators/fdtd/fdtd_cpu_gradient.cpp, step for step. The model, the
+// fields, the CPML memory (forward and adjoint), the history (device memory, or pinned host memory:
+// solver/propagators/history/device_history.hpp) and the fp64 gradient and illumination accumulators live on the
+// device; the host sees the traces and the gradient once per shot. Sources and adjoint sources are added without
+// atomics, grouped by target point in the CPU's order (kernels/cuda/fdtd_adjoint_cuda.hpp), so every step is
+// deterministic: replayed steps give bitwise the same fields, and the history strategies bitwise the same gradient. One
+// rank (no domain decomposition).
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -13,12 +14,12 @@
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/fdtd_adjoint_cuda.hpp"
 #include "kernels/cuda/fdtd_cuda.hpp"
-#include "solver/propagators/gpu/device_gather.hpp"
-#include "solver/propagators/history/device_history.hpp"
-#include "solver/propagators/fdtd/fdtd_setup.hpp"
-#include "solver/propagators/gradient_propagator.hpp"
-#include "solver/propagators/host_field.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/fdtd/fdtd_setup.hpp"
+#include "solver/propagators/gpu/device_gather.hpp"
+#include "solver/propagators/gradient_propagator.hpp"
+#include "solver/propagators/history/device_history.hpp"
+#include "solver/propagators/host_field.hpp"
 
 namespace specwave {
 namespace {
@@ -63,9 +64,10 @@ struct DeviceForwardState {
   }
   // u_prev <- u^{n+1} without sources; the caller injects, then finish_step applies Z and swaps.
   void step(const FdtdSetup<T>& setup, const T* vel2dt2, cudaStream_t stream) {
-    cuda::fdtd_step(FdtdStep<T>{setup.layout, u.data(), u_prev.data(), vel2dt2, setup.coef, {pml[0], pml[1], pml[2]},
-                                setup.free_surface},
-                    stream);
+    cuda::fdtd_step(
+        FdtdStep<T>{
+            setup.layout, u.data(), u_prev.data(), vel2dt2, setup.coef, {pml[0], pml[1], pml[2]}, setup.free_surface},
+        stream);
   }
   void finish_step(const FdtdSetup<T>& setup, cudaStream_t stream) {
     if (setup.free_surface) cuda::zero_top_plane(setup.layout, u_prev.data(), stream);
@@ -129,7 +131,8 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     mu_ = cuda::DeviceArray<T>(L.size());
     mu_next_ = cuda::DeviceArray<T>(L.size());
     w_ = cuda::DeviceArray<T>(L.size());
-    adjoint_step_ = FdtdAdjointStep<T>{L, nullptr, nullptr, w_.data(), vel2dt2_.data(), setup_.coef, {}, setup_.free_surface};
+    adjoint_step_ =
+        FdtdAdjointStep<T>{L, nullptr, nullptr, w_.data(), vel2dt2_.data(), setup_.coef, {}, setup_.free_surface};
     for (int a = 0; a < 3; ++a) {
       CpmlAdjointAxis<T>& p = adjoint_step_.pml[a];
       const CpmlAxis<T>& f = setup_.pml[a];
@@ -183,8 +186,8 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     return traces_;
   }
 
-  // Background and perturbation in lockstep: du^{n+1} = Z[step(du) + dm a^n], a^n = (u^{n+1} - 2u^n + u^{n-1}) / (v dt)^2,
-  // u^{n+1} taken before Z as on the CPU (the plane Z zeroes is zeroed in du^{n+1} too).
+  // Background and perturbation in lockstep: du^{n+1} = Z[step(du) + dm a^n], a^n = (u^{n+1} - 2u^n + u^{n-1}) / (v
+  // dt)^2, u^{n+1} taken before Z as on the CPU (the plane Z zeroes is zeroed in du^{n+1} too).
   std::vector<double> born(int shot, std::span<const double> dm) override {
     const FieldLayout& L = setup_.layout;
     check_born_perturbation(dm.size(), std::size_t(L.interior_points()));
@@ -203,8 +206,8 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
       cuda::copy_async(b.u_before.data(), state_.u_prev.data(), b.u_before.bytes(), st);  // u^{n-1}
       background_step(n);  // state_.u_prev = u^{n+1} (injected, before Z), not yet swapped
       b.du.step(setup_, vel2dt2_.data(), st);
-      cuda::add_born_source(L, b.du.u_prev.data(), b.dm.data(), state_.u_prev.data(), state_.u.data(), b.u_before.data(),
-                            vel2dt2_.data(), st);
+      cuda::add_born_source(L, b.du.u_prev.data(), b.dm.data(), state_.u_prev.data(), state_.u.data(),
+                            b.u_before.data(), vel2dt2_.data(), st);
       b.du.finish_step(setup_, st);
       state_.finish_step(setup_, st);
     }
@@ -239,8 +242,10 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     history_->field(*this, nt - 1, u_now.data());
     const cuda::PointGather<T> sources = adjoint_sources_.view();
     for (int n = nt - 1; n >= 0; --n) {
-      if (n >= 1) history_->field(*this, n - 1, u_before.data());
-      else u_before.zero(st);
+      if (n >= 1)
+        history_->field(*this, n - 1, u_before.data());
+      else
+        u_before.zero(st);
       cuda::accumulate_gradient(L, mu_.data(), u_next.data(), u_now.data(), u_before.data(), vel2dt2_.data(),
                                 gradient_device_.data(), illum, st);
       adjoint_step_.mu = mu_.data();
@@ -336,9 +341,9 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
   double dt_, v_limit_;
   std::vector<std::vector<PointStencil>> source_stencils_;  // [shot][source]
   std::vector<std::vector<std::vector<double>>> wavelets_;  // [shot][source][n]
-  int device_;           // selected before any allocation
-  cuda::Stream stream_;  // created before, destroyed after the buffers used in it
-  FdtdSetup<T> setup_;   // host: the model (v dt)^2 as set, the geometry, the point lists
+  int device_;                                              // selected before any allocation
+  cuda::Stream stream_;                                     // created before, destroyed after the buffers used in it
+  FdtdSetup<T> setup_;  // host: the model (v dt)^2 as set, the geometry, the point lists
   cuda::DeviceArray<T> vel2dt2_;
   std::array<cuda::DeviceArray<T>, 3> pml_a_, pml_b_;
   DeviceForwardState<T> state_;
@@ -364,7 +369,8 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
 
 }  // namespace
 
-std::unique_ptr<GradientPropagator> make_fdtd_cuda_gradient(const Case& c, const Plan& plan, const HistoryChoice& history) {
+std::unique_ptr<GradientPropagator> make_fdtd_cuda_gradient(const Case& c, const Plan& plan,
+                                                            const HistoryChoice& history) {
   if (c.run.precision == Precision::fp64) return std::make_unique<FdtdCudaGradient<double>>(c, plan, history);
   return std::make_unique<FdtdCudaGradient<float>>(c, plan, history);
 }

@@ -1,8 +1,8 @@
 // FDTD on an NVIDIA GPU: the FdtdSetup arrays copied to the device once, the kernels of
 // kernels/cuda/fdtd_cuda.cu in the time loop; no allocation happens after construction. Sources are added per
 // target point in the CPU's order (deterministic). Receiver samples go into a device ring of two halves
-// (solver/propagators/gpu/device_trace_ring.hpp): a full half is copied on the output stream into pinned host memory while the
-// steps go on, and scattered into the host traces later. Snapshots (start/finish_copy_field,
+// (solver/propagators/gpu/device_trace_ring.hpp): a full half is copied on the output stream into pinned host memory
+// while the steps go on, and scattered into the host traces later. Snapshots (start/finish_copy_field,
 // solver/propagators/gpu/device_field_copy.hpp) are copied on the same stream.
 //
 // Domain-decomposed (a domain communicator of several ranks, one GPU each): the block of FdtdSetup, and each
@@ -23,14 +23,14 @@
 #include "kernels/cuda/fdtd_cuda.hpp"
 #include "solver/parallel/block_reduce.hpp"
 #include "solver/parallel/comm.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/propagators/fdtd/fdtd_cuda_propagator.hpp"
+#include "solver/propagators/fdtd/fdtd_halo.hpp"
+#include "solver/propagators/fdtd/fdtd_setup.hpp"
 #include "solver/propagators/gpu/device_field_copy.hpp"
 #include "solver/propagators/gpu/device_gather.hpp"
-#include "solver/propagators/fdtd/fdtd_halo.hpp"
-#include "solver/propagators/fdtd/fdtd_cuda_propagator.hpp"
 #include "solver/propagators/gpu/device_state.hpp"
 #include "solver/propagators/gpu/device_trace_ring.hpp"
-#include "solver/propagators/fdtd/fdtd_setup.hpp"
-#include "solver/plan/plan.hpp"
 
 namespace specwave {
 namespace {
@@ -170,7 +170,6 @@ class FdtdCuda final : public Propagator {
     local_.assign(plan.receivers.size() * std::size_t(setup_.nt), 0.0);
   }
 
-
   std::string name() const override {
     std::string n = std::string("fdtd-cuda-") + (sizeof(T) == 4 ? "fp32" : "fp64");
     if (domain_) {
@@ -206,8 +205,9 @@ class FdtdCuda final : public Propagator {
     const cudaStream_t st = stream_.handle();
     for (int n = n_begin; n < n_end; ++n) {
       record(n);
-      const FdtdStep<T> step{setup_.layout, u_.data(), u_prev_.data(), vel2dt2_.data(), setup_.coef,
-                             {setup_.pml[0], setup_.pml[1], setup_.pml[2]}, setup_.free_surface};
+      const FdtdStep<T> step{setup_.layout,      u_.data(),   u_prev_.data(),
+                             vel2dt2_.data(),    setup_.coef, {setup_.pml[0], setup_.pml[1], setup_.pml[2]},
+                             setup_.free_surface};
       if (!halo_ || !halo_->active()) {
         cuda::fdtd_step(step, st, kernel_);
         inject(shell_sources_, n);
@@ -236,7 +236,8 @@ class FdtdCuda final : public Propagator {
   }
 
   FieldStats field_stats() override {
-    const auto s = cuda::field_stats(setup_.layout, u_.data(), stats_max_.data(), stats_index_.data(), stream_.handle());
+    const auto s =
+        cuda::field_stats(setup_.layout, u_.data(), stats_max_.data(), stats_index_.data(), stream_.handle());
     const FieldStats local{s.finite ? s.max_abs : INFINITY, s.argmax, s.finite};
     return domain_ ? reduce_field_stats(*domain_, setup_.block, local) : local;
   }
@@ -273,8 +274,8 @@ class FdtdCuda final : public Propagator {
 
   std::size_t device_bytes() const override {
     std::size_t bytes = u_.bytes() + u_prev_.bytes() + vel2dt2_.bytes() + field_copy_.device_bytes() +
-                        ring_.device_bytes() + wavelets_.bytes() + shell_sources_.bytes() +
-                        interior_sources_.bytes() + (halo_ ? halo_->device_bytes() : 0);
+                        ring_.device_bytes() + wavelets_.bytes() + shell_sources_.bytes() + interior_sources_.bytes() +
+                        (halo_ ? halo_->device_bytes() : 0);
     for (const auto& s : slabs_) bytes += s.bytes();
     return bytes;
   }
@@ -305,8 +306,10 @@ class FdtdCuda final : public Propagator {
     cuda::fdtd_step_part(step, StepPart::interior, h.shell, st);
     inject(interior_sources_, n);
     if (setup_.free_surface) cuda::zero_top_plane(setup_.layout, u_prev_.data(), st);
-    if (h.staged) copy_stream_.synchronize();
-    else packed_.synchronize();
+    if (h.staged)
+      copy_stream_.synchronize();
+    else
+      packed_.synchronize();
     h.exchange->start();
     h.exchange->wait();
     if (h.staged) {
@@ -349,9 +352,9 @@ class FdtdCuda final : public Propagator {
   }
 
   const Comm* domain_ = nullptr;
-  int device_;           // selected before any allocation
-  cuda::Stream stream_;  // created before, destroyed after the buffers used in it
-  cuda::Stream copy_stream_;  // halo staging copies (decomposed runs)
+  int device_;                  // selected before any allocation
+  cuda::Stream stream_;         // created before, destroyed after the buffers used in it
+  cuda::Stream copy_stream_;    // halo staging copies (decomposed runs)
   cuda::Stream output_stream_;  // receiver samples and snapshots to the host
   cuda::Event packed_, received_;
   FdtdSetup<T> setup_;

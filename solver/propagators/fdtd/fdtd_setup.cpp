@@ -43,8 +43,9 @@ FdtdSetup<T> make_fdtd_setup(const Case& c, const Plan& plan, const Block* block
         s.vel2dt2[s.layout.index(z, y, x)] = T(v * v * plan.dt * plan.dt);
       }
   s.coef = make_fdtd_coefficients<T>(R, g.spacing);
-  const CpmlProfile profile = make_cpml_profile(g, c.boundary, plan.pml_power, plan.pml_reflection,
-                                                 plan.v_reference > 0 ? plan.v_reference : plan.model.v_max, plan.pml_frequency, plan.dt);
+  const CpmlProfile profile =
+      make_cpml_profile(g, c.boundary, plan.pml_power, plan.pml_reflection,
+                        plan.v_reference > 0 ? plan.v_reference : plan.model.v_max, plan.pml_frequency, plan.dt);
   // The block's part of each profile; a face absorbs on the block that lies on it (preflight guarantees that
   // such a block holds the whole layer: check_decomposition).
   for (int a = 0; a < 3; ++a) {

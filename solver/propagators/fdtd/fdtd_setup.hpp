@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "kernels/fdtd_step.hpp"
-#include "solver/plan/acquisition.hpp"
 #include "solver/case/case.hpp"
 #include "solver/parallel/decomposition.hpp"
+#include "solver/plan/acquisition.hpp"
 #include "solver/propagators/point_lists.hpp"
 
 namespace specwave {
@@ -26,8 +26,8 @@ struct FdtdSetup {
   std::array<std::vector<T>, 3> pml_a, pml_b;  // per axis, length n_axis
   std::array<CpmlAxis<T>, 3> pml;              // geometry only: pointers left null for the owner to set
   std::array<std::size_t, 3> slab_points{};    // values per slab of each axis
-  Block block;                 // the part of the grid this setup covers (all of it on one rank)
-  PointLists<T> receivers;     // the receivers whole in the block (all of them on one rank), in receiver order
+  Block block;                                 // the part of the grid this setup covers (all of it on one rank)
+  PointLists<T> receivers;  // the receivers whole in the block (all of them on one rank), in receiver order
   BlockReceivers<T> block_receivers;
   double cell_volume = 1;
   bool free_surface = false;

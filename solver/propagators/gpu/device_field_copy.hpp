@@ -43,7 +43,7 @@ class DeviceFieldCopy {
   template <class Fill>
   void start(Fill&& fill) {
     if (pending_) throw std::logic_error("start_copy_field: the last copy was not finished");
-    if (host_.size() < points_) host_ = cuda::PinnedArray<T>(points_);  // snapshots not planned
+    if (host_.size() < points_) host_ = cuda::PinnedArray<T>(points_);    // snapshots not planned
     if (dense_.size() < points_) dense_ = cuda::DeviceArray<T>(points_);  // zero-filled before it returns
     const cudaStream_t st = compute_.handle(), out = output_.handle();
     fill(dense_.data());

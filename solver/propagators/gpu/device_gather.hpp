@@ -1,6 +1,6 @@
 #pragma once
-// The device copy of a HostGather (solver/propagators/gpu/point_gather.hpp) for add_point_signals (kernels/cuda/fdtd_adjoint_cuda.hpp).
-// CUDA builds only.
+// The device copy of a HostGather (solver/propagators/gpu/point_gather.hpp) for add_point_signals
+// (kernels/cuda/fdtd_adjoint_cuda.hpp). CUDA builds only.
 #include <stdexcept>
 
 #include "kernels/cuda/device_buffer.hpp"

@@ -1,12 +1,12 @@
 #pragma once
-// The device side of the receivers' ring (docs/gpu.md, "Bus traffic"; the bookkeeping is solver/propagators/gpu/trace_ring.hpp):
-// one or more groups of rows (the FDTD propagator: whole receivers and split receivers' slots), each
-// [half][row][column] on the device and in pinned host memory, all sharing one TraceRingBook, one pair of "copied"
-// events and the copies of a half. The propagator's kernels write sample n of group g at
+// The device side of the receivers' ring (docs/gpu.md, "Bus traffic"; the bookkeeping is
+// solver/propagators/gpu/trace_ring.hpp): one or more groups of rows (the FDTD propagator: whole receivers and split
+// receivers' slots), each [half][row][column] on the device and in pinned host memory, all sharing one TraceRingBook,
+// one pair of "copied" events and the copies of a half. The propagator's kernels write sample n of group g at
 // half_data(g, position.half)[row * columns() + position.column]; this class queues the copies on the output
 // stream, waits where the compute stream or the host must, and scatters the copies into the host (rows, nt)
-// matrices. Only built with CUDA (solver/propagators/gpu/device_trace_ring.cpp). Both streams must outlive the ring (declared
-// before it).
+// matrices. Only built with CUDA (solver/propagators/gpu/device_trace_ring.cpp). Both streams must outlive the ring
+// (declared before it).
 #include <array>
 #include <cstddef>
 #include <span>
@@ -25,7 +25,8 @@ class DeviceTraceRing {
   };
 
   // One group per entry of `rows`; `compute` records, `output` copies (both outlive the ring).
-  DeviceTraceRing(const cuda::Stream& compute, const cuda::Stream& output, int nt, const std::vector<std::size_t>& rows);
+  DeviceTraceRing(const cuda::Stream& compute, const cuda::Stream& output, int nt,
+                  const std::vector<std::size_t>& rows);
   // Waits for the copies still queued on the output stream: they write into the pinned memory freed here.
   ~DeviceTraceRing();
   DeviceTraceRing(const DeviceTraceRing&) = delete;

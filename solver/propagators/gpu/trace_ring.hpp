@@ -39,7 +39,8 @@ inline void scatter_ring_half(const TraceRing& ring, std::span<const double> hal
     throw std::logic_error("scatter_ring_half: an array is too small");
   const std::size_t c = std::size_t(ring.column(lo)), count = std::size_t(hi - lo);
   for (std::size_t r = 0; r < rows; ++r)
-    std::copy_n(half.data() + r * std::size_t(ring.columns) + c, count, traces.data() + r * std::size_t(nt) + std::size_t(lo));
+    std::copy_n(half.data() + r * std::size_t(ring.columns) + c, count,
+                traces.data() + r * std::size_t(nt) + std::size_t(lo));
 }
 
 // A copy of one ring half to the host holding samples [lo, hi) of the shot.
@@ -48,8 +49,8 @@ struct RingCopy {
 };
 
 // The host's bookkeeping of the ring: when the compute stream must wait before writing a half again, which copy
-// to queue when, and which samples a pending copy holds. No CUDA here; DeviceTraceRing (solver/propagators/gpu/device_trace_ring.hpp)
-// carries out the actions.
+// to queue when, and which samples a pending copy holds. No CUDA here; DeviceTraceRing
+// (solver/propagators/gpu/device_trace_ring.hpp) carries out the actions.
 class TraceRingBook {
  public:
   TraceRingBook() = default;

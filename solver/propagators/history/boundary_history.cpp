@@ -1,7 +1,7 @@
 #include "solver/propagators/history/boundary_history.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 

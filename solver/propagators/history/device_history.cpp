@@ -1,8 +1,8 @@
 #include "solver/propagators/history/device_history.hpp"
 #include "solver/propagators/history/segment_schedule.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <stdexcept>
 
 namespace specwave {
@@ -18,8 +18,10 @@ class TierArray {
     if (n == size_) return;
     device_ = cuda::DeviceArray<T>();
     pinned_ = cuda::PinnedArray<T>();
-    if (tier_ == HistoryTier::device) device_ = cuda::DeviceArray<T>(n);
-    else pinned_ = cuda::PinnedArray<T>(n);
+    if (tier_ == HistoryTier::device)
+      device_ = cuda::DeviceArray<T>(n);
+    else
+      pinned_ = cuda::PinnedArray<T>(n);
     size_ = n;
   }
   T* data() const { return tier_ == HistoryTier::device ? device_.data() : pinned_.data(); }
@@ -71,7 +73,8 @@ class SegmentCheckpoints final : public DeviceWavefieldHistory<T> {
     field_size_ = s.field_values();
     states_.ensure(state_size_ * std::size_t(schedule_.checkpoints(nt)));
     cache_.ensure(field_size_ * std::size_t(schedule_.cache_fields()));
-    schedule_.run_forward(nt, [&](int k) { s.save_state(state(k)); }, [&](int n) { s.step(n); });
+    schedule_.run_forward(
+        nt, [&](int k) { s.save_state(state(k)); }, [&](int n) { s.step(n); });
   }
   void field(DeviceForwardStepper<T>& s, int n, T* out) override {
     schedule_.recompute(
@@ -94,7 +97,8 @@ class SegmentCheckpoints final : public DeviceWavefieldHistory<T> {
 
 template <class T>
 std::unique_ptr<DeviceWavefieldHistory<T>> make_device_history(const HistoryChoice& choice) {
-  if (choice.storage == WavefieldStorage::checkpoints) return std::make_unique<SegmentCheckpoints<T>>(choice.segment, choice.tier);
+  if (choice.storage == WavefieldStorage::checkpoints)
+    return std::make_unique<SegmentCheckpoints<T>>(choice.segment, choice.tier);
   return std::make_unique<AllSteps<T>>(choice.tier);
 }
 

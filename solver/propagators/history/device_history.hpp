@@ -1,10 +1,11 @@
 #pragma once
 // The forward wavefields of a CUDA gradient propagator, handed to its adjoint pass in reverse order
-// (docs/numerics.md, "Adjoint and gradient"): the device counterpart of solver/propagators/history/wavefield_history.hpp, with the
-// same two strategies and the same contract (u^nt, u^{nt-1}, ..., u^0, each once, after run_forward; bitwise the
-// same fields whatever the strategy, since a replayed step is the same deterministic kernels on the same data).
-// The fields and states live in device memory or in pinned host memory (HistoryTier); every copy is queued in the
-// stepper's stream, so the host never waits for them. Only in builds with the CUDA backend.
+// (docs/numerics.md, "Adjoint and gradient"): the device counterpart of
+// solver/propagators/history/wavefield_history.hpp, with the same two strategies and the same contract (u^nt, u^{nt-1},
+// ..., u^0, each once, after run_forward; bitwise the same fields whatever the strategy, since a replayed step is the
+// same deterministic kernels on the same data). The fields and states live in device memory or in pinned host memory
+// (HistoryTier); every copy is queued in the stepper's stream, so the host never waits for them. Only in builds with
+// the CUDA backend.
 #include <cstddef>
 #include <memory>
 #include <string>

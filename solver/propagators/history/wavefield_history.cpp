@@ -5,19 +5,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fmt/format.h>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
-#include "solver/propagators/history/boundary_history.hpp"
 #include "solver/case/errors.hpp"
+#include "solver/propagators/history/boundary_history.hpp"
 
 namespace specwave {
 namespace {
@@ -25,10 +25,11 @@ namespace {
 std::string gib(double bytes) { return fmt::format("{:.3g} GiB", bytes / double(1ull << 30)); }
 
 std::string disk_space_message(const std::string& directory, double needed, double free) {
-  return fmt::format("the forward wavefields need {} on disk in {} (inversion.scratch_directory), but only {} are free "
-                     "there; point inversion.scratch_directory at a larger file system, or use wavefield_storage = "
-                     "\"binomial\" (recomputation in memory)",
-                     gib(needed), directory, gib(free));
+  return fmt::format(
+      "the forward wavefields need {} on disk in {} (inversion.scratch_directory), but only {} are free "
+      "there; point inversion.scratch_directory at a larger file system, or use wavefield_storage = "
+      "\"binomial\" (recomputation in memory)",
+      gib(needed), directory, gib(free));
 }
 
 template <class T>
@@ -72,7 +73,8 @@ class SegmentCheckpoints final : public WavefieldHistory<T> {
     state_size_ = s.state_values();
     field_size_ = s.field_values();
     states_.resize(state_size_ * std::size_t(schedule_.checkpoints(nt)));
-    schedule_.run_forward(nt, [&](int k) { s.save_state(state(k)); }, [&](int n) { this->step(s, n); });
+    schedule_.run_forward(
+        nt, [&](int k) { s.save_state(state(k)); }, [&](int n) { this->step(s, n); });
     cache_.resize(field_size_ * std::size_t(schedule_.cache_fields()));
   }
   void field(ForwardStepper<T>& s, int n, std::span<T> out) override {
@@ -86,9 +88,7 @@ class SegmentCheckpoints final : public WavefieldHistory<T> {
 
  private:
   std::span<T> state(int k) { return std::span<T>(states_).subspan(std::size_t(k) * state_size_, state_size_); }
-  std::span<T> cached(int slot) {
-    return std::span<T>(cache_).subspan(std::size_t(slot) * field_size_, field_size_);
-  }
+  std::span<T> cached(int slot) { return std::span<T>(cache_).subspan(std::size_t(slot) * field_size_, field_size_); }
   SegmentSchedule schedule_;
   std::size_t state_size_ = 0, field_size_ = 0;
   std::vector<T> states_, cache_;
@@ -199,15 +199,9 @@ class BinomialCheckpoints final : public WavefieldHistory<T> {
         case Op::advance:
           for (int m = a.from; m < a.to; ++m) this->step(s, m);
           break;
-        case Op::store:
-          s.save_state(state(depth_++));
-          break;
-        case Op::drop:
-          --depth_;
-          break;
-        case Op::restore:
-          s.restore_state(state(depth_ - 1));
-          break;
+        case Op::store: s.save_state(state(depth_++)); break;
+        case Op::drop: --depth_; break;
+        case Op::restore: s.restore_state(state(depth_ - 1)); break;
         case Op::deliver:
           if (a.from != n)
             throw std::logic_error(fmt::format("binomial checkpoints: field {} asked for, {} is next", n, a.from));
@@ -238,7 +232,9 @@ class DiskFields final : public WavefieldHistory<T> {
     if (fd_ >= 0) ::close(fd_);
     if (!path_.empty()) ::unlink(path_.c_str());
   }
-  std::string name() const override { return fmt::format("every step on disk ({})", path_.empty() ? directory_ : path_); }
+  std::string name() const override {
+    return fmt::format("every step on disk ({})", path_.empty() ? directory_ : path_);
+  }
   void run_forward(ForwardStepper<T>& s, int nt) override {
     this->begin_count();
     field_size_ = s.field_values();
@@ -275,7 +271,8 @@ class DiskFields final : public WavefieldHistory<T> {
       static std::atomic<int> counter{0};
       char host[256] = "host";
       gethostname(host, sizeof host - 1);
-      path_ = (fs::path(directory_) / fmt::format("specwave-wavefields-{}-{}-{}.bin", host, ::getpid(), counter++)).string();
+      path_ = (fs::path(directory_) / fmt::format("specwave-wavefields-{}-{}-{}.bin", host, ::getpid(), counter++))
+                  .string();
       fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
       if (fd_ < 0) {
         const std::string why = std::strerror(errno);
@@ -290,8 +287,7 @@ class DiskFields final : public WavefieldHistory<T> {
     struct stat st {};
     const double held = ::fstat(fd_, &st) == 0 ? double(st.st_size) : 0.0;
     const double free = free_disk_bytes(directory_);
-    if (needed - held > free)
-      throw Error(ExitCode::resources, disk_space_message(directory_, needed, free));
+    if (needed - held > free) throw Error(ExitCode::resources, disk_space_message(directory_, needed, free));
   }
   void write(int n) {
     std::size_t done = 0;
@@ -358,8 +354,10 @@ int binomial_split(int l, int snapshots) {
   int lo = 1, hi = l;
   while (lo < hi) {
     const int mid = lo + (hi - lo) / 2;
-    if (f(mid + 1) >= f(mid)) hi = mid;
-    else lo = mid + 1;
+    if (f(mid + 1) >= f(mid))
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   return lo;
 }
@@ -425,11 +423,11 @@ std::string describe(const HistoryChoice& c) {
       return fmt::format("boundary saving: the absorbing layer's values every step and two fields, {}, {}",
                          gib(c.memory_bytes), tail);
     case WavefieldStorage::disk:
-      return fmt::format("every step on disk in {}: {} on disk, {} in memory, {}",
-                         c.scratch_directory.empty() ? std::filesystem::temp_directory_path().string() : c.scratch_directory,
-                         gib(c.disk_bytes), gib(c.memory_bytes), tail);
-    default:
-      return fmt::format("every step in memory: {} fields, {}, {}", c.nt + 1, gib(c.memory_bytes), tail);
+      return fmt::format(
+          "every step on disk in {}: {} on disk, {} in memory, {}",
+          c.scratch_directory.empty() ? std::filesystem::temp_directory_path().string() : c.scratch_directory,
+          gib(c.disk_bytes), gib(c.memory_bytes), tail);
+    default: return fmt::format("every step in memory: {} fields, {}, {}", c.nt + 1, gib(c.memory_bytes), tail);
   }
 }
 
@@ -463,23 +461,26 @@ HistoryChoice choose_history(WavefieldStorage requested, const HistoryRequest& q
       if (q.boundary_bytes > 0 && q.boundary_bytes <= budget) return boundary_choice(nt, q.boundary_bytes);
       if (snapshots >= 2) return binomial_choice(nt, snapshots, q.field_bytes, q.state_bytes);
       if (q.scratch_directory_set) return disk();
-      throw Error(ExitCode::resources,
-                  fmt::format("the forward wavefields need {} in memory ({} fields), and binomial checkpointing at least "
-                              "{} (2 snapshots), above the budget of {}; raise inversion.wavefield_memory_gib, set "
-                              "inversion.scratch_directory to keep them on disk, or shorten time.duration",
-                              gib(all.memory_bytes), nt + 1, gib(2 * q.state_bytes + q.field_bytes), gib(budget)));
+      throw Error(
+          ExitCode::resources,
+          fmt::format("the forward wavefields need {} in memory ({} fields), and binomial checkpointing at least "
+                      "{} (2 snapshots), above the budget of {}; raise inversion.wavefield_memory_gib, set "
+                      "inversion.scratch_directory to keep them on disk, or shorten time.duration",
+                      gib(all.memory_bytes), nt + 1, gib(2 * q.state_bytes + q.field_bytes), gib(budget)));
     case WavefieldStorage::memory:
       if (all.memory_bytes > budget)
-        throw Error(ExitCode::resources,
-                    fmt::format("inversion.wavefield_storage = \"memory\" needs {} for the {} forward wavefields, above the "
-                                "budget of {}; use wavefield_storage = \"binomial\", \"disk\" or \"auto\", or raise "
-                                "inversion.wavefield_memory_gib",
-                                gib(all.memory_bytes), nt + 1, gib(budget)));
+        throw Error(
+            ExitCode::resources,
+            fmt::format("inversion.wavefield_storage = \"memory\" needs {} for the {} forward wavefields, above the "
+                        "budget of {}; use wavefield_storage = \"binomial\", \"disk\" or \"auto\", or raise "
+                        "inversion.wavefield_memory_gib",
+                        gib(all.memory_bytes), nt + 1, gib(budget)));
       return all;
     case WavefieldStorage::checkpoints: {
       // Checkpoints + one segment of fields: (nt / s) state + (s + 1) field, smallest near s = sqrt(nt state / field).
       // Any segment length costs one extra forward pass in all: take the smallest footprint.
-      const int segment = std::clamp(int(std::lround(std::sqrt(nt * q.state_bytes / q.field_bytes))), 1, std::max(nt, 1));
+      const int segment =
+          std::clamp(int(std::lround(std::sqrt(nt * q.state_bytes / q.field_bytes))), 1, std::max(nt, 1));
       const HistoryChoice c = segment_checkpoint_choice(nt, segment, q.field_bytes, q.state_bytes);
       if (c.memory_bytes > budget)
         throw Error(ExitCode::resources,
@@ -491,24 +492,26 @@ HistoryChoice choose_history(WavefieldStorage requested, const HistoryRequest& q
     }
     case WavefieldStorage::binomial:
       if (snapshots < 1)
-        throw Error(ExitCode::resources,
-                    fmt::format("binomial checkpointing needs at least {} (one snapshot of the state and one field), above "
-                                "the budget of {}; raise inversion.wavefield_memory_gib or use wavefield_storage = \"disk\"",
-                                gib(q.state_bytes + q.field_bytes), gib(budget)));
+        throw Error(
+            ExitCode::resources,
+            fmt::format("binomial checkpointing needs at least {} (one snapshot of the state and one field), above "
+                        "the budget of {}; raise inversion.wavefield_memory_gib or use wavefield_storage = \"disk\"",
+                        gib(q.state_bytes + q.field_bytes), gib(budget)));
       return binomial_choice(nt, snapshots, q.field_bytes, q.state_bytes);
-    case WavefieldStorage::disk:
-      return disk();
+    case WavefieldStorage::disk: return disk();
     case WavefieldStorage::boundary:
       if (!(q.boundary_bytes > 0))
-        throw Error(ExitCode::invalid_case,
-                    "inversion.wavefield_storage = \"boundary\" needs a scheme that runs backwards (FDTD on the CPU); use "
-                    "\"auto\", \"memory\", \"binomial\", \"checkpoints\" or \"disk\"");
+        throw Error(
+            ExitCode::invalid_case,
+            "inversion.wavefield_storage = \"boundary\" needs a scheme that runs backwards (FDTD on the CPU); use "
+            "\"auto\", \"memory\", \"binomial\", \"checkpoints\" or \"disk\"");
       if (q.boundary_bytes > budget)
-        throw Error(ExitCode::resources,
-                    fmt::format("inversion.wavefield_storage = \"boundary\" needs {} for the absorbing layer's values of {} "
-                                "steps and two fields, above the budget of {}; use wavefield_storage = \"binomial\" or "
-                                "\"auto\", or raise inversion.wavefield_memory_gib",
-                                gib(q.boundary_bytes), nt - 1, gib(budget)));
+        throw Error(
+            ExitCode::resources,
+            fmt::format("inversion.wavefield_storage = \"boundary\" needs {} for the absorbing layer's values of {} "
+                        "steps and two fields, above the budget of {}; use wavefield_storage = \"binomial\" or "
+                        "\"auto\", or raise inversion.wavefield_memory_gib",
+                        gib(q.boundary_bytes), nt - 1, gib(budget)));
       return boundary_choice(nt, q.boundary_bytes);
   }
   throw std::logic_error("choose_history: unknown storage");
@@ -522,12 +525,14 @@ HistoryChoice choose_device_history(WavefieldStorage requested, int nt, double f
   if (requested == WavefieldStorage::auto_select) order = {WavefieldStorage::memory, WavefieldStorage::checkpoints};
   if (requested != WavefieldStorage::auto_select && requested != WavefieldStorage::memory &&
       requested != WavefieldStorage::checkpoints)
-    throw Error(ExitCode::invalid_case,
-                fmt::format("inversion.wavefield_storage = \"{}\" is not available on the CUDA backend, which keeps the "
-                            "history in device or pinned host memory; use \"auto\", \"memory\" or \"checkpoints\", or "
-                            "run.backend = \"cpu\"",
-                            to_string(requested)));
-  for (const auto& [tier, budget] : {std::pair{HistoryTier::device, device_budget}, std::pair{HistoryTier::pinned_host, host_budget}})
+    throw Error(
+        ExitCode::invalid_case,
+        fmt::format("inversion.wavefield_storage = \"{}\" is not available on the CUDA backend, which keeps the "
+                    "history in device or pinned host memory; use \"auto\", \"memory\" or \"checkpoints\", or "
+                    "run.backend = \"cpu\"",
+                    to_string(requested)));
+  for (const auto& [tier, budget] :
+       {std::pair{HistoryTier::device, device_budget}, std::pair{HistoryTier::pinned_host, host_budget}})
     for (const WavefieldStorage storage : order) {
       try {
         HistoryRequest q;
@@ -540,14 +545,17 @@ HistoryChoice choose_device_history(WavefieldStorage requested, int nt, double f
       }
     }
   HistoryRequest unlimited;
-  unlimited.nt = nt, unlimited.field_bytes = field_bytes, unlimited.state_bytes = state_bytes, unlimited.budget_bytes = 1e300;
-  const double least = std::min(choose_history(WavefieldStorage::checkpoints, unlimited).memory_bytes, (nt + 1.0) * field_bytes);
-  throw Error(ExitCode::resources,
-              fmt::format("the forward wavefields need at least {} on the GPU, above both the device budget of {} "
-                          "(run.device_memory_fraction of the free GPU memory, less the propagator's own) and the pinned "
-                          "host budget of {}; raise run.device_memory_fraction or inversion.wavefield_memory_gib, use "
-                          "precision = \"fp32\", or shorten time.duration",
-                          gib(least), gib(device_budget), gib(host_budget)));
+  unlimited.nt = nt, unlimited.field_bytes = field_bytes, unlimited.state_bytes = state_bytes,
+  unlimited.budget_bytes = 1e300;
+  const double least =
+      std::min(choose_history(WavefieldStorage::checkpoints, unlimited).memory_bytes, (nt + 1.0) * field_bytes);
+  throw Error(
+      ExitCode::resources,
+      fmt::format("the forward wavefields need at least {} on the GPU, above both the device budget of {} "
+                  "(run.device_memory_fraction of the free GPU memory, less the propagator's own) and the pinned "
+                  "host budget of {}; raise run.device_memory_fraction or inversion.wavefield_memory_gib, use "
+                  "precision = \"fp32\", or shorten time.duration",
+                  gib(least), gib(device_budget), gib(host_budget)));
 }
 
 template <class T>
@@ -561,11 +569,11 @@ std::unique_ptr<WavefieldHistory<T>> make_history(const HistoryChoice& choice) {
   }
 }
 
-#define SPECWAVE_HISTORY(T)                                                                        \
-  template std::unique_ptr<WavefieldHistory<T>> make_all_steps_history<T>();                       \
-  template std::unique_ptr<WavefieldHistory<T>> make_segment_checkpoint_history<T>(int);           \
-  template std::unique_ptr<WavefieldHistory<T>> make_binomial_history<T>(int);                     \
-  template std::unique_ptr<WavefieldHistory<T>> make_disk_history<T>(std::string);                 \
+#define SPECWAVE_HISTORY(T)                                                              \
+  template std::unique_ptr<WavefieldHistory<T>> make_all_steps_history<T>();             \
+  template std::unique_ptr<WavefieldHistory<T>> make_segment_checkpoint_history<T>(int); \
+  template std::unique_ptr<WavefieldHistory<T>> make_binomial_history<T>(int);           \
+  template std::unique_ptr<WavefieldHistory<T>> make_disk_history<T>(std::string);       \
   template std::unique_ptr<WavefieldHistory<T>> make_history<T>(const HistoryChoice&);
 SPECWAVE_HISTORY(float)
 SPECWAVE_HISTORY(double)

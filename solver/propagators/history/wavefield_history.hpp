@@ -32,14 +32,16 @@ class ForwardStepper {
   virtual std::size_t field_values() const = 0;
   virtual void copy_field(std::span<T> out) const = 0;
 
-  // Running backwards (boundary saving, solver/propagators/history/boundary_history.hpp). Where the scheme is time-reversible away
-  // from its absorbing layer, u^{n-1} follows from u^n and u^{n+1} except at the points whose update has an
-  // absorbing term: those are saved during the forward pass. A stepper that cannot run backwards (the
+  // Running backwards (boundary saving, solver/propagators/history/boundary_history.hpp). Where the scheme is
+  // time-reversible away from its absorbing layer, u^{n-1} follows from u^n and u^{n+1} except at the points whose
+  // update has an absorbing term: those are saved during the forward pass. A stepper that cannot run backwards (the
   // spectral operator is global: every point's update involves the layer) keeps these defaults.
   virtual bool reversible() const { return false; }
   // Values of u^n at the points whose update has an absorbing term, and a copy of the current field's.
   virtual std::size_t boundary_values() const { return 0; }
-  virtual void save_boundary(std::span<T>) const { throw std::logic_error("save_boundary: this stepper cannot run backwards"); }
+  virtual void save_boundary(std::span<T>) const {
+    throw std::logic_error("save_boundary: this stepper cannot run backwards");
+  }
   // The state for running backwards: current field u^n = now, the field after it u^{n+1} = next (interior values).
   virtual void start_reverse(std::span<const T> /*now*/, std::span<const T> /*next*/) {
     throw std::logic_error("start_reverse: this stepper cannot run backwards");
@@ -145,10 +147,11 @@ struct HistoryChoice {
   double disk_bytes = 0;                                // disk: the scratch file
   double recompute_factor = 1;                          // forward steps per gradient / nt, the forward pass included
   int nt = 0;
-  std::string scratch_directory;                        // disk: where the scratch file goes ("" : $TMPDIR)
-  HistoryTier tier = HistoryTier::device;               // CUDA backend only
+  std::string scratch_directory;           // disk: where the scratch file goes ("" : $TMPDIR)
+  HistoryTier tier = HistoryTier::device;  // CUDA backend only
 };
-// The one-line report of a choice, e.g. "binomial checkpointing: 12 snapshots, 1.4 GiB, recompute factor 2.31 (nt 800)".
+// The one-line report of a choice, e.g. "binomial checkpointing: 12 snapshots, 1.4 GiB, recompute factor 2.31 (nt
+// 800)".
 std::string describe(const HistoryChoice& choice);
 
 // Each strategy's choice and size for nt steps of fields and states of these sizes (bytes).
@@ -163,11 +166,11 @@ HistoryChoice boundary_choice(int nt, double memory_bytes);
 struct HistoryRequest {
   int nt = 0;
   double field_bytes = 0, state_bytes = 0;
-  double budget_bytes = 0;                 // memory for the history (inversion.wavefield_memory_gib)
-  double boundary_bytes = 0;               // boundary saving's memory; 0: the method has none
-  std::string scratch_directory;           // where a scratch file would go
-  bool scratch_directory_set = false;      // inversion.scratch_directory is in the case: auto may use the disk
-  double disk_free_bytes = -1;             // free space there; < 0: not known (not checked)
+  double budget_bytes = 0;             // memory for the history (inversion.wavefield_memory_gib)
+  double boundary_bytes = 0;           // boundary saving's memory; 0: the method has none
+  std::string scratch_directory;       // where a scratch file would go
+  bool scratch_directory_set = false;  // inversion.scratch_directory is in the case: auto may use the disk
+  double disk_free_bytes = -1;         // free space there; < 0: not known (not checked)
 };
 // The strategy of `requested` within the budget. auto: every step in memory when it fits; else boundary saving
 // when the method has it and it fits; else binomial checkpointing with the snapshots that fit (at least 2); else

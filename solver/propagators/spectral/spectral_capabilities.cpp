@@ -53,8 +53,9 @@ Capability spectral_capability(BackendKind backend) {
   row.backend = backend;
   if (backend == BackendKind::cuda) {
     row.make_propagator = make_cuda_propagator;
-    row.no_gradient = "the spectral method's gradient (invert, check-gradient) runs on the CPU backend only for now; "
-                      "set run.backend = \"cpu\" (or \"auto\"), or use scheme.method = \"fdtd\" for the CUDA gradient";
+    row.no_gradient =
+        "the spectral method's gradient (invert, check-gradient) runs on the CPU backend only for now; "
+        "set run.backend = \"cpu\" (or \"auto\"), or use scheme.method = \"fdtd\" for the CUDA gradient";
     row.memory_bytes = device_bytes;
   } else {
     row.make_propagator = make_spectral_cpu_propagator;

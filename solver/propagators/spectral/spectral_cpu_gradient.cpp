@@ -1,7 +1,7 @@
 // Spectral (k-space) forward, Born and adjoint operators on the CPU, both absorbers, one rank (docs/numerics.md,
 // "Adjoint of the spectral scheme"). The forward steps are those of the forward propagator
-// (solver/propagators/spectral/spectral_cpu_steps.hpp: same transforms, same per-point functions, same bits); the adjoint of each
-// absorber is the same kind of step on scaled adjoint variables:
+// (solver/propagators/spectral/spectral_cpu_steps.hpp: same transforms, same per-point functions, same bits); the
+// adjoint of each absorber is the same kind of step on scaled adjoint variables:
 //  - damping layer: nu = (v dt)^2 mu follows the forward step itself, the adjoint sources injected like sources;
 //  - split-field PML: P_a = -(v dt)^2 / dt^2 b_a pi_a and Omega_a = bs_a omega_a follow the forward's two updates
 //    with D^+ and D^- wired the other way round (SpectralCpuSteps::pml_adjoint_step).
@@ -9,9 +9,9 @@
 #include <array>
 #include <stdexcept>
 
+#include "solver/plan/plan.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
 #include "solver/propagators/host_field.hpp"
-#include "solver/plan/plan.hpp"
 #include "solver/propagators/spectral/spectral_cpu_steps.hpp"
 #include "solver/propagators/spectral/spectral_setup.hpp"
 
@@ -74,8 +74,8 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
 
   void check_adjoint_arguments(std::span<const double> residual, std::span<double> gradient,
                                std::span<const double> illumination) const {
-    specwave::check_adjoint_arguments(history_shot_ >= 0, traces_.size(), setup_.points(), residual.size(), gradient.size(),
-                                      illumination.size());
+    specwave::check_adjoint_arguments(history_shot_ >= 0, traces_.size(), setup_.points(), residual.size(),
+                                      gradient.size(), illumination.size());
   }
   std::vector<T> perturbation(std::span<const double> dm) const {
     check_born_perturbation(dm.size(), setup_.points());
@@ -102,7 +102,10 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
 
  public:
   SpectralDampingGradient(const Case& c, const Plan& plan, const HistoryChoice& history)
-      : Base(c, plan, history), u_(setup_.points(), T(0)), u_prev_(setup_.points(), T(0)), eta_dt_(setup_.eta_dt_field()) {}
+      : Base(c, plan, history),
+        u_(setup_.points(), T(0)),
+        u_prev_(setup_.points(), T(0)),
+        eta_dt_(setup_.eta_dt_field()) {}
 
   std::string name() const override { return "spectral-cpu-damping-" + this->precision(); }
 
@@ -153,12 +156,13 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
       const T* m = nu.data();
 #pragma omp parallel for schedule(static)
       for (std::size_t i = 0; i < points; ++i)
-        gradient[i] += double(m[i]) / double(vel[i]) * double(damped_second_difference(u1[i], u0[i], um[i], eta[i], vel[i]));
+        gradient[i] +=
+            double(m[i]) / double(vel[i]) * double(damped_second_difference(u1[i], u0[i], um[i], eta[i], vel[i]));
       if (!illumination.empty()) {
 #pragma omp parallel for schedule(static)
         for (std::size_t i = 0; i < points; ++i) illumination[i] += double(u0[i]) * double(u0[i]);
       }
-      if (n == 0) break;  // nu^0 would multiply nothing
+      if (n == 0) break;                                        // nu^0 would multiply nothing
       steps_.damped_step(nu.data(), nu_next.data(), vel, eta);  // nu_next = nu^n without the adjoint sources
       for (std::size_t r = 0; r + 1 < rec.offsets.size(); ++r)
         for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p)
@@ -203,7 +207,8 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
   std::vector<T> eta_dt_;
 };
 
-// The split-field PML: w_a^{n+1/2} = bs (bs w_a - dt D_a^+ p^n), p_a^{n+1} = b (b p_a^n - (V / dt) D_a^- w_a^{n+1/2}) + V s^n.
+// The split-field PML: w_a^{n+1/2} = bs (bs w_a - dt D_a^+ p^n), p_a^{n+1} = b (b p_a^n - (V / dt) D_a^- w_a^{n+1/2}) +
+// V s^n.
 template <class T>
 class SpectralPmlGradient final : public SpectralGradientBase<T> {
   using Base = SpectralGradientBase<T>;
@@ -284,8 +289,8 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
         });
       }
       if (n == 0) break;  // P^0 would multiply nothing
-      steps_.pml_adjoint_step({P[0].data(), P[1].data(), P[2].data()}, {Omega[0].data(), Omega[1].data(), Omega[2].data()},
-                              dt_v2);
+      steps_.pml_adjoint_step({P[0].data(), P[1].data(), P[2].data()},
+                              {Omega[0].data(), Omega[1].data(), Omega[2].data()}, dt_v2);
       for (std::size_t r = 0; r + 1 < rec.offsets.size(); ++r)
         for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p) {
           const std::size_t i = std::size_t(rec.index[p]);
@@ -334,7 +339,8 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
 
 }  // namespace
 
-std::unique_ptr<GradientPropagator> make_spectral_cpu_gradient(const Case& c, const Plan& plan, const HistoryChoice& history) {
+std::unique_ptr<GradientPropagator> make_spectral_cpu_gradient(const Case& c, const Plan& plan,
+                                                               const HistoryChoice& history) {
   const bool pml = c.boundary.spectral_absorber == SpectralAbsorber::pml;
   if (c.run.precision == Precision::fp64) {
     if (pml) return std::make_unique<SpectralPmlGradient<double>>(c, plan, history);

@@ -17,8 +17,8 @@
 
 #include "solver/parallel/block_reduce.hpp"
 #include "solver/parallel/comm.hpp"
-#include "solver/propagators/host_field.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/host_field.hpp"
 #include "solver/propagators/spectral/spectral_cpu_propagator.hpp"
 #include "solver/propagators/spectral/spectral_cpu_steps.hpp"
 #include "solver/propagators/spectral/spectral_setup.hpp"
@@ -44,7 +44,8 @@ SpectralSetup<T> setup_for(const Case& c, const Plan& plan, const Comm* domain) 
   return make_spectral_setup<T>(c, plan, &blocks);
 }
 
-// What both absorbers share: the setup tables (solver/propagators/spectral/spectral_setup.hpp), transforms, receivers, traces.
+// What both absorbers share: the setup tables (solver/propagators/spectral/spectral_setup.hpp), transforms, receivers,
+// traces.
 template <class T>
 class SpectralCpuBase : public Propagator {
  public:

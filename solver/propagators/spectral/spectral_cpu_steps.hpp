@@ -1,9 +1,10 @@
 #pragma once
 // The CPU time steps of the k-space pseudo-spectral method (docs/numerics.md, "Pseudo-spectral k-space
-// propagator"), shared by the forward propagator (solver/propagators/spectral/spectral_cpu_propagator.cpp) and the gradient propagator
-// (solver/propagators/spectral/spectral_cpu_gradient.cpp): the r2c/c2r transforms (FFTW on one rank, the distributed FFT over a
-// domain), the damping-layer step, the split-field PML step and its transpose (docs/numerics.md, "Adjoint of the
-// spectral scheme"). The per-point physics is kernels/spectral_point.hpp; the tables are solver/propagators/spectral/spectral_setup.hpp.
+// propagator"), shared by the forward propagator (solver/propagators/spectral/spectral_cpu_propagator.cpp) and the
+// gradient propagator (solver/propagators/spectral/spectral_cpu_gradient.cpp): the r2c/c2r transforms (FFTW on one
+// rank, the distributed FFT over a domain), the damping-layer step, the split-field PML step and its transpose
+// (docs/numerics.md, "Adjoint of the spectral scheme"). The per-point physics is kernels/spectral_point.hpp; the tables
+// are solver/propagators/spectral/spectral_setup.hpp.
 #include <omp.h>
 
 #include <algorithm>
@@ -28,16 +29,18 @@ namespace specwave {
 template <class T>
 class SpectralTransforms {
  public:
-  SpectralTransforms(const SpectralSetup<T>& s, const Comm* domain, const Plan& plan, T* real, std::complex<T>* spectrum)
+  SpectralTransforms(const SpectralSetup<T>& s, const Comm* domain, const Plan& plan, T* real,
+                     std::complex<T>* spectrum)
       : points_(s.points()), spectrum_points_(s.spectrum_points()) {
     if (domain) {
       real_.resize(points_);
       spectrum_.resize(spectrum_points_);
       distributed_ = std::make_unique<DistributedRealFft3d<T>>(
-          *domain, Dims3{s.blocks.real.shape}, FftProcessGrid{plan.process_grid[0], plan.process_grid[1]},
-          real_.data(), spectrum_.data(), plan.threads);
+          *domain, Dims3{s.blocks.real.shape}, FftProcessGrid{plan.process_grid[0], plan.process_grid[1]}, real_.data(),
+          spectrum_.data(), plan.threads);
     } else {
-      serial_ = std::make_unique<fft::RealFft3d<T>>(s.layout.nz, s.layout.ny, s.layout.nx, real, spectrum, plan.threads);
+      serial_ =
+          std::make_unique<fft::RealFft3d<T>>(s.layout.nz, s.layout.ny, s.layout.nx, real, spectrum, plan.threads);
     }
   }
   void forward(const T* in, std::complex<T>* out) {
@@ -263,14 +266,15 @@ class SpectralCpuSteps {
   }
   void update_pressure(T* pa, int a, const T* dt_v2) {
     const T* div = work_.data();
-    for_each_row(a, setup_.pml_b[a], [=](std::size_t i, T b) { pa[i] = pml_pressure_update(pa[i], b, dt_v2[i], div[i]); });
+    for_each_row(a, setup_.pml_b[a],
+                 [=](std::size_t i, T b) { pa[i] = pml_pressure_update(pa[i], b, dt_v2[i], div[i]); });
   }
 
   const SpectralSetup<T>& setup_;
   fft::Buffer<T> work_;                    // real work array of the planned transforms
   fft::Buffer<std::complex<T>> spectrum_;  // spectrum work array of the planned transforms
   SpectralTransforms<T> fft_;
-  fft::Buffer<std::complex<T>> scratch_;   // a second spectrum (PML only; c2r destroys its input)
+  fft::Buffer<std::complex<T>> scratch_;  // a second spectrum (PML only; c2r destroys its input)
 };
 
 // The sources of one shot: the dense patterns source_factor K p_j / (dz dy dx) of make_source_pattern and their
@@ -285,7 +289,8 @@ struct SpectralSources {
     amplitudes = spectral_source_amplitudes(setup.absorber, wavelets);
     const ApplySourceCorrection<T> apply_k = [&](std::span<T> field) { steps.source_correction(field.data()); };
     patterns.assign(sources.size(), {});
-    for (std::size_t j = 0; j < sources.size(); ++j) make_source_pattern(setup, sources[j], steps.work(), apply_k, patterns[j]);
+    for (std::size_t j = 0; j < sources.size(); ++j)
+      make_source_pattern(setup, sources[j], steps.work(), apply_k, patterns[j]);
   }
 
   // field += sum_j amplitudes_j[n] pattern_j (sources whose amplitude is exactly 0 this step are skipped).

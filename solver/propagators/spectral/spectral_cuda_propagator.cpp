@@ -1,11 +1,11 @@
 // The k-space pseudo-spectral method on an NVIDIA GPU (docs/numerics.md, "Pseudo-spectral k-space propagator"):
-// the SpectralSetup arrays (solver/propagators/spectral/spectral_setup.cpp, shared with the CPU propagator) copied to the device once,
-// cuFFT transforms and the kernels of kernels/cuda/spectral_cuda.cu in the time loop. Receiver samples go into a
-// device ring of two halves (solver/propagators/gpu/device_trace_ring.hpp): a full half is copied on the output stream into pinned
-// host memory while the steps go on, and scattered into the host traces later. Snapshots (start/finish_copy_field,
-// solver/propagators/gpu/device_field_copy.hpp) are copied on the same stream. The cuFFT plans and their work area are made in
-// the constructor; nothing is allocated on the device after it (but the snapshot buffer when a start_copy_field
-// comes without output.snapshot_every set).
+// the SpectralSetup arrays (solver/propagators/spectral/spectral_setup.cpp, shared with the CPU propagator) copied to
+// the device once, cuFFT transforms and the kernels of kernels/cuda/spectral_cuda.cu in the time loop. Receiver samples
+// go into a device ring of two halves (solver/propagators/gpu/device_trace_ring.hpp): a full half is copied on the
+// output stream into pinned host memory while the steps go on, and scattered into the host traces later. Snapshots
+// (start/finish_copy_field, solver/propagators/gpu/device_field_copy.hpp) are copied on the same stream. The cuFFT
+// plans and their work area are made in the constructor; nothing is allocated on the device after it (but the snapshot
+// buffer when a start_copy_field comes without output.snapshot_every set).
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -18,10 +18,10 @@
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/fdtd_cuda.hpp"  // record_receivers, field_stats
 #include "kernels/cuda/spectral_cuda.hpp"
+#include "solver/plan/plan.hpp"
 #include "solver/propagators/gpu/device_field_copy.hpp"
 #include "solver/propagators/gpu/device_state.hpp"
 #include "solver/propagators/gpu/device_trace_ring.hpp"
-#include "solver/plan/plan.hpp"
 #include "solver/propagators/spectral/spectral_cuda_propagator.hpp"
 #include "solver/propagators/spectral/spectral_setup.hpp"
 
@@ -97,7 +97,6 @@ class SpectralCuda final : public Propagator {
     cuda::synchronize();
   }
 
-
   std::string name() const override {
     return std::string("spectral-cuda-") + (pml_ ? "pml-" : "damping-") + (sizeof(T) == 4 ? "fp32" : "fp64");
   }
@@ -123,7 +122,8 @@ class SpectralCuda final : public Propagator {
     const auto amplitudes = spectral_source_amplitudes(setup_.absorber, wavelets);
     std::vector<T> flat(std::size_t(n_sources_) * setup_.nt);
     for (int j = 0; j < n_sources_; ++j) {
-      if (int(amplitudes[j].size()) < setup_.nt) throw std::logic_error("SpectralCuda::begin_shot: a wavelet has fewer than nt samples");
+      if (int(amplitudes[j].size()) < setup_.nt)
+        throw std::logic_error("SpectralCuda::begin_shot: a wavelet has fewer than nt samples");
       for (int k = 0; k < setup_.nt; ++k) flat[std::size_t(j) * setup_.nt + k] = T(amplitudes[j][k]);
     }
     cuda::copy_to_device(amplitudes_.data(), flat.data(), flat.size() * sizeof(T), st);
@@ -168,7 +168,8 @@ class SpectralCuda final : public Propagator {
   }
 
   FieldStats field_stats() override {
-    const auto s = cuda::field_stats(setup_.layout, current(), stats_max_.data(), stats_index_.data(), stream_.handle());
+    const auto s =
+        cuda::field_stats(setup_.layout, current(), stats_max_.data(), stats_index_.data(), stream_.handle());
     return FieldStats{s.finite ? s.max_abs : INFINITY, s.argmax, s.finite};
   }
 
@@ -254,11 +255,12 @@ class SpectralCuda final : public Propagator {
   void damped_step(const cuda::SourceTerms<T>& sources, cudaStream_t st) {
     C* spectrum = spectra_[0].data();
     T* lap = work_[0].data();
-    fft_.forward(u_.data(), spectrum);                                                  // FFT(u^n)
-    cuda::multiply_spectrum(shape_, spectrum, laplacian_symbol_.data(), st);           // -|k|^2 sinc^2 / N
-    fft_.backward(spectrum, lap);                                                       // Lk u^n
-    const cuda::DampedStep<T> step{u_.data(), u_prev_.data(), lap, vel2dt2_.data(),
-                                   {damping_[0].data(), damping_[1].data(), damping_[2].data()}, setup_.dt, sources};
+    fft_.forward(u_.data(), spectrum);                                        // FFT(u^n)
+    cuda::multiply_spectrum(shape_, spectrum, laplacian_symbol_.data(), st);  // -|k|^2 sinc^2 / N
+    fft_.backward(spectrum, lap);                                             // Lk u^n
+    const cuda::DampedStep<T> step{
+        u_.data(), u_prev_.data(), lap, vel2dt2_.data(), {damping_[0].data(), damping_[1].data(), damping_[2].data()},
+        setup_.dt, sources};
     cuda::damped_step(shape_, step, st);  // u^{n+1} over u^{n-1}, sources added
     std::swap(u_, u_prev_);
   }
@@ -269,16 +271,17 @@ class SpectralCuda final : public Propagator {
   //   p^{n+1} = p_z + p_y + p_x
   void pml_step(const cuda::SourceTerms<T>& sources, cudaStream_t st) {
     fft_.forward(p_sum_.data(), spectra_[0].data());  // FFT(p^n)
-    cuda::staggered_gradient_spectra(shape_, spectra_[0].data(), spectra_[0].data(), spectra_[1].data(), spectra_[2].data(),
-                                     kappa_.data(), shift_plus_[0].data(), shift_plus_[1].data(), shift_plus_[2].data(), st);
+    cuda::staggered_gradient_spectra(shape_, spectra_[0].data(), spectra_[0].data(), spectra_[1].data(),
+                                     spectra_[2].data(), kappa_.data(), shift_plus_[0].data(), shift_plus_[1].data(),
+                                     shift_plus_[2].data(), st);
     for (int a = 0; a < 3; ++a) {
       C* spectrum = spectra_[a].data();
       T* scratch = work_[a].data();
-      fft_.backward(spectrum, scratch);                                                    // D_a^+ p^n
+      fft_.backward(spectrum, scratch);                                                            // D_a^+ p^n
       cuda::pml_velocity_step(shape_, w_[a].data(), scratch, bs_[a].data(), a, T(setup_.dt), st);  // w_a^{n+1/2}
-      fft_.forward(w_[a].data(), spectrum);                                                // FFT(w_a^{n+1/2})
+      fft_.forward(w_[a].data(), spectrum);                                                        // FFT(w_a^{n+1/2})
       cuda::staggered_multiply(shape_, spectrum, kappa_.data(), shift_minus_[a].data(), a, st);
-      fft_.backward(spectrum, scratch);                                                    // D_a^- w_a^{n+1/2}
+      fft_.backward(spectrum, scratch);  // D_a^- w_a^{n+1/2}
     }
     const cuda::PmlPressureStep<T> step{{p_[0].data(), p_[1].data(), p_[2].data()},
                                         {work_[0].data(), work_[1].data(), work_[2].data()},
@@ -292,7 +295,8 @@ class SpectralCuda final : public Propagator {
   template <class U>
   void copy_out(std::span<U> out) {
     const std::size_t n = setup_.points();
-    if (out.size() < n) throw std::invalid_argument("SpectralCuda::copy_field: the output holds fewer than nz ny nx values");
+    if (out.size() < n)
+      throw std::invalid_argument("SpectralCuda::copy_field: the output holds fewer than nz ny nx values");
     if constexpr (std::is_same_v<U, T>) {
       cuda::copy_to_host(out.data(), current(), n * sizeof(T), stream_.handle());
     } else {
@@ -302,8 +306,8 @@ class SpectralCuda final : public Propagator {
     }
   }
 
-  int device_;           // selected before any allocation
-  cuda::Stream stream_;  // created before, destroyed after the buffers and plans used in it
+  int device_;                  // selected before any allocation
+  cuda::Stream stream_;         // created before, destroyed after the buffers and plans used in it
   cuda::Stream output_stream_;  // receiver samples and snapshots to the host
   SpectralSetup<T> setup_;
   cuda::SpectralShape shape_;
@@ -327,7 +331,7 @@ class SpectralCuda final : public Propagator {
   cuda::DeviceArray<std::int32_t> receiver_offsets_;
   cuda::DeviceArray<double> stats_max_;
   cuda::DeviceArray<std::int64_t> stats_index_;
-  DeviceTraceRing ring_;  // one group: the receivers, (receivers, nt) on the host
+  DeviceTraceRing ring_;           // one group: the receivers, (receivers, nt) on the host
   DeviceFieldCopy<T> field_copy_;  // start_copy_field's dense device and pinned host buffers
   bool traces_valid_ = false;
 };

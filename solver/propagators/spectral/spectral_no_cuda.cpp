@@ -9,8 +9,7 @@ namespace specwave {
 
 std::unique_ptr<Propagator> make_spectral_cuda_propagator(const Case&, const Plan&) {
   throw Error(ExitCode::backend_unavailable,
-              std::string("no propagator for method spectral on backend cuda in this build: ") +
-                  cuda::no_cuda_backend);
+              std::string("no propagator for method spectral on backend cuda in this build: ") + cuda::no_cuda_backend);
 }
 
 }  // namespace specwave

@@ -80,7 +80,8 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
     local_velocity.resize(n);
     for (int z = 0; z < re[0]; ++z)
       for (int y = 0; y < re[1]; ++y)
-        for (int x = 0; x < re[2]; ++x) local_velocity[s.layout.index(z, y, x)] = plan.model.at(z + rb[0], y + rb[1], x + rb[2]);
+        for (int x = 0; x < re[2]; ++x)
+          local_velocity[s.layout.index(z, y, x)] = plan.model.at(z + rb[0], y + rb[1], x + rb[2]);
   }
   const float* velocity = same_block ? plan.model.velocity.data() : local_velocity.data();
 
@@ -88,7 +89,8 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
     // The damping layer: eta = d_z + d_y + d_x with the CPML profile's d (all six faces absorb).
     BoundarySpec bc = c.boundary;
     bc.free_surface = false;
-    const CpmlProfile profile = make_cpml_profile(g, bc, plan.pml_power, plan.pml_reflection, plan.model.v_max, plan.pml_frequency, dt);
+    const CpmlProfile profile =
+        make_cpml_profile(g, bc, plan.pml_power, plan.pml_reflection, plan.model.v_max, plan.pml_frequency, dt);
     s.damping = profile.d;
   }
   set_spectral_model(s, velocity);
@@ -132,7 +134,8 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
         s.shift_minus[a][m] = std::complex<T>(T(minus.re), T(minus.im));
       }
       // b = exp(-d dt / 2), d(s) = d0 xi(s)^p, d0 = -(p + 1) v_max ln(R0) / (2 W h), at s = i and s = i + 1/2.
-      const double d0 = W > 0 ? -(plan.pml_power + 1) * plan.model.v_max * std::log(plan.pml_reflection) / (2 * W * h) : 0;
+      const double d0 =
+          W > 0 ? -(plan.pml_power + 1) * plan.model.v_max * std::log(plan.pml_reflection) / (2 * W * h) : 0;
       auto b_at = [&](double at) {
         const double xi = pml_depth(at, n_a, W);
         return T(std::exp(-d0 * std::pow(xi, plan.pml_power) * dt / 2));

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "kernels/common.hpp"
-#include "solver/plan/acquisition.hpp"
 #include "solver/case/case.hpp"
+#include "solver/plan/acquisition.hpp"
 #include "solver/propagators/point_lists.hpp"
 
 namespace specwave {
@@ -28,8 +28,8 @@ struct SpectralBlocks {
 
 template <class T>
 struct SpectralSetup {
-  FieldLayout layout;  // this rank's real block (all of (nz, ny, nx) on one rank), halo 0: index (z ny + y) nx + x
-  int half_x = 0;      // nx / 2 + 1: the half spectrum of the real transforms is (nz, ny, half_x), C order
+  FieldLayout layout;     // this rank's real block (all of (nz, ny, nx) on one rank), halo 0: index (z ny + y) nx + x
+  int half_x = 0;         // nx / 2 + 1: the half spectrum of the real transforms is (nz, ny, half_x), C order
   SpectralBlocks blocks;  // global indices of the local real block and spectrum block
   int nt = 0;
   double dt = 0, c_ref = 0;  // s, m/s (c_ref = v_max)
@@ -37,7 +37,7 @@ struct SpectralSetup {
   SpectralAbsorber absorber = SpectralAbsorber::pml;
 
   std::size_t points() const { return std::size_t(layout.interior_points()); }  // of the local real block
-  std::size_t spectrum_points() const {                                          // of the local spectrum block
+  std::size_t spectrum_points() const {                                         // of the local spectrum block
     const auto& e = blocks.spectrum.extent;
     return std::size_t(e[0]) * e[1] * e[2];
   }
@@ -67,7 +67,7 @@ struct SpectralSetup {
   // global index.
   std::array<std::vector<T>, 3> pml_b, pml_bs;
 
-  PointLists<T> receivers;  // receiver r samples sum_p factor[p] u[index[p]] (Hicks weights); one rank only
+  PointLists<T> receivers;            // receiver r samples sum_p factor[p] u[index[p]] (Hicks weights); one rank only
   BlockReceivers<T> block_receivers;  // the receivers of the local block (solver/propagators/point_lists.hpp)
 };
 
@@ -81,7 +81,8 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
 template <class T, class V>
 void set_spectral_model(SpectralSetup<T>& setup, const V* velocity);
 
-// The wavenumber of index m on an axis of n points with spacing h: 2 pi m' / (n h), m' = m for m <= n/2, m - n otherwise.
+// The wavenumber of index m on an axis of n points with spacing h: 2 pi m' / (n h), m' = m for m <= n/2, m - n
+// otherwise.
 double spectral_wavenumber(int m, int n, double h);
 
 // Applies K in place to a dense (nz, ny, nx) field: field <- IFFT(source_symbol * FFT(field)) with the setup's
