@@ -527,7 +527,7 @@ void read_options(const Tab& r, Case& c) {
   if (auto u = r.sub("run", false, "[run]")) {
     auto& rs = c.run;
     u->allow({"precision", "backend", "threads", "check_every", "progress_seconds", "max_amplitude", "device",
-              "device_memory_fraction", "process_grid", "shot_groups", "share_devices", "checkpoint_every",
+              "device_memory_fraction", "process_grid", "shot_groups", "share_devices", "flush_denormals", "checkpoint_every",
               "checkpoint_minutes"});
     rs.precision = u->choice<Precision>("precision", {{"fp32", Precision::fp32}, {"fp64", Precision::fp64}},
                                         Precision::fp32, "precision = \"fp32\"");
@@ -564,6 +564,7 @@ void read_options(const Tab& r, Case& c) {
       rs.process_grid = pg;
     }
     rs.share_devices = u->boolean("share_devices", "share_devices = false", false);
+    rs.flush_denormals = u->boolean("flush_denormals", "flush_denormals = true", true);
     rs.shot_groups = u->integer("shot_groups", "shot_groups = 2", 0);
     u->check(rs.shot_groups >= 0, "shot_groups", "must be >= 0",
              "use 0 to let specwave choose, or the number of rank groups that run shots side by side");

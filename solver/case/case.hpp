@@ -107,6 +107,8 @@ struct RunSpec {
   int shot_groups = 0;
   std::optional<std::array<int, 3>> process_grid;
   bool share_devices = false;  // CUDA under MPI: more ranks than GPUs on a node share them round-robin
+  // Flush-to-zero and denormals-are-zero on the CPU kernels' threads (kernels/cpu/flush_denormals.hpp)
+  bool flush_denormals = true;
 };
 
 struct OutputSpec {

@@ -5,6 +5,7 @@
 
 #include "kernels/cpu/fdtd_adjoint_cpu.hpp"
 #include "kernels/cpu/fdtd_cpu.hpp"
+#include "kernels/cpu/flush_denormals.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/propagators/fdtd/fdtd_setup.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
@@ -67,6 +68,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   FdtdCpuGradient(const Case& c, const Plan& plan, const HistoryChoice& history)
       : dt_(plan.dt),
         v_limit_(plan.v_reference / plan.cfl),
+        flush_denormals_(c.run.flush_denormals),
         source_stencils_(plan.sources),
         wavelets_(plan.wavelets),
         setup_(make_fdtd_setup<T>(c, plan)),
@@ -88,6 +90,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
 
   // The forward wavefields of one shot as the history hands them to the adjoint pass, u^nt .. u^0.
   void visit_history(int shot, const HistoryVisitor& visit) {
+    const cpu::FlushDenormals flush(flush_denormals_);
     forward(shot, true);
     std::vector<T> field(setup_.layout.interior_points());
     std::vector<double> out(field.size());
@@ -106,6 +109,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   }
 
   std::vector<double> forward(int shot, bool keep_history) override {
+    const cpu::FlushDenormals flush(flush_denormals_);
     begin_shot(shot);
     if (keep_history) {
       history_->run_forward(*this, setup_.nt);
@@ -121,6 +125,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   std::vector<double> born(int shot, std::span<const double> dm) override {
     const FieldLayout& L = setup_.layout;
     check_born_perturbation(dm.size(), std::size_t(L.interior_points()));
+    const cpu::FlushDenormals flush(flush_denormals_);
     begin_shot(shot);
     ForwardState<T> du(setup_);
     std::vector<T> u_before(L.size());
@@ -152,6 +157,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     const int nt = setup_.nt;
     check_adjoint_arguments(history_shot_ >= 0, traces_.size(), std::size_t(L.interior_points()), residual.size(),
                             gradient.size(), illumination.size());
+    const cpu::FlushDenormals flush(flush_denormals_);
     double* const illum = illumination.empty() ? nullptr : illumination.data();
     std::vector<T> mu(L.size(), T(0)), mu_next(L.size(), T(0)), w(L.size(), T(0));
     std::vector<std::vector<T>> slabs;
@@ -335,6 +341,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
 
   // Frozen from the plan: dt, the stability limit of the model, the acquisition.
   double dt_, v_limit_;
+  bool flush_denormals_;
   std::vector<std::vector<PointStencil>> source_stencils_;  // [shot][source]
   std::vector<std::vector<std::vector<double>>> wavelets_;  // [shot][source][n]
   FdtdSetup<T> setup_;

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "kernels/cpu/fdtd_cpu.hpp"
+#include "kernels/cpu/flush_denormals.hpp"
 #include "solver/parallel/block_reduce.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/plan/plan.hpp"
@@ -75,7 +76,7 @@ template <class T>
 class FdtdCpu final : public Propagator {
  public:
   FdtdCpu(const Case& c, const Plan& plan, const Comm* domain)
-      : domain_(domain && domain->size() > 1 ? domain : nullptr) {
+      : domain_(domain && domain->size() > 1 ? domain : nullptr), flush_denormals_(c.run.flush_denormals) {
     std::optional<Block> block;
     if (domain_) block = block_of(c.grid.shape, plan.process_grid, domain_->rank());
     setup_ = make_fdtd_setup<T>(c, plan, block ? &*block : nullptr);
@@ -118,6 +119,7 @@ class FdtdCpu final : public Propagator {
   }
 
   void advance(int n_begin, int n_end) override {
+    const cpu::FlushDenormals flush(flush_denormals_);
     for (int n = n_begin; n < n_end; ++n) {
       record_block(setup_.block_receivers, u_.data(), local_, parts_, setup_.nt, n);
       const FdtdStep<T> step{setup_.layout,         u_.data(),   u_prev_.data(),
@@ -195,8 +197,9 @@ class FdtdCpu final : public Propagator {
   PointLists<T> shell_sources_, interior_sources_;
   std::vector<std::vector<double>> wavelets_;
   std::vector<double> local_, parts_;  // this rank's samples: whole receivers, split receivers' slots
-  std::vector<double> traces_;         // every receiver, gathered (domain-decomposed runs)
-  HeldField<T> held_;                  // start_copy_field's copy
+  bool flush_denormals_;
+  std::vector<double> traces_;  // every receiver, gathered (domain-decomposed runs)
+  HeldField<T> held_;           // start_copy_field's copy
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <array>
 #include <stdexcept>
 
+#include "kernels/cpu/flush_denormals.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
 #include "solver/propagators/host_field.hpp"
@@ -38,6 +39,7 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
   }
 
   std::vector<double> forward(int shot, bool keep_history) override {
+    const cpu::FlushDenormals flush(flush_denormals_);
     begin_shot(shot);
     if (keep_history) {
       history_->run_forward(*this, setup_.nt);
@@ -51,6 +53,7 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
  protected:
   SpectralGradientBase(const Case& c, const Plan& plan, const HistoryChoice& history)
       : v_limit_(plan.v_reference / plan.cfl),
+        flush_denormals_(c.run.flush_denormals),
         source_stencils_(plan.sources),
         wavelets_(plan.wavelets),
         setup_(make_spectral_setup<T>(c, plan)),
@@ -84,6 +87,7 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
 
   // Frozen from the plan: dt, the stability limit of the model, the acquisition.
   double v_limit_;
+  bool flush_denormals_;
   std::vector<std::vector<PointStencil>> source_stencils_;  // [shot][source]
   std::vector<std::vector<std::vector<double>>> wavelets_;  // [shot][source][n]
   SpectralSetup<T> setup_;
@@ -112,6 +116,7 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
   // du^{n+1} = damped_leapfrog(du^n, du^{n-1}, V, Lk du^n, eta dt) + dV a^n / (1 + eta dt), in lockstep with u.
   std::vector<double> born(int shot, std::span<const double> dm_in) override {
     const std::vector<T> dm = this->perturbation(dm_in);
+    const cpu::FlushDenormals flush(this->flush_denormals_);
     this->begin_shot(shot);
     const std::size_t points = setup_.points();
     fft::Buffer<T> du(points, T(0)), du_prev(points, T(0));
@@ -139,6 +144,7 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
   // nu^{nt} = nu^{nt+1} = 0; gradient += (nu^{n+1} / V) a^n (docs/numerics.md).
   void adjoint(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) override {
     this->check_adjoint_arguments(residual, gradient, illumination);
+    const cpu::FlushDenormals flush(this->flush_denormals_);
     const int nt = setup_.nt;
     const std::size_t points = setup_.points();
     fft::Buffer<T> nu(points, T(0)), nu_next(points, T(0));  // nu^{n+1}, nu^{n+2}
@@ -224,6 +230,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
   // q_a^n = (p_a^{n+1} - b_a^2 p_a^n) / V, in lockstep with the background.
   std::vector<double> born(int shot, std::span<const double> dm_in) override {
     const std::vector<T> dm = this->perturbation(dm_in);
+    const cpu::FlushDenormals flush(this->flush_denormals_);
     this->begin_shot(shot);
     const std::size_t points = setup_.points();
     SpectralPmlFields<T> d(points);
@@ -252,6 +259,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
   // gradient += sum_a pi_a^{n+1} q_a^n (docs/numerics.md).
   void adjoint(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) override {
     this->check_adjoint_arguments(residual, gradient, illumination);
+    const cpu::FlushDenormals flush(this->flush_denormals_);
     const int nt = setup_.nt;
     const std::size_t points = setup_.points();
     std::array<fft::Buffer<T>, 3> P, Omega;

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/cpu/flush_denormals.hpp"
 #include "solver/parallel/block_reduce.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/plan/plan.hpp"
@@ -51,6 +52,7 @@ class SpectralCpuBase : public Propagator {
  public:
   SpectralCpuBase(const Case& c, const Plan& plan, const Comm* domain)
       : domain_(domain && domain->size() > 1 ? domain : nullptr),
+        flush_denormals_(c.run.flush_denormals),
         setup_(setup_for<T>(c, plan, domain_)),
         layout_(setup_.layout),
         steps_(setup_, domain_, plan) {
@@ -105,6 +107,7 @@ class SpectralCpuBase : public Propagator {
   void record(int n) { record_block(setup_.block_receivers, field(), local_, parts_, setup_.nt, n); }
 
   const Comm* domain_ = nullptr;
+  bool flush_denormals_ = true;
   SpectralSetup<T> setup_;
   FieldLayout layout_;
   SpectralCpuSteps<T> steps_;  // transforms and steps (solver/propagators/spectral/spectral_cpu_steps.hpp)
@@ -134,6 +137,7 @@ class SpectralCpuDamping final : public SpectralCpuBase<T> {
   }
 
   void advance(int n_begin, int n_end) override {
+    const cpu::FlushDenormals flush(this->flush_denormals_);
     for (int n = n_begin; n < n_end; ++n) {
       this->record(n);
       steps_.damped_step(u_.data(), u_prev_.data(), setup_.vel2dt2.data(), eta_dt_.data());  // u^{n+1}
@@ -172,6 +176,7 @@ class SpectralCpuPml final : public SpectralCpuBase<T> {
   }
 
   void advance(int n_begin, int n_end) override {
+    const cpu::FlushDenormals flush(this->flush_denormals_);
     for (int n = n_begin; n < n_end; ++n) {
       this->record(n);
       // A third of the source term in each component.
