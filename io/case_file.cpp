@@ -527,8 +527,8 @@ void read_options(const Tab& r, Case& c) {
   if (auto u = r.sub("run", false, "[run]")) {
     auto& rs = c.run;
     u->allow({"precision", "backend", "threads", "check_every", "progress_seconds", "max_amplitude", "device",
-              "device_memory_fraction", "process_grid", "shot_groups", "share_devices", "flush_denormals", "checkpoint_every",
-              "checkpoint_minutes"});
+              "device_memory_fraction", "process_grid", "shot_groups", "share_devices", "flush_denormals",
+              "checkpoint_every", "checkpoint_minutes"});
     rs.precision = u->choice<Precision>("precision", {{"fp32", Precision::fp32}, {"fp64", Precision::fp64}},
                                         Precision::fp32, "precision = \"fp32\"");
     rs.backend = u->choice<BackendKind>(

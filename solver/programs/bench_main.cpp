@@ -1,9 +1,10 @@
 // specwave-bench: the CPU benchmark, measured on the machine it runs on (docs/benchmarks.md).
 //   1. A STREAM-like memory bandwidth reference (copy, triad, and the FDTD update pattern without a stencil),
 //      float64, arrays far larger than the last-level cache, first-touch parallel initialisation, best of N.
-//   2. The production CPU FDTD step (kernels/cpu/fdtd_cpu.hpp) on an n^3 grid per (order, precision, PML),
-//      warm-up then timed steps, several repetitions; Gpts/s and the effective bandwidth it implies.
-//   3. The spectral propagator's step (both absorbers) against the time of its FFTs alone (same plans, same
+//   2. The headline: whole runs of realistic cases (solver/programs/bench_runs.hpp), forward and one gradient.
+//   3. The production CPU FDTD step (kernels/cpu/fdtd_cpu.hpp) on an n^3 grid per (order, precision, PML), from a
+//      zero field with a source, warm-up then timed steps, several repetitions; Gpts/s and the bandwidth it implies.
+//   4. The spectral propagator's step (both absorbers) against the time of its FFTs alone (same plans, same
 //      threads): the floor a pseudo-spectral step cannot beat.
 // The result is a Markdown report on stdout (and in --output FILE).
 #include <omp.h>
@@ -29,178 +30,20 @@
 #include <vector>
 
 #include "kernels/cpu/fdtd_cpu.hpp"
+#include "kernels/cpu/flush_denormals.hpp"
 #include "kernels/fdtd_coefficients.hpp"
 #include "kernels/fft/fftw3d.hpp"
 #include "kernels/stencil.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/programs/bench_common.hpp"
+#include "solver/programs/bench_runs.hpp"
 #include "solver/propagators/propagator.hpp"
 #include "specwave/build_info.hpp"
 
 namespace {
 
 using namespace specwave;
-
-// ---------------------------------------------------------------------------------------------------------------
-// Aligned, uninitialised storage: the first write (in a parallel loop) decides where pages live.
-
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
-template <class T>
-using Buffer = std::unique_ptr<T[], FreeDeleter>;
-
-template <class T>
-Buffer<T> allocate(std::size_t n) {
-  constexpr std::size_t align = 64;
-  const std::size_t bytes = ((n * sizeof(T) + align - 1) / align) * align;
-  void* p = std::aligned_alloc(align, bytes);
-  if (p == nullptr) throw std::bad_alloc();
-  return Buffer<T>(static_cast<T*>(p));
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
-double best(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
-
-// ---------------------------------------------------------------------------------------------------------------
-// Machine description.
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  const auto e = s.find_last_not_of(" \t\n");
-  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-}
-
-struct Machine {
-  std::string cpu = "unknown";
-  int logical = 0;
-  int cores = 0;
-  int sockets = 0;
-  std::string caches;
-  std::string hypervisor;
-};
-
-Machine describe_machine() {
-  Machine m;
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  std::set<std::pair<std::string, std::string>> core_ids;
-  std::set<std::string> socket_ids;
-  std::string physical = "0", family, model;
-  while (std::getline(in, line)) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
-    if (key == "model name" && m.cpu == "unknown") m.cpu = value;
-    if (key == "cpu family" && family.empty()) family = value;
-    if (key == "model" && model.empty()) model = value;
-    if (key == "processor") ++m.logical;
-    if (key == "physical id") {
-      physical = value;
-      socket_ids.insert(value);
-    }
-    if (key == "core id") core_ids.insert({physical, value});
-    if (key == "flags" && m.hypervisor.empty())
-      m.hypervisor = (" " + value + " ").find(" hypervisor ") != std::string::npos ? "yes" : "no";
-  }
-  if (!family.empty()) m.cpu += fmt::format(" (family {}, model {})", family, model);
-  m.cores = core_ids.empty() ? m.logical : int(core_ids.size());
-  m.sockets = socket_ids.empty() ? 1 : int(socket_ids.size());
-  // Caches of cpu0 (sizes are per instance).
-  std::vector<std::string> parts;
-  for (int i = 0; i < 8; ++i) {
-    const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", i);
-    std::ifstream level(dir + "level"), type(dir + "type"), size(dir + "size"), shared(dir + "shared_cpu_list");
-    std::string l, t, s, sh;
-    if (!(level >> l) || !(type >> t) || !(size >> s)) continue;
-    if (t == "Instruction") continue;
-    shared >> sh;
-    parts.push_back(fmt::format("L{}{} {} (shared by cpus {})", l, t == "Data" ? "d" : "", s, sh));
-  }
-  for (std::size_t i = 0; i < parts.size(); ++i) m.caches += (i ? ", " : "") + parts[i];
-  if (m.caches.empty()) m.caches = "unknown";
-  return m;
-}
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  char buffer[64];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&t));
-  return buffer;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Memory bandwidth reference (float64, like STREAM).
-
-struct StreamResult {
-  const char* name;
-  const char* formula;
-  int bytes_per_element;  // counted traffic (no write-allocate)
-  double best_gbs = 0, median_gbs = 0;
-};
-
-struct StreamResults {
-  std::size_t elements = 0;
-  int repetitions = 0;
-  StreamResult copy{"copy", "c[i] = a[i]", 16};
-  StreamResult triad{"triad", "a[i] = b[i] + s*c[i]", 24};
-  StreamResult update{"update", "a[i] = 2*b[i] - a[i] + c[i]*b[i]", 32};
-};
-
-template <class Kernel>
-void time_stream(StreamResult& r, std::size_t n, int repetitions, Kernel&& kernel) {
-  std::vector<double> seconds;
-  kernel();  // warm-up (not timed)
-  for (int rep = 0; rep < repetitions; ++rep) {
-    const double t0 = omp_get_wtime();
-    kernel();
-    seconds.push_back(omp_get_wtime() - t0);
-  }
-  const double bytes = double(r.bytes_per_element) * double(n);
-  r.best_gbs = bytes / best(seconds) * 1e-9;
-  r.median_gbs = bytes / median(seconds) * 1e-9;
-}
-
-StreamResults run_stream(std::size_t n, int repetitions) {
-  StreamResults out;
-  out.elements = n;
-  out.repetitions = repetitions;
-  auto a_buf = allocate<double>(n), b_buf = allocate<double>(n), c_buf = allocate<double>(n);
-  double* __restrict a = a_buf.get();
-  double* __restrict b = b_buf.get();
-  double* __restrict c = c_buf.get();
-  const std::int64_t size = std::int64_t(n);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < size; ++i) {
-    a[i] = 1.0;
-    b[i] = 2.0;
-    c[i] = 0.0;
-  }
-  const double s = 3.0;
-  time_stream(out.copy, n, repetitions, [&] {
-#pragma omp parallel for simd schedule(static)
-    for (std::int64_t i = 0; i < size; ++i) c[i] = a[i];
-  });
-  time_stream(out.triad, n, repetitions, [&] {
-#pragma omp parallel for simd schedule(static)
-    for (std::int64_t i = 0; i < size; ++i) a[i] = b[i] + s * c[i];
-  });
-  // The memory pattern of the FDTD update without its stencil: 3 streams read, one of them written in place.
-  time_stream(out.update, n, repetitions, [&] {
-#pragma omp parallel for simd schedule(static)
-    for (std::int64_t i = 0; i < size; ++i) a[i] = 2.0 * b[i] - a[i] + c[i] * b[i];
-  });
-  // Check the results (and keep the compiler from dropping the loops): c = 1, a alternates 5 -> 1 -> 5 ...
-  const double a_expected = (repetitions + 1) % 2 == 1 ? 1.0 : 5.0;
-  for (std::int64_t i = 0; i < size; i += size / 97 + 1)
-    if (c[i] != 1.0 || a[i] != a_expected) throw std::runtime_error("stream kernels produced a wrong result");
-  return out;
-}
+using namespace specwave::bench;
 
 // ---------------------------------------------------------------------------------------------------------------
 // FDTD benchmark.
@@ -244,18 +87,21 @@ FdtdResult run_fdtd(const FdtdConfig& cfg, int order, int pml_width) {
 #pragma omp parallel for schedule(static)
   for (index_t i = 0; i < size; ++i) u[i] = u_prev[i] = vel2dt2[i] = T(0);
   const double pi = std::acos(-1.0);
+  // The field starts at zero, as a run's does, and a 15 Hz Ricker source at the centre sets it going: ahead of the
+  // wavefront and in the layers the values decay through the subnormal range (flushed unless
+  // SPECWAVE_FLUSH_DENORMALS=0, kernels/cpu/flush_denormals.hpp).
 #pragma omp parallel for collapse(2) schedule(static)
   for (int z = 0; z < n; ++z)
     for (int y = 0; y < n; ++y)
       for (int x = 0; x < n; ++x) {
         const index_t i = L.index(z, y, x);
         const double v = v_min + (v_max - v_min) * z / std::max(1, n - 1);
-        // A smooth O(1) standing wave (u^{-1} = u^0): no subnormals for the length of the benchmark.
-        const double w =
-            std::sin(pi * (z + 1) / (n + 1)) * std::sin(pi * (y + 1) / (n + 1)) * std::sin(pi * (x + 1) / (n + 1));
-        u[i] = u_prev[i] = T(w);
         vel2dt2[i] = T(v * v * dt * dt);
       }
+  const index_t source = L.index(n / 2, n / 2, n / 2);
+  const double f_peak = 15.0, t0 = 1.2 / f_peak;
+  int step_number = 0;
+  const cpu::FlushDenormals flush(true);
 
   const FdtdCoefficients<T> coef = make_fdtd_coefficients<T>(R, {h, h, h});
 
@@ -306,6 +152,8 @@ FdtdResult run_fdtd(const FdtdConfig& cfg, int order, int pml_width) {
   auto step = [&] {
     FdtdStep<T> s{L, u, u_prev, vel2dt2, coef, {pml[0], pml[1], pml[2]}, false};
     cpu::fdtd_step(s);
+    const double a = pi * f_peak * (step_number++ * dt - t0);
+    u_prev[source] += vel2dt2[source] * T((1 - 2 * a * a) * std::exp(-a * a) / (h * h * h));
     std::swap(u, u_prev);
   };
 
@@ -494,11 +342,23 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "OpenMP threads (0: all)")->check(CLI::NonNegativeNumber);
   app.add_option("--output", output, "Also write the Markdown report to this file");
   std::vector<int> spectral_sizes{256};
-  app.add_option("--spectral-n", spectral_sizes, "Grid sizes of the spectral benchmark (empty: skip it)")
-      ->delimiter(',');
+  app.add_option("--spectral-n", spectral_sizes, "Grid sizes of the spectral benchmark (0: skip it)")->delimiter(',');
   bool skip_fdtd = false;
   app.add_flag("--skip-fdtd", skip_fdtd, "Only the bandwidth reference and the spectral part");
+  RunConfig runs;
+  app.add_option("--runs", runs.sizes, "Whole forward runs at these n ((n + 2 pml)^3 grid; empty: skip them)")
+      ->delimiter(',');
+  app.add_option("--run-steps", runs.steps, "Steps of a whole run")->check(CLI::Range(2, 100000));
+  app.add_option("--run-pml", runs.pml, "CPML width of the whole runs")->check(CLI::Range(1, 100));
+  app.add_option("--gradient-n", runs.gradient_n, "One gradient at this n (0: none)")->check(CLI::Range(0, 2048));
+  app.add_flag("--free-surface", runs.free_surface, "Also each whole forward run with a free surface on top");
+  app.add_option("--run-rounds", runs.rounds, "Whole runs: best of this many")->check(CLI::Range(1, 100));
+  std::string run_precision = "both";
+  app.add_option("--run-precision", run_precision, "Whole forward runs: fp32, fp64 or both")
+      ->check(CLI::IsMember({"fp32", "fp64", "both"}));
   CLI11_PARSE(app, argc, argv);
+  std::erase_if(spectral_sizes, [](int n) { return n <= 0; });
+  std::erase_if(runs.sizes, [](int n) { return n <= 0; });
   for (int o : orders)
     if (o < 2 || o > 2 * max_stencil_radius || o % 2 != 0) {
       std::cerr << "specwave-bench: order " << o << " is not an even number in 2..16\n";
@@ -536,10 +396,20 @@ int main(int argc, char** argv) {
   std::cerr << fmt::format("[bench] copy {:.1f} GB/s, triad {:.1f} GB/s, update {:.1f} GB/s\n", stream.copy.best_gbs,
                            stream.triad.best_gbs, stream.update.best_gbs);
 
-  // 2. FDTD step.
   std::vector<bool> precisions;
   if (precision != "fp64") precisions.push_back(false);
   if (precision != "fp32") precisions.push_back(true);
+
+  // 2. Whole runs: the headline.
+  std::string headline;
+  if (!runs.sizes.empty() || runs.gradient_n > 0) {
+    runs.fp64.clear();
+    if (run_precision != "fp64") runs.fp64.push_back(false);
+    if (run_precision != "fp32") runs.fp64.push_back(true);
+    md << whole_run_report(runs, stream.triad.best_gbs, headline);
+  }
+
+  // 3. FDTD step.
   std::vector<int> widths{0};
   if (pml_width > 0) widths.push_back(pml_width);
   std::vector<FdtdResult> results;
@@ -595,7 +465,7 @@ int main(int argc, char** argv) {
                       summary->fp64 ? "fp64" : "fp32", cfg.n, gpts, 100 * gbs / stream.triad.best_gbs);
   }
 
-  // 3. Spectral step vs its transforms alone.
+  // 4. Spectral step vs its transforms alone.
   std::vector<SpectralResult> spectral;
   for (bool fp64 : precisions)
     for (int n : spectral_sizes)
@@ -635,6 +505,7 @@ int main(int argc, char** argv) {
       "| CPU used by other processes, 1 s before / during the run | {:.0f}% / {:.0f}% of the machine{} |\n",
       100 * others_before, 100 * others_during, others_during > 0.05 ? " (not idle: timings are pessimistic)" : "");
   head << fmt::format("| Command | `{}` |\n\n", command_line(argc, argv));
+  if (!headline.empty()) head << "**" << headline << "**\n\n";
   const std::string report = head.str() + md.str();
   std::cout << report << std::flush;
   if (!output.empty()) {

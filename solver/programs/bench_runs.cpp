@@ -1,0 +1,179 @@
+#include "solver/programs/bench_runs.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <iostream>
+#include <limits>
+#include <memory>
+
+#include "solver/case/case.hpp"
+#include "solver/inversion/objective.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/propagators/gradient_propagator.hpp"
+#include "solver/propagators/propagator.hpp"
+
+namespace specwave::bench {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <class F>
+double best_of(int rounds, F&& f) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < std::max(1, rounds); ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, seconds_since(t0));
+  }
+  return best;
+}
+
+// Three layers (1500, 2000, 2500 m/s) on a 10 m grid, dt = 1 ms (CFL number 0.49 at order 8), the source 15 Hz
+// Ricker three cells below the layer (or the surface) at the centre, the receivers a plane of n x n nodes two cells
+// below the source depth's layer top, inside the interior.
+Case run_case(int n, int pml, int order, int steps, bool fp64, bool free_surface) {
+  const int N = n + 2 * pml;
+  const double h = 10.0, top = free_surface ? 0.0 : h * pml;
+  Case c;
+  c.name = "whole-run-bench";
+  c.grid.shape = {N, N, N};
+  c.grid.spacing = {h, h, h};
+  c.model.kind = ModelSpec::Kind::layered;
+  c.model.interfaces = {h * N / 3, 2 * h * N / 3};
+  c.model.velocities = {1500, 2000, 2500};
+  c.scheme.order = order;
+  c.scheme.min_points_per_wavelength = 1.0;
+  c.boundary.pml_width = pml;
+  c.boundary.free_surface = free_surface;
+  SourceSpec s;
+  s.position = {top + 3 * h, h * (N / 2) + 0.3 * h, h * (N / 2) + 0.6 * h};  // off the grid, as a shot usually is
+  s.wavelet.peak_frequency = 15.0;
+  c.shots.push_back({{s}});
+  const double depth = top + 5 * h;
+  c.receivers.reserve(std::size_t(n) * n);
+  for (int y = 0; y < n; ++y)
+    for (int x = 0; x < n; ++x) c.receivers.push_back({depth, h * (pml + y), h * (pml + x)});
+  c.run.precision = fp64 ? Precision::fp64 : Precision::fp32;
+  c.run.backend = BackendKind::cpu;
+  c.time.dt = 1e-3;
+  c.time.duration = 1e-3 * (steps - 1);
+  c.output.directory = (std::filesystem::temp_directory_path() / "specwave-bench").string();
+  c.output.plots = false;
+  return c;
+}
+
+struct Row {
+  std::string what;
+  int n = 0, grid = 0, nt = 0;
+  bool fp64 = false;
+  double seconds = 0, forward_seconds = 0;
+  double gpts() const { return double(grid) * grid * grid * nt / seconds * 1e-9; }
+};
+
+// A whole forward run: the propagator made, the shot begun from zero, every step, the traces handed out.
+double time_forward(const Case& c, const Plan& plan, int rounds) {
+  return best_of(rounds, [&] {
+    auto p = make_propagator(c, plan);
+    p->begin_shot(plan.sources[0], plan.wavelets[0]);
+    p->advance(0, plan.nt);
+    (void)p->traces();
+  });
+}
+
+// One gradient: forward with the history, the adjoint with imaging and illumination, from the propagator made.
+double time_gradient(const Case& c, const Plan& plan, WavefieldStorage storage, int rounds, std::string& history) {
+  Case sized = c;
+  sized.inversion.wavefield_storage = storage;
+  sized.inversion.wavefield_memory_gib = 1e6;
+  const HistoryChoice choice = history_for(sized, plan);
+  history = describe(choice);
+  const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
+  std::vector<double> residual, gradient(std::size_t(c.grid.points())), illumination(gradient.size());
+  {
+    auto g = make_gradient_propagator(c, plan, choice);
+    g->set_velocity(velocity);
+    residual = g->forward(0, false);
+    for (double& r : residual) r *= 1e-3;
+  }
+  return best_of(rounds, [&] {
+    auto g = make_gradient_propagator(c, plan, choice);
+    g->set_velocity(velocity);
+    g->forward(0, true);
+    g->adjoint(residual, gradient, illumination);
+  });
+}
+
+}  // namespace
+
+std::string whole_run_report(const RunConfig& cfg, double triad_gbs, std::string& headline) {
+  std::vector<Row> rows;
+  for (int n : cfg.sizes)
+    for (bool fp64 : cfg.fp64)
+      for (bool surface : {false, true}) {
+        if (surface && !cfg.free_surface) continue;
+        const Case c = run_case(n, cfg.pml, cfg.order, cfg.steps, fp64, surface);
+        const Plan plan = make_plan(c);
+        std::cerr << fmt::format("[bench] whole forward run {}^3 ({}^3 with the layer), {}, {} ...\n", n,
+                                 c.grid.shape[0], fp64 ? "fp64" : "fp32", surface ? "free surface" : "CPML");
+        Row r{fmt::format("forward, {}", surface ? "free surface + CPML" : "CPML on all faces"), n, c.grid.shape[0],
+              plan.nt, fp64};
+        r.seconds = time_forward(c, plan, cfg.rounds);
+        rows.push_back(r);
+      }
+  std::vector<std::string> histories;
+  if (cfg.gradient_n > 0)
+    for (WavefieldStorage storage : {WavefieldStorage::memory, WavefieldStorage::boundary}) {
+      const Case c = run_case(cfg.gradient_n, cfg.pml, cfg.order, cfg.steps, false, false);
+      const Plan plan = make_plan(c);
+      std::cerr << fmt::format("[bench] one gradient {}^3, fp32, {} ...\n", c.grid.shape[0], to_string(storage));
+      Row r{fmt::format("gradient ({})", storage == WavefieldStorage::memory ? "every step in memory"
+                                                                               : "boundary saving"),
+            cfg.gradient_n, c.grid.shape[0], plan.nt, false};
+      std::string history;
+      r.seconds = time_gradient(c, plan, storage, cfg.rounds, history);
+      r.forward_seconds = time_forward(c, plan, cfg.rounds);
+      histories.push_back(history);
+      rows.push_back(r);
+    }
+
+  std::string md = "## Whole runs (the headline)\n\n";
+  md += fmt::format(
+      "What a user runs, through the production path: a field starting at zero, a 15 Hz Ricker source, a CPML of {} "
+      "points, n^2 receivers on grid nodes, {} steps, order {} in space, {} OpenMP threads. The grid is (n + {})^3 "
+      "points and Gpts/s counts them all; a run's time includes making the propagator (set-up, allocation) and "
+      "handing out the traces, not the preflight or writing files. \"of triad\" is the effective bandwidth at 4 "
+      "values a point (16 B fp32, 32 B fp64) over the triad bandwidth measured in this run ({:.1f} GB/s). A "
+      "gradient is the forward pass with its wavefield history, the adjoint, imaging and illumination; \"/ forward\" "
+      "divides it by a whole forward run of the same case timed beside it. Best of {}.\n\n",
+      cfg.pml, cfg.steps, cfg.order, omp_get_max_threads(), 2 * cfg.pml, triad_gbs, cfg.rounds);
+  md += "| run | n | grid | precision | steps | seconds | Gpts/s | of triad | / forward |\n"
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|\n";
+  for (const Row& r : rows) {
+    const double gbs = r.gpts() * (r.fp64 ? 32 : 16);
+    md += fmt::format("| {} | {} | {}^3 | {} | {} | {:.2f} | {:.3f} | {:.0f}% | {} |\n", r.what, r.n, r.grid,
+                      r.fp64 ? "fp64" : "fp32", r.nt, r.seconds, r.gpts(), 100 * gbs / triad_gbs,
+                      r.forward_seconds > 0 ? fmt::format("{:.2f}", r.seconds / r.forward_seconds) : "");
+  }
+  for (const std::string& h : histories) md += "\nHistory: " + h + ".";
+  if (!histories.empty()) md += "\n";
+  md += "\n";
+  // The headline: forward, CPML on all faces, fp32, the largest size.
+  const Row* top = nullptr;
+  for (const Row& r : rows)
+    if (r.forward_seconds == 0 && !r.fp64 && r.what.find("all faces") != std::string::npos &&
+        (!top || r.n > top->n))
+      top = &r;
+  if (top)
+    headline = fmt::format("whole forward run, order {} fp32, {}^3 + CPML {}: {:.3f} Gpts/s, {:.0f}% of triad",
+                           cfg.order, top->n, cfg.pml, top->gpts(), 100 * top->gpts() * 16 / triad_gbs);
+  return md;
+}
+
+}  // namespace specwave::bench
