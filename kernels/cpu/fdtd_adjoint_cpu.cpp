@@ -204,12 +204,17 @@ void adjoint_radius(const FdtdAdjointStep<T>& s) {
   for (int axis = 0; axis < 3; ++axis)
     for (int side = 0; side < 2; ++side)
       if (s.pml[axis].face[side]) update_alpha<R>(s, axis, side);
+  // Rows in blocks along y, each swept through z (row_block_height, kernels/cpu/fdtd_cpu.hpp); any order gives the
+  // same rows bitwise.
+  const int by = row_block_height(L, R, sizeof(T));
+  const int blocks = (L.ny + by - 1) / by;
 #pragma omp parallel
   {
     std::vector<T> lap(L.nx), corr(L.nx);
 #pragma omp for collapse(2) schedule(static)
-    for (int z = 0; z < L.nz; ++z)
-      for (int y = 0; y < L.ny; ++y) update_row<R>(s, z, y, lap.data(), corr.data());
+    for (int b = 0; b < blocks; ++b)
+      for (int z = 0; z < L.nz; ++z)
+        for (int y = b * by; y < std::min(L.ny, (b + 1) * by); ++y) update_row<R>(s, z, y, lap.data(), corr.data());
   }
 }
 

@@ -1,5 +1,7 @@
 #pragma once
 // CPU (OpenMP) launchers of the FDTD step. Explicitly instantiated for float and double in fdtd_cpu.cpp.
+#include <cstddef>
+
 #include "kernels/fdtd_step.hpp"
 
 namespace specwave::cpu {
@@ -16,5 +18,9 @@ void mirror_top_ghosts(const FieldLayout& layout, T* u);
 // Free surface: u = 0 on the plane iz = 0 (applied after sources are injected).
 template <class T>
 void zero_top_plane(const FieldLayout& layout, T* u);
+
+// The steps sweep their rows in blocks of this many rows along y, each block through z, so that the 2R + 1 planes'
+// rows a z stencil of radius R reads stay in the L2 cache (the forward and the adjoint step); equal blocks.
+int row_block_height(const FieldLayout& layout, int radius, std::size_t value_bytes);
 
 }  // namespace specwave::cpu

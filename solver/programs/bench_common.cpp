@@ -2,9 +2,9 @@
 
 #include <omp.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <ctime>
-#include <fmt/format.h>
 #include <fstream>
 #include <set>
 #include <stdexcept>

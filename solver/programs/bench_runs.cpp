@@ -2,11 +2,11 @@
 
 #include <omp.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fmt/format.h>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -133,8 +133,8 @@ std::string whole_run_report(const RunConfig& cfg, double triad_gbs, std::string
       const Case c = run_case(cfg.gradient_n, cfg.pml, cfg.order, cfg.steps, false, false);
       const Plan plan = make_plan(c);
       std::cerr << fmt::format("[bench] one gradient {}^3, fp32, {} ...\n", c.grid.shape[0], to_string(storage));
-      Row r{fmt::format("gradient ({})", storage == WavefieldStorage::memory ? "every step in memory"
-                                                                               : "boundary saving"),
+      Row r{fmt::format("gradient ({})",
+                        storage == WavefieldStorage::memory ? "every step in memory" : "boundary saving"),
             cfg.gradient_n, c.grid.shape[0], plan.nt, false};
       std::string history;
       r.seconds = time_gradient(c, plan, storage, cfg.rounds, history);
@@ -153,8 +153,9 @@ std::string whole_run_report(const RunConfig& cfg, double triad_gbs, std::string
       "gradient is the forward pass with its wavefield history, the adjoint, imaging and illumination; \"/ forward\" "
       "divides it by a whole forward run of the same case timed beside it. Best of {}.\n\n",
       cfg.pml, cfg.steps, cfg.order, omp_get_max_threads(), 2 * cfg.pml, triad_gbs, cfg.rounds);
-  md += "| run | n | grid | precision | steps | seconds | Gpts/s | of triad | / forward |\n"
-        "|---|---:|---:|---|---:|---:|---:|---:|---:|\n";
+  md +=
+      "| run | n | grid | precision | steps | seconds | Gpts/s | of triad | / forward |\n"
+      "|---|---:|---:|---|---:|---:|---:|---:|---:|\n";
   for (const Row& r : rows) {
     const double gbs = r.gpts() * (r.fp64 ? 32 : 16);
     md += fmt::format("| {} | {} | {}^3 | {} | {} | {:.2f} | {:.3f} | {:.0f}% | {} |\n", r.what, r.n, r.grid,
@@ -167,8 +168,7 @@ std::string whole_run_report(const RunConfig& cfg, double triad_gbs, std::string
   // The headline: forward, CPML on all faces, fp32, the largest size.
   const Row* top = nullptr;
   for (const Row& r : rows)
-    if (r.forward_seconds == 0 && !r.fp64 && r.what.find("all faces") != std::string::npos &&
-        (!top || r.n > top->n))
+    if (r.forward_seconds == 0 && !r.fp64 && r.what.find("all faces") != std::string::npos && (!top || r.n > top->n))
       top = &r;
   if (top)
     headline = fmt::format("whole forward run, order {} fp32, {}^3 + CPML {}: {:.3f} Gpts/s, {:.0f}% of triad",

@@ -10,14 +10,14 @@
 namespace specwave::bench {
 
 struct RunConfig {
-  std::vector<int> sizes{128, 256};       // n: interior points per axis
-  std::vector<bool> fp64{false, true};    // precisions
+  std::vector<int> sizes{128, 256};     // n: interior points per axis
+  std::vector<bool> fp64{false, true};  // precisions
   int order = 8;
   int pml = 10;
   int steps = 165;
-  bool free_surface = false;              // also each forward size with a free surface on top
-  int gradient_n = 128;                   // one gradient at (gradient_n + 2 pml)^3, fp32 (0: none)
-  int rounds = 2;                         // best of
+  bool free_surface = false;  // also each forward size with a free surface on top
+  int gradient_n = 128;       // one gradient at (gradient_n + 2 pml)^3, fp32 (0: none)
+  int rounds = 2;             // best of
 };
 
 // The Markdown section, and its headline line (forward order 8 fp32 at the largest size) in `headline`. Each row's
