@@ -9,8 +9,32 @@
 namespace specwave::cpu {
 namespace {
 
-// Step 1 of the CPML: psi_a^n = b psi_a^{n-1} + a D1_a u^n on the layer points of one face.
-// Rows along x are contiguous in both the field and the slab, so the inner loop vectorises.
+// Step 1 of the CPML: psi_a^n = b psi_a^{n-1} + a D1_a u^n on the layer points x0 <= x < x1 of row (z, y) of one
+// face. Rows along x are contiguous in both the field and the slab, so the loop vectorises.
+template <int R, class T>
+inline void update_psi_row(const FdtdStep<T>& s, int axis, int side, int z, int y, int x0, int x1) {
+  const CpmlAxis<T>& p = s.pml[axis];
+  const FieldLayout& L = s.layout;
+  const T* c1 = s.coef.d1[axis];
+  T* __restrict psi = p.psi[side];
+  const T* __restrict u = s.u;
+  const index_t i0 = L.index(z, y, x0);
+  const index_t j0 = slab_index(p, axis, z, y, x0);
+  if (axis < 2) {  // a, b fixed along the row
+    const int c = axis == 0 ? z : y;
+    const T a = p.a[c], b = p.b[c];
+    const index_t stride_u = L.stride(axis);
+#pragma omp simd
+    for (int x = 0; x < x1 - x0; ++x)
+      psi[j0 + x] = cpml_memory(b, a, psi[j0 + x], first_derivative<R>(u, i0 + x, stride_u, c1));
+  } else {
+#pragma omp simd
+    for (int x = 0; x < x1 - x0; ++x)
+      psi[j0 + x] = cpml_memory(p.b[x0 + x], p.a[x0 + x], psi[j0 + x], first_derivative<R>(u, i0 + x, 1, c1));
+  }
+}
+
+// Step 1 on every layer point of one face, in its own sweep.
 template <int R, class T>
 void update_psi(const FdtdStep<T>& s, int axis, int side) {
   const CpmlAxis<T>& p = s.pml[axis];
@@ -18,27 +42,9 @@ void update_psi(const FdtdStep<T>& s, int axis, int side) {
   int lo[3] = {0, 0, 0}, hi[3] = {L.nz, L.ny, L.nx};
   lo[axis] = side == 0 ? 0 : p.n - p.width;
   hi[axis] = side == 0 ? p.width : p.n;
-  const index_t stride_u = L.stride(axis);
-  const T* c1 = s.coef.d1[axis];
-  T* __restrict psi = p.psi[side];
-  const T* __restrict u = s.u;
 #pragma omp parallel for collapse(2) schedule(static)
   for (int z = lo[0]; z < hi[0]; ++z)
-    for (int y = lo[1]; y < hi[1]; ++y) {
-      const index_t i0 = L.index(z, y, lo[2]);
-      const index_t j0 = slab_index(p, axis, z, y, lo[2]);
-      const int c[3] = {z, y, 0};
-      if (axis < 2) {  // a, b fixed along the row
-        const T a = p.a[c[axis]], b = p.b[c[axis]];
-#pragma omp simd
-        for (int x = 0; x < hi[2] - lo[2]; ++x)
-          psi[j0 + x] = cpml_memory(b, a, psi[j0 + x], first_derivative<R>(u, i0 + x, stride_u, c1));
-      } else {
-#pragma omp simd
-        for (int x = 0; x < hi[2] - lo[2]; ++x)
-          psi[j0 + x] = cpml_memory(p.b[lo[2] + x], p.a[lo[2] + x], psi[j0 + x], first_derivative<R>(u, i0 + x, 1, c1));
-      }
-    }
+    for (int y = lo[1]; y < hi[1]; ++y) update_psi_row<R>(s, axis, side, z, y, lo[2], hi[2]);
 }
 
 // x-layer corrections of the layer points k0 <= k < k1 (of the W) of one face of row (z, y) into corr[k]:
@@ -63,9 +69,18 @@ inline void x_layer_corrections(const FdtdStep<T>& s, int z, int y, int side, in
 // and the x-layer ends point by point. Rows inside a z or y layer: the Laplacian of the row into `lap`,
 // the corrections of those axes added row-wise (vectorised), then the x ends and the leapfrog update.
 // The path depends on the row only, never on [x0, x1), so a row updated in pieces is bitwise the row updated whole.
+// With `x_psi` (a whole row, x0 = 0 and x1 = nx), step 1 of the x faces' CPML is done here first for this row's
+// layer points: its corrections are the only reader of the row's psi_x, and the row of u is in cache (in a sweep of
+// its own, 10 or 20 points a row, every row came from memory).
 template <int R, class T>
-void update_row(const FdtdStep<T>& s, int z, int y, int x0, int x1, T* __restrict lap, T* __restrict corr) {
+void update_row(const FdtdStep<T>& s, int z, int y, int x0, int x1, T* __restrict lap, T* __restrict corr,
+                bool x_psi = false) {
   if (x0 >= x1) return;
+  if (x_psi) {
+    const CpmlAxis<T>& px = s.pml[2];
+    if (px.face[0]) update_psi_row<R>(s, 2, 0, z, y, 0, px.width);
+    if (px.face[1]) update_psi_row<R>(s, 2, 1, z, y, px.n - px.width, px.n);
+  }
   const FieldLayout& L = s.layout;
   const index_t sy = L.stride_y(), sz = L.stride_z();
   const index_t row = L.index(z, y, 0);
@@ -140,7 +155,8 @@ void step_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell) {
   if (L.halo != R) throw std::logic_error("fdtd_step: field halo must equal the stencil radius");
   if (part != StepPart::interior) {
     if (s.free_surface) mirror_top_ghosts(L, s.u);
-    for (int axis = 0; axis < 3; ++axis)
+    // A whole step updates the x faces' psi row by row in the sweep below (update_row's x_psi).
+    for (int axis = 0; axis < (part == StepPart::all ? 2 : 3); ++axis)
       for (int side = 0; side < 2; ++side)
         if (s.pml[axis].face[side]) update_psi<R>(s, axis, side);
   }
@@ -157,7 +173,7 @@ void step_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell) {
       for (int b = 0; b < blocks; ++b)
         for (int z = 0; z < L.nz; ++z)
           for (int y = b * by; y < std::min(L.ny, (b + 1) * by); ++y)
-            update_row<R>(s, z, y, 0, L.nx, lap.data(), corr.data());
+            update_row<R>(s, z, y, 0, L.nx, lap.data(), corr.data(), true);
     }
     return;
   }

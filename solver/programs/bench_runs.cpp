@@ -88,7 +88,8 @@ double time_forward(const Case& c, const Plan& plan, int rounds) {
 }
 
 // One gradient as an inversion's iteration makes it: on a propagator that made one before (its history's memory
-// allocated and touched), the forward pass with the history, then the adjoint with imaging and illumination.
+// allocated and touched), the forward pass with the history, then the adjoint with the imaging condition (the
+// illumination, which only illumination compensation asks for, off).
 double time_gradient(const Case& c, const Plan& plan, WavefieldStorage storage, int rounds, std::string& history) {
   Case sized = c;
   sized.inversion.wavefield_storage = storage;
@@ -96,14 +97,14 @@ double time_gradient(const Case& c, const Plan& plan, WavefieldStorage storage, 
   const HistoryChoice choice = history_for(sized, plan);
   history = describe(choice);
   const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
-  std::vector<double> gradient(std::size_t(c.grid.points())), illumination(gradient.size());
+  std::vector<double> gradient(std::size_t(c.grid.points()));
   auto g = make_gradient_propagator(c, plan, choice);
   g->set_velocity(velocity);
   std::vector<double> residual = g->forward(0, false);
   for (double& r : residual) r *= 1e-3;
   const auto one = [&] {
     g->forward(0, true);
-    g->adjoint(residual, gradient, illumination);
+    g->adjoint(residual, gradient);
   };
   one();  // warm-up: the history's first touch
   return best_of(rounds, one);
@@ -149,7 +150,7 @@ std::string whole_run_report(const RunConfig& cfg, double triad_gbs, std::string
       "points and Gpts/s counts them all; a run's time includes making the propagator (set-up, allocation) and "
       "handing out the traces, not the preflight or writing files. \"of triad\" is the effective bandwidth at 4 "
       "values a point (16 B fp32, 32 B fp64) over the triad bandwidth measured in this run ({:.1f} GB/s). A "
-      "gradient is the forward pass with its wavefield history, the adjoint, imaging and illumination, on a propagator "
+      "gradient is the forward pass with its wavefield history, the adjoint and the imaging condition, on a propagator "
       "that made one before (as in an inversion's iterations: the history's memory allocated); \"/ forward\" "
       "divides it by a whole forward run of the same case timed beside it. Best of {}.\n\n",
       cfg.pml, cfg.steps, cfg.order, omp_get_max_threads(), 2 * cfg.pml, triad_gbs, cfg.rounds);
