@@ -64,12 +64,39 @@ inline void x_layer_corrections(const FdtdStep<T>& s, int z, int y, int side, in
     corr[k] = cpml_correction<R>(s.u, i0 + k, 1, psi, zeta, j0 + k, 1, s.coef.d2[2], s.coef.d1[2], a[k], b[k]);
 }
 
+// Steps 2 + 3 at the x-layer points k0 <= k < k1 (of the W) of one face of row (z, y), a row in no z or y layer:
+// the Laplacian, the x correction and the leapfrog in one loop (the same operations as x_layer_corrections and the
+// update, so bitwise the same values).
+template <int R, class T>
+inline void x_layer_update(const FdtdStep<T>& s, int z, int y, int side, int k0, int k1) {
+  const FieldLayout& L = s.layout;
+  const CpmlAxis<T>& px = s.pml[2];
+  const int x0 = side == 0 ? 0 : L.nx - px.width;
+  const index_t i0 = L.index(z, y, x0);
+  const index_t j0 = slab_index(px, 2, z, y, x0);
+  const index_t sy = L.stride_y(), sz = L.stride_z();
+  const T* __restrict u = s.u;
+  T* __restrict out = s.u_prev;
+  const T* __restrict vel = s.vel2dt2;
+  const T* psi = px.psi[side];
+  T* zeta = px.zeta[side];
+  const T* a = px.a + x0;
+  const T* b = px.b + x0;
+  const FdtdCoefficients<T> coef = s.coef;
+#pragma omp simd
+  for (int k = k0; k < k1; ++k) {
+    const index_t i = i0 + k;
+    const T corr = cpml_correction<R>(u, i, 1, psi, zeta, j0 + k, 1, coef.d2[2], coef.d1[2], a[k], b[k]);
+    out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef) + corr);
+  }
+}
+
 // Steps 2 + 3 for the points x0 <= x < x1 of row (z, y).
 // Rows in no z or y layer (most of the grid): one fused loop, Laplacian + leapfrog, over the interior x range,
-// and the x-layer ends point by point. Rows inside a z or y layer: the Laplacian of the row into `lap`,
-// the corrections of those axes added row-wise (vectorised), then the x ends and the leapfrog update.
-// The path depends on the row only, never on [x0, x1), so a row updated in pieces is bitwise the row updated whole.
-// With `x_psi` (a whole row, x0 = 0 and x1 = nx), step 1 of the x faces' CPML is done here first for this row's
+// and the x-layer ends in a loop each with their correction (x_layer_update). Rows inside a z or y layer: the Laplacian
+// of the row into `lap`, the corrections of those axes added row-wise (vectorised), then the x ends and the leapfrog
+// update. The path depends on the row only, never on [x0, x1), so a row updated in pieces is bitwise the row updated
+// whole. With `x_psi` (a whole row, x0 = 0 and x1 = nx), step 1 of the x faces' CPML is done here first for this row's
 // layer points: its corrections are the only reader of the row's psi_x, and the row of u is in cache (in a sweep of
 // its own, 10 or 20 points a row, every row came from memory).
 template <int R, class T>
@@ -96,28 +123,14 @@ void update_row(const FdtdStep<T>& s, int z, int y, int x0, int x1, T* __restric
   const int c[3] = {z, y, 0};
 
   if (!s.pml[0].in_layer(z) && !s.pml[1].in_layer(y)) {
-    if (x0 < lo_end) {
-      x_layer_corrections<R>(s, z, y, 0, x0, lo_end, corr);
-#pragma omp simd
-      for (int x = x0; x < lo_end; ++x) {
-        const index_t i = row + x;
-        out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef) + corr[x]);
-      }
-    }
+    if (x0 < lo_end) x_layer_update<R>(s, z, y, 0, x0, lo_end);
     const int mid_end = std::min(x1, x_end);
 #pragma omp simd
     for (int x = std::max(x0, x_begin); x < mid_end; ++x) {
       const index_t i = row + x;
       out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef));
     }
-    if (hi_begin < x1) {
-      x_layer_corrections<R>(s, z, y, 1, hi_begin - x_end, x1 - x_end, corr);
-#pragma omp simd
-      for (int x = hi_begin; x < x1; ++x) {
-        const index_t i = row + x;
-        out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef) + corr[x - x_end]);
-      }
-    }
+    if (hi_begin < x1) x_layer_update<R>(s, z, y, 1, hi_begin - x_end, x1 - x_end);
     return;
   }
 
