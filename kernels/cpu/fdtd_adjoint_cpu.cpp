@@ -63,8 +63,32 @@ inline void beta_rows(const FdtdAdjointStep<T>& s, int z, int y) {
   }
 }
 
-// Phase 2 on one face: alphah = b alphah - a D1 gamma (gamma complete on the face: phase 1 ran first).
-// Rows along x are contiguous in the slab, and a, b are fixed along a row of a z or y slab: the loop vectorises.
+// Phase 2 on the layer points x0 <= x < x1 of row (z, y) of one face: alphah = b alphah - a D1 gamma (gamma complete
+// on the face: phase 1 ran first). Rows along x are contiguous in the slab, and a, b are fixed along a row of a z or
+// y slab: the loop vectorises.
+template <int R, class T>
+inline void update_alpha_row(const FdtdAdjointStep<T>& s, int axis, int side, int z, int y, int x0, int x1) {
+  const CpmlAdjointAxis<T>& p = s.pml[axis];
+  T* __restrict alpha = p.alpha[side];
+  const T* __restrict gamma = p.gamma[side];
+  const index_t stride_s = p.slab_stride[axis];
+  const T* c1 = s.coef.d1[axis];
+  const index_t j0 = slab_index(p, axis, z, y, x0);
+  if (axis < 2) {
+    const int c = axis == 0 ? z : y;
+    const T a = p.a[c], b = p.b[c];
+#pragma omp simd
+    for (int x = 0; x < x1 - x0; ++x)
+      alpha[j0 + x] = cpml_adjoint_alpha<R>(b, a, alpha[j0 + x], gamma, j0 + x, stride_s, c1);
+  } else {
+    const T* __restrict a = p.a + x0, * __restrict b = p.b + x0;
+#pragma omp simd
+    for (int x = 0; x < x1 - x0; ++x)
+      alpha[j0 + x] = cpml_adjoint_alpha<R>(b[x], a[x], alpha[j0 + x], gamma, j0 + x, stride_s, c1);
+  }
+}
+
+// Phase 2 on one face, in a sweep of its own (the z and y faces: their D1 reads gamma of other rows).
 template <int R, class T>
 void update_alpha(const FdtdAdjointStep<T>& s, int axis, int side) {
   const CpmlAdjointAxis<T>& p = s.pml[axis];
@@ -72,27 +96,9 @@ void update_alpha(const FdtdAdjointStep<T>& s, int axis, int side) {
   int lo[3] = {0, 0, 0}, hi[3] = {L.nz, L.ny, L.nx};
   lo[axis] = side == 0 ? 0 : p.n - p.width;
   hi[axis] = side == 0 ? p.width : p.n;
-  T* __restrict alpha = p.alpha[side];
-  const T* __restrict gamma = p.gamma[side];
-  const index_t stride_s = p.slab_stride[axis];
-  const T* c1 = s.coef.d1[axis];
 #pragma omp parallel for collapse(2) schedule(static)
   for (int z = lo[0]; z < hi[0]; ++z)
-    for (int y = lo[1]; y < hi[1]; ++y) {
-      const index_t j0 = slab_index(p, axis, z, y, lo[2]);
-      const int c[3] = {z, y, 0};
-      if (axis < 2) {
-        const T a = p.a[c[axis]], b = p.b[c[axis]];
-#pragma omp simd
-        for (int x = 0; x < hi[2] - lo[2]; ++x)
-          alpha[j0 + x] = cpml_adjoint_alpha<R>(b, a, alpha[j0 + x], gamma, j0 + x, stride_s, c1);
-      } else {
-        const T* __restrict a = p.a + lo[2], * __restrict b = p.b + lo[2];
-#pragma omp simd
-        for (int x = 0; x < hi[2] - lo[2]; ++x)
-          alpha[j0 + x] = cpml_adjoint_alpha<R>(b[x], a[x], alpha[j0 + x], gamma, j0 + x, stride_s, c1);
-      }
-    }
+    for (int y = lo[1]; y < hi[1]; ++y) update_alpha_row<R>(s, axis, side, z, y, lo[2], hi[2]);
 }
 
 // The x PML terms of the points x0 <= x < x1 of row (z, y), all within one face's reach, into corr[x]: field
@@ -124,7 +130,12 @@ void update_row(const FdtdAdjointStep<T>& s, int z, int y, T* __restrict lap, T*
   const T* __restrict mu = s.mu;
   T* __restrict out = s.mu_next;
   const FdtdCoefficients<T> coef = s.coef;
-  const XReach xr = x_reach(s.pml[2]);
+  // Phase 2 of the x faces, for this row's layer points: the x PML terms below are the only reader of the row's
+  // alphah_x, and the row of gamma is in cache (in a sweep of its own every row of 10 or 20 points came from memory).
+  const CpmlAdjointAxis<T>& px = s.pml[2];
+  if (px.face[0]) update_alpha_row<R>(s, 2, 0, z, y, 0, std::min(px.width, px.n));
+  if (px.face[1]) update_alpha_row<R>(s, 2, 1, z, y, std::max(0, px.n - px.width), px.n);
+  const XReach xr = x_reach(px);
   x_reach_corrections<R>(s, z, y, 0, xr.lo, corr);
   x_reach_corrections<R>(s, z, y, xr.hi, L.nx, corr);
 
@@ -201,7 +212,7 @@ void adjoint_radius(const FdtdAdjointStep<T>& s) {
       beta_rows(s, z, y);
     }
   if (s.free_surface) mirror_top_ghosts(L, s.w);
-  for (int axis = 0; axis < 3; ++axis)
+  for (int axis = 0; axis < 2; ++axis)  // the x faces' phase 2 runs row by row in phase 3 (update_row)
     for (int side = 0; side < 2; ++side)
       if (s.pml[axis].face[side]) update_alpha<R>(s, axis, side);
   // Rows in blocks along y, each swept through z (row_block_height, kernels/cpu/fdtd_cpu.hpp); any order gives the
