@@ -1,5 +1,6 @@
 #include "kernels/cpu/fdtd_cpu.hpp"
 
+#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -168,25 +169,49 @@ void step_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell) {
   if (L.halo != R) throw std::logic_error("fdtd_step: field halo must equal the stencil radius");
   if (part != StepPart::interior) {
     if (s.free_surface) mirror_top_ghosts(L, s.u);
-    // A whole step updates the x faces' psi row by row in the sweep below (update_row's x_psi).
-    for (int axis = 0; axis < (part == StepPart::all ? 2 : 3); ++axis)
-      for (int side = 0; side < 2; ++side)
-        if (s.pml[axis].face[side]) update_psi<R>(s, axis, side);
+    // A whole step updates psi inside its sweep (below).
+    if (part != StepPart::all)
+      for (int axis = 0; axis < 3; ++axis)
+        for (int side = 0; side < 2; ++side)
+          if (s.pml[axis].face[side]) update_psi<R>(s, axis, side);
   }
   if (part == StepPart::all) {
-    // Rows in blocks of `by` along y, each block swept through z: the 2R + 1 planes' rows the z stencil reads stay
-    // in the L2 cache from one z to the next (row_block_height). Every row's update is the same whatever the
-    // order, so the result is bitwise that of any other sweep.
-    const int by = row_block_height(L, R, sizeof(T));
+    // Rows in blocks of `by` along y, each thread sweeping whole blocks through z: the 2R + 1 planes' rows the z
+    // stencil reads stay in the L2 cache from one z to the next (row_block_height; as many blocks as a multiple of
+    // the threads). Step 1 of the CPML runs inside the sweep, on rows in cache: the z faces' psi of a block's rows
+    // just before the first plane that reads them (psi_z of plane z' is read by the layer planes within R of z'),
+    // the y faces' psi of a plane's layer rows before that plane's rows (they read psi_y of their own plane), the
+    // x faces' psi by update_row. A y face whose layer spans two blocks keeps its own sweep. Every value is the
+    // same whatever the order, so the result is bitwise that of separate sweeps.
+    const int threads = omp_get_max_threads();
+    const int by = row_block_height(L, R, sizeof(T), threads);
     const int blocks = (L.ny + by - 1) / by;
+    const CpmlAxis<T>& pz = s.pml[0];
+    const CpmlAxis<T>& py = s.pml[1];
+    const bool y_low = py.face[0] && py.width <= by, y_high = py.face[1] && py.width <= L.ny - (blocks - 1) * by;
+    for (int side = 0; side < 2; ++side)
+      if (py.face[side] && !(side == 0 ? y_low : y_high)) update_psi<R>(s, 1, side);
+    const auto psi_planes = [&](int side, int y0, int y1) {
+      const int z0 = side == 0 ? 0 : pz.n - pz.width, z1 = side == 0 ? pz.width : pz.n;
+      for (int z = z0; z < z1; ++z)
+        for (int y = y0; y < y1; ++y) update_psi_row<R>(s, 0, side, z, y, 0, L.nx);
+    };
 #pragma omp parallel
     {
       std::vector<T> lap(L.nx), corr(std::max(1, s.pml[2].width));
-#pragma omp for collapse(2) schedule(static)
-      for (int b = 0; b < blocks; ++b)
-        for (int z = 0; z < L.nz; ++z)
-          for (int y = b * by; y < std::min(L.ny, (b + 1) * by); ++y)
-            update_row<R>(s, z, y, 0, L.nx, lap.data(), corr.data(), true);
+#pragma omp for schedule(static)
+      for (int b = 0; b < blocks; ++b) {
+        const int y0 = b * by, y1 = std::min(L.ny, y0 + by);
+        if (pz.face[0]) psi_planes(0, y0, y1);
+        for (int z = 0; z < L.nz; ++z) {
+          if (pz.face[1] && z == pz.n - pz.width) psi_planes(1, y0, y1);
+          if (y_low)
+            for (int y = y0; y < std::min(y1, py.width); ++y) update_psi_row<R>(s, 1, 0, z, y, 0, L.nx);
+          if (y_high)
+            for (int y = std::max(y0, py.n - py.width); y < y1; ++y) update_psi_row<R>(s, 1, 1, z, y, 0, L.nx);
+          for (int y = y0; y < y1; ++y) update_row<R>(s, z, y, 0, L.nx, lap.data(), corr.data(), true);
+        }
+      }
     }
     return;
   }
@@ -219,14 +244,15 @@ void step_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell) {
 // The height (rows along y) of the blocks of rows swept through z: their 2R + 1 z-neighbour rows fill at most about
 // half of one core's L2 cache (sysconf; 1 MiB when it does not say), and the blocks are of equal height (within a
 // row), so that the threads' static shares of (block, z) hold the same number of rows.
-int row_block_height(const FieldLayout& L, int R, std::size_t value_bytes) {
+int row_block_height(const FieldLayout& L, int R, std::size_t value_bytes, int parts) {
   static const long l2 = [] {
     const long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
     return v > 0 ? v : 1l << 20;
   }();
   const double row_bytes = double(L.stride_y()) * double(value_bytes) * (2 * R + 1);
   const int most = std::max(8, int(0.5 * double(l2) / row_bytes));
-  const int blocks = (L.ny + most - 1) / most;
+  int blocks = (L.ny + most - 1) / most;
+  if (parts > 1) blocks = std::min(L.ny, (blocks + parts - 1) / parts * parts);
   return (L.ny + blocks - 1) / blocks;
 }
 

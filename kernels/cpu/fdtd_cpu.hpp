@@ -20,7 +20,8 @@ template <class T>
 void zero_top_plane(const FieldLayout& layout, T* u);
 
 // The steps sweep their rows in blocks of this many rows along y, each block through z, so that the 2R + 1 planes'
-// rows a z stencil of radius R reads stay in the L2 cache (the forward and the adjoint step); equal blocks.
-int row_block_height(const FieldLayout& layout, int radius, std::size_t value_bytes);
+// rows a z stencil of radius R reads stay in the L2 cache (the forward and the adjoint step); equal blocks, and (with
+// `parts` > 1) as many as a multiple of `parts`, for a static share of whole blocks per thread.
+int row_block_height(const FieldLayout& layout, int radius, std::size_t value_bytes, int parts = 1);
 
 }  // namespace specwave::cpu
