@@ -1,9 +1,12 @@
 #pragma once
 // What the benchmark programs share (specwave-bench, docs/benchmarks.md): aligned first-touch buffers, the
 // machine's description, and the STREAM-like memory bandwidth reference every throughput is compared with.
+#include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <new>
 #include <string>
@@ -26,6 +29,21 @@ Buffer<T> allocate(std::size_t n) {
   void* p = std::aligned_alloc(align, bytes);
   if (p == nullptr) throw std::bad_alloc();
   return Buffer<T>(static_cast<T*>(p));
+}
+
+// Seconds since t0, and the best (least) time of `rounds` calls of f (at least one).
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+template <class F>
+double best_of(int rounds, F&& f) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < std::max(1, rounds); ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, seconds_since(t0));
+  }
+  return best;
 }
 
 double median(std::vector<double> v);

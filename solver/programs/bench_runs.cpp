@@ -14,26 +14,12 @@
 #include "solver/case/case.hpp"
 #include "solver/inversion/objective.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/programs/bench_common.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
 #include "solver/propagators/propagator.hpp"
 
 namespace specwave::bench {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-template <class F>
-double best_of(int rounds, F&& f) {
-  double best = std::numeric_limits<double>::infinity();
-  for (int r = 0; r < std::max(1, rounds); ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, seconds_since(t0));
-  }
-  return best;
-}
 
 // Three layers (1500, 2000, 2500 m/s) on a 10 m grid, dt = 1 ms (CFL number 0.49 at order 8), the source 15 Hz
 // Ricker three cells below the layer (or the surface) at the centre, the receivers a plane of n x n nodes two cells

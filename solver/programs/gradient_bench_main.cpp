@@ -22,6 +22,7 @@
 
 #include "solver/inversion/objective.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/programs/bench_common.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
 #include "solver/propagators/propagator.hpp"
 #include "specwave/build_info.hpp"
@@ -29,21 +30,7 @@
 namespace {
 
 using namespace specwave;
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-template <class F>
-double best_of(int rounds, F&& f) {
-  double best = std::numeric_limits<double>::infinity();
-  for (int r = 0; r < rounds; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, seconds_since(t0));
-  }
-  return best;
-}
+using bench::best_of;
 
 // One wavefield storage strategy of the bench: its label and its choice for nt steps of fields and states of
 // these sizes (bytes). Boundary saving, where a method has it, is one more entry.
