@@ -3,28 +3,39 @@
 // same order of operations; these kernels only map threads to points.
 //
 // Launch contract (all kernels): interior coordinates; x the fastest thread index (consecutive addresses in a
-// warp), y and z from blockIdx.y and blockIdx.z; one point per thread.
+// warp), y and z from blockIdx.y and blockIdx.z; one point per thread: launch::box_launch and launch::box_point
+// (kernels/launch_geometry.hpp, checked on the CPU by tests/test_launch_geometry.cpp).
 #include <stdexcept>
 
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/fdtd_adjoint_cuda.hpp"
+#include "kernels/cuda/launch.cuh"
 
 namespace specwave::cuda {
 namespace {
 
 constexpr int threads_x = 128;
 
-int blocks_for(index_t n, int threads) { return int((n + threads - 1) / threads); }
+using launch::Int3;
 
-// A grid over the box [lo, lo + extent) (z, y, x): x in blocks of threads_x, one block row per (y, z).
-dim3 box_grid(const int extent[3]) { return dim3(blocks_for(extent[2], threads_x), extent[1], extent[0]); }
+// A launch over the box of `extent` (z, y, x): x in blocks of threads_x, one block row per (y, z); checked.
+launch::Launch box_grid(const int extent[3], const char* what) {
+  const launch::Launch l = launch::box_launch({extent[2], extent[1], extent[0]}, threads_x);
+  launch::check_launch(l, what);
+  return l;
+}
+
+// The point (x, y, z) of the box [lo, lo + extent) this thread owns.
+__device__ inline bool my_point(Int3 lo, Int3 extent, Int3& q) {
+  return launch::box_point(lo, extent, block_dim(), block_index(), thread_index(), q);
+}
 
 // w = (v dt)^2 mu on the interior (the ghosts of w are never written here: zero, or set by mirror_top_kernel).
 template <class T>
 __global__ void scale_kernel(FdtdAdjointStep<T> s) {
-  const int x = int(blockIdx.x * blockDim.x + threadIdx.x), y = int(blockIdx.y), z = int(blockIdx.z);
-  if (x >= s.layout.nx) return;
-  const index_t i = s.layout.index(z, y, x);
+  Int3 q;
+  if (!my_point({}, {s.layout.nx, s.layout.ny, s.layout.nz}, q)) return;
+  const index_t i = s.layout.index(q.z, q.y, q.x);
   s.w[i] = s.vel2dt2[i] * s.mu[i];
 }
 
@@ -32,19 +43,19 @@ __global__ void scale_kernel(FdtdAdjointStep<T> s) {
 template <class T>
 __global__ void mirror_top_kernel(FieldLayout L, T* u) {
   const index_t plane = L.stride_z();
-  const index_t p = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int k = int(blockIdx.y) + 1;
-  if (p >= plane) return;
+  index_t p;
+  int k;
+  if (!launch::mirror_point(plane, block_dim(), block_index(), thread_index(), p, k)) return;
   const index_t surface = index_t(L.halo) * plane;
   u[surface - k * plane + p] = -u[surface + k * plane + p];
 }
 
 // Phase 1 on the layer points of one face: betah = b betah + a w, gamma = w + betah.
 template <class T>
-__global__ void beta_kernel(FdtdAdjointStep<T> s, int axis, int side, int3 lo, int3 extent) {
-  const int dx = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (dx >= extent.x) return;
-  const int x = lo.x + dx, y = lo.y + int(blockIdx.y), z = lo.z + int(blockIdx.z);
+__global__ void beta_kernel(FdtdAdjointStep<T> s, int axis, int side, Int3 lo, Int3 extent) {
+  Int3 q;
+  if (!my_point(lo, extent, q)) return;
+  const int x = q.x, y = q.y, z = q.z;
   const CpmlAdjointAxis<T>& p = s.pml[axis];
   const int c[3] = {z, y, x};
   const int k = c[axis];
@@ -55,10 +66,10 @@ __global__ void beta_kernel(FdtdAdjointStep<T> s, int axis, int side, int3 lo, i
 // Phase 2 on the layer points of one face: alphah = b alphah - a D1 gamma (every gamma of the face is complete:
 // this kernel runs after beta_kernel in the same stream).
 template <int R, class T>
-__global__ void alpha_kernel(FdtdAdjointStep<T> s, int axis, int side, int3 lo, int3 extent) {
-  const int dx = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (dx >= extent.x) return;
-  const int x = lo.x + dx, y = lo.y + int(blockIdx.y), z = lo.z + int(blockIdx.z);
+__global__ void alpha_kernel(FdtdAdjointStep<T> s, int axis, int side, Int3 lo, Int3 extent) {
+  Int3 q;
+  if (!my_point(lo, extent, q)) return;
+  const int x = q.x, y = q.y, z = q.z;
   const CpmlAdjointAxis<T>& p = s.pml[axis];
   const int c[3] = {z, y, x};
   const int k = c[axis];
@@ -72,8 +83,9 @@ __global__ void alpha_kernel(FdtdAdjointStep<T> s, int axis, int side, int3 lo, 
 template <int R, class T>
 __global__ void adjoint_update_kernel(FdtdAdjointStep<T> s) {
   const FieldLayout& L = s.layout;
-  const int x = int(blockIdx.x * blockDim.x + threadIdx.x), y = int(blockIdx.y), z = int(blockIdx.z);
-  if (x >= L.nx) return;
+  Int3 q;
+  if (!my_point({}, {L.nx, L.ny, L.nz}, q)) return;
+  const int x = q.x, y = q.y, z = q.z;
   const index_t i = L.index(z, y, x);
   T lap = laplacian<R>(s.w, i, L.stride_y(), L.stride_z(), s.coef);
   const int c[3] = {z, y, x};
@@ -93,10 +105,12 @@ void adjoint_radius(const FdtdAdjointStep<T>& s, cudaStream_t stream) {
   const FieldLayout& L = s.layout;
   if (L.halo != R) throw std::logic_error("cuda::fdtd_adjoint_step: field halo must equal the stencil radius");
   const int whole[3] = {L.nz, L.ny, L.nx};
-  scale_kernel<<<box_grid(whole), threads_x, 0, stream>>>(s);
+  scale_kernel<<<SPECWAVE_LAUNCH(box_grid(whole, "cuda::fdtd_adjoint_step (scale)"), stream)>>>(s);
   SPECWAVE_CUDA_CHECK_LAUNCH();
   if (s.free_surface) {
-    mirror_top_kernel<<<dim3(blocks_for(L.stride_z(), 256), L.halo), 256, 0, stream>>>(L, s.w);
+    const launch::Launch l = launch::mirror_launch(L.stride_z(), L.halo, 256);
+    launch::check_launch(l, "cuda::fdtd_adjoint_step (free-surface mirror)");
+    mirror_top_kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(L, s.w);
     SPECWAVE_CUDA_CHECK_LAUNCH();
   }
   // The layer box of (axis, side): the axis' [0, W) or [n - W, n), the other axes whole (as layer_box on the CPU).
@@ -114,14 +128,15 @@ void adjoint_radius(const FdtdAdjointStep<T>& s, cudaStream_t stream) {
         int lo[3], ext[3];
         layer_box(axis, side, lo, ext);
         if (ext[0] * ext[1] * ext[2] == 0) continue;
-        const int3 lo3 = make_int3(lo[2], lo[1], lo[0]), ext3 = make_int3(ext[2], ext[1], ext[0]);
+        const Int3 lo3{lo[2], lo[1], lo[0]}, ext3{ext[2], ext[1], ext[0]};
+        const launch::Launch l = box_grid(ext, "cuda::fdtd_adjoint_step (CPML face)");
         if (phase == 0)
-          beta_kernel<<<box_grid(ext), threads_x, 0, stream>>>(s, axis, side, lo3, ext3);
+          beta_kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(s, axis, side, lo3, ext3);
         else
-          alpha_kernel<R><<<box_grid(ext), threads_x, 0, stream>>>(s, axis, side, lo3, ext3);
+          alpha_kernel<R><<<SPECWAVE_LAUNCH(l, stream)>>>(s, axis, side, lo3, ext3);
         SPECWAVE_CUDA_CHECK_LAUNCH();
       }
-  adjoint_update_kernel<R><<<box_grid(whole), threads_x, 0, stream>>>(s);
+  adjoint_update_kernel<R><<<SPECWAVE_LAUNCH(box_grid(whole, "cuda::fdtd_adjoint_step (update)"), stream)>>>(s);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -133,8 +148,8 @@ __device__ inline double product_rn(double a, double b) { return __dmul_rn(a, b)
 // One thread per target point: its contributions in order, each added to u as on the CPU.
 template <class T>
 __global__ void gather_kernel(T* u, PointGather<T> g, const double* signal, int nt, int n) {
-  const int t = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (t >= g.n_targets) return;
+  index_t t;
+  if (!launch::item_index(g.n_targets, block_dim(), block_index(), thread_index(), t)) return;
   const index_t i = g.target[t];
   T value = u[i];
   for (std::int32_t k = g.offsets[t]; k < g.offsets[t + 1]; ++k)
@@ -145,10 +160,11 @@ __global__ void gather_kernel(T* u, PointGather<T> g, const double* signal, int 
 template <class T>
 __global__ void gradient_kernel(FieldLayout L, const T* mu, const T* u_next, const T* u_now, const T* u_before,
                                 const T* vel2dt2, double* gradient, double* illumination) {
-  const int x = int(blockIdx.x * blockDim.x + threadIdx.x), y = int(blockIdx.y), z = int(blockIdx.z);
-  if (x >= L.nx) return;
-  const index_t k = (index_t(z) * L.ny + y) * L.nx + x;
-  const index_t i = L.index(z, y, x);
+  Int3 q;
+  const Int3 n{L.nx, L.ny, L.nz};
+  if (!my_point({}, n, q)) return;
+  const index_t k = launch::box_buffer_index(n, q);
+  const index_t i = L.index(q.z, q.y, q.x);
   const T a = (u_next[k] - T(2) * u_now[k] + u_before[k]) / vel2dt2[i];
   gradient[k] += double(mu[i]) * double(a);
   if (illumination) illumination[k] += double(u_now[k]) * double(u_now[k]);
@@ -157,11 +173,12 @@ __global__ void gradient_kernel(FieldLayout L, const T* mu, const T* u_next, con
 template <class T>
 __global__ void born_kernel(FieldLayout L, T* du_next, const T* dm, const T* u_next, const T* u_now, const T* u_before,
                             const T* vel2dt2) {
-  const int x = int(blockIdx.x * blockDim.x + threadIdx.x), y = int(blockIdx.y), z = int(blockIdx.z);
-  if (x >= L.nx) return;
-  const index_t i = L.index(z, y, x);
+  Int3 q;
+  const Int3 n{L.nx, L.ny, L.nz};
+  if (!my_point({}, n, q)) return;
+  const index_t i = L.index(q.z, q.y, q.x);
   const T a = (u_next[i] - T(2) * u_now[i] + u_before[i]) / vel2dt2[i];
-  du_next[i] += dm[(index_t(z) * L.ny + y) * L.nx + x] * a;
+  du_next[i] += dm[launch::box_buffer_index(n, q)] * a;
 }
 
 }  // namespace
@@ -184,7 +201,9 @@ void fdtd_adjoint_step(const FdtdAdjointStep<T>& s, cudaStream_t stream) {
 template <class T>
 void add_point_signals(T* u, const PointGather<T>& g, const double* signal, int nt, int n, cudaStream_t stream) {
   if (g.n_targets == 0) return;
-  gather_kernel<<<blocks_for(g.n_targets, 128), 128, 0, stream>>>(u, g, signal, nt, n);
+  const launch::Launch l = launch::items_launch(g.n_targets, 128);
+  launch::check_launch(l, "cuda::add_point_signals");
+  gather_kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(u, g, signal, nt, n);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -192,8 +211,8 @@ template <class T>
 void accumulate_gradient(const FieldLayout& L, const T* mu, const T* u_next, const T* u_now, const T* u_before,
                          const T* vel2dt2, double* gradient, double* illumination, cudaStream_t stream) {
   const int whole[3] = {L.nz, L.ny, L.nx};
-  gradient_kernel<<<box_grid(whole), threads_x, 0, stream>>>(L, mu, u_next, u_now, u_before, vel2dt2, gradient,
-                                                             illumination);
+  gradient_kernel<<<SPECWAVE_LAUNCH(box_grid(whole, "cuda::accumulate_gradient"), stream)>>>(
+      L, mu, u_next, u_now, u_before, vel2dt2, gradient, illumination);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -201,7 +220,8 @@ template <class T>
 void add_born_source(const FieldLayout& L, T* du_next, const T* dm, const T* u_next, const T* u_now, const T* u_before,
                      const T* vel2dt2, cudaStream_t stream) {
   const int whole[3] = {L.nz, L.ny, L.nx};
-  born_kernel<<<box_grid(whole), threads_x, 0, stream>>>(L, du_next, dm, u_next, u_now, u_before, vel2dt2);
+  born_kernel<<<SPECWAVE_LAUNCH(box_grid(whole, "cuda::add_born_source"), stream)>>>(L, du_next, dm, u_next, u_now,
+                                                                                     u_before, vel2dt2);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 

@@ -2,7 +2,9 @@
 // ones the CPU loops call; these kernels only map threads to points.
 //
 // Launch contracts: every kernel takes interior coordinates (0 .. n-1) and the padded FieldLayout; x is the
-// fastest thread index so a warp reads consecutive addresses; one point per thread.
+// fastest thread index so a warp reads consecutive addresses. Each kernel maps (block, thread) to its points only
+// through the functions of kernels/launch_geometry.hpp, which tests/test_launch_geometry.cpp checks on the CPU, and
+// each launch's configuration passes launch::check_launch first.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -12,6 +14,7 @@
 
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/fdtd_cuda.hpp"
+#include "kernels/cuda/launch.cuh"
 
 namespace specwave::cuda {
 namespace {
@@ -19,43 +22,30 @@ namespace {
 constexpr int block_x = 64, block_y = 4;
 constexpr int reduce_threads = 256, reduce_blocks = 1024;
 
-int blocks_for(index_t n, int threads) { return int((n + threads - 1) / threads); }
+using launch::Int3;
+
+Int3 int3_of(const int zyx[3]) { return {zyx[2], zyx[1], zyx[0]}; }
 
 // Odd mirror above the free surface: u[-k] = -u[k], k = 1..halo, whole padded planes.
 template <class T>
 __global__ void mirror_top_kernel(FieldLayout L, T* u) {
   const index_t plane = L.stride_z();
-  const index_t p = index_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int k = blockIdx.y + 1;
-  if (p >= plane) return;
+  index_t p;
+  int k;
+  if (!launch::mirror_point(plane, block_dim(), block_index(), thread_index(), p, k)) return;
   const index_t surface = index_t(L.halo) * plane;
   u[surface - k * plane + p] = -u[surface + k * plane + p];
 }
 
-// The CPML faces of one step, for one launch: face f covers the box [lo, lo + extent) (x, y, z) and owns blocks
-// first_block[f] .. first_block[f + 1] - 1, each `psi_threads` points of one x row.
-constexpr int psi_threads = 128;
-struct PsiFaces {
-  int count = 0;
-  int axis[6], side[6];
-  int3 lo[6], extent[6];
-  index_t first_block[7];
-};
-
 // CPML step 1 on every face: psi_a^n = b psi_a^{n-1} + a D1_a u^n. One launch for all faces (fewer launches a
-// step for small grids, and no gridDim.y/z limit): a 1D grid of blocks, each finds its face and its row.
+// step for small grids, and no gridDim.y/z limit), each face flattened over its box (launch::FaceSet: no block
+// idles on a short x row, 32-bit index arithmetic inside a face).
 template <int R, class T>
-__global__ void psi_kernel(FdtdStep<T> s, PsiFaces faces) {
-  const index_t b = blockIdx.x;
-  int f = 0;
-  while (f + 1 < faces.count && b >= faces.first_block[f + 1]) ++f;
-  const int3 lo = faces.lo[f], extent = faces.extent[f];
-  const index_t local = b - faces.first_block[f];
-  const int row_blocks = (extent.x + psi_threads - 1) / psi_threads;
-  const int x = lo.x + int(local % row_blocks) * psi_threads + int(threadIdx.x);
-  if (x >= lo.x + extent.x) return;
-  const index_t row = local / row_blocks;
-  const int y = lo.y + int(row % extent.y), z = lo.z + int(row / extent.y);
+__global__ void psi_kernel(FdtdStep<T> s, launch::FaceSet faces) {
+  int f;
+  Int3 q;
+  if (!launch::face_point(faces, blockIdx.x, int(threadIdx.x), f, q)) return;
+  const int x = q.x, y = q.y, z = q.z;
   const int axis = faces.axis[f], side = faces.side[f];
   const CpmlAxis<T>& p = s.pml[axis];
   const int c[3] = {z, y, x};
@@ -69,11 +59,11 @@ __global__ void psi_kernel(FdtdStep<T> s, PsiFaces faces) {
 // CPML step 2 and the time update: u^{n+1} = 2u^n - u^{n-1} + (v dt)^2 (L_h u^n + sum of layer corrections).
 // Points of the box [lo, lo + extent) (the whole grid, or one part of a decomposed step).
 template <int R, class T>
-__global__ void update_kernel(FdtdStep<T> s, int3 lo, int3 extent) {
+__global__ void update_kernel(FdtdStep<T> s, Int3 lo, Int3 extent) {
   const FieldLayout& L = s.layout;
-  const int dx = int(blockIdx.x * blockDim.x + threadIdx.x), dy = int(blockIdx.y * blockDim.y + threadIdx.y);
-  if (dx >= extent.x || dy >= extent.y) return;
-  const int x = lo.x + dx, y = lo.y + dy, z = lo.z + int(blockIdx.z);
+  Int3 q;
+  if (!launch::box_point(lo, extent, block_dim(), block_index(), thread_index(), q)) return;
+  const int x = q.x, y = q.y, z = q.z;
   const index_t i = L.index(z, y, x);
   const T lap = laplacian<R>(s.u, i, L.stride_y(), L.stride_z(), s.coef) + cpml_corrections<R>(s, i, z, y, x);
   s.u_prev[i] = leapfrog(s.u[i], s.u_prev[i], s.vel2dt2[i], lap);
@@ -90,10 +80,10 @@ __global__ void __launch_bounds__(BX* BY) update_tiled_kernel(FdtdStep<T> s, int
   __shared__ T tile[BY + 2 * R][BX + 2 * R];
   const FieldLayout& L = s.layout;
   const int tx = int(threadIdx.x), ty = int(threadIdx.y);
-  const int x = int(blockIdx.x) * BX + tx, y = int(blockIdx.y) * BY + ty;
-  const int z0 = int(blockIdx.z) * z_per_block, z1 = min(L.nz, z0 + z_per_block);
-  const bool active = x < L.nx && y < L.ny;
-  const bool loadable = x < L.nx + R && y < L.ny + R;  // inside the padded array
+  const launch::TileColumn column =
+      launch::tile_column({L.nx, L.ny, L.nz}, R, BX, BY, z_per_block, block_index(), thread_index());
+  const int x = column.x, y = column.y, z0 = column.z_begin, z1 = column.z_end;
+  const bool active = column.active, loadable = column.loadable;  // loadable: inside the padded array
   const index_t sy = L.stride_y(), sz = L.stride_z();
   constexpr int near_terms = R < SPECWAVE_NEAR_TERMS ? R : SPECWAVE_NEAR_TERMS;
   const T* __restrict__ u = s.u;
@@ -155,12 +145,12 @@ template <int R, class T>
 void mirror_and_psi(const FdtdStep<T>& s, cudaStream_t stream) {
   const FieldLayout& L = s.layout;
   if (s.free_surface) {
-    const dim3 grid(blocks_for(L.stride_z(), 256), L.halo);
-    mirror_top_kernel<<<grid, 256, 0, stream>>>(L, s.u);
+    const launch::Launch l = launch::mirror_launch(L.stride_z(), L.halo, 256);
+    launch::check_launch(l, "cuda::fdtd_step (free-surface mirror)");
+    mirror_top_kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(L, s.u);
     SPECWAVE_CUDA_CHECK_LAUNCH();
   }
-  PsiFaces faces;
-  faces.first_block[0] = 0;
+  launch::FaceSet faces;
   for (int axis = 0; axis < 3; ++axis)
     for (int side = 0; side < 2; ++side) {
       const CpmlAxis<T>& p = s.pml[axis];
@@ -168,17 +158,12 @@ void mirror_and_psi(const FdtdStep<T>& s, cudaStream_t stream) {
       int lo[3] = {0, 0, 0}, ext[3] = {L.nz, L.ny, L.nx};
       lo[axis] = side == 0 ? 0 : p.n - p.width;
       ext[axis] = p.width;
-      const int f = faces.count++;
-      faces.axis[f] = axis;
-      faces.side[f] = side;
-      faces.lo[f] = make_int3(lo[2], lo[1], lo[0]);
-      faces.extent[f] = make_int3(ext[2], ext[1], ext[0]);
-      faces.first_block[f + 1] = faces.first_block[f] + index_t(blocks_for(ext[2], psi_threads)) * ext[1] * ext[0];
+      launch::add_face(faces, axis, side, int3_of(lo), int3_of(ext));
     }
-  const index_t blocks = faces.first_block[faces.count];
-  if (blocks == 0) return;
-  if (blocks > index_t(INT32_MAX)) throw std::invalid_argument("cuda::fdtd_step: CPML faces too large for one launch");
-  psi_kernel<R><<<unsigned(blocks), psi_threads, 0, stream>>>(s, faces);
+  if (faces.blocks() == 0) return;
+  const launch::Launch l = launch::face_launch(faces);
+  launch::check_launch(l, "cuda::fdtd_step (CPML faces)");
+  psi_kernel<R><<<SPECWAVE_LAUNCH(l, stream)>>>(s, faces);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -189,51 +174,46 @@ void step_radius(const FdtdStep<T>& s, cudaStream_t stream, StencilKernel kernel
   mirror_and_psi<R>(s, stream);
   if (kernel == StencilKernel::tiled) {
     constexpr int bx = 32, by = 16, z_per_block = 32;
-    const dim3 grid(blocks_for(L.nx, bx), blocks_for(L.ny, by), blocks_for(L.nz, z_per_block));
-    update_tiled_kernel<R, T, bx, by><<<grid, dim3(bx, by), 0, stream>>>(s, z_per_block);
+    const launch::Launch l = launch::tile_launch({L.nx, L.ny, L.nz}, bx, by, z_per_block);
+    launch::check_launch(l, "cuda::fdtd_step (tiled update)");
+    update_tiled_kernel<R, T, bx, by><<<SPECWAVE_LAUNCH(l, stream)>>>(s, z_per_block);
   } else {
-    const dim3 grid(blocks_for(L.nx, block_x), blocks_for(L.ny, block_y), L.nz);
-    update_kernel<R><<<grid, dim3(block_x, block_y), 0, stream>>>(s, make_int3(0, 0, 0), make_int3(L.nx, L.ny, L.nz));
+    const Int3 n{L.nx, L.ny, L.nz};
+    const launch::Launch l = launch::box_launch(n, block_x, block_y);
+    launch::check_launch(l, "cuda::fdtd_step (update)");
+    update_kernel<R><<<SPECWAVE_LAUNCH(l, stream)>>>(s, Int3{}, n);
   }
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
 template <int R, class T>
-void update_box(const FdtdStep<T>& s, int z0, int z1, int y0, int y1, int x0, int x1, cudaStream_t stream) {
-  if (z1 <= z0 || y1 <= y0 || x1 <= x0) return;
-  const dim3 grid(blocks_for(x1 - x0, block_x), blocks_for(y1 - y0, block_y), z1 - z0);
-  update_kernel<R>
-      <<<grid, dim3(block_x, block_y), 0, stream>>>(s, make_int3(x0, y0, z0), make_int3(x1 - x0, y1 - y0, z1 - z0));
+void update_box(const FdtdStep<T>& s, const launch::Box& box, cudaStream_t stream) {
+  if (box.extent.x <= 0 || box.extent.y <= 0 || box.extent.z <= 0) return;
+  const launch::Launch l = launch::box_launch(box.extent, block_x, block_y);
+  launch::check_launch(l, "cuda::fdtd_step_part (update of a box)");
+  update_kernel<R><<<SPECWAVE_LAUNCH(l, stream)>>>(s, box.lo, box.extent);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
-// The shell as six disjoint boxes (z slabs whole, y slabs between them, x slabs between those) and the
-// interior box; clamped so that a block thinner than two shells is all shell.
+// The shell as six disjoint boxes and the interior box (launch::shell_boxes).
 template <int R, class T>
 void step_part_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell, cudaStream_t stream) {
   const FieldLayout& L = s.layout;
   if (L.halo != R) throw std::logic_error("cuda::fdtd_step_part: field halo must equal the stencil radius");
-  const auto& w = shell.width;
-  const int z0 = std::min(w[0][0], L.nz), z1 = std::max(z0, L.nz - w[0][1]);
-  const int y0 = std::min(w[1][0], L.ny), y1 = std::max(y0, L.ny - w[1][1]);
-  const int x0 = std::min(w[2][0], L.nx), x1 = std::max(x0, L.nx - w[2][1]);
-  if (part == StepPart::interior) return update_box<R>(s, z0, z1, y0, y1, x0, x1, stream);
+  launch::Box boxes[7];
+  launch::shell_boxes({L.nx, L.ny, L.nz}, shell.width, boxes);
+  if (part == StepPart::interior) return update_box<R>(s, boxes[6], stream);
   mirror_and_psi<R>(s, stream);
-  if (part == StepPart::all) return update_box<R>(s, 0, L.nz, 0, L.ny, 0, L.nx, stream);
-  update_box<R>(s, 0, z0, 0, L.ny, 0, L.nx, stream);     // z low
-  update_box<R>(s, z1, L.nz, 0, L.ny, 0, L.nx, stream);  // z high
-  update_box<R>(s, z0, z1, 0, y0, 0, L.nx, stream);      // y low
-  update_box<R>(s, z0, z1, y1, L.ny, 0, L.nx, stream);   // y high
-  update_box<R>(s, z0, z1, y0, y1, 0, x0, stream);       // x low
-  update_box<R>(s, z0, z1, y0, y1, x1, L.nx, stream);    // x high
+  if (part == StepPart::all) return update_box<R>(s, launch::Box{{}, {L.nx, L.ny, L.nz}}, stream);
+  for (int b = 0; b < 6; ++b) update_box<R>(s, boxes[b], stream);
 }
 
 template <class T>
-__global__ void box_copy_kernel(FieldLayout L, T* u, int3 lo, int3 extent, T* buffer, bool to_buffer) {
-  const int x = int(blockIdx.x * blockDim.x + threadIdx.x), y = int(blockIdx.y), z = int(blockIdx.z);
-  if (x >= extent.x) return;
-  const index_t i = L.index(lo.z + z, lo.y + y, lo.x + x);
-  const index_t j = (index_t(z) * extent.y + y) * extent.x + x;
+__global__ void box_copy_kernel(FieldLayout L, T* u, Int3 lo, Int3 extent, T* buffer, bool to_buffer) {
+  Int3 q;
+  if (!launch::box_point(Int3{}, extent, block_dim(), block_index(), thread_index(), q)) return;
+  const index_t i = L.index(lo.z + q.z, lo.y + q.y, lo.x + q.x);
+  const index_t j = launch::box_buffer_index(extent, q);
   if (to_buffer)
     buffer[j] = u[i];
   else
@@ -243,16 +223,16 @@ __global__ void box_copy_kernel(FieldLayout L, T* u, int3 lo, int3 extent, T* bu
 template <class T>
 __global__ void record_parts_kernel(const T* u, const index_t* index, const T* factor, const std::int32_t* slot,
                                     int n_points, double* parts, int nt, int n) {
-  const int p = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (p >= n_points) return;
+  index_t p;
+  if (!launch::item_index(n_points, block_dim(), block_index(), thread_index(), p)) return;
   parts[index_t(slot[p]) * nt + n] = double(factor[p]) * double(u[index[p]]);
 }
 
 template <class T>
 __global__ void record_kernel(const T* u, const index_t* index, const T* weight, const std::int32_t* offsets,
                               int n_receivers, double* traces, int nt, int n) {
-  const int r = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (r >= n_receivers) return;
+  index_t r;
+  if (!launch::item_index(n_receivers, block_dim(), block_index(), thread_index(), r)) return;
   double sum = 0;
   for (int p = offsets[r]; p < offsets[r + 1]; ++p) sum += double(weight[p]) * double(u[index[p]]);
   traces[index_t(r) * nt + n] = sum;
@@ -260,8 +240,9 @@ __global__ void record_kernel(const T* u, const index_t* index, const T* weight,
 
 template <class T>
 __global__ void zero_top_kernel(FieldLayout L, T* u) {
-  const int x = int(blockIdx.x * blockDim.x + threadIdx.x), y = int(blockIdx.y);
-  if (x < L.nx) u[L.index(0, y, x)] = T(0);
+  Int3 q;
+  if (launch::box_point(Int3{}, Int3{L.nx, L.ny, 1}, block_dim(), block_index(), thread_index(), q))
+    u[L.index(0, q.y, q.x)] = T(0);
 }
 
 // Block-wise max |u| with the smallest index among ties; non-finite values count as +inf.
@@ -272,8 +253,8 @@ __global__ void stats_kernel(FieldLayout L, const T* u, double* partial_max, std
   double m = -1;
   std::int64_t w = -1;
   const std::int64_t total = L.interior_points();
-  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < total;
-       k += std::int64_t(gridDim.x) * blockDim.x) {
+  const std::int64_t step = launch::stride_step(grid_dim(), block_dim());
+  for (std::int64_t k = launch::stride_start(block_dim(), block_index(), thread_index()); k < total; k += step) {
     const int x = int(k % L.nx), y = int(k / L.nx % L.ny), z = int(k / (std::int64_t(L.nx) * L.ny));
     double v = fabs(double(u[L.index(z, y, x)]));
     if (!isfinite(v)) v = INFINITY;
@@ -302,8 +283,10 @@ __global__ void stats_kernel(FieldLayout L, const T* u, double* partial_max, std
 
 template <class T>
 __global__ void unpad_kernel(FieldLayout L, const T* padded, T* dense) {
-  const int x = int(blockIdx.x * blockDim.x + threadIdx.x), y = int(blockIdx.y), z = int(blockIdx.z);
-  if (x < L.nx) dense[(index_t(z) * L.ny + y) * L.nx + x] = padded[L.index(z, y, x)];
+  Int3 q;
+  const Int3 n{L.nx, L.ny, L.nz};
+  if (launch::box_point(Int3{}, n, block_dim(), block_index(), thread_index(), q))
+    dense[launch::box_buffer_index(n, q)] = padded[L.index(q.z, q.y, q.x)];
 }
 
 }  // namespace
@@ -341,8 +324,9 @@ void fdtd_step_part(const FdtdStep<T>& s, StepPart part, const Shell& shell, cud
 template <class T>
 void pack_box(const FieldLayout& L, const T* u, const int lo[3], const int extent[3], T* buffer, cudaStream_t stream) {
   if (extent[0] * extent[1] * extent[2] == 0) return;
-  box_copy_kernel<<<dim3(blocks_for(extent[2], 128), extent[1], extent[0]), 128, 0, stream>>>(
-      L, const_cast<T*>(u), make_int3(lo[2], lo[1], lo[0]), make_int3(extent[2], extent[1], extent[0]), buffer, true);
+  const launch::Launch l = launch::box_launch(int3_of(extent), 128);
+  launch::check_launch(l, "cuda::pack_box");
+  box_copy_kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(L, const_cast<T*>(u), int3_of(lo), int3_of(extent), buffer, true);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -350,8 +334,9 @@ template <class T>
 void unpack_box(const FieldLayout& L, T* u, const int lo[3], const int extent[3], const T* buffer,
                 cudaStream_t stream) {
   if (extent[0] * extent[1] * extent[2] == 0) return;
-  box_copy_kernel<<<dim3(blocks_for(extent[2], 128), extent[1], extent[0]), 128, 0, stream>>>(
-      L, u, make_int3(lo[2], lo[1], lo[0]), make_int3(extent[2], extent[1], extent[0]), const_cast<T*>(buffer), false);
+  const launch::Launch l = launch::box_launch(int3_of(extent), 128);
+  launch::check_launch(l, "cuda::unpack_box");
+  box_copy_kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(L, u, int3_of(lo), int3_of(extent), const_cast<T*>(buffer), false);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -359,7 +344,9 @@ template <class T>
 void record_parts(const T* u, const index_t* index, const T* factor, const std::int32_t* slot, int n_points,
                   double* parts, int nt, int n, cudaStream_t stream) {
   if (n_points == 0) return;
-  record_parts_kernel<<<blocks_for(n_points, 128), 128, 0, stream>>>(u, index, factor, slot, n_points, parts, nt, n);
+  const launch::Launch l = launch::items_launch(n_points, 128);
+  launch::check_launch(l, "cuda::record_parts");
+  record_parts_kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(u, index, factor, slot, n_points, parts, nt, n);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -367,14 +354,17 @@ template <class T>
 void record_receivers(const T* u, const index_t* index, const T* weight, const std::int32_t* offsets, int n_receivers,
                       double* traces, int nt, int n, cudaStream_t stream) {
   if (n_receivers == 0) return;
-  record_kernel<<<blocks_for(n_receivers, 128), 128, 0, stream>>>(u, index, weight, offsets, n_receivers, traces, nt,
-                                                                  n);
+  const launch::Launch l = launch::items_launch(n_receivers, 128);
+  launch::check_launch(l, "cuda::record_receivers");
+  record_kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(u, index, weight, offsets, n_receivers, traces, nt, n);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
 template <class T>
 void zero_top_plane(const FieldLayout& L, T* u, cudaStream_t stream) {
-  zero_top_kernel<<<dim3(blocks_for(L.nx, 128), L.ny), 128, 0, stream>>>(L, u);
+  const launch::Launch l = launch::box_launch({L.nx, L.ny, 1}, 128);
+  launch::check_launch(l, "cuda::zero_top_plane");
+  zero_top_kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(L, u);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -403,7 +393,9 @@ DeviceFieldStats field_stats(const FieldLayout& L, const T* u, double* partial_m
 
 template <class T>
 void unpad(const FieldLayout& L, const T* padded, T* dense, cudaStream_t stream) {
-  unpad_kernel<<<dim3(blocks_for(L.nx, 128), L.ny, L.nz), 128, 0, stream>>>(L, padded, dense);
+  const launch::Launch l = launch::box_launch({L.nx, L.ny, L.nz}, 128);
+  launch::check_launch(l, "cuda::unpad");
+  unpad_kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(L, padded, dense);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 

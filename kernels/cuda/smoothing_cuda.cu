@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/cuda/check.cuh"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/smoothing_cuda.hpp"
 
 namespace specwave::cuda {
@@ -16,13 +17,11 @@ struct Padding {
   int n[3], pad[3], padded[3];
 };
 
-unsigned blocks_for(std::size_t n) { return unsigned(std::min<std::size_t>((n + 255) / 256, 65535)); }
-
 // padded = the field inside, 0 in the padding: one thread per padded point (grid-stride), so no separate zeroing.
 __global__ void pad_kernel(Padding p, const double* field, double* padded) {
   const std::size_t total = std::size_t(p.padded[0]) * p.padded[1] * p.padded[2];
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = launch::stride_start(block_dim(), block_index(), thread_index()); i < total;
+       i += launch::stride_step(grid_dim(), block_dim())) {
     const int x = int(i % p.padded[2]) - p.pad[2];
     const std::size_t zy = i / p.padded[2];
     const int y = int(zy % p.padded[1]) - p.pad[1];
@@ -35,8 +34,8 @@ __global__ void pad_kernel(Padding p, const double* field, double* padded) {
 // field = the inner part of padded: one thread per field point (grid-stride).
 __global__ void unpad_kernel(Padding p, const double* padded, double* field) {
   const std::size_t total = std::size_t(p.n[0]) * p.n[1] * p.n[2];
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = launch::stride_start(block_dim(), block_index(), thread_index()); i < total;
+       i += launch::stride_step(grid_dim(), block_dim())) {
     const int x = int(i % p.n[2]);
     const std::size_t zy = i / p.n[2];
     const int y = int(zy % p.n[1]), z = int(zy / p.n[1]);
@@ -45,8 +44,8 @@ __global__ void unpad_kernel(Padding p, const double* padded, double* field) {
 }
 
 __global__ void multiply_pointwise_kernel(std::size_t n, double* v, const double* w) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = launch::stride_start(block_dim(), block_index(), thread_index()); i < n;
+       i += launch::stride_step(grid_dim(), block_dim()))
     v[i] *= w[i];
 }
 
@@ -83,18 +82,19 @@ DeviceGaussianSmoother::DeviceGaussianSmoother(const std::array<int, 3>& shape, 
 // S v = unpad( IFFT( filter * FFT( pad(v) ) ) ), filter including 1 / (pz py px).
 void DeviceGaussianSmoother::apply(double* field) const {
   const Padding p{{shape_[0], shape_[1], shape_[2]}, {pad_[0], pad_[1], pad_[2]}, {padded_.nz, padded_.ny, padded_.nx}};
-  pad_kernel<<<blocks_for(padded_.points()), 256, 0, stream_>>>(p, field, real_.data());
+  pad_kernel<<<SPECWAVE_LAUNCH(launch::stride_launch(index_t(padded_.points()), 256), stream_)>>>(p, field,
+                                                                                                  real_.data());
   SPECWAVE_CUDA_CHECK_LAUNCH();
   fft_.forward(real_.data(), spectrum_.data());
   multiply_spectrum<double>(padded_, spectrum_.data(), filter_.data(), stream_);
   fft_.backward(spectrum_.data(), real_.data());
-  unpad_kernel<<<blocks_for(points()), 256, 0, stream_>>>(p, real_.data(), field);
+  unpad_kernel<<<SPECWAVE_LAUNCH(launch::stride_launch(index_t(points()), 256), stream_)>>>(p, real_.data(), field);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
 void multiply_pointwise(std::size_t n, double* v, const double* w, cudaStream_t stream) {
   if (n == 0) return;
-  multiply_pointwise_kernel<<<blocks_for(n), 256, 0, stream>>>(n, v, w);
+  multiply_pointwise_kernel<<<SPECWAVE_LAUNCH(launch::stride_launch(index_t(n), 256), stream)>>>(n, v, w);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 

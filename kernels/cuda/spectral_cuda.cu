@@ -4,7 +4,8 @@
 //
 // Launch contract of every kernel here: one thread per value; a (ceil(plane / threads), nz) grid, where plane is
 // the ny * nx values (real fields) or ny * (nx/2 + 1) values (half spectra) of one z plane; x is the fastest
-// thread index, so a warp reads consecutive addresses.
+// thread index, so a warp reads consecutive addresses (launch::plane_launch and launch::plane_point of
+// kernels/launch_geometry.hpp, checked on the CPU by tests/test_launch_geometry.cpp).
 #include <cufft.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/check.cuh"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/spectral_cuda.hpp"
 #include "kernels/spectral_point.hpp"
 
@@ -25,14 +27,21 @@ static_assert(sizeof(Complex<float>) == sizeof(cufftComplex) && sizeof(Complex<d
 
 constexpr int threads = 256;
 
-// The grid for `plane` values per z plane and nz planes.
-dim3 plane_grid(std::size_t plane, int nz) {
+// The launch for `plane` values per z plane and nz planes.
+launch::Launch plane_grid(std::size_t plane, int nz) {
   if (plane == 0 || nz <= 0) throw std::invalid_argument("spectral CUDA kernels: empty grid");
   if (plane > std::size_t(INT_MAX) - threads || nz > 65535)
     throw std::invalid_argument("spectral CUDA kernels: a z plane of " + std::to_string(plane) +
                                 " values or nz = " + std::to_string(nz) +
                                 " exceeds the launch limits (2^31 values per plane, 65535 planes)");
-  return dim3(unsigned((plane + threads - 1) / threads), unsigned(nz));
+  const launch::Launch l = launch::plane_launch(index_t(plane), nz, threads);
+  launch::check_launch(l, "spectral CUDA kernels");
+  return l;
+}
+
+// The value (x, y, z; packed index k) of a (nz, ny, width) array this thread owns.
+__device__ inline bool my_value(int width, int plane, launch::PlanePoint& q) {
+  return launch::plane_point(width, plane, block_dim(), block_index(), thread_index(), q);
 }
 
 template <class C, class T>
@@ -55,10 +64,9 @@ __device__ inline T source_sum(const SourceTerms<T>& s, index_t i, index_t point
 
 template <class T>
 __global__ void multiply_spectrum_kernel(int plane, Complex<T>* spectrum, const T* symbol) {
-  const int p = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (p >= plane) return;
-  const index_t k = index_t(blockIdx.y) * plane + p;
-  spectrum[k] = scaled(spectrum[k], symbol[k]);
+  launch::PlanePoint q;
+  if (!my_value(plane, plane, q)) return;
+  spectrum[q.k] = scaled(spectrum[q.k], symbol[q.k]);
 }
 
 // out_a = in * kappa * shift_a[m_a]. `in` may alias out_z: no __restrict__.
@@ -66,10 +74,10 @@ template <class T>
 __global__ void gradient_spectra_kernel(int half_x, int plane, const Complex<T>* in, Complex<T>* out_z,
                                         Complex<T>* out_y, Complex<T>* out_x, const T* kappa, const Complex<T>* shift_z,
                                         const Complex<T>* shift_y, const Complex<T>* shift_x) {
-  const int p = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (p >= plane) return;
-  const int z = int(blockIdx.y), y = p / half_x, x = p - y * half_x;
-  const index_t k = index_t(z) * plane + p;
+  launch::PlanePoint q;
+  if (!my_value(half_x, plane, q)) return;
+  const int z = q.z, y = q.y, x = q.x;
+  const index_t k = q.k;
   const Complex<T> value = in[k];
   const T kap = kappa[k];
   out_z[k] = times(value, scaled(shift_z[z], kap));
@@ -80,31 +88,29 @@ __global__ void gradient_spectra_kernel(int half_x, int plane, const Complex<T>*
 template <class T>
 __global__ void staggered_multiply_kernel(int half_x, int plane, Complex<T>* spectrum, const T* kappa,
                                           const Complex<T>* shift, int axis) {
-  const int p = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (p >= plane) return;
-  const int z = int(blockIdx.y), y = p / half_x, x = p - y * half_x;
-  const int m = axis == 0 ? z : axis == 1 ? y : x;
-  const index_t k = index_t(z) * plane + p;
+  launch::PlanePoint q;
+  if (!my_value(half_x, plane, q)) return;
+  const int m = axis == 0 ? q.z : axis == 1 ? q.y : q.x;
+  const index_t k = q.k;
   spectrum[k] = times(spectrum[k], scaled(shift[m], kappa[k]));
 }
 
 template <class T>
 __global__ void pml_velocity_kernel(int nx, int plane, T* __restrict__ w, const T* __restrict__ grad,
                                     const T* __restrict__ bs, int axis, T dt) {
-  const int p = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (p >= plane) return;
-  const int z = int(blockIdx.y), y = p / nx, x = p - y * nx;
-  const int m = axis == 0 ? z : axis == 1 ? y : x;
-  const index_t i = index_t(z) * plane + p;
+  launch::PlanePoint q;
+  if (!my_value(nx, plane, q)) return;
+  const int m = axis == 0 ? q.z : axis == 1 ? q.y : q.x;
+  const index_t i = q.k;
   w[i] = pml_velocity_update(w[i], bs[m], dt, grad[i]);
 }
 
 template <class T>
 __global__ void pml_pressure_kernel(int nx, int plane, PmlPressureStep<T> s) {
-  const int p = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (p >= plane) return;
-  const int z = int(blockIdx.y), y = p / nx, x = p - y * nx;
-  const index_t i = index_t(z) * plane + p;
+  launch::PlanePoint q;
+  if (!my_value(nx, plane, q)) return;
+  const int z = q.z, y = q.y, x = q.x;
+  const index_t i = q.k;
   const index_t points = index_t(gridDim.y) * plane;
   const T source = source_sum(s.sources, i, points, T(0));
   const T dt_v2 = s.dt_vel2[i];
@@ -119,10 +125,10 @@ __global__ void pml_pressure_kernel(int nx, int plane, PmlPressureStep<T> s) {
 
 template <class T>
 __global__ void damped_kernel(int nx, int plane, DampedStep<T> s) {
-  const int p = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (p >= plane) return;
-  const int z = int(blockIdx.y), y = p / nx, x = p - y * nx;
-  const index_t i = index_t(z) * plane + p;
+  launch::PlanePoint q;
+  if (!my_value(nx, plane, q)) return;
+  const int z = q.z, y = q.y, x = q.x;
+  const index_t i = q.k;
   const index_t points = index_t(gridDim.y) * plane;
   const T eta_dt = T((s.damping[0][z] + s.damping[1][y] + s.damping[2][x]) * s.dt);
   const T next = damped_leapfrog(s.u[i], s.u_prev[i], s.vel2dt2[i], s.lap[i], eta_dt);
@@ -180,7 +186,7 @@ void RealFft3d<T>::backward(Complex<T>* spectrum, T* real) const {
 template <class T>
 void multiply_spectrum(SpectralShape s, Complex<T>* spectrum, const T* symbol, cudaStream_t stream) {
   const std::size_t plane = std::size_t(s.ny) * s.half_x();
-  multiply_spectrum_kernel<T><<<plane_grid(plane, s.nz), threads, 0, stream>>>(int(plane), spectrum, symbol);
+  multiply_spectrum_kernel<T><<<SPECWAVE_LAUNCH(plane_grid(plane, s.nz), stream)>>>(int(plane), spectrum, symbol);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -191,8 +197,8 @@ void staggered_gradient_spectra(SpectralShape s, const Complex<T>* in, Complex<T
   if (out_y == in || out_x == in || out_y == out_z || out_x == out_z || out_x == out_y)
     throw std::invalid_argument("staggered_gradient_spectra: only out_z may alias the input");
   const std::size_t plane = std::size_t(s.ny) * s.half_x();
-  gradient_spectra_kernel<T><<<plane_grid(plane, s.nz), threads, 0, stream>>>(s.half_x(), int(plane), in, out_z, out_y,
-                                                                              out_x, kappa, shift_z, shift_y, shift_x);
+  gradient_spectra_kernel<T><<<SPECWAVE_LAUNCH(plane_grid(plane, s.nz), stream)>>>(
+      s.half_x(), int(plane), in, out_z, out_y, out_x, kappa, shift_z, shift_y, shift_x);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -202,7 +208,7 @@ void staggered_multiply(SpectralShape s, Complex<T>* spectrum, const T* kappa, c
   if (axis < 0 || axis > 2) throw std::invalid_argument("staggered_multiply: axis must be 0, 1 or 2");
   const std::size_t plane = std::size_t(s.ny) * s.half_x();
   staggered_multiply_kernel<T>
-      <<<plane_grid(plane, s.nz), threads, 0, stream>>>(s.half_x(), int(plane), spectrum, kappa, shift, axis);
+      <<<SPECWAVE_LAUNCH(plane_grid(plane, s.nz), stream)>>>(s.half_x(), int(plane), spectrum, kappa, shift, axis);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -210,21 +216,21 @@ template <class T>
 void pml_velocity_step(SpectralShape s, T* w, const T* grad, const T* bs, int axis, T dt, cudaStream_t stream) {
   if (axis < 0 || axis > 2) throw std::invalid_argument("pml_velocity_step: axis must be 0, 1 or 2");
   const std::size_t plane = std::size_t(s.ny) * s.nx;
-  pml_velocity_kernel<T><<<plane_grid(plane, s.nz), threads, 0, stream>>>(s.nx, int(plane), w, grad, bs, axis, dt);
+  pml_velocity_kernel<T><<<SPECWAVE_LAUNCH(plane_grid(plane, s.nz), stream)>>>(s.nx, int(plane), w, grad, bs, axis, dt);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
 template <class T>
 void pml_pressure_step(SpectralShape s, const PmlPressureStep<T>& step, cudaStream_t stream) {
   const std::size_t plane = std::size_t(s.ny) * s.nx;
-  pml_pressure_kernel<T><<<plane_grid(plane, s.nz), threads, 0, stream>>>(s.nx, int(plane), step);
+  pml_pressure_kernel<T><<<SPECWAVE_LAUNCH(plane_grid(plane, s.nz), stream)>>>(s.nx, int(plane), step);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
 template <class T>
 void damped_step(SpectralShape s, const DampedStep<T>& step, cudaStream_t stream) {
   const std::size_t plane = std::size_t(s.ny) * s.nx;
-  damped_kernel<T><<<plane_grid(plane, s.nz), threads, 0, stream>>>(s.nx, int(plane), step);
+  damped_kernel<T><<<SPECWAVE_LAUNCH(plane_grid(plane, s.nz), stream)>>>(s.nx, int(plane), step);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 

@@ -6,29 +6,32 @@
 #include <cmath>
 
 #include "kernels/cuda/check.cuh"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/vector_ops.hpp"
 
 namespace specwave {
 namespace {
 
+using cuda::block_dim, cuda::block_index, cuda::grid_dim, cuda::thread_index;
+
 // x = min(max(x, lower), upper), one component per thread (grid-stride: any n).
 __global__ void project_kernel(std::size_t n, double* x, const double* lower, const double* upper) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = launch::stride_start(block_dim(), block_index(), thread_index()); i < n;
+       i += launch::stride_step(grid_dim(), block_dim()))
     x[i] = fmin(fmax(x[i], lower[i]), upper[i]);
 }
 
 // w = x + a y; a = -1 as x - y (the same value: negation is exact).
 __global__ void add_scaled_kernel(std::size_t n, const double* x, double a, const double* y, double* w) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = launch::stride_start(block_dim(), block_index(), thread_index()); i < n;
+       i += launch::stride_step(grid_dim(), block_dim()))
     w[i] = a == -1 ? x[i] - y[i] : x[i] + a * y[i];
 }
 
 __global__ void path_tangent_kernel(std::size_t n, double a, const double* x0, const double* d, const double* lower,
                                     const double* upper, double* t) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = launch::stride_start(block_dim(), block_index(), thread_index()); i < n;
+       i += launch::stride_step(grid_dim(), block_dim())) {
     const double raw = x0[i] + a * d[i];
     t[i] = raw < lower[i] || raw > upper[i] ? 0.0 : d[i];
   }
@@ -36,12 +39,10 @@ __global__ void path_tangent_kernel(std::size_t n, double a, const double* x0, c
 
 __global__ void mask_outward_kernel(std::size_t n, const double* x, const double* lower, const double* upper, double* v,
                                     int sign) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = launch::stride_start(block_dim(), block_index(), thread_index()); i < n;
+       i += launch::stride_step(grid_dim(), block_dim()))
     if ((x[i] <= lower[i] && sign * v[i] < 0) || (x[i] >= upper[i] && sign * v[i] > 0)) v[i] = 0;
 }
-
-unsigned blocks_for(std::size_t n) { return unsigned(std::min<std::size_t>((n + 255) / 256, 65535)); }
 
 // cuBLAS takes int lengths: longer vectors are processed in chunks (dot and nrm2 combine the chunks' results).
 constexpr std::size_t chunk = std::size_t(1) << 30;
@@ -96,18 +97,19 @@ class CublasVectorOps final : public VectorOps {
   }
   void project(std::size_t n, double* x, const double* lower, const double* upper) const override {
     if (n == 0) return;
-    project_kernel<<<blocks_for(n), 256, 0, stream_>>>(n, x, lower, upper);
+    project_kernel<<<SPECWAVE_LAUNCH(launch::stride_launch(index_t(n), 256), stream_)>>>(n, x, lower, upper);
     SPECWAVE_CUDA_CHECK_LAUNCH();
   }
   void add_scaled(std::size_t n, const double* x, double a, const double* y, double* w) const override {
     if (n == 0) return;
-    add_scaled_kernel<<<blocks_for(n), 256, 0, stream_>>>(n, x, a, y, w);
+    add_scaled_kernel<<<SPECWAVE_LAUNCH(launch::stride_launch(index_t(n), 256), stream_)>>>(n, x, a, y, w);
     SPECWAVE_CUDA_CHECK_LAUNCH();
   }
   void path_tangent(std::size_t n, double a, const double* x0, const double* d, const double* lower,
                     const double* upper, double* t) const override {
     if (n == 0) return;
-    path_tangent_kernel<<<blocks_for(n), 256, 0, stream_>>>(n, a, x0, d, lower, upper, t);
+    path_tangent_kernel<<<SPECWAVE_LAUNCH(launch::stride_launch(index_t(n), 256), stream_)>>>(n, a, x0, d, lower, upper,
+                                                                                              t);
     SPECWAVE_CUDA_CHECK_LAUNCH();
   }
 
@@ -137,7 +139,8 @@ class CublasVectorOps final : public VectorOps {
   void mask_outward(std::size_t n, const double* x, const double* lower, const double* upper, double* v,
                     int sign) const override {
     if (n == 0) return;
-    mask_outward_kernel<<<blocks_for(n), 256, 0, stream_>>>(n, x, lower, upper, v, sign);
+    mask_outward_kernel<<<SPECWAVE_LAUNCH(launch::stride_launch(index_t(n), 256), stream_)>>>(n, x, lower, upper, v,
+                                                                                              sign);
     SPECWAVE_CUDA_CHECK_LAUNCH();
   }
 

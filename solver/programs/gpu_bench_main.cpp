@@ -2,7 +2,9 @@
 // device-to-device copy bandwidth, the CUDA FDTD step at 256^3 and 512^3 for orders 2, 4, 8 in fp32 and fp64
 // (Gpts/s and effective bandwidth at 16 / 32 B per point as a fraction of the copy bandwidth), the GPU over CPU
 // speedup on the same step, the spectral step at 256^3 and 512^3 (damping layer and split-field PML, fp32 and
-// fp64) against its cuFFT transforms alone, and shots per second with 1, 2, 4 and 8 shots sharing the device.
+// fp64) against its cuFFT transforms alone, the propagator's whole step at 512^3 without a CPML and with one of
+// 10 and 20 points (the CPML's cost), and shots per second with 1, 2, 4 and 8 shots sharing the device.
+// --profile N runs only a few steps of each stencil kernel at N^3 (order 8 fp32, with a CPML of 10), for ncu.
 // Without a usable device it prints why and exits 77.
 #include <cuda_runtime_api.h>
 #include <omp.h>
@@ -12,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -78,7 +81,8 @@ FdtdStep<T> step_view(const FieldLayout& L, T* u, T* u_prev, const T* vel, int o
   return s;
 }
 
-// A smooth field and (v dt)^2 at 0.8 of the CFL limit for v = 2000 m/s, h = 10 m.
+// A smooth separable field and (v dt)^2 at 0.8 of the CFL limit for v = 2000 m/s, h = 10 m. Separable and in
+// parallel: three short tables of sines, one product per point (a 512^3 fill takes well under a second).
 template <class T>
 void fill_host(const FieldLayout& L, int order, std::vector<T>& u, std::vector<T>& vel) {
   GridSpec g;
@@ -86,10 +90,17 @@ void fill_host(const FieldLayout& L, int order, std::vector<T>& u, std::vector<T
   const double dt = 0.8 * stable_dt(g, order, 2000);
   u.assign(L.size(), T(0));
   vel.assign(L.size(), T(2000.0 * 2000.0 * dt * dt));
+  std::vector<double> fx(L.nx), fy(L.ny), fz(L.nz);
+  for (int x = 0; x < L.nx; ++x) fx[x] = std::sin(0.05 * x);
+  for (int y = 0; y < L.ny; ++y) fy[y] = std::cos(0.07 * y);
+  for (int z = 0; z < L.nz; ++z) fz[z] = std::sin(0.03 * z + 0.5);
+#pragma omp parallel for schedule(static)
   for (int z = 0; z < L.nz; ++z)
-    for (int y = 0; y < L.ny; ++y)
-      for (int x = 0; x < L.nx; ++x)
-        u[L.index(z, y, x)] = T(std::sin(0.05 * x) * std::cos(0.07 * y) * std::sin(0.03 * z + 0.5));
+    for (int y = 0; y < L.ny; ++y) {
+      const double zy = fz[z] * fy[y];
+      T* row = u.data() + L.index(z, y, 0);
+      for (int x = 0; x < L.nx; ++x) row[x] = T(zy * fx[x]);
+    }
 }
 
 struct StepResult {
@@ -141,6 +152,50 @@ double cpu_ms_per_step(int n, int order, int steps) {
     std::swap(a, b);
   }
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps;
+}
+
+// The whole CUDA FDTD step of the propagator (what a forward run does each step: the update, the CPML on every
+// face, one Ricker source, a line of receivers recorded every step) at n^3, order `order`, a CPML of `pml_width`
+// points (0: none), with the stencil kernel chosen as users choose it (SPECWAVE_CUDA_KERNEL). Milliseconds per
+// step, best of 3 runs of `steps` steps after 3 warm-up steps; the field starts at zero.
+template <class T>
+double propagator_ms_per_step(int n, int order, int pml_width, cuda::StencilKernel kernel, int steps) {
+  ::setenv("SPECWAVE_CUDA_KERNEL", kernel == cuda::StencilKernel::tiled ? "tiled" : "generic", 1);
+  const int warm = 3, repetitions = 3;
+  Case c;
+  c.name = "gpu-bench-step";
+  c.grid.shape = {n, n, n};
+  c.grid.spacing = {10, 10, 10};
+  c.model.velocity = 2000;
+  c.scheme.order = order;
+  c.scheme.min_points_per_wavelength = 1;
+  c.time.duration = 1.0;
+  c.boundary.pml_width = pml_width;
+  c.run.backend = BackendKind::cuda;
+  c.run.precision = sizeof(T) == 8 ? Precision::fp64 : Precision::fp32;
+  c.output.directory = "/tmp/specwave-gpu-bench";
+  SourceSpec s;
+  s.position = {5.0 * n, 5.0 * n, 5.0 * n};
+  s.wavelet.peak_frequency = 10;
+  c.shots.push_back({{s}});
+  // The same receivers whatever the width: a line 26 points inside the faces (clear of a 20-point layer and the
+  // receivers' interpolation stencils), one every two points.
+  for (int x = 26; x < n - 26; x += 2) c.receivers.push_back({260.0, 5.0 * n, 10.0 * x});
+  Plan plan = make_plan(c);
+  plan.nt = warm + repetitions * steps;
+  auto prop = make_propagator(c, plan);
+  prop->begin_shot(plan.sources[0], plan.wavelets[0]);
+  prop->advance(0, warm);
+  cuda::synchronize();
+  double best = 1e300;
+  for (int k = 0, step = warm; k < repetitions; ++k, step += steps) {
+    const auto t0 = std::chrono::steady_clock::now();
+    prop->advance(step, step + steps);
+    cuda::synchronize();
+    best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  ::unsetenv("SPECWAVE_CUDA_KERNEL");
+  return best / steps;
 }
 
 // Shots per second with `k` shots of a 128^3 case (order 8, CPML 16, `steps` steps each) in flight at once.
@@ -258,12 +313,16 @@ SpectralResult spectral_step(int n, SpectralAbsorber absorber, int steps) {
 
 int main(int argc, char** argv) {
   CLI::App app{"specwave GPU benchmark"};
-  std::vector<int> sizes = {256, 512}, orders = {2, 4, 8}, spectral_sizes = {256, 512};
+  std::vector<int> sizes = {256, 512}, orders = {2, 4, 8}, spectral_sizes = {256, 512}, run_sizes = {512};
   int steps = 20;
   std::string output;
+  int profile = 0;
+  app.add_option("--profile", profile, "Only a few steps of each kernel at this n^3 (for ncu), then exit");
   app.add_option("--sizes", sizes, "Grid points per axis")->capture_default_str();
   app.add_option("--orders", orders, "FDTD orders")->capture_default_str();
   app.add_option("--spectral-sizes", spectral_sizes, "Grid points per axis of the spectral step")
+      ->capture_default_str();
+  app.add_option("--run-sizes", run_sizes, "Grid points per axis of the propagator's whole step (CPML 0, 10, 20)")
       ->capture_default_str();
   app.add_option("--steps", steps, "Timed steps per configuration")->capture_default_str();
   app.add_option("--output", output, "Also write the Markdown report here");
@@ -274,18 +333,33 @@ int main(int argc, char** argv) {
     return 77;
   }
   try {
+    if (profile > 0) {
+      for (auto kernel : {cuda::StencilKernel::generic, cuda::StencilKernel::tiled}) {
+        gpu_step<float>(profile, 8, 2, 1.0, kernel);
+        propagator_ms_per_step<float>(profile, 8, 10, kernel, 2);
+      }
+      std::printf("specwave-gpu-bench --profile %d: done\n", profile);
+      return 0;
+    }
     const auto& d = status.devices.front();
-    std::string report = fmt::format(
-        "# specwave GPU benchmark\n\n- device: {} (compute capability {}.{}, {} SMs, {:.0f} GiB)\n"
-        "- driver {}.{}, runtime {}.{}\n",
-        d.name, d.compute_major, d.compute_minor, d.multiprocessors, d.total_bytes / double(1ull << 30),
-        status.driver_version / 1000, status.driver_version % 1000 / 10, status.runtime_version / 1000,
-        status.runtime_version % 1000 / 10);
+    std::string report;
+    // Each part is printed as soon as it is measured (a run stopped by a timeout keeps what it measured).
+    auto emit = [&report](const std::string& text) {
+      report += text;
+      std::fputs(text.c_str(), stdout);
+      std::fflush(stdout);
+    };
+    emit(
+        fmt::format("# specwave GPU benchmark\n\n- device: {} (compute capability {}.{}, {} SMs, {:.0f} GiB)\n"
+                    "- driver {}.{}, runtime {}.{}\n",
+                    d.name, d.compute_major, d.compute_minor, d.multiprocessors, d.total_bytes / double(1ull << 30),
+                    status.driver_version / 1000, status.driver_version % 1000 / 10, status.runtime_version / 1000,
+                    status.runtime_version % 1000 / 10));
     const double bw = copy_bandwidth(std::size_t(1) << 30);
-    report += fmt::format("- device-to-device copy of 1 GiB: {:.0f} GB/s (bytes read + written)\n\n", bw / 1e9);
-    report +=
+    emit(fmt::format("- device-to-device copy of 1 GiB: {:.0f} GB/s (bytes read + written)\n\n", bw / 1e9));
+    emit(
         "| n^3 | order | precision, kernel | ms/step | Gpts/s | effective GB/s | of copy bandwidth "
-        "|\n|---:|---:|---|---:|---:|---:|---:|\n";
+        "|\n|---:|---:|---|---:|---:|---:|---:|\n");
     double gpu_256_8 = 0;
     for (int n : sizes)
       for (int order : orders)
@@ -295,31 +369,48 @@ int main(int argc, char** argv) {
                 fp64 ? gpu_step<double>(n, order, steps, bw, kernel) : gpu_step<float>(n, order, steps, bw, kernel);
             if (n == 256 && order == 8 && !fp64)
               gpu_256_8 = gpu_256_8 > 0 ? std::min(gpu_256_8, r.ms_per_step) : r.ms_per_step;
-            report += fmt::format("| {} | {} | {} | {:.3f} | {:.1f} | {:.0f} | {:.2f} |\n", n, order, r.precision,
-                                  r.ms_per_step, r.gpts, r.fraction * bw / 1e9, r.fraction);
+            emit(fmt::format("| {} | {} | {} | {:.3f} | {:.1f} | {:.0f} | {:.2f} |\n", n, order, r.precision,
+                             r.ms_per_step, r.gpts, r.fraction * bw / 1e9, r.fraction));
             std::fflush(stdout);
           }
     if (gpu_256_8 > 0) {
       const double cpu = cpu_ms_per_step(256, 8, 3);
-      report += fmt::format(
+      emit(fmt::format(
           "\nGPU over CPU ({} OpenMP threads), order 8 fp32 256^3: {:.1f} ms vs {:.2f} ms per step = {:.0f}x\n",
-          omp_get_max_threads(), cpu, gpu_256_8, cpu / gpu_256_8);
+          omp_get_max_threads(), cpu, gpu_256_8, cpu / gpu_256_8));
     }
-    report +=
+    // The propagator's whole step with and without the CPML (the goal: the CPML on all faces costs at most
+    // 15% over the interior-only step), each stencil kernel, fp32 and fp64.
+    emit(
+        "\n| n^3 | order | precision, kernel | whole step, no CPML ms | CPML 10 ms | CPML 20 ms | CPML 10 / none | "
+        "CPML 20 / none | Gpts/s with CPML 20 |\n|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+    for (int n : run_sizes)
+      for (int fp64 = 0; fp64 < 2; ++fp64)
+        for (auto kernel : {cuda::StencilKernel::generic, cuda::StencilKernel::tiled}) {
+          double ms[3];
+          const int widths[3] = {0, 10, 20};
+          for (int w = 0; w < 3; ++w)
+            ms[w] = fp64 ? propagator_ms_per_step<double>(n, 8, widths[w], kernel, steps)
+                         : propagator_ms_per_step<float>(n, 8, widths[w], kernel, steps);
+          emit(fmt::format("| {} | 8 | {} {} | {:.3f} | {:.3f} | {:.3f} | {:.2f} | {:.2f} | {:.1f} |\n", n,
+                           fp64 ? "fp64" : "fp32", kernel == cuda::StencilKernel::tiled ? "tiled" : "generic", ms[0],
+                           ms[1], ms[2], ms[1] / ms[0], ms[2] / ms[0], double(n) * n * n / (ms[2] * 1e-3) / 1e9));
+          std::fflush(stdout);
+        }
+    emit(
         "\n| n^3 | spectral absorber | precision | ms/step | cuFFT alone ms/step | step / FFT (target <= 1.15) | "
         "Gpts/s |\n"
-        "|---:|---|---|---:|---:|---:|---:|\n";
+        "|---:|---|---|---:|---:|---:|---:|\n");
     for (int n : spectral_sizes)
       for (auto absorber : {SpectralAbsorber::damping, SpectralAbsorber::pml})
         for (int fp64 = 0; fp64 < 2; ++fp64) {
           const SpectralResult r =
               fp64 ? spectral_step<double>(n, absorber, steps) : spectral_step<float>(n, absorber, steps);
-          report += fmt::format("| {} | {} | {} | {:.3f} | {:.3f} | {:.2f} | {:.2f} |\n", r.n, r.absorber, r.precision,
-                                r.ms_per_step, r.fft_ms_per_step, r.ms_per_step / r.fft_ms_per_step, r.gpts);
+          emit(fmt::format("| {} | {} | {} | {:.3f} | {:.3f} | {:.2f} | {:.2f} |\n", r.n, r.absorber, r.precision,
+                           r.ms_per_step, r.fft_ms_per_step, r.ms_per_step / r.fft_ms_per_step, r.gpts));
         }
-    report += "\n| shots in flight (128^3, order 8, CPML 16, 200 steps each) | shots/s |\n|---:|---:|\n";
-    for (int k : {1, 2, 4, 8}) report += fmt::format("| {} | {:.2f} |\n", k, shots_per_second(k, 200));
-    std::fputs(report.c_str(), stdout);
+    emit("\n| shots in flight (128^3, order 8, CPML 16, 200 steps each) | shots/s |\n|---:|---:|\n");
+    for (int k : {1, 2, 4, 8}) emit(fmt::format("| {} | {:.2f} |\n", k, shots_per_second(k, 200)));
     if (!output.empty()) std::ofstream(output) << report;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "specwave-gpu-bench: %s\n", e.what());

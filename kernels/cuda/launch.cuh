@@ -1,0 +1,20 @@
+#pragma once
+// The CUDA side of kernels/launch_geometry.hpp: a kernel's own block and thread indices as launch::Int3 / Dim, and
+// a launch::Dim as dim3, so kernels map threads to points only through the functions the CPU tests check.
+#include <cuda_runtime.h>
+
+#include "kernels/launch_geometry.hpp"
+
+namespace specwave::cuda {
+
+__device__ inline launch::Int3 block_index() { return {int(blockIdx.x), int(blockIdx.y), int(blockIdx.z)}; }
+__device__ inline launch::Int3 thread_index() { return {int(threadIdx.x), int(threadIdx.y), int(threadIdx.z)}; }
+__device__ inline launch::Dim block_dim() { return {blockDim.x, blockDim.y, blockDim.z}; }
+__device__ inline launch::Dim grid_dim() { return {gridDim.x, gridDim.y, gridDim.z}; }
+inline dim3 to_dim3(launch::Dim d) { return dim3(d.x, d.y, d.z); }
+
+}  // namespace specwave::cuda
+
+// kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(...) for a checked launch::Launch l.
+#define SPECWAVE_LAUNCH(l, stream) \
+  ::specwave::cuda::to_dim3((l).grid), ::specwave::cuda::to_dim3((l).block), 0, (stream)

@@ -1,0 +1,233 @@
+#pragma once
+// Launch geometry of every CUDA kernel: the launch configuration (grid and block) a launcher chooses for a box of
+// points, and the mapping from (block index, thread index) to the point a thread owns. Host and device functions
+// (SPECWAVE_HD) without CUDA types, so that the CUDA kernels call exactly these functions and a CPU test
+// (tests/test_launch_geometry.cpp) runs every mapping over awkward sizes (primes, 1, one past a tile) and checks
+// that each point of its box is owned exactly once and nothing outside it is touched. Launch limits (65535 blocks
+// along y and z, 2^31 - 1 along x) are checked by check_launch() before a launch.
+//
+// Coordinates here are (x, y, z) with x the fastest thread index, as CUDA's dim3, so a warp reads consecutive
+// addresses; boxes are in interior coordinates of a FieldLayout.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/common.hpp"
+
+namespace specwave::launch {
+
+struct Int3 {
+  int x = 0, y = 0, z = 0;
+};
+
+// A grid or block size as CUDA's dim3 (x fastest).
+struct Dim {
+  unsigned x = 1, y = 1, z = 1;
+  SPECWAVE_HD std::int64_t count() const { return std::int64_t(x) * y * z; }
+};
+
+struct Launch {
+  Dim grid, block;
+};
+
+SPECWAVE_HD inline unsigned blocks_for(std::int64_t n, int threads) { return unsigned((n + threads - 1) / threads); }
+
+// CUDA's limits on a launch (compute capability >= 3.0): throws std::invalid_argument naming the kernel.
+inline void check_launch(const Launch& l, const char* what) {
+  const bool ok = l.grid.x >= 1 && l.grid.y >= 1 && l.grid.z >= 1 && l.grid.x <= 2147483647u && l.grid.y <= 65535u &&
+                  l.grid.z <= 65535u && l.block.count() >= 1 && l.block.count() <= 1024 && l.block.z <= 64;
+  if (!ok)
+    throw std::invalid_argument(std::string(what) + ": launch grid (" + std::to_string(l.grid.x) + ", " +
+                                std::to_string(l.grid.y) + ", " + std::to_string(l.grid.z) + ") of blocks (" +
+                                std::to_string(l.block.x) + ", " + std::to_string(l.block.y) + ", " +
+                                std::to_string(l.block.z) +
+                                ") exceeds CUDA's limits (2^31 - 1 blocks along x, 65535 along y and z, 1024 threads "
+                                "a block); split the domain over more ranks or use a smaller grid");
+}
+
+// ---- A box, one point per thread: x in blocks of `threads_x`, y in blocks of `threads_y`, one z per block row.
+SPECWAVE_HD inline Launch box_launch(Int3 extent, int threads_x, int threads_y = 1) {
+  Launch l;
+  l.block = {unsigned(threads_x), unsigned(threads_y), 1};
+  l.grid = {blocks_for(extent.x, threads_x), blocks_for(extent.y, threads_y), unsigned(extent.z)};
+  return l;
+}
+
+// The point of the box [lo, lo + extent) that thread `t` of block `b` owns; false when it owns none.
+SPECWAVE_HD inline bool box_point(Int3 lo, Int3 extent, Dim block_dim, Int3 b, Int3 t, Int3& p) {
+  const int dx = b.x * int(block_dim.x) + t.x, dy = b.y * int(block_dim.y) + t.y, dz = b.z;
+  if (dx >= extent.x || dy >= extent.y || dz >= extent.z) return false;
+  p = {lo.x + dx, lo.y + dy, lo.z + dz};
+  return true;
+}
+
+// Where the point (x, y, z) of the box's local coordinates goes in a dense buffer of the box (halo pack/unpack).
+SPECWAVE_HD inline index_t box_buffer_index(Int3 extent, Int3 local) {
+  return (index_t(local.z) * extent.y + local.y) * extent.x + local.x;
+}
+
+// ---- The boxes of a decomposed step: the shell (the points within width[axis][side] of each face, updated before
+// the halo exchange) as six disjoint boxes (z slabs whole, y slabs between them, x slabs between those) and the
+// interior box last; clamped so that a block thinner than two shells is all shell. Empty boxes have a zero extent.
+struct Box {
+  Int3 lo, extent;
+};
+
+inline void shell_boxes(Int3 n, const int (&width)[3][2], Box (&boxes)[7]) {
+  const int z0 = width[0][0] < n.z ? width[0][0] : n.z, z1 = n.z - width[0][1] > z0 ? n.z - width[0][1] : z0;
+  const int y0 = width[1][0] < n.y ? width[1][0] : n.y, y1 = n.y - width[1][1] > y0 ? n.y - width[1][1] : y0;
+  const int x0 = width[2][0] < n.x ? width[2][0] : n.x, x1 = n.x - width[2][1] > x0 ? n.x - width[2][1] : x0;
+  auto box = [](int xa, int xb, int ya, int yb, int za, int zb) {
+    return Box{{xa, ya, za}, {xb - xa, yb - ya, zb - za}};
+  };
+  boxes[0] = box(0, n.x, 0, n.y, 0, z0);    // z low
+  boxes[1] = box(0, n.x, 0, n.y, z1, n.z);  // z high
+  boxes[2] = box(0, n.x, 0, y0, z0, z1);    // y low
+  boxes[3] = box(0, n.x, y1, n.y, z0, z1);  // y high
+  boxes[4] = box(0, x0, y0, y1, z0, z1);    // x low
+  boxes[5] = box(x1, n.x, y0, y1, z0, z1);  // x high
+  boxes[6] = box(x0, x1, y0, y1, z0, z1);   // interior
+}
+
+// ---- The 2.5D tiled update: a (BX, BY) tile of threads owns one (x, y) column and marches it along z over
+// [z_begin, z_end) (z_per_block planes per block along z).
+struct TileColumn {
+  int x = 0, y = 0, z_begin = 0, z_end = 0;
+  bool active = false;    // (x, y) is an interior column: the thread updates its points
+  bool loadable = false;  // (x, y) is inside the padded array: the thread loads its column into the tile
+};
+
+SPECWAVE_HD inline Launch tile_launch(Int3 n, int bx, int by, int z_per_block) {
+  Launch l;
+  l.block = {unsigned(bx), unsigned(by), 1};
+  l.grid = {blocks_for(n.x, bx), blocks_for(n.y, by), blocks_for(n.z, z_per_block)};
+  return l;
+}
+
+SPECWAVE_HD inline TileColumn tile_column(Int3 n, int halo, int bx, int by, int z_per_block, Int3 b, Int3 t) {
+  TileColumn c;
+  c.x = b.x * bx + t.x;
+  c.y = b.y * by + t.y;
+  c.z_begin = b.z * z_per_block;
+  c.z_end = c.z_begin + z_per_block < n.z ? c.z_begin + z_per_block : n.z;
+  c.active = c.x < n.x && c.y < n.y;
+  c.loadable = c.x < n.x + halo && c.y < n.y + halo;
+  return c;
+}
+
+// ---- Face boxes flattened into one 1D launch (the CPML faces of a step): face f is the box
+// [lo[f], lo[f] + extent[f]) and owns the blocks first_block[f] .. first_block[f + 1] - 1, each `threads`
+// consecutive points of the face in x-fastest order. Index arithmetic inside a face is 32-bit: make_face_set()
+// refuses a face of 2^31 points or more.
+struct FaceSet {
+  static constexpr int max_faces = 6;
+  int count = 0, threads = 128;
+  int axis[max_faces] = {}, side[max_faces] = {};
+  Int3 lo[max_faces], extent[max_faces];
+  std::int64_t first_block[max_faces + 1] = {};
+  SPECWAVE_HD std::int64_t blocks() const { return first_block[count]; }
+};
+
+// Adds the face box [lo, lo + extent) of (axis, side); an empty box adds nothing.
+inline void add_face(FaceSet& f, int axis, int side, Int3 lo, Int3 extent) {
+  const std::int64_t points = std::int64_t(extent.x) * extent.y * extent.z;
+  if (points == 0) return;
+  if (f.count == FaceSet::max_faces) throw std::logic_error("launch::add_face: more than six faces");
+  if (points >= (std::int64_t(1) << 31))
+    throw std::invalid_argument("CPML face of " + std::to_string(points) +
+                                " points: more than 2^31 - 1 points in one face; split the domain over more ranks");
+  const int k = f.count++;
+  f.axis[k] = axis;
+  f.side[k] = side;
+  f.lo[k] = lo;
+  f.extent[k] = extent;
+  f.first_block[k + 1] = f.first_block[k] + blocks_for(points, f.threads);
+}
+
+inline Launch face_launch(const FaceSet& f) {
+  Launch l;
+  l.block = {unsigned(f.threads), 1, 1};
+  l.grid = {unsigned(f.blocks() > 0 ? f.blocks() : 1), 1, 1};
+  return l;
+}
+
+// The face and the point that thread `thread` of block `block` owns; false when it owns none.
+SPECWAVE_HD inline bool face_point(const FaceSet& f, std::int64_t block, int thread, int& face, Int3& p) {
+  if (block >= f.blocks()) return false;
+  int k = 0;
+  while (k + 1 < f.count && block >= f.first_block[k + 1]) ++k;
+  const Int3 e = f.extent[k];
+  const unsigned local = unsigned(block - f.first_block[k]) * unsigned(f.threads) + unsigned(thread);
+  const unsigned row = unsigned(e.x), plane = row * unsigned(e.y);
+  if (local >= plane * unsigned(e.z)) return false;
+  const unsigned z = local / plane, rest = local - z * plane, y = rest / row;
+  face = k;
+  p = {f.lo[k].x + int(rest - y * row), f.lo[k].y + int(y), f.lo[k].z + int(z)};
+  return true;
+}
+
+// ---- The ghost planes above a free surface: value p of a padded z plane (plane values) and ghost plane k
+// (1 .. halo), one launch of (ceil(plane / threads), halo) blocks.
+SPECWAVE_HD inline Launch mirror_launch(index_t plane, int halo, int threads) {
+  Launch l;
+  l.block = {unsigned(threads), 1, 1};
+  l.grid = {blocks_for(plane, threads), unsigned(halo), 1};
+  return l;
+}
+
+SPECWAVE_HD inline bool mirror_point(index_t plane, Dim block_dim, Int3 b, Int3 t, index_t& p, int& k) {
+  p = index_t(b.x) * block_dim.x + t.x;
+  k = b.y + 1;
+  return p < plane;
+}
+
+// ---- One thread per item (sources' target points, receivers' samples): item = global thread index.
+SPECWAVE_HD inline Launch items_launch(index_t n, int threads) {
+  Launch l;
+  l.block = {unsigned(threads), 1, 1};
+  l.grid = {blocks_for(n > 0 ? n : 1, threads), 1, 1};
+  return l;
+}
+
+SPECWAVE_HD inline bool item_index(index_t n, Dim block_dim, Int3 b, Int3 t, index_t& item) {
+  item = index_t(b.x) * block_dim.x + t.x;
+  return item < n;
+}
+
+// ---- A grid-stride loop over [0, n): thread (b, t) takes start, start + step, ...; at least one block (n = 0
+// launches one block that does nothing) and at most max_blocks.
+SPECWAVE_HD inline Launch stride_launch(index_t n, int threads, unsigned max_blocks = 65535) {
+  Launch l;
+  const unsigned blocks = n > 0 ? blocks_for(n, threads) : 1;
+  l.block = {unsigned(threads), 1, 1};
+  l.grid = {blocks < max_blocks ? blocks : max_blocks, 1, 1};
+  return l;
+}
+SPECWAVE_HD inline index_t stride_start(Dim block_dim, Int3 b, Int3 t) { return index_t(b.x) * block_dim.x + t.x; }
+SPECWAVE_HD inline index_t stride_step(Dim grid, Dim block_dim) { return index_t(grid.x) * block_dim.x; }
+
+// ---- The spectral kernels: `plane` values per z plane (ny * width, width = nx for real fields, nx/2 + 1 for half
+// spectra) and nz planes; a (ceil(plane / threads), nz) grid, one value per thread.
+struct PlanePoint {
+  int x = 0, y = 0, z = 0;
+  index_t k = 0;  // the value's index in the packed (nz, ny, width) array
+};
+
+SPECWAVE_HD inline Launch plane_launch(index_t plane, int nz, int threads) {
+  Launch l;
+  l.block = {unsigned(threads), 1, 1};
+  l.grid = {blocks_for(plane, threads), unsigned(nz), 1};
+  return l;
+}
+
+SPECWAVE_HD inline bool plane_point(int width, int plane, Dim block_dim, Int3 b, Int3 t, PlanePoint& q) {
+  const int p = b.x * int(block_dim.x) + t.x;
+  if (p >= plane) return false;
+  q.z = b.y;
+  q.y = p / width;
+  q.x = p - q.y * width;
+  q.k = index_t(q.z) * plane + p;
+  return true;
+}
+
+}  // namespace specwave::launch
