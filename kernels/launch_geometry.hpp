@@ -8,7 +8,9 @@
 //
 // Coordinates here are (x, y, z) with x the fastest thread index, as CUDA's dim3, so a warp reads consecutive
 // addresses; boxes are in interior coordinates of a FieldLayout.
+#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -96,6 +98,57 @@ struct TileColumn {
   bool active = false;    // (x, y) is an interior column: the thread updates its points
   bool loadable = false;  // (x, y) is inside the padded array: the thread loads its column into the tile
 };
+
+// The tiled kernel's shape: threads along x and y (the block, at most max_tile_threads) and planes per block
+// along z, all chosen at run time (SPECWAVE_CUDA_TILE=32x16x32) so that one GPU run can sweep them without a
+// rebuild; every shape gives the same arithmetic at every point. tile_shapes are the (x, y) that
+// specwave-gpu-bench sweeps; any shape that check_tile_shape accepts runs.
+struct TileShape {
+  int x = 32, y = 16, z = 32;
+  bool operator==(const TileShape& o) const { return x == o.x && y == o.y && z == o.z; }
+};
+inline constexpr int max_tile_threads = 512;  // the kernel's launch bounds
+inline constexpr std::size_t max_tile_shared_bytes = 48 * 1024;
+inline constexpr TileShape tile_shapes[] = {{32, 16, 32}, {32, 8, 32},  {64, 8, 32},
+                                            {64, 4, 32},  {128, 4, 32}, {16, 16, 32}};
+
+inline std::string to_string(const TileShape& t) {
+  return std::to_string(t.x) + "x" + std::to_string(t.y) + "x" + std::to_string(t.z);
+}
+
+// The tile's shared memory: (y + 2R) rows of x + 2R values.
+inline std::size_t tile_shared_bytes(const TileShape& t, int radius, std::size_t value_bytes) {
+  return std::size_t(t.y + 2 * radius) * std::size_t(t.x + 2 * radius) * value_bytes;
+}
+
+inline bool tile_shape_ok(const TileShape& t) {
+  return t.x >= 1 && t.y >= 1 && t.x * t.y <= max_tile_threads && t.z >= 1 && t.z <= 4096 &&
+         tile_shared_bytes(t, 8, 8) <= max_tile_shared_bytes;  // room for the widest stencil in fp64
+}
+
+inline std::string tile_shape_rule() {
+  return "x and y >= 1 with x * y <= " + std::to_string(max_tile_threads) +
+         " threads and (y + 16) (x + 16) 8 bytes <= 48 KiB of shared memory, z from 1 to 4096 planes per block "
+         "(e.g. 32x16x32, the default)";
+}
+
+// Throws std::invalid_argument naming `what` and the shape when check_tile_shape's rule is broken.
+inline void check_tile_shape(const TileShape& t, const std::string& what) {
+  if (!tile_shape_ok(t))
+    throw std::invalid_argument(what + ": tile shape " + to_string(t) + " is outside the rule: " + tile_shape_rule());
+}
+
+// "XxYxZ", or "XxY" with z at its default. Throws std::invalid_argument naming `what` (the setting), the text and
+// the rule.
+inline TileShape parse_tile_shape(const std::string& text, const std::string& what) {
+  TileShape t;
+  int x = 0, y = 0, z = t.z;
+  char tail = 0;
+  const int fields = std::sscanf(text.c_str(), "%dx%dx%d%c", &x, &y, &z, &tail);
+  if ((fields != 2 && fields != 3) || !tile_shape_ok({x, y, z}))
+    throw std::invalid_argument(what + " = '" + text + "': give XxY or XxYxZ with " + tile_shape_rule());
+  return {x, y, z};
+}
 
 SPECWAVE_HD inline Launch tile_launch(Int3 n, int bx, int by, int z_per_block) {
   Launch l;

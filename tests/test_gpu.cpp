@@ -19,13 +19,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <random>
 #include <stdexcept>
+#include <vector>
 
 #include "case_builders.hpp"
 #include "io/case_file.hpp"
 #include "io/hdf5.hpp"
+#include "kernels/launch_geometry.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/forward.hpp"
 #include "solver/inversion/inversion.hpp"
@@ -169,6 +172,38 @@ TEST_CASE("the tiled (2.5D) CUDA kernel agrees with the generic per-point kernel
         CHECK(rel_l2(b.final_field, a.final_field) <= tolerance);
       }
     }
+}
+
+TEST_CASE("the tiled CUDA kernel: every compiled tile shape (SPECWAVE_CUDA_TILE) agrees with the generic kernel") {
+  // Orders 8 and 16: radius 4 and 8, the latter wider than some tiles (4 rows; 4 columns in 4x64), whose halo
+  // takes several passes; 48x10 is neither a power of two nor a divisor of the grid.
+  std::vector<launch::TileShape> shapes(std::begin(launch::tile_shapes), std::end(launch::tile_shapes));
+  shapes.push_back({4, 64, 32});
+  shapes.push_back({48, 10, 32});
+  for (int order : {8, 16})
+    for (const launch::TileShape& shape : shapes)
+      for (int z : {1, 7, 32}) {
+        const launch::TileShape tile{shape.x, shape.y, z};
+        CAPTURE(order);
+        CAPTURE(launch::to_string(tile));
+        for (const auto& [precision, tolerance] :
+             {std::pair{Precision::fp64, 1e-13}, std::pair{Precision::fp32, 1e-6}}) {
+          Case c = forward_comparison_case(order, 6, true, ModelSpec::Kind::gaussian);
+          c.grid.shape = {37, 45, 50};  // not multiples of any tile
+          c.run.precision = precision;
+          c.run.backend = BackendKind::cuda;
+          const Plan plan = make_plan(c);
+          setenv("SPECWAVE_CUDA_KERNEL", "generic", 1);
+          const auto a = simulate_shot(c, plan, 0);
+          setenv("SPECWAVE_CUDA_KERNEL", "tiled", 1);
+          setenv("SPECWAVE_CUDA_TILE", launch::to_string(tile).c_str(), 1);
+          const auto b = simulate_shot(c, plan, 0);
+          unsetenv("SPECWAVE_CUDA_KERNEL");
+          unsetenv("SPECWAVE_CUDA_TILE");
+          CHECK(rel_l2(b.traces, a.traces) <= tolerance);
+          CHECK(rel_l2(b.final_field, a.final_field) <= tolerance);
+        }
+      }
 }
 
 #if defined(SPECWAVE_HAVE_CUDA)

@@ -171,7 +171,12 @@ TEST_CASE("launch geometry: the halo faces' pack and unpack boxes (decomposed ru
 }
 
 TEST_CASE("launch geometry: the 2.5D tile columns own each interior point once; loads stay in the padded array") {
-  for (const auto& [bx, by, zpb] : {std::tuple{32, 16, 32}, std::tuple{8, 4, 5}})
+  std::vector<std::tuple<int, int, int>> shapes = {{8, 4, 5}, {4, 2, 1}};  // and every compiled shape, at two depths
+  for (const launch::TileShape& t : launch::tile_shapes) {
+    shapes.emplace_back(t.x, t.y, t.z);
+    shapes.emplace_back(t.x, t.y, 7);
+  }
+  for (const auto& [bx, by, zpb] : shapes)
     for (int R : {1, 4, 8})
       for (int nx : {1, 7, 31, 33, 65})
         for (int ny : {1, 5, 16, 17})
@@ -318,4 +323,25 @@ TEST_CASE("launch geometry: launches beyond CUDA's limits are refused with the k
   CHECK_THROWS_AS(launch::check_launch(launch::box_launch({64, 65536 * 4, 1}, 64, 4), "y"), std::invalid_argument);
   CHECK_THROWS_AS(launch::check_launch(launch::box_launch({64, 1, 1}, 2048, 1), "threads"), std::invalid_argument);
   CHECK_THROWS_AS(launch::check_launch(launch::box_launch({0, 1, 1}, 64, 1), "empty"), std::invalid_argument);
+}
+
+TEST_CASE("launch geometry: SPECWAVE_CUDA_TILE's shapes are parsed, and a wrong one refused with the rule") {
+  for (const launch::TileShape& t : launch::tile_shapes) CHECK(launch::tile_shape_ok(t));
+  CHECK(launch::tile_shared_bytes({32, 16, 32}, 4, 4) == std::size_t(24 * 40 * 4));
+  CHECK_THROWS_WITH_AS(launch::check_tile_shape({64, 16, 32}, "cuda::fdtd_step"),
+                       doctest::Contains("cuda::fdtd_step: tile shape 64x16x32 is outside the rule"),
+                       std::invalid_argument);
+  CHECK(launch::parse_tile_shape("32x16x32", "T") == launch::TileShape{32, 16, 32});
+  CHECK(launch::parse_tile_shape("64x4", "T") == launch::TileShape{64, 4, 32});
+  CHECK(launch::parse_tile_shape("128x4x1", "T") == launch::TileShape{128, 4, 1});
+  for (const launch::TileShape& t : launch::tile_shapes)
+    CHECK(launch::parse_tile_shape(launch::to_string(t), "T") == t);
+  CHECK(launch::parse_tile_shape("48x10x3", "T") == launch::TileShape{48, 10, 3});  // any shape within the rule
+  for (const char* bad :
+       {"", "32", "0x16", "32x32", "1024x1", "32x16x0", "32x16x5000", "32x16x8x", "32x16x8q", "axb", "500x1"}) {
+    CAPTURE(bad);
+    const std::string expected = "SPECWAVE_CUDA_TILE = '" + std::string(bad) + "': give XxY or XxYxZ with x and y";
+    CHECK_THROWS_WITH_AS(launch::parse_tile_shape(bad, "SPECWAVE_CUDA_TILE"), doctest::Contains(expected.c_str()),
+                         std::invalid_argument);
+  }
 }

@@ -69,15 +69,19 @@ __global__ void update_kernel(FdtdStep<T> s, Int3 lo, Int3 extent) {
   s.u_prev[i] = leapfrog(s.u[i], s.u_prev[i], s.vel2dt2[i], lap);
 }
 
-// The hand-tuned variant of update_kernel (2.5D blocking): a (BX, BY) tile of threads marches along z.
+// The hand-tuned variant of update_kernel (2.5D blocking): a (BX, BY) tile of threads marches along z. The tile
+// shape is the launch's block shape, chosen at run time (launch::TileShape), the tile in dynamic shared memory.
 // The x-y neighbours of the current plane come from shared memory (one load per point plus the tile's
 // halo), the z neighbours from registers (each value loaded once and shifted), so u is read from device
 // memory about once per step. Same arithmetic as laplacian() in fdtd_point.hpp (near terms in difference
 // form, far terms summed), the CPML corrections through the shared per-point cpml_correction(). Checked
 // against update_kernel by the GPU tests.
-template <int R, class T, int BX, int BY>
-__global__ void __launch_bounds__(BX* BY) update_tiled_kernel(FdtdStep<T> s, int z_per_block) {
-  __shared__ T tile[BY + 2 * R][BX + 2 * R];
+template <int R, class T>
+__global__ void __launch_bounds__(launch::max_tile_threads) update_tiled_kernel(FdtdStep<T> s, int z_per_block) {
+  extern __shared__ unsigned char tile_memory[];  // (BY + 2R) rows of BX + 2R values: launch::tile_shared_bytes
+  const int BX = int(blockDim.x), BY = int(blockDim.y), pitch = BX + 2 * R;
+  T* const tile = reinterpret_cast<T*>(tile_memory);
+  auto at = [&](int row, int column) -> T& { return tile[row * pitch + column]; };
   const FieldLayout& L = s.layout;
   const int tx = int(threadIdx.x), ty = int(threadIdx.y);
   const launch::TileColumn column =
@@ -98,14 +102,18 @@ __global__ void __launch_bounds__(BX* BY) update_tiled_kernel(FdtdStep<T> s, int
   }
   for (int z = z0; z < z1; ++z) {
     __syncthreads();  // the previous plane's tile has been read
-    tile[ty + R][tx + R] = cur;
-    if (tx < R) {
-      tile[ty + R][tx] = loadable ? u[i - R] : T(0);
-      tile[ty + R][tx + BX + R] = (loadable && x + BX < L.nx + R) ? u[i + BX] : T(0);
+    at(ty + R, tx + R) = cur;
+    // The tile's halo columns and rows: column k < R is x - tx - R + k, column BX + R + k is x - tx + BX + k (one
+    // pass when the tile is at least R wide, as for most shapes; more when R > BX or R > BY).
+#pragma unroll
+    for (int k = tx; k < R; k += BX) {
+      at(ty + R, k) = loadable ? u[i + (k - tx - R)] : T(0);
+      at(ty + R, BX + R + k) = (loadable && x - tx + BX + k < L.nx + R) ? u[i + (BX + k - tx)] : T(0);
     }
-    if (ty < R) {
-      tile[ty][tx + R] = loadable ? u[i - R * sy] : T(0);
-      tile[ty + BY + R][tx + R] = (loadable && y + BY < L.ny + R) ? u[i + BY * sy] : T(0);
+#pragma unroll
+    for (int k = ty; k < R; k += BY) {
+      at(k, tx + R) = loadable ? u[i + (k - ty - R) * sy] : T(0);
+      at(BY + R + k, tx + R) = (loadable && y - ty + BY + k < L.ny + R) ? u[i + (BY + k - ty) * sy] : T(0);
     }
     __syncthreads();
     if (active) {
@@ -114,15 +122,15 @@ __global__ void __launch_bounds__(BX* BY) update_tiled_kernel(FdtdStep<T> s, int
 #pragma unroll
       for (int k = 1; k <= near_terms; ++k)
         sum += s.coef.d2[0][k] * ((infront[k - 1] - centre) + (behind[k - 1] - centre)) +
-               s.coef.d2[1][k] * ((tile[ty + R + k][tx + R] - centre) + (tile[ty + R - k][tx + R] - centre)) +
-               s.coef.d2[2][k] * ((tile[ty + R][tx + R + k] - centre) + (tile[ty + R][tx + R - k] - centre));
+               s.coef.d2[1][k] * ((at(ty + R + k, tx + R) - centre) + (at(ty + R - k, tx + R) - centre)) +
+               s.coef.d2[2][k] * ((at(ty + R, tx + R + k) - centre) + (at(ty + R, tx + R - k) - centre));
       if constexpr (R > near_terms) {
         T far = s.coef.far_centre * centre;
 #pragma unroll
         for (int k = near_terms + 1; k <= R; ++k)
           far += s.coef.d2[0][k] * (infront[k - 1] + behind[k - 1]) +
-                 s.coef.d2[1][k] * (tile[ty + R + k][tx + R] + tile[ty + R - k][tx + R]) +
-                 s.coef.d2[2][k] * (tile[ty + R][tx + R + k] + tile[ty + R][tx + R - k]);
+                 s.coef.d2[1][k] * (at(ty + R + k, tx + R) + at(ty + R - k, tx + R)) +
+                 s.coef.d2[2][k] * (at(ty + R, tx + R + k) + at(ty + R, tx + R - k));
         sum += far;
       }
       const T lap = sum + cpml_corrections<R>(s, i, z, y, x);
@@ -167,16 +175,24 @@ void mirror_and_psi(const FdtdStep<T>& s, cudaStream_t stream) {
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
+// The tiled update with the run-time tile shape t (launch::check_tile_shape; any order and precision).
 template <int R, class T>
-void step_radius(const FdtdStep<T>& s, cudaStream_t stream, StencilKernel kernel) {
+void tiled_update(const FdtdStep<T>& s, TileShape t, cudaStream_t stream) {
+  launch::check_tile_shape(t, "cuda::fdtd_step");
+  const FieldLayout& L = s.layout;
+  const launch::Launch l = launch::tile_launch({L.nx, L.ny, L.nz}, t.x, t.y, t.z);
+  launch::check_launch(l, "cuda::fdtd_step (tiled update)");
+  const std::size_t shared = launch::tile_shared_bytes(t, R, sizeof(T));
+  update_tiled_kernel<R, T><<<to_dim3(l.grid), to_dim3(l.block), shared, stream>>>(s, t.z);
+}
+
+template <int R, class T>
+void step_radius(const FdtdStep<T>& s, cudaStream_t stream, StencilKernel kernel, TileShape tile) {
   const FieldLayout& L = s.layout;
   if (L.halo != R) throw std::logic_error("cuda::fdtd_step: field halo must equal the stencil radius");
   mirror_and_psi<R>(s, stream);
   if (kernel == StencilKernel::tiled) {
-    constexpr int bx = 32, by = 16, z_per_block = 32;
-    const launch::Launch l = launch::tile_launch({L.nx, L.ny, L.nz}, bx, by, z_per_block);
-    launch::check_launch(l, "cuda::fdtd_step (tiled update)");
-    update_tiled_kernel<R, T, bx, by><<<SPECWAVE_LAUNCH(l, stream)>>>(s, z_per_block);
+    tiled_update<R>(s, tile, stream);
   } else {
     const Int3 n{L.nx, L.ny, L.nz};
     const launch::Launch l = launch::box_launch(n, block_x, block_y);
@@ -292,16 +308,16 @@ __global__ void unpad_kernel(FieldLayout L, const T* padded, T* dense) {
 }  // namespace
 
 template <class T>
-void fdtd_step(const FdtdStep<T>& s, cudaStream_t stream, StencilKernel kernel) {
+void fdtd_step(const FdtdStep<T>& s, cudaStream_t stream, StencilKernel kernel, TileShape tile) {
   switch (s.coef.radius) {
-    case 1: return step_radius<1>(s, stream, kernel);
-    case 2: return step_radius<2>(s, stream, kernel);
-    case 3: return step_radius<3>(s, stream, kernel);
-    case 4: return step_radius<4>(s, stream, kernel);
-    case 5: return step_radius<5>(s, stream, kernel);
-    case 6: return step_radius<6>(s, stream, kernel);
-    case 7: return step_radius<7>(s, stream, kernel);
-    case 8: return step_radius<8>(s, stream, kernel);
+    case 1: return step_radius<1>(s, stream, kernel, tile);
+    case 2: return step_radius<2>(s, stream, kernel, tile);
+    case 3: return step_radius<3>(s, stream, kernel, tile);
+    case 4: return step_radius<4>(s, stream, kernel, tile);
+    case 5: return step_radius<5>(s, stream, kernel, tile);
+    case 6: return step_radius<6>(s, stream, kernel, tile);
+    case 7: return step_radius<7>(s, stream, kernel, tile);
+    case 8: return step_radius<8>(s, stream, kernel, tile);
     default: throw std::invalid_argument("cuda::fdtd_step: stencil radius must be 1..8");
   }
 }
@@ -400,7 +416,7 @@ void unpad(const FieldLayout& L, const T* padded, T* dense, cudaStream_t stream)
 }
 
 #define SPECWAVE_INSTANTIATE(T)                                                                                      \
-  template void fdtd_step<T>(const FdtdStep<T>&, cudaStream_t, StencilKernel);                                       \
+  template void fdtd_step<T>(const FdtdStep<T>&, cudaStream_t, StencilKernel, TileShape);                            \
   template void fdtd_step_part<T>(const FdtdStep<T>&, StepPart, const Shell&, cudaStream_t);                         \
   template void pack_box<T>(const FieldLayout&, const T*, const int*, const int*, T*, cudaStream_t);                 \
   template void unpack_box<T>(const FieldLayout&, T*, const int*, const int*, const T*, cudaStream_t);               \

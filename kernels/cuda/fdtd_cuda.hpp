@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/fdtd_step.hpp"
+#include "kernels/launch_geometry.hpp"
 
 namespace specwave::cuda {
 
@@ -14,10 +15,15 @@ namespace specwave::cuda {
 // `tiled` runs the 2.5D-blocked update_tiled_kernel (shared-memory planes, z column in registers).
 enum class StencilKernel { generic, tiled };
 
+// The tiled kernel's shape (threads along x and y, planes per block along z): launch::TileShape, any within
+// launch::check_tile_shape's rule, chosen at run time (SPECWAVE_CUDA_TILE, fdtd_cuda_propagator.cpp).
+using launch::TileShape;
+
 // One leapfrog step without sources: free-surface mirror, CPML psi update, then the fused
 // Laplacian + CPML correction + leapfrog update of every point (the per-point functions of fdtd_point.hpp).
 template <class T>
-void fdtd_step(const FdtdStep<T>& step, cudaStream_t stream, StencilKernel kernel = StencilKernel::generic);
+void fdtd_step(const FdtdStep<T>& step, cudaStream_t stream, StencilKernel kernel = StencilKernel::generic,
+               TileShape tile = {});  // tile: for StencilKernel::tiled
 
 // The step in two parts for a domain-decomposed block (kernels/fdtd_step.hpp): `shell` runs the mirror, psi and
 // the update of the points within shell.width of the faces with a neighbour (up to six boxes); `interior` the

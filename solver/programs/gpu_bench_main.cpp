@@ -4,6 +4,7 @@
 // speedup on the same step, the spectral step at 256^3 and 512^3 (damping layer and split-field PML, fp32 and
 // fp64) against its cuFFT transforms alone, the propagator's whole step at 512^3 without a CPML and with one of
 // 10 and 20 points (the CPML's cost), and shots per second with 1, 2, 4 and 8 shots sharing the device.
+// The tiled kernel at every tile shape (SPECWAVE_CUDA_TILE) and three depths at 512^3, order 8, fp32 and fp64.
 // --profile N runs only a few steps of each stencil kernel at N^3 (order 8 fp32, with a CPML of 10), for ncu.
 // Without a usable device it prints why and exits 77.
 #include <cuda_runtime_api.h>
@@ -11,6 +12,7 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -136,6 +138,35 @@ StepResult gpu_step(int n, int order, int steps, double copy_bw, cuda::StencilKe
       ms,
       gpts,
       gpts * 1e9 * 4 * sizeof(T) / copy_bw};
+}
+
+// The tiled kernel's shapes (launch::tile_shapes) at three depths along z, on one n^3 field of order `order`:
+// ms per step of each, best of 3 runs of `steps` steps after a warm-up, for the table that chooses the default.
+template <class T>
+std::vector<std::pair<cuda::TileShape, double>> tile_sweep(int n, int order, int steps) {
+  const FieldLayout L{n, n, n, order / 2};
+  std::vector<T> u, vel;
+  fill_host(L, order, u, vel);
+  cuda::DeviceArray<T> du(L.size()), dp(L.size()), dv(L.size());
+  cuda::copy_to_device(du.data(), u.data(), u.size() * sizeof(T));
+  cuda::copy_to_device(dp.data(), u.data(), u.size() * sizeof(T));
+  cuda::copy_to_device(dv.data(), vel.data(), vel.size() * sizeof(T));
+  std::vector<std::pair<cuda::TileShape, double>> out;
+  for (const launch::TileShape& shape : launch::tile_shapes)
+    for (int z : {8, 32, 128}) {
+      const cuda::TileShape tile{shape.x, shape.y, z};
+      T* a = du.data();
+      T* b = dp.data();
+      auto run = [&] {
+        for (int k = 0; k < steps; ++k) {
+          cuda::fdtd_step(step_view<T>(L, a, b, dv.data(), order), nullptr, cuda::StencilKernel::tiled, tile);
+          std::swap(a, b);
+        }
+      };
+      run();
+      out.emplace_back(tile, time_ms(3, run) / steps);
+    }
+  return out;
 }
 
 double cpu_ms_per_step(int n, int order, int steps) {
@@ -378,6 +409,21 @@ int main(int argc, char** argv) {
       emit(fmt::format(
           "\nGPU over CPU ({} OpenMP threads), order 8 fp32 256^3: {:.1f} ms vs {:.2f} ms per step = {:.0f}x\n",
           omp_get_max_threads(), cpu, gpu_256_8, cpu / gpu_256_8));
+    }
+    // The tiled kernel's shapes at 512^3 (or the largest size asked for), order 8: the sweep that picks its default.
+    {
+      const int n = sizes.empty() ? 512 : *std::max_element(sizes.begin(), sizes.end());
+      emit(
+          fmt::format("\n| tile (SPECWAVE_CUDA_TILE) at {}^3, order 8 | fp32 ms/step | fp32 of copy bandwidth | fp64 "
+                      "ms/step | fp64 of copy bandwidth |\n|---|---:|---:|---:|---:|\n",
+                      n));
+      const auto f32 = tile_sweep<float>(n, 8, steps);
+      const auto f64 = tile_sweep<double>(n, 8, steps);
+      const double points = double(n) * n * n;
+      for (std::size_t k = 0; k < f32.size(); ++k)
+        emit(fmt::format("| {} | {:.3f} | {:.2f} | {:.3f} | {:.2f} |\n", launch::to_string(f32[k].first), f32[k].second,
+                         points * 16 / (f32[k].second * 1e-3) / bw, f64[k].second,
+                         points * 32 / (f64[k].second * 1e-3) / bw));
     }
     // The propagator's whole step with and without the CPML (the goal: the CPML on all faces costs at most
     // 15% over the interior-only step), each stencil kernel, fp32 and fp64.

@@ -70,6 +70,13 @@ cuda::StencilKernel stencil_kernel_from_environment() {
   throw std::invalid_argument(std::string("SPECWAVE_CUDA_KERNEL = '") + v + "': use 'generic' or 'tiled'");
 }
 
+// SPECWAVE_CUDA_TILE=XxYxZ: the tiled kernel's shape (launch::tile_shapes; default 32x16x32), so that one GPU run
+// can sweep the shapes without a rebuild (specwave-gpu-bench does).
+cuda::TileShape tile_shape_from_environment() {
+  const char* v = std::getenv("SPECWAVE_CUDA_TILE");
+  return v ? launch::parse_tile_shape(v, "SPECWAVE_CUDA_TILE") : cuda::TileShape{};
+}
+
 int select(int device) {
   cuda::select_device(device);
   return device;
@@ -209,7 +216,7 @@ class FdtdCuda final : public Propagator {
                              vel2dt2_.data(),    setup_.coef, {setup_.pml[0], setup_.pml[1], setup_.pml[2]},
                              setup_.free_surface};
       if (!halo_ || !halo_->active()) {
-        cuda::fdtd_step(step, st, kernel_);
+        cuda::fdtd_step(step, st, kernel_, tile_);
         inject(shell_sources_, n);
         inject(interior_sources_, n);
         if (setup_.free_surface) cuda::zero_top_plane(setup_.layout, u_prev_.data(), st);
@@ -378,6 +385,7 @@ class FdtdCuda final : public Propagator {
   std::vector<double> local_, traces_;
   bool traces_valid_ = false;
   cuda::StencilKernel kernel_ = stencil_kernel_from_environment();
+  cuda::TileShape tile_ = tile_shape_from_environment();
 };
 
 }  // namespace
