@@ -1,5 +1,6 @@
 // TOML case-file parser (schema and rules: docs/case-file.md).
 #include "io/case_file.hpp"
+#include "io/file_kind.hpp"
 #include "io/toml_edit.hpp"
 
 #include "solver/case/errors.hpp"
@@ -246,6 +247,18 @@ struct Tab {
     return p.resolve(s);
   }
 
+  // An input file's path (rpath); when it exists it must be a regular file (a FIFO would make every reader wait
+  // forever, a directory or device read as garbage): else ExitCode::input_error naming the file, line and key.
+  std::string rinput(std::string_view k, std::string_view ex) const {
+    const std::string s = rpath(k, ex);
+    if (const auto kind = io::not_a_regular_file(s))
+      throw Error(ExitCode::input_error,
+                  fmt::format("{}:{}: {}: names {}, which is {}, not a regular file; name a regular file, written "
+                              "e.g. by h5py or specwave",
+                              p.file, line_of(need(k, ex)), key(k), s, *kind));
+    return s;
+  }
+
   // One of a set of strings.
   template <class E>
   E choice(std::string_view k, std::initializer_list<std::pair<std::string_view, E>> opts, std::optional<E> def,
@@ -375,7 +388,7 @@ ModelSpec read_model_spec(const Tab& m) {
       m.check(md.radius > 0, "radius", "must be > 0", "use a positive radius in metres");
       break;
     case K::file:
-      md.file = m.rpath("file", "file = \"model.h5\"");
+      md.file = m.rinput("file", "file = \"model.h5\"");
       md.dataset = m.str("dataset", "dataset = \"/velocity\"", "/velocity");
       m.check(!md.dataset.empty(), "dataset", "must not be empty", "name the HDF5 dataset, e.g. \"/velocity\"");
       break;
@@ -416,7 +429,7 @@ SourceSpec read_source(const Tab& s) {
     s.check(!w.delay || *w.delay >= 0, "delay", "must be >= 0",
             "give the delay in seconds, or leave it out for 1.5 / peak_frequency");
   } else {
-    w.file = s.rpath("file", "file = \"wavelet.h5\"");
+    w.file = s.rinput("file", "file = \"wavelet.h5\"");
     w.dataset = s.str("dataset", "dataset = \"/wavelet\"", "/wavelet");
     s.check(!w.dataset.empty(), "dataset", "must not be empty", "name the HDF5 dataset, e.g. \"/wavelet\"");
   }
@@ -535,7 +548,8 @@ void read_options(const Tab& r, Case& c) {
         "backend", {{"cpu", BackendKind::cpu}, {"cuda", BackendKind::cuda}, {"auto", BackendKind::auto_select}},
         BackendKind::cpu, "backend = \"cpu\"");
     rs.threads = u->integer("threads", "threads = 0", 0);
-    u->check(rs.threads >= 0, "threads", "must be >= 0", "use 0 for the OpenMP default");
+    u->check(rs.threads >= 0 && rs.threads <= max_threads, "threads", fmt::format("must be in [0, {}]", max_threads),
+             "use 0 for the OpenMP default (one thread per logical CPU)");
     rs.check_every = u->integer("check_every", "check_every = 50", 50);
     u->check(rs.check_every >= 1, "check_every", "must be >= 1", "use e.g. 50");
     rs.checkpoint_every = u->integer("checkpoint_every", "checkpoint_every = 1000", 0);
@@ -616,7 +630,7 @@ void read_inversion(const Tab& r, Case& c) {
             "illumination_epsilon", "bands_hz"});
   if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ..."))
     inv.true_model = read_model_spec(*m);
-  if (t->find("observed")) inv.observed_file = t->rpath("observed", "observed = \"observed/traces.h5\"");
+  if (t->find("observed")) inv.observed_file = t->rinput("observed", "observed = \"observed/traces.h5\"");
   if (inv.true_model && !inv.observed_file.empty())
     t->p.bad(*t->find("observed"), t->key("observed"), "cannot be combined with [inversion.true_model]",
              "keep one source of observed data: the traces file or the true model that synthesises them");
@@ -735,10 +749,9 @@ Case parse_case_text(const std::string& text, const std::string& path_for_messag
 }
 
 Case read_case_file(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
+  if (const auto kind = io::not_a_regular_file(path))
     throw Error(ExitCode::input_error,
-                fmt::format("{}: cannot read case file (it is a directory); check the path", path));
+                fmt::format("{}: cannot read case file (it is {}, not a regular file); check the path", path, *kind));
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error(ExitCode::input_error,

@@ -1,4 +1,5 @@
 #include "io/hdf5.hpp"
+#include "io/file_kind.hpp"
 
 #include <unistd.h>
 
@@ -268,6 +269,8 @@ Reader::Reader(const std::string& path, const Parallel& parallel) : path_(path),
   if (!std::filesystem::exists(path))
     throw Error(ExitCode::input_error,
                 path + ": file not found; check the path (relative paths are resolved against the case file's folder)");
+  // Before anything opens it: a FIFO would block here forever, a directory or device is no HDF5 file.
+  require_regular_file(path, "the HDF5 input", "give an HDF5 file written e.g. by h5py or specwave");
   if (H5Fis_hdf5(path.c_str()) <= 0)
     throw Error(ExitCode::input_error,
                 path + ": not an HDF5 file (or unreadable); give an HDF5 file written e.g. by h5py or specwave");

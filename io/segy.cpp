@@ -1,4 +1,5 @@
 #include "io/segy.hpp"
+#include "io/file_kind.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -226,6 +227,8 @@ void write_segy(const std::string& path, const ShotGathers& g, const std::string
 }
 
 ShotGathers read_segy(const std::string& path) {
+  if (const auto kind = not_a_regular_file(path))
+    bad_input(path, "is " + *kind + ", not a regular file; give a SEG-Y file");
   std::ifstream in(path, std::ios::binary);
   if (!in) bad_input(path, "file not found or unreadable; check the path");
   std::vector<unsigned char> head(text_bytes + binary_bytes);

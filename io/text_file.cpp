@@ -1,5 +1,7 @@
 #include "io/text_file.hpp"
 
+#include "io/file_kind.hpp"
+
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -13,6 +15,7 @@
 namespace specwave::io {
 
 std::optional<std::string> read_text_file(const std::string& path) {
+  if (not_a_regular_file(path)) return std::nullopt;  // a FIFO would block; a directory is no text
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   std::ostringstream text;

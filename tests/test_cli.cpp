@@ -2,6 +2,8 @@
 // file/key/dataset) and the documented exit code; a run that fails leaves no file under a final name.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -67,6 +69,8 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
   with_zero[777] = 0.f;
   write_h5<float>("zero.h5", dims, with_zero);
   std::ofstream(work / "text.h5") << "not hdf5\n";
+  REQUIRE(::mkfifo((work / "fifo.h5").c_str(), 0600) == 0);  // opening it would wait for a writer forever
+  fs::create_directories(work / "folder.h5");
 
   const std::vector<BadInput> cases = {
       {"malformed_toml", replaced(base_case, "shape = [40, 40, 40]", "shape = [40, 40"), 3, "cli-malformed_toml.toml"},
@@ -113,12 +117,23 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
        replaced(base_case, "[[shots]]\n[[shots.sources]]\nposition = [200.0, 200.0, 200.0]\npeak_frequency = 10.0\n",
                 ""),
        3, "shots"},
+      // Integer overflow and limits (issue 21): each a clear error naming the key, never a wrapped count.
+      {"threads_huge", replaced(base_case, "pml_width = 10", "pml_width = 10\n[run]\nthreads = 100000"), 3,
+       "run.threads"},
+      {"duration_wraps", replaced(base_case, "duration = 0.2", "duration = 4294967.396\ndt = 0.001"), 3,
+       "time steps, more than the limit of 100000000"},
+      {"duration_huge", replaced(base_case, "duration = 0.2", "duration = 1e12"), 3, "more than the limit"},
+      {"pml_width_huge", replaced(base_case, "pml_width = 10", "pml_width = 2147483647"), 3,
+       "is smaller than 2 x boundary.pml_width (2147483647)"},
+      // Inputs that are not regular files: refused before anything opens them.
+      {"model_fifo", model_file("fifo.h5"), 4, "model.file: names"},
+      {"model_directory", model_file("folder.h5"), 4, "which is a directory, not a regular file"},
   };
   int tested = 0;
   for (const auto& bad : cases) {
     CAPTURE(bad.name);
     const std::string path = write_case("cli-" + bad.name, bad.text);
-    const Result r = run_specwave("check " + path);
+    const Result r = run_specwave("check " + path, "timeout 120");  // a hang fails (exit 124), never blocks CI
     CAPTURE(r.output);
     CHECK(r.code == bad.code);
     CHECK(r.output.find(bad.expect) != std::string::npos);
@@ -126,11 +141,17 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
     // One clear line: the error is a single line.
     const auto at = r.output.find("specwave: error:");
     if (at != std::string::npos) CHECK(r.output.find('\n', at) == r.output.size() - 1);
+    CHECK_FALSE(fs::exists(work / "out"));  // check writes nothing
     ++tested;
   }
   // Command-line misuse.
   CHECK(run_specwave("forward " + (work / "no-such-case.toml").string()).code == 2);
   CHECK(run_specwave("frobnicate").code == 2);
+  CHECK(run_specwave("check --threads 100000 " + write_case("cli-threads-option", base_case)).code == 2);
+  // The case file itself a FIFO or a directory: refused without opening it.
+  const Result fifo_case = run_specwave("check " + (work / "fifo.h5").string(), "timeout 120");
+  CHECK(fifo_case.code == 4);
+  CHECK(fifo_case.output.find("not a regular file") != std::string::npos);
   MESSAGE(tested << " bad case inputs tested");
   CHECK(tested >= 20);
 }

@@ -62,6 +62,12 @@ struct TimeSpec {
   double cfl_safety = 0.8;
 };
 
+// Limits the case file and the preflight enforce, each with an error naming the key (docs/case-file.md): time
+// steps of a run (a 10 s record at 0.1 ms is 1e5) and OpenMP threads (run.threads, --threads; the OpenMP runtime
+// fails far below 100000).
+inline constexpr long long max_time_steps = 100'000'000;
+inline constexpr int max_threads = 1024;
+
 struct SchemeSpec {
   Method method = Method::fdtd;
   int order = 8;                                    // even, 2..16

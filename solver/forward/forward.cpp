@@ -420,7 +420,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
 }  // namespace
 
 ForwardSummary run_forward(const Case& c, const Plan& plan, const ForwardOptions& options) {
-  if (c.run.threads > 0) omp_set_num_threads(c.run.threads);
+  apply_threads(c);
   return c.run.precision == Precision::fp64 ? run_typed<double>(c, plan, options) : run_typed<float>(c, plan, options);
 }
 

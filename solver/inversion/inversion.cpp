@@ -93,7 +93,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                     "projects the model onto; velocity_max also fixes dt); add e.g. velocity_min = 1500.0 and "
                     "velocity_max = 4000.0 to [inversion]",
                     where(c)));
-  if (c.run.threads > 0) omp_set_num_threads(c.run.threads);
+  apply_threads(c);
   // Under MPI the ranks share the shots (Objective); every rank runs the same optimiser on the same reduced
   // gradients, and rank 0 alone prints and writes.
   const Comm world = Comm::world();

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <span>
+#include <thread>
 
 #include "kernels/stencil.hpp"
 #include "solver/case/errors.hpp"
@@ -37,12 +38,28 @@ namespace {
   throw Error(ExitCode::invalid_case, (c.source_path.empty() ? c.name : c.source_path) + ": " + message);
 }
 
+void check_threads(const Case& c) {
+  if (c.run.threads > max_threads)
+    invalid(c, fmt::format("run.threads (or --threads) = {} is more than the limit of {} OpenMP threads; use 0 for "
+                           "the OpenMP default (one per logical CPU, {} here) or at most {}",
+                           c.run.threads, max_threads, std::thread::hardware_concurrency(), max_threads));
+}
+
+}  // namespace
+
+void apply_threads(const Case& c) {
+  check_threads(c);
+  if (c.run.threads > 0) omp_set_num_threads(c.run.threads);
+}
+
+namespace {
+
 void check_geometry(const Case& c) {
   const int R = c.scheme.order / 2;
   const int W = c.boundary.pml_width;
   for (int a = 0; a < 3; ++a) {
     const int faces = (a == 0 && c.boundary.free_surface) ? 1 : 2;
-    const int needed = faces * W + 2 * R + 1;
+    const long long needed = 1LL * faces * W + 2 * R + 1;  // 64-bit: any pml_width gives a grid error, no overflow
     if (c.grid.shape[a] < needed)
       invalid(c,
               fmt::format(
@@ -364,6 +381,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     invalid(c, fmt::format("scheme.order = {}: must be even, 2..16", c.scheme.order));
   if (c.shots.empty()) invalid(c, "no [[shots]]: define at least one shot with one source");
   if (c.receivers.empty()) invalid(c, "no receivers: add [receivers] points, lines or planes");
+  check_threads(c);
   check_geometry(c);
   plan.backend = resolve_backend(c, where, plan);
   if (plan.ranks > 1 && where.world && c.run.backend != BackendKind::cpu)
@@ -402,7 +420,13 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
                 "stable dt is {:.6g} s (CFL number {:.3f} > 1); set time.dt <= {:.6g} or remove it to use the default",
                 plan.dt, spectral ? std::string("the spectral method") : fmt::format("order {}", c.scheme.order),
                 plan.v_reference, plan.dt_max, plan.cfl, plan.dt_max, c.time.cfl_safety * plan.dt_max));
-  plan.nt = int(std::llround(c.time.duration / plan.dt)) + 1;
+  // The step count in checked arithmetic (an int past 2^31 would wrap, e.g. to 101 steps, and run the wrong case).
+  const double steps = c.time.duration / plan.dt;
+  if (!(steps <= double(max_time_steps - 1)))
+    invalid(c, fmt::format("time.duration = {:.6g} s at dt = {:.6g} s is {:.4g} time steps, more than the limit of {}; "
+                           "shorten time.duration or raise time.dt (within the CFL limit {:.6g} s)",
+                           c.time.duration, plan.dt, steps, max_time_steps, plan.dt_max));
+  plan.nt = int(std::llround(steps)) + 1;
   plan.memory_bytes = estimate_memory_bytes(c, plan.nt);
   check_device_memory(c, plan, where);
 

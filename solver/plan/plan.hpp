@@ -44,6 +44,10 @@ struct Plan {
   std::vector<std::string> notes;  // advice that does not stop the run (printed with the plan)
 };
 
+// Refuses run.threads above max_threads (ExitCode::invalid_case naming the key) and sets OpenMP's thread count
+// when it is > 0: the one place a run's thread count is applied.
+void apply_threads(const Case& c);
+
 // The smallest n' >= n whose prime factors are all <= 7 (FFT lengths that FFTW and cuFFT transform fast).
 int fft_friendly_length(int n);
 

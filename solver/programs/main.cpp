@@ -41,7 +41,7 @@ void add_overrides(CLI::App* cmd, Overrides& o) {
   cmd->add_option("--backend", o.backend, "Override run.backend")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   cmd->add_option("--precision", o.precision, "Override run.precision")->check(CLI::IsMember({"fp32", "fp64"}));
   cmd->add_option("--output-dir", o.output_dir, "Override output.directory (relative to the current directory)");
-  cmd->add_option("--threads", o.threads, "OpenMP threads (0: all)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", o.threads, "OpenMP threads (0: all)")->check(CLI::Range(0, max_threads));
   cmd->add_option("--shot-groups", o.shot_groups,
                   "Override run.shot_groups (MPI: rank groups running shots side by side; 0: choose)")
       ->check(CLI::NonNegativeNumber);
@@ -149,7 +149,7 @@ int run(int argc, char** argv) {
       "(fp64, fp32) and Taylor test of the misfit gradient (fp64)");
   check_gradient_cmd->add_option("case", gradient_case, "Case file")->required()->check(CLI::ExistingFile);
   check_gradient_cmd->add_option("--threads", gradient_threads, "OpenMP threads (0: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, max_threads));
   std::string gradient_backend, invert_backend;
   check_gradient_cmd->add_option("--backend", gradient_backend, "Override run.backend")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
@@ -174,7 +174,7 @@ int run(int argc, char** argv) {
       "Full-waveform inversion of a case with an [inversion] table: recover the velocity from the observed data, "
       "starting from [model]");
   invert_cmd->add_option("case", invert_case, "Case file")->required()->check(CLI::ExistingFile);
-  invert_cmd->add_option("--threads", invert_threads, "OpenMP threads (0: all)")->check(CLI::NonNegativeNumber);
+  invert_cmd->add_option("--threads", invert_threads, "OpenMP threads (0: all)")->check(CLI::Range(0, max_threads));
   invert_cmd->add_option("--output-dir", invert_output_dir,
                          "Override output.directory (relative to the current directory)");
   invert_cmd->add_option("--backend", invert_backend, "Override run.backend")
@@ -323,7 +323,7 @@ int run(int argc, char** argv) {
     o.threads = gradient_threads;
     o.backend = gradient_backend;
     Case c = load_case(gradient_case, o);
-    if (c.run.threads > 0) omp_set_num_threads(c.run.threads);
+    apply_threads(c);
     const GradientCheckReport report = check_gradient(c);
     print(report.text());
     if (!report.passed()) {
