@@ -107,14 +107,33 @@ void write_attribute(hid_t object, const std::string& name, std::span<const doub
 
 bool has_attribute(hid_t object, const std::string& name) { return H5Aexists(object, name.c_str()) > 0; }
 
+// "<file>: '<object>'" for messages: the file and the dataset or group an attribute belongs to.
+std::string object_where(hid_t object) {
+  std::string file(1024, '\0'), path(1024, '\0');
+  const ssize_t nf = H5Fget_name(object, file.data(), file.size());
+  const ssize_t np = H5Iget_name(object, path.data(), path.size());
+  file.resize(nf > 0 ? std::min<std::size_t>(std::size_t(nf), file.size() - 1) : 0);
+  path.resize(np > 0 ? std::min<std::size_t>(std::size_t(np), path.size() - 1) : 0);
+  return (file.empty() ? std::string("HDF5") : file) + ": '" + (path.empty() ? std::string("/") : path) + "'";
+}
+
 std::vector<double> read_attribute_doubles(hid_t object, const std::string& name) {
+  const std::string where = object_where(object);
   Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT));
-  if (!attr) throw Error(ExitCode::input_error, "HDF5: attribute '" + name + "' is missing");
+  if (!attr) throw Error(ExitCode::input_error, where + ": attribute '" + name + "' is missing; add it");
+  Handle type(H5Aget_type(attr.id()));
+  const H5T_class_t cls = H5Tget_class(type.id());
+  if (cls != H5T_INTEGER && cls != H5T_FLOAT)
+    throw Error(ExitCode::input_error,
+                where + ": attribute '" + name + "' is not numeric (" +
+                    (cls == H5T_STRING ? "a string" : "HDF5 type class " + std::to_string(int(cls))) +
+                    "); write it as a number, e.g. in h5py attrs['" + name + "'] = 0.001");
   Handle space(H5Aget_space(attr.id()));
   const hssize_t n = H5Sget_simple_extent_npoints(space.id());
-  std::vector<double> values(std::max<hssize_t>(n, 1));
+  if (n <= 0) throw Error(ExitCode::input_error, where + ": attribute '" + name + "' is empty; give it a value");
+  std::vector<double> values(static_cast<std::size_t>(n));
   if (H5Aread(attr.id(), H5T_NATIVE_DOUBLE, values.data()) < 0)
-    throw Error(ExitCode::input_error, "HDF5: attribute '" + name + "' is not numeric");
+    throw Error(ExitCode::input_error, where + ": attribute '" + name + "' cannot be read as a number");
   return values;
 }
 

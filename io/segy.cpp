@@ -246,9 +246,24 @@ ShotGathers read_segy(const std::string& path) {
                                 "convert to IEEE float (5) or IBM float (1)",
                                 format));
   int nt = get<std::uint16_t>(bin, 3221, little);
-  if (const std::int32_t ext = get<std::int32_t>(bin, 3269, little); ext > 0) nt = ext;
+  const std::int32_t ext_nt = get<std::int32_t>(bin, 3269, little);
+  if (ext_nt < 0)
+    bad_input(path,
+              fmt::format("extended samples per trace (binary header bytes 3269-3272) is {}; it must be >= 0", ext_nt));
+  if (ext_nt > 0) nt = ext_nt;
+  if (nt <= 0)
+    bad_input(path, "0 samples per trace (binary header bytes 3221-3222 and 3269-3272); is it a SEG-Y file?");
+  if (nt > 100'000'000)
+    bad_input(path, fmt::format("{} samples per trace (binary header bytes 3269-3272) is more than 1e8; is the "
+                                "header corrupt?",
+                                nt));
   double dt_us = get<std::uint16_t>(bin, 3217, little);
-  if (const double ext = get<double>(bin, 3273, little); std::isfinite(ext) && ext > 0) dt_us = ext;
+  const double ext_dt = get<double>(bin, 3273, little);
+  if (ext_dt != 0 && !(std::isfinite(ext_dt) && ext_dt > 0))
+    bad_input(path, fmt::format("extended sample interval (binary header bytes 3273-3280) is {}; it must be a "
+                                "positive number of microseconds, or 0 to use bytes 3217-3218",
+                                ext_dt));
+  if (ext_dt > 0) dt_us = ext_dt;
   const int extended_text = get<std::int16_t>(bin, 3505, little);
   if (extended_text < 0) bad_input(path, "a variable number of extended textual headers (-1) is not supported");
   in.seekg(std::streamoff(text_bytes + binary_bytes + 3200 * std::size_t(extended_text)));

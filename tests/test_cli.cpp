@@ -48,6 +48,23 @@ struct BadInput {
   std::string expect;  // substring of the message
 };
 
+// A wavelet file: dataset /wavelet with attribute dt (or `dt_text` as a string attribute instead).
+void write_wavelet(const std::string& name, const std::vector<double>& samples, const std::string& dt_text = "") {
+  io::h5::AtomicWriter w((work / name).string());
+  const std::vector<hsize_t> dims = {samples.size()};
+  io::h5::Handle d = io::h5::write_dataset<double>(w.id(), "wavelet", dims, samples.data(), "1");
+  if (dt_text.empty())
+    io::h5::write_attribute(d.id(), "dt", 0.001);
+  else
+    io::h5::write_attribute(d.id(), "dt", dt_text);
+  w.commit();
+}
+
+std::string wavelet_file(const std::string& file) {
+  return replaced(testing::cli_base_case("cli"), "peak_frequency = 10.0",
+                  "wavelet = \"file\"\nfile = \"" + file + "\"");
+}
+
 std::string model_file(const std::string& file) {
   return replaced(base_case, "type = \"homogeneous\"\nvelocity = 2000.0", "type = \"file\"\nfile = \"" + file + "\"");
 }
@@ -71,6 +88,11 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
   std::ofstream(work / "text.h5") << "not hdf5\n";
   REQUIRE(::mkfifo((work / "fifo.h5").c_str(), 0600) == 0);  // opening it would wait for a writer forever
   fs::create_directories(work / "folder.h5");
+  std::vector<double> pulse(50, 0.0);
+  pulse[10] = 1.0;
+  write_wavelet("wavelet_empty.h5", {});
+  write_wavelet("wavelet_zero.h5", std::vector<double>(50, 0.0));
+  write_wavelet("wavelet_dt_text.h5", pulse, "one millisecond");
 
   const std::vector<BadInput> cases = {
       {"malformed_toml", replaced(base_case, "shape = [40, 40, 40]", "shape = [40, 40"), 3, "cli-malformed_toml.toml"},
@@ -128,6 +150,11 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
       // Inputs that are not regular files: refused before anything opens them.
       {"model_fifo", model_file("fifo.h5"), 4, "model.file: names"},
       {"model_directory", model_file("folder.h5"), 4, "which is a directory, not a regular file"},
+      // Wavelets that would run and record nothing, and attributes that are not numbers (file and dataset named).
+      {"wavelet_empty", wavelet_file("wavelet_empty.h5"), 4, "dataset '/wavelet': the wavelet has no samples"},
+      {"wavelet_all_zero", wavelet_file("wavelet_zero.h5"), 4, "every sample is zero"},
+      {"wavelet_dt_string", wavelet_file("wavelet_dt_text.h5"), 4,
+       "wavelet_dt_text.h5: '/wavelet': attribute 'dt' is not numeric (a string)"},
   };
   int tested = 0;
   for (const auto& bad : cases) {
@@ -148,6 +175,16 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
   CHECK(run_specwave("forward " + (work / "no-such-case.toml").string()).code == 2);
   CHECK(run_specwave("frobnicate").code == 2);
   CHECK(run_specwave("check --threads 100000 " + write_case("cli-threads-option", base_case)).code == 2);
+  // Option values that used to pass: NaN minutes (silently ignored), a negative grid limit (exit 3, not 2).
+  const std::string small = write_case("cli-options", base_case);
+  for (const char* value : {"nan", "inf", "-1", "ten"}) {
+    CAPTURE(value);
+    const Result r = run_specwave(std::string("forward --checkpoint-minutes ") + value + " " + small);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("--checkpoint-minutes") != std::string::npos);
+  }
+  CHECK(run_specwave("validate --max-points -1 " + small).code == 2);
+  CHECK_FALSE(fs::exists(work / "out"));
   // The case file itself a FIFO or a directory: refused without opening it.
   const Result fifo_case = run_specwave("check " + (work / "fifo.h5").string(), "timeout 120");
   CHECK(fifo_case.code == 4);

@@ -3,6 +3,8 @@
 // regression cases (validation/regression.hpp).
 #include <doctest/doctest.h>
 
+#include <tuple>
+
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -134,6 +136,38 @@ TEST_CASE("SEG-Y import: IBM floats, and clear errors") {
     FAIL("expected an error");
   } catch (const Error& e) {
     CHECK(std::string(e.what()).find("same receivers in every shot") != std::string::npos);
+  }
+  // Corrupt binary headers (issue 21): 0 samples per trace, a negative extended count, a negative or NaN
+  // extended sample interval. Each refused with the header bytes named (big-endian, as written).
+  const auto patched = [&](std::size_t position, std::vector<unsigned char> value) {
+    write_segy(path, g, "x");
+    auto c = bytes_of(path);
+    std::copy(value.begin(), value.end(), c.begin() + std::ptrdiff_t(position - 1));
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(c.data()), std::streamsize(c.size()));
+  };
+  const std::vector<std::tuple<std::size_t, std::vector<unsigned char>, std::string>> corrupt = {
+      {3221, {0, 0}, "0 samples per trace"},  // and the extended count below is 0 too
+      {3269, {0xff, 0xff, 0xff, 0xfe}, "extended samples per trace (binary header bytes 3269-3272) is -2"},
+      {3273, {0xbf, 0xf0, 0, 0, 0, 0, 0, 0}, "extended sample interval (binary header bytes 3273-3280) is -1"},
+      {3273, {0x7f, 0xf8, 0, 0, 0, 0, 0, 0}, "extended sample interval (binary header bytes 3273-3280) is nan"},
+  };
+  for (const auto& [position, value, expected] : corrupt) {
+    CAPTURE(position);
+    patched(position, value);
+    if (position == 3221) {  // no extended count either
+      auto c = bytes_of(path);
+      std::fill(c.begin() + 3268, c.begin() + 3272, 0);
+      std::ofstream out(path, std::ios::binary);
+      out.write(reinterpret_cast<const char*>(c.data()), std::streamsize(c.size()));
+    }
+    try {
+      read_segy(path);
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()).find(expected) != std::string::npos);
+      CHECK(e.code() == ExitCode::input_error);
+    }
   }
   std::filesystem::remove(path);
 }

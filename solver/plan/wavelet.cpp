@@ -47,14 +47,24 @@ std::vector<double> sample_wavelet(const WaveletSpec& w, double dt, int nt) {
   const std::string where = fmt::format("{}: dataset '{}'", w.file, w.dataset);
   if (info.dims.size() != 1)
     throw Error(ExitCode::input_error, where + ": a wavelet must be a 1-D dataset (n_samples)");
+  if (info.dims[0] == 0)
+    throw Error(ExitCode::input_error, where + ": the wavelet has no samples; write the source time function into it");
   const auto samples = reader.read_floating<double>(w.dataset, info.dims);
   io::h5::Handle dset = reader.open_dataset(w.dataset);
   if (!io::h5::has_attribute(dset.id(), "dt"))
     throw Error(ExitCode::input_error, where + ": attribute 'dt' (sampling interval, s) is missing; add it");
   const double dt_in = io::h5::read_attribute_doubles(dset.id(), "dt")[0];
   if (!(dt_in > 0)) throw Error(ExitCode::input_error, where + fmt::format(": attribute dt = {} must be > 0", dt_in));
-  for (double v : samples)
+  bool any = false;
+  for (double v : samples) {
     if (!std::isfinite(v)) throw Error(ExitCode::input_error, where + ": contains NaN or Inf; fix the wavelet");
+    any = any || v != 0;
+  }
+  if (!any)
+    throw Error(ExitCode::input_error,
+                where +
+                    ": every sample is zero: the source would inject nothing and every trace be zero; write the "
+                    "source time function into it");
   const bool same_dt = std::abs(dt_in - dt) <= 1e-9 * dt;
   for (int n = 0; n < nt; ++n) {
     const double v = same_dt ? (n < int(samples.size()) ? samples[n] : 0.0) : interpolate(samples, dt_in, n * dt);

@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "io/case_file.hpp"
@@ -36,6 +38,17 @@ struct Overrides {
   double checkpoint_minutes = -1;
   std::vector<int> process_grid;
 };
+
+// A finite number >= 0: CLI::NonNegativeNumber lets "nan" through (nan < 0 is false), and "inf" means nothing here.
+const CLI::Validator finite_non_negative(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || *end != '\0' || !std::isfinite(v) || v < 0)
+        return "must be a finite number >= 0 (found " + text + ")";
+      return "";
+    },
+    "FINITE >= 0");
 
 void add_overrides(CLI::App* cmd, Overrides& o) {
   cmd->add_option("--backend", o.backend, "Override run.backend")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
@@ -108,7 +121,7 @@ int run(int argc, char** argv) {
   forward
       ->add_option("--checkpoint-minutes", forward_o.checkpoint_minutes,
                    "Override run.checkpoint_minutes (minutes between checkpoints; 0: none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_non_negative);
   add_overrides(forward, forward_o);
 
   auto* check =
@@ -138,7 +151,9 @@ int run(int argc, char** argv) {
   validate
       ->add_option("--report", regression.report_dir, "With --cases: write report.md and PNG plots into this folder")
       ->needs(cases_opt);
-  validate->add_option("--max-points", max_points, "Largest grid the reference will run")->capture_default_str();
+  validate->add_option("--max-points", max_points, "Largest grid the reference will run")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   add_overrides(validate, validate_o);
 
   std::string gradient_case;
