@@ -175,6 +175,21 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
   CHECK(run_specwave("forward " + (work / "no-such-case.toml").string()).code == 2);
   CHECK(run_specwave("frobnicate").code == 2);
   CHECK(run_specwave("check --threads 100000 " + write_case("cli-threads-option", base_case)).code == 2);
+  // Usage errors in the house format: one line, "did you mean" for a mistyped command, the command named.
+  for (const auto& [args, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"forwad case.toml", "specwave: error: unknown command 'forwad'; did you mean 'forward'?"},
+           {"frobnicate", "specwave: error: unknown command 'frobnicate'; give one of the commands (commands: forward"},
+           {"forward --no-such-option x.toml", "run specwave forward --help for its options"},
+           {"segy export", "specwave: error: traces is required; run specwave segy export --help"},
+           {"forward " + (work / "absent.toml").string(), "File does not exist"}}) {
+    CAPTURE(args);
+    const Result r = run_specwave(args);
+    CAPTURE(r.output);
+    CHECK(r.code == 2);
+    CHECK(r.output.find(expected) != std::string::npos);
+    CHECK(r.output.rfind("specwave: error: ", 0) == 0);  // the house prefix, first
+    CHECK(r.output.find('\n') == r.output.size() - 1);   // one line
+  }
   // Option values that used to pass: NaN minutes (silently ignored), a negative grid limit (exit 3, not 2).
   const std::string small = write_case("cli-options", base_case);
   for (const char* value : {"nan", "inf", "-1", "ten"}) {

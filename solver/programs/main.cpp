@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include "io/case_file.hpp"
 #include "io/hdf5.hpp"
 #include "io/segy.hpp"
+#include "io/suggest.hpp"
 #include "kernels/cuda/device.hpp"
 #include "solver/batch/collect.hpp"
 #include "solver/batch/sweep.hpp"
@@ -49,6 +51,36 @@ const CLI::Validator finite_non_negative(
       return "";
     },
     "FINITE >= 0");
+
+// A command-line error in the house format: one line "specwave: error: ..." (exit 2), naming the command, with
+// "did you mean" for a mistyped command, printed by rank 0 only.
+int usage_error(const CLI::App& app, int argc, char** argv, const CLI::ParseError& e) {
+  std::vector<std::string_view> commands;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    commands.push_back(sub->get_name());
+  std::string message;
+  const std::string first = argc > 1 ? argv[1] : "";
+  const bool known = std::find(commands.begin(), commands.end(), first) != commands.end();
+  if (!first.empty() && first[0] != '-' && !known) {
+    std::string list;
+    for (auto c : commands) list += (list.empty() ? "" : ", ") + std::string(c);
+    message = fmt::format("unknown command '{}'; {} (commands: {}; specwave --help describes them)", first,
+                          io::suggest(first, commands, "give one of the commands"), list);
+  } else {
+    std::string what = e.what();
+    for (char& ch : what)
+      if (ch == '\n') ch = ' ';
+    std::string command = "specwave";
+    for (const CLI::App* sub = &app; sub;) {  // the deepest command given: "specwave segy export"
+      const auto parsed = sub->get_subcommands();
+      sub = parsed.empty() ? nullptr : parsed.front();
+      if (sub) command += " " + sub->get_name();
+    }
+    message = fmt::format("{}; run {} --help for its options", what, command);
+  }
+  if (Comm::world().rank() == 0) std::fprintf(stderr, "specwave: error: %s\n", message.c_str());
+  return int(ExitCode::usage);
+}
 
 void add_overrides(CLI::App* cmd, Overrides& o) {
   cmd->add_option("--backend", o.backend, "Override run.backend")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
@@ -237,8 +269,8 @@ int run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : int(ExitCode::usage);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    return usage_error(app, argc, argv, e);
   }
 
   if (info->parsed()) {
