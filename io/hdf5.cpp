@@ -1,4 +1,5 @@
 #include "io/hdf5.hpp"
+#include "io/checksum.hpp"
 #include "io/file_kind.hpp"
 
 #include <unistd.h>
@@ -135,6 +136,25 @@ std::vector<double> read_attribute_doubles(hid_t object, const std::string& name
   if (H5Aread(attr.id(), H5T_NATIVE_DOUBLE, values.data()) < 0)
     throw Error(ExitCode::input_error, where + ": attribute '" + name + "' cannot be read as a number");
   return values;
+}
+
+void write_checksum(hid_t dataset, const void* data, std::size_t bytes) {
+  write_attribute(dataset, "checksum64", checksum_hex(checksum64(data, bytes)));
+}
+
+void verify_checksum(hid_t dataset, const void* data, std::size_t bytes, const std::string& path,
+                     const std::string& what) {
+  if (!has_attribute(dataset, "checksum64"))
+    throw Error(ExitCode::input_error, path + ": " + what +
+                                           " has no checksum (written by an older specwave, or not by specwave); "
+                                           "start again without --resume");
+  const std::string stored = read_attribute_string(dataset, "checksum64");
+  const std::string computed = checksum_hex(checksum64(data, bytes));
+  if (stored != computed)
+    throw Error(ExitCode::input_error,
+                path + ": " + what + " fails its checksum (stored " + stored + ", computed " + computed +
+                    "): the file is corrupt (a disk or transfer error); start again without --resume, or resume "
+                    "from an intact copy of the folder");
 }
 
 std::string read_attribute_string(hid_t object, const std::string& name) {
@@ -492,6 +512,23 @@ void write_root_attributes(hid_t file, const Provenance& p) {
   write_attribute(file, "threads", std::int64_t(p.threads));
   write_attribute(file, "ranks", std::int64_t(p.ranks));
   write_attribute(file, "case_text", p.case_text);
+}
+
+Handle write_checked_doubles(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims,
+                             const double* data, const std::string& units) {
+  std::size_t count = 1;
+  for (hsize_t d : dims) count *= std::size_t(d);
+  Handle d = write_dataset<double>(parent, name, dims, data, units);
+  write_checksum(d.id(), data, count * sizeof(double));
+  return d;
+}
+
+std::vector<double> read_checked_doubles(const Reader& reader, const std::string& name,
+                                         const std::vector<hsize_t>& dims) {
+  std::vector<double> values = reader.read_floating<double>(name, dims);
+  Handle d = reader.open_dataset(name);
+  verify_checksum(d.id(), values.data(), values.size() * sizeof(double), reader.path(), "the array " + name);
+  return values;
 }
 
 }  // namespace specwave::io::h5

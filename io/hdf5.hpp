@@ -37,6 +37,13 @@ void write_attribute(hid_t object, const std::string& name, double value);
 void write_attribute(hid_t object, const std::string& name, std::int64_t value);
 void write_attribute(hid_t object, const std::string& name, std::span<const double> values);
 bool has_attribute(hid_t object, const std::string& name);
+// Integrity of restart files (io/checksum.hpp): attribute "checksum64" (16 hexadecimal digits) of a dataset, the
+// checksum of its `bytes` bytes as written from `data`.
+void write_checksum(hid_t dataset, const void* data, std::size_t bytes);
+// Checks `data` (the dataset's bytes as read back) against its checksum64 attribute: Error(input_error)
+// "<path>: <what> fails its checksum ..." on a mismatch, or "... has no checksum ..." when the attribute is missing.
+void verify_checksum(hid_t dataset, const void* data, std::size_t bytes, const std::string& path,
+                     const std::string& what);
 std::vector<double> read_attribute_doubles(hid_t object, const std::string& name);
 std::string read_attribute_string(hid_t object, const std::string& name);
 
@@ -151,5 +158,12 @@ inline constexpr const char* schema_version = "1.1";
 
 // Silence HDF5's automatic error stack printing (errors become exceptions with context instead).
 void silence_library_errors();
+
+// Restart files' arrays of doubles with their checksum (write_checksum / verify_checksum): written with
+// `units`; read back with shape `dims` and verified (Error(input_error) naming the file and dataset).
+Handle write_checked_doubles(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims,
+                             const double* data, const std::string& units);
+std::vector<double> read_checked_doubles(const Reader& reader, const std::string& name,
+                                         const std::vector<hsize_t>& dims);
 
 }  // namespace specwave::io::h5

@@ -393,3 +393,90 @@ TEST_CASE("validate --cases: stored references are regenerated only when asked, 
   // The full tier includes smoke cases; an unknown tier is a usage error.
   CHECK(run_specwave(cmd + " --tier bogus").code == 2);
 }
+
+namespace {
+
+// Flips one bit in the middle of the largest state array of `rank_file` (the HDF5 API, so the file stays valid and
+// only the checksum can tell).
+std::string flip_a_bit(const std::string& rank_file) {
+  const hid_t file = H5Fopen(rank_file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  const hid_t group = H5Gopen2(file, "propagator_0", H5P_DEFAULT);
+  REQUIRE(group >= 0);
+  H5G_info_t info;
+  H5Gget_info(group, &info);
+  std::string best;
+  hssize_t best_size = -1;
+  for (hsize_t k = 0; k < info.nlinks; ++k) {
+    char name[256] = {};
+    H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, k, name, sizeof name, H5P_DEFAULT);
+    const hid_t d = H5Dopen2(group, name, H5P_DEFAULT);
+    const hid_t space = H5Dget_space(d);
+    const hssize_t n = H5Sget_simple_extent_npoints(space);
+    if (n > best_size) best_size = n, best = name;
+    H5Sclose(space);
+    H5Dclose(d);
+  }
+  REQUIRE(best_size > 0);
+  const hid_t d = H5Dopen2(group, best.c_str(), H5P_DEFAULT);
+  std::vector<unsigned char> bytes(static_cast<std::size_t>(best_size));
+  REQUIRE(H5Dread(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) >= 0);
+  bytes[bytes.size() / 2] ^= 0x10;
+  REQUIRE(H5Dwrite(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) >= 0);
+  H5Dclose(d);
+  H5Gclose(group);
+  H5Fclose(file);
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("a checkpoint with a flipped bit, or whose model file changed, is refused on resume (exit 4, 3)") {
+  const fs::path dir = work / "integrity";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::vector<hsize_t> dims = {40, 40, 40};
+  io::h5::AtomicWriter w((dir / "model.h5").string());
+  io::h5::write_dataset<float>(w.id(), "velocity", dims, std::vector<float>(40 * 40 * 40, 2000.f).data(), "m/s");
+  w.commit();
+  const std::string text = replaced(base_case, "type = \"homogeneous\"\nvelocity = 2000.0",
+                                    "type = \"file\"\nfile = \"" + (dir / "model.h5").string() + "\"");
+  const std::string path = (dir / "case.toml").string();
+  std::ofstream(path) << text;
+  const std::string a = (dir / "a").string(), b = (dir / "b").string();
+  const Result stopped = run_specwave("forward -q " + path + " --output-dir " + a, "SPECWAVE_STOP_AFTER_STEPS=20");
+  CAPTURE(stopped.output);
+  REQUIRE(stopped.code == 10);
+  fs::copy(a, b, fs::copy_options::recursive);
+  const std::string rank_file = (fs::path(a) / "checkpoint" / "rank-00000.g1.h5").string();
+  REQUIRE(fs::exists(rank_file));
+  const std::string array = flip_a_bit(rank_file);
+  const Result corrupt = run_specwave("forward -q --resume " + path + " --output-dir " + a);
+  CAPTURE(corrupt.output);
+  CHECK(corrupt.code == 4);
+  CHECK(corrupt.output.find(rank_file + ": the state array " + array + " fails its checksum") != std::string::npos);
+  CHECK_FALSE(fs::exists(fs::path(a) / "traces.h5"));
+
+  // The model file changed under the checkpoint: refused, then the original model resumes and completes.
+  std::vector<float> other(40 * 40 * 40, 2000.f);
+  other[4321] = 1950.f;  // below v_max: dt (from v_max) stays, only the model checksum tells
+  {
+    io::h5::AtomicWriter m((dir / "model.h5").string());
+    io::h5::write_dataset<float>(m.id(), "velocity", dims, other.data(), "m/s");
+    m.commit();
+  }
+  const Result changed = run_specwave("forward -q --resume " + path + " --output-dir " + b);
+  CAPTURE(changed.output);
+  CHECK(changed.code == 3);
+  CHECK(changed.output.find("the checkpoint belongs to another run") != std::string::npos);
+  CHECK(changed.output.find("model.file changed") != std::string::npos);
+  {
+    io::h5::AtomicWriter m((dir / "model.h5").string());
+    io::h5::write_dataset<float>(m.id(), "velocity", dims, std::vector<float>(40 * 40 * 40, 2000.f).data(), "m/s");
+    m.commit();
+  }
+  const Result resumed = run_specwave("forward -q --resume " + path + " --output-dir " + b);
+  CAPTURE(resumed.output);
+  CHECK(resumed.code == 0);
+  CHECK(fs::exists(fs::path(b) / "traces.h5"));
+}

@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -36,6 +38,14 @@ double field(const std::string& line, const std::string& key) {
   const auto pos = line.find("\"" + key + "\": ");
   REQUIRE_MESSAGE(pos != std::string::npos, key << " not in " << line);
   return std::strtod(line.c_str() + pos + key.size() + 4, nullptr);
+}
+
+// The case text with "iterations = N" set to `iterations`.
+std::string replaced_iterations(std::string text, int iterations) {
+  const auto at = text.find("iterations = ");
+  REQUIRE(at != std::string::npos);
+  const auto end = text.find('\n', at);
+  return text.replace(at, end - at, "iterations = " + std::to_string(iterations));
 }
 
 std::string write_case(const std::string& name, const std::string& text) {
@@ -254,4 +264,52 @@ TEST_CASE("invert with frequency bands: iterations per band, each band's misfit 
   CHECK(field(lines[2], "relative_misfit") < 1);
   CHECK(field(lines[4], "relative_misfit") < 1);
   CHECK(field(lines[4], "misfit") < field(lines[3], "misfit"));
+}
+
+TEST_CASE("invert --resume refuses a state with a flipped bit (exit 4) or from another starting model (exit 3)") {
+  const fs::path out = work / "integrity";
+  fs::remove_all(out);
+  const std::string text = std::string(small_case) + "iterations = 1\n" + small_truth;
+  const std::string path = write_case("integrity-1", text);
+  const Result first = run_specwave("invert -q --threads 1 " + path + " --output-dir " + out.string());
+  CAPTURE(first.output);
+  REQUIRE(first.code == 0);
+  const fs::path state = out / "inversion_state.h5";
+  const fs::path saved = work / "integrity-state.h5";
+  fs::copy_file(state, saved, fs::copy_options::overwrite_existing);
+  const auto more = [&](const std::string& case_text) {
+    return run_specwave("invert -q --threads 1 --resume " +
+                        write_case("integrity-2", replaced_iterations(case_text, 2)) + " --output-dir " + out.string());
+  };
+  // A flipped bit in the model x: the array's checksum names it.
+  {
+    const hid_t f = H5Fopen(state.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    const hid_t d = H5Dopen2(f, "x", H5P_DEFAULT);
+    std::vector<double> x(26 * 24 * 28);
+    REQUIRE(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x.data()) >= 0);
+    std::uint64_t bits;
+    std::memcpy(&bits, &x[777], 8);
+    bits ^= 1ull << 40;
+    std::memcpy(&x[777], &bits, 8);
+    REQUIRE(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x.data()) >= 0);
+    H5Dclose(d);
+    H5Fclose(f);
+  }
+  const Result corrupt = more(text);
+  CAPTURE(corrupt.output);
+  CHECK(corrupt.code == 4);
+  CHECK(corrupt.output.find(state.string() + ": the array x fails its checksum") != std::string::npos);
+  // Intact again, but the starting model changed: the state belongs to another inversion.
+  fs::copy_file(saved, state, fs::copy_options::overwrite_existing);
+  std::string other = text;
+  other.replace(other.find("velocity = 2000.0"), 17, "velocity = 2010.0");
+  const Result changed = more(other);
+  CAPTURE(changed.output);
+  CHECK(changed.code == 3);
+  CHECK(changed.output.find("the inversion state belongs to another run") != std::string::npos);
+  // The same case with more iterations (what --resume is for) continues.
+  const Result resumed = more(text);
+  CAPTURE(resumed.output);
+  CHECK(resumed.code == 0);
 }

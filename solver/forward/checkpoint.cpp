@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "io/checksum.hpp"
 #include "io/hdf5.hpp"
 #include "solver/case/errors.hpp"
 
@@ -45,6 +46,7 @@ void write_bytes(hid_t parent, const std::string& name, std::span<const std::byt
   Handle d(H5Dcreate2(parent, name.c_str(), H5T_NATIVE_UINT8, space.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   if (!d || (n > 0 && H5Dwrite(d.id(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0))
     fail("cannot write checkpoint array " + name);
+  io::h5::write_checksum(d.id(), data.data(), data.size());
 }
 
 hsize_t dataset_size(hid_t d) {
@@ -80,6 +82,7 @@ class LoadVisitor final : public StateVisitor {
                       file_, name, data.size()));
     if (!data.empty() && H5Dread(d.id(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
       throw Error(ExitCode::input_error, fmt::format("{}: cannot read the state array {}", file_, name));
+    io::h5::verify_checksum(d.id(), data.data(), data.size(), file_, "the state array " + name);
   }
 
  private:
@@ -87,12 +90,20 @@ class LoadVisitor final : public StateVisitor {
   std::string file_;
 };
 
+// The driver's integers and the generation as one text, for their checksum.
+std::string integer_text(const std::map<std::string, long long>& integers, long long generation) {
+  std::string text = fmt::format("generation={};", generation);
+  for (const auto& [name, value] : integers) text += fmt::format("{}={};", name, value);
+  return text;
+}
+
 std::vector<double> read_doubles(hid_t file, const std::string& name, const std::string& path) {
   Handle d(H5Dopen2(file, name.c_str(), H5P_DEFAULT));
   if (!d) throw Error(ExitCode::input_error, fmt::format("{}: the array {} is missing", path, name));
   std::vector<double> out(dataset_size(d.id()));
   if (!out.empty() && H5Dread(d.id(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
     throw Error(ExitCode::input_error, fmt::format("{}: cannot read the array {}", path, name));
+  io::h5::verify_checksum(d.id(), out.data(), out.size() * sizeof(double), path, "the array " + name);
   return out;
 }
 
@@ -151,8 +162,12 @@ const std::vector<double>& CheckpointMeta::array(const std::string& name) const 
   return it->second;
 }
 
-CheckpointStore::CheckpointStore(std::string directory, const Comm& world, std::string fingerprint)
-    : directory_(std::move(directory)), world_(world), fingerprint_(std::move(fingerprint)) {}
+CheckpointStore::CheckpointStore(std::string directory, const Comm& world, std::string fingerprint,
+                                 std::string rank_fingerprint)
+    : directory_(std::move(directory)),
+      world_(world),
+      fingerprint_(std::move(fingerprint)),
+      rank_fingerprint_(std::move(rank_fingerprint)) {}
 
 std::string CheckpointStore::rank_file(long long generation, int rank) const {
   return (fs::path(directory_) / fmt::format("rank-{:05d}.g{}.h5", rank, generation)).string();
@@ -175,6 +190,7 @@ void CheckpointStore::save(const CheckpointMeta& meta, const std::vector<Propaga
   std::size_t bytes = 0;
   {
     io::h5::AtomicWriter file(rank_file(generation, world_.rank()));
+    io::h5::write_attribute(file.id(), "rank_fingerprint", rank_fingerprint_);
     for (std::size_t k = 0; k < propagators.size(); ++k) {
       Handle group = io::h5::create_group(file.id(), fmt::format("propagator_{}", k));
       SaveVisitor v(group.id());
@@ -197,9 +213,14 @@ void CheckpointStore::save(const CheckpointMeta& meta, const std::vector<Propaga
       integer_names += name + ",";
     }
     for (const auto& [name, values] : meta.arrays) {
-      io::h5::write_dataset<double>(file.id(), name, {hsize_t(values.size())}, values.data(), "");
+      Handle d = io::h5::write_dataset<double>(file.id(), name, {hsize_t(values.size())}, values.data(), "");
+      io::h5::write_checksum(d.id(), values.data(), values.size() * sizeof(double));
       array_names += name + ",";
     }
+    // The scalars too: one checksum over "name=value;" of every integer, in order.
+    const std::string integers = integer_text(meta.integers, generation);
+    io::h5::write_attribute(file.id(), "integers_checksum64",
+                            io::checksum_hex(io::checksum64(integers.data(), integers.size())));
     io::h5::write_attribute(file.id(), "integer_names", integer_names);
     io::h5::write_attribute(file.id(), "array_names", array_names);
     file.commit();
@@ -244,12 +265,29 @@ CheckpointMeta CheckpointStore::load_meta() {
   for (const auto& n : names("integer_names")) meta.integers[n] = fixed("int_" + n);
   for (const auto& n : names("array_names")) meta.arrays[n] = read_doubles(f, n, manifest);
   generation_ = fixed("generation");
+  const std::string integers = integer_text(meta.integers, generation_);
+  if (!io::h5::has_attribute(f, "integers_checksum64") ||
+      io::h5::read_attribute_string(f, "integers_checksum64") !=
+          io::checksum_hex(io::checksum64(integers.data(), integers.size())))
+    throw Error(ExitCode::input_error,
+                manifest +
+                    ": the checkpoint's step counters fail their checksum (or have none): the file is corrupt "
+                    "or was written by an older specwave; start again without --resume");
   return meta;
 }
 
 void CheckpointStore::load_state(const std::vector<Propagator*>& propagators) {
   const std::string mine = rank_file(generation_, world_.rank());
   io::h5::Reader state(mine);
+  const std::string written_by = io::h5::has_attribute(state.id(), "rank_fingerprint")
+                                     ? io::h5::read_attribute_string(state.id(), "rank_fingerprint")
+                                     : std::string("(none)");
+  if (written_by != rank_fingerprint_)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: the checkpoint belongs to another run: written with {}, this run has {} (an input "
+                            "such as model.file changed since it was written); resume with the same inputs, or "
+                            "remove {} to start over",
+                            mine, written_by, rank_fingerprint_, directory_));
   H5G_info_t info;
   H5Gget_info(state.id(), &info);
   if (info.nlinks != propagators.size())

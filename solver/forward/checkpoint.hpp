@@ -51,8 +51,10 @@ struct CheckpointMeta {
 class CheckpointStore {
  public:
   // directory: where the checkpoint lives (output.directory/checkpoint). fingerprint: what a resumed run must
-  // share with the one that wrote it (case, ranks, precision, ...), compared in load().
-  CheckpointStore(std::string directory, const Comm& world, std::string fingerprint);
+  // share with the one that wrote it (case, ranks, precision, the wavelets' checksum, ...), compared in
+  // load_meta(); rank_fingerprint: what this rank's part must match (its block of the model's checksum), stored in
+  // the rank's file and compared in load_state(). Every array carries a checksum, verified when it is read.
+  CheckpointStore(std::string directory, const Comm& world, std::string fingerprint, std::string rank_fingerprint = "");
   const std::string& directory() const { return directory_; }
   // Whether a complete checkpoint exists (the same answer on every rank).
   bool exists() const;
@@ -73,7 +75,7 @@ class CheckpointStore {
   std::string rank_file(long long generation, int rank) const;
   std::string directory_;
   const Comm& world_;
-  std::string fingerprint_;
+  std::string fingerprint_, rank_fingerprint_;
   long long generation_ = 0;
   double last_save_seconds_ = 0;
   std::size_t last_save_bytes_ = 0;

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "io/checksum.hpp"
 #include "io/outputs.hpp"
 #include "io/png_plot.hpp"
 #include "solver/case/errors.hpp"
@@ -77,16 +80,26 @@ std::vector<float> gather_xz_slice(const Comm& domain, const GridSpec& g, const 
   return std::vector<float>(out.begin(), out.end());
 }
 
-// What a resumed run must share with the run that wrote the checkpoint.
+// What a resumed run must share with the run that wrote the checkpoint: the case text, the run's layout, and the
+// inputs the case names only by file (the sampled wavelets here; the model in model_fingerprint).
 std::string run_fingerprint(const Case& c, const Plan& plan, int per_group) {
   const auto& p = plan.process_grid;
+  std::uint64_t wavelets = 0;
+  for (const auto& shot : plan.wavelets)
+    for (const auto& w : shot) wavelets = io::combine_checksums(wavelets, io::checksum64(w.data(), w.size() * 8));
   return fmt::format(
       "case text {:016x}, {} {} {} on {}, {} rank(s) in {} shot group(s), process grid {}x{}x{}, {} shot(s) "
-      "in flight, nt {}, dt {:.17g}",
+      "in flight, nt {}, dt {:.17g}, wavelets {}",
       std::hash<std::string>{}(c.source_text), to_string(c.scheme.method), to_string(c.run.precision),
       plan.backend == BackendKind::cuda ? "cuda" : "cpu",
       plan.backend == BackendKind::cuda ? plan.backend_note : "host", plan.ranks, plan.shot_groups, p[0], p[1], p[2],
-      per_group, plan.nt, plan.dt);
+      per_group, plan.nt, plan.dt, io::checksum_hex(wavelets));
+}
+
+// This rank's block of the velocity model, as its checkpoint file records it (a changed model.file is refused).
+std::string model_fingerprint(const Plan& plan) {
+  const auto& v = plan.model.velocity;
+  return "model checksum " + io::checksum_hex(io::checksum64(v.data(), v.size() * sizeof(float)));
 }
 
 // run.json: the run's figures for scripts and `specwave collect` (docs/batch.md), written atomically by rank 0.
@@ -167,7 +180,8 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   }
   // Checkpoints (docs/batch.md): a stop signal or the period writes one at a step boundary; --resume continues
   // from it. The outputs are written as "<name>.partial" until complete, and reopened by a resumed run.
-  CheckpointStore store((dir / "checkpoint").string(), world, run_fingerprint(c, plan, per_group));
+  CheckpointStore store((dir / "checkpoint").string(), world, run_fingerprint(c, plan, per_group),
+                        model_fingerprint(plan));
   const bool resuming = options.resume && store.exists();
   if (options.resume && !resuming && root)
     std::fputs(fmt::format("resume      no checkpoint in {}: starting from the beginning\n", store.directory()).c_str(),
@@ -242,6 +256,10 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   Progress progress(static_cast<long long>(plan.nt) * n_shots, double(g.points()), c.run.progress_seconds,
                     !options.quiet && root, done);
   CheckpointSchedule schedule(world, c.run.checkpoint_every, c.run.checkpoint_minutes, done);
+  // A test aid (docs/cli.md): SPECWAVE_STOP_AFTER_STEPS=N stops the run as SIGUSR1 would once N steps are done
+  // (over all shots), with a checkpoint.
+  const char* stop_env = std::getenv("SPECWAVE_STOP_AFTER_STEPS");
+  const long long stop_at_steps = stop_env ? std::atoll(stop_env) : 0;
   int checkpoints = 0;
   std::span<const double> my_traces;  // this group's shot of the round (under MPI)
   for (int first = resume_first; first < n_shots; first += groups * per_group) {
@@ -300,6 +318,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       }
       if (at_snapshot) pending = PendingSnapshot{int(next_snapshot++), n};
       progress.update(first, first + round - 1, n_shots, n, plan.nt, plan.dt, done);
+      if (stop_at_steps > 0 && done >= stop_at_steps && !stop_signal()) request_stop(SIGUSR1);
       const auto action = schedule.poll(done);
       if (action == CheckpointSchedule::Action::none) continue;
       // Everything written so far is on disk before the checkpoint that counts on it.

@@ -34,10 +34,17 @@ void EvaluationLog::load(std::size_t state_key, std::size_t n) {
   const std::vector<std::string> hashes = r.read_strings("model_hash");
   const hsize_t k = hsize_t(hashes.size());
   if (k == 0) return;
-  const auto values = r.read_floating<double>("misfit", {k});
-  const auto gradients = r.read_floating<double>("gradient", {k, hsize_t(n)});
+  // Every array's checksum, and the hashes' (one over their text), verified: a corrupt log is an error, never a
+  // replayed misfit that the run did not compute.
+  std::string hash_text;
+  for (const auto& h : hashes) hash_text += h + ";";
+  io::h5::Handle hash_set = r.open_dataset("model_hash");
+  io::h5::verify_checksum(hash_set.id(), hash_text.data(), hash_text.size(), path_, "the array model_hash");
+  const auto values = io::h5::read_checked_doubles(r, "misfit", {k});
+  const auto gradients = io::h5::read_checked_doubles(r, "gradient", {k, hsize_t(n)});
   const hsize_t shots = r.has_dataset("misfit_per_shot") ? r.info("misfit_per_shot").dims.at(1) : 0;
-  const auto per_shot = shots > 0 ? r.read_floating<double>("misfit_per_shot", {k, shots}) : std::vector<double>{};
+  const auto per_shot =
+      shots > 0 ? io::h5::read_checked_doubles(r, "misfit_per_shot", {k, shots}) : std::vector<double>{};
   for (hsize_t e = 0; e < k; ++e) {
     Entry entry;
     entry.hash = std::stoull(hashes[e], nullptr, 16);
@@ -82,11 +89,14 @@ void EvaluationLog::write() const {
   io::h5::AtomicWriter file(path_);
   io::h5::write_identity_attributes(file.id(), "specwave.inversion_evaluations");
   io::h5::write_attribute(file.id(), "state_rows", std::int64_t(state_key_));
-  io::h5::write_string_dataset(file.id(), "model_hash", hashes);
-  io::h5::write_dataset<double>(file.id(), "misfit", {hsize_t(values.size())}, values.data(), "misfit");
-  io::h5::write_dataset<double>(file.id(), "gradient", {hsize_t(values.size()), hsize_t(n)}, gradients.data(),
+  std::string hash_text;
+  for (const auto& h : hashes) hash_text += h + ";";
+  io::h5::Handle hash_set = io::h5::write_string_dataset(file.id(), "model_hash", hashes);
+  io::h5::write_checksum(hash_set.id(), hash_text.data(), hash_text.size());
+  io::h5::write_checked_doubles(file.id(), "misfit", {hsize_t(values.size())}, values.data(), "misfit");
+  io::h5::write_checked_doubles(file.id(), "gradient", {hsize_t(values.size()), hsize_t(n)}, gradients.data(),
                                 "misfit per parameter unit");
-  io::h5::write_dataset<double>(file.id(), "misfit_per_shot", {hsize_t(values.size()), hsize_t(shots)}, per_shot.data(),
+  io::h5::write_checked_doubles(file.id(), "misfit_per_shot", {hsize_t(values.size()), hsize_t(shots)}, per_shot.data(),
                                 "misfit");
   file.commit();
 }

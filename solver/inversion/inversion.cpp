@@ -1,5 +1,8 @@
 #include "solver/inversion/inversion.hpp"
 
+#include "io/checksum.hpp"
+#include "io/toml_edit.hpp"
+
 #include <omp.h>
 
 #include <fmt/format.h>
@@ -28,6 +31,30 @@
 
 namespace specwave {
 namespace {
+
+// The case as it determines the inversion's iterates, for the resume fingerprint: its text without what only says
+// how long to run (inversion.iterations: a finished inversion may be resumed for more), how the wavefields are kept
+// (inversion.wavefield_*, scratch_directory), or where and how to report and schedule (output, run.threads,
+// run.progress_seconds, run.checkpoint_*). Precision and backend are added apart
+// (command-line overrides are not in the text).
+std::string state_case_text(const Case& c) {
+  if (c.source_text.empty()) return {};
+  toml::table t;
+  try {
+    t = toml::parse(c.source_text);
+  } catch (const toml::parse_error&) {
+    return c.source_text;  // cannot happen: the case was parsed from it
+  }
+  t.erase("output");
+  if (auto* inv = t["inversion"].as_table())  // the storage strategies give bitwise the same gradient
+    for (const char* key : {"iterations", "wavefield_storage", "wavefield_memory_gib", "scratch_directory"})
+      inv->erase(key);
+  if (auto* run = t["run"].as_table())
+    for (const char* key : {"threads", "progress_seconds", "checkpoint_every", "checkpoint_minutes"}) run->erase(key);
+  std::string text;
+  io::write_toml(text, t, "");
+  return text;
+}
 
 using optim::OpsVector, optim::Vector;
 
@@ -132,6 +159,20 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   };
   const std::size_t n_bands = std::max<std::size_t>(1, inv.bands_hz.size());
   const std::vector<double> true_velocity = inv.true_model ? velocity_of(c, *inv.true_model) : std::vector<double>{};
+  // What a resumed run must share with the one that wrote the state (as forward's checkpoint fingerprint): the case
+  // text and the inputs it names by file, by their checksums, so a changed model or data file is refused.
+  const std::string fingerprint = [&] {
+    const auto sum = [](const auto& v) { return io::checksum_hex(io::checksum64(v.data(), v.size() * sizeof(v[0]))); };
+    // Observed data from a file: every rank reads all of it. Synthesised from the true model (each rank its own
+    // shots), they are a function of the true model and the case, which the fingerprint holds.
+    std::uint64_t data = 0;
+    for (const auto& shot : observed) data = io::combine_checksums(data, io::checksum64(shot.data(), shot.size() * 8));
+    return fmt::format("case {:016x}, {} on {}, starting model {}, true model {}, observed data {}, nt {}, dt {:.17g}",
+                       std::hash<std::string>{}(state_case_text(c)), to_string(c.run.precision),
+                       plan.backend == BackendKind::cuda ? "cuda" : "cpu", sum(plan.model.velocity),
+                       true_velocity.empty() ? std::string("none") : sum(true_velocity),
+                       true_velocity.empty() ? io::checksum_hex(data) : std::string("synthesised"), plan.nt, plan.dt);
+  }();
 
   InversionSummary summary;
   summary.propagator = propagator->name();
@@ -232,6 +273,12 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   double misfit0 = 0;    // the band's misfit at its start
   if (resume) {
     checkpoint = read_inversion_checkpoint(state_path, n);
+    if (checkpoint.fingerprint != fingerprint)
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("{}: the inversion state belongs to another run (a case or an input file changed since "
+                              "it was written):\n  state:    {}\n  this run: {}\nresume with the same case file and "
+                              "inputs, or remove {} and evaluations.h5 to start over",
+                              state_path, checkpoint.fingerprint, fingerprint, state_path));
     band = std::size_t(checkpoint.band);
     offset = checkpoint.offset;
     if (band >= n_bands)
@@ -320,8 +367,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   std::size_t b = band;
   auto save_state = [&] {
     if (root)
-      write_inversion_checkpoint(state_path, {optimizer->state(), summary.history, inv.optimizer, c.source_text, int(b),
-                                              offset, misfit0, preconditioner.illumination()});
+      write_inversion_checkpoint(state_path, {optimizer->state(), summary.history, inv.optimizer, c.source_text,
+                                              fingerprint, int(b), offset, misfit0, preconditioner.illumination()});
     log.reset(summary.history.size());
   };
   // A stop signal (solver/forward/checkpoint.hpp) between iterations, or inside one (Objective::evaluate between

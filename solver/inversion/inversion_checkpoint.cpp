@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "io/checksum.hpp"
 #include "io/hdf5.hpp"
 #include "solver/case/errors.hpp"
 
@@ -16,29 +17,39 @@ using optim::Vector;
 constexpr int history_columns = 10;
 
 void write_vector(hid_t file, const std::string& name, const Vector& v) {
-  if (v.size() > 0) io::h5::write_dataset<double>(file, name, {hsize_t(v.size())}, v.data(), "parameter units");
+  if (v.size() > 0) io::h5::write_checked_doubles(file, name, {hsize_t(v.size())}, v.data(), "parameter units");
 }
 
 void write_pairs(hid_t file, const std::string& name, const std::vector<Vector>& pairs, std::size_t n) {
   if (pairs.empty()) return;
   std::vector<double> all;
   for (const auto& p : pairs) all.insert(all.end(), p.data(), p.data() + p.size());
-  io::h5::write_dataset<double>(file, name, {hsize_t(pairs.size()), hsize_t(n)}, all.data(), "parameter units");
+  io::h5::write_checked_doubles(file, name, {hsize_t(pairs.size()), hsize_t(n)}, all.data(), "parameter units");
 }
 
 Vector read_vector(const io::h5::Reader& r, const std::string& name, std::size_t n) {
   if (!r.has_dataset(name)) return {};
-  const auto v = r.read_floating<double>(name, {hsize_t(n)});
+  const auto v = io::h5::read_checked_doubles(r, name, {hsize_t(n)});
   return Eigen::Map<const Vector>(v.data(), Eigen::Index(n));
 }
 
 std::vector<Vector> read_pairs(const io::h5::Reader& r, const std::string& name, std::size_t n) {
   if (!r.has_dataset(name)) return {};
   const hsize_t m = r.info(name).dims.at(0);
-  const auto all = r.read_floating<double>(name, {m, hsize_t(n)});
+  const auto all = io::h5::read_checked_doubles(r, name, {m, hsize_t(n)});
   std::vector<Vector> out;
   for (hsize_t k = 0; k < m; ++k) out.push_back(Eigen::Map<const Vector>(all.data() + k * n, Eigen::Index(n)));
   return out;
+}
+
+// The scalar attributes as one text, for their checksum (every digit of the doubles).
+std::string scalar_text(const InversionCheckpoint& c) {
+  const auto& s = c.state;
+  return fmt::format(
+      "optimizer={};fingerprint={};iteration={};band={};offset={};misfit0={:a};misfit={:a};step={:a};"
+      "slope={:a}",
+      c.optimizer, c.fingerprint, s.iteration, c.band, c.offset, c.band_misfit0, s.current.value, s.previous_step,
+      s.previous_slope);
 }
 
 }  // namespace
@@ -49,6 +60,7 @@ void write_inversion_checkpoint(const std::string& path, const InversionCheckpoi
   io::h5::AtomicWriter file(path);
   io::h5::write_root_attributes(file.id(), {"specwave.inversion_state", "fp64", "cpu", c.case_text, "host CPU", 0, 1});
   io::h5::write_attribute(file.id(), "optimizer", c.optimizer);
+  io::h5::write_attribute(file.id(), "fingerprint", c.fingerprint);
   io::h5::write_attribute(file.id(), "iteration", std::int64_t(s.iteration));
   io::h5::write_attribute(file.id(), "band", std::int64_t(c.band));
   io::h5::write_attribute(file.id(), "band_offset", std::int64_t(c.offset));
@@ -64,14 +76,14 @@ void write_inversion_checkpoint(const std::string& path, const InversionCheckpoi
   write_vector(file.id(), "previous_gradient", s.previous_gradient);
   write_vector(file.id(), "previous_preconditioned", s.previous_preconditioned);
   if (!c.illumination.empty())
-    io::h5::write_dataset<double>(file.id(), "illumination", {hsize_t(c.illumination.size())}, c.illumination.data(),
+    io::h5::write_checked_doubles(file.id(), "illumination", {hsize_t(c.illumination.size())}, c.illumination.data(),
                                   "sum of squared pressure (Pa^2)");
   std::vector<double> table;
   for (const auto& it : c.history)
     table.insert(table.end(), {double(it.iteration), it.misfit, it.relative_misfit, it.step, double(it.evaluations),
                                it.wolfe ? 1.0 : 0.0, it.gradient_norm, it.seconds, it.model_error.value_or(NAN),
                                it.band_hz.value_or(NAN)});
-  io::h5::write_dataset<double>(file.id(), "history", {hsize_t(c.history.size()), hsize_t(history_columns)},
+  io::h5::write_checked_doubles(file.id(), "history", {hsize_t(c.history.size()), hsize_t(history_columns)},
                                 table.data(),
                                 "iteration, misfit, relative_misfit, step, evaluations, wolfe, gradient_norm, seconds, "
                                 "model_error, band_hz");
@@ -84,8 +96,12 @@ void write_inversion_checkpoint(const std::string& path, const InversionCheckpoi
     per_shot.insert(per_shot.end(), it.misfit_per_shot.begin(), it.misfit_per_shot.end());
     per_shot.insert(per_shot.end(), shots - it.misfit_per_shot.size(), NAN);
   }
-  io::h5::write_dataset<double>(file.id(), "history_misfit_per_shot", {hsize_t(c.history.size()), hsize_t(shots)},
+  io::h5::write_checked_doubles(file.id(), "history_misfit_per_shot", {hsize_t(c.history.size()), hsize_t(shots)},
                                 per_shot.data(), "misfit of each shot");
+  // The scalars too: one checksum over their text.
+  const std::string scalars = scalar_text(c);
+  io::h5::write_attribute(file.id(), "scalars_checksum64",
+                          io::checksum_hex(io::checksum64(scalars.data(), scalars.size())));
   file.commit();
 }
 
@@ -101,6 +117,8 @@ InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size
   auto& s = c.state;
   c.optimizer = io::h5::read_attribute_string(r.id(), "optimizer");
   c.case_text = io::h5::read_attribute_string(r.id(), "case_text");
+  c.fingerprint = io::h5::has_attribute(r.id(), "fingerprint") ? io::h5::read_attribute_string(r.id(), "fingerprint")
+                                                               : std::string("(none)");
   s.iteration = int(io::h5::read_attribute_doubles(r.id(), "iteration").at(0));
   c.band = int(io::h5::read_attribute_doubles(r.id(), "band").at(0));
   c.offset = int(io::h5::read_attribute_doubles(r.id(), "band_offset").at(0));
@@ -115,9 +133,9 @@ InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size
   s.previous_direction = read_vector(r, "previous_direction", n);
   s.previous_gradient = read_vector(r, "previous_gradient", n);
   s.previous_preconditioned = read_vector(r, "previous_preconditioned", n);
-  if (r.has_dataset("illumination")) c.illumination = r.read_floating<double>("illumination", {hsize_t(n)});
+  if (r.has_dataset("illumination")) c.illumination = io::h5::read_checked_doubles(r, "illumination", {hsize_t(n)});
   const hsize_t rows = r.info("history").dims.at(0);
-  const auto table = r.read_floating<double>("history", {rows, hsize_t(history_columns)});
+  const auto table = io::h5::read_checked_doubles(r, "history", {rows, hsize_t(history_columns)});
   for (hsize_t k = 0; k < rows; ++k) {
     const double* row = table.data() + k * history_columns;
     InversionIteration it;
@@ -129,11 +147,19 @@ InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size
   }
   if (r.has_dataset("history_misfit_per_shot")) {
     const hsize_t shots = r.info("history_misfit_per_shot").dims.at(1);
-    const auto per_shot = r.read_floating<double>("history_misfit_per_shot", {rows, shots});
+    const auto per_shot = io::h5::read_checked_doubles(r, "history_misfit_per_shot", {rows, shots});
     for (hsize_t k = 0; k < rows; ++k)
       c.history[k].misfit_per_shot.assign(per_shot.begin() + std::ptrdiff_t(k * shots),
                                           per_shot.begin() + std::ptrdiff_t((k + 1) * shots));
   }
+  const std::string scalars = scalar_text(c);
+  if (!io::h5::has_attribute(r.id(), "scalars_checksum64") ||
+      io::h5::read_attribute_string(r.id(), "scalars_checksum64") !=
+          io::checksum_hex(io::checksum64(scalars.data(), scalars.size())))
+    throw Error(ExitCode::input_error,
+                path +
+                    ": the state's scalars (iteration, band, misfit, steps) fail their checksum (or have none): the "
+                    "file is corrupt or was written by an older specwave; start again without --resume");
   if (s.x.size() != Eigen::Index(n) || int(rows) != c.offset + s.iteration + 1)
     throw Error(ExitCode::input_error,
                 fmt::format("{}: the inversion state does not match this case ({} parameters, {} "

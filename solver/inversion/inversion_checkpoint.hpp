@@ -17,6 +17,9 @@ struct InversionCheckpoint {
   std::vector<InversionIteration> history;  // iteration 0 .. state.iteration
   std::string optimizer;
   std::string case_text;  // the case the run started with
+  // What a resumed run must share with the one that wrote the state: the case text and the checksums of the
+  // inputs it names by file (starting and true models, observed data), nt and dt (inversion_fingerprint).
+  std::string fingerprint;
   // Multiscale: the band the state belongs to, the iterations of the earlier bands, and the band's misfit at its
   // start (the reference of relative_misfit).
   int band = 0, offset = 0;
@@ -25,8 +28,10 @@ struct InversionCheckpoint {
   std::vector<double> illumination;
 };
 
+// Every array is written with its checksum (io/checksum.hpp) and verified when read.
 void write_inversion_checkpoint(const std::string& path, const InversionCheckpoint& checkpoint);
-// Error(input_error) naming the file when it is missing or does not match n parameters.
+// Error(input_error) naming the file when it is missing, does not match n parameters, or an array fails its
+// checksum.
 InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size_t n);
 
 }  // namespace specwave
