@@ -466,7 +466,13 @@ AtomicWriter::AtomicWriter(const std::string& path, const Parallel& parallel, co
                  "Start the run again without --resume");
     return;
   }
-  file_ = Handle(H5Fcreate(temporary_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id()));
+  // A fresh file under the temporary name, never through a symlink planted there (another user's file would be
+  // truncated): the old entry is unlinked and the file created exclusively. A parallel file: rank 0 only unlinks.
+  if (!parallel_.active() || parallel_.rank == 0) unlink_stale(temporary_);
+#if defined(H5_HAVE_PARALLEL) && defined(SPECWAVE_HAVE_MPI)
+  if (parallel_.active()) MPI_Barrier(mpi_comm(parallel_.comm));
+#endif
+  file_ = Handle(H5Fcreate(temporary_.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.id()));
   if (!file_) fail_write("cannot create " + temporary_ + "; check that the output directory exists and is writable");
 }
 

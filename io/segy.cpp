@@ -135,6 +135,7 @@ void write_trace_file(const std::string& path, const ShotGathers& g, const std::
 
 void write_segy(const std::string& path, const ShotGathers& g, const std::string& text) {
   const std::string temporary = fmt::format("{}.tmp-{}", path, ::getpid());
+  ::close(create_fresh_file(temporary));  // ours, a regular file: never written through a planted symlink
   {
     std::ofstream out(temporary, std::ios::binary);
     if (!out) throw Error(ExitCode::output_error, fmt::format("cannot create {}; check the folder", temporary));
@@ -223,7 +224,11 @@ void write_segy(const std::string& path, const ShotGathers& g, const std::string
   }
   std::error_code ec;
   std::filesystem::rename(temporary, path, ec);
-  if (ec) throw Error(ExitCode::output_error, fmt::format("cannot rename {} to {}: {}", temporary, path, ec.message()));
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);  // nothing left behind
+    throw Error(ExitCode::output_error, fmt::format("cannot rename {} to {}: {}", temporary, path, ec.message()));
+  }
 }
 
 ShotGathers read_segy(const std::string& path) {

@@ -26,7 +26,12 @@ std::optional<std::string> read_text_file(const std::string& path) {
 
 void write_text_atomically(const std::string& path, const std::string& text, std::string_view fix) {
   const std::string tmp = fmt::format("{}.tmp-{}", path, ::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  std::FILE* f = nullptr;
+  try {
+    f = ::fdopen(create_fresh_file(tmp), "w");  // never through a symlink planted at the temporary name
+  } catch (const Error&) {
+    f = nullptr;
+  }
   bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
   if (f) ok = std::fclose(f) == 0 && ok;
   std::error_code ec;

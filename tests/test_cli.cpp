@@ -480,3 +480,70 @@ TEST_CASE("a checkpoint with a flipped bit, or whose model file changed, is refu
   CHECK(resumed.code == 0);
   CHECK(fs::exists(fs::path(b) / "traces.h5"));
 }
+
+TEST_CASE("no clobbering: inputs that outputs would overwrite, symlinks at temporary names, exports onto inputs") {
+  const fs::path dir = work / "clobber";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "out");
+  const auto bytes_of = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  // model.file inside the output folder under a name the run writes.
+  {
+    io::h5::AtomicWriter w((dir / "out" / "model.h5").string());
+    io::h5::write_dataset<float>(w.id(), "velocity", {40, 40, 40}, std::vector<float>(64000, 2000.f).data(), "m/s");
+    w.commit();
+  }
+  const std::string before = bytes_of(dir / "out" / "model.h5");
+  const std::string own_model = (dir / "own-model.toml").string();
+  std::ofstream(own_model) << replaced(base_case, "type = \"homogeneous\"\nvelocity = 2000.0",
+                                       "type = \"file\"\nfile = \"out/model.h5\"");
+  for (const char* command : {"check ", "forward -q "}) {
+    const Result r = run_specwave(command + own_model);
+    CAPTURE(r.output);
+    CHECK(r.code == 5);
+    CHECK(r.output.find("model.file (") != std::string::npos);
+    CHECK(r.output.find("it would overwrite its own input") != std::string::npos);
+    CHECK(bytes_of(dir / "out" / "model.h5") == before);
+  }
+  // A case file named run.json with output ".": refused, the case file intact.
+  const fs::path json_case = dir / "run.json";
+  std::ofstream(json_case) << replaced(base_case, "directory = \"out\"", "directory = \".\"");
+  const std::string json_text = bytes_of(json_case);
+  const Result r_json = run_specwave("forward -q " + json_case.string());
+  CAPTURE(r_json.output);
+  CHECK(r_json.code == 5);
+  CHECK(bytes_of(json_case) == json_text);
+  // A symlink planted at out/traces.h5.partial: the run replaces the link, never writes through it.
+  const fs::path victim = dir / "victim.txt";
+  std::ofstream(victim) << "precious\n";
+  const fs::path run_dir = dir / "run";
+  fs::create_directories(run_dir);
+  fs::create_symlink(victim, run_dir / "traces.h5.partial");
+  const std::string plain = (dir / "plain.toml").string();
+  std::ofstream(plain) << base_case;
+  const Result r_link = run_specwave("forward -q " + plain + " --output-dir " + run_dir.string());
+  CAPTURE(r_link.output);
+  CHECK(r_link.code == 0);
+  CHECK(bytes_of(victim) == "precious\n");
+  CHECK(fs::is_regular_file(fs::symlink_status(run_dir / "traces.h5")));
+  // segy export onto its own input, or onto a folder: refused, nothing left behind.
+  const std::string traces = (run_dir / "traces.h5").string();
+  const std::string traces_bytes = bytes_of(traces);
+  const Result self = run_specwave("segy export " + traces + " " + traces);
+  CAPTURE(self.output);
+  CHECK(self.code == 5);
+  CHECK(self.output.find("is the input") != std::string::npos);
+  CHECK(bytes_of(traces) == traces_bytes);
+  fs::create_directories(dir / "folder.sgy");
+  const Result onto_dir = run_specwave("segy export " + traces + " " + (dir / "folder.sgy").string());
+  CHECK(onto_dir.code == 5);
+  for (const auto& e : fs::directory_iterator(dir))
+    CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
+  // check with a dangling symlink as the output folder: refused, the link left as it was.
+  fs::create_symlink(dir / "nowhere", dir / "dangling");
+  const Result dangling = run_specwave("check " + plain + " --output-dir " + (dir / "dangling").string());
+  CHECK(dangling.code == 5);
+  CHECK(fs::is_symlink(dir / "dangling"));
+}

@@ -4,6 +4,7 @@
 #include "solver/parallel/decomposition.hpp"
 #include "solver/parallel/distributed_fft.hpp"
 
+#include <fcntl.h>
 #include <omp.h>
 #include <unistd.h>
 
@@ -89,27 +90,72 @@ void check_inside(const Case& c, const Vec3& p, const std::string& what) {
 
 // The output directory must be creatable and writable. Probed by creating what is missing and writing a file,
 // then removing both again: `check` and `validate` leave no trace; `forward` creates it when it starts writing.
+// The names a run writes in output.directory (forward, invert; docs/hdf5-schema.md), and its checkpoint folder.
+constexpr const char* output_names[] = {"traces.h5",       "wavefield.h5",       "model.h5",       "run.json",
+                                        "inversion.h5",    "inversion_state.h5", "evaluations.h5", "iterations.jsonl",
+                                        "shot_gather.png", "field_slice.png",    "misfit.png",     "model_slices.png",
+                                        "checkpoint"};
+
+// An input the run would overwrite (model.file = "out/model.h5", a case file "run.json" with output "."): refused
+// before anything is written, naming the key.
+void check_inputs_are_not_outputs(const Case& c) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(fs::absolute(c.output.directory), ec);
+  std::vector<std::pair<std::string, std::string>> inputs;  // (key, path)
+  if (!c.source_path.empty()) inputs.emplace_back("the case file", c.source_path);
+  if (c.model.kind == ModelSpec::Kind::file) inputs.emplace_back("model.file", c.model.file);
+  for (std::size_t s = 0; s < c.shots.size(); ++s)
+    for (std::size_t j = 0; j < c.shots[s].sources.size(); ++j)
+      if (c.shots[s].sources[j].wavelet.kind == WaveletSpec::Kind::file)
+        inputs.emplace_back(fmt::format("shots[{}].sources[{}].file", s, j), c.shots[s].sources[j].wavelet.file);
+  if (!c.inversion.observed_file.empty()) inputs.emplace_back("inversion.observed", c.inversion.observed_file);
+  if (c.inversion.true_model && c.inversion.true_model->kind == ModelSpec::Kind::file)
+    inputs.emplace_back("inversion.true_model.file", c.inversion.true_model->file);
+  for (const auto& [key, path] : inputs) {
+    const fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
+    for (const char* name : output_names) {
+      const fs::path out = dir / name;
+      const bool inside = p == out || (std::string(name) == "checkpoint" && p.parent_path() == out) ||
+                          p == fs::path(out.string() + ".partial");
+      if (inside)
+        throw Error(
+            ExitCode::output_error,
+            fmt::format("{} ({}) is {} in output.directory {}, which the run writes: it would overwrite its own "
+                        "input; move the input or choose another output.directory (or --output-dir)",
+                        key, path, name, dir.string()));
+    }
+  }
+}
+
 void check_output_directory(const Case& c) {
   namespace fs = std::filesystem;
+  check_inputs_are_not_outputs(c);
   const fs::path dir = fs::absolute(c.output.directory);
-  fs::path first_missing;
-  for (fs::path p = dir; !p.empty() && !fs::exists(p); p = p.parent_path()) {
-    first_missing = p;
+  // The folders this probe creates, deepest first: only they are removed again, and only when still empty (a
+  // `forward` starting there meanwhile keeps its folder). An existing entry (a dangling symlink too) is never
+  // created over or removed.
+  std::vector<fs::path> created;
+  std::error_code ec;
+  for (fs::path p = dir; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
+    created.push_back(p);
     if (p == p.parent_path()) break;
   }
-  std::error_code ec;
   fs::create_directories(dir, ec);
   bool ok = !ec && fs::is_directory(dir);
   std::string why = ec ? ec.message() : (ok ? "" : "not a directory");
   if (ok) {
     const fs::path probe = dir / fmt::format(".specwave-write-test-{}", ::getpid());
-    std::ofstream f(probe);
-    ok = f.good() && (f << "x") && (f.flush(), f.good());
-    f.close();
-    fs::remove(probe, ec);
-    if (!ok) why = "not writable";
+    // Created exclusively, never through a symlink planted at its name.
+    const int fd = ::open(probe.c_str(), O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0600);
+    ok = fd >= 0 && ::write(fd, "x", 1) == 1;
+    if (fd >= 0) {
+      ok = ::close(fd) == 0 && ok;
+      ::unlink(probe.c_str());
+    }
+    if (!ok) why = fd < 0 ? std::strerror(errno) : "not writable";
   }
-  if (!first_missing.empty()) fs::remove_all(first_missing, ec);
+  for (const fs::path& p : created) fs::remove(p, ec);  // non-recursive: an emptied folder of ours only
   if (!ok)
     throw Error(ExitCode::output_error, fmt::format("output.directory '{}' cannot be used ({}); choose a writable path "
                                                     "(output.directory or --output-dir)",

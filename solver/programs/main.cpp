@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "io/case_file.hpp"
+#include "io/file_kind.hpp"
 #include "io/hdf5.hpp"
 #include "io/segy.hpp"
 #include "io/suggest.hpp"
@@ -278,6 +279,8 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (segy->parsed()) {
+    // The output must be a file that is not the input (an export onto its own input destroyed it).
+    io::check_output_file(segy_out, {segy_in}, "give another output path");
     if (segy_export->parsed()) {
       const io::ShotGathers g = io::read_trace_file(segy_in);
       io::write_segy(
