@@ -440,6 +440,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
 
 ForwardSummary run_forward(const Case& c, const Plan& plan, const ForwardOptions& options) {
   apply_threads(c);
+  check_inputs_not_overwritten(c, forward_output_names);
   return c.run.precision == Precision::fp64 ? run_typed<double>(c, plan, options) : run_typed<float>(c, plan, options);
 }
 

@@ -121,6 +121,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                     "velocity_max = 4000.0 to [inversion]",
                     where(c)));
   apply_threads(c);
+  check_inputs_not_overwritten(c, invert_output_names);
   // Under MPI the ranks share the shots (Objective); every rank runs the same optimiser on the same reduced
   // gradients, and rank 0 alone prints and writes.
   const Comm world = Comm::world();

@@ -90,15 +90,14 @@ void check_inside(const Case& c, const Vec3& p, const std::string& what) {
 
 // The output directory must be creatable and writable. Probed by creating what is missing and writing a file,
 // then removing both again: `check` and `validate` leave no trace; `forward` creates it when it starts writing.
-// The names a run writes in output.directory (forward, invert; docs/hdf5-schema.md), and its checkpoint folder.
-constexpr const char* output_names[] = {"traces.h5",       "wavefield.h5",       "model.h5",       "run.json",
-                                        "inversion.h5",    "inversion_state.h5", "evaluations.h5", "iterations.jsonl",
-                                        "shot_gather.png", "field_slice.png",    "misfit.png",     "model_slices.png",
-                                        "checkpoint"};
+}  // namespace
 
-// An input the run would overwrite (model.file = "out/model.h5", a case file "run.json" with output "."): refused
-// before anything is written, naming the key.
-void check_inputs_are_not_outputs(const Case& c) {
+const std::vector<std::string> forward_output_names = {
+    "traces.h5", "wavefield.h5", "model.h5", "run.json", "shot_gather.png", "wavefield_slice.png", "checkpoint"};
+const std::vector<std::string> invert_output_names = {"inversion.h5",     "inversion_state.h5", "evaluations.h5",
+                                                      "iterations.jsonl", "misfit.png",         "model_slices.png"};
+
+void check_inputs_not_overwritten(const Case& c, const std::vector<std::string>& output_names) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path dir = fs::weakly_canonical(fs::absolute(c.output.directory), ec);
@@ -114,10 +113,10 @@ void check_inputs_are_not_outputs(const Case& c) {
     inputs.emplace_back("inversion.true_model.file", c.inversion.true_model->file);
   for (const auto& [key, path] : inputs) {
     const fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
-    for (const char* name : output_names) {
+    for (const std::string& name : output_names) {
       const fs::path out = dir / name;
-      const bool inside = p == out || (std::string(name) == "checkpoint" && p.parent_path() == out) ||
-                          p == fs::path(out.string() + ".partial");
+      const bool inside =
+          p == out || (name == "checkpoint" && p.parent_path() == out) || p == fs::path(out.string() + ".partial");
       if (inside)
         throw Error(
             ExitCode::output_error,
@@ -128,9 +127,10 @@ void check_inputs_are_not_outputs(const Case& c) {
   }
 }
 
+namespace {
+
 void check_output_directory(const Case& c) {
   namespace fs = std::filesystem;
-  check_inputs_are_not_outputs(c);
   const fs::path dir = fs::absolute(c.output.directory);
   // The folders this probe creates, deepest first: only they are removed again, and only when still empty (a
   // `forward` starting there meanwhile keeps its folder). An existing entry (a dangling symlink too) is never

@@ -44,6 +44,14 @@ struct Plan {
   std::vector<std::string> notes;  // advice that does not stop the run (printed with the plan)
 };
 
+// What `forward` and `invert` write in output.directory (docs/hdf5-schema.md; "checkpoint" a folder).
+extern const std::vector<std::string> forward_output_names, invert_output_names;
+// Refuses (ExitCode::output_error, naming the key) an input of the case (the case file, model.file, a wavelet file,
+// inversion.observed, the true model's file) that is one of `output_names` in output.directory, or inside its
+// checkpoint folder, or a ".partial" of one: the run would overwrite its own input (model.file = "out/model.h5").
+// Called by each command before it writes anything.
+void check_inputs_not_overwritten(const Case& c, const std::vector<std::string>& output_names);
+
 // Refuses run.threads above max_threads (ExitCode::invalid_case naming the key) and sets OpenMP's thread count
 // when it is > 0: the one place a run's thread count is applied.
 void apply_threads(const Case& c);

@@ -325,6 +325,7 @@ int run(int argc, char** argv) {
   const bool root = Comm::world().rank() == 0;
   if (check->parsed()) {
     const Case c = load_case(check_case, check_o);
+    check_inputs_not_overwritten(c, forward_output_names);  // what `forward` would write
     const Plan plan = make_plan(c, placement(world));
     if (!root) return 0;
     std::string text = describe_plan(c, plan);
