@@ -2,7 +2,10 @@
 // file/key/dataset) and the documented exit code; a run that fails leaves no file under a final name.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -546,4 +549,31 @@ TEST_CASE("no clobbering: inputs that outputs would overwrite, symlinks at tempo
   const Result dangling = run_specwave("check " + plain + " --output-dir " + (dir / "dangling").string());
   CHECK(dangling.code == 5);
   CHECK(fs::is_symlink(dir / "dangling"));
+}
+
+TEST_CASE("one run per output folder: a second forward or invert into a folder in use is refused at once") {
+  const fs::path dir = work / "locked";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "out");
+  // Another run holds the folder (as `forward` does: flock on out/.specwave.lock, its identity inside), and has
+  // partial outputs there.
+  const int fd = ::open((dir / "out" / ".specwave.lock").c_str(), O_RDWR | O_CREAT, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+  const std::string holder = "host nodeA, pid 4242, specwave forward, since 2026-12-01 10:00:00 UTC\n";
+  REQUIRE(::write(fd, holder.data(), holder.size()) == ssize_t(holder.size()));
+  std::ofstream(dir / "out" / "traces.h5.partial") << "the first run's\n";
+  const std::string path = (dir / "case.toml").string();
+  std::ofstream(path) << base_case;
+  const Result second = run_specwave("forward -q " + path);
+  CAPTURE(second.output);
+  CHECK(second.code == 5);
+  CHECK(second.output.find("is in use by another specwave run (host nodeA, pid 4242, specwave forward") !=
+        std::string::npos);
+  CHECK(fs::exists(dir / "out" / "traces.h5.partial"));  // nothing of the first run's touched
+  ::close(fd);                                           // the first run ends
+  const Result third = run_specwave("forward -q " + path);
+  CAPTURE(third.output);
+  CHECK(third.code == 0);
+  CHECK(fs::exists(dir / "out" / "traces.h5"));
 }

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "io/checksum.hpp"
+#include "io/folder_lock.hpp"
 #include "io/outputs.hpp"
 #include "io/png_plot.hpp"
 #include "solver/case/errors.hpp"
@@ -156,6 +157,10 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     par = {world.native_handle(), world.rank(), token};
   }
 
+  // One run per output folder, for the whole run (io/folder_lock.hpp): a second one is refused before it touches
+  // anything of this one's.
+  std::optional<io::FolderLock> lock;
+  if (root) lock.emplace(dir.string(), "forward");
   std::error_code made;
   fs::create_directories(dir, made);
   if (!fs::is_directory(dir))

@@ -1,6 +1,7 @@
 #include "solver/inversion/inversion.hpp"
 
 #include "io/checksum.hpp"
+#include "io/folder_lock.hpp"
 #include "io/toml_edit.hpp"
 
 #include <omp.h>
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "solver/case/errors.hpp"
 #include "solver/forward/checkpoint.hpp"
@@ -126,6 +128,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   // gradients, and rank 0 alone prints and writes.
   const Comm world = Comm::world();
   const bool root = world.rank() == 0;
+  std::optional<io::FolderLock> lock;  // one run per output folder (io/folder_lock.hpp)
+  if (root) lock.emplace(c.output.directory, "invert");
   const Comm* shots = world.size() > 1 ? &world : nullptr;
   const bool quiet = options.quiet || !root;
   // Under MPI every rank is a shot group of one (invert shares the shots, never the grid), placed on its node:
