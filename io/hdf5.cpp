@@ -2,10 +2,15 @@
 #include "io/checksum.hpp"
 #include "io/file_kind.hpp"
 
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <type_traits>
@@ -14,13 +19,56 @@
 #include <mpi.h>
 #endif
 
+#include <fmt/format.h>
+
 #include "solver/case/errors.hpp"
 #include "specwave/build_info.hpp"
 
 namespace specwave::io::h5 {
 namespace {
 
-[[noreturn]] void fail_write(const std::string& what) { throw Error(ExitCode::output_error, "HDF5: " + what); }
+// Why the system refused a write, from errno as HDF5's file driver left it: a full disk or quota is said plainly.
+std::string system_reason(int err) {
+  if (err == ENOSPC || err == EDQUOT)
+    return fmt::format(" ({}: the disk or quota is full; free space or choose another output.directory)",
+                       std::strerror(err));
+  if (err == EFBIG) return fmt::format(" ({}: the file size limit was reached)", std::strerror(err));
+  if (err == EIO || err == EROFS || err == EACCES) return fmt::format(" ({})", std::strerror(err));
+  return "";
+}
+
+// Set when a write failed or a file was abandoned: HDF5 may then hold a file it cannot close (a flush to a full
+// disk fails again), and closing the library would crash in it; shutdown() leaves it to the operating system.
+std::atomic<bool> g_write_failed{false};
+// Parallel (MPI-IO) files open for writing. After a failed write, closing an object of such a file is collective
+// and would wait forever for the ranks that did not fail: the failing rank leaks it and goes on to MPI_Abort.
+std::atomic<int> g_parallel_writers{0};
+
+[[noreturn]] void fail_write(const std::string& what) {
+  const int err = errno;
+  g_write_failed = true;
+  throw Error(ExitCode::output_error, "HDF5: " + what + system_reason(err));
+}
+
+// The same, naming the file that `object` belongs to. Without an errno (MPI-IO does not always leave one), a file
+// system with almost no space left is named as the likely reason.
+[[noreturn]] void fail_write_in(hid_t object, const std::string& what) {
+  const int err = errno;
+  g_write_failed = true;
+  std::string file(1024, '\0');
+  const ssize_t n = H5Fget_name(object, file.data(), file.size());
+  file.resize(n > 0 ? std::min<std::size_t>(std::size_t(n), file.size() - 1) : 0);
+  std::string reason = system_reason(err);
+  struct statvfs fs {};
+  const std::string folder = std::filesystem::path(file).parent_path().string();
+  if (reason.empty() && !file.empty() && ::statvfs(folder.empty() ? "." : folder.c_str(), &fs) == 0 &&
+      double(fs.f_bavail) * double(fs.f_frsize) < 16.0 * 1024 * 1024)
+    reason = fmt::format(
+        " (No space left on device: the disk or quota is full, {:.0f} KiB free; free space or "
+        "choose another output.directory)",
+        double(fs.f_bavail) * double(fs.f_frsize) / 1024);
+  throw Error(ExitCode::output_error, (file.empty() ? std::string("HDF5") : file) + ": " + what + reason);
+}
 
 Handle attribute_space(std::size_t n) {
   const hsize_t dims[1] = {n};
@@ -44,7 +92,13 @@ Handle& Handle::operator=(Handle&& o) noexcept {
 
 void Handle::close() {
   if (id_ < 0) return;
-  switch (H5Iget_type(id_)) {
+  const H5I_type_t type = H5Iget_type(id_);
+  const bool in_file = type == H5I_FILE || type == H5I_GROUP || type == H5I_DATASET || type == H5I_ATTR;
+  if (in_file && g_write_failed && g_parallel_writers > 0) {  // see g_parallel_writers
+    id_ = H5I_INVALID_HID;
+    return;
+  }
+  switch (type) {
     case H5I_FILE: H5Fclose(id_); break;
     case H5I_GROUP: H5Gclose(id_); break;
     case H5I_DATASET: H5Dclose(id_); break;
@@ -231,8 +285,9 @@ void write_first_dim_slab(hid_t dataset, hsize_t index, const T* data) {
   start[0] = index;
   H5Sselect_hyperslab(space.id(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
   Handle memspace(H5Screate_simple(rank, count.data(), nullptr));
+  errno = 0;
   if (H5Dwrite(dataset, native_type<T>(), memspace.id(), space.id(), H5P_DEFAULT, data) < 0)
-    fail_write("cannot write slab " + std::to_string(index));
+    fail_write_in(dataset, "cannot write slab " + std::to_string(index));
 }
 
 template <class T>
@@ -259,8 +314,9 @@ void write_hyperslab(hid_t dataset, const std::vector<hsize_t>& start, const std
 #else
   if (collective) fail_write("collective write: this HDF5 library has no parallel support");
 #endif
+  errno = 0;
   if (H5Dwrite(dataset, native_type<T>(), memspace.id(), space.id(), xfer.id(), data) < 0)
-    fail_write("cannot write a hyperslab");
+    fail_write_in(dataset, "cannot write a hyperslab");
 }
 
 template void write_hyperslab<float>(hid_t, const std::vector<hsize_t>&, const std::vector<hsize_t>&, const float*,
@@ -454,6 +510,8 @@ AtomicWriter::AtomicWriter(const std::string& path, const Parallel& parallel, co
   if (parallel_.active()) {
 #if defined(H5_HAVE_PARALLEL) && defined(SPECWAVE_HAVE_MPI)
     H5Pset_fapl_mpio(fapl.id(), mpi_comm(parallel_.comm), MPI_INFO_NULL);
+    ++g_parallel_writers;
+    parallel_counted_ = true;
 #else
     fail_write("cannot create " + path + " for several MPI ranks: this HDF5 library has no parallel support");
 #endif
@@ -478,12 +536,15 @@ AtomicWriter::AtomicWriter(const std::string& path, const Parallel& parallel, co
 
 AtomicWriter::~AtomicWriter() {
   if (committed_) return;
+  g_write_failed = true;  // abandoned: an error is on its way (see shutdown)
   file_.close();
+  if (parallel_counted_) --g_parallel_writers;
   std::error_code ec;
   if (parallel_.rank == 0 && !resumable_.enabled) std::filesystem::remove(temporary_, ec);
 }
 
 void AtomicWriter::flush() {
+  errno = 0;
   if (H5Fflush(file_.id(), H5F_SCOPE_GLOBAL) < 0) fail_write("cannot flush " + temporary_);
 }
 
@@ -491,6 +552,7 @@ void AtomicWriter::commit() {
   flush();
   file_.close();  // collective for a parallel file: every rank's data is in the file after it
   committed_ = true;
+  if (parallel_counted_) --g_parallel_writers, parallel_counted_ = false;
   std::error_code ec;
   if (parallel_.rank == 0) std::filesystem::rename(temporary_, path_, ec);
 #if defined(SPECWAVE_HAVE_MPI)
@@ -535,6 +597,14 @@ std::vector<double> read_checked_doubles(const Reader& reader, const std::string
   Handle d = reader.open_dataset(name);
   verify_checksum(d.id(), values.data(), values.size() * sizeof(double), reader.path(), "the array " + name);
   return values;
+}
+
+void startup() { H5dont_atexit(); }
+
+void shutdown() {
+  // Every open object closed now, while MPI still runs; after a failed write HDF5 may hold a file it cannot close
+  // (HDF5 1.10 crashes closing it): the process ends without, the operating system closes what is left.
+  if (!g_write_failed) H5close();
 }
 
 }  // namespace specwave::io::h5

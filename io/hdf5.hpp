@@ -143,6 +143,7 @@ class AtomicWriter {
   Parallel parallel_;
   Resumable resumable_;
   bool committed_ = false;
+  bool parallel_counted_ = false;  // counted in the parallel writers (hdf5.cpp)
 };
 
 // file_type, schema_version, created_by and created_at: the root attributes every specwave file starts with.
@@ -165,5 +166,12 @@ Handle write_checked_doubles(hid_t parent, const std::string& name, const std::v
                              const double* data, const std::string& units);
 std::vector<double> read_checked_doubles(const Reader& reader, const std::string& name,
                                          const std::vector<hsize_t>& dims);
+
+// A program's first call (before any HDF5 use): HDF5 must not close itself at exit, after MPI_Finalize, where a file
+// abandoned after a write error (a full disk) made it crash (exit 139).
+void startup();
+// Before MPI_Finalize: closes the library when every file closed cleanly; after a failed write, leaves what is
+// still open to the operating system.
+void shutdown();
 
 }  // namespace specwave::io::h5

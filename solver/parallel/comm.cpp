@@ -1,6 +1,8 @@
 #include "solver/parallel/comm.hpp"
 
 #include <fmt/format.h>
+#include <chrono>
+#include <thread>
 
 #include <algorithm>
 #include <cstdio>
@@ -330,10 +332,15 @@ Exchange Comm::exchange() const { return Exchange(handle_, serial_); }
 void Comm::abort(std::string_view line, int exit_code) const {
   // The rank in the message is the world rank: that is what mpirun's own report names.
   const Comm w = world();
-  if (w.size() > 1)
+  if (w.size() > 1) {
+    // One error line, not one per rank: an error that every rank meets at once (a collective write to a full
+    // disk, an input all ranks read) is printed by rank 0, whose MPI_Abort ends the others before their delay is
+    // over; an error of another rank alone is printed by it after the delay.
+    if (w.rank() != 0) std::this_thread::sleep_for(std::chrono::seconds(2));
     print_line(fmt::format("[rank {} of {}] {}", w.rank(), w.size(), line));
-  else
+  } else {
     print_line(line);
+  }
 #if defined(SPECWAVE_HAVE_MPI)
   if (mpi_running()) MPI_Abort(MPI_COMM_WORLD, exit_code);
 #endif

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# A full disk while a forward run writes its traces and wavefields: the run ends cleanly with exit 5 and one error
+# line naming the file and "No space left on device", no crash at exit (it was exit 139: HDF5 closing a file at
+# exit, after MPI_Finalize), and nothing left under a final name or as a temporary.
+#   full_disk.sh WORKDIR CASE LAUNCH...     (LAUNCH: /path/specwave, or mpiexec -n 2 /path/specwave)
+# Needs a 1 MiB tmpfs (mount, as root with CAP_SYS_ADMIN): exit 77 (skipped) where mounting is not allowed.
+set -uo pipefail
+work=$1 case=$2
+shift 2
+launch=("$@")
+rm -rf "$work" && mkdir -p "$work/disk"
+if ! mount -t tmpfs -o size=1m specwave-full-disk "$work/disk" 2>/dev/null; then
+  echo "SKIPPED: cannot mount a 1 MiB tmpfs here (needs root with CAP_SYS_ADMIN)"
+  exit 77
+fi
+trap 'umount "$work/disk" 2>/dev/null' EXIT
+fail() { echo "full_disk: FAILED: $*"; cat "$work/run.log"; exit 1; }
+# Snapshots every 5 steps and the final field: far more than 1 MiB.
+sed -e "s#^directory = .*#directory = \"$work/disk/out\"#" -e 's#^plots = false#plots = false\nsnapshot_every = 5\nfinal_field = true#' \
+  "$case" >"$work/case.toml"
+"${launch[@]}" forward -q "$work/case.toml" >"$work/run.log" 2>&1
+rc=$?
+[ $rc -eq 5 ] || fail "exit $rc, not 5 (output_error)"
+grep -q "specwave: error: .*No space left on device: the disk or quota is full" "$work/run.log" ||
+  fail "no error line naming the full disk"
+[ "$(grep -c "specwave: error:" "$work/run.log")" -eq 1 ] || fail "not exactly one error line"
+grep -qi "segmentation\|signal" "$work/run.log" && fail "a crash at exit"
+left=$(cd "$work/disk/out" && ls -A | grep -v '^\.specwave\.lock$')
+[ -z "$left" ] || fail "left behind: $left"
+echo "full_disk: PASSED (exit 5, one error line, nothing left behind)"
