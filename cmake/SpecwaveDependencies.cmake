@@ -85,6 +85,11 @@ add_library(specwave_options INTERFACE)
 target_compile_options(specwave_options INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unknown-pragmas>
   $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${SPECWAVE_NATIVE}>>:-march=native>)
+if(SPECWAVE_SANITIZE)  # ASan + UBSan, every UB report fatal (scripts/sanitize)
+  target_compile_options(specwave_options INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer>)
+  target_link_options(specwave_options INTERFACE -fsanitize=address,undefined)
+endif()
 target_include_directories(specwave_options INTERFACE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
 target_link_libraries(specwave_options INTERFACE OpenMP::OpenMP_CXX)
 if(SPECWAVE_HAVE_CUDA)
