@@ -52,12 +52,13 @@ struct BadInput {
 };
 
 // A wavelet file: dataset /wavelet with attribute dt (or `dt_text` as a string attribute instead).
-void write_wavelet(const std::string& name, const std::vector<double>& samples, const std::string& dt_text = "") {
+void write_wavelet(const std::string& name, const std::vector<double>& samples, const std::string& dt_text = "",
+                   double dt = 0.001) {
   io::h5::AtomicWriter w((work / name).string());
   const std::vector<hsize_t> dims = {samples.size()};
   io::h5::Handle d = io::h5::write_dataset<double>(w.id(), "wavelet", dims, samples.data(), "1");
   if (dt_text.empty())
-    io::h5::write_attribute(d.id(), "dt", 0.001);
+    io::h5::write_attribute(d.id(), "dt", dt);
   else
     io::h5::write_attribute(d.id(), "dt", dt_text);
   w.commit();
@@ -96,6 +97,8 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
   write_wavelet("wavelet_empty.h5", {});
   write_wavelet("wavelet_zero.h5", std::vector<double>(50, 0.0));
   write_wavelet("wavelet_dt_text.h5", pulse, "one millisecond");
+  write_wavelet("wavelet_dt_subnormal.h5", pulse, "", 5e-324);  // found by fuzz_hdf5_inputs: an int overflow
+  write_wavelet("wavelet_dt_ms.h5", pulse, "", 1.0e4);          // milliseconds where seconds are meant
 
   const std::vector<BadInput> cases = {
       {"malformed_toml", replaced(base_case, "shape = [40, 40, 40]", "shape = [40, 40"), 3, "cli-malformed_toml.toml"},
@@ -158,6 +161,9 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
       {"wavelet_all_zero", wavelet_file("wavelet_zero.h5"), 4, "every sample is zero"},
       {"wavelet_dt_string", wavelet_file("wavelet_dt_text.h5"), 4,
        "wavelet_dt_text.h5: '/wavelet': attribute 'dt' is not numeric (a string)"},
+      {"wavelet_dt_subnormal", wavelet_file("wavelet_dt_subnormal.h5"), 4,
+       "must be the sampling interval in seconds, in [1e-9, 1e3]"},
+      {"wavelet_dt_too_large", wavelet_file("wavelet_dt_ms.h5"), 4, "attribute dt = 10000 must be"},
   };
   int tested = 0;
   for (const auto& bad : cases) {

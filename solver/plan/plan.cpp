@@ -483,7 +483,13 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     for (const auto& s : shot.sources) {
       waves.push_back(sample_wavelet(s.wavelet, plan.dt, plan.nt));
       // The spectrum of the whole wavelet, even when the run stops before it ends (truncation is not bandwidth).
-      const int n_spectrum = std::max(plan.nt, int(wavelet_length(s.wavelet) / plan.dt) + 1);
+      const double length = wavelet_length(s.wavelet);
+      const double spectrum_steps = length / plan.dt + 1;
+      if (!(spectrum_steps <= std::max(4.0 * plan.nt, 1e6)))
+        invalid(c, fmt::format("{}'s wavelet lasts {:.6g} s, {:.4g} time steps, far longer than the run ({} steps); "
+                               "trim the wavelet file to the source's duration",
+                               s.wavelet.file, length, spectrum_steps, plan.nt));
+      const int n_spectrum = std::max(plan.nt, int(spectrum_steps));
       const auto spectrum_samples =
           n_spectrum == plan.nt ? waves.back() : sample_wavelet(s.wavelet, plan.dt, n_spectrum);
       plan.f_max = std::max(plan.f_max, highest_significant_frequency(spectrum_samples, plan.dt));

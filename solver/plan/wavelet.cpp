@@ -20,8 +20,9 @@ namespace {
 // Lanczos-windowed sinc interpolation of a uniformly sampled signal (window half-width 8 samples).
 double interpolate(const std::vector<double>& s, double dt_in, double t) {
   const double q = t / dt_in;
-  const int i0 = int(std::floor(q));
   constexpr int half = 8;
+  if (!(q < double(s.size()) + half)) return 0.0;  // past the last sample's window (no int overflow, found by fuzzing)
+  const int i0 = int(std::floor(q));
   double sum = 0;
   for (int i = i0 - half + 1; i <= i0 + half; ++i) {
     if (i < 0 || i >= int(s.size())) continue;
@@ -54,7 +55,12 @@ std::vector<double> sample_wavelet(const WaveletSpec& w, double dt, int nt) {
   if (!io::h5::has_attribute(dset.id(), "dt"))
     throw Error(ExitCode::input_error, where + ": attribute 'dt' (sampling interval, s) is missing; add it");
   const double dt_in = io::h5::read_attribute_doubles(dset.id(), "dt")[0];
-  if (!(dt_in > 0)) throw Error(ExitCode::input_error, where + fmt::format(": attribute dt = {} must be > 0", dt_in));
+  // A sampling interval, in seconds: from 1 ns to 1000 s (a subnormal dt made every time index overflow).
+  if (!(dt_in >= 1e-9 && dt_in <= 1e3))
+    throw Error(ExitCode::input_error,
+                where + fmt::format(": attribute dt = {} must be the sampling interval in seconds, in [1e-9, 1e3]; "
+                                    "write it in seconds (e.g. 0.001 for 1 ms)",
+                                    dt_in));
   bool any = false;
   for (double v : samples) {
     if (!std::isfinite(v)) throw Error(ExitCode::input_error, where + ": contains NaN or Inf; fix the wavelet");
