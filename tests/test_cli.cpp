@@ -703,3 +703,23 @@ TEST_CASE("one run per output folder: a second forward or invert into a folder i
   CHECK(third.code == 0);
   CHECK(fs::exists(dir / "out" / "traces.h5"));
 }
+
+TEST_CASE(
+    "a source or receiver whose interpolation stencil reaches into the absorbing layer gets a note with the margin") {
+  fs::create_directories(work);
+  // x = 105 m: 10.5 grid points, the stencil (4 points each side) covers points 7..14 of which 7..9 are in the
+  // 10-point layer; 130 m is on the grid (one point), 125 m the nearest off-grid position that stays clear.
+  const std::string text = replaced(base_case, "points = [[200.0, 200.0, 280.0]]",
+                                    "points = [[200.0, 200.0, 280.0], [200.0, 200.0, 105.0], [200.0, 200.0, 130.0], "
+                                    "[200.0, 200.0, 135.0], [200.0, 200.0, 255.0], [200.0, 200.0, 264.0]]");
+  const Result r = run_specwave("check " + write_case("cli-stencil-layer", text));
+  CAPTURE(r.output);
+  CHECK(r.code == 0);
+  CHECK(r.output.find("receiver 1 at (200, 200, 105) m: its interpolation stencil reaches 3 point(s) into the "
+                      "absorbing layer along x") != std::string::npos);
+  CHECK(r.output.find("place it within [130, 250] m along x") != std::string::npos);
+  CHECK(r.output.find("receiver 5 at (200, 200, 264) m: its interpolation stencil reaches 1 point(s)") !=
+        std::string::npos);
+  for (const char* clear : {"receiver 0 ", "receiver 2 ", "receiver 3 ", "receiver 4 "})
+    CHECK(r.output.find(clear) == std::string::npos);
+}
