@@ -723,3 +723,34 @@ TEST_CASE(
   for (const char* clear : {"receiver 0 ", "receiver 2 ", "receiver 3 ", "receiver 4 "})
     CHECK(r.output.find(clear) == std::string::npos);
 }
+
+TEST_CASE("--confine-writes: a case file cannot make the run write outside its output folder") {
+  const fs::path dir = work / "confine";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string elsewhere = (work / "confine-elsewhere").string();
+  const std::string path =
+      write_case("cli-confine", replaced(base_case, "directory = \"out\"", "directory = \"" + elsewhere + "\""));
+  const std::string in_dir = "cd " + dir.string() + " && ";
+  const Result flag = testing::run_command(in_dir + SPECWAVE_BINARY + " check --confine-writes " + path);
+  CAPTURE(flag.output);
+  CHECK(flag.code == 5);
+  CHECK(flag.output.find("lies outside the current directory") != std::string::npos);
+  const Result env = testing::run_command(in_dir + "SPECWAVE_CONFINE_WRITES=1 " + SPECWAVE_BINARY + " check " + path);
+  CHECK(env.code == 5);
+  CHECK_FALSE(fs::exists(elsewhere));
+  // The command line's own output folder is trusted; without confinement the case's folder is used as before.
+  CHECK(testing::run_command(in_dir + SPECWAVE_BINARY + " check --confine-writes --output-dir out " + path).code == 0);
+  CHECK(testing::run_command(in_dir + SPECWAVE_BINARY + " check " + path).code == 0);
+  // An inversion's scratch folder outside the output folder.
+  const std::string inv =
+      write_case("cli-confine-inv", base_case +
+                                        "[inversion]\nvelocity_min = 1500.0\nvelocity_max = 2500.0\n"
+                                        "scratch_directory = \"/tmp\"\n[inversion.true_model]\ntype = \"homogeneous\"\n"
+                                        "velocity = 2100.0\n");
+  const Result scratch =
+      testing::run_command(in_dir + SPECWAVE_BINARY + " invert --confine-writes --output-dir out " + inv);
+  CAPTURE(scratch.output);
+  CHECK(scratch.code == 5);
+  CHECK(scratch.output.find("inversion.scratch_directory = /tmp lies outside the output folder") != std::string::npos);
+}

@@ -133,6 +133,30 @@ const std::vector<std::string> forward_output_names = {
 const std::vector<std::string> invert_output_names = {"inversion.h5",     "inversion_state.h5", "evaluations.h5",
                                                       "iterations.jsonl", "misfit.png",         "model_slices.png"};
 
+void check_writes_confined(const Case& c, bool output_from_command_line) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto inside = [&](const fs::path& p, const fs::path& folder) {
+    const fs::path a = fs::weakly_canonical(fs::absolute(p), ec), b = fs::weakly_canonical(fs::absolute(folder), ec);
+    const auto rel = a.lexically_relative(b);
+    return !rel.empty() && *rel.begin() != "..";
+  };
+  const fs::path cwd = fs::current_path(ec);
+  if (!output_from_command_line && !inside(c.output.directory, cwd))
+    throw Error(ExitCode::output_error,
+                fmt::format("output.directory = {} lies outside the current directory {}, and writes are confined "
+                            "(--confine-writes or SPECWAVE_CONFINE_WRITES=1); give --output-dir, or run from a folder "
+                            "that holds it",
+                            c.output.directory, cwd.string()));
+  if (c.inversion.present && !c.inversion.scratch_directory.empty() &&
+      !inside(c.inversion.scratch_directory, c.output.directory))
+    throw Error(ExitCode::output_error,
+                fmt::format("inversion.scratch_directory = {} lies outside the output folder {}, and writes are "
+                            "confined (--confine-writes or SPECWAVE_CONFINE_WRITES=1); remove the key (the scratch "
+                            "file then goes into the output folder) or run without confinement",
+                            c.inversion.scratch_directory, c.output.directory));
+}
+
 void check_inputs_not_overwritten(const Case& c, const std::vector<std::string>& output_names) {
   namespace fs = std::filesystem;
   std::error_code ec;

@@ -52,6 +52,12 @@ extern const std::vector<std::string> forward_output_names, invert_output_names;
 // Called by each command before it writes anything.
 void check_inputs_not_overwritten(const Case& c, const std::vector<std::string>& output_names);
 
+// Writes confined to the output folder (--confine-writes, SPECWAVE_CONFINE_WRITES=1; off by default): refuses
+// (ExitCode::output_error, naming the key) an output.directory that the command line did not give and that lies
+// outside the current directory, and an inversion.scratch_directory outside the output folder. So a case file
+// from someone else cannot make a run write (and replace files) elsewhere.
+void check_writes_confined(const Case& c, bool output_from_command_line);
+
 // Refuses run.threads above max_threads (ExitCode::invalid_case naming the key) and sets OpenMP's thread count
 // when it is > 0: the one place a run's thread count is applied.
 void apply_threads(const Case& c);

@@ -40,6 +40,7 @@ struct Overrides {
   int threads = -1, shot_groups = -1, checkpoint_every = -1;
   double checkpoint_minutes = -1;
   std::vector<int> process_grid;
+  bool confine_writes = false;
 };
 
 // A finite number >= 0: CLI::NonNegativeNumber lets "nan" through (nan < 0 is false), and "inf" means nothing here.
@@ -88,6 +89,9 @@ void add_overrides(CLI::App* cmd, Overrides& o) {
   cmd->add_option("--precision", o.precision, "Override run.precision")->check(CLI::IsMember({"fp32", "fp64"}));
   cmd->add_option("--output-dir", o.output_dir, "Override output.directory (relative to the current directory)");
   cmd->add_option("--threads", o.threads, "OpenMP threads (0: all)")->check(CLI::Range(0, max_threads));
+  cmd->add_flag("--confine-writes", o.confine_writes,
+                "Write only inside the output folder, which must be --output-dir or inside the current directory "
+                "(also SPECWAVE_CONFINE_WRITES=1): for running a case file from someone else");
   cmd->add_option("--shot-groups", o.shot_groups,
                   "Override run.shot_groups (MPI: rank groups running shots side by side; 0: choose)")
       ->check(CLI::NonNegativeNumber);
@@ -111,6 +115,8 @@ Case load_case(const std::string& path, const Overrides& o) {
   if (o.checkpoint_minutes >= 0) c.run.checkpoint_minutes = o.checkpoint_minutes;
   if (o.process_grid.size() == 3)
     c.run.process_grid = std::array<int, 3>{o.process_grid[0], o.process_grid[1], o.process_grid[2]};
+  const char* confine = std::getenv("SPECWAVE_CONFINE_WRITES");
+  if (o.confine_writes || (confine && std::string(confine) == "1")) check_writes_confined(c, !o.output_dir.empty());
   return c;
 }
 
@@ -225,6 +231,9 @@ int run(int argc, char** argv) {
   invert_cmd->add_option("--threads", invert_threads, "OpenMP threads (0: all)")->check(CLI::Range(0, max_threads));
   invert_cmd->add_option("--output-dir", invert_output_dir,
                          "Override output.directory (relative to the current directory)");
+  bool invert_confine = false;
+  invert_cmd->add_flag("--confine-writes", invert_confine,
+                       "Write only inside the output folder (also SPECWAVE_CONFINE_WRITES=1); see forward --help");
   invert_cmd->add_option("--backend", invert_backend, "Override run.backend")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   invert_cmd->add_flag("-q,--quiet", invert_quiet, "No plan and no progress lines");
@@ -389,6 +398,7 @@ int run(int argc, char** argv) {
     o.threads = invert_threads;
     o.backend = invert_backend;
     o.output_dir = invert_output_dir;
+    o.confine_writes = invert_confine;
     const Case c = load_case(invert_case, o);
     install_stop_handlers();
     const InversionSummary s = run_inversion(c, InversionOptions{invert_quiet, invert_resume});
