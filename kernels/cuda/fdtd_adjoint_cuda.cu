@@ -9,6 +9,7 @@
 
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/fdtd_adjoint_cuda.hpp"
+#include "kernels/cuda/free_surface.cuh"
 #include "kernels/cuda/launch.cuh"
 
 namespace specwave::cuda {
@@ -37,17 +38,6 @@ __global__ void scale_kernel(FdtdAdjointStep<T> s) {
   if (!my_point({}, {s.layout.nx, s.layout.ny, s.layout.nz}, q)) return;
   const index_t i = s.layout.index(q.z, q.y, q.x);
   s.w[i] = s.vel2dt2[i] * s.mu[i];
-}
-
-// Odd mirror above the free surface: w[-k] = -w[k], k = 1..halo, whole padded planes (as cpu::mirror_top_ghosts).
-template <class T>
-__global__ void mirror_top_kernel(FieldLayout L, T* u) {
-  const index_t plane = L.stride_z();
-  index_t p;
-  int k;
-  if (!launch::mirror_point(plane, block_dim(), block_index(), thread_index(), p, k)) return;
-  const index_t surface = index_t(L.halo) * plane;
-  u[surface - k * plane + p] = -u[surface + k * plane + p];
 }
 
 // Phase 1 on the layer points of one face: betah = b betah + a w, gamma = w + betah.
@@ -108,10 +98,7 @@ void adjoint_radius(const FdtdAdjointStep<T>& s, cudaStream_t stream) {
   scale_kernel<<<SPECWAVE_LAUNCH(box_grid(whole, "cuda::fdtd_adjoint_step (scale)"), stream)>>>(s);
   SPECWAVE_CUDA_CHECK_LAUNCH();
   if (s.free_surface) {
-    const launch::Launch l = launch::mirror_launch(L.stride_z(), L.halo, 256);
-    launch::check_launch(l, "cuda::fdtd_adjoint_step (free-surface mirror)");
-    mirror_top_kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(L, s.w);
-    SPECWAVE_CUDA_CHECK_LAUNCH();
+    mirror_top(L, s.w, stream, "cuda::fdtd_adjoint_step (free-surface mirror)");
   }
   // The layer box of (axis, side): the axis' [0, W) or [n - W, n), the other axes whole (as layer_box on the CPU).
   auto layer_box = [&](int axis, int side, int lo[3], int ext[3]) {

@@ -14,6 +14,7 @@
 
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/fdtd_cuda.hpp"
+#include "kernels/cuda/free_surface.cuh"
 #include "kernels/cuda/launch.cuh"
 
 namespace specwave::cuda {
@@ -25,17 +26,6 @@ constexpr int reduce_threads = 256, reduce_blocks = 1024;
 using launch::Int3;
 
 Int3 int3_of(const int zyx[3]) { return {zyx[2], zyx[1], zyx[0]}; }
-
-// Odd mirror above the free surface: u[-k] = -u[k], k = 1..halo, whole padded planes.
-template <class T>
-__global__ void mirror_top_kernel(FieldLayout L, T* u) {
-  const index_t plane = L.stride_z();
-  index_t p;
-  int k;
-  if (!launch::mirror_point(plane, block_dim(), block_index(), thread_index(), p, k)) return;
-  const index_t surface = index_t(L.halo) * plane;
-  u[surface - k * plane + p] = -u[surface + k * plane + p];
-}
 
 // CPML step 1 on every face: psi_a^n = b psi_a^{n-1} + a D1_a u^n. One launch for all faces (fewer launches a
 // step for small grids, and no gridDim.y/z limit), each face flattened over its box (launch::FaceSet: no block
@@ -153,10 +143,7 @@ template <int R, class T>
 void mirror_and_psi(const FdtdStep<T>& s, cudaStream_t stream) {
   const FieldLayout& L = s.layout;
   if (s.free_surface) {
-    const launch::Launch l = launch::mirror_launch(L.stride_z(), L.halo, 256);
-    launch::check_launch(l, "cuda::fdtd_step (free-surface mirror)");
-    mirror_top_kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(L, s.u);
-    SPECWAVE_CUDA_CHECK_LAUNCH();
+    mirror_top(L, s.u, stream, "cuda::fdtd_step (free-surface mirror)");
   }
   launch::FaceSet faces;
   for (int axis = 0; axis < 3; ++axis)
