@@ -70,6 +70,12 @@ std::atomic<int> g_parallel_writers{0};
   throw Error(ExitCode::output_error, (file.empty() ? std::string("HDF5") : file) + ": " + what + reason);
 }
 
+}  // namespace
+
+void fail_write_at(hid_t object, const std::string& what) { fail_write_in(object, what); }
+
+namespace {
+
 Handle attribute_space(std::size_t n) {
   const hsize_t dims[1] = {n};
   return Handle(n == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, dims, nullptr));
@@ -374,7 +380,16 @@ Reader::Reader(const std::string& path, const Parallel& parallel) : path_(path),
   if (parallel_) H5Pset_fapl_mpio(fapl.id(), mpi_comm(parallel.comm), MPI_INFO_NULL);
 #endif
   file_ = Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.id()));
-  if (!file_) throw Error(ExitCode::input_error, path + ": cannot open HDF5 file; check permissions");
+  if (!file_) {
+    // It has HDF5's signature, so either it may not be read or its structure is broken (a copy cut short).
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(path, ec);
+    if (::access(path.c_str(), R_OK) != 0)
+      throw Error(ExitCode::input_error, path + ": cannot open HDF5 file: no read permission; check permissions");
+    throw Error(ExitCode::input_error, path + ": cannot open HDF5 file: it is damaged or truncated (" +
+                                           std::to_string(ec ? 0 : bytes) +
+                                           " bytes; a copy or transfer cut short?); write or copy it again");
+  }
 }
 
 bool Reader::has_dataset(const std::string& name) const {

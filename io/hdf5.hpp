@@ -37,6 +37,9 @@ void write_attribute(hid_t object, const std::string& name, double value);
 void write_attribute(hid_t object, const std::string& name, std::int64_t value);
 void write_attribute(hid_t object, const std::string& name, std::span<const double> values);
 bool has_attribute(hid_t object, const std::string& name);
+// Throws Error(ExitCode::output_error) "<file of object>: <what> (<why>)": the file named, and a full disk or quota
+// said plainly (errno, or the file system's free space). For a write that failed right before.
+[[noreturn]] void fail_write_at(hid_t object, const std::string& what);
 // Integrity of restart files (io/checksum.hpp): attribute "checksum64" (16 hexadecimal digits) of a dataset, the
 // checksum of its `bytes` bytes as written from `data`.
 void write_checksum(hid_t dataset, const void* data, std::size_t bytes);

@@ -27,4 +27,19 @@ grep -q "specwave: error: .*No space left on device: the disk or quota is full" 
 grep -qi "segmentation\|signal" "$work/run.log" && fail "a crash at exit"
 left=$(cd "$work/disk/out" && ls -A | grep -v '^\.specwave\.lock$')
 [ -z "$left" ] || fail "left behind: $left"
-echo "full_disk: PASSED (exit 5, one error line, nothing left behind)"
+echo "full_disk: outputs: exit 5, one error line, nothing left behind"
+
+# A checkpoint that does not fit (no snapshots: the outputs fit, the state of a checkpoint does not): the same, and
+# the message names the checkpoint file and the array.
+rm -rf "$work/disk/out"
+sed -e "s#^directory = .*#directory = \"$work/disk/out\"#" "$case" >"$work/case-checkpoint.toml"
+"${launch[@]}" forward -q --checkpoint-every 5 "$work/case-checkpoint.toml" >"$work/run.log" 2>&1
+rc=$?
+[ $rc -eq 5 ] || fail "checkpoint: exit $rc, not 5 (output_error)"
+grep -q "specwave: error: .*/checkpoint/rank-0000[01]\.g1\.h5\.tmp-[0-9]*: cannot write the checkpoint array .* (No space left on device" \
+  "$work/run.log" || fail "checkpoint: no error line naming the checkpoint file, its array and the full disk"
+[ "$(grep -c "specwave: error:" "$work/run.log")" -eq 1 ] || fail "checkpoint: not exactly one error line"
+grep -qi "segmentation\|signal" "$work/run.log" && fail "checkpoint: a crash at exit"
+left=$(cd "$work/disk/out" && find . -mindepth 1 ! -name .specwave.lock ! -name checkpoint)
+[ -z "$left" ] || fail "checkpoint: left behind: $left"
+echo "full_disk: PASSED (outputs and checkpoint: exit 5, one error line naming the file, nothing left behind)"

@@ -90,6 +90,11 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
   with_zero[777] = 0.f;
   write_h5<float>("zero.h5", dims, with_zero);
   std::ofstream(work / "text.h5") << "not hdf5\n";
+  {  // the first half of a good file: HDF5's signature, a structure cut short
+    std::ifstream in(work / "good.h5", std::ios::binary);
+    const std::string bytes(std::istreambuf_iterator<char>(in), {});
+    std::ofstream(work / "truncated.h5", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  }
   REQUIRE(::mkfifo((work / "fifo.h5").c_str(), 0600) == 0);  // opening it would wait for a writer forever
   fs::create_directories(work / "folder.h5");
   std::vector<double> pulse(50, 0.0);
@@ -132,6 +137,7 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
       {"model_nan", model_file("nan.h5"), 4, "velocity nan"},
       {"model_zero", model_file("zero.h5"), 4, "velocity 0"},
       {"model_not_hdf5", model_file("text.h5"), 4, "not an HDF5 file"},
+      {"model_truncated", model_file("truncated.h5"), 4, "cannot open HDF5 file: it is damaged or truncated"},
       {"unwritable_output", replaced(base_case, "directory = \"out\"", "directory = \"/proc/specwave-out\""), 5,
        "output.directory"},
       {"memory", replaced(base_case, "shape = [40, 40, 40]", "shape = [40, 40000, 40000]"), 6, "available"},

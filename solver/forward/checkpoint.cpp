@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -43,9 +44,10 @@ constexpr const char* file_type = "specwave.checkpoint";
 void write_bytes(hid_t parent, const std::string& name, std::span<const std::byte> data) {
   const hsize_t n = data.size();
   Handle space(H5Screate_simple(1, &n, nullptr));
+  errno = 0;
   Handle d(H5Dcreate2(parent, name.c_str(), H5T_NATIVE_UINT8, space.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   if (!d || (n > 0 && H5Dwrite(d.id(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0))
-    fail("cannot write checkpoint array " + name);
+    io::h5::fail_write_at(parent, "cannot write the checkpoint array " + name);
   io::h5::write_checksum(d.id(), data.data(), data.size());
 }
 
