@@ -185,20 +185,15 @@ double cpu_ms_per_step(int n, int order, int steps) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps;
 }
 
-// The whole CUDA FDTD step of the propagator (what a forward run does each step: the update, the CPML on every
-// face, one Ricker source, a line of receivers recorded every step) at n^3, order `order`, a CPML of `pml_width`
-// points (0: none), with the stencil kernel chosen as users choose it (SPECWAVE_CUDA_KERNEL). Milliseconds per
-// step, best of 3 runs of `steps` steps after 3 warm-up steps; the field starts at zero.
+// The benchmarks' CUDA case: n^3 points 10 m apart, 2000 m/s, a 10 Hz Ricker source at the centre, `pml_width`
+// points of absorbing layer, precision T, no receivers yet, no sampling floor (the bench times, it does not model).
 template <class T>
-double propagator_ms_per_step(int n, int order, int pml_width, cuda::StencilKernel kernel, int steps) {
-  ::setenv("SPECWAVE_CUDA_KERNEL", kernel == cuda::StencilKernel::tiled ? "tiled" : "generic", 1);
-  const int warm = 3, repetitions = 3;
+Case bench_case(const char* name, int n, int pml_width) {
   Case c;
-  c.name = "gpu-bench-step";
+  c.name = name;
   c.grid.shape = {n, n, n};
   c.grid.spacing = {10, 10, 10};
   c.model.velocity = 2000;
-  c.scheme.order = order;
   c.scheme.min_points_per_wavelength = 1;
   c.time.duration = 1.0;
   c.boundary.pml_width = pml_width;
@@ -209,6 +204,19 @@ double propagator_ms_per_step(int n, int order, int pml_width, cuda::StencilKern
   s.position = {5.0 * n, 5.0 * n, 5.0 * n};
   s.wavelet.peak_frequency = 10;
   c.shots.push_back({{s}});
+  return c;
+}
+
+// The whole CUDA FDTD step of the propagator (what a forward run does each step: the update, the CPML on every
+// face, one Ricker source, a line of receivers recorded every step) at n^3, order `order`, a CPML of `pml_width`
+// points (0: none), with the stencil kernel chosen as users choose it (SPECWAVE_CUDA_KERNEL). Milliseconds per
+// step, best of 3 runs of `steps` steps after 3 warm-up steps; the field starts at zero.
+template <class T>
+double propagator_ms_per_step(int n, int order, int pml_width, cuda::StencilKernel kernel, int steps) {
+  ::setenv("SPECWAVE_CUDA_KERNEL", kernel == cuda::StencilKernel::tiled ? "tiled" : "generic", 1);
+  const int warm = 3, repetitions = 3;
+  Case c = bench_case<T>("gpu-bench-step", n, pml_width);
+  c.scheme.order = order;
   // The same receivers whatever the width: a line 26 points inside the faces (clear of a 20-point layer and the
   // receivers' interpolation stencils), one every two points.
   for (int x = 26; x < n - 26; x += 2) c.receivers.push_back({260.0, 5.0 * n, 10.0 * x});
@@ -231,20 +239,8 @@ double propagator_ms_per_step(int n, int order, int pml_width, cuda::StencilKern
 
 // Shots per second with `k` shots of a 128^3 case (order 8, CPML 16, `steps` steps each) in flight at once.
 double shots_per_second(int k, int steps) {
-  Case c;
-  c.name = "gpu-bench";
-  c.grid.shape = {128, 128, 128};
-  c.grid.spacing = {10, 10, 10};
-  c.model.velocity = 2000;
-  c.time.duration = 1.0;
-  c.scheme.min_points_per_wavelength = 1;
-  c.boundary.pml_width = 16;
-  c.run.backend = BackendKind::cuda;
-  c.output.directory = "/tmp/specwave-gpu-bench";
-  SourceSpec s;
-  s.position = {640, 640, 640};
-  s.wavelet.peak_frequency = 10;
-  for (int i = 0; i < k; ++i) c.shots.push_back({{s}});
+  Case c = bench_case<float>("gpu-bench", 128, 16);
+  c.shots.assign(std::size_t(k), c.shots.front());
   c.receivers = {{300, 640, 400}, {300, 640, 900}};
   Plan plan = make_plan(c);
   plan.nt = steps;
@@ -275,24 +271,11 @@ struct SpectralResult {
 template <class T>
 SpectralResult spectral_step(int n, SpectralAbsorber absorber, int steps) {
   const int warm = 3, repetitions = 3;
-  Case c;
-  c.name = "gpu-bench-spectral";
-  c.grid.shape = {n, n, n};
-  c.grid.spacing = {10, 10, 10};
-  c.model.velocity = 2000;
+  Case c = bench_case<T>("gpu-bench-spectral", n, 20);
   c.scheme.method = Method::spectral;
-  c.scheme.min_points_per_wavelength = 1;
   c.time.dt = 1e-3;  // below the spectral limit (1.8e-3 s at h = 10 m, v = 2000 m/s)
   c.time.duration = (warm + repetitions * steps + 2) * 1e-3;
-  c.boundary.pml_width = 20;
   c.boundary.spectral_absorber = absorber;
-  c.run.backend = BackendKind::cuda;
-  c.run.precision = sizeof(T) == 8 ? Precision::fp64 : Precision::fp32;
-  c.output.directory = "/tmp/specwave-gpu-bench";
-  SourceSpec s;
-  s.position = {5.0 * n, 5.0 * n, 5.0 * n};
-  s.wavelet.peak_frequency = 10;
-  c.shots.push_back({{s}});
   c.receivers = {{300, 5.0 * n, 300}};
   const Plan plan = make_plan(c);
   SpectralResult r{
