@@ -105,6 +105,21 @@ void fill_host(const FieldLayout& L, int order, std::vector<T>& u, std::vector<T
     }
 }
 
+// The step benchmarks' device fields: fill_host's field in u and u_prev, its (v dt)^2 in vel.
+template <class T>
+struct StepFields {
+  FieldLayout layout;
+  cuda::DeviceArray<T> u, u_prev, vel;
+  StepFields(int n, int order)
+      : layout{n, n, n, order / 2}, u(layout.size()), u_prev(layout.size()), vel(layout.size()) {
+    std::vector<T> field, v;
+    fill_host(layout, order, field, v);
+    cuda::copy_to_device(u.data(), field.data(), field.size() * sizeof(T));
+    cuda::copy_to_device(u_prev.data(), field.data(), field.size() * sizeof(T));
+    cuda::copy_to_device(vel.data(), v.data(), v.size() * sizeof(T));
+  }
+};
+
 struct StepResult {
   int n, order;
   std::string precision;
@@ -113,13 +128,11 @@ struct StepResult {
 
 template <class T>
 StepResult gpu_step(int n, int order, int steps, double copy_bw, cuda::StencilKernel kernel) {
-  const FieldLayout L{n, n, n, order / 2};
-  std::vector<T> u, vel;
-  fill_host(L, order, u, vel);
-  cuda::DeviceArray<T> du(L.size()), dp(L.size()), dv(L.size());
-  cuda::copy_to_device(du.data(), u.data(), u.size() * sizeof(T));
-  cuda::copy_to_device(dp.data(), u.data(), u.size() * sizeof(T));
-  cuda::copy_to_device(dv.data(), vel.data(), vel.size() * sizeof(T));
+  StepFields<T> f(n, order);
+  const FieldLayout& L = f.layout;
+  auto& du = f.u;
+  auto& dp = f.u_prev;
+  auto& dv = f.vel;
   T* a = du.data();
   T* b = dp.data();
   auto run = [&] {
@@ -144,13 +157,11 @@ StepResult gpu_step(int n, int order, int steps, double copy_bw, cuda::StencilKe
 // ms per step of each, best of 3 runs of `steps` steps after a warm-up, for the table that chooses the default.
 template <class T>
 std::vector<std::pair<cuda::TileShape, double>> tile_sweep(int n, int order, int steps) {
-  const FieldLayout L{n, n, n, order / 2};
-  std::vector<T> u, vel;
-  fill_host(L, order, u, vel);
-  cuda::DeviceArray<T> du(L.size()), dp(L.size()), dv(L.size());
-  cuda::copy_to_device(du.data(), u.data(), u.size() * sizeof(T));
-  cuda::copy_to_device(dp.data(), u.data(), u.size() * sizeof(T));
-  cuda::copy_to_device(dv.data(), vel.data(), vel.size() * sizeof(T));
+  StepFields<T> f(n, order);
+  const FieldLayout& L = f.layout;
+  auto& du = f.u;
+  auto& dp = f.u_prev;
+  auto& dv = f.vel;
   std::vector<std::pair<cuda::TileShape, double>> out;
   for (const launch::TileShape& shape : launch::tile_shapes)
     for (int z : {8, 32, 128}) {
