@@ -333,6 +333,24 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
     CHECK(r.output.find("--checkpoint-minutes") != std::string::npos);
   }
   CHECK(run_specwave("validate --max-points -1 " + small).code == 2);
+  // Whole-number options: their bounds in words (CLI11 printed DBL_MAX's 309 digits), non-numbers named.
+  for (const auto& [args, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"forward --shot-groups -1 ", "--shot-groups: must be a whole number >= 0 (found -1)"},
+           {"forward --process-grid 2,0,1 ", "--process-grid: must be a whole number >= 1 (found 0)"},
+           {"forward --checkpoint-every 1.5 ", "--checkpoint-every: must be a whole number >= 0 (found 1.5)"},
+           {"forward --threads abc ", "--threads: must be a whole number in 0..1024 (found abc)"},
+           {"invert --threads 99999999999999999999 ", "must be a whole number in 0..1024 (found 99999999999999999999)"},
+           {"validate --max-points 0 ", "--max-points: must be a whole number >= 1 (found 0)"},
+           {"sweep --max-parallel 0 ", "--max-parallel: must be a whole number >= 1 (found 0)"}}) {
+    CAPTURE(args);
+    const Result r = run_specwave(args + small);
+    CAPTURE(r.output);
+    CHECK(r.code == 2);
+    CHECK(r.output.find(expected) != std::string::npos);
+    CHECK(r.output.find("000000") == std::string::npos);
+    CHECK(r.output.find('\n') == r.output.size() - 1);
+    ++tested;
+  }
   CHECK_FALSE(fs::exists(work / "out"));
   // The case file itself a FIFO or a directory: refused without opening it.
   const Result fifo_case = run_specwave("check " + (work / "fifo.h5").string(), "timeout 120");

@@ -6,10 +6,12 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 
 #include "io/case_file.hpp"
 #include "io/file_kind.hpp"
@@ -54,6 +56,23 @@ const CLI::Validator finite_non_negative(
     },
     "FINITE >= 0");
 
+// A whole number in [lo, hi], said in those words: CLI11's Range and PositiveNumber print their open bound as
+// DBL_MAX in full (309 digits) and "abc" as out of range.
+CLI::Validator whole_number(long long lo, long long hi = std::numeric_limits<long long>::max()) {
+  const std::string bounds =
+      hi == std::numeric_limits<long long>::max() ? fmt::format(">= {}", lo) : fmt::format("in {}..{}", lo, hi);
+  return CLI::Validator(
+      [lo, hi, bounds](std::string& text) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const long long v = std::strtoll(text.c_str(), &end, 10);
+        if (end == text.c_str() || *end != '\0' || errno == ERANGE || v < lo || v > hi)
+          return "must be a whole number " + bounds + " (found " + text + ")";
+        return "";
+      },
+      bounds);
+}
+
 // A command-line error in the house format: one line "specwave: error: ..." (exit 2), naming the command, with
 // "did you mean" for a mistyped command, printed by rank 0 only.
 int usage_error(const CLI::App& app, int argc, char** argv, const CLI::ParseError& e) {
@@ -88,17 +107,17 @@ void add_overrides(CLI::App* cmd, Overrides& o) {
   cmd->add_option("--backend", o.backend, "Override run.backend")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   cmd->add_option("--precision", o.precision, "Override run.precision")->check(CLI::IsMember({"fp32", "fp64"}));
   cmd->add_option("--output-dir", o.output_dir, "Override output.directory (relative to the current directory)");
-  cmd->add_option("--threads", o.threads, "OpenMP threads (0: all)")->check(CLI::Range(0, max_threads));
+  cmd->add_option("--threads", o.threads, "OpenMP threads (0: all)")->check(whole_number(0, max_threads));
   cmd->add_flag("--confine-writes", o.confine_writes,
                 "Write only inside the output folder, which must be --output-dir or inside the current directory "
                 "(also SPECWAVE_CONFINE_WRITES=1): for running a case file from someone else");
   cmd->add_option("--shot-groups", o.shot_groups,
                   "Override run.shot_groups (MPI: rank groups running shots side by side; 0: choose)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0));
   cmd->add_option("--process-grid", o.process_grid, "Override run.process_grid (MPI: ranks along z,y,x, e.g. 2,1,1)")
       ->delimiter(',')
       ->expected(3)
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
 }
 
 Case load_case(const std::string& path, const Overrides& o) {
@@ -156,7 +175,7 @@ int run(int argc, char** argv) {
       "beginning (batch scripts always pass it)");
   forward
       ->add_option("--checkpoint-every", forward_o.checkpoint_every, "Override run.checkpoint_every (steps; 0: none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0));
   forward
       ->add_option("--checkpoint-minutes", forward_o.checkpoint_minutes,
                    "Override run.checkpoint_minutes (minutes between checkpoints; 0: none)")
@@ -191,7 +210,7 @@ int run(int argc, char** argv) {
       ->add_option("--report", regression.report_dir, "With --cases: write report.md and PNG plots into this folder")
       ->needs(cases_opt);
   validate->add_option("--max-points", max_points, "Largest grid the reference will run")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1))
       ->capture_default_str();
   add_overrides(validate, validate_o);
 
@@ -203,7 +222,7 @@ int run(int argc, char** argv) {
       "(fp64, fp32) and Taylor test of the misfit gradient (fp64)");
   check_gradient_cmd->add_option("case", gradient_case, "Case file")->required()->check(CLI::ExistingFile);
   check_gradient_cmd->add_option("--threads", gradient_threads, "OpenMP threads (0: all)")
-      ->check(CLI::Range(0, max_threads));
+      ->check(whole_number(0, max_threads));
   std::string gradient_backend, invert_backend;
   check_gradient_cmd->add_option("--backend", gradient_backend, "Override run.backend")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
@@ -228,7 +247,7 @@ int run(int argc, char** argv) {
       "Full-waveform inversion of a case with an [inversion] table: recover the velocity from the observed data, "
       "starting from [model]");
   invert_cmd->add_option("case", invert_case, "Case file")->required()->check(CLI::ExistingFile);
-  invert_cmd->add_option("--threads", invert_threads, "OpenMP threads (0: all)")->check(CLI::Range(0, max_threads));
+  invert_cmd->add_option("--threads", invert_threads, "OpenMP threads (0: all)")->check(whole_number(0, max_threads));
   invert_cmd->add_option("--output-dir", invert_output_dir,
                          "Override output.directory (relative to the current directory)");
   bool invert_confine = false;
@@ -265,7 +284,7 @@ int run(int argc, char** argv) {
   sweep_cmd
       ->add_option("--max-parallel", sweep_max_parallel,
                    "At most M tasks of the array at once (overrides slurm.max_parallel); implies --slurm")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
 
   std::string collect_dir;
   auto* collect_cmd = app.add_subcommand(
