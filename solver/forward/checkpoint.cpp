@@ -185,10 +185,29 @@ void CheckpointStore::save(const CheckpointMeta& meta, const std::vector<Propaga
   const double start = now_seconds();
   const long long generation = generation_ + 1;
   std::error_code ec;
-  if (world_.rank() == 0) fs::create_directories(directory_, ec);
-  world_.barrier();
+  // Whether this save made the folder (every rank knows): a first checkpoint that fails takes it away again, when
+  // nothing is in it, so that a failed run leaves no empty checkpoint/ behind.
+  int made = 0;
+  if (world_.rank() == 0) made = fs::create_directories(directory_, ec) ? 1 : 0;
+  world_.broadcast(std::span<int>(&made, 1), 0);
   if (!fs::is_directory(directory_))
     fail(fmt::format("cannot create the checkpoint folder {}: {}", directory_, ec ? ec.message() : "not a folder"));
+  try {
+    write_generation(generation, meta, propagators);
+  } catch (...) {
+    std::error_code ignored;
+    if (made) fs::remove(directory_, ignored);  // only if empty
+    throw;
+  }
+  world_.barrier();
+  if (generation_ > 0) fs::remove(rank_file(generation_, world_.rank()), ec);
+  generation_ = generation;
+  last_save_seconds_ = now_seconds() - start;
+}
+
+// Every rank's state, then (rank 0) the manifest that names the generation; last_save_bytes_ = this rank's bytes.
+void CheckpointStore::write_generation(long long generation, const CheckpointMeta& meta,
+                                       const std::vector<Propagator*>& propagators) {
   std::size_t bytes = 0;
   {
     io::h5::AtomicWriter file(rank_file(generation, world_.rank()));
@@ -227,10 +246,6 @@ void CheckpointStore::save(const CheckpointMeta& meta, const std::vector<Propaga
     io::h5::write_attribute(file.id(), "array_names", array_names);
     file.commit();
   }
-  world_.barrier();
-  if (generation_ > 0) fs::remove(rank_file(generation_, world_.rank()), ec);
-  generation_ = generation;
-  last_save_seconds_ = now_seconds() - start;
   last_save_bytes_ = bytes;
 }
 

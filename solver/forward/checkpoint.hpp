@@ -73,6 +73,7 @@ class CheckpointStore {
 
  private:
   std::string rank_file(long long generation, int rank) const;
+  void write_generation(long long generation, const CheckpointMeta& meta, const std::vector<Propagator*>& propagators);
   std::string directory_;
   const Comm& world_;
   std::string fingerprint_, rank_fingerprint_;
