@@ -34,7 +34,7 @@ std::uint64_t checksum64(const void* data, std::size_t bytes, std::uint64_t seed
   std::uint64_t h;
   if (bytes >= 32) {
     std::uint64_t a = seed + k1 + k2, b = seed + k2, c = seed, d = seed - k1;
-    for (; p + 32 <= end; p += 32) {
+    for (; end - p >= 32; p += 32) {  // differences, not p + 32: p is null for an empty array
       a = lane(a, load64(p));
       b = lane(b, load64(p + 8));
       c = lane(c, load64(p + 16));
@@ -46,7 +46,7 @@ std::uint64_t checksum64(const void* data, std::size_t bytes, std::uint64_t seed
     h = seed + k5;
   }
   h += std::uint64_t(bytes);
-  for (; p + 8 <= end; p += 8) h = rotl(h ^ lane(0, load64(p)), 27) * k1 + k4;
+  for (; end - p >= 8; p += 8) h = rotl(h ^ lane(0, load64(p)), 27) * k1 + k4;
   for (; p < end; ++p) h = rotl(h ^ (std::uint64_t(*p) * k5), 11) * k1;
   return avalanche(h);
 }

@@ -310,12 +310,14 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
   CHECK(run_specwave("frobnicate").code == 2);
   CHECK(run_specwave("check --threads 100000 " + write_case("cli-threads-option", base_case)).code == 2);
   // Usage errors in the house format: one line, "did you mean" for a mistyped command, the command named.
-  for (const auto& [args, expected] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [args_, expected_] : std::vector<std::pair<std::string, std::string>>{
            {"forwad case.toml", "specwave: error: unknown command 'forwad'; did you mean 'forward'?"},
            {"frobnicate", "specwave: error: unknown command 'frobnicate'; give one of the commands (commands: forward"},
            {"forward --no-such-option x.toml", "run specwave forward --help for its options"},
            {"segy export", "specwave: error: traces is required; run specwave segy export --help"},
            {"forward " + (work / "absent.toml").string(), "File does not exist"}}) {
+    const std::string& args = args_;  // clang 14 cannot capture a structured binding
+    const std::string& expected = expected_;
     CAPTURE(args);
     const Result r = run_specwave(args);
     CAPTURE(r.output);
@@ -334,7 +336,7 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
   }
   CHECK(run_specwave("validate --max-points -1 " + small).code == 2);
   // Whole-number options: their bounds in words (CLI11 printed DBL_MAX's 309 digits), non-numbers named.
-  for (const auto& [args, expected] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [args_, expected_] : std::vector<std::pair<std::string, std::string>>{
            {"forward --shot-groups -1 ", "--shot-groups: must be a whole number >= 0 (found -1)"},
            {"forward --process-grid 2,0,1 ", "--process-grid: must be a whole number >= 1 (found 0)"},
            {"forward --checkpoint-every 1.5 ", "--checkpoint-every: must be a whole number >= 0 (found 1.5)"},
@@ -342,6 +344,8 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
            {"invert --threads 99999999999999999999 ", "must be a whole number in 0..1024 (found 99999999999999999999)"},
            {"validate --max-points 0 ", "--max-points: must be a whole number >= 1 (found 0)"},
            {"sweep --max-parallel 0 ", "--max-parallel: must be a whole number >= 1 (found 0)"}}) {
+    const std::string& args = args_;  // clang 14 cannot capture a structured binding
+    const std::string& expected = expected_;
     CAPTURE(args);
     const Result r = run_specwave(args + small);
     CAPTURE(r.output);

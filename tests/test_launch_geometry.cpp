@@ -60,11 +60,12 @@ const int awkward[] = {1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 127, 129};
 }  // namespace
 
 TEST_CASE("launch geometry: a box, one point per thread (update, adjoint, gradient, unpad, pack/unpack)") {
-  for (const auto& [tx, ty] : {std::pair{64, 4}, std::pair{128, 1}, std::pair{32, 8}})
+  for (const auto& threads : {std::pair{64, 4}, std::pair{128, 1}, std::pair{32, 8}})
     for (int nx : awkward)
       for (int ny : {1, 3, 5, 17})
         for (int nz : {1, 2, 7})
           for (const Int3 lo : {Int3{0, 0, 0}, Int3{3, -2, 5}}) {
+            const int tx = threads.first, ty = threads.second;  // plain variables: clang 14 cannot capture bindings
             CAPTURE(tx);
             CAPTURE(nx);
             CAPTURE(ny);
@@ -176,11 +177,13 @@ TEST_CASE("launch geometry: the 2.5D tile columns own each interior point once; 
     shapes.emplace_back(t.x, t.y, t.z);
     shapes.emplace_back(t.x, t.y, 7);
   }
-  for (const auto& [bx, by, zpb] : shapes)
+  for (const auto& shape : shapes)
     for (int R : {1, 4, 8})
       for (int nx : {1, 7, 31, 33, 65})
         for (int ny : {1, 5, 16, 17})
           for (int nz : {1, 4, 33}) {
+            const int bx = std::get<0>(shape), by = std::get<1>(shape), zpb = std::get<2>(shape);  // clang 14: no
+            // lambda captures of structured bindings
             CAPTURE(bx);
             CAPTURE(R);
             CAPTURE(nx);

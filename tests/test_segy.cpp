@@ -152,7 +152,9 @@ TEST_CASE("SEG-Y import: IBM floats, and clear errors") {
       {3273, {0xbf, 0xf0, 0, 0, 0, 0, 0, 0}, "extended sample interval (binary header bytes 3273-3280) is -1"},
       {3273, {0x7f, 0xf8, 0, 0, 0, 0, 0, 0}, "extended sample interval (binary header bytes 3273-3280) is nan"},
   };
-  for (const auto& [position, value, expected] : corrupt) {
+  for (const auto& item : corrupt) {
+    const std::size_t position = std::get<0>(item);  // a plain variable: clang 14 cannot capture a binding
+    const auto& [_, value, expected] = item;
     CAPTURE(position);
     patched(position, value);
     if (position == 3221) {  // no extended count either
