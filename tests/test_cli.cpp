@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 
 #include "cli_helpers.hpp"
@@ -395,6 +396,10 @@ TEST_CASE("forward writes traces, wavefield and model with the documented schema
   CAPTURE(r.output);
   REQUIRE(r.code == 0);
   CHECK(r.output.find("[progress] shot 1/1 step") != std::string::npos);
+  // Each progress line ends with the wall clock in UTC, for a Slurm log read hours later.
+  CHECK(std::regex_search(
+      r.output,
+      std::regex(R"(\[progress\] shot 1/1 step [^\n]*\| ETA [^|\n]* \| 20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ\n)")));
   CHECK(r.output.find('\r') == std::string::npos);
   io::h5::Reader traces((work / "out" / "traces.h5").string());
   CHECK(io::h5::read_attribute_string(traces.id(), "file_type") == "specwave.traces");

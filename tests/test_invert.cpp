@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -115,6 +116,9 @@ TEST_CASE(
   CHECK(error_reduction >= 0.50);
   for (std::size_t k = 1; k < lines.size(); ++k) CHECK(field(lines[k], "misfit") < field(lines[k - 1], "misfit"));
   CHECK(r.output.find("iteration   12  misfit") != std::string::npos);
+  // Each iteration line ends with the wall clock in UTC.
+  CHECK(
+      std::regex_search(r.output, std::regex(R"(iteration   12  misfit [^\n]*  20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ\n)")));
   for (const char* f : {"inversion.h5", "misfit.png", "model_slices.png"}) CHECK(fs::exists(out / f));
 }
 

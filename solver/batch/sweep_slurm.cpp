@@ -18,6 +18,7 @@
 #include "io/text_file.hpp"
 #include "solver/batch/sweep.hpp"
 #include "solver/case/errors.hpp"
+#include "solver/forward/progress.hpp"
 
 namespace specwave {
 namespace slurm_templates {
@@ -38,13 +39,6 @@ void check_script_path(const std::string& path, std::string_view what) {
                 fmt::format("{} '{}' has a space, a quote or one of $ ` \\ %: it cannot go into the job "
                             "script; choose a path without them",
                             what, path));
-}
-
-std::string utc_now() {
-  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return stamp;
 }
 
 }  // namespace
@@ -212,8 +206,8 @@ std::string submit_sweep_job(const std::string& directory, const std::string& ar
   std::string list;
   for (int i : indices) list += (list.empty() ? "" : ", ") + std::to_string(i);
   const std::string record =
-      fmt::format("{{\"time\": \"{}\", \"job_id\": \"{}\", \"array\": \"{}\", \"indices\": [{}]}}\n", utc_now(), job_id,
-                  array, list);
+      fmt::format("{{\"time\": \"{}\", \"job_id\": \"{}\", \"array\": \"{}\", \"indices\": [{}]}}\n", utc_timestamp(),
+                  job_id, array, list);
   FILE* f = std::fopen((dir / "submissions.jsonl").c_str(), "a");
   if (!f || std::fputs(record.c_str(), f) < 0 || std::fclose(f) != 0)
     throw Error(ExitCode::output_error, fmt::format("{}: job {} was submitted but cannot be recorded here; note its id",

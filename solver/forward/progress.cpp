@@ -1,7 +1,9 @@
 #include "solver/forward/progress.hpp"
 
 #include <fmt/format.h>
+#include <chrono>
 #include <cmath>
+#include <ctime>
 
 namespace specwave {
 
@@ -11,6 +13,15 @@ std::string format_duration(double s) {
   const long long t = std::llround(s);
   if (t < 3600) return fmt::format("{}m{:02d}s", t / 60, t % 60);
   return fmt::format("{}h{:02d}m{:02d}s", t / 3600, t / 60 % 60, t % 60);
+}
+
+std::string utc_timestamp() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return stamp;
 }
 
 Progress::Progress(long long total_steps, double cells_per_step, double interval, bool enabled, long long steps_before)
@@ -43,11 +54,12 @@ void Progress::update(int first_shot, int last_shot, int n_shots, int step, int 
   const std::string shots = first_shot == last_shot
                                 ? fmt::format("shot {}/{}", first_shot + 1, n_shots)
                                 : fmt::format("shots {}-{}/{}", first_shot + 1, last_shot + 1, n_shots);
-  std::fputs(fmt::format("[progress] {} step {}/{} ({:5.1f}%) t = {:.4f} s | {:.3g} cells/s | elapsed {} | ETA {}\n",
-                         shots, step, nt, 100.0 * steps_done / total_steps_, step * dt, cells_per_second(),
-                         format_duration(elapsed), format_duration(eta))
-                 .c_str(),
-             stdout);
+  std::fputs(
+      fmt::format("[progress] {} step {}/{} ({:5.1f}%) t = {:.4f} s | {:.3g} cells/s | elapsed {} | ETA {} | {}\n",
+                  shots, step, nt, 100.0 * steps_done / total_steps_, step * dt, cells_per_second(),
+                  format_duration(elapsed), format_duration(eta), utc_timestamp())
+          .c_str(),
+      stdout);
   std::fflush(stdout);
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// Progress lines for long runs: step/total, simulated time, cells/s, elapsed, ETA. One line per report,
-// flushed immediately, never a carriage return: reads well in a Slurm log (and in a terminal).
+// Progress lines for long runs: step/total, simulated time, cells/s, elapsed, ETA, the wall clock (UTC). One line per
+// report, flushed immediately, never a carriage return: reads well in a Slurm log (and in a terminal).
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -8,6 +8,7 @@
 namespace specwave {
 
 std::string format_duration(double seconds);  // "1h02m03s", "4m05s", "12.3s"
+std::string utc_timestamp();                  // the wall clock now, "2026-12-02T05:20:11Z" (ISO 8601, UTC)
 
 class Progress {
  public:

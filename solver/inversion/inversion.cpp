@@ -1,4 +1,5 @@
 #include "solver/inversion/inversion.hpp"
+#include "solver/forward/progress.hpp"
 
 #include "io/checksum.hpp"
 #include "io/folder_lock.hpp"
@@ -92,6 +93,7 @@ void progress(const InversionIteration& it, bool quiet) {
       it.iteration, it.misfit, it.relative_misfit, it.step, it.evaluations, it.wolfe ? "" : " (Armijo)",
       it.gradient_norm, it.seconds);
   if (it.model_error) line += fmt::format("  model error {:.4e}", *it.model_error);
+  line += "  " + utc_timestamp();
   std::fputs((line + "\n").c_str(), stdout);
   std::fflush(stdout);
 }
