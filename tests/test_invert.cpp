@@ -116,6 +116,14 @@ TEST_CASE(
   CHECK(error_reduction >= 0.50);
   for (std::size_t k = 1; k < lines.size(); ++k) CHECK(field(lines[k], "misfit") < field(lines[k - 1], "misfit"));
   CHECK(r.output.find("iteration   12  misfit") != std::string::npos);
+  // One line per evaluation (a line search is never silent), as many as the iterations took, with the clock.
+  double evaluations = 0;
+  for (const auto& line : lines) evaluations += field(line, "evaluations");
+  const std::regex evaluation_line(
+      R"(\nevaluation +\d+  misfit \S+  shots 4  time \S+ s  20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ)");
+  const auto printed =
+      std::distance(std::sregex_iterator(r.output.begin(), r.output.end(), evaluation_line), std::sregex_iterator());
+  CHECK(double(printed) == evaluations);
   // Each iteration line ends with the wall clock in UTC.
   CHECK(
       std::regex_search(r.output, std::regex(R"(iteration   12  misfit [^\n]*  20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ\n)")));

@@ -236,12 +236,24 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       shot_misfits.push_back(logged->misfit_per_shot);
       return logged->at;
     }
+    const auto started = std::chrono::steady_clock::now();
     MisfitGradient mg = active->evaluate(std::span<const double>(x.data(), std::size_t(x.size())), true, illumination);
     optim::Evaluation e{mg.misfit, Eigen::Map<const Vector>(mg.gradient.data(), Eigen::Index(mg.gradient.size()))};
     if (illumination) preconditioner.set_illumination(mg.illumination);
     if (!logged) log.append(x, {e, mg.misfit_per_shot});
     shot_misfits.push_back(mg.misfit_per_shot);
-    if (++computed == stop_after) std::raise(SIGUSR1);
+    ++computed;
+    // One line per evaluation (every shot's forward, adjoint and gradient), so that a long iteration's line search
+    // is not silent: the count in this run, the misfit, the time it took and the wall clock.
+    if (!quiet) {
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      std::fputs(fmt::format("evaluation {:4d}  misfit {:.6e}  shots {}  time {:.1f} s  {}\n", computed, mg.misfit,
+                             n_shots, seconds, utc_timestamp())
+                     .c_str(),
+                 stdout);
+      std::fflush(stdout);
+    }
+    if (computed == stop_after) std::raise(SIGUSR1);
     return e;
   };
   // The optimiser's f: the model comes to the host (the log hashes it, the propagators take host models), the
