@@ -133,13 +133,26 @@ void write_trace_file(const std::string& path, const ShotGathers& g, const std::
   file.commit();
 }
 
-void write_segy(const std::string& path, const ShotGathers& g, const std::string& text) {
+unsigned char ebcdic_of(char ascii) {
+  // Code page 037 for ASCII 32..126.
+  static constexpr unsigned char table[95] = {
+      0x40, 0x5a, 0x7f, 0x7b, 0x5b, 0x6c, 0x50, 0x7d, 0x4d, 0x5d, 0x5c, 0x4e, 0x6b, 0x60, 0x4b, 0x61,  // ' ' .. '/'
+      0xf0, 0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8, 0xf9, 0x7a, 0x5e, 0x4c, 0x7e, 0x6e, 0x6f,  // '0' .. '?'
+      0x7c, 0xc1, 0xc2, 0xc3, 0xc4, 0xc5, 0xc6, 0xc7, 0xc8, 0xc9, 0xd1, 0xd2, 0xd3, 0xd4, 0xd5, 0xd6,  // '@' .. 'O'
+      0xd7, 0xd8, 0xd9, 0xe2, 0xe3, 0xe4, 0xe5, 0xe6, 0xe7, 0xe8, 0xe9, 0xba, 0xe0, 0xbb, 0xb0, 0x6d,  // 'P' .. '_'
+      0x79, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x91, 0x92, 0x93, 0x94, 0x95, 0x96,  // '`' .. 'o'
+      0x97, 0x98, 0x99, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8, 0xa9, 0xc0, 0x4f, 0xd0, 0xa1};       // 'p' .. '~'
+  const auto c = static_cast<unsigned char>(ascii);
+  return c >= 32 && c < 127 ? table[c - 32] : 0x40;
+}
+
+void write_segy(const std::string& path, const ShotGathers& g, const std::string& text, SegyText encoding) {
   const std::string temporary = fmt::format("{}.tmp-{}", path, ::getpid());
   ::close(create_fresh_file(temporary));  // ours, a regular file: never written through a planted symlink
   {
     std::ofstream out(temporary, std::ios::binary);
     if (!out) throw Error(ExitCode::output_error, fmt::format("cannot create {}; check the folder", temporary));
-    // Textual header: 40 cards of 80 ASCII characters, "C 1 " ... with the caller's text.
+    // Textual header: 40 cards of 80 characters, "C 1 " ... with the caller's text, in EBCDIC unless asked for ASCII.
     std::string header(text_bytes, ' ');
     std::vector<std::string> lines;
     std::string line;
@@ -158,6 +171,8 @@ void write_segy(const std::string& path, const ShotGathers& g, const std::string
       const std::string card = fmt::format("C{:<2} {}", k + 1, lines[k]);
       std::copy_n(card.begin(), std::min<std::size_t>(80, card.size()), header.begin() + 80 * k);
     }
+    if (encoding == SegyText::ebcdic)
+      for (char& ch : header) ch = static_cast<char>(ebcdic_of(ch));
     out.write(header.data(), text_bytes);
 
     std::vector<unsigned char> bin(binary_bytes, 0);  // positions relative to the file: subtract 3200
@@ -194,16 +209,18 @@ void write_segy(const std::string& path, const ShotGathers& g, const std::string
         put(th, 13, std::int32_t(r + 1));  // trace number within the field record
         put(th, 29, std::int16_t(1));      // trace identification: time-domain seismic data
         put(th, 35, std::int16_t(1));      // data use: production
-        put(th, 41, scaled(-rec[0]));      // receiver group elevation (up positive) = -z
-        put(th, 45, std::int32_t(0));      // surface elevation at source
-        put(th, 49, scaled(src[0]));       // source depth below surface = z
-        put(th, 69, coordinate_scalar);    // scalar for elevations and depths
-        put(th, 71, coordinate_scalar);    // scalar for coordinates
-        put(th, 73, scaled(src[2]));       // source x
-        put(th, 77, scaled(src[1]));       // source y
-        put(th, 81, scaled(rec[2]));       // group x
-        put(th, 85, scaled(rec[1]));       // group y
-        put(th, 89, std::int16_t(1));      // coordinate units: length (metres)
+        // offset: the horizontal source-receiver distance, whole metres (bytes 37-40 take no scalar)
+        put(th, 37, std::int32_t(std::lround(std::hypot(rec[2] - src[2], rec[1] - src[1]))));
+        put(th, 41, scaled(-rec[0]));    // receiver group elevation (up positive) = -z
+        put(th, 45, std::int32_t(0));    // surface elevation at source
+        put(th, 49, scaled(src[0]));     // source depth below surface = z
+        put(th, 69, coordinate_scalar);  // scalar for elevations and depths
+        put(th, 71, coordinate_scalar);  // scalar for coordinates
+        put(th, 73, scaled(src[2]));     // source x
+        put(th, 77, scaled(src[1]));     // source y
+        put(th, 81, scaled(rec[2]));     // group x
+        put(th, 85, scaled(rec[1]));     // group y
+        put(th, 89, std::int16_t(1));    // coordinate units: length (metres)
         put(th, 115, std::uint16_t(std::min(g.nt, 65535)));
         put(th, 117, dt_us);
         out.write(reinterpret_cast<const char*>(th.data()), trace_header_bytes);

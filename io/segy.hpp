@@ -33,7 +33,12 @@ ShotGathers read_trace_file(const std::string& path);
 void write_trace_file(const std::string& path, const ShotGathers& gathers, const std::string& created_from);
 
 // gathers -> SEG-Y rev 2 (atomic: temporary name, then rename). `text` goes into the textual header (cut to fit).
-void write_segy(const std::string& path, const ShotGathers& gathers, const std::string& text);
+// The textual header in EBCDIC (code page 037: what segyio and most readers assume), or in ASCII when asked.
+enum class SegyText { ebcdic, ascii };
+void write_segy(const std::string& path, const ShotGathers& gathers, const std::string& text,
+                SegyText encoding = SegyText::ebcdic);
+// The EBCDIC (code page 037) byte of a printable ASCII character (32-126); others become a space (0x40).
+unsigned char ebcdic_of(char ascii);
 // SEG-Y -> gathers. Traces are grouped by field record number, in file order; every shot must have the same
 // receivers (count and coordinates) and every trace the same sample count and interval (errors name the trace).
 ShotGathers read_segy(const std::string& path);

@@ -69,12 +69,22 @@ void check_equal(const ShotGathers& a, const ShotGathers& b, double coordinate_t
 TEST_CASE("SEG-Y rev 2: shot gathers survive export and import exactly (samples bitwise, coordinates to 1 mm)") {
   const ShotGathers g = sample_gathers();
   const std::string path = temp("specwave_test.sgy");
-  write_segy(path, g, "specwave test\nsecond line");
+  write_segy(path, g, "specwave test\nsecond line", SegyText::ascii);
   check_equal(g, read_segy(path), 5e-4);
 
-  const auto b = bytes_of(path);
+  auto b = bytes_of(path);
   REQUIRE(b.size() == 3600 + std::size_t(g.n_shots * g.n_receivers) * (240 + 4 * g.nt));
   CHECK(std::string(b.begin(), b.begin() + 16) == "C1  specwave tes");
+  // The default textual header is EBCDIC (code page 037; these bytes are Python's "C1  specwave tes".encode("cp037")),
+  // and everything after it is the same.
+  write_segy(path, g, "specwave test\nsecond line");
+  check_equal(g, read_segy(path), 5e-4);
+  const auto e = bytes_of(path);
+  REQUIRE(e.size() == b.size());
+  CHECK(std::vector<unsigned char>(e.begin(), e.begin() + 16) ==
+        std::vector<unsigned char>{195, 241, 64, 64, 162, 151, 133, 131, 166, 129, 165, 133, 64, 163, 133, 162});
+  CHECK(std::equal(e.begin() + 3200, e.end(), b.begin() + 3200));
+  for (std::size_t k = 0; k < 3200; ++k) CHECK(e[k] == ebcdic_of(char(b[k])));
   CHECK(be(b, 3225, 2) == 5);  // IEEE float
   CHECK(be(b, 3221, 2) == g.nt);
   CHECK(be(b, 3217, 2) == 1250);      // microseconds
@@ -90,6 +100,9 @@ TEST_CASE("SEG-Y rev 2: shot gathers survive export and import exactly (samples 
   CHECK(be(b, t + 73, 4) == 140000);  // source x of shot 2
   CHECK(be(b, t + 41, 4) == -13500);  // receiver elevation = -z
   CHECK(be(b, t + 49, 4) == 30000);   // source depth
+  // offset (37-40): the horizontal source-receiver distance in whole metres
+  const double offset = std::hypot(g.receivers[1][2] - g.sources[1][2], g.receivers[1][1] - g.sources[1][1]);
+  CHECK(be(b, t + 37, 4) == std::lround(offset));
   CHECK(be(b, t + 115, 2) == g.nt);
   std::filesystem::remove(path);
 }

@@ -235,6 +235,9 @@ int run(int argc, char** argv) {
       ->required()
       ->check(CLI::ExistingFile);
   segy_export->add_option("output", segy_out, "The SEG-Y file to write")->required();
+  bool segy_ascii = false;
+  segy_export->add_flag("--ascii-header", segy_ascii,
+                        "Write the textual header in ASCII (default: EBCDIC, which most SEG-Y readers assume)");
   auto* segy_import = segy->add_subcommand("import", "SEG-Y (rev 0-2, IEEE or IBM floats) -> traces.h5");
   segy_import->add_option("segy", segy_in, "The SEG-Y file to read")->required()->check(CLI::ExistingFile);
   segy_import->add_option("output", segy_out, "The traces.h5 to write (usable as inversion.observed)")->required();
@@ -316,7 +319,8 @@ int run(int argc, char** argv) {
           fmt::format("specwave {} ({}) shot gathers from {}\n{} shots x {} receivers x {} samples, dt {} s\n"
                       "IEEE float32 samples; coordinates in mm (scalar -1000); z down: receiver "
                       "elevation = -z, source depth = z",
-                      build::version, build::git_hash, segy_in, g.n_shots, g.n_receivers, g.nt, g.dt));
+                      build::version, build::git_hash, segy_in, g.n_shots, g.n_receivers, g.nt, g.dt),
+          segy_ascii ? io::SegyText::ascii : io::SegyText::ebcdic);
       print(fmt::format("segy: wrote {} ({} shots x {} receivers x {} samples)\n", segy_out, g.n_shots, g.n_receivers,
                         g.nt));
     } else {
