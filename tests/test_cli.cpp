@@ -15,6 +15,7 @@
 
 #include "cli_helpers.hpp"
 #include "io/hdf5.hpp"
+#include "io/segy.hpp"
 
 namespace fs = std::filesystem;
 using namespace specwave;
@@ -425,6 +426,13 @@ TEST_CASE("forward writes traces, wavefield and model with the documented schema
   REQUIRE(run_specwave("segy import " + sgy + " " + back).code == 0);
   io::h5::Reader round_trip(back);
   CHECK(round_trip.info("traces").dims == info.dims);
+  // dt round-trips exactly (the extended sample interval, an IEEE double); a dt that is not a whole number of
+  // microseconds is said, with where the exact value is.
+  const double dt = io::read_trace_file((work / "out" / "traces.h5").string()).dt;
+  CHECK(io::read_trace_file(back).dt == dt);
+  const bool whole_us = std::abs(dt * 1e6 - std::round(dt * 1e6)) <= 1e-9 * dt * 1e6;
+  CHECK((ex.output.find("not a whole number of them") != std::string::npos) == !whole_us);
+  if (!whole_us) CHECK(ex.output.find("extended sample interval (3273-3280)") != std::string::npos);
   CHECK(run_specwave("segy import " + path + " " + back).code == 4);  // a TOML file is no SEG-Y: input error
 }
 

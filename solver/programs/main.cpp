@@ -323,6 +323,14 @@ int run(int argc, char** argv) {
           segy_ascii ? io::SegyText::ascii : io::SegyText::ebcdic);
       print(fmt::format("segy: wrote {} ({} shots x {} receivers x {} samples)\n", segy_out, g.n_shots, g.n_receivers,
                         g.nt));
+      const double us = g.dt * 1e6;
+      if (std::abs(us - std::round(us)) > 1e-9 * us)
+        print(
+            fmt::format("segy: note: dt = {:.6g} microseconds is not a whole number of them: the 16-bit sample "
+                        "intervals (binary header 3217-3218, trace headers 117-118) hold {} (rounded); the exact "
+                        "value is in the extended sample interval (3273-3280), which SEG-Y rev 2 readers and "
+                        "specwave segy import use\n",
+                        us, std::lround(us)));
     } else {
       const io::ShotGathers g = io::read_segy(segy_in);
       io::write_trace_file(segy_out, g, segy_in);
