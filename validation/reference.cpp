@@ -127,7 +127,7 @@ RefStencil make_point_stencil(const ReferenceProblem& pb, const RefPoint& pt, co
     const double tol = 1e-9 * std::max(1.0, std::abs(q));
     if (!(q >= -tol && q <= (n - 1) + tol))
       throw std::invalid_argument(std::string("reference: ") + what + " outside the grid");
-    w1[a] = reference_hicks_weights(q, pb.hicks_radius);
+    w1[a] = reference_interpolation_weights(q, pb.interpolation_radius);
     if (a == 0 && pb.free_surface) w1[a] = fold_free_surface(w1[a]);
     for (int i : w1[a].index)
       if (i < 0 || i >= n)
@@ -198,46 +198,44 @@ std::vector<double> reference_d1_coefficients(int order) {
   return d;
 }
 
-double reference_bessel_i0(double x) {
-  // I0(x) = sum_{m>=0} ( (x/2)^{2m} / (m!)^2 )
-  const double y = 0.25 * x * x;
-  double term = 1, sum = 1;
-  for (int m = 1; m < 500; ++m) {
-    term *= y / (double(m) * m);
-    sum += term;
-    if (term < 1e-17 * sum) break;
-  }
-  return sum;
-}
-
-double reference_hicks_beta(int radius) {
-  // Hicks (2002) table, r = 1..10
-  static constexpr double beta[10] = {1.24, 2.94, 3.33, 4.14, 5.26, 6.40, 7.51, 8.56, 9.56, 10.64};
-  if (radius < 1 || radius > 10) throw std::invalid_argument("reference: hicks radius must be 1..10");
-  return beta[radius - 1];
-}
-
-RefWeights1D reference_hicks_weights(double q, int radius) {
-  const double beta = reference_hicks_beta(radius);
+RefWeights1D reference_interpolation_weights(double q, int radius) {
+  if (radius < 1 || radius > 6) throw std::invalid_argument("reference: interpolation radius must be 1..6");
   RefWeights1D out;
-  // i0 = floor(q)
-  const int i0 = static_cast<int>(std::floor(q));
   // on the grid: |q - round(q)| < 1e-9 max(1,|q|) -> the single index round(q)
   if (std::abs(q - std::round(q)) < 1e-9 * std::max(1.0, std::abs(q))) {
     out.index = {static_cast<int>(std::round(q))};
     out.weight = {1.0};
     return out;
   }
-  // w_i = sinc(x) K(x), x = i - q, i = i0 - r + 1 .. i0 + r
-  // sinc(x) = sin(pi x)/(pi x);  K(x) = I0(beta sqrt(1 - (x/r)^2)) / I0(beta) for |x| <= r, else 0
-  const double i0_beta = reference_bessel_i0(beta);
-  for (int i = i0 - radius + 1; i <= i0 + radius; ++i) {
-    const double x = i - q;
-    const double sinc = std::sin(kPi * x) / (kPi * x);
-    const double xr = x / radius;
-    const double K = std::abs(x) <= radius ? reference_bessel_i0(beta * std::sqrt(1 - xr * xr)) / i0_beta : 0.0;
-    out.index.push_back(i);
-    out.weight.push_back(sinc * K);
+  // w_i, i = i0 - r + 1 .. i0 + r, x_i = i - q: minimise J(w) = int_0^{pi/2} |H(k) - 1|^2 dk with
+  // H(k) = sum_i w_i exp(i k x_i), subject to sum_i w_i = 1. J by composite Simpson on 4000 intervals (the
+  // integrand is smooth; error ~1e-13); the constraint by the null space: w = 1/n + N z with N an orthonormal
+  // basis of {v : sum v = 0} (Householder QR of the ones vector); z by least squares (column-pivoted QR) on the
+  // rows sqrt(c_j) (Re H(k_j) - 1, Im H(k_j)).
+  const int i0 = static_cast<int>(std::floor(q)), n = 2 * radius, intervals = 4000;
+  const double band = kPi / 2, dk = band / intervals;
+  Eigen::VectorXd x(n);
+  for (int i = 0; i < n; ++i) x(i) = (i0 - radius + 1 + i) - q;
+  Eigen::MatrixXd A(2 * (intervals + 1), n);
+  Eigen::VectorXd t(2 * (intervals + 1));
+  for (int j = 0; j <= intervals; ++j) {
+    const double c = (j == 0 || j == intervals ? 1.0 : (j % 2 ? 4.0 : 2.0)) * dk / 3;
+    const double k = j * dk, s = std::sqrt(c);
+    for (int i = 0; i < n; ++i) {
+      A(2 * j, i) = s * std::cos(k * x(i));
+      A(2 * j + 1, i) = s * std::sin(k * x(i));
+    }
+    t(2 * j) = s;
+    t(2 * j + 1) = 0;
+  }
+  const Eigen::VectorXd w0 = Eigen::VectorXd::Constant(n, 1.0 / n);
+  const Eigen::MatrixXd Q = Eigen::HouseholderQR<Eigen::MatrixXd>(Eigen::MatrixXd::Ones(n, 1)).householderQ();
+  const Eigen::MatrixXd N = Q.rightCols(n - 1);
+  const Eigen::VectorXd z = (A * N).colPivHouseholderQr().solve(t - A * w0);
+  const Eigen::VectorXd w = w0 + N * z;
+  for (int i = 0; i < n; ++i) {
+    out.index.push_back(i0 - radius + 1 + i);
+    out.weight.push_back(w(i));
   }
   return out;
 }

@@ -26,7 +26,7 @@ struct ReferenceProblem {
   bool free_surface = false;
   // Spectral reference only: the absorbing boundary, "pml" (split-field, first order) or "damping".
   std::string spectral_absorber = "pml";
-  int hicks_radius = 4;
+  int interpolation_radius = 4;
   std::vector<RefPoint> sources;
   std::vector<std::vector<double>> source_wavelets;  // one per source, nt samples each: s_j(t_n)
   std::vector<RefPoint> receivers;
@@ -44,7 +44,7 @@ ReferenceResult run_reference(const ReferenceProblem& problem);
 // The checks both references make on a problem (sizes, spacing, velocities, dt, wavelets, layer widths); the
 // message of the std::invalid_argument starts with `who`.
 void check_reference_problem(const ReferenceProblem& problem, const std::string& who);
-// The 3-D Hicks stencil of one point (free-surface folding included): sum_p w_p g[idx_p], w_p = w_z w_y w_x.
+// The 3-D interpolation stencil of one point (free-surface folding included): sum_p w_p g[idx_p], w_p = w_z w_y w_x.
 // Throws std::invalid_argument when the point or its stencil leaves the grid; `what` names it.
 struct RefStencil {
   std::vector<std::array<int, 3>> idx;
@@ -60,12 +60,9 @@ struct RefWeights1D {
   std::vector<int> index;
   std::vector<double> weight;
 };
-// Raw 1-D Hicks weights (indices may be negative or >= n; no free-surface folding).
-RefWeights1D reference_hicks_weights(double q /*position in grid units*/, int radius);
-// Hicks' Kaiser-window beta for r = 1..10.
-double reference_hicks_beta(int radius);
-// Modified Bessel function of the first kind, order 0 (power series).
-double reference_bessel_i0(double x);
+// Raw 1-D interpolation weights (indices may be negative or >= n; no free-surface folding): exact for constants,
+// least squares over 0..pi/2 rad per sample (docs/numerics.md, "Sources and receivers").
+RefWeights1D reference_interpolation_weights(double q /*position in grid units*/, int radius);
 
 double reference_ricker(double t, double f_peak, double t0);
 double relative_l2(const double* a, const double* b, std::size_t n);  // ||a-b|| / ||b||

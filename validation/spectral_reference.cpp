@@ -114,7 +114,7 @@ std::vector<double> damping_profile(int n, double h, int W, double v_max, double
   return d;
 }
 
-// The Hicks stencil of one point with flat (nz, ny, nx) indices.
+// The interpolation stencil of one point with flat (nz, ny, nx) indices.
 struct Stencil {
   std::vector<std::size_t> idx;
   std::vector<double> w;

@@ -2,29 +2,44 @@
 
 #include <fmt/format.h>
 #include <cmath>
+#include <stdexcept>
 
 #include "solver/case/errors.hpp"
 
 namespace specwave {
 namespace {
 
-// Kaiser window shape parameters for half-widths r = 1..10 (Hicks 2002, table 2).
-constexpr double hicks_beta[] = {1.24, 2.94, 3.33, 4.14, 5.26, 6.40, 7.51, 8.56, 9.56, 10.64};
+// sin(a d) / d, with its limit a at d = 0.
+double sin_over(double a, double d) { return d == 0 ? a : std::sin(a * d) / d; }
 
-// Modified Bessel function of the first kind, order 0, by its power series sum_k ((x/2)^k / k!)^2.
-double bessel_i0(double x) {
-  double term = 1, sum = 1;
-  for (int k = 1; k < 60; ++k) {
-    term *= (x / (2 * k)) * (x / (2 * k));
-    sum += term;
-    if (term < 1e-17 * sum) break;
+// Solves the dense system m x = b in place (Gaussian elimination, partial pivoting); n <= 21 here.
+std::vector<double> solve_dense(std::vector<double> m, std::vector<double> b) {
+  const std::size_t n = b.size();
+  for (std::size_t c = 0; c < n; ++c) {
+    std::size_t p = c;
+    for (std::size_t r = c + 1; r < n; ++r)
+      if (std::abs(m[r * n + c]) > std::abs(m[p * n + c])) p = r;
+    if (p != c) {
+      for (std::size_t k = 0; k < n; ++k) std::swap(m[c * n + k], m[p * n + k]);
+      std::swap(b[c], b[p]);
+    }
+    for (std::size_t r = c + 1; r < n; ++r) {
+      const double f = m[r * n + c] / m[c * n + c];
+      for (std::size_t k = c; k < n; ++k) m[r * n + k] -= f * m[c * n + k];
+      b[r] -= f * b[c];
+    }
   }
-  return sum;
+  for (std::size_t c = n; c-- > 0;) {
+    for (std::size_t k = c + 1; k < n; ++k) b[c] -= m[c * n + k] * b[k];
+    b[c] /= m[c * n + c];
+  }
+  return b;
 }
 
 }  // namespace
 
-Weights1D hicks_weights(double q, int radius) {
+Weights1D interpolation_weights(double q, int radius) {
+  if (radius < 1 || radius > 6) throw std::invalid_argument("interpolation_weights: radius must be 1..6");
   Weights1D w;
   const double nearest = std::round(q);
   if (std::abs(q - nearest) < 1e-9 * std::max(1.0, std::abs(q))) {
@@ -32,17 +47,23 @@ Weights1D hicks_weights(double q, int radius) {
     w.weight.push_back(1.0);
     return w;
   }
-  const int i0 = int(std::floor(q));
-  const double beta = hicks_beta[radius - 1];
-  const double i0_beta = bessel_i0(beta);
-  for (int i = i0 - radius + 1; i <= i0 + radius; ++i) {
-    // w = sinc(x) * I0(beta sqrt(1 - (x/r)^2)) / I0(beta), x = i - q.
-    const double x = i - q;
-    const double sinc = std::sin(M_PI * x) / (M_PI * x);
-    const double s = 1 - (x / radius) * (x / radius);
-    const double window = s > 0 ? bessel_i0(beta * std::sqrt(s)) / i0_beta : 0.0;
-    w.index.push_back(i);
-    w.weight.push_back(sinc * window);
+  // Least squares over the band: minimise int_0^a |sum_i w_i exp(i k x_i) - 1|^2 dk, x_i = i - q, subject to
+  // sum_i w_i = 1 (exact for constants). The normal equations with the constraint's multiplier (KKT system):
+  //   sum_l w_l sin(a (x_i - x_l)) / (x_i - x_l) + mu = sin(a x_i) / x_i,   sum_l w_l = 1.
+  const int i0 = int(std::floor(q)), n = 2 * radius;
+  const double a = interpolation_band;
+  std::vector<double> m(std::size_t(n + 1) * (n + 1), 0.0), b(n + 1, 0.0);
+  for (int i = 0; i < n; ++i) {
+    for (int l = 0; l < n; ++l) m[std::size_t(i) * (n + 1) + l] = sin_over(a, double(i - l));
+    m[std::size_t(i) * (n + 1) + n] = 1;
+    m[std::size_t(n) * (n + 1) + i] = 1;
+    b[i] = sin_over(a, (i0 - radius + 1 + i) - q);
+  }
+  b[n] = 1;
+  const std::vector<double> x = solve_dense(std::move(m), std::move(b));
+  for (int i = 0; i < n; ++i) {
+    w.index.push_back(i0 - radius + 1 + i);
+    w.weight.push_back(x[i]);
   }
   return w;
 }
@@ -52,7 +73,7 @@ PointStencil make_point_stencil(const GridSpec& g, const Vec3& position, bool fr
   Weights1D w[3];
   for (int a = 0; a < 3; ++a) {
     const double q = (position[a] - g.origin[a]) / g.spacing[a];
-    w[a] = hicks_weights(q, radius);
+    w[a] = interpolation_weights(q, radius);
     for (int i : w[a].index) {
       const bool mirrored = a == 0 && free_surface && i < 0;
       if ((i < 0 && !mirrored) || i >= g.shape[a] || (mirrored && -i >= g.shape[0]))

@@ -89,7 +89,7 @@ void check_inside(const Case& c, const Vec3& p, const std::string& what) {
   }
 }
 
-// A source or receiver outside the absorbing layer whose interpolation stencil (windowed sinc, hicks_radius points
+// A source or receiver outside the absorbing layer whose interpolation stencil (interpolation_radius points
 // each side) still reaches into it: reciprocity and amplitudes there hold to about 4e-4 rather than to rounding
 // (docs/validation.md, "Reciprocity"). A note with the margin that avoids it, not a refusal: the run is valid.
 void note_stencils_in_layer(const Case& c, Plan& plan) {
@@ -109,12 +109,14 @@ void note_stencils_in_layer(const Case& c, Plan& plan) {
       const int into = std::max(low_absorbs ? W - lo[a] : 0, hi[a] - (n - W - 1));
       if (into <= 0) continue;
       const double h = c.grid.spacing[a], o = c.grid.origin[a];
-      const double from = low_absorbs ? o + (W + hicks_radius - 1) * h : o, to = o + (n - W - 1 - hicks_radius) * h;
+      const double from = low_absorbs ? o + (W + interpolation_radius - 1) * h : o,
+                   to = o + (n - W - 1 - interpolation_radius) * h;
       plan.notes.push_back(fmt::format(
           "{} at ({}, {}, {}) m: its interpolation stencil reaches {} point(s) into the absorbing layer along {}; "
           "reciprocity and amplitudes there hold to about 4e-4, not to rounding: place it within [{:.6g}, {:.6g}] m "
           "along {} (pml_width + {} - 1 points from the low face, one more from the high face) or on a grid point",
-          what, st.position[0], st.position[1], st.position[2], into, "zyx"[a], from, to, "zyx"[a], hicks_radius));
+          what, st.position[0], st.position[1], st.position[2], into, "zyx"[a], from, to, "zyx"[a],
+          interpolation_radius));
       return;  // one note per point
     }
   };

@@ -1,7 +1,7 @@
 #pragma once
 // Sources and receivers as flat point lists on a field layout, shared by the methods (FDTD and spectral, CPU and
-// CUDA): the Hicks stencils of solver/plan/acquisition.hpp resolved to indices and factors, and the receivers of
-// one block of a decomposed grid arranged so that the traces are bitwise those of one rank.
+// CUDA): the interpolation stencils of solver/plan/acquisition.hpp resolved to indices and factors, and the receivers
+// of one block of a decomposed grid arranged so that the traces are bitwise those of one rank.
 #include <cstdint>
 #include <vector>
 

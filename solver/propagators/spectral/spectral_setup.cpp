@@ -158,7 +158,7 @@ void make_source_pattern(const SpectralSetup<T>& s, const PointStencil& source, 
                          const ApplySourceCorrection<T>& apply_k, std::vector<T>& pattern) {
   const std::size_t n = s.points();
   if (work.size() != n) throw std::invalid_argument("make_source_pattern: the work field must hold nz ny nx values");
-  // p_j / (dz dy dx): the discrete delta of unit integral, spread by the Hicks weights.
+  // p_j / (dz dy dx): the discrete delta of unit integral, spread by the interpolation weights.
   const PointLists<T> raw =
       make_point_lists<T>(s.layout, std::vector<PointStencil>{source}, 1.0 / s.cell_volume, nullptr, &s.blocks.real);
   std::fill(work.begin(), work.end(), T(0));

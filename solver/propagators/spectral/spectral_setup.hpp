@@ -67,7 +67,7 @@ struct SpectralSetup {
   // global index.
   std::array<std::vector<T>, 3> pml_b, pml_bs;
 
-  PointLists<T> receivers;            // receiver r samples sum_p factor[p] u[index[p]] (Hicks weights); one rank only
+  PointLists<T> receivers;  // receiver r samples sum_p factor[p] u[index[p]] (interpolation weights); one rank only
   BlockReceivers<T> block_receivers;  // the receivers of the local block (solver/propagators/point_lists.hpp)
 };
 
@@ -91,7 +91,7 @@ template <class T>
 using ApplySourceCorrection = std::function<void(std::span<T> field)>;
 
 // The dense pattern of one source (docs/numerics.md): pattern = source_factor * K (p_j / (dz dy dx)), with p_j the
-// source's Hicks interpolation weights. `work` is a caller-owned dense field of setup.points() values (e.g. the
+// source's interpolation weights. `work` is a caller-owned dense field of setup.points() values (e.g. the
 // buffer the caller's FFT plans read and write), handed to `apply_k`; `pattern` is resized to setup.points().
 template <class T>
 void make_source_pattern(const SpectralSetup<T>& setup, const PointStencil& source, std::span<T> work,
