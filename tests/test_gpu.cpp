@@ -132,8 +132,8 @@ TEST_CASE(
     c.run.precision = precision;
     c.run.backend = BackendKind::cuda;
     c.time.duration = 0.9;  // more than two halves of the receivers' ring (256 steps each)
-    c.shots[0].sources[1].position = {191.3, 213.4,
-                                      208.8};  // 2 cells from the first: their interpolation stencils overlap
+    // 2 cells from the first: their interpolation stencils overlap.
+    c.shots[0].sources[1].position = {191.3, 213.4, 208.8};
     const Plan plan = make_plan(c);
     REQUIRE(plan.nt > 2 * 256 + 10);
     const auto run = run_steps;

@@ -5,6 +5,7 @@
 // stencil is their product. Injection spreads s(t) over the stencil's points with weight w / (dz dy dx);
 // sampling returns sum w u.
 // With the grid inner product <u, g> = sum u g dz dy dx, sampling is exactly the adjoint of injection.
+#include <numbers>
 #include <vector>
 
 #include "solver/case/case.hpp"
@@ -13,7 +14,7 @@ namespace specwave {
 
 inline constexpr int interpolation_radius = 4;
 // The band of the least-squares fit, in radians per sample: pi/2 is 4 points per wavelength (order 8's floor).
-inline constexpr double interpolation_band = 1.5707963267948966;
+inline constexpr double interpolation_band = std::numbers::pi / 2;
 
 struct GridPointWeight {
   int iz, iy, ix;
