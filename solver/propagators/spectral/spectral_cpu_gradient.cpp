@@ -187,8 +187,8 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
   }
   // u^{n+1} into u_prev_ (sources added); the caller swaps.
   void background_step(int n) {
-    steps_.damped_step(u_.data(), u_prev_.data(), setup_.vel2dt2.data(), eta_dt_.data());
-    sources_.add(u_prev_.data(), n);
+    steps_.damped_step(u_.data(), u_prev_.data(), setup_.vel2dt2.data(), eta_dt_.data(), sources_.term(0, n));
+    sources_.add(u_prev_.data(), n, 1);
   }
 
   // ForwardStepper: the state is u^n, u^{n-1}; the field u^n.
@@ -316,7 +316,8 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
   const T* model() const override { return setup_.source_factor.data(); }  // the PML's source factor is (v dt)^2
   void reset_state() override { f_.reset(); }
   void background_step(int n) {
-    steps_.pml_step(f_, setup_.dt_vel2.data(), [&](int a) { sources_.add(f_.p_split[a].data(), n); });
+    steps_.pml_step(f_, setup_.dt_vel2.data(), sources_.term(0, n), sources_.patterns.size() <= 1,
+                    [&](int a) { sources_.add(f_.p_split[a].data(), n, 1); });
   }
 
   // ForwardStepper: the state is p_a and w_a (p is their sum, recomputed on restore); the field (p_z, p_y, p_x).

@@ -140,8 +140,9 @@ class SpectralCpuDamping final : public SpectralCpuBase<T> {
     const cpu::FlushDenormals flush(this->flush_denormals_);
     for (int n = n_begin; n < n_end; ++n) {
       this->record(n);
-      steps_.damped_step(u_.data(), u_prev_.data(), setup_.vel2dt2.data(), eta_dt_.data());  // u^{n+1}
-      sources_.add(u_prev_.data(), n);
+      // u^{n+1} with the first source in the same pass, then any others
+      steps_.damped_step(u_.data(), u_prev_.data(), setup_.vel2dt2.data(), eta_dt_.data(), sources_.term(0, n));
+      sources_.add(u_prev_.data(), n, 1);
       std::swap(u_, u_prev_);
     }
   }
@@ -180,7 +181,8 @@ class SpectralCpuPml final : public SpectralCpuBase<T> {
     for (int n = n_begin; n < n_end; ++n) {
       this->record(n);
       // A third of the source term in each component.
-      steps_.pml_step(f_, setup_.dt_vel2.data(), [&](int a) { sources_.add(f_.p_split[a].data(), n); });
+      steps_.pml_step(f_, setup_.dt_vel2.data(), sources_.term(0, n), sources_.patterns.size() <= 1,
+                      [&](int a) { sources_.add(f_.p_split[a].data(), n, 1); });
     }
   }
 

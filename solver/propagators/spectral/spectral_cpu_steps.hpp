@@ -11,6 +11,7 @@
 #include <array>
 #include <complex>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "kernels/fft/fftw3d.hpp"
@@ -62,6 +63,14 @@ class SpectralTransforms {
   std::unique_ptr<DistributedRealFft3d<T>> distributed_;
   fft::Buffer<T> real_;
   fft::Buffer<std::complex<T>> spectrum_;
+};
+
+// One source's share of a step, fused into the update that writes the field: field[i] += pattern[i] * amplitude,
+// after the update's own value (the same operations as a separate pass, in the same order). No pattern: none.
+template <class T>
+struct SourceTerm {
+  const T* pattern = nullptr;
+  T amplitude = 0;
 };
 
 // The fields of the split-field PML: p = p_z + p_y + p_x and p_a at the grid points, w_a at the staggered points.
@@ -119,23 +128,37 @@ class SpectralCpuSteps {
   }
   void source_correction(T* field) { apply_real_symbol(field, setup_.source_symbol, field); }
 
-  // The damping layer without sources: u_prev <- damped_leapfrog(u, u_prev, vel2dt2, Lk u, eta dt) at every point
-  // (u^{n+1} from u^n, u^{n-1}; the caller adds the sources and swaps). Its transpose is the same step on
-  // nu = (v dt)^2 mu (docs/numerics.md).
-  void damped_step(const T* u, T* u_prev, const T* vel2dt2, const T* eta_dt) {
+  // The damping layer: u_prev <- damped_leapfrog(u, u_prev, vel2dt2, Lk u, eta dt) at every point (u^{n+1} from u^n,
+  // u^{n-1}), plus `source` in the same pass; the caller adds any other source and swaps. Its transpose is the same
+  // step on nu = (v dt)^2 mu (docs/numerics.md).
+  void damped_step(const T* u, T* u_prev, const T* vel2dt2, const T* eta_dt, SourceTerm<T> source = {}) {
     apply_real_symbol(u, setup_.laplacian_symbol, work_.data());
     const T* lap = work_.data();
     const std::size_t n = setup_.points();
+    if (!source.pattern) {
 #pragma omp parallel for simd schedule(static)
-    for (std::size_t i = 0; i < n; ++i) u_prev[i] = damped_leapfrog(u[i], u_prev[i], vel2dt2[i], lap[i], eta_dt[i]);
+      for (std::size_t i = 0; i < n; ++i) u_prev[i] = damped_leapfrog(u[i], u_prev[i], vel2dt2[i], lap[i], eta_dt[i]);
+      return;
+    }
+    const T* pattern = source.pattern;
+    const T amplitude = source.amplitude;
+#pragma omp parallel for simd schedule(static)
+    for (std::size_t i = 0; i < n; ++i) {
+      T v = damped_leapfrog(u[i], u_prev[i], vel2dt2[i], lap[i], eta_dt[i]);
+      v += pattern[i] * amplitude;
+      u_prev[i] = v;
+    }
   }
 
-  // One split-field PML step without sources, ten transforms:
+  // One split-field PML step, ten transforms:
   //   w_a <- pml_velocity_update(w_a, bs_a, dt, D_a^+ p)   for a = z, y, x   (D_a^+ of the sum p)
-  //   p_a <- pml_pressure_update(p_a, b_a, dt v^2, D_a^- w_a), then after_component(a)   (the caller's source share)
+  //   p_a <- pml_pressure_update(p_a, b_a, dt v^2, D_a^- w_a) + `source`, then after_component(a)
   //   p <- p_z + p_y + p_x
+  // `source` (a third of the source term in each component) is added in the update's pass. When after_component
+  // does nothing (`after_does_nothing`), the sum is made in the pass that updates p_x.
   template <class After>
-  void pml_step(SpectralPmlFields<T>& f, const T* dt_v2, After&& after_component) {
+  void pml_step(SpectralPmlFields<T>& f, const T* dt_v2, SourceTerm<T> source, bool after_does_nothing,
+                After&& after_component) {
     fft_.forward(f.p.data(), spectrum_.data());  // FFT(p^n), kept for the three gradients
     for (int a = 0; a < 3; ++a) {
       multiply<false>(spectrum_.data(), scratch_.data(), a, setup_.shift_plus[a]);
@@ -146,10 +169,18 @@ class SpectralCpuSteps {
       fft_.forward(f.w[a].data(), scratch_.data());
       multiply<false>(scratch_.data(), scratch_.data(), a, setup_.shift_minus[a]);
       fft_.backward(scratch_.data(), work_.data());  // D_a^- w_a^{n+1/2}
-      update_pressure(f.p_split[a].data(), a, dt_v2);
+      if (a == 2 && after_does_nothing) {
+        update_pressure_and_sum(f, dt_v2, source);
+        return;
+      }
+      update_pressure(f.p_split[a].data(), a, dt_v2, source);
       after_component(a);
     }
     sum_components(f);
+  }
+  template <class After>
+  void pml_step(SpectralPmlFields<T>& f, const T* dt_v2, After&& after_component) {
+    pml_step(f, dt_v2, {}, false, std::forward<After>(after_component));
   }
 
   // The transposed PML step on the scaled adjoint variables P_a (grid points) and Omega_a (staggered points),
@@ -264,10 +295,44 @@ class SpectralCpuSteps {
     const T* grad = work_.data();
     for_each_row(a, setup_.pml_bs[a], [=](std::size_t i, T bs) { w[i] = pml_velocity_update(w[i], bs, dt, grad[i]); });
   }
-  void update_pressure(T* pa, int a, const T* dt_v2) {
+  void update_pressure(T* pa, int a, const T* dt_v2, SourceTerm<T> source = {}) {
     const T* div = work_.data();
-    for_each_row(a, setup_.pml_b[a],
-                 [=](std::size_t i, T b) { pa[i] = pml_pressure_update(pa[i], b, dt_v2[i], div[i]); });
+    if (!source.pattern) {
+      for_each_row(a, setup_.pml_b[a],
+                   [=](std::size_t i, T b) { pa[i] = pml_pressure_update(pa[i], b, dt_v2[i], div[i]); });
+      return;
+    }
+    const T* pattern = source.pattern;
+    const T amplitude = source.amplitude;
+    for_each_row(a, setup_.pml_b[a], [=](std::size_t i, T b) {
+      T v = pml_pressure_update(pa[i], b, dt_v2[i], div[i]);
+      v += pattern[i] * amplitude;
+      pa[i] = v;
+    });
+  }
+  // The x component's update (with its source share) and p = p_z + p_y + p_x in one pass: the same values as
+  // update_pressure then sum_components.
+  void update_pressure_and_sum(SpectralPmlFields<T>& f, const T* dt_v2, SourceTerm<T> source) {
+    const T* div = work_.data();
+    const T *pz = f.p_split[0].data(), *py = f.p_split[1].data();
+    T* px = f.p_split[2].data();
+    T* p = f.p.data();
+    const T* pattern = source.pattern;
+    const T amplitude = source.pattern ? source.amplitude : T(0);
+    if (!pattern) {
+      for_each_row(2, setup_.pml_b[2], [=](std::size_t i, T b) {
+        const T v = pml_pressure_update(px[i], b, dt_v2[i], div[i]);
+        px[i] = v;
+        p[i] = pz[i] + py[i] + v;
+      });
+      return;
+    }
+    for_each_row(2, setup_.pml_b[2], [=](std::size_t i, T b) {
+      T v = pml_pressure_update(px[i], b, dt_v2[i], div[i]);
+      v += pattern[i] * amplitude;
+      px[i] = v;
+      p[i] = pz[i] + py[i] + v;
+    });
   }
 
   const SpectralSetup<T>& setup_;
@@ -293,9 +358,19 @@ struct SpectralSources {
       make_source_pattern(setup, sources[j], steps.work(), apply_k, patterns[j]);
   }
 
-  // field += sum_j amplitudes_j[n] pattern_j (sources whose amplitude is exactly 0 this step are skipped).
-  void add(T* field, int n) const {
-    for (std::size_t j = 0; j < patterns.size(); ++j) {
+  // Source `j`'s term at step n, for a step to add in its own pass (none when its amplitude is exactly 0 or there is
+  // no such source).
+  SourceTerm<T> term(std::size_t j, int n) const {
+    if (j >= patterns.size()) return {};
+    const T amplitude = T(amplitudes[j][n]);
+    if (amplitude == T(0)) return {};
+    return {patterns[j].data(), amplitude};
+  }
+
+  // field += sum_{j >= first} amplitudes_j[n] pattern_j (sources whose amplitude is exactly 0 this step are skipped).
+  // With first = 1 after a step that added term(0, n): the same sum, in the same order, as add(field, n).
+  void add(T* field, int n, std::size_t first = 0) const {
+    for (std::size_t j = first; j < patterns.size(); ++j) {
       const T amplitude = T(amplitudes[j][n]);
       if (amplitude == T(0)) continue;
       const T* pattern = patterns[j].data();
