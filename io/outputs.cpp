@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "io/file_kind.hpp"
+#include "io/vtkhdf.hpp"
 #include "solver/case/errors.hpp"
 
 namespace specwave::io {
@@ -69,6 +71,7 @@ void write_xdmf(const std::string& h5_path, const GridSpec& g, const std::vector
       temporal ? "Temporal" : "Spatial", body);
   const std::string path = std::filesystem::path(h5_path).replace_extension(".xdmf").string();
   const std::string tmp = path + ".tmp";
+  unlink_stale(tmp);  // never written through a symlink planted there
   {
     std::ofstream out(tmp);
     out << xml;
@@ -206,6 +209,7 @@ template void WavefieldFile::write_final<double>(int, const double*);
 void WavefieldFile::commit() {
   std::vector<XdmfField> fields;
   const int shots = int(std::max(snapshots_.size(), finals_.size()));
+  const bool has_final = !finals_.empty();
   for (int s = 0; s < shots; ++s) {
     for (std::size_t k = 0; k < steps_.size(); ++k)
       fields.push_back({fmt::format("shot{}_u", s),
@@ -222,11 +226,20 @@ void WavefieldFile::commit() {
   const bool writes_sidecar = file_.rank() == 0;
   file_.commit();
   if (!writes_sidecar) return;
-  // ParaView wants one time series per variable: describe shot 0's snapshots and final field over time.
+  // ParaView's legacy XDMF reader: one time series per variable, shot 0's snapshots and final field over time.
   std::vector<XdmfField> first_shot;
   for (const auto& f : fields)
     if (f.name == "shot0_u") first_shot.push_back(f);
   write_xdmf(path, grid_, first_shot, fp64_, true);
+  // ParaView's default reader: a VTKHDF view of every snapshot and final field of every shot.
+  const std::vector<std::string> views = wavefield_view_paths(path, shots, steps_, has_final);
+  std::size_t v = 0;
+  for (int s = 0; s < shots; ++s) {
+    const std::string group = fmt::format("/{}", shot_group(s));
+    for (std::size_t k = 0; k < steps_.size(); ++k)
+      write_vtkhdf_view(views.at(v++), path, grid_, {{"u", group + "/snapshots", static_cast<long long>(k)}});
+    if (has_final) write_vtkhdf_view(views.at(v++), path, grid_, {{"u", group + "/final"}});
+  }
 }
 
 void write_model_file(const std::string& path, const h5::Provenance& provenance, const GridSpec& g,
@@ -245,6 +258,8 @@ void write_model_file(const std::string& path, const h5::Provenance& provenance,
   file.commit();
   if (file.rank() != 0) return;
   write_xdmf(path, g, {{"velocity", "/velocity", {}, 0, 0}}, false, false);
+  write_vtkhdf_view(std::filesystem::path(path).replace_extension(".vtkhdf").string(), path, g,
+                    {{"velocity", "/velocity"}});
 }
 
 }  // namespace specwave::io

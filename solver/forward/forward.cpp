@@ -390,6 +390,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     wavefield->commit();
     summary.outputs.push_back((dir / "wavefield.h5").string());
     summary.outputs.push_back((dir / "wavefield.xdmf").string());
+    summary.outputs.push_back((dir / "wavefield_shot*.vtkhdf").string());
   }
   prov.file_type = "specwave.model";
   // Each rank of group 0 writes its block of the model (the other groups hold the same blocks).
@@ -400,6 +401,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   std::vector<float> model_slice;
   if (c.output.plots && group == 0) model_slice = gather_xz_slice(domain, g, mb, plan.model.velocity, slice_y);
   summary.outputs.push_back((dir / "model.h5").string());
+  summary.outputs.push_back((dir / "model.vtkhdf").string());
 
   if (c.output.plots && root) {
     const double x0 = g.origin[2], x1 = g.origin[2] + (g.shape[2] - 1) * g.spacing[2];

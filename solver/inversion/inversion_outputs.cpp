@@ -9,6 +9,7 @@
 #include "io/outputs.hpp"
 #include "io/png_plot.hpp"
 #include "io/text_file.hpp"
+#include "io/vtkhdf.hpp"
 #include "solver/case/errors.hpp"
 
 namespace specwave {
@@ -127,6 +128,15 @@ void InversionRecorder::write_h5() const {
     io::write_grid_attributes(d.id(), g);
   }
   file.commit();
+  // ParaView views (io/vtkhdf.hpp): each iteration's model and gradient, ParaView's time series over the iterations.
+  const std::string h5 = (fs::path(directory_) / "inversion.h5").string();
+  for (hsize_t k = 0; k < n; ++k)
+    io::write_vtkhdf_view(
+        (fs::path(directory_) / fmt::format("inversion_iteration{:04d}.vtkhdf", k)).string(), h5, g,
+        {{"velocity", "/velocity", static_cast<long long>(k)}, {"gradient", "/gradient", static_cast<long long>(k)}});
+  if (!true_velocity_.empty())
+    io::write_vtkhdf_view((fs::path(directory_) / "inversion_true_velocity.vtkhdf").string(), h5, g,
+                          {{"true_velocity", "/true_velocity"}});
 }
 
 void InversionRecorder::write_plots() const {
@@ -173,7 +183,8 @@ void InversionRecorder::write_plots() const {
 
 std::vector<std::string> InversionRecorder::outputs() const {
   std::vector<std::string> out;
-  for (const char* f : {"inversion.h5", "iterations.jsonl"}) out.push_back((fs::path(directory_) / f).string());
+  for (const char* f : {"inversion.h5", "iterations.jsonl", "inversion_iteration*.vtkhdf"})
+    out.push_back((fs::path(directory_) / f).string());
   if (case_.output.plots)
     for (const char* f : {"misfit.png", "model_slices.png"}) out.push_back((fs::path(directory_) / f).string());
   return out;
