@@ -89,8 +89,8 @@ void write_vtkhdf_view(const std::string& view_path, const std::string& h5_path,
       bool shape_ok = s.dims.size() == rank;
       for (std::size_t k = 0; shape_ok && k < 3; ++k) shape_ok = s.dims[rank - 3 + k] == grid_dims[k];
       if (!shape_ok || (a.index >= 0 && hsize_t(a.index) >= s.dims[0]))
-        fail(view_path, fmt::format("{}:{} is not a field of the grid (or has no slice {})", h5_path, a.dataset,
-                                    a.index));
+        fail(view_path,
+             fmt::format("{}:{} is not a field of the grid (or has no slice {})", h5_path, a.dataset, a.index));
       if (a.index < 0) {
         if (H5Lcreate_external(target.c_str(), a.dataset.c_str(), points.id(), a.name.c_str(), H5P_DEFAULT,
                                H5P_DEFAULT) < 0)
@@ -105,8 +105,8 @@ void write_vtkhdf_view(const std::string& view_path, const std::string& h5_path,
       h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
       if (H5Pset_virtual(dcpl.id(), view_space.id(), target.c_str(), a.dataset.c_str(), source_space.id()) < 0)
         fail(view_path, "virtual dataset of " + a.dataset);
-      h5::Handle d(H5Dcreate2(points.id(), a.name.c_str(), s.type.id(), view_space.id(), H5P_DEFAULT, dcpl.id(),
-                              H5P_DEFAULT));
+      h5::Handle d(
+          H5Dcreate2(points.id(), a.name.c_str(), s.type.id(), view_space.id(), H5P_DEFAULT, dcpl.id(), H5P_DEFAULT));
       if (!d) fail(view_path, "virtual dataset of " + a.dataset);
     }
   }

@@ -396,11 +396,11 @@ TEST_CASE("forward writes traces, wavefield and model with the documented schema
   const Result r = run_specwave("forward " + path);
   CAPTURE(r.output);
   REQUIRE(r.code == 0);
-  CHECK(r.output.find("[progress] shot 1/1 step") != std::string::npos);
+  CHECK(r.output.find("[progress] shot 0 (of 1) step") != std::string::npos);
   // Each progress line ends with the wall clock in UTC, for a Slurm log read hours later.
   CHECK(std::regex_search(
       r.output,
-      std::regex(R"(\[progress\] shot 1/1 step [^\n]*\| ETA [^|\n]* \| 20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ\n)")));
+      std::regex(R"(\[progress\] shot 0 \(of 1\) step [^\n]*\| ETA [^|\n]* \| 20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ\n)")));
   CHECK(r.output.find('\r') == std::string::npos);
   io::h5::Reader traces((work / "out" / "traces.h5").string());
   CHECK(io::h5::read_attribute_string(traces.id(), "file_type") == "specwave.traces");
@@ -554,6 +554,18 @@ TEST_CASE("validate --cases: stored references are regenerated only when asked, 
   CHECK(same.code == 0);
   CHECK(same.output.find("1 passed, 0 failed") != std::string::npos);
   CHECK(fs::exists(folder / "report" / "report.md"));
+  // A progress line per case (never silent), with the wall clock; none with -q.
+  CHECK(
+      std::regex_search(same.output, std::regex(R"(\[validate\] \S*case\.toml \(1 of 1 case files\): passed in \S+ \| )"
+                                                R"(20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ\n)")));
+  const Result quiet = run_specwave(cmd + " -q");
+  CHECK(quiet.code == 0);
+  CHECK(quiet.output.find("[validate]") == std::string::npos);
+  // One case alone: a line per shot with the time of each of its runs.
+  const Result one = run_specwave("validate " + (folder / "case.toml").string());
+  CAPTURE(one.output);
+  CHECK(std::regex_search(one.output, std::regex(R"(\[validate\] \S+ shot 0 \(of 1\): Eigen reference \S+, fp64 run )"
+                                                 R"(\S+, fp32 run \S+ \| 20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ\n)")));
   // A 1% faster medium moves the arrival: the comparison fails (exit 8) and names the case.
   std::ofstream(folder / "case.toml") << replaced(with_validation, "velocity = 2000.0", "velocity = 2020.0");
   const Result changed = run_specwave(cmd);

@@ -98,6 +98,34 @@ radius = 40.0
 
 }  // namespace
 
+TEST_CASE("invert prints a line between the shots of an evaluation, shots numbered as in the files") {
+  const fs::path out = work / "shot-lines";
+  fs::remove_all(out);
+  // run.progress_seconds tiny: a line after every shot but an evaluation's last (its evaluation line follows).
+  std::string text = std::string(small_case) + "iterations = 1\n" + small_truth;
+  text.replace(text.find("[run]\n"), 6, "[run]\nprogress_seconds = 1e-6\n");
+  const Result r =
+      run_specwave("invert --threads 1 " + write_case("shot-lines", text) + " --output-dir " + out.string());
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  const auto count = [&](const std::regex& re) {
+    return std::distance(std::sregex_iterator(r.output.begin(), r.output.end(), re), std::sregex_iterator());
+  };
+  const auto evaluations =
+      count(std::regex(R"(\nevaluation +\d+  misfit \S+  shots 2  time \S+ s  20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ)"));
+  const auto shot_lines = count(std::regex(
+      R"(\n  shot 0 \(of 2\) done  misfit \S+  elapsed \S+  ETA \S+  20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ\nevaluation )"));
+  CHECK(evaluations >= 2);
+  CHECK(shot_lines == evaluations);  // one per evaluation: after shot 0 of the two, none after shot 1
+  CHECK(r.output.find("  shot 1 (of 2)") == std::string::npos);
+  CHECK(r.output.find("  shot 2 (of 2)") == std::string::npos);
+  // -q: none.
+  const Result quiet = run_specwave("invert -q --threads 1 " + write_case("shot-lines-q", text) + " --output-dir " +
+                                    (out / "q").string());
+  CHECK(quiet.code == 0);
+  CHECK(quiet.output.find("  shot 0 (of 2)") == std::string::npos);
+}
+
 TEST_CASE(
     "reference inversion: cases/inversion/gaussian.toml reduces the misfit by >= 90% and the model error by >= 50%") {
   const fs::path out = work / "gaussian";

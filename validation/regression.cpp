@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "solver/batch/sweep.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/forward.hpp"
+#include "solver/forward/progress.hpp"
 #include "solver/plan/plan.hpp"
 #include "validation/validate.hpp"
 
@@ -107,12 +109,22 @@ RegressionSummary run_regression(const std::string& folder, const RegressionOpti
       "| case | rel. L2 | max error | min correlation | max time shift | Eigen reference | result "
       "|\n|---|---|---|---|---|---|---|\n";
   std::string details;
+  int index = 0;
   for (const fs::path& path : files) {
     Case c = io::read_case_file(path.string());
+    ++index;
     if (!c.regression.present || (o.tier == "smoke" && c.regression.tier != "smoke")) {
       ++summary.skipped;
       continue;
     }
+    const auto started = std::chrono::steady_clock::now();
+    const auto done = [&](const std::string& what) {
+      if (o.progress)
+        o.progress(fmt::format(
+            "[validate] {} ({} of {} case files): {} in {} | {}\n", path.string(), index, files.size(), what,
+            format_duration(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()),
+            utc_timestamp()));
+    };
     c.output.plots = false;
     const RegressionSpec& v = c.regression;
     const Plan plan = make_plan(c);
@@ -123,6 +135,7 @@ RegressionSummary run_regression(const std::string& folder, const RegressionOpti
       summary.text += fmt::format("{}: reference written to {} ({} traces x {} samples)\n", path.string(), v.reference,
                                   n_traces, plan.nt);
       ++summary.updated;
+      done("reference written");
       continue;
     }
     if (!fs::exists(v.reference))
@@ -145,7 +158,7 @@ RegressionSummary run_regression(const std::string& folder, const RegressionOpti
               cmp.max_time_shift <= v.max_time_shift;
     std::string eigen = "-";
     if (v.eigen_reference) {
-      const ValidationReport report = validate_case(c, 2'000'000);
+      const ValidationReport report = validate_case(c, 2'000'000, o.progress);
       eigen = pass_mark(report.passed());
       ok = ok && report.passed();
       details += fmt::format("### {}: Eigen reference\n\n```\n{}```\n\n", c.name, report.text());
@@ -157,6 +170,7 @@ RegressionSummary run_regression(const std::string& folder, const RegressionOpti
                                 path.string(), ok ? "passed" : "FAILED", cmp.rel_l2, cmp.max_error, cmp.min_correlation,
                                 cmp.max_time_shift, v.eigen_reference ? ", Eigen reference " + eigen : "");
     (ok ? summary.passed : summary.failed) += 1;
+    done(ok ? "passed" : "FAILED");
     if (!o.report_dir.empty()) {
       // The trace with the largest difference: engine and reference overlaid, and their difference.
       const int t = cmp.worst_trace, nt = plan.nt;

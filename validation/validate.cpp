@@ -1,10 +1,12 @@
 #include "validation/validate.hpp"
 
 #include <fmt/format.h>
+#include <chrono>
 #include <cmath>
 
 #include "solver/case/errors.hpp"
 #include "solver/forward/forward.hpp"
+#include "solver/forward/progress.hpp"
 #include "solver/plan/wavelet.hpp"
 #include "validation/reference.hpp"
 #include "validation/spectral_reference.hpp"
@@ -71,7 +73,7 @@ validation::ReferenceProblem reference_problem(const Case& c, const Plan& plan, 
   return ref;
 }
 
-ValidationReport validate_case(const Case& input, long long max_points) {
+ValidationReport validate_case(const Case& input, long long max_points, const ValidationProgress& progress) {
   if (input.grid.points() > max_points)
     throw Error(
         ExitCode::invalid_case,
@@ -85,17 +87,26 @@ ValidationReport validate_case(const Case& input, long long max_points) {
 
   Case c32 = c;
   c32.run.precision = Precision::fp32;
+  using clock = std::chrono::steady_clock;
+  const auto seconds_since = [](clock::time_point t) {
+    return std::chrono::duration<double>(clock::now() - t).count();
+  };
   for (std::size_t shot = 0; shot < c.shots.size(); ++shot) {
+    auto t = clock::now();
+    std::string times;
     const validation::ReferenceProblem ref = reference_problem(c, plan, int(shot));
     const auto expected =
         c.scheme.method == Method::spectral ? validation::run_spectral_reference(ref) : validation::run_reference(ref);
     std::vector<double> ref_traces(expected.traces.size());
     for (int r = 0; r < expected.traces.rows(); ++r)
       for (int n = 0; n < expected.traces.cols(); ++n) ref_traces[std::size_t(r) * plan.nt + n] = expected.traces(r, n);
+    times = fmt::format("Eigen reference {}", format_duration(seconds_since(t)));
     const std::string tag = c.shots.size() > 1 ? fmt::format(" (shot {})", shot) : "";
     for (const auto& [engine_case, precision, tolerance] :
          {std::tuple{&c, "fp64", 1e-12}, std::tuple{&c32, "fp32", 1e-5}}) {
+      t = clock::now();
       const ShotOutput out = simulate_shot(*engine_case, plan, int(shot));
+      times += fmt::format(", {} run {}", precision, format_duration(seconds_since(t)));
       report.norms.push_back({fmt::format("{} traces vs Eigen reference{}", precision, tag),
                               validation::relative_l2(out.traces.data(), ref_traces.data(), ref_traces.size()),
                               tolerance});
@@ -110,6 +121,9 @@ ValidationReport validate_case(const Case& input, long long max_points) {
                                   validation::relative_l2(out.traces.data(), analytic.data(), analytic.size()), 0});
       }
     }
+    if (progress)
+      progress(fmt::format("[validate] {} shot {} (of {}): {} | {}\n", c.name, shot, c.shots.size(), times,
+                           utc_timestamp()));
   }
   return report;
 }

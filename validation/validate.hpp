@@ -1,6 +1,7 @@
 #pragma once
 // `specwave validate`: the case through the engine (fp64 and fp32) and through the independent Eigen
 // reference, plus the analytic solution when the case has one; prints the error norms.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,12 @@ struct ValidationReport {
   std::string text() const;
 };
 
-// The reference runs in fp64 on one core-set; refuse grids above max_points (it is slow by design).
-ValidationReport validate_case(const Case& c, long long max_points);
+// Progress lines of `validate` (each ends with a newline), so that a long validation is never silent; empty: none.
+using ValidationProgress = std::function<void(const std::string&)>;
+
+// The reference runs in fp64 on one core-set; refuse grids above max_points (it is slow by design). After each
+// shot: "[validate] <case> shot 0 (of 2): Eigen reference 12.3s, fp64 run 0.4s, fp32 run 0.3s | <UTC>".
+ValidationReport validate_case(const Case& c, long long max_points, const ValidationProgress& progress = {});
 
 // The reference solvers' description of shot `shot` of a planned case (same velocities, dt, wavelets, layers).
 validation::ReferenceProblem reference_problem(const Case& c, const Plan& plan, int shot);

@@ -254,7 +254,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     field_slice.assign(slice.begin(), slice.end());
     if (root)
       std::fputs(fmt::format("resume      from {}: shot {} step {} of {} ({} of {} steps done)\n", store.directory(),
-                             resume_first + 1, resume_step, plan.nt, done, static_cast<long long>(plan.nt) * n_shots)
+                             resume_first, resume_step, plan.nt, done, static_cast<long long>(plan.nt) * n_shots)
                      .c_str(),
                  stdout);
   }
@@ -338,17 +338,16 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       checkpointed = true;
       ++checkpoints;
       if (root)
-        std::fputs(
-            fmt::format("[checkpoint] shot {} step {}/{}: {} written in {:.2f} s ({:.3g} MB on rank 0)\n", first + 1, n,
-                        plan.nt, store.directory(), store.last_save_seconds(), store.last_save_bytes() / 1e6)
-                .c_str(),
-            stdout);
+        std::fputs(fmt::format("[checkpoint] shot {} step {}/{}: {} written in {:.2f} s ({:.3g} MB on rank 0)\n", first,
+                               n, plan.nt, store.directory(), store.last_save_seconds(), store.last_save_bytes() / 1e6)
+                       .c_str(),
+                   stdout);
       if (action == CheckpointSchedule::Action::save_and_stop)
         throw Error(
             ExitCode::interrupted,
             fmt::format("stopped by signal {} ({}) at shot {} step {} after writing a checkpoint in {}; run the same "
                         "command with --resume to continue",
-                        schedule.signal(), strsignal(schedule.signal()), first + 1, n, store.directory()));
+                        schedule.signal(), strsignal(schedule.signal()), first, n, store.directory()));
     }
     if (pending) finish_snapshot();  // the last snapshot of the shots (no steps left to overlap)
     for (int k = 0; k < count; ++k) {

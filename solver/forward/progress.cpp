@@ -51,9 +51,10 @@ void Progress::update(int first_shot, int last_shot, int n_shots, int step, int 
   const double elapsed = elapsed_seconds();
   const long long run = steps_done - steps_before_;
   const double eta = run > 0 ? elapsed * double(total_steps_ - steps_done) / run : NAN;
+  // Shots by their index in the output files (shot_0003 is shot 3), with the count.
   const std::string shots = first_shot == last_shot
-                                ? fmt::format("shot {}/{}", first_shot + 1, n_shots)
-                                : fmt::format("shots {}-{}/{}", first_shot + 1, last_shot + 1, n_shots);
+                                ? fmt::format("shot {} (of {})", first_shot, n_shots)
+                                : fmt::format("shots {}-{} (of {})", first_shot, last_shot, n_shots);
   std::fputs(
       fmt::format("[progress] {} step {}/{} ({:5.1f}%) t = {:.4f} s | {:.3g} cells/s | elapsed {} | ETA {} | {}\n",
                   shots, step, nt, 100.0 * steps_done / total_steps_, step * dt, cells_per_second(),

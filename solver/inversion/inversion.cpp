@@ -154,6 +154,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   const ObservedData observed = observed_data(c, plan, *propagator, shots);
   const auto misfit = make_misfit(inv.misfit);
   Objective objective(*propagator, *misfit, observed, inv.parameterisation, plan.dt, shots);
+  const double shot_lines = quiet ? 0.0 : c.run.progress_seconds;  // the objective's lines between shots
+  objective.report_progress(shot_lines);
   // Multiscale: one objective per band, its residuals low-passed at the band's cutoff (solver/inversion/misfit.hpp).
   std::unique_ptr<LowPassMisfit> band_misfit;
   std::unique_ptr<Objective> band_objective;
@@ -162,6 +164,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     band_misfit = std::make_unique<LowPassMisfit>(plan.nt, plan.dt, inv.bands_hz[b]);
     band_objective =
         std::make_unique<Objective>(*propagator, *band_misfit, observed, inv.parameterisation, plan.dt, shots);
+    band_objective->report_progress(shot_lines);
     active = band_objective.get();
   };
   const std::size_t n_bands = std::max<std::size_t>(1, inv.bands_hz.size());

@@ -1,13 +1,16 @@
 #include "solver/inversion/objective.hpp"
 
 #include <fmt/format.h>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
 #include "io/hdf5.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/checkpoint.hpp"
+#include "solver/forward/progress.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/plan/model.hpp"
 #include "solver/plan/plan.hpp"
@@ -193,12 +196,30 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
   };
   if (ranks > 1) stop_if_signalled(true);
   out.misfit_per_shot.assign(observed_.size(), 0.0);
+  using clock = std::chrono::steady_clock;
+  const auto started = clock::now();
+  auto last_line = started;
+  const std::size_t mine = (observed_.size() + std::size_t(ranks - 1 - rank)) / std::size_t(ranks);
+  std::size_t done = 0;
   for (std::size_t s = std::size_t(rank); s < observed_.size(); s += std::size_t(ranks)) {
     if (ranks == 1) stop_if_signalled(false);
     const std::vector<double> synthetic = propagator_.forward(int(s), with_gradient);
     std::vector<double> adjoint_source(synthetic.size());
     out.misfit_per_shot[s] = misfit_.evaluate(synthetic, observed_[s], dt_, adjoint_source);
     if (with_gradient) propagator_.adjoint(adjoint_source, out.gradient, out.illumination);
+    ++done;
+    const auto now = clock::now();
+    if (progress_interval_ > 0 && done < mine &&
+        std::chrono::duration<double>(now - last_line).count() >= progress_interval_) {
+      last_line = now;
+      const double elapsed = std::chrono::duration<double>(now - started).count();
+      std::fputs(fmt::format("  shot {} (of {}) done  misfit {:.6e}  elapsed {}  ETA {}  {}\n", s, observed_.size(),
+                             out.misfit_per_shot[s], format_duration(elapsed),
+                             format_duration(elapsed / double(done) * double(mine - done)), utc_timestamp())
+                     .c_str(),
+                 stdout);
+      std::fflush(stdout);
+    }
   }
   if (ranks > 1) {
     for (auto* v : {&out.misfit_per_shot, &out.gradient, &out.illumination}) {

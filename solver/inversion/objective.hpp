@@ -63,6 +63,11 @@ class Objective {
   // With `illumination` (and with_gradient), also the source illumination of the forward wavefields.
   MisfitGradient evaluate(std::span<const double> model, bool with_gradient, bool illumination = false);
   Parameterisation parameterisation() const { return parameterisation_; }
+  // Inside an evaluation, after a shot, a line on stdout at most every `interval_seconds` (0: none; the caller sets it
+  // on the rank that prints), so that an evaluation of many shots is never silent:
+  //   "  shot 12 (of 40) done  misfit 1.234e-03  elapsed 3m10s  ETA 6m20s  2026-12-03T09:00:00Z"
+  // (with several shot ranks, the ETA is that rank's share).
+  void report_progress(double interval_seconds) { progress_interval_ = interval_seconds; }
 
  private:
   GradientPropagator& propagator_;
@@ -71,6 +76,7 @@ class Objective {
   Parameterisation parameterisation_;
   double dt_;
   const Comm* shots_;
+  double progress_interval_ = 0;
 };
 
 }  // namespace specwave

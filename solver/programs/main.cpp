@@ -209,6 +209,9 @@ int run(int argc, char** argv) {
   validate
       ->add_option("--report", regression.report_dir, "With --cases: write report.md and PNG plots into this folder")
       ->needs(cases_opt);
+  bool validate_quiet = false;
+  validate->add_flag("-q,--quiet", validate_quiet,
+                     "No progress lines (one per shot of a case, one per regression case)");
   validate->add_option("--max-points", max_points, "Largest grid the reference will run")
       ->check(whole_number(1))
       ->capture_default_str();
@@ -382,7 +385,13 @@ int run(int argc, char** argv) {
     print("check: OK, the case can run\n");
     return 0;
   }
+  const ValidationProgress validate_progress = [&](const std::string& line) {
+    if (validate_quiet) return;
+    std::fputs(line.c_str(), stdout);
+    std::fflush(stdout);
+  };
   if (validate->parsed() && !cases_folder.empty()) {
+    regression.progress = validate_progress;
     const RegressionSummary s = run_regression(cases_folder, regression);
     print(s.text);
     if (regression.update) {
@@ -400,7 +409,7 @@ int run(int argc, char** argv) {
       throw Error(ExitCode::usage, "validate needs a case file, or --cases FOLDER for the regression cases");
     Case c = load_case(validate_case_path, validate_o);
     c.output.plots = false;
-    const ValidationReport report = validate_case(c, max_points);
+    const ValidationReport report = validate_case(c, max_points, validate_progress);
     print(report.text());
     if (!report.passed()) {
       print("validate: FAILED\n");
