@@ -11,7 +11,11 @@ pkg_check_modules(FFTW REQUIRED IMPORTED_TARGET fftw3 fftw3f)
 
 # MPI: AUTO builds with MPI when an MPI C++ library and Debian's Open MPI flavour of HDF5 are both found; ON
 # requires them; OFF builds the serial single-rank code path (solver/parallel/comm.cpp without MPI calls).
-# HDF5: Debian ships a serial and an Open MPI flavour side by side; the one that matches MPI is used.
+# HDF5: Debian ships a serial and an Open MPI flavour side by side; the one that matches MPI is used. Both are found by
+# pkg-config under Debian's module names; elsewhere (an HDF5 of a cluster's modules or Spack, whose module is `hdf5`)
+# name the module: -DSPECWAVE_HDF5_MPI_PC=hdf5 (a parallel HDF5) or -DSPECWAVE_HDF5_SERIAL_PC=hdf5 (docs/batch.md).
+set(SPECWAVE_HDF5_MPI_PC hdf5-openmpi CACHE STRING "pkg-config module of the parallel (MPI) HDF5")
+set(SPECWAVE_HDF5_SERIAL_PC hdf5-serial CACHE STRING "pkg-config module of the serial HDF5")
 string(TOUPPER "${SPECWAVE_MPI}" _mpi_option)
 if(NOT _mpi_option STREQUAL "AUTO")
   if(_mpi_option)
@@ -25,11 +29,11 @@ if(NOT _mpi_option STREQUAL "OFF")
   set(MPI_CXX_SKIP_MPICXX ON CACHE BOOL "Do not link the deprecated MPI C++ bindings")
   if(_mpi_option STREQUAL "ON")
     find_package(MPI REQUIRED COMPONENTS CXX)
-    pkg_check_modules(HDF5_OPENMPI REQUIRED IMPORTED_TARGET hdf5-openmpi)
+    pkg_check_modules(HDF5_OPENMPI REQUIRED IMPORTED_TARGET ${SPECWAVE_HDF5_MPI_PC})
   else()
     find_package(MPI QUIET COMPONENTS CXX)
     if(MPI_CXX_FOUND)
-      pkg_check_modules(HDF5_OPENMPI QUIET IMPORTED_TARGET hdf5-openmpi)
+      pkg_check_modules(HDF5_OPENMPI QUIET IMPORTED_TARGET ${SPECWAVE_HDF5_MPI_PC})
     endif()
   endif()
   if(MPI_CXX_FOUND AND HDF5_OPENMPI_FOUND)
@@ -51,7 +55,7 @@ endif()
 # (Each flavour has its own pkg-config prefix, so that switching SPECWAVE_MPI in a build folder never mixes the
 # headers of one with the library of the other.)
 if(NOT SPECWAVE_HAVE_MPI)
-  pkg_check_modules(HDF5_SERIAL REQUIRED IMPORTED_TARGET hdf5-serial)
+  pkg_check_modules(HDF5_SERIAL REQUIRED IMPORTED_TARGET ${SPECWAVE_HDF5_SERIAL_PC})
   add_library(specwave_hdf5 INTERFACE)
   target_link_libraries(specwave_hdf5 INTERFACE PkgConfig::HDF5_SERIAL)
   set(SPECWAVE_HDF5_FLAVOUR "serial")
