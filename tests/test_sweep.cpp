@@ -443,6 +443,59 @@ extra = ["--mem=16G", "#SBATCH --constraint=a100"]
   CHECK(contains(error_of([&] { sweep_job_script(s, 4, {0}, false, o); }), "has a space"));
 }
 
+TEST_CASE("job script environment: [slurm] modules and setup, loaded before the run; bad values refused") {
+  const fs::path dir = work / "environment";
+  fs::remove_all(dir);
+  // A setup file that leaves a trace and sets a variable the run sees.
+  write(dir / "site" / "env.sh", "echo \"setup sourced\" >> \"$ENV_TRACE\"\nexport SITE_READY=yes\n");
+  const std::string body = R"(directory = "out"
+[axes]
+"scheme.order" = [4, 8]
+[slurm]
+modules = ["gcc/12.2", "openmpi/4.1-cuda", "hdf5@1.12:mpi"]
+setup = "site/env.sh"
+)";
+  const SweepSpec s = read_sweep_file(write_sweep(dir, "env", body).string());
+  CHECK(s.slurm.modules == std::vector<std::string>{"gcc/12.2", "openmpi/4.1-cuda", "hdf5@1.12:mpi"});
+  CHECK(s.slurm.setup == (dir / "site" / "env.sh").lexically_normal().string());
+  JobScriptOptions o;
+  o.specwave = "/opt/specwave/bin/specwave";
+  const std::string script = sweep_job_script(s, 2, {0, 1}, false, o);
+  CAPTURE(script);
+  CHECK(contains(script,
+                 "\nmodule load gcc/12.2 openmpi/4.1-cuda hdf5@1.12:mpi\nsource '" + s.slurm.setup + "'\nset -u\n"));
+  const std::string gpu = sweep_job_script(s, 2, {0, 1}, true, o);
+  CHECK(contains(gpu, "\nmodule load gcc/12.2 openmpi/4.1-cuda hdf5@1.12:mpi\nsource '" + s.slurm.setup + "'\n"));
+  // Without them, no such lines.
+  const SweepSpec plain = read_sweep_file(write_sweep(dir, "plain", "[axes]\n\"scheme.order\" = [4, 8]\n").string());
+  CHECK_FALSE(contains(sweep_job_script(plain, 2, {0, 1}, false, o), "module load"));
+  // By hand: `module` is a shell function that a site's profile defines (Lmod, Environment Modules); a fake one from
+  // BASH_ENV records the call. Then the setup file is sourced, and the run sees what it exported.
+  write_executable(dir / "launcher", "#!/bin/bash\necho \"launcher: SITE_READY=${SITE_READY:-unset}\"\n");
+  write(dir / "profile.sh", "module() { echo \"module $*\" >> \"$ENV_TRACE\"; }\n");
+  const std::string out = (dir / "swept").string();
+  REQUIRE(run_specwave("sweep " + (dir / "env.toml").string() + " --output " + out + " --slurm").code == 0);
+  const Result task = run_command("SLURM_ARRAY_TASK_ID=0 ENV_TRACE=" + (dir / "trace").string() +
+                                  " BASH_ENV=" + (dir / "profile.sh").string() +
+                                  " SPECWAVE_LAUNCHER=" + (dir / "launcher").string() + " bash " + out + "/job.sbatch");
+  CAPTURE(task.output);
+  CHECK(contains(task.output, "launcher: SITE_READY=yes"));
+  CHECK(read(dir / "trace") == "module load gcc/12.2 openmpi/4.1-cuda hdf5@1.12:mpi\nsetup sourced\n");
+  // Refused: a module name with shell characters, a setup file that is not there; exit 3, the key named.
+  for (const auto& [extra, key] :
+       {std::pair<std::string, std::string>{"modules = [\"gcc; rm -rf ~\"]\n", "slurm.modules"},
+        {"modules = \"gcc\"\n", "slurm.modules"},
+        {"setup = \"missing.sh\"\n", "slurm.setup"}}) {
+    CAPTURE(extra);
+    int code = 0;
+    const std::string e = error_of(
+        [&] { read_sweep_file(write_sweep(dir, "bad", "[axes]\n\"scheme.order\" = [4]\n[slurm]\n" + extra).string()); },
+        &code);
+    CHECK(code == 3);
+    CHECK(contains(e, key));
+  }
+}
+
 TEST_CASE("sweep folder: written whole, kept on an identical rerun, another sweep in it refused") {
   const fs::path dir = work / "folder";
   fs::remove_all(dir);

@@ -320,7 +320,8 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path) {
     const toml::table* t = sl->as_table();
     if (!t) r.bad(*sl, "slurm", "must be a table", "write a [slurm] table");
     r.allow(*t, "slurm",
-            {"account", "partition", "time", "ntasks", "cpus_per_task", "gpus_per_task", "max_parallel", "extra"});
+            {"account", "partition", "time", "ntasks", "cpus_per_task", "gpus_per_task", "max_parallel", "extra",
+             "modules", "setup"});
     SlurmSettings& m = s.slurm;
     m.account = r.str(*t, "slurm", "account", "", "account = \"geo123\"");
     m.partition = r.str(*t, "slurm", "partition", "", "partition = \"gpu\"");
@@ -349,6 +350,29 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path) {
           r.bad(line, "slurm.extra", "entries must be one-line strings", "write it like extra = [\"--mem=16G\"]");
         m.extra.push_back(line.as_string()->get());
       }
+    }
+    // The tasks' environment: module names go into `module load` unquoted, so only the characters module names use.
+    if (const toml::node* e = t->get("modules")) {
+      const toml::array* a = e->as_array();
+      if (!a) r.bad(*e, "slurm.modules", "must be an array of strings", "write it like modules = [\"gcc/12\"]");
+      static const std::regex module_name(R"(^[A-Za-z0-9_.+@:/-]+$)");
+      for (const toml::node& name : *a) {
+        if (!name.is_string() || !std::regex_match(name.as_string()->get(), module_name))
+          r.bad(name, "slurm.modules",
+                "entries must be module names (letters, digits and _ . + @ : / -, no spaces or shell characters)",
+                "write it like modules = [\"gcc/12\", \"openmpi/4.1\"]");
+        m.modules.push_back(name.as_string()->get());
+      }
+    }
+    if (const toml::node* e = t->get("setup")) {
+      const std::string setup = r.str(*t, "slurm", "setup", "", "setup = \"env.sh\"");
+      const fs::path p = (fs::path(setup).is_absolute() ? fs::path(setup) : folder / setup).lexically_normal();
+      if (setup.empty() || !fs::is_regular_file(p))
+        r.bad(*e, "slurm.setup", fmt::format("names {}, which is not a file", p.string()),
+              "give a shell file that every task sources before the run (relative to the sweep file's folder)");
+      if (p.string().find_first_of("'\n") != std::string::npos)
+        r.bad(*e, "slurm.setup", "must not hold a quote or a newline", "rename the file or its folder");
+      m.setup = p.string();
     }
   }
   if (s.mode == SweepMode::zip) {

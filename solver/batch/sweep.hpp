@@ -32,6 +32,10 @@ struct SlurmSettings {
   int gpus_per_task = 0;           // 0: not set (the gpu template then asks for 1)
   int max_parallel = 0;            // 0: no limit (no %MAX in the array)
   std::vector<std::string> extra;  // extra #SBATCH lines, e.g. "--mem=16G"
+  // The environment of every task, set up before the run: `module load` of these (in this order), then `source` of
+  // this file (absolute; a relative path in the sweep file is taken from the sweep file's folder).
+  std::vector<std::string> modules;
+  std::string setup;
 };
 
 enum class SweepMode { product, zip };

@@ -131,6 +131,17 @@ std::string sweep_job_script(const SweepSpec& spec, std::size_t n_variants, cons
   const int max_parallel = o.max_parallel >= 0 ? o.max_parallel : m.max_parallel;
   std::string extra;
   for (const auto& e : m.extra) extra += (extra.empty() ? "" : "\n") + (e.rfind("#SBATCH", 0) == 0 ? e : sbatch(e));
+  // The tasks' environment ([slurm] modules and setup), before the script's `set -u` (module scripts often read
+  // unset variables).
+  std::string environment;
+  if (!m.modules.empty() || !m.setup.empty()) {
+    environment = "# The environment of every task: the sweep file's [slurm] modules and setup.";
+    if (!m.modules.empty()) {
+      environment += "\nmodule load";
+      for (const std::string& name : m.modules) environment += " " + name;
+    }
+    if (!m.setup.empty()) environment += "\nsource '" + m.setup + "'";
+  }
   std::string job_name;
   for (char c : spec.name)
     job_name += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
@@ -150,6 +161,7 @@ std::string sweep_job_script(const SweepSpec& spec, std::size_t n_variants, cons
       {"cpus_line", m.cpus_per_task > 0 ? sbatch(fmt::format("--cpus-per-task={}", m.cpus_per_task)) : ""},
       {"gpus_line", gpus > 0 ? sbatch(fmt::format("--gpus-per-task={}", gpus)) : ""},
       {"extra_lines", extra},
+      {"environment_lines", environment},
   };
   return fill_template(text, values, what);
 }
