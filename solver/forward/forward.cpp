@@ -413,14 +413,32 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
         gather[std::size_t(t) * n_rec + r] = float(first_gather[std::size_t(r) * plan.nt + t]);
     io::ImagePlot gp;
     gp.title = fmt::format("{}: shot 0 gather", c.name);
+    // The horizontal axis in metres when the receivers are evenly spaced, ascending, along one axis (a line: its
+    // columns are then evenly spaced positions), else the receiver's number.
     gp.x_label = "receiver";
+    gp.x_min = 0, gp.x_max = n_rec - 1;
+    if (n_rec >= 2)
+      for (int a : {2, 1, 0}) {
+        const auto& rec = c.receivers;
+        const double step = (rec.back()[a] - rec.front()[a]) / (n_rec - 1);
+        bool line = step > 1e-9 * g.spacing[a];  // ascending (the image runs left to right)
+        for (int r = 0; line && r < n_rec; ++r)
+          for (int b = 0; b < 3; ++b) {
+            const double expected = b == a ? rec.front()[a] + r * step : rec.front()[b];
+            if (std::abs(rec[r][b] - expected) > 1e-6 * g.spacing[b]) line = false;
+          }
+        if (!line) continue;
+        gp.x_label = fmt::format("receiver {} (m)", "zyx"[a]);
+        gp.x_min = rec.front()[a], gp.x_max = rec.back()[a];
+        break;
+      }
     gp.y_label = "time (s)";
-    gp.x_min = 0, gp.x_max = n_rec - 1, gp.y_min = 0, gp.y_max = (plan.nt - 1) * plan.dt;
+    gp.y_min = 0, gp.y_max = (plan.nt - 1) * plan.dt;
     gp.colormap = io::Colormap::gray_seismic;
     gp.colorbar_label = "u";
     io::write_image_png((dir / "shot_gather.png").string(), gather, plan.nt, n_rec, gp);
     io::ImagePlot wp;
-    wp.title = fmt::format("wavefield, y = {:.0f} m, t = {:.3f} s", g.origin[1] + slice_y * g.spacing[1],
+    wp.title = fmt::format("shot 0 wavefield, y = {:.0f} m, t = {:.3f} s", g.origin[1] + slice_y * g.spacing[1],
                            slice_step * plan.dt);
     wp.x_label = "x (m)";
     wp.y_label = "z (m)";
