@@ -159,29 +159,15 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
                             gradient.size(), illumination.size());
     const cpu::FlushDenormals flush(flush_denormals_);
     double* const illum = illumination.empty() ? nullptr : illumination.data();
-    std::vector<T> mu(L.size(), T(0)), mu_next(L.size(), T(0)), w(L.size(), T(0));
-    std::vector<std::vector<T>> slabs;
-    FdtdAdjointStep<T> step{L, nullptr, nullptr, w.data(), setup_.vel2dt2.data(), setup_.coef, {}, setup_.free_surface};
-    for (int a = 0; a < 3; ++a) {
-      CpmlAdjointAxis<T>& p = step.pml[a];
-      const CpmlAxis<T>& f = setup_.pml[a];
-      p.n = f.n, p.width = f.width, p.radius = f.radius, p.face[0] = f.face[0], p.face[1] = f.face[1];
-      p.a = setup_.pml_a[a].data(), p.b = setup_.pml_b[a].data();
-      int e[3];
-      cpml_adjoint_slab_extents(a, L.nz, L.ny, L.nx, f.width, f.radius, e);
-      p.slab_stride[2] = 1, p.slab_stride[1] = e[2], p.slab_stride[0] = index_t(e[1]) * e[2];
-      for (int side = 0; side < 2; ++side) {
-        if (!p.face[side]) continue;
-        const std::size_t values = std::size_t(e[0]) * e[1] * e[2];
-        p.alpha[side] = slabs.emplace_back(values, T(0)).data();
-        p.beta[side] = slabs.emplace_back(values, T(0)).data();
-        p.gamma[side] = slabs.emplace_back(values, T(0)).data();
-      }
-    }
+    AdjointState& st = adjoint_state();  // zeroed: the adjoint starts at rest
+    std::vector<T>&mu = st.mu, &mu_next = st.mu_next;
+    FdtdAdjointStep<T> step{
+        L, nullptr, nullptr, st.w.data(), setup_.vel2dt2.data(), setup_.coef, {}, setup_.free_surface};
+    for (int a = 0; a < 3; ++a) step.pml[a] = st.pml[a];
     // u^{n+1}, u^n, u^{n-1} (interior), handed out in decreasing n (in place when the history holds them).
     const std::size_t points = L.interior_points();
     ReverseFields<T> fields(*history_, *this, points);
-    const std::vector<T> zeros(points, T(0));  // u^{-1}
+    const std::vector<T>& zeros = st.zeros;  // u^{-1}
     const T* u_next = fields(nt);
     const T* u_now = fields(nt - 1);
     const auto& rec = setup_.receivers;
@@ -339,6 +325,51 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     return runs;
   }
 
+  // The adjoint's fields (mu^{n+1}, mu^{n+2}, w = (v dt)^2 mu, the CPML's alpha, beta, gamma slabs, and u^{-1} = 0),
+  // allocated by the first adjoint and kept: an inversion calls adjoint once per shot and evaluation, and fresh
+  // pages for these (3 fields and the slabs, tens of MB at 150^3) cost more than zeroing them in parallel.
+  struct AdjointState {
+    std::vector<T> mu, mu_next, w, zeros;
+    std::vector<std::vector<T>> slabs;
+    std::array<CpmlAdjointAxis<T>, 3> pml;
+  };
+  AdjointState& adjoint_state() {
+    const FieldLayout& L = setup_.layout;
+    if (!adjoint_) {
+      adjoint_ = std::make_unique<AdjointState>();
+      AdjointState& st = *adjoint_;
+      for (auto* v : {&st.mu, &st.mu_next, &st.w}) v->resize(L.size());
+      st.zeros.resize(L.interior_points());
+      for (int a = 0; a < 3; ++a) {
+        CpmlAdjointAxis<T>& p = st.pml[a];
+        const CpmlAxis<T>& f = setup_.pml[a];
+        p.n = f.n, p.width = f.width, p.radius = f.radius, p.face[0] = f.face[0], p.face[1] = f.face[1];
+        p.a = setup_.pml_a[a].data(), p.b = setup_.pml_b[a].data();
+        int e[3];
+        cpml_adjoint_slab_extents(a, L.nz, L.ny, L.nx, f.width, f.radius, e);
+        p.slab_stride[2] = 1, p.slab_stride[1] = e[2], p.slab_stride[0] = index_t(e[1]) * e[2];
+        for (int side = 0; side < 2; ++side) {
+          if (!p.face[side]) continue;
+          const std::size_t values = std::size_t(e[0]) * e[1] * e[2];
+          p.alpha[side] = st.slabs.emplace_back(values).data();
+          p.beta[side] = st.slabs.emplace_back(values).data();
+          p.gamma[side] = st.slabs.emplace_back(values).data();
+        }
+      }
+    }
+    AdjointState& st = *adjoint_;
+    for (int a = 0; a < 3; ++a) st.pml[a].a = setup_.pml_a[a].data(), st.pml[a].b = setup_.pml_b[a].data();
+    std::vector<std::vector<T>*> arrays = {&st.mu, &st.mu_next, &st.w, &st.zeros};
+    for (auto& s : st.slabs) arrays.push_back(&s);
+    for (std::vector<T>* v : arrays) {
+      T* d = v->data();
+      const std::ptrdiff_t n = std::ptrdiff_t(v->size());
+#pragma omp parallel for schedule(static)
+      for (std::ptrdiff_t i = 0; i < n; ++i) d[i] = T(0);
+    }
+    return st;
+  }
+
   // Frozen from the plan: dt, the stability limit of the model, the acquisition.
   double dt_, v_limit_;
   bool flush_denormals_;
@@ -352,6 +383,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   std::vector<double> traces_;
   int history_shot_ = -1;
   std::vector<Run> boundary_runs_;
+  std::unique_ptr<AdjointState> adjoint_;
 };
 
 template <class T>
