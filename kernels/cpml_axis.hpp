@@ -75,4 +75,24 @@ inline void cpml_adjoint_slab_extents(int axis, int nz, int ny, int nx, int widt
   cpml_slab_extents(axis, nz, ny, nx, width, 2 * radius, extents);
 }
 
+// The adjoint CPML state of axis `axis` of a grid (nz, ny, nx) from the forward one `f`, with the profiles a, b:
+// its extents and slab strides, and per absorbing face the slabs alpha, beta, gamma that `allocate(values)`
+// returns (T*: host or device memory, zero-filled; the caller owns it).
+template <class T, class Allocate>
+void make_cpml_adjoint_axis(CpmlAdjointAxis<T>& p, const CpmlAxis<T>& f, int axis, int nz, int ny, int nx, const T* a,
+                            const T* b, Allocate&& allocate) {
+  p.n = f.n, p.width = f.width, p.radius = f.radius, p.face[0] = f.face[0], p.face[1] = f.face[1];
+  p.a = a, p.b = b;
+  int e[3];
+  cpml_adjoint_slab_extents(axis, nz, ny, nx, f.width, f.radius, e);
+  p.slab_stride[2] = 1, p.slab_stride[1] = e[2], p.slab_stride[0] = index_t(e[1]) * e[2];
+  const auto values = static_cast<unsigned long long>(e[0]) * e[1] * e[2];
+  for (int side = 0; side < 2; ++side) {
+    if (!p.face[side]) continue;
+    p.alpha[side] = allocate(values);
+    p.beta[side] = allocate(values);
+    p.gamma[side] = allocate(values);
+  }
+}
+
 }  // namespace specwave

@@ -340,25 +340,12 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
       AdjointState& st = *adjoint_;
       for (auto* v : {&st.mu, &st.mu_next, &st.w}) v->resize(L.size());
       st.zeros.resize(L.interior_points());
-      for (int a = 0; a < 3; ++a) {
-        CpmlAdjointAxis<T>& p = st.pml[a];
-        const CpmlAxis<T>& f = setup_.pml[a];
-        p.n = f.n, p.width = f.width, p.radius = f.radius, p.face[0] = f.face[0], p.face[1] = f.face[1];
-        p.a = setup_.pml_a[a].data(), p.b = setup_.pml_b[a].data();
-        int e[3];
-        cpml_adjoint_slab_extents(a, L.nz, L.ny, L.nx, f.width, f.radius, e);
-        p.slab_stride[2] = 1, p.slab_stride[1] = e[2], p.slab_stride[0] = index_t(e[1]) * e[2];
-        for (int side = 0; side < 2; ++side) {
-          if (!p.face[side]) continue;
-          const std::size_t values = std::size_t(e[0]) * e[1] * e[2];
-          p.alpha[side] = st.slabs.emplace_back(values).data();
-          p.beta[side] = st.slabs.emplace_back(values).data();
-          p.gamma[side] = st.slabs.emplace_back(values).data();
-        }
-      }
+      for (int a = 0; a < 3; ++a)
+        make_cpml_adjoint_axis(st.pml[a], setup_.pml[a], a, L.nz, L.ny, L.nx, setup_.pml_a[a].data(),
+                               setup_.pml_b[a].data(),
+                               [&](std::size_t values) { return st.slabs.emplace_back(values).data(); });
     }
     AdjointState& st = *adjoint_;
-    for (int a = 0; a < 3; ++a) st.pml[a].a = setup_.pml_a[a].data(), st.pml[a].b = setup_.pml_b[a].data();
     std::vector<std::vector<T>*> arrays = {&st.mu, &st.mu_next, &st.w, &st.zeros};
     for (auto& s : st.slabs) arrays.push_back(&s);
     for (std::vector<T>* v : arrays) {

@@ -133,22 +133,10 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     w_ = cuda::DeviceArray<T>(L.size());
     adjoint_step_ =
         FdtdAdjointStep<T>{L, nullptr, nullptr, w_.data(), vel2dt2_.data(), setup_.coef, {}, setup_.free_surface};
-    for (int a = 0; a < 3; ++a) {
-      CpmlAdjointAxis<T>& p = adjoint_step_.pml[a];
-      const CpmlAxis<T>& f = setup_.pml[a];
-      p.n = f.n, p.width = f.width, p.radius = f.radius, p.face[0] = f.face[0], p.face[1] = f.face[1];
-      p.a = pml_a_[a].data(), p.b = pml_b_[a].data();
-      int e[3];
-      cpml_adjoint_slab_extents(a, L.nz, L.ny, L.nx, f.width, f.radius, e);
-      p.slab_stride[2] = 1, p.slab_stride[1] = e[2], p.slab_stride[0] = index_t(e[1]) * e[2];
-      for (int side = 0; side < 2; ++side) {
-        if (!p.face[side]) continue;
-        const std::size_t values = std::size_t(e[0]) * e[1] * e[2];
-        p.alpha[side] = adjoint_slabs_.emplace_back(values).data();
-        p.beta[side] = adjoint_slabs_.emplace_back(values).data();
-        p.gamma[side] = adjoint_slabs_.emplace_back(values).data();
-      }
-    }
+    for (int a = 0; a < 3; ++a)
+      make_cpml_adjoint_axis(adjoint_step_.pml[a], setup_.pml[a], a, L.nz, L.ny, L.nx, pml_a_[a].data(),
+                             pml_b_[a].data(),
+                             [&](std::size_t values) { return adjoint_slabs_.emplace_back(values).data(); });
     for (auto& f : history_fields_) f = cuda::DeviceArray<T>(points);
     gradient_device_ = cuda::DeviceArray<double>(points);
     illumination_device_ = cuda::DeviceArray<double>(points);

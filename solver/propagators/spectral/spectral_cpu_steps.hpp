@@ -135,19 +135,11 @@ class SpectralCpuSteps {
     apply_real_symbol(u, setup_.laplacian_symbol, work_.data());
     const T* lap = work_.data();
     const std::size_t n = setup_.points();
-    if (!source.pattern) {
+    with_source(source, [&](auto add) {
 #pragma omp parallel for simd schedule(static)
-      for (std::size_t i = 0; i < n; ++i) u_prev[i] = damped_leapfrog(u[i], u_prev[i], vel2dt2[i], lap[i], eta_dt[i]);
-      return;
-    }
-    const T* pattern = source.pattern;
-    const T amplitude = source.amplitude;
-#pragma omp parallel for simd schedule(static)
-    for (std::size_t i = 0; i < n; ++i) {
-      T v = damped_leapfrog(u[i], u_prev[i], vel2dt2[i], lap[i], eta_dt[i]);
-      v += pattern[i] * amplitude;
-      u_prev[i] = v;
-    }
+      for (std::size_t i = 0; i < n; ++i)
+        u_prev[i] = add(damped_leapfrog(u[i], u_prev[i], vel2dt2[i], lap[i], eta_dt[i]), i);
+    });
   }
 
   // One split-field PML step, ten transforms:
@@ -170,7 +162,7 @@ class SpectralCpuSteps {
       multiply<false>(scratch_.data(), scratch_.data(), a, setup_.shift_minus[a]);
       fft_.backward(scratch_.data(), work_.data());  // D_a^- w_a^{n+1/2}
       if (a == 2 && after_does_nothing) {
-        update_pressure_and_sum(f, dt_v2, source);
+        update_pressure(f.p_split[a].data(), a, dt_v2, source, &f);
         return;
       }
       update_pressure(f.p_split[a].data(), a, dt_v2, source);
@@ -295,43 +287,35 @@ class SpectralCpuSteps {
     const T* grad = work_.data();
     for_each_row(a, setup_.pml_bs[a], [=](std::size_t i, T bs) { w[i] = pml_velocity_update(w[i], bs, dt, grad[i]); });
   }
-  void update_pressure(T* pa, int a, const T* dt_v2, SourceTerm<T> source = {}) {
+  // p_a <- pml_pressure_update(p_a, b_a, dt v^2, work) + source; with `sum` (a = x), also p = p_z + p_y + p_x in the
+  // same pass (the values of update_pressure then sum_components).
+  void update_pressure(T* pa, int a, const T* dt_v2, SourceTerm<T> source = {}, SpectralPmlFields<T>* sum = nullptr) {
     const T* div = work_.data();
-    if (!source.pattern) {
-      for_each_row(a, setup_.pml_b[a],
-                   [=](std::size_t i, T b) { pa[i] = pml_pressure_update(pa[i], b, dt_v2[i], div[i]); });
-      return;
-    }
-    const T* pattern = source.pattern;
-    const T amplitude = source.amplitude;
-    for_each_row(a, setup_.pml_b[a], [=](std::size_t i, T b) {
-      T v = pml_pressure_update(pa[i], b, dt_v2[i], div[i]);
-      v += pattern[i] * amplitude;
-      pa[i] = v;
-    });
-  }
-  // The x component's update (with its source share) and p = p_z + p_y + p_x in one pass: the same values as
-  // update_pressure then sum_components.
-  void update_pressure_and_sum(SpectralPmlFields<T>& f, const T* dt_v2, SourceTerm<T> source) {
-    const T* div = work_.data();
-    const T *pz = f.p_split[0].data(), *py = f.p_split[1].data();
-    T* px = f.p_split[2].data();
-    T* p = f.p.data();
-    const T* pattern = source.pattern;
-    const T amplitude = source.pattern ? source.amplitude : T(0);
-    if (!pattern) {
-      for_each_row(2, setup_.pml_b[2], [=](std::size_t i, T b) {
-        const T v = pml_pressure_update(px[i], b, dt_v2[i], div[i]);
-        px[i] = v;
+    const T *pz = sum ? sum->p_split[0].data() : nullptr, *py = sum ? sum->p_split[1].data() : nullptr;
+    T* p = sum ? sum->p.data() : nullptr;
+    with_source(source, [&](auto add) {
+      if (!sum) {
+        for_each_row(a, setup_.pml_b[a],
+                     [=](std::size_t i, T b) { pa[i] = add(pml_pressure_update(pa[i], b, dt_v2[i], div[i]), i); });
+        return;
+      }
+      for_each_row(a, setup_.pml_b[a], [=](std::size_t i, T b) {
+        const T v = add(pml_pressure_update(pa[i], b, dt_v2[i], div[i]), i);
+        pa[i] = v;
         p[i] = pz[i] + py[i] + v;
       });
-      return;
-    }
-    for_each_row(2, setup_.pml_b[2], [=](std::size_t i, T b) {
-      T v = pml_pressure_update(px[i], b, dt_v2[i], div[i]);
+    });
+  }
+  // f(add) with add(v, i) = v + pattern[i] * amplitude, or v when there is no source: the loops are compiled for
+  // each case, so the sourceless pass reads no pattern.
+  template <class F>
+  static void with_source(SourceTerm<T> source, F&& f) {
+    if (!source.pattern) return f([](T v, std::size_t) { return v; });
+    const T* pattern = source.pattern;
+    const T amplitude = source.amplitude;
+    f([=](T v, std::size_t i) {
       v += pattern[i] * amplitude;
-      px[i] = v;
-      p[i] = pz[i] + py[i] + v;
+      return v;
     });
   }
 
