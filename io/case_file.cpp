@@ -556,7 +556,7 @@ void read_options(const Tab& r, Case& c) {
   }
   auto& o = c.output;
   if (auto t = r.sub("output", false, "[output]")) {
-    t->allow({"directory", "traces", "snapshot_every", "final_field", "plots"});
+    t->allow({"directory", "traces", "snapshot_every", "final_field", "plots", "plot_shots"});
     o.directory = t->str("directory", "directory = \"out\"", o.directory);
     t->check(!o.directory.empty(), "directory", "must not be empty", "use e.g. directory = \"out\"");
     o.traces = t->boolean("traces", "traces = true", true);
@@ -564,6 +564,21 @@ void read_options(const Tab& r, Case& c) {
     t->check(o.snapshot_every >= 0, "snapshot_every", "must be >= 0", "use 0 for no snapshots");
     o.final_field = t->boolean("final_field", "final_field = true", true);
     o.plots = t->boolean("plots", "plots = true", true);
+    constexpr std::string_view shots_ex = "plot_shots = [0, 10, 20]";
+    if (const auto* node = t->find("plot_shots")) {
+      const auto& a = t->p.arr(*node, t->key("plot_shots"), "an array of shot numbers", shots_ex);
+      const int n_shots = int(c.shots.size());
+      for (std::size_t k = 0; k < a.size(); ++k) {
+        const std::string key = fmt::format("{}[{}]", t->key("plot_shots"), k);
+        const long long shot = t->p.integer(*a.get(k), key, shots_ex);
+        if (shot < 0 || shot >= n_shots)
+          t->p.bad(*a.get(k), key, fmt::format("is not a shot of this case (shots are numbered 0 to {})", n_shots - 1),
+                   fmt::format("give shot numbers from 0 to {}", n_shots - 1));
+        o.plot_shots.push_back(int(shot));
+      }
+      std::sort(o.plot_shots.begin(), o.plot_shots.end());
+      o.plot_shots.erase(std::unique(o.plot_shots.begin(), o.plot_shots.end()), o.plot_shots.end());
+    }
   }
   o.directory = r.p.resolve(o.directory);
 }

@@ -275,67 +275,103 @@ double to_pixel(double v, double a, double b, int p0, int len) {
 
 }  // namespace
 
-void write_image_png(const std::string& path, std::span<const float> data, int rows, int cols, const ImagePlot& plot) {
+namespace {
+
+// One image panel measured for drawing: its displayed size, colour range, tick labels and margins (pixels).
+struct PanelLayout {
+  int W = 0, H = 0;  // the image's displayed size
+  double vmin = 0, vmax = 1;
+  bool symmetric = false;
+  Ticks xt, yt;
+  std::vector<std::string> xl, yl;
+  std::vector<std::pair<double, std::string>> cbar;
+  int cbar_lab_w = 0, title_scale = kTitleScale, title_w = 0;
+  int left = 0, top = 0, bottom = 0, right = 0, width = 0, height = 0;
+};
+
+void check_panel(const std::string& path, std::span<const float> data, int rows, int cols) {
   if (rows <= 0 || cols <= 0 || data.size() != std::size_t(rows) * std::size_t(cols))
     throw std::runtime_error("png_plot: '" + path + "': data has " + std::to_string(data.size()) +
                              " values, expected rows*cols = " + std::to_string(rows) + "*" + std::to_string(cols));
+}
 
-  // Displayed image size: scaled up so the longer side reaches min_pixels; very elongated arrays
-  // (e.g. gathers with many more samples than traces) are stretched to at most a 2:1 aspect.
-  const double f = std::max(1.0, double(plot.min_pixels) / std::max(rows, cols));
-  int W = int(std::lround(cols * f)), H = int(std::lround(rows * f));
-  if (2 * W < H) W = (H + 1) / 2;
-  if (2 * H < W) H = (W + 1) / 2;
-
-  // Colour range.
-  const bool symmetric = plot.colormap != Colormap::viridis;
+// The colour range: the fixed one when given; symmetric maps clip |value| at a percentile; sequential: min..max.
+void colour_range(std::span<const float> data, const ImagePlot& plot, PanelLayout& l) {
+  l.symmetric = plot.colormap != Colormap::viridis;
+  if (std::isfinite(plot.value_min) && std::isfinite(plot.value_max) && plot.value_max > plot.value_min) {
+    l.vmin = plot.value_min, l.vmax = plot.value_max;
+    return;
+  }
   std::vector<float> finite;
   finite.reserve(data.size());
   for (float v : data)
-    if (std::isfinite(v)) finite.push_back(symmetric ? std::abs(v) : v);
-  double vmin = 0, vmax = 1;
-  if (!finite.empty() && symmetric) {
+    if (std::isfinite(v)) finite.push_back(l.symmetric ? std::abs(v) : v);
+  if (!finite.empty() && l.symmetric) {
     const double p = std::clamp(plot.clip_percentile, 0.0, 100.0) / 100.0;
     const auto k = std::size_t(std::lround(p * double(finite.size() - 1)));
     std::nth_element(finite.begin(), finite.begin() + std::ptrdiff_t(k), finite.end());
     double clip = finite[k];
     if (!(clip > 0)) clip = *std::max_element(finite.begin(), finite.end());
     if (!(clip > 0)) clip = 1;
-    vmin = -clip, vmax = clip;
+    l.vmin = -clip, l.vmax = clip;
   } else if (!finite.empty()) {
     const auto [mn, mx] = std::minmax_element(finite.begin(), finite.end());
-    vmin = *mn, vmax = *mx;
-    if (!(vmax > vmin)) vmin -= 0.5, vmax += 0.5;
+    l.vmin = *mn, l.vmax = *mx;
+    if (!(l.vmax > l.vmin)) l.vmin -= 0.5, l.vmax += 0.5;
   }
+}
 
-  // Labels and margins.
-  const Ticks xt = nice_ticks(plot.x_min, plot.x_max), yt = nice_ticks(plot.y_min, plot.y_max);
-  std::vector<std::string> xl, yl;
-  int ylab_w = 0, xlab_first_w = 0, xlab_last_w = 0;
-  for (double v : xt.values) xl.push_back(tick_label(v, xt.step));
-  for (double v : yt.values) {
-    yl.push_back(tick_label(v, yt.step));
-    ylab_w = std::max(ylab_w, text_w(yl.back(), kScale));
+PanelLayout layout_panel(std::span<const float> data, int rows, int cols, const ImagePlot& plot, int title_scale) {
+  PanelLayout l;
+  // Displayed size: with an aspect (the vertical spacing over the horizontal one), an image true to it whose longer
+  // side is min_pixels; else scaled up so the longer side reaches min_pixels, very elongated arrays (gathers with
+  // many more samples than traces) stretched to at most 2:1.
+  if (plot.aspect > 0) {
+    const double h = rows * plot.aspect, w = cols;
+    const double f = plot.min_pixels / std::max(h, w);
+    l.W = std::max(1, int(std::lround(w * f))), l.H = std::max(1, int(std::lround(h * f)));
+  } else {
+    const double f = std::max(1.0, double(plot.min_pixels) / std::max(rows, cols));
+    l.W = int(std::lround(cols * f)), l.H = int(std::lround(rows * f));
+    if (2 * l.W < l.H) l.W = (l.H + 1) / 2;
+    if (2 * l.H < l.W) l.H = (l.W + 1) / 2;
   }
-  if (!xl.empty()) xlab_first_w = text_w(xl.front(), kScale), xlab_last_w = text_w(xl.back(), kScale);
-  std::vector<std::pair<double, std::string>> cbar = {{vmax, value_label(vmax)}, {vmin, value_label(vmin)}};
-  if (symmetric) cbar.emplace_back(0.0, "0");
-  int cbar_lab_w = 0;
-  for (const auto& [v, s] : cbar) cbar_lab_w = std::max(cbar_lab_w, text_w(s, kScale));
+  colour_range(data, plot, l);
+
+  l.xt = nice_ticks(plot.x_min, plot.x_max), l.yt = nice_ticks(plot.y_min, plot.y_max);
+  int ylab_w = 0, xlab_first_w = 0, xlab_last_w = 0;
+  for (double v : l.xt.values) l.xl.push_back(tick_label(v, l.xt.step));
+  for (double v : l.yt.values) {
+    l.yl.push_back(tick_label(v, l.yt.step));
+    ylab_w = std::max(ylab_w, text_w(l.yl.back(), kScale));
+  }
+  if (!l.xl.empty()) xlab_first_w = text_w(l.xl.front(), kScale), xlab_last_w = text_w(l.xl.back(), kScale);
+  l.cbar = {{l.vmax, value_label(l.vmax)}, {l.vmin, value_label(l.vmin)}};
+  if (l.symmetric && l.vmin < 0 && l.vmax > 0) l.cbar.emplace_back(0.0, "0");
+  for (const auto& [v, s] : l.cbar) l.cbar_lab_w = std::max(l.cbar_lab_w, text_w(s, kScale));
 
   const int th = text_h(kScale);
   const int cbar_gap = 24, cbar_w = 22;
-  const int left = std::max(kMargin + (plot.y_label.empty() ? 0 : th + kLabelGap) + ylab_w + kGap + kTick + 1,
-                            xlab_first_w / 2 + kMargin);
-  const int top = kMargin + (plot.title.empty() ? 0 : text_h(kTitleScale) + 16) + th / 2;
-  const int bottom = 1 + kTick + kGap + th + (plot.x_label.empty() ? 0 : kLabelGap + th) + kMargin;
-  const int right = std::max(1 + cbar_gap + cbar_w + 1 + kTick / 2 + kGap + cbar_lab_w +
-                                 (plot.colorbar_label.empty() ? 0 : kLabelGap + th) + kMargin,
-                             xlab_last_w / 2 + kMargin);
-  const int title_w = text_w(plot.title, kTitleScale);
-  const int width = std::max(left + W + right, title_w + 2 * kMargin), height = top + H + bottom;
-  Canvas cv(width, height);
-  const int ix = left, iy = top;
+  l.title_scale = title_scale;
+  l.title_w = text_w(plot.title, title_scale);
+  l.left = std::max(kMargin + (plot.y_label.empty() ? 0 : th + kLabelGap) + ylab_w + kGap + kTick + 1,
+                    xlab_first_w / 2 + kMargin);
+  l.top = kMargin + (plot.title.empty() ? 0 : text_h(title_scale) + 16) + th / 2;
+  l.bottom = 1 + kTick + kGap + th + (plot.x_label.empty() ? 0 : kLabelGap + th) + kMargin;
+  l.right = std::max(1 + cbar_gap + cbar_w + 1 + kTick / 2 + kGap + l.cbar_lab_w +
+                         (plot.colorbar_label.empty() ? 0 : kLabelGap + th) + kMargin,
+                     xlab_last_w / 2 + kMargin);
+  l.width = std::max(l.left + l.W + l.right, l.title_w + 2 * kMargin), l.height = l.top + l.H + l.bottom;
+  return l;
+}
+
+// Draws a laid-out panel with its top-left corner at (ox, oy).
+void draw_panel(Canvas& cv, int ox, int oy, const PanelLayout& l, std::span<const float> data, int rows, int cols,
+                const ImagePlot& plot) {
+  const int th = text_h(kScale);
+  const int cbar_gap = 24, cbar_w = 22;
+  const int ix = ox + l.left, iy = oy + l.top, W = l.W, H = l.H;
+  const double vmin = l.vmin, vmax = l.vmax;
 
   // Image pixels: bilinear interpolation of the data, nearest sample where a neighbour is not finite.
   auto at = [&](int r, int c) { return data[std::size_t(r) * std::size_t(cols) + std::size_t(c)]; };
@@ -359,39 +395,71 @@ void write_image_png(const std::string& path, std::span<const float> data, int r
   cv.frame(ix, iy, ix + W, iy + H, kBlack);
 
   // Axes: ticks with labels on the bottom (x) and left (y) edges.
-  for (std::size_t i = 0; i < xt.values.size(); ++i) {
-    const int x = std::clamp(int(std::lround(to_pixel(xt.values[i], plot.x_min, plot.x_max, ix, W))), ix - 1, ix + W);
+  for (std::size_t i = 0; i < l.xt.values.size(); ++i) {
+    const int x =
+        std::clamp(int(std::lround(to_pixel(l.xt.values[i], plot.x_min, plot.x_max, ix, W))), ix - 1, ix + W);
     cv.fill(x, iy + H + 1, x + 1, iy + H + 1 + kTick, kBlack);
-    cv.text(x - text_w(xl[i], kScale) / 2, iy + H + 1 + kTick + kGap, xl[i], kScale, kText);
+    cv.text(x - text_w(l.xl[i], kScale) / 2, iy + H + 1 + kTick + kGap, l.xl[i], kScale, kText);
   }
-  for (std::size_t i = 0; i < yt.values.size(); ++i) {
-    const int y = std::clamp(int(std::lround(to_pixel(yt.values[i], plot.y_min, plot.y_max, iy, H))), iy - 1, iy + H);
+  for (std::size_t i = 0; i < l.yt.values.size(); ++i) {
+    const int y =
+        std::clamp(int(std::lround(to_pixel(l.yt.values[i], plot.y_min, plot.y_max, iy, H))), iy - 1, iy + H);
     cv.fill(ix - 1 - kTick, y, ix - 1, y + 1, kBlack);
-    cv.text(ix - 1 - kTick - kGap - text_w(yl[i], kScale), y - th / 2, yl[i], kScale, kText);
+    cv.text(ix - 1 - kTick - kGap - text_w(l.yl[i], kScale), y - th / 2, l.yl[i], kScale, kText);
   }
   if (!plot.x_label.empty())
     cv.text(ix + (W - text_w(plot.x_label, kScale)) / 2, iy + H + 1 + kTick + kGap + th + kLabelGap, plot.x_label,
             kScale, kText);
   if (!plot.y_label.empty())
-    cv.text(kMargin, iy + (H - text_w(plot.y_label, kScale)) / 2, plot.y_label, kScale, kText, true);
+    cv.text(ox + kMargin, iy + (H - text_w(plot.y_label, kScale)) / 2, plot.y_label, kScale, kText, true);
   if (!plot.title.empty())
-    cv.text(std::clamp(ix + (W - title_w) / 2, kMargin, width - kMargin - title_w), kMargin, plot.title, kTitleScale,
-            kText);
+    cv.text(std::clamp(ix + (W - l.title_w) / 2, ox + kMargin, ox + l.width - kMargin - l.title_w), oy + kMargin,
+            plot.title, l.title_scale, kText);
 
-  // Colorbar: vmax at the top, vmin at the bottom (and 0 in the middle for symmetric maps).
+  // Colorbar: vmax at the top, vmin at the bottom (and 0 for symmetric maps).
   const int cx = ix + W + 1 + cbar_gap;
   for (int py = 0; py < H; ++py)
     cv.fill(cx, iy + py, cx + cbar_w, iy + py + 1, colormap_at(plot.colormap, 1.0 - (py + 0.5) / H));
   cv.frame(cx, iy, cx + cbar_w, iy + H, kBlack);
-  for (const auto& [v, s] : cbar) {
+  for (const auto& [v, s] : l.cbar) {
     const int y = std::clamp(int(std::lround(to_pixel(v, vmax, vmin, iy, H))), iy - 1, iy + H);
     cv.fill(cx + cbar_w + 1, y, cx + cbar_w + 1 + kTick / 2, y + 1, kBlack);
     cv.text(cx + cbar_w + 1 + kTick / 2 + kGap, y - th / 2, s, kScale, kText);
   }
   if (!plot.colorbar_label.empty())
-    cv.text(cx + cbar_w + 1 + kTick / 2 + kGap + cbar_lab_w + kLabelGap,
+    cv.text(cx + cbar_w + 1 + kTick / 2 + kGap + l.cbar_lab_w + kLabelGap,
             iy + (H - text_w(plot.colorbar_label, kScale)) / 2, plot.colorbar_label, kScale, kText, true);
+}
 
+}  // namespace
+
+void write_image_png(const std::string& path, std::span<const float> data, int rows, int cols, const ImagePlot& plot) {
+  check_panel(path, data, rows, cols);
+  const PanelLayout l = layout_panel(data, rows, cols, plot, kTitleScale);
+  Canvas cv(l.width, l.height);
+  draw_panel(cv, 0, 0, l, data, rows, cols, plot);
+  write_png_atomic(path, cv);
+}
+
+void write_image_panels_png(const std::string& path, const std::vector<ImagePanel>& panels,
+                            const std::string& title) {
+  if (panels.empty()) throw std::runtime_error("png_plot: '" + path + "': no panels");
+  std::vector<PanelLayout> layouts;
+  int width = 0, height = 0;
+  for (const ImagePanel& p : panels) {
+    check_panel(path, p.data, p.rows, p.cols);
+    layouts.push_back(layout_panel(p.data, p.rows, p.cols, p.plot, kScale));
+    width += layouts.back().width, height = std::max(height, layouts.back().height);
+  }
+  const int title_h = title.empty() ? 0 : kMargin + text_h(kTitleScale);
+  width = std::max(width, text_w(title, kTitleScale) + 2 * kMargin);
+  Canvas cv(width, title_h + height);
+  if (!title.empty()) cv.text((width - text_w(title, kTitleScale)) / 2, kMargin, title, kTitleScale, kText);
+  int ox = 0;
+  for (std::size_t k = 0; k < panels.size(); ++k) {
+    draw_panel(cv, ox, title_h, layouts[k], panels[k].data, panels[k].rows, panels[k].cols, panels[k].plot);
+    ox += layouts[k].width;
+  }
   write_png_atomic(path, cv);
 }
 
@@ -431,7 +499,11 @@ void write_line_png(const std::string& path, std::span<const double> x, const st
   }
 
   // Ticks (positions in axis coordinates) and labels.
-  const Ticks xt = nice_ticks(x0, x1);
+  Ticks xt = nice_ticks(x0, x1);
+  if (plot.integer_x) {  // whole numbers only (iterations), labelled without decimals
+    std::erase_if(xt.values, [](double v) { return std::abs(v - std::round(v)) > 1e-9; });
+    xt.step = std::max(1.0, std::round(xt.step));
+  }
   std::vector<std::pair<double, std::string>> yticks;
   if (logy && std::floor(y1) - std::ceil(y0) >= 1) {
     const double n = std::floor(y1) - std::ceil(y0) + 1;

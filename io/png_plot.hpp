@@ -1,4 +1,5 @@
 #pragma once
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -17,13 +18,28 @@ struct ImagePlot {
   double clip_percentile = 99.0;  // for symmetric maps: clip at this percentile of |value|; sequential maps: min..max
   std::string colorbar_label;
   int min_pixels = 600;  // the image is scaled up (nearest or bilinear) so its longer side is at least this
+  // > 0: the image is drawn true to scale, a row `aspect` times as tall as a column is wide (the vertical grid
+  // spacing over the horizontal one: equal aspect in metres), its longer side min_pixels. 0: scaled up to
+  // min_pixels, and stretched to at most 2:1 (gathers).
+  double aspect = 0;
+  // A fixed colour range (both finite, max > min): panels compared on one scale. Else from the data.
+  double value_min = std::numeric_limits<double>::quiet_NaN(), value_max = std::numeric_limits<double>::quiet_NaN();
 };
 // data is (rows, cols) in C order: row = vertical axis (downward), col = horizontal axis.
 // Writes atomically: to "<path>.tmp", then rename. Throws std::runtime_error naming the path on failure.
 void write_image_png(const std::string& path, std::span<const float> data, int rows, int cols, const ImagePlot& plot);
+// Several images side by side on one canvas under one title, each with its own axes, title and colour bar
+// (inversion: start | final | true on one velocity scale, and the update on its own symmetric scale).
+struct ImagePanel {
+  std::span<const float> data;
+  int rows = 0, cols = 0;
+  ImagePlot plot;
+};
+void write_image_panels_png(const std::string& path, const std::vector<ImagePanel>& panels, const std::string& title);
 struct LinePlot {
   std::string title, x_label, y_label;
   bool log_y = false;
+  bool integer_x = false;  // x ticks at whole numbers only (iterations)
 };
 // several series sharing x; draws axes, ticks with numbers, and a legend (misfit curves).
 void write_line_png(const std::string& path, std::span<const double> x, const std::vector<std::vector<double>>& series,

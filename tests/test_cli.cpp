@@ -249,6 +249,10 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
       {"snapshot_every_negative", replaced(base_case, "plots = false", "plots = false\nsnapshot_every = -1"), 3,
        "output.snapshot_every"},
       {"output_directory_empty", replaced(base_case, "directory = \"out\"", "directory = \"\""), 3, "output.directory"},
+      {"plot_shots_out_of_range", replaced(base_case, "plots = false", "plots = true\nplot_shots = [0, 1]"), 3,
+       "output.plot_shots[1]"},
+      {"plot_shots_not_array", replaced(base_case, "plots = false", "plots = true\nplot_shots = 0"), 3,
+       "output.plot_shots"},
       {"layered_not_increasing",
        replaced(base_case, "type = \"homogeneous\"\nvelocity = 2000.0",
                 "type = \"layered\"\ninterfaces = [200.0, 100.0]\nvelocities = [1500.0, 2000.0, 2500.0]"),
@@ -382,6 +386,29 @@ TEST_CASE("a run that blows up stops with step and location, and leaves no outpu
     if (e.path().filename() != ".specwave.lock") CHECK_MESSAGE(false, "left behind: " << e.path());
 }
 
+TEST_CASE("forward plots the gather of every shot, or of the shots output.plot_shots names") {
+  fs::create_directories(work);
+  const std::string three = replaced(
+      replaced(testing::cli_base_case("gathers", {"[200.0, 200.0, 120.0]", "[200.0, 200.0, 200.0]",
+                                                  "[200.0, 200.0, 280.0]"}),
+               "points = [[200.0, 200.0, 280.0]]", "points = [[200.0, 200.0, 150.0], [200.0, 200.0, 250.0]]"),
+      "duration = 0.2", "duration = 0.05");
+  for (const bool selected : {false, true}) {
+    CAPTURE(selected);
+    const std::string text =
+        replaced(three, "plots = false", selected ? "plots = true\nplot_shots = [2, 0, 2]" : "plots = true");
+    const std::string path = write_case("gathers", text);
+    fs::remove_all(work / "out");
+    const Result r = run_specwave("forward --quiet " + path);
+    CAPTURE(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(fs::exists(work / "out" / "shot_gather_shot0000.png"));
+    CHECK(fs::exists(work / "out" / "shot_gather_shot0001.png") == !selected);
+    CHECK(fs::exists(work / "out" / "shot_gather_shot0002.png"));
+    CHECK_FALSE(fs::exists(work / "out" / "shot_gather_shot0003.png"));
+  }
+}
+
 TEST_CASE("forward writes traces, wavefield and model with the documented schema; check and info run") {
   fs::create_directories(work);
   const std::string path =
@@ -413,7 +440,7 @@ TEST_CASE("forward writes traces, wavefield and model with the documented schema
   CHECK(wave.info("/shot_0000/final").dims == std::vector<hsize_t>{40, 40, 40});
   CHECK(wave.info("/shot_0000/snapshots").dims[0] >= 1);
   for (const char* f :
-       {"model.h5", "wavefield.xdmf", "model.xdmf", "shot_gather.png", "wavefield_slice.png", "model_slice.png"})
+       {"model.h5", "wavefield.xdmf", "model.xdmf", "shot_gather_shot0000.png", "wavefield_slice.png", "model_slice.png"})
     CHECK_MESSAGE(fs::exists(work / "out" / f), f);
   CHECK(run_specwave("info").output.find("HDF5") != std::string::npos);
   CHECK(run_specwave("forward --help").code == 0);

@@ -4,9 +4,11 @@
 #include <png.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -226,5 +228,108 @@ TEST_CASE("write_line_png: draws series in palette colours, log axis, validates 
   CHECK_THROWS_AS(specwave::io::write_line_png(path, x, {a, b}, {"one name"}, plot), std::runtime_error);
   CHECK_THROWS_AS(specwave::io::write_line_png("/nonexistent_specwave_dir/m.png", x, {a}, {"a"}, plot),
                   std::runtime_error);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("write_image_png: aspect draws the image true to the grid spacings (equal aspect in metres)") {
+  const fs::path dir = scratch_dir();
+  const std::string path = (dir / "aspect.png").string();
+  // 10 rows x 40 columns with dz = 2 dx: 20 x 40 in metres, drawn 200 x 400 pixels (the longer side 400);
+  // without the aspect it would be 100 x 400 stretched to 200 x 400 and each row 20 pixels tall, not 10 * 2.
+  std::vector<float> d(10 * 40, 1.0f);
+  d[0] = std::numeric_limits<float>::quiet_NaN();
+  specwave::io::ImagePlot plot;
+  plot.min_pixels = 400;
+  plot.aspect = 2.0;
+  specwave::io::write_image_png(path, d, 10, 40, plot);
+  Box nan = find_color(read_png(path), {255, 0, 255});
+  CHECK(nan.x1 - nan.x0 + 1 == 10);  // a cell: 400 / 40 wide
+  CHECK(nan.y1 - nan.y0 + 1 == 20);  // and 2 x 10 tall
+  // A tall model (40 rows, dz = dx / 2): 20 m tall, 10 m wide, 400 x 200 pixels; not stretched to 2:1.
+  std::vector<float> t(40 * 10, 1.0f);
+  t[0] = std::numeric_limits<float>::quiet_NaN();
+  plot.aspect = 0.5;
+  specwave::io::write_image_png(path, t, 40, 10, plot);
+  nan = find_color(read_png(path), {255, 0, 255});
+  CHECK(nan.x1 - nan.x0 + 1 == 20);
+  CHECK(nan.y1 - nan.y0 + 1 == 10);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("write_image_png: a fixed colour range maps values onto it, not onto the data's own range") {
+  const fs::path dir = scratch_dir();
+  const std::string path = (dir / "range.png").string();
+  // All 0.5 on the range [0, 1]: the middle of viridis (33, 145, 140); on its own range it would be degenerate.
+  std::vector<float> d(4 * 4, 0.5f);
+  d[0] = std::numeric_limits<float>::quiet_NaN();
+  specwave::io::ImagePlot plot;
+  plot.colormap = Colormap::viridis;
+  plot.min_pixels = 200;
+  plot.value_min = 0, plot.value_max = 1;
+  specwave::io::write_image_png(path, d, 4, 4, plot);
+  const Decoded img = read_png(path);
+  const Box nan = find_color(img, {255, 0, 255});
+  REQUIRE(nan.x1 >= 0);
+  const Rgb8 mid = img.at(nan.x0 + 125, nan.y0 + 125);
+  CHECK(mid.r == 33);
+  CHECK(mid.g == 145);
+  CHECK(mid.b == 140);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("write_image_panels_png: panels side by side, each with its own axes and colour scale") {
+  const fs::path dir = scratch_dir();
+  const std::string path = (dir / "panels.png").string();
+  // Two 10 x 10 panels of +1 / -1 with a NaN marker each; the second on a symmetric scale of its own.
+  std::vector<float> a(100, 1.0f), b(100, -1.0f);
+  a[0] = b[0] = std::numeric_limits<float>::quiet_NaN();
+  specwave::io::ImagePlot pa, pb;
+  pa.colormap = Colormap::viridis, pa.value_min = -1, pa.value_max = 1, pa.min_pixels = 100, pa.title = "left";
+  pb.colormap = Colormap::seismic, pb.clip_percentile = 100, pb.min_pixels = 100, pb.title = "right";
+  specwave::io::write_image_panels_png(path, {{a, 10, 10, pa}, {b, 10, 10, pb}}, "Two panels");
+  const Decoded img = read_png(path);
+  const Box nan = find_color(img, {255, 0, 255});
+  REQUIRE(nan.x1 >= 0);
+  CHECK(nan.y1 - nan.y0 + 1 == 10);  // both markers on one row of panels, 10 pixels tall
+  CHECK(nan.x1 - nan.x0 > 100);      // the second marker lies right of the first panel
+  const Rgb8 left = img.at(nan.x0 + 50, nan.y0 + 50);
+  CHECK(left.r == 253);  // +1 at the top of viridis on [-1, 1]
+  CHECK(left.g == 231);
+  const Rgb8 right = img.at(nan.x1 - 9 + 50, nan.y0 + 50);
+  CHECK(right.r == 0);  // -1: the bottom of the seismic map on its own symmetric scale
+  CHECK(right.g == 0);
+  CHECK(right.b == 77);
+  CHECK_THROWS_AS(specwave::io::write_image_panels_png(path, {}, "none"), std::runtime_error);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("write_line_png: integer_x puts x ticks on whole numbers only (iterations)") {
+  const fs::path dir = scratch_dir();
+  // x = 0, 1, 2: the round ticks would be every 0.5; with integer_x only 0, 1, 2 (3 vertical grid lines).
+  const std::vector<double> x = {0, 1, 2}, y = {1, 0.5, 0.25};
+  const auto grid_lines = [&](bool integer_x) {
+    const std::string path = (dir / "ticks.png").string();
+    specwave::io::LinePlot plot{"Misfit", "iteration", "misfit", false};
+    plot.integer_x = integer_x;
+    specwave::io::write_line_png(path, x, {y}, {"misfit"}, plot);
+    const Decoded img = read_png(path);
+    // The vertical grid lines (1 pixel each) crossing a row: the most common count of grid pixels over the rows
+    // of the plot area (a row on a horizontal grid line or the curve is the exception).
+    std::map<int, int> rows_with;
+    for (int r = img.h / 4; r < 3 * img.h / 4; ++r) {
+      int n = 0;
+      for (int c = 0; c < img.w; ++c) {
+        const Rgb8 p = img.at(c, r);
+        n += p.r == 228 && p.g == 228 && p.b == 228;
+      }
+      ++rows_with[n];
+    }
+    return std::max_element(rows_with.begin(), rows_with.end(),
+                            [](const auto& a, const auto& b) { return a.second < b.second; })
+        ->first;
+  };
+  // The line at the right end lies under the plot's frame: 0, 0.5, 1, 1.5 show, or 0 and 1.
+  CHECK(grid_lines(false) == 4);
+  CHECK(grid_lines(true) == 2);
   fs::remove_all(dir);
 }

@@ -122,7 +122,9 @@ struct OutputSpec {
   bool traces = true;
   int snapshot_every = 0;  // steps between wavefield snapshots (0: none)
   bool final_field = true;
-  bool plots = true;  // PNG: shot gather, wavefield slice, model slice
+  bool plots = true;  // PNG: shot gathers, wavefield slice, model slice
+  // The shots whose gather is plotted (ascending); empty: every shot, or 50 spread evenly over more (plotted_shots).
+  std::vector<int> plot_shots;
 };
 
 // The model parameter an inversion updates and its gradient is taken with respect to (docs/numerics.md).

@@ -131,6 +131,58 @@ void write_run_json(const std::filesystem::path& dir, const Case& c, const Plan&
   std::filesystem::rename(tmp, dir / "run.json");
 }
 
+// The shots whose gather is plotted: output.plot_shots, else every shot, or 50 spread evenly over more (the first
+// and the last among them).
+std::vector<bool> plotted_shots(const Case& c) {
+  const int n = int(c.shots.size());
+  std::vector<bool> plotted(n, false);
+  if (!c.output.plots) return plotted;
+  constexpr int most = 50;
+  if (!c.output.plot_shots.empty())
+    for (int s : c.output.plot_shots) plotted.at(s) = true;
+  else if (n <= most)
+    plotted.assign(n, true);
+  else
+    for (int k = 0; k < most; ++k) plotted[std::size_t(std::lround(double(k) * (n - 1) / (most - 1)))] = true;
+  return plotted;
+}
+
+// shot_gather_shotSSSS.png: one shot's traces (receiver-major, nt each), time down and the receivers across.
+void write_gather_plot(const Case& c, const Plan& plan, const std::filesystem::path& dir, int shot,
+                       std::span<const double> traces) {
+  const auto& g = c.grid;
+  const int n_rec = int(c.receivers.size());
+  std::vector<float> gather(std::size_t(plan.nt) * n_rec);
+  for (int r = 0; r < n_rec; ++r)
+    for (int t = 0; t < plan.nt; ++t) gather[std::size_t(t) * n_rec + r] = float(traces[std::size_t(r) * plan.nt + t]);
+  io::ImagePlot gp;
+  gp.title = fmt::format("{}: shot {} gather", c.name, shot);
+  // The horizontal axis in metres when the receivers are evenly spaced, ascending, along one axis (a line: its
+  // columns are then evenly spaced positions), else the receiver's number.
+  gp.x_label = "receiver";
+  gp.x_min = 0, gp.x_max = n_rec - 1;
+  if (n_rec >= 2)
+    for (int a : {2, 1, 0}) {
+      const auto& rec = c.receivers;
+      const double step = (rec.back()[a] - rec.front()[a]) / (n_rec - 1);
+      bool line = step > 1e-9 * g.spacing[a];  // ascending (the image runs left to right)
+      for (int r = 0; line && r < n_rec; ++r)
+        for (int b = 0; b < 3; ++b) {
+          const double expected = b == a ? rec.front()[a] + r * step : rec.front()[b];
+          if (std::abs(rec[r][b] - expected) > 1e-6 * g.spacing[b]) line = false;
+        }
+      if (!line) continue;
+      gp.x_label = fmt::format("receiver {} (m)", "zyx"[a]);
+      gp.x_min = rec.front()[a], gp.x_max = rec.back()[a];
+      break;
+    }
+  gp.y_label = "time (s)";
+  gp.y_min = 0, gp.y_max = (plan.nt - 1) * plan.dt;
+  gp.colormap = io::Colormap::gray_seismic;
+  gp.colorbar_label = "u";
+  io::write_image_png((dir / fmt::format("shot_gather_shot{:04d}.png", shot)).string(), gather, plan.nt, n_rec, gp);
+}
+
 template <class T>
 ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& options) {
   namespace fs = std::filesystem;
@@ -138,6 +190,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   const int n_shots = int(c.shots.size());
   const fs::path dir(c.output.directory);
   const bool fp64 = std::is_same_v<T, double>;
+  const std::vector<bool> plot_gather = plotted_shots(c);
 
   // MPI: the ranks form plan.shot_groups groups of consecutive ranks; group k runs shots k, k + G, k + 2G, ...
   // with its grid decomposed over its ranks. Every rank takes part in every collective file write, so all
@@ -235,7 +288,6 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   };
 
   std::vector<T> field(std::size_t(block.points()));
-  std::vector<double> first_gather;
   std::vector<float> field_slice;
   const int slice_y = nearest_index(g, 1, c.shots[0].sources[0].position[1]);
   int slice_step = -plan.nt;  // no slice yet
@@ -249,7 +301,6 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     resume_step = int(resumed->integer("step"));
     done = resumed->integer("steps_done");
     slice_step = int(resumed->integer("slice_step"));
-    first_gather = resumed->array("first_gather");
     const auto& slice = resumed->array("field_slice");
     field_slice.assign(slice.begin(), slice.end());
     if (root)
@@ -332,7 +383,6 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       if (wavefield) wavefield->flush();
       CheckpointMeta meta;
       meta.integers = {{"round_first", first}, {"step", n}, {"steps_done", done}, {"slice_step", slice_step}};
-      meta.arrays["first_gather"] = first_gather;
       meta.arrays["field_slice"].assign(field_slice.begin(), field_slice.end());
       store.save(meta, running);
       checkpointed = true;
@@ -356,7 +406,8 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       const auto t = propagator.traces();  // collective over the group
       my_traces = t;
       if (traces && !parallel) traces->write_shot(shot, t);
-      if (shot == 0) first_gather.assign(t.begin(), t.end());
+      // Each shot's gather is plotted as soon as it is done, by its group's first rank.
+      if (plot_gather[shot] && domain.rank() == 0) write_gather_plot(c, plan, dir, shot, t);
       if (c.output.final_field || (shot == 0 && field_slice.empty())) {
         propagator.copy_field(std::span<T>(field));
         if (c.output.final_field && !parallel) wavefield->write_final(shot, field.data());
@@ -405,44 +456,13 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   if (c.output.plots && root) {
     const double x0 = g.origin[2], x1 = g.origin[2] + (g.shape[2] - 1) * g.spacing[2];
     const double z0 = g.origin[0], z1 = g.origin[0] + (g.shape[0] - 1) * g.spacing[0];
-    // Shot gather: rows = time samples (down), columns = receivers.
-    const int n_rec = int(c.receivers.size());
-    std::vector<float> gather(std::size_t(plan.nt) * n_rec);
-    for (int r = 0; r < n_rec; ++r)
-      for (int t = 0; t < plan.nt; ++t)
-        gather[std::size_t(t) * n_rec + r] = float(first_gather[std::size_t(r) * plan.nt + t]);
-    io::ImagePlot gp;
-    gp.title = fmt::format("{}: shot 0 gather", c.name);
-    // The horizontal axis in metres when the receivers are evenly spaced, ascending, along one axis (a line: its
-    // columns are then evenly spaced positions), else the receiver's number.
-    gp.x_label = "receiver";
-    gp.x_min = 0, gp.x_max = n_rec - 1;
-    if (n_rec >= 2)
-      for (int a : {2, 1, 0}) {
-        const auto& rec = c.receivers;
-        const double step = (rec.back()[a] - rec.front()[a]) / (n_rec - 1);
-        bool line = step > 1e-9 * g.spacing[a];  // ascending (the image runs left to right)
-        for (int r = 0; line && r < n_rec; ++r)
-          for (int b = 0; b < 3; ++b) {
-            const double expected = b == a ? rec.front()[a] + r * step : rec.front()[b];
-            if (std::abs(rec[r][b] - expected) > 1e-6 * g.spacing[b]) line = false;
-          }
-        if (!line) continue;
-        gp.x_label = fmt::format("receiver {} (m)", "zyx"[a]);
-        gp.x_min = rec.front()[a], gp.x_max = rec.back()[a];
-        break;
-      }
-    gp.y_label = "time (s)";
-    gp.y_min = 0, gp.y_max = (plan.nt - 1) * plan.dt;
-    gp.colormap = io::Colormap::gray_seismic;
-    gp.colorbar_label = "u";
-    io::write_image_png((dir / "shot_gather.png").string(), gather, plan.nt, n_rec, gp);
     io::ImagePlot wp;
     wp.title = fmt::format("shot 0 wavefield, y = {:.0f} m, t = {:.3f} s", g.origin[1] + slice_y * g.spacing[1],
                            slice_step * plan.dt);
     wp.x_label = "x (m)";
     wp.y_label = "z (m)";
     wp.x_min = x0, wp.x_max = x1, wp.y_min = z0, wp.y_max = z1;
+    wp.aspect = g.spacing[0] / g.spacing[2];  // true to scale in metres
     wp.colormap = io::Colormap::seismic;
     wp.colorbar_label = "u";
     io::write_image_png((dir / "wavefield_slice.png").string(), field_slice, g.shape[0], g.shape[2], wp);
@@ -451,7 +471,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     mp.colormap = io::Colormap::viridis;
     mp.colorbar_label = "m/s";
     io::write_image_png((dir / "model_slice.png").string(), model_slice, g.shape[0], g.shape[2], mp);
-    for (const char* f : {"shot_gather.png", "wavefield_slice.png", "model_slice.png"})
+    for (const char* f : {"shot_gather_shot*.png", "wavefield_slice.png", "model_slice.png"})
       summary.outputs.push_back((dir / f).string());
   }
   // Complete: the checkpoint has served.

@@ -150,35 +150,57 @@ void InversionRecorder::write_plots() const {
   std::vector<std::vector<double>> series = {relative};
   std::vector<std::string> names = {"misfit / start"};
   if (!error.empty()) series.push_back(error), names.push_back("model error / start");
-  io::write_line_png((dir / "misfit.png").string(), x, series, names,
-                     {fmt::format("{}: {} inversion", case_.name, optimizer_), "iteration", "relative to start", true});
+  io::LinePlot lp{fmt::format("{}: {} inversion", case_.name, optimizer_), "iteration", "relative to start", true};
+  lp.integer_x = true;
+  io::write_line_png((dir / "misfit.png").string(), x, series, names, lp);
 
-  // xz slices at the middle y: start | final | true, side by side on one colour scale.
+  // xz slices at the middle y, in metres and true to scale: start | final | true on one velocity scale, and the
+  // update (final - start) on its own symmetric scale.
   const GridSpec& g = case_.grid;
   const int nz = g.shape[0], ny = g.shape[1], nx = g.shape[2], y = ny / 2;
   const std::size_t points = std::size_t(nz) * ny * nx;
-  std::vector<const float*> panels = {velocities_.data(), velocities_.data() + (history_.size() - 1) * points};
-  std::vector<float> tv(true_velocity_.begin(), true_velocity_.end());
-  if (!tv.empty()) panels.push_back(tv.data());
-  const int gap = 2, cols = int(panels.size()) * nx + (int(panels.size()) - 1) * gap;
-  float lo = INFINITY, hi = -INFINITY;
-  for (const float* p : panels)
-    for (std::size_t k = 0; k < points; ++k) lo = std::min(lo, p[k]), hi = std::max(hi, p[k]);
-  std::vector<float> image(std::size_t(nz) * cols, lo);
-  for (std::size_t k = 0; k < panels.size(); ++k)
+  const auto slice = [&](const float* v) {
+    std::vector<float> out(std::size_t(nz) * nx);
     for (int z = 0; z < nz; ++z)
-      for (int i = 0; i < nx; ++i)
-        image[std::size_t(z) * cols + k * (nx + gap) + i] = panels[k][(std::size_t(z) * ny + y) * nx + i];
-  io::ImagePlot p;
-  p.title = fmt::format("velocity at y = {:.0f} m: start | iteration {}{}", g.origin[1] + y * g.spacing[1],
-                        history_.back().iteration, tv.empty() ? "" : " | true");
-  p.x_label = "x (panels side by side)";
-  p.y_label = "z (m)";
-  p.x_min = 0, p.x_max = cols - 1;
-  p.y_min = g.origin[0], p.y_max = g.origin[0] + (nz - 1) * g.spacing[0];
-  p.colormap = io::Colormap::viridis;
-  p.colorbar_label = "m/s";
-  io::write_image_png((dir / "model_slices.png").string(), image, nz, cols, p);
+      for (int i = 0; i < nx; ++i) out[std::size_t(z) * nx + i] = v[(std::size_t(z) * ny + y) * nx + i];
+    return out;
+  };
+  std::vector<std::vector<float>> slices = {slice(velocities_.data()),
+                                            slice(velocities_.data() + (history_.size() - 1) * points)};
+  std::vector<std::string> titles = {"start", fmt::format("iteration {}", history_.back().iteration)};
+  if (!true_velocity_.empty()) {
+    const std::vector<float> tv(true_velocity_.begin(), true_velocity_.end());
+    slices.push_back(slice(tv.data())), titles.push_back("true");
+  }
+  float lo = INFINITY, hi = -INFINITY;
+  for (const auto& sl : slices)
+    for (float v : sl) lo = std::min(lo, v), hi = std::max(hi, v);
+  std::vector<float> update(slices[0].size());
+  for (std::size_t k = 0; k < update.size(); ++k) update[k] = slices[1][k] - slices[0][k];
+
+  io::ImagePlot base;
+  base.x_label = "x (m)", base.y_label = "z (m)";
+  base.x_min = g.origin[2], base.x_max = g.origin[2] + (nx - 1) * g.spacing[2];
+  base.y_min = g.origin[0], base.y_max = g.origin[0] + (nz - 1) * g.spacing[0];
+  base.aspect = g.spacing[0] / g.spacing[2];
+  base.min_pixels = 360;
+  std::vector<io::ImagePanel> panels;
+  for (std::size_t k = 0; k < slices.size(); ++k) {
+    io::ImagePlot p = base;
+    p.title = titles[k];
+    p.colormap = io::Colormap::viridis;
+    p.colorbar_label = "m/s";
+    p.value_min = lo, p.value_max = hi;
+    panels.push_back({slices[k], nz, nx, p});
+  }
+  io::ImagePlot up = base;
+  up.title = fmt::format("update: iteration {} - start", history_.back().iteration);
+  up.colormap = io::Colormap::seismic;
+  up.clip_percentile = 100;
+  up.colorbar_label = "m/s";
+  panels.push_back({update, nz, nx, up});
+  io::write_image_panels_png((dir / "model_slices.png").string(), panels,
+                             fmt::format("{}: velocity at y = {:.0f} m", case_.name, g.origin[1] + y * g.spacing[1]));
 }
 
 std::vector<std::string> InversionRecorder::outputs() const {

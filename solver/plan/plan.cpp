@@ -131,7 +131,8 @@ void note_stencils_in_layer(const Case& c, Plan& plan) {
 }  // namespace
 
 const std::vector<std::string> forward_output_names = {
-    "traces.h5", "wavefield.h5", "model.h5", "run.json", "shot_gather.png", "wavefield_slice.png", "checkpoint"};
+    "traces.h5",           "wavefield.h5",    "model.h5",  "run.json", "shot_gather_shot*.png",
+    "wavefield_slice.png", "model_slice.png", "checkpoint"};
 const std::vector<std::string> invert_output_names = {"inversion.h5",     "inversion_state.h5", "evaluations.h5",
                                                       "iterations.jsonl", "misfit.png",         "model_slices.png"};
 
@@ -177,8 +178,13 @@ void check_inputs_not_overwritten(const Case& c, const std::vector<std::string>&
     const fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
     for (const std::string& name : output_names) {
       const fs::path out = dir / name;
-      const bool inside =
-          p == out || (name == "checkpoint" && p.parent_path() == out) || p == fs::path(out.string() + ".partial");
+      // A name with '*' stands for a numbered series (shot_gather_shot*.png).
+      const auto star = name.find('*');
+      const std::string file = p.filename().string();
+      const bool series = star != std::string::npos && p.parent_path() == dir && file.size() >= name.size() - 1 &&
+                          file.starts_with(name.substr(0, star)) && file.ends_with(name.substr(star + 1));
+      const bool inside = series || p == out || (name == "checkpoint" && p.parent_path() == out) ||
+                          p == fs::path(out.string() + ".partial");
       if (inside)
         throw Error(
             ExitCode::output_error,
