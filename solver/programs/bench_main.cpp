@@ -52,6 +52,7 @@ struct FdtdResult {
   int order = 0;
   bool fp64 = false;
   int pml_width = 0;
+  int pml_axes = 7;  // the axes whose faces absorb: bit 0 z, bit 1 y, bit 2 x
   int steps = 0, repetitions = 0;
   double best_s = 0, median_s = 0;  // seconds per step
   long subnormals = 0;
@@ -67,8 +68,17 @@ struct FdtdConfig {
   double h = 10.0;
 };
 
+// "all 6", "z", "y", "x": the faces of the axes in the bit set (bit 0 z, bit 1 y, bit 2 x).
+std::string pml_faces_name(int axes) {
+  if (axes == 7) return "all 6 faces";
+  std::string s;
+  for (int a = 0; a < 3; ++a)
+    if (axes >> a & 1) s += "zyx"[a];
+  return s + " faces";
+}
+
 template <class T>
-FdtdResult run_fdtd(const FdtdConfig& cfg, int order, int pml_width) {
+FdtdResult run_fdtd(const FdtdConfig& cfg, int order, int pml_width, int pml_axes = 7) {
   const int R = order / 2;
   const int n = cfg.n;
   const FieldLayout L{n, n, n, R};
@@ -117,7 +127,7 @@ FdtdResult run_fdtd(const FdtdConfig& cfg, int order, int pml_width) {
     axis.width = pml_width;
     pml_a[a].assign(n, T(0));
     pml_b[a].assign(n, T(1));
-    if (pml_width == 0) continue;
+    if (pml_width == 0 || !(pml_axes >> a & 1)) continue;
     const double W = pml_width, d0 = -(2 + 1) * v_max * std::log(1e-3) / (2 * W * h), alpha_max = pi * 10.0;
     for (int i = 0; i < n; ++i) {
       double xi = 0;
@@ -161,6 +171,7 @@ FdtdResult run_fdtd(const FdtdConfig& cfg, int order, int pml_width) {
   r.order = order;
   r.fp64 = sizeof(T) == 8;
   r.pml_width = pml_width;
+  r.pml_axes = pml_axes;
   // Warm-up, then size a repetition from the last warm-up step: >= min_seconds and >= min_steps steps.
   double last = 0;
   for (int s = 0; s < std::max(1, cfg.warmup); ++s) {
@@ -356,8 +367,10 @@ int main(int argc, char** argv) {
   app.add_option("--output", output, "Also write the Markdown report to this file");
   std::vector<int> spectral_sizes{256};
   app.add_option("--spectral-n", spectral_sizes, "Grid sizes of the spectral benchmark (0: skip it)")->delimiter(',');
-  bool skip_fdtd = false;
+  bool skip_fdtd = false, pml_breakdown = false;
   app.add_flag("--skip-fdtd", skip_fdtd, "Only the bandwidth reference and the spectral part");
+  app.add_flag("--pml-breakdown", pml_breakdown,
+               "Also the step with the CPML on the z, the y and the x faces alone (what each axis' layers cost)");
   RunConfig runs;
   app.add_option("--runs", runs.sizes, "Whole forward runs at these n ((n + 2 pml)^3 grid; empty: skip them)")
       ->delimiter(',');
@@ -426,13 +439,17 @@ int main(int argc, char** argv) {
   std::vector<int> widths{0};
   if (pml_width > 0) widths.push_back(pml_width);
   std::vector<FdtdResult> results;
+  // The CPML's faces: all (7), and with --pml-breakdown the z (1), y (2) and x (4) faces alone.
+  std::vector<int> axis_sets{7};
+  if (pml_breakdown) axis_sets.insert(axis_sets.end(), {1, 2, 4});
   for (bool fp64 : precisions)
     for (int order : skip_fdtd ? std::vector<int>{} : orders)
-      for (int w : widths) {
-        std::cerr << fmt::format("[bench] fdtd order {} {} {}^3 {} ...\n", order, fp64 ? "fp64" : "fp32", cfg.n,
-                                 w ? fmt::format("CPML {}", w) : std::string("no PML"));
-        results.push_back(fp64 ? run_fdtd<double>(cfg, order, w) : run_fdtd<float>(cfg, order, w));
-      }
+      for (int w : widths)
+        for (int axes : w ? axis_sets : std::vector<int>{7}) {
+          std::cerr << fmt::format("[bench] fdtd order {} {} {}^3 {} ...\n", order, fp64 ? "fp64" : "fp32", cfg.n,
+                                   w ? fmt::format("CPML {} ({})", w, pml_faces_name(axes)) : std::string("no PML"));
+          results.push_back(fp64 ? run_fdtd<double>(cfg, order, w, axes) : run_fdtd<float>(cfg, order, w, axes));
+        }
 
   const double points = double(cfg.n) * cfg.n * cfg.n;
   md << fmt::format("## FDTD step, {}^3 interior points (`specwave::cpu::fdtd_step`)\n\n", cfg.n);
@@ -452,7 +469,8 @@ int main(int argc, char** argv) {
     const double gpts = points / r.best_s * 1e-9, gpts_median = points / r.median_s * 1e-9;
     const double gbs = gpts * (r.fp64 ? 32 : 16);
     md << fmt::format("| {} | {} | {} | {} x {} | {:.2f} | {:.2f} | {:.3f} | {:.3f} | {:.1f} | {:.0f}% | {:.0f}% |\n",
-                      r.order, r.fp64 ? "fp64" : "fp32", r.pml_width ? fmt::format("CPML {} x 6", r.pml_width) : "none",
+                      r.order, r.fp64 ? "fp64" : "fp32",
+                      r.pml_width ? fmt::format("CPML {} on {}", r.pml_width, pml_faces_name(r.pml_axes)) : "none",
                       r.steps, r.repetitions, r.best_s * 1e3, r.median_s * 1e3, gpts, gpts_median, gbs,
                       100 * gbs / stream.triad.best_gbs, 100 * gbs / stream.update.best_gbs);
     if (!r.finite || r.subnormals > 0) warned = true;
@@ -465,7 +483,21 @@ int main(int argc, char** argv) {
         md << fmt::format("- order {} {} PML {}: finite {}, {} subnormal values\n", r.order, r.fp64 ? "fp64" : "fp32",
                           r.pml_width, r.finite, r.subnormals);
   }
-  md << "\n";
+  // What the CPML costs over the interior step of the same order and precision, in all and by axis.
+  for (const FdtdResult& r : results) {
+    if (r.pml_width == 0 || r.pml_axes != 7) continue;
+    const FdtdResult* none = nullptr;
+    for (const FdtdResult& q : results)
+      if (q.pml_width == 0 && q.order == r.order && q.fp64 == r.fp64) none = &q;
+    if (none == nullptr) continue;
+    std::string by_axis;
+    for (const FdtdResult& q : results)
+      if (q.pml_width == r.pml_width && q.pml_axes != 7 && q.order == r.order && q.fp64 == r.fp64)
+        by_axis += fmt::format(", {} +{:.2f} ms", pml_faces_name(q.pml_axes), (q.best_s - none->best_s) * 1e3);
+    md << fmt::format("\nCPML {} cost, order {} {}: {:.2f}x the interior step (+{:.2f} ms{})", r.pml_width, r.order,
+                      r.fp64 ? "fp64" : "fp32", r.best_s / none->best_s, (r.best_s - none->best_s) * 1e3, by_axis);
+  }
+  md << "\n\n";
 
   // Summary line: order 8 fp32 without PML when measured, else the last no-PML configuration.
   const FdtdResult* summary = nullptr;
