@@ -396,14 +396,12 @@ void draw_panel(Canvas& cv, int ox, int oy, const PanelLayout& l, std::span<cons
 
   // Axes: ticks with labels on the bottom (x) and left (y) edges.
   for (std::size_t i = 0; i < l.xt.values.size(); ++i) {
-    const int x =
-        std::clamp(int(std::lround(to_pixel(l.xt.values[i], plot.x_min, plot.x_max, ix, W))), ix - 1, ix + W);
+    const int x = std::clamp(int(std::lround(to_pixel(l.xt.values[i], plot.x_min, plot.x_max, ix, W))), ix - 1, ix + W);
     cv.fill(x, iy + H + 1, x + 1, iy + H + 1 + kTick, kBlack);
     cv.text(x - text_w(l.xl[i], kScale) / 2, iy + H + 1 + kTick + kGap, l.xl[i], kScale, kText);
   }
   for (std::size_t i = 0; i < l.yt.values.size(); ++i) {
-    const int y =
-        std::clamp(int(std::lround(to_pixel(l.yt.values[i], plot.y_min, plot.y_max, iy, H))), iy - 1, iy + H);
+    const int y = std::clamp(int(std::lround(to_pixel(l.yt.values[i], plot.y_min, plot.y_max, iy, H))), iy - 1, iy + H);
     cv.fill(ix - 1 - kTick, y, ix - 1, y + 1, kBlack);
     cv.text(ix - 1 - kTick - kGap - text_w(l.yl[i], kScale), y - th / 2, l.yl[i], kScale, kText);
   }
@@ -441,8 +439,7 @@ void write_image_png(const std::string& path, std::span<const float> data, int r
   write_png_atomic(path, cv);
 }
 
-void write_image_panels_png(const std::string& path, const std::vector<ImagePanel>& panels,
-                            const std::string& title) {
+void write_image_panels_png(const std::string& path, const std::vector<ImagePanel>& panels, const std::string& title) {
   if (panels.empty()) throw std::runtime_error("png_plot: '" + path + "': no panels");
   std::vector<PanelLayout> layouts;
   int width = 0, height = 0;

@@ -388,11 +388,11 @@ TEST_CASE("a run that blows up stops with step and location, and leaves no outpu
 
 TEST_CASE("forward plots the gather of every shot, or of the shots output.plot_shots names") {
   fs::create_directories(work);
-  const std::string three = replaced(
-      replaced(testing::cli_base_case("gathers", {"[200.0, 200.0, 120.0]", "[200.0, 200.0, 200.0]",
-                                                  "[200.0, 200.0, 280.0]"}),
-               "points = [[200.0, 200.0, 280.0]]", "points = [[200.0, 200.0, 150.0], [200.0, 200.0, 250.0]]"),
-      "duration = 0.2", "duration = 0.05");
+  const std::string three =
+      replaced(replaced(testing::cli_base_case(
+                            "gathers", {"[200.0, 200.0, 120.0]", "[200.0, 200.0, 200.0]", "[200.0, 200.0, 280.0]"}),
+                        "points = [[200.0, 200.0, 280.0]]", "points = [[200.0, 200.0, 150.0], [200.0, 200.0, 250.0]]"),
+               "duration = 0.2", "duration = 0.05");
   for (const bool selected : {false, true}) {
     CAPTURE(selected);
     const std::string text =
@@ -439,8 +439,8 @@ TEST_CASE("forward writes traces, wavefield and model with the documented schema
   io::h5::Reader wave((work / "out" / "wavefield.h5").string());
   CHECK(wave.info("/shot_0000/final").dims == std::vector<hsize_t>{40, 40, 40});
   CHECK(wave.info("/shot_0000/snapshots").dims[0] >= 1);
-  for (const char* f :
-       {"model.h5", "wavefield.xdmf", "model.xdmf", "shot_gather_shot0000.png", "wavefield_slice.png", "model_slice.png"})
+  for (const char* f : {"model.h5", "wavefield.xdmf", "model.xdmf", "shot_gather_shot0000.png", "wavefield_slice.png",
+                        "model_slice.png"})
     CHECK_MESSAGE(fs::exists(work / "out" / f), f);
   CHECK(run_specwave("info").output.find("HDF5") != std::string::npos);
   CHECK(run_specwave("forward --help").code == 0);
