@@ -1,5 +1,5 @@
 // PNG plots for seismic images (gathers, snapshots, models) and line plots (misfit curves).
-// Everything is rasterised here into an 8-bit RGB canvas with a built-in 5x7 bitmap font and
+// Everything is rasterised here into an 8-bit RGB canvas with a built-in 5x7 font (antialiased) and
 // written with libpng's simplified API to "<path>.tmp", which is then renamed over <path>.
 #include "png_plot.hpp"
 
@@ -113,24 +113,58 @@ class Canvas {
     }
   }
   // Text with its top-left corner at (x, y). Vertical text reads bottom-to-top; (x, y) is then the
-  // top-left corner of its (text_h wide, text_w tall) bounding box.
+  // top-left corner of its (text_h wide, text_w tall) bounding box. Antialiased: each pixel takes the glyph's
+  // coverage of it (4 x 4 samples) over the 5x7 cells, whose diagonal steps are joined by small corner triangles so
+  // that slanted strokes read as strokes rather than staircases (glyph_covers).
   void text(int x, int y, std::string_view s, int scale, Rgb c, bool vertical = false) {
-    const int total = int(s.size()) * kAdvance - 1;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      unsigned char ch = static_cast<unsigned char>(s[i]);
-      if (ch < 32 || ch > 126) ch = '?';
-      for (int col = 0; col < 5; ++col)
-        for (int row = 0; row < 8; ++row) {
-          if (!((kFont[ch - 32][col] >> row) & 1)) continue;
-          const int u = int(i) * kAdvance + col;
-          const int px = vertical ? x + row * scale : x + u * scale;
-          const int py = vertical ? y + (total - 1 - u) * scale : y + row * scale;
-          fill(px, py, px + scale, py + scale, c);
-        }
-    }
+    const int total = int(s.size()) * kAdvance - 1;    // the text's length in glyph cells
+    const int len = total * scale, depth = 8 * scale;  // along and across the text, in pixels
+    constexpr int kSub = 4;
+    for (int a = 0; a < len; ++a)
+      for (int b = 0; b < depth; ++b) {
+        int hits = 0;
+        for (int sa = 0; sa < kSub; ++sa)
+          for (int sb = 0; sb < kSub; ++sb) {
+            const double u = (a + (sa + 0.5) / kSub) / scale, v = (b + (sb + 0.5) / kSub) / scale;
+            const int glyph = int(u) / kAdvance;
+            const double gu = u - glyph * kAdvance;
+            if (glyph >= int(s.size()) || gu >= 5) continue;
+            unsigned char ch = static_cast<unsigned char>(s[std::size_t(glyph)]);
+            if (ch < 32 || ch > 126) ch = '?';
+            hits += glyph_covers(kFont[ch - 32], gu, v);
+          }
+        if (hits == 0) continue;
+        const int px = vertical ? x + b : x + a;
+        const int py = vertical ? y + (len - 1 - a) : y + b;
+        blend(px, py, c, double(hits) / (kSub * kSub));
+      }
   }
 
  private:
+  // Mixes c into the pixel with weight alpha.
+  void blend(int x, int y, Rgb c, double alpha) {
+    if (x < 0 || y < 0 || x >= w_ || y >= h_) return;
+    std::uint8_t* p = &px_[(std::size_t(y) * std::size_t(w_) + std::size_t(x)) * 3];
+    const auto mix = [alpha](std::uint8_t under, std::uint8_t over) {
+      return std::uint8_t(std::lround(under + (over - under) * alpha));
+    };
+    p[0] = mix(p[0], c.r), p[1] = mix(p[1], c.g), p[2] = mix(p[2], c.b);
+  }
+  // Whether the point (u, v) of a glyph (in cells: u across 0..5, v down 0..8) is ink: inside a set cell, or in the
+  // corner triangle of an unset cell whose two neighbours across that corner are set (a diagonal step).
+  static bool glyph_covers(const std::uint8_t (&glyph)[5], double u, double v) {
+    const auto on = [&](int col, int row) {
+      return col >= 0 && col < 5 && row >= 0 && row < 8 && (glyph[col] >> row & 1);
+    };
+    const int i = int(u), j = int(v);
+    const double fu = u - i, fv = v - j;
+    if (on(i, j)) return true;
+    return (on(i - 1, j) && on(i, j - 1) && fu + fv <= 0.5) ||            // upper-left corner
+           (on(i + 1, j) && on(i, j - 1) && (1 - fu) + fv <= 0.5) ||      // upper-right
+           (on(i - 1, j) && on(i, j + 1) && fu + (1 - fv) <= 0.5) ||      // lower-left
+           (on(i + 1, j) && on(i, j + 1) && (1 - fu) + (1 - fv) <= 0.5);  // lower-right
+  }
+
   int w_, h_;
   std::vector<std::uint8_t> px_;
 };

@@ -10,7 +10,7 @@ enum class Colormap {
   viridis /* sequential */
 };
 struct ImagePlot {
-  std::string title;             // drawn at the top with a tiny built-in 5x7 bitmap font (ASCII 32..126)
+  std::string title;             // drawn at the top with a built-in 5x7 font, antialiased (ASCII 32..126)
   std::string x_label, y_label;  // axis labels (drawn with the same font; y label may be horizontal at top-left)
   double x_min = 0, x_max = 1, y_min = 0,
          y_max = 1;  // axis extents for tick labels (y increases downward, as depth/time)

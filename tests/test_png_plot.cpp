@@ -333,3 +333,23 @@ TEST_CASE("write_line_png: integer_x puts x ticks on whole numbers only (iterati
   CHECK(grid_lines(true) == 2);
   fs::remove_all(dir);
 }
+
+TEST_CASE("plot text is antialiased: edge pixels take the glyph's coverage, diagonal steps are joined") {
+  const fs::path dir = scratch_dir();
+  const std::string path = (dir / "text.png").string();
+  // The title band (above the plot frame) holds only the title: with antialiasing its ink has intermediate greys
+  // between the text colour (20) and white, not just the two; a slash's diagonal steps get partly covered pixels.
+  specwave::io::LinePlot plot{"///  vwxyz  AVWXY", "x", "y", false};
+  specwave::io::write_line_png(path, std::vector<double>{0, 1}, {{1.0, 2.0}}, {"a"}, plot);
+  const Decoded img = read_png(path);
+  int full = 0, partial = 0;
+  for (int y = 0; y < 50; ++y)
+    for (int x = 0; x < img.w; ++x) {
+      const Rgb8 p = img.at(x, y);
+      if (p.r == 20 && p.g == 20 && p.b == 20) ++full;
+      if (p.r == p.g && p.g == p.b && p.r > 20 && p.r < 255) ++partial;
+    }
+  CHECK(full > 100);
+  CHECK(partial > 50);
+  fs::remove_all(dir);
+}
