@@ -558,13 +558,15 @@ AtomicWriter::~AtomicWriter() {
   if (parallel_.rank == 0 && !resumable_.enabled) std::filesystem::remove(temporary_, ec);
 }
 
-void AtomicWriter::flush() {
+void AtomicWriter::flush(const std::string& what) {
   errno = 0;
-  if (H5Fflush(file_.id(), H5F_SCOPE_GLOBAL) < 0) fail_write("cannot flush " + temporary_);
+  if (H5Fflush(file_.id(), H5F_SCOPE_GLOBAL) < 0)
+    fail_write(what.empty() ? "cannot flush " + temporary_
+                            : temporary_ + ": cannot write " + what + " (flushing them to disk)");
 }
 
-void AtomicWriter::commit() {
-  flush();
+void AtomicWriter::commit(const std::string& what) {
+  flush(what);
   file_.close();  // collective for a parallel file: every rank's data is in the file after it
   committed_ = true;
   if (parallel_counted_) --g_parallel_writers, parallel_counted_ = false;

@@ -136,9 +136,10 @@ class AtomicWriter {
   hid_t id() const { return file_.id(); }
   const std::string& path() const { return path_; }
   bool reopened() const { return resumable_.reopen; }
-  // Everything written so far on disk (collective for a parallel file).
-  void flush();
-  void commit();
+  // Everything written so far on disk (collective for a parallel file). A write that fails here (HDF5 keeps data in
+  // its caches until then: a full disk often shows only now) names `what` was being written when it is given.
+  void flush(const std::string& what = "");
+  void commit(const std::string& what = "");
 
  private:
   std::string path_, temporary_;

@@ -218,7 +218,7 @@ void CheckpointStore::write_generation(long long generation, const CheckpointMet
       propagators[k]->visit_state(v);
       bytes += v.bytes;
     }
-    file.commit();
+    file.commit("the checkpoint arrays");
   }
   world_.barrier();  // every rank's state is on disk before the manifest names its generation
   if (world_.rank() == 0) {
