@@ -301,6 +301,8 @@ constexpr int kMargin = 14;     // outer margin
 constexpr int kTick = 6;        // tick length
 constexpr int kGap = 6;         // tick-to-label gap
 constexpr int kLabelGap = 12;   // tick labels to axis label
+constexpr int kCbarGap = 24;    // image to colour bar
+constexpr int kCbarW = 22;      // colour bar width
 
 // Maps v in [a, b] linearly onto pixel [p0, p0 + len]; a degenerate range maps to the middle.
 double to_pixel(double v, double a, double b, int p0, int len) {
@@ -385,14 +387,13 @@ PanelLayout layout_panel(std::span<const float> data, int rows, int cols, const 
   for (const auto& [v, s] : l.cbar) l.cbar_lab_w = std::max(l.cbar_lab_w, text_w(s, kScale));
 
   const int th = text_h(kScale);
-  const int cbar_gap = 24, cbar_w = 22;
   l.title_scale = title_scale;
   l.title_w = text_w(plot.title, title_scale);
   l.left = std::max(kMargin + (plot.y_label.empty() ? 0 : th + kLabelGap) + ylab_w + kGap + kTick + 1,
                     xlab_first_w / 2 + kMargin);
   l.top = kMargin + (plot.title.empty() ? 0 : text_h(title_scale) + 16) + th / 2;
   l.bottom = 1 + kTick + kGap + th + (plot.x_label.empty() ? 0 : kLabelGap + th) + kMargin;
-  l.right = std::max(1 + cbar_gap + cbar_w + 1 + kTick / 2 + kGap + l.cbar_lab_w +
+  l.right = std::max(1 + kCbarGap + kCbarW + 1 + kTick / 2 + kGap + l.cbar_lab_w +
                          (plot.colorbar_label.empty() ? 0 : kLabelGap + th) + kMargin,
                      xlab_last_w / 2 + kMargin);
   l.width = std::max(l.left + l.W + l.right, l.title_w + 2 * kMargin), l.height = l.top + l.H + l.bottom;
@@ -403,7 +404,6 @@ PanelLayout layout_panel(std::span<const float> data, int rows, int cols, const 
 void draw_panel(Canvas& cv, int ox, int oy, const PanelLayout& l, std::span<const float> data, int rows, int cols,
                 const ImagePlot& plot) {
   const int th = text_h(kScale);
-  const int cbar_gap = 24, cbar_w = 22;
   const int ix = ox + l.left, iy = oy + l.top, W = l.W, H = l.H;
   const double vmin = l.vmin, vmax = l.vmax;
 
@@ -449,17 +449,17 @@ void draw_panel(Canvas& cv, int ox, int oy, const PanelLayout& l, std::span<cons
             plot.title, l.title_scale, kText);
 
   // Colorbar: vmax at the top, vmin at the bottom (and 0 for symmetric maps).
-  const int cx = ix + W + 1 + cbar_gap;
+  const int cx = ix + W + 1 + kCbarGap;
   for (int py = 0; py < H; ++py)
-    cv.fill(cx, iy + py, cx + cbar_w, iy + py + 1, colormap_at(plot.colormap, 1.0 - (py + 0.5) / H));
-  cv.frame(cx, iy, cx + cbar_w, iy + H, kBlack);
+    cv.fill(cx, iy + py, cx + kCbarW, iy + py + 1, colormap_at(plot.colormap, 1.0 - (py + 0.5) / H));
+  cv.frame(cx, iy, cx + kCbarW, iy + H, kBlack);
   for (const auto& [v, s] : l.cbar) {
     const int y = std::clamp(int(std::lround(to_pixel(v, vmax, vmin, iy, H))), iy - 1, iy + H);
-    cv.fill(cx + cbar_w + 1, y, cx + cbar_w + 1 + kTick / 2, y + 1, kBlack);
-    cv.text(cx + cbar_w + 1 + kTick / 2 + kGap, y - th / 2, s, kScale, kText);
+    cv.fill(cx + kCbarW + 1, y, cx + kCbarW + 1 + kTick / 2, y + 1, kBlack);
+    cv.text(cx + kCbarW + 1 + kTick / 2 + kGap, y - th / 2, s, kScale, kText);
   }
   if (!plot.colorbar_label.empty())
-    cv.text(cx + cbar_w + 1 + kTick / 2 + kGap + l.cbar_lab_w + kLabelGap,
+    cv.text(cx + kCbarW + 1 + kTick / 2 + kGap + l.cbar_lab_w + kLabelGap,
             iy + (H - text_w(plot.colorbar_label, kScale)) / 2, plot.colorbar_label, kScale, kText, true);
 }
 

@@ -159,19 +159,16 @@ void InversionRecorder::write_plots() const {
   const GridSpec& g = case_.grid;
   const int nz = g.shape[0], ny = g.shape[1], nx = g.shape[2], y = ny / 2;
   const std::size_t points = std::size_t(nz) * ny * nx;
-  const auto slice = [&](const float* v) {
+  const auto slice = [&](const auto* v) {  // float (the iterations) or double (the true model)
     std::vector<float> out(std::size_t(nz) * nx);
     for (int z = 0; z < nz; ++z)
-      for (int i = 0; i < nx; ++i) out[std::size_t(z) * nx + i] = v[(std::size_t(z) * ny + y) * nx + i];
+      for (int i = 0; i < nx; ++i) out[std::size_t(z) * nx + i] = float(v[(std::size_t(z) * ny + y) * nx + i]);
     return out;
   };
   std::vector<std::vector<float>> slices = {slice(velocities_.data()),
                                             slice(velocities_.data() + (history_.size() - 1) * points)};
   std::vector<std::string> titles = {"start", fmt::format("iteration {}", history_.back().iteration)};
-  if (!true_velocity_.empty()) {
-    const std::vector<float> tv(true_velocity_.begin(), true_velocity_.end());
-    slices.push_back(slice(tv.data())), titles.push_back("true");
-  }
+  if (!true_velocity_.empty()) slices.push_back(slice(true_velocity_.data())), titles.push_back("true");
   float lo = INFINITY, hi = -INFINITY;
   for (const auto& sl : slices)
     for (float v : sl) lo = std::min(lo, v), hi = std::max(hi, v);

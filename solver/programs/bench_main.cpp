@@ -68,7 +68,7 @@ struct FdtdConfig {
   double h = 10.0;
 };
 
-// "all 6", "z", "y", "x": the faces of the axes in the bit set (bit 0 z, bit 1 y, bit 2 x).
+// "all 6 faces", "z faces", "yx faces", ...: the faces of the axes in the bit set (bit 0 z, bit 1 y, bit 2 x).
 std::string pml_faces_name(int axes) {
   if (axes == 7) return "all 6 faces";
   std::string s;
