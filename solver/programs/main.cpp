@@ -477,11 +477,12 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // line-buffered even when redirected to a Slurm log
   io::h5::startup();                         // first: before anything starts the HDF5 library
   io::h5::silence_library_errors();
-  // MPI (when built with it) lives for the whole program, also without mpirun (a singleton rank). An error
+  // MPI (when built with it) lives for the whole program when a launcher (mpirun, mpiexec, srun) started it. An error
   // on one of several ranks ends them all through fatal_error (MPI_Abort), never leaving the others waiting.
-  // `specwave info` outside a launcher starts no MPI: it also runs where the program's libraries were copied
-  // but Open MPI's run-time files were not (scripts/gpu-check on a bare GPU machine).
-  MpiSession mpi(argc, argv, mpi_launched() || !(argc > 1 && std::string(argv[1]) == "info"));
+  // Outside a launcher the program starts no MPI and is one serial rank (Comm::world()), as an Open MPI singleton
+  // would be: starting one costs about 0.35 s a process (most of a `specwave check`), and the program also runs
+  // where its libraries were copied but Open MPI's run-time files were not (scripts/gpu-check on a bare GPU machine).
+  MpiSession mpi(argc, argv, mpi_launched());
   // Destroyed before `mpi`: HDF5 closes what is still open (a file abandoned after a full disk) while MPI runs.
   struct Hdf5Shutdown {
     ~Hdf5Shutdown() { io::h5::shutdown(); }
