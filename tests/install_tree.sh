@@ -19,4 +19,14 @@ out=$(cd "$prefix" && env -u LD_LIBRARY_PATH bin/specwave check share/specwave/c
 echo "$out" | grep -q "check: OK" || fail "no 'check: OK'"
 printf '#include "kernels/fdtd_point.hpp"\n#include "solver/case/case.hpp"\nint main() { return 0; }\n' >"$prefix/use.cpp"
 "$cxx" -std=c++20 -fsyntax-only -I "$prefix/include/specwave" "$prefix/use.cpp" || fail "the installed headers do not compile"
-echo "install_tree: installed to $prefix: programs run, demo case checks, headers compile"
+# The Python module, when the build has it: the installed package imports and plans the installed demo case.
+python_note=""
+if ls "$build"/python/specwave/_core*.so >/dev/null 2>&1; then
+  site=$(ls -d "$prefix"/lib/python3*/*-packages 2>/dev/null | head -1)
+  [ -n "$site" ] && [ -f "$site/specwave/__init__.py" ] || fail "the Python package is not installed under $prefix/lib/python3*"
+  out=$(cd "$prefix" && env -u LD_LIBRARY_PATH PYTHONPATH="$site" /usr/bin/python3 -c \
+    "import specwave; print(specwave.Case.from_file('share/specwave/cases/demo/case.toml').plan().nt)" 2>&1) ||
+    { echo "$out"; fail "the installed Python package does not import or plan the demo case"; }
+  python_note=", the Python package imports (${site#$prefix/})"
+fi
+echo "install_tree: installed to $prefix: programs run, demo case checks, headers compile$python_note"

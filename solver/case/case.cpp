@@ -22,6 +22,7 @@ const char* to_string(ModelSpec::Kind k) {
     case ModelSpec::Kind::layered: return "layered";
     case ModelSpec::Kind::gaussian: return "gaussian";
     case ModelSpec::Kind::file: return "file";
+    case ModelSpec::Kind::array: return "array";
   }
   return "?";
 }

@@ -2,6 +2,7 @@
 // A Case is everything one case file describes, independent of backend and of how many ranks run it.
 // It is filled by io/case_file.cpp (TOML, docs/case-file.md) or built in code (tests, demo).
 #include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,7 +26,8 @@ struct GridSpec {
 };
 
 struct ModelSpec {
-  enum class Kind { homogeneous, layered, gaussian, file };
+  // array: values given in code (the Python module's numpy model), nz * ny * nx in (z, y, x) C order, m/s
+  enum class Kind { homogeneous, layered, gaussian, file, array };
   Kind kind = Kind::homogeneous;
   double velocity = 0;                // homogeneous: v (m/s); gaussian: background v
   std::vector<double> interfaces;     // layered: depths z (m) of the interfaces, increasing
@@ -35,6 +37,7 @@ struct ModelSpec {
   double radius = 0;                  // gaussian: standard deviation (m)
   std::string file;                   // file: HDF5 path (absolute, or resolved against the case file's folder)
   std::string dataset = "/velocity";  // file: dataset name
+  std::shared_ptr<const std::vector<double>> values;  // array: the velocities (shared: a Case copy is cheap)
 };
 
 struct WaveletSpec {

@@ -122,6 +122,7 @@ void install_stop_handlers() {
 int stop_signal() { return g_stop_signal.load(); }
 
 void request_stop(int signal) { g_stop_signal.store(signal); }
+void clear_stop() { g_stop_signal.store(0); }
 
 CheckpointSchedule::CheckpointSchedule(const Comm& world, long long every_steps, double every_minutes,
                                        long long steps_done)

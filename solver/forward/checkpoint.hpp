@@ -20,6 +20,8 @@ void install_stop_handlers();
 int stop_signal();
 // What a handler does; for tests and for a program that wants to stop the run itself.
 void request_stop(int signal);
+// Forgets a stop signal (the Python module, after turning a stopped run into KeyboardInterrupt).
+void clear_stop();
 
 class CheckpointSchedule {
  public:

@@ -35,7 +35,9 @@ std::vector<int> snapshot_steps(int every, int nt) {
   return steps;
 }
 
-[[noreturn]] void blow_up(const Case& c, const Plan& plan, int shot, int step, const FieldStats& s) {
+}  // namespace
+
+void blow_up(const Case& c, const Plan& plan, int shot, int step, const FieldStats& s) {
   const auto& g = c.grid;
   const int ix = int(s.argmax % g.shape[2]), iy = int(s.argmax / g.shape[2] % g.shape[1]),
             iz = int(s.argmax / (std::int64_t(g.shape[2]) * g.shape[1]));
@@ -48,6 +50,8 @@ std::vector<int> snapshot_steps(int every, int nt) {
           "velocity model there, and check the source amplitude",
           shot, step, step * plan.dt, s.max_abs, iz, iy, ix, p[0], p[1], p[2], plan.cfl));
 }
+
+namespace {
 
 // Nearest grid index to a coordinate, clamped to the grid.
 int nearest_index(const GridSpec& g, int axis, double coordinate) {
@@ -486,27 +490,6 @@ ForwardSummary run_forward(const Case& c, const Plan& plan, const ForwardOptions
   apply_threads(c);
   check_inputs_not_overwritten(c, forward_output_names);
   return c.run.precision == Precision::fp64 ? run_typed<double>(c, plan, options) : run_typed<float>(c, plan, options);
-}
-
-}  // namespace specwave
-
-namespace specwave {
-
-ShotOutput simulate_shot(const Case& c, const Plan& plan, int shot) {
-  auto propagator = make_propagator(c, plan);
-  propagator->begin_shot(plan.sources.at(shot), plan.wavelets.at(shot));
-  ShotOutput out;
-  for (int n = 0; n < plan.nt; n = std::min(plan.nt, n + c.run.check_every)) {
-    const int end = std::min(plan.nt, n + c.run.check_every);
-    propagator->advance(n, end);
-    const FieldStats stats = propagator->field_stats();
-    if (!stats.finite || stats.max_abs > c.run.max_amplitude) blow_up(c, plan, shot, end, stats);
-  }
-  const auto t = propagator->traces();
-  out.traces.assign(t.begin(), t.end());
-  out.final_field.resize(c.grid.points());
-  propagator->copy_field(std::span<double>(out.final_field));
-  return out;
 }
 
 }  // namespace specwave

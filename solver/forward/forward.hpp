@@ -32,11 +32,31 @@ struct RunProvenance {
 
 namespace specwave {
 
-// One shot in memory, no files: traces (n_receivers, nt) and the final field u^{nt} (nz, ny, nx), in fp64
-// whatever the run precision. Used by `validate` and the tests.
+struct FieldStats;
+
+// Throws Error(blow_up) for a shot whose field became non-finite or larger than run.max_amplitude at `step`,
+// naming the point, the time and the fixes.
+[[noreturn]] void blow_up(const Case& c, const Plan& plan, int shot, int step, const FieldStats& s);
+
+// Shots in memory, no files (solver/forward/simulate.cpp): the Python module's forward, `validate` and the tests.
+// The same propagator, blow-up checks and chunks of run.check_every steps as `forward` (its traces are bitwise
+// those of traces.h5).
+struct SimulateOptions {
+  bool final_field = true;      // u^{nt}
+  int snapshot_every = 0;       // u^n for n = k * snapshot_every <= nt (0: none)
+  bool progress = false;        // [progress] lines (progress_line), at most every run.progress_seconds
+  bool stop_on_signal = false;  // a stop signal (stop_signal()) ends the run between chunks: Error(interrupted)
+};
+// One shot: traces (n_receivers, nt) and the fields (nz, ny, nx), in fp64 whatever the run precision (the values are
+// the run precision's exactly).
 struct ShotOutput {
   std::vector<double> traces, final_field;
+  std::vector<int> snapshot_steps;
+  std::vector<std::vector<double>> snapshots;
 };
-ShotOutput simulate_shot(const Case& c, const Plan& plan, int shot);
+ShotOutput simulate_shot(const Case& c, const Plan& plan, int shot, const SimulateOptions& options = {});
+// The given shots in turn through one propagator, one progress report over all of them.
+std::vector<ShotOutput> simulate_shots(const Case& c, const Plan& plan, const std::vector<int>& shots,
+                                       const SimulateOptions& options = {});
 
 }  // namespace specwave

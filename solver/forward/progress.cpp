@@ -55,12 +55,24 @@ void Progress::update(int first_shot, int last_shot, int n_shots, int step, int 
   const std::string shots = first_shot == last_shot
                                 ? fmt::format("shot {} (of {})", first_shot, n_shots)
                                 : fmt::format("shots {}-{} (of {})", first_shot, last_shot, n_shots);
-  std::fputs(
+  progress_line(
       fmt::format("[progress] {} step {}/{} ({:5.1f}%) t = {:.4f} s | {:.3g} cells/s | elapsed {} | ETA {} | {}\n",
                   shots, step, nt, 100.0 * steps_done / total_steps_, step * dt, cells_per_second(),
-                  format_duration(elapsed), format_duration(eta), utc_timestamp())
-          .c_str(),
-      stdout);
+                  format_duration(elapsed), format_duration(eta), utc_timestamp()));
+}
+
+namespace {
+LineSink& progress_sink() {
+  static LineSink sink;
+  return sink;
+}
+}  // namespace
+
+void set_progress_sink(LineSink sink) { progress_sink() = std::move(sink); }
+
+void progress_line(const std::string& line) {
+  if (const auto& sink = progress_sink()) return sink(line);
+  std::fputs(line.c_str(), stdout);
   std::fflush(stdout);
 }
 

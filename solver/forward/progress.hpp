@@ -3,9 +3,18 @@
 // report, flushed immediately, never a carriage return: reads well in a Slurm log (and in a terminal).
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <string>
 
 namespace specwave {
+
+// Where progress lines go (the run's [progress] lines and the objective's per-shot lines): stdout, flushed, unless
+// a sink is set (the Python module sends them to Python's logging or stderr). An empty function restores stdout.
+// The sink is called from the thread that runs the job.
+using LineSink = std::function<void(const std::string& line)>;
+void set_progress_sink(LineSink sink);
+// Writes one line (ending in a newline) to the sink.
+void progress_line(const std::string& line);
 
 std::string format_duration(double seconds);  // "1h02m03s", "4m05s", "12.3s"
 std::string utc_timestamp();                  // the wall clock now, "2026-12-02T05:20:11Z" (ISO 8601, UTC)

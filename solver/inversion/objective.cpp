@@ -213,12 +213,9 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
         std::chrono::duration<double>(now - last_line).count() >= progress_interval_) {
       last_line = now;
       const double elapsed = std::chrono::duration<double>(now - started).count();
-      std::fputs(fmt::format("  shot {} (of {}) done  misfit {:.6e}  elapsed {}  ETA {}  {}\n", s, observed_.size(),
-                             out.misfit_per_shot[s], format_duration(elapsed),
-                             format_duration(elapsed / double(done) * double(mine - done)), utc_timestamp())
-                     .c_str(),
-                 stdout);
-      std::fflush(stdout);
+      progress_line(fmt::format("  shot {} (of {}) done  misfit {:.6e}  elapsed {}  ETA {}  {}\n", s, observed_.size(),
+                                out.misfit_per_shot[s], format_duration(elapsed),
+                                format_duration(elapsed / double(done) * double(mine - done)), utc_timestamp()));
     }
   }
   if (ranks > 1) {

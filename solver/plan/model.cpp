@@ -23,7 +23,8 @@ double generated_velocity(const ModelSpec& m, const Vec3& p) {
                         (p[2] - m.center[2]) * (p[2] - m.center[2]);
       return m.velocity + m.anomaly * std::exp(-0.5 * r2 / (m.radius * m.radius));
     }
-    case ModelSpec::Kind::file: break;
+    case ModelSpec::Kind::file:
+    case ModelSpec::Kind::array: break;
   }
   return 0;
 }
@@ -57,6 +58,21 @@ VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const 
                                   "resample the model or fix grid.spacing",
                                   origin, s[0], s[1], s[2], g.spacing[0], g.spacing[1], g.spacing[2]));
     }
+  } else if (c.model.kind == ModelSpec::Kind::array) {
+    const auto* v = c.model.values.get();
+    if (!v || v->size() != std::size_t(g.points()))
+      throw Error(ExitCode::input_error,
+                  fmt::format("model (array): {} values for a grid of {} x {} x {} = {} points; give one velocity a "
+                              "grid point, (nz, ny, nx) in C order",
+                              v ? v->size() : 0, g.shape[0], g.shape[1], g.shape[2], g.points()));
+    model.velocity.resize(std::size_t(e[0]) * e[1] * e[2]);
+    origin = "model (array)";
+#pragma omp parallel for collapse(2)
+    for (int iz = 0; iz < e[0]; ++iz)
+      for (int iy = 0; iy < e[1]; ++iy)
+        for (int ix = 0; ix < e[2]; ++ix)
+          model.velocity[(std::size_t(iz) * e[1] + iy) * e[2] + ix] =
+              float((*v)[(std::size_t(iz + b[0]) * g.shape[1] + iy + b[1]) * g.shape[2] + ix + b[2]]);
   } else {
     model.velocity.resize(std::size_t(e[0]) * e[1] * e[2]);
     origin = fmt::format("model ({})", to_string(c.model.kind));
@@ -73,7 +89,8 @@ VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const 
     const double v = model.velocity[i];
     if (!std::isfinite(v) || v <= 0) {
       const std::size_t ix = i % e[2] + b[2], iy = i / e[2] % e[1] + b[1], iz = i / (std::size_t(e[2]) * e[1]) + b[0];
-      throw Error(c.model.kind == ModelSpec::Kind::file ? ExitCode::input_error : ExitCode::invalid_case,
+      const bool data = c.model.kind == ModelSpec::Kind::file || c.model.kind == ModelSpec::Kind::array;
+      throw Error(data ? ExitCode::input_error : ExitCode::invalid_case,
                   fmt::format("{}: velocity {} m/s at index (z={}, y={}, x={}); velocities must be finite and > 0, "
                               "fix the model there",
                               origin, v, iz, iy, ix));

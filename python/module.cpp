@@ -1,0 +1,588 @@
+// specwave._core: the Python module's C++ layer (docs/python.md). Thin: a case is parsed by io/case_file.cpp (a dict is
+// written as TOML text first), planned by make_plan, run by simulate_shots (the forward driver without files) and by
+// the GradientPropagator (gradient, Born, adjoint) through the Objective, exactly the code paths of the CLI. This
+// file only converts arrays, releases the GIL, routes progress lines and turns errors and Ctrl-C into Python's.
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+#include <cmath>
+#include <csignal>
+#include <memory>
+#include <sstream>
+
+#include "io/case_file.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/forward/checkpoint.hpp"
+#include "solver/forward/forward.hpp"
+#include "solver/forward/progress.hpp"
+#include "solver/inversion/misfit.hpp"
+#include "solver/inversion/objective.hpp"
+#include "solver/parallel/comm.hpp"
+#include "solver/plan/model.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/propagators/gradient_propagator.hpp"
+
+namespace py = pybind11;
+using namespace specwave;
+
+namespace {
+
+const char* category(ExitCode c) {
+  switch (c) {
+    case ExitCode::ok: return "ok";
+    case ExitCode::internal: return "internal";
+    case ExitCode::usage: return "usage";
+    case ExitCode::invalid_case: return "invalid_case";
+    case ExitCode::input_error: return "input_error";
+    case ExitCode::output_error: return "output_error";
+    case ExitCode::resources: return "resources";
+    case ExitCode::blow_up: return "blow_up";
+    case ExitCode::validation_failed: return "validation_failed";
+    case ExitCode::backend_unavailable: return "backend_unavailable";
+    case ExitCode::interrupted: return "interrupted";
+    case ExitCode::optimisation_failed: return "optimisation_failed";
+    case ExitCode::sweep_incomplete: return "sweep_incomplete";
+    case ExitCode::submit_failed: return "submit_failed";
+  }
+  return "?";
+}
+
+// ---- arrays ----
+
+// "(24, 24, 24)", as numpy writes a shape or an index.
+template <class T>
+std::string shape_text(const std::vector<T>& dims) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + (dims.size() == 1 ? ",)" : ")");
+}
+
+// A numpy array of float32 or float64, C-contiguous, of `shape`, every value finite: else ValueError naming `what`.
+// Returned as fp64 values (a copy: the engine keeps its own arrays).
+std::vector<double> checked_values(const py::handle& obj, const std::vector<py::ssize_t>& shape,
+                                   const std::string& what, bool positive = false) {
+  if (!py::isinstance<py::array>(obj))
+    throw py::type_error(fmt::format("{}: expected a numpy array of shape {}, got {}", what, shape_text(shape),
+                                     py::str(py::type::of(obj).attr("__name__")).cast<std::string>()));
+  const auto a = py::reinterpret_borrow<py::array>(obj);
+  const auto dtype = a.dtype();
+  const bool f32 = dtype.is(py::dtype::of<float>()), f64 = dtype.is(py::dtype::of<double>());
+  std::vector<py::ssize_t> got(a.shape(), a.shape() + a.ndim());
+  if (got != shape)
+    throw py::value_error(
+        fmt::format("{}: shape {} differs from the expected {}", what, shape_text(got), shape_text(shape)));
+  if (!f32 && !f64)
+    throw py::type_error(fmt::format("{}: dtype {} is not float32 or float64; convert it with .astype(np.float64)",
+                                     what, dtype.attr("name").cast<std::string>()));
+  if (!(a.flags() & py::array::c_style))
+    throw py::value_error(
+        fmt::format("{}: the array is not C-contiguous (a slice or a transpose); pass "
+                    "np.ascontiguousarray(...)",
+                    what));
+  std::vector<double> v(std::size_t(a.size()));
+  if (f32) {
+    const float* p = static_cast<const float*>(a.data());
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = p[i];
+  } else {
+    const double* p = static_cast<const double*>(a.data());
+    std::copy(p, p + v.size(), v.begin());
+  }
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i]) || (positive && v[i] <= 0)) {
+      std::string index;
+      std::size_t rest = i;
+      std::vector<std::size_t> idx(shape.size());
+      for (std::size_t d = shape.size(); d-- > 0;) idx[d] = rest % std::size_t(shape[d]), rest /= std::size_t(shape[d]);
+      throw py::value_error(fmt::format("{}: value {} at index {}; every value must be finite{}", what, v[i],
+                                        shape_text(idx), positive ? " and > 0" : ""));
+    }
+  return v;
+}
+
+// A numpy array that owns `v` (no copy), of `shape`.
+template <class T>
+py::array_t<T> owned_array(std::vector<T>&& v, const std::vector<py::ssize_t>& shape) {
+  auto* held = new std::vector<T>(std::move(v));
+  py::capsule owner(held, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array_t<T>(shape, held->data(), owner);
+}
+
+std::vector<py::ssize_t> grid_shape(const Case& c) { return {c.grid.shape[0], c.grid.shape[1], c.grid.shape[2]}; }
+
+// Per-shot traces: a list of (n_receivers, nt) arrays or one (n_shots, n_receivers, nt) array.
+std::vector<std::vector<double>> checked_shot_traces(const py::handle& obj, int n_shots, int n_receivers, int nt,
+                                                     const std::string& what) {
+  std::vector<std::vector<double>> out;
+  if (py::isinstance<py::array>(obj)) {
+    const auto all = checked_values(obj, {n_shots, n_receivers, nt}, what);
+    const std::size_t per = std::size_t(n_receivers) * nt;
+    for (int s = 0; s < n_shots; ++s)
+      out.emplace_back(all.begin() + std::ptrdiff_t(s * per), all.begin() + std::ptrdiff_t((s + 1) * per));
+    return out;
+  }
+  if (!py::isinstance<py::sequence>(obj) || py::isinstance<py::str>(obj))
+    throw py::type_error(
+        fmt::format("{}: expected a list of {} arrays (n_receivers, nt) = ({}, {}), one a shot, or "
+                    "one array ({}, {}, {})",
+                    what, n_shots, n_receivers, nt, n_shots, n_receivers, nt));
+  const auto seq = py::reinterpret_borrow<py::sequence>(obj);
+  if (int(seq.size()) != n_shots)
+    throw py::value_error(fmt::format("{}: {} arrays for a case of {} shot(s)", what, seq.size(), n_shots));
+  for (int s = 0; s < n_shots; ++s)
+    out.push_back(checked_values(seq[std::size_t(s)], {n_receivers, nt}, fmt::format("{}[{}]", what, s)));
+  return out;
+}
+
+// ---- a dict as case text ----
+
+toml::array to_toml_array(const py::handle& seq, const std::string& key);
+toml::table to_toml_table(const py::handle& dict, const std::string& key);
+
+// Appends a Python value to `out` (a toml::array) or inserts it under `name` (a toml::table).
+template <class Out>
+void add_value(Out& out, const std::string& name, const py::handle& v, const std::string& key) {
+  const auto put = [&](auto&& value) {
+    if constexpr (std::is_same_v<Out, toml::array>)
+      out.push_back(std::forward<decltype(value)>(value));
+    else
+      out.insert_or_assign(name, std::forward<decltype(value)>(value));
+  };
+  if (py::isinstance<py::bool_>(v) || py::isinstance(v, py::module_::import("numpy").attr("bool_")))
+    put(v.cast<bool>());
+  else if (py::isinstance<py::int_>(v) || py::isinstance(v, py::module_::import("numpy").attr("integer")))
+    put(v.cast<long long>());
+  else if (py::isinstance<py::float_>(v) || py::isinstance(v, py::module_::import("numpy").attr("floating")))
+    put(v.cast<double>());
+  else if (py::isinstance<py::str>(v))
+    put(v.cast<std::string>());
+  else if (py::isinstance<py::dict>(v))
+    put(to_toml_table(v, key));
+  else if (py::isinstance<py::array>(v))
+    put(to_toml_array(v.attr("tolist")(), key));
+  else if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v))
+    put(to_toml_array(v, key));
+  else
+    throw Error(ExitCode::invalid_case,
+                fmt::format("case dict: {}: a value of type {} has no TOML form; use a number, a string, a bool, a "
+                            "list or a dict",
+                            key, py::str(py::type::of(v).attr("__name__")).cast<std::string>()));
+}
+
+toml::array to_toml_array(const py::handle& seq, const std::string& key) {
+  toml::array a;
+  std::size_t i = 0;
+  for (const auto& v : seq) add_value(a, "", v, fmt::format("{}[{}]", key, i++));
+  return a;
+}
+
+toml::table to_toml_table(const py::handle& dict, const std::string& key) {
+  toml::table t;
+  for (const auto& [k, v] : py::reinterpret_borrow<py::dict>(dict)) {
+    if (!py::isinstance<py::str>(k))
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("case dict: {}: keys must be strings", key.empty() ? "top" : key));
+    const std::string name = k.cast<std::string>();
+    add_value(t, name, v, key.empty() ? name : key + "." + name);
+  }
+  return t;
+}
+
+std::string dict_to_toml(const py::dict& d) {
+  std::ostringstream out;
+  out << to_toml_table(d, "");
+  return out.str();
+}
+
+// ---- running: the GIL released, progress lines, Ctrl-C ----
+
+extern "C" void on_interrupt(int) { request_stop(SIGINT); }
+
+bool in_main_thread() {
+  const auto threading = py::module_::import("threading");
+  const py::object main_ident = threading.attr("main_thread")().attr("ident"), ident = threading.attr("get_ident")();
+  return main_ident.equal(ident);
+}
+
+// Runs `job` without the GIL. SIGINT (Ctrl-C) during it asks the run to stop at its next check (between chunks of
+// run.check_every steps in forward, between shots in a gradient), which then raises KeyboardInterrupt. Progress lines
+// go to `progress` (a callable taking one line) when given, else nowhere.
+template <class Job>
+auto run_released(const py::object& progress, Job&& job) {
+  const bool main = in_main_thread();
+  struct sigaction previous {};
+  if (main) {
+    struct sigaction action {};
+    action.sa_handler = on_interrupt;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous);
+  }
+  clear_stop();
+  if (!progress.is_none())
+    set_progress_sink([progress](const std::string& line) {
+      py::gil_scoped_acquire gil;
+      progress(line.substr(0, line.find_last_not_of('\n') + 1));
+    });
+  struct Restore {
+    bool main;
+    struct sigaction previous;
+    ~Restore() {
+      set_progress_sink({});
+      if (main) sigaction(SIGINT, &previous, nullptr);
+    }
+  } restore{main, previous};
+  try {
+    py::gil_scoped_release release;
+    return job();
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::interrupted && stop_signal() == SIGINT) {
+      clear_stop();
+      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+      throw py::error_already_set();
+    }
+    throw;
+  }
+}
+
+// The model: the case's own, or `model` (an array of the grid's shape) in its place.
+Case with_model(const Case& c, const py::object& model) {
+  if (model.is_none()) return c;
+  Case m = c;
+  m.model = ModelSpec{};
+  m.model.kind = ModelSpec::Kind::array;
+  m.model.values = std::make_shared<const std::vector<double>>(checked_values(model, grid_shape(c), "model", true));
+  return m;
+}
+
+std::vector<int> checked_shots(const Case& c, const py::object& shots) {
+  std::vector<int> out;
+  const int n = int(c.shots.size());
+  if (shots.is_none()) {
+    for (int s = 0; s < n; ++s) out.push_back(s);
+    return out;
+  }
+  for (const auto& s : shots) {
+    const long long k = s.cast<long long>();
+    if (k < 0 || k >= n)
+      throw py::index_error(fmt::format("shots: shot {} of a case with {} shot(s) (0..{})", k, n, n - 1));
+    out.push_back(int(k));
+  }
+  return out;
+}
+
+py::dict forward(const Case& case_, const py::object& model, bool final_field, int snapshot_every,
+                 const py::object& shots, const py::object& progress) {
+  if (snapshot_every < 0) throw py::value_error(fmt::format("snapshot_every = {}: must be >= 0", snapshot_every));
+  const Case c = with_model(case_, model);
+  const std::vector<int> which = checked_shots(c, shots);
+  SimulateOptions options;
+  options.final_field = final_field;
+  options.snapshot_every = snapshot_every;
+  options.progress = !progress.is_none();
+  options.stop_on_signal = true;
+  Plan plan;
+  std::vector<ShotOutput> outputs = run_released(progress, [&] {
+    apply_threads(c);
+    plan = make_plan(c);
+    return simulate_shots(c, plan, which, options);
+  });
+  const int n_rec = int(c.receivers.size());
+  const bool fp32 = c.run.precision == Precision::fp32;
+  py::list traces, finals, snapshots, steps, sources;
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    auto& o = outputs[k];
+    if (fp32)  // the run's own precision, as traces.h5 holds them
+      traces.append(owned_array(std::vector<float>(o.traces.begin(), o.traces.end()), {n_rec, plan.nt}));
+    else
+      traces.append(owned_array(std::move(o.traces), {n_rec, plan.nt}));
+    if (final_field) finals.append(owned_array(std::move(o.final_field), grid_shape(c)));
+    if (snapshot_every > 0) {
+      py::list shot_snaps;
+      for (auto& f : o.snapshots) shot_snaps.append(owned_array(std::move(f), grid_shape(c)));
+      snapshots.append(shot_snaps);
+      steps.append(py::cast(o.snapshot_steps));
+    }
+    std::vector<double> pos;
+    for (const auto& s : c.shots[std::size_t(which[k])].sources)
+      pos.insert(pos.end(), s.position.begin(), s.position.end());
+    const py::ssize_t n_src = py::ssize_t(c.shots[std::size_t(which[k])].sources.size());
+    sources.append(owned_array(std::move(pos), {n_src, 3}));
+  }
+  std::vector<double> rec;
+  for (const auto& r : c.receivers) rec.insert(rec.end(), r.begin(), r.end());
+  py::dict out;
+  out["traces"] = traces;
+  out["receivers"] = owned_array(std::move(rec), {n_rec, 3});
+  out["sources"] = sources;
+  out["shots"] = py::cast(which);
+  out["dt"] = plan.dt;
+  out["nt"] = plan.nt;
+  out["final_fields"] = final_field ? py::object(finals) : py::object(py::none());
+  out["snapshots"] = snapshot_every > 0 ? py::object(snapshots) : py::object(py::none());
+  out["snapshot_steps"] = snapshot_every > 0 ? py::object(steps) : py::object(py::none());
+  return out;
+}
+
+// The gradient machinery of one case at a fixed discretisation (dt, nt, absorbing profiles and acquisition from the
+// plan made at construction): forward, gradient, Born and adjoint at any model, in the case's parameterisation.
+class Operator {
+ public:
+  Operator(const Case& c, std::optional<double> velocity_max) : case_(c), world_(Comm::world()) {
+    if (velocity_max) {
+      if (!std::isfinite(*velocity_max) || *velocity_max <= 0)
+        throw py::value_error(fmt::format("velocity_max = {}: must be finite and > 0 (m/s)", *velocity_max));
+      case_.inversion.velocity_max = *velocity_max;  // the plan's reference velocity (dt, CPML damping)
+    }
+    py::gil_scoped_release release;
+    apply_threads(case_);
+    plan_ = make_plan(case_);
+    propagator_ = make_gradient_propagator(case_, plan_, history_for(case_, plan_));
+  }
+  const Plan& plan() const { return plan_; }
+  int n_shots() const { return int(case_.shots.size()); }
+  int n_receivers() const { return int(case_.receivers.size()); }
+  Parameterisation parameterisation() const { return case_.inversion.parameterisation; }
+
+  std::vector<double> model_values(const py::object& model) const {
+    return checked_values(model, grid_shape(case_), "model", true);
+  }
+
+  py::list forward(const py::object& model, const py::object& shots, const py::object& progress) {
+    const auto velocity = velocity_from_parameter(parameterisation(), model_values(model));
+    const std::vector<int> which = checked_shots(case_, shots);
+    auto traces = run_released(progress, [&] {
+      propagator_->set_velocity(velocity);
+      std::vector<std::vector<double>> out;
+      for (int s : which) {
+        if (stop_signal()) throw Error(ExitCode::interrupted, "stopped by signal 2 (Interrupt)");
+        out.push_back(propagator_->forward(s, false));
+      }
+      return out;
+    });
+    py::list out;
+    for (auto& t : traces) out.append(owned_array(std::move(t), {n_receivers(), plan_.nt}));
+    return out;
+  }
+
+  py::dict gradient(const py::object& model, const py::object& observed, bool illumination,
+                    const py::object& progress) {
+    const auto m = model_values(model);
+    auto data = checked_shot_traces(observed, n_shots(), n_receivers(), plan_.nt, "observed");
+    LeastSquaresMisfit misfit;
+    auto result = run_released(progress, [&] {
+      // Under mpiexec (MPI initialised by mpi4py), the ranks share the shots and sum the gradient, as `invert` does.
+      Objective objective(*propagator_, misfit, std::move(data), parameterisation(), plan_.dt,
+                          world_.size() > 1 ? &world_ : nullptr);
+      objective.report_progress(progress.is_none() ? 0.0 : case_.run.progress_seconds);
+      return objective.evaluate(m, true, illumination);
+    });
+    py::dict out;
+    out["misfit"] = result.misfit;
+    out["misfit_per_shot"] = owned_array(std::move(result.misfit_per_shot), {n_shots()});
+    out["gradient"] = owned_array(std::move(result.gradient), grid_shape(case_));
+    out["illumination"] = illumination ? py::object(owned_array(std::move(result.illumination), grid_shape(case_)))
+                                       : py::object(py::none());
+    return out;
+  }
+
+  py::list born(const py::object& model, const py::object& perturbation, const py::object& progress) {
+    const auto m = model_values(model);
+    const auto dm = checked_values(perturbation, grid_shape(case_), "perturbation");
+    auto traces = run_released(progress, [&] {
+      const auto velocity = velocity_from_parameter(parameterisation(), m);
+      propagator_->set_velocity(velocity);
+      // d(v dt)^2 = J dm, J = d(v dt)^2 / d(parameter) (chain_rule's factor, so that adjoint is born's transpose)
+      std::vector<double> jacobian(m.size(), 1.0);
+      chain_rule(parameterisation(), velocity, plan_.dt, jacobian);
+      std::vector<double> d(m.size());
+      for (std::size_t k = 0; k < d.size(); ++k) d[k] = jacobian[k] * dm[k];
+      std::vector<std::vector<double>> out;
+      for (int s = 0; s < n_shots(); ++s) {
+        if (stop_signal()) throw Error(ExitCode::interrupted, "stopped by signal 2 (Interrupt)");
+        out.push_back(propagator_->born(s, d));
+      }
+      return out;
+    });
+    py::list out;
+    for (auto& t : traces) out.append(owned_array(std::move(t), {n_receivers(), plan_.nt}));
+    return out;
+  }
+
+  py::array_t<double> adjoint(const py::object& model, const py::object& residual, const py::object& progress) {
+    const auto m = model_values(model);
+    const auto r = checked_shot_traces(residual, n_shots(), n_receivers(), plan_.nt, "residual");
+    auto image = run_released(progress, [&] {
+      const auto velocity = velocity_from_parameter(parameterisation(), m);
+      propagator_->set_velocity(velocity);
+      std::vector<double> g(m.size(), 0.0);
+      for (int s = 0; s < n_shots(); ++s) {
+        if (stop_signal()) throw Error(ExitCode::interrupted, "stopped by signal 2 (Interrupt)");
+        propagator_->forward(s, true);
+        propagator_->adjoint(r[std::size_t(s)], g);
+      }
+      chain_rule(parameterisation(), velocity, plan_.dt, g);
+      return g;
+    });
+    return owned_array(std::move(image), grid_shape(case_));
+  }
+
+ private:
+  Case case_;
+  Comm world_;
+  Plan plan_;
+  std::unique_ptr<GradientPropagator> propagator_;
+};
+
+py::array_t<double> vec3_array(const std::vector<Vec3>& points) {
+  std::vector<double> v;
+  for (const auto& p : points) v.insert(v.end(), p.begin(), p.end());
+  return owned_array(std::move(v), {py::ssize_t(points.size()), 3});
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "specwave's C++ engine (use the package `specwave`, docs/python.md)";
+  static py::exception<Error> error_type(m, "Error", PyExc_RuntimeError);
+  error_type.attr("__module__") = "specwave";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      py::object exc = py::handle(error_type.ptr())(e.what());
+      exc.attr("code") = int(e.code());
+      exc.attr("category") = category(e.code());
+      PyErr_SetObject(error_type.ptr(), exc.ptr());
+    }
+  });
+
+  py::class_<Plan>(m, "Plan")
+      .def_readonly("dt", &Plan::dt)
+      .def_readonly("dt_max", &Plan::dt_max)
+      .def_readonly("cfl", &Plan::cfl)
+      .def_readonly("nt", &Plan::nt)
+      .def_readonly("f_max", &Plan::f_max)
+      .def_readonly("points_per_wavelength", &Plan::points_per_wavelength)
+      .def_readonly("points_per_wavelength_floor", &Plan::points_per_wavelength_floor)
+      .def_readonly("memory_bytes", &Plan::memory_bytes)
+      .def_readonly("memory_available", &Plan::memory_available)
+      .def_readonly("threads", &Plan::threads)
+      .def_readonly("notes", &Plan::notes)
+      .def_property_readonly("backend", [](const Plan& p) { return std::string(to_string(p.backend)); })
+      .def_readonly("backend_note", &Plan::backend_note)
+      .def_property_readonly("v_min", [](const Plan& p) { return p.model.v_min; })
+      .def_property_readonly("v_max", [](const Plan& p) { return p.model.v_max; });
+
+  py::class_<Case>(m, "Case")
+      .def_static(
+          "from_file", [](const std::string& path) { return io::read_case_file(path); }, py::arg("path"))
+      .def_static(
+          "from_toml",
+          [](const std::string& text, const std::string& name, const std::string& base_dir) {
+            return io::parse_case_text(text, name, base_dir);
+          },
+          py::arg("text"), py::arg("name") = "<string>", py::arg("base_dir") = "")
+      .def_static(
+          "from_dict",
+          [](const py::dict& d, const std::string& base_dir) {
+            return io::parse_case_text(dict_to_toml(d), "<dict>", base_dir);
+          },
+          py::arg("case"), py::arg("base_dir") = "")
+      .def_static("dict_to_toml", &dict_to_toml, py::arg("case"))
+      .def("copy", [](const Case& c) { return Case(c); })
+      .def_readwrite("name", &Case::name)
+      .def_property_readonly("text", [](const Case& c) { return c.source_text; })
+      .def_property_readonly("path", [](const Case& c) { return c.source_path; })
+      .def_property_readonly(
+          "shape", [](const Case& c) { return py::make_tuple(c.grid.shape[0], c.grid.shape[1], c.grid.shape[2]); })
+      .def_property_readonly(
+          "spacing",
+          [](const Case& c) { return py::make_tuple(c.grid.spacing[0], c.grid.spacing[1], c.grid.spacing[2]); })
+      .def_property_readonly(
+          "origin", [](const Case& c) { return py::make_tuple(c.grid.origin[0], c.grid.origin[1], c.grid.origin[2]); })
+      .def_property_readonly("n_shots", [](const Case& c) { return c.shots.size(); })
+      .def_property_readonly("receivers", [](const Case& c) { return vec3_array(c.receivers); })
+      .def(
+          "sources",
+          [](const Case& c, int shot) {
+            if (shot < 0 || shot >= int(c.shots.size()))
+              throw py::index_error(fmt::format("sources: shot {} of a case with {} shot(s)", shot, c.shots.size()));
+            std::vector<Vec3> p;
+            for (const auto& s : c.shots[std::size_t(shot)].sources) p.push_back(s.position);
+            return vec3_array(p);
+          },
+          py::arg("shot"))
+      .def_property_readonly("method", [](const Case& c) { return std::string(to_string(c.scheme.method)); })
+      .def_property_readonly("order", [](const Case& c) { return c.scheme.order; })
+      .def_property_readonly("parameterisation",
+                             [](const Case& c) { return std::string(to_string(c.inversion.parameterisation)); })
+      .def_property(
+          "precision", [](const Case& c) { return std::string(to_string(c.run.precision)); },
+          [](Case& c, const std::string& p) {
+            if (p != "fp32" && p != "fp64")
+              throw py::value_error(fmt::format("precision = '{}': use 'fp32' or 'fp64'", p));
+            c.run.precision = p == "fp64" ? Precision::fp64 : Precision::fp32;
+          })
+      .def_property(
+          "backend", [](const Case& c) { return std::string(to_string(c.run.backend)); },
+          [](Case& c, const std::string& b) {
+            if (b == "cpu")
+              c.run.backend = BackendKind::cpu;
+            else if (b == "cuda")
+              c.run.backend = BackendKind::cuda;
+            else if (b == "auto")
+              c.run.backend = BackendKind::auto_select;
+            else
+              throw py::value_error(fmt::format("backend = '{}': use 'cpu', 'cuda' or 'auto'", b));
+          })
+      .def_property(
+          "threads", [](const Case& c) { return c.run.threads; },
+          [](Case& c, int t) {
+            if (t < 0 || t > max_threads)
+              throw py::value_error(fmt::format("threads = {}: must be 0 (all) to {}", t, max_threads));
+            c.run.threads = t;
+          })
+      .def_property(
+          "model",
+          [](const Case& c) {
+            const VelocityModel vm = build_velocity_model(c);
+            return owned_array(std::vector<float>(vm.velocity), grid_shape(c));
+          },
+          [](Case& c, const py::object& model) { c = with_model(c, model); })
+      .def_property_readonly("true_model",
+                             [](const Case& c) -> py::object {
+                               if (!c.inversion.true_model) return py::none();
+                               return owned_array(velocity_of(c, *c.inversion.true_model), grid_shape(c));
+                             })
+      .def_property_readonly("velocity_bounds",
+                             [](const Case& c) -> py::object {
+                               if (!c.inversion.velocity_min || !c.inversion.velocity_max) return py::none();
+                               return py::make_tuple(*c.inversion.velocity_min, *c.inversion.velocity_max);
+                             })
+      .def("plan",
+           [](const Case& c) {
+             py::gil_scoped_release release;
+             return make_plan(c);
+           })
+      .def("describe", [](const Case& c) {
+        py::gil_scoped_release release;
+        return describe_plan(c, make_plan(c));
+      });
+
+  m.def("_forward", &forward, py::arg("case"), py::arg("model"), py::arg("final_field"), py::arg("snapshot_every"),
+        py::arg("shots"), py::arg("progress"));
+
+  py::class_<Operator>(m, "_Operator")
+      .def(py::init<const Case&, std::optional<double>>(), py::arg("case"), py::arg("velocity_max"))
+      .def_property_readonly("plan", &Operator::plan)
+      .def_property_readonly("n_shots", &Operator::n_shots)
+      .def_property_readonly("n_receivers", &Operator::n_receivers)
+      .def("forward", &Operator::forward, py::arg("model"), py::arg("shots"), py::arg("progress"))
+      .def("gradient", &Operator::gradient, py::arg("model"), py::arg("observed"), py::arg("illumination"),
+           py::arg("progress"))
+      .def("born", &Operator::born, py::arg("model"), py::arg("perturbation"), py::arg("progress"))
+      .def("adjoint", &Operator::adjoint, py::arg("model"), py::arg("residual"), py::arg("progress"));
+}

@@ -1,0 +1,91 @@
+"""gradient(), born(), adjoint(): the dot-product and Taylor tests from Python, and bad arrays."""
+
+import numpy as np
+import pytest
+
+import specwave
+from conftest import tiny_case_dict
+
+
+@pytest.fixture(scope="module")
+def setup():
+    case = specwave.Case.from_dict(tiny_case_dict("fp64"))
+    op = specwave.Operator(case)
+    observed = op.forward(case.true_model)  # the Gaussian anomaly
+    start = np.asarray(case.model, dtype=np.float64)  # homogeneous
+    return case, op, start, observed
+
+
+def test_born_adjoint_dot_product(setup):
+    case, op, start, _ = setup
+    rng = np.random.default_rng(7)
+    dm = rng.standard_normal(case.shape)
+    r = [rng.standard_normal((op.n_receivers, op.plan.nt)) for _ in range(op.n_shots)]
+    lhs = sum(float(np.vdot(b, ri)) for b, ri in zip(op.born(start, dm), r))
+    rhs = float(np.vdot(dm, op.adjoint(start, r)))
+    assert abs(lhs - rhs) / max(abs(lhs), abs(rhs)) < 1e-10
+
+
+def test_gradient_is_the_adjoint_of_the_residual(setup):
+    case, op, start, observed = setup
+    g = op.gradient(start, observed, illumination=True)
+    synthetic = op.forward(start)
+    dt = op.plan.dt
+    residual = [dt * (s - o) for s, o in zip(synthetic, observed)]
+    misfit = sum(0.5 * dt * float(np.sum((s - o) ** 2)) for s, o in zip(synthetic, observed))
+    assert g["misfit"] == pytest.approx(misfit, rel=1e-12)
+    assert g["misfit_per_shot"].shape == (2,)
+    image = op.adjoint(start, residual)
+    np.testing.assert_allclose(g["gradient"], image, rtol=0, atol=1e-12 * np.abs(image).max())
+    assert g["illumination"].shape == case.shape and g["illumination"].min() >= 0
+
+
+def test_taylor(setup):
+    case, op, start, observed = setup
+    g = op.gradient(start, observed)
+    z, y, x = np.meshgrid(*[np.arange(n) for n in case.shape], indexing="ij")
+    c = np.array(case.shape) / 2
+    direction = 20.0 * np.exp(-((z - c[0]) ** 2 + (y - c[1]) ** 2 + (x - c[2]) ** 2) / (2 * 4.0**2))
+    j0, slope = g["misfit"], float(np.vdot(g["gradient"], direction))
+    hs = [0.4, 0.2, 0.1, 0.05]
+    r1, r2 = [], []
+    for h in hs:
+        j = op.gradient(start + h * direction, observed)["misfit"]
+        r1.append(abs(j - j0))
+        r2.append(abs(j - j0 - h * slope))
+    s1 = np.polyfit(np.log(hs), np.log(r1), 1)[0]
+    s2 = np.polyfit(np.log(hs), np.log(r2), 1)[0]
+    assert abs(s1 - 1) < 0.1 and abs(s2 - 2) < 0.1, (s1, s2)
+
+
+def test_module_functions_plan_for_the_model(setup):
+    case, op, start, observed = setup
+    a = specwave.gradient(case, observed, start)
+    b = op.gradient(start, observed)
+    # the same model and case keys: the plan of the module function keeps dt (time from velocity_max)
+    assert a["misfit"] == pytest.approx(b["misfit"], rel=1e-12)
+
+
+def test_bad_arrays_run_nothing(setup):
+    case, op, start, observed = setup
+    lines = []
+    with pytest.raises(ValueError, match=r"observed\[1\]: shape"):
+        op.gradient(start, [observed[0], observed[1][:, :-1]], progress=lines.append)
+    with pytest.raises(ValueError, match="2 arrays|1 arrays"):
+        op.gradient(start, observed[:1], progress=lines.append)
+    with pytest.raises(TypeError, match="dtype"):
+        op.born(start, np.zeros(case.shape, dtype=np.int32), progress=lines.append)
+    bad = start.copy()
+    bad[0, 0, 0] = np.inf
+    with pytest.raises(ValueError, match=r"model: value inf at index \(0, 0, 0\)"):
+        op.forward(bad, progress=lines.append)
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        op.adjoint(start, [o[:, ::-1] for o in observed], progress=lines.append)
+    assert lines == []
+
+
+def test_a_model_above_the_stable_limit_is_refused(setup):
+    case, op, start, observed = setup
+    with pytest.raises(specwave.Error) as e:
+        op.forward(np.full(case.shape, 5000.0))
+    assert e.value.category == "invalid_case"
