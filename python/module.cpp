@@ -273,6 +273,29 @@ std::vector<int> checked_shots(const Case& c, const py::object& shots) {
   return out;
 }
 
+// Under mpiexec (MPI initialised, e.g. by mpi4py) the ranks share the shots as `invert` does: the k-th of `shots`
+// runs on rank k % size. These are this rank's.
+std::vector<int> my_shots(const Comm& world, const std::vector<int>& shots) {
+  std::vector<int> mine;
+  for (std::size_t k = 0; k < shots.size(); ++k)
+    if (int(k % std::size_t(world.size())) == world.rank()) mine.push_back(shots[k]);
+  return mine;
+}
+
+// Every rank's traces of its shots -> every shot's on every rank: each array is summed over the ranks, zero on those
+// that did not run it (an exact sum), in the order of `shots`.
+std::vector<std::vector<double>> share_traces(const Comm& world, const std::vector<int>& shots,
+                                              std::vector<std::vector<double>> mine, std::size_t values) {
+  std::vector<std::vector<double>> all(shots.size());
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < shots.size(); ++k) {
+    const bool own = int(k % std::size_t(world.size())) == world.rank();
+    all[k] = own ? std::move(mine[next++]) : std::vector<double>(values, 0.0);
+    if (world.size() > 1) world.allreduce_in_place(std::span<double>(all[k]), ReduceOp::sum);
+  }
+  return all;
+}
+
 py::dict forward(const Case& case_, const py::object& model, bool final_field, int snapshot_every,
                  const py::object& shots, const py::object& progress) {
   if (snapshot_every < 0) throw py::value_error(fmt::format("snapshot_every = {}: must be >= 0", snapshot_every));
@@ -284,20 +307,40 @@ py::dict forward(const Case& case_, const py::object& model, bool final_field, i
   options.progress = !progress.is_none();
   options.stop_on_signal = true;
   Plan plan;
+  const Comm world = Comm::world();
+  const std::vector<int> mine = my_shots(world, which);
+  const int n_rec = int(c.receivers.size());
+  std::vector<std::vector<double>> all_traces;
   std::vector<ShotOutput> outputs = run_released(progress, [&] {
     apply_threads(c);
     plan = make_plan(c);
-    return simulate_shots(c, plan, which, options);
+    auto runs = simulate_shots(c, plan, mine, options);
+    std::vector<std::vector<double>> t;
+    for (auto& o : runs) t.push_back(std::move(o.traces));
+    all_traces = share_traces(world, which, std::move(t), std::size_t(n_rec) * std::size_t(plan.nt));
+    return runs;
   });
-  const int n_rec = int(c.receivers.size());
   const bool fp32 = c.run.precision == Precision::fp32;
   py::list traces, finals, snapshots, steps, sources;
-  for (std::size_t k = 0; k < outputs.size(); ++k) {
-    auto& o = outputs[k];
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    auto& t = all_traces[k];
     if (fp32)  // the run's own precision, as traces.h5 holds them
-      traces.append(owned_array(std::vector<float>(o.traces.begin(), o.traces.end()), {n_rec, plan.nt}));
+      traces.append(owned_array(std::vector<float>(t.begin(), t.end()), {n_rec, plan.nt}));
     else
-      traces.append(owned_array(std::move(o.traces), {n_rec, plan.nt}));
+      traces.append(owned_array(std::move(t), {n_rec, plan.nt}));
+    std::vector<double> pos;
+    for (const auto& s : c.shots[std::size_t(which[k])].sources)
+      pos.insert(pos.end(), s.position.begin(), s.position.end());
+    const py::ssize_t n_src = py::ssize_t(c.shots[std::size_t(which[k])].sources.size());
+    sources.append(owned_array(std::move(pos), {n_src, 3}));
+    // A shot's fields are on the rank that ran it (None on the others).
+    if (int(k % std::size_t(world.size())) != world.rank()) {
+      if (final_field) finals.append(py::none());
+      if (snapshot_every > 0) snapshots.append(py::none()), steps.append(py::none());
+      continue;
+    }
+    auto& o = outputs[next++];
     if (final_field) finals.append(owned_array(std::move(o.final_field), grid_shape(c)));
     if (snapshot_every > 0) {
       py::list shot_snaps;
@@ -305,11 +348,6 @@ py::dict forward(const Case& case_, const py::object& model, bool final_field, i
       snapshots.append(shot_snaps);
       steps.append(py::cast(o.snapshot_steps));
     }
-    std::vector<double> pos;
-    for (const auto& s : c.shots[std::size_t(which[k])].sources)
-      pos.insert(pos.end(), s.position.begin(), s.position.end());
-    const py::ssize_t n_src = py::ssize_t(c.shots[std::size_t(which[k])].sources.size());
-    sources.append(owned_array(std::move(pos), {n_src, 3}));
   }
   std::vector<double> rec;
   for (const auto& r : c.receivers) rec.insert(rec.end(), r.begin(), r.end());
@@ -344,6 +382,7 @@ class Operator {
   const Plan& plan() const { return plan_; }
   int n_shots() const { return int(case_.shots.size()); }
   int n_receivers() const { return int(case_.receivers.size()); }
+  std::size_t trace_values() const { return case_.receivers.size() * std::size_t(plan_.nt); }
   Parameterisation parameterisation() const { return case_.inversion.parameterisation; }
 
   std::vector<double> model_values(const py::object& model) const {
@@ -356,11 +395,11 @@ class Operator {
     auto traces = run_released(progress, [&] {
       propagator_->set_velocity(velocity);
       std::vector<std::vector<double>> out;
-      for (int s : which) {
+      for (int s : my_shots(world_, which)) {
         if (stop_signal()) throw Error(ExitCode::interrupted, "stopped by signal 2 (Interrupt)");
         out.push_back(propagator_->forward(s, false));
       }
-      return out;
+      return share_traces(world_, which, std::move(out), trace_values());
     });
     py::list out;
     for (auto& t : traces) out.append(owned_array(std::move(t), {n_receivers(), plan_.nt}));
@@ -391,6 +430,7 @@ class Operator {
   py::list born(const py::object& model, const py::object& perturbation, const py::object& progress) {
     const auto m = model_values(model);
     const auto dm = checked_values(perturbation, grid_shape(case_), "perturbation");
+    const std::vector<int> all = checked_shots(case_, py::none());
     auto traces = run_released(progress, [&] {
       const auto velocity = velocity_from_parameter(parameterisation(), m);
       propagator_->set_velocity(velocity);
@@ -400,11 +440,11 @@ class Operator {
       std::vector<double> d(m.size());
       for (std::size_t k = 0; k < d.size(); ++k) d[k] = jacobian[k] * dm[k];
       std::vector<std::vector<double>> out;
-      for (int s = 0; s < n_shots(); ++s) {
+      for (int s : my_shots(world_, all)) {
         if (stop_signal()) throw Error(ExitCode::interrupted, "stopped by signal 2 (Interrupt)");
         out.push_back(propagator_->born(s, d));
       }
-      return out;
+      return share_traces(world_, all, std::move(out), trace_values());
     });
     py::list out;
     for (auto& t : traces) out.append(owned_array(std::move(t), {n_receivers(), plan_.nt}));
@@ -414,14 +454,19 @@ class Operator {
   py::array_t<double> adjoint(const py::object& model, const py::object& residual, const py::object& progress) {
     const auto m = model_values(model);
     const auto r = checked_shot_traces(residual, n_shots(), n_receivers(), plan_.nt, "residual");
+    const std::vector<int> all = checked_shots(case_, py::none());
     auto image = run_released(progress, [&] {
       const auto velocity = velocity_from_parameter(parameterisation(), m);
       propagator_->set_velocity(velocity);
       std::vector<double> g(m.size(), 0.0);
-      for (int s = 0; s < n_shots(); ++s) {
+      for (int s : my_shots(world_, all)) {
         if (stop_signal()) throw Error(ExitCode::interrupted, "stopped by signal 2 (Interrupt)");
         propagator_->forward(s, true);
         propagator_->adjoint(r[std::size_t(s)], g);
+      }
+      if (world_.size() > 1) {  // summed over the ranks' shots; the same bits on every rank (as the Objective)
+        world_.allreduce_in_place(std::span<double>(g), ReduceOp::sum);
+        world_.broadcast(std::span<double>(g), 0);
       }
       chain_rule(parameterisation(), velocity, plan_.dt, g);
       return g;
