@@ -305,44 +305,45 @@ py::dict forward(const Case& case_, const py::object& model, bool final_field, i
   options.final_field = final_field;
   options.snapshot_every = snapshot_every;
   options.progress = !progress.is_none();
-  options.stop_on_signal = true;
   Plan plan;
+  // Under mpiexec (MPI initialised, e.g. by mpi4py), as `specwave forward` runs: shot groups, each decomposing its
+  // grid (run.shot_groups, run.process_grid or the plan's choice).
   const Comm world = Comm::world();
-  const std::vector<int> mine = my_shots(world, which);
+  const bool parallel = world.size() > 1;
+  options.stop_on_signal = !parallel;  // one rank's stop would leave the others waiting
   const int n_rec = int(c.receivers.size());
-  std::vector<std::vector<double>> all_traces;
   std::vector<ShotOutput> outputs = run_released(progress, [&] {
     apply_threads(c);
-    plan = make_plan(c);
-    auto runs = simulate_shots(c, plan, mine, options);
-    std::vector<std::vector<double>> t;
-    for (auto& o : runs) t.push_back(std::move(o.traces));
-    all_traces = share_traces(world, which, std::move(t), std::size_t(n_rec) * std::size_t(plan.nt));
-    return runs;
+    if (parallel) {
+      const Comm node = world.split_node();
+      plan = make_plan(c, {world.size(), world.rank(), node.size(), node.rank(), &world});
+    } else {
+      plan = make_plan(c);
+    }
+    return simulate_shots(c, plan, which, options, parallel ? &world : nullptr);
   });
   const bool fp32 = c.run.precision == Precision::fp32;
   py::list traces, finals, snapshots, steps, sources;
-  std::size_t next = 0;
   for (std::size_t k = 0; k < which.size(); ++k) {
-    auto& t = all_traces[k];
+    auto& o = outputs[k];
     if (fp32)  // the run's own precision, as traces.h5 holds them
-      traces.append(owned_array(std::vector<float>(t.begin(), t.end()), {n_rec, plan.nt}));
+      traces.append(owned_array(std::vector<float>(o.traces.begin(), o.traces.end()), {n_rec, plan.nt}));
     else
-      traces.append(owned_array(std::move(t), {n_rec, plan.nt}));
+      traces.append(owned_array(std::move(o.traces), {n_rec, plan.nt}));
     std::vector<double> pos;
     for (const auto& s : c.shots[std::size_t(which[k])].sources)
       pos.insert(pos.end(), s.position.begin(), s.position.end());
     const py::ssize_t n_src = py::ssize_t(c.shots[std::size_t(which[k])].sources.size());
     sources.append(owned_array(std::move(pos), {n_src, 3}));
-    // A shot's fields are on the rank that ran it (None on the others).
-    if (int(k % std::size_t(world.size())) != world.rank()) {
-      if (final_field) finals.append(py::none());
-      if (snapshot_every > 0) snapshots.append(py::none()), steps.append(py::none());
-      continue;
-    }
-    auto& o = outputs[next++];
-    if (final_field) finals.append(owned_array(std::move(o.final_field), grid_shape(c)));
+    // A shot's fields are kept by the first rank of the group that ran it (None on the others).
+    if (final_field)
+      finals.append(o.final_field.empty() ? py::object(py::none())
+                                          : py::object(owned_array(std::move(o.final_field), grid_shape(c))));
     if (snapshot_every > 0) {
+      if (o.snapshots.empty() && parallel) {
+        snapshots.append(py::none()), steps.append(py::none());
+        continue;
+      }
       py::list shot_snaps;
       for (auto& f : o.snapshots) shot_snaps.append(owned_array(std::move(f), grid_shape(c)));
       snapshots.append(shot_snaps);

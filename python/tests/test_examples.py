@@ -66,3 +66,23 @@ def test_mpi_shots_at_two_ranks_equal_one_rank(tmp_path):
     np.testing.assert_allclose(two["gradient"], g, rtol=0, atol=1e-12 * np.abs(g).max())
     image = op.adjoint(start, observed)
     np.testing.assert_allclose(two["image"], image, rtol=0, atol=1e-12 * np.abs(image).max())
+
+
+@pytest.mark.parametrize("groups,grid", [(2, (1, 1, 1)), (1, (2, 1, 1)), (1, (1, 1, 2))])
+def test_mpi_forward_equals_one_rank(tmp_path, groups, grid):
+    """specwave.forward under mpiexec -n 2: shot groups, or one group decomposing the grid, as `specwave forward`;
+    the decomposed FDTD is bitwise one rank's (docs/architecture.md), traces and fields."""
+    pytest.importorskip("mpi4py")
+    mpiexec = os.environ.get("SPECWAVE_MPIEXEC") or shutil.which("mpiexec")
+    if not mpiexec:
+        pytest.skip("no mpiexec (SPECWAVE_MPIEXEC)")
+    saved = tmp_path / "f.npz"
+    tests = os.path.dirname(os.path.abspath(__file__))
+    run([mpiexec, "-n", "2", sys.executable, os.path.join(tests, "mpi_forward_run.py"), str(saved), str(groups),
+         *map(str, grid)], env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.environ.get("PYTHONPATH", "") + os.pathsep + tests})
+    two = np.load(saved)
+    sys.path.insert(0, tests)
+    from conftest import tiny_case_dict
+    one = specwave.forward(specwave.Case.from_dict(tiny_case_dict("fp32")), final_field=True)
+    np.testing.assert_array_equal(two["traces"], np.stack(one.traces))
+    np.testing.assert_array_equal(two["fields"], np.stack(one.final_fields))

@@ -33,6 +33,7 @@ struct RunProvenance {
 namespace specwave {
 
 struct FieldStats;
+class Comm;
 
 // Throws Error(blow_up) for a shot whose field became non-finite or larger than run.max_amplitude at `step`,
 // naming the point, the time and the fixes.
@@ -55,8 +56,11 @@ struct ShotOutput {
   std::vector<std::vector<double>> snapshots;
 };
 ShotOutput simulate_shot(const Case& c, const Plan& plan, int shot, const SimulateOptions& options = {});
-// The given shots in turn through one propagator, one progress report over all of them.
+// The given shots in turn through one propagator, one progress report over all of them. With `world` (several MPI
+// ranks, a plan made for them), as `forward`: the ranks form plan.shot_groups groups, each decomposing its grid over
+// plan.process_grid, group g running the k-th shot for k % groups == g. Every rank gets every shot's traces; a shot's
+// fields (the whole grid) are kept by its group's first rank only (empty elsewhere). stop_on_signal needs one rank.
 std::vector<ShotOutput> simulate_shots(const Case& c, const Plan& plan, const std::vector<int>& shots,
-                                       const SimulateOptions& options = {});
+                                       const SimulateOptions& options = {}, const Comm* world = nullptr);
 
 }  // namespace specwave

@@ -87,6 +87,8 @@ class Comm {
  public:
   // MPI_COMM_WORLD, or a single rank when MPI is not compiled in or not initialised.
   static Comm world();
+  // One rank that makes no MPI calls (a serial run's "domain", whatever MPI's state).
+  static Comm self() { return Comm(); }
 
   Comm(Comm&& other) noexcept;
   Comm& operator=(Comm&& other) noexcept;
