@@ -14,9 +14,10 @@ import specwave
 from conftest import tiny_case_dict
 
 
-@pytest.mark.parametrize("precision", ["fp32", "fp64"])
-def test_traces_bitwise_equal_the_cli(tmp_path, cli, precision):
+@pytest.mark.parametrize("precision,method", [("fp32", "fdtd"), ("fp64", "fdtd"), ("fp32", "spectral")])
+def test_traces_bitwise_equal_the_cli(tmp_path, cli, precision, method):
     d = tiny_case_dict(precision)
+    d["scheme"]["method"] = method
     d["output"] = {"directory": str(tmp_path / "out"), "plots": False, "final_field": False}
     text = specwave.Case.dict_to_toml(d)
     path = tmp_path / "case.toml"
@@ -91,3 +92,37 @@ def test_ctrl_c_raises_keyboard_interrupt_and_the_module_still_runs():
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     small = specwave.Case.from_dict(tiny_case_dict())
     assert specwave.forward(small, shots=[0]).traces[0].shape[0] == 11
+
+
+def test_results_own_the_engine_buffers(tiny_case):
+    """No copy out: each returned array is a view of the engine's buffer, kept alive by a capsule."""
+    r = specwave.forward(specwave.Case.from_dict(tiny_case_dict("fp64")), shots=[0], final_field=True)
+    for a in (r.traces[0], r.final_fields[0], r.receivers):
+        assert not a.flags.owndata and type(a.base).__name__ == "PyCapsule"
+        assert a.flags.c_contiguous
+
+
+def test_the_gil_is_released_during_a_run():
+    """Another Python thread runs while the engine steps (it would be blocked if the GIL were held)."""
+    d = tiny_case_dict()
+    d["grid"]["shape"] = [40, 40, 40]
+    d["time"]["duration"] = 3.0  # about 2000 steps of 64000 points: a second or more on 2 cores
+    case = specwave.Case.from_dict(d)
+    ticks, stop = [], threading.Event()
+
+    def counter():
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.01)
+
+    t = threading.Thread(target=counter)
+    specwave.forward(case, shots=[0])  # warm-up (plan, first touch)
+    started = time.monotonic()
+    t.start()
+    specwave.forward(case, shots=[0])
+    ended = time.monotonic()
+    stop.set()
+    t.join()
+    during = [x for x in ticks if started < x < ended]
+    assert ended - started > 0.3, "the run is too short to tell"
+    assert len(during) >= 0.3 * (ended - started) / 0.01, (len(during), ended - started)
