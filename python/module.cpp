@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <memory>
 #include <sstream>
 
@@ -384,6 +385,16 @@ class Operator {
   int n_shots() const { return int(case_.shots.size()); }
   int n_receivers() const { return int(case_.receivers.size()); }
   std::size_t trace_values() const { return case_.receivers.size() * std::size_t(plan_.nt); }
+
+ private:
+  // Between shots: Ctrl-C (run_released's handler) ends the run. On one rank only: under mpiexec one rank stopping
+  // alone would leave the others waiting in the next collective (Ctrl-C there is mpiexec's).
+  void stop_if_interrupted() const {
+    const int signal = world_.size() == 1 ? stop_signal() : 0;
+    if (signal) throw Error(ExitCode::interrupted, fmt::format("stopped by signal {} ({})", signal, strsignal(signal)));
+  }
+
+ public:
   Parameterisation parameterisation() const { return case_.inversion.parameterisation; }
 
   std::vector<double> model_values(const py::object& model) const {
@@ -397,7 +408,7 @@ class Operator {
       propagator_->set_velocity(velocity);
       std::vector<std::vector<double>> out;
       for (int s : my_shots(world_, which)) {
-        if (stop_signal()) throw Error(ExitCode::interrupted, "stopped by signal 2 (Interrupt)");
+        stop_if_interrupted();
         out.push_back(propagator_->forward(s, false));
       }
       return share_traces(world_, which, std::move(out), trace_values());
@@ -442,7 +453,7 @@ class Operator {
       for (std::size_t k = 0; k < d.size(); ++k) d[k] = jacobian[k] * dm[k];
       std::vector<std::vector<double>> out;
       for (int s : my_shots(world_, all)) {
-        if (stop_signal()) throw Error(ExitCode::interrupted, "stopped by signal 2 (Interrupt)");
+        stop_if_interrupted();
         out.push_back(propagator_->born(s, d));
       }
       return share_traces(world_, all, std::move(out), trace_values());
@@ -461,7 +472,7 @@ class Operator {
       propagator_->set_velocity(velocity);
       std::vector<double> g(m.size(), 0.0);
       for (int s : my_shots(world_, all)) {
-        if (stop_signal()) throw Error(ExitCode::interrupted, "stopped by signal 2 (Interrupt)");
+        stop_if_interrupted();
         propagator_->forward(s, true);
         propagator_->adjoint(r[std::size_t(s)], g);
       }
