@@ -699,6 +699,24 @@ void read_inversion(const Tab& r, Case& c) {
   }
 }
 
+void read_migration(const Tab& r, Case& c) {
+  const auto t = r.sub("migration", false, "[migration]");
+  if (!t) return;
+  auto& m = c.migration;
+  m.present = true;
+  t->allow({"data", "illumination_compensation", "illumination_epsilon", "laplacian_filter"});
+  m.data =
+      t->choice<std::string>("data", {{"residual", std::string("residual")}, {"observed", std::string("observed")}},
+                             m.data, "data = \"residual\"");
+  m.illumination_compensation =
+      t->boolean("illumination_compensation", "illumination_compensation = true", m.illumination_compensation);
+  m.illumination_epsilon = t->num("illumination_epsilon", "illumination_epsilon = 0.01", m.illumination_epsilon);
+  t->check(
+      m.illumination_epsilon > 0 && m.illumination_epsilon <= 1, "illumination_epsilon", "must be in (0, 1]",
+      "give the water level of the illumination compensation as a fraction of the largest illumination, e.g. 0.01");
+  m.laplacian_filter = t->boolean("laplacian_filter", "laplacian_filter = true", m.laplacian_filter);
+}
+
 }  // namespace
 
 Case parse_case_text(const std::string& text, const std::string& path_for_messages, const std::string& base_dir) {
@@ -714,7 +732,7 @@ Case parse_case_text(const std::string& text, const std::string& path_for_messag
   const Parser p{path_for_messages, base_dir};
   const Tab r{p, root, ""};
   r.allow({"name", "grid", "model", "time", "shots", "receivers", "scheme", "boundary", "run", "output", "inversion",
-           "validation"});
+           "migration", "validation"});
 
   Case c;
   c.source_path = path_for_messages;
@@ -730,6 +748,7 @@ Case parse_case_text(const std::string& text, const std::string& path_for_messag
   read_receivers(r, c);
   read_options(r, c);
   read_inversion(r, c);
+  read_migration(r, c);
   read_regression(r, c);
   return c;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 #include "io/file_kind.hpp"
 #include "io/vtkhdf.hpp"
@@ -260,6 +261,33 @@ void write_model_file(const std::string& path, const h5::Provenance& provenance,
   write_xdmf(path, g, {{"velocity", "/velocity", {}, 0, 0}}, false, false);
   write_vtkhdf_view(std::filesystem::path(path).replace_extension(".vtkhdf").string(), path, g,
                     {{"velocity", "/velocity"}});
+}
+
+void write_grid_arrays_file(const std::string& path, const h5::Provenance& provenance, const GridSpec& g,
+                            const std::vector<GridArray>& arrays, const std::vector<NamedValues>& vectors,
+                            const std::vector<std::pair<std::string, double>>& attributes,
+                            const std::vector<std::pair<std::string, std::string>>& text_attributes) {
+  h5::AtomicWriter file(path);
+  h5::write_root_attributes(file.id(), provenance);
+  for (const auto& [name, value] : attributes) h5::write_attribute(file.id(), name, value);
+  for (const auto& [name, value] : text_attributes) h5::write_attribute(file.id(), name, value);
+  const std::vector<hsize_t> dims = {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])};
+  std::vector<XdmfField> fields;
+  std::vector<ViewArray> views;
+  for (const auto& a : arrays) {
+    if (a.values.size() != std::size_t(g.points()))
+      throw std::logic_error(
+          fmt::format("write_grid_arrays_file: {} has {} values for {} points", a.name, a.values.size(), g.points()));
+    auto d = h5::write_dataset<double>(file.id(), a.name, dims, a.values.data(), a.units);
+    write_grid_attributes(d.id(), g);
+    fields.push_back({a.name, "/" + a.name, {}, 0, 0});
+    views.push_back({a.name, "/" + a.name});
+  }
+  for (const auto& v : vectors)
+    h5::write_dataset<double>(file.id(), v.name, {hsize_t(v.values.size())}, v.values.data(), v.units);
+  file.commit();
+  write_xdmf(path, g, fields, true, false);
+  write_vtkhdf_view(std::filesystem::path(path).replace_extension(".vtkhdf").string(), path, g, views);
 }
 
 }  // namespace specwave::io

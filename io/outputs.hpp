@@ -77,6 +77,23 @@ void write_model_file(const std::string& path, const h5::Provenance& provenance,
                       std::span<const float> velocity, const std::array<int, 3>& begin = {0, 0, 0},
                       const std::array<int, 3>& extent = {-1, -1, -1}, const h5::Parallel& parallel = {});
 
+// Arrays of a run's result on the case's grid (the gradient of `specwave gradient`, the image of `specwave migrate`):
+// each (nz, ny, nx) float64 with its units and the grid attributes, plus 1-D float64 datasets (per-shot values)
+// and root attributes (scalars), written atomically by one rank; an XDMF sidecar and a VTKHDF view of the grid
+// arrays beside it.
+struct GridArray {
+  std::string name, units;
+  std::span<const double> values;
+};
+struct NamedValues {
+  std::string name, units;
+  std::vector<double> values;
+};
+void write_grid_arrays_file(const std::string& path, const h5::Provenance& provenance, const GridSpec& grid,
+                            const std::vector<GridArray>& arrays, const std::vector<NamedValues>& vectors,
+                            const std::vector<std::pair<std::string, double>>& attributes,
+                            const std::vector<std::pair<std::string, std::string>>& text_attributes = {});
+
 // Grid attributes on a dataset: spacing, origin (m, z-y-x order), units.
 void write_grid_attributes(hid_t dataset, const GridSpec& grid);
 

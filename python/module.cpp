@@ -274,29 +274,6 @@ std::vector<int> checked_shots(const Case& c, const py::object& shots) {
   return out;
 }
 
-// Under mpiexec (MPI initialised, e.g. by mpi4py) the ranks share the shots as `invert` does: the k-th of `shots`
-// runs on rank k % size. These are this rank's.
-std::vector<int> my_shots(const Comm& world, const std::vector<int>& shots) {
-  std::vector<int> mine;
-  for (std::size_t k = 0; k < shots.size(); ++k)
-    if (int(k % std::size_t(world.size())) == world.rank()) mine.push_back(shots[k]);
-  return mine;
-}
-
-// Every rank's traces of its shots -> every shot's on every rank: each array is summed over the ranks, zero on those
-// that did not run it (an exact sum), in the order of `shots`.
-std::vector<std::vector<double>> share_traces(const Comm& world, const std::vector<int>& shots,
-                                              std::vector<std::vector<double>> mine, std::size_t values) {
-  std::vector<std::vector<double>> all(shots.size());
-  std::size_t next = 0;
-  for (std::size_t k = 0; k < shots.size(); ++k) {
-    const bool own = int(k % std::size_t(world.size())) == world.rank();
-    all[k] = own ? std::move(mine[next++]) : std::vector<double>(values, 0.0);
-    if (world.size() > 1) world.allreduce_in_place(std::span<double>(all[k]), ReduceOp::sum);
-  }
-  return all;
-}
-
 py::dict forward(const Case& case_, const py::object& model, bool final_field, int snapshot_every,
                  const py::object& shots, const py::object& progress) {
   if (snapshot_every < 0) throw py::value_error(fmt::format("snapshot_every = {}: must be >= 0", snapshot_every));
@@ -407,11 +384,11 @@ class Operator {
     auto traces = run_released(progress, [&] {
       propagator_->set_velocity(velocity);
       std::vector<std::vector<double>> out;
-      for (int s : my_shots(world_, which)) {
+      for (int s : shots_of_rank(world_, which)) {
         stop_if_interrupted();
         out.push_back(propagator_->forward(s, false));
       }
-      return share_traces(world_, which, std::move(out), trace_values());
+      return share_shot_traces(world_, which, std::move(out), trace_values());
     });
     py::list out;
     for (auto& t : traces) out.append(owned_array(std::move(t), {n_receivers(), plan_.nt}));
@@ -452,11 +429,11 @@ class Operator {
       std::vector<double> d(m.size());
       for (std::size_t k = 0; k < d.size(); ++k) d[k] = jacobian[k] * dm[k];
       std::vector<std::vector<double>> out;
-      for (int s : my_shots(world_, all)) {
+      for (int s : shots_of_rank(world_, all)) {
         stop_if_interrupted();
         out.push_back(propagator_->born(s, d));
       }
-      return share_traces(world_, all, std::move(out), trace_values());
+      return share_shot_traces(world_, all, std::move(out), trace_values());
     });
     py::list out;
     for (auto& t : traces) out.append(owned_array(std::move(t), {n_receivers(), plan_.nt}));
@@ -471,7 +448,7 @@ class Operator {
       const auto velocity = velocity_from_parameter(parameterisation(), m);
       propagator_->set_velocity(velocity);
       std::vector<double> g(m.size(), 0.0);
-      for (int s : my_shots(world_, all)) {
+      for (int s : shots_of_rank(world_, all)) {
         stop_if_interrupted();
         propagator_->forward(s, true);
         propagator_->adjoint(r[std::size_t(s)], g);

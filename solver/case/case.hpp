@@ -161,6 +161,19 @@ struct InversionSpec {
   std::vector<double> bands_hz;            // multiscale: low-pass cutoffs (Hz), increasing; `iterations` each
 };
 
+// [migration]: how `specwave migrate` (solver/inversion/imaging.hpp) images [inversion]'s observed data in the
+// case's [model] (docs/case-file.md). Without the table, these defaults.
+struct MigrationSpec {
+  bool present = false;
+  // "residual": the observed data less the data modelled in [model] (with a smooth model and the data's wavelet,
+  // that removes the direct wave and the diving waves, leaving the reflections); "observed": the data as given
+  // (already muted or processed).
+  std::string data = "residual";
+  bool illumination_compensation = true;  // divide the image by the source illumination
+  double illumination_epsilon = 0.01;     // its water level, a fraction of the largest illumination
+  bool laplacian_filter = true;           // -Laplacian of the image: removes the low-wavenumber backscatter artefacts
+};
+
 // [validation]: this case as a regression case (docs/validation.md, "Regression cases"): its tier, its stored
 // reference traces and the tolerances `specwave validate --cases` checks them against.
 struct RegressionSpec {
@@ -188,6 +201,7 @@ struct Case {
   RunSpec run;
   OutputSpec output;
   InversionSpec inversion;
+  MigrationSpec migration;
   RegressionSpec regression;
 };
 

@@ -230,4 +230,23 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
   return out;
 }
 
+std::vector<int> shots_of_rank(const Comm& world, const std::vector<int>& shots) {
+  std::vector<int> mine;
+  for (std::size_t k = 0; k < shots.size(); ++k)
+    if (int(k % std::size_t(world.size())) == world.rank()) mine.push_back(shots[k]);
+  return mine;
+}
+
+std::vector<std::vector<double>> share_shot_traces(const Comm& world, const std::vector<int>& shots,
+                                                   std::vector<std::vector<double>> mine, std::size_t values) {
+  std::vector<std::vector<double>> all(shots.size());
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < shots.size(); ++k) {
+    const bool own = int(k % std::size_t(world.size())) == world.rank();
+    all[k] = own ? std::move(mine[next++]) : std::vector<double>(values, 0.0);
+    if (world.size() > 1) world.allreduce_in_place(std::span<double>(all[k]), ReduceOp::sum);
+  }
+  return all;
+}
+
 }  // namespace specwave

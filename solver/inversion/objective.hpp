@@ -30,6 +30,14 @@ void chain_rule(Parameterisation p, std::span<const double> velocity, double dt,
 HistoryChoice history_for(const Case& c, const Plan& plan);
 HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budget);
 
+// Shots shared by MPI ranks (the Objective's rule, also Born and forward runs of a shot list): the k-th shot of
+// `shots` is rank k % size's. Returns this rank's.
+std::vector<int> shots_of_rank(const Comm& world, const std::vector<int>& shots);
+// Every rank's traces of its shots (in the order of shots_of_rank) -> every shot's on every rank, in the order of
+// `shots`: each array is summed over the ranks, zero on those that did not run it (an exact sum).
+std::vector<std::vector<double>> share_shot_traces(const Comm& world, const std::vector<int>& shots,
+                                                   std::vector<std::vector<double>> mine, std::size_t values);
+
 // Observed traces, one (n_receivers, nt) array per shot.
 using ObservedData = std::vector<std::vector<double>>;
 // Synthesised with the propagator at `velocity` (every shot), or read from inversion.observed_file

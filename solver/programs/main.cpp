@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -25,6 +26,7 @@
 #include "solver/forward/checkpoint.hpp"
 #include "solver/forward/forward.hpp"
 #include "solver/inversion/gradient_check.hpp"
+#include "solver/inversion/imaging.hpp"
 #include "solver/inversion/inversion.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/plan/plan.hpp"
@@ -301,6 +303,57 @@ int run(int argc, char** argv) {
       ->required()
       ->check(CLI::ExistingDirectory);
 
+  // gradient, born, migrate (solver/inversion/imaging.hpp): one pass over the shots each, the result in
+  // output.directory.
+  struct ImagingCommand {
+    CLI::App* app;
+    ImagingSummary (*run)(const Case&, const ImagingOptions&);
+    std::string case_path{};
+    Overrides o{};
+    ImagingOptions options{};
+  };
+  std::array<ImagingCommand, 3> imaging{
+      {{app.add_subcommand("gradient",
+                           "The misfit of a case with an [inversion] table and its gradient (and the source "
+                           "illumination) at the model, to gradient.h5: for an optimiser outside specwave"),
+        run_gradient},
+       {app.add_subcommand("born",
+                           "The Born (linearised) data of a model perturbation at the model, to born_traces.h5"),
+        run_born},
+       {app.add_subcommand("migrate",
+                           "Reverse-time migration of [inversion]'s observed data in the model ([migration] says how), "
+                           "to image.h5 and image_slice.png"),
+        run_migration}}};
+  for (auto& cmd : imaging) {
+    cmd.app->add_option("case", cmd.case_path, "Case file")->required()->check(CLI::ExistingFile);
+    cmd.app->add_flag("-q,--quiet", cmd.options.quiet, "No plan and no progress lines");
+    cmd.app->add_option("--model", cmd.options.model_file,
+                        "The model instead of [model]: an HDF5 file with a dataset of the grid's shape (m/s)");
+    cmd.app->add_option("--model-dataset", cmd.options.model_dataset, "The dataset of --model (default /velocity)");
+    cmd.app->add_option("--backend", cmd.o.backend, "Override run.backend")
+        ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+    cmd.app->add_option("--precision", cmd.o.precision, "Override run.precision")
+        ->check(CLI::IsMember({"fp32", "fp64"}));
+    cmd.app->add_option("--output-dir", cmd.o.output_dir,
+                        "Override output.directory (relative to the current directory)");
+    cmd.app->add_option("--threads", cmd.o.threads, "OpenMP threads (0: all)")->check(whole_number(0, max_threads));
+    cmd.app->add_flag("--confine-writes", cmd.o.confine_writes,
+                      "Write only inside the output folder (also SPECWAVE_CONFINE_WRITES=1); see forward --help");
+  }
+  imaging[0]
+      .app
+      ->add_option("--band", imaging[0].options.band_hz,
+                   "The misfit of the data low-passed at this cutoff (Hz), as invert's inversion.bands_hz")
+      ->check(finite_non_negative);
+  imaging[1]
+      .app
+      ->add_option("--perturbation", imaging[1].options.perturbation_file,
+                   "HDF5 file of the perturbation (the grid's shape; m/s, or s^2/m^2 with parameterisation = "
+                   "\"slowness2\")")
+      ->required();
+  imaging[1].app->add_option("--perturbation-dataset", imaging[1].options.perturbation_dataset,
+                             "The dataset of --perturbation (default /perturbation)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -433,6 +486,17 @@ int run(int argc, char** argv) {
     print("check-gradient: the adjoint and the gradient pass\n");
     return 0;
   }
+  for (auto& cmd : imaging)
+    if (cmd.app->parsed()) {
+      const Case c = load_case(cmd.case_path, cmd.o);
+      install_stop_handlers();
+      const ImagingSummary s = cmd.run(c, cmd.options);
+      if (!root) return 0;
+      std::string text = fmt::format("done        {}: {}\n", cmd.app->get_name(), s.result);
+      for (const auto& f : s.outputs) text += fmt::format("output      {}\n", f);
+      print(text);
+      return 0;
+    }
   if (invert_cmd->parsed()) {
     Overrides o;
     o.threads = invert_threads;

@@ -1,0 +1,307 @@
+#include "solver/inversion/imaging.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "io/file_kind.hpp"
+#include "io/folder_lock.hpp"
+#include "io/hdf5.hpp"
+#include "io/outputs.hpp"
+#include "io/png_plot.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/forward/checkpoint.hpp"
+#include "solver/forward/progress.hpp"
+#include "solver/inversion/misfit.hpp"
+#include "solver/inversion/objective.hpp"
+#include "solver/parallel/comm.hpp"
+#include "solver/plan/plan.hpp"
+
+namespace specwave {
+namespace fs = std::filesystem;
+
+const std::vector<std::string> gradient_output_names = {"gradient.h5", "gradient.xdmf", "gradient.vtkhdf"};
+const std::vector<std::string> born_output_names = {"born_traces.h5"};
+const std::vector<std::string> migrate_output_names = {"image.h5", "image.xdmf", "image.vtkhdf", "image_slice.png"};
+
+namespace {
+
+std::string where(const Case& c) { return c.source_path.empty() ? c.name : c.source_path; }
+
+// The adjoint of Born applied to the observed data as they are: with J = -sum dt d_syn . d_obs the adjoint source
+// is -dt d_obs, so the Objective's gradient is -F^T d_obs whatever the synthetic data (migration of "observed").
+class ObservedDataMisfit final : public Misfit {
+ public:
+  std::string name() const override { return "observed_data"; }
+  double evaluate(std::span<const double> synthetic, std::span<const double> observed, double dt,
+                  std::span<double> adjoint_source) const override {
+    double j = 0;
+    for (std::size_t k = 0; k < observed.size(); ++k) {
+      j -= dt * synthetic[k] * observed[k];
+      adjoint_source[k] = -dt * observed[k];
+    }
+    return j;
+  }
+};
+
+// A file named on the command line: it must exist and be a regular file (Error input_error naming the option).
+void require_input(const std::string& path, const std::string& option, const std::string& fix) {
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    throw Error(ExitCode::input_error, fmt::format("{}: {}: file not found (relative paths are resolved against the "
+                                                   "current directory); {}",
+                                                   path, option, fix));
+  io::require_regular_file(path, option, fix);
+}
+
+// The set-up every command shares with `invert`: the model (the case's or --model), the checks before anything is
+// written, the lock on the output folder, the plan (shot groups of one rank under MPI) and the gradient propagator.
+struct Session {
+  Case c;
+  Comm world = Comm::world();
+  const Comm* shots = nullptr;  // MPI: the ranks share the shots
+  bool root = true, quiet = false;
+  std::optional<io::FolderLock> lock;
+  Plan plan;
+  std::unique_ptr<GradientPropagator> propagator;
+
+  Session(const Case& input, const ImagingOptions& o, const std::string& command,
+          const std::vector<std::string>& output_names, bool needs_data)
+      : c(input) {
+    if (!o.model_file.empty()) {
+      c.model = ModelSpec{};
+      c.model.kind = ModelSpec::Kind::file;
+      c.model.file = fs::absolute(o.model_file).string();
+      c.model.dataset = o.model_dataset;
+      require_input(c.model.file, "--model", "give the HDF5 file of the model (m/s, the grid's shape)");
+    }
+    if (needs_data && !c.inversion.present)
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("{}: {} needs the observed data of an [inversion] table: observed = \"traces.h5\" (a "
+                              "traces file of this acquisition) or an [inversion.true_model] table (docs/case-file.md)",
+                              where(c), command));
+    apply_threads(c);
+    check_inputs_not_overwritten(c, output_names);
+    const fs::path dir(c.output.directory);
+    if (!o.perturbation_file.empty()) {
+      for (const auto& name : output_names)
+        io::check_output_file((dir / name).string(), {o.perturbation_file},
+                              "give another --output-dir, or move the perturbation file");
+    }
+    root = world.rank() == 0;
+    quiet = o.quiet || !root;
+    if (world.size() > 1) shots = &world;
+    Case planned = c;
+    if (shots) planned.run.shot_groups = world.size();
+    const Comm node = world.split_node();
+    plan = make_plan(planned, {world.size(), world.rank(), node.size(), node.rank(), shots});
+    const HistoryChoice history = history_for(c, plan);
+    if (root) lock.emplace(c.output.directory, command);  // the first thing written: after every check
+    if (!quiet)
+      std::fputs((describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history))).c_str(), stdout);
+    propagator = make_gradient_propagator(c, plan, history);
+  }
+
+  std::vector<double> velocity() const { return {plan.model.velocity.begin(), plan.model.velocity.end()}; }
+  std::string path(const std::string& name) const { return (fs::path(c.output.directory) / name).string(); }
+  io::h5::Provenance provenance(const std::string& file_type) const {
+    io::h5::Provenance p{file_type,   to_string(c.run.precision), "cpu", c.source_text, "host CPU", plan.threads,
+                         world.size()};
+    if (plan.backend == BackendKind::cuda) p.backend = "cuda", p.device = plan.backend_note;
+    return p;
+  }
+  double progress_seconds() const { return quiet ? 0.0 : c.run.progress_seconds; }
+};
+
+const char* parameter_units(Parameterisation p) {
+  return p == Parameterisation::velocity ? "misfit per m/s" : "misfit per s^2/m^2";
+}
+
+}  // namespace
+
+std::vector<double> negative_laplacian(const GridSpec& g, std::span<const double> v) {
+  const int nz = g.shape[0], ny = g.shape[1], nx = g.shape[2];
+  std::vector<double> out(v.size(), 0.0);
+  const double wz = nz > 1 ? 1 / (g.spacing[0] * g.spacing[0]) : 0, wy = ny > 1 ? 1 / (g.spacing[1] * g.spacing[1]) : 0,
+               wx = nx > 1 ? 1 / (g.spacing[2] * g.spacing[2]) : 0;
+  const auto at = [&](int z, int y, int x) {
+    return v[(std::size_t(std::clamp(z, 0, nz - 1)) * ny + std::clamp(y, 0, ny - 1)) * nx + std::clamp(x, 0, nx - 1)];
+  };
+#pragma omp parallel for collapse(2)
+  for (int z = 0; z < nz; ++z)
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x) {
+        const double c = at(z, y, x);
+        out[(std::size_t(z) * ny + y) * nx + x] =
+            -(wz * (at(z - 1, y, x) - 2 * c + at(z + 1, y, x)) + wy * (at(z, y - 1, x) - 2 * c + at(z, y + 1, x)) +
+              wx * (at(z, y, x - 1) - 2 * c + at(z, y, x + 1)));
+      }
+  return out;
+}
+
+ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
+  Session s(input, o, "gradient", gradient_output_names, true);
+  const Case& c = s.c;
+  const ObservedData observed = observed_data(c, s.plan, *s.propagator, s.shots);
+  std::unique_ptr<Misfit> misfit;
+  if (o.band_hz > 0)
+    misfit = std::make_unique<LowPassMisfit>(s.plan.nt, s.plan.dt, o.band_hz);
+  else
+    misfit = make_misfit(c.inversion.misfit);
+  const Parameterisation p = c.inversion.parameterisation;
+  Objective objective(*s.propagator, *misfit, observed, p, s.plan.dt, s.shots);
+  objective.report_progress(s.progress_seconds());
+  const std::vector<double> velocity = s.velocity();
+  const auto started = std::chrono::steady_clock::now();
+  MisfitGradient r = objective.evaluate(parameter_from_velocity(p, velocity), true, true);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ImagingSummary out;
+  out.result = fmt::format("misfit {:.6e} ({}{}) over {} shot(s) in {:.1f} s; gradient with respect to {}", r.misfit,
+                           misfit->name(), o.band_hz > 0 ? fmt::format(", {} Hz", o.band_hz) : "", c.shots.size(),
+                           seconds, to_string(p));
+  out.outputs = {s.path("gradient.h5"), s.path("gradient.xdmf"), s.path("gradient.vtkhdf")};
+  if (!s.root) return out;
+  io::write_grid_arrays_file(
+      s.path("gradient.h5"), s.provenance("specwave.gradient"), c.grid,
+      {{"gradient", parameter_units(p), r.gradient},
+       {"illumination", "field^2", r.illumination},
+       {"velocity", "m/s", velocity}},
+      {{"misfit_per_shot", "misfit", r.misfit_per_shot}},
+      {{"misfit", r.misfit}, {"dt", s.plan.dt}, {"nt", double(s.plan.nt)}, {"band_hz", o.band_hz}},
+      {{"parameterisation", to_string(p)}, {"misfit_name", misfit->name()}});
+  return out;
+}
+
+ImagingSummary run_born(const Case& input, const ImagingOptions& o) {
+  if (o.perturbation_file.empty())
+    throw Error(ExitCode::usage, "born needs --perturbation FILE (an HDF5 dataset of the grid's shape)");
+  // The perturbation is read and checked first: a bad one stops the command before anything is planned or written.
+  const GridSpec& g = input.grid;
+  require_input(o.perturbation_file, "--perturbation",
+                "give the HDF5 file of the model perturbation (the grid's shape)");
+  const std::vector<hsize_t> dims = {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])};
+  const std::vector<double> dm =
+      io::h5::Reader(o.perturbation_file).read_floating<double>(o.perturbation_dataset, dims);
+  for (std::size_t k = 0; k < dm.size(); ++k)
+    if (!std::isfinite(dm[k]))
+      throw Error(
+          ExitCode::input_error,
+          fmt::format("{}: dataset '{}': value {} at index (z={}, y={}, x={}); a perturbation must be finite",
+                      o.perturbation_file, o.perturbation_dataset, dm[k], k / (std::size_t(g.shape[1]) * g.shape[2]),
+                      k / std::size_t(g.shape[2]) % g.shape[1], k % std::size_t(g.shape[2])));
+  Session s(input, o, "born", born_output_names, false);
+  const Case& c = s.c;
+  const Parameterisation p = c.inversion.parameterisation;
+  const std::vector<double> velocity = s.velocity();
+  // d(v dt)^2 = J dm with J = d(v dt)^2 / d(parameter): chain_rule's factor, so that Born is the gradient's transpose
+  std::vector<double> d(dm.size(), 1.0);
+  chain_rule(p, velocity, s.plan.dt, d);
+  for (std::size_t k = 0; k < d.size(); ++k) d[k] *= dm[k];
+  s.propagator->set_velocity(velocity);
+  std::vector<int> all(c.shots.size());
+  for (std::size_t k = 0; k < all.size(); ++k) all[k] = int(k);
+  const std::vector<int> mine = shots_of_rank(s.world, all);
+  std::vector<std::vector<double>> traces;
+  const auto started = std::chrono::steady_clock::now();
+  double last_line = 0;
+  for (int shot : mine) {
+    if (const int signal = s.shots ? 0 : stop_signal())
+      throw Error(ExitCode::interrupted, fmt::format("stopped by signal {} ({}) before shot {}; nothing was written",
+                                                     signal, strsignal(signal), shot));
+    traces.push_back(s.propagator->born(shot, d));
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (s.progress_seconds() > 0 && (elapsed - last_line >= s.progress_seconds() || traces.size() == mine.size())) {
+      last_line = elapsed;
+      const double eta = elapsed / double(traces.size()) * double(mine.size() - traces.size());
+      progress_line(fmt::format("  shot {} (of {}) done  elapsed {}  ETA {}  {}\n", shot, all.size(),
+                                format_duration(elapsed), format_duration(eta), utc_timestamp()));
+    }
+  }
+  const std::size_t values = c.receivers.size() * std::size_t(s.plan.nt);
+  traces = share_shot_traces(s.world, all, std::move(traces), values);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ImagingSummary out;
+  out.result = fmt::format("Born data of {} shot(s) x {} receivers x {} samples in {:.1f} s", all.size(),
+                           c.receivers.size(), s.plan.nt, seconds);
+  out.outputs = {s.path("born_traces.h5")};
+  if (!s.root) return out;
+  std::vector<std::vector<Vec3>> sources;
+  for (const auto& shot : c.shots) {
+    auto& ps = sources.emplace_back();
+    for (const auto& src : shot.sources) ps.push_back(src.position);
+  }
+  io::TraceFile file(s.path("born_traces.h5"), s.provenance("specwave.traces"), c.run.precision == Precision::fp64,
+                     int(all.size()), c.receivers, sources, s.plan.nt, s.plan.dt);
+  for (int shot : all) file.write_shot(shot, traces[std::size_t(shot)]);
+  file.commit();
+  return out;
+}
+
+ImagingSummary run_migration(const Case& input, const ImagingOptions& o) {
+  Session s(input, o, "migrate", migrate_output_names, true);
+  const Case& c = s.c;
+  const MigrationSpec& m = c.migration;
+  const ObservedData observed = observed_data(c, s.plan, *s.propagator, s.shots);
+  std::unique_ptr<Misfit> misfit;
+  if (m.data == "residual")
+    misfit = std::make_unique<LeastSquaresMisfit>();
+  else
+    misfit = std::make_unique<ObservedDataMisfit>();
+  // With respect to velocity whatever inversion.parameterisation says: the image is dv-like, positive where the
+  // data ask for a faster model.
+  Objective objective(*s.propagator, *misfit, observed, Parameterisation::velocity, s.plan.dt, s.shots);
+  objective.report_progress(s.progress_seconds());
+  const std::vector<double> velocity = s.velocity();
+  const auto started = std::chrono::steady_clock::now();
+  MisfitGradient r = objective.evaluate(velocity, true, true);
+  std::vector<double> raw(r.gradient.size());
+  for (std::size_t k = 0; k < raw.size(); ++k) raw[k] = -r.gradient[k];
+  std::vector<double> image = m.laplacian_filter ? negative_laplacian(c.grid, raw) : raw;
+  if (m.illumination_compensation) {
+    const double peak = *std::max_element(r.illumination.begin(), r.illumination.end());
+    const double floor = m.illumination_epsilon * peak;
+    for (std::size_t k = 0; k < image.size(); ++k) image[k] /= r.illumination[k] + floor;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ImagingSummary out;
+  out.result = fmt::format("image of {} shot(s) ({} data{}{}) in {:.1f} s", c.shots.size(), m.data,
+                           m.laplacian_filter ? ", -Laplacian filter" : "",
+                           m.illumination_compensation ? ", illumination compensated" : "", seconds);
+  out.outputs = {s.path("image.h5"), s.path("image.xdmf"), s.path("image.vtkhdf")};
+  if (c.output.plots) out.outputs.push_back(s.path("image_slice.png"));
+  if (!s.root) return out;
+  io::write_grid_arrays_file(s.path("image.h5"), s.provenance("specwave.image"), c.grid,
+                             {{"image", "1", image},
+                              {"raw_image", "misfit per m/s", raw},
+                              {"illumination", "field^2", r.illumination},
+                              {"velocity", "m/s", velocity}},
+                             {}, {{"dt", s.plan.dt}, {"nt", double(s.plan.nt)}},
+                             {{"data", m.data},
+                              {"laplacian_filter", m.laplacian_filter ? "true" : "false"},
+                              {"illumination_compensation", m.illumination_compensation ? "true" : "false"}});
+  if (c.output.plots) {
+    const GridSpec& g = c.grid;
+    const int nz = g.shape[0], ny = g.shape[1], nx = g.shape[2], y = ny / 2;
+    std::vector<float> slice(std::size_t(nz) * nx);
+    for (int z = 0; z < nz; ++z)
+      for (int x = 0; x < nx; ++x) slice[std::size_t(z) * nx + x] = float(image[(std::size_t(z) * ny + y) * nx + x]);
+    io::ImagePlot plot;
+    plot.title = fmt::format("{}: migrated image at y = {:.0f} m", c.name, g.origin[1] + y * g.spacing[1]);
+    plot.x_label = "x (m)", plot.y_label = "z (m)";
+    plot.x_min = g.origin[2], plot.x_max = g.origin[2] + (nx - 1) * g.spacing[2];
+    plot.y_min = g.origin[0], plot.y_max = g.origin[0] + (nz - 1) * g.spacing[0];
+    plot.aspect = g.spacing[0] / g.spacing[2];
+    plot.colormap = io::Colormap::seismic;
+    plot.colorbar_label = "image";
+    io::write_image_png(s.path("image_slice.png"), slice, nz, nx, plot);
+  }
+  return out;
+}
+
+}  // namespace specwave

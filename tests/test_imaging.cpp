@@ -1,0 +1,277 @@
+// `specwave gradient`, `specwave born` and `specwave migrate` end to end (solver/inversion/imaging.hpp): the gradient
+// file against central differences of the command's own misfit, Born against the gradient (dot-product test through
+// the files), the reference migration (cases/imaging/reflector.toml) against the reflector's depth, and bad input
+// refused before anything is written.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli_helpers.hpp"
+#include "io/hdf5.hpp"
+
+namespace fs = std::filesystem;
+using namespace specwave;
+using testing::Result;
+using testing::run_specwave;
+
+namespace {
+
+const fs::path work = fs::temp_directory_path() / "specwave_test_imaging";
+constexpr int nz = 26, ny = 24, nx = 28;
+const std::vector<hsize_t> dims = {nz, ny, nx};
+
+// A small fp64 case: 2 shots, 4 receivers, homogeneous 2000 m/s; [inversion] appended by the tests.
+std::string small_case(const std::string& model_table = "type = \"homogeneous\"\nvelocity = 2000.0\n") {
+  return fmt::format(R"(name = "imaging-small"
+[grid]
+shape = [{}, {}, {}]
+spacing = 10.0
+[model]
+{}[time]
+duration = 0.1
+[[shots]]
+[[shots.sources]]
+position = [100.0, 120.0, 70.0]
+peak_frequency = 15.0
+[[shots]]
+[[shots.sources]]
+position = [100.0, 120.0, 200.0]
+peak_frequency = 15.0
+[receivers]
+points = [[100.0, 110.0, 200.0], [150.0, 130.0, 190.0], [60.0, 120.0, 200.0], [100.0, 110.0, 70.0]]
+[scheme]
+order = 8
+[boundary]
+pml_width = 6
+[run]
+precision = "fp64"
+[output]
+directory = "out"
+plots = false
+)",
+                     nz, ny, nx, model_table);
+}
+
+// velocity_max fixes dt, so that every model below runs with the same steps.
+const char* gaussian_truth = R"(type = "gaussian"
+velocity = 2000.0
+anomaly = 150.0
+center = [120.0, 120.0, 135.0]
+radius = 40.0
+)";
+
+std::string write_case(const std::string& name, const std::string& text) {
+  fs::create_directories(work);
+  const fs::path p = work / (name + ".toml");
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+void write_array(const fs::path& path, const std::string& dataset, const std::vector<double>& values) {
+  io::h5::AtomicWriter file(path.string());
+  io::h5::write_dataset<double>(file.id(), dataset, dims, values.data(), "m/s");
+  file.commit();
+}
+
+std::vector<double> read_array(const fs::path& path, const std::string& dataset,
+                               const std::vector<hsize_t>& shape = dims) {
+  return io::h5::Reader(path.string()).read_floating<double>(dataset, shape);
+}
+
+double root_attribute(const fs::path& path, const std::string& name) {
+  const io::h5::Reader r(path.string());
+  return io::h5::read_attribute_doubles(r.id(), name).at(0);
+}
+
+// A smooth perturbation inside the grid (m/s, peak 1): a Gaussian bump off the sources and receivers.
+std::vector<double> bump() {
+  std::vector<double> d(std::size_t(nz) * ny * nx);
+  for (int z = 0; z < nz; ++z)
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x) {
+        const double r2 = (z * 10.0 - 130) * (z * 10.0 - 130) + (y * 10.0 - 115) * (y * 10.0 - 115) +
+                          (x * 10.0 - 140) * (x * 10.0 - 140);
+        d[(std::size_t(z) * ny + y) * nx + x] = std::exp(-0.5 * r2 / (30.0 * 30.0));
+      }
+  return d;
+}
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (std::size_t k = 0; k < a.size(); ++k) s += a[k] * b[k];
+  return s;
+}
+
+// The observed data of the Gaussian truth, made by `specwave forward` (traces.h5, fp64): a file, as a survey's.
+fs::path observed_file() {
+  const fs::path out = work / "truth";
+  if (fs::exists(out / "traces.h5")) return out / "traces.h5";
+  std::string text = small_case(gaussian_truth);
+  text += "[inversion]\nvelocity_max = 2300.0\ntrue_model = { type = \"homogeneous\", velocity = 2000.0 }\n";
+  const Result r = run_specwave("forward -q " + write_case("truth", text) + " --output-dir " + out.string());
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  return out / "traces.h5";
+}
+
+std::string inversion_case(const std::string& name) {
+  return write_case(name, small_case() + fmt::format("[inversion]\nvelocity_max = 2300.0\nobserved = \"{}\"\n",
+                                                     observed_file().string()));
+}
+
+}  // namespace
+
+TEST_CASE("gradient: the gradient in gradient.h5 matches central differences of the command's misfit") {
+  const std::string case_path = inversion_case("gradient");
+  const fs::path out = work / "gradient";
+  fs::remove_all(out);
+  const Result r = run_specwave("gradient --threads 1 " + case_path + " --output-dir " + out.string());
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("done        gradient: misfit ") != std::string::npos);
+  for (const char* f : {"gradient.h5", "gradient.xdmf", "gradient.vtkhdf"}) CHECK(fs::exists(out / f));
+  const std::vector<double> g = read_array(out / "gradient.h5", "gradient");
+  const double j0 = root_attribute(out / "gradient.h5", "misfit");
+  const std::vector<double> per_shot = read_array(out / "gradient.h5", "misfit_per_shot", {2});
+  CHECK(per_shot[0] + per_shot[1] == doctest::Approx(j0).epsilon(1e-14));
+  REQUIRE(j0 > 0);
+
+  // The same model as a file (--model): the same bits.
+  const std::vector<double> v0(std::size_t(nz) * ny * nx, 2000.0);
+  write_array(work / "m0.h5", "velocity", v0);
+  const Result same = run_specwave("gradient -q --threads 1 " + case_path + " --model " + (work / "m0.h5").string() +
+                                   " --output-dir " + (out / "m0").string());
+  REQUIRE(same.code == 0);
+  CHECK(read_array(out / "m0" / "gradient.h5", "gradient") == g);
+
+  // (J(m + h d) - J(m - h d)) / 2h = <g, d> + O(h^2), fp64.
+  const std::vector<double> d = bump();
+  const double h = 4.0;
+  double j[2];
+  for (int k = 0; k < 2; ++k) {
+    std::vector<double> v = v0;
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] += (k == 0 ? h : -h) * d[i];
+    const fs::path model = work / fmt::format("m{}.h5", k + 1);
+    write_array(model, "model", v);
+    const fs::path dir = out / fmt::format("m{}", k + 1);
+    const Result rk = run_specwave("gradient -q --threads 1 " + case_path + " --model " + model.string() +
+                                   " --model-dataset model --output-dir " + dir.string());
+    INFO(rk.output);
+    REQUIRE(rk.code == 0);
+    j[k] = root_attribute(dir / "gradient.h5", "misfit");
+  }
+  const double fd = (j[0] - j[1]) / (2 * h), analytic = dot(g, d);
+  INFO(fmt::format("central difference {:.10e}, <g, d> {:.10e}, relative difference {:.2e}", fd, analytic,
+                   std::abs(fd - analytic) / std::abs(analytic)));
+  CHECK(std::abs(analytic) > 1e-3 * std::abs(j0));  // the bump sees the data
+  CHECK(std::abs(fd - analytic) <= 1e-4 * std::abs(analytic));
+}
+
+TEST_CASE("born: born_traces.h5 is the transpose of the gradient (dot-product test through the files)") {
+  const std::string case_path = inversion_case("born");
+  const fs::path out = work / "born";
+  fs::remove_all(out);
+  write_array(work / "perturbation.h5", "perturbation", bump());
+  const Result b = run_specwave("born --threads 1 " + case_path + " --perturbation " +
+                                (work / "perturbation.h5").string() + " --output-dir " + out.string());
+  INFO(b.output);
+  REQUIRE(b.code == 0);
+  CHECK(b.output.find("done        born: Born data of 2 shot(s) x 4 receivers") != std::string::npos);
+  const Result g = run_specwave("gradient -q --threads 1 " + case_path + " --output-dir " + out.string());
+  REQUIRE(g.code == 0);
+  const Result f = run_specwave("forward -q --threads 1 " + case_path + " --output-dir " + (out / "fwd").string());
+  REQUIRE(f.code == 0);
+  // The gradient is J^T dt (F(m) - d_obs): <J d, dt (F(m) - d_obs)> = <d, gradient>.
+  const io::h5::Reader traces((out / "born_traces.h5").string());
+  const auto info = traces.info("traces");
+  REQUIRE(info.dims.size() == 3);
+  const std::vector<hsize_t> tdims = info.dims;
+  CHECK(tdims[0] == 2);
+  CHECK(tdims[1] == 4);
+  const std::vector<double> born = traces.read_floating<double>("traces", tdims);
+  const std::vector<double> synthetic = read_array(out / "fwd" / "traces.h5", "traces", tdims);
+  const std::vector<double> observed = read_array(observed_file(), "traces", tdims);
+  const double dt = root_attribute(out / "gradient.h5", "dt");
+  std::vector<double> residual(born.size());
+  for (std::size_t k = 0; k < residual.size(); ++k) residual[k] = dt * (synthetic[k] - observed[k]);
+  const double lhs = dot(born, residual), rhs = dot(bump(), read_array(out / "gradient.h5", "gradient"));
+  INFO(fmt::format("<J d, r> = {:.15e}, <d, J^T r> = {:.15e}, relative difference {:.2e}", lhs, rhs,
+                   std::abs(lhs - rhs) / std::abs(rhs)));
+  CHECK(std::abs(rhs) > 0);
+  CHECK(std::abs(lhs - rhs) <= 1e-10 * std::abs(rhs));
+}
+
+TEST_CASE("migrate: cases/imaging/reflector.toml images the flat reflector at its depth within one cell") {
+  const fs::path out = work / "reflector";
+  fs::remove_all(out);
+  const Result r = run_specwave(std::string("migrate ") + SPECWAVE_SOURCE_DIR +
+                                "/cases/imaging/reflector.toml --output-dir " + out.string());
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  for (const char* f : {"image.h5", "image.xdmf", "image.vtkhdf", "image_slice.png"}) CHECK(fs::exists(out / f));
+  const int mz = 48, my = 24, mx = 64;
+  const std::vector<double> image = read_array(out / "image.h5", "image", {mz, my, mx});
+  // The trace under the middle of the spread (x 200..430 m, y = 120 m), averaged over x, below the sources.
+  std::vector<double> trace(mz, 0.0);
+  for (int z = 0; z < mz; ++z)
+    for (int x = 20; x <= 43; ++x) trace[std::size_t(z)] += image[(std::size_t(z) * my + 12) * mx + x];
+  int strongest = 12;
+  for (int z = 12; z < mz - 6; ++z)
+    if (std::abs(trace[std::size_t(z)]) > std::abs(trace[std::size_t(strongest)])) strongest = z;
+  // The image is dv-like (docs/numerics.md, "Migration"): a velocity increase appears as a negative lobe above
+  // the interface and a positive one below; its zero crossing between them is the interface.
+  int top = strongest, bottom = strongest;
+  for (int z = strongest - 4; z <= strongest + 4; ++z) {
+    if (trace[std::size_t(z)] < trace[std::size_t(top)]) top = z;
+    if (trace[std::size_t(z)] > trace[std::size_t(bottom)]) bottom = z;
+  }
+  REQUIRE(top < bottom);
+  double crossing = -1;
+  for (int z = top; z < bottom; ++z)
+    if (trace[std::size_t(z)] < 0 && trace[std::size_t(z + 1)] >= 0)
+      crossing = 10.0 * (z + trace[std::size_t(z)] / (trace[std::size_t(z)] - trace[std::size_t(z + 1)]));
+  INFO("strongest at z = " << 10 * strongest << " m, lobes at " << 10 * top << " and " << 10 * bottom
+                           << " m, zero crossing at " << crossing << " m");
+  CHECK(std::abs(crossing - 300.0) <= 10.0);
+}
+
+TEST_CASE("gradient, born, migrate: bad input is refused before anything is written") {
+  const fs::path out = work / "bad";
+  fs::remove_all(out);
+  const std::string no_inversion = write_case("no-inversion", small_case());
+  for (const char* command : {"gradient", "migrate"}) {
+    const Result r = run_specwave(std::string(command) + " " + no_inversion + " --output-dir " + out.string());
+    CHECK(r.code == 3);
+    CHECK(r.output.find(std::string(command) + " needs the observed data of an [inversion] table") !=
+          std::string::npos);
+  }
+  // born without --perturbation: a usage error.
+  CHECK(run_specwave("born " + no_inversion + " --output-dir " + out.string()).code == 2);
+  // a perturbation of another shape: the file and the dataset named.
+  io::h5::AtomicWriter file((work / "wrong-shape.h5").string());
+  const std::vector<double> small(8, 1.0);
+  io::h5::write_dataset<double>(file.id(), "perturbation", {2, 2, 2}, small.data(), "m/s");
+  file.commit();
+  const Result shape = run_specwave("born " + no_inversion + " --perturbation " + (work / "wrong-shape.h5").string() +
+                                    " --output-dir " + out.string());
+  CHECK(shape.code == 4);
+  CHECK(shape.output.find("wrong-shape.h5") != std::string::npos);
+  // --model that does not exist: the option named.
+  const Result missing = run_specwave("gradient " + inversion_case("bad-model") + " --model " +
+                                      (work / "absent.h5").string() + " --output-dir " + out.string());
+  CHECK(missing.code == 4);
+  CHECK(missing.output.find("--model") != std::string::npos);
+  // a mistyped [migration] key: "did you mean".
+  const Result key =
+      run_specwave("migrate " + write_case("bad-key", small_case() + "[migration]\nlaplacian_filtre = true\n") +
+                   " --output-dir " + out.string());
+  CHECK(key.code == 3);
+  CHECK(key.output.find("laplacian_filter") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));  // nothing written by any of them
+}
