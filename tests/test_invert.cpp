@@ -203,6 +203,18 @@ TEST_CASE("invert on a small case: every optimiser lowers the misfit; inversion.
     CHECK(vmax <= 2300.0 + 1e-3);
     CHECK(h5.read_floating<double>("/gradient", {3, 26, 24, 28}).size() == 3u * 26 * 24 * 28);
     CHECK(h5.read_floating<double>("/true_velocity", {26, 24, 28}).size() == 26u * 24 * 28);
+    // model_final.h5: the last iteration's model as a model input (the same float32 values), which `gradient
+    // --model` reads.
+    const auto final_model =
+        io::h5::Reader((out / "model_final.h5").string()).read_floating<double>("/velocity", {26, 24, 28});
+    CHECK(std::equal(final_model.begin(), final_model.end(), velocity.begin() + 2 * 26 * 24 * 28));
+    CHECK(fs::exists(out / "model_final.xdmf"));
+    if (optimizer_name == "lbfgs") {
+      const Result g = run_specwave("gradient -q --threads 1 " + path + " --model " +
+                                    (out / "model_final.h5").string() + " --output-dir " + (out / "g").string());
+      CAPTURE(g.output);
+      CHECK(g.code == 0);
+    }
   }
 }
 

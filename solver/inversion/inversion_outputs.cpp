@@ -57,6 +57,11 @@ void InversionRecorder::record(const InversionIteration& it, std::span<const dou
   gradients_.insert(gradients_.end(), gradient.begin(), gradient.end());
   write_h5();
   write_jsonl();
+  // The model of this (the last completed) iteration as a model input: model.type = "file" or --model read it.
+  const std::size_t points = std::size_t(case_.grid.points());
+  io::write_model_file((fs::path(directory_) / "model_final.h5").string(),
+                       {"specwave.model", "fp64", "cpu", case_.source_text, "host CPU", threads_, 1}, case_.grid,
+                       std::span<const float>(velocities_.data() + (history_.size() - 1) * points, points));
 }
 
 void InversionRecorder::restore(const std::vector<InversionIteration>& history) {
@@ -202,7 +207,7 @@ void InversionRecorder::write_plots() const {
 
 std::vector<std::string> InversionRecorder::outputs() const {
   std::vector<std::string> out;
-  for (const char* f : {"inversion.h5", "iterations.jsonl", "inversion_iteration*.vtkhdf"})
+  for (const char* f : {"inversion.h5", "iterations.jsonl", "inversion_iteration*.vtkhdf", "model_final.h5"})
     out.push_back((fs::path(directory_) / f).string());
   if (case_.output.plots)
     for (const char* f : {"misfit.png", "model_slices.png"}) out.push_back((fs::path(directory_) / f).string());

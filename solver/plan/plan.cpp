@@ -134,7 +134,8 @@ const std::vector<std::string> forward_output_names = {
     "traces.h5",           "wavefield.h5",    "model.h5",  "run.json", "shot_gather_shot*.png",
     "wavefield_slice.png", "model_slice.png", "checkpoint"};
 const std::vector<std::string> invert_output_names = {"inversion.h5",     "inversion_state.h5", "evaluations.h5",
-                                                      "iterations.jsonl", "misfit.png",         "model_slices.png"};
+                                                      "iterations.jsonl", "misfit.png",         "model_slices.png",
+                                                      "model_final.h5",   "model_final.xdmf",   "model_final.vtkhdf"};
 
 void check_writes_confined(const Case& c, bool output_from_command_line) {
   namespace fs = std::filesystem;
