@@ -102,6 +102,7 @@ struct Session {
     const Comm node = world.split_node();
     plan = make_plan(planned, {world.size(), world.rank(), node.size(), node.rank(), shots});
     const HistoryChoice history = history_for(c, plan);
+    if (needs_data) observed_sampling(c, plan);           // a data file's shape and interval
     if (root) lock.emplace(c.output.directory, command);  // the first thing written: after every check
     if (!quiet)
       std::fputs((describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history))).c_str(), stdout);
@@ -150,10 +151,12 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
   const Case& c = s.c;
   const ObservedData observed = observed_data(c, s.plan, *s.propagator, s.shots);
   std::unique_ptr<Misfit> misfit;
+  const DataSampling sampling = observed_sampling(c, s.plan);
   if (o.band_hz > 0)
-    misfit = std::make_unique<LowPassMisfit>(s.plan.nt, s.plan.dt, o.band_hz);
+    misfit = std::make_unique<LowPassMisfit>(sampling.nt, sampling.dt, o.band_hz);
   else
     misfit = make_misfit(c.inversion.misfit);
+  misfit = on_data_sampling(c, s.plan, std::move(misfit));
   const Parameterisation p = c.inversion.parameterisation;
   Objective objective(*s.propagator, *misfit, observed, p, s.plan.dt, s.shots);
   objective.report_progress(s.progress_seconds());
@@ -253,6 +256,7 @@ ImagingSummary run_migration(const Case& input, const ImagingOptions& o) {
     misfit = std::make_unique<LeastSquaresMisfit>();
   else
     misfit = std::make_unique<ObservedDataMisfit>();
+  misfit = on_data_sampling(c, s.plan, std::move(misfit));
   // With respect to velocity whatever inversion.parameterisation says: the image is dv-like, positive where the
   // data ask for a faster model.
   Objective objective(*s.propagator, *misfit, observed, Parameterisation::velocity, s.plan.dt, s.shots);

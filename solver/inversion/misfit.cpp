@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <stdexcept>
+#include <vector>
 
 #include "solver/case/errors.hpp"
 
@@ -24,6 +25,26 @@ std::unique_ptr<Misfit> make_misfit(const std::string& name) {
   if (name == "least_squares") return std::make_unique<LeastSquaresMisfit>();
   throw Error(ExitCode::invalid_case,
               fmt::format("inversion.misfit = \"{}\" is not available; use \"least_squares\"", name));
+}
+
+ResampledMisfit::ResampledMisfit(std::unique_ptr<Misfit> inner, TraceResampler resampler)
+    : inner_(std::move(inner)), resampler_(std::move(resampler)) {}
+
+double ResampledMisfit::evaluate(std::span<const double> synthetic, std::span<const double> observed, double,
+                                 std::span<double> adjoint_source) const {
+  const std::size_t n_in = std::size_t(resampler_.n_in()), n_out = std::size_t(resampler_.n_out());
+  const std::size_t receivers = synthetic.size() / n_in;
+  if (synthetic.size() != receivers * n_in || observed.size() != receivers * n_out ||
+      adjoint_source.size() != synthetic.size())
+    throw std::invalid_argument("ResampledMisfit: trace sizes differ from the resampler's");
+  std::vector<double> resampled(receivers * n_out), adjoint(receivers * n_out);
+  for (std::size_t r = 0; r < receivers; ++r)
+    resampler_.apply(synthetic.subspan(r * n_in, n_in), std::span<double>(resampled).subspan(r * n_out, n_out));
+  const double j = inner_->evaluate(resampled, observed, resampler_.dt_out(), adjoint);
+  for (std::size_t r = 0; r < receivers; ++r)
+    resampler_.transpose(std::span<const double>(adjoint).subspan(r * n_out, n_out),
+                         adjoint_source.subspan(r * n_in, n_in));
+  return j;
 }
 
 }  // namespace specwave

@@ -6,6 +6,8 @@
 #include <span>
 #include <string>
 
+#include "solver/inversion/resample.hpp"
+
 namespace specwave {
 
 class Misfit {
@@ -29,6 +31,24 @@ class LeastSquaresMisfit final : public Misfit {
 
 // By name, as in the case key inversion.misfit: "least_squares". Throws Error(invalid_case) for others.
 std::unique_ptr<Misfit> make_misfit(const std::string& name);
+
+// A misfit on the data's own sampling (docs/numerics.md, "Data at its own sampling"): every synthetic trace (nt samples
+// at the simulation's dt) is resampled to the data's times, R d_syn; `inner` is evaluated there with the data's
+// interval; its adjoint source goes back to the simulation's steps by R^T. The result is the exact gradient of
+// inner(R d_syn, d_obs).
+class ResampledMisfit final : public Misfit {
+ public:
+  ResampledMisfit(std::unique_ptr<Misfit> inner, TraceResampler resampler);
+  std::string name() const override { return inner_->name(); }
+  // synthetic and adjoint_source: (n_receivers, resampler.n_in()); observed: (n_receivers, resampler.n_out()); dt
+  // (the simulation's) is the resampler's.
+  double evaluate(std::span<const double> synthetic, std::span<const double> observed, double dt,
+                  std::span<double> adjoint_source) const override;
+
+ private:
+  std::unique_ptr<Misfit> inner_;
+  TraceResampler resampler_;
+};
 
 }  // namespace specwave
 

@@ -132,23 +132,66 @@ ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const
   return out;
 }
 
-ObservedData read_observed(const Case& c, const Plan& plan) {
+namespace {
+std::string shape_text(const std::vector<hsize_t>& dims) {
+  std::string t;
+  for (const hsize_t d : dims) t += (t.empty() ? "" : ", ") + std::to_string(d);
+  return "(" + t + ")";
+}
+}  // namespace
+
+DataSampling observed_sampling(const Case& c, const Plan& plan) {
   const auto& inv = c.inversion;
+  if (inv.observed_file.empty()) return {plan.nt, plan.dt};
   io::h5::Reader reader(inv.observed_file);
-  const std::vector<hsize_t> dims = {hsize_t(c.shots.size()), hsize_t(c.receivers.size()), hsize_t(plan.nt)};
-  const std::vector<double> all = reader.read_floating<double>(inv.observed_dataset, dims);
+  const auto info = reader.info(inv.observed_dataset);
+  const std::string where = fmt::format("{}: dataset '{}'", inv.observed_file, inv.observed_dataset);
+  if (info.dims.size() != 3 || info.dims[0] != c.shots.size() || info.dims[1] != c.receivers.size())
+    throw Error(ExitCode::input_error,
+                fmt::format("{} has shape {}, expected ({}, {}, samples): one trace per shot and receiver of the case "
+                            "(shots x receivers x samples)",
+                            where, shape_text(info.dims), c.shots.size(), c.receivers.size()));
+  DataSampling d{int(info.dims[2]), plan.dt};
   io::h5::Handle dset = reader.open_dataset(inv.observed_dataset);
   if (io::h5::has_attribute(dset.id(), "dt")) {
     const auto dt = io::h5::read_attribute_doubles(dset.id(), "dt");
-    if (dt.size() != 1 || std::abs(dt[0] - plan.dt) > 1e-9 * plan.dt)
-      throw Error(
-          ExitCode::input_error,
-          fmt::format("{}: dataset '{}' has attribute dt = {} s, but the case runs at dt = {:.9g} s; record the data "
-                      "with this case's time.dt (set time.dt in both), or resample it",
-                      inv.observed_file, inv.observed_dataset, dt.empty() ? NAN : dt[0], plan.dt));
+    if (dt.size() != 1 || !(dt[0] > 0) || !std::isfinite(dt[0]))
+      throw Error(ExitCode::input_error,
+                  fmt::format("{} has attribute dt = {}; the sample interval must be one finite number > 0 (s)", where,
+                              dt.empty() ? NAN : dt[0]));
+    d.dt = dt[0];
+  } else if (d.nt != plan.nt) {
+    throw Error(ExitCode::input_error,
+                fmt::format("{} has {} samples and no dt attribute, the case runs {} steps; add the attribute dt (the "
+                            "sample interval in s) so that the data can be resampled, or record nt = {} samples",
+                            where, d.nt, plan.nt, plan.nt));
   }
+  // Resampled data need the simulation to reach the interpolator's window beyond their last sample.
+  const bool same = d.nt == plan.nt && std::abs(d.dt - plan.dt) <= 1e-9 * plan.dt;
+  const double data_end = (d.nt - 1) * d.dt, simulation_end = (plan.nt - 1) * plan.dt;
+  const double needed = data_end + (same ? 0.0 : TraceResampler::reach(plan.dt, d.dt));
+  if (needed > simulation_end * (1 + 1e-9))
+    throw Error(ExitCode::input_error,
+                fmt::format("{} lasts {:.6g} s ({} samples of {:.6g} s); resampling the synthetic data to those times "
+                            "needs the simulation to run {:.6g} s, it runs {:.6g} s; set time.duration >= {:.6g}",
+                            where, data_end, d.nt, d.dt, needed, simulation_end, needed));
+  return d;
+}
+
+std::unique_ptr<Misfit> on_data_sampling(const Case& c, const Plan& plan, std::unique_ptr<Misfit> inner) {
+  const DataSampling d = observed_sampling(c, plan);
+  if (d.nt == plan.nt && std::abs(d.dt - plan.dt) <= 1e-9 * plan.dt) return inner;
+  return std::make_unique<ResampledMisfit>(std::move(inner), TraceResampler(plan.nt, plan.dt, d.nt, d.dt));
+}
+
+ObservedData read_observed(const Case& c, const Plan& plan) {
+  const auto& inv = c.inversion;
+  const DataSampling d = observed_sampling(c, plan);
+  io::h5::Reader reader(inv.observed_file);
+  const std::vector<hsize_t> dims = {hsize_t(c.shots.size()), hsize_t(c.receivers.size()), hsize_t(d.nt)};
+  const std::vector<double> all = reader.read_floating<double>(inv.observed_dataset, dims);
   ObservedData out(c.shots.size());
-  const std::size_t per_shot = c.receivers.size() * std::size_t(plan.nt);
+  const std::size_t per_shot = c.receivers.size() * std::size_t(d.nt);
   for (std::size_t s = 0; s < out.size(); ++s)
     out[s].assign(all.begin() + std::ptrdiff_t(s * per_shot), all.begin() + std::ptrdiff_t((s + 1) * per_shot));
   return out;

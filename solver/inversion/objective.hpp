@@ -2,6 +2,7 @@
 // Misfit and gradient of a case, summed over shots (docs/numerics.md, "Adjoint and gradient").
 // The discretisation is frozen by the plan (dt, nt, CPML profiles from Plan::v_reference, the acquisition);
 // only the model changes between evaluations.
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,6 +48,18 @@ using ObservedData = std::vector<std::vector<double>>;
 ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots,
                                  const Comm* shots = nullptr);
 ObservedData read_observed(const Case& c, const Plan& plan);
+// The observed data's sampling: samples and interval (s), from t = 0. Synthesised data have the plan's; a file's
+// come from its dataset's shape and `dt` attribute (without one, the plan's dt, and then nt must be the plan's).
+// Error input_error when the data outlast the simulation (naming the file and the time.duration that would do).
+struct DataSampling {
+  int nt = 0;
+  double dt = 0;
+};
+DataSampling observed_sampling(const Case& c, const Plan& plan);
+// `inner` on the observed data's sampling: as it is when that is the simulation's, else wrapped in a ResampledMisfit
+// (a band-limited resampling to the data's times and its exact transpose). A misfit that filters (LowPassMisfit)
+// must be made for observed_sampling's nt and dt.
+std::unique_ptr<Misfit> on_data_sampling(const Case& c, const Plan& plan, std::unique_ptr<Misfit> inner);
 // The case's observed data: from inversion.true_model (built on the case's grid) or inversion.observed_file.
 ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator,
                            const Comm* shots = nullptr);
