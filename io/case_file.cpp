@@ -632,7 +632,10 @@ void read_inversion(const Tab& r, Case& c) {
   inv.parameterisation = t->choice<Parameterisation>(
       "parameterisation", {{"velocity", Parameterisation::velocity}, {"slowness2", Parameterisation::slowness2}},
       Parameterisation::velocity, "parameterisation = \"velocity\"");
-  inv.misfit = t->choice<std::string>("misfit", {{"least_squares", std::string("least_squares")}},
+  inv.misfit = t->choice<std::string>("misfit",
+                                      {{"least_squares", std::string("least_squares")},
+                                       {"trace_normalised", std::string("trace_normalised")},
+                                       {"global_correlation", std::string("global_correlation")}},
                                       std::string("least_squares"), "misfit = \"least_squares\"");
   inv.velocity_min = t->onum("velocity_min", "velocity_min = 1400.0");
   t->check(!inv.velocity_min || *inv.velocity_min > 0, "velocity_min", "must be > 0",

@@ -170,7 +170,7 @@ GradientCheckReport check_gradient(const Case& case_in) {
   }
   auto propagator = make_gradient_propagator(c, plan, history);
   const ObservedData observed = observed_data(c, plan, *propagator);
-  const auto misfit = on_data_sampling(c, plan, make_misfit(c.inversion.misfit));
+  const auto misfit = case_misfit(c, plan);
   Objective objective(*propagator, *misfit, observed, c.inversion.parameterisation, plan.dt);
   const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
   const std::vector<double> model = parameter_from_velocity(c.inversion.parameterisation, velocity);

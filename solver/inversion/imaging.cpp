@@ -150,13 +150,7 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
   Session s(input, o, "gradient", gradient_output_names, true);
   const Case& c = s.c;
   const ObservedData observed = observed_data(c, s.plan, *s.propagator, s.shots);
-  std::unique_ptr<Misfit> misfit;
-  const DataSampling sampling = observed_sampling(c, s.plan);
-  if (o.band_hz > 0)
-    misfit = std::make_unique<LowPassMisfit>(sampling.nt, sampling.dt, o.band_hz);
-  else
-    misfit = make_misfit(c.inversion.misfit);
-  misfit = on_data_sampling(c, s.plan, std::move(misfit));
+  const std::unique_ptr<Misfit> misfit = case_misfit(c, s.plan, o.band_hz);
   const Parameterisation p = c.inversion.parameterisation;
   Objective objective(*s.propagator, *misfit, observed, p, s.plan.dt, s.shots);
   objective.report_progress(s.progress_seconds());

@@ -152,8 +152,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
 
   auto propagator = make_gradient_propagator(c, plan, history);
   const ObservedData observed = observed_data(c, plan, *propagator, shots);
-  const auto misfit = on_data_sampling(c, plan, make_misfit(inv.misfit));
-  const DataSampling sampling = observed_sampling(c, plan);
+  const auto misfit = case_misfit(c, plan);
   Objective objective(*propagator, *misfit, observed, inv.parameterisation, plan.dt, shots);
   const double shot_lines = quiet ? 0.0 : c.run.progress_seconds;  // the objective's lines between shots
   objective.report_progress(shot_lines);
@@ -162,7 +161,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   std::unique_ptr<Objective> band_objective;
   Objective* active = &objective;
   auto enter_band = [&](std::size_t b) {
-    band_misfit = on_data_sampling(c, plan, std::make_unique<LowPassMisfit>(sampling.nt, sampling.dt, inv.bands_hz[b]));
+    band_misfit = case_misfit(c, plan, inv.bands_hz[b]);
     band_objective =
         std::make_unique<Objective>(*propagator, *band_misfit, observed, inv.parameterisation, plan.dt, shots);
     band_objective->report_progress(shot_lines);

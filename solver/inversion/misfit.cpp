@@ -1,6 +1,8 @@
 #include "solver/inversion/misfit.hpp"
 
 #include <fmt/format.h>
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -21,10 +23,68 @@ double LeastSquaresMisfit::evaluate(std::span<const double> synthetic, std::span
   return 0.5 * dt * sum;
 }
 
-std::unique_ptr<Misfit> make_misfit(const std::string& name) {
+namespace {
+// Checks a trace-wise misfit's arguments: whole traces of nt samples, all three of one size.
+std::size_t traces_of(std::span<const double> synthetic, std::span<const double> observed,
+                      std::span<double> adjoint_source, int nt, const char* who) {
+  if (nt < 1 || synthetic.size() != observed.size() || adjoint_source.size() != synthetic.size() ||
+      synthetic.size() % std::size_t(nt))
+    throw std::invalid_argument(std::string(who) +
+                                ": synthetic, observed and adjoint source differ in size or are not whole traces");
+  return synthetic.size() / std::size_t(nt);
+}
+}  // namespace
+
+double TraceNormalisedMisfit::evaluate(std::span<const double> synthetic, std::span<const double> observed, double dt,
+                                       std::span<double> adjoint_source) const {
+  const std::size_t traces = traces_of(synthetic, observed, adjoint_source, nt_, "TraceNormalisedMisfit"), nt = nt_;
+  double j = 0;
+  for (std::size_t r = 0; r < traces; ++r) {
+    const auto s = synthetic.subspan(r * nt, nt), o = observed.subspan(r * nt, nt);
+    const auto a = adjoint_source.subspan(r * nt, nt);
+    double energy = 0, misfit = 0;
+    for (std::size_t n = 0; n < nt; ++n) energy += dt * o[n] * o[n];
+    if (!(energy > 0)) {
+      std::fill(a.begin(), a.end(), 0.0);
+      continue;
+    }
+    for (std::size_t n = 0; n < nt; ++n) {
+      misfit += dt * (s[n] - o[n]) * (s[n] - o[n]);
+      a[n] = dt * (s[n] - o[n]) / energy;
+    }
+    j += 0.5 * misfit / energy;
+  }
+  return j;
+}
+
+double GlobalCorrelationMisfit::evaluate(std::span<const double> synthetic, std::span<const double> observed, double dt,
+                                         std::span<double> adjoint_source) const {
+  const std::size_t traces = traces_of(synthetic, observed, adjoint_source, nt_, "GlobalCorrelationMisfit"), nt = nt_;
+  double j = 0;
+  for (std::size_t r = 0; r < traces; ++r) {
+    const auto s = synthetic.subspan(r * nt, nt), o = observed.subspan(r * nt, nt);
+    const auto a = adjoint_source.subspan(r * nt, nt);
+    double ss = 0, oo = 0, so = 0;
+    for (std::size_t n = 0; n < nt; ++n) ss += dt * s[n] * s[n], oo += dt * o[n] * o[n], so += dt * s[n] * o[n];
+    if (!(ss > 0) || !(oo > 0)) {
+      std::fill(a.begin(), a.end(), 0.0);
+      continue;
+    }
+    const double ns = std::sqrt(ss), no = std::sqrt(oo);
+    j += 1 - so / (ns * no);
+    for (std::size_t n = 0; n < nt; ++n) a[n] = dt * (so / ss * s[n] - o[n]) / (ns * no);
+  }
+  return j;
+}
+
+std::unique_ptr<Misfit> make_misfit(const std::string& name, int nt) {
   if (name == "least_squares") return std::make_unique<LeastSquaresMisfit>();
+  if (name == "trace_normalised") return std::make_unique<TraceNormalisedMisfit>(nt);
+  if (name == "global_correlation") return std::make_unique<GlobalCorrelationMisfit>(nt);
   throw Error(ExitCode::invalid_case,
-              fmt::format("inversion.misfit = \"{}\" is not available; use \"least_squares\"", name));
+              fmt::format("inversion.misfit = \"{}\" is not available; use \"least_squares\", \"trace_normalised\" "
+                          "or \"global_correlation\"",
+                          name));
 }
 
 ResampledMisfit::ResampledMisfit(std::unique_ptr<Misfit> inner, TraceResampler resampler)
@@ -58,14 +118,17 @@ double ResampledMisfit::evaluate(std::span<const double> synthetic, std::span<co
 namespace specwave {
 
 struct LowPassMisfit::Impl {
+  std::unique_ptr<Misfit> inner;
   int nt = 0, padded = 0;
   std::vector<double> real, gain;
   std::vector<std::complex<double>> spectrum;
   fft::BatchedFft<double> forward, backward;
 };
 
-LowPassMisfit::LowPassMisfit(int nt, double dt, double cutoff_hz) : impl_(std::make_unique<Impl>()) {
+LowPassMisfit::LowPassMisfit(int nt, double dt, double cutoff_hz, std::unique_ptr<Misfit> inner)
+    : impl_(std::make_unique<Impl>()) {
   auto& m = *impl_;
+  m.inner = std::move(inner);
   m.nt = nt;
   m.padded = 2 * nt;
   const int half = m.padded / 2 + 1;
@@ -87,6 +150,10 @@ LowPassMisfit::LowPassMisfit(int nt, double dt, double cutoff_hz) : impl_(std::m
 
 LowPassMisfit::~LowPassMisfit() = default;
 
+std::string LowPassMisfit::name() const {
+  return impl_->inner ? impl_->inner->name() + "_lowpass" : "least_squares_lowpass";
+}
+
 void LowPassMisfit::filter(std::span<double> trace) const {
   auto& m = *impl_;
   std::fill(m.real.begin(), m.real.end(), 0.0);
@@ -102,8 +169,18 @@ double LowPassMisfit::evaluate(std::span<const double> synthetic, std::span<cons
   if (synthetic.size() != observed.size() || adjoint_source.size() != synthetic.size() || synthetic.size() % impl_->nt)
     throw std::invalid_argument(
         "LowPassMisfit: synthetic, observed and adjoint source differ in size or are not whole traces");
-  double sum = 0;
   const std::size_t nt = std::size_t(impl_->nt);
+  if (impl_->inner) {  // inner(L s, L o), adjoint L^T inner's
+    std::vector<double> s(synthetic.begin(), synthetic.end()), o(observed.begin(), observed.end());
+    for (std::size_t start = 0; start < s.size(); start += nt) {
+      filter(std::span<double>(s).subspan(start, nt));
+      filter(std::span<double>(o).subspan(start, nt));
+    }
+    const double j = impl_->inner->evaluate(s, o, dt, adjoint_source);
+    for (std::size_t start = 0; start < s.size(); start += nt) filter(adjoint_source.subspan(start, nt));
+    return j;
+  }
+  double sum = 0;
   std::vector<double> r(nt);
   for (std::size_t start = 0; start < synthetic.size(); start += nt) {
     for (std::size_t n = 0; n < nt; ++n) r[n] = synthetic[start + n] - observed[start + n];

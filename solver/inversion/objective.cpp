@@ -184,6 +184,18 @@ std::unique_ptr<Misfit> on_data_sampling(const Case& c, const Plan& plan, std::u
   return std::make_unique<ResampledMisfit>(std::move(inner), TraceResampler(plan.nt, plan.dt, d.nt, d.dt));
 }
 
+std::unique_ptr<Misfit> case_misfit(const Case& c, const Plan& plan, double band_hz) {
+  const DataSampling d = observed_sampling(c, plan);
+  const std::string& name = c.inversion.misfit;
+  std::unique_ptr<Misfit> m;
+  if (band_hz > 0)  // least squares: the low-passed residual (one filter a trace); else the misfit of low-passed data
+    m = std::make_unique<LowPassMisfit>(d.nt, d.dt, band_hz,
+                                        name == "least_squares" ? nullptr : make_misfit(name, d.nt));
+  else
+    m = make_misfit(name, d.nt);
+  return on_data_sampling(c, plan, std::move(m));
+}
+
 ObservedData read_observed(const Case& c, const Plan& plan) {
   const auto& inv = c.inversion;
   const DataSampling d = observed_sampling(c, plan);
