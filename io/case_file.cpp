@@ -610,10 +610,30 @@ void read_inversion(const Tab& r, Case& c) {
   if (!t) return;
   auto& inv = c.inversion;
   inv.present = true;
-  t->allow({"true_model", "observed", "observed_dataset", "parameterisation", "misfit", "velocity_min", "velocity_max",
-            "wavefield_storage", "wavefield_memory_gib", "scratch_directory", "iterations", "optimizer", "lbfgs_memory",
-            "initial_step_fraction", "smoothing_m", "source_mask_m", "illumination_compensation",
-            "illumination_epsilon", "bands_hz"});
+  t->allow({"true_model",
+            "observed",
+            "observed_dataset",
+            "parameterisation",
+            "misfit",
+            "velocity_min",
+            "velocity_max",
+            "wavefield_storage",
+            "wavefield_memory_gib",
+            "scratch_directory",
+            "iterations",
+            "optimizer",
+            "lbfgs_memory",
+            "initial_step_fraction",
+            "smoothing_m",
+            "source_mask_m",
+            "illumination_compensation",
+            "illumination_epsilon",
+            "bands_hz",
+            "mute_velocity",
+            "mute_time",
+            "mute_taper",
+            "offset_min",
+            "offset_max"});
   if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ..."))
     inv.true_model = read_model_spec(*m);
   if (t->find("observed")) inv.observed_file = t->rinput("observed", "observed = \"observed/traces.h5\"");
@@ -690,6 +710,24 @@ void read_inversion(const Tab& r, Case& c) {
   t->check(
       inv.illumination_epsilon > 0 && inv.illumination_epsilon <= 1, "illumination_epsilon", "must be in (0, 1]",
       "give the water level of the illumination compensation as a fraction of the largest illumination, e.g. 0.01");
+  inv.mute_velocity = t->onum("mute_velocity", "mute_velocity = 1500.0");
+  t->check(!inv.mute_velocity || (*inv.mute_velocity > 0 && std::isfinite(*inv.mute_velocity)), "mute_velocity",
+           "must be > 0", "give the velocity of the first arrivals in m/s (the data before them are muted)");
+  inv.mute_time = t->num("mute_time", "mute_time = 0.05", 0.0);
+  t->check(std::isfinite(inv.mute_time) && std::abs(inv.mute_time) <= 1e4, "mute_time", "must be in [-1e4, 1e4]",
+           "give the time (s) added to distance / mute_velocity, e.g. the wavelet's delay");
+  inv.mute_taper = t->num("mute_taper", "mute_taper = 0.02", inv.mute_taper);
+  t->check(inv.mute_taper > 0 && inv.mute_taper <= 1e4, "mute_taper", "must be in (0, 1e4]",
+           "give the length (s) of the ramp after the mute line, e.g. 0.02");
+  t->check(!(t->find("mute_time") || t->find("mute_taper")) || inv.mute_velocity, "mute_velocity",
+           "is needed with mute_time or mute_taper", "add mute_velocity = <first-arrival velocity in m/s>");
+  inv.offset_min = t->num("offset_min", "offset_min = 100.0", 0.0);
+  t->check(inv.offset_min >= 0 && std::isfinite(inv.offset_min), "offset_min", "must be >= 0",
+           "give the smallest horizontal source-receiver offset (m) whose traces are fitted");
+  inv.offset_max = t->onum("offset_max", "offset_max = 3000.0");
+  t->check(!inv.offset_max || *inv.offset_max > inv.offset_min, "offset_max",
+           fmt::format("must be above offset_min ({})", inv.offset_min),
+           "give the largest horizontal source-receiver offset (m) whose traces are fitted");
   if (const auto* b = t->find("bands_hz")) {
     inv.bands_hz = t->p.nums(*b, t->key("bands_hz"), "bands_hz = [6.0, 10.0]");
     if (inv.bands_hz.empty())

@@ -664,27 +664,52 @@ TEST_CASE(
 
 TEST_CASE("Taylor test of every misfit, alone and with the data low-passed (processing inside the misfit; fp64)") {
   for (const char* name : {"least_squares", "trace_normalised", "global_correlation"})
-    for (const double band_hz : {0.0, 12.0}) {
-      const std::string misfit_name = name;
-      CAPTURE(misfit_name);
-      CAPTURE(band_hz);
-      Case c = taylor_case(Parameterisation::velocity);
-      c.inversion.misfit = name;
-      const Plan plan = make_plan(c);
-      auto propagator = make_gradient_propagator(c, plan, HistoryChoice{});
-      const auto misfit = case_misfit(c, plan, band_hz);
-      Objective objective(*propagator, *misfit, observed_data(c, plan, *propagator), Parameterisation::velocity,
-                          plan.dt);
-      const std::vector<double> model(plan.model.velocity.begin(), plan.model.velocity.end());
-      const std::vector<double> direction = smooth_direction(c.grid, model, 0.02);
-      const TaylorResult r = taylor_test(objective, model, direction, taylor_steps);
-      MESSAGE(misfit->name() << std::string(band_hz > 0 ? " (low-passed at 12 Hz)" : "") << ": J = " << r.misfit
-                             << ", g.dm = " << r.directional_derivative << ", slopes " << r.slope_first << ", "
-                             << r.slope_second);
-      CHECK(r.misfit > 0);
-      CHECK(std::abs(r.slope_first - 1) <= 0.1);
-      CHECK(std::abs(r.slope_second - 2) <= 0.1);
-    }
+    for (const double band_hz : {0.0, 12.0})
+      for (const bool windows : {false, true}) {
+        const std::string misfit_name = name;
+        CAPTURE(misfit_name);
+        CAPTURE(band_hz);
+        CAPTURE(windows);
+        Case c = taylor_case(Parameterisation::velocity);
+        c.inversion.misfit = name;
+        if (windows) {  // a top mute through the direct arrival (the wavelet's delay is 0.06 s) and an offset range
+                        // that drops one trace of each shot (offsets 41-120 m)
+          c.inversion.mute_velocity = 2000.0;
+          c.inversion.offset_max = 100.0;
+        }
+        const Plan plan = make_plan(c);
+        auto propagator = make_gradient_propagator(c, plan, HistoryChoice{});
+        const auto misfit = case_misfit(c, plan, band_hz);
+        Objective objective(*propagator, *misfit, observed_data(c, plan, *propagator), Parameterisation::velocity,
+                            plan.dt);
+        const std::vector<double> model(plan.model.velocity.begin(), plan.model.velocity.end());
+        const std::vector<double> direction = smooth_direction(c.grid, model, 0.02);
+        const TaylorResult r = taylor_test(objective, model, direction, taylor_steps);
+        MESSAGE(misfit->name() << std::string(band_hz > 0 ? " (low-passed at 12 Hz)" : "") << ": J = " << r.misfit
+                               << ", g.dm = " << r.directional_derivative << ", slopes " << r.slope_first << ", "
+                               << r.slope_second);
+        CHECK(r.misfit > 0);
+        CHECK(std::abs(r.slope_first - 1) <= 0.1);
+        CHECK(std::abs(r.slope_second - 2) <= 0.1);
+      }
+}
+
+TEST_CASE("windowed misfit: the top mute and the offset range weight the data identically, adjoint included") {
+  const int nt = 30;
+  const double dt = 0.01;
+  // One shot, two receivers: the first muted before 0.1 s with a 0.02 s ramp, the second outside the offset range.
+  const WindowedMisfit w(std::make_unique<LeastSquaresMisfit>(), {{{1.0, 0.1}, {0.0, 0.1}}}, nt, dt, 0.02);
+  CHECK(w.window(0, 0, 9) == 0.0);                    // t = 0.09 s
+  CHECK(w.window(0, 0, 10) == 0.0);                   // the ramp starts at 0
+  CHECK(w.window(0, 0, 11) == doctest::Approx(0.5));  // half way: cos^2(pi/4)
+  CHECK(w.window(0, 0, 12) == 1.0);
+  CHECK(w.window(0, 1, 20) == 0.0);
+  std::vector<double> syn(2 * nt, 1.0), obs(2 * nt, 0.0), adj(2 * nt);
+  const double j = w.evaluate_shot(0, syn, obs, dt, adj);
+  CHECK(j == doctest::Approx(0.5 * dt * (0.25 + (nt - 12))));  // 0.5^2 at n = 11, then 1 from n = 12 on
+  CHECK(adj[11] == doctest::Approx(dt * 0.25));                // w * dt * (w s - w o)
+  CHECK(adj[nt + 20] == 0.0);
+  CHECK_THROWS_AS(w.evaluate(syn, obs, dt, adj), std::logic_error);
 }
 
 TEST_CASE("trace-normalised and global-correlation misfits: values, scale blindness, adjoint source = derivative") {

@@ -159,6 +159,15 @@ struct InversionSpec {
   bool illumination_compensation = false;  // gradient preconditioning: divide by the source illumination
   double illumination_epsilon = 0.01;      // its water level, a fraction of the largest illumination
   std::vector<double> bands_hz;            // multiscale: low-pass cutoffs (Hz), increasing; `iterations` each
+  // Data windows inside the misfit, the same for synthetic and observed data (docs/numerics.md, "Misfit"): a top mute
+  // (zero before distance(source, receiver) / mute_velocity + mute_time, a cos^2 ramp over mute_taper) and the
+  // traces whose horizontal offset is in [offset_min, offset_max].
+  std::optional<double> mute_velocity;  // m/s; none: no mute
+  double mute_time = 0;                 // s
+  double mute_taper = 0.02;             // s
+  double offset_min = 0;                // m
+  std::optional<double> offset_max;     // m; none: no upper limit
+  bool windowed() const { return mute_velocity || offset_min > 0 || offset_max; }
 };
 
 // [migration]: how `specwave migrate` (solver/inversion/imaging.hpp) images [inversion]'s observed data in the

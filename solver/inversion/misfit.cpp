@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <stdexcept>
 #include <vector>
 
@@ -77,6 +78,42 @@ double GlobalCorrelationMisfit::evaluate(std::span<const double> synthetic, std:
   return j;
 }
 
+WindowedMisfit::WindowedMisfit(std::unique_ptr<Misfit> inner, std::vector<std::vector<Trace>> shots, int nt, double dt,
+                               double taper)
+    : inner_(std::move(inner)), shots_(std::move(shots)), nt_(nt), dt_(dt), taper_(taper) {}
+
+double WindowedMisfit::window(int shot, int receiver, int n) const {
+  const Trace& t = shots_.at(std::size_t(shot)).at(std::size_t(receiver));
+  const double after = n * dt_ - t.mute_start;
+  if (after < 0) return 0;
+  if (after >= taper_) return t.weight;
+  const double c = std::cos(0.5 * std::numbers::pi * (1 - after / taper_));
+  return t.weight * c * c;
+}
+
+double WindowedMisfit::evaluate(std::span<const double>, std::span<const double>, double, std::span<double>) const {
+  throw std::logic_error("WindowedMisfit: the windows depend on the shot; call evaluate_shot");
+}
+
+double WindowedMisfit::evaluate_shot(int shot, std::span<const double> synthetic, std::span<const double> observed,
+                                     double dt, std::span<double> adjoint_source) const {
+  if (shot < 0 || std::size_t(shot) >= shots_.size())
+    throw std::logic_error("WindowedMisfit: evaluate_shot needs the shot's index");
+  const std::size_t traces = traces_of(synthetic, observed, adjoint_source, nt_, "WindowedMisfit"), nt = nt_;
+  if (traces != shots_[std::size_t(shot)].size())
+    throw std::invalid_argument("WindowedMisfit: the shot's receiver count differs from its windows'");
+  std::vector<double> w(synthetic.size()), s(synthetic.size()), o(synthetic.size());
+  for (std::size_t r = 0; r < traces; ++r)
+    for (std::size_t n = 0; n < nt; ++n) {
+      const std::size_t k = r * nt + n;
+      w[k] = window(shot, int(r), int(n));
+      s[k] = w[k] * synthetic[k], o[k] = w[k] * observed[k];
+    }
+  const double j = inner_->evaluate_shot(shot, s, o, dt, adjoint_source);
+  for (std::size_t k = 0; k < w.size(); ++k) adjoint_source[k] *= w[k];
+  return j;
+}
+
 std::unique_ptr<Misfit> make_misfit(const std::string& name, int nt) {
   if (name == "least_squares") return std::make_unique<LeastSquaresMisfit>();
   if (name == "trace_normalised") return std::make_unique<TraceNormalisedMisfit>(nt);
@@ -90,8 +127,8 @@ std::unique_ptr<Misfit> make_misfit(const std::string& name, int nt) {
 ResampledMisfit::ResampledMisfit(std::unique_ptr<Misfit> inner, TraceResampler resampler)
     : inner_(std::move(inner)), resampler_(std::move(resampler)) {}
 
-double ResampledMisfit::evaluate(std::span<const double> synthetic, std::span<const double> observed, double,
-                                 std::span<double> adjoint_source) const {
+double ResampledMisfit::evaluate_shot(int shot, std::span<const double> synthetic, std::span<const double> observed,
+                                      double, std::span<double> adjoint_source) const {
   const std::size_t n_in = std::size_t(resampler_.n_in()), n_out = std::size_t(resampler_.n_out());
   const std::size_t receivers = synthetic.size() / n_in;
   if (synthetic.size() != receivers * n_in || observed.size() != receivers * n_out ||
@@ -100,7 +137,7 @@ double ResampledMisfit::evaluate(std::span<const double> synthetic, std::span<co
   std::vector<double> resampled(receivers * n_out), adjoint(receivers * n_out);
   for (std::size_t r = 0; r < receivers; ++r)
     resampler_.apply(synthetic.subspan(r * n_in, n_in), std::span<double>(resampled).subspan(r * n_out, n_out));
-  const double j = inner_->evaluate(resampled, observed, resampler_.dt_out(), adjoint);
+  const double j = inner_->evaluate_shot(shot, resampled, observed, resampler_.dt_out(), adjoint);
   for (std::size_t r = 0; r < receivers; ++r)
     resampler_.transpose(std::span<const double>(adjoint).subspan(r * n_out, n_out),
                          adjoint_source.subspan(r * n_in, n_in));
@@ -164,8 +201,8 @@ void LowPassMisfit::filter(std::span<double> trace) const {
   std::copy(m.real.begin(), m.real.begin() + m.nt, trace.begin());
 }
 
-double LowPassMisfit::evaluate(std::span<const double> synthetic, std::span<const double> observed, double dt,
-                               std::span<double> adjoint_source) const {
+double LowPassMisfit::evaluate_shot(int shot, std::span<const double> synthetic, std::span<const double> observed,
+                                    double dt, std::span<double> adjoint_source) const {
   if (synthetic.size() != observed.size() || adjoint_source.size() != synthetic.size() || synthetic.size() % impl_->nt)
     throw std::invalid_argument(
         "LowPassMisfit: synthetic, observed and adjoint source differ in size or are not whole traces");
@@ -176,7 +213,7 @@ double LowPassMisfit::evaluate(std::span<const double> synthetic, std::span<cons
       filter(std::span<double>(s).subspan(start, nt));
       filter(std::span<double>(o).subspan(start, nt));
     }
-    const double j = impl_->inner->evaluate(s, o, dt, adjoint_source);
+    const double j = impl_->inner->evaluate_shot(shot, s, o, dt, adjoint_source);
     for (std::size_t start = 0; start < s.size(); start += nt) filter(adjoint_source.subspan(start, nt));
     return j;
   }

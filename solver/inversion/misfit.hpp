@@ -5,6 +5,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "solver/inversion/resample.hpp"
 
@@ -18,6 +19,39 @@ class Misfit {
   // shot and writes dJ/d(synthetic) into adjoint_source.
   virtual double evaluate(std::span<const double> synthetic, std::span<const double> observed, double dt,
                           std::span<double> adjoint_source) const = 0;
+  // The same for shot `shot` of the case: what the Objective calls. A misfit whose processing depends on the shot's
+  // geometry (WindowedMisfit) overrides it; wrappers pass the shot on.
+  virtual double evaluate_shot(int shot, std::span<const double> synthetic, std::span<const double> observed, double dt,
+                               std::span<double> adjoint_source) const {
+    (void)shot;
+    return evaluate(synthetic, observed, dt, adjoint_source);
+  }
+};
+
+// Time and offset windows, applied identically to synthetic and observed data inside the misfit: J = inner(W s, W o),
+// adjoint source W (inner's), W diagonal. Per shot and receiver, a weight (0 outside the offset range) and a top
+// mute: 0 before t_mute = distance(source, receiver) / mute_velocity + mute_time, a cos^2 ramp to 1 over
+// `taper` seconds after it. Traces of nt samples dt apart from t = 0 (the data's sampling).
+class WindowedMisfit final : public Misfit {
+ public:
+  struct Trace {
+    double weight = 1, mute_start = 0;  // mute_start: t_mute (s); -infinity: no mute
+  };
+  WindowedMisfit(std::unique_ptr<Misfit> inner, std::vector<std::vector<Trace>> shots, int nt, double dt, double taper);
+  std::string name() const override { return inner_->name() + "_windowed"; }
+  // Needs the shot: throws std::logic_error.
+  double evaluate(std::span<const double> synthetic, std::span<const double> observed, double dt,
+                  std::span<double> adjoint_source) const override;
+  double evaluate_shot(int shot, std::span<const double> synthetic, std::span<const double> observed, double dt,
+                       std::span<double> adjoint_source) const override;
+  // The window of one trace at sample n.
+  double window(int shot, int receiver, int n) const;
+
+ private:
+  std::unique_ptr<Misfit> inner_;
+  std::vector<std::vector<Trace>> shots_;
+  int nt_;
+  double dt_, taper_;
 };
 
 // Least squares: J = 1/2 sum_r sum_n dt (d_syn - d_obs)^2 (the time integral of the squared residual by the
@@ -73,7 +107,11 @@ class ResampledMisfit final : public Misfit {
   // synthetic and adjoint_source: (n_receivers, resampler.n_in()); observed: (n_receivers, resampler.n_out()); dt
   // (the simulation's) is the resampler's.
   double evaluate(std::span<const double> synthetic, std::span<const double> observed, double dt,
-                  std::span<double> adjoint_source) const override;
+                  std::span<double> adjoint_source) const override {
+    return evaluate_shot(-1, synthetic, observed, dt, adjoint_source);
+  }
+  double evaluate_shot(int shot, std::span<const double> synthetic, std::span<const double> observed, double dt,
+                       std::span<double> adjoint_source) const override;
 
  private:
   std::unique_ptr<Misfit> inner_;
@@ -98,7 +136,11 @@ class LowPassMisfit final : public Misfit {
   ~LowPassMisfit() override;
   std::string name() const override;
   double evaluate(std::span<const double> synthetic, std::span<const double> observed, double dt,
-                  std::span<double> adjoint_source) const override;
+                  std::span<double> adjoint_source) const override {
+    return evaluate_shot(-1, synthetic, observed, dt, adjoint_source);
+  }
+  double evaluate_shot(int shot, std::span<const double> synthetic, std::span<const double> observed, double dt,
+                       std::span<double> adjoint_source) const override;
   // L applied to one trace of nt samples, in place.
   void filter(std::span<double> trace) const;
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include "io/hdf5.hpp"
@@ -186,13 +187,28 @@ std::unique_ptr<Misfit> on_data_sampling(const Case& c, const Plan& plan, std::u
 
 std::unique_ptr<Misfit> case_misfit(const Case& c, const Plan& plan, double band_hz) {
   const DataSampling d = observed_sampling(c, plan);
-  const std::string& name = c.inversion.misfit;
-  std::unique_ptr<Misfit> m;
-  if (band_hz > 0)  // least squares: the low-passed residual (one filter a trace); else the misfit of low-passed data
+  const auto& inv = c.inversion;
+  std::unique_ptr<Misfit> m = make_misfit(inv.misfit, d.nt);
+  if (inv.windowed()) {  // after the low-pass below: the data are filtered, then windowed
+    std::vector<std::vector<WindowedMisfit::Trace>> shots(c.shots.size());
+    for (std::size_t s = 0; s < shots.size(); ++s) {
+      const Vec3 src = c.shots[s].sources.at(0).position;
+      for (const Vec3& r : c.receivers) {
+        const double dz = r[0] - src[0], dy = r[1] - src[1], dx = r[2] - src[2];
+        const double offset = std::sqrt(dy * dy + dx * dx);
+        WindowedMisfit::Trace t;
+        t.weight = offset >= inv.offset_min && (!inv.offset_max || offset <= *inv.offset_max) ? 1.0 : 0.0;
+        t.mute_start = inv.mute_velocity ? std::sqrt(dz * dz + dy * dy + dx * dx) / *inv.mute_velocity + inv.mute_time
+                                         : -std::numeric_limits<double>::infinity();
+        shots[s].push_back(t);
+      }
+    }
+    m = std::make_unique<WindowedMisfit>(std::move(m), std::move(shots), d.nt, d.dt, inv.mute_taper);
+  }
+  // Least squares alone: the low-passed residual (one filter a trace); else the misfit of the low-passed data.
+  if (band_hz > 0)
     m = std::make_unique<LowPassMisfit>(d.nt, d.dt, band_hz,
-                                        name == "least_squares" ? nullptr : make_misfit(name, d.nt));
-  else
-    m = make_misfit(name, d.nt);
+                                        inv.misfit == "least_squares" && !inv.windowed() ? nullptr : std::move(m));
   return on_data_sampling(c, plan, std::move(m));
 }
 
@@ -260,7 +276,7 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
     if (ranks == 1) stop_if_signalled(false);
     const std::vector<double> synthetic = propagator_.forward(int(s), with_gradient);
     std::vector<double> adjoint_source(synthetic.size());
-    out.misfit_per_shot[s] = misfit_.evaluate(synthetic, observed_[s], dt_, adjoint_source);
+    out.misfit_per_shot[s] = misfit_.evaluate_shot(int(s), synthetic, observed_[s], dt_, adjoint_source);
     if (with_gradient) propagator_.adjoint(adjoint_source, out.gradient, out.illumination);
     ++done;
     const auto now = clock::now();
