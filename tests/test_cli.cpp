@@ -133,8 +133,9 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
       {"model_missing_dataset",
        replaced(model_file("good.h5"), "file = \"good.h5\"", "file = \"good.h5\"\ndataset = \"/vp\""), 4,
        "dataset '/vp' is missing"},
-      {"model_shape", model_file("shape.h5"), 4, "shape is (40, 40, 39)"},
-      {"model_rank", model_file("rank.h5"), 4, "rank is 2"},
+      {"model_shape", model_file("shape.h5"), 4,
+       "has shape (40, 40, 39), the case's grid (40, 40, 40); give the model's grid"},
+      {"model_rank", model_file("rank.h5"), 4, "has 2 dimension(s); a model is 3-D"},
       {"model_dtype", model_file("int.h5"), 4, "dtype is int32"},
       {"model_nan", model_file("nan.h5"), 4, "velocity nan"},
       {"model_zero", model_file("zero.h5"), 4, "velocity 0"},
@@ -523,12 +524,15 @@ TEST_CASE("check-gradient: the shipped case passes; observed data from a traces 
     CAPTURE(r.output);
     CHECK(r.code == 0);
     CHECK(r.output.find("parameter slowness2") != std::string::npos);
-    // The same data against a case at another dt: refused, naming the file and both dt.
+    // The same data against a case at another dt: resampled to the data's times, which needs the simulation to
+    // outlast the data by the interpolator's window; this one does not: refused, naming the time.duration needed.
     const Result bad =
         run_specwave("check-gradient " + write_case("grad-dt", replaced(gradient_case, "dt = 0.0012", "dt = 0.00121") +
                                                                    "[inversion]\nobserved = \"" + data + "\"\n"));
     CHECK(bad.code == 4);
-    CHECK(bad.output.find("has attribute dt = 0.0012 s, but the case runs at dt = 0.00121 s") != std::string::npos);
+    CHECK(bad.output.find("traces.h5: dataset '/traces' lasts 0.0996 s (84 samples of 0.0012 s); resampling the "
+                          "synthetic data to those times needs the simulation to run") != std::string::npos);
+    CHECK(bad.output.find("set time.duration >= ") != std::string::npos);
   }
   SUBCASE("wavefield_storage = \"boundary\": the Taylor test with fields rebuilt backwards") {
     const Result r = run_specwave(

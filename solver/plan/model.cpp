@@ -1,7 +1,12 @@
 #include "solver/plan/model.hpp"
 
 #include <fmt/format.h>
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "io/hdf5.hpp"
 #include "solver/case/errors.hpp"
@@ -29,6 +34,113 @@ double generated_velocity(const ModelSpec& m, const Vec3& p) {
   return 0;
 }
 
+// A model file's own grid: the dataset's shape, and its spacing and origin attributes (m, z-y-x) when present.
+struct FileGrid {
+  std::array<hsize_t, 3> shape{};
+  std::optional<Vec3> spacing, origin;
+};
+
+std::string text3(const auto& v) { return fmt::format("[{}, {}, {}]", v[0], v[1], v[2]); }
+
+// The box [b, b + e) of the case's grid from model.file: read as it is when the file is on the case's grid, else
+// resampled trilinearly from the file's own grid (docs/case-file.md, "Model files on their own grid").
+std::vector<float> read_model_file(const Case& c, const Dims3& b, const Dims3& e, const Comm* comm, std::string& note) {
+  const GridSpec& g = c.grid;
+  io::h5::Parallel par;
+  if (comm) par = {comm->native_handle(), comm->rank(), 0};
+  io::h5::Reader reader(c.model.file, par);
+  const std::string where = fmt::format("{}: dataset '{}'", c.model.file, c.model.dataset);
+  const auto info = reader.info(c.model.dataset);
+  if (info.dims.size() != 3)
+    throw Error(ExitCode::input_error,
+                fmt::format("{} has {} dimension(s); a model is 3-D (nz, ny, nx), z down", where, info.dims.size()));
+  FileGrid f;
+  for (int a = 0; a < 3; ++a) f.shape[std::size_t(a)] = info.dims[std::size_t(a)];
+  {
+    io::h5::Handle dset = reader.open_dataset(c.model.dataset);
+    for (const char* name : {"spacing", "origin"}) {
+      if (!io::h5::has_attribute(dset.id(), name)) continue;
+      const auto v = io::h5::read_attribute_doubles(dset.id(), name);
+      const bool spacing = std::string(name) == "spacing";
+      if (v.size() != 3 || !std::isfinite(v[0]) || !std::isfinite(v[1]) || !std::isfinite(v[2]) ||
+          (spacing && (v[0] <= 0 || v[1] <= 0 || v[2] <= 0)))
+        throw Error(ExitCode::input_error, fmt::format("{}: attribute {} must be 3 finite numbers{} (m, z-y-x)", where,
+                                                       name, spacing ? " > 0" : ""));
+      (spacing ? f.spacing : f.origin) = Vec3{v[0], v[1], v[2]};
+    }
+  }
+  const auto close = [](double a, double b, double scale) { return std::abs(a - b) <= 1e-6 * scale; };
+  bool same = true;
+  for (int a = 0; a < 3; ++a) {
+    same = same && f.shape[std::size_t(a)] == hsize_t(g.shape[a]);
+    if (f.spacing) same = same && close((*f.spacing)[a], g.spacing[a], g.spacing[a]);
+    if (f.origin) same = same && close((*f.origin)[a], g.origin[a], g.spacing[a]);
+  }
+  const std::vector<hsize_t> dims = {f.shape[0], f.shape[1], f.shape[2]};
+  if (same)
+    return reader.read_floating_block<float>(c.model.dataset, dims, {hsize_t(b[0]), hsize_t(b[1]), hsize_t(b[2])},
+                                             {hsize_t(e[0]), hsize_t(e[1]), hsize_t(e[2])});
+  if (!f.spacing)
+    throw Error(ExitCode::input_error,
+                fmt::format("{} has shape ({}, {}, {}), the case's grid ({}, {}, {}); give the model's grid as dataset "
+                            "attributes spacing = [dz, dy, dx] and origin = [oz, oy, ox] (m) so that it can be "
+                            "resampled onto the case's grid, or write it on that grid",
+                            where, f.shape[0], f.shape[1], f.shape[2], g.shape[0], g.shape[1], g.shape[2]));
+  const Vec3 fo = f.origin.value_or(Vec3{0, 0, 0}), fs = *f.spacing;
+  // Every case grid point must lie inside the file's grid along each axis longer than one point (a model one point
+  // thick along an axis is constant along it: a 2-D section for a 3-D grid).
+  const char* axis = "zyx";
+  for (int a = 0; a < 3; ++a) {
+    if (f.shape[std::size_t(a)] == 1) continue;
+    const double lo = fo[a], hi = fo[a] + double(f.shape[std::size_t(a)] - 1) * fs[a];
+    const double need_lo = g.origin[a], need_hi = g.origin[a] + (g.shape[a] - 1) * g.spacing[a];
+    const double slack = 1e-6 * fs[a];
+    if (need_lo < lo - slack || need_hi > hi + slack)
+      throw Error(ExitCode::input_error,
+                  fmt::format("{} covers {} in [{}, {}] m (origin {}, spacing {}), the case's grid spans [{}, {}] m "
+                              "along {}; the model must cover the whole grid: extend it, or change grid.origin or "
+                              "grid.shape",
+                              where, axis[a], lo, hi, text3(fo), text3(fs), need_lo, need_hi, axis[a]));
+  }
+  const std::vector<float> v = reader.read_floating<float>(c.model.dataset, dims);
+  note =
+      fmt::format("model resampled trilinearly onto the grid from {} ({} x {} x {} points, spacing {} m, origin {} m)",
+                  where, f.shape[0], f.shape[1], f.shape[2], text3(fs), text3(fo));
+  // Per axis: the lower file index and the weight of the upper one, for each case grid index of the box.
+  std::array<std::vector<std::pair<std::size_t, double>>, 3> at;
+  for (int a = 0; a < 3; ++a) {
+    const std::size_t n = f.shape[std::size_t(a)];
+    for (int i = b[a]; i < b[a] + e[a]; ++i) {
+      if (n == 1) {
+        at[std::size_t(a)].push_back({0, 0.0});
+        continue;
+      }
+      const double u = std::clamp((g.origin[a] + i * g.spacing[a] - fo[a]) / fs[a], 0.0, double(n - 1));
+      const std::size_t k = std::min(std::size_t(u), n - 2);
+      at[std::size_t(a)].push_back({k, u - double(k)});
+    }
+  }
+  const std::size_t ny = f.shape[1], nx = f.shape[2];
+  const auto file_at = [&](std::size_t z, std::size_t y, std::size_t x) { return double(v[(z * ny + y) * nx + x]); };
+  std::vector<float> out(std::size_t(e[0]) * e[1] * e[2]);
+#pragma omp parallel for collapse(2)
+  for (int iz = 0; iz < e[0]; ++iz)
+    for (int iy = 0; iy < e[1]; ++iy)
+      for (int ix = 0; ix < e[2]; ++ix) {
+        const auto [kz, wz] = at[0][std::size_t(iz)];
+        const auto [ky, wy] = at[1][std::size_t(iy)];
+        const auto [kx, wx] = at[2][std::size_t(ix)];
+        const std::size_t z1 = f.shape[0] > 1 ? kz + 1 : kz, y1 = ny > 1 ? ky + 1 : ky, x1 = nx > 1 ? kx + 1 : kx;
+        const double c00 = file_at(kz, ky, kx) * (1 - wx) + file_at(kz, ky, x1) * wx;
+        const double c01 = file_at(kz, y1, kx) * (1 - wx) + file_at(kz, y1, x1) * wx;
+        const double c10 = file_at(z1, ky, kx) * (1 - wx) + file_at(z1, ky, x1) * wx;
+        const double c11 = file_at(z1, y1, kx) * (1 - wx) + file_at(z1, y1, x1) * wx;
+        out[(std::size_t(iz) * e[1] + iy) * e[2] + ix] =
+            float((c00 * (1 - wy) + c01 * wy) * (1 - wz) + (c10 * (1 - wy) + c11 * wy) * wz);
+      }
+  return out;
+}
+
 }  // namespace
 
 VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const Comm* comm) {
@@ -39,25 +151,8 @@ VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const 
   const bool parallel = comm && comm->size() > 1;
   std::string origin;  // names the data's source in errors
   if (c.model.kind == ModelSpec::Kind::file) {
-    io::h5::Parallel par;
-    if (parallel) par = {comm->native_handle(), comm->rank(), 0};
-    io::h5::Reader reader(c.model.file, par);
-    const std::vector<hsize_t> dims = {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])};
-    model.velocity =
-        reader.read_floating_block<float>(c.model.dataset, dims, {hsize_t(b[0]), hsize_t(b[1]), hsize_t(b[2])},
-                                          {hsize_t(e[0]), hsize_t(e[1]), hsize_t(e[2])});
     origin = fmt::format("{}: dataset '{}'", c.model.file, c.model.dataset);
-    // A spacing attribute, when present, must agree with the case (a model on another grid is a common mistake).
-    io::h5::Handle dset = reader.open_dataset(c.model.dataset);
-    if (io::h5::has_attribute(dset.id(), "spacing")) {
-      const auto s = io::h5::read_attribute_doubles(dset.id(), "spacing");
-      for (int a = 0; a < 3 && s.size() == 3; ++a)
-        if (std::abs(s[a] - g.spacing[a]) > 1e-6 * g.spacing[a])
-          throw Error(ExitCode::input_error,
-                      fmt::format("{}: attribute spacing = [{}, {}, {}] m differs from grid.spacing = [{}, {}, {}] m; "
-                                  "resample the model or fix grid.spacing",
-                                  origin, s[0], s[1], s[2], g.spacing[0], g.spacing[1], g.spacing[2]));
-    }
+    model.velocity = read_model_file(c, b, e, parallel ? comm : nullptr, model.note);
   } else if (c.model.kind == ModelSpec::Kind::array) {
     const auto* v = c.model.values.get();
     if (!v || v->size() != std::size_t(g.points()))

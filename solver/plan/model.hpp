@@ -1,6 +1,7 @@
 #pragma once
 // The velocity model on the grid: built-in generators or an HDF5 dataset, checked for NaN, Inf and
 // non-positive values before any run. A rank of a decomposed run holds only its block.
+#include <string>
 #include <vector>
 
 #include "solver/case/case.hpp"
@@ -14,6 +15,7 @@ struct VelocityModel {
   std::vector<float> velocity;  // the points of `block`, (z, y, x) C order over its extent, m/s
   Subdomain block;              // the part of the grid held: the whole grid unless built for a block
   double v_min = 0, v_max = 0;  // over the whole grid (reduced over the ranks)
+  std::string note;             // how a model file was read when it was not on the case's grid (the plan prints it)
 
   // The velocity at global grid indices, which must lie in `block`.
   float at(int z, int y, int x) const {

@@ -523,6 +523,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   } else {
     plan.model = build_velocity_model(c, nullptr, plan.ranks > 1 ? where.world : nullptr);
   }
+  if (!plan.model.note.empty()) plan.notes.push_back(plan.model.note);
   plan.v_reference = std::max(plan.model.v_max, c.inversion.velocity_max.value_or(0.0));
   plan.dt_max =
       spectral ? stable_dt_spectral(c.grid, plan.v_reference) : stable_dt(c.grid, c.scheme.order, plan.v_reference);
