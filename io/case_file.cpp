@@ -556,7 +556,7 @@ void read_options(const Tab& r, Case& c) {
   }
   auto& o = c.output;
   if (auto t = r.sub("output", false, "[output]")) {
-    t->allow({"directory", "traces", "snapshot_every", "final_field", "plots", "plot_shots"});
+    t->allow({"directory", "traces", "snapshot_every", "final_field", "plots", "plot_shots", "trace_dt"});
     o.directory = t->str("directory", "directory = \"out\"", o.directory);
     t->check(!o.directory.empty(), "directory", "must not be empty", "use e.g. directory = \"out\"");
     o.traces = t->boolean("traces", "traces = true", true);
@@ -564,6 +564,10 @@ void read_options(const Tab& r, Case& c) {
     t->check(o.snapshot_every >= 0, "snapshot_every", "must be >= 0", "use 0 for no snapshots");
     o.final_field = t->boolean("final_field", "final_field = true", true);
     o.plots = t->boolean("plots", "plots = true", true);
+    o.trace_dt = t->onum("trace_dt", "trace_dt = 0.004");
+    t->check(!o.trace_dt || (*o.trace_dt > 0 && *o.trace_dt <= c.time.duration), "trace_dt",
+             fmt::format("must be in (0, time.duration = {}] s", c.time.duration),
+             "give the sample interval of traces.h5 in s, e.g. 0.004, or remove it for the simulation's dt");
     constexpr std::string_view shots_ex = "plot_shots = [0, 10, 20]";
     if (const auto* node = t->find("plot_shots")) {
       const auto& a = t->p.arr(*node, t->key("plot_shots"), "an array of shot numbers", shots_ex);

@@ -89,6 +89,6 @@ TEST_CASE("a model file on the case's grid is read as it is; one that does not c
                        doctest::Contains("short.h5: dataset '/velocity' covers x in [10, 130] m"), Error);
   // Another shape without a spacing attribute: nothing to resample from.
   const Case no_spacing = file_case(write_model("no-spacing", {40, 20, 60}, {}, {}));
-  CHECK_THROWS_WITH_AS(build_velocity_model(no_spacing), doctest::Contains("give the model's grid as dataset attributes"),
-                       Error);
+  CHECK_THROWS_WITH_AS(build_velocity_model(no_spacing),
+                       doctest::Contains("give the model's grid as dataset attributes"), Error);
 }

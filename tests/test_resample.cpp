@@ -1,4 +1,4 @@
-// TraceResampler (solver/inversion/resample.hpp): band-limited resampling between the simulation's sampling and the
+// TraceResampler (solver/plan/resample.hpp): band-limited resampling between the simulation's sampling and the
 // data's, against the analytic Ricker wavelet at the output times, and its transpose (dot-product test).
 #include <doctest/doctest.h>
 
@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "solver/inversion/resample.hpp"
+#include "solver/plan/resample.hpp"
 
 using specwave::TraceResampler;
 

@@ -128,6 +128,9 @@ struct OutputSpec {
   bool plots = true;  // PNG: shot gathers, wavefield slice, model slice
   // The shots whose gather is plotted (ascending); empty: every shot, or 50 spread evenly over more (plotted_shots).
   std::vector<int> plot_shots;
+  // traces.h5 at this sample interval (s) instead of the simulation's dt: band-limited resampling (the simulation
+  // then runs beyond time.duration by the interpolator's window, so that every sample up to time.duration is exact).
+  std::optional<double> trace_dt;
 };
 
 // The model parameter an inversion updates and its gradient is taken with respect to (docs/numerics.md).

@@ -1,4 +1,5 @@
 #include "solver/forward/forward.hpp"
+#include "solver/plan/resample.hpp"
 
 #include <omp.h>
 #include <unistd.h>
@@ -155,10 +156,10 @@ std::vector<bool> plotted_shots(const Case& c) {
 void write_gather_plot(const Case& c, const Plan& plan, const std::filesystem::path& dir, int shot,
                        std::span<const double> traces) {
   const auto& g = c.grid;
-  const int n_rec = int(c.receivers.size());
-  std::vector<float> gather(std::size_t(plan.nt) * n_rec);
+  const int n_rec = int(c.receivers.size()), nt = plan.trace_nt;
+  std::vector<float> gather(std::size_t(nt) * n_rec);
   for (int r = 0; r < n_rec; ++r)
-    for (int t = 0; t < plan.nt; ++t) gather[std::size_t(t) * n_rec + r] = float(traces[std::size_t(r) * plan.nt + t]);
+    for (int t = 0; t < nt; ++t) gather[std::size_t(t) * n_rec + r] = float(traces[std::size_t(r) * nt + t]);
   io::ImagePlot gp;
   gp.title = fmt::format("{}: shot {} gather", c.name, shot);
   // The horizontal axis in metres when the receivers are evenly spaced, ascending, along one axis (a line: its
@@ -181,10 +182,10 @@ void write_gather_plot(const Case& c, const Plan& plan, const std::filesystem::p
       break;
     }
   gp.y_label = "time (s)";
-  gp.y_min = 0, gp.y_max = (plan.nt - 1) * plan.dt;
+  gp.y_min = 0, gp.y_max = (nt - 1) * plan.trace_dt;
   gp.colormap = io::Colormap::gray_seismic;
   gp.colorbar_label = "u";
-  io::write_image_png((dir / fmt::format("shot_gather_shot{:04d}.png", shot)).string(), gather, plan.nt, n_rec, gp);
+  io::write_image_png((dir / fmt::format("shot_gather_shot{:04d}.png", shot)).string(), gather, nt, n_rec, gp);
 }
 
 template <class T>
@@ -266,7 +267,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   if (c.output.traces) {
     prov.file_type = "specwave.traces";
     traces = std::make_unique<io::TraceFile>((dir / "traces.h5").string(), prov, fp64, n_shots, c.receivers,
-                                             source_positions, plan.nt, plan.dt, par, resumable);
+                                             source_positions, plan.trace_nt, plan.trace_dt, par, resumable);
   }
   const std::vector<int> steps = snapshot_steps(c.output.snapshot_every, plan.nt);
   std::unique_ptr<io::WavefieldFile> wavefield;
@@ -322,6 +323,19 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   const long long stop_at_steps = stop_env ? std::atoll(stop_env) : 0;
   int checkpoints = 0;
   std::span<const double> my_traces;  // this group's shot of the round (under MPI)
+  // traces.h5 at output.trace_dt: each shot's traces resampled from the simulation's steps as they are written.
+  std::optional<TraceResampler> resampler;
+  if (plan.trace_nt != plan.nt || plan.trace_dt != plan.dt)
+    resampler.emplace(plan.nt, plan.dt, plan.trace_nt, plan.trace_dt);
+  std::vector<double> resampled;
+  const auto output_traces = [&](std::span<const double> t) -> std::span<const double> {
+    if (!resampler || t.empty()) return t;
+    const std::size_t nt = std::size_t(plan.nt), out = std::size_t(plan.trace_nt), n_rec = t.size() / nt;
+    resampled.resize(n_rec * out);
+    for (std::size_t r = 0; r < n_rec; ++r)
+      resampler->apply(t.subspan(r * nt, nt), std::span<double>(resampled).subspan(r * out, out));
+    return resampled;
+  };
   for (int first = resume_first; first < n_shots; first += groups * per_group) {
     const int mine_first = first + group * per_group;
     const int count = std::clamp(n_shots - mine_first, 0, per_group);  // this group's shots
@@ -407,7 +421,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     for (int k = 0; k < count; ++k) {
       const int shot = mine_first + k;
       Propagator& propagator = *propagators[k];
-      const auto t = propagator.traces();  // collective over the group
+      const auto t = output_traces(propagator.traces());  // collective over the group
       my_traces = t;
       if (traces && !parallel) traces->write_shot(shot, t);
       // Each shot's gather is plotted as soon as it is done, by its group's first rank.

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "solver/inversion/resample.hpp"
+#include "solver/plan/resample.hpp"
 
 namespace specwave {
 

@@ -1,4 +1,5 @@
 #include "solver/plan/plan.hpp"
+#include "solver/plan/resample.hpp"
 
 #include "solver/parallel/comm.hpp"
 #include "solver/parallel/decomposition.hpp"
@@ -537,12 +538,17 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
                 plan.dt, spectral ? std::string("the spectral method") : fmt::format("order {}", c.scheme.order),
                 plan.v_reference, plan.dt_max, plan.cfl, plan.dt_max, c.time.cfl_safety * plan.dt_max));
   // The step count in checked arithmetic (an int past 2^31 would wrap, e.g. to 101 steps, and run the wrong case).
-  const double steps = c.time.duration / plan.dt;
+  // With output.trace_dt, the simulation runs on by the resampler's window so that the last output sample is exact.
+  const bool resampled = c.output.trace_dt && std::abs(*c.output.trace_dt - plan.dt) > 1e-9 * plan.dt;
+  const double steps =
+      (c.time.duration + (resampled ? TraceResampler::reach(plan.dt, *c.output.trace_dt) : 0.0)) / plan.dt;
   if (!(steps <= double(max_time_steps - 1)))
     invalid(c, fmt::format("time.duration = {:.6g} s at dt = {:.6g} s is {:.4g} time steps, more than the limit of {}; "
                            "shorten time.duration or raise time.dt (within the CFL limit {:.6g} s)",
                            c.time.duration, plan.dt, steps, max_time_steps, plan.dt_max));
   plan.nt = int(std::llround(steps)) + 1;
+  plan.trace_nt = resampled ? int(std::floor(c.time.duration / *c.output.trace_dt + 1e-9)) + 1 : plan.nt;
+  plan.trace_dt = resampled ? *c.output.trace_dt : plan.dt;
   plan.memory_bytes = estimate_memory_bytes(c, plan.nt);
   check_device_memory(c, plan, where);
 
@@ -643,6 +649,11 @@ std::string describe_plan(const Case& c, const Plan& p) {
                      c.boundary.pml_width, c.boundary.free_surface ? ", free surface on top" : "");
   out += fmt::format("time        dt = {:.6g} s (stable limit {:.6g} s, CFL number {:.3f}), {} steps, {:.6g} s\n", p.dt,
                      p.dt_max, p.cfl, p.nt, (p.nt - 1) * p.dt);
+  if (p.trace_dt != p.dt)
+    out += fmt::format(
+        "traces      {} samples of {:.6g} s to {:.6g} s (output.trace_dt; resampled from dt, the simulation "
+        "running {:.6g} s beyond for the interpolator)\n",
+        p.trace_nt, p.trace_dt, (p.trace_nt - 1) * p.trace_dt, (p.nt - 1) * p.dt - c.time.duration);
   out += fmt::format("sampling    {:.2f} points per wavelength at f_max = {:.4g} Hz (floor {:.2f})\n",
                      p.points_per_wavelength, p.f_max, p.points_per_wavelength_floor);
   std::size_t sources = 0;

@@ -17,7 +17,10 @@ class Comm;
 struct Plan {
   double dt = 0, dt_max = 0, cfl = 0;  // cfl = dt / dt_max
   int nt = 0;                          // samples per trace = time steps per shot
-  double f_max = 0;                    // highest significant frequency of the wavelets (Hz)
+  // traces.h5's sampling: the simulation's (nt, dt), or output.trace_dt's (trace_nt samples up to time.duration)
+  int trace_nt = 0;
+  double trace_dt = 0;
+  double f_max = 0;  // highest significant frequency of the wavelets (Hz)
   double points_per_wavelength = 0, points_per_wavelength_floor = 0;
   double pml_frequency = 0;                     // Hz (alpha_max = pi f)
   double pml_power = 2, pml_reflection = 1e-3;  // the case's values or the method's defaults

@@ -1,4 +1,4 @@
-#include "solver/inversion/resample.hpp"
+#include "solver/plan/resample.hpp"
 
 #include <algorithm>
 #include <cmath>
