@@ -637,7 +637,9 @@ void read_inversion(const Tab& r, Case& c) {
             "mute_time",
             "mute_taper",
             "offset_min",
-            "offset_max"});
+            "offset_max",
+            "regularisation",
+            "regularisation_weight"});
   if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ..."))
     inv.true_model = read_model_spec(*m);
   if (t->find("observed")) inv.observed_file = t->rinput("observed", "observed = \"observed/traces.h5\"");
@@ -732,6 +734,17 @@ void read_inversion(const Tab& r, Case& c) {
   t->check(!inv.offset_max || *inv.offset_max > inv.offset_min, "offset_max",
            fmt::format("must be above offset_min ({})", inv.offset_min),
            "give the largest horizontal source-receiver offset (m) whose traces are fitted");
+  inv.regularisation = t->choice<std::string>("regularisation",
+                                              {{"none", std::string("none")},
+                                               {"tikhonov", std::string("tikhonov")},
+                                               {"total_variation", std::string("total_variation")}},
+                                              inv.regularisation, "regularisation = \"tikhonov\"");
+  inv.regularisation_weight = t->num("regularisation_weight", "regularisation_weight = 1e-6", 0.0);
+  t->check(inv.regularisation_weight >= 0 && std::isfinite(inv.regularisation_weight), "regularisation_weight",
+           "must be a finite number >= 0", "give the weight of the regularisation term, e.g. 1e-6 (0: none)");
+  t->check(!t->find("regularisation_weight") || inv.regularisation != "none", "regularisation_weight",
+           "is used with regularisation = \"tikhonov\" or \"total_variation\" only",
+           "set regularisation, or remove the weight");
   if (const auto* b = t->find("bands_hz")) {
     inv.bands_hz = t->p.nums(*b, t->key("bands_hz"), "bands_hz = [6.0, 10.0]");
     if (inv.bands_hz.empty())

@@ -694,6 +694,60 @@ TEST_CASE("Taylor test of every misfit, alone and with the data low-passed (proc
       }
 }
 
+TEST_CASE("regularisation: Tikhonov and total variation, values and gradients by central differences") {
+  GridSpec g;
+  g.shape = {5, 4, 6};
+  g.spacing = {10, 12, 8};
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(1900, 2100);
+  std::vector<double> m(5 * 4 * 6);
+  for (double& v : m) v = u(rng);
+  // Tikhonov of a field linear along x only: w/2 (points with an x neighbour) slope^2.
+  std::vector<double> ramp(m.size());
+  for (std::size_t k = 0; k < ramp.size(); ++k) ramp[k] = 2000 + 3.0 * double(k % 6) * 8;
+  CHECK(add_regularisation({"tikhonov", 0.5, 0}, g, ramp, {}) == doctest::Approx(0.5 * 0.5 * (5 * 4 * 5) * 9.0));
+  for (const char* kind : {"tikhonov", "total_variation"}) {
+    const std::string regularisation = kind;
+    CAPTURE(regularisation);
+    const Regularisation r{kind, 0.7, 0.05};
+    std::vector<double> grad(m.size(), 0.0);
+    add_regularisation(r, g, m, grad);
+    for (std::size_t k : {std::size_t(0), std::size_t(37), std::size_t(119), std::size_t(60)}) {
+      const double h = 1e-3;
+      std::vector<double> plus = m, minus = m;
+      plus[k] += h, minus[k] -= h;
+      const double d = (add_regularisation(r, g, plus, {}) - add_regularisation(r, g, minus, {})) / (2 * h);
+      CAPTURE(k);
+      CHECK(grad[k] == doctest::Approx(d).epsilon(1e-6));
+    }
+  }
+}
+
+TEST_CASE("Taylor test with each regularisation added to the misfit (fp64)") {
+  for (const char* kind : {"tikhonov", "total_variation"}) {
+    const std::string regularisation = kind;
+    CAPTURE(regularisation);
+    Case c = taylor_case(Parameterisation::velocity);
+    c.inversion.regularisation = kind;
+    c.inversion.regularisation_weight = std::string(kind) == "tikhonov" ? 1e-16 : 1e-14;
+    const Plan plan = make_plan(c);
+    auto propagator = make_gradient_propagator(c, plan, HistoryChoice{});
+    const auto misfit = case_misfit(c, plan);
+    Objective objective(*propagator, *misfit, observed_data(c, plan, *propagator), Parameterisation::velocity, plan.dt);
+    objective.regularise(regularisation_of(c, plan), c.grid);
+    const std::vector<double> model(plan.model.velocity.begin(), plan.model.velocity.end());
+    const MisfitGradient at = objective.evaluate(model, false);
+    MESSAGE(regularisation << ": data misfit " << at.misfit - at.regularisation << ", regularisation "
+                           << at.regularisation);
+    CHECK(at.regularisation > 0.1 * (at.misfit - at.regularisation));  // the term counts in the test
+    const std::vector<double> direction = smooth_direction(c.grid, model, 0.02);
+    const TaylorResult r = taylor_test(objective, model, direction, taylor_steps);
+    MESSAGE(regularisation << ": slopes " << r.slope_first << ", " << r.slope_second);
+    CHECK(std::abs(r.slope_first - 1) <= 0.1);
+    CHECK(std::abs(r.slope_second - 2) <= 0.1);
+  }
+}
+
 TEST_CASE("windowed misfit: the top mute and the offset range weight the data identically, adjoint included") {
   const int nt = 30;
   const double dt = 0.01;

@@ -171,6 +171,9 @@ struct InversionSpec {
   double offset_min = 0;                // m
   std::optional<double> offset_max;     // m; none: no upper limit
   bool windowed() const { return mute_velocity || offset_min > 0 || offset_max; }
+  // A model term added to the misfit (solver/inversion/regularisation.hpp): "none", "tikhonov" or "total_variation"
+  std::string regularisation = "none";
+  double regularisation_weight = 0;
 };
 
 // [migration]: how `specwave migrate` (solver/inversion/imaging.hpp) images [inversion]'s observed data in the

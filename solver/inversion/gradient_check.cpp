@@ -172,6 +172,7 @@ GradientCheckReport check_gradient(const Case& case_in) {
   const ObservedData observed = observed_data(c, plan, *propagator);
   const auto misfit = case_misfit(c, plan);
   Objective objective(*propagator, *misfit, observed, c.inversion.parameterisation, plan.dt);
+  objective.regularise(regularisation_of(c, plan), c.grid);
   const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
   const std::vector<double> model = parameter_from_velocity(c.inversion.parameterisation, velocity);
   const std::vector<double> direction = smooth_direction(c.grid, model, 0.02);

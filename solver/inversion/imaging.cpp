@@ -154,6 +154,7 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
   const Parameterisation p = c.inversion.parameterisation;
   Objective objective(*s.propagator, *misfit, observed, p, s.plan.dt, s.shots);
   objective.report_progress(s.progress_seconds());
+  objective.regularise(regularisation_of(c, s.plan), c.grid);
   const std::vector<double> velocity = s.velocity();
   const auto started = std::chrono::steady_clock::now();
   MisfitGradient r = objective.evaluate(parameter_from_velocity(p, velocity), true, true);
@@ -164,14 +165,17 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
                            seconds, to_string(p));
   out.outputs = {s.path("gradient.h5"), s.path("gradient.xdmf"), s.path("gradient.vtkhdf")};
   if (!s.root) return out;
-  io::write_grid_arrays_file(
-      s.path("gradient.h5"), s.provenance("specwave.gradient"), c.grid,
-      {{"gradient", parameter_units(p), r.gradient},
-       {"illumination", "field^2", r.illumination},
-       {"velocity", "m/s", velocity}},
-      {{"misfit_per_shot", "misfit", r.misfit_per_shot}},
-      {{"misfit", r.misfit}, {"dt", s.plan.dt}, {"nt", double(s.plan.nt)}, {"band_hz", o.band_hz}},
-      {{"parameterisation", to_string(p)}, {"misfit_name", misfit->name()}});
+  io::write_grid_arrays_file(s.path("gradient.h5"), s.provenance("specwave.gradient"), c.grid,
+                             {{"gradient", parameter_units(p), r.gradient},
+                              {"illumination", "field^2", r.illumination},
+                              {"velocity", "m/s", velocity}},
+                             {{"misfit_per_shot", "misfit", r.misfit_per_shot}},
+                             {{"misfit", r.misfit},
+                              {"regularisation", r.regularisation},
+                              {"dt", s.plan.dt},
+                              {"nt", double(s.plan.nt)},
+                              {"band_hz", o.band_hz}},
+                             {{"parameterisation", to_string(p)}, {"misfit_name", misfit->name()}});
   return out;
 }
 

@@ -156,6 +156,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   Objective objective(*propagator, *misfit, observed, inv.parameterisation, plan.dt, shots);
   const double shot_lines = quiet ? 0.0 : c.run.progress_seconds;  // the objective's lines between shots
   objective.report_progress(shot_lines);
+  objective.regularise(regularisation_of(c, plan), c.grid);
   // Multiscale: one objective per band, its residuals low-passed at the band's cutoff (solver/inversion/misfit.hpp).
   std::unique_ptr<Misfit> band_misfit;
   std::unique_ptr<Objective> band_objective;
@@ -165,6 +166,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     band_objective =
         std::make_unique<Objective>(*propagator, *band_misfit, observed, inv.parameterisation, plan.dt, shots);
     band_objective->report_progress(shot_lines);
+    band_objective->regularise(regularisation_of(c, plan), c.grid);
     active = band_objective.get();
   };
   const std::size_t n_bands = std::max<std::size_t>(1, inv.bands_hz.size());

@@ -1,6 +1,7 @@
 #include "solver/inversion/objective.hpp"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -298,7 +299,17 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
   }
   for (const double j : out.misfit_per_shot) out.misfit += j;
   if (with_gradient) chain_rule(parameterisation_, velocity, dt_, out.gradient);
+  out.regularisation = add_regularisation(regularisation_, grid_, model,
+                                          with_gradient ? std::span<double>(out.gradient) : std::span<double>());
+  out.misfit += out.regularisation;
   return out;
+}
+
+Regularisation regularisation_of(const Case& c, const Plan& plan) {
+  const double v = plan.v_reference > 0 ? plan.v_reference : plan.model.v_max;
+  const double p = c.inversion.parameterisation == Parameterisation::velocity ? v : 1 / (v * v);
+  const double h = std::min({c.grid.spacing[0], c.grid.spacing[1], c.grid.spacing[2]});
+  return {c.inversion.regularisation, c.inversion.regularisation_weight, 1e-3 * p / h};
 }
 
 std::vector<int> shots_of_rank(const Comm& world, const std::vector<int>& shots) {

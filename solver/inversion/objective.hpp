@@ -9,6 +9,7 @@
 
 #include "solver/case/case.hpp"
 #include "solver/inversion/misfit.hpp"
+#include "solver/inversion/regularisation.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
 
 namespace specwave {
@@ -74,7 +75,12 @@ struct MisfitGradient {
   std::vector<double> misfit_per_shot;
   std::vector<double> gradient;      // dJ/d(parameter) at every grid point, (nz, ny, nx); empty without gradient
   std::vector<double> illumination;  // sum over shots and steps of (u^n)^2, (nz, ny, nx); when asked for only
+  double regularisation = 0;         // the model term included in misfit
 };
+
+// The case's inversion.regularisation and inversion.regularisation_weight; total variation's epsilon is 1e-3 of the
+// parameter at the plan's reference velocity per smallest grid spacing (fixed for the run).
+Regularisation regularisation_of(const Case& c, const Plan& plan);
 
 // J(model) and its gradient, summed over shots in fp64. With `shots` (MPI), each rank runs its own shots (s % size
 // == rank) and the per-shot misfits and the gradient are summed over the ranks (MPI_Allreduce), then broadcast
@@ -92,6 +98,10 @@ class Objective {
   //   "  shot 12 (of 40) done  misfit 1.234e-03  elapsed 3m10s  ETA 6m20s  2026-12-03T09:00:00Z"
   // (with several shot ranks, the ETA is that rank's share).
   void report_progress(double interval_seconds) { progress_interval_ = interval_seconds; }
+  // A model term added to every evaluation's misfit and gradient (after the data's;
+  // solver/inversion/regularisation.hpp). The per-shot misfits stay the data's: with a regularisation they sum to
+  // misfit - regularisation.
+  void regularise(const Regularisation& r, const GridSpec& grid) { regularisation_ = r, grid_ = grid; }
 
  private:
   GradientPropagator& propagator_;
@@ -101,6 +111,8 @@ class Objective {
   double dt_;
   const Comm* shots_;
   double progress_interval_ = 0;
+  Regularisation regularisation_;
+  GridSpec grid_;
 };
 
 }  // namespace specwave
