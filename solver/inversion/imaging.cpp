@@ -160,8 +160,11 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
   MisfitGradient r = objective.evaluate(parameter_from_velocity(p, velocity), true, true);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ImagingSummary out;
-  out.result = fmt::format("misfit {:.6e} ({}{}) over {} shot(s) in {:.1f} s; gradient with respect to {}", r.misfit,
-                           misfit->name(), o.band_hz > 0 ? fmt::format(", {} Hz", o.band_hz) : "", c.shots.size(),
+  const std::string term = r.regularisation != 0
+                               ? fmt::format(", {} {:.6e} included", c.inversion.regularisation, r.regularisation)
+                               : std::string();
+  out.result = fmt::format("misfit {:.6e} ({}{}{}) over {} shot(s) in {:.1f} s; gradient with respect to {}", r.misfit,
+                           misfit->name(), o.band_hz > 0 ? fmt::format(", {} Hz", o.band_hz) : "", term, c.shots.size(),
                            seconds, to_string(p));
   out.outputs = {s.path("gradient.h5"), s.path("gradient.xdmf"), s.path("gradient.vtkhdf")};
   if (!s.root) return out;
