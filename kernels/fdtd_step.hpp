@@ -27,7 +27,8 @@ struct FdtdStep {
 };
 
 // Everything one adjoint step needs (docs/numerics.md, "Adjoint and gradient"): lambda^n from mu^{n+1} and
-// mu^{n+2}, updating the adjoint CPML memory. mu = Z lambda (zero on the free surface plane).
+// mu^{n+2}, updating the adjoint CPML memory. mu = Z lambda (zero on the free surface plane). The CUDA step's view
+// (kernels/cuda/fdtd_adjoint_cuda.cu); the CPU steps omega = V mu instead (FdtdScaledAdjointStep below).
 template <class T>
 struct FdtdAdjointStep {
   FieldLayout layout;     // halo must equal coef.radius
@@ -38,13 +39,27 @@ struct FdtdAdjointStep {
   FdtdCoefficients<T> coef;
   CpmlAdjointAxis<T> pml[3];
   bool free_surface = false;
-  // Optional, fused into the pass that forms w (it reads mu and (v dt)^2 already): the imaging condition
-  // gradient += mu^{n+1} a^n (imaging_term) from the forward fields u^{n+1}, u^n, u^{n-1}, and illumination +=
-  // (u^n)^2. These arrays are interior-compact, (nz, ny, nx); null: not done.
-  const T* u_next = nullptr;
+};
+
+// The adjoint step in the scaled variable omega = V mu = (v dt)^2 mu (docs/numerics.md, "The adjoint in omega"):
+//   omega^n = Z [2 omega^{n+1} - omega^{n+2} + V (Ltilde^T omega^{n+1} + R^T g^n)],
+// the forward step's shape, one pass over the grid (the CPU step, kernels/cpu/fdtd_adjoint_cpu.cpp). The adjoint
+// CPML memory (CpmlAdjointAxis) reads w^{n+1} = omega^{n+1} as it is. The imaging condition, summed by parts in time,
+// needs u^n alone: image += u^n V Ltilde^T omega^{n+1} here (imaging_term_by_parts), u^n V R^T g^n at the receivers
+// (the caller's), and dJ/dV = image / V^2 at the end of the shot.
+template <class T>
+struct FdtdScaledAdjointStep {
+  FieldLayout layout;       // halo must equal coef.radius
+  T* omega = nullptr;       // omega^{n+1}; its top ghosts are rewritten when free_surface is set
+  T* omega_next = nullptr;  // in: omega^{n+2}; out: omega^n without the adjoint sources and Z (in place)
+  const T* vel2dt2 = nullptr;
+  FdtdCoefficients<T> coef;
+  CpmlAdjointAxis<T> pml[3];
+  bool free_surface = false;
+  // Optional, fused into the sweep: image += u^n V Ltilde^T omega^{n+1} and illumination += (u^n)^2, from the forward
+  // field u^n. Interior-compact arrays (nz, ny, nx); null: not done.
   const T* u_now = nullptr;
-  const T* u_before = nullptr;
-  double* gradient = nullptr;
+  double* image = nullptr;
   double* illumination = nullptr;
 };
 

@@ -1,6 +1,9 @@
-// The adjoint FDTD step on the CPU, OpenMP-parallel over rows (z, y), in three passes: w and the adjoint memory
-// betah (with the imaging condition), alphah on the layer slabs, lambda. Blocked like the forward step
-// (kernels/cpu/fdtd_cpu.cpp): the inner loops run along x over contiguous rows, without per-point tests.
+// The adjoint FDTD step on the CPU in the scaled variable omega = (v dt)^2 mu (FdtdScaledAdjointStep,
+// docs/numerics.md "The adjoint in omega"), OpenMP-parallel over rows (z, y): the adjoint memory betah and alphah on
+// the z and y layer slabs in sweeps of their own (they need their neighbours along the axis), then one sweep over
+// the grid that updates the x faces' memory row by row, omega^n, the imaging condition and the illumination. Blocked
+// like the forward step (kernels/cpu/fdtd_cpu.cpp): the inner loops run along x over contiguous rows, without
+// per-point tests.
 #include "kernels/cpu/fdtd_adjoint_cpu.hpp"
 
 #include <algorithm>
@@ -11,6 +14,9 @@
 
 namespace specwave::cpu {
 namespace {
+
+template <class T>
+using Step = FdtdScaledAdjointStep<T>;
 
 // The x ends of a row where an axis' PML terms enter lambda: the reach of the transposed stencils (the layer and
 // R points inward of it), [0, lo) and [hi, n), the low face taking a point both hold (as CpmlAdjointAxis::side).
@@ -26,13 +32,13 @@ XReach x_reach(const CpmlAdjointAxis<T>& p) {
 // Phase 1 on the points x0 <= x < x1 of row (z, y) in the layer of one face: betah = b betah + a w,
 // gamma = w + betah.
 template <class T>
-inline void beta_row(const FdtdAdjointStep<T>& s, int axis, int side, int z, int y, int x0, int x1) {
+inline void beta_row(const Step<T>& s, int axis, int side, int z, int y, int x0, int x1) {
   if (x0 >= x1) return;
   const CpmlAdjointAxis<T>& p = s.pml[axis];
   const index_t j0 = slab_index(p, axis, z, y, x0);
   T* __restrict beta = p.beta[side] + j0;
   T* __restrict gamma = p.gamma[side] + j0;
-  const T* __restrict w = s.w + s.layout.index(z, y, x0);
+  const T* __restrict w = s.omega + s.layout.index(z, y, x0);
   if (axis < 2) {  // a, b fixed along the row
     const int k = axis == 0 ? z : y;
     const T a = p.a[k], b = p.b[k];
@@ -45,29 +51,24 @@ inline void beta_row(const FdtdAdjointStep<T>& s, int axis, int side, int z, int
   }
 }
 
-// Phase 1 on the layer points of row (z, y), every absorbing face: they read w at the point only, so they
-// follow w row by row.
+// Phase 1 on one z or y face, in a sweep of its own: its alphah update reads gamma of the neighbouring rows.
 template <class T>
-inline void beta_rows(const FdtdAdjointStep<T>& s, int z, int y) {
-  const int c[3] = {z, y, 0};
-  for (int axis = 0; axis < 3; ++axis) {
-    const CpmlAdjointAxis<T>& p = s.pml[axis];
-    const int n = p.n, W = p.width;
-    if (axis < 2) {
-      if (p.face[0] && c[axis] < W) beta_row(s, axis, 0, z, y, 0, s.layout.nx);
-      if (p.face[1] && c[axis] >= n - W) beta_row(s, axis, 1, z, y, 0, s.layout.nx);
-    } else {
-      if (p.face[0]) beta_row(s, 2, 0, z, y, 0, std::min(W, n));
-      if (p.face[1]) beta_row(s, 2, 1, z, y, std::max(0, n - W), n);
-    }
-  }
+void update_beta(const Step<T>& s, int axis, int side) {
+  const CpmlAdjointAxis<T>& p = s.pml[axis];
+  const FieldLayout& L = s.layout;
+  int lo[3] = {0, 0, 0}, hi[3] = {L.nz, L.ny, L.nx};
+  lo[axis] = side == 0 ? 0 : p.n - p.width;
+  hi[axis] = side == 0 ? p.width : p.n;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int z = lo[0]; z < hi[0]; ++z)
+    for (int y = lo[1]; y < hi[1]; ++y) beta_row(s, axis, side, z, y, lo[2], hi[2]);
 }
 
 // Phase 2 on the layer points x0 <= x < x1 of row (z, y) of one face: alphah = b alphah - a D1 gamma (gamma complete
 // on the face: phase 1 ran first). Rows along x are contiguous in the slab, and a, b are fixed along a row of a z or
 // y slab: the loop vectorises.
 template <int R, class T>
-inline void update_alpha_row(const FdtdAdjointStep<T>& s, int axis, int side, int z, int y, int x0, int x1) {
+inline void update_alpha_row(const Step<T>& s, int axis, int side, int z, int y, int x0, int x1) {
   const CpmlAdjointAxis<T>& p = s.pml[axis];
   T* __restrict alpha = p.alpha[side];
   const T* __restrict gamma = p.gamma[side];
@@ -90,7 +91,7 @@ inline void update_alpha_row(const FdtdAdjointStep<T>& s, int axis, int side, in
 
 // Phase 2 on one face, in a sweep of its own (the z and y faces: their D1 reads gamma of other rows).
 template <int R, class T>
-void update_alpha(const FdtdAdjointStep<T>& s, int axis, int side) {
+void update_alpha(const Step<T>& s, int axis, int side) {
   const CpmlAdjointAxis<T>& p = s.pml[axis];
   const FieldLayout& L = s.layout;
   int lo[3] = {0, 0, 0}, hi[3] = {L.nz, L.ny, L.nx};
@@ -104,7 +105,7 @@ void update_alpha(const FdtdAdjointStep<T>& s, int axis, int side) {
 // The x PML terms of the points x0 <= x < x1 of row (z, y), all within one face's reach, into corr[x]: field
 // rows and slab rows are contiguous along x, so the loop vectorises.
 template <int R, class T>
-inline void x_reach_corrections(const FdtdAdjointStep<T>& s, int z, int y, int x0, int x1, T* __restrict corr) {
+inline void x_reach_corrections(const Step<T>& s, int z, int y, int x0, int x1, T* __restrict corr) {
   if (x0 >= x1) return;
   const CpmlAdjointAxis<T>& px = s.pml[2];
   const int side = px.side(x0);
@@ -116,50 +117,91 @@ inline void x_reach_corrections(const FdtdAdjointStep<T>& s, int z, int y, int x
     corr[x] = cpml_adjoint_correction<R>(alpha, beta, j0 + x, 1, s.coef.d2[2], s.coef.d1[2]);
 }
 
-// Phase 3 for row (z, y): lambda = 2 mu - mu_next + L_h w + the PML terms of every axis whose reach holds the
-// point, added in the order z, y, x. As in the forward step (kernels/cpu/fdtd_cpu.cpp): a row outside the z and y
-// reaches (most rows of a large grid) is one fused loop, Laplacian + update, with the x PML terms at its ends; a row
-// inside them collects the Laplacian in `lap` and adds each axis' terms row-wise. Both paths do the same
-// arithmetic per point.
+// The imaging condition and the illumination of row (z, y), when asked, from the row's increments d = V Ltilde^T
+// omega^{n+1} (in cache).
+template <class T>
+inline void image_row(const Step<T>& s, int z, int y, const T* __restrict d) {
+  const FieldLayout& L = s.layout;
+  const std::size_t k0 = (std::size_t(z) * std::size_t(L.ny) + std::size_t(y)) * std::size_t(L.nx);
+  const T* __restrict u0 = s.u_now + k0;
+  if (s.image) {
+    double* __restrict g = s.image + k0;
+#pragma omp simd
+    for (int x = 0; x < L.nx; ++x) g[x] += imaging_term_by_parts(u0[x], d[x]);
+  }
+  if (s.illumination) {
+    double* __restrict il = s.illumination + k0;
+#pragma omp simd
+    for (int x = 0; x < L.nx; ++x) il[x] += double(u0[x]) * double(u0[x]);
+  }
+}
+
+// Phase 3 for row (z, y): omega^n = 2 omega^{n+1} - omega^{n+2} + d, d = (v dt)^2 [L_h omega^{n+1} + the PML terms of
+// every axis whose reach holds the point, added in the order z, y, x]; d is left in `lap` for the imaging condition.
+// As in the forward step (kernels/cpu/fdtd_cpu.cpp): a row outside the z and y reaches (most rows of a large grid) is
+// one fused loop, Laplacian + update, with the x PML terms at its ends; a row inside them collects the Laplacian in
+// `lap` and adds each axis' terms row-wise. Both paths do the same arithmetic per point. The x faces' phases 1 and
+// 2 run here first, for this row's layer points: the x PML terms below are the only reader of the row's betah_x and
+// alphah_x, and the row is in cache (in sweeps of their own, every row of 10 or 20 points came from memory).
 template <int R, class T>
-void update_row(const FdtdAdjointStep<T>& s, int z, int y, T* __restrict lap, T* __restrict corr) {
+void update_row(const Step<T>& s, int z, int y, T* __restrict lap, T* __restrict corr) {
   const FieldLayout& L = s.layout;
   const index_t sy = L.stride_y(), sz = L.stride_z();
   const index_t row = L.index(z, y, 0);
-  const T* __restrict w = s.w;
-  const T* __restrict mu = s.mu;
-  T* __restrict out = s.mu_next;
+  const T* __restrict om = s.omega;
+  T* __restrict out = s.omega_next;
+  const T* __restrict vel = s.vel2dt2;
   const FdtdCoefficients<T> coef = s.coef;
-  // Phase 2 of the x faces, for this row's layer points: the x PML terms below are the only reader of the row's
-  // alphah_x, and the row of gamma is in cache (in a sweep of its own every row of 10 or 20 points came from memory).
   const CpmlAdjointAxis<T>& px = s.pml[2];
-  if (px.face[0]) update_alpha_row<R>(s, 2, 0, z, y, 0, std::min(px.width, px.n));
-  if (px.face[1]) update_alpha_row<R>(s, 2, 1, z, y, std::max(0, px.n - px.width), px.n);
+  if (px.face[0]) {
+    beta_row(s, 2, 0, z, y, 0, std::min(px.width, px.n));
+    update_alpha_row<R>(s, 2, 0, z, y, 0, std::min(px.width, px.n));
+  }
+  if (px.face[1]) {
+    beta_row(s, 2, 1, z, y, std::max(0, px.n - px.width), px.n);
+    update_alpha_row<R>(s, 2, 1, z, y, std::max(0, px.n - px.width), px.n);
+  }
   const XReach xr = x_reach(px);
   x_reach_corrections<R>(s, z, y, 0, xr.lo, corr);
   x_reach_corrections<R>(s, z, y, xr.hi, L.nx, corr);
+  const bool image = s.image || s.illumination;
 
   if (!s.pml[0].in_reach(z) && !s.pml[1].in_reach(y)) {
 #pragma omp simd
     for (int x = 0; x < xr.lo; ++x) {
       const index_t i = row + x;
-      out[i] = adjoint_leapfrog(mu[i], out[i], laplacian<R>(w, i, sy, sz, coef) + corr[x]);
+      const T d = vel[i] * (laplacian<R>(om, i, sy, sz, coef) + corr[x]);
+      out[i] = leapfrog_increment(om[i], out[i], d);
+      lap[x] = d;
     }
+    if (image) {
 #pragma omp simd
-    for (int x = xr.lo; x < xr.hi; ++x) {
-      const index_t i = row + x;
-      out[i] = adjoint_leapfrog(mu[i], out[i], laplacian<R>(w, i, sy, sz, coef));
+      for (int x = xr.lo; x < xr.hi; ++x) {
+        const index_t i = row + x;
+        const T d = vel[i] * laplacian<R>(om, i, sy, sz, coef);
+        out[i] = leapfrog_increment(om[i], out[i], d);
+        lap[x] = d;
+      }
+    } else {
+#pragma omp simd
+      for (int x = xr.lo; x < xr.hi; ++x) {
+        const index_t i = row + x;
+        out[i] = leapfrog(om[i], out[i], vel[i], laplacian<R>(om, i, sy, sz, coef));
+      }
     }
 #pragma omp simd
     for (int x = xr.hi; x < L.nx; ++x) {
       const index_t i = row + x;
-      out[i] = adjoint_leapfrog(mu[i], out[i], laplacian<R>(w, i, sy, sz, coef) + corr[x]);
+      const T d = vel[i] * (laplacian<R>(om, i, sy, sz, coef) + corr[x]);
+      out[i] = leapfrog_increment(om[i], out[i], d);
+      lap[x] = d;
     }
+    if (image) image_row(s, z, y, lap);
     return;
   }
 
 #pragma omp simd
-  for (int x = 0; x < L.nx; ++x) lap[x] = laplacian<R>(w, row + x, sy, sz, coef);
+  for (int x = 0; x < L.nx; ++x) lap[x] = laplacian<R>(om, row + x, sy, sz, coef);
   const int c[3] = {z, y, 0};
   for (int axis = 0; axis < 2; ++axis) {
     const CpmlAdjointAxis<T>& p = s.pml[axis];
@@ -176,43 +218,26 @@ void update_row(const FdtdAdjointStep<T>& s, int z, int y, T* __restrict lap, T*
   for (int x = 0; x < xr.lo; ++x) lap[x] += corr[x];
   for (int x = xr.hi; x < L.nx; ++x) lap[x] += corr[x];
 #pragma omp simd
-  for (int x = 0; x < L.nx; ++x) out[row + x] = adjoint_leapfrog(mu[row + x], out[row + x], lap[x]);
+  for (int x = 0; x < L.nx; ++x) {
+    const T d = vel[row + x] * lap[x];
+    out[row + x] = leapfrog_increment(om[row + x], out[row + x], d);
+    lap[x] = d;
+  }
+  if (image) image_row(s, z, y, lap);
 }
 
 template <int R, class T>
-void adjoint_radius(const FdtdAdjointStep<T>& s) {
+void adjoint_radius(const Step<T>& s) {
   const FieldLayout& L = s.layout;
   if (L.halo != R) throw std::logic_error("fdtd_adjoint_step: field halo must equal the stencil radius");
-  // Phase 1, one pass over the rows: w = (v dt)^2 mu^{n+1} on the interior (its ghosts stay zero, or odd mirrors
-  // above a free surface), then on the row's layer points betah and gamma, which read w there only. The same
-  // pass does the imaging condition and the illumination when asked (they read mu and (v dt)^2 too).
-  const bool image = s.gradient != nullptr, illuminate = s.illumination != nullptr;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int z = 0; z < L.nz; ++z)
-    for (int y = 0; y < L.ny; ++y) {
-      const index_t row = L.index(z, y, 0);
-      const std::size_t k0 = (std::size_t(z) * std::size_t(L.ny) + std::size_t(y)) * std::size_t(L.nx);
-      const T* __restrict mu = s.mu + row;
-      const T* __restrict vel = s.vel2dt2 + row;
-      T* __restrict w = s.w + row;
-#pragma omp simd
-      for (int x = 0; x < L.nx; ++x) w[x] = vel[x] * mu[x];
-      if (image) {
-        double* __restrict g = s.gradient + k0;
-        const T* __restrict u1 = s.u_next + k0, * __restrict u0 = s.u_now + k0, * __restrict um = s.u_before + k0;
-#pragma omp simd
-        for (int x = 0; x < L.nx; ++x) g[x] += imaging_term(mu[x], u1[x], u0[x], um[x], vel[x]);
-      }
-      if (illuminate) {
-        double* __restrict il = s.illumination + k0;
-        const T* __restrict u0 = s.u_now + k0;
-#pragma omp simd
-        for (int x = 0; x < L.nx; ++x) il[x] += double(u0[x]) * double(u0[x]);
-      }
-      beta_rows(s, z, y);
-    }
-  if (s.free_surface) mirror_top_ghosts(L, s.w);
-  for (int axis = 0; axis < 2; ++axis)  // the x faces' phase 2 runs row by row in phase 3 (update_row)
+  // omega^{n+1}'s ghosts: zero, or odd mirrors above a free surface (omega is zero on the surface plane).
+  if (s.free_surface) mirror_top_ghosts(L, s.omega);
+  // Phases 1 and 2 of the z and y faces, each in a sweep over its layer: betah and gamma (they read omega at the
+  // point only), then alphah (its D1 reads gamma of the neighbouring rows). The x faces' run row by row in phase 3.
+  for (int axis = 0; axis < 2; ++axis)
+    for (int side = 0; side < 2; ++side)
+      if (s.pml[axis].face[side]) update_beta(s, axis, side);
+  for (int axis = 0; axis < 2; ++axis)
     for (int side = 0; side < 2; ++side)
       if (s.pml[axis].face[side]) update_alpha<R>(s, axis, side);
   // Rows in blocks along y, each swept through z (row_block_height, kernels/cpu/fdtd_cpu.hpp); any order gives the
@@ -232,7 +257,7 @@ void adjoint_radius(const FdtdAdjointStep<T>& s) {
 }  // namespace
 
 template <class T>
-void fdtd_adjoint_step(const FdtdAdjointStep<T>& s) {
+void fdtd_adjoint_step(const FdtdScaledAdjointStep<T>& s) {
   switch (s.coef.radius) {
     case 1: return adjoint_radius<1>(s);
     case 2: return adjoint_radius<2>(s);
@@ -246,7 +271,7 @@ void fdtd_adjoint_step(const FdtdAdjointStep<T>& s) {
   }
 }
 
-template void fdtd_adjoint_step<float>(const FdtdAdjointStep<float>&);
-template void fdtd_adjoint_step<double>(const FdtdAdjointStep<double>&);
+template void fdtd_adjoint_step<float>(const FdtdScaledAdjointStep<float>&);
+template void fdtd_adjoint_step<double>(const FdtdScaledAdjointStep<double>&);
 
 }  // namespace specwave::cpu

@@ -152,8 +152,7 @@ __global__ void gradient_kernel(FieldLayout L, const T* mu, const T* u_next, con
   if (!my_point({}, n, q)) return;
   const index_t k = launch::box_buffer_index(n, q);
   const index_t i = L.index(q.z, q.y, q.x);
-  const T a = (u_next[k] - T(2) * u_now[k] + u_before[k]) / vel2dt2[i];
-  gradient[k] += double(mu[i]) * double(a);
+  gradient[k] += imaging_term(mu[i], u_next[k], u_now[k], u_before[k], vel2dt2[i]);
   if (illumination) illumination[k] += double(u_now[k]) * double(u_now[k]);
 }
 

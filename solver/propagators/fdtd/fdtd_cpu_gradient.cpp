@@ -42,14 +42,16 @@ struct ForwardState {
     for (auto& s : slabs) std::fill(s.begin(), s.end(), T(0));
   }
   // u_prev <- u^{n+1} without sources (fdtd_step); the caller injects, applies Z, then calls swap().
-  void step(const FdtdSetup<T>& setup) {
+  // With `save`, u^n's interior is copied there on the way (cpu::fdtd_step).
+  void step(const FdtdSetup<T>& setup, T* save = nullptr) {
     cpu::fdtd_step(FdtdStep<T>{setup.layout,
                                u.data(),
                                u_prev.data(),
                                setup.vel2dt2.data(),
                                setup.coef,
                                {pml[0], pml[1], pml[2]},
-                               setup.free_surface});
+                               setup.free_surface},
+                   StepPart::all, {}, save);
   }
   void finish_step(const FdtdSetup<T>& setup) {
     if (setup.free_surface) cpu::zero_top_plane(setup.layout, u_prev.data());
@@ -152,6 +154,10 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     return out;
   }
 
+  // The adjoint in omega = (v dt)^2 mu (docs/numerics.md, "The adjoint in omega"): omega^n = Z [2 omega^{n+1} -
+  // omega^{n+2} + V (Ltilde^T omega^{n+1} + R^T g^n)], one sweep a step; the imaging condition, summed by parts in
+  // time, accumulates u^n times that step's increment (omega^n - 2 omega^{n+1} + omega^{n+2}) and is divided by V^2
+  // once, at the end of the shot.
   void adjoint(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) override {
     const FieldLayout& L = setup_.layout;
     const int nt = setup_.nt;
@@ -160,34 +166,53 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     const cpu::FlushDenormals flush(flush_denormals_);
     double* const illum = illumination.empty() ? nullptr : illumination.data();
     AdjointState& st = adjoint_state();  // zeroed: the adjoint starts at rest
-    std::vector<T>&mu = st.mu, &mu_next = st.mu_next;
-    FdtdAdjointStep<T> step{
-        L, nullptr, nullptr, st.w.data(), setup_.vel2dt2.data(), setup_.coef, {}, setup_.free_surface};
+    std::vector<T>&omega = st.omega, &omega_next = st.omega_next;
+    const T* vel = setup_.vel2dt2.data();
+    FdtdScaledAdjointStep<T> step{L, nullptr, nullptr, vel, setup_.coef, {}, setup_.free_surface};
     for (int a = 0; a < 3; ++a) step.pml[a] = st.pml[a];
-    // u^{n+1}, u^n, u^{n-1} (interior), handed out in decreasing n (in place when the history holds them).
-    const std::size_t points = L.interior_points();
-    ReverseFields<T> fields(*history_, *this, points);
-    const std::vector<T>& zeros = st.zeros;  // u^{-1}
-    const T* u_next = fields(nt);
-    const T* u_now = fields(nt - 1);
+    // u^n (interior), handed out in decreasing n from nt (in place when the history holds them).
+    ReverseFields<T> fields(*history_, *this, L.interior_points());
+    (void)fields(nt);  // u^nt: its term has omega^nt = 0, but the history hands the fields out from nt
     const auto& rec = setup_.receivers;
-    step.gradient = gradient.data();
+    // The adjoint sources in omega, V R^T g: the receivers' weights times V at their points; and each point's
+    // interior index, for the sources' part of the imaging condition.
+    std::vector<T> factor(rec.factor.size());
+    std::vector<std::size_t> interior(rec.index.size());
+    for (std::size_t p = 0; p < factor.size(); ++p) {
+      factor[p] = rec.factor[p] * vel[rec.index[p]];
+      const index_t i = rec.index[p];
+      const index_t z = i / L.stride_z() - L.halo, y = i % L.stride_z() / L.stride_y() - L.halo,
+                    x = i % L.stride_y() - L.halo;
+      interior[p] = (std::size_t(z) * std::size_t(L.ny) + std::size_t(y)) * std::size_t(L.nx) + std::size_t(x);
+    }
+    double* const image = st.image.data();
+    step.image = image;
     step.illumination = illum;
     for (int n = nt - 1; n >= 0; --n) {
-      const T* u_before = n >= 1 ? fields(n - 1) : zeros.data();
-      step.mu = mu.data();
-      step.mu_next = mu_next.data();
-      step.u_next = u_next, step.u_now = u_now, step.u_before = u_before;
-      // mu_next = lambda^n without the adjoint sources; gradient += mu^{n+1} a^n, illumination += (u^n)^2
+      const T* u_now = fields(n);
+      step.omega = omega.data();
+      step.omega_next = omega_next.data();
+      step.u_now = u_now;
+      // omega_next = omega^n without the adjoint sources; image += u^n V Ltilde^T omega^{n+1}, illumination +=
+      // (u^n)^2
       cpu::fdtd_adjoint_step(step);
       for (std::size_t r = 0; r + 1 < rec.offsets.size(); ++r)
-        for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p)
-          mu_next[rec.index[p]] += rec.factor[p] * T(residual[r * nt + n]);
-      if (setup_.free_surface) cpu::zero_top_plane(L, mu_next.data());
-      std::swap(mu, mu_next);
-      u_next = u_now;
-      u_now = u_before;
+        for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p) {
+          const T source = factor[p] * T(residual[r * nt + n]);
+          omega_next[rec.index[p]] += source;
+          image[interior[p]] += imaging_term_by_parts(u_now[interior[p]], source);
+        }
+      if (setup_.free_surface) cpu::zero_top_plane(L, omega_next.data());
+      std::swap(omega, omega_next);
     }
+    // dJ/dV = sum_n mu^{n+1} a^n = image / V^2 (on the free-surface plane u^n, hence image, is zero).
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int z = 0; z < L.nz; ++z)
+      for (int y = 0; y < L.ny; ++y) {
+        const std::size_t k0 = (std::size_t(z) * std::size_t(L.ny) + std::size_t(y)) * std::size_t(L.nx);
+        const T* v = vel + L.index(z, y, 0);
+        for (int x = 0; x < L.nx; ++x) gradient[k0 + x] += image[k0 + x] / (double(v[x]) * double(v[x]));
+      }
   }
 
  private:
@@ -232,6 +257,12 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   void step(int n) override {
     host::record(setup_.receivers, state_.u.data(), traces_, setup_.nt, n);
     background_step(n);
+    state_.finish_step(setup_);
+  }
+  void step_saving(int n, std::span<T> field) override {
+    host::record(setup_.receivers, state_.u.data(), traces_, setup_.nt, n);
+    state_.step(setup_, field.data());  // field = u^n, from the sweep's rows
+    inject(n, state_.u_prev.data());
     state_.finish_step(setup_);
   }
   std::size_t field_values() const override { return setup_.layout.interior_points(); }
@@ -325,11 +356,12 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     return runs;
   }
 
-  // The adjoint's fields (mu^{n+1}, mu^{n+2}, w = (v dt)^2 mu, the CPML's alpha, beta, gamma slabs, and u^{-1} = 0),
-  // allocated by the first adjoint and kept: an inversion calls adjoint once per shot and evaluation, and fresh
-  // pages for these (3 fields and the slabs, tens of MB at 150^3) cost more than zeroing them in parallel.
+  // The adjoint's fields (omega^{n+1}, omega^{n+2}, the CPML's alpha, beta, gamma slabs and the fp64 image), allocated
+  // by the first adjoint and kept: an inversion calls adjoint once per shot and evaluation, and fresh pages for these
+  // (tens of MB at 150^3) cost more than zeroing them in parallel.
   struct AdjointState {
-    std::vector<T> mu, mu_next, w, zeros;
+    std::vector<T> omega, omega_next;
+    std::vector<double> image;
     std::vector<std::vector<T>> slabs;
     std::array<CpmlAdjointAxis<T>, 3> pml;
   };
@@ -338,23 +370,25 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     if (!adjoint_) {
       adjoint_ = std::make_unique<AdjointState>();
       AdjointState& st = *adjoint_;
-      for (auto* v : {&st.mu, &st.mu_next, &st.w}) v->resize(L.size());
-      st.zeros.resize(L.interior_points());
+      for (auto* v : {&st.omega, &st.omega_next}) v->resize(L.size());
+      st.image.resize(L.interior_points());
       for (int a = 0; a < 3; ++a)
         make_cpml_adjoint_axis(st.pml[a], setup_.pml[a], a, L.nz, L.ny, L.nx, setup_.pml_a[a].data(),
                                setup_.pml_b[a].data(),
                                [&](std::size_t values) { return st.slabs.emplace_back(values).data(); });
     }
     AdjointState& st = *adjoint_;
-    std::vector<std::vector<T>*> arrays = {&st.mu, &st.mu_next, &st.w, &st.zeros};
+    std::vector<std::vector<T>*> arrays = {&st.omega, &st.omega_next};
     for (auto& s : st.slabs) arrays.push_back(&s);
-    for (std::vector<T>* v : arrays) {
-      T* d = v->data();
-      const std::ptrdiff_t n = std::ptrdiff_t(v->size());
-#pragma omp parallel for schedule(static)
-      for (std::ptrdiff_t i = 0; i < n; ++i) d[i] = T(0);
-    }
+    for (std::vector<T>* v : arrays) zero_in_parallel(v->data(), v->size());
+    zero_in_parallel(st.image.data(), st.image.size());
     return st;
+  }
+  template <class V>
+  static void zero_in_parallel(V* d, std::size_t size) {
+    const std::ptrdiff_t n = std::ptrdiff_t(size);
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t i = 0; i < n; ++i) d[i] = V(0);
   }
 
   // Frozen from the plan: dt, the stability limit of the model, the acquisition.
