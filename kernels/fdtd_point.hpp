@@ -102,9 +102,9 @@ SPECWAVE_HD inline double imaging_term(T mu, T u_next, T u_now, T u_before, T ve
 // (1 / V^2) sum_n u^n (omega^n - 2 omega^{n+1} + omega^{n+2}) with omega = V mu, u^0 = u^{-1} = 0 and
 // omega^{nt} = omega^{nt+1} = 0; the second difference of omega is the adjoint step's increment `d` = V (Ltilde^T
 // omega^{n+1} + R^T g^n), so one forward field a step suffices. This is one point's term, u^n d.
-template <class T>
-SPECWAVE_HD inline double imaging_term_by_parts(T u_now, T d) {
-  return double(u_now) * double(d);
+template <class A = double, class T>
+SPECWAVE_HD inline A imaging_term_by_parts(T u_now, T d) {
+  return A(u_now) * A(d);
 }
 
 // u^{n+1} = 2 u^n - u^{n-1} + d with d = (v dt)^2 lap given: leapfrog's arithmetic (the same rounding), for a caller

@@ -181,6 +181,52 @@ TEST_CASE(
     }
 }
 
+TEST_CASE("the fp32 gradient is the fp64 gradient up to fp32 rounding (the same data and model)") {
+  // Both runs take the fp64 run's observed data. The fp32 traces carry rounding of relative size about
+  // u sqrt(nt) (u = 2^-24; the forward tests measure it), which the residual d_syn - d_obs amplifies by
+  // |d_syn| / |d_syn - d_obs|; the gradient is a sum over nt steps of products of such fields, so it carries the
+  // same order. The bound takes c = 16 for the constant. A wrong imaging term, time index or partial-sum flush
+  // gives errors of order 1 (a lost block of 16 steps is about 10%).
+  struct Config {
+    const char* name;
+    bool free_surface;
+    int order;
+  };
+  for (const Config& cfg :
+       {Config{"CPML on all faces, order 8", false, 8}, Config{"free surface + CPML, order 4", true, 4}}) {
+    CAPTURE(cfg.name);
+    const Case c64 =
+        testing::on_test_backend(testing::gradient_data_case(cfg.free_surface, Precision::fp64, cfg.order));
+    Case c32 = c64;
+    c32.run.precision = Precision::fp32;
+    const Plan p64 = make_plan(c64), p32 = make_plan(c32);
+    auto g64 = make_gradient_propagator(c64, p64, HistoryChoice{});
+    auto g32 = make_gradient_propagator(c32, p32, HistoryChoice{});
+    const ObservedData observed = observed_data(c64, p64, *g64);
+    LeastSquaresMisfit misfit;
+    Objective o64(*g64, misfit, observed, Parameterisation::velocity, p64.dt);
+    Objective o32(*g32, misfit, observed, Parameterisation::velocity, p32.dt);
+    const std::vector<double> velocity(p64.model.velocity.begin(), p64.model.velocity.end());
+    const MisfitGradient a = o64.evaluate(velocity, true), b = o32.evaluate(velocity, true);
+    // |d_syn| / |d_syn - d_obs| over all shots, from the fp64 run.
+    double data = 0, residual = 0;
+    for (std::size_t shot = 0; shot < observed.size(); ++shot) {
+      const std::vector<double> d = g64->forward(int(shot), false);
+      for (std::size_t k = 0; k < d.size(); ++k) {
+        data += d[k] * d[k];
+        residual += (d[k] - observed[shot][k]) * (d[k] - observed[shot][k]);
+      }
+    }
+    const double amplification = std::sqrt(data / residual);
+    const double tolerance = 16 * 0x1p-24 * std::sqrt(double(p64.nt)) * amplification;
+    const double difference = rel_l2(b.gradient, a.gradient);
+    MESSAGE(std::string(cfg.name) << ": fp32 against fp64 gradient " << difference << " (nt " << p64.nt
+                                  << ", amplification " << amplification << ", tolerance " << tolerance << ")");
+    CHECK(a.misfit > 0);
+    CHECK(difference <= tolerance);
+  }
+}
+
 TEST_CASE("CUDA FDTD Born operator and its adjoint: dot-product test (fp64 <= 1e-10, fp32 <= 1e-4)") {
   // The bounds of the dot-product test above, on the gradient tests' case with observed data from a shifted
   // anomaly, order 8, both boundary set-ups, both shots, on the tested backend: the adjoint is the exact transpose.

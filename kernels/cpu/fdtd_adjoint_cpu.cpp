@@ -29,92 +29,83 @@ XReach x_reach(const CpmlAdjointAxis<T>& p) {
   return {lo, p.face[1] ? std::max(lo, p.n - p.width - p.radius) : p.n};
 }
 
-// Phase 1 on the points x0 <= x < x1 of row (z, y) in the layer of one face: betah = b betah + a w,
-// gamma = w + betah.
-template <class T>
-inline void beta_row(const Step<T>& s, int axis, int side, int z, int y, int x0, int x1) {
-  if (x0 >= x1) return;
-  const CpmlAdjointAxis<T>& p = s.pml[axis];
-  const index_t j0 = slab_index(p, axis, z, y, x0);
-  T* __restrict beta = p.beta[side] + j0;
-  T* __restrict gamma = p.gamma[side] + j0;
-  const T* __restrict w = s.omega + s.layout.index(z, y, x0);
-  if (axis < 2) {  // a, b fixed along the row
-    const int k = axis == 0 ? z : y;
-    const T a = p.a[k], b = p.b[k];
-#pragma omp simd
-    for (int x = 0; x < x1 - x0; ++x) gamma[x] = cpml_adjoint_beta(b, a, &beta[x], w[x]);
-  } else {
-    const T* __restrict a = p.a + x0, * __restrict b = p.b + x0;
-#pragma omp simd
-    for (int x = 0; x < x1 - x0; ++x) gamma[x] = cpml_adjoint_beta(b[x], a[x], &beta[x], w[x]);
-  }
-}
-
-// Phase 1 on one z or y face, in a sweep of its own: its alphah update reads gamma of the neighbouring rows.
-template <class T>
-void update_beta(const Step<T>& s, int axis, int side) {
+// Phases 1 and 2 on the layer of one z or y face (a and b fixed along a row; rows along x contiguous in the slab, so
+// the loops vectorise), each in a sweep over the layer: betah = b betah + a w and gamma = w + betah (they read omega
+// at the point only), then alphah = b alphah - a D1 gamma (its D1 reads gamma of the neighbouring rows, complete after
+// the first sweep).
+template <int R, class T>
+void face_memory(const Step<T>& s, int axis, int side) {
   const CpmlAdjointAxis<T>& p = s.pml[axis];
   const FieldLayout& L = s.layout;
-  int lo[3] = {0, 0, 0}, hi[3] = {L.nz, L.ny, L.nx};
+  int lo[2] = {0, 0}, hi[2] = {L.nz, L.ny};
   lo[axis] = side == 0 ? 0 : p.n - p.width;
   hi[axis] = side == 0 ? p.width : p.n;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int z = lo[0]; z < hi[0]; ++z)
-    for (int y = lo[1]; y < hi[1]; ++y) beta_row(s, axis, side, z, y, lo[2], hi[2]);
-}
-
-// Phase 2 on the layer points x0 <= x < x1 of row (z, y) of one face: alphah = b alphah - a D1 gamma (gamma complete
-// on the face: phase 1 ran first). Rows along x are contiguous in the slab, and a, b are fixed along a row of a z or
-// y slab: the loop vectorises.
-template <int R, class T>
-inline void update_alpha_row(const Step<T>& s, int axis, int side, int z, int y, int x0, int x1) {
-  const CpmlAdjointAxis<T>& p = s.pml[axis];
-  T* __restrict alpha = p.alpha[side];
-  const T* __restrict gamma = p.gamma[side];
   const index_t stride_s = p.slab_stride[axis];
   const T* c1 = s.coef.d1[axis];
-  const index_t j0 = slab_index(p, axis, z, y, x0);
-  if (axis < 2) {
-    const int c = axis == 0 ? z : y;
-    const T a = p.a[c], b = p.b[c];
+#pragma omp parallel
+  {
+#pragma omp for collapse(2) schedule(static)
+    for (int z = lo[0]; z < hi[0]; ++z)
+      for (int y = lo[1]; y < hi[1]; ++y) {
+        const int k = axis == 0 ? z : y;
+        const T a = p.a[k], b = p.b[k];
+        const index_t j0 = slab_index(p, axis, z, y, 0);
+        T* __restrict beta = p.beta[side] + j0;
+        T* __restrict gamma = p.gamma[side] + j0;
+        const T* __restrict w = s.omega + L.index(z, y, 0);
 #pragma omp simd
-    for (int x = 0; x < x1 - x0; ++x)
-      alpha[j0 + x] = cpml_adjoint_alpha<R>(b, a, alpha[j0 + x], gamma, j0 + x, stride_s, c1);
-  } else {
-    const T* __restrict a = p.a + x0, * __restrict b = p.b + x0;
+        for (int x = 0; x < L.nx; ++x) gamma[x] = cpml_adjoint_beta(b, a, &beta[x], w[x]);
+      }
+#pragma omp for collapse(2) schedule(static)
+    for (int z = lo[0]; z < hi[0]; ++z)
+      for (int y = lo[1]; y < hi[1]; ++y) {
+        const int k = axis == 0 ? z : y;
+        const T a = p.a[k], b = p.b[k];
+        const index_t j0 = slab_index(p, axis, z, y, 0);
+        T* __restrict alpha = p.alpha[side];
+        const T* __restrict gamma = p.gamma[side];
 #pragma omp simd
-    for (int x = 0; x < x1 - x0; ++x)
-      alpha[j0 + x] = cpml_adjoint_alpha<R>(b[x], a[x], alpha[j0 + x], gamma, j0 + x, stride_s, c1);
+        for (int x = 0; x < L.nx; ++x)
+          alpha[j0 + x] = cpml_adjoint_alpha<R>(b, a, alpha[j0 + x], gamma, j0 + x, stride_s, c1);
+      }
   }
 }
 
-// Phase 2 on one face, in a sweep of its own (the z and y faces: their D1 reads gamma of other rows).
-template <int R, class T>
-void update_alpha(const Step<T>& s, int axis, int side) {
-  const CpmlAdjointAxis<T>& p = s.pml[axis];
-  const FieldLayout& L = s.layout;
-  int lo[3] = {0, 0, 0}, hi[3] = {L.nz, L.ny, L.nx};
-  lo[axis] = side == 0 ? 0 : p.n - p.width;
-  hi[axis] = side == 0 ? p.width : p.n;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int z = lo[0]; z < hi[0]; ++z)
-    for (int y = lo[1]; y < hi[1]; ++y) update_alpha_row<R>(s, axis, side, z, y, lo[2], hi[2]);
-}
-
-// The x PML terms of the points x0 <= x < x1 of row (z, y), all within one face's reach, into corr[x]: field
-// rows and slab rows are contiguous along x, so the loop vectorises.
-template <int R, class T>
-inline void x_reach_corrections(const Step<T>& s, int z, int y, int x0, int x1, T* __restrict corr) {
-  if (x0 >= x1) return;
+// The x PML terms of row (z, y) on one face's reach [x0, x1): at x, cpml_adjoint_correction(alpha, beta, j + x, 1,
+// ...) (field rows and slab rows are contiguous along x, so a loop over x vectorises).
+template <class T>
+struct XTerms {
+  const T* alpha = nullptr;
+  const T* beta = nullptr;
+  index_t j = 0;
+};
+template <class T>
+inline XTerms<T> x_terms(const Step<T>& s, int z, int y, int x0, int x1) {
+  if (x0 >= x1) return {};
   const CpmlAdjointAxis<T>& px = s.pml[2];
   const int side = px.side(x0);
-  const index_t j0 = slab_index(px, 2, z, y, x0) - x0;
-  const T* alpha = px.alpha[side];
-  const T* beta = px.beta[side];
+  return {px.alpha[side], px.beta[side], slab_index(px, 2, z, y, x0) - x0};
+}
+
+// The x faces' phases 1 and 2 on the layer points of row (z, y) of one face: betah and gamma, then alphah =
+// b alphah - a D1 gamma. D1 reads gamma of this row only, so gamma lives in `gamma_row` (a slab row, in cache; its
+// points outside the layer stay zero) instead of the gamma slab.
+template <int R, class T>
+inline void x_face_memory(const Step<T>& s, int side, int z, int y, T* __restrict gamma_row) {
+  const CpmlAdjointAxis<T>& p = s.pml[2];
+  const int x0 = side == 0 ? 0 : std::max(0, p.n - p.width), x1 = side == 0 ? std::min(p.width, p.n) : p.n;
+  const index_t j0 = slab_index(p, 2, z, y, x0);
+  T* __restrict beta = p.beta[side] + j0;
+  T* __restrict alpha = p.alpha[side] + j0;
+  T* __restrict g = gamma_row + p.slab_coordinate(x0);
+  const T* __restrict w = s.omega + s.layout.index(z, y, x0);
+  const T* __restrict a = p.a + x0, * __restrict b = p.b + x0;
+  const T* c1 = s.coef.d1[2];
+  const int m = x1 - x0;
 #pragma omp simd
-  for (int x = x0; x < x1; ++x)
-    corr[x] = cpml_adjoint_correction<R>(alpha, beta, j0 + x, 1, s.coef.d2[2], s.coef.d1[2]);
+  for (int k = 0; k < m; ++k) g[k] = cpml_adjoint_beta(b[k], a[k], &beta[k], w[k]);
+#pragma omp simd
+  for (int k = 0; k < m; ++k) alpha[k] = cpml_adjoint_alpha<R>(b[k], a[k], alpha[k], g, k, 1, c1);
 }
 
 // The imaging condition and the illumination of row (z, y), when asked, from the row's increments d = V Ltilde^T
@@ -124,10 +115,22 @@ inline void image_row(const Step<T>& s, int z, int y, const T* __restrict d) {
   const FieldLayout& L = s.layout;
   const std::size_t k0 = (std::size_t(z) * std::size_t(L.ny) + std::size_t(y)) * std::size_t(L.nx);
   const T* __restrict u0 = s.u_now + k0;
-  if (s.image) {
+  if (s.image && !s.image_partial) {
     double* __restrict g = s.image + k0;
 #pragma omp simd
     for (int x = 0; x < L.nx; ++x) g[x] += imaging_term_by_parts(u0[x], d[x]);
+  } else if (s.image && !s.flush) {
+    T* __restrict acc = s.image_partial + k0;
+#pragma omp simd
+    for (int x = 0; x < L.nx; ++x) acc[x] += imaging_term_by_parts<T>(u0[x], d[x]);
+  } else if (s.image) {
+    double* __restrict g = s.image + k0;
+    T* __restrict acc = s.image_partial + k0;
+#pragma omp simd
+    for (int x = 0; x < L.nx; ++x) {
+      g[x] += double(acc[x] + imaging_term_by_parts<T>(u0[x], d[x]));
+      acc[x] = T(0);
+    }
   }
   if (s.illumination) {
     double* __restrict il = s.illumination + k0;
@@ -144,7 +147,7 @@ inline void image_row(const Step<T>& s, int z, int y, const T* __restrict d) {
 // 2 run here first, for this row's layer points: the x PML terms below are the only reader of the row's betah_x and
 // alphah_x, and the row is in cache (in sweeps of their own, every row of 10 or 20 points came from memory).
 template <int R, class T>
-void update_row(const Step<T>& s, int z, int y, T* __restrict lap, T* __restrict corr) {
+void update_row(const Step<T>& s, int z, int y, T* __restrict lap, T* __restrict gamma_row) {
   const FieldLayout& L = s.layout;
   const index_t sy = L.stride_y(), sz = L.stride_z();
   const index_t row = L.index(z, y, 0);
@@ -153,24 +156,20 @@ void update_row(const Step<T>& s, int z, int y, T* __restrict lap, T* __restrict
   const T* __restrict vel = s.vel2dt2;
   const FdtdCoefficients<T> coef = s.coef;
   const CpmlAdjointAxis<T>& px = s.pml[2];
-  if (px.face[0]) {
-    beta_row(s, 2, 0, z, y, 0, std::min(px.width, px.n));
-    update_alpha_row<R>(s, 2, 0, z, y, 0, std::min(px.width, px.n));
-  }
-  if (px.face[1]) {
-    beta_row(s, 2, 1, z, y, std::max(0, px.n - px.width), px.n);
-    update_alpha_row<R>(s, 2, 1, z, y, std::max(0, px.n - px.width), px.n);
-  }
+  if (px.face[0]) x_face_memory<R>(s, 0, z, y, gamma_row);
+  if (px.face[1]) x_face_memory<R>(s, 1, z, y, gamma_row);
   const XReach xr = x_reach(px);
-  x_reach_corrections<R>(s, z, y, 0, xr.lo, corr);
-  x_reach_corrections<R>(s, z, y, xr.hi, L.nx, corr);
+  const XTerms<T> lo = x_terms(s, z, y, 0, xr.lo), hi = x_terms(s, z, y, xr.hi, L.nx);
+  const T* d2 = coef.d2[2];
+  const T* d1 = coef.d1[2];
   const bool image = s.image || s.illumination;
 
   if (!s.pml[0].in_reach(z) && !s.pml[1].in_reach(y)) {
 #pragma omp simd
     for (int x = 0; x < xr.lo; ++x) {
       const index_t i = row + x;
-      const T d = vel[i] * (laplacian<R>(om, i, sy, sz, coef) + corr[x]);
+      const T d = vel[i] * (laplacian<R>(om, i, sy, sz, coef) +
+                            cpml_adjoint_correction<R>(lo.alpha, lo.beta, lo.j + x, 1, d2, d1));
       out[i] = leapfrog_increment(om[i], out[i], d);
       lap[x] = d;
     }
@@ -192,7 +191,8 @@ void update_row(const Step<T>& s, int z, int y, T* __restrict lap, T* __restrict
 #pragma omp simd
     for (int x = xr.hi; x < L.nx; ++x) {
       const index_t i = row + x;
-      const T d = vel[i] * (laplacian<R>(om, i, sy, sz, coef) + corr[x]);
+      const T d = vel[i] * (laplacian<R>(om, i, sy, sz, coef) +
+                            cpml_adjoint_correction<R>(hi.alpha, hi.beta, hi.j + x, 1, d2, d1));
       out[i] = leapfrog_increment(om[i], out[i], d);
       lap[x] = d;
     }
@@ -215,8 +215,10 @@ void update_row(const Step<T>& s, int z, int y, T* __restrict lap, T* __restrict
     for (int x = 0; x < L.nx; ++x)
       lap[x] += cpml_adjoint_correction<R>(alpha, beta, j0 + x, stride_s, coef.d2[axis], coef.d1[axis]);
   }
-  for (int x = 0; x < xr.lo; ++x) lap[x] += corr[x];
-  for (int x = xr.hi; x < L.nx; ++x) lap[x] += corr[x];
+#pragma omp simd
+  for (int x = 0; x < xr.lo; ++x) lap[x] += cpml_adjoint_correction<R>(lo.alpha, lo.beta, lo.j + x, 1, d2, d1);
+#pragma omp simd
+  for (int x = xr.hi; x < L.nx; ++x) lap[x] += cpml_adjoint_correction<R>(hi.alpha, hi.beta, hi.j + x, 1, d2, d1);
 #pragma omp simd
   for (int x = 0; x < L.nx; ++x) {
     const T d = vel[row + x] * lap[x];
@@ -232,25 +234,23 @@ void adjoint_radius(const Step<T>& s) {
   if (L.halo != R) throw std::logic_error("fdtd_adjoint_step: field halo must equal the stencil radius");
   // omega^{n+1}'s ghosts: zero, or odd mirrors above a free surface (omega is zero on the surface plane).
   if (s.free_surface) mirror_top_ghosts(L, s.omega);
-  // Phases 1 and 2 of the z and y faces, each in a sweep over its layer: betah and gamma (they read omega at the
-  // point only), then alphah (its D1 reads gamma of the neighbouring rows). The x faces' run row by row in phase 3.
+  // Phases 1 and 2 of the z and y faces, in sweeps over their layers (face_memory); the x faces' run row by row in
+  // phase 3 (x_face_memory).
   for (int axis = 0; axis < 2; ++axis)
     for (int side = 0; side < 2; ++side)
-      if (s.pml[axis].face[side]) update_beta(s, axis, side);
-  for (int axis = 0; axis < 2; ++axis)
-    for (int side = 0; side < 2; ++side)
-      if (s.pml[axis].face[side]) update_alpha<R>(s, axis, side);
+      if (s.pml[axis].face[side]) face_memory<R>(s, axis, side);
   // Rows in blocks along y, each swept through z (row_block_height, kernels/cpu/fdtd_cpu.hpp); any order gives the
   // same rows bitwise.
   const int by = row_block_height(L, R, sizeof(T));
   const int blocks = (L.ny + by - 1) / by;
 #pragma omp parallel
   {
-    std::vector<T> lap(L.nx), corr(L.nx);
+    std::vector<T> lap(L.nx), gamma_row(std::size_t(s.pml[2].width) + 4 * std::size_t(R), T(0));
 #pragma omp for collapse(2) schedule(static)
     for (int b = 0; b < blocks; ++b)
       for (int z = 0; z < L.nz; ++z)
-        for (int y = b * by; y < std::min(L.ny, (b + 1) * by); ++y) update_row<R>(s, z, y, lap.data(), corr.data());
+        for (int y = b * by; y < std::min(L.ny, (b + 1) * by); ++y)
+          update_row<R>(s, z, y, lap.data(), gamma_row.data());
   }
 }
 

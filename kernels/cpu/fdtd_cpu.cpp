@@ -102,14 +102,8 @@ inline void x_layer_update(const FdtdStep<T>& s, int z, int y, int side, int k0,
 // its own, 10 or 20 points a row, every row came from memory).
 template <int R, class T>
 void update_row(const FdtdStep<T>& s, int z, int y, int x0, int x1, T* __restrict lap, T* __restrict corr,
-                bool x_psi = false, T* __restrict save = nullptr) {
+                bool x_psi = false) {
   if (x0 >= x1) return;
-  if (save) {
-    const T* __restrict u = s.u + s.layout.index(z, y, 0);
-    T* __restrict to = save + (std::size_t(z) * std::size_t(s.layout.ny) + std::size_t(y)) * std::size_t(s.layout.nx);
-#pragma omp simd
-    for (int x = x0; x < x1; ++x) to[x] = u[x];
-  }
   if (x_psi) {
     const CpmlAxis<T>& px = s.pml[2];
     if (px.face[0]) update_psi_row<R>(s, 2, 0, z, y, 0, px.width);
@@ -170,7 +164,7 @@ void update_row(const FdtdStep<T>& s, int z, int y, int x0, int x1, T* __restric
 }
 
 template <int R, class T>
-void step_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell, T* save) {
+void step_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell) {
   const FieldLayout& L = s.layout;
   if (L.halo != R) throw std::logic_error("fdtd_step: field halo must equal the stencil radius");
   if (part != StepPart::interior) {
@@ -215,7 +209,7 @@ void step_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell, T* sav
             for (int y = y0; y < std::min(y1, py.width); ++y) update_psi_row<R>(s, 1, 0, z, y, 0, L.nx);
           if (y_high)
             for (int y = std::max(y0, py.n - py.width); y < y1; ++y) update_psi_row<R>(s, 1, 1, z, y, 0, L.nx);
-          for (int y = y0; y < y1; ++y) update_row<R>(s, z, y, 0, L.nx, lap.data(), corr.data(), true, save);
+          for (int y = y0; y < y1; ++y) update_row<R>(s, z, y, 0, L.nx, lap.data(), corr.data(), true);
         }
       }
     }
@@ -233,13 +227,13 @@ void step_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell, T* sav
         const bool shell_row = z < w[0][0] || z >= L.nz - w[0][1] || y < w[1][0] || y >= L.ny - w[1][1];
         if (part == StepPart::shell) {
           if (shell_row) {
-            update_row<R>(s, z, y, 0, L.nx, lap.data(), corr.data(), false, save);
+            update_row<R>(s, z, y, 0, L.nx, lap.data(), corr.data());
           } else {
-            update_row<R>(s, z, y, 0, xs0, lap.data(), corr.data(), false, save);
-            update_row<R>(s, z, y, xs1, L.nx, lap.data(), corr.data(), false, save);
+            update_row<R>(s, z, y, 0, xs0, lap.data(), corr.data());
+            update_row<R>(s, z, y, xs1, L.nx, lap.data(), corr.data());
           }
         } else if (!shell_row) {
-          update_row<R>(s, z, y, xs0, xs1, lap.data(), corr.data(), false, save);
+          update_row<R>(s, z, y, xs0, xs1, lap.data(), corr.data());
         }
       }
   }
@@ -263,16 +257,16 @@ int row_block_height(const FieldLayout& L, int R, std::size_t value_bytes, int p
 }
 
 template <class T>
-void fdtd_step(const FdtdStep<T>& s, StepPart part, const Shell& shell, T* save) {
+void fdtd_step(const FdtdStep<T>& s, StepPart part, const Shell& shell) {
   switch (s.coef.radius) {
-    case 1: return step_radius<1>(s, part, shell, save);
-    case 2: return step_radius<2>(s, part, shell, save);
-    case 3: return step_radius<3>(s, part, shell, save);
-    case 4: return step_radius<4>(s, part, shell, save);
-    case 5: return step_radius<5>(s, part, shell, save);
-    case 6: return step_radius<6>(s, part, shell, save);
-    case 7: return step_radius<7>(s, part, shell, save);
-    case 8: return step_radius<8>(s, part, shell, save);
+    case 1: return step_radius<1>(s, part, shell);
+    case 2: return step_radius<2>(s, part, shell);
+    case 3: return step_radius<3>(s, part, shell);
+    case 4: return step_radius<4>(s, part, shell);
+    case 5: return step_radius<5>(s, part, shell);
+    case 6: return step_radius<6>(s, part, shell);
+    case 7: return step_radius<7>(s, part, shell);
+    case 8: return step_radius<8>(s, part, shell);
     default: throw std::invalid_argument("fdtd_step: stencil radius must be 1..8");
   }
 }
@@ -296,8 +290,8 @@ void zero_top_plane(const FieldLayout& L, T* u) {
     for (int x = 0; x < L.nx; ++x) u[L.index(0, y, x)] = T(0);
 }
 
-template void fdtd_step<float>(const FdtdStep<float>&, StepPart, const Shell&, float*);
-template void fdtd_step<double>(const FdtdStep<double>&, StepPart, const Shell&, double*);
+template void fdtd_step<float>(const FdtdStep<float>&, StepPart, const Shell&);
+template void fdtd_step<double>(const FdtdStep<double>&, StepPart, const Shell&);
 template void mirror_top_ghosts<float>(const FieldLayout&, float*);
 template void mirror_top_ghosts<double>(const FieldLayout&, double*);
 template void zero_top_plane<float>(const FieldLayout&, float*);

@@ -7,10 +7,9 @@
 namespace specwave::cpu {
 
 // One leapfrog step without sources: u_prev <- 2u - u_prev + (v dt)^2 Ltilde u, updating the CPML memory;
-// `part` and `shell` as in kernels/fdtd_step.hpp. With `save`, the points it updates also copy u^n there on the way
-// (interior-compact, (nz, ny, nx): what a wavefield history keeps), from rows already in cache.
+// `part` and `shell` as in kernels/fdtd_step.hpp.
 template <class T>
-void fdtd_step(const FdtdStep<T>& step, StepPart part = StepPart::all, const Shell& shell = {}, T* save = nullptr);
+void fdtd_step(const FdtdStep<T>& step, StepPart part = StepPart::all, const Shell& shell = {});
 
 // Free surface: the odd mirror above it, u[-k] = -u[k] for k = 1..halo (whole padded planes).
 template <class T>

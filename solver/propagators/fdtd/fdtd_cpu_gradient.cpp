@@ -42,16 +42,14 @@ struct ForwardState {
     for (auto& s : slabs) std::fill(s.begin(), s.end(), T(0));
   }
   // u_prev <- u^{n+1} without sources (fdtd_step); the caller injects, applies Z, then calls swap().
-  // With `save`, u^n's interior is copied there on the way (cpu::fdtd_step).
-  void step(const FdtdSetup<T>& setup, T* save = nullptr) {
+  void step(const FdtdSetup<T>& setup) {
     cpu::fdtd_step(FdtdStep<T>{setup.layout,
                                u.data(),
                                u_prev.data(),
                                setup.vel2dt2.data(),
                                setup.coef,
                                {pml[0], pml[1], pml[2]},
-                               setup.free_surface},
-                   StepPart::all, {}, save);
+                               setup.free_surface});
   }
   void finish_step(const FdtdSetup<T>& setup) {
     if (setup.free_surface) cpu::zero_top_plane(setup.layout, u_prev.data());
@@ -188,11 +186,16 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     double* const image = st.image.data();
     step.image = image;
     step.illumination = illum;
+    // fp32: the terms summed in fp32 over image_block_steps steps, then added to the fp64 image (the last step,
+    // n = 0, flushes); fp64: straight into the image.
+    const int block = sizeof(T) == 4 ? image_block_steps : 1;
+    if (block > 1) step.image_partial = st.image_partial.data();
     for (int n = nt - 1; n >= 0; --n) {
       const T* u_now = fields(n);
       step.omega = omega.data();
       step.omega_next = omega_next.data();
       step.u_now = u_now;
+      step.flush = n % block == 0;
       // omega_next = omega^n without the adjoint sources; image += u^n V Ltilde^T omega^{n+1}, illumination +=
       // (u^n)^2
       cpu::fdtd_adjoint_step(step);
@@ -257,12 +260,6 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   void step(int n) override {
     host::record(setup_.receivers, state_.u.data(), traces_, setup_.nt, n);
     background_step(n);
-    state_.finish_step(setup_);
-  }
-  void step_saving(int n, std::span<T> field) override {
-    host::record(setup_.receivers, state_.u.data(), traces_, setup_.nt, n);
-    state_.step(setup_, field.data());  // field = u^n, from the sweep's rows
-    inject(n, state_.u_prev.data());
     state_.finish_step(setup_);
   }
   std::size_t field_values() const override { return setup_.layout.interior_points(); }
@@ -356,12 +353,14 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     return runs;
   }
 
-  // The adjoint's fields (omega^{n+1}, omega^{n+2}, the CPML's alpha, beta, gamma slabs and the fp64 image), allocated
+  // The adjoint's fields (omega^{n+1}, omega^{n+2}, the CPML's alpha, beta, gamma slabs, the fp64 image and its fp32
+  // partial sums), allocated
   // by the first adjoint and kept: an inversion calls adjoint once per shot and evaluation, and fresh pages for these
   // (tens of MB at 150^3) cost more than zeroing them in parallel.
   struct AdjointState {
     std::vector<T> omega, omega_next;
     std::vector<double> image;
+    std::vector<T> image_partial;  // fp32 runs: the image's partial sums (FdtdScaledAdjointStep::image_partial)
     std::vector<std::vector<T>> slabs;
     std::array<CpmlAdjointAxis<T>, 3> pml;
   };
@@ -372,13 +371,14 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
       AdjointState& st = *adjoint_;
       for (auto* v : {&st.omega, &st.omega_next}) v->resize(L.size());
       st.image.resize(L.interior_points());
+      if (sizeof(T) == 4) st.image_partial.resize(L.interior_points());
       for (int a = 0; a < 3; ++a)
         make_cpml_adjoint_axis(st.pml[a], setup_.pml[a], a, L.nz, L.ny, L.nx, setup_.pml_a[a].data(),
                                setup_.pml_b[a].data(),
                                [&](std::size_t values) { return st.slabs.emplace_back(values).data(); });
     }
     AdjointState& st = *adjoint_;
-    std::vector<std::vector<T>*> arrays = {&st.omega, &st.omega_next};
+    std::vector<std::vector<T>*> arrays = {&st.omega, &st.omega_next, &st.image_partial};
     for (auto& s : st.slabs) arrays.push_back(&s);
     for (std::vector<T>* v : arrays) zero_in_parallel(v->data(), v->size());
     zero_in_parallel(st.image.data(), st.image.size());

@@ -40,8 +40,11 @@ class AllSteps final : public WavefieldHistory<T> {
     const std::size_t f = s.field_values();
     this->begin_count();
     fields_.resize(f * (std::size_t(nt) + 1));
-    for (int n = 0; n < nt; ++n) this->step_saving(s, n, slot(n, f));
-    s.copy_field(slot(nt, f));
+    s.copy_field(slot(0, f));
+    for (int n = 0; n < nt; ++n) {
+      this->step(s, n);
+      s.copy_field(slot(n + 1, f));
+    }
     field_size_ = f;
   }
   void field(ForwardStepper<T>&, int n, std::span<T> out) override {

@@ -28,12 +28,6 @@ class ForwardStepper {
   virtual void restore_state(std::span<const T> in) = 0;
   // Records u^n into trace sample n, then computes u^{n+1}.
   virtual void step(int n) = 0;
-  // step(n) with u^n (the field copy_field gives before the step) copied into `field` on the way: a stepper may fuse
-  // the copy into its step's sweep, which reads u^n anyway.
-  virtual void step_saving(int n, std::span<T> field) {
-    copy_field(field);
-    step(n);
-  }
   // Values of one field u^n as the history stores it, and a copy of the current one.
   virtual std::size_t field_values() const = 0;
   virtual void copy_field(std::span<T> out) const = 0;
@@ -82,10 +76,6 @@ class WavefieldHistory {
   void count_steps(long long steps) { forward_steps_ += steps; }
   void step(ForwardStepper<T>& s, int n) {
     s.step(n);
-    ++forward_steps_;
-  }
-  void step_saving(ForwardStepper<T>& s, int n, std::span<T> field) {
-    s.step_saving(n, field);
     ++forward_steps_;
   }
 
