@@ -29,6 +29,12 @@ struct FieldLayout {
   SPECWAVE_HD index_t index(int z, int y, int x) const {
     return (index_t(z) + halo) * stride_z() + (index_t(y) + halo) * stride_y() + (index_t(x) + halo);
   }
+  // The interior coordinates of padded flat index i (the inverse of index).
+  SPECWAVE_HD void coordinates(index_t i, int& z, int& y, int& x) const {
+    z = int(i / stride_z()) - halo;
+    y = int(i % stride_z() / stride_y()) - halo;
+    x = int(i % stride_y()) - halo;
+  }
   SPECWAVE_HD index_t interior_points() const { return index_t(nz) * ny * nx; }
   SPECWAVE_HD int extent(int axis) const { return axis == 0 ? nz : axis == 1 ? ny : nx; }
 };

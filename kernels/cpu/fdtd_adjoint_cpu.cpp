@@ -42,32 +42,31 @@ void face_memory(const Step<T>& s, int axis, int side) {
   hi[axis] = side == 0 ? p.width : p.n;
   const index_t stride_s = p.slab_stride[axis];
   const T* c1 = s.coef.d1[axis];
+  // f(a, b, j0, z, y) on every layer row, shared among the team's threads (an orphaned worksharing loop).
+  const auto layer_rows = [&](auto&& f) {
+#pragma omp for collapse(2) schedule(static)
+    for (int z = lo[0]; z < hi[0]; ++z)
+      for (int y = lo[1]; y < hi[1]; ++y) {
+        const int k = axis == 0 ? z : y;
+        f(p.a[k], p.b[k], slab_index(p, axis, z, y, 0), z, y);
+      }
+  };
 #pragma omp parallel
   {
-#pragma omp for collapse(2) schedule(static)
-    for (int z = lo[0]; z < hi[0]; ++z)
-      for (int y = lo[1]; y < hi[1]; ++y) {
-        const int k = axis == 0 ? z : y;
-        const T a = p.a[k], b = p.b[k];
-        const index_t j0 = slab_index(p, axis, z, y, 0);
-        T* __restrict beta = p.beta[side] + j0;
-        T* __restrict gamma = p.gamma[side] + j0;
-        const T* __restrict w = s.omega + L.index(z, y, 0);
+    layer_rows([&](T a, T b, index_t j0, int z, int y) {
+      T* __restrict beta = p.beta[side] + j0;
+      T* __restrict gamma = p.gamma[side] + j0;
+      const T* __restrict w = s.omega + L.index(z, y, 0);
 #pragma omp simd
-        for (int x = 0; x < L.nx; ++x) gamma[x] = cpml_adjoint_beta(b, a, &beta[x], w[x]);
-      }
-#pragma omp for collapse(2) schedule(static)
-    for (int z = lo[0]; z < hi[0]; ++z)
-      for (int y = lo[1]; y < hi[1]; ++y) {
-        const int k = axis == 0 ? z : y;
-        const T a = p.a[k], b = p.b[k];
-        const index_t j0 = slab_index(p, axis, z, y, 0);
-        T* __restrict alpha = p.alpha[side];
-        const T* __restrict gamma = p.gamma[side];
+      for (int x = 0; x < L.nx; ++x) gamma[x] = cpml_adjoint_beta(b, a, &beta[x], w[x]);
+    });
+    layer_rows([&](T a, T b, index_t j0, int, int) {
+      T* __restrict alpha = p.alpha[side];
+      const T* __restrict gamma = p.gamma[side];
 #pragma omp simd
-        for (int x = 0; x < L.nx; ++x)
-          alpha[j0 + x] = cpml_adjoint_alpha<R>(b, a, alpha[j0 + x], gamma, j0 + x, stride_s, c1);
-      }
+      for (int x = 0; x < L.nx; ++x)
+        alpha[j0 + x] = cpml_adjoint_alpha<R>(b, a, alpha[j0 + x], gamma, j0 + x, stride_s, c1);
+    });
   }
 }
 
@@ -112,6 +111,7 @@ inline void x_face_memory(const Step<T>& s, int side, int z, int y, T* __restric
 // omega^{n+1} (in cache).
 template <class T>
 inline void image_row(const Step<T>& s, int z, int y, const T* __restrict d) {
+  if (!s.image && !s.illumination) return;
   const FieldLayout& L = s.layout;
   const std::size_t k0 = (std::size_t(z) * std::size_t(L.ny) + std::size_t(y)) * std::size_t(L.nx);
   const T* __restrict u0 = s.u_now + k0;
@@ -162,7 +162,6 @@ void update_row(const Step<T>& s, int z, int y, T* __restrict lap, T* __restrict
   const XTerms<T> lo = x_terms(s, z, y, 0, xr.lo), hi = x_terms(s, z, y, xr.hi, L.nx);
   const T* d2 = coef.d2[2];
   const T* d1 = coef.d1[2];
-  const bool image = s.image || s.illumination;
 
   if (!s.pml[0].in_reach(z) && !s.pml[1].in_reach(y)) {
 #pragma omp simd
@@ -173,20 +172,12 @@ void update_row(const Step<T>& s, int z, int y, T* __restrict lap, T* __restrict
       out[i] = leapfrog_increment(om[i], out[i], d);
       lap[x] = d;
     }
-    if (image) {
 #pragma omp simd
-      for (int x = xr.lo; x < xr.hi; ++x) {
-        const index_t i = row + x;
-        const T d = vel[i] * laplacian<R>(om, i, sy, sz, coef);
-        out[i] = leapfrog_increment(om[i], out[i], d);
-        lap[x] = d;
-      }
-    } else {
-#pragma omp simd
-      for (int x = xr.lo; x < xr.hi; ++x) {
-        const index_t i = row + x;
-        out[i] = leapfrog(om[i], out[i], vel[i], laplacian<R>(om, i, sy, sz, coef));
-      }
+    for (int x = xr.lo; x < xr.hi; ++x) {
+      const index_t i = row + x;
+      const T d = vel[i] * laplacian<R>(om, i, sy, sz, coef);
+      out[i] = leapfrog_increment(om[i], out[i], d);
+      lap[x] = d;
     }
 #pragma omp simd
     for (int x = xr.hi; x < L.nx; ++x) {
@@ -196,7 +187,7 @@ void update_row(const Step<T>& s, int z, int y, T* __restrict lap, T* __restrict
       out[i] = leapfrog_increment(om[i], out[i], d);
       lap[x] = d;
     }
-    if (image) image_row(s, z, y, lap);
+    image_row(s, z, y, lap);
     return;
   }
 
@@ -225,7 +216,7 @@ void update_row(const Step<T>& s, int z, int y, T* __restrict lap, T* __restrict
     out[row + x] = leapfrog_increment(om[row + x], out[row + x], d);
     lap[x] = d;
   }
-  if (image) image_row(s, z, y, lap);
+  image_row(s, z, y, lap);
 }
 
 template <int R, class T>

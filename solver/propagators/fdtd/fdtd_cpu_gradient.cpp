@@ -178,9 +178,8 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     std::vector<std::size_t> interior(rec.index.size());
     for (std::size_t p = 0; p < factor.size(); ++p) {
       factor[p] = rec.factor[p] * vel[rec.index[p]];
-      const index_t i = rec.index[p];
-      const index_t z = i / L.stride_z() - L.halo, y = i % L.stride_z() / L.stride_y() - L.halo,
-                    x = i % L.stride_y() - L.halo;
+      int z, y, x;
+      L.coordinates(rec.index[p], z, y, x);
       interior[p] = (std::size_t(z) * std::size_t(L.ny) + std::size_t(y)) * std::size_t(L.nx) + std::size_t(x);
     }
     double* const image = st.image.data();

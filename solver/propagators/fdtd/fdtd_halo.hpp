@@ -67,8 +67,8 @@ void split_sources(const PointLists<T>& all, const Shell& sh, const FieldLayout&
   interior = {};
   for (std::size_t p = 0; p < all.index.size(); ++p) {
     const index_t i = all.index[p];
-    const int z = int(i / L.stride_z()) - L.halo, y = int(i / L.stride_y() % (L.ny + 2 * L.halo)) - L.halo,
-              x = int(i % L.stride_y()) - L.halo;
+    int z, y, x;
+    L.coordinates(i, z, y, x);
     PointLists<T>& to = in_shell(sh, z, y, x, L) ? shell : interior;
     to.index.push_back(i);
     to.factor.push_back(all.factor[p]);
