@@ -87,7 +87,8 @@ double WindowedMisfit::window(int shot, int receiver, int n) const {
   const double after = n * dt_ - t.mute_start;
   if (after < 0) return 0;
   if (after >= taper_) return t.weight;
-  const double c = std::cos(0.5 * std::numbers::pi * (1 - after / taper_));
+  // sin^2 of the ramp's phase: exactly 0 where the ramp starts (cos(pi/2) is not, by 6e-17) and 1 at its end.
+  const double c = std::sin(0.5 * std::numbers::pi * (after / taper_));
   return t.weight * c * c;
 }
 
