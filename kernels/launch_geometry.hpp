@@ -91,6 +91,27 @@ inline void shell_boxes(Int3 n, const int (&width)[3][2], Box (&boxes)[7]) {
   boxes[6] = box(x0, x1, y0, y1, z0, z1);   // interior
 }
 
+// The box b split by a region `inner` into b's part inside `inner` (boxes[6], possibly empty) and the rest of b as
+// six disjoint boxes (shell_boxes of b, its widths the distances from b's faces to inner's, clamped to b): the
+// tiled kernel takes the part of a box outside every CPML layer and the generic kernel the rest.
+inline void split_box(const Box& b, const Box& inner, Box (&boxes)[7]) {
+  const int lo[3] = {b.lo.z, b.lo.y, b.lo.x}, ext[3] = {b.extent.z, b.extent.y, b.extent.x};
+  const int ilo[3] = {inner.lo.z, inner.lo.y, inner.lo.x}, iext[3] = {inner.extent.z, inner.extent.y, inner.extent.x};
+  int width[3][2];
+  for (int a = 0; a < 3; ++a) {
+    auto clamp = [&](int w) { return w < 0 ? 0 : (w > ext[a] ? ext[a] : w); };
+    width[a][0] = clamp(ilo[a] - lo[a]);
+    width[a][1] = clamp((lo[a] + ext[a]) - (ilo[a] + iext[a]));
+    if (iext[a] <= 0) width[a][0] = ext[a];  // an empty region: all of b is outside it
+  }
+  shell_boxes(b.extent, width, boxes);
+  for (Box& x : boxes) {
+    x.lo.x += b.lo.x;
+    x.lo.y += b.lo.y;
+    x.lo.z += b.lo.z;
+  }
+}
+
 // ---- The 2.5D tiled update: a (BX, BY) tile of threads owns one (x, y) column and marches it along z over
 // [z_begin, z_end) (z_per_block planes per block along z).
 struct TileColumn {
@@ -99,37 +120,49 @@ struct TileColumn {
   bool loadable = false;  // (x, y) is inside the padded array: the thread loads its column into the tile
 };
 
-// The tiled kernel's shape: threads along x and y (the block, at most max_tile_threads) and planes per block
-// along z, all chosen at run time (SPECWAVE_CUDA_TILE=32x16x32) so that one GPU run can sweep them without a
-// rebuild; every shape gives the same arithmetic at every point. tile_shapes are the (x, y) that
-// specwave-gpu-bench sweeps; any shape that check_tile_shape accepts runs.
+// The tiled kernel's shape: threads along x and y (the block, at most max_tile_threads), planes per block along z,
+// and rows per thread (p, 1 or 2: each thread updates the columns ty and ty + y of a tile p y rows high, twice the
+// independent work between barriers), all chosen at run time (SPECWAVE_CUDA_TILE=32x8x8 or 32x8x8x2) so that one GPU
+// run can sweep them without a rebuild; every shape gives the same arithmetic at every point. tile_shapes are the
+// (x, y) that specwave-gpu-bench sweeps; any shape that check_tile_shape accepts runs.
 struct TileShape {
-  int x = 32, y = 16, z = 32;
-  bool operator==(const TileShape& o) const { return x == o.x && y == o.y && z == o.z; }
+  int x = 32, y = 8, z = 8, p = 1;  // the fp32 default (default_tile_shape)
+  bool operator==(const TileShape& o) const { return x == o.x && y == o.y && z == o.z && p == o.p; }
 };
 inline constexpr int max_tile_threads = 512;  // the kernel's launch bounds
+inline constexpr int max_tile_rows_per_thread = 2;
 inline constexpr std::size_t max_tile_shared_bytes = 48 * 1024;
 inline constexpr TileShape tile_shapes[] = {{32, 16, 32}, {32, 8, 32},  {64, 8, 32},
                                             {64, 4, 32},  {128, 4, 32}, {16, 16, 32}};
 
-inline std::string to_string(const TileShape& t) {
-  return std::to_string(t.x) + "x" + std::to_string(t.y) + "x" + std::to_string(t.z);
+// The default shape of each precision (SPECWAVE_CUDA_TILE overrides it): the fastest of specwave-gpu-bench's sweep at
+// 512^3, order 8, on an H200 (docs/gpu.md, 2026-12-04): fp32 32x8x8 (1.17 ms a step, 0.43 of the copy bandwidth);
+// fp64 32x8x32 with two rows per thread (1.75 ms, 0.58), whose one-row shapes hold too many registers to keep the
+// device busy.
+inline TileShape default_tile_shape(std::size_t value_bytes) {
+  return value_bytes == 8 ? TileShape{32, 8, 32, 2} : TileShape{32, 8, 8, 1};
 }
 
-// The tile's shared memory: (y + 2R) rows of x + 2R values.
+inline std::string to_string(const TileShape& t) {
+  return std::to_string(t.x) + "x" + std::to_string(t.y) + "x" + std::to_string(t.z) +
+         (t.p != 1 ? "x" + std::to_string(t.p) : "");
+}
+
+// The tile's shared memory: two planes (double-buffered: one barrier a plane) of (p y + 2R) rows of x + 2R values.
 inline std::size_t tile_shared_bytes(const TileShape& t, int radius, std::size_t value_bytes) {
-  return std::size_t(t.y + 2 * radius) * std::size_t(t.x + 2 * radius) * value_bytes;
+  return 2 * std::size_t(t.p * t.y + 2 * radius) * std::size_t(t.x + 2 * radius) * value_bytes;
 }
 
 inline bool tile_shape_ok(const TileShape& t) {
-  return t.x >= 1 && t.y >= 1 && t.x * t.y <= max_tile_threads && t.z >= 1 && t.z <= 4096 &&
+  return t.x >= 1 && t.y >= 1 && t.x * t.y <= max_tile_threads && t.z >= 1 && t.z <= 4096 && t.p >= 1 &&
+         t.p <= max_tile_rows_per_thread &&
          tile_shared_bytes(t, 8, 8) <= max_tile_shared_bytes;  // room for the widest stencil in fp64
 }
 
 inline std::string tile_shape_rule() {
   return "x and y >= 1 with x * y <= " + std::to_string(max_tile_threads) +
-         " threads and (y + 16) (x + 16) 8 bytes <= 48 KiB of shared memory, z from 1 to 4096 planes per block "
-         "(e.g. 32x16x32, the default)";
+         " threads and 2 (p y + 16) (x + 16) 8 bytes <= 48 KiB of shared memory, z from 1 to 4096 planes per block, "
+         "p (rows per thread) 1 or 2 (e.g. 32x8x8, the default, or 32x16x32x2)";
 }
 
 // Throws std::invalid_argument naming `what` and the shape when check_tile_shape's rule is broken.
@@ -138,34 +171,76 @@ inline void check_tile_shape(const TileShape& t, const std::string& what) {
     throw std::invalid_argument(what + ": tile shape " + to_string(t) + " is outside the rule: " + tile_shape_rule());
 }
 
-// "XxYxZ", or "XxY" with z at its default. Throws std::invalid_argument naming `what` (the setting), the text and
-// the rule.
+// "XxY", "XxYxZ" or "XxYxZxP" (z and p at their defaults when left out). Throws std::invalid_argument naming `what`
+// (the setting), the text and the rule.
 inline TileShape parse_tile_shape(const std::string& text, const std::string& what) {
   TileShape t;
-  int x = 0, y = 0, z = t.z;
-  char tail = 0;
-  const int fields = std::sscanf(text.c_str(), "%dx%dx%d%c", &x, &y, &z, &tail);
-  if ((fields != 2 && fields != 3) || !tile_shape_ok({x, y, z}))
-    throw std::invalid_argument(what + " = '" + text + "': give XxY or XxYxZ with " + tile_shape_rule());
-  return {x, y, z};
+  int x = 0, y = 0, z = t.z, p = t.p;
+  // The whole text must be one of the three forms (%n: the characters read; unset if the form did not match).
+  const int length = int(text.size());
+  int used2 = -1, used3 = -1, used4 = -1;
+  std::sscanf(text.c_str(), "%dx%d%n", &x, &y, &used2);
+  std::sscanf(text.c_str(), "%*dx%*dx%d%n", &z, &used3);
+  std::sscanf(text.c_str(), "%*dx%*dx%*dx%d%n", &p, &used4);
+  const bool form = used2 == length || (used3 == length && used2 >= 0) || (used4 == length && used3 >= 0);
+  if (used4 != length) p = t.p;
+  if (used3 != length && used4 != length) z = t.z;
+  if (!form || !tile_shape_ok({x, y, z, p}))
+    throw std::invalid_argument(what + " = '" + text + "': give XxY, XxYxZ or XxYxZxP with " + tile_shape_rule());
+  return {x, y, z, p};
 }
 
-SPECWAVE_HD inline Launch tile_launch(Int3 n, int bx, int by, int z_per_block) {
+// The tiled kernel's launch over a box of `extent` points: one block per (bx, by) tile of columns and z_per_block
+// planes.
+// With `rows` rows per thread a block's tile is rows * by columns high (tile_column with by * rows and the thread's
+// row ty + r by, r < rows).
+SPECWAVE_HD inline Launch tile_launch(Int3 extent, int bx, int by, int z_per_block, int rows = 1) {
   Launch l;
   l.block = {unsigned(bx), unsigned(by), 1};
-  l.grid = {blocks_for(n.x, bx), blocks_for(n.y, by), blocks_for(n.z, z_per_block)};
+  l.grid = {blocks_for(extent.x, bx), blocks_for(extent.y, by * rows), blocks_for(extent.z, z_per_block)};
   return l;
 }
 
-SPECWAVE_HD inline TileColumn tile_column(Int3 n, int halo, int bx, int by, int z_per_block, Int3 b, Int3 t) {
+// The column of the box [lo, lo + extent) (interior coordinates of a grid of n points with `halo` ghost points
+// a side) that thread t of block b owns, and its planes. `active`: inside the box (the thread updates it);
+// `loadable`: inside the padded array (the thread loads its value into the tile, which its neighbours read).
+SPECWAVE_HD inline TileColumn tile_column(Int3 lo, Int3 extent, Int3 n, int halo, int bx, int by, int z_per_block,
+                                          Int3 b, Int3 t) {
   TileColumn c;
-  c.x = b.x * bx + t.x;
-  c.y = b.y * by + t.y;
-  c.z_begin = b.z * z_per_block;
-  c.z_end = c.z_begin + z_per_block < n.z ? c.z_begin + z_per_block : n.z;
-  c.active = c.x < n.x && c.y < n.y;
+  const int dx = b.x * bx + t.x, dy = b.y * by + t.y, dz = b.z * z_per_block;
+  c.x = lo.x + dx;
+  c.y = lo.y + dy;
+  c.z_begin = lo.z + dz;
+  c.z_end = dz + z_per_block < extent.z ? c.z_begin + z_per_block : lo.z + extent.z;
+  c.active = dx < extent.x && dy < extent.y;
   c.loadable = c.x < n.x + halo && c.y < n.y + halo;
   return c;
+}
+
+// The whole grid as the box.
+SPECWAVE_HD inline TileColumn tile_column(Int3 n, int halo, int bx, int by, int z_per_block, Int3 b, Int3 t) {
+  return tile_column(Int3{}, n, n, halo, bx, by, z_per_block, b, t);
+}
+
+// The tile's halo in shared memory: a (by + 2R) x (bx + 2R) plane whose centre (rows and columns R .. R + b - 1)
+// holds the block's own columns; the star stencil also reads the R rows above and below the centre (columns of the
+// centre only) and the R columns left and right of it (rows of the centre only), 2R (bx + by) values, the corners
+// never. Halo value h (0 <= h < tile_halo_count) goes to (row, column): the rows first, bx consecutive values at a
+// time (coalesced loads), then the columns, 2R values of one row at a time. The threads of a block take h = t,
+// t + threads, ... (t = their linear index).
+SPECWAVE_HD inline int tile_halo_count(int bx, int by, int radius) { return 2 * radius * (bx + by); }
+
+SPECWAVE_HD inline void tile_halo_slot(int bx, int by, int radius, int h, int& row, int& column) {
+  const int rows = 2 * radius * bx;
+  if (h < rows) {
+    const int r = h / bx;
+    row = r < radius ? r : r + by;
+    column = radius + (h - r * bx);
+  } else {
+    const int k = h - rows, r = k / (2 * radius), c = k - r * (2 * radius);
+    row = radius + r;
+    column = c < radius ? c : c + bx;
+  }
 }
 
 // ---- Face boxes flattened into one 1D launch (the CPML faces of a step): face f is the box

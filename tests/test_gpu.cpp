@@ -131,7 +131,7 @@ TEST_CASE(
     Case c = forward_comparison_case(4, 6, false, ModelSpec::Kind::gaussian);
     c.run.precision = precision;
     c.run.backend = BackendKind::cuda;
-    c.time.duration = 0.9;  // more than two halves of the receivers' ring (256 steps each)
+    c.time.duration = 1.2;  // more than two halves of the receivers' ring (256 steps each): 601 steps
     // 2 cells from the first: their interpolation stencils overlap.
     c.shots[0].sources[1].position = {191.3, 213.4, 208.8};
     const Plan plan = make_plan(c);
@@ -154,12 +154,16 @@ TEST_CASE(
 
 namespace {
 
-// The tiled kernel (with `tile`, "" for its default) against the generic one on a grid of `shape`: same arithmetic
-// in both, fp64 to rounding (1e-13), fp32 to 1e-6 (FMA contraction may differ).
-void check_tiled_matches_generic(int order, bool free_surface, std::array<int, 3> shape, const std::string& tile) {
+// The tiled kernel (with `tile`, "" for its default) against the generic one on a grid of `shape` with a CPML of
+// `pml` points (0: none; else the tiled step splits the grid into the layer-free box and the layers' boxes): same
+// arithmetic in both, fp64 to rounding (1e-13), fp32 to 1e-6 (FMA contraction may differ). `duration` > 0 shortens
+// the run (the sanitizers' cases).
+void check_tiled_matches_generic(int order, bool free_surface, std::array<int, 3> shape, const std::string& tile,
+                                 int pml = 6, double duration = 0) {
   for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-13}, std::pair{Precision::fp32, 1e-6}}) {
-    Case c = forward_comparison_case(order, 6, free_surface, ModelSpec::Kind::gaussian);
+    Case c = forward_comparison_case(order, pml, free_surface, ModelSpec::Kind::gaussian);
     c.grid.shape = shape;
+    if (duration > 0) c.time.duration = duration;
     c.run.precision = precision;
     c.run.backend = BackendKind::cuda;
     const Plan plan = make_plan(c);
@@ -179,11 +183,22 @@ void check_tiled_matches_generic(int order, bool free_surface, std::array<int, 3
 
 TEST_CASE("the tiled (2.5D) CUDA kernel agrees with the generic per-point kernel") {
   for (int order : {2, 4, 8, 16})
-    for (bool free_surface : {false, true}) {
-      CAPTURE(order);
-      CAPTURE(free_surface);
-      check_tiled_matches_generic(order, free_surface, {41, 45, 50}, "");  // not multiples of the tile
-    }
+    for (bool free_surface : {false, true})
+      for (int pml : {6, 0}) {
+        CAPTURE(order);
+        CAPTURE(free_surface);
+        CAPTURE(pml);
+        check_tiled_matches_generic(order, free_surface, {41, 45, 50}, "", pml);  // not multiples of the tile
+      }
+}
+
+TEST_CASE("sanitizer case: the tiled and generic kernels on a small grid, 30 steps") {
+  // What compute-sanitizer's memcheck and racecheck run (scripts/gpu-check): every kernel of the step (mirror, psi,
+  // tiled interior, the layers' boxes, generic) on a grid that is no multiple of the tiles, in a few seconds.
+  for (const std::string tile : {"", "16x8x7", "16x8x7x2"}) {
+    CAPTURE(tile);
+    check_tiled_matches_generic(8, true, {37, 45, 50}, tile, 5, 0.06);  // the case's sources need 45 x 50 cells
+  }
 }
 
 TEST_CASE("the tiled CUDA kernel: every compiled tile shape (SPECWAVE_CUDA_TILE) agrees with the generic kernel") {
@@ -194,12 +209,14 @@ TEST_CASE("the tiled CUDA kernel: every compiled tile shape (SPECWAVE_CUDA_TILE)
   shapes.push_back({48, 10, 32});
   for (int order : {8, 16})
     for (const launch::TileShape& shape : shapes)
-      for (int z : {1, 7, 32}) {
-        const launch::TileShape tile{shape.x, shape.y, z};
-        CAPTURE(order);
-        CAPTURE(launch::to_string(tile));
-        check_tiled_matches_generic(order, true, {37, 45, 50}, launch::to_string(tile));  // no multiple of any tile
-      }
+      for (int z : {1, 7, 32})
+        for (int rows : {1, 2}) {  // rows per thread
+          const launch::TileShape tile{shape.x, shape.y, z, rows};
+          if (!launch::tile_shape_ok(tile)) continue;  // two rows of the tallest tiles exceed the shared memory
+          CAPTURE(order);
+          CAPTURE(launch::to_string(tile));
+          check_tiled_matches_generic(order, true, {37, 45, 50}, launch::to_string(tile));  // no multiple of any tile
+        }
 }
 
 #if defined(SPECWAVE_HAVE_CUDA)
@@ -287,7 +304,7 @@ TEST_CASE("CUDA spectral forward: traces across ring halves, mid-half resume, tw
       CAPTURE(config);
       Case c = spectral_comparison_case(absorber, precision);
       c.run.backend = BackendKind::cuda;
-      c.time.duration = 0.9;  // more than two halves of the receivers' ring (256 steps each)
+      c.time.duration = 1.2;  // more than two halves of the receivers' ring (256 steps each): 601 steps
       const Plan plan = make_plan(c);
       REQUIRE(plan.nt > 2 * 256 + 10);
       const auto run = run_steps;
@@ -498,10 +515,13 @@ TEST_CASE("device VectorOps: add_scaled, masks and path tangent agree with the C
 namespace {
 
 // ReferenceOptimizer (Eigen, host) and Optimizer on cuBLAS (device) side by side; f is evaluated on the host from the
-// downloaded x (the test's function, not the optimiser, crosses the bus). Reductions differ in order, so the
-// iterates agree to rounding: 1e-12 relative over these few iterations.
-// With a non-empty `diagonal`, both are preconditioned by P = diag(diagonal) (on the device as invert applies its
-// preconditioner: down, on the host, up).
+// downloaded x (the test's function, not the optimiser, crosses the bus). Reductions differ in order, so one
+// iteration's results differ by rounding: 1e-12 relative. Left to run freely, the two trajectories drift apart as the
+// iterations amplify that rounding (measured on the H200, 2026-12-04: below 1e-12 for four iterations, then growing
+// about fivefold an iteration, to 8e-9 relative in x after 15 on the ill-conditioned quadratic). So before each
+// iteration the device optimiser is restored from the host's state (OptimizerState: x, gradient, L-BFGS pairs, NLCG
+// direction), and every iteration of the trajectory is compared at 1e-12 from the same start; this also checks
+// Optimizer::restore on the device. A wrong reduction, sign or index gives differences of 1e-3 or more.
 void compare_device_optimizer(const optim::Function& f, optim::Method m, optim::Vector x0, const optim::Bounds& b,
                               int iterations, const optim::Vector& diagonal = optim::Vector()) {
   using namespace optim;
@@ -535,13 +555,20 @@ void compare_device_optimizer(const optim::Function& f, optim::Method m, optim::
                    OpsVector::from_host(*gpu, f0.gradient), precondition);
   for (int k = 0; k < iterations; ++k) {
     CAPTURE(k);
+    if (k > 0) device.restore(host.state());
+    const double f_before = host.current().value;
     const IterationRecord want = host.iterate(), got = device.iterate();
+    const double tolerance = 1e-12;
+    // The step comes from interpolating f along the line, whose differences cancel: its relative rounding is the
+    // values' times f / (f_before - f_after) (measured on the H200: 2.2e-12 for a decrease of a fraction of f).
+    const double cancellation = std::max(1.0, std::abs(f_before) / std::max(std::abs(f_before - want.value), 1e-300));
+    CAPTURE(cancellation);
     CHECK(got.evaluations == want.evaluations);
     CHECK(got.restarted == want.restarted);
-    CHECK(std::abs(got.value - want.value) <= 1e-12 * std::abs(want.value) + 1e-300);
-    CHECK(std::abs(got.step - want.step) <= 1e-12 * want.step);
+    CHECK(std::abs(got.value - want.value) <= tolerance * std::abs(want.value) + 1e-300);
+    CHECK(std::abs(got.step - want.step) <= tolerance * cancellation * want.step);
     const Vector x = device.x().to_host();
-    CHECK((x - host.x()).norm() <= 1e-12 * host.x().norm());
+    CHECK((x - host.x()).norm() <= tolerance * host.x().norm());
     if (want.projected_gradient_norm < 1e-9) break;
   }
 }
@@ -560,7 +587,7 @@ optim::Evaluation rosenbrock(const optim::Vector& x) {
 
 }  // namespace
 
-TEST_CASE("the optimiser on device vectors (cuBLAS) reproduces the host optimiser: quadratic and Rosenbrock, 1e-12") {
+TEST_CASE("the optimiser on device vectors (cuBLAS) reproduces the host optimiser: quadratic and Rosenbrock") {
   const int n = 2000;  // enough for cuBLAS to reduce in another order than Eigen
   optim::Vector a(n), c(n), start(n);
   for (int i = 0; i < n; ++i) {
@@ -575,7 +602,7 @@ TEST_CASE("the optimiser on device vectors (cuBLAS) reproduces the host optimise
   const optim::Bounds box{optim::Vector::Constant(n, -1.0), optim::Vector::Constant(n, 2.0)};
   const optim::Bounds rosenbrock_box{optim::Vector::Constant(n, -2.0), optim::Vector::Constant(n, 0.8)};
   for (const optim::Method m : {optim::Method::lbfgs, optim::Method::nlcg, optim::Method::steepest}) {
-    CAPTURE(optim::to_string(m));
+    CAPTURE(std::string(optim::to_string(m)));  // a std::string: CAPTURE prints a const char* as its address
     compare_device_optimizer(quadratic, m, optim::Vector::Zero(n), box, 15);
     compare_device_optimizer(quadratic, m, optim::Vector::Zero(n), optim::Bounds{}, 15);
     compare_device_optimizer(rosenbrock, m, start, optim::Bounds{}, 10);

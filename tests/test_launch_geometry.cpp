@@ -126,6 +126,112 @@ TEST_CASE("launch geometry: the shell boxes and the interior box partition a dec
       }
 }
 
+TEST_CASE("launch geometry: split_box: a box's part inside a region (tiled) and the rest (six boxes) partition it") {
+  // Boxes and regions of awkward sizes and offsets, the region inside, overlapping, touching, outside or empty.
+  const int sizes[] = {1, 2, 5, 9};
+  long cases = 0;
+  for (int n : sizes)
+    for (int off : {0, 1, 3})
+      for (int rlo : {-2, 0, 1, 4, 12})
+        for (int rext : {0, 1, 3, 20}) {
+          CAPTURE(n);
+          CAPTURE(off);
+          CAPTURE(rlo);
+          CAPTURE(rext);
+          const launch::Box b{{off, off + 1, off + 2}, {n + 1, n, n + 2}};
+          const launch::Box region{{rlo, rlo + 1, rlo}, {rext, rext + 2, rext + 1}};
+          launch::Box parts[7];
+          launch::split_box(b, region, parts);
+          Coverage cover(b.lo, b.extent);
+          long misplaced = 0;
+          for (int k = 0; k < 7; ++k) {
+            const launch::Box& part = parts[k];
+            if (part.extent.x <= 0 || part.extent.y <= 0 || part.extent.z <= 0) continue;
+            for (int z = part.lo.z; z < part.lo.z + part.extent.z; ++z)
+              for (int y = part.lo.y; y < part.lo.y + part.extent.y; ++y)
+                for (int x = part.lo.x; x < part.lo.x + part.extent.x; ++x) {
+                  cover.own({x, y, z});
+                  const bool inside = x >= region.lo.x && x < region.lo.x + region.extent.x && y >= region.lo.y &&
+                                      y < region.lo.y + region.extent.y && z >= region.lo.z &&
+                                      z < region.lo.z + region.extent.z;
+                  if (inside != (k == 6)) ++misplaced;  // parts[6] is exactly the points inside the region
+                }
+          }
+          CHECK(cover.exact());
+          CHECK(misplaced == 0);
+          ++cases;
+        }
+  CHECK(cases == 4 * 3 * 5 * 4);
+}
+
+TEST_CASE("launch geometry: the tile's halo slots fill the star halo once, never the centre or the corners") {
+  for (int R : {1, 2, 4, 8})
+    for (const auto& [bx, by] :
+         {std::pair{32, 16}, std::pair{64, 4}, std::pair{4, 64}, std::pair{48, 10}, std::pair{1, 1}, std::pair{3, 7}}) {
+      CAPTURE(R);
+      CAPTURE(bx);
+      CAPTURE(by);
+      const int pitch = bx + 2 * R, rows = by + 2 * R;
+      std::vector<int> count(std::size_t(pitch) * rows, 0);
+      long outside = 0;
+      for (int h = 0; h < launch::tile_halo_count(bx, by, R); ++h) {
+        int row = -1, col = -1;
+        launch::tile_halo_slot(bx, by, R, h, row, col);
+        if (row < 0 || row >= rows || col < 0 || col >= pitch)
+          ++outside;
+        else
+          ++count[std::size_t(row) * pitch + col];
+      }
+      CHECK(outside == 0);
+      long wrong = 0;
+      for (int row = 0; row < rows; ++row)
+        for (int col = 0; col < pitch; ++col) {
+          const bool centre_rows = row >= R && row < R + by, centre_cols = col >= R && col < R + bx;
+          const bool star_halo = centre_rows != centre_cols;  // above/below the centre, or left/right of it
+          if (count[std::size_t(row) * pitch + col] != (star_halo ? 1 : 0)) ++wrong;
+        }
+      CHECK(wrong == 0);
+    }
+}
+
+TEST_CASE("launch geometry: the tiled kernel over a box owns each of its points once; loads stay in the array") {
+  // A box inside a grid (the layer-free part of a CPML grid, or of a decomposed block's interior), awkward sizes.
+  for (const auto& [bx, by, zpb, rows] : {std::tuple{32, 16, 32, 1}, std::tuple{8, 4, 5, 1}, std::tuple{48, 10, 7, 1},
+                                          std::tuple{32, 8, 8, 2}, std::tuple{8, 3, 5, 2}})
+    for (int R : {1, 4, 8})
+      for (const Int3 n : {Int3{33, 17, 9}, Int3{7, 5, 40}, Int3{65, 3, 4}})
+        for (const Int3 lo : {Int3{0, 0, 0}, Int3{3, 1, 2}, Int3{5, 2, 1}}) {
+          const Int3 extent{n.x - lo.x - 1 > 0 ? n.x - lo.x - 1 : 1, n.y - lo.y, n.z - lo.z - (n.z > 4 ? 2 : 0)};
+          CAPTURE(bx);
+          CAPTURE(R);
+          CAPTURE(n.x);
+          CAPTURE(lo.x);
+          CAPTURE(rows);
+          const Launch l = launch::tile_launch(extent, bx, by, zpb, rows);
+          REQUIRE_NOTHROW(launch::check_launch(l, "tile"));
+          Coverage cover(lo, extent);
+          long bad = 0;
+          // Each thread owns `rows` columns, ty + r by of a tile rows * by high (the kernel's rows per thread).
+          for_each_thread(l, [&](Int3 b, Int3 thread) {
+            for (int r = 0; r < rows; ++r) {
+              const Int3 t{thread.x, thread.y + r * by, 0};
+              const launch::TileColumn c = launch::tile_column(lo, extent, n, R, bx, by * rows, zpb, b, t);
+              if (c.z_begin >= c.z_end) ++bad;
+              if (c.active && !c.loadable) ++bad;
+              if (c.loadable && (c.x >= n.x + R || c.y >= n.y + R)) ++bad;
+              // The tile's origin and every halo load lie in the padded array (x, y >= -R) when guarded as the kernel
+              // guards them (x < nx + R, y < ny + R).
+              if (c.x - t.x - R < -R || c.y - t.y - R < -R) ++bad;
+              if (c.z_begin - R < -R || c.z_end - 1 + R > n.z - 1 + R) ++bad;
+              if (!c.active) continue;
+              for (int z = c.z_begin; z < c.z_end; ++z) cover.own({c.x, c.y, z});
+            }
+          });
+          CHECK(cover.exact());
+          CHECK(bad == 0);
+        }
+}
+
 TEST_CASE("launch geometry: the halo faces' pack and unpack boxes (decomposed runs)") {
   // Decomposed blocks are never thinner than the halo radius (check_decomposition refuses them).
   for (int n : {1, 3, 4, 8, 13})
@@ -330,20 +436,28 @@ TEST_CASE("launch geometry: launches beyond CUDA's limits are refused with the k
 
 TEST_CASE("launch geometry: SPECWAVE_CUDA_TILE's shapes are parsed, and a wrong one refused with the rule") {
   for (const launch::TileShape& t : launch::tile_shapes) CHECK(launch::tile_shape_ok(t));
-  CHECK(launch::tile_shared_bytes({32, 16, 32}, 4, 4) == std::size_t(24 * 40 * 4));
+  CHECK(launch::tile_shared_bytes({32, 16, 32}, 4, 4) == std::size_t(2 * 24 * 40 * 4));  // two planes
   CHECK_THROWS_WITH_AS(launch::check_tile_shape({64, 16, 32}, "cuda::fdtd_step"),
                        doctest::Contains("cuda::fdtd_step: tile shape 64x16x32 is outside the rule"),
                        std::invalid_argument);
   CHECK(launch::parse_tile_shape("32x16x32", "T") == launch::TileShape{32, 16, 32});
-  CHECK(launch::parse_tile_shape("64x4", "T") == launch::TileShape{64, 4, 32});
+  CHECK(launch::parse_tile_shape("64x4", "T") == launch::TileShape{64, 4, launch::TileShape{}.z});
   CHECK(launch::parse_tile_shape("128x4x1", "T") == launch::TileShape{128, 4, 1});
   for (const launch::TileShape& t : launch::tile_shapes)
     CHECK(launch::parse_tile_shape(launch::to_string(t), "T") == t);
-  CHECK(launch::parse_tile_shape("48x10x3", "T") == launch::TileShape{48, 10, 3});  // any shape within the rule
-  for (const char* bad :
-       {"", "32", "0x16", "32x32", "1024x1", "32x16x0", "32x16x5000", "32x16x8x", "32x16x8q", "axb", "500x1"}) {
+  CHECK(launch::parse_tile_shape("48x10x3", "T") == launch::TileShape{48, 10, 3});     // any shape within the rule
+  CHECK(launch::parse_tile_shape("32x8x8x2", "T") == launch::TileShape{32, 8, 8, 2});  // two rows per thread
+  CHECK(launch::to_string(launch::TileShape{32, 8, 8, 2}) == "32x8x8x2");
+  CHECK(launch::to_string(launch::TileShape{32, 8, 8, 1}) == "32x8x8");
+  CHECK(launch::tile_shared_bytes({32, 8, 8, 2}, 4, 4) == std::size_t(2 * 24 * 40 * 4));
+  CHECK(launch::tile_shape_ok(launch::default_tile_shape(4)));
+  CHECK(launch::tile_shape_ok(launch::default_tile_shape(8)));
+  CHECK(launch::default_tile_shape(8) == launch::TileShape{32, 8, 32, 2});
+  for (const char* bad : {"", "32", "0x16", "32x32", "1024x1", "32x16x0", "32x16x5000", "32x16x8x", "32x16x8q", "axb",
+                          "500x1", "32x8x8x3", "32x8x8x0", "32x8x8x2x1"}) {
     CAPTURE(bad);
-    const std::string expected = "SPECWAVE_CUDA_TILE = '" + std::string(bad) + "': give XxY or XxYxZ with x and y";
+    const std::string expected =
+        "SPECWAVE_CUDA_TILE = '" + std::string(bad) + "': give XxY, XxYxZ or XxYxZxP with x and y";
     CHECK_THROWS_WITH_AS(launch::parse_tile_shape(bad, "SPECWAVE_CUDA_TILE"), doctest::Contains(expected.c_str()),
                          std::invalid_argument);
   }

@@ -9,7 +9,9 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "kernels/cuda/check.cuh"
@@ -59,82 +61,155 @@ __global__ void update_kernel(FdtdStep<T> s, Int3 lo, Int3 extent) {
   s.u_prev[i] = leapfrog(s.u[i], s.u_prev[i], s.vel2dt2[i], lap);
 }
 
-// The hand-tuned variant of update_kernel (2.5D blocking): a (BX, BY) tile of threads marches along z. The tile
-// shape is the launch's block shape, chosen at run time (launch::TileShape), the tile in dynamic shared memory.
-// The x-y neighbours of the current plane come from shared memory (one load per point plus the tile's
-// halo), the z neighbours from registers (each value loaded once and shifted), so u is read from device
-// memory about once per step. Same arithmetic as laplacian() in fdtd_point.hpp (near terms in difference
-// form, far terms summed), the CPML corrections through the shared per-point cpml_correction(). Checked
-// against update_kernel by the GPU tests.
+// The update of the points of a box [lo, lo + extent), the CPML layers' points included: update_kernel's arithmetic,
+// one thread per point, the boxes (up to six, disjoint) flattened into one launch (launch::FaceSet) with 32-bit index
+// arithmetic inside a box. The tiled step runs the layers' points through it, the layer-free box through
+// update_tiled_kernel.
 template <int R, class T>
-__global__ void __launch_bounds__(launch::max_tile_threads) update_tiled_kernel(FdtdStep<T> s, int z_per_block) {
-  extern __shared__ unsigned char tile_memory[];  // (BY + 2R) rows of BX + 2R values: launch::tile_shared_bytes
-  const int BX = int(blockDim.x), BY = int(blockDim.y), pitch = BX + 2 * R;
-  T* const tile = reinterpret_cast<T*>(tile_memory);
-  auto at = [&](int row, int column) -> T& { return tile[row * pitch + column]; };
+__global__ void update_boxes_kernel(FdtdStep<T> s, launch::FaceSet boxes) {
+  int f;
+  Int3 q;
+  if (!launch::face_point(boxes, blockIdx.x, int(threadIdx.x), f, q)) return;
   const FieldLayout& L = s.layout;
-  const int tx = int(threadIdx.x), ty = int(threadIdx.y);
-  const launch::TileColumn column =
-      launch::tile_column({L.nx, L.ny, L.nz}, R, BX, BY, z_per_block, block_index(), thread_index());
-  const int x = column.x, y = column.y, z0 = column.z_begin, z1 = column.z_end;
-  const bool active = column.active, loadable = column.loadable;  // loadable: inside the padded array
+  const index_t i = L.index(q.z, q.y, q.x);
+  const T lap = laplacian<R>(s.u, i, L.stride_y(), L.stride_z(), s.coef) + cpml_corrections<R>(s, i, q.z, q.y, q.x);
+  s.u_prev[i] = leapfrog(s.u[i], s.u_prev[i], s.vel2dt2[i], lap);
+}
+
+// The 2.5D-blocked update of a box outside every CPML layer (docs/gpu.md, "The tiled kernel"): a (BX, BY) tile of
+// threads marches its columns along z through z_per_block planes. The current plane and its halo sit in shared
+// memory, the z neighbours in registers (each value loaded from device memory once a step and shifted), so a point
+// reads u once (plus the tile's halo, 2R (BX + BY) values a plane), u^{n-1} and (v dt)^2 once, and writes u^{n+1}
+// once: 16 bytes in fp32. No CPML code, so no register pressure from it (the layers run through
+// update_boxes_kernel). Latency: the next plane's halo, u^{n-1} and (v dt)^2 are loaded into registers while this
+// plane computes, and the tile is double-buffered, so a plane costs one barrier and no load waits between barriers.
+// The halo is loaded by all threads of the block, each taking the slots launch::tile_halo_slot assigns (rows
+// coalesced); the first two slots of a thread are prefetched, the rare shapes with more (R = 8 on small tiles) load
+// the rest directly. The arithmetic is laplacian()'s of fdtd_point.hpp (near terms in difference form, far terms
+// summed with far_centre); the GPU tests check it against update_kernel.
+template <int R, int P, class T>
+__global__ void __launch_bounds__(launch::max_tile_threads)
+    update_tiled_kernel(FdtdStep<T> s, Int3 lo, Int3 extent, int z_per_block) {
+  extern __shared__ unsigned char tile_memory[];  // two planes of (P BY + 2R) rows of BX + 2R values
+  const int BX = int(blockDim.x), BY = int(blockDim.y), rows = P * BY, pitch = BX + 2 * R;
+  const int plane = (rows + 2 * R) * pitch;
+  T* const tiles = reinterpret_cast<T*>(tile_memory);
+  const FieldLayout L = s.layout;
+  const int tx = int(threadIdx.x), ty = int(threadIdx.y), t = ty * BX + tx, threads = BX * BY;
   const index_t sy = L.stride_y(), sz = L.stride_z();
   constexpr int near_terms = R < SPECWAVE_NEAR_TERMS ? R : SPECWAVE_NEAR_TERMS;
   const T* __restrict__ u = s.u;
-  index_t i = loadable ? L.index(z0, y, x) : 0;
-
-  T behind[R], infront[R];
-  T cur = loadable ? u[i] : T(0);
+  T* __restrict__ u_prev = s.u_prev;
+  const T* __restrict__ vel = s.vel2dt2;
+  // This thread's P columns: rows ty, ty + BY, ... of the block's tile (launch::tile_column with the tile's height).
+  bool active[P], loadable[P];  // loadable: inside the padded array
+  index_t i[P];
+  int centre[P];
+  int z0 = 0, z1 = 0, x_origin = 0, y_origin = 0;
 #pragma unroll
-  for (int k = 0; k < R; ++k) {
-    behind[k] = loadable ? u[i - (k + 1) * sz] : T(0);
-    infront[k] = loadable ? u[i + (k + 1) * sz] : T(0);
+  for (int r = 0; r < P; ++r) {
+    const launch::TileColumn c = launch::tile_column(lo, extent, {L.nx, L.ny, L.nz}, R, BX, rows, z_per_block,
+                                                     block_index(), Int3{tx, ty + r * BY, 0});
+    active[r] = c.active;
+    loadable[r] = c.loadable;
+    z0 = c.z_begin;
+    z1 = c.z_end;
+    i[r] = c.loadable ? L.index(z0, c.y, c.x) : 0;
+    centre[r] = (ty + r * BY + R) * pitch + tx + R;
+    if (r == 0) x_origin = c.x - tx - R, y_origin = c.y - ty - R;  // the tile's first column and row (>= -R)
   }
+  const int halo = launch::tile_halo_count(BX, rows, R);
+  index_t origin = L.index(z0, y_origin, x_origin);
+  // This thread's two prefetched halo slots: where they go in the tile (-1: none), where they come from relative to
+  // the tile's origin, and whether that lies in the padded array (else 0).
+  int slot[2] = {-1, -1}, offset[2] = {0, 0};
+  bool inside[2] = {false, false};
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    const int h = t + j * threads;
+    if (h >= halo) continue;
+    int row, col;
+    launch::tile_halo_slot(BX, rows, R, h, row, col);
+    slot[j] = row * pitch + col;
+    offset[j] = int(row * sy) + col;
+    inside[j] = x_origin + col < L.nx + R && y_origin + row < L.ny + R;
+  }
+
+  T behind[P][R], infront[P][R], cur[P], before[P], v[P];
+#pragma unroll
+  for (int r = 0; r < P; ++r) {
+    cur[r] = loadable[r] ? u[i[r]] : T(0);
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      behind[r][k] = loadable[r] ? u[i[r] - (k + 1) * sz] : T(0);
+      infront[r][k] = loadable[r] ? u[i[r] + (k + 1) * sz] : T(0);
+    }
+    before[r] = active[r] ? u_prev[i[r]] : T(0);
+    v[r] = active[r] ? vel[i[r]] : T(0);
+  }
+  T halo_value[2];
+#pragma unroll
+  for (int j = 0; j < 2; ++j) halo_value[j] = inside[j] ? u[origin + offset[j]] : T(0);
   for (int z = z0; z < z1; ++z) {
-    __syncthreads();  // the previous plane's tile has been read
-    at(ty + R, tx + R) = cur;
-    // The tile's halo columns and rows: column k < R is x - tx - R + k, column BX + R + k is x - tx + BX + k (one
-    // pass when the tile is at least R wide, as for most shapes; more when R > BX or R > BY).
+    T* const tile = tiles + ((z - z0) & 1) * plane;
 #pragma unroll
-    for (int k = tx; k < R; k += BX) {
-      at(ty + R, k) = loadable ? u[i + (k - tx - R)] : T(0);
-      at(ty + R, BX + R + k) = (loadable && x - tx + BX + k < L.nx + R) ? u[i + (BX + k - tx)] : T(0);
-    }
+    for (int r = 0; r < P; ++r) tile[centre[r]] = cur[r];
 #pragma unroll
-    for (int k = ty; k < R; k += BY) {
-      at(k, tx + R) = loadable ? u[i + (k - ty - R) * sy] : T(0);
-      at(BY + R + k, tx + R) = (loadable && y - ty + BY + k < L.ny + R) ? u[i + (BY + k - ty) * sy] : T(0);
+    for (int j = 0; j < 2; ++j)
+      if (slot[j] >= 0) tile[slot[j]] = halo_value[j];
+    for (int h = t + 2 * threads; h < halo; h += threads) {  // shapes with more than two halo values a thread
+      int row, col;
+      launch::tile_halo_slot(BX, rows, R, h, row, col);
+      const bool in = x_origin + col < L.nx + R && y_origin + row < L.ny + R;
+      tile[row * pitch + col] = in ? u[origin + row * sy + col] : T(0);
     }
+    // One barrier a plane: the other buffer, written next, was last read before this barrier.
     __syncthreads();
-    if (active) {
-      const T centre = cur;
-      T sum = 0;
+    // The next plane's loads, in flight while this plane computes.
+    const bool more = z + 1 < z1;
 #pragma unroll
-      for (int k = 1; k <= near_terms; ++k)
-        sum += s.coef.d2[0][k] * ((infront[k - 1] - centre) + (behind[k - 1] - centre)) +
-               s.coef.d2[1][k] * ((at(ty + R + k, tx + R) - centre) + (at(ty + R - k, tx + R) - centre)) +
-               s.coef.d2[2][k] * ((at(ty + R, tx + R + k) - centre) + (at(ty + R, tx + R - k) - centre));
-      if constexpr (R > near_terms) {
-        T far = s.coef.far_centre * centre;
+    for (int j = 0; j < 2; ++j) halo_value[j] = (more && inside[j]) ? u[origin + sz + offset[j]] : T(0);
+    T next_before[P], next_v[P];
 #pragma unroll
-        for (int k = near_terms + 1; k <= R; ++k)
-          far += s.coef.d2[0][k] * (infront[k - 1] + behind[k - 1]) +
-                 s.coef.d2[1][k] * (at(ty + R + k, tx + R) + at(ty + R - k, tx + R)) +
-                 s.coef.d2[2][k] * (at(ty + R, tx + R + k) + at(ty + R, tx + R - k));
-        sum += far;
-      }
-      const T lap = sum + cpml_corrections<R>(s, i, z, y, x);
-      s.u_prev[i] = leapfrog(centre, s.u_prev[i], s.vel2dt2[i], lap);
+    for (int r = 0; r < P; ++r) {
+      next_before[r] = (more && active[r]) ? u_prev[i[r] + sz] : T(0);
+      next_v[r] = (more && active[r]) ? vel[i[r] + sz] : T(0);
     }
-    // Shift the z column by one plane; the new front value is z + 1 + R, which exists up to nz - 1 + R.
 #pragma unroll
-    for (int k = R - 1; k > 0; --k) behind[k] = behind[k - 1];
-    behind[0] = cur;
-    cur = infront[0];
+    for (int r = 0; r < P; ++r) {
+      if (active[r]) {
+        const T mid = cur[r];
+        const T* const c = tile + centre[r];
+        T sum = 0;
 #pragma unroll
-    for (int k = 0; k < R - 1; ++k) infront[k] = infront[k + 1];
-    infront[R - 1] = (loadable && z + 1 < L.nz) ? u[i + (R + 1) * sz] : T(0);
-    i += sz;
+        for (int k = 1; k <= near_terms; ++k)
+          sum += s.coef.d2[0][k] * ((infront[r][k - 1] - mid) + (behind[r][k - 1] - mid)) +
+                 s.coef.d2[1][k] * ((c[k * pitch] - mid) + (c[-k * pitch] - mid)) +
+                 s.coef.d2[2][k] * ((c[k] - mid) + (c[-k] - mid));
+        if constexpr (R > near_terms) {
+          T far = s.coef.far_centre * mid;
+#pragma unroll
+          for (int k = near_terms + 1; k <= R; ++k)
+            far += s.coef.d2[0][k] * (infront[r][k - 1] + behind[r][k - 1]) +
+                   s.coef.d2[1][k] * (c[k * pitch] + c[-k * pitch]) + s.coef.d2[2][k] * (c[k] + c[-k]);
+          sum += far;
+        }
+        u_prev[i[r]] = leapfrog(mid, before[r], v[r], sum);
+      }
+      before[r] = next_before[r];
+      v[r] = next_v[r];
+      // Shift the z column by one plane; the new front value (z + 1 + R) is needed only if plane z + 1 is this
+      // block's.
+#pragma unroll
+      for (int k = R - 1; k > 0; --k) behind[r][k] = behind[r][k - 1];
+      behind[r][0] = cur[r];
+      cur[r] = infront[r][0];
+#pragma unroll
+      for (int k = 0; k < R - 1; ++k) infront[r][k] = infront[r][k + 1];
+      infront[r][R - 1] = (loadable[r] && more) ? u[i[r] + (R + 1) * sz] : T(0);
+      i[r] += sz;
+    }
+    origin += sz;
   }
 }
 
@@ -162,15 +237,58 @@ void mirror_and_psi(const FdtdStep<T>& s, cudaStream_t stream) {
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
-// The tiled update with the run-time tile shape t (launch::check_tile_shape; any order and precision).
-template <int R, class T>
-void tiled_update(const FdtdStep<T>& s, TileShape t, cudaStream_t stream) {
-  launch::check_tile_shape(t, "cuda::fdtd_step");
+// The layer-free region of the grid: the interior box of the shell whose widths are the CPML layers' (launch::Box).
+template <class T>
+launch::Box layer_free_box(const FdtdStep<T>& s) {
   const FieldLayout& L = s.layout;
-  const launch::Launch l = launch::tile_launch({L.nx, L.ny, L.nz}, t.x, t.y, t.z);
-  launch::check_launch(l, "cuda::fdtd_step (tiled update)");
-  const std::size_t shared = launch::tile_shared_bytes(t, R, sizeof(T));
-  update_tiled_kernel<R, T><<<to_dim3(l.grid), to_dim3(l.block), shared, stream>>>(s, t.z);
+  int width[3][2] = {};
+  for (int axis = 0; axis < 3; ++axis)
+    for (int side = 0; side < 2; ++side) width[axis][side] = s.pml[axis].face[side] ? s.pml[axis].width : 0;
+  launch::Box boxes[7];
+  launch::shell_boxes({L.nx, L.ny, L.nz}, width, boxes);
+  return boxes[6];
+}
+
+template <int R, class T>
+void update_box_generic(const FdtdStep<T>& s, const launch::Box& box, cudaStream_t stream) {
+  if (box.extent.x <= 0 || box.extent.y <= 0 || box.extent.z <= 0) return;
+  const launch::Launch l = launch::box_launch(box.extent, block_x, block_y);
+  launch::check_launch(l, "cuda::fdtd_step (update of a box)");
+  update_kernel<R><<<SPECWAVE_LAUNCH(l, stream)>>>(s, box.lo, box.extent);
+  SPECWAVE_CUDA_CHECK_LAUNCH();
+}
+
+// The update of `box` with the chosen kernel. tiled: the box's part outside every CPML layer through
+// update_tiled_kernel (tile shape `tile`, launch::check_tile_shape), the rest (up to six disjoint boxes) through one
+// update_boxes_kernel launch. Every point of the box is updated once either way.
+template <int R, class T>
+void update_box(const FdtdStep<T>& s, const launch::Box& box, StencilKernel kernel, TileShape tile,
+                cudaStream_t stream) {
+  if (box.extent.x <= 0 || box.extent.y <= 0 || box.extent.z <= 0) return;
+  if (kernel == StencilKernel::generic) return update_box_generic<R>(s, box, stream);
+  launch::check_tile_shape(tile, "cuda::fdtd_step");
+  launch::Box parts[7];
+  launch::split_box(box, layer_free_box(s), parts);
+  const launch::Box& inner = parts[6];
+  if (inner.extent.x > 0 && inner.extent.y > 0 && inner.extent.z > 0) {
+    const launch::Launch l = launch::tile_launch(inner.extent, tile.x, tile.y, tile.z, tile.p);
+    launch::check_launch(l, "cuda::fdtd_step (tiled update)");
+    const std::size_t shared = launch::tile_shared_bytes(tile, R, sizeof(T));
+    if (tile.p == 2)
+      update_tiled_kernel<R, 2, T>
+          <<<to_dim3(l.grid), to_dim3(l.block), shared, stream>>>(s, inner.lo, inner.extent, tile.z);
+    else
+      update_tiled_kernel<R, 1, T>
+          <<<to_dim3(l.grid), to_dim3(l.block), shared, stream>>>(s, inner.lo, inner.extent, tile.z);
+    SPECWAVE_CUDA_CHECK_LAUNCH();
+  }
+  launch::FaceSet rest;
+  for (int b = 0; b < 6; ++b) launch::add_face(rest, 0, 0, parts[b].lo, parts[b].extent);
+  if (rest.blocks() == 0) return;
+  const launch::Launch l = launch::face_launch(rest);
+  launch::check_launch(l, "cuda::fdtd_step (update of the CPML layers)");
+  update_boxes_kernel<R><<<SPECWAVE_LAUNCH(l, stream)>>>(s, rest);
+  SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
 template <int R, class T>
@@ -178,37 +296,21 @@ void step_radius(const FdtdStep<T>& s, cudaStream_t stream, StencilKernel kernel
   const FieldLayout& L = s.layout;
   if (L.halo != R) throw std::logic_error("cuda::fdtd_step: field halo must equal the stencil radius");
   mirror_and_psi<R>(s, stream);
-  if (kernel == StencilKernel::tiled) {
-    tiled_update<R>(s, tile, stream);
-  } else {
-    const Int3 n{L.nx, L.ny, L.nz};
-    const launch::Launch l = launch::box_launch(n, block_x, block_y);
-    launch::check_launch(l, "cuda::fdtd_step (update)");
-    update_kernel<R><<<SPECWAVE_LAUNCH(l, stream)>>>(s, Int3{}, n);
-  }
-  SPECWAVE_CUDA_CHECK_LAUNCH();
+  update_box<R>(s, launch::Box{{}, {L.nx, L.ny, L.nz}}, kernel, tile, stream);
 }
 
+// The shell as six disjoint boxes (generic kernel: thin boxes) and the interior box (the chosen kernel).
 template <int R, class T>
-void update_box(const FdtdStep<T>& s, const launch::Box& box, cudaStream_t stream) {
-  if (box.extent.x <= 0 || box.extent.y <= 0 || box.extent.z <= 0) return;
-  const launch::Launch l = launch::box_launch(box.extent, block_x, block_y);
-  launch::check_launch(l, "cuda::fdtd_step_part (update of a box)");
-  update_kernel<R><<<SPECWAVE_LAUNCH(l, stream)>>>(s, box.lo, box.extent);
-  SPECWAVE_CUDA_CHECK_LAUNCH();
-}
-
-// The shell as six disjoint boxes and the interior box (launch::shell_boxes).
-template <int R, class T>
-void step_part_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell, cudaStream_t stream) {
+void step_part_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell, StencilKernel kernel, TileShape tile,
+                      cudaStream_t stream) {
   const FieldLayout& L = s.layout;
   if (L.halo != R) throw std::logic_error("cuda::fdtd_step_part: field halo must equal the stencil radius");
   launch::Box boxes[7];
   launch::shell_boxes({L.nx, L.ny, L.nz}, shell.width, boxes);
-  if (part == StepPart::interior) return update_box<R>(s, boxes[6], stream);
+  if (part == StepPart::interior) return update_box<R>(s, boxes[6], kernel, tile, stream);
   mirror_and_psi<R>(s, stream);
-  if (part == StepPart::all) return update_box<R>(s, launch::Box{{}, {L.nx, L.ny, L.nz}}, stream);
-  for (int b = 0; b < 6; ++b) update_box<R>(s, boxes[b], stream);
+  if (part == StepPart::all) return update_box<R>(s, launch::Box{{}, {L.nx, L.ny, L.nz}}, kernel, tile, stream);
+  for (int b = 0; b < 6; ++b) update_box_generic<R>(s, boxes[b], stream);
 }
 
 template <class T>
@@ -310,16 +412,17 @@ void fdtd_step(const FdtdStep<T>& s, cudaStream_t stream, StencilKernel kernel, 
 }
 
 template <class T>
-void fdtd_step_part(const FdtdStep<T>& s, StepPart part, const Shell& shell, cudaStream_t stream) {
+void fdtd_step_part(const FdtdStep<T>& s, StepPart part, const Shell& shell, cudaStream_t stream, StencilKernel kernel,
+                    TileShape tile) {
   switch (s.coef.radius) {
-    case 1: return step_part_radius<1>(s, part, shell, stream);
-    case 2: return step_part_radius<2>(s, part, shell, stream);
-    case 3: return step_part_radius<3>(s, part, shell, stream);
-    case 4: return step_part_radius<4>(s, part, shell, stream);
-    case 5: return step_part_radius<5>(s, part, shell, stream);
-    case 6: return step_part_radius<6>(s, part, shell, stream);
-    case 7: return step_part_radius<7>(s, part, shell, stream);
-    case 8: return step_part_radius<8>(s, part, shell, stream);
+    case 1: return step_part_radius<1>(s, part, shell, kernel, tile, stream);
+    case 2: return step_part_radius<2>(s, part, shell, kernel, tile, stream);
+    case 3: return step_part_radius<3>(s, part, shell, kernel, tile, stream);
+    case 4: return step_part_radius<4>(s, part, shell, kernel, tile, stream);
+    case 5: return step_part_radius<5>(s, part, shell, kernel, tile, stream);
+    case 6: return step_part_radius<6>(s, part, shell, kernel, tile, stream);
+    case 7: return step_part_radius<7>(s, part, shell, kernel, tile, stream);
+    case 8: return step_part_radius<8>(s, part, shell, kernel, tile, stream);
     default: throw std::invalid_argument("cuda::fdtd_step_part: stencil radius must be 1..8");
   }
 }
@@ -373,6 +476,19 @@ void zero_top_plane(const FieldLayout& L, T* u, cudaStream_t stream) {
 
 int stats_blocks() { return reduce_blocks; }
 
+StencilKernel stencil_kernel_from_environment() {
+  const char* v = std::getenv("SPECWAVE_CUDA_KERNEL");
+  if (!v || std::string(v) == "tiled") return StencilKernel::tiled;
+  if (std::string(v) == "generic") return StencilKernel::generic;
+  throw std::invalid_argument(std::string("SPECWAVE_CUDA_KERNEL = '") + v +
+                              "': use 'tiled' (the default) or 'generic'");
+}
+
+TileShape tile_shape_from_environment(std::size_t value_bytes) {
+  const char* v = std::getenv("SPECWAVE_CUDA_TILE");
+  return v ? launch::parse_tile_shape(v, "SPECWAVE_CUDA_TILE") : launch::default_tile_shape(value_bytes);
+}
+
 template <class T>
 DeviceFieldStats field_stats(const FieldLayout& L, const T* u, double* partial_max, std::int64_t* partial_index,
                              cudaStream_t stream) {
@@ -402,17 +518,17 @@ void unpad(const FieldLayout& L, const T* padded, T* dense, cudaStream_t stream)
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
-#define SPECWAVE_INSTANTIATE(T)                                                                                      \
-  template void fdtd_step<T>(const FdtdStep<T>&, cudaStream_t, StencilKernel, TileShape);                            \
-  template void fdtd_step_part<T>(const FdtdStep<T>&, StepPart, const Shell&, cudaStream_t);                         \
-  template void pack_box<T>(const FieldLayout&, const T*, const int*, const int*, T*, cudaStream_t);                 \
-  template void unpack_box<T>(const FieldLayout&, T*, const int*, const int*, const T*, cudaStream_t);               \
-  template void record_parts<T>(const T*, const index_t*, const T*, const std::int32_t*, int, double*, int, int,     \
-                                cudaStream_t);                                                                       \
-  template void record_receivers<T>(const T*, const index_t*, const T*, const std::int32_t*, int, double*, int, int, \
-                                    cudaStream_t);                                                                   \
-  template void zero_top_plane<T>(const FieldLayout&, T*, cudaStream_t);                                             \
-  template DeviceFieldStats field_stats<T>(const FieldLayout&, const T*, double*, std::int64_t*, cudaStream_t);      \
+#define SPECWAVE_INSTANTIATE(T)                                                                                        \
+  template void fdtd_step<T>(const FdtdStep<T>&, cudaStream_t, StencilKernel, TileShape);                              \
+  template void fdtd_step_part<T>(const FdtdStep<T>&, StepPart, const Shell&, cudaStream_t, StencilKernel, TileShape); \
+  template void pack_box<T>(const FieldLayout&, const T*, const int*, const int*, T*, cudaStream_t);                   \
+  template void unpack_box<T>(const FieldLayout&, T*, const int*, const int*, const T*, cudaStream_t);                 \
+  template void record_parts<T>(const T*, const index_t*, const T*, const std::int32_t*, int, double*, int, int,       \
+                                cudaStream_t);                                                                         \
+  template void record_receivers<T>(const T*, const index_t*, const T*, const std::int32_t*, int, double*, int, int,   \
+                                    cudaStream_t);                                                                     \
+  template void zero_top_plane<T>(const FieldLayout&, T*, cudaStream_t);                                               \
+  template DeviceFieldStats field_stats<T>(const FieldLayout&, const T*, double*, std::int64_t*, cudaStream_t);        \
   template void unpad<T>(const FieldLayout&, const T*, T*, cudaStream_t);
 SPECWAVE_INSTANTIATE(float)
 SPECWAVE_INSTANTIATE(double)

@@ -11,13 +11,21 @@
 
 namespace specwave::cuda {
 
-// The stencil kernel: `generic` runs update_kernel, one thread per point through the per-point functions;
-// `tiled` runs the 2.5D-blocked update_tiled_kernel (shared-memory planes, z column in registers).
+// The stencil kernel: `generic` runs update_kernel, one thread per point through the per-point functions (the
+// reference); `tiled` (the default) runs the 2.5D-blocked update_tiled_kernel (shared-memory planes, z column in
+// registers) over the points outside every CPML layer and update_boxes_kernel over the layers' points.
 enum class StencilKernel { generic, tiled };
 
 // The tiled kernel's shape (threads along x and y, planes per block along z): launch::TileShape, any within
-// launch::check_tile_shape's rule, chosen at run time (SPECWAVE_CUDA_TILE, fdtd_cuda_propagator.cpp).
+// launch::check_tile_shape's rule.
 using launch::TileShape;
+
+// The kernel and tile shape a run uses: SPECWAVE_CUDA_KERNEL ("tiled", the default, or "generic") and
+// SPECWAVE_CUDA_TILE ("XxY", "XxYxZ" or "XxYxZxP"; default launch::default_tile_shape of the precision, whose values
+// have `value_bytes`), read when a propagator is made, so that one GPU run can compare them without a rebuild. A
+// wrong value throws std::invalid_argument naming the variable and the accepted values.
+StencilKernel stencil_kernel_from_environment();
+TileShape tile_shape_from_environment(std::size_t value_bytes);
 
 // One leapfrog step without sources: free-surface mirror, CPML psi update, then the fused
 // Laplacian + CPML correction + leapfrog update of every point (the per-point functions of fdtd_point.hpp).
@@ -26,11 +34,12 @@ void fdtd_step(const FdtdStep<T>& step, cudaStream_t stream, StencilKernel kerne
                TileShape tile = {});  // tile: for StencilKernel::tiled
 
 // The step in two parts for a domain-decomposed block (kernels/fdtd_step.hpp): `shell` runs the mirror, psi and
-// the update of the points within shell.width of the faces with a neighbour (up to six boxes); `interior` the
-// update of the rest. Both use the generic update kernel, so every point gets the arithmetic of `fdtd_step`
-// with StencilKernel::generic.
+// the update of the points within shell.width of the faces with a neighbour (up to six thin boxes, generic kernel);
+// `interior` the update of the rest with `kernel`. Every point gets the arithmetic of `fdtd_step` with the same
+// kernel (the tiled and generic kernels agree to rounding, not bitwise: tests/test_gpu.cpp).
 template <class T>
-void fdtd_step_part(const FdtdStep<T>& step, StepPart part, const Shell& shell, cudaStream_t stream);
+void fdtd_step_part(const FdtdStep<T>& step, StepPart part, const Shell& shell, cudaStream_t stream,
+                    StencilKernel kernel = StencilKernel::generic, TileShape tile = {});
 
 // The box [lo, lo + extent) (interior coordinates, z y x; lo may reach into the halo) of a padded field to and
 // from a dense buffer in C order: the halo planes sent to and received from a neighbouring rank.

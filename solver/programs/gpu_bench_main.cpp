@@ -137,7 +137,7 @@ StepResult gpu_step(int n, int order, int steps, double copy_bw, cuda::StencilKe
   T* b = dp.data();
   auto run = [&] {
     for (int k = 0; k < steps; ++k) {
-      cuda::fdtd_step(step_view<T>(L, a, b, dv.data(), order), nullptr, kernel);
+      cuda::fdtd_step(step_view<T>(L, a, b, dv.data(), order), nullptr, kernel, launch::default_tile_shape(sizeof(T)));
       std::swap(a, b);
     }
   };
@@ -153,8 +153,9 @@ StepResult gpu_step(int n, int order, int steps, double copy_bw, cuda::StencilKe
       gpts * 1e9 * 4 * sizeof(T) / copy_bw};
 }
 
-// The tiled kernel's shapes (launch::tile_shapes) at three depths along z, on one n^3 field of order `order`:
-// ms per step of each, best of 3 runs of `steps` steps after a warm-up, for the table that chooses the default.
+// The tiled kernel's shapes (launch::tile_shapes) at three depths along z and 1 or 2 rows per thread, on one n^3 field
+// of order `order`: ms per step of each, best of 3 runs of `steps` steps after a warm-up, for the table that chooses
+// the default.
 template <class T>
 std::vector<std::pair<cuda::TileShape, double>> tile_sweep(int n, int order, int steps) {
   StepFields<T> f(n, order);
@@ -164,19 +165,21 @@ std::vector<std::pair<cuda::TileShape, double>> tile_sweep(int n, int order, int
   auto& dv = f.vel;
   std::vector<std::pair<cuda::TileShape, double>> out;
   for (const launch::TileShape& shape : launch::tile_shapes)
-    for (int z : {8, 32, 128}) {
-      const cuda::TileShape tile{shape.x, shape.y, z};
-      T* a = du.data();
-      T* b = dp.data();
-      auto run = [&] {
-        for (int k = 0; k < steps; ++k) {
-          cuda::fdtd_step(step_view<T>(L, a, b, dv.data(), order), nullptr, cuda::StencilKernel::tiled, tile);
-          std::swap(a, b);
-        }
-      };
-      run();
-      out.emplace_back(tile, time_ms(3, run) / steps);
-    }
+    for (int z : {8, 32, 128})
+      for (int rows : {1, 2}) {
+        const cuda::TileShape tile{shape.x, shape.y, z, rows};
+        if (!launch::tile_shape_ok(tile)) continue;
+        T* a = du.data();
+        T* b = dp.data();
+        auto run = [&] {
+          for (int k = 0; k < steps; ++k) {
+            cuda::fdtd_step(step_view<T>(L, a, b, dv.data(), order), nullptr, cuda::StencilKernel::tiled, tile);
+            std::swap(a, b);
+          }
+        };
+        run();
+        out.emplace_back(tile, time_ms(3, run) / steps);
+      }
   return out;
 }
 

@@ -42,6 +42,10 @@ struct DeviceForwardState {
   cuda::DeviceArray<T> u, u_prev;
   std::vector<cuda::DeviceArray<T>> slabs;
   std::array<CpmlAxis<T>, 3> pml;
+  // The forward propagator's stencil kernel (SPECWAVE_CUDA_KERNEL / SPECWAVE_CUDA_TILE), so that the gradient's
+  // forward traces are the forward run's bit for bit.
+  cuda::StencilKernel kernel = cuda::stencil_kernel_from_environment();
+  cuda::TileShape tile = cuda::tile_shape_from_environment(sizeof(T));
 
   DeviceForwardState(const FdtdSetup<T>& setup, const std::array<cuda::DeviceArray<T>, 3>& a,
                      const std::array<cuda::DeviceArray<T>, 3>& b)
@@ -67,7 +71,7 @@ struct DeviceForwardState {
     cuda::fdtd_step(
         FdtdStep<T>{
             setup.layout, u.data(), u_prev.data(), vel2dt2, setup.coef, {pml[0], pml[1], pml[2]}, setup.free_surface},
-        stream);
+        stream, kernel, tile);
   }
   void finish_step(const FdtdSetup<T>& setup, cudaStream_t stream) {
     if (setup.free_surface) cuda::zero_top_plane(setup.layout, u_prev.data(), stream);

@@ -61,22 +61,6 @@ struct DevicePointLists {
   }
 };
 
-// SPECWAVE_CUDA_KERNEL=tiled selects the 2.5D-blocked kernel; the default stays the generic one until the
-// tiled kernel has been validated and measured on a GPU (tests/test_gpu.cpp, specwave-gpu-bench).
-cuda::StencilKernel stencil_kernel_from_environment() {
-  const char* v = std::getenv("SPECWAVE_CUDA_KERNEL");
-  if (!v || std::string(v) == "generic") return cuda::StencilKernel::generic;
-  if (std::string(v) == "tiled") return cuda::StencilKernel::tiled;
-  throw std::invalid_argument(std::string("SPECWAVE_CUDA_KERNEL = '") + v + "': use 'generic' or 'tiled'");
-}
-
-// SPECWAVE_CUDA_TILE=XxYxZ: the tiled kernel's shape (launch::tile_shapes; default 32x16x32), so that one GPU run
-// can sweep the shapes without a rebuild (specwave-gpu-bench does).
-cuda::TileShape tile_shape_from_environment() {
-  const char* v = std::getenv("SPECWAVE_CUDA_TILE");
-  return v ? launch::parse_tile_shape(v, "SPECWAVE_CUDA_TILE") : cuda::TileShape{};
-}
-
 int select(int device) {
   cuda::select_device(device);
   return device;
@@ -299,7 +283,7 @@ class FdtdCuda final : public Propagator {
   void exchange_step(const FdtdStep<T>& step, int n) {
     const cudaStream_t st = stream_.handle(), cp = copy_stream_.handle();
     DeviceHalo<T>& h = *halo_;
-    cuda::fdtd_step_part(step, StepPart::shell, h.shell, st);
+    cuda::fdtd_step_part(step, StepPart::shell, h.shell, st, kernel_, tile_);
     inject(shell_sources_, n);
     if (setup_.free_surface) cuda::zero_top_plane(setup_.layout, u_prev_.data(), st);
     for (std::size_t k = 0; k < h.faces.size(); ++k)
@@ -310,7 +294,7 @@ class FdtdCuda final : public Propagator {
       for (std::size_t k = 0; k < h.faces.size(); ++k)
         cuda::copy_to_host_async(h.send_host[k].data(), h.send[k].data(), h.send[k].bytes(), cp);
     }
-    cuda::fdtd_step_part(step, StepPart::interior, h.shell, st);
+    cuda::fdtd_step_part(step, StepPart::interior, h.shell, st, kernel_, tile_);
     inject(interior_sources_, n);
     if (setup_.free_surface) cuda::zero_top_plane(setup_.layout, u_prev_.data(), st);
     if (h.staged)
@@ -384,8 +368,8 @@ class FdtdCuda final : public Propagator {
   cuda::DeviceArray<double> wavelets_;  // (sources, nt) in fp64, as the CPU holds them
   std::vector<double> local_, traces_;
   bool traces_valid_ = false;
-  cuda::StencilKernel kernel_ = stencil_kernel_from_environment();
-  cuda::TileShape tile_ = tile_shape_from_environment();
+  cuda::StencilKernel kernel_ = cuda::stencil_kernel_from_environment();
+  cuda::TileShape tile_ = cuda::tile_shape_from_environment(sizeof(T));
 };
 
 }  // namespace
