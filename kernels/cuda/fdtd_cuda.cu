@@ -265,8 +265,13 @@ template <int R, class T>
 void update_box(const FdtdStep<T>& s, const launch::Box& box, StencilKernel kernel, TileShape tile,
                 cudaStream_t stream) {
   if (box.extent.x <= 0 || box.extent.y <= 0 || box.extent.z <= 0) return;
-  if (kernel == StencilKernel::generic) return update_box_generic<R>(s, box, stream);
   launch::check_tile_shape(tile, "cuda::fdtd_step");
+  // The tiled kernel keeps a halo value's offset from the tile's origin in 32 bits: a tile's rows times a row of the
+  // padded field must stay below 2^31 (a grid over 4 million points along x with the tallest tiles), else the
+  // generic kernel takes the box.
+  const std::int64_t tile_span = std::int64_t(tile.y * tile.p + 2 * R + 1) * s.layout.stride_y();
+  if (kernel == StencilKernel::generic || tile_span >= (std::int64_t(1) << 31))
+    return update_box_generic<R>(s, box, stream);
   launch::Box parts[7];
   launch::split_box(box, layer_free_box(s), parts);
   const launch::Box& inner = parts[6];
