@@ -304,7 +304,9 @@ void step_radius(const FdtdStep<T>& s, cudaStream_t stream, StencilKernel kernel
   update_box<R>(s, launch::Box{{}, {L.nx, L.ny, L.nz}}, kernel, tile, stream);
 }
 
-// The shell as six disjoint boxes (generic kernel: thin boxes) and the interior box (the chosen kernel).
+// The shell as six disjoint boxes and the interior box, each through update_box: every point gets the kernel it gets
+// in an undecomposed run (the tiled kernel outside the CPML layers, the layers' kernel inside), so a decomposed run
+// stays bitwise the undecomposed one whatever the two kernels' rounding.
 template <int R, class T>
 void step_part_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell, StencilKernel kernel, TileShape tile,
                       cudaStream_t stream) {
@@ -315,7 +317,7 @@ void step_part_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell, S
   if (part == StepPart::interior) return update_box<R>(s, boxes[6], kernel, tile, stream);
   mirror_and_psi<R>(s, stream);
   if (part == StepPart::all) return update_box<R>(s, launch::Box{{}, {L.nx, L.ny, L.nz}}, kernel, tile, stream);
-  for (int b = 0; b < 6; ++b) update_box_generic<R>(s, boxes[b], stream);
+  for (int b = 0; b < 6; ++b) update_box<R>(s, boxes[b], kernel, tile, stream);
 }
 
 template <class T>

@@ -34,9 +34,9 @@ void fdtd_step(const FdtdStep<T>& step, cudaStream_t stream, StencilKernel kerne
                TileShape tile = {});  // tile: for StencilKernel::tiled
 
 // The step in two parts for a domain-decomposed block (kernels/fdtd_step.hpp): `shell` runs the mirror, psi and
-// the update of the points within shell.width of the faces with a neighbour (up to six thin boxes, generic kernel);
-// `interior` the update of the rest with `kernel`. Every point gets the arithmetic of `fdtd_step` with the same
-// kernel (the tiled and generic kernels agree to rounding, not bitwise: tests/test_gpu.cpp).
+// the update of the points within shell.width of the faces with a neighbour (up to six thin boxes); `interior` the
+// update of the rest. Each box goes through the same split as `fdtd_step` (with `kernel` tiled: the tiled kernel
+// outside the CPML layers, the layers' kernel inside), so every point gets the arithmetic it gets in `fdtd_step`.
 template <class T>
 void fdtd_step_part(const FdtdStep<T>& step, StepPart part, const Shell& shell, cudaStream_t stream,
                     StencilKernel kernel = StencilKernel::generic, TileShape tile = {});
