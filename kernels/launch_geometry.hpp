@@ -217,11 +217,6 @@ SPECWAVE_HD inline TileColumn tile_column(Int3 lo, Int3 extent, Int3 n, int halo
   return c;
 }
 
-// The whole grid as the box.
-SPECWAVE_HD inline TileColumn tile_column(Int3 n, int halo, int bx, int by, int z_per_block, Int3 b, Int3 t) {
-  return tile_column(Int3{}, n, n, halo, bx, by, z_per_block, b, t);
-}
-
 // The tile's halo in shared memory: a (by + 2R) x (bx + 2R) plane whose centre (rows and columns R .. R + b - 1)
 // holds the block's own columns; the star stencil also reads the R rows above and below the centre (columns of the
 // centre only) and the R columns left and right of it (rows of the centre only), 2R (bx + by) values, the corners

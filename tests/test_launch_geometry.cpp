@@ -301,10 +301,11 @@ TEST_CASE("launch geometry: the 2.5D tile columns own each interior point once; 
             Coverage cover({0, 0, 0}, n);
             long bad = 0;
             for_each_thread(l, [&](Int3 b, Int3 t) {
-              const launch::TileColumn c = launch::tile_column(n, R, bx, by, zpb, b, t);
-              if (c.z_begin >= c.z_end) ++bad;                            // a block along z with no plane
-              if (c.active && !c.loadable) ++bad;                         // updates what it did not load
-              if (c.loadable && (c.x >= nx + R || c.y >= ny + R)) ++bad;  // loads outside the padded array
+              const launch::TileColumn c =
+                  launch::tile_column({0, 0, 0}, n, n, R, bx, by, zpb, b, t);  // the whole grid
+              if (c.z_begin >= c.z_end) ++bad;                                 // a block along z with no plane
+              if (c.active && !c.loadable) ++bad;                              // updates what it did not load
+              if (c.loadable && (c.x >= nx + R || c.y >= ny + R)) ++bad;       // loads outside the padded array
               if (!c.active) return;
               for (int z = c.z_begin; z < c.z_end; ++z) cover.own({c.x, c.y, z});
             });

@@ -48,17 +48,22 @@ __global__ void psi_kernel(FdtdStep<T> s, launch::FaceSet faces) {
                                first_derivative<R>(s.u, i, s.layout.stride(axis), s.coef.d1[axis]));
 }
 
-// CPML step 2 and the time update: u^{n+1} = 2u^n - u^{n-1} + (v dt)^2 (L_h u^n + sum of layer corrections).
-// Points of the box [lo, lo + extent) (the whole grid, or one part of a decomposed step).
+// CPML step 2 and the time update of one point q: u^{n+1} = 2u^n - u^{n-1} + (v dt)^2 (L_h u^n + sum of layer
+// corrections). The body of update_kernel and update_boxes_kernel.
+template <int R, class T>
+__device__ inline void update_point(const FdtdStep<T>& s, Int3 q) {
+  const FieldLayout& L = s.layout;
+  const index_t i = L.index(q.z, q.y, q.x);
+  const T lap = laplacian<R>(s.u, i, L.stride_y(), L.stride_z(), s.coef) + cpml_corrections<R>(s, i, q.z, q.y, q.x);
+  s.u_prev[i] = leapfrog(s.u[i], s.u_prev[i], s.vel2dt2[i], lap);
+}
+
+// The points of the box [lo, lo + extent) (the whole grid, or one part of a decomposed step), one thread a point: the
+// generic (reference) kernel.
 template <int R, class T>
 __global__ void update_kernel(FdtdStep<T> s, Int3 lo, Int3 extent) {
-  const FieldLayout& L = s.layout;
   Int3 q;
-  if (!launch::box_point(lo, extent, block_dim(), block_index(), thread_index(), q)) return;
-  const int x = q.x, y = q.y, z = q.z;
-  const index_t i = L.index(z, y, x);
-  const T lap = laplacian<R>(s.u, i, L.stride_y(), L.stride_z(), s.coef) + cpml_corrections<R>(s, i, z, y, x);
-  s.u_prev[i] = leapfrog(s.u[i], s.u_prev[i], s.vel2dt2[i], lap);
+  if (launch::box_point(lo, extent, block_dim(), block_index(), thread_index(), q)) update_point<R>(s, q);
 }
 
 // The update of the points of a box [lo, lo + extent), the CPML layers' points included: update_kernel's arithmetic,
@@ -69,11 +74,7 @@ template <int R, class T>
 __global__ void update_boxes_kernel(FdtdStep<T> s, launch::FaceSet boxes) {
   int f;
   Int3 q;
-  if (!launch::face_point(boxes, blockIdx.x, int(threadIdx.x), f, q)) return;
-  const FieldLayout& L = s.layout;
-  const index_t i = L.index(q.z, q.y, q.x);
-  const T lap = laplacian<R>(s.u, i, L.stride_y(), L.stride_z(), s.coef) + cpml_corrections<R>(s, i, q.z, q.y, q.x);
-  s.u_prev[i] = leapfrog(s.u[i], s.u_prev[i], s.vel2dt2[i], lap);
+  if (launch::face_point(boxes, blockIdx.x, int(threadIdx.x), f, q)) update_point<R>(s, q);
 }
 
 // The 2.5D-blocked update of a box outside every CPML layer (docs/gpu.md, "The tiled kernel"): a (BX, BY) tile of
@@ -265,13 +266,13 @@ template <int R, class T>
 void update_box(const FdtdStep<T>& s, const launch::Box& box, StencilKernel kernel, TileShape tile,
                 cudaStream_t stream) {
   if (box.extent.x <= 0 || box.extent.y <= 0 || box.extent.z <= 0) return;
+  if (kernel == StencilKernel::generic) return update_box_generic<R>(s, box, stream);
   launch::check_tile_shape(tile, "cuda::fdtd_step");
   // The tiled kernel keeps a halo value's offset from the tile's origin in 32 bits: a tile's rows times a row of the
   // padded field must stay below 2^31 (a grid over 4 million points along x with the tallest tiles), else the
   // generic kernel takes the box.
   const std::int64_t tile_span = std::int64_t(tile.y * tile.p + 2 * R + 1) * s.layout.stride_y();
-  if (kernel == StencilKernel::generic || tile_span >= (std::int64_t(1) << 31))
-    return update_box_generic<R>(s, box, stream);
+  if (tile_span >= (std::int64_t(1) << 31)) return update_box_generic<R>(s, box, stream);
   launch::Box parts[7];
   launch::split_box(box, layer_free_box(s), parts);
   const launch::Box& inner = parts[6];
