@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -166,8 +167,10 @@ TEST_CASE("launch geometry: split_box: a box's part inside a region (tiled) and 
 
 TEST_CASE("launch geometry: the tile's halo slots fill the star halo once, never the centre or the corners") {
   for (int R : {1, 2, 4, 8})
-    for (const auto& [bx, by] :
+    for (const auto& shape :
          {std::pair{32, 16}, std::pair{64, 4}, std::pair{4, 64}, std::pair{48, 10}, std::pair{1, 1}, std::pair{3, 7}}) {
+      // Plain names, not structured bindings: clang 14 cannot capture those in CAPTURE's lambda.
+      const int bx = shape.first, by = shape.second;
       CAPTURE(R);
       CAPTURE(bx);
       CAPTURE(by);
@@ -196,8 +199,9 @@ TEST_CASE("launch geometry: the tile's halo slots fill the star halo once, never
 
 TEST_CASE("launch geometry: the tiled kernel over a box owns each of its points once; loads stay in the array") {
   // A box inside a grid (the layer-free part of a CPML grid, or of a decomposed block's interior), awkward sizes.
-  for (const auto& [bx, by, zpb, rows] : {std::tuple{32, 16, 32, 1}, std::tuple{8, 4, 5, 1}, std::tuple{48, 10, 7, 1},
-                                          std::tuple{32, 8, 8, 2}, std::tuple{8, 3, 5, 2}})
+  for (const auto& shape : {std::array{32, 16, 32, 1}, std::array{8, 4, 5, 1}, std::array{48, 10, 7, 1},
+                            std::array{32, 8, 8, 2}, std::array{8, 3, 5, 2}}) {
+    const int bx = shape[0], by = shape[1], zpb = shape[2], rows = shape[3];  // no structured bindings (see above)
     for (int R : {1, 4, 8})
       for (const Int3 n : {Int3{33, 17, 9}, Int3{7, 5, 40}, Int3{65, 3, 4}})
         for (const Int3 lo : {Int3{0, 0, 0}, Int3{3, 1, 2}, Int3{5, 2, 1}}) {
@@ -230,6 +234,7 @@ TEST_CASE("launch geometry: the tiled kernel over a box owns each of its points 
           CHECK(cover.exact());
           CHECK(bad == 0);
         }
+  }
 }
 
 TEST_CASE("launch geometry: the halo faces' pack and unpack boxes (decomposed runs)") {

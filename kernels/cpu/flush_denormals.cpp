@@ -54,23 +54,24 @@ FlushDenormals::FlushDenormals(bool enable) {
   if (!enable || kFlush == 0 || !flush_denormals_allowed()) return;
   // The team of the kernels' parallel regions: the runtime keeps its threads between regions of the same size, so
   // the mode set here holds in them. The calling thread is the team's thread 0.
+  // The calling thread first, outside the team's region: LLVM's OpenMP runtime (clang) copies the caller's MXCSR
+  // to the workers at each fork and puts back the caller's fork-time value at the join, so a mode the caller set
+  // inside a region would be undone at its end (and nothing would flush). GCC's runtime copies nothing; the
+  // workers set their own below.
   threads_ = omp_in_parallel() ? 1 : omp_get_max_threads();
-  if (threads_ == 1) {
-    enter();
-    return;
-  }
-#pragma omp parallel num_threads(threads_)
   enter();
+  if (threads_ == 1) return;
+#pragma omp parallel num_threads(threads_)
+  if (omp_get_thread_num() != 0) enter();
 }
 
 FlushDenormals::~FlushDenormals() {
   if (threads_ == 0) return;
-  if (threads_ == 1) {
-    leave();
-    return;
-  }
+  if (threads_ > 1) {
 #pragma omp parallel num_threads(threads_)
-  leave();
+    if (omp_get_thread_num() != 0) leave();
+  }
+  leave();  // the calling thread last (see the constructor)
 }
 
 bool flushing_denormals() { return kFlush != 0 && (read_mode() & kFlush) == kFlush; }
