@@ -638,6 +638,8 @@ void read_inversion(const Tab& r, Case& c) {
             "mute_taper",
             "offset_min",
             "offset_max",
+            "trace_weights",
+            "trace_weights_dataset",
             "regularisation",
             "regularisation_weight"});
   if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ..."))
@@ -734,6 +736,12 @@ void read_inversion(const Tab& r, Case& c) {
   t->check(!inv.offset_max || *inv.offset_max > inv.offset_min, "offset_max",
            fmt::format("must be above offset_min ({})", inv.offset_min),
            "give the largest horizontal source-receiver offset (m) whose traces are fitted");
+  if (t->find("trace_weights")) inv.trace_weights_file = t->rinput("trace_weights", "trace_weights = \"weights.h5\"");
+  inv.trace_weights_dataset = t->str("trace_weights_dataset", "trace_weights_dataset = \"/weights\"", "/weights");
+  t->check(!inv.trace_weights_dataset.empty(), "trace_weights_dataset", "must not be empty",
+           "name the HDF5 dataset of the weights, e.g. \"/weights\"");
+  t->check(!t->find("trace_weights_dataset") || !inv.trace_weights_file.empty(), "trace_weights_dataset",
+           "is used with trace_weights only", "remove it, or set trace_weights = \"weights.h5\"");
   inv.regularisation = t->choice<std::string>("regularisation",
                                               {{"none", std::string("none")},
                                                {"tikhonov", std::string("tikhonov")},

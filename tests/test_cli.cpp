@@ -296,6 +296,14 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
        base_case + "[inversion]\nvelocity_min = 1500.0\nvelocity_max = 2500.0\nobserved = "
                    "\"fifo.h5\"\n[inversion.true_model]\ntype = \"homogeneous\"\nvelocity = 2100.0\n",
        4, "inversion.observed: names"},
+      {"inversion_trace_weights_fifo",
+       base_case + "[inversion]\nvelocity_min = 1500.0\nvelocity_max = 2500.0\ntrace_weights = "
+                   "\"fifo.h5\"\n[inversion.true_model]\ntype = \"homogeneous\"\nvelocity = 2100.0\n",
+       4, "inversion.trace_weights: names"},
+      {"inversion_trace_weights_dataset_alone",
+       base_case + "[inversion]\nvelocity_min = 1500.0\nvelocity_max = 2500.0\ntrace_weights_dataset = "
+                   "\"/w\"\n[inversion.true_model]\ntype = \"homogeneous\"\nvelocity = 2100.0\n",
+       3, "inversion.trace_weights_dataset"},
   };
   int tested = 0;
   for (const auto& bad : cases) {

@@ -22,6 +22,7 @@
 #include <tuple>
 
 #include "case_builders.hpp"
+#include "io/hdf5.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/inversion/gradient_check.hpp"
 #include "solver/inversion/objective.hpp"
@@ -791,6 +792,85 @@ TEST_CASE("Taylor test with each regularisation added to the misfit (fp64)") {
     MESSAGE(regularisation << ": slopes " << r.slope_first << ", " << r.slope_second);
     CHECK(std::abs(r.slope_first - 1) <= 0.1);
     CHECK(std::abs(r.slope_second - 2) <= 0.1);
+  }
+}
+
+TEST_CASE("Taylor test with per-trace weights (inversion.trace_weights; every misfit, low-passed and windowed; fp64)") {
+  // Weights from a file, one of them 0, with the most composite processing: the weighted misfit inside the mute and
+  // the offset range, the data low-passed at 12 Hz.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("specwave-test-weights-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  Case c = taylor_case(Parameterisation::velocity);
+  const std::size_t shots = c.shots.size(), receivers = c.receivers.size();
+  std::vector<double> w(shots * receivers);
+  for (std::size_t k = 0; k < w.size(); ++k) w[k] = k == 1 ? 0.0 : 0.5 + 0.25 * double(k % 5);
+  {
+    io::h5::AtomicWriter f((dir / "weights.h5").string());
+    io::h5::write_dataset<double>(f.id(), "weights", {hsize_t(shots), hsize_t(receivers)}, w.data(), "1");
+    f.commit();
+  }
+  c.inversion.trace_weights_file = (dir / "weights.h5").string();
+  c.inversion.mute_velocity = 2000.0;
+  c.inversion.offset_max = 100.0;
+  const TraceWeights read = read_trace_weights(c);
+  REQUIRE(read.size() == shots);
+  CHECK(read[0][1] == 0.0);
+  CHECK(read[shots - 1][receivers - 1] == w.back());
+  for (const char* name : {"least_squares", "trace_normalised", "global_correlation"}) {
+    const std::string misfit_name = name;
+    CAPTURE(misfit_name);
+    c.inversion.misfit = name;
+    const Plan plan = make_plan(c);
+    auto propagator = make_gradient_propagator(c, plan, HistoryChoice{});
+    const auto misfit = case_misfit(c, plan, 12.0);
+    Objective objective(*propagator, *misfit, observed_data(c, plan, *propagator), Parameterisation::velocity, plan.dt);
+    const std::vector<double> model(plan.model.velocity.begin(), plan.model.velocity.end());
+    const TaylorResult r = taylor_test(objective, model, smooth_direction(c.grid, model, 0.02), taylor_steps);
+    MESSAGE(misfit->name() << " (weighted, windowed, low-passed at 12 Hz): J = " << r.misfit << ", slopes "
+                           << r.slope_first << ", " << r.slope_second);
+    CHECK(misfit->name().find("weighted") != std::string::npos);
+    CHECK(r.misfit > 0);
+    CHECK(std::abs(r.slope_first - 1) <= 0.1);
+    CHECK(std::abs(r.slope_second - 2) <= 0.1);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("trace weights: each trace's misfit times its weight, 0 leaves it out, adjoint source = derivative") {
+  const int nt = 40, traces = 3;
+  const double dt = 0.004;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> syn(nt * traces), obs(nt * traces), adj(syn.size()), scratch(syn.size()), one_adj(nt);
+  for (auto& v : syn) v = u(rng);
+  for (auto& v : obs) v = u(rng);
+  const std::vector<double> weights = {0.5, 0.0, 2.0};
+  for (const char* name : {"least_squares", "trace_normalised", "global_correlation"}) {
+    const std::string misfit_name = name;
+    CAPTURE(misfit_name);
+    const std::unique_ptr<Misfit> plain = make_misfit(name, nt);
+    const TraceWeightedMisfit m(make_misfit(name, nt), {{1.0, 1.0, 1.0}, weights}, nt);
+    // Shot 1's value: the weighted sum of each trace's own misfit.
+    double expected = 0;
+    for (int r = 0; r < traces; ++r)
+      expected += weights[r] *
+                  plain->evaluate(std::span(syn).subspan(r * nt, nt), std::span(obs).subspan(r * nt, nt), dt, one_adj);
+    CHECK(m.evaluate_shot(1, syn, obs, dt, adj) == doctest::Approx(expected).epsilon(1e-14));
+    for (int n = 0; n < nt; ++n) CHECK(adj[nt + n] == 0.0);  // weight 0: no adjoint source
+    for (int k : {0, 11, nt + 4, 2 * nt + 7}) {
+      const double h = 1e-5;
+      std::vector<double> plus = syn, minus = syn;
+      plus[k] += h, minus[k] -= h;
+      const double d =
+          (m.evaluate_shot(1, plus, obs, dt, scratch) - m.evaluate_shot(1, minus, obs, dt, scratch)) / (2 * h);
+      CAPTURE(k);
+      CHECK(adj[k] == doctest::Approx(d).epsilon(1e-6).scale(1e-9));
+    }
+    // Unit weights: the plain misfit (to rounding: the traces are summed one at a time).
+    CHECK(m.evaluate_shot(0, syn, obs, dt, adj) ==
+          doctest::Approx(plain->evaluate(syn, obs, dt, scratch)).epsilon(1e-14));
+    CHECK_THROWS_AS(m.evaluate(syn, obs, dt, adj), std::logic_error);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli_helpers.hpp"
@@ -379,5 +380,75 @@ TEST_CASE("gradient, born, migrate: bad input is refused before anything is writ
                    " --output-dir " + out.string());
   CHECK(key.code == 3);
   CHECK(key.output.find("laplacian_filter") != std::string::npos);
+  // inversion.trace_weights of the wrong shape, with a negative or a NaN weight, or all 0: the file, the dataset (and
+  // the shot and receiver) named, exit 4.
+  const auto weights_file = [&](const std::string& name, const std::vector<hsize_t>& shape, std::vector<double> w) {
+    io::h5::AtomicWriter f((work / name).string());
+    io::h5::write_dataset<double>(f.id(), "weights", shape, w.data(), "1");
+    f.commit();
+  };
+  for (const auto& [name, shape, values, expected] :
+       std::vector<std::tuple<std::string, std::vector<hsize_t>, std::vector<double>, std::string>>{
+           {"w-shape.h5", {4, 2}, std::vector<double>(8, 1.0), "has shape (4, 2), expected (2, 4)"},
+           {"w-negative.h5", {2, 4}, {1, 1, 1, 1, 1, 1, -0.5, 1}, "the weight of shot 1 receiver 2 is -0.5"},
+           {"w-nan.h5", {2, 4}, {1, NAN, 1, 1, 1, 1, 1, 1}, "the weight of shot 0 receiver 1 is nan"},
+           {"w-zero.h5", {2, 4}, std::vector<double>(8, 0.0), "every weight is 0"}}) {
+    const std::string file = name, message = expected;  // clang 14 cannot capture a structured binding
+    CAPTURE(file);
+    weights_file(file, shape, values);
+    const std::string path =
+        write_case("weights-" + file, small_case() + fmt::format("[inversion]\nvelocity_max = "
+                                                                 "2300.0\nobserved = \"{}\"\n"
+                                                                 "trace_weights = \"{}\"\n",
+                                                                 observed_file().string(), (work / file).string()));
+    const Result r = run_specwave("gradient " + path + " --output-dir " + out.string());
+    CAPTURE(r.output);
+    CHECK(r.code == 4);
+    CHECK(r.output.find(file + ": dataset '/weights' (inversion.trace_weights)") != std::string::npos);
+    CHECK(r.output.find(message) != std::string::npos);
+  }
   CHECK_FALSE(fs::exists(out));  // nothing written by any of them
+}
+
+TEST_CASE("gradient with inversion.trace_weights: the weighted sum of the shots' traces' misfits and gradients") {
+  // Weights 0 for every trace of shot 1 and 2 for shot 0's: the misfit is twice shot 0's, and the gradient twice
+  // that of a run whose weights keep shot 0 alone (least squares is a sum over traces).
+  const auto run = [&](const std::string& name, const std::vector<double>& w) {
+    io::h5::AtomicWriter f((work / (name + ".h5")).string());
+    io::h5::write_dataset<double>(f.id(), "weights", {2, 4}, w.data(), "1");
+    f.commit();
+    REQUIRE(read_array(work / (name + ".h5"), "weights", {2, 4}) == w);
+    const std::string path =
+        write_case(name, small_case() + fmt::format("[inversion]\nvelocity_max = 2300.0\nobserved = \"{}\"\n"
+                                                    "trace_weights = \"{}\"\n",
+                                                    observed_file().string(), (work / (name + ".h5")).string()));
+    const fs::path out = work / name;
+    fs::remove_all(out);
+    const Result r = run_specwave("gradient -q --threads 1 " + path + " --output-dir " + out.string());
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    return out / "gradient.h5";
+  };
+  const fs::path plain = run("weights-ones", std::vector<double>(8, 1.0));
+  // Shot 0's four traces (the first row) weighted w0, shot 1's 0.
+  const auto shot0_only = [](double w0) {
+    std::vector<double> w(8, 0.0);
+    std::fill_n(w.begin(), 4, w0);
+    return w;
+  };
+  const fs::path doubled = run("weights-shot0-twice", shot0_only(2.0));
+  const std::vector<double> per_shot = read_array(plain, "misfit_per_shot", {2});
+  const std::vector<double> weighted = read_array(doubled, "misfit_per_shot", {2});
+  CHECK(weighted[0] == doctest::Approx(2 * per_shot[0]).epsilon(1e-12));
+  CHECK(weighted[1] == 0.0);
+  CHECK(root_attribute(doubled, "misfit") == doctest::Approx(2 * per_shot[0]).epsilon(1e-12));
+  const fs::path shot0 = run("weights-shot0", shot0_only(1.0));
+  const std::vector<double> g2 = read_array(doubled, "gradient"), g1 = read_array(shot0, "gradient");
+  double largest = 0, difference = 0;
+  for (std::size_t k = 0; k < g1.size(); ++k)
+    largest = std::max(largest, std::abs(g2[k])), difference = std::max(difference, std::abs(g2[k] - 2 * g1[k]));
+  MESSAGE("gradient with weights 2 against twice the gradient with weights 1: largest difference "
+          << difference / largest);
+  CHECK(largest > 0);
+  CHECK(difference <= 1e-12 * largest);
 }

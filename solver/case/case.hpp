@@ -171,6 +171,10 @@ struct InversionSpec {
   double offset_min = 0;                // m
   std::optional<double> offset_max;     // m; none: no upper limit
   bool windowed() const { return mute_velocity || offset_min > 0 || offset_max; }
+  // Per-trace weights of the misfit (docs/case-file.md): an HDF5 dataset (n_shots, n_receivers) of finite weights
+  // >= 0, each trace's misfit multiplied by its weight (0: the trace is left out). "": every weight 1.
+  std::string trace_weights_file;
+  std::string trace_weights_dataset = "/weights";
   // A model term added to the misfit (solver/inversion/regularisation.hpp): "none", "tikhonov" or "total_variation"
   std::string regularisation = "none";
   double regularisation_weight = 0;

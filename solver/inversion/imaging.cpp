@@ -103,6 +103,7 @@ struct Session {
     plan = make_plan(planned, {world.size(), world.rank(), node.size(), node.rank(), shots});
     const HistoryChoice history = history_for(c, plan);
     if (needs_data) observed_sampling(c, plan);           // a data file's shape and interval
+    if (needs_data) read_trace_weights(c);                // inversion.trace_weights: shape and values
     if (root) lock.emplace(c.output.directory, command);  // the first thing written: after every check
     if (!quiet)
       std::fputs((describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history))).c_str(), stdout);

@@ -126,6 +126,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                     where(c)));
   apply_threads(c);
   check_inputs_not_overwritten(c, invert_output_names);
+  read_trace_weights(c);  // inversion.trace_weights' shape and values, before anything is written
   // Under MPI the ranks share the shots (Objective); every rank runs the same optimiser on the same reduced
   // gradients, and rank 0 alone prints and writes.
   const Comm world = Comm::world();
@@ -179,11 +180,17 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     // shots), they are a function of the true model and the case, which the fingerprint holds.
     std::uint64_t data = 0;
     for (const auto& shot : observed) data = io::combine_checksums(data, io::checksum64(shot.data(), shot.size() * 8));
-    return fmt::format("case {:016x}, {} on {}, starting model {}, true model {}, observed data {}, nt {}, dt {:.17g}",
-                       std::hash<std::string>{}(state_case_text(c)), to_string(c.run.precision),
-                       plan.backend == BackendKind::cuda ? "cuda" : "cpu", sum(plan.model.velocity),
-                       true_velocity.empty() ? std::string("none") : sum(true_velocity),
-                       true_velocity.empty() ? io::checksum_hex(data) : std::string("synthesised"), plan.nt, plan.dt);
+    std::uint64_t weights = 0;  // inversion.trace_weights (0: none)
+    for (const auto& shot : read_trace_weights(c))
+      weights = io::combine_checksums(weights, io::checksum64(shot.data(), shot.size() * 8));
+    return fmt::format(
+        "case {:016x}, {} on {}, starting model {}, true model {}, observed data {}, trace weights {}, "
+        "nt {}, dt {:.17g}",
+        std::hash<std::string>{}(state_case_text(c)), to_string(c.run.precision),
+        plan.backend == BackendKind::cuda ? "cuda" : "cpu", sum(plan.model.velocity),
+        true_velocity.empty() ? std::string("none") : sum(true_velocity),
+        true_velocity.empty() ? io::checksum_hex(data) : std::string("synthesised"),
+        weights ? io::checksum_hex(weights) : std::string("none"), plan.nt, plan.dt);
   }();
 
   InversionSummary summary;

@@ -115,6 +115,36 @@ double WindowedMisfit::evaluate_shot(int shot, std::span<const double> synthetic
   return j;
 }
 
+TraceWeightedMisfit::TraceWeightedMisfit(std::unique_ptr<Misfit> inner, std::vector<std::vector<double>> weights,
+                                         int nt)
+    : inner_(std::move(inner)), weights_(std::move(weights)), nt_(nt) {}
+
+double TraceWeightedMisfit::evaluate(std::span<const double>, std::span<const double>, double,
+                                     std::span<double>) const {
+  throw std::logic_error("TraceWeightedMisfit: the weights depend on the shot; call evaluate_shot");
+}
+
+double TraceWeightedMisfit::evaluate_shot(int shot, std::span<const double> synthetic, std::span<const double> observed,
+                                          double dt, std::span<double> adjoint_source) const {
+  if (shot < 0 || std::size_t(shot) >= weights_.size())
+    throw std::logic_error("TraceWeightedMisfit: evaluate_shot needs the shot's index");
+  const std::size_t traces = traces_of(synthetic, observed, adjoint_source, nt_, "TraceWeightedMisfit"), nt = nt_;
+  const std::vector<double>& w = weights_[std::size_t(shot)];
+  if (traces != w.size())
+    throw std::invalid_argument("TraceWeightedMisfit: the shot's receiver count differs from its weights'");
+  double j = 0;
+  for (std::size_t r = 0; r < traces; ++r) {
+    const std::span<double> adjoint = adjoint_source.subspan(r * nt, nt);
+    if (w[r] == 0) {
+      std::fill(adjoint.begin(), adjoint.end(), 0.0);
+      continue;
+    }
+    j += w[r] * inner_->evaluate_shot(shot, synthetic.subspan(r * nt, nt), observed.subspan(r * nt, nt), dt, adjoint);
+    for (double& a : adjoint) a *= w[r];
+  }
+  return j;
+}
+
 std::unique_ptr<Misfit> make_misfit(const std::string& name, int nt) {
   if (name == "least_squares") return std::make_unique<LeastSquaresMisfit>();
   if (name == "trace_normalised") return std::make_unique<TraceNormalisedMisfit>(nt);

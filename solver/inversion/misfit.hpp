@@ -54,6 +54,27 @@ class WindowedMisfit final : public Misfit {
   double dt_, taper_;
 };
 
+// Per-trace weights (inversion.trace_weights): J = sum_r w_{s,r} inner(s_r, o_r), each trace's misfit weighted, and
+// adjoint source w_{s,r} (inner's for that trace). Unlike WindowedMisfit's weights, which scale the data, these scale
+// the misfit, so they act alike on every trace-wise misfit (the global correlation is blind to the data's scale). A
+// weight of 0 leaves the trace out (its adjoint source is 0). `inner` must be a sum over traces of nt samples
+// (every misfit of make_misfit, and a LowPassMisfit over one).
+class TraceWeightedMisfit final : public Misfit {
+ public:
+  TraceWeightedMisfit(std::unique_ptr<Misfit> inner, std::vector<std::vector<double>> weights, int nt);
+  std::string name() const override { return inner_->name() + "_weighted"; }
+  // Needs the shot: throws std::logic_error.
+  double evaluate(std::span<const double> synthetic, std::span<const double> observed, double dt,
+                  std::span<double> adjoint_source) const override;
+  double evaluate_shot(int shot, std::span<const double> synthetic, std::span<const double> observed, double dt,
+                       std::span<double> adjoint_source) const override;
+
+ private:
+  std::unique_ptr<Misfit> inner_;
+  std::vector<std::vector<double>> weights_;  // [shot][receiver]
+  int nt_;
+};
+
 // Least squares: J = 1/2 sum_r sum_n dt (d_syn - d_obs)^2 (the time integral of the squared residual by the
 // rectangle rule); adjoint source dt (d_syn - d_obs).
 class LeastSquaresMisfit final : public Misfit {

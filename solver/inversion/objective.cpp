@@ -186,10 +186,46 @@ std::unique_ptr<Misfit> on_data_sampling(const Case& c, const Plan& plan, std::u
   return std::make_unique<ResampledMisfit>(std::move(inner), TraceResampler(plan.nt, plan.dt, d.nt, d.dt));
 }
 
+TraceWeights read_trace_weights(const Case& c) {
+  const auto& inv = c.inversion;
+  if (inv.trace_weights_file.empty()) return {};
+  io::h5::Reader reader(inv.trace_weights_file);
+  const std::string where = fmt::format("{}: dataset '{}'", inv.trace_weights_file, inv.trace_weights_dataset);
+  const auto info = reader.info(inv.trace_weights_dataset);
+  if (info.dims.size() != 2 || info.dims[0] != c.shots.size() || info.dims[1] != c.receivers.size())
+    throw Error(ExitCode::input_error,
+                fmt::format("{} (inversion.trace_weights) has shape {}, expected ({}, {}): one weight per shot and "
+                            "receiver of the case",
+                            where, shape_text(info.dims), c.shots.size(), c.receivers.size()));
+  const std::vector<double> all = reader.read_floating<double>(inv.trace_weights_dataset, info.dims);
+  TraceWeights out(c.shots.size(), std::vector<double>(c.receivers.size()));
+  bool any = false;
+  for (std::size_t s = 0; s < out.size(); ++s)
+    for (std::size_t r = 0; r < out[s].size(); ++r) {
+      const double w = all[s * out[s].size() + r];
+      if (!(w >= 0) || !std::isfinite(w))
+        throw Error(ExitCode::input_error,
+                    fmt::format("{} (inversion.trace_weights): the weight of shot {} receiver {} is {}; weights must "
+                                "be finite numbers >= 0 (0 leaves the trace out)",
+                                where, s, r, w));
+      any = any || w > 0;
+      out[s][r] = w;
+    }
+  if (!any)
+    throw Error(ExitCode::input_error,
+                fmt::format("{} (inversion.trace_weights): every weight is 0, so there is nothing to fit; give the "
+                            "traces to fit a weight > 0",
+                            where));
+  return out;
+}
+
 std::unique_ptr<Misfit> case_misfit(const Case& c, const Plan& plan, double band_hz) {
   const DataSampling d = observed_sampling(c, plan);
   const auto& inv = c.inversion;
   std::unique_ptr<Misfit> m = make_misfit(inv.misfit, d.nt);
+  TraceWeights weights = read_trace_weights(c);
+  const bool weighted = !weights.empty();
+  if (weighted) m = std::make_unique<TraceWeightedMisfit>(std::move(m), std::move(weights), d.nt);
   if (inv.windowed()) {  // after the low-pass below: the data are filtered, then windowed
     std::vector<std::vector<WindowedMisfit::Trace>> shots(c.shots.size());
     for (std::size_t s = 0; s < shots.size(); ++s) {
@@ -208,8 +244,8 @@ std::unique_ptr<Misfit> case_misfit(const Case& c, const Plan& plan, double band
   }
   // Least squares alone: the low-passed residual (one filter a trace); else the misfit of the low-passed data.
   if (band_hz > 0)
-    m = std::make_unique<LowPassMisfit>(d.nt, d.dt, band_hz,
-                                        inv.misfit == "least_squares" && !inv.windowed() ? nullptr : std::move(m));
+    m = std::make_unique<LowPassMisfit>(
+        d.nt, d.dt, band_hz, inv.misfit == "least_squares" && !inv.windowed() && !weighted ? nullptr : std::move(m));
   return on_data_sampling(c, plan, std::move(m));
 }
 

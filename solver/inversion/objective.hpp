@@ -61,8 +61,13 @@ DataSampling observed_sampling(const Case& c, const Plan& plan);
 // (a band-limited resampling to the data's times and its exact transpose). A misfit that filters (LowPassMisfit)
 // must be made for observed_sampling's nt and dt.
 std::unique_ptr<Misfit> on_data_sampling(const Case& c, const Plan& plan, std::unique_ptr<Misfit> inner);
+// inversion.trace_weights, [shot][receiver], checked (Error input_error naming the file, dataset, shot and receiver:
+// a shape other than (shots, receivers), a weight that is negative or not finite, every weight 0); empty without.
+using TraceWeights = std::vector<std::vector<double>>;
+TraceWeights read_trace_weights(const Case& c);
 // The case's misfit (inversion.misfit) on the observed data's sampling, with the data low-passed at band_hz when it
-// is > 0 (a band of inversion.bands_hz, `gradient --band`): what invert, gradient and check-gradient evaluate.
+// is > 0 (a band of inversion.bands_hz, `gradient --band`), each trace's misfit weighted by inversion.trace_weights:
+// what invert, gradient and check-gradient evaluate.
 std::unique_ptr<Misfit> case_misfit(const Case& c, const Plan& plan, double band_hz = 0);
 // The case's observed data: from inversion.true_model (built on the case's grid) or inversion.observed_file.
 ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator,

@@ -174,6 +174,8 @@ void check_inputs_not_overwritten(const Case& c, const std::vector<std::string>&
       if (c.shots[s].sources[j].wavelet.kind == WaveletSpec::Kind::file)
         inputs.emplace_back(fmt::format("shots[{}].sources[{}].file", s, j), c.shots[s].sources[j].wavelet.file);
   if (!c.inversion.observed_file.empty()) inputs.emplace_back("inversion.observed", c.inversion.observed_file);
+  if (!c.inversion.trace_weights_file.empty())
+    inputs.emplace_back("inversion.trace_weights", c.inversion.trace_weights_file);
   if (c.inversion.true_model && c.inversion.true_model->kind == ModelSpec::Kind::file)
     inputs.emplace_back("inversion.true_model.file", c.inversion.true_model->file);
   for (const auto& [key, path] : inputs) {
