@@ -20,12 +20,6 @@ SPECWAVE_HD inline double kspace_symbol(double k2, double c_ref, double dt) {
   return -k2 * sinc * sinc;
 }
 
-// The k-space source correction: sinc^2(c_ref |k| dt / 2).
-SPECWAVE_HD inline double kspace_source_symbol(double k2, double c_ref, double dt) {
-  const double sinc = kspace_sinc(k2, c_ref, dt);
-  return sinc * sinc;
-}
-
 // (1 + eta dt) u^{n+1} = 2 u^n - (1 - eta dt) u^{n-1} + (v dt)^2 lap, with eta_dt = eta * dt (0 outside the layer).
 template <class T>
 SPECWAVE_HD inline T damped_leapfrog(T u, T u_prev, T vel2dt2, T lap, T eta_dt) {

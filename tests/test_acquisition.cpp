@@ -2,11 +2,13 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <complex>
 #include <random>
 
 #include "solver/case/errors.hpp"
 #include "solver/plan/acquisition.hpp"
 #include "validation/reference.hpp"
+#include "validation/spectral_reference.hpp"
 
 using namespace specwave;
 
@@ -107,4 +109,74 @@ TEST_CASE("free surface folds weights above z = 0 onto their mirror with a minus
   CHECK(sum_negative < 0);
   CHECK_THROWS_AS(make_point_stencil(g, {12.5, 100, 100}, false, "point"), Error);
   CHECK_THROWS_AS(make_point_stencil(g, {100, 100, 188.5}, false, "point"), Error);
+}
+
+TEST_CASE("spectral point weights: those of the independent reference, exact for constants, zero at Nyquist") {
+  // The engine solves the KKT system by Gaussian elimination with Gauss-Legendre moments; the reference solves on the
+  // constraints' null space by QR with Simpson's rule; both in long double (the condition number reaches ~3e5 at the
+  // band pi/2). Agreement to 1e-12.
+  double worst = 0, misfit[3] = {0, 0, 0};
+  for (double band : {M_PI / 2, 0.6 * M_PI, 0.8 * M_PI})
+    for (double courant : {0.0, 0.29, 0.5})
+      for (double q : {7.0, 5.25, 5.5, 5.9, 6.01, 1234.875}) {
+        const Weights1D w = spectral_point_weights(q, courant, band);
+        const auto ref = validation::reference_spectral_point_weights(q, courant, band, spectral_point_radius);
+        REQUIRE(w.index == ref.index);
+        REQUIRE(int(w.index.size()) == 2 * spectral_point_radius + 1);
+        CHECK(w.index.front() == int(std::round(q)) - spectral_point_radius);
+        double sum = 0, alternating = 0;
+        std::complex<double> response = 0;  // H(k) = sum w exp(i k (j - q)) at k = pi / 3
+        for (std::size_t k = 0; k < w.index.size(); ++k) {
+          worst = std::max(worst, std::abs(w.weight[k] - ref.weight[k]));
+          sum += w.weight[k];
+          alternating += (w.index[k] % 2 == 0 ? 1 : -1) * w.weight[k];
+          response += w.weight[k] * std::exp(std::complex<double>(0, M_PI / 3 * (w.index[k] - q)));
+        }
+        CAPTURE(band);
+        CAPTURE(courant);
+        CAPTURE(q);
+        CHECK(std::abs(sum - 1) < 1e-13);      // H(0) = 1
+        CHECK(std::abs(alternating) < 1e-13);  // H(pi) = 0
+        // At k = pi/3 the response is the target exp(-(courant k)^2 / 24) to the fit's accuracy, which falls as the
+        // band widens (docs/numerics.md).
+        const double target = std::exp(-std::pow(courant * M_PI / 3, 2) / 24);
+        const int b = band < 0.55 * M_PI ? 0 : band < 0.7 * M_PI ? 1 : 2;
+        misfit[b] = std::max(misfit[b], std::abs(response - target));
+        if (q == 7.0)  // on the grid the weights are symmetric: H is real and H'(pi) = 0 too
+          for (int k = 0; k < spectral_point_radius; ++k)
+            CHECK(std::abs(w.weight[k] - w.weight[2 * spectral_point_radius - k]) < 1e-13);
+      }
+  MESSAGE("spectral point weights: largest difference from the reference " << worst << "; largest |H - target| at "
+                                                                           << "k = pi/3 with the bands pi/2, 0.6 pi, "
+                                                                           << "0.8 pi: " << misfit[0] << ", "
+                                                                           << misfit[1] << ", " << misfit[2]);
+  // Measured 3.4e-5, 2.6e-4, 9.7e-3 (2026-12-05); bounds 1.5x.
+  CHECK(misfit[0] < 5e-5);
+  CHECK(misfit[1] < 4e-4);
+  CHECK(misfit[2] < 1.5e-2);
+  CHECK(worst < 1e-12);
+  CHECK_THROWS_AS(spectral_point_weights(3.3, 0.3, M_PI / 2, 1), std::invalid_argument);
+  CHECK_THROWS_AS(spectral_point_weights(3.3, -0.1, M_PI / 2), std::invalid_argument);
+  CHECK_THROWS_AS(spectral_point_weights(3.3, 0.3, 0.95 * M_PI), std::invalid_argument);
+  // The band: 0.9 of the highest wavenumber 2 pi f_max h / v_min, within [pi/2, 0.8 pi].
+  CHECK(spectral_point_band(50, 2000, 10) == doctest::Approx(M_PI / 2));             // 4 points per wavelength
+  CHECK(spectral_point_band(2000.0 / 30, 2000, 10) == doctest::Approx(0.6 * M_PI));  // 3
+  CHECK(spectral_point_band(2000.0 / 20, 2000, 10) == doctest::Approx(0.8 * M_PI));  // 2
+}
+
+TEST_CASE("spectral point stencils: (2 r + 1)^3 weights summing to 1, and they must stay in the grid") {
+  GridSpec g;
+  g.shape = {20, 18, 22};
+  g.spacing = {10, 12, 8};
+  g.origin = {0, -50, 100};
+  const std::array<double, 3> courant{0.29, 0.24, 0.36}, band{M_PI / 2, 0.6 * M_PI, M_PI / 2};
+  for (const Vec3& p : {Vec3{90, 40, 180}, Vec3{93.7, 51.1, 187.3}}) {
+    const PointStencil s = make_spectral_point_stencil(g, p, courant, band, "point");
+    CHECK(s.points.size() == std::size_t(std::pow(2 * spectral_point_radius + 1, 3)));
+    double sum = 0;
+    for (const auto& q : s.points) sum += q.weight;
+    CHECK(sum == doctest::Approx(1).epsilon(1e-13));
+  }
+  // 5 points from the low z face: the radius-6 stencil leaves the grid.
+  CHECK_THROWS_AS(make_spectral_point_stencil(g, {50, 40, 180}, courant, band, "point"), Error);
 }

@@ -27,6 +27,9 @@ struct ReferenceProblem {
   // Spectral reference only: the absorbing boundary, "pml" (split-field, first order) or "damping".
   std::string spectral_absorber = "pml";
   int interpolation_radius = 4;
+  // Spectral reference only: the radius of its point weights and the band they fit per axis (rad per sample).
+  int spectral_point_radius = 6;
+  std::array<double, 3> spectral_point_band{1.5707963267948966, 1.5707963267948966, 1.5707963267948966};
   std::vector<RefPoint> sources;
   std::vector<std::vector<double>> source_wavelets;  // one per source, nt samples each: s_j(t_n)
   std::vector<RefPoint> receivers;

@@ -120,11 +120,27 @@ struct Stencil {
   std::vector<double> w;
 };
 
+// The spectral method's stencil of a point: the product of reference_spectral_point_weights on each axis, with
+// courant c_ref dt / h_a. Throws std::invalid_argument when the point or its stencil leaves the grid.
 Stencil make_stencil(const ReferenceProblem& pb, const RefPoint& pt, const char* what) {
-  const RefStencil s = reference_point_stencil(pb, pt, what);
+  const double c_ref = *std::max_element(pb.velocity.begin(), pb.velocity.end());
+  const std::array<double, 3> pos{pt.z, pt.y, pt.x};
+  std::array<RefWeights1D, 3> w;
+  for (int a = 0; a < 3; ++a) {
+    const double q = (pos[a] - pb.origin[a]) / pb.spacing[a];
+    w[a] = reference_spectral_point_weights(q, c_ref * pb.dt / pb.spacing[a], pb.spectral_point_band[a],
+                                            pb.spectral_point_radius);
+    for (int i : w[a].index)
+      if (i < 0 || i >= pb.shape[a])
+        throw std::invalid_argument(std::string("spectral reference: the stencil of ") + what + " leaves the grid");
+  }
   Stencil st;
-  st.w = s.w;
-  for (const auto& i : s.idx) st.idx.push_back(flat(pb.shape, i[0], i[1], i[2]));
+  for (std::size_t kz = 0; kz < w[0].index.size(); ++kz)
+    for (std::size_t ky = 0; ky < w[1].index.size(); ++ky)
+      for (std::size_t kx = 0; kx < w[2].index.size(); ++kx) {
+        st.idx.push_back(flat(pb.shape, w[0].index[kz], w[1].index[ky], w[2].index[kx]));
+        st.w.push_back(w[0].weight[kz] * w[1].weight[ky] * w[2].weight[kx]);
+      }
   return st;
 }
 
@@ -156,18 +172,17 @@ ReferenceResult run_damping(const ReferenceProblem& pb) {
   // c_ref = v_max, the largest velocity of the model.
   const double c_ref = *std::max_element(pb.velocity.begin(), pb.velocity.end());
 
-  // k-space symbol: -|k|^2 sinc^2(c_ref |k| dt / 2); source correction sinc^2(c_ref |k| dt / 2).
+  // k-space symbol: -|k|^2 sinc^2(c_ref |k| dt / 2).
   std::array<std::vector<double>, 3> k;
   for (int a = 0; a < 3; ++a) k[a] = wavenumbers(n[a], h[a]);
   const std::vector<double> sinc = kspace_sinc(n, k, c_ref, dt);
-  std::vector<double> symbol(N), source_symbol(N);
+  std::vector<double> symbol(N);
   for (int mz = 0; mz < n[0]; ++mz)
     for (int my = 0; my < n[1]; ++my)
       for (int mx = 0; mx < n[2]; ++mx) {
         const std::size_t i = flat(n, mz, my, mx);
         const double k2 = k[0][mz] * k[0][mz] + k[1][my] * k[1][my] + k[2][mx] * k[2][mx];
         symbol[i] = -k2 * sinc[i] * sinc[i];
-        source_symbol[i] = sinc[i] * sinc[i];
       }
 
   // Damping: eta = d_z(iz) + d_y(iy) + d_x(ix); all six faces absorb.
@@ -206,20 +221,13 @@ ReferenceResult run_damping(const ReferenceProblem& pb) {
       for (std::size_t p = 0; p < src[j].w.size(); ++p) f[src[j].idx[p]] += s * src[j].w[p] * inv_cell;
     }
 
-    // K f^n = IFFT( sinc^2(c_ref |k| dt / 2) FFT(f^n) ): the k-space source correction.
-    for (std::size_t i = 0; i < N; ++i) spec[i] = cd(f[i], 0.0);
-    transform_3d(spec, n, /*inverse=*/false);
-    for (std::size_t i = 0; i < N; ++i) spec[i] *= source_symbol[i];
-    transform_3d(spec, n, /*inverse=*/true);
-    for (std::size_t i = 0; i < N; ++i) f[i] = spec[i].real() * inv_N;
-
     // Lk u^n = IFFT( symbol * FFT(u^n) ), inverse normalised by 1/(nz ny nx); real part kept.
     for (std::size_t i = 0; i < N; ++i) spec[i] = cd(u_cur[i], 0.0);
     transform_3d(spec, n, /*inverse=*/false);
     for (std::size_t i = 0; i < N; ++i) spec[i] *= symbol[i];
     transform_3d(spec, n, /*inverse=*/true);
 
-    // (1 + eta dt) u^{n+1} = 2 u^n - (1 - eta dt) u^{n-1} + dt^2 v^2 ( Lk u^n + K f^n )
+    // (1 + eta dt) u^{n+1} = 2 u^n - (1 - eta dt) u^{n-1} + dt^2 v^2 ( Lk u^n + f^n )
     for (std::size_t i = 0; i < N; ++i) {
       const double lk = spec[i].real() * inv_N;
       const double ed = eta[i] * dt;
@@ -321,22 +329,15 @@ ReferenceResult run_pml(const ReferenceProblem& pb) {
   for (const auto& s : pb.sources) src.push_back(make_stencil(pb, s, "source"));
   for (const auto& r : pb.receivers) rec.push_back(make_stencil(pb, r, "receiver"));
 
-  // K F^n with F^n = sum_{m<=n} f^m and f^m = sum_j s_j(t_m) g_j, g_j = sum_p w_p delta_p / (dz dy dx):
-  // by linearity K F^n = sum_j S_j^n K g_j with the running sums S_j^n = sum_{m<=n} s~_j(t_m). K g_j is computed
-  // once per source (K = IFFT( sinc^2(c_ref |k| dt / 2) FFT(.) ), real part kept: the symbol is real and even).
+  // F^n = sum_{m<=n} f^m with f^m = sum_j s~_j(t_m) g_j, g_j = sum_p w_p delta_p / (dz dy dx): by linearity
+  // F^n = sum_j S_j^n g_j with the running sums S_j^n = sum_{m<=n} s~_j(t_m).
   const double inv_cell = 1.0 / (h[0] * h[1] * h[2]);
   std::vector<cd> spec(N), tmp(N);
-  std::vector<std::vector<double>> Kg(src.size(), std::vector<double>(N, 0.0));
-  for (std::size_t j = 0; j < src.size(); ++j) {
-    std::fill(spec.begin(), spec.end(), cd(0, 0));
-    for (std::size_t p = 0; p < src[j].w.size(); ++p) spec[src[j].idx[p]] += src[j].w[p] * inv_cell;
-    transform_3d(spec, n, /*inverse=*/false);
-    for (std::size_t i = 0; i < N; ++i) spec[i] *= kappa[i] * kappa[i];
-    transform_3d(spec, n, /*inverse=*/true);
-    for (std::size_t i = 0; i < N; ++i) Kg[j][i] = spec[i].real() * inv_N;
-  }
+  std::vector<std::vector<double>> g(src.size(), std::vector<double>(N, 0.0));
+  for (std::size_t j = 0; j < src.size(); ++j)
+    for (std::size_t p = 0; p < src[j].w.size(); ++p) g[j][src[j].idx[p]] += src[j].w[p] * inv_cell;
   std::vector<double> S(src.size(), 0.0);  // S_j^n
-  std::vector<double> KF(N, 0.0);
+  std::vector<double> F(N, 0.0);
 
   // p_a^0 = 0, w_a^{-1/2} = 0; p = p_z + p_y + p_x.
   std::array<std::vector<double>, 3> pa, wa;
@@ -354,11 +355,11 @@ ReferenceResult run_pml(const ReferenceProblem& pb) {
     // Receivers: r(t_n) = sum_p w_p p^n_p, recorded before step n.
     for (std::size_t r = 0; r < rec.size(); ++r) res.traces(Eigen::Index(r), step) = sample(rec[r], p);
 
-    // K F^n = sum_j S_j^n K g_j
-    std::fill(KF.begin(), KF.end(), 0.0);
+    // F^n = sum_j S_j^n g_j
+    std::fill(F.begin(), F.end(), 0.0);
     for (std::size_t j = 0; j < src.size(); ++j) {
       S[j] += averaged_sample(pb.source_wavelets[j], step);
-      for (std::size_t i = 0; i < N; ++i) KF[i] += S[j] * Kg[j][i];
+      for (std::size_t i = 0; i < N; ++i) F[i] += S[j] * g[j][i];
     }
 
     // w_a^{n+1/2} = bs_a ( bs_a w_a^{n-1/2} - dt D_a^+ p^n ),  D_a^+ p = Re IFFT( kappa e_a^+ FFT(p) ) / N
@@ -383,7 +384,7 @@ ReferenceResult run_pml(const ReferenceProblem& pb) {
           }
     }
 
-    // p_a^{n+1} = b_a ( b_a p_a^n - dt v^2 D_a^- w_a^{n+1/2} ) + (1/3) dt^2 v^2 K F^n,
+    // p_a^{n+1} = b_a ( b_a p_a^n - dt v^2 D_a^- w_a^{n+1/2} ) + (1/3) dt^2 v^2 F^n,
     // D_a^- w = Re IFFT( kappa e_a^- FFT(w) ) / N
     for (int a = 0; a < 3; ++a) {
       for (std::size_t i = 0; i < N; ++i) tmp[i] = cd(wa[a][i], 0.0);
@@ -402,7 +403,7 @@ ReferenceResult run_pml(const ReferenceProblem& pb) {
             const std::array<int, 3> ii{iz, iy, ix};
             const std::size_t i = flat(n, iz, iy, ix);
             const double s = b[a][std::size_t(ii[a])];
-            pa[a][i] = s * (s * pa[a][i] - dtv2[i] * tmp[i].real() * inv_N) + dt2v2_3[i] * KF[i];
+            pa[a][i] = s * (s * pa[a][i] - dtv2[i] * tmp[i].real() * inv_N) + dt2v2_3[i] * F[i];
           }
     }
 
@@ -420,6 +421,56 @@ ReferenceResult run_pml(const ReferenceProblem& pb) {
 }
 
 }  // namespace
+
+RefWeights1D reference_spectral_point_weights(double q, double courant, double band_, int radius) {
+  if (radius < 2 || radius > 8) throw std::invalid_argument("spectral reference: point radius must be 2..8");
+  // Nodes j = round(q) - r .. round(q) + r, x_j = j - q. J(w) = int_0^band |H(k) - G(k)|^2 dk,
+  // H(k) = sum_j w_j exp(i k x_j), G(k) = exp(-(courant k)^2 / 24), by composite Simpson on 16000 intervals (its
+  // error, ~ h^4 x^4 / 180 with offsets x up to 8.5, stays below 1e-14).
+  // Constraints C w = d: sum w = 1, sum (-1)^j w = 0. Solved by the null space: with
+  // C^T = Q R (Householder), w = Q_1 R^{-T} d + Q_2 z, z by least squares (column-pivoted QR). In long double:
+  // the problem's condition number is ~3e5.
+  using R = long double;
+  using Mat = Eigen::Matrix<R, Eigen::Dynamic, Eigen::Dynamic>;
+  using Vec = Eigen::Matrix<R, Eigen::Dynamic, 1>;
+  const int j0 = static_cast<int>(std::round(q)) - radius, n = 2 * radius + 1, intervals = 16000;
+  const R band = band_, dk = band / intervals;
+  Vec x(n);
+  Mat C(2, n);
+  for (int i = 0; i < n; ++i) {
+    x(i) = R(j0 + i) - R(q);
+    const R sign = ((j0 + i) % 2 + 2) % 2 == 0 ? 1 : -1;
+    C(0, i) = 1;
+    C(1, i) = sign;
+  }
+  Vec d = Vec::Zero(2);
+  d(0) = 1;
+  Mat A(2 * (intervals + 1), n);
+  Vec t(2 * (intervals + 1));
+  for (int j = 0; j <= intervals; ++j) {
+    const R c = (j == 0 || j == intervals ? R(1) : (j % 2 ? R(4) : R(2))) * dk / 3;
+    const R k = j * dk, s = std::sqrt(c), ck = R(courant) * k;
+    for (int i = 0; i < n; ++i) {
+      A(2 * j, i) = s * std::cos(k * x(i));
+      A(2 * j + 1, i) = s * std::sin(k * x(i));
+    }
+    t(2 * j) = s * std::exp(-ck * ck / 24);
+    t(2 * j + 1) = 0;
+  }
+  const Eigen::HouseholderQR<Mat> qr(C.transpose());
+  const Mat Q = qr.householderQ();
+  const Mat Rt = qr.matrixQR().topRows(2).template triangularView<Eigen::Upper>();
+  const Vec wp = Q.leftCols(2) * Rt.transpose().template triangularView<Eigen::Lower>().solve(d);
+  const Mat N = Q.rightCols(n - 2);
+  const Vec z = (A * N).colPivHouseholderQr().solve(t - A * wp);
+  const Vec w = wp + N * z;
+  RefWeights1D out;
+  for (int i = 0; i < n; ++i) {
+    out.index.push_back(j0 + i);
+    out.weight.push_back(double(w(i)));
+  }
+  return out;
+}
 
 ReferenceResult run_spectral_reference(const ReferenceProblem& pb) {
   validate(pb);

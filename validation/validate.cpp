@@ -67,6 +67,7 @@ validation::ReferenceProblem reference_problem(const Case& c, const Plan& plan, 
   ref.pml_frequency = plan.pml_frequency;
   ref.free_surface = c.boundary.free_surface;
   ref.spectral_absorber = c.boundary.spectral_absorber == SpectralAbsorber::pml ? "pml" : "damping";
+  if (c.scheme.method == Method::spectral) ref.spectral_point_band = plan.spectral_point_band;
   for (const auto& r : c.receivers) ref.receivers.push_back({r[0], r[1], r[2]});
   for (const auto& s : c.shots.at(shot).sources) ref.sources.push_back({s.position[0], s.position[1], s.position[2]});
   ref.source_wavelets = plan.wavelets.at(shot);

@@ -1,7 +1,9 @@
 #include "solver/plan/acquisition.hpp"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <stdexcept>
 
 #include "solver/case/errors.hpp"
@@ -10,10 +12,14 @@ namespace specwave {
 namespace {
 
 // sin(a d) / d, with its limit a at d = 0.
-double sin_over(double a, double d) { return d == 0 ? a : std::sin(a * d) / d; }
+template <class R>
+R sin_over(R a, R d) {
+  return d == 0 ? a : std::sin(a * d) / d;
+}
 
 // Solves the dense system m x = b in place (Gaussian elimination, partial pivoting); n <= 21 here.
-std::vector<double> solve_dense(std::vector<double> m, std::vector<double> b) {
+template <class R>
+std::vector<R> solve_dense(std::vector<R> m, std::vector<R> b) {
   const std::size_t n = b.size();
   for (std::size_t c = 0; c < n; ++c) {
     std::size_t p = c;
@@ -24,7 +30,7 @@ std::vector<double> solve_dense(std::vector<double> m, std::vector<double> b) {
       std::swap(b[c], b[p]);
     }
     for (std::size_t r = c + 1; r < n; ++r) {
-      const double f = m[r * n + c] / m[c * n + c];
+      const R f = m[r * n + c] / m[c * n + c];
       for (std::size_t k = c; k < n; ++k) m[r * n + k] -= f * m[c * n + k];
       b[r] -= f * b[c];
     }
@@ -36,7 +42,110 @@ std::vector<double> solve_dense(std::vector<double> m, std::vector<double> b) {
   return b;
 }
 
+// Gauss-Legendre nodes and weights on [0, b] (Newton on P_n from Chebyshev guesses; exact for degree 2n - 1).
+void gauss_legendre(int n, long double b, std::vector<long double>& nodes, std::vector<long double>& weights) {
+  nodes.assign(n, 0);
+  weights.assign(n, 0);
+  for (int i = 0; i < n; ++i) {
+    long double x = std::cos(std::numbers::pi_v<long double> * (i + 0.75L) / (n + 0.5L)), dp = 1;
+    for (int it = 0; it < 100; ++it) {
+      long double p0 = 1, p1 = x;  // P_0, P_1; P_k by the three-term recurrence
+      for (int k = 2; k <= n; ++k) {
+        const long double pk = ((2 * k - 1) * x * p1 - (k - 1) * p0) / k;
+        p0 = p1;
+        p1 = pk;
+      }
+      dp = n * (x * p1 - p0) / (x * x - 1);
+      const long double dx = p1 / dp;
+      x -= dx;
+      if (std::abs(dx) < 1e-19L) break;
+    }
+    nodes[i] = (x + 1) * b / 2;
+    weights[i] = b / ((1 - x * x) * dp * dp);
+  }
+}
+
+// 1-D weights on the consecutive nodes first, first + 1, ...
+Weights1D weights_of(int first, std::vector<double> w) {
+  Weights1D out;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    out.index.push_back(first + int(i));
+    out.weight.push_back(w[i]);
+  }
+  return out;
+}
+
+// The product stencil of three 1-D weight sets; with a free surface, weights above z = 0 fold onto their mirror
+// with a minus sign. Throws Error(invalid_case) when a weight's node leaves the grid.
+PointStencil product_stencil(const GridSpec& g, const Vec3& position, bool free_surface, const std::string& what,
+                             int radius, const Weights1D (&w)[3]) {
+  for (int a = 0; a < 3; ++a)
+    for (int i : w[a].index) {
+      const bool mirrored = a == 0 && free_surface && i < 0;
+      if ((i < 0 && !mirrored) || i >= g.shape[a] || (mirrored && -i >= g.shape[0]))
+        throw Error(
+            ExitCode::invalid_case,
+            fmt::format("{} at ({}, {}, {}) m: its interpolation stencil (radius {} points) leaves the grid along {}; "
+                        "move it at least {} points inside the grid",
+                        what, position[0], position[1], position[2], radius, "zyx"[a], radius));
+    }
+  PointStencil s;
+  s.position = position;
+  for (std::size_t kz = 0; kz < w[0].index.size(); ++kz)
+    for (std::size_t ky = 0; ky < w[1].index.size(); ++ky)
+      for (std::size_t kx = 0; kx < w[2].index.size(); ++kx) {
+        int iz = w[0].index[kz];
+        double weight = w[0].weight[kz] * w[1].weight[ky] * w[2].weight[kx];
+        if (iz < 0) {  // odd image above the free surface
+          iz = -iz;
+          weight = -weight;
+        }
+        s.points.push_back({iz, w[1].index[ky], w[2].index[kx], weight});
+      }
+  return s;
+}
+
 }  // namespace
+
+double spectral_point_band(double f_max, double v_min, double h) {
+  const double k = 2 * std::numbers::pi * f_max * h / v_min;
+  return std::clamp(0.9 * k, std::numbers::pi / 2, 0.8 * std::numbers::pi);
+}
+
+Weights1D spectral_point_weights(double q, double courant, double band, int radius) {
+  if (radius < 2 || radius > 8) throw std::invalid_argument("spectral_point_weights: radius must be 2..8");
+  if (!(courant >= 0 && courant <= 2)) throw std::invalid_argument("spectral_point_weights: courant must be in [0, 2]");
+  if (!(band >= std::numbers::pi / 4 && band <= 0.9 * std::numbers::pi))
+    throw std::invalid_argument("spectral_point_weights: band must be in [pi/4, 0.9 pi]");
+  // Minimise int_0^a |H(k) - G(k)|^2 dk, H(k) = sum_i w_i exp(i k x_i), x_i = j_i - q, G(k) = exp(-(courant k)^2 / 24),
+  // subject to H(0) = 1 and H(pi) = 0, i.e. sum w_i = 1 and sum (-1)^j_i w_i = 0 (on the grid the weights are
+  // symmetric, so H'(pi) = 0 too). Normal equations with the two multipliers (KKT system):
+  //   sum_l w_l sin(a (x_i - x_l)) / (x_i - x_l) + sum_c C_ci mu_c = int_0^a G(k) cos(k x_i) dk.
+  // The right side by 48-point Gauss-Legendre (the integrand is entire; its error is at rounding). In long double:
+  // the system's condition number is ~3e5, so fp64 would leave the weights ~3e-11 from the solution.
+  using R = long double;
+  const int j0 = int(std::round(q)) - radius, n = 2 * radius + 1, m = n + 2;
+  const R a = band;
+  std::vector<R> nodes, gl;
+  gauss_legendre(48, a, nodes, gl);
+  std::vector<R> x(n), target(nodes.size());
+  for (int i = 0; i < n; ++i) x[i] = R(j0 + i) - R(q);
+  for (std::size_t g = 0; g < nodes.size(); ++g) {
+    const R ck = R(courant) * nodes[g];
+    target[g] = gl[g] * std::exp(-ck * ck / 24);
+  }
+  std::vector<R> mat(std::size_t(m) * m, 0), b(m, 0);
+  for (int i = 0; i < n; ++i) {
+    for (int l = 0; l < n; ++l) mat[std::size_t(i) * m + l] = sin_over(a, x[i] - x[l]);
+    for (std::size_t g = 0; g < nodes.size(); ++g) b[i] += target[g] * std::cos(nodes[g] * x[i]);
+    const R sign = (j0 + i) % 2 == 0 ? 1 : -1;
+    const R row[2] = {1, sign};
+    for (int c = 0; c < 2; ++c) mat[std::size_t(i) * m + n + c] = mat[std::size_t(n + c) * m + i] = row[c];
+  }
+  b[n] = 1;
+  const std::vector<R> w = solve_dense(std::move(mat), std::move(b));
+  return weights_of(j0, std::vector<double>(w.begin(), w.begin() + n));
+}
 
 Weights1D interpolation_weights(double q, int radius) {
   if (radius < 1 || radius > 6) throw std::invalid_argument("interpolation_weights: radius must be 1..6");
@@ -57,7 +166,7 @@ Weights1D interpolation_weights(double q, int radius) {
     for (int l = 0; l < n; ++l) m[std::size_t(i) * (n + 1) + l] = sin_over(a, double(i - l));
     m[std::size_t(i) * (n + 1) + n] = 1;
     m[std::size_t(n) * (n + 1) + i] = 1;
-    b[i] = sin_over(a, (i0 - radius + 1 + i) - q);
+    b[i] = sin_over(a, double(i0 - radius + 1 + i) - q);
   }
   b[n] = 1;
   const std::vector<double> x = solve_dense(std::move(m), std::move(b));
@@ -71,33 +180,17 @@ Weights1D interpolation_weights(double q, int radius) {
 PointStencil make_point_stencil(const GridSpec& g, const Vec3& position, bool free_surface, const std::string& what,
                                 int radius) {
   Weights1D w[3];
-  for (int a = 0; a < 3; ++a) {
-    const double q = (position[a] - g.origin[a]) / g.spacing[a];
-    w[a] = interpolation_weights(q, radius);
-    for (int i : w[a].index) {
-      const bool mirrored = a == 0 && free_surface && i < 0;
-      if ((i < 0 && !mirrored) || i >= g.shape[a] || (mirrored && -i >= g.shape[0]))
-        throw Error(
-            ExitCode::invalid_case,
-            fmt::format("{} at ({}, {}, {}) m: its interpolation stencil (radius {} points) leaves the grid along {}; "
-                        "move it at least {} points inside the grid",
-                        what, position[0], position[1], position[2], radius, "zyx"[a], radius));
-    }
-  }
-  PointStencil s;
-  s.position = position;
-  for (std::size_t kz = 0; kz < w[0].index.size(); ++kz)
-    for (std::size_t ky = 0; ky < w[1].index.size(); ++ky)
-      for (std::size_t kx = 0; kx < w[2].index.size(); ++kx) {
-        int iz = w[0].index[kz];
-        double weight = w[0].weight[kz] * w[1].weight[ky] * w[2].weight[kx];
-        if (iz < 0) {  // odd image above the free surface
-          iz = -iz;
-          weight = -weight;
-        }
-        s.points.push_back({iz, w[1].index[ky], w[2].index[kx], weight});
-      }
-  return s;
+  for (int a = 0; a < 3; ++a) w[a] = interpolation_weights((position[a] - g.origin[a]) / g.spacing[a], radius);
+  return product_stencil(g, position, free_surface, what, radius, w);
+}
+
+PointStencil make_spectral_point_stencil(const GridSpec& g, const Vec3& position, const std::array<double, 3>& courant,
+                                         const std::array<double, 3>& band, const std::string& what) {
+  Weights1D w[3];
+  for (int a = 0; a < 3; ++a)
+    w[a] =
+        spectral_point_weights((position[a] - g.origin[a]) / g.spacing[a], courant[a], band[a], spectral_point_radius);
+  return product_stencil(g, position, false, what, spectral_point_radius, w);
 }
 
 }  // namespace specwave

@@ -5,6 +5,7 @@
 // stencil is their product. Injection spreads s(t) over the stencil's points with weight w / (dz dy dx);
 // sampling returns sum w u.
 // With the grid inner product <u, g> = sum u g dz dy dx, sampling is exactly the adjoint of injection.
+#include <array>
 #include <numbers>
 #include <vector>
 
@@ -36,9 +37,29 @@ struct Weights1D {
 // condition number grows ~30x per unit of radius: 1e8 at 6).
 Weights1D interpolation_weights(double q, int radius = interpolation_radius);
 
+// The spectral method's points (docs/numerics.md, "Sources and receivers of the spectral method"): per axis
+// 2 r + 1 weights at the nodes round(q) - r .. round(q) + r, on the grid as well as off it. They are the least-squares
+// fit over 0..band rad per sample of exp(-(courant k)^2 / 24) exp(i k (q - j)) (the split share of the k-space source
+// factor sinc^2(c_ref |k| dt / 2) that each of source and receiver carries), exact for constants, with a zero at the
+// Nyquist wavenumber (H(pi) = 0; a double zero for a point on the grid, whose weights are symmetric). Sources and
+// receivers use the same weights, so sampling stays the adjoint of injection and reciprocity holds to rounding; the
+// zero at Nyquist removes the instantaneous precursor of a point whose spectrum fills the wavenumber cube.
+inline constexpr int spectral_point_radius = 6;
+// The band of an axis: 0.9 of the case's highest significant wavenumber 2 pi f_max h / v_min, within
+// [pi/2, 0.8 pi] (0.8 pi: 2.5 points per wavelength, the method's floor).
+double spectral_point_band(double f_max, double v_min, double h);
+// courant = c_ref dt / h of the axis (>= 0). Throws std::invalid_argument unless 2 <= radius <= 8,
+// 0 <= courant <= 2 and pi/4 <= band <= 0.9 pi.
+Weights1D spectral_point_weights(double q, double courant, double band, int radius = spectral_point_radius);
+
 // The 3-D stencil of a point. With a free surface, weights above z = 0 fold onto their mirror with a minus sign.
 // Throws Error(invalid_case) when the stencil leaves the grid; `what` names the point in the message.
 PointStencil make_point_stencil(const GridSpec& grid, const Vec3& position, bool free_surface, const std::string& what,
                                 int radius = interpolation_radius);
+// The spectral method's stencil of a point (no free surface): spectral_point_weights on each axis, with
+// courant[a] = c_ref dt / h_a and band[a]. Throws Error(invalid_case) when the stencil leaves the grid.
+PointStencil make_spectral_point_stencil(const GridSpec& grid, const Vec3& position,
+                                         const std::array<double, 3>& courant, const std::array<double, 3>& band,
+                                         const std::string& what);
 
 }  // namespace specwave

@@ -91,10 +91,12 @@ void check_inside(const Case& c, const Vec3& p, const std::string& what) {
 }
 
 // A source or receiver outside the absorbing layer whose interpolation stencil (interpolation_radius points
-// each side) still reaches into it: reciprocity and amplitudes there hold to about 4e-4 rather than to rounding
-// (docs/validation.md, "Reciprocity"). A note with the margin that avoids it, not a refusal: the run is valid.
+// each side; the spectral method's spectral_point_radius) still reaches into it: reciprocity and amplitudes there hold
+// to about 4e-4 rather than to rounding (docs/validation.md, "Reciprocity"). A note with the margin that avoids it, not
+// a refusal: the run is valid.
 void note_stencils_in_layer(const Case& c, Plan& plan) {
   const int W = c.boundary.pml_width;
+  const bool spectral = c.scheme.method == Method::spectral;
   if (W <= 0) return;
   const auto note = [&](const PointStencil& st, const std::string& what) {
     int lo[3] = {INT_MAX, INT_MAX, INT_MAX}, hi[3] = {-1, -1, -1};
@@ -110,14 +112,17 @@ void note_stencils_in_layer(const Case& c, Plan& plan) {
       const int into = std::max(low_absorbs ? W - lo[a] : 0, hi[a] - (n - W - 1));
       if (into <= 0) continue;
       const double h = c.grid.spacing[a], o = c.grid.origin[a];
-      const double from = low_absorbs ? o + (W + interpolation_radius - 1) * h : o,
-                   to = o + (n - W - 1 - interpolation_radius) * h;
+      // FDTD: 2r nodes floor(q) - r + 1 .. floor(q) + r, or the node itself; spectral: round(q) - r .. round(q) + r.
+      const int r = spectral ? spectral_point_radius : interpolation_radius;
+      const double from = low_absorbs ? o + (W + r - (spectral ? 0 : 1)) * h : o, to = o + (n - W - 1 - r) * h;
       plan.notes.push_back(fmt::format(
           "{} at ({}, {}, {}) m: its interpolation stencil reaches {} point(s) into the absorbing layer along {}; "
           "reciprocity and amplitudes there hold to about 4e-4, not to rounding: place it within [{:.6g}, {:.6g}] m "
-          "along {} (pml_width + {} - 1 points from the low face, one more from the high face) or on a grid point",
+          "along {} ({}){}",
           what, st.position[0], st.position[1], st.position[2], into, "zyx"[a], from, to, "zyx"[a],
-          interpolation_radius));
+          spectral ? fmt::format("pml_width + {} points from either face", r)
+                   : fmt::format("pml_width + {} - 1 points from the low face, one more from the high face", r),
+          spectral ? "" : " or on a grid point"));
       return;  // one note per point
     }
   };
@@ -604,19 +609,29 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     invalid(c, fmt::format("time.duration = {} s is shorter than two time steps (dt = {:.6g} s)", c.time.duration,
                            plan.dt));
 
-  // Geometry of sources and receivers.
+  // Geometry of sources and receivers: the spectral method's points carry their share of the k-space source factor
+  // (c_ref = v_max, as the propagators' symbols).
+  std::array<double, 3> courant{};
+  for (int a = 0; a < 3; ++a) {
+    courant[a] = plan.model.v_max * plan.dt / c.grid.spacing[a];
+    if (spectral) plan.spectral_point_band[a] = spectral_point_band(plan.f_max, plan.model.v_min, c.grid.spacing[a]);
+  }
+  const auto point_stencil = [&](const Vec3& position, const std::string& what) {
+    return spectral ? make_spectral_point_stencil(c.grid, position, courant, plan.spectral_point_band, what)
+                    : make_point_stencil(c.grid, position, c.boundary.free_surface, what);
+  };
   for (std::size_t s = 0; s < c.shots.size(); ++s) {
     auto& stencils = plan.sources.emplace_back();
     for (std::size_t j = 0; j < c.shots[s].sources.size(); ++j) {
       const std::string what = fmt::format("shots[{}].sources[{}]", s, j);
       check_inside(c, c.shots[s].sources[j].position, what);
-      stencils.push_back(make_point_stencil(c.grid, c.shots[s].sources[j].position, c.boundary.free_surface, what));
+      stencils.push_back(point_stencil(c.shots[s].sources[j].position, what));
     }
   }
   for (std::size_t r = 0; r < c.receivers.size(); ++r) {
     const std::string what = fmt::format("receiver {}", r);
     check_inside(c, c.receivers[r], what);
-    plan.receivers.push_back(make_point_stencil(c.grid, c.receivers[r], c.boundary.free_surface, what));
+    plan.receivers.push_back(point_stencil(c.receivers[r], what));
   }
   note_stencils_in_layer(c, plan);
   if (where.rank == 0) check_output_directory(c);

@@ -44,6 +44,8 @@ struct Plan {
   std::vector<std::vector<PointStencil>> sources;          // [shot][source]
   std::vector<std::vector<std::vector<double>>> wavelets;  // [shot][source][n]
   std::vector<PointStencil> receivers;
+  // The spectral method's point weights (solver/plan/acquisition.hpp): the band they fit, rad per sample of each axis.
+  std::array<double, 3> spectral_point_band{0, 0, 0};
   std::vector<std::string> notes;  // advice that does not stop the run (printed with the plan)
 };
 

@@ -1,5 +1,8 @@
 // The spectral method's rows of the capability table (solver/propagators/capabilities.hpp): forward on the CPU
 // (also decomposed, over the distributed FFT) and the GPU (one rank a shot); the gradient on the CPU.
+#include <cmath>
+
+#include "solver/plan/acquisition.hpp"
 #include "solver/propagators/capabilities.hpp"
 #include "solver/propagators/gpu/gpu_memory.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
@@ -14,11 +17,14 @@ double value_bytes(const Case& c) { return c.run.precision == Precision::fp64 ? 
 // solver/propagators/spectral/spectral_cpu_propagator.cpp. PML: p, p_z, p_y, p_x, w_z, w_y, w_x, work, dt v^2,
 // two half spectra (complex), kappa (half): ~11.5 fields; damping: u, u_prev, work, (v dt)^2, eta dt, symbol
 // (half), spectrum (half, complex): ~7 fields. Both: the fp64 source factor, v^2 during setup, and one dense
-// K p_j pattern per source.
+// pattern per source; the receivers' point lists.
 double host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
   const double points = double(shape[0]) * shape[1] * shape[2];
   const bool pml = c.boundary.spectral_absorber == SpectralAbsorber::pml;
-  return ((pml ? 11.5 : 7.0) + double(max_shot_sources(c))) * points * value_bytes(c) + 16.0 * points;
+  // The receivers' point lists: (2 r + 1)^3 points each, an index_t, a weight and an int32 owner.
+  const double lists =
+      double(c.receivers.size()) * std::pow(2.0 * spectral_point_radius + 1, 3) * (8.0 + value_bytes(c) + 4.0);
+  return ((pml ? 11.5 : 7.0) + double(max_shot_sources(c))) * points * value_bytes(c) + 16.0 * points + lists;
 }
 
 // solver/propagators/spectral/spectral_cuda_propagator.cpp. A half spectrum (nz, ny, nx/2+1) of complex values

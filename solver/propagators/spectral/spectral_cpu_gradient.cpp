@@ -71,7 +71,7 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
   void begin_shot(int shot) {
     reset_state();
     std::fill(traces_.begin(), traces_.end(), 0.0);
-    sources_.begin(setup_, steps_, source_stencils_.at(shot), wavelets_.at(shot));
+    sources_.begin(setup_, source_stencils_.at(shot), wavelets_.at(shot));
     history_shot_ = -1;
   }
 

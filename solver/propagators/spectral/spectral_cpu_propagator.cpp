@@ -2,10 +2,11 @@
 // FFTW r2c/c2r transforms (threads, FFTW_MEASURE plans made once, wisdom cached). Two absorbing boundaries:
 //  - the split-field PML in first-order form (default): ten transforms a step
 //      w_a^{n+1/2} = bs_a (bs_a w_a^{n-1/2} - dt D_a^+ p^n)
-//      p_a^{n+1}   = b_a (b_a p_a^n - dt v^2 D_a^- w_a^{n+1/2}) + dt^2 v^2 K F^n / 3,   p = sum_a p_a
+//      p_a^{n+1}   = b_a (b_a p_a^n - dt v^2 D_a^- w_a^{n+1/2}) + dt^2 v^2 F^n / 3,   p = sum_a p_a
 //  - the damping layer in second-order form: two transforms a step
-//      (1 + eta dt) u^{n+1} = 2u^n - (1 - eta dt) u^{n-1} + (v dt)^2 ( Lk u^n + K f^n )
-// K = IFFT(sinc^2(c_ref |k| dt/2) FFT(.)) is the k-space source correction.
+//      (1 + eta dt) u^{n+1} = 2u^n - (1 - eta dt) u^{n-1} + (v dt)^2 ( Lk u^n + f^n )
+// The source's share of the k-space source factor is in its weights (solver/plan/acquisition.hpp); the receivers
+// carry the other share.
 #include <omp.h>
 
 #include <algorithm>
@@ -97,11 +98,11 @@ class SpectralCpuBase : public Propagator {
   virtual const T* field() const = 0;
   virtual void visit_fields(StateVisitor& v) = 0;
 
-  // Zeroed traces, the sources' dense patterns source_factor K p_j / (dz dy dx) and their amplitudes per step.
+  // Zeroed traces, the sources' dense patterns source_factor p_j / (dz dy dx) and their amplitudes per step.
   void begin_sources(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets) {
     std::fill(local_.begin(), local_.end(), 0.0);
     std::fill(parts_.begin(), parts_.end(), 0.0);
-    sources_.begin(setup_, steps_, sources, wavelets);
+    sources_.begin(setup_, sources, wavelets);
   }
 
   void record(int n) { record_block(setup_.block_receivers, field(), local_, parts_, setup_.nt, n); }

@@ -109,11 +109,8 @@ class SpectralCpuSteps {
   SpectralCpuSteps(const SpectralCpuSteps&) = delete;
   SpectralCpuSteps& operator=(const SpectralCpuSteps&) = delete;
 
-  // The real array the transforms were planned on (make_source_pattern's work field).
-  std::span<T> work() { return std::span<T>(work_.data(), work_.size()); }
-
   // out = IFFT(symbol * FFT(in)) for a real symbol on the half spectrum (the setup's, 1/N folded in): the
-  // Laplacian Lk (laplacian_symbol) or the source correction K (source_symbol). out may be in.
+  // Laplacian Lk (laplacian_symbol). out may be in.
   void apply_real_symbol(const T* in, const std::vector<T>& symbol, T* out) {
     fft_.forward(in, spectrum_.data());
     T* spec = reinterpret_cast<T*>(spectrum_.data());
@@ -126,7 +123,6 @@ class SpectralCpuSteps {
     }
     fft_.backward(spectrum_.data(), out);
   }
-  void source_correction(T* field) { apply_real_symbol(field, setup_.source_symbol, field); }
 
   // The damping layer: u_prev <- damped_leapfrog(u, u_prev, vel2dt2, Lk u, eta dt) at every point (u^{n+1} from u^n,
   // u^{n-1}), plus `source` in the same pass; the caller adds any other source and swaps. Its transpose is the same
@@ -326,20 +322,18 @@ class SpectralCpuSteps {
   fft::Buffer<std::complex<T>> scratch_;  // a second spectrum (PML only; c2r destroys its input)
 };
 
-// The sources of one shot: the dense patterns source_factor K p_j / (dz dy dx) of make_source_pattern and their
+// The sources of one shot: the dense patterns source_factor p_j / (dz dy dx) of make_source_pattern and their
 // amplitudes per step (spectral_source_amplitudes).
 template <class T>
 struct SpectralSources {
   std::vector<std::vector<T>> patterns;
   std::vector<std::vector<double>> amplitudes;
 
-  void begin(const SpectralSetup<T>& setup, SpectralCpuSteps<T>& steps, const std::vector<PointStencil>& sources,
+  void begin(const SpectralSetup<T>& setup, const std::vector<PointStencil>& sources,
              const std::vector<std::vector<double>>& wavelets) {
     amplitudes = spectral_source_amplitudes(setup.absorber, wavelets);
-    const ApplySourceCorrection<T> apply_k = [&](std::span<T> field) { steps.source_correction(field.data()); };
     patterns.assign(sources.size(), {});
-    for (std::size_t j = 0; j < sources.size(); ++j)
-      make_source_pattern(setup, sources[j], steps.work(), apply_k, patterns[j]);
+    for (std::size_t j = 0; j < sources.size(); ++j) make_source_pattern(setup, sources[j], patterns[j]);
   }
 
   // Source `j`'s term at step n, for a step to add in its own pass (none when its amplitude is exactly 0 or there is

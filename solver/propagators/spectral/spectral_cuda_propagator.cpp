@@ -54,7 +54,6 @@ class SpectralCuda final : public Propagator {
     const std::size_t n = setup_.points(), n_spectrum = setup_.spectrum_points();
     const int spectra = pml_ ? 3 : 1;
     for (int k = 0; k < spectra; ++k) spectra_.emplace_back(n_spectrum);
-    source_symbol_ = upload(setup_.source_symbol);
     if (pml_) {
       for (int a = 0; a < 3; ++a) {
         p_[a] = cuda::DeviceArray<T>(n);
@@ -81,7 +80,6 @@ class SpectralCuda final : public Propagator {
     release(setup_.dt_vel2);
     release(setup_.laplacian_symbol);
     release(setup_.kappa);
-    release(setup_.source_symbol);
 
     const auto& rec = setup_.receivers;
     n_receivers_ = int(rec.offsets.size()) - 1;
@@ -128,20 +126,11 @@ class SpectralCuda final : public Propagator {
     }
     cuda::copy_to_device(amplitudes_.data(), flat.data(), flat.size() * sizeof(T), st);
 
-    // Patterns source_factor * K p_j (shared code), with K applied by cuFFT: IFFT(source_symbol * FFT(.)).
+    // Patterns source_factor * p_j (shared code).
     const std::size_t n = setup_.points();
-    std::vector<T> work(n), pattern;
-    T* field = work_[0].data();
-    C* spectrum = spectra_[0].data();
-    const ApplySourceCorrection<T> apply_k = [&](std::span<T> f) {
-      cuda::copy_to_device(field, f.data(), n * sizeof(T), st);
-      fft_.forward(field, spectrum);
-      cuda::multiply_spectrum(shape_, spectrum, source_symbol_.data(), st);
-      fft_.backward(spectrum, field);
-      cuda::copy_to_host(f.data(), field, n * sizeof(T), st);
-    };
+    std::vector<T> pattern;
     for (int j = 0; j < n_sources_; ++j) {
-      make_source_pattern(setup_, sources[j], std::span<T>(work), apply_k, pattern);
+      make_source_pattern(setup_, sources[j], pattern);
       cuda::copy_to_device(patterns_.data() + std::size_t(j) * n, pattern.data(), n * sizeof(T), st);
     }
   }
@@ -206,11 +195,11 @@ class SpectralCuda final : public Propagator {
   }
 
   std::size_t device_bytes() const override {
-    std::size_t bytes = fft_.work_bytes() + source_symbol_.bytes() + laplacian_symbol_.bytes() + kappa_.bytes() +
-                        u_.bytes() + u_prev_.bytes() + vel2dt2_.bytes() + p_sum_.bytes() + dt_vel2_.bytes() +
-                        patterns_.bytes() + amplitudes_.bytes() + ring_.device_bytes() + field_copy_.device_bytes() +
-                        receiver_index_.bytes() + receiver_weight_.bytes() + receiver_offsets_.bytes() +
-                        stats_max_.bytes() + stats_index_.bytes();
+    std::size_t bytes = fft_.work_bytes() + laplacian_symbol_.bytes() + kappa_.bytes() + u_.bytes() + u_prev_.bytes() +
+                        vel2dt2_.bytes() + p_sum_.bytes() + dt_vel2_.bytes() + patterns_.bytes() + amplitudes_.bytes() +
+                        ring_.device_bytes() + field_copy_.device_bytes() + receiver_index_.bytes() +
+                        receiver_weight_.bytes() + receiver_offsets_.bytes() + stats_max_.bytes() +
+                        stats_index_.bytes();
     for (const auto& s : spectra_) bytes += s.bytes();
     for (int a = 0; a < 3; ++a)
       bytes += p_[a].bytes() + w_[a].bytes() + work_[a].bytes() + shift_plus_[a].bytes() + shift_minus_[a].bytes() +
@@ -314,7 +303,7 @@ class SpectralCuda final : public Propagator {
   bool pml_;
   cuda::RealFft3d<T> fft_;
   std::vector<cuda::DeviceArray<C>> spectra_;  // half spectra: damping 1, pml 3 (FFT(p) becomes the z one)
-  cuda::DeviceArray<T> source_symbol_, laplacian_symbol_, kappa_;
+  cuda::DeviceArray<T> laplacian_symbol_, kappa_;
   // damping: u^n, u^{n-1}, (v dt)^2, d_a; work_[0] holds the Laplacian
   cuda::DeviceArray<T> u_, u_prev_, vel2dt2_;
   std::array<cuda::DeviceArray<double>, 3> damping_;

@@ -98,7 +98,6 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
   // Symbols on the local block of the half spectrum, times 1 / (nz ny nx).
   const double norm = 1.0 / double(g.points());
   const std::size_t n_spectrum = s.spectrum_points();
-  s.source_symbol.resize(n_spectrum);
   (pml ? s.kappa : s.laplacian_symbol).resize(n_spectrum);
 #pragma omp parallel for collapse(2) schedule(static)
   for (int z = 0; z < se[0]; ++z)
@@ -109,7 +108,6 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
         const double kx = spectral_wavenumber(x + sb[2], g.shape[2], g.spacing[2]);
         const double k2 = kz * kz + ky * ky + kx * kx;
         const std::size_t at = (std::size_t(z) * se[1] + y) * se[2] + x;
-        s.source_symbol[at] = T(kspace_source_symbol(k2, s.c_ref, dt) * norm);
         if (pml)
           s.kappa[at] = T(kspace_sinc(k2, s.c_ref, dt) * norm);
         else
@@ -154,19 +152,16 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
 }
 
 template <class T>
-void make_source_pattern(const SpectralSetup<T>& s, const PointStencil& source, std::span<T> work,
-                         const ApplySourceCorrection<T>& apply_k, std::vector<T>& pattern) {
+void make_source_pattern(const SpectralSetup<T>& s, const PointStencil& source, std::vector<T>& pattern) {
   const std::size_t n = s.points();
-  if (work.size() != n) throw std::invalid_argument("make_source_pattern: the work field must hold nz ny nx values");
-  // p_j / (dz dy dx): the discrete delta of unit integral, spread by the interpolation weights.
+  // p_j / (dz dy dx): the discrete delta of unit integral, spread by the point's weights (which carry the source's
+  // share of the k-space factor, solver/plan/acquisition.hpp); the points of the local block only.
   const PointLists<T> raw =
       make_point_lists<T>(s.layout, std::vector<PointStencil>{source}, 1.0 / s.cell_volume, nullptr, &s.blocks.real);
-  std::fill(work.begin(), work.end(), T(0));
-  for (std::size_t p = 0; p < raw.index.size(); ++p) work[raw.index[p]] += raw.factor[p];
-  apply_k(work);
-  pattern.resize(n);
+  pattern.assign(n, T(0));
+  for (std::size_t p = 0; p < raw.index.size(); ++p) pattern[raw.index[p]] += raw.factor[p];
 #pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < n; ++i) pattern[i] = work[i] * s.source_factor[i];
+  for (std::size_t i = 0; i < n; ++i) pattern[i] *= s.source_factor[i];
 }
 
 std::vector<std::vector<double>> spectral_source_amplitudes(SpectralAbsorber absorber,
@@ -196,9 +191,7 @@ template void set_spectral_model<float, float>(SpectralSetup<float>&, const floa
 template void set_spectral_model<float, double>(SpectralSetup<float>&, const double*);
 template void set_spectral_model<double, float>(SpectralSetup<double>&, const float*);
 template void set_spectral_model<double, double>(SpectralSetup<double>&, const double*);
-template void make_source_pattern<float>(const SpectralSetup<float>&, const PointStencil&, std::span<float>,
-                                         const ApplySourceCorrection<float>&, std::vector<float>&);
-template void make_source_pattern<double>(const SpectralSetup<double>&, const PointStencil&, std::span<double>,
-                                          const ApplySourceCorrection<double>&, std::vector<double>&);
+template void make_source_pattern<float>(const SpectralSetup<float>&, const PointStencil&, std::vector<float>&);
+template void make_source_pattern<double>(const SpectralSetup<double>&, const PointStencil&, std::vector<double>&);
 
 }  // namespace specwave

@@ -2,7 +2,7 @@
 // Host-side preparation shared by the spectral propagators (CPU with FFTW, CUDA with cuFFT), following
 // docs/numerics.md, "Pseudo-spectral k-space propagator": per-point factors, the damping and split-field
 // PML profiles, the k-space symbols on the half spectrum, receivers as point lists, and the dense source
-// patterns K p_j. Everything is computed once in fp64 and rounded to T here; the CPU propagator runs on these
+// patterns. Everything is computed once in fp64 and rounded to T here; the CPU propagator runs on these
 // arrays and the CUDA propagator copies them to the device, so the two backends cannot drift apart.
 #include <array>
 #include <complex>
@@ -45,7 +45,7 @@ struct SpectralSetup {
   // Per grid point (layout order). Arrays the chosen absorber does not use are left empty.
   std::vector<T> vel2dt2;        // (v dt)^2                                   (damping)
   std::vector<T> dt_vel2;        // dt v^2                                     (pml)
-  std::vector<T> source_factor;  // multiplies K p_j: damping (v dt)^2 / (1 + eta dt), pml (v dt)^2
+  std::vector<T> source_factor;  // multiplies p_j: damping (v dt)^2 / (1 + eta dt), pml (v dt)^2
 
   // Damping layer: the CPML profile d_a(i) of each axis (all six faces absorb), eta = d_z + d_y + d_x.
   std::array<std::vector<double>, 3> damping;  // per axis, length n_a (1/s), global index
@@ -54,7 +54,6 @@ struct SpectralSetup {
 
   // On the local block of the half spectrum, with the 1 / (nz ny nx) of the unnormalised inverse transform folded in:
   std::vector<T> laplacian_symbol;  // -|k|^2 sinc^2(c_ref |k| dt / 2) / N   (damping)
-  std::vector<T> source_symbol;     // sinc^2(c_ref |k| dt / 2) / N          (K, both absorbers)
   std::vector<T> kappa;             // sinc(c_ref |k| dt / 2) / N            (pml)
 
   // Split-field PML, per axis a. The staggered derivative D_a^+- has the symbol kappa * shift_plus/minus[a][m_a]:
@@ -85,17 +84,11 @@ void set_spectral_model(SpectralSetup<T>& setup, const V* velocity);
 // otherwise.
 double spectral_wavenumber(int m, int n, double h);
 
-// Applies K in place to a dense (nz, ny, nx) field: field <- IFFT(source_symbol * FFT(field)) with the setup's
-// (normalised) source_symbol. Each propagator supplies it with its own transforms (FFTW, cuFFT).
+// The dense pattern of one source on the local block (docs/numerics.md): pattern = source_factor * p_j / (dz dy dx),
+// with p_j the source's weights (make_spectral_point_stencil: they carry the source's share of the k-space source
+// factor); `pattern` is resized to setup.points().
 template <class T>
-using ApplySourceCorrection = std::function<void(std::span<T> field)>;
-
-// The dense pattern of one source (docs/numerics.md): pattern = source_factor * K (p_j / (dz dy dx)), with p_j the
-// source's interpolation weights. `work` is a caller-owned dense field of setup.points() values (e.g. the
-// buffer the caller's FFT plans read and write), handed to `apply_k`; `pattern` is resized to setup.points().
-template <class T>
-void make_source_pattern(const SpectralSetup<T>& setup, const PointStencil& source, std::span<T> work,
-                         const ApplySourceCorrection<T>& apply_k, std::vector<T>& pattern);
+void make_source_pattern(const SpectralSetup<T>& setup, const PointStencil& source, std::vector<T>& pattern);
 
 // The factor of source j's pattern at step n, amplitudes[j][n], accumulated in fp64, with the time-averaged
 // sample s~_n = s_n + (s_{n+1} - 2 s_n + s_{n-1}) / 12 (docs/numerics.md):
