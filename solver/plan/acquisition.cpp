@@ -42,8 +42,8 @@ std::vector<R> solve_dense(std::vector<R> m, std::vector<R> b) {
   return b;
 }
 
-// Gauss-Legendre nodes and weights on [0, b] (Newton on P_n from Chebyshev guesses; exact for degree 2n - 1).
-void gauss_legendre(int n, long double b, std::vector<long double>& nodes, std::vector<long double>& weights) {
+// Gauss-Legendre nodes and weights on [-1, 1] (Newton on P_n from Chebyshev guesses; exact for degree 2n - 1).
+void gauss_legendre(int n, std::vector<long double>& nodes, std::vector<long double>& weights) {
   nodes.assign(n, 0);
   weights.assign(n, 0);
   for (int i = 0; i < n; ++i) {
@@ -60,8 +60,8 @@ void gauss_legendre(int n, long double b, std::vector<long double>& nodes, std::
       x -= dx;
       if (std::abs(dx) < 1e-19L) break;
     }
-    nodes[i] = (x + 1) * b / 2;
-    weights[i] = b / ((1 - x * x) * dp * dp);
+    nodes[i] = x;
+    weights[i] = 2 / ((1 - x * x) * dp * dp);
   }
 }
 
@@ -126,18 +126,33 @@ Weights1D spectral_point_weights(double q, double courant, double band, int radi
   using R = long double;
   const int j0 = int(std::round(q)) - radius, n = 2 * radius + 1, m = n + 2;
   const R a = band;
-  std::vector<R> nodes, gl;
-  gauss_legendre(48, a, nodes, gl);
-  std::vector<R> x(n), target(nodes.size());
-  for (int i = 0; i < n; ++i) x[i] = R(j0 + i) - R(q);
+  static const auto rule = [] {  // on [-1, 1], once
+    std::pair<std::vector<R>, std::vector<R>> r;
+    gauss_legendre(48, r.first, r.second);
+    return r;
+  }();
+  std::vector<R> nodes(rule.first.size()), x(n), target(nodes.size());
   for (std::size_t g = 0; g < nodes.size(); ++g) {
+    nodes[g] = (rule.first[g] + 1) * a / 2;
     const R ck = R(courant) * nodes[g];
-    target[g] = gl[g] * std::exp(-ck * ck / 24);
+    target[g] = rule.second[g] * a / 2 * std::exp(-ck * ck / 24);
   }
-  std::vector<R> mat(std::size_t(m) * m, 0), b(m, 0);
+  for (int i = 0; i < n; ++i) x[i] = R(j0 + i) - R(q);
+  // x_i - x_l = i - l: the matrix takes 2n - 1 values. cos(k x_i) by rotation from x_0 in steps of 1.
+  std::vector<R> sinc(2 * n - 1), mat(std::size_t(m) * m, 0), b(m, 0);
+  for (int d = 1 - n; d < n; ++d) sinc[d + n - 1] = sin_over(a, R(d));
+  for (std::size_t g = 0; g < nodes.size(); ++g) {
+    R c = std::cos(nodes[g] * x[0]), s = std::sin(nodes[g] * x[0]);
+    const R cs = std::cos(nodes[g]), sn = std::sin(nodes[g]);
+    for (int i = 0; i < n; ++i) {
+      b[i] += target[g] * c;
+      const R next = c * cs - s * sn;
+      s = s * cs + c * sn;
+      c = next;
+    }
+  }
   for (int i = 0; i < n; ++i) {
-    for (int l = 0; l < n; ++l) mat[std::size_t(i) * m + l] = sin_over(a, x[i] - x[l]);
-    for (std::size_t g = 0; g < nodes.size(); ++g) b[i] += target[g] * std::cos(nodes[g] * x[i]);
+    for (int l = 0; l < n; ++l) mat[std::size_t(i) * m + l] = sinc[i - l + n - 1];
     const R sign = (j0 + i) % 2 == 0 ? 1 : -1;
     const R row[2] = {1, sign};
     for (int c = 0; c < 2; ++c) mat[std::size_t(i) * m + n + c] = mat[std::size_t(n + c) * m + i] = row[c];
