@@ -27,7 +27,7 @@ SPECWAVE_HD inline T damped_leapfrog(T u, T u_prev, T vel2dt2, T lap, T eta_dt) 
 }
 
 // The damping layer's derivative with respect to (v dt)^2: u^{n+1} = [2 u^n - (1 - eta dt) u^{n-1} + (v dt)^2 a^n] /
-// (1 + eta dt) with a^n = Lk u^n + K f^n, recovered from three consecutive fields as
+// (1 + eta dt) with a^n = Lk u^n + f^n, recovered from three consecutive fields as
 //   a^n = [(1 + eta dt) u^{n+1} - 2 u^n + (1 - eta dt) u^{n-1}] / (v dt)^2.
 // The Born source is (v dt)^2-perturbation * a^n / (1 + eta dt); the gradient sums mu^{n+1} a^n (docs/numerics.md,
 // "Adjoint of the spectral scheme").
@@ -68,7 +68,7 @@ SPECWAVE_HD inline T pml_pressure_update(T p_a, T b, T dt_v2, T div_w) {
   return b * (b * p_a - dt_v2 * div_w);
 }
 
-// The split pressure's derivative with respect to (v dt)^2: p_a^{n+1} = b^2 p_a^n - (v dt)^2 b D-w / dt + (v dt)^2 K
+// The split pressure's derivative with respect to (v dt)^2: p_a^{n+1} = b^2 p_a^n - (v dt)^2 b D-w / dt + (v dt)^2
 // F^n / 3, so q_a^n = d p_a^{n+1} / d (v dt)^2 = (p_a^{n+1} - b (b p_a^n)) / (v dt)^2 from two consecutive fields: the
 // Born source of p_a (times the perturbation) and the gradient's factor (docs/numerics.md, "Adjoint of the spectral
 // scheme").

@@ -84,7 +84,8 @@ std::vector<double> wavenumbers(int n, double h) {
 }
 
 // sinc(c_ref |k| dt / 2) of every mode (flat C-order mode index), sinc(x) = sin(x)/x, sinc(0) = 1: kappa of the
-// split-field PML; kappa^2 is the k-space factor of the Laplacian and of the source correction K.
+// split-field PML; kappa^2 is the k-space factor of the Laplacian (sources and receivers carry K = kappa^2 in their
+// weights, half each).
 std::vector<double> kspace_sinc(const std::array<int, 3>& n, const std::array<std::vector<double>, 3>& k, double c_ref,
                                 double dt) {
   std::vector<double> sinc(std::size_t(n[0]) * n[1] * n[2]);
@@ -162,7 +163,7 @@ void validate(const ReferenceProblem& pb) {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Damping layer (spectral_absorber = "damping"), second-order form:
-//   (1 + eta dt) u^{n+1} = 2 u^n - (1 - eta dt) u^{n-1} + dt^2 v^2 ( Lk u^n + K f^n ).
+//   (1 + eta dt) u^{n+1} = 2 u^n - (1 - eta dt) u^{n-1} + dt^2 v^2 ( Lk u^n + f^n ).
 ReferenceResult run_damping(const ReferenceProblem& pb) {
   const std::array<int, 3> n = pb.shape;
   const auto& h = pb.spacing;

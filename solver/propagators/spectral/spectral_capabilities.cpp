@@ -37,12 +37,13 @@ double device_bytes(const Case& c, int nt, const std::array<int, 3>& shape) {
   const double spectrum = 2.0 * double(shape[0]) * shape[1] * (shape[2] / 2 + 1);
   double values = 0;
   if (c.boundary.spectral_absorber == SpectralAbsorber::pml)
-    // p_a, w_a, scratch_a (a = z, y, x), p, dt v^2; three spectra, kappa and K's symbol, the work area
+    // p_a, w_a, scratch_a (a = z, y, x), p, dt v^2; three spectra, kappa (counted as a spectrum), the work area
     values = 11 * points + 3 * spectrum + spectrum + spectrum;
   else
-    // u^n, u^{n-1}, the Laplacian, (v dt)^2; one spectrum, the Laplacian's and K's symbols, the work area
+    // u^n, u^{n-1}, the Laplacian, (v dt)^2; one spectrum, the Laplacian's symbol (counted as a spectrum), the work
+    // area
     values = 4 * points + spectrum + spectrum + spectrum;
-  values += sources * (points + nt);                  // dense source patterns K p_j and their amplitudes
+  values += sources * (points + nt);                  // dense source patterns p_j and their amplitudes
   if (c.output.snapshot_every > 0) values += points;  // the dense copy of a snapshot on its way to pinned memory
   return values * value + device_acquisition_bytes(c, nt, value) + 64.0 * (1 << 20);  // + plans, reductions
 }

@@ -98,7 +98,7 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
   int history_shot_ = -1;
 };
 
-// The damping layer: u^{n+1} = damped_leapfrog(u^n, u^{n-1}, V, Lk u^n, eta dt) + V K f^n / (1 + eta dt), V = (v dt)^2.
+// The damping layer: u^{n+1} = damped_leapfrog(u^n, u^{n-1}, V, Lk u^n, eta dt) + V f^n / (1 + eta dt), V = (v dt)^2.
 template <class T>
 class SpectralDampingGradient final : public SpectralGradientBase<T> {
   using Base = SpectralGradientBase<T>;

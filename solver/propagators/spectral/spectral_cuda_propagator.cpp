@@ -239,7 +239,7 @@ class SpectralCuda final : public Propagator {
   const T* current() const { return pml_ ? p_sum_.data() : u_.data(); }
 
   // Damping layer, docs/numerics.md:
-  //   (1 + eta dt) u^{n+1} = 2 u^n - (1 - eta dt) u^{n-1} + (v dt)^2 ( Lk u^n + K f^n ),  Lk = IFFT(symbol FFT(.))
+  //   (1 + eta dt) u^{n+1} = 2 u^n - (1 - eta dt) u^{n-1} + (v dt)^2 ( Lk u^n + f^n ),  Lk = IFFT(symbol FFT(.))
   // written over u^{n-1}, then the two swap.
   void damped_step(const cuda::SourceTerms<T>& sources, cudaStream_t st) {
     C* spectrum = spectra_[0].data();
@@ -256,7 +256,7 @@ class SpectralCuda final : public Propagator {
 
   // Split-field PML, docs/numerics.md (ten transforms):
   //   w_a^{n+1/2} = bs_a ( bs_a w_a^{n-1/2} - dt D_a^+ p^n ),   D_a^+ = IFFT(kappa shift_plus_a FFT(.))
-  //   p_a^{n+1}   = b_a ( b_a p_a^n - dt v^2 D_a^- w_a^{n+1/2} ) + (1/3) dt^2 v^2 K F^n,   D_a^- with shift_minus_a
+  //   p_a^{n+1}   = b_a ( b_a p_a^n - dt v^2 D_a^- w_a^{n+1/2} ) + (1/3) dt^2 v^2 F^n,   D_a^- with shift_minus_a
   //   p^{n+1} = p_z + p_y + p_x
   void pml_step(const cuda::SourceTerms<T>& sources, cudaStream_t st) {
     fft_.forward(p_sum_.data(), spectra_[0].data());  // FFT(p^n)
