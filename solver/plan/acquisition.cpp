@@ -131,18 +131,18 @@ Weights1D spectral_point_weights(double q, double courant, double band, int radi
     gauss_legendre(48, r.first, r.second);
     return r;
   }();
-  std::vector<R> nodes(rule.first.size()), x(n), target(nodes.size());
+  std::vector<R> nodes(rule.first.size()), target(nodes.size());
   for (std::size_t g = 0; g < nodes.size(); ++g) {
     nodes[g] = (rule.first[g] + 1) * a / 2;
     const R ck = R(courant) * nodes[g];
     target[g] = rule.second[g] * a / 2 * std::exp(-ck * ck / 24);
   }
-  for (int i = 0; i < n; ++i) x[i] = R(j0 + i) - R(q);
+  const R x0 = R(j0) - R(q);  // x_i = x0 + i
   // x_i - x_l = i - l: the matrix takes 2n - 1 values. cos(k x_i) by rotation from x_0 in steps of 1.
   std::vector<R> sinc(2 * n - 1), mat(std::size_t(m) * m, 0), b(m, 0);
   for (int d = 1 - n; d < n; ++d) sinc[d + n - 1] = sin_over(a, R(d));
   for (std::size_t g = 0; g < nodes.size(); ++g) {
-    R c = std::cos(nodes[g] * x[0]), s = std::sin(nodes[g] * x[0]);
+    R c = std::cos(nodes[g] * x0), s = std::sin(nodes[g] * x0);
     const R cs = std::cos(nodes[g]), sn = std::sin(nodes[g]);
     for (int i = 0; i < n; ++i) {
       b[i] += target[g] * c;
