@@ -3,6 +3,7 @@
 // need no #if. Nothing else here is reachable: the plan never resolves a backend to cuda in such a build.
 #include <stdexcept>
 
+#include "kernels/cuda/cublas_library.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/vector_ops.hpp"
 
@@ -20,6 +21,8 @@ bool device_free_bytes(int, std::size_t& free_bytes, std::size_t& total_bytes, s
   why = std::string(no_cuda_backend);
   return false;
 }
+
+std::string cublas_library_problem() { return std::string(no_cuda_backend); }
 
 }  // namespace cuda
 

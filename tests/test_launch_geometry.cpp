@@ -6,10 +6,15 @@
 
 #include <algorithm>
 #include <array>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <string>
 #include <tuple>
 #include <vector>
 
+#include "kernels/cuda/cublas_library.hpp"
+#include "kernels/cuda/device.hpp"
 #include "kernels/launch_geometry.hpp"
 #include "solver/parallel/decomposition.hpp"
 #include "solver/propagators/fdtd/fdtd_halo.hpp"
@@ -467,4 +472,22 @@ TEST_CASE("launch geometry: SPECWAVE_CUDA_TILE's shapes are parsed, and a wrong 
     CHECK_THROWS_WITH_AS(launch::parse_tile_shape(bad, "SPECWAVE_CUDA_TILE"), doctest::Contains(expected.c_str()),
                          std::invalid_argument);
   }
+}
+
+// cuBLAS is opened when first used, not linked (kernels/cuda/cublas_library.hpp): linking it cost every process
+// about 0.3 s of start-up. No device is needed to open it and resolve its functions.
+TEST_CASE("cuBLAS is opened at run time, not at start-up, with every function the optimiser calls") {
+  const auto cublas_mapped = [] {
+    std::ifstream maps("/proc/self/maps");
+    const std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+    return text.find("libcublas") != std::string::npos;
+  };
+  CHECK_FALSE(cublas_mapped());  // not loaded with the program
+#if SPECWAVE_HAVE_CUDA
+  CHECK(cuda::cublas_library_problem() == "");
+  CHECK(cublas_mapped());
+#else
+  CHECK(cuda::cublas_library_problem() == cuda::no_cuda_backend);
+  CHECK_FALSE(cublas_mapped());
+#endif
 }

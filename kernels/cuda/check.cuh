@@ -1,7 +1,6 @@
 #pragma once
 // Every CUDA runtime call, cuFFT call and kernel launch goes through these checks; the message names the
 // expression, file and line. Sticky errors (the context is lost) are reported as such: the process must end.
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cufft.h>
 
@@ -46,13 +45,6 @@ inline const char* cufft_result_name(cufftResult r) {
   throw std::runtime_error(msg);
 }
 
-[[noreturn]] inline void throw_cublas_error(cublasStatus_t s, const char* expr, const char* file, int line) {
-  const std::string msg = std::string("cuBLAS error ") + cublasGetStatusName(s) + " (" + cublasGetStatusString(s) +
-                          ") in `" + expr + "` at " + file + ":" + std::to_string(line);
-  if (s == CUBLAS_STATUS_ALLOC_FAILED) throw DeviceMemoryError(msg);
-  throw std::runtime_error(msg);
-}
-
 }  // namespace specwave::cuda
 
 #define SPECWAVE_CUDA_CHECK(expr)                                                                                   \
@@ -68,11 +60,4 @@ inline const char* cufft_result_name(cufftResult r) {
     const cufftResult specwave_fft_err_ = (expr);                                        \
     if (specwave_fft_err_ != CUFFT_SUCCESS)                                              \
       ::specwave::cuda::throw_cufft_error(specwave_fft_err_, #expr, __FILE__, __LINE__); \
-  } while (0)
-
-#define SPECWAVE_CUBLAS_CHECK(expr)                                                        \
-  do {                                                                                     \
-    const cublasStatus_t specwave_blas_err_ = (expr);                                      \
-    if (specwave_blas_err_ != CUBLAS_STATUS_SUCCESS)                                       \
-      ::specwave::cuda::throw_cublas_error(specwave_blas_err_, #expr, __FILE__, __LINE__); \
   } while (0)

@@ -1,11 +1,12 @@
 // The optimiser's vector operations on the device: cuBLAS level 1 and one projection kernel
-// (kernels/vector_ops.hpp). Every cuBLAS call, runtime call and launch is checked (kernels/cuda/check.cuh).
-#include <cublas_v2.h>
-
+// (kernels/vector_ops.hpp). Every cuBLAS call, runtime call and launch is checked (kernels/cuda/check.cuh and
+// SPECWAVE_CUBLAS_CHECK below). cuBLAS is opened at run time (kernels/cuda/cublas_library.hpp).
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "kernels/cuda/check.cuh"
+#include "kernels/cuda/cublas_library.cuh"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/vector_ops.hpp"
 
@@ -13,6 +14,21 @@ namespace specwave {
 namespace {
 
 using cuda::block_dim, cuda::block_index, cuda::grid_dim, cuda::thread_index;
+
+[[noreturn]] void throw_cublas_error(cublasStatus_t s, const char* expr, const char* file, int line) {
+  const cuda::CublasLibrary& blas = cuda::cublas_library();
+  const std::string msg = std::string("cuBLAS error ") + blas.status_name(s) + " (" + blas.status_string(s) + ") in `" +
+                          expr + "` at " + file + ":" + std::to_string(line);
+  if (s == CUBLAS_STATUS_ALLOC_FAILED) throw cuda::DeviceMemoryError(msg);
+  throw std::runtime_error(msg);
+}
+
+#define SPECWAVE_CUBLAS_CHECK(expr)                                      \
+  do {                                                                   \
+    const cublasStatus_t specwave_blas_err_ = (expr);                    \
+    if (specwave_blas_err_ != CUBLAS_STATUS_SUCCESS)                     \
+      throw_cublas_error(specwave_blas_err_, #expr, __FILE__, __LINE__); \
+  } while (0)
 
 // x = min(max(x, lower), upper), one component per thread (grid-stride: any n).
 __global__ void project_kernel(std::size_t n, double* x, const double* lower, const double* upper) {
@@ -49,13 +65,13 @@ constexpr std::size_t chunk = std::size_t(1) << 30;
 
 class CublasVectorOps final : public VectorOps {
  public:
-  explicit CublasVectorOps(cudaStream_t stream) : stream_(stream) {
-    SPECWAVE_CUBLAS_CHECK(cublasCreate(&handle_));
-    SPECWAVE_CUBLAS_CHECK(cublasSetStream(handle_, stream_));
-    SPECWAVE_CUBLAS_CHECK(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_HOST));
+  explicit CublasVectorOps(cudaStream_t stream) : blas_(cuda::cublas_library()), stream_(stream) {
+    SPECWAVE_CUBLAS_CHECK(blas_.create(&handle_));
+    SPECWAVE_CUBLAS_CHECK(blas_.set_stream(handle_, stream_));
+    SPECWAVE_CUBLAS_CHECK(blas_.set_pointer_mode(handle_, CUBLAS_POINTER_MODE_HOST));
   }
   ~CublasVectorOps() override {
-    if (handle_) cublasDestroy(handle_);  // no throw from a destructor
+    if (handle_) blas_.destroy(handle_);  // no throw from a destructor
   }
   CublasVectorOps(const CublasVectorOps&) = delete;
   CublasVectorOps& operator=(const CublasVectorOps&) = delete;
@@ -65,7 +81,7 @@ class CublasVectorOps final : public VectorOps {
     double sum = 0;
     for (std::size_t k = 0; k < n; k += chunk) {
       double part = 0;
-      SPECWAVE_CUBLAS_CHECK(cublasDdot(handle_, length(n, k), x + k, 1, y + k, 1, &part));
+      SPECWAVE_CUBLAS_CHECK(blas_.ddot(handle_, length(n, k), x + k, 1, y + k, 1, &part));
       sum += part;
     }
     return sum;
@@ -73,27 +89,27 @@ class CublasVectorOps final : public VectorOps {
   double nrm2(std::size_t n, const double* x) const override {
     if (n <= chunk) {
       double r = 0;
-      SPECWAVE_CUBLAS_CHECK(cublasDnrm2(handle_, int(n), x, 1, &r));
+      SPECWAVE_CUBLAS_CHECK(blas_.dnrm2(handle_, int(n), x, 1, &r));
       return r;
     }
     double sum = 0;
     for (std::size_t k = 0; k < n; k += chunk) {
       double part = 0;
-      SPECWAVE_CUBLAS_CHECK(cublasDnrm2(handle_, length(n, k), x + k, 1, &part));
+      SPECWAVE_CUBLAS_CHECK(blas_.dnrm2(handle_, length(n, k), x + k, 1, &part));
       sum += part * part;
     }
     return std::sqrt(sum);
   }
   void axpy(std::size_t n, double a, const double* x, double* y) const override {
     for (std::size_t k = 0; k < n; k += chunk)
-      SPECWAVE_CUBLAS_CHECK(cublasDaxpy(handle_, length(n, k), &a, x + k, 1, y + k, 1));
+      SPECWAVE_CUBLAS_CHECK(blas_.daxpy(handle_, length(n, k), &a, x + k, 1, y + k, 1));
   }
   void scal(std::size_t n, double a, double* x) const override {
-    for (std::size_t k = 0; k < n; k += chunk) SPECWAVE_CUBLAS_CHECK(cublasDscal(handle_, length(n, k), &a, x + k, 1));
+    for (std::size_t k = 0; k < n; k += chunk) SPECWAVE_CUBLAS_CHECK(blas_.dscal(handle_, length(n, k), &a, x + k, 1));
   }
   void copy(std::size_t n, const double* x, double* y) const override {
     for (std::size_t k = 0; k < n; k += chunk)
-      SPECWAVE_CUBLAS_CHECK(cublasDcopy(handle_, length(n, k), x + k, 1, y + k, 1));
+      SPECWAVE_CUBLAS_CHECK(blas_.dcopy(handle_, length(n, k), x + k, 1, y + k, 1));
   }
   void project(std::size_t n, double* x, const double* lower, const double* upper) const override {
     if (n == 0) return;
@@ -146,6 +162,7 @@ class CublasVectorOps final : public VectorOps {
 
  private:
   static int length(std::size_t n, std::size_t k) { return int(std::min(chunk, n - k)); }
+  const cuda::CublasLibrary& blas_;
   cudaStream_t stream_;
   cublasHandle_t handle_ = nullptr;
 };
