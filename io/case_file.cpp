@@ -306,11 +306,77 @@ void read_grid(const Tab& r, Case& c) {
   c.grid.origin = g.vec3("origin", "origin = [0.0, 0.0, 0.0]", {0, 0, 0});
 }
 
+// The keys of a model file (type = "file"): its format and, for raw binary and SEG-Y, the layout and grid that the
+// file itself does not say.
+void read_model_file_keys(const Tab& m, ModelSpec& md) {
+  using F = ModelSpec::Format;
+  md.file = m.rinput("file", "file = \"model.h5\"");
+  md.format =
+      m.choice<F>("format", {{"hdf5", F::hdf5}, {"raw", F::raw}, {"segy", F::segy}}, F::hdf5, "format = \"hdf5\"");
+  const char* format = md.format == F::hdf5 ? "hdf5" : md.format == F::raw ? "raw" : "segy";
+  m.only_for({{"dataset", {"hdf5"}},
+              {"shape", {"raw"}},
+              {"spacing", {"raw"}},
+              {"origin", {"raw"}},
+              {"dtype", {"raw"}},
+              {"byte_order", {"raw"}},
+              {"axis_order", {"raw"}},
+              {"sample_spacing", {"segy"}},
+              {"sample_origin", {"segy"}}},
+             "format", format);
+  switch (md.format) {
+    case F::hdf5:
+      md.dataset = m.str("dataset", "dataset = \"/velocity\"", "/velocity");
+      m.check(!md.dataset.empty(), "dataset", "must not be empty", "name the HDF5 dataset, e.g. \"/velocity\"");
+      break;
+    case F::raw: {
+      constexpr std::string_view shape_ex = "shape = [200, 100, 100]";
+      const auto& sa =
+          m.p.arr(m.need("shape", shape_ex), m.key("shape"), "an array of 3 integers [nz, ny, nx]", shape_ex, 3);
+      for (std::size_t k = 0; k < 3; ++k)
+        md.file_shape[k] = m.p.integer(*sa.get(k), fmt::format("{}[{}]", m.key("shape"), k), shape_ex);
+      m.check(std::all_of(md.file_shape.begin(), md.file_shape.end(), [](std::int64_t n) { return n >= 1; }), "shape",
+              "every entry must be >= 1", "give the file's grid points per axis, [nz, ny, nx]");
+      if (m.find("spacing")) {
+        constexpr std::string_view sp_ex = "spacing = 10.0 or spacing = [10.0, 10.0, 10.0]";
+        const toml::node& sp = *m.find("spacing");
+        if (sp.is_array())
+          md.file_spacing = m.p.vec3(sp, m.key("spacing"), sp_ex);
+        else
+          md.file_spacing = Vec3{}, md.file_spacing->fill(m.p.num(sp, m.key("spacing"), sp_ex));
+        m.check(std::all_of(md.file_spacing->begin(), md.file_spacing->end(), [](double d) { return d > 0; }),
+                "spacing", "every entry must be > 0", "give the file's grid spacing [dz, dy, dx] in metres");
+      }
+      if (m.find("origin")) md.file_origin = m.rvec3("origin", "origin = [0.0, 0.0, 0.0]");
+      md.file_float64 = m.choice<bool>("dtype", {{"float32", false}, {"float64", true}}, false, "dtype = \"float32\"");
+      md.file_big_endian =
+          m.choice<bool>("byte_order", {{"little", false}, {"big", true}}, false, "byte_order = \"little\"");
+      using O = std::array<int, 3>;
+      md.file_axis_order = m.choice<O>("axis_order",
+                                       {{"zyx", O{0, 1, 2}},
+                                        {"zxy", O{0, 2, 1}},
+                                        {"yzx", O{1, 0, 2}},
+                                        {"yxz", O{1, 2, 0}},
+                                        {"xzy", O{2, 0, 1}},
+                                        {"xyz", O{2, 1, 0}}},
+                                       O{0, 1, 2}, "axis_order = \"zyx\"");
+      break;
+    }
+    case F::segy:
+      md.sample_spacing = m.rnum("sample_spacing", "sample_spacing = 10.0");
+      m.check(md.sample_spacing > 0, "sample_spacing", "must be > 0",
+              "give the depth step between a trace's samples in metres (SEG-Y's sample interval is a time)");
+      md.sample_origin = m.num("sample_origin", "sample_origin = 0.0", 0.0);
+      break;
+  }
+}
+
 // A model table: [model], or [inversion.true_model] with the same keys.
 ModelSpec read_model_spec(const Tab& m) {
   using K = ModelSpec::Kind;
   ModelSpec md;
-  m.allow({"type", "velocity", "interfaces", "velocities", "anomaly", "center", "radius", "file", "dataset"});
+  m.allow({"type", "velocity", "interfaces", "velocities", "anomaly", "center", "radius", "file", "format", "dataset",
+           "shape", "spacing", "origin", "dtype", "byte_order", "axis_order", "sample_spacing", "sample_origin"});
   md.kind = m.choice<K>(
       "type", {{"homogeneous", K::homogeneous}, {"layered", K::layered}, {"gaussian", K::gaussian}, {"file", K::file}},
       std::nullopt, "type = \"homogeneous\"");
@@ -321,7 +387,16 @@ ModelSpec read_model_spec(const Tab& m) {
               {"center", {"gaussian"}},
               {"radius", {"gaussian"}},
               {"file", {"file"}},
-              {"dataset", {"file"}}},
+              {"format", {"file"}},
+              {"dataset", {"file"}},
+              {"shape", {"file"}},
+              {"spacing", {"file"}},
+              {"origin", {"file"}},
+              {"dtype", {"file"}},
+              {"byte_order", {"file"}},
+              {"axis_order", {"file"}},
+              {"sample_spacing", {"file"}},
+              {"sample_origin", {"file"}}},
              "type", to_string(md.kind));
   const auto positive_velocity = [&](std::string_view k, double v) {
     m.check(v > 0, k, "must be > 0", "use a positive velocity in m/s");
@@ -358,11 +433,7 @@ ModelSpec read_model_spec(const Tab& m) {
       md.radius = m.rnum("radius", "radius = 100.0");
       m.check(md.radius > 0, "radius", "must be > 0", "use a positive radius in metres");
       break;
-    case K::file:
-      md.file = m.rinput("file", "file = \"model.h5\"");
-      md.dataset = m.str("dataset", "dataset = \"/velocity\"", "/velocity");
-      m.check(!md.dataset.empty(), "dataset", "must not be empty", "name the HDF5 dataset, e.g. \"/velocity\"");
-      break;
+    case K::file: read_model_file_keys(m, md); break;
   }
   return md;
 }

@@ -248,7 +248,21 @@ void write_segy(const std::string& path, const ShotGathers& g, const std::string
   }
 }
 
-ShotGathers read_segy(const std::string& path) {
+namespace {
+
+// Every trace of a SEG-Y file: its 240-byte header and its samples, in file order, after the checks of the binary
+// header (byte order, sample format, a fixed sample count).
+struct SegyTraces {
+  bool little = false;
+  int nt = 0;
+  double dt_us = 0;                    // the sample interval field(s): microseconds (or the file's own unit)
+  std::vector<unsigned char> headers;  // (traces, 240)
+  std::vector<float> samples;          // (traces, nt)
+  std::size_t count() const { return headers.size() / trace_header_bytes; }
+  const unsigned char* header(std::size_t t) const { return headers.data() + t * trace_header_bytes; }
+};
+
+SegyTraces scan_segy(const std::string& path) {
   if (const auto kind = not_a_regular_file(path))
     bad_input(path, "is " + *kind + ", not a regular file; give a SEG-Y file");
   std::ifstream in(path, std::ios::binary);
@@ -257,11 +271,13 @@ ShotGathers read_segy(const std::string& path) {
   if (!in.read(reinterpret_cast<char*>(head.data()), std::streamsize(head.size())))
     bad_input(path, "shorter than the 3600-byte SEG-Y headers; is it a SEG-Y file?");
   const unsigned char* bin = head.data();
+  SegyTraces f;
   // Byte order: the rev 2 constant when present, else big-endian (rev 0 and 1).
   bool little = false;
   if (get<std::int32_t>(bin, 3297, false) != byte_order_constant &&
       get<std::int32_t>(bin, 3297, true) == byte_order_constant)
     little = true;
+  f.little = little;
   const int format = get<std::int16_t>(bin, 3225, little);
   if (format != 5 && format != 1)
     bad_input(path, fmt::format("data sample format code {} (binary header bytes 3225-3226) is not supported; "
@@ -279,6 +295,7 @@ ShotGathers read_segy(const std::string& path) {
     bad_input(path, fmt::format("{} samples per trace (binary header bytes 3269-3272) is more than 1e8; is the "
                                 "header corrupt?",
                                 nt));
+  f.nt = nt;
   double dt_us = get<std::uint16_t>(bin, 3217, little);
   const double ext_dt = get<double>(bin, 3273, little);
   if (ext_dt != 0 && !(std::isfinite(ext_dt) && ext_dt > 0))
@@ -286,14 +303,12 @@ ShotGathers read_segy(const std::string& path) {
                                 "positive number of microseconds, or 0 to use bytes 3217-3218",
                                 ext_dt));
   if (ext_dt > 0) dt_us = ext_dt;
+  f.dt_us = dt_us;
   const int extended_text = get<std::int16_t>(bin, 3505, little);
   if (extended_text < 0) bad_input(path, "a variable number of extended textual headers (-1) is not supported");
   in.seekg(std::streamoff(text_bytes + binary_bytes + 3200 * std::size_t(extended_text)));
 
-  ShotGathers g;
   std::vector<unsigned char> th(trace_header_bytes), data;
-  std::vector<std::int32_t> record_of;
-  std::vector<Vec3> receiver_of, source_of;
   for (long long trace = 0;; ++trace) {
     if (!in.read(reinterpret_cast<char*>(th.data()), trace_header_bytes)) break;
     int n = get<std::uint16_t>(th.data(), 115, little);
@@ -302,15 +317,7 @@ ShotGathers read_segy(const std::string& path) {
       bad_input(path, fmt::format("trace {} has {} samples (trace header bytes 115-116), the file {}; specwave reads "
                                   "fixed-length traces only",
                                   trace + 1, n, nt));
-    const std::int16_t sc = get<std::int16_t>(th.data(), 71, little), se = get<std::int16_t>(th.data(), 69, little);
-    record_of.push_back(get<std::int32_t>(th.data(), 9, little));
-    receiver_of.push_back({-unscaled(get<std::int32_t>(th.data(), 41, little), se),
-                           unscaled(get<std::int32_t>(th.data(), 85, little), sc),
-                           unscaled(get<std::int32_t>(th.data(), 81, little), sc)});
-    source_of.push_back({unscaled(get<std::int32_t>(th.data(), 49, little), se) -
-                             unscaled(get<std::int32_t>(th.data(), 45, little), se),
-                         unscaled(get<std::int32_t>(th.data(), 77, little), sc),
-                         unscaled(get<std::int32_t>(th.data(), 73, little), sc)});
+    f.headers.insert(f.headers.end(), th.begin(), th.end());
     data.resize(std::size_t(nt) * 4);
     if (!in.read(reinterpret_cast<char*>(data.data()), std::streamsize(data.size())))
       bad_input(path, fmt::format("trace {} is cut short (file truncated?)", trace + 1));
@@ -321,10 +328,35 @@ ShotGathers read_segy(const std::string& path) {
         std::memcpy(&v, &bits, 4);
       else
         v = ibm_to_ieee(bits);
-      g.traces.push_back(v);
+      f.samples.push_back(v);
     }
   }
-  if (record_of.empty()) bad_input(path, "no traces after the headers");
+  if (f.headers.empty()) bad_input(path, "no traces after the headers");
+  return f;
+}
+
+}  // namespace
+
+ShotGathers read_segy(const std::string& path) {
+  SegyTraces f = scan_segy(path);
+  const bool little = f.little;
+  const int nt = f.nt;
+  const double dt_us = f.dt_us;
+  ShotGathers g;
+  g.traces = std::move(f.samples);
+  std::vector<std::int32_t> record_of;
+  std::vector<Vec3> receiver_of, source_of;
+  for (std::size_t t = 0; t < f.count(); ++t) {
+    const unsigned char* th = f.header(t);
+    const std::int16_t sc = get<std::int16_t>(th, 71, little), se = get<std::int16_t>(th, 69, little);
+    record_of.push_back(get<std::int32_t>(th, 9, little));
+    receiver_of.push_back({-unscaled(get<std::int32_t>(th, 41, little), se),
+                           unscaled(get<std::int32_t>(th, 85, little), sc),
+                           unscaled(get<std::int32_t>(th, 81, little), sc)});
+    source_of.push_back(
+        {unscaled(get<std::int32_t>(th, 49, little), se) - unscaled(get<std::int32_t>(th, 45, little), se),
+         unscaled(get<std::int32_t>(th, 77, little), sc), unscaled(get<std::int32_t>(th, 73, little), sc)});
+  }
   // Shots in order of first appearance of their field record number; traces of a shot must be contiguous.
   std::vector<std::size_t> first_of_shot;
   for (std::size_t t = 0; t < record_of.size(); ++t)
@@ -357,6 +389,60 @@ ShotGathers read_segy(const std::string& path) {
     }
   }
   return g;
+}
+
+SegyVolume read_segy_volume(const std::string& path) {
+  const SegyTraces f = scan_segy(path);
+  const std::size_t n = f.count();
+  // Each trace's (y, x): the CDP coordinates (bytes 185-188 and 181-184), scaled by bytes 71-72.
+  std::vector<double> xs(n), ys(n);
+  for (std::size_t t = 0; t < n; ++t) {
+    const unsigned char* th = f.header(t);
+    const std::int16_t sc = get<std::int16_t>(th, 71, f.little);
+    xs[t] = unscaled(get<std::int32_t>(th, 181, f.little), sc);
+    ys[t] = unscaled(get<std::int32_t>(th, 185, f.little), sc);
+  }
+  // The distinct coordinates along one axis, which must be evenly spaced (to 1e-3 of the spacing).
+  const auto axis = [&](const std::vector<double>& c, const char* name, const char* bytes, double& origin,
+                        double& spacing) {
+    std::vector<double> u = c;
+    std::sort(u.begin(), u.end());
+    const double span = u.back() - u.front();
+    u.erase(std::unique(u.begin(), u.end(), [&](double a, double b) { return b - a <= 1e-6 * std::max(span, 1.0); }),
+            u.end());
+    origin = u.front();
+    spacing = u.size() > 1 ? span / double(u.size() - 1) : 1.0;
+    for (std::size_t k = 1; k < u.size(); ++k)
+      if (std::abs(u[k] - u[k - 1] - spacing) > 1e-3 * spacing)
+        bad_input(path, fmt::format("the traces' CDP {} coordinates (trace header bytes {}, scaled by 71-72) are not "
+                                    "evenly spaced: {} then {} m, where the mean spacing is {} m; a velocity cube "
+                                    "must be a regular grid whose axes are x and y (rotate or regrid it first)",
+                                    name, bytes, u[k - 1], u[k], spacing));
+    return u.size();
+  };
+  SegyVolume v;
+  const std::size_t nx = axis(xs, "x", "181-184", v.origin_x, v.spacing_x);
+  const std::size_t ny = axis(ys, "y", "185-188", v.origin_y, v.spacing_y);
+  if (nx * ny != n)
+    bad_input(path, fmt::format("{} traces at {} distinct CDP x and {} distinct CDP y coordinates (trace header bytes "
+                                "181-188): a velocity cube needs one trace at every point of the (y, x) grid, {} "
+                                "traces{}",
+                                n, nx, ny, nx * ny,
+                                nx * ny == 1 ? "; every trace has the same CDP coordinates: are they filled in?" : ""));
+  v.shape = {std::int64_t(f.nt), std::int64_t(ny), std::int64_t(nx)};
+  v.values.assign(std::size_t(f.nt) * ny * nx, 0.0f);
+  std::vector<char> seen(ny * nx, 0);
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::size_t ix = nx > 1 ? std::size_t(std::lround((xs[t] - v.origin_x) / v.spacing_x)) : 0;
+    const std::size_t iy = ny > 1 ? std::size_t(std::lround((ys[t] - v.origin_y) / v.spacing_y)) : 0;
+    if (seen[iy * nx + ix]++)
+      bad_input(path, fmt::format("trace {} repeats the CDP position (x {}, y {}) m of an earlier trace (trace header "
+                                  "bytes 181-188): a velocity cube has one trace per (y, x) point",
+                                  t + 1, xs[t], ys[t]));
+    for (int k = 0; k < f.nt; ++k)
+      v.values[(std::size_t(k) * ny + iy) * nx + ix] = f.samples[t * std::size_t(f.nt) + k];
+  }
+  return v;
 }
 
 }  // namespace specwave::io

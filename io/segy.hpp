@@ -10,6 +10,7 @@
 // elevation -z (41-44) and source depth z (49-52, scaled by bytes 69-70), the sample count and interval.
 // Coordinates are stored in millimetres (scalar -1000). Reading accepts both byte orders (by the byte-order
 // constant), IEEE (5) and IBM (1) floats, and the fixed or extended sample count and interval.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -43,6 +44,17 @@ unsigned char ebcdic_of(char ascii);
 // receivers (count and coordinates) and every trace the same sample count and interval (errors name the trace).
 ShotGathers read_segy(const std::string& path);
 
+// A velocity cube in SEG-Y (a model file, docs/case-file.md): one trace per (y, x) point of a regular grid whose axes
+// are x and y, at the trace's CDP coordinates (bytes 181-184 x, 185-188 y, scaled by bytes 71-72); samples down in
+// z. The sample interval field is a time, so the depth spacing comes from the case file, not from here.
+struct SegyVolume {
+  std::array<std::int64_t, 3> shape{};                              // (nz = samples per trace, ny, nx)
+  double origin_y = 0, origin_x = 0, spacing_y = 1, spacing_x = 1;  // m; spacing 1 along an axis of one point
+  std::vector<float> values;                                        // (nz, ny, nx), C order
+};
+// Errors (exit 4) name the file and the header bytes: coordinates not evenly spaced, a missing or repeated (y, x)
+// point, and every check of read_segy's headers.
+SegyVolume read_segy_volume(const std::string& path);
 // IBM System/360 single precision (SEG-Y format code 1) to IEEE.
 float ibm_to_ieee(std::uint32_t ibm);
 

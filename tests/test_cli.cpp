@@ -92,6 +92,11 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
   with_zero[777] = 0.f;
   write_h5<float>("zero.h5", dims, with_zero);
   std::ofstream(work / "text.h5") << "not hdf5\n";
+  {  // 40^3 float32 values of 2000 m/s, raw
+    const std::vector<float> raw(40 * 40 * 40, 2000.f);
+    std::ofstream(work / "raw.bin", std::ios::binary)
+        .write(reinterpret_cast<const char*>(raw.data()), std::streamsize(raw.size() * sizeof(float)));
+  }
   {  // the first half of a good file: HDF5's signature, a structure cut short
     std::ifstream in(work / "good.h5", std::ios::binary);
     const std::string bytes(std::istreambuf_iterator<char>(in), {});
@@ -141,6 +146,28 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
       {"model_zero", model_file("zero.h5"), 4, "velocity 0"},
       {"model_not_hdf5", model_file("text.h5"), 4, "not an HDF5 file"},
       {"model_truncated", model_file("truncated.h5"), 4, "cannot open HDF5 file: it is damaged or truncated"},
+      // Raw binary and SEG-Y models: layouts that do not fit the file, keys of another format, headers missing.
+      {"model_raw_size",
+       replaced(model_file("raw.bin"), "file = \"raw.bin\"",
+                "file = \"raw.bin\"\nformat = \"raw\"\nshape = [40, 40, 41]"),
+       4, "holds 256000 bytes, the layout 40 x 40 x 41 float32 needs 262400"},
+      {"model_raw_no_shape",
+       replaced(model_file("raw.bin"), "file = \"raw.bin\"", "file = \"raw.bin\"\nformat = \"raw\""), 3, "model.shape"},
+      {"model_raw_dataset",
+       replaced(model_file("raw.bin"), "file = \"raw.bin\"",
+                "file = \"raw.bin\"\nformat = \"raw\"\nshape = [40, 40, 40]\ndataset = \"/v\""),
+       3, "model.dataset: is not used with format = \"raw\""},
+      {"model_raw_axis_order",
+       replaced(model_file("raw.bin"), "file = \"raw.bin\"",
+                "file = \"raw.bin\"\nformat = \"raw\"\nshape = [40, 40, 40]\naxis_order = \"zzx\""),
+       3, "model.axis_order"},
+      {"model_segy_no_spacing",
+       replaced(model_file("text.h5"), "file = \"text.h5\"", "file = \"text.h5\"\nformat = \"segy\""), 3,
+       "model.sample_spacing"},
+      {"model_segy_not_segy",
+       replaced(model_file("text.h5"), "file = \"text.h5\"",
+                "file = \"text.h5\"\nformat = \"segy\"\nsample_spacing = 10.0"),
+       4, "shorter than the 3600-byte SEG-Y headers"},
       {"unwritable_output", replaced(base_case, "directory = \"out\"", "directory = \"/proc/specwave-out\""), 5,
        "output.directory"},
       {"memory", replaced(base_case, "shape = [40, 40, 40]", "shape = [40, 40000, 40000]"), 6, "available"},

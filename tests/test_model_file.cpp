@@ -1,10 +1,15 @@
 // Model files (solver/plan/model.cpp): on the case's grid they are read as they are; on their own grid (shape,
 // spacing and origin attributes) they are resampled trilinearly, exactly for linear fields; a model that does not
-// cover the grid, or of another shape without its spacing, is refused naming the file.
+// cover the grid, or of another shape without its spacing, is refused naming the file. Raw binary files (every
+// storage order, byte order and value type) and SEG-Y velocity cubes give the HDF5 file's values.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <vector>
 
 #include "case_builders.hpp"
@@ -91,4 +96,179 @@ TEST_CASE("a model file on the case's grid is read as it is; one that does not c
   const Case no_spacing = file_case(write_model("no-spacing", {40, 20, 60}, {}, {}));
   CHECK_THROWS_WITH_AS(build_velocity_model(no_spacing),
                        doctest::Contains("give the model's grid as dataset attributes"), Error);
+}
+
+namespace {
+
+// The linear field's values on a file grid, (nz, ny, nx) C order.
+std::vector<float> linear_values(std::array<int, 3> shape, Vec3 h, Vec3 o) {
+  std::vector<float> v;
+  for (int z = 0; z < shape[0]; ++z)
+    for (int y = 0; y < shape[1]; ++y)
+      for (int x = 0; x < shape[2]; ++x) v.push_back(float(linear(o[0] + z * h[0], o[1] + y * h[1], o[2] + x * h[2])));
+  return v;
+}
+
+// Raw binary of `v` ((nz, ny, nx) C order) stored with the axes `order` from slowest to fastest (0 z, 1 y, 2 x).
+std::string write_raw(const std::string& name, const std::vector<float>& v, std::array<int, 3> shape,
+                      std::array<int, 3> order, bool float64, bool big_endian) {
+  fs::create_directories(dir);
+  const std::string path = (dir / (name + ".bin")).string();
+  std::ofstream out(path, std::ios::binary);
+  std::array<int, 3> i{};  // (z, y, x) of the value written next, the fastest axis counting first
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    const double value = v[(std::size_t(i[0]) * shape[1] + i[1]) * shape[2] + i[2]];
+    unsigned char b[8];
+    const std::size_t n = float64 ? 8 : 4;
+    if (float64)
+      std::memcpy(b, &value, 8);
+    else {
+      const float f = float(value);
+      std::memcpy(b, &f, 4);
+    }
+    if (big_endian) std::reverse(b, b + n);  // this machine is little-endian (x86-64)
+    out.write(reinterpret_cast<const char*>(b), std::streamsize(n));
+    for (int a = 2; a >= 0; --a) {  // next index: the fastest axis first
+      const int axis = order[std::size_t(a)];
+      if (++i[std::size_t(axis)] < shape[std::size_t(axis)]) break;
+      i[std::size_t(axis)] = 0;
+    }
+  }
+  return path;
+}
+
+template <class T>
+void put_be(std::vector<unsigned char>& h, std::size_t position, T value) {
+  unsigned char b[sizeof(T)];
+  std::memcpy(b, &value, sizeof(T));
+  for (std::size_t k = 0; k < sizeof(T); ++k) h[position - 1 + k] = b[sizeof(T) - 1 - k];
+}
+
+// A SEG-Y velocity cube (big-endian, IEEE floats) of `v` ((nz, ny, nx), spacing h and origin o in y and x), one
+// trace per (y, x) at its CDP coordinates in centimetres (scalar -100), traces in crossline-major order (x slowest)
+// as many files have them. `edit` may change each trace header (index y, x).
+std::string write_segy_cube(const std::string& name, const std::vector<float>& v, std::array<int, 3> shape, Vec3 h,
+                            Vec3 o, const std::function<void(std::vector<unsigned char>&, int, int)>& edit = {}) {
+  fs::create_directories(dir);
+  const std::string path = (dir / (name + ".sgy")).string();
+  std::ofstream out(path, std::ios::binary);
+  std::vector<unsigned char> head(3600, 0);
+  put_be<std::uint16_t>(head, 3217, 2000);  // 2 ms: a time, which a depth cube's reader ignores
+  put_be<std::uint16_t>(head, 3221, std::uint16_t(shape[0]));
+  put_be<std::int16_t>(head, 3225, 5);
+  out.write(reinterpret_cast<const char*>(head.data()), 3600);
+  for (int x = 0; x < shape[2]; ++x)
+    for (int y = 0; y < shape[1]; ++y) {
+      std::vector<unsigned char> th(240, 0);
+      put_be<std::int16_t>(th, 71, -100);
+      put_be<std::int32_t>(th, 181, std::int32_t(std::lround((o[2] + x * h[2]) * 100)));
+      put_be<std::int32_t>(th, 185, std::int32_t(std::lround((o[1] + y * h[1]) * 100)));
+      put_be<std::uint16_t>(th, 115, std::uint16_t(shape[0]));
+      if (edit) edit(th, y, x);
+      out.write(reinterpret_cast<const char*>(th.data()), 240);
+      for (int z = 0; z < shape[0]; ++z) {
+        std::vector<unsigned char> s(4);
+        put_be<float>(s, 1, v[(std::size_t(z) * shape[1] + y) * shape[2] + x]);
+        out.write(reinterpret_cast<const char*>(s.data()), 4);
+      }
+    }
+  return path;
+}
+
+// Every value of two models equal (the same float32 inputs go through the same resampling).
+void check_same_model(const VelocityModel& a, const VelocityModel& b) {
+  REQUIRE(a.velocity.size() == b.velocity.size());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < a.velocity.size(); ++i) differ += a.velocity[i] != b.velocity[i];
+  CHECK(differ == 0);
+}
+
+}  // namespace
+
+TEST_CASE("raw binary models: every storage order, both byte orders and value types give the HDF5 model's values") {
+  const std::array<int, 3> shape = {40, 20, 60};
+  const Vec3 h = {7, 13, 4}, o = {90, 40, 10};
+  const VelocityModel reference =
+      build_velocity_model(file_case(write_model("raw-ref", shape, {7, 13, 4}, {90, 40, 10})));
+  const std::vector<float> v = linear_values(shape, h, o);
+  const std::vector<std::pair<std::string, std::array<int, 3>>> orders = {{"zyx", {0, 1, 2}}, {"zxy", {0, 2, 1}},
+                                                                          {"yzx", {1, 0, 2}}, {"yxz", {1, 2, 0}},
+                                                                          {"xzy", {2, 0, 1}}, {"xyz", {2, 1, 0}}};
+  for (const auto& [name, order] : orders)
+    for (const bool float64 : {false, true})
+      for (const bool big : {false, true}) {
+        CAPTURE(name);
+        CAPTURE(float64);
+        CAPTURE(big);
+        Case c = file_case(write_raw("raw-" + name, v, shape, order, float64, big));
+        c.model.format = ModelSpec::Format::raw;
+        c.model.file_shape = {shape[0], shape[1], shape[2]};
+        c.model.file_axis_order = order;
+        c.model.file_float64 = float64;
+        c.model.file_big_endian = big;
+        c.model.file_spacing = h;
+        c.model.file_origin = o;
+        const VelocityModel m = build_velocity_model(c);
+        CHECK(m.note.find("(raw)") != std::string::npos);
+        check_same_model(m, reference);
+      }
+  // On the case's grid, without spacing or origin: read as it is.
+  const Case grid_case = file_case("");
+  const Vec3 gh = grid_case.grid.spacing, go = grid_case.grid.origin;
+  const std::array<int, 3> gs = {grid_case.grid.shape[0], grid_case.grid.shape[1], grid_case.grid.shape[2]};
+  const std::vector<float> gv = linear_values(gs, gh, go);
+  Case c = file_case(write_raw("raw-on-grid", gv, gs, {2, 1, 0}, false, false));
+  c.model.format = ModelSpec::Format::raw;
+  c.model.file_shape = {gs[0], gs[1], gs[2]};
+  c.model.file_axis_order = {2, 1, 0};
+  const VelocityModel m = build_velocity_model(c);
+  CHECK(m.note.empty());
+  CHECK(m.velocity == gv);
+  // A file whose size is not the layout's: refused naming both sizes.
+  c.model.file_shape = {gs[0], gs[1], gs[2] + 1};
+  CHECK_THROWS_WITH_AS(build_velocity_model(c),
+                       doctest::Contains("holds 15360 bytes, the layout 20 x 12 x 17 float32 "
+                                         "needs 16320"),
+                       Error);
+}
+
+TEST_CASE("SEG-Y velocity cubes: the grid from the CDP coordinates, the HDF5 model's values; bad cubes refused") {
+  const std::array<int, 3> shape = {40, 20, 60};
+  const Vec3 h = {7, 13, 4}, o = {90, 40, 10};
+  const VelocityModel reference =
+      build_velocity_model(file_case(write_model("segy-ref", shape, {7, 13, 4}, {90, 40, 10})));
+  const std::vector<float> v = linear_values(shape, h, o);
+  const auto segy_case = [&](const std::string& path) {
+    Case c = file_case(path);
+    c.model.format = ModelSpec::Format::segy;
+    c.model.sample_spacing = h[0];
+    c.model.sample_origin = o[0];
+    return c;
+  };
+  const VelocityModel m = build_velocity_model(segy_case(write_segy_cube("cube", v, shape, h, o)));
+  CHECK(m.note.find("(SEG-Y)") != std::string::npos);
+  check_same_model(m, reference);
+  // Coordinates not evenly spaced (one column of traces moved by 1 m in x).
+  const auto moved = write_segy_cube("cube-uneven", v, shape, h, o, [](std::vector<unsigned char>& th, int, int x) {
+    if (x == 5) put_be<std::int32_t>(th, 181, std::int32_t(std::lround((10 + 5 * 4 + 1) * 100.0)));
+  });
+  CHECK_THROWS_WITH_AS(build_velocity_model(segy_case(moved)), doctest::Contains("are not evenly spaced"), Error);
+  // No coordinates at all: every trace at (0, 0).
+  const auto zero = write_segy_cube("cube-zero", v, shape, h, o, [](std::vector<unsigned char>& th, int, int) {
+    put_be<std::int32_t>(th, 181, 0);
+    put_be<std::int32_t>(th, 185, 0);
+  });
+  CHECK_THROWS_WITH_AS(build_velocity_model(segy_case(zero)),
+                       doctest::Contains("every trace has the same CDP coordinates: are they filled in?"), Error);
+  // A trace repeated in place of another: one point twice, one missing.
+  const auto repeated =
+      write_segy_cube("cube-repeat", v, shape, h, o, [](std::vector<unsigned char>& th, int y, int x) {
+        if (x == 3 && y == 4) put_be<std::int32_t>(th, 185, std::int32_t(std::lround((40 + 3 * 13) * 100.0)));
+      });
+  CHECK_THROWS_WITH_AS(build_velocity_model(segy_case(repeated)), doctest::Contains("repeats the CDP position"), Error);
+  // A cube that does not reach the grid's bottom: 10 samples of 7 m from z = 90 m end at 153 m, the grid at 290 m.
+  const std::array<int, 3> shallow = {10, 20, 60};
+  CHECK_THROWS_WITH_AS(
+      build_velocity_model(segy_case(write_segy_cube("cube-shallow", linear_values(shallow, h, o), shallow, h, o))),
+      doctest::Contains("(SEG-Y) covers z in [90, 153] m"), Error);
 }

@@ -2,6 +2,7 @@
 // A Case is everything one case file describes, independent of backend and of how many ranks run it.
 // It is filled by io/case_file.cpp (TOML, docs/case-file.md) or built in code (tests, demo).
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,14 +30,25 @@ struct ModelSpec {
   // array: values given in code (the Python module's numpy model), nz * ny * nx in (z, y, x) C order, m/s
   enum class Kind { homogeneous, layered, gaussian, file, array };
   Kind kind = Kind::homogeneous;
-  double velocity = 0;                // homogeneous: v (m/s); gaussian: background v
-  std::vector<double> interfaces;     // layered: depths z (m) of the interfaces, increasing
-  std::vector<double> velocities;     // layered: one more than interfaces, top to bottom (m/s)
-  double anomaly = 0;                 // gaussian: peak velocity perturbation (m/s, may be negative)
-  Vec3 center{0, 0, 0};               // gaussian: centre (m)
-  double radius = 0;                  // gaussian: standard deviation (m)
-  std::string file;                   // file: HDF5 path (absolute, or resolved against the case file's folder)
-  std::string dataset = "/velocity";  // file: dataset name
+  double velocity = 0;             // homogeneous: v (m/s); gaussian: background v
+  std::vector<double> interfaces;  // layered: depths z (m) of the interfaces, increasing
+  std::vector<double> velocities;  // layered: one more than interfaces, top to bottom (m/s)
+  double anomaly = 0;              // gaussian: peak velocity perturbation (m/s, may be negative)
+  Vec3 center{0, 0, 0};            // gaussian: centre (m)
+  double radius = 0;               // gaussian: standard deviation (m)
+  std::string file;                // file: its path (absolute, or resolved against the case file's folder)
+  // file: the file's format (model.format): HDF5 (a dataset, its grid in attributes), raw binary (the layout in the
+  // case file) or a SEG-Y velocity cube (x, y from the CDP coordinates; z from sample_spacing and sample_origin).
+  enum class Format { hdf5, raw, segy };
+  Format format = Format::hdf5;
+  std::string dataset = "/velocity";  // hdf5: dataset name
+  // raw: the file's grid shape (nz, ny, nx), storage (value type, byte order, axes from slowest to fastest: 0 z,
+  // 1 y, 2 x); raw and segy: its spacing and origin (m, z-y-x), optional when it is the case's grid.
+  std::array<std::int64_t, 3> file_shape{};
+  bool file_float64 = false, file_big_endian = false;
+  std::array<int, 3> file_axis_order{0, 1, 2};
+  std::optional<Vec3> file_spacing, file_origin;
+  double sample_spacing = 0, sample_origin = 0;       // segy: the depth step of a sample and the first sample's z (m)
   std::shared_ptr<const std::vector<double>> values;  // array: the velocities (shared: a Case copy is cheap)
 };
 

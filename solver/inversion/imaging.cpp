@@ -70,6 +70,7 @@ struct Session {
   std::optional<io::FolderLock> lock;
   Plan plan;
   std::unique_ptr<GradientPropagator> propagator;
+  TraceWeights trace_weights;  // inversion.trace_weights, read once (empty without)
 
   Session(const Case& input, const ImagingOptions& o, const std::string& command,
           const std::vector<std::string>& output_names, bool needs_data)
@@ -102,9 +103,9 @@ struct Session {
     const Comm node = world.split_node();
     plan = make_plan(planned, {world.size(), world.rank(), node.size(), node.rank(), shots});
     const HistoryChoice history = history_for(c, plan);
-    if (needs_data) observed_sampling(c, plan);           // a data file's shape and interval
-    if (needs_data) read_trace_weights(c);                // inversion.trace_weights: shape and values
-    if (root) lock.emplace(c.output.directory, command);  // the first thing written: after every check
+    if (needs_data) observed_sampling(c, plan);             // a data file's shape and interval
+    if (needs_data) trace_weights = read_trace_weights(c);  // inversion.trace_weights: shape and values
+    if (root) lock.emplace(c.output.directory, command);    // the first thing written: after every check
     if (!quiet)
       std::fputs((describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history))).c_str(), stdout);
     propagator = make_gradient_propagator(c, plan, history);
@@ -151,7 +152,7 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
   Session s(input, o, "gradient", gradient_output_names, true);
   const Case& c = s.c;
   const ObservedData observed = observed_data(c, s.plan, *s.propagator, s.shots);
-  const std::unique_ptr<Misfit> misfit = case_misfit(c, s.plan, o.band_hz);
+  const std::unique_ptr<Misfit> misfit = case_misfit(c, s.plan, o.band_hz, &s.trace_weights);
   const Parameterisation p = c.inversion.parameterisation;
   Objective objective(*s.propagator, *misfit, observed, p, s.plan.dt, s.shots);
   objective.report_progress(s.progress_seconds());

@@ -126,7 +126,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                     where(c)));
   apply_threads(c);
   check_inputs_not_overwritten(c, invert_output_names);
-  read_trace_weights(c);  // inversion.trace_weights' shape and values, before anything is written
+  // inversion.trace_weights' shape and values, checked before anything is written; read once, here.
+  const TraceWeights trace_weights = read_trace_weights(c);
   // Under MPI the ranks share the shots (Objective); every rank runs the same optimiser on the same reduced
   // gradients, and rank 0 alone prints and writes.
   const Comm world = Comm::world();
@@ -153,7 +154,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
 
   auto propagator = make_gradient_propagator(c, plan, history);
   const ObservedData observed = observed_data(c, plan, *propagator, shots);
-  const auto misfit = case_misfit(c, plan);
+  const auto misfit = case_misfit(c, plan, 0, &trace_weights);
   Objective objective(*propagator, *misfit, observed, inv.parameterisation, plan.dt, shots);
   const double shot_lines = quiet ? 0.0 : c.run.progress_seconds;  // the objective's lines between shots
   objective.report_progress(shot_lines);
@@ -163,7 +164,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   std::unique_ptr<Objective> band_objective;
   Objective* active = &objective;
   auto enter_band = [&](std::size_t b) {
-    band_misfit = case_misfit(c, plan, inv.bands_hz[b]);
+    band_misfit = case_misfit(c, plan, inv.bands_hz[b], &trace_weights);
     band_objective =
         std::make_unique<Objective>(*propagator, *band_misfit, observed, inv.parameterisation, plan.dt, shots);
     band_objective->report_progress(shot_lines);
@@ -181,7 +182,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     std::uint64_t data = 0;
     for (const auto& shot : observed) data = io::combine_checksums(data, io::checksum64(shot.data(), shot.size() * 8));
     std::uint64_t weights = 0;  // inversion.trace_weights (0: none)
-    for (const auto& shot : read_trace_weights(c))
+    for (const auto& shot : trace_weights)
       weights = io::combine_checksums(weights, io::checksum64(shot.data(), shot.size() * 8));
     return fmt::format(
         "case {:016x}, {} on {}, starting model {}, true model {}, observed data {}, trace weights {}, "

@@ -219,11 +219,11 @@ TraceWeights read_trace_weights(const Case& c) {
   return out;
 }
 
-std::unique_ptr<Misfit> case_misfit(const Case& c, const Plan& plan, double band_hz) {
+std::unique_ptr<Misfit> case_misfit(const Case& c, const Plan& plan, double band_hz, const TraceWeights* given) {
   const DataSampling d = observed_sampling(c, plan);
   const auto& inv = c.inversion;
   std::unique_ptr<Misfit> m = make_misfit(inv.misfit, d.nt);
-  TraceWeights weights = read_trace_weights(c);
+  TraceWeights weights = given ? *given : read_trace_weights(c);
   const bool weighted = !weights.empty();
   if (weighted) m = std::make_unique<TraceWeightedMisfit>(std::move(m), std::move(weights), d.nt);
   if (inv.windowed()) {  // after the low-pass below: the data are filtered, then windowed

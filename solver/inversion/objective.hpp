@@ -67,8 +67,10 @@ using TraceWeights = std::vector<std::vector<double>>;
 TraceWeights read_trace_weights(const Case& c);
 // The case's misfit (inversion.misfit) on the observed data's sampling, with the data low-passed at band_hz when it
 // is > 0 (a band of inversion.bands_hz, `gradient --band`), each trace's misfit weighted by inversion.trace_weights:
-// what invert, gradient and check-gradient evaluate.
-std::unique_ptr<Misfit> case_misfit(const Case& c, const Plan& plan, double band_hz = 0);
+// what invert, gradient and check-gradient evaluate. `weights`: those read_trace_weights returned (a caller that has
+// read them passes them, so that the file is read once); null: read here.
+std::unique_ptr<Misfit> case_misfit(const Case& c, const Plan& plan, double band_hz = 0,
+                                    const TraceWeights* weights = nullptr);
 // The case's observed data: from inversion.true_model (built on the case's grid) or inversion.observed_file.
 ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator,
                            const Comm* shots = nullptr);

@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "io/hdf5.hpp"
+#include "io/raw_volume.hpp"
+#include "io/segy.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/parallel/comm.hpp"
 
@@ -34,7 +36,7 @@ double generated_velocity(const ModelSpec& m, const Vec3& p) {
   return 0;
 }
 
-// A model file's own grid: the dataset's shape, and its spacing and origin attributes (m, z-y-x) when present.
+// A model file's own grid: its shape, and its spacing and origin (m, z-y-x) when the file or the case gives them.
 struct FileGrid {
   std::array<hsize_t, 3> shape{};
   std::optional<Vec3> spacing, origin;
@@ -42,33 +44,8 @@ struct FileGrid {
 
 std::string text3(const auto& v) { return fmt::format("[{}, {}, {}]", v[0], v[1], v[2]); }
 
-// The box [b, b + e) of the case's grid from model.file: read as it is when the file is on the case's grid, else
-// resampled trilinearly from the file's own grid (docs/case-file.md, "Model files on their own grid").
-std::vector<float> read_model_file(const Case& c, const Dims3& b, const Dims3& e, const Comm* comm, std::string& note) {
-  const GridSpec& g = c.grid;
-  io::h5::Parallel par;
-  if (comm) par = {comm->native_handle(), comm->rank(), 0};
-  io::h5::Reader reader(c.model.file, par);
-  const std::string where = fmt::format("{}: dataset '{}'", c.model.file, c.model.dataset);
-  const auto info = reader.info(c.model.dataset);
-  if (info.dims.size() != 3)
-    throw Error(ExitCode::input_error,
-                fmt::format("{} has {} dimension(s); a model is 3-D (nz, ny, nx), z down", where, info.dims.size()));
-  FileGrid f;
-  for (int a = 0; a < 3; ++a) f.shape[std::size_t(a)] = info.dims[std::size_t(a)];
-  {
-    io::h5::Handle dset = reader.open_dataset(c.model.dataset);
-    for (const char* name : {"spacing", "origin"}) {
-      if (!io::h5::has_attribute(dset.id(), name)) continue;
-      const auto v = io::h5::read_attribute_doubles(dset.id(), name);
-      const bool spacing = std::string(name) == "spacing";
-      if (v.size() != 3 || !std::isfinite(v[0]) || !std::isfinite(v[1]) || !std::isfinite(v[2]) ||
-          (spacing && (v[0] <= 0 || v[1] <= 0 || v[2] <= 0)))
-        throw Error(ExitCode::input_error, fmt::format("{}: attribute {} must be 3 finite numbers{} (m, z-y-x)", where,
-                                                       name, spacing ? " > 0" : ""));
-      (spacing ? f.spacing : f.origin) = Vec3{v[0], v[1], v[2]};
-    }
-  }
+// Whether the file's grid is the case's (same shape; spacing and origin, when given, equal to 1e-6 of a spacing).
+bool on_case_grid(const FileGrid& f, const GridSpec& g) {
   const auto close = [](double a, double b, double scale) { return std::abs(a - b) <= 1e-6 * scale; };
   bool same = true;
   for (int a = 0; a < 3; ++a) {
@@ -76,19 +53,18 @@ std::vector<float> read_model_file(const Case& c, const Dims3& b, const Dims3& e
     if (f.spacing) same = same && close((*f.spacing)[a], g.spacing[a], g.spacing[a]);
     if (f.origin) same = same && close((*f.origin)[a], g.origin[a], g.spacing[a]);
   }
-  const std::vector<hsize_t> dims = {f.shape[0], f.shape[1], f.shape[2]};
-  if (same)
-    return reader.read_floating_block<float>(c.model.dataset, dims, {hsize_t(b[0]), hsize_t(b[1]), hsize_t(b[2])},
-                                             {hsize_t(e[0]), hsize_t(e[1]), hsize_t(e[2])});
+  return same;
+}
+
+// A file on another grid must say its spacing, and must cover the case's grid along every axis on which it has
+// more than one point (a model one point thick along an axis is constant along it: a 2-D section for a 3-D grid).
+void check_covers(const FileGrid& f, const GridSpec& g, const std::string& where, const std::string& give_grid) {
   if (!f.spacing)
     throw Error(ExitCode::input_error,
-                fmt::format("{} has shape ({}, {}, {}), the case's grid ({}, {}, {}); give the model's grid as dataset "
-                            "attributes spacing = [dz, dy, dx] and origin = [oz, oy, ox] (m) so that it can be "
-                            "resampled onto the case's grid, or write it on that grid",
-                            where, f.shape[0], f.shape[1], f.shape[2], g.shape[0], g.shape[1], g.shape[2]));
+                fmt::format("{} has shape ({}, {}, {}), the case's grid ({}, {}, {}); {} so that it can be resampled "
+                            "onto the case's grid, or write it on that grid",
+                            where, f.shape[0], f.shape[1], f.shape[2], g.shape[0], g.shape[1], g.shape[2], give_grid));
   const Vec3 fo = f.origin.value_or(Vec3{0, 0, 0}), fs = *f.spacing;
-  // Every case grid point must lie inside the file's grid along each axis longer than one point (a model one point
-  // thick along an axis is constant along it: a 2-D section for a 3-D grid).
   const char* axis = "zyx";
   for (int a = 0; a < 3; ++a) {
     if (f.shape[std::size_t(a)] == 1) continue;
@@ -102,10 +78,13 @@ std::vector<float> read_model_file(const Case& c, const Dims3& b, const Dims3& e
                               "grid.shape",
                               where, axis[a], lo, hi, text3(fo), text3(fs), need_lo, need_hi, axis[a]));
   }
-  const std::vector<float> v = reader.read_floating<float>(c.model.dataset, dims);
-  note =
-      fmt::format("model resampled trilinearly onto the grid from {} ({} x {} x {} points, spacing {} m, origin {} m)",
-                  where, f.shape[0], f.shape[1], f.shape[2], text3(fs), text3(fo));
+}
+
+// The box [b, b + e) of the case's grid from the file's values v (its whole grid, C order), trilinearly
+// (check_covers first). Exact for fields linear in z, y, x.
+std::vector<float> resample(const FileGrid& f, const std::vector<float>& v, const GridSpec& g, const Dims3& b,
+                            const Dims3& e) {
+  const Vec3 fo = f.origin.value_or(Vec3{0, 0, 0}), fs = *f.spacing;
   // Per axis: the lower file index and the weight of the upper one, for each case grid index of the box.
   std::array<std::vector<std::pair<std::size_t, double>>, 3> at;
   for (int a = 0; a < 3; ++a) {
@@ -141,6 +120,99 @@ std::vector<float> read_model_file(const Case& c, const Dims3& b, const Dims3& e
   return out;
 }
 
+std::string resampled_note(const FileGrid& f, const std::string& where) {
+  return fmt::format(
+      "model resampled trilinearly onto the grid from {} ({} x {} x {} points, spacing {} m, origin {} m)", where,
+      f.shape[0], f.shape[1], f.shape[2], text3(*f.spacing), text3(f.origin.value_or(Vec3{0, 0, 0})));
+}
+
+// Where the model's values come from, in errors and notes.
+std::string model_source(const ModelSpec& m) {
+  switch (m.format) {
+    case ModelSpec::Format::hdf5: return fmt::format("{}: dataset '{}'", m.file, m.dataset);
+    case ModelSpec::Format::raw: return fmt::format("{} (raw)", m.file);
+    case ModelSpec::Format::segy: return fmt::format("{} (SEG-Y)", m.file);
+  }
+  return m.file;
+}
+
+// The box [b, b + e) of the case's grid from an HDF5 model file: read as it is when the file is on the case's grid
+// (a decomposed run reads only its block), else resampled trilinearly from the file's own grid.
+std::vector<float> read_hdf5_model(const Case& c, const Dims3& b, const Dims3& e, const Comm* comm, std::string& note) {
+  const GridSpec& g = c.grid;
+  io::h5::Parallel par;
+  if (comm) par = {comm->native_handle(), comm->rank(), 0};
+  io::h5::Reader reader(c.model.file, par);
+  const std::string where = model_source(c.model);
+  const auto info = reader.info(c.model.dataset);
+  if (info.dims.size() != 3)
+    throw Error(ExitCode::input_error,
+                fmt::format("{} has {} dimension(s); a model is 3-D (nz, ny, nx), z down", where, info.dims.size()));
+  FileGrid f;
+  for (int a = 0; a < 3; ++a) f.shape[std::size_t(a)] = info.dims[std::size_t(a)];
+  {
+    io::h5::Handle dset = reader.open_dataset(c.model.dataset);
+    for (const char* name : {"spacing", "origin"}) {
+      if (!io::h5::has_attribute(dset.id(), name)) continue;
+      const auto v = io::h5::read_attribute_doubles(dset.id(), name);
+      const bool spacing = std::string(name) == "spacing";
+      if (v.size() != 3 || !std::isfinite(v[0]) || !std::isfinite(v[1]) || !std::isfinite(v[2]) ||
+          (spacing && (v[0] <= 0 || v[1] <= 0 || v[2] <= 0)))
+        throw Error(ExitCode::input_error, fmt::format("{}: attribute {} must be 3 finite numbers{} (m, z-y-x)", where,
+                                                       name, spacing ? " > 0" : ""));
+      (spacing ? f.spacing : f.origin) = Vec3{v[0], v[1], v[2]};
+    }
+  }
+  const std::vector<hsize_t> dims = {f.shape[0], f.shape[1], f.shape[2]};
+  if (on_case_grid(f, g))
+    return reader.read_floating_block<float>(c.model.dataset, dims, {hsize_t(b[0]), hsize_t(b[1]), hsize_t(b[2])},
+                                             {hsize_t(e[0]), hsize_t(e[1]), hsize_t(e[2])});
+  check_covers(f, g, where,
+               "give the model's grid as dataset attributes spacing = [dz, dy, dx] and origin = [oz, oy, ox] (m)");
+  note = resampled_note(f, where);
+  return resample(f, reader.read_floating<float>(c.model.dataset, dims), g, b, e);
+}
+
+// The same from a raw binary file or a SEG-Y velocity cube, which are read whole.
+std::vector<float> read_whole_model(const Case& c, const Dims3& b, const Dims3& e, std::string& note) {
+  const GridSpec& g = c.grid;
+  const ModelSpec& m = c.model;
+  const std::string where = model_source(m);
+  FileGrid f;
+  std::vector<float> v;
+  std::string give_grid;
+  if (m.format == ModelSpec::Format::raw) {
+    io::RawLayout layout;
+    layout.shape = m.file_shape;
+    layout.float64 = m.file_float64;
+    layout.big_endian = m.file_big_endian;
+    layout.order = m.file_axis_order;
+    for (int a = 0; a < 3; ++a) f.shape[std::size_t(a)] = hsize_t(m.file_shape[std::size_t(a)]);
+    f.spacing = m.file_spacing;
+    f.origin = m.file_origin;
+    give_grid = "give the model's grid as model.spacing = [dz, dy, dx] and model.origin = [oz, oy, ox] (m)";
+    v = io::read_raw_volume(m.file, layout);
+  } else {
+    io::SegyVolume s = io::read_segy_volume(m.file);
+    for (int a = 0; a < 3; ++a) f.shape[std::size_t(a)] = hsize_t(s.shape[std::size_t(a)]);
+    f.spacing = Vec3{m.sample_spacing, s.spacing_y, s.spacing_x};
+    f.origin = Vec3{m.sample_origin, s.origin_y, s.origin_x};
+    v = std::move(s.values);
+  }
+  if (on_case_grid(f, g)) {
+    std::vector<float> out(std::size_t(e[0]) * e[1] * e[2]);
+    for (int iz = 0; iz < e[0]; ++iz)
+      for (int iy = 0; iy < e[1]; ++iy)
+        for (int ix = 0; ix < e[2]; ++ix)
+          out[(std::size_t(iz) * e[1] + iy) * e[2] + ix] =
+              v[(std::size_t(iz + b[0]) * g.shape[1] + iy + b[1]) * g.shape[2] + ix + b[2]];
+    return out;
+  }
+  check_covers(f, g, where, give_grid);
+  note = resampled_note(f, where);
+  return resample(f, v, g, b, e);
+}
+
 }  // namespace
 
 VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const Comm* comm) {
@@ -151,8 +223,10 @@ VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const 
   const bool parallel = comm && comm->size() > 1;
   std::string origin;  // names the data's source in errors
   if (c.model.kind == ModelSpec::Kind::file) {
-    origin = fmt::format("{}: dataset '{}'", c.model.file, c.model.dataset);
-    model.velocity = read_model_file(c, b, e, parallel ? comm : nullptr, model.note);
+    origin = model_source(c.model);
+    model.velocity = c.model.format == ModelSpec::Format::hdf5
+                         ? read_hdf5_model(c, b, e, parallel ? comm : nullptr, model.note)
+                         : read_whole_model(c, b, e, model.note);
   } else if (c.model.kind == ModelSpec::Kind::array) {
     const auto* v = c.model.values.get();
     if (!v || v->size() != std::size_t(g.points()))
