@@ -1,4 +1,4 @@
-// libFuzzer target: the SEG-Y reader (io/segy.cpp) on arbitrary bytes. With SPECWAVE_FUZZ_SEEDS=DIR, writes a small
+// libFuzzer target: the SEG-Y readers (io/segy.cpp: shot gathers and velocity cubes) on arbitrary bytes. With SPECWAVE_FUZZ_SEEDS=DIR, writes a small
 // valid SEG-Y file (2 shots x 3 receivers x 10 samples) into DIR first, the seed the mutations start from.
 #include <cstddef>
 #include <cstdint>
@@ -24,5 +24,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const std::string path = specwave::fuzz::scratch_path(".sgy");
   if (!specwave::fuzz::write_file(path, data, size)) return 0;
   specwave::fuzz::refusal_allowed([&] { specwave::io::read_segy(path); });
+  specwave::fuzz::refusal_allowed([&] { specwave::io::read_segy_volume(path); });
   return 0;
 }
