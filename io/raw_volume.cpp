@@ -27,7 +27,8 @@ std::vector<float> read_raw_volume(const std::string& path, const RawLayout& lay
   if (ec) bad("cannot read its size (" + ec.message() + "); check the path");
   const std::int64_t need = count * bytes_per_value;
   if (std::int64_t(size) != need)
-    bad(fmt::format("holds {} bytes, the layout {} x {} x {} {} needs {} ({}); check model.shape and model.dtype "
+    bad(
+        fmt::format("holds {} bytes, the layout {} x {} x {} {} needs {} ({}); check model.shape and model.dtype "
                     "(a file with a header is not raw: strip it, or convert the file to HDF5)",
                     size, layout.shape[0], layout.shape[1], layout.shape[2], layout.float64 ? "float64" : "float32",
                     need, std::int64_t(size) > need ? "the file is longer" : "the file is shorter"));

@@ -194,9 +194,11 @@ TEST_CASE("raw binary models: every storage order, both byte orders and value ty
   const std::vector<std::pair<std::string, std::array<int, 3>>> orders = {{"zyx", {0, 1, 2}}, {"zxy", {0, 2, 1}},
                                                                           {"yzx", {1, 0, 2}}, {"yxz", {1, 2, 0}},
                                                                           {"xzy", {2, 0, 1}}, {"xyz", {2, 1, 0}}};
-  for (const auto& [name, order] : orders)
+  for (const auto& named_order : orders)  // not a structured binding: clang 14 cannot capture one in CAPTURE
     for (const bool float64 : {false, true})
       for (const bool big : {false, true}) {
+        const std::string& name = named_order.first;
+        const std::array<int, 3>& order = named_order.second;
         CAPTURE(name);
         CAPTURE(float64);
         CAPTURE(big);

@@ -1,5 +1,6 @@
-// libFuzzer target: the SEG-Y readers (io/segy.cpp: shot gathers and velocity cubes) on arbitrary bytes. With SPECWAVE_FUZZ_SEEDS=DIR, writes a small
-// valid SEG-Y file (2 shots x 3 receivers x 10 samples) into DIR first, the seed the mutations start from.
+// libFuzzer target: the SEG-Y readers (io/segy.cpp: shot gathers and velocity cubes) on arbitrary bytes. With
+// SPECWAVE_FUZZ_SEEDS=DIR, writes a small valid SEG-Y file (2 shots x 3 receivers x 10 samples) into DIR first, the
+// seed the mutations start from.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
