@@ -24,6 +24,8 @@ bool device_free_bytes(int, std::size_t& free_bytes, std::size_t& total_bytes, s
 
 std::string cublas_library_problem() { return std::string(no_cuda_backend); }
 
+std::string cublas_library_name() { return {}; }
+
 }  // namespace cuda
 
 std::unique_ptr<VectorOps> make_cublas_vector_ops(void*) {

@@ -485,9 +485,11 @@ TEST_CASE("cuBLAS is opened at run time, not at start-up, with every function th
   CHECK_FALSE(cublas_mapped());  // not loaded with the program
 #if SPECWAVE_HAVE_CUDA
   CHECK(cuda::cublas_library_problem() == "");
+  CHECK(cuda::cublas_library_name().find("libcublas.so.") != std::string::npos);
   CHECK(cublas_mapped());
 #else
   CHECK(cuda::cublas_library_problem() == cuda::no_cuda_backend);
+  CHECK(cuda::cublas_library_name().empty());
   CHECK_FALSE(cublas_mapped());
 #endif
 }

@@ -14,7 +14,7 @@ namespace {
 
 struct Opened {
   CublasLibrary library;
-  std::string problem;
+  std::string problem, name;
 };
 
 template <typename F>
@@ -36,6 +36,7 @@ Opened open_cublas() {
       const std::string beside = (std::filesystem::path(info.dli_fname).parent_path() / soname).string();
       tried += ", " + beside;
       handle = dlopen(beside.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (handle) o.name = beside;
     }
   }
   if (!handle) {
@@ -44,6 +45,7 @@ Opened open_cublas() {
                 " or put its folder on LD_LIBRARY_PATH";
     return o;
   }
+  if (o.name.empty()) o.name = soname;
   CublasLibrary& l = o.library;
   // Every symbol is resolved (and the first missing one named) before any is used.
   resolve(handle, "cublasCreate_v2", l.create, o.problem);
@@ -69,6 +71,8 @@ const Opened& opened() {
 }  // namespace
 
 std::string cublas_library_problem() { return opened().problem; }
+
+std::string cublas_library_name() { return opened().problem.empty() ? opened().name : std::string(); }
 
 const CublasLibrary& cublas_library() {
   const Opened& o = opened();

@@ -9,5 +9,7 @@ namespace specwave::cuda {
 // Opens cuBLAS (once per process) and resolves every function specwave calls. Returns "" when it is usable, else
 // why not (the library or a symbol that is missing, the names tried) in words a user can act on.
 std::string cublas_library_problem();
+// The name it was opened by (the soname, or the path beside cuFFT); "" when it could not be opened.
+std::string cublas_library_name();
 
 }  // namespace specwave::cuda

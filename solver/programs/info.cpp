@@ -12,6 +12,7 @@
 #include "solver/plan/plan.hpp"
 #include "specwave/build_info.hpp"
 
+#include "kernels/cuda/cublas_library.hpp"
 #include "kernels/cuda/device.hpp"
 #if defined(SPECWAVE_HAVE_MPI)
 #include <mpi.h>
@@ -63,6 +64,11 @@ std::string build_and_hardware_info() {
         "  CUDA      runtime {}.{}, driver {}\n", cuda.runtime_version / 1000, cuda.runtime_version % 1000 / 10,
         cuda.driver_version ? fmt::format("{}.{}", cuda.driver_version / 1000, cuda.driver_version % 1000 / 10)
                             : std::string("none"));
+    // cuBLAS is opened only here and by a device optimiser (kernels/cuda/cublas_library.hpp): say whether it can be.
+    const std::string blas_problem = cuda::cublas_library_problem();
+    out += blas_problem.empty() ? fmt::format("  cuBLAS    {} (opened at run time, for the optimiser on the device)\n",
+                                              cuda::cublas_library_name())
+                                : fmt::format("  cuBLAS    not usable: {}\n", blas_problem);
     if (!cuda.usable) out += fmt::format("  GPU       none usable: {}\n", cuda.reason);
     for (const auto& d : cuda.devices)
       if (!d.problem.empty())
