@@ -843,6 +843,24 @@ TEST_CASE(
     CHECK(r.output.find(clear) == std::string::npos);
 }
 
+TEST_CASE("spectral method: receivers within 10 cells of a source at under 4 points per wavelength get one note") {
+  fs::create_directories(work);
+  // The receiver at x = 280 m is 8 cells from the source at 200 m; the one at (200, 280, 280) m is 11.3 cells away.
+  const std::string spectral =
+      replaced(replaced(base_case, "pml_width = 10", "pml_width = 10\n[scheme]\nmethod = \"spectral\""),
+               "points = [[200.0, 200.0, 280.0]]", "points = [[200.0, 280.0, 280.0], [200.0, 200.0, 280.0]]");
+  const Result fine = run_specwave("check " + write_case("cli-spectral-near-fine", spectral));
+  CAPTURE(fine.output);
+  CHECK(fine.code == 0);
+  CHECK(fine.output.find("cells apart") == std::string::npos);  // 8.4 points per wavelength: no note
+  const Result coarse = run_specwave(
+      "check " + write_case("cli-spectral-near", replaced(spectral, "peak_frequency = 10.0", "peak_frequency = 25.0")));
+  CAPTURE(coarse.output);
+  CHECK(coarse.code == 0);
+  CHECK(coarse.output.find("1 source-receiver pair(s) less than 10 cells apart (the nearest: receiver 1 and "
+                           "shots[0].sources[0], 8 cells)") != std::string::npos);
+}
+
 TEST_CASE("--confine-writes: a case file cannot make the run write outside its output folder") {
   const fs::path dir = work / "confine";
   fs::remove_all(dir);

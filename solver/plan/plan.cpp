@@ -132,6 +132,39 @@ void note_stencils_in_layer(const Case& c, Plan& plan) {
   for (std::size_t r = 0; r < plan.receivers.size(); ++r) note(plan.receivers[r], fmt::format("receiver {}", r));
 }
 
+// The spectral method's receivers near a source at coarse sampling: the 13-point stencils of source and receiver
+// overlap, and the band-limited points leave a precursor before the direct wave of up to 7.6e-3 of its peak at 8 cells
+// and 3 points per wavelength (below 1e-3 from 10 cells on, and at any distance from 6 cells at 4 points per
+// wavelength or more: docs/numerics.md, tests/test_physics.cpp "no acausal precursor"). One note for the case.
+void note_spectral_near_source(const Case& c, Plan& plan) {
+  constexpr double cells = 10, ppw = 4;
+  if (c.scheme.method != Method::spectral || !(plan.points_per_wavelength < ppw)) return;
+  const double h = std::max({c.grid.spacing[0], c.grid.spacing[1], c.grid.spacing[2]});
+  std::size_t near = 0;
+  double nearest = INFINITY;
+  std::string which;
+  for (std::size_t s = 0; s < c.shots.size(); ++s)
+    for (std::size_t j = 0; j < c.shots[s].sources.size(); ++j) {
+      const Vec3& p = c.shots[s].sources[j].position;
+      for (std::size_t r = 0; r < c.receivers.size(); ++r) {
+        const Vec3& q = c.receivers[r];
+        const double d =
+            std::sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2])) /
+            h;
+        if (d >= cells) continue;
+        ++near;
+        if (d < nearest) nearest = d, which = fmt::format("receiver {} and shots[{}].sources[{}]", r, s, j);
+      }
+    }
+  if (near == 0) return;
+  plan.notes.push_back(fmt::format(
+      "{} source-receiver pair(s) less than {} cells apart (the nearest: {}, {:.3g} cells) at {:.3g} points per "
+      "wavelength: the spectral method's band-limited points can leave such a receiver a precursor before the direct "
+      "wave of up to 8e-3 of its peak below {} points per wavelength (docs/numerics.md); keep receivers {} cells or "
+      "more from the sources, or sample finer",
+      near, cells, which, nearest, plan.points_per_wavelength, ppw, cells));
+}
+
 // The output directory must be creatable and writable. Probed by creating what is missing and writing a file,
 // then removing both again: `check` and `validate` leave no trace; `forward` creates it when it starts writing.
 }  // namespace
@@ -634,6 +667,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     plan.receivers.push_back(point_stencil(c.receivers[r], what));
   }
   note_stencils_in_layer(c, plan);
+  note_spectral_near_source(c, plan);
   if (where.rank == 0) check_output_directory(c);
   return plan;
 }
