@@ -2,7 +2,9 @@
 // Operations on a field in host memory shared by the CPU propagators (FDTD: padded layout; spectral: halo 0).
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -54,6 +56,54 @@ void record(const PointLists<T>& receivers, const T* u, std::vector<double>& tra
       sum += double(receivers.factor[p]) * double(u[receivers.index[p]]);
     traces[r * nt + n] = sum;
   }
+}
+
+// Receivers' points grouped by grid point, to inject adjoint sources on all threads (the spectral method's receivers
+// have 13^3 points each, and neighbours share points): point k is index point[k], with the entries
+// offsets[k] .. offsets[k+1]-1: the factors (as double) of receivers receiver[...], in the order a loop over the
+// receivers and their points visits them (copied here, so that the injection reads them in order). Each point then
+// receives its additions in that loop's order, so the result is bitwise the loop's.
+struct PointScatter {
+  std::vector<index_t> point;
+  std::vector<std::int64_t> offsets;
+  std::vector<double> factor;
+  std::vector<std::int32_t> receiver;
+};
+
+template <class T>
+PointScatter make_point_scatter(const PointLists<T>& receivers) {
+  const std::size_t n = receivers.index.size();
+  std::vector<std::int32_t> order(n), owner(n);
+  for (std::size_t r = 0; r + 1 < receivers.offsets.size(); ++r)
+    for (std::int32_t p = receivers.offsets[r]; p < receivers.offsets[r + 1]; ++p) owner[std::size_t(p)] = int(r);
+  for (std::size_t p = 0; p < n; ++p) order[p] = std::int32_t(p);  // receiver order: entries are stored by receiver
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::int32_t a, std::int32_t b) { return receivers.index[a] < receivers.index[b]; });
+  PointScatter s;
+  s.factor.resize(n);
+  s.receiver.resize(n);
+  for (std::size_t e = 0; e < n; ++e) {
+    s.factor[e] = double(receivers.factor[std::size_t(order[e])]);
+    s.receiver[e] = owner[std::size_t(order[e])];
+    const index_t i = receivers.index[order[e]];
+    if (e == 0 || i != s.point.back()) {
+      s.point.push_back(i);
+      s.offsets.push_back(std::int64_t(e));
+    }
+  }
+  s.offsets.push_back(std::int64_t(n));
+  return s;
+}
+
+// f(k, i, factor, r) for every entry of receiver r at grid index i = point[k]: the points on all threads when there are
+// many (each point's entries in order, by one thread), else serially.
+template <class F>
+void for_each_scattered(const PointScatter& s, F&& f) {
+  const long count = long(s.point.size());
+#pragma omp parallel for schedule(static) if (s.factor.size() >= (std::size_t(1) << 16))
+  for (long k = 0; k < count; ++k)
+    for (std::int64_t e = s.offsets[std::size_t(k)]; e < s.offsets[std::size_t(k) + 1]; ++e)
+      f(std::size_t(k), s.point[std::size_t(k)], s.factor[std::size_t(e)], s.receiver[std::size_t(e)]);
 }
 
 // The interior of a field, dense (nz, ny, nx), converted to U.

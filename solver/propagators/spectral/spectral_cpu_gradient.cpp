@@ -157,6 +157,8 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
     const T* eta = eta_dt_.data();
     const T* injection = setup_.source_factor.data();  // V / (1 + eta dt)
     const auto& rec = setup_.receivers;
+    const host::PointScatter scatter = host::make_point_scatter(rec);  // the adjoint sources, on all threads
+    std::vector<double> residual_n(rec.offsets.size() - 1);            // the residuals of step n
     for (int n = nt - 1; n >= 0; --n) {
       const T* um = n >= 1 ? fields(n - 1) : zeros.data();
       const T* m = nu.data();
@@ -170,9 +172,11 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
       }
       if (n == 0) break;                                        // nu^0 would multiply nothing
       steps_.damped_step(nu.data(), nu_next.data(), vel, eta);  // nu_next = nu^n without the adjoint sources
-      for (std::size_t r = 0; r + 1 < rec.offsets.size(); ++r)
-        for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p)
-          nu_next[rec.index[p]] += injection[rec.index[p]] * T(double(rec.factor[p]) * residual[r * nt + n]);
+      T* next = nu_next.data();
+      for (std::size_t r = 0; r < residual_n.size(); ++r) residual_n[r] = residual[r * nt + n];  // contiguous
+      host::for_each_scattered(scatter, [&](std::size_t, index_t i, double factor, std::int32_t r) {
+        next[i] += injection[i] * T(factor * residual_n[std::size_t(r)]);
+      });
       std::swap(nu, nu_next);
       u1 = u0;
       u0 = um;
@@ -276,6 +280,15 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     const double dt = setup_.dt;
     const FieldLayout& L = setup_.layout;
     const auto& rec = setup_.receivers;
+    const host::PointScatter scatter = host::make_point_scatter(rec);  // the adjoint sources, on all threads
+    std::vector<double> residual_n(rec.offsets.size() - 1);            // the residuals of step n
+    // (b_z, b_y, b_x) at each receiver point, looked up once.
+    std::vector<std::array<T, 3>> b_at(scatter.point.size());
+    for (std::size_t k = 0; k < b_at.size(); ++k) {
+      const std::size_t i = std::size_t(scatter.point[k]);
+      const std::size_t x = i % L.nx, y = (i / L.nx) % L.ny, z = i / (std::size_t(L.nx) * L.ny);
+      b_at[k] = {setup_.pml_b[0][z], setup_.pml_b[1][y], setup_.pml_b[2][x]};
+    }
     std::vector<double> scale(points);  // -(V / dt^2) = -(dt v^2) / dt, without b_a
     for (std::size_t i = 0; i < points; ++i) scale[i] = -double(dt_v2[i]) / dt;
     for (int n = nt - 1; n >= 0; --n) {
@@ -299,14 +312,13 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
       if (n == 0) break;  // P^0 would multiply nothing
       steps_.pml_adjoint_step({P[0].data(), P[1].data(), P[2].data()},
                               {Omega[0].data(), Omega[1].data(), Omega[2].data()}, dt_v2);
-      for (std::size_t r = 0; r + 1 < rec.offsets.size(); ++r)
-        for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p) {
-          const std::size_t i = std::size_t(rec.index[p]);
-          const double g = double(rec.factor[p]) * residual[r * nt + n] * scale[i];
-          const std::size_t x = i % L.nx, y = (i / L.nx) % L.ny, z = i / (std::size_t(L.nx) * L.ny);
-          const std::size_t at[3] = {z, y, x};
-          for (int a = 0; a < 3; ++a) P[a][i] += T(g * double(setup_.pml_b[a][at[a]]));
-        }
+      for (std::size_t r = 0; r < residual_n.size(); ++r) residual_n[r] = residual[r * nt + n];  // contiguous
+      host::for_each_scattered(scatter, [&](std::size_t k, index_t point, double factor, std::int32_t r) {
+        const std::size_t i = std::size_t(point);
+        const double g = factor * residual_n[std::size_t(r)] * scale[i];
+        const std::array<T, 3>& b = b_at[k];
+        for (int a = 0; a < 3; ++a) P[a][i] += T(g * double(b[std::size_t(a)]));
+      });
       f_next = f_now;
       f_now = fields(n - 1);
     }
