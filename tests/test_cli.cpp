@@ -841,6 +841,20 @@ TEST_CASE(
         std::string::npos);
   for (const char* clear : {"receiver 0 ", "receiver 2 ", "receiver 3 ", "receiver 4 "})
     CHECK(r.output.find(clear) == std::string::npos);
+  // A patch of 3 x 3 receivers near the layer, 8 of them noted (receiver 4 is on a grid node): five notes by name,
+  // then one line for the rest.
+  const Result patch = run_specwave(
+      "check " +
+      write_case("cli-stencil-layer-patch",
+                 replaced(base_case, "points = [[200.0, 200.0, 280.0]]",
+                          "points = []\n[[receivers.planes]]\norigin = [200.0, 105.0, 105.0]\nu = [0.0, 5.0, "
+                          "0.0]\nv = [0.0, 0.0, 5.0]\ncount = [3, 3]")));
+  CAPTURE(patch.output);
+  CHECK(patch.code == 0);
+  CHECK(patch.output.find("receiver 5 at") != std::string::npos);
+  CHECK(patch.output.find("receiver 6 at") == std::string::npos);
+  CHECK(patch.output.find("and 3 more source(s) or receiver(s) whose interpolation stencil reaches into the "
+                          "absorbing layer") != std::string::npos);
 }
 
 TEST_CASE("spectral method: receivers within 10 cells of a source at under 4 points per wavelength get one note") {

@@ -98,6 +98,9 @@ void note_stencils_in_layer(const Case& c, Plan& plan) {
   const int W = c.boundary.pml_width;
   const bool spectral = c.scheme.method == Method::spectral;
   if (W <= 0) return;
+  // At most `shown` notes by name; the rest counted in one line, so that a receiver plane does not flood the log.
+  constexpr std::size_t shown = 5;
+  std::size_t noted = 0;
   const auto note = [&](const PointStencil& st, const std::string& what) {
     int lo[3] = {INT_MAX, INT_MAX, INT_MAX}, hi[3] = {-1, -1, -1};
     for (const auto& q : st.points) {
@@ -111,6 +114,7 @@ void note_stencils_in_layer(const Case& c, Plan& plan) {
       const int n = c.grid.shape[a];
       const int into = std::max(low_absorbs ? W - lo[a] : 0, hi[a] - (n - W - 1));
       if (into <= 0) continue;
+      if (++noted > shown) return;
       const double h = c.grid.spacing[a], o = c.grid.origin[a];
       // FDTD: 2r nodes floor(q) - r + 1 .. floor(q) + r, or the node itself; spectral: round(q) - r .. round(q) + r.
       const int r = spectral ? spectral_point_radius : interpolation_radius;
@@ -130,6 +134,11 @@ void note_stencils_in_layer(const Case& c, Plan& plan) {
     for (std::size_t j = 0; j < plan.sources[s].size(); ++j)
       note(plan.sources[s][j], fmt::format("shots[{}].sources[{}]", s, j));
   for (std::size_t r = 0; r < plan.receivers.size(); ++r) note(plan.receivers[r], fmt::format("receiver {}", r));
+  if (noted > shown)
+    plan.notes.push_back(
+        fmt::format("and {} more source(s) or receiver(s) whose interpolation stencil reaches into the "
+                    "absorbing layer (the same margins apply)",
+                    noted - shown));
 }
 
 // The spectral method's receivers near a source at coarse sampling: the 13-point stencils of source and receiver
