@@ -335,8 +335,9 @@ void Comm::abort(std::string_view line, int exit_code) const {
   if (w.size() > 1) {
     // One error line, not one per rank: an error that every rank meets at once (a collective write to a full
     // disk, an input all ranks read) is printed by rank 0, whose MPI_Abort ends the others before their delay is
-    // over; an error of another rank alone is printed by it after the delay.
-    if (w.rank() != 0) std::this_thread::sleep_for(std::chrono::seconds(2));
+    // over; an error of another rank alone is printed by it after the delay. 2 s was too short on a loaded machine
+    // (mpirun took longer to end the other ranks, which then printed too: full_disk_np2 in a clean clone).
+    if (w.rank() != 0) std::this_thread::sleep_for(std::chrono::seconds(10));
     print_line(fmt::format("[rank {} of {}] {}", w.rank(), w.size(), line));
   } else {
     print_line(line);
