@@ -36,6 +36,19 @@ double generated_velocity(const ModelSpec& m, const Vec3& p) {
   return 0;
 }
 
+// The box [b, b + e) of values v on the case's grid (nz, ny, nx), C order, as float.
+template <class T>
+std::vector<float> box_of(const std::vector<T>& v, const GridSpec& g, const Dims3& b, const Dims3& e) {
+  std::vector<float> out(std::size_t(e[0]) * e[1] * e[2]);
+#pragma omp parallel for collapse(2)
+  for (int iz = 0; iz < e[0]; ++iz)
+    for (int iy = 0; iy < e[1]; ++iy)
+      for (int ix = 0; ix < e[2]; ++ix)
+        out[(std::size_t(iz) * e[1] + iy) * e[2] + ix] =
+            float(v[(std::size_t(iz + b[0]) * g.shape[1] + iy + b[1]) * g.shape[2] + ix + b[2]]);
+  return out;
+}
+
 // A model file's own grid: its shape, and its spacing and origin (m, z-y-x) when the file or the case gives them.
 struct FileGrid {
   std::array<hsize_t, 3> shape{};
@@ -199,15 +212,7 @@ std::vector<float> read_whole_model(const Case& c, const Dims3& b, const Dims3& 
     f.origin = Vec3{m.sample_origin, s.origin_y, s.origin_x};
     v = std::move(s.values);
   }
-  if (on_case_grid(f, g)) {
-    std::vector<float> out(std::size_t(e[0]) * e[1] * e[2]);
-    for (int iz = 0; iz < e[0]; ++iz)
-      for (int iy = 0; iy < e[1]; ++iy)
-        for (int ix = 0; ix < e[2]; ++ix)
-          out[(std::size_t(iz) * e[1] + iy) * e[2] + ix] =
-              v[(std::size_t(iz + b[0]) * g.shape[1] + iy + b[1]) * g.shape[2] + ix + b[2]];
-    return out;
-  }
+  if (on_case_grid(f, g)) return box_of(v, g, b, e);
   check_covers(f, g, where, give_grid);
   note = resampled_note(f, where);
   return resample(f, v, g, b, e);
@@ -234,14 +239,8 @@ VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const 
                   fmt::format("model (array): {} values for a grid of {} x {} x {} = {} points; give one velocity a "
                               "grid point, (nz, ny, nx) in C order",
                               v ? v->size() : 0, g.shape[0], g.shape[1], g.shape[2], g.points()));
-    model.velocity.resize(std::size_t(e[0]) * e[1] * e[2]);
     origin = "model (array)";
-#pragma omp parallel for collapse(2)
-    for (int iz = 0; iz < e[0]; ++iz)
-      for (int iy = 0; iy < e[1]; ++iy)
-        for (int ix = 0; ix < e[2]; ++ix)
-          model.velocity[(std::size_t(iz) * e[1] + iy) * e[2] + ix] =
-              float((*v)[(std::size_t(iz + b[0]) * g.shape[1] + iy + b[1]) * g.shape[2] + ix + b[2]]);
+    model.velocity = box_of(*v, g, b, e);
   } else {
     model.velocity.resize(std::size_t(e[0]) * e[1] * e[2]);
     origin = fmt::format("model ({})", to_string(c.model.kind));

@@ -57,6 +57,7 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
         source_stencils_(plan.sources),
         wavelets_(plan.wavelets),
         setup_(make_spectral_setup<T>(c, plan)),
+        receiver_scatter_(host::make_point_scatter(setup_.receivers)),
         steps_(setup_, nullptr, plan),
         history_(make_history<T>(history)) {
     traces_.assign(n_receivers() * std::size_t(setup_.nt), 0.0);
@@ -91,6 +92,7 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
   std::vector<std::vector<PointStencil>> source_stencils_;  // [shot][source]
   std::vector<std::vector<std::vector<double>>> wavelets_;  // [shot][source][n]
   SpectralSetup<T> setup_;
+  host::PointScatter receiver_scatter_;  // setup_.receivers grouped by grid point: the adjoint sources, on all threads
   SpectralCpuSteps<T> steps_;
   std::unique_ptr<WavefieldHistory<T>> history_;
   SpectralSources<T> sources_;  // this shot's, with the current model's source factor
@@ -157,8 +159,8 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
     const T* eta = eta_dt_.data();
     const T* injection = setup_.source_factor.data();  // V / (1 + eta dt)
     const auto& rec = setup_.receivers;
-    const host::PointScatter scatter = host::make_point_scatter(rec);  // the adjoint sources, on all threads
-    std::vector<double> residual_n(rec.offsets.size() - 1);            // the residuals of step n
+    const host::PointScatter& scatter = this->receiver_scatter_;
+    std::vector<double> residual_n(rec.offsets.size() - 1);  // the residuals of step n
     for (int n = nt - 1; n >= 0; --n) {
       const T* um = n >= 1 ? fields(n - 1) : zeros.data();
       const T* m = nu.data();
@@ -280,8 +282,8 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     const double dt = setup_.dt;
     const FieldLayout& L = setup_.layout;
     const auto& rec = setup_.receivers;
-    const host::PointScatter scatter = host::make_point_scatter(rec);  // the adjoint sources, on all threads
-    std::vector<double> residual_n(rec.offsets.size() - 1);            // the residuals of step n
+    const host::PointScatter& scatter = this->receiver_scatter_;
+    std::vector<double> residual_n(rec.offsets.size() - 1);  // the residuals of step n
     // (b_z, b_y, b_x) at each receiver point, looked up once.
     std::vector<std::array<T, 3>> b_at(scatter.point.size());
     for (std::size_t k = 0; k < b_at.size(); ++k) {
