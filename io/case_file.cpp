@@ -1,6 +1,7 @@
 // TOML case-file parser (schema and rules: docs/case-file.md).
 #include "io/case_file.hpp"
 #include "io/file_kind.hpp"
+#include "io/segy.hpp"
 #include "io/suggest.hpp"
 #include "io/toml_edit.hpp"
 
@@ -485,7 +486,7 @@ void read_shots(const Tab& r, Case& c) {
   const auto shots = r.tables("shots", ex);
   if (shots.empty()) r.p.bad(*r.find("shots"), "shots", "must contain at least one shot", fmt::format("add {}", ex));
   for (const Tab& shot : shots) {
-    shot.allow({"sources"});
+    shot.allow({"sources", "receivers"});
     constexpr std::string_view sex = "[[shots.sources]] with position = [z, y, x] and peak_frequency = 15.0";
     if (!shot.find("sources")) shot.missing("sources", sex);
     const auto sources = shot.tables("sources", sex);
@@ -498,15 +499,53 @@ void read_shots(const Tab& r, Case& c) {
   }
 }
 
-void read_receivers(const Tab& r, Case& c) {
-  constexpr std::string_view ex = "a [receivers] table with points = [[z, y, x], ...]";
-  const Tab rc = *r.sub("receivers", true, ex);
-  rc.allow({"points", "lines", "planes"});
-  auto& out = c.receivers;
+// One receiver table ([receivers] or a shot's [shots.receivers]): fixed points, lines and planes, and optionally a
+// spread that moves with the shot (`streamer`), placed per shot by shot_positions.
+struct ReceiverTable {
+  std::vector<Vec3> fixed;
+  int streamer_count = 0;  // 0: no moving spread
+  double first_offset = 0, spacing = 0;
+  double direction[2] = {0, 1};  // (y, x), unit length
+  std::optional<double> depth;   // none: the source's depth
+  std::string where;             // the table's key, for messages
+  std::string file;              // `file`: every shot's receivers from a survey's traces.h5 or SEG-Y
+  io::ShotGathers acquisition;   // its geometry
+
+  // The receivers of shot `shot` whose first source is at `source`: the fixed ones, then the spread's (or the file's).
+  std::vector<Vec3> shot_positions(std::size_t shot, const Vec3& source) const {
+    if (!file.empty())
+      return {acquisition.receivers.begin() + acquisition.first_trace[shot],
+              acquisition.receivers.begin() + acquisition.first_trace[shot + 1]};
+    std::vector<Vec3> out = fixed;
+    for (int k = 0; k < streamer_count; ++k) {
+      const double offset = first_offset + k * spacing;
+      out.push_back({depth.value_or(source[0]), source[1] + offset * direction[0], source[2] + offset * direction[1]});
+    }
+    return out;
+  }
+};
+
+ReceiverTable read_receiver_table(const Tab& rc, bool shared) {
+  rc.allow({"points", "lines", "planes", "streamer", "file"});
+  ReceiverTable table;
+  table.where = rc.path;
+  if (rc.find("file")) {
+    if (!shared)
+      rc.p.bad(*rc.find("file"), rc.key("file"), "is read in the shared [receivers] table only",
+               "give the survey's geometry file there: it holds every shot's receivers");
+    for (const char* other : {"points", "lines", "planes", "streamer"})
+      if (rc.find(other))
+        rc.p.bad(*rc.find(other), rc.key(other), "cannot be combined with file (which gives every receiver)",
+                 "remove it, or remove file");
+    table.file = rc.rinput("file", "file = \"survey.sgy\"");
+    table.acquisition = io::read_acquisition(table.file);
+    return table;
+  }
+  auto& out = table.fixed;
   long long total = 0;
   const auto reserve = [&](const Tab& t, std::string_view k, long long n) {
     total += n;
-    t.check(total <= kMaxReceivers, k, fmt::format("makes more than {} receivers in total", kMaxReceivers),
+    t.check(total <= kMaxReceivers, k, fmt::format("makes more than {} receivers in a shot", kMaxReceivers),
             "use fewer receivers");
   };
   if (auto n = rc.find("points")) {
@@ -541,9 +580,85 @@ void read_receivers(const Tab& r, Case& c) {
       for (int j = 0; j < nv; ++j)
         out.push_back({o[0] + i * u[0] + j * v[0], o[1] + i * u[1] + j * v[1], o[2] + i * u[2] + j * v[2]});
   }
-  if (out.empty())
-    rc.p.fail(rc.line(), "receivers", "must define at least one receiver", "found none",
-              "add points = [[z, y, x]] or a [[receivers.lines]] / [[receivers.planes]] entry");
+  if (auto st = rc.sub("streamer", false, "[receivers.streamer] with count, first_offset and spacing")) {
+    st->allow({"count", "first_offset", "spacing", "direction", "depth"});
+    table.streamer_count = st->rinteger("count", "count = 96");
+    st->check(table.streamer_count >= 1, "count", "must be >= 1", "give the number of receivers of the spread");
+    reserve(*st, "count", table.streamer_count);
+    table.first_offset = st->rnum("first_offset", "first_offset = 100.0");
+    table.spacing = st->num("spacing", "spacing = 12.5", 0.0);
+    st->check(table.streamer_count == 1 || table.spacing > 0, "spacing", "must be > 0 with count > 1",
+              "give the distance between neighbouring receivers in metres (a negative first_offset puts receivers "
+              "behind the source)");
+    if (auto d = st->find("direction")) {
+      constexpr std::string_view dex = "direction = [0.0, 1.0]";
+      const auto v = st->p.nums(*d, st->key("direction"), dex);
+      st->check(v.size() == 2, "direction", fmt::format("must hold 2 numbers (y, x), found {}", v.size()),
+                "give the horizontal direction of the spread, e.g. [0.0, 1.0] for +x");
+      const double norm = std::hypot(v[0], v[1]);
+      st->check(norm > 0 && std::isfinite(norm), "direction", "must not be zero", "use e.g. [0.0, 1.0] for +x");
+      table.direction[0] = v[0] / norm, table.direction[1] = v[1] / norm;
+    }
+    table.depth = st->onum("depth", "depth = 10.0");
+  }
+  if (out.empty() && table.streamer_count == 0)
+    rc.p.fail(rc.line(), rc.path, "must define at least one receiver", "found none",
+              "add points = [[z, y, x]], a [[receivers.lines]] / [[receivers.planes]] entry or a [receivers.streamer]");
+  return table;
+}
+
+// [receivers] (shared by the shots) and each shot's [shots.receivers] (its own, replacing the shared table). A shot
+// records the fixed receivers of its table, then the table's moving spread placed at its first source. Without a
+// spread or a shot's own table, every shot records c.receivers (and ShotSpec::receivers stays empty).
+void read_receivers(const Tab& r, Case& c) {
+  constexpr std::string_view ex = "a [receivers] table with points = [[z, y, x], ...]";
+  std::optional<ReceiverTable> shared;
+  if (auto rc = r.sub("receivers", false, ex)) shared = read_receiver_table(*rc, true);
+  const auto shots = r.tables("shots", "[[shots]]");
+  std::vector<std::optional<ReceiverTable>> own(c.shots.size());
+  if (shared && !shared->file.empty()) {
+    // A survey's geometry: as many shots as the case, each first source where the file has it (to 1 mm).
+    const io::ShotGathers& g = shared->acquisition;
+    const Tab rc = *r.sub("receivers", false, ex);
+    if (std::size_t(g.n_shots) != c.shots.size())
+      rc.p.fail(rc.line(), rc.key("file"), fmt::format("{} holds {} shot(s)", shared->file, g.n_shots),
+                fmt::format("the case has {} [[shots]]", c.shots.size()),
+                "give the case one [[shots]] entry per shot of the file, in its order");
+    for (std::size_t s = 0; s < c.shots.size(); ++s) {
+      const Vec3& a = g.sources[s];
+      const Vec3& b = c.shots[s].sources.front().position;
+      if (std::abs(a[0] - b[0]) + std::abs(a[1] - b[1]) + std::abs(a[2] - b[2]) > 1e-3)
+        rc.p.fail(rc.line(), rc.key("file"),
+                  fmt::format("shot {}'s source in {} is at ({}, {}, {}) m", s, shared->file, a[0], a[1], a[2]),
+                  fmt::format("shots[{}].sources[0] is at ({}, {}, {}) m", s, b[0], b[1], b[2]),
+                  "give the shots in the file's order, at the file's source positions (z down from the grid "
+                  "origin, as specwave segy import reads them)");
+    }
+    if (g.shared_receivers()) {  // every shot the same receivers: the shared layout, as given by points
+      shared->fixed.assign(g.receivers.begin(), g.receivers.begin() + g.first_trace[1]);
+      shared->file.clear();
+    }
+  }
+  bool per_shot = shared && (shared->streamer_count > 0 || !shared->file.empty());
+  for (std::size_t s = 0; s < shots.size() && s < own.size(); ++s)
+    if (auto t = shots[s].sub("receivers", false, "[shots.receivers] with points, lines, planes or a streamer")) {
+      own[s] = read_receiver_table(*t, false);
+      per_shot = true;
+    }
+  for (std::size_t s = 0; s < own.size(); ++s)
+    if (!own[s] && !shared) {
+      if (s == 0 && std::none_of(own.begin(), own.end(), [](const auto& t) { return t.has_value(); }))
+        r.missing("receivers", ex);
+      shots[s].p.fail(shots[s].line(), shots[s].path, "has no receivers",
+                      "no [shots.receivers] table and no shared [receivers] table",
+                      "add a [receivers] table for the shots without their own, or a [shots.receivers] table here");
+    }
+  if (shared) c.receivers = shared->fixed;
+  if (!per_shot) return;
+  for (std::size_t s = 0; s < c.shots.size(); ++s) {
+    const ReceiverTable& t = own[s] ? *own[s] : *shared;
+    c.shots[s].receivers = t.shot_positions(s, c.shots[s].sources.front().position);
+  }
 }
 
 void read_options(const Tab& r, Case& c) {
@@ -712,7 +827,9 @@ void read_inversion(const Tab& r, Case& c) {
             "trace_weights",
             "trace_weights_dataset",
             "regularisation",
-            "regularisation_weight"});
+            "regularisation_weight",
+            "source_estimation",
+            "source_estimation_damping"});
   if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ..."))
     inv.true_model = read_model_spec(*m);
   if (t->find("observed")) inv.observed_file = t->rinput("observed", "observed = \"observed/traces.h5\"");
@@ -824,6 +941,16 @@ void read_inversion(const Tab& r, Case& c) {
   t->check(!t->find("regularisation_weight") || inv.regularisation != "none", "regularisation_weight",
            "is used with regularisation = \"tikhonov\" or \"total_variation\" only",
            "set regularisation, or remove the weight");
+  inv.source_estimation = t->choice<std::string>(
+      "source_estimation",
+      {{"none", std::string("none")}, {"per_shot", std::string("per_shot")}, {"shared", std::string("shared")}},
+      inv.source_estimation, "source_estimation = \"per_shot\"");
+  inv.source_estimation_damping = t->num("source_estimation_damping", "source_estimation_damping = 1e-3", 1e-3);
+  t->check(inv.source_estimation_damping > 0 && std::isfinite(inv.source_estimation_damping),
+           "source_estimation_damping", "must be a finite number > 0",
+           "give the damping relative to the largest synthetic power, e.g. 1e-3");
+  t->check(!t->find("source_estimation_damping") || inv.source_estimation != "none", "source_estimation_damping",
+           "is used with source_estimation = \"per_shot\" or \"shared\" only", "set source_estimation, or remove it");
   if (const auto* b = t->find("bands_hz")) {
     inv.bands_hz = t->p.nums(*b, t->key("bands_hz"), "bands_hz = [6.0, 10.0]");
     if (inv.bands_hz.empty())

@@ -92,21 +92,51 @@ void write_grid_attributes(hid_t dataset, const GridSpec& g) {
 TraceFile::TraceFile(const std::string& path, const h5::Provenance& provenance, bool fp64, int n_shots,
                      const std::vector<Vec3>& receivers, const std::vector<std::vector<Vec3>>& sources, int nt,
                      double dt, const h5::Parallel& parallel, const h5::Resumable& resumable)
-    : file_(path, parallel, resumable), fp64_(fp64), per_shot_(receivers.size() * std::size_t(nt)) {
+    : file_(path, parallel, resumable), fp64_(fp64), per_shot_(receivers.size() * std::size_t(nt)), nt_(nt) {
   if (file_.reopened()) {
     traces_ = open_existing(file_.id(), "traces", path);
     return;
   }
   h5::write_root_attributes(file_.id(), provenance);
-  const std::vector<hsize_t> dims = {hsize_t(n_shots), hsize_t(receivers.size()), hsize_t(nt)};
-  traces_ = fp64 ? h5::write_dataset<double>(file_.id(), "traces", dims, nullptr, "source amplitude / m")
-                 : h5::write_dataset<float>(file_.id(), "traces", dims, nullptr, "source amplitude / m");
-  h5::write_attribute(traces_.id(), "dt", dt);
-  h5::write_attribute(traces_.id(), "t0", 0.0);
-  h5::write_attribute(traces_.id(), "axis_order", std::string("shot, receiver, sample"));
+  create_traces({hsize_t(n_shots), hsize_t(receivers.size()), hsize_t(nt)}, dt, "shot, receiver, sample");
   std::vector<double> rec;
   for (const auto& r : receivers) rec.insert(rec.end(), r.begin(), r.end());
   h5::write_dataset<double>(file_.id(), "receiver_coordinates", {hsize_t(receivers.size()), 3}, rec.data(), "m");
+  write_sources(sources);
+}
+
+TraceFile::TraceFile(const std::string& path, const h5::Provenance& provenance, bool fp64,
+                     const std::vector<std::vector<Vec3>>& shot_receivers,
+                     const std::vector<std::vector<Vec3>>& sources, int nt, double dt, const h5::Parallel& parallel,
+                     const h5::Resumable& resumable)
+    : file_(path, parallel, resumable), fp64_(fp64), per_shot_(0), nt_(nt) {
+  first_trace_.push_back(0);
+  for (const auto& r : shot_receivers) first_trace_.push_back(first_trace_.back() + std::int64_t(r.size()));
+  if (file_.reopened()) {
+    traces_ = open_existing(file_.id(), "traces", path);
+    return;
+  }
+  h5::write_root_attributes(file_.id(), provenance);
+  create_traces({hsize_t(first_trace_.back()), hsize_t(nt)}, dt, "trace, sample");
+  std::vector<double> rec;
+  rec.reserve(3 * std::size_t(first_trace_.back()));
+  for (const auto& shot : shot_receivers)
+    for (const auto& r : shot) rec.insert(rec.end(), r.begin(), r.end());
+  h5::write_dataset<double>(file_.id(), "receiver_coordinates", {hsize_t(first_trace_.back()), 3}, rec.data(), "m");
+  h5::write_dataset<std::int64_t>(file_.id(), "shot_first_trace", {hsize_t(first_trace_.size())}, first_trace_.data(),
+                                  "");
+  write_sources(sources);
+}
+
+void TraceFile::create_traces(const std::vector<hsize_t>& dims, double dt, const std::string& axis_order) {
+  traces_ = fp64_ ? h5::write_dataset<double>(file_.id(), "traces", dims, nullptr, "source amplitude / m")
+                  : h5::write_dataset<float>(file_.id(), "traces", dims, nullptr, "source amplitude / m");
+  h5::write_attribute(traces_.id(), "dt", dt);
+  h5::write_attribute(traces_.id(), "t0", 0.0);
+  h5::write_attribute(traces_.id(), "axis_order", axis_order);
+}
+
+void TraceFile::write_sources(const std::vector<std::vector<Vec3>>& sources) {
   std::vector<double> src;
   std::vector<std::int32_t> shot_of;
   for (std::size_t s = 0; s < sources.size(); ++s)
@@ -119,19 +149,52 @@ TraceFile::TraceFile(const std::string& path, const h5::Provenance& provenance, 
 }
 
 void TraceFile::write_shot(int shot, std::span<const double> traces) {
+  std::vector<float> f;
+  const auto write = [&](const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, bool collective) {
+    const bool has = shot >= 0 && count[0] > 0;
+    if (fp64_)
+      return h5::write_hyperslab<double>(traces_.id(), start, count, has ? traces.data() : nullptr, collective);
+    f.assign(traces.begin(), traces.end());
+    h5::write_hyperslab<float>(traces_.id(), start, count, has ? f.data() : nullptr, collective);
+  };
+  if (!first_trace_.empty()) {  // ragged: shot s's rows
+    const std::size_t s = std::size_t(std::max(shot, 0));
+    const hsize_t rows = shot >= 0 ? hsize_t(first_trace_[s + 1] - first_trace_[s]) : 0;
+    if (shot >= 0 && traces.size() != rows * hsize_t(nt_))
+      throw std::logic_error("TraceFile::write_shot: a shot's traces do not match its receivers");
+    return write({hsize_t(first_trace_[s]), 0}, {rows, hsize_t(nt_)}, file_.parallel());
+  }
   if (!file_.parallel()) {
     if (fp64_) return h5::write_first_dim_slab<double>(traces_.id(), shot, traces.data());
-    std::vector<float> f(traces.begin(), traces.end());
+    f.assign(traces.begin(), traces.end());
     return h5::write_first_dim_slab<float>(traces_.id(), shot, f.data());
   }
   h5::Handle space(H5Dget_space(traces_.id()));
   hsize_t dims[3];
   H5Sget_simple_extent_dims(space.id(), dims, nullptr);
-  const std::vector<hsize_t> start = {hsize_t(std::max(shot, 0)), 0, 0};
-  const std::vector<hsize_t> count = {hsize_t(shot >= 0 ? 1 : 0), dims[1], dims[2]};
-  if (fp64_) return h5::write_hyperslab<double>(traces_.id(), start, count, shot >= 0 ? traces.data() : nullptr, true);
-  std::vector<float> f(traces.begin(), traces.end());
-  h5::write_hyperslab<float>(traces_.id(), start, count, shot >= 0 ? f.data() : nullptr, true);
+  write({hsize_t(std::max(shot, 0)), 0, 0}, {hsize_t(shot >= 0 ? 1 : 0), dims[1], dims[2]}, true);
+}
+
+std::vector<std::int64_t> read_shot_first_trace(const h5::Reader& reader) {
+  if (!reader.has_dataset("/shot_first_trace")) return {};
+  const auto info = reader.info("/shot_first_trace");
+  const std::string where = fmt::format("{}: dataset '/shot_first_trace'", reader.path());
+  if (info.dims.size() != 1 || info.dims[0] < 2 || info.type_class != H5T_INTEGER)
+    throw Error(ExitCode::input_error,
+                fmt::format("{} must be a 1-D integer array of n_shots + 1 >= 2 row offsets (docs/hdf5-schema.md), it "
+                            "is {} of {} dimension(s)",
+                            where, info.dtype_name(), info.dims.size()));
+  std::vector<std::int64_t> out(info.dims[0]);
+  h5::Handle d = reader.open_dataset("/shot_first_trace");
+  if (H5Dread(d.id(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+    throw Error(ExitCode::input_error, fmt::format("{}: cannot be read", where));
+  for (std::size_t s = 0; s < out.size(); ++s)
+    if ((s == 0 && out[0] != 0) || (s > 0 && out[s] < out[s - 1]))
+      throw Error(ExitCode::input_error,
+                  fmt::format("{}: entry {} is {}; the offsets must start at 0 and never decrease (shot s's traces "
+                              "are rows [entry s, entry s + 1))",
+                              where, s, out[s]));
+  return out;
 }
 
 WavefieldFile::WavefieldFile(const std::string& path, const h5::Provenance& provenance, bool fp64, const GridSpec& g,

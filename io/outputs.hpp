@@ -17,14 +17,20 @@ namespace specwave::io {
 // Resumable (h5::Resumable, a checkpointed run): written as "<path>.partial"; with reopen, the partial file of
 // the interrupted run is opened again and its datasets are written on, not made anew.
 
-// /traces (n_shots, n_receivers, n_samples), /receiver_coordinates (n_receivers, 3),
-// /source_coordinates (n_sources, 3) with /source_shot (n_sources): the shot of each source.
+// Shots that share their receivers: /traces (n_shots, n_receivers, n_samples), /receiver_coordinates (n_receivers, 3).
+// Shots with their own receivers (ragged, schema 1.2): /traces (n_traces, n_samples) with shot s's traces in rows
+// /shot_first_trace[s] .. /shot_first_trace[s + 1] - 1 (n_shots + 1 entries), /receiver_coordinates (n_traces, 3).
+// Both: /source_coordinates (n_sources, 3) with /source_shot (n_sources): the shot of each source.
 class TraceFile {
  public:
   TraceFile(const std::string& path, const h5::Provenance& provenance, bool fp64, int n_shots,
             const std::vector<Vec3>& receivers, const std::vector<std::vector<Vec3>>& sources, int nt, double dt,
             const h5::Parallel& parallel = {}, const h5::Resumable& resumable = {});
-  // (n_receivers, nt). Parallel: collective; a rank with no shot to write passes shot = -1.
+  // The ragged layout: shot_receivers[s] are shot s's receivers.
+  TraceFile(const std::string& path, const h5::Provenance& provenance, bool fp64,
+            const std::vector<std::vector<Vec3>>& shot_receivers, const std::vector<std::vector<Vec3>>& sources, int nt,
+            double dt, const h5::Parallel& parallel = {}, const h5::Resumable& resumable = {});
+  // (shot's receivers, nt). Parallel: collective; a rank with no shot to write passes shot = -1.
   void write_shot(int shot, std::span<const double> traces);
   void flush() { file_.flush(); }
   void commit() {
@@ -33,11 +39,20 @@ class TraceFile {
   }
 
  private:
+  void create_traces(const std::vector<hsize_t>& dims, double dt, const std::string& axis_order);
+  void write_sources(const std::vector<std::vector<Vec3>>& sources);
+
   h5::AtomicWriter file_;
   h5::Handle traces_;
   bool fp64_;
   std::size_t per_shot_;
+  std::vector<std::int64_t> first_trace_;  // the ragged layout's row offsets (n_shots + 1); empty: shared receivers
+  int nt_ = 0;
 };
+
+// The row offsets of a ragged traces.h5 (its /shot_first_trace: n_shots + 1 non-decreasing entries from 0); empty
+// when the file has no such dataset. Errors (ExitCode::input_error) name the file and what is wrong.
+std::vector<std::int64_t> read_shot_first_trace(const h5::Reader& reader);
 
 // /shot_NNNN/snapshots (n_snapshots, nz, ny, nx) with attribute steps and times, /shot_NNNN/final (nz, ny, nx).
 class WavefieldFile {

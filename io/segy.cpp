@@ -5,13 +5,16 @@
 #include <unistd.h>
 #include <algorithm>
 #include <bit>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <type_traits>
+#include <unordered_map>
 
 #include "io/hdf5.hpp"
 #include "io/outputs.hpp"
@@ -82,22 +85,67 @@ namespace {
 
 }  // namespace
 
-ShotGathers read_trace_file(const std::string& path) {
+bool ShotGathers::shared_receivers() const {
+  for (int s = 1; s < n_shots; ++s) {
+    if (shot_traces(s) != shot_traces(0)) return false;
+    for (int r = 0; r < shot_traces(s); ++r) {
+      const Vec3& p = receivers[std::size_t(first_trace[std::size_t(s)] + r)];
+      const Vec3& q = receivers[std::size_t(r)];
+      if (std::abs(p[0] - q[0]) + std::abs(p[1] - q[1]) + std::abs(p[2] - q[2]) > 1e-3) return false;
+    }
+  }
+  return true;
+}
+
+std::string ShotGathers::describe() const {
+  if (shared_receivers()) return fmt::format("{} shots x {} receivers", n_shots, n_shots ? shot_traces(0) : 0);
+  int least = INT_MAX, most = 0;
+  for (int s = 0; s < n_shots; ++s) least = std::min(least, shot_traces(s)), most = std::max(most, shot_traces(s));
+  return fmt::format("{} shots, {} traces ({} to {} a shot)", n_shots, n_traces(), least, most);
+}
+
+ShotGathers shared_gathers(int n_shots, const std::vector<Vec3>& receivers, int nt, double dt,
+                           std::vector<float> traces, std::vector<Vec3> sources) {
+  ShotGathers g;
+  g.n_shots = n_shots, g.nt = nt, g.dt = dt;
+  g.traces = std::move(traces);
+  g.sources = std::move(sources);
+  for (int s = 0; s <= n_shots; ++s) g.first_trace.push_back(std::int64_t(s) * std::int64_t(receivers.size()));
+  for (int s = 0; s < n_shots; ++s) g.receivers.insert(g.receivers.end(), receivers.begin(), receivers.end());
+  return g;
+}
+
+ShotGathers read_trace_file(const std::string& path, bool samples) {
   h5::Reader reader(path);
   const h5::DatasetInfo info = reader.info("/traces");
-  if (info.dims.size() != 3)
-    bad_input(path, "dataset '/traces' must be 3-D (shot, receiver, sample); is this a specwave traces.h5?");
   ShotGathers g;
-  g.n_shots = int(info.dims[0]);
-  g.n_receivers = int(info.dims[1]);
-  g.nt = int(info.dims[2]);
-  g.traces = reader.read_floating<float>("/traces", info.dims);
+  const std::vector<std::int64_t> first = read_shot_first_trace(reader);
+  if (first.empty()) {
+    if (info.dims.size() != 3)
+      bad_input(path,
+                "dataset '/traces' must be 3-D (shot, receiver, sample), or 2-D (trace, sample) with "
+                "'/shot_first_trace'; is this a specwave traces.h5?");
+    const auto n_receivers = info.dims[1];
+    const auto rec = reader.read_floating<double>("/receiver_coordinates", {n_receivers, 3});
+    std::vector<Vec3> receivers;
+    for (hsize_t r = 0; r < n_receivers; ++r) receivers.push_back({rec[3 * r], rec[3 * r + 1], rec[3 * r + 2]});
+    g = shared_gathers(int(info.dims[0]), receivers, int(info.dims[2]), 0, {}, {});
+  } else {
+    if (info.dims.size() != 2 || hsize_t(first.back()) != info.dims[0])
+      bad_input(path, fmt::format("dataset '/traces' must be (trace, sample) with {} rows, as '/shot_first_trace' "
+                                  "ends",
+                                  first.back()));
+    g.n_shots = int(first.size()) - 1;
+    g.nt = int(info.dims[1]);
+    g.first_trace = first;
+    const auto rec = reader.read_floating<double>("/receiver_coordinates", {info.dims[0], 3});
+    for (hsize_t r = 0; r < info.dims[0]; ++r) g.receivers.push_back({rec[3 * r], rec[3 * r + 1], rec[3 * r + 2]});
+  }
+  if (samples) g.traces = reader.read_floating<float>("/traces", info.dims);
   h5::Handle d = reader.open_dataset("/traces");
   const auto dt = h5::read_attribute_doubles(d.id(), "dt");
   if (dt.size() != 1 || !(dt[0] > 0)) bad_input(path, "dataset '/traces' needs a positive attribute dt (s)");
   g.dt = dt[0];
-  const auto rec = reader.read_floating<double>("/receiver_coordinates", {hsize_t(g.n_receivers), 3});
-  for (int r = 0; r < g.n_receivers; ++r) g.receivers.push_back({rec[3 * r], rec[3 * r + 1], rec[3 * r + 2]});
   const h5::DatasetInfo si = reader.info("/source_coordinates");
   const auto src = reader.read_floating<double>("/source_coordinates", si.dims);
   const h5::DatasetInfo shot_info = reader.info("/source_shot");
@@ -120,17 +168,46 @@ ShotGathers read_trace_file(const std::string& path) {
   return g;
 }
 
+ShotGathers read_acquisition(const std::string& path) {
+  char signature[8] = {};
+  std::ifstream(path, std::ios::binary).read(signature, 8);
+  if (std::memcmp(signature, "\x89HDF\r\n\x1a\n", 8) == 0) return read_trace_file(path, false);
+  ShotGathers g = read_segy(path);
+  g.traces.clear();
+  g.traces.shrink_to_fit();
+  bool any = false;
+  for (const Vec3& p : g.receivers) any = any || p[0] != 0 || p[1] != 0 || p[2] != 0;
+  for (const Vec3& p : g.sources) any = any || p[1] != 0 || p[2] != 0;
+  if (!any)
+    bad_input(path,
+              "the trace headers hold no coordinates (source x, y: bytes 73-80; group x, y: bytes 81-88; group "
+              "elevation: bytes 41-44; all 0), so the receivers' positions are unknown; fill them in (with the "
+              "scalar in bytes 71-72), or give the receivers in the case file");
+  return g;
+}
+
 void write_trace_file(const std::string& path, const ShotGathers& g, const std::string& created_from) {
   h5::Provenance prov{"specwave.traces", "fp32", "none", "", "converted from " + created_from, 0, 1};
   std::vector<std::vector<Vec3>> sources;
   for (const auto& s : g.sources) sources.push_back({s});
-  TraceFile file(path, prov, false, g.n_shots, g.receivers, sources, g.nt, g.dt);
-  const std::size_t per_shot = std::size_t(g.n_receivers) * g.nt;
-  for (int s = 0; s < g.n_shots; ++s) {
-    std::vector<double> shot(g.traces.begin() + s * per_shot, g.traces.begin() + (s + 1) * per_shot);
-    file.write_shot(s, shot);
+  std::unique_ptr<TraceFile> file;
+  if (g.shared_receivers()) {
+    const std::vector<Vec3> receivers(g.receivers.begin(), g.receivers.begin() + (g.n_shots ? g.shot_traces(0) : 0));
+    file = std::make_unique<TraceFile>(path, prov, false, g.n_shots, receivers, sources, g.nt, g.dt);
+  } else {
+    std::vector<std::vector<Vec3>> receivers;
+    for (int s = 0; s < g.n_shots; ++s)
+      receivers.emplace_back(g.receivers.begin() + g.first_trace[std::size_t(s)],
+                             g.receivers.begin() + g.first_trace[std::size_t(s) + 1]);
+    file = std::make_unique<TraceFile>(path, prov, false, receivers, sources, g.nt, g.dt);
   }
-  file.commit();
+  for (int s = 0; s < g.n_shots; ++s) {
+    const std::size_t begin = std::size_t(g.first_trace[std::size_t(s)]) * std::size_t(g.nt);
+    const std::size_t end = std::size_t(g.first_trace[std::size_t(s) + 1]) * std::size_t(g.nt);
+    std::vector<double> shot(g.traces.begin() + std::ptrdiff_t(begin), g.traces.begin() + std::ptrdiff_t(end));
+    file->write_shot(s, shot);
+  }
+  file->commit();
 }
 
 unsigned char ebcdic_of(char ascii) {
@@ -178,16 +255,18 @@ void write_segy(const std::string& path, const ShotGathers& g, const std::string
     std::vector<unsigned char> bin(binary_bytes, 0);  // positions relative to the file: subtract 3200
     auto bput = [&](std::size_t file_position, auto value) { put(bin, file_position - text_bytes, value); };
     const std::uint16_t dt_us = std::uint16_t(std::clamp(std::lround(g.dt * 1e6), 0L, 65535L));
-    bput(3213, std::int16_t(std::min(g.n_receivers, 32767)));  // data traces per ensemble
-    bput(3217, dt_us);                                         // sample interval (microseconds)
-    bput(3221, std::uint16_t(std::min(g.nt, 65535)));          // samples per trace
-    bput(3225, std::int16_t(5));                               // IEEE float32
-    bput(3227, std::int16_t(1));                               // ensemble fold
-    bput(3229, std::int16_t(1));                               // sorted as recorded (shot gathers)
-    bput(3255, std::int16_t(1));                               // measurement system: metres
-    bput(3261, std::int32_t(g.n_receivers));                   // extended traces per ensemble
-    bput(3269, std::int32_t(g.nt));                            // extended samples per trace
-    bput(3273, double(g.dt * 1e6));                            // extended sample interval (microseconds, IEEE double)
+    int most = 0;  // traces per ensemble: the largest shot's
+    for (int s = 0; s < g.n_shots; ++s) most = std::max(most, g.shot_traces(s));
+    bput(3213, std::int16_t(std::min(most, 32767)));   // data traces per ensemble
+    bput(3217, dt_us);                                 // sample interval (microseconds)
+    bput(3221, std::uint16_t(std::min(g.nt, 65535)));  // samples per trace
+    bput(3225, std::int16_t(5));                       // IEEE float32
+    bput(3227, std::int16_t(1));                       // ensemble fold
+    bput(3229, std::int16_t(1));                       // sorted as recorded (shot gathers)
+    bput(3255, std::int16_t(1));                       // measurement system: metres
+    bput(3261, std::int32_t(most));                    // extended traces per ensemble
+    bput(3269, std::int32_t(g.nt));                    // extended samples per trace
+    bput(3273, double(g.dt * 1e6));                    // extended sample interval (microseconds, IEEE double)
     bput(3297, byte_order_constant);
     bin[3501 - 1 - text_bytes] = 2;  // major revision 2
     bin[3502 - 1 - text_bytes] = 0;  // minor revision 0
@@ -198,11 +277,12 @@ void write_segy(const std::string& path, const ShotGathers& g, const std::string
     std::vector<unsigned char> th(trace_header_bytes);
     std::vector<unsigned char> samples(std::size_t(g.nt) * 4);
     for (int s = 0; s < g.n_shots; ++s)
-      for (int r = 0; r < g.n_receivers; ++r) {
+      for (int r = 0; r < g.shot_traces(s); ++r) {
         std::fill(th.begin(), th.end(), 0);
-        const std::int32_t serial = s * g.n_receivers + r + 1;
+        const std::size_t trace = std::size_t(g.first_trace[std::size_t(s)] + r);
+        const std::int32_t serial = std::int32_t(trace + 1);
         const Vec3& src = g.sources[s];
-        const Vec3& rec = g.receivers[r];
+        const Vec3& rec = g.receivers[trace];
         put(th, 1, serial);                // trace sequence number within line
         put(th, 5, serial);                // ... within file
         put(th, 9, std::int32_t(s + 1));   // original field record number (shot)
@@ -224,7 +304,7 @@ void write_segy(const std::string& path, const ShotGathers& g, const std::string
         put(th, 115, std::uint16_t(std::min(g.nt, 65535)));
         put(th, 117, dt_us);
         out.write(reinterpret_cast<const char*>(th.data()), trace_header_bytes);
-        const float* v = g.traces.data() + (std::size_t(s) * g.n_receivers + r) * g.nt;
+        const float* v = g.traces.data() + trace * std::size_t(g.nt);
         for (int n = 0; n < g.nt; ++n) {
           std::uint32_t bits;
           std::memcpy(&bits, &v[n], 4);
@@ -362,32 +442,21 @@ ShotGathers read_segy(const std::string& path) {
   for (std::size_t t = 0; t < record_of.size(); ++t)
     if (t == 0 || record_of[t] != record_of[t - 1]) first_of_shot.push_back(t);
   g.n_shots = int(first_of_shot.size());
-  g.n_receivers = int(record_of.size() / first_of_shot.size());
   g.nt = nt;
   g.dt = dt_us * 1e-6;
   if (!(g.dt > 0)) bad_input(path, "sample interval is 0 (binary header bytes 3217-3218 and 3273-3280)");
+  std::unordered_map<std::int32_t, int> shot_of_record;
   for (int s = 0; s < g.n_shots; ++s) {
-    const std::size_t first = first_of_shot[s];
-    const std::size_t end = s + 1 < g.n_shots ? first_of_shot[s + 1] : record_of.size();
-    if (int(end - first) != g.n_receivers)
-      bad_input(path, fmt::format("field record {} (shot {}) has {} traces, shot 1 has {}: specwave needs the same "
-                                  "receivers in every shot",
-                                  record_of[first], s + 1, end - first, g.n_receivers));
+    const std::size_t first = first_of_shot[std::size_t(s)];
+    if (const auto [at, fresh] = shot_of_record.emplace(record_of[first], s); !fresh)
+      bad_input(path, fmt::format("trace {} returns to field record {} (shot {}) after other records: a shot's "
+                                  "traces must be contiguous (sort the file by field record, bytes 9-12)",
+                                  first + 1, record_of[first], at->second + 1));
+    g.first_trace.push_back(std::int64_t(first));
     g.sources.push_back(source_of[first]);
-    for (int r = 0; r < g.n_receivers; ++r) {
-      const Vec3& p = receiver_of[first + r];
-      if (s == 0) {
-        g.receivers.push_back(p);
-      } else if (std::abs(p[0] - g.receivers[r][0]) + std::abs(p[1] - g.receivers[r][1]) +
-                     std::abs(p[2] - g.receivers[r][2]) >
-                 1e-3) {
-        bad_input(path, fmt::format("trace {} (shot {}, receiver {}) is at ({}, {}, {}) m, but receiver {} of shot 1 "
-                                    "is at ({}, {}, {}) m: specwave needs the same receivers in every shot",
-                                    first + r + 1, s + 1, r + 1, p[0], p[1], p[2], r + 1, g.receivers[r][0],
-                                    g.receivers[r][1], g.receivers[r][2]));
-      }
-    }
   }
+  g.first_trace.push_back(std::int64_t(record_of.size()));
+  g.receivers = std::move(receiver_of);
   return g;
 }
 

@@ -19,17 +19,35 @@
 
 namespace specwave::io {
 
-// What traces.h5 holds: every shot records the same receivers.
+// What traces.h5 holds, in either of its layouts (docs/hdf5-schema.md): shots that share their receivers, or shots with
+// their own (ragged). Shot s's traces are rows first_trace[s] .. first_trace[s + 1] - 1.
 struct ShotGathers {
-  int n_shots = 0, n_receivers = 0, nt = 0;
-  double dt = 0;                // s
-  std::vector<float> traces;    // (n_shots, n_receivers, nt), C order
-  std::vector<Vec3> receivers;  // (z, y, x) m, z down
-  std::vector<Vec3> sources;    // one per shot: its (first) source, (z, y, x) m
-};
+  int n_shots = 0, nt = 0;
+  double dt = 0;                          // s
+  std::vector<std::int64_t> first_trace;  // n_shots + 1 row offsets
+  std::vector<float> traces;              // (n_traces, nt), C order, shot by shot
+  std::vector<Vec3> receivers;            // one per trace: (z, y, x) m, z down
+  std::vector<Vec3> sources;              // one per shot: its (first) source, (z, y, x) m
 
-// traces.h5 (file_type "specwave.traces") -> gathers; errors name the file and dataset.
-ShotGathers read_trace_file(const std::string& path);
+  std::size_t n_traces() const { return receivers.size(); }
+  int shot_traces(int s) const { return int(first_trace[std::size_t(s) + 1] - first_trace[std::size_t(s)]); }
+  // Every shot records the same receivers (count, and coordinates within 1 mm): traces.h5's (shot, receiver, sample)
+  // layout then.
+  bool shared_receivers() const;
+  // "3 shots x 48 receivers" or "3 shots, 140 traces (40 to 52 a shot)", for messages.
+  std::string describe() const;
+};
+// Gathers of n_shots shots that all record `receivers` (traces: (n_shots, receivers, nt)).
+ShotGathers shared_gathers(int n_shots, const std::vector<Vec3>& receivers, int nt, double dt,
+                           std::vector<float> traces, std::vector<Vec3> sources);
+
+// traces.h5 (file_type "specwave.traces") -> gathers; errors name the file and dataset. Without `samples`, the
+// geometry alone (traces left empty).
+ShotGathers read_trace_file(const std::string& path, bool samples = true);
+// The acquisition geometry of a survey (gathers without their samples): from a traces.h5 (either layout) or a SEG-Y
+// file (told apart by the HDF5 signature). A SEG-Y file whose trace headers hold no coordinates (every source and
+// group x, y and elevation 0) is refused (exit 4) naming the file and the header bytes.
+ShotGathers read_acquisition(const std::string& path);
 // gathers -> traces.h5 (atomic; float32 traces).
 void write_trace_file(const std::string& path, const ShotGathers& gathers, const std::string& created_from);
 
@@ -40,8 +58,8 @@ void write_segy(const std::string& path, const ShotGathers& gathers, const std::
                 SegyText encoding = SegyText::ebcdic);
 // The EBCDIC (code page 037) byte of a printable ASCII character (32-126); others become a space (0x40).
 unsigned char ebcdic_of(char ascii);
-// SEG-Y -> gathers. Traces are grouped by field record number, in file order; every shot must have the same
-// receivers (count and coordinates) and every trace the same sample count and interval (errors name the trace).
+// SEG-Y -> gathers. Traces are grouped by field record number, in file order (a shot's traces contiguous), each shot
+// with its own receivers; every trace has the same sample count and interval (errors name the trace).
 ShotGathers read_segy(const std::string& path);
 
 // A velocity cube in SEG-Y (a model file, docs/case-file.md): one trace per (y, x) point of a regular grid whose axes

@@ -278,6 +278,7 @@ py::dict forward(const Case& case_, const py::object& model, bool final_field, i
                  const py::object& shots, const py::object& progress) {
   if (snapshot_every < 0) throw py::value_error(fmt::format("snapshot_every = {}: must be >= 0", snapshot_every));
   const Case c = with_model(case_, model);
+  require_shared_receivers(c, "the Python module's forward");
   const std::vector<int> which = checked_shots(c, shots);
   SimulateOptions options;
   options.final_field = final_field;
@@ -353,6 +354,7 @@ class Operator {
         throw py::value_error(fmt::format("velocity_max = {}: must be finite and > 0 (m/s)", *velocity_max));
       case_.inversion.velocity_max = *velocity_max;  // the plan's reference velocity (dt, CPML damping)
     }
+    require_shared_receivers(case_, "the Python module's Operator");
     py::gil_scoped_release release;
     apply_threads(case_);
     plan_ = make_plan(case_);
@@ -388,7 +390,7 @@ class Operator {
         stop_if_interrupted();
         out.push_back(propagator_->forward(s, false));
       }
-      return share_shot_traces(world_, which, std::move(out), trace_values());
+      return share_shot_traces(world_, which, std::move(out), std::vector<std::size_t>(which.size(), trace_values()));
     });
     py::list out;
     for (auto& t : traces) out.append(owned_array(std::move(t), {n_receivers(), plan_.nt}));
@@ -433,7 +435,7 @@ class Operator {
         stop_if_interrupted();
         out.push_back(propagator_->born(s, d));
       }
-      return share_shot_traces(world_, all, std::move(out), trace_values());
+      return share_shot_traces(world_, all, std::move(out), std::vector<std::size_t>(all.size(), trace_values()));
     });
     py::list out;
     for (auto& t : traces) out.append(owned_array(std::move(t), {n_receivers(), plan_.nt}));

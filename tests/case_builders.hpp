@@ -182,7 +182,7 @@ inline IlluminationComparison compare_illumination(const Case& c, const Plan& pl
   std::vector<double> forward(points, 0.0), field(points);
   auto propagator = make_propagator(c, plan);
   for (std::size_t s = 0; s < c.shots.size(); ++s) {
-    propagator->begin_shot(plan.sources[s], plan.wavelets[s]);
+    propagator->begin_shot(plan.sources[s], plan.wavelets[s], plan.receivers);
     for (int n = 0; n < plan.nt; ++n) {
       propagator->copy_field(std::span<double>(field));
       for (std::size_t k = 0; k < points; ++k) forward[k] += field[k] * field[k];

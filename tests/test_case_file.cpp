@@ -277,6 +277,86 @@ count = [2, 3]
   }
 }
 
+TEST_CASE("case file: receivers per shot, a shot's own table and a spread that moves with the shot") {
+  // Three shots: the first records the shared points plus the streamer placed at its source, the second its own
+  // table, the third the shared table again.
+  std::string text = replaced(kMinimal, "points = [[10, 20, 30]]\n", R"(points = [[10, 20, 30]]
+[receivers.streamer]
+count = 3
+first_offset = -20.0
+spacing = 10.0
+direction = [3.0, 4.0]
+depth = 12.0
+)");
+  text = replaced(text, "[receivers]", R"([[shots]]
+[[shots.sources]]
+position = [100, 250, 350]
+peak_frequency = 15
+[shots.receivers]
+[[shots.receivers.lines]]
+start = [5, 200, 300]
+end = [5, 200, 320]
+count = 3
+[[shots]]
+[[shots.sources]]
+position = [110, 220, 330]
+peak_frequency = 15
+[receivers])");
+  const Case c = io::parse_case_text(text, "c.toml", "");
+  REQUIRE(c.shots.size() == 3);
+  CHECK(!shared_receivers(c));
+  CHECK(c.receivers == std::vector<Vec3>{{10, 20, 30}});  // the shared table's fixed receivers
+  // Offsets -20, -10, 0 along (0.6, 0.8) in (y, x) from each shot's source, at z = 12.
+  const auto streamer = [](const Vec3& s) {
+    std::vector<Vec3> out = {{10, 20, 30}};
+    for (double d : {-20.0, -10.0, 0.0}) out.push_back({12, s[1] + 0.6 * d, s[2] + 0.8 * d});
+    return out;
+  };
+  const std::vector<std::vector<Vec3>> want = {
+      streamer({100, 200, 300}), {{5, 200, 300}, {5, 200, 310}, {5, 200, 320}}, streamer({110, 220, 330})};
+  for (std::size_t s = 0; s < 3; ++s) {
+    INFO("shot " << s);
+    const auto& got = shot_receivers(c, s);
+    REQUIRE(got.size() == want[s].size());
+    for (std::size_t r = 0; r < got.size(); ++r)
+      for (int a = 0; a < 3; ++a) CHECK(got[r][a] == doctest::Approx(want[s][r][a]).epsilon(1e-12));
+  }
+  CHECK(total_traces(c) == 11);
+  CHECK(max_shot_receivers(c) == 4);
+
+  // Without a spread or a shot's own table every shot shares c.receivers, as before.
+  const Case plain = io::parse_case_text(kMinimal, "c.toml", "");
+  CHECK(shared_receivers(plain));
+  CHECK(&shot_receivers(plain, 0) == &plain.receivers);
+
+  SUBCASE("every shot with its own table needs no [receivers]") {
+    const std::string own = replaced(kMinimal, "[receivers]\npoints = [[10, 20, 30]]\n",
+                                     "[shots.receivers]\npoints = [[10, 20, 30], [10, 20, 40]]\n");
+    const Case o = io::parse_case_text(own, "c.toml", "");
+    CHECK(o.receivers.empty());
+    CHECK(shot_receivers(o, 0).size() == 2);
+  }
+  SUBCASE("bad inputs") {
+    const std::string two = replaced(kMinimal, "[receivers]\npoints = [[10, 20, 30]]\n", R"([shots.receivers]
+points = [[10, 20, 30]]
+[[shots]]
+[[shots.sources]]
+position = [100, 200, 300]
+peak_frequency = 15
+)");
+    expect_invalid(two, {"shots[1]: has no receivers", "add a [receivers] table"});
+    const std::string base = replaced(kMinimal, "points = [[10, 20, 30]]\n", "[receivers.streamer]\n");
+    expect_invalid(base + "count = 4\nfirst_offset = 0\n", {"receivers.streamer.spacing: must be > 0 with count > 1"});
+    expect_invalid(base + "count = 0\nfirst_offset = 0\n", {"receivers.streamer.count: must be >= 1"});
+    expect_invalid(base + "count = 1\nfirst_offset = 0\ndirection = [0, 0]\n",
+                   {"receivers.streamer.direction: must not be zero"});
+    expect_invalid(base + "count = 1\nfirst_offset = 0\ndirection = [1, 0, 0]\n",
+                   {"receivers.streamer.direction: must hold 2 numbers (y, x), found 3"});
+    expect_invalid(base + "count = 1\n", {"first_offset"});
+    expect_invalid(base + "count = 1\nfirst_offset = 0\nazimuth = 3\n", {"receivers.streamer", "azimuth"});
+  }
+}
+
 TEST_CASE("case file: enum names") {
   CHECK(std::string(to_string(Precision::fp32)) == "fp32");
   CHECK(std::string(to_string(Precision::fp64)) == "fp64");

@@ -94,7 +94,7 @@ void check_ring_resume_and_field_copy(const Case& c, const Plan& plan, const std
   MemoryState state;
   {
     auto first = make_propagator(c, plan);
-    first->begin_shot(plan.sources[0], plan.wavelets[0]);
+    first->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
     run_steps(*first, 0, stop);
     const auto partial = first->traces();
     for (std::size_t r = 0; r < plan.receivers.size(); ++r)
@@ -103,14 +103,14 @@ void check_ring_resume_and_field_copy(const Case& c, const Plan& plan, const std
   }
   state.set_loading();
   auto resumed = make_propagator(c, plan);
-  resumed->begin_shot(plan.sources[0], plan.wavelets[0]);
+  resumed->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
   resumed->visit_state(state);
   run_steps(*resumed, stop, plan.nt);
   const auto tr = resumed->traces();
   CHECK(std::vector<double>(tr.begin(), tr.end()) == reference);
   const std::size_t points = std::size_t(c.grid.points());
   std::vector<double> now(points), later(points);
-  p.begin_shot(plan.sources[0], plan.wavelets[0]);
+  p.begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
   run_steps(p, 0, 200);
   p.copy_field(std::span<double>(now));
   p.start_copy_field();
@@ -138,13 +138,13 @@ TEST_CASE(
     REQUIRE(plan.nt > 2 * 256 + 10);
     const auto run = run_steps;
     auto a = make_propagator(c, plan);
-    a->begin_shot(plan.sources[0], plan.wavelets[0]);
+    a->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
     run(*a, 0, plan.nt);
     const auto ta = a->traces();
     const std::vector<double> reference(ta.begin(), ta.end());
     // Again on a second propagator: bitwise the same (no atomics in the injection).
     auto b = make_propagator(c, plan);
-    b->begin_shot(plan.sources[0], plan.wavelets[0]);
+    b->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
     run(*b, 0, plan.nt);
     const auto tb = b->traces();
     CHECK(std::vector<double>(tb.begin(), tb.end()) == reference);
@@ -280,7 +280,7 @@ TEST_CASE("CUDA spectral: a second shot on the same propagator repeats the first
     auto p = make_propagator(c, plan);
     std::vector<std::vector<double>> traces;
     for (int run = 0; run < 2; ++run) {
-      p->begin_shot(plan.sources[0], plan.wavelets[0]);
+      p->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
       p->advance(0, plan.nt / 2);
       p->advance(plan.nt / 2, plan.nt);  // two chunks, as the forward driver does
       const auto t = p->traces();
@@ -310,7 +310,7 @@ TEST_CASE("CUDA spectral forward: traces across ring halves, mid-half resume, tw
       const auto run = run_steps;
       auto a = make_propagator(c, plan);
       REQUIRE(a->name().rfind("spectral-cuda-", 0) == 0);
-      a->begin_shot(plan.sources[0], plan.wavelets[0]);
+      a->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
       run(*a, 0, plan.nt);
       const auto ta = a->traces();
       const std::vector<double> reference(ta.begin(), ta.end());

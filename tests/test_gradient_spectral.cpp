@@ -240,7 +240,7 @@ TEST_CASE("spectral gradient propagator: its forward traces are the forward prop
       const Case c = spectral_case(absorber, precision);
       const Plan plan = make_plan(c);
       auto forward = make_propagator(c, plan);
-      forward->begin_shot(plan.sources[1], plan.wavelets[1]);
+      forward->begin_shot(plan.sources[1], plan.wavelets[1], plan.receivers);
       forward->advance(0, plan.nt);
       const std::span<const double> expected = forward->traces();
       auto gradient = make_gradient_propagator(c, plan, HistoryChoice{});

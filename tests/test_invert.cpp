@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -316,6 +317,53 @@ TEST_CASE("invert with frequency bands: iterations per band, each band's misfit 
   CHECK(field(lines[2], "relative_misfit") < 1);
   CHECK(field(lines[4], "relative_misfit") < 1);
   CHECK(field(lines[4], "misfit") < field(lines[3], "misfit"));
+}
+
+TEST_CASE(
+    "invert with source estimation: a wavelet per band, kept in the state: a run stopped in the second band and "
+    "resumed ends bitwise where an uninterrupted one does") {
+  const std::string text = std::string(small_case) +
+                           "iterations = 2\nbands_hz = [8.0, 14.0]\nsource_estimation = \"per_shot\"\n" + small_truth;
+  const std::string path = write_case("source-estimation", text);
+  const fs::path straight = work / "se-straight", resumed = work / "se-resumed";
+  fs::remove_all(straight), fs::remove_all(resumed);
+  const Result a = run_specwave("invert --threads 1 " + path + " --output-dir " + straight.string());
+  CAPTURE(a.output);
+  REQUIRE(a.code == 0);
+  CHECK(a.output.find("source      a wavelet per shot estimated for the 8 Hz band") != std::string::npos);
+  CHECK(a.output.find("source      a wavelet per shot estimated for the 14 Hz band") != std::string::npos);
+  REQUIRE(fs::exists(straight / "source_estimate.h5"));
+  REQUIRE(fs::exists(straight / "source_estimate.png"));
+  // The data were made with the case's wavelet: each estimate is that wavelet, up to the damping's bias.
+  {
+    io::h5::Reader r((straight / "source_estimate.h5").string());
+    const auto info = r.info("/wavelets");
+    REQUIRE(info.dims.size() == 2);
+    CHECK(info.dims[0] == 2);
+    const auto w = r.read_floating<double>("/wavelets", info.dims);
+    const auto w0 = r.read_floating<double>("/case_wavelet", {info.dims[1]});
+    for (hsize_t k = 0; k < 2; ++k) {
+      double diff = 0, norm = 0;
+      for (hsize_t n = 0; n < info.dims[1]; ++n)
+        diff += std::pow(w[k * info.dims[1] + n] - w0[n], 2), norm += w0[n] * w0[n];
+      MESSAGE("invert, source estimate of shot " << k << " against the case's wavelet: " << std::sqrt(diff / norm));
+      CHECK(std::sqrt(diff / norm) <= 5e-2);
+    }
+  }
+  // Stopped at the last evaluation (in the second band, after its estimate), then resumed.
+  int evaluations = 0;
+  for (const auto& line : lines_of(straight / "iterations.jsonl")) evaluations += int(field(line, "evaluations"));
+  const Result b = run_specwave("invert --threads 1 " + path + " --output-dir " + resumed.string(),
+                                "SPECWAVE_STOP_AFTER_EVALUATIONS=" + std::to_string(evaluations - 1));
+  CHECK(b.code != 0);
+  const Result c = run_specwave("invert --threads 1 --resume " + path + " --output-dir " + resumed.string());
+  CAPTURE(c.output);
+  REQUIRE(c.code == 0);
+  const std::vector<hsize_t> dims = {5, 26, 24, 28};
+  CHECK(io::h5::Reader((straight / "inversion.h5").string()).read_floating<double>("/velocity", dims) ==
+        io::h5::Reader((resumed / "inversion.h5").string()).read_floating<double>("/velocity", dims));
+  CHECK(io::h5::Reader((straight / "inversion.h5").string()).read_floating<double>("/misfit", {5}) ==
+        io::h5::Reader((resumed / "inversion.h5").string()).read_floating<double>("/misfit", {5}));
 }
 
 TEST_CASE("invert --resume refuses a state with a flipped bit (exit 4) or from another starting model (exit 3)") {

@@ -33,7 +33,7 @@ void check_cuda_bitwise(bool free_surface) {
   c.run.share_devices = true;
   Plan plan = make_plan(c, {1, world.rank()});
   auto serial = make_propagator(c, plan);
-  serial->begin_shot(plan.sources[0], plan.wavelets[0]);
+  serial->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
   serial->advance(0, plan.nt);
   const std::vector<double> serial_traces(serial->traces().begin(), serial->traces().end());
   std::vector<T> serial_field(std::size_t(c.grid.points()));
@@ -44,7 +44,7 @@ void check_cuda_bitwise(bool free_surface) {
                         free_surface));
     plan.process_grid = p;
     auto split = make_propagator(c, plan, &world);
-    split->begin_shot(plan.sources[0], plan.wavelets[0]);
+    split->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
     split->advance(0, plan.nt);
     const auto traces = split->traces();
     long long mismatch = 0;

@@ -35,7 +35,7 @@ void check_bitwise(Precision precision, bool free_surface) {
   const Case c = testing::decomposition_case(precision, free_surface);
   Plan plan = make_plan(c, {1, world.rank()});  // the single-rank plan; only its process grid changes below
   auto serial = make_propagator(c, plan);
-  serial->begin_shot(plan.sources[0], plan.wavelets[0]);
+  serial->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
   serial->advance(0, plan.nt);
   const std::vector<double> serial_traces(serial->traces().begin(), serial->traces().end());
   std::vector<T> serial_field(std::size_t(c.grid.points()));
@@ -49,7 +49,7 @@ void check_bitwise(Precision precision, bool free_surface) {
                         to_string(precision), free_surface));
     plan.process_grid = p;
     auto split = make_propagator(c, plan, &world);
-    split->begin_shot(plan.sources[0], plan.wavelets[0]);
+    split->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
     // In two calls, to cross an advance() boundary as the forward driver does.
     split->advance(0, plan.nt / 3);
     split->advance(plan.nt / 3, plan.nt);
@@ -105,7 +105,7 @@ void check_spectral(Precision precision, SpectralAbsorber absorber, double toler
   const Case c = spectral_case(precision, absorber);
   Plan plan = make_plan(c, {1, world.rank()});
   auto serial = make_propagator(c, plan);
-  serial->begin_shot(plan.sources[0], plan.wavelets[0]);
+  serial->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
   serial->advance(0, plan.nt);
   const std::vector<double> serial_traces(serial->traces().begin(), serial->traces().end());
   std::vector<T> serial_field(std::size_t(c.grid.points()));
@@ -126,7 +126,7 @@ void check_spectral(Precision precision, SpectralAbsorber absorber, double toler
                         absorber == SpectralAbsorber::pml ? "pml" : "damping"));
     plan.process_grid = {g.ranks_z, g.ranks_y, 1};
     auto split = make_propagator(c, plan, &world);
-    split->begin_shot(plan.sources[0], plan.wavelets[0]);
+    split->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
     split->advance(0, plan.nt / 2);
     split->advance(plan.nt / 2, plan.nt);
     const auto traces = split->traces();

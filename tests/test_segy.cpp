@@ -2,6 +2,7 @@
 // tools read, IBM floats, and clear errors on files specwave cannot use; and the trace comparison of the
 // regression cases (validation/regression.hpp).
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <tuple>
 
@@ -12,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "io/case_file.hpp"
+#include "io/hdf5.hpp"
+#include "io/outputs.hpp"
 #include "io/segy.hpp"
 #include "solver/case/errors.hpp"
 #include "validation/regression.hpp"
@@ -21,18 +25,32 @@ using namespace specwave::io;
 
 namespace {
 
+constexpr int kShots = 3, kReceivers = 4;
+
 ShotGathers sample_gathers() {
+  const int nt = 37;
+  std::vector<float> traces;
+  for (int k = 0; k < kShots * kReceivers * nt; ++k) traces.push_back(float(std::sin(0.37 * k) * std::exp(-0.01 * k)));
+  traces[5] = -0.0f;
+  traces[6] = 1e-38f;
+  std::vector<Vec3> receivers, sources;
+  for (int r = 0; r < kReceivers; ++r) receivers.push_back({12.5 + r, 150.125, 100.0 + 25.5 * r});
+  for (int s = 0; s < kShots; ++s) sources.push_back({30.0, 149.75 + s, 80.0 + 60.0 * s});
+  return shared_gathers(kShots, receivers, nt, 1.25e-3, traces, sources);
+}
+
+// A streamer: each shot with its own receivers, 3, 5 and 2 of them, moving with the source.
+ShotGathers ragged_gathers() {
   ShotGathers g;
-  g.n_shots = 3;
-  g.n_receivers = 4;
-  g.nt = 37;
-  g.dt = 1.25e-3;
-  for (int k = 0; k < g.n_shots * g.n_receivers * g.nt; ++k)
-    g.traces.push_back(float(std::sin(0.37 * k) * std::exp(-0.01 * k)));
-  g.traces[5] = -0.0f;
-  g.traces[6] = 1e-38f;
-  for (int r = 0; r < g.n_receivers; ++r) g.receivers.push_back({12.5 + r, 150.125, 100.0 + 25.5 * r});
-  for (int s = 0; s < g.n_shots; ++s) g.sources.push_back({30.0, 149.75 + s, 80.0 + 60.0 * s});
+  g.n_shots = 3, g.nt = 29, g.dt = 2e-3;
+  const int counts[3] = {3, 5, 2};
+  g.first_trace = {0};
+  for (int s = 0; s < g.n_shots; ++s) {
+    g.sources.push_back({10.0, 200.0, 100.0 + 50.0 * s});
+    for (int r = 0; r < counts[s]; ++r) g.receivers.push_back({15.0, 200.0 + r, 150.0 + 50.0 * s + 12.5 * r});
+    g.first_trace.push_back(g.first_trace.back() + counts[s]);
+  }
+  for (std::size_t k = 0; k < g.n_traces() * std::size_t(g.nt); ++k) g.traces.push_back(float(std::cos(0.21 * k)));
   return g;
 }
 
@@ -51,14 +69,15 @@ long be(const std::vector<unsigned char>& b, std::size_t position, int size) {
 
 void check_equal(const ShotGathers& a, const ShotGathers& b, double coordinate_tolerance) {
   REQUIRE(a.n_shots == b.n_shots);
-  REQUIRE(a.n_receivers == b.n_receivers);
+  REQUIRE(a.first_trace == b.first_trace);
+  REQUIRE(a.n_traces() == b.n_traces());
   REQUIRE(a.nt == b.nt);
   CHECK(a.dt == doctest::Approx(b.dt).epsilon(1e-12));
   REQUIRE(a.traces.size() == b.traces.size());
   long mismatch = 0;
   for (std::size_t i = 0; i < a.traces.size(); ++i) mismatch += a.traces[i] != b.traces[i];
   CHECK(mismatch == 0);
-  for (int r = 0; r < a.n_receivers; ++r)
+  for (std::size_t r = 0; r < a.n_traces(); ++r)
     for (int k = 0; k < 3; ++k) CHECK(std::abs(a.receivers[r][k] - b.receivers[r][k]) <= coordinate_tolerance);
   for (int s = 0; s < a.n_shots; ++s)
     for (int k = 0; k < 3; ++k) CHECK(std::abs(a.sources[s][k] - b.sources[s][k]) <= coordinate_tolerance);
@@ -73,7 +92,7 @@ TEST_CASE("SEG-Y rev 2: shot gathers survive export and import exactly (samples 
   check_equal(g, read_segy(path), 5e-4);
 
   auto b = bytes_of(path);
-  REQUIRE(b.size() == 3600 + std::size_t(g.n_shots * g.n_receivers) * (240 + 4 * g.nt));
+  REQUIRE(b.size() == 3600 + g.n_traces() * (240 + 4 * std::size_t(g.nt)));
   CHECK(std::string(b.begin(), b.begin() + 16) == "C1  specwave tes");
   // The default textual header is EBCDIC (code page 037; these bytes are Python's "C1  specwave tes".encode("cp037")),
   // and everything after it is the same.
@@ -92,7 +111,7 @@ TEST_CASE("SEG-Y rev 2: shot gathers survive export and import exactly (samples 
   CHECK(b[3500] == 2);                // revision 2.0
   CHECK(be(b, 3503, 2) == 1);         // fixed-length traces
   // Second trace of the second shot: field record 2, trace 2, receiver x 125.5 m = 125500 mm, scalar -1000.
-  const std::size_t t = 3600 + (1 * g.n_receivers + 1) * std::size_t(240 + 4 * g.nt);
+  const std::size_t t = 3600 + (1 * kReceivers + 1) * std::size_t(240 + 4 * g.nt);
   CHECK(be(b, t + 9, 4) == 2);
   CHECK(be(b, t + 13, 4) == 2);
   CHECK(be(b, t + 71, 2) == -1000);
@@ -120,6 +139,105 @@ TEST_CASE("traces.h5 -> SEG-Y -> traces.h5 keeps traces, sampling and geometry")
   for (const auto& p : {h5, sgy, back}) std::filesystem::remove(p);
 }
 
+TEST_CASE("shots with their own receivers: ragged traces.h5 <-> SEG-Y keep each shot's traces and geometry") {
+  const ShotGathers g = ragged_gathers();
+  REQUIRE(!g.shared_receivers());
+  CHECK(g.describe() == "3 shots, 10 traces (2 to 5 a shot)");
+  const std::string h5 = temp("specwave_test_ragged.h5"), sgy = temp("specwave_test_ragged.sgy"),
+                    back = temp("specwave_test_ragged_back.h5");
+  write_trace_file(h5, g, "test");
+  {
+    specwave::io::h5::Reader reader(h5);
+    CHECK(reader.info("/traces").dims == std::vector<hsize_t>{10, 29});
+    CHECK(read_shot_first_trace(reader) == std::vector<std::int64_t>{0, 3, 8, 10});
+  }
+  const ShotGathers from_h5 = read_trace_file(h5);
+  check_equal(g, from_h5, 0.0);
+  write_segy(sgy, from_h5, "ragged");
+  const auto b = bytes_of(sgy);
+  REQUIRE(b.size() == 3600 + 10 * std::size_t(240 + 4 * g.nt));
+  CHECK(be(b, 3213, 2) == 5);  // traces per ensemble: the largest shot's
+  // Every trace header: its shot (field record), its number in the shot, its group x and its offset.
+  for (int s = 0; s < g.n_shots; ++s)
+    for (int r = 0; r < g.shot_traces(s); ++r) {
+      const std::size_t trace = std::size_t(g.first_trace[std::size_t(s)] + r);
+      const std::size_t t = 3600 + trace * std::size_t(240 + 4 * g.nt);
+      CHECK(be(b, t + 9, 4) == s + 1);
+      CHECK(be(b, t + 13, 4) == r + 1);
+      CHECK(be(b, t + 81, 4) == std::lround(g.receivers[trace][2] * 1000));
+      const double offset = std::hypot(g.receivers[trace][2] - g.sources[std::size_t(s)][2],
+                                       g.receivers[trace][1] - g.sources[std::size_t(s)][1]);
+      CHECK(be(b, t + 37, 4) == std::lround(offset));
+    }
+  write_trace_file(back, read_segy(sgy), sgy);
+  check_equal(g, read_trace_file(back), 5e-4);
+  for (const auto& p : {h5, sgy, back}) std::filesystem::remove(p);
+}
+
+TEST_CASE("[receivers] file: each shot's receivers from a survey's traces.h5 or SEG-Y; files that cannot say refused") {
+  const ShotGathers g = ragged_gathers();
+  const std::string h5 = temp("specwave_test_acq.h5"), sgy = temp("specwave_test_acq.sgy");
+  write_trace_file(h5, g, "test");
+  write_segy(sgy, g, "acquisition");
+  // A case on a grid that holds the streamer, one shot per shot of the gathers, each source where the file has it.
+  const auto case_text = [](const ShotGathers& gathers) {
+    std::string t =
+        "[grid]\nshape = [40, 40, 60]\nspacing = 10\n[model]\ntype = \"homogeneous\"\nvelocity = "
+        "2000\n[time]\nduration = 0.2\n";
+    for (const Vec3& p : gathers.sources)
+      t +=
+          fmt::format("[[shots]]\n[[shots.sources]]\nposition = [{}, {}, {}]\npeak_frequency = 15\n", p[0], p[1], p[2]);
+    return t;
+  };
+  const std::string text = case_text(g);
+  for (const std::string& file : {h5, sgy}) {
+    CAPTURE(file);
+    const Case c = parse_case_text(text + "[receivers]\nfile = \"" + file + "\"\n", "c.toml", "");
+    REQUIRE(!shared_receivers(c));
+    for (int s = 0; s < g.n_shots; ++s) {
+      const auto& got = shot_receivers(c, std::size_t(s));
+      REQUIRE(int(got.size()) == g.shot_traces(s));
+      for (int r = 0; r < g.shot_traces(s); ++r)
+        for (int a = 0; a < 3; ++a)
+          CHECK(std::abs(got[std::size_t(r)][a] - g.receivers[std::size_t(g.first_trace[std::size_t(s)] + r)][a]) <=
+                5e-4);
+    }
+  }
+  // Shots that all record the same receivers stay shared (traces.h5's (shots, receivers, samples) layout).
+  const ShotGathers same = sample_gathers();
+  write_trace_file(h5, same, "test");
+  const std::string same_text = case_text(same);
+  const Case shared = parse_case_text(same_text + "[receivers]\nfile = \"" + h5 + "\"\n", "c.toml", "");
+  CHECK(shared_receivers(shared));
+  CHECK(shared.receivers.size() == std::size_t(kReceivers));
+  // Refusals: shots that do not match the file's, a source elsewhere, file with points, a SEG-Y without coordinates.
+  const auto refused = [](const std::string& t, const std::string& expected, ExitCode code) {
+    try {
+      parse_case_text(t, "c.toml", "");
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      CAPTURE(e.what());
+      CHECK(std::string(e.what()).find(expected) != std::string::npos);
+      CHECK(e.code() == code);
+    }
+  };
+  write_trace_file(h5, g, "test");
+  refused(text.substr(0, text.rfind("[[shots]]")) + "[receivers]\nfile = \"" + h5 + "\"\n",
+          "receivers.file: " + h5 + " holds 3 shot(s) (the case has 2 [[shots]])", ExitCode::invalid_case);
+  std::string moved = text;
+  moved.replace(moved.find("position = [10, 200, 150]"), 25, "position = [10, 200, 151]");
+  refused(moved + "[receivers]\nfile = \"" + h5 + "\"\n", "shot 1's source in", ExitCode::invalid_case);
+  refused(text + "[receivers]\npoints = [[1, 2, 3]]\nfile = \"" + h5 + "\"\n",
+          "receivers.points: cannot be combined with file", ExitCode::invalid_case);
+  ShotGathers blank = g;
+  for (auto& p : blank.receivers) p = {0, 0, 0};
+  for (auto& p : blank.sources) p = {0, 0, 0};
+  write_segy(sgy, blank, "no coordinates");
+  refused(text + "[receivers]\nfile = \"" + sgy + "\"\n", "the trace headers hold no coordinates",
+          ExitCode::input_error);
+  for (const auto& p : {h5, sgy}) std::filesystem::remove(p);
+}
+
 TEST_CASE("SEG-Y import: IBM floats, and clear errors") {
   CHECK(ibm_to_ieee(0xC276A000u) == -118.625f);  // the example of the SEG-Y standard
   CHECK(ibm_to_ieee(0x41100000u) == 1.0f);
@@ -134,7 +252,8 @@ TEST_CASE("SEG-Y import: IBM floats, and clear errors") {
     CHECK(std::string(e.what()).find("3600-byte") != std::string::npos);
     CHECK(e.code() == ExitCode::input_error);
   }
-  // Shots with different receiver counts are refused, naming the record.
+  // A field record that changes within a shot makes shots with their own receivers; one that comes back after other
+  // records is refused, naming the trace.
   ShotGathers g = sample_gathers();
   write_segy(path, g, "x");
   auto b = bytes_of(path);
@@ -144,11 +263,19 @@ TEST_CASE("SEG-Y import: IBM floats, and clear errors") {
     std::ofstream out(path, std::ios::binary);
     out.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
   }
+  const ShotGathers split = read_segy(path);
+  CHECK(split.n_shots == 4);
+  CHECK(split.first_trace == std::vector<std::int64_t>{0, 3, 4, 8, 12});
+  b[3600 + 5 * trace + 8 + 3] = 1;  // shot 2's second trace claims shot 1's record
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+  }
   try {
     read_segy(path);
     FAIL("expected an error");
   } catch (const Error& e) {
-    CHECK(std::string(e.what()).find("same receivers in every shot") != std::string::npos);
+    CHECK(std::string(e.what()).find("trace 6 returns to field record 1 (shot 1)") != std::string::npos);
   }
   // Corrupt binary headers (issue 21): 0 samples per trace, a negative extended count, a negative or NaN
   // extended sample interval. Each refused with the header bytes named (big-endian, as written).

@@ -84,6 +84,7 @@ ValidationReport validate_case(const Case& input, long long max_points, const Va
   ValidationReport report;
   Case c = input;
   c.run.precision = Precision::fp64;
+  require_shared_receivers(c, "validate");
   const Plan plan = make_plan(c);
 
   Case c32 = c;

@@ -27,18 +27,20 @@ struct Guru<double> {
     (void)done;
     fftw_plan_with_nthreads(n);
   }
-  static void* r2c(const std::vector<Dim>& d, const std::vector<Dim>& b, double* in, std::complex<double>* out) {
+  static void* r2c(const std::vector<Dim>& d, const std::vector<Dim>& b, double* in, std::complex<double>* out,
+                   unsigned flags) {
     return fftw_plan_guru_dft_r2c(int(d.size()), d.data(), int(b.size()), b.data(), in,
-                                  reinterpret_cast<fftw_complex*>(out), FFTW_MEASURE);
+                                  reinterpret_cast<fftw_complex*>(out), flags);
   }
-  static void* c2r(const std::vector<Dim>& d, const std::vector<Dim>& b, std::complex<double>* in, double* out) {
+  static void* c2r(const std::vector<Dim>& d, const std::vector<Dim>& b, std::complex<double>* in, double* out,
+                   unsigned flags) {
     return fftw_plan_guru_dft_c2r(int(d.size()), d.data(), int(b.size()), b.data(), reinterpret_cast<fftw_complex*>(in),
-                                  out, FFTW_MEASURE);
+                                  out, flags);
   }
   static void* c2c(const std::vector<Dim>& d, const std::vector<Dim>& b, std::complex<double>* in,
-                   std::complex<double>* out, int sign) {
+                   std::complex<double>* out, int sign, unsigned flags) {
     return fftw_plan_guru_dft(int(d.size()), d.data(), int(b.size()), b.data(), reinterpret_cast<fftw_complex*>(in),
-                              reinterpret_cast<fftw_complex*>(out), sign, FFTW_MEASURE);
+                              reinterpret_cast<fftw_complex*>(out), sign, flags);
   }
   static void execute(void* p) { fftw_execute(static_cast<fftw_plan>(p)); }
   static void destroy(void* p) { fftw_destroy_plan(static_cast<fftw_plan>(p)); }
@@ -52,18 +54,20 @@ struct Guru<float> {
     (void)done;
     fftwf_plan_with_nthreads(n);
   }
-  static void* r2c(const std::vector<Dim>& d, const std::vector<Dim>& b, float* in, std::complex<float>* out) {
+  static void* r2c(const std::vector<Dim>& d, const std::vector<Dim>& b, float* in, std::complex<float>* out,
+                   unsigned flags) {
     return fftwf_plan_guru_dft_r2c(int(d.size()), d.data(), int(b.size()), b.data(), in,
-                                   reinterpret_cast<fftwf_complex*>(out), FFTW_MEASURE);
+                                   reinterpret_cast<fftwf_complex*>(out), flags);
   }
-  static void* c2r(const std::vector<Dim>& d, const std::vector<Dim>& b, std::complex<float>* in, float* out) {
+  static void* c2r(const std::vector<Dim>& d, const std::vector<Dim>& b, std::complex<float>* in, float* out,
+                   unsigned flags) {
     return fftwf_plan_guru_dft_c2r(int(d.size()), d.data(), int(b.size()), b.data(),
-                                   reinterpret_cast<fftwf_complex*>(in), out, FFTW_MEASURE);
+                                   reinterpret_cast<fftwf_complex*>(in), out, flags);
   }
   static void* c2c(const std::vector<Dim>& d, const std::vector<Dim>& b, std::complex<float>* in,
-                   std::complex<float>* out, int sign) {
+                   std::complex<float>* out, int sign, unsigned flags) {
     return fftwf_plan_guru_dft(int(d.size()), d.data(), int(b.size()), b.data(), reinterpret_cast<fftwf_complex*>(in),
-                               reinterpret_cast<fftwf_complex*>(out), sign, FFTW_MEASURE);
+                               reinterpret_cast<fftwf_complex*>(out), sign, flags);
   }
   static void execute(void* p) { fftwf_execute(static_cast<fftwf_plan>(p)); }
   static void destroy(void* p) { fftwf_destroy_plan(static_cast<fftwf_plan>(p)); }
@@ -82,6 +86,8 @@ void* checked(void* plan, const char* kind, const std::vector<Axis>& axes, const
   throw std::runtime_error(what);
 }
 
+unsigned flags_of(Planning p) { return p == Planning::measure ? FFTW_MEASURE : FFTW_ESTIMATE; }
+
 }  // namespace
 
 std::mutex& planner_mutex() {
@@ -91,33 +97,35 @@ std::mutex& planner_mutex() {
 
 template <class T>
 BatchedFft<T> BatchedFft<T>::r2c(const std::vector<Axis>& axes, const std::vector<Axis>& batch, T* in,
-                                 std::complex<T>* out, int threads) {
+                                 std::complex<T>* out, int threads, Planning planning) {
   using G = Guru<T>;
   std::lock_guard<std::mutex> lock(planner_mutex());
   G::threads(threads);
   return BatchedFft(
-      checked(G::r2c(dims_of<typename G::Dim>(axes), dims_of<typename G::Dim>(batch), in, out), "r2c", axes, batch));
+      checked(G::r2c(dims_of<typename G::Dim>(axes), dims_of<typename G::Dim>(batch), in, out, flags_of(planning)),
+              "r2c", axes, batch));
 }
 
 template <class T>
 BatchedFft<T> BatchedFft<T>::c2r(const std::vector<Axis>& axes, const std::vector<Axis>& batch, std::complex<T>* in,
-                                 T* out, int threads) {
+                                 T* out, int threads, Planning planning) {
   using G = Guru<T>;
   std::lock_guard<std::mutex> lock(planner_mutex());
   G::threads(threads);
   return BatchedFft(
-      checked(G::c2r(dims_of<typename G::Dim>(axes), dims_of<typename G::Dim>(batch), in, out), "c2r", axes, batch));
+      checked(G::c2r(dims_of<typename G::Dim>(axes), dims_of<typename G::Dim>(batch), in, out, flags_of(planning)),
+              "c2r", axes, batch));
 }
 
 template <class T>
 BatchedFft<T> BatchedFft<T>::c2c(const std::vector<Axis>& axes, const std::vector<Axis>& batch, std::complex<T>* in,
-                                 std::complex<T>* out, Direction direction, int threads) {
+                                 std::complex<T>* out, Direction direction, int threads, Planning planning) {
   using G = Guru<T>;
   std::lock_guard<std::mutex> lock(planner_mutex());
   G::threads(threads);
-  return BatchedFft(
-      checked(G::c2c(dims_of<typename G::Dim>(axes), dims_of<typename G::Dim>(batch), in, out, int(direction)), "c2c",
-              axes, batch));
+  return BatchedFft(checked(G::c2c(dims_of<typename G::Dim>(axes), dims_of<typename G::Dim>(batch), in, out,
+                                   int(direction), flags_of(planning)),
+                            "c2c", axes, batch));
 }
 
 template <class T>

@@ -18,18 +18,23 @@ struct Axis {
 
 enum class Direction { forward = -1, backward = +1 };  // FFTW's sign of the exponent
 
+// FFTW_MEASURE times candidate algorithms and keeps the fastest, which can differ from one process to the next (and
+// with it the rounding); FFTW_ESTIMATE picks by a model, the same plan every time: for small transforms whose results
+// a resumed run must reproduce bit for bit (the misfit's trace filters).
+enum class Planning { measure, estimate };
+
 template <class T>
 class BatchedFft {
  public:
   // Real -> half-spectrum over `axes` (the last one is halved: n/2+1 outputs), repeated over `batch`.
   static BatchedFft r2c(const std::vector<Axis>& axes, const std::vector<Axis>& batch, T* in, std::complex<T>* out,
-                        int threads);
+                        int threads, Planning planning = Planning::measure);
   // Half-spectrum -> real (unnormalised); destroys `in`.
   static BatchedFft c2r(const std::vector<Axis>& axes, const std::vector<Axis>& batch, std::complex<T>* in, T* out,
-                        int threads);
+                        int threads, Planning planning = Planning::measure);
   // Complex -> complex (unnormalised); `in == out` is an in-place transform.
   static BatchedFft c2c(const std::vector<Axis>& axes, const std::vector<Axis>& batch, std::complex<T>* in,
-                        std::complex<T>* out, Direction direction, int threads);
+                        std::complex<T>* out, Direction direction, int threads, Planning planning = Planning::measure);
 
   BatchedFft() = default;  // an empty plan: execute() does nothing
   BatchedFft(BatchedFft&& other) noexcept;

@@ -81,7 +81,9 @@ bool read_forward_outputs(const fs::path& out, VariantResult& r, bool metrics) {
     r.trace_l2 = std::sqrt(sum2);
     r.trace_max_abs = max_abs;
     r.n_shots = g.n_shots;
-    r.n_receivers = g.n_receivers;
+    int most = 0;  // the most receivers a shot records
+    for (int s = 0; s < g.n_shots; ++s) most = std::max(most, g.shot_traces(s));
+    r.n_receivers = most;
     r.nt = g.nt;
     r.dt = g.dt;
   }

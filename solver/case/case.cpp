@@ -2,7 +2,10 @@
 // what the Case's acquisition implies.
 #include "solver/case/case.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
+
+#include "solver/case/errors.hpp"
 
 namespace specwave {
 
@@ -43,6 +46,36 @@ const char* to_string(WavefieldStorage s) {
 std::size_t max_shot_sources(const Case& c) {
   std::size_t n = 0;
   for (const auto& shot : c.shots) n = std::max(n, shot.sources.size());
+  return n;
+}
+
+const std::vector<Vec3>& shot_receivers(const Case& c, std::size_t shot) {
+  const auto& own = c.shots.at(shot).receivers;
+  return own.empty() ? c.receivers : own;
+}
+
+bool shared_receivers(const Case& c) {
+  return std::all_of(c.shots.begin(), c.shots.end(), [](const ShotSpec& s) { return s.receivers.empty(); });
+}
+
+std::size_t max_shot_receivers(const Case& c) {
+  std::size_t n = 0;
+  for (std::size_t s = 0; s < c.shots.size(); ++s) n = std::max(n, shot_receivers(c, s).size());
+  return c.shots.empty() ? c.receivers.size() : n;
+}
+
+void require_shared_receivers(const Case& c, const std::string& what) {
+  if (shared_receivers(c)) return;
+  throw Error(ExitCode::invalid_case,
+              fmt::format("{}: {} needs every shot to record the shared [receivers] in this version, and this case "
+                          "gives shots their own ([shots.receivers] or [receivers.streamer]); run `specwave forward`, "
+                          "`invert`, `gradient`, `born` or `migrate` instead",
+                          c.source_path.empty() ? c.name : c.source_path, what));
+}
+
+std::size_t total_traces(const Case& c) {
+  std::size_t n = 0;
+  for (std::size_t s = 0; s < c.shots.size(); ++s) n += shot_receivers(c, s).size();
   return n;
 }
 

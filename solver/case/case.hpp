@@ -69,6 +69,9 @@ struct SourceSpec {
 
 struct ShotSpec {
   std::vector<SourceSpec> sources;  // fired together
+  // This shot's own receivers (a [shots.receivers] table, or a spread that moves with the shot: docs/case-file.md),
+  // in trace order; empty: the case's shared `receivers`.
+  std::vector<Vec3> receivers;
 };
 
 struct TimeSpec {
@@ -190,6 +193,11 @@ struct InversionSpec {
   // A model term added to the misfit (solver/inversion/regularisation.hpp): "none", "tikhonov" or "total_variation"
   std::string regularisation = "none";
   double regularisation_weight = 0;
+  // Source estimation (solver/inversion/source_estimation.hpp): "none" (the case's wavelets are right), "per_shot"
+  // (a Wiener filter per shot) or "shared" (one for every shot), estimated at the start of each band; its damping
+  // relative to the largest synthetic power.
+  std::string source_estimation = "none";
+  double source_estimation_damping = 1e-3;
 };
 
 // [migration]: how `specwave migrate` (solver/inversion/imaging.hpp) images [inversion]'s observed data in the
@@ -226,7 +234,7 @@ struct Case {
   ModelSpec model;
   TimeSpec time;
   std::vector<ShotSpec> shots;
-  std::vector<Vec3> receivers;  // shared by every shot (explicit points, lines and planes expanded)
+  std::vector<Vec3> receivers;  // shared by every shot without its own (explicit points, lines and planes expanded)
   SchemeSpec scheme;
   BoundarySpec boundary;
   RunSpec run;
@@ -245,5 +253,16 @@ const char* to_string(WavefieldStorage s);
 
 // The most sources of any shot (the propagators size their source buffers for it).
 std::size_t max_shot_sources(const Case& c);
+
+// The receivers of shot s, in trace order: its own, or the shared ones.
+const std::vector<Vec3>& shot_receivers(const Case& c, std::size_t shot);
+// True when every shot records the shared receivers (traces.h5 then has its (shots, receivers, samples) layout).
+bool shared_receivers(const Case& c);
+// The most receivers of any shot, and the traces of all shots (the sum of their receiver counts).
+std::size_t max_shot_receivers(const Case& c);
+std::size_t total_traces(const Case& c);
+// Refuses (Error invalid_case, naming the case file and `what`) a case whose shots have receivers of their own: for
+// what still assumes one receiver set (`validate`, regression cases, the Python module).
+void require_shared_receivers(const Case& c, const std::string& what);
 
 }  // namespace specwave

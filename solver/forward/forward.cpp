@@ -1,5 +1,6 @@
 #include "solver/forward/forward.hpp"
 #include "solver/plan/resample.hpp"
+#include "solver/plan/shot_receivers.hpp"
 
 #include <omp.h>
 #include <unistd.h>
@@ -156,7 +157,8 @@ std::vector<bool> plotted_shots(const Case& c) {
 void write_gather_plot(const Case& c, const Plan& plan, const std::filesystem::path& dir, int shot,
                        std::span<const double> traces) {
   const auto& g = c.grid;
-  const int n_rec = int(c.receivers.size()), nt = plan.trace_nt;
+  const auto& rec = shot_receivers(c, std::size_t(shot));
+  const int n_rec = int(rec.size()), nt = plan.trace_nt;
   std::vector<float> gather(std::size_t(nt) * n_rec);
   for (int r = 0; r < n_rec; ++r)
     for (int t = 0; t < nt; ++t) gather[std::size_t(t) * n_rec + r] = float(traces[std::size_t(r) * nt + t]);
@@ -168,7 +170,6 @@ void write_gather_plot(const Case& c, const Plan& plan, const std::filesystem::p
   gp.x_min = 0, gp.x_max = n_rec - 1;
   if (n_rec >= 2)
     for (int a : {2, 1, 0}) {
-      const auto& rec = c.receivers;
       const double step = (rec.back()[a] - rec.front()[a]) / (n_rec - 1);
       bool line = step > 1e-9 * g.spacing[a];  // ascending (the image runs left to right)
       for (int r = 0; line && r < n_rec; ++r)
@@ -266,8 +267,15 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   std::unique_ptr<io::TraceFile> traces;
   if (c.output.traces) {
     prov.file_type = "specwave.traces";
-    traces = std::make_unique<io::TraceFile>((dir / "traces.h5").string(), prov, fp64, n_shots, c.receivers,
-                                             source_positions, plan.trace_nt, plan.trace_dt, par, resumable);
+    if (shared_receivers(c)) {
+      traces = std::make_unique<io::TraceFile>((dir / "traces.h5").string(), prov, fp64, n_shots, c.receivers,
+                                               source_positions, plan.trace_nt, plan.trace_dt, par, resumable);
+    } else {
+      std::vector<std::vector<Vec3>> receivers;
+      for (int s = 0; s < n_shots; ++s) receivers.push_back(shot_receivers(c, std::size_t(s)));
+      traces = std::make_unique<io::TraceFile>((dir / "traces.h5").string(), prov, fp64, receivers, source_positions,
+                                               plan.trace_nt, plan.trace_dt, par, resumable);
+    }
   }
   const std::vector<int> steps = snapshot_steps(c.output.snapshot_every, plan.nt);
   std::unique_ptr<io::WavefieldFile> wavefield;
@@ -336,13 +344,15 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       resampler->apply(t.subspan(r * nt, nt), std::span<double>(resampled).subspan(r * out, out));
     return resampled;
   };
+  ShotReceivers shot_stencils(c, plan);
   for (int first = resume_first; first < n_shots; first += groups * per_group) {
     const int mine_first = first + group * per_group;
     const int count = std::clamp(n_shots - mine_first, 0, per_group);  // this group's shots
     const int round = std::min(groups * per_group, n_shots - first);   // all groups' shots
     std::vector<Propagator*> running;
     for (int k = 0; k < count; ++k) {
-      propagators[k]->begin_shot(plan.sources[mine_first + k], plan.wavelets[mine_first + k]);
+      const int shot = mine_first + k;
+      propagators[k]->begin_shot(plan.sources[shot], plan.wavelets[shot], shot_stencils.of(shot, plan.receivers));
       running.push_back(propagators[k].get());
     }
     std::size_t next_snapshot = 0;

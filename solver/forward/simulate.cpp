@@ -9,6 +9,7 @@
 #include "solver/forward/forward.hpp"
 #include "solver/forward/progress.hpp"
 #include "solver/parallel/comm.hpp"
+#include "solver/plan/shot_receivers.hpp"
 #include "solver/propagators/propagator.hpp"
 
 namespace specwave {
@@ -58,7 +59,7 @@ std::vector<ShotOutput> simulate_shots(const Case& c, const Plan& plan, const st
   const Block block = propagator->block().value_or(whole_grid(c.grid.shape));
   const bool holder = domain.rank() == 0;  // the group's rank that keeps its shots' fields
   std::vector<double> scratch;
-  const std::size_t trace_values = c.receivers.size() * std::size_t(plan.nt);
+  ShotReceivers receivers(c, plan);
   long long mine = 0;
   for (std::size_t k = 0; k < shots.size(); ++k) mine += int(k % std::size_t(groups)) == group ? plan.nt : 0;
   Progress progress(mine, double(c.grid.points()), c.run.progress_seconds,
@@ -68,7 +69,7 @@ std::vector<ShotOutput> simulate_shots(const Case& c, const Plan& plan, const st
     if (int(k % std::size_t(groups)) != group) continue;
     const int shot = shots[k];
     ShotOutput& out = outputs[k];
-    propagator->begin_shot(plan.sources.at(shot), plan.wavelets.at(shot));
+    propagator->begin_shot(plan.sources.at(shot), plan.wavelets.at(shot), receivers.of(shot, plan.receivers));
     for (int n = 0; n < plan.nt;) {
       // Chunks end at the blow-up checks and at the snapshots, as in `forward`.
       int end = std::min(plan.nt, (n / c.run.check_every + 1) * c.run.check_every);
@@ -102,7 +103,7 @@ std::vector<ShotOutput> simulate_shots(const Case& c, const Plan& plan, const st
     for (std::size_t k = 0; k < shots.size(); ++k) {
       auto& t = outputs[k].traces;
       const bool giver = int(k % std::size_t(groups)) == group && holder;
-      if (!giver) t.assign(trace_values, 0.0);
+      if (!giver) t.assign(shot_receivers(c, std::size_t(shots[k])).size() * std::size_t(plan.nt), 0.0);
       world->allreduce_in_place(std::span<double>(t), ReduceOp::sum);
     }
   return outputs;

@@ -170,10 +170,16 @@ GradientCheckReport check_gradient(const Case& case_in) {
   }
   auto propagator = make_gradient_propagator(c, plan, history);
   const ObservedData observed = observed_data(c, plan, *propagator);
-  const auto misfit = case_misfit(c, plan);
+  const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
+  // inversion.source_estimation: the misfit at the wavelet estimated at the model, held fixed (as invert's).
+  const TraceWeights weights = read_trace_weights(c);
+  std::shared_ptr<const SourceFilters> filters;
+  if (c.inversion.source_estimation != "none")
+    filters = std::make_shared<const SourceFilters>(
+        estimate_source_filters(c, plan, *propagator, observed, velocity, weights));
+  const auto misfit = case_misfit(c, plan, 0, &weights, filters);
   Objective objective(*propagator, *misfit, observed, c.inversion.parameterisation, plan.dt);
   objective.regularise(regularisation_of(c, plan), c.grid);
-  const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
   const std::vector<double> model = parameter_from_velocity(c.inversion.parameterisation, velocity);
   const std::vector<double> direction = smooth_direction(c.grid, model, 0.02);
   report.taylor = taylor_test(objective, model, direction, taylor_steps);

@@ -18,6 +18,7 @@
 #include "solver/case/errors.hpp"
 #include "solver/forward/checkpoint.hpp"
 #include "solver/forward/progress.hpp"
+#include "solver/inversion/inversion_outputs.hpp"
 #include "solver/inversion/misfit.hpp"
 #include "solver/inversion/objective.hpp"
 #include "solver/parallel/comm.hpp"
@@ -26,7 +27,8 @@
 namespace specwave {
 namespace fs = std::filesystem;
 
-const std::vector<std::string> gradient_output_names = {"gradient.h5", "gradient.xdmf", "gradient.vtkhdf"};
+const std::vector<std::string> gradient_output_names = {"gradient.h5", "gradient.xdmf", "gradient.vtkhdf",
+                                                        "source_estimate.h5", "source_estimate.png"};
 const std::vector<std::string> born_output_names = {"born_traces.h5"};
 const std::vector<std::string> migrate_output_names = {"image.h5", "image.xdmf", "image.vtkhdf", "image_slice.png"};
 
@@ -152,12 +154,18 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
   Session s(input, o, "gradient", gradient_output_names, true);
   const Case& c = s.c;
   const ObservedData observed = observed_data(c, s.plan, *s.propagator, s.shots);
-  const std::unique_ptr<Misfit> misfit = case_misfit(c, s.plan, o.band_hz, &s.trace_weights);
+  const std::vector<double> velocity = s.velocity();
+  // inversion.source_estimation: the filters at this model, as invert estimates them at a band's start; the gradient
+  // is then the gradient of the misfit at that wavelet.
+  std::shared_ptr<const SourceFilters> filters;
+  if (c.inversion.source_estimation != "none")
+    filters = std::make_shared<const SourceFilters>(
+        estimate_source_filters(c, s.plan, *s.propagator, observed, velocity, s.trace_weights, s.shots));
+  const std::unique_ptr<Misfit> misfit = case_misfit(c, s.plan, o.band_hz, &s.trace_weights, filters);
   const Parameterisation p = c.inversion.parameterisation;
   Objective objective(*s.propagator, *misfit, observed, p, s.plan.dt, s.shots);
   objective.report_progress(s.progress_seconds());
   objective.regularise(regularisation_of(c, s.plan), c.grid);
-  const std::vector<double> velocity = s.velocity();
   const auto started = std::chrono::steady_clock::now();
   MisfitGradient r = objective.evaluate(parameter_from_velocity(p, velocity), true, true);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -169,7 +177,12 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
                            misfit->name(), o.band_hz > 0 ? fmt::format(", {} Hz", o.band_hz) : "", term, c.shots.size(),
                            seconds, to_string(p));
   out.outputs = {s.path("gradient.h5"), s.path("gradient.xdmf"), s.path("gradient.vtkhdf")};
+  if (filters) out.outputs.push_back(s.path("source_estimate.h5"));
   if (!s.root) return out;
+  if (filters)
+    write_source_estimate(c, estimated_wavelets(c, s.plan, *filters),
+                          estimated_wavelets(c, s.plan, SourceFilters(filters->nt(), 1, true)).front(),
+                          observed_sampling(c, s.plan).dt, o.band_hz, s.plan.threads);
   io::write_grid_arrays_file(s.path("gradient.h5"), s.provenance("specwave.gradient"), c.grid,
                              {{"gradient", parameter_units(p), r.gradient},
                               {"illumination", "field^2", r.illumination},
@@ -229,12 +242,15 @@ ImagingSummary run_born(const Case& input, const ImagingOptions& o) {
                                 format_duration(elapsed), format_duration(eta), utc_timestamp()));
     }
   }
-  const std::size_t values = c.receivers.size() * std::size_t(s.plan.nt);
+  std::vector<std::size_t> values;
+  for (int shot : all) values.push_back(shot_receivers(c, std::size_t(shot)).size() * std::size_t(s.plan.nt));
   traces = share_shot_traces(s.world, all, std::move(traces), values);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ImagingSummary out;
-  out.result = fmt::format("Born data of {} shot(s) x {} receivers x {} samples in {:.1f} s", all.size(),
-                           c.receivers.size(), s.plan.nt, seconds);
+  out.result = shared_receivers(c) ? fmt::format("Born data of {} shot(s) x {} receivers x {} samples in {:.1f} s",
+                                                 all.size(), c.receivers.size(), s.plan.nt, seconds)
+                                   : fmt::format("Born data of {} shot(s), {} traces x {} samples in {:.1f} s",
+                                                 all.size(), total_traces(c), s.plan.nt, seconds);
   out.outputs = {s.path("born_traces.h5")};
   if (!s.root) return out;
   std::vector<std::vector<Vec3>> sources;
@@ -242,10 +258,19 @@ ImagingSummary run_born(const Case& input, const ImagingOptions& o) {
     auto& ps = sources.emplace_back();
     for (const auto& src : shot.sources) ps.push_back(src.position);
   }
-  io::TraceFile file(s.path("born_traces.h5"), s.provenance("specwave.traces"), c.run.precision == Precision::fp64,
-                     int(all.size()), c.receivers, sources, s.plan.nt, s.plan.dt);
-  for (int shot : all) file.write_shot(shot, traces[std::size_t(shot)]);
-  file.commit();
+  const bool fp64 = c.run.precision == Precision::fp64;
+  std::unique_ptr<io::TraceFile> file;
+  if (shared_receivers(c)) {
+    file = std::make_unique<io::TraceFile>(s.path("born_traces.h5"), s.provenance("specwave.traces"), fp64,
+                                           int(all.size()), c.receivers, sources, s.plan.nt, s.plan.dt);
+  } else {
+    std::vector<std::vector<Vec3>> receivers;
+    for (int shot : all) receivers.push_back(shot_receivers(c, std::size_t(shot)));
+    file = std::make_unique<io::TraceFile>(s.path("born_traces.h5"), s.provenance("specwave.traces"), fp64, receivers,
+                                           sources, s.plan.nt, s.plan.dt);
+  }
+  for (int shot : all) file->write_shot(shot, traces[std::size_t(shot)]);
+  file->commit();
   return out;
 }
 

@@ -154,17 +154,15 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
 
   auto propagator = make_gradient_propagator(c, plan, history);
   const ObservedData observed = observed_data(c, plan, *propagator, shots);
-  const auto misfit = case_misfit(c, plan, 0, &trace_weights);
-  Objective objective(*propagator, *misfit, observed, inv.parameterisation, plan.dt, shots);
   const double shot_lines = quiet ? 0.0 : c.run.progress_seconds;  // the objective's lines between shots
-  objective.report_progress(shot_lines);
-  objective.regularise(regularisation_of(c, plan), c.grid);
-  // Multiscale: one objective per band, its residuals low-passed at the band's cutoff (solver/inversion/misfit.hpp).
+  // The objective of a band: its residuals low-passed at the band's cutoff (solver/inversion/misfit.hpp; 0: none), the
+  // synthetic data filtered by the band's estimated source filters (inversion.source_estimation).
+  std::shared_ptr<const SourceFilters> filters;
   std::unique_ptr<Misfit> band_misfit;
   std::unique_ptr<Objective> band_objective;
-  Objective* active = &objective;
+  Objective* active = nullptr;
   auto enter_band = [&](std::size_t b) {
-    band_misfit = case_misfit(c, plan, inv.bands_hz[b], &trace_weights);
+    band_misfit = case_misfit(c, plan, inv.bands_hz.empty() ? 0.0 : inv.bands_hz[b], &trace_weights, filters);
     band_objective =
         std::make_unique<Objective>(*propagator, *band_misfit, observed, inv.parameterisation, plan.dt, shots);
     band_objective->report_progress(shot_lines);
@@ -280,6 +278,28 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   auto velocity_of_x = [&](const Vector& x) {
     return velocity_from_parameter(inv.parameterisation, std::span<const double>(x.data(), std::size_t(x.size())));
   };
+  // inversion.source_estimation at a band's start: the filters at the model x, source_estimate.h5 and a line.
+  auto estimate_source = [&](const Vector& x, std::size_t b) {
+    if (inv.source_estimation == "none") return;
+    const auto started = std::chrono::steady_clock::now();
+    filters = std::make_shared<const SourceFilters>(
+        estimate_source_filters(c, plan, *propagator, observed, velocity_of_x(x), trace_weights, shots));
+    const double band_hz = inv.bands_hz.empty() ? 0.0 : inv.bands_hz[b];
+    if (root) {
+      const auto wavelets = estimated_wavelets(c, plan, *filters);
+      const auto case_wavelet = estimated_wavelets(c, plan, SourceFilters(filters->nt(), 1, true)).front();
+      write_source_estimate(c, wavelets, case_wavelet, observed_sampling(c, plan).dt, band_hz, plan.threads);
+    }
+    if (!quiet)
+      std::fputs(fmt::format("source      {} estimated{} in {:.1f} s (Wiener filter, damping {:g}): {}\n",
+                             filters->shared() ? "one shared wavelet" : "a wavelet per shot",
+                             band_hz > 0 ? fmt::format(" for the {:.4g} Hz band", band_hz) : std::string(),
+                             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+                             inv.source_estimation_damping,
+                             (std::filesystem::path(c.output.directory) / "source_estimate.h5").string())
+                     .c_str(),
+                 stdout);
+  };
   auto record = [&](InversionIteration it, const Vector& x, const Vector& g) {
     const std::vector<double> v = velocity_of_x(x);
     if (!true_velocity.empty()) it.model_error = model_error(v, true_velocity);
@@ -351,10 +371,11 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                      .c_str(),
                  stdout);
   } else {
-    if (!inv.bands_hz.empty()) enter_band(0);
     const std::vector<double> v0(plan.model.velocity.begin(), plan.model.velocity.end());
     const std::vector<double> p0 = parameter_from_velocity(inv.parameterisation, v0);
     x0 = optim::project(host_bounds, Eigen::Map<const Vector>(p0.data(), Eigen::Index(n)));
+    estimate_source(x0, 0);
+    enter_band(0);
     log.reset(0);
     f0 = evaluate_band_start(x0);
     InversionIteration start;
@@ -367,7 +388,20 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     record(start, x0, f0.gradient);
     misfit0 = f0.value;
   }
-  if (resume && !inv.bands_hz.empty()) enter_band(band);
+  if (resume) {
+    if (inv.source_estimation != "none") {
+      auto kept = std::make_shared<SourceFilters>(observed_sampling(c, plan).nt, int(n_shots),
+                                                  inv.source_estimation == "shared");
+      if (checkpoint.source_filters.size() != kept->flat().size())
+        throw Error(ExitCode::input_error,
+                    fmt::format("{}: has no source filters of this case (dataset /source_filters), but the case sets "
+                                "inversion.source_estimation = \"{}\"; resume with the case of the interrupted run",
+                                state_path, inv.source_estimation));
+      kept->set_flat(checkpoint.source_filters);
+      filters = std::move(kept);
+    }
+    enter_band(band);
+  }
 
   optim::OptimizerOptions oo;
   oo.method = method_of(inv.optimizer);
@@ -399,8 +433,9 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   std::size_t b = band;
   auto save_state = [&] {
     if (root)
-      write_inversion_checkpoint(state_path, {optimizer->state(), summary.history, inv.optimizer, c.source_text,
-                                              fingerprint, int(b), offset, misfit0, preconditioner.illumination()});
+      write_inversion_checkpoint(
+          state_path, {optimizer->state(), summary.history, inv.optimizer, c.source_text, fingerprint, int(b), offset,
+                       misfit0, preconditioner.illumination(), filters ? filters->flat() : std::vector<double>()});
     log.reset(summary.history.size());
   };
   // A stop signal (solver/forward/checkpoint.hpp) between iterations, or inside one (Objective::evaluate between
@@ -417,9 +452,10 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   for (; b < n_bands && summary.failure.empty(); ++b) {
     if (b > band) {
       // a new band: its misfit at the current model, a fresh optimiser (the curvature pairs were another J's)
-      enter_band(b);
       offset += optimizer->iteration();
       const Vector x = optimizer->x().to_host();
+      estimate_source(x, b);
+      enter_band(b);
       const optim::Evaluation fb = evaluate_band_start(x);
       shot_misfits.clear();
       misfit0 = fb.value;

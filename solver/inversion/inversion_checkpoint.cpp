@@ -78,6 +78,9 @@ void write_inversion_checkpoint(const std::string& path, const InversionCheckpoi
   if (!c.illumination.empty())
     io::h5::write_checked_doubles(file.id(), "illumination", {hsize_t(c.illumination.size())}, c.illumination.data(),
                                   "sum of squared pressure (Pa^2)");
+  if (!c.source_filters.empty())
+    io::h5::write_checked_doubles(file.id(), "source_filters", {hsize_t(c.source_filters.size())},
+                                  c.source_filters.data(), "");
   std::vector<double> table;
   for (const auto& it : c.history)
     table.insert(table.end(), {double(it.iteration), it.misfit, it.relative_misfit, it.step, double(it.evaluations),
@@ -134,6 +137,8 @@ InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size
   s.previous_gradient = read_vector(r, "previous_gradient", n);
   s.previous_preconditioned = read_vector(r, "previous_preconditioned", n);
   if (r.has_dataset("illumination")) c.illumination = io::h5::read_checked_doubles(r, "illumination", {hsize_t(n)});
+  if (r.has_dataset("source_filters"))
+    c.source_filters = io::h5::read_checked_doubles(r, "source_filters", {r.info("source_filters").dims.at(0)});
   const hsize_t rows = r.info("history").dims.at(0);
   const auto table = io::h5::read_checked_doubles(r, "history", {rows, hsize_t(history_columns)});
   for (hsize_t k = 0; k < rows; ++k) {

@@ -26,6 +26,8 @@ struct InversionCheckpoint {
   double band_misfit0 = 0;
   // inversion.illumination_compensation: the band's illumination (the preconditioner's D), empty otherwise.
   std::vector<double> illumination;
+  // inversion.source_estimation: the band's source filters (SourceFilters::flat), empty otherwise.
+  std::vector<double> source_filters;
 };
 
 // Every array is written with its checksum (io/checksum.hpp) and verified when read.

@@ -214,4 +214,38 @@ std::vector<std::string> InversionRecorder::outputs() const {
   return out;
 }
 
+void write_source_estimate(const Case& c, const std::vector<std::vector<double>>& wavelets,
+                           const std::vector<double>& case_wavelet, double dt, double band_hz, int threads) {
+  namespace fs = std::filesystem;
+  const fs::path dir(c.output.directory);
+  const hsize_t count = wavelets.size(), nt = wavelets.empty() ? 0 : wavelets.front().size();
+  std::vector<double> flat;
+  for (const auto& w : wavelets) flat.insert(flat.end(), w.begin(), w.end());
+  io::h5::AtomicWriter file((dir / "source_estimate.h5").string());
+  io::h5::write_root_attributes(file.id(),
+                                {"specwave.source_estimate", "fp64", "cpu", c.source_text, "host CPU", threads, 1});
+  auto d = io::h5::write_dataset<double>(file.id(), "wavelets", {count, nt}, flat.data(), "source amplitude");
+  io::h5::write_attribute(d.id(), "dt", dt);
+  io::h5::write_attribute(d.id(), "t0", 0.0);
+  io::h5::write_attribute(d.id(), "estimate", c.inversion.source_estimation);
+  io::h5::write_attribute(d.id(), "band_hz", band_hz);
+  io::h5::write_attribute(d.id(), "damping", c.inversion.source_estimation_damping);
+  io::h5::write_dataset<double>(file.id(), "case_wavelet", {hsize_t(case_wavelet.size())}, case_wavelet.data(),
+                                "source amplitude");
+  file.commit();
+  if (!c.output.plots || nt == 0) return;
+  std::vector<double> t(nt);
+  for (hsize_t n = 0; n < nt; ++n) t[n] = double(n) * dt;
+  std::vector<std::vector<double>> series = {case_wavelet};
+  std::vector<std::string> names = {"case wavelet"};
+  for (std::size_t k = 0; k < std::min<std::size_t>(wavelets.size(), 4); ++k) {
+    series.push_back(wavelets[k]);
+    names.push_back(wavelets.size() == 1 ? std::string("estimated (shared)") : fmt::format("estimated, shot {}", k));
+  }
+  io::write_line_png((dir / "source_estimate.png").string(), t, series, names,
+                     {band_hz > 0 ? fmt::format("{}: source estimate for the {:.4g} Hz band", c.name, band_hz)
+                                  : fmt::format("{}: source estimate", c.name),
+                      "time (s)", "amplitude", false});
+}
+
 }  // namespace specwave

@@ -38,6 +38,12 @@ class InversionRecorder {
   std::vector<float> velocities_, gradients_;  // (iterations + 1, nz, ny, nx)
 };
 
+// inversion.source_estimation's result at a band's start (docs/hdf5-schema.md, "source_estimate.h5"): the estimated
+// wavelets (filters, nt) on the data's sampling dt (per shot, or one shared), written atomically over the last one,
+// and source_estimate.png (the first few against the case's wavelet `case_wavelet`, on the same sampling).
+void write_source_estimate(const Case& c, const std::vector<std::vector<double>>& wavelets,
+                           const std::vector<double>& case_wavelet, double dt, double band_hz, int threads);
+
 // One JSON object (no newline) for iterations.jsonl.
 std::string json_line(const InversionIteration& it);
 

@@ -202,8 +202,10 @@ LowPassMisfit::LowPassMisfit(int nt, double dt, double cutoff_hz, std::unique_pt
   const int half = m.padded / 2 + 1;
   m.real.assign(m.padded, 0.0);
   m.spectrum.assign(half, {});
-  m.forward = fft::BatchedFft<double>::r2c({{m.padded, 1, 1}}, {}, m.real.data(), m.spectrum.data(), 1);
-  m.backward = fft::BatchedFft<double>::c2r({{m.padded, 1, 1}}, {}, m.spectrum.data(), m.real.data(), 1);
+  m.forward = fft::BatchedFft<double>::r2c({{m.padded, 1, 1}}, {}, m.real.data(), m.spectrum.data(), 1,
+                                           fft::Planning::estimate);
+  m.backward = fft::BatchedFft<double>::c2r({{m.padded, 1, 1}}, {}, m.spectrum.data(), m.real.data(), 1,
+                                            fft::Planning::estimate);
   m.gain.resize(half);
   for (int k = 0; k < half; ++k) {
     const double f = k / (m.padded * dt);

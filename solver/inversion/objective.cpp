@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "io/hdf5.hpp"
+#include "io/outputs.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/checkpoint.hpp"
 #include "solver/forward/progress.hpp"
@@ -142,18 +144,58 @@ std::string shape_text(const std::vector<hsize_t>& dims) {
 }
 }  // namespace
 
+// The observed traces' layout against the case's receivers: (shots, receivers, samples) when every shot has that many
+// receivers, or ragged (traces, samples) with /shot_first_trace giving each shot as many rows as it has receivers
+// (docs/hdf5-schema.md). Returns the samples per trace; errors (input_error) name the file, dataset and shot.
+static int observed_samples(const Case& c, const io::h5::Reader& reader) {
+  const auto& inv = c.inversion;
+  const auto info = reader.info(inv.observed_dataset);
+  const std::string where = fmt::format("{}: dataset '{}'", inv.observed_file, inv.observed_dataset);
+  const std::size_t n_shots = c.shots.size();
+  const std::size_t first_count = shot_receivers(c, 0).size();
+  bool same_count = true;
+  for (std::size_t s = 0; s < n_shots; ++s) same_count = same_count && shot_receivers(c, s).size() == first_count;
+  if (info.dims.size() == 3) {
+    if (same_count && info.dims[0] == n_shots && info.dims[1] == first_count) return int(info.dims[2]);
+    if (same_count)
+      throw Error(ExitCode::input_error,
+                  fmt::format("{} has shape {}, expected ({}, {}, samples): one trace per shot and receiver of the "
+                              "case (shots x receivers x samples)",
+                              where, shape_text(info.dims), n_shots, first_count));
+    throw Error(ExitCode::input_error,
+                fmt::format("{} has shape {}: the case's shots have different receiver counts ({} traces in all), so "
+                            "the data must be ragged: (traces, samples) with /shot_first_trace (docs/hdf5-schema.md)",
+                            where, shape_text(info.dims), total_traces(c)));
+  }
+  const auto first = io::read_shot_first_trace(reader);
+  if (info.dims.size() != 2 || first.empty())
+    throw Error(ExitCode::input_error,
+                fmt::format("{} has shape {}; expected (shots, receivers, samples), or (traces, samples) with the "
+                            "row offsets /shot_first_trace (docs/hdf5-schema.md)",
+                            where, shape_text(info.dims)));
+  if (first.size() != n_shots + 1)
+    throw Error(ExitCode::input_error, fmt::format("{}: /shot_first_trace has {} entries, the case has {} shot(s) "
+                                                   "(expected {} entries)",
+                                                   inv.observed_file, first.size(), n_shots, n_shots + 1));
+  for (std::size_t s = 0; s < n_shots; ++s)
+    if (std::size_t(first[s + 1] - first[s]) != shot_receivers(c, s).size())
+      throw Error(
+          ExitCode::input_error,
+          fmt::format("{}: shot {} has {} traces (rows {} to {}), the case gives it {} receivers; the data "
+                      "must hold one trace per receiver of each shot, in the case's order",
+                      where, s, first[s + 1] - first[s], first[s], first[s + 1] - 1, shot_receivers(c, s).size()));
+  if (hsize_t(first.back()) != info.dims[0])
+    throw Error(ExitCode::input_error,
+                fmt::format("{} has {} rows, /shot_first_trace ends at {}", where, info.dims[0], first.back()));
+  return int(info.dims[1]);
+}
+
 DataSampling observed_sampling(const Case& c, const Plan& plan) {
   const auto& inv = c.inversion;
   if (inv.observed_file.empty()) return {plan.nt, plan.dt};
   io::h5::Reader reader(inv.observed_file);
-  const auto info = reader.info(inv.observed_dataset);
   const std::string where = fmt::format("{}: dataset '{}'", inv.observed_file, inv.observed_dataset);
-  if (info.dims.size() != 3 || info.dims[0] != c.shots.size() || info.dims[1] != c.receivers.size())
-    throw Error(ExitCode::input_error,
-                fmt::format("{} has shape {}, expected ({}, {}, samples): one trace per shot and receiver of the case "
-                            "(shots x receivers x samples)",
-                            where, shape_text(info.dims), c.shots.size(), c.receivers.size()));
-  DataSampling d{int(info.dims[2]), plan.dt};
+  DataSampling d{observed_samples(c, reader), plan.dt};
   io::h5::Handle dset = reader.open_dataset(inv.observed_dataset);
   if (io::h5::has_attribute(dset.id(), "dt")) {
     const auto dt = io::h5::read_attribute_doubles(dset.id(), "dt");
@@ -192,17 +234,29 @@ TraceWeights read_trace_weights(const Case& c) {
   io::h5::Reader reader(inv.trace_weights_file);
   const std::string where = fmt::format("{}: dataset '{}'", inv.trace_weights_file, inv.trace_weights_dataset);
   const auto info = reader.info(inv.trace_weights_dataset);
-  if (info.dims.size() != 2 || info.dims[0] != c.shots.size() || info.dims[1] != c.receivers.size())
+  // (shots, receivers) when every shot has as many receivers; (traces) in the ragged layout's order otherwise.
+  const std::size_t n_shots = c.shots.size(), count = shot_receivers(c, 0).size();
+  bool same_count = true;
+  for (std::size_t s = 0; s < n_shots; ++s) same_count = same_count && shot_receivers(c, s).size() == count;
+  const bool rectangular = info.dims.size() == 2 && info.dims[0] == n_shots && info.dims[1] == count;
+  const bool flat = info.dims.size() == 1 && info.dims[0] == total_traces(c);
+  if (!(same_count ? rectangular : flat))
     throw Error(ExitCode::input_error,
-                fmt::format("{} (inversion.trace_weights) has shape {}, expected ({}, {}): one weight per shot and "
-                            "receiver of the case",
-                            where, shape_text(info.dims), c.shots.size(), c.receivers.size()));
+                same_count ? fmt::format("{} (inversion.trace_weights) has shape {}, expected ({}, {}): one weight "
+                                         "per shot and receiver of the case",
+                                         where, shape_text(info.dims), n_shots, count)
+                           : fmt::format("{} (inversion.trace_weights) has shape {}, expected ({}): the shots have "
+                                         "their own receivers, so one weight per trace, shot by shot in the case's "
+                                         "receiver order",
+                                         where, shape_text(info.dims), total_traces(c)));
   const std::vector<double> all = reader.read_floating<double>(inv.trace_weights_dataset, info.dims);
-  TraceWeights out(c.shots.size(), std::vector<double>(c.receivers.size()));
+  TraceWeights out(n_shots);
   bool any = false;
-  for (std::size_t s = 0; s < out.size(); ++s)
-    for (std::size_t r = 0; r < out[s].size(); ++r) {
-      const double w = all[s * out[s].size() + r];
+  std::size_t k = 0;
+  for (std::size_t s = 0; s < n_shots; ++s) {
+    out[s].resize(shot_receivers(c, s).size());
+    for (std::size_t r = 0; r < out[s].size(); ++r, ++k) {
+      const double w = all[k];
       if (!(w >= 0) || !std::isfinite(w))
         throw Error(ExitCode::input_error,
                     fmt::format("{} (inversion.trace_weights): the weight of shot {} receiver {} is {}; weights must "
@@ -211,6 +265,7 @@ TraceWeights read_trace_weights(const Case& c) {
       any = any || w > 0;
       out[s][r] = w;
     }
+  }
   if (!any)
     throw Error(ExitCode::input_error,
                 fmt::format("{} (inversion.trace_weights): every weight is 0, so there is nothing to fit; give the "
@@ -219,7 +274,8 @@ TraceWeights read_trace_weights(const Case& c) {
   return out;
 }
 
-std::unique_ptr<Misfit> case_misfit(const Case& c, const Plan& plan, double band_hz, const TraceWeights* given) {
+std::unique_ptr<Misfit> case_misfit(const Case& c, const Plan& plan, double band_hz, const TraceWeights* given,
+                                    std::shared_ptr<const SourceFilters> filters) {
   const DataSampling d = observed_sampling(c, plan);
   const auto& inv = c.inversion;
   std::unique_ptr<Misfit> m = make_misfit(inv.misfit, d.nt);
@@ -230,7 +286,7 @@ std::unique_ptr<Misfit> case_misfit(const Case& c, const Plan& plan, double band
     std::vector<std::vector<WindowedMisfit::Trace>> shots(c.shots.size());
     for (std::size_t s = 0; s < shots.size(); ++s) {
       const Vec3 src = c.shots[s].sources.at(0).position;
-      for (const Vec3& r : c.receivers) {
+      for (const Vec3& r : shot_receivers(c, s)) {
         const double dz = r[0] - src[0], dy = r[1] - src[1], dx = r[2] - src[2];
         const double offset = std::sqrt(dy * dy + dx * dx);
         WindowedMisfit::Trace t;
@@ -246,19 +302,66 @@ std::unique_ptr<Misfit> case_misfit(const Case& c, const Plan& plan, double band
   if (band_hz > 0)
     m = std::make_unique<LowPassMisfit>(
         d.nt, d.dt, band_hz, inv.misfit == "least_squares" && !inv.windowed() && !weighted ? nullptr : std::move(m));
+  if (filters) m = std::make_unique<ConvolvedMisfit>(std::move(m), std::move(filters));
   return on_data_sampling(c, plan, std::move(m));
+}
+
+SourceFilters estimate_source_filters(const Case& c, const Plan& plan, GradientPropagator& propagator,
+                                      const ObservedData& observed, std::span<const double> velocity,
+                                      const TraceWeights& weights, const Comm* shots) {
+  const DataSampling d = observed_sampling(c, plan);
+  const int n_shots = int(c.shots.size());
+  SourceEstimator estimator(d.nt, n_shots, c.inversion.source_estimation == "shared");
+  std::optional<TraceResampler> resampler;
+  if (d.nt != plan.nt || std::abs(d.dt - plan.dt) > 1e-9 * plan.dt) resampler.emplace(plan.nt, plan.dt, d.nt, d.dt);
+  propagator.set_velocity(velocity);
+  const int ranks = shots ? shots->size() : 1, rank = shots ? shots->rank() : 0;
+  for (int s = rank; s < n_shots; s += ranks) {
+    std::vector<double> synthetic = propagator.forward(s, false);
+    if (resampler) {
+      const std::size_t traces = synthetic.size() / std::size_t(plan.nt);
+      std::vector<double> out(traces * std::size_t(d.nt));
+      for (std::size_t r = 0; r < traces; ++r)
+        resampler->apply(std::span<const double>(synthetic).subspan(r * std::size_t(plan.nt), std::size_t(plan.nt)),
+                         std::span<double>(out).subspan(r * std::size_t(d.nt), std::size_t(d.nt)));
+      synthetic = std::move(out);
+    }
+    estimator.add_shot(s, synthetic, observed.at(std::size_t(s)),
+                       weights.empty() ? std::span<const double>() : std::span<const double>(weights[std::size_t(s)]));
+  }
+  if (shots && ranks > 1) shots->allreduce_in_place(estimator.sums(), ReduceOp::sum);
+  return estimator.finish(c.inversion.source_estimation_damping);
+}
+
+std::vector<std::vector<double>> estimated_wavelets(const Case& c, const Plan& plan, const SourceFilters& filters) {
+  const DataSampling d = observed_sampling(c, plan);
+  std::vector<std::vector<double>> out;
+  for (int f = 0; f < filters.count(); ++f) {
+    const std::vector<double>& w0 = plan.wavelets.at(std::size_t(f)).at(0);
+    std::vector<double> w(std::size_t(d.nt));
+    if (d.nt != plan.nt || std::abs(d.dt - plan.dt) > 1e-9 * plan.dt)
+      TraceResampler(plan.nt, plan.dt, d.nt, d.dt).apply(std::span<const double>(w0).first(std::size_t(plan.nt)), w);
+    else
+      std::copy_n(w0.begin(), d.nt, w.begin());
+    filters.apply(f, w);
+    out.push_back(std::move(w));
+  }
+  return out;
 }
 
 ObservedData read_observed(const Case& c, const Plan& plan) {
   const auto& inv = c.inversion;
   const DataSampling d = observed_sampling(c, plan);
   io::h5::Reader reader(inv.observed_file);
-  const std::vector<hsize_t> dims = {hsize_t(c.shots.size()), hsize_t(c.receivers.size()), hsize_t(d.nt)};
-  const std::vector<double> all = reader.read_floating<double>(inv.observed_dataset, dims);
+  const auto info = reader.info(inv.observed_dataset);
+  const std::vector<double> all = reader.read_floating<double>(inv.observed_dataset, info.dims);
   ObservedData out(c.shots.size());
-  const std::size_t per_shot = c.receivers.size() * std::size_t(d.nt);
-  for (std::size_t s = 0; s < out.size(); ++s)
-    out[s].assign(all.begin() + std::ptrdiff_t(s * per_shot), all.begin() + std::ptrdiff_t((s + 1) * per_shot));
+  std::size_t begin = 0;  // both layouts hold the shots' traces one after the other
+  for (std::size_t s = 0; s < out.size(); ++s) {
+    const std::size_t values = shot_receivers(c, s).size() * std::size_t(d.nt);
+    out[s].assign(all.begin() + std::ptrdiff_t(begin), all.begin() + std::ptrdiff_t(begin + values));
+    begin += values;
+  }
   return out;
 }
 
@@ -356,12 +459,13 @@ std::vector<int> shots_of_rank(const Comm& world, const std::vector<int>& shots)
 }
 
 std::vector<std::vector<double>> share_shot_traces(const Comm& world, const std::vector<int>& shots,
-                                                   std::vector<std::vector<double>> mine, std::size_t values) {
+                                                   std::vector<std::vector<double>> mine,
+                                                   const std::vector<std::size_t>& values) {
   std::vector<std::vector<double>> all(shots.size());
   std::size_t next = 0;
   for (std::size_t k = 0; k < shots.size(); ++k) {
     const bool own = int(k % std::size_t(world.size())) == world.rank();
-    all[k] = own ? std::move(mine[next++]) : std::vector<double>(values, 0.0);
+    all[k] = own ? std::move(mine[next++]) : std::vector<double>(values.at(k), 0.0);
     if (world.size() > 1) world.allreduce_in_place(std::span<double>(all[k]), ReduceOp::sum);
   }
   return all;

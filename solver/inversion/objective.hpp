@@ -10,6 +10,7 @@
 #include "solver/case/case.hpp"
 #include "solver/inversion/misfit.hpp"
 #include "solver/inversion/regularisation.hpp"
+#include "solver/inversion/source_estimation.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
 
 namespace specwave {
@@ -38,7 +39,8 @@ std::vector<int> shots_of_rank(const Comm& world, const std::vector<int>& shots)
 // Every rank's traces of its shots (in the order of shots_of_rank) -> every shot's on every rank, in the order of
 // `shots`: each array is summed over the ranks, zero on those that did not run it (an exact sum).
 std::vector<std::vector<double>> share_shot_traces(const Comm& world, const std::vector<int>& shots,
-                                                   std::vector<std::vector<double>> mine, std::size_t values);
+                                                   std::vector<std::vector<double>> mine,
+                                                   const std::vector<std::size_t>& values);
 
 // Observed traces, one (n_receivers, nt) array per shot.
 using ObservedData = std::vector<std::vector<double>>;
@@ -68,9 +70,20 @@ TraceWeights read_trace_weights(const Case& c);
 // The case's misfit (inversion.misfit) on the observed data's sampling, with the data low-passed at band_hz when it
 // is > 0 (a band of inversion.bands_hz, `gradient --band`), each trace's misfit weighted by inversion.trace_weights:
 // what invert, gradient and check-gradient evaluate. `weights`: those read_trace_weights returned (a caller that has
-// read them passes them, so that the file is read once); null: read here.
+// read them passes them, so that the file is read once); null: read here. With `filters` (inversion.source_estimation:
+// estimate_source_filters), the synthetic data on the data's sampling are filtered first (ConvolvedMisfit).
 std::unique_ptr<Misfit> case_misfit(const Case& c, const Plan& plan, double band_hz = 0,
-                                    const TraceWeights* weights = nullptr);
+                                    const TraceWeights* weights = nullptr,
+                                    std::shared_ptr<const SourceFilters> filters = nullptr);
+// inversion.source_estimation at `velocity`: every shot's synthetic data (this rank's shots under MPI, the sums added
+// over `shots`) matched to the observed data by the Wiener filter (solver/inversion/source_estimation.hpp), on the
+// data's sampling, each trace weighted by inversion.trace_weights. The same filters on every rank.
+SourceFilters estimate_source_filters(const Case& c, const Plan& plan, GradientPropagator& propagator,
+                                      const ObservedData& observed, std::span<const double> velocity,
+                                      const TraceWeights& weights, const Comm* shots = nullptr);
+// The estimated wavelets f * w0 on the data's sampling ((filters, nt_data); w0: the first source's wavelet of the
+// filter's shot, or of shot 0 when shared), for output.
+std::vector<std::vector<double>> estimated_wavelets(const Case& c, const Plan& plan, const SourceFilters& filters);
 // The case's observed data: from inversion.true_model (built on the case's grid) or inversion.observed_file.
 ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator,
                            const Comm* shots = nullptr);

@@ -1,5 +1,6 @@
 #include "solver/plan/plan.hpp"
 #include "solver/plan/resample.hpp"
+#include "solver/plan/shot_receivers.hpp"
 
 #include "solver/parallel/comm.hpp"
 #include "solver/parallel/decomposition.hpp"
@@ -97,11 +98,11 @@ void check_inside(const Case& c, const Vec3& p, const std::string& what) {
 void note_stencils_in_layer(const Case& c, Plan& plan) {
   const int W = c.boundary.pml_width;
   const bool spectral = c.scheme.method == Method::spectral;
-  if (W <= 0) return;
   // At most `shown` notes by name; the rest counted in one line, so that a receiver plane does not flood the log.
   constexpr std::size_t shown = 5;
   std::size_t noted = 0;
   const auto note = [&](const PointStencil& st, const std::string& what) {
+    if (W <= 0) return;
     int lo[3] = {INT_MAX, INT_MAX, INT_MAX}, hi[3] = {-1, -1, -1};
     for (const auto& q : st.points) {
       if (q.weight == 0) continue;
@@ -134,6 +135,13 @@ void note_stencils_in_layer(const Case& c, Plan& plan) {
     for (std::size_t j = 0; j < plan.sources[s].size(); ++j)
       note(plan.sources[s][j], fmt::format("shots[{}].sources[{}]", s, j));
   for (std::size_t r = 0; r < plan.receivers.size(); ++r) note(plan.receivers[r], fmt::format("receiver {}", r));
+  // A shot's own receivers: their stencils are made here (which checks that they lie on the grid) and dropped; the
+  // shot makes them again when it runs (ShotReceivers).
+  for (std::size_t s = 0; s < c.shots.size(); ++s)
+    for (std::size_t r = 0; r < c.shots[s].receivers.size(); ++r) {
+      const std::string what = fmt::format("shots[{}] receiver {}", s, r);
+      note(make_plan_stencil(c, plan, c.shots[s].receivers[r], what), what);
+    }
   if (noted > shown)
     plan.notes.push_back(
         fmt::format("and {} more source(s) or receiver(s) whose interpolation stencil reaches into the "
@@ -155,14 +163,17 @@ void note_spectral_near_source(const Case& c, Plan& plan) {
   for (std::size_t s = 0; s < c.shots.size(); ++s)
     for (std::size_t j = 0; j < c.shots[s].sources.size(); ++j) {
       const Vec3& p = c.shots[s].sources[j].position;
-      for (std::size_t r = 0; r < c.receivers.size(); ++r) {
-        const Vec3& q = c.receivers[r];
+      const auto& receivers = shot_receivers(c, s);
+      for (std::size_t r = 0; r < receivers.size(); ++r) {
+        const Vec3& q = receivers[r];
         const double d =
             std::sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2])) /
             h;
         if (d >= cells) continue;
         ++near;
-        if (d < nearest) nearest = d, which = fmt::format("receiver {} and shots[{}].sources[{}]", r, s, j);
+        if (d < nearest)
+          nearest = d, which = fmt::format("{}receiver {} and shots[{}].sources[{}]",
+                                           c.shots[s].receivers.empty() ? "" : fmt::format("shots[{}] ", s), r, s, j);
       }
     }
   if (near == 0) return;
@@ -181,9 +192,10 @@ void note_spectral_near_source(const Case& c, Plan& plan) {
 const std::vector<std::string> forward_output_names = {
     "traces.h5",           "wavefield.h5",    "model.h5",  "run.json", "shot_gather_shot*.png",
     "wavefield_slice.png", "model_slice.png", "checkpoint"};
-const std::vector<std::string> invert_output_names = {"inversion.h5",     "inversion_state.h5", "evaluations.h5",
-                                                      "iterations.jsonl", "misfit.png",         "model_slices.png",
-                                                      "model_final.h5",   "model_final.xdmf",   "model_final.vtkhdf"};
+const std::vector<std::string> invert_output_names = {"inversion.h5",       "inversion_state.h5", "evaluations.h5",
+                                                      "iterations.jsonl",   "misfit.png",         "model_slices.png",
+                                                      "model_final.h5",     "model_final.xdmf",   "model_final.vtkhdf",
+                                                      "source_estimate.h5", "source_estimate.png"};
 
 void check_writes_confined(const Case& c, bool output_from_command_line) {
   namespace fs = std::filesystem;
@@ -281,9 +293,13 @@ void check_output_directory(const Case& c) {
                                                     c.output.directory, why));
 }
 
-// What keeps the CUDA propagators from running this case at all (empty: nothing): a method not decomposed there
-// with more than one rank a shot group, or the row's own limit (the CUDA FDTD kernels' grid).
+// What keeps the CUDA propagators from running this case at all (empty: nothing): receivers per shot (the device
+// lists and trace ring are made once), a method not decomposed there with more than one rank a shot group, or the
+// row's own limit (the CUDA FDTD kernels' grid).
 std::string cuda_cannot_run(const Case& c, const Plan& plan) {
+  if (!shared_receivers(c))
+    return "the CUDA backend records the shared receivers only in this version, and this case gives shots their own "
+           "receivers ([shots.receivers] or [receivers.streamer]); use backend = \"cpu\"";
   const Capability& cuda = capability(c.scheme.method, BackendKind::cuda);
   if (!cuda.decomposed && plan.ranks / plan.shot_groups > 1)
     return fmt::format(
@@ -423,7 +439,7 @@ std::size_t estimate_memory_bytes(const Case& c, int nt) {
   // The driver's output field; with snapshots, also the propagator's copy of one (start_copy_field).
   const double output_field = ((c.output.final_field || c.output.snapshot_every > 0) + (c.output.snapshot_every > 0)) *
                               double(value) * c.grid.points();
-  const double traces = 8.0 * c.receivers.size() * nt * 2;
+  const double traces = 8.0 * max_shot_receivers(c) * nt * 2;
   const double propagator = capability(c.scheme.method, BackendKind::cpu).memory_bytes(c, nt, c.grid.shape);
   return std::size_t(propagator + output_field + traces + 64.0 * (1 << 20));
 }
@@ -545,7 +561,9 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   if (!spectral && (c.scheme.order < 2 || c.scheme.order > 16 || c.scheme.order % 2))
     invalid(c, fmt::format("scheme.order = {}: must be even, 2..16", c.scheme.order));
   if (c.shots.empty()) invalid(c, "no [[shots]]: define at least one shot with one source");
-  if (c.receivers.empty()) invalid(c, "no receivers: add [receivers] points, lines or planes");
+  for (std::size_t s = 0; s < c.shots.size(); ++s)
+    if (shot_receivers(c, s).empty())
+      invalid(c, fmt::format("shots[{}] has no receivers: add [receivers] points, lines or planes", s));
   check_threads(c);
   check_geometry(c);
   plan.backend = resolve_backend(c, where, plan);
@@ -653,28 +671,30 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
 
   // Geometry of sources and receivers: the spectral method's points carry their share of the k-space source factor
   // (c_ref = v_max, as the propagators' symbols).
-  std::array<double, 3> courant{};
   for (int a = 0; a < 3; ++a) {
-    courant[a] = plan.model.v_max * plan.dt / c.grid.spacing[a];
+    plan.spectral_point_courant[a] = plan.model.v_max * plan.dt / c.grid.spacing[a];
     if (spectral) plan.spectral_point_band[a] = spectral_point_band(plan.f_max, plan.model.v_min, c.grid.spacing[a]);
   }
-  const auto point_stencil = [&](const Vec3& position, const std::string& what) {
-    return spectral ? make_spectral_point_stencil(c.grid, position, courant, plan.spectral_point_band, what)
-                    : make_point_stencil(c.grid, position, c.boundary.free_surface, what);
-  };
   for (std::size_t s = 0; s < c.shots.size(); ++s) {
     auto& stencils = plan.sources.emplace_back();
     for (std::size_t j = 0; j < c.shots[s].sources.size(); ++j) {
       const std::string what = fmt::format("shots[{}].sources[{}]", s, j);
       check_inside(c, c.shots[s].sources[j].position, what);
-      stencils.push_back(point_stencil(c.shots[s].sources[j].position, what));
+      stencils.push_back(make_plan_stencil(c, plan, c.shots[s].sources[j].position, what));
     }
   }
   for (std::size_t r = 0; r < c.receivers.size(); ++r) {
     const std::string what = fmt::format("receiver {}", r);
     check_inside(c, c.receivers[r], what);
-    plan.receivers.push_back(point_stencil(c.receivers[r], what));
+    plan.receivers.push_back(make_plan_stencil(c, plan, c.receivers[r], what));
   }
+  // A shot's own receivers: checked as the shared ones are (inside the grid here, their stencils on it in
+  // note_stencils_in_layer), their stencils made again when the shot runs (ShotReceivers).
+  for (std::size_t s = 0; s < c.shots.size(); ++s)
+    for (std::size_t r = 0; r < c.shots[s].receivers.size(); ++r) {
+      const std::string what = fmt::format("shots[{}] receiver {}", s, r);
+      check_inside(c, c.shots[s].receivers[r], what);
+    }
   note_stencils_in_layer(c, plan);
   note_spectral_near_source(c, plan);
   if (where.rank == 0) check_output_directory(c);
@@ -718,8 +738,14 @@ std::string describe_plan(const Case& c, const Plan& p) {
                      p.points_per_wavelength, p.f_max, p.points_per_wavelength_floor);
   std::size_t sources = 0;
   for (const auto& s : p.sources) sources += s.size();
-  out += fmt::format("acquisition {} shot(s), {} source(s), {} receiver(s)\n", c.shots.size(), sources,
-                     c.receivers.size());
+  std::size_t min_receivers = SIZE_MAX;
+  for (std::size_t s = 0; s < c.shots.size(); ++s) min_receivers = std::min(min_receivers, shot_receivers(c, s).size());
+  if (shared_receivers(c))
+    out += fmt::format("acquisition {} shot(s), {} source(s), {} receiver(s)\n", c.shots.size(), sources,
+                       c.receivers.size());
+  else
+    out += fmt::format("acquisition {} shot(s), {} source(s), receivers per shot: {} traces in all, {} to {} a shot\n",
+                       c.shots.size(), sources, total_traces(c), min_receivers, max_shot_receivers(c));
   out += fmt::format("backend     {}, {} precision, {} thread(s){}\n", p.backend_note, to_string(c.run.precision),
                      p.threads,
                      p.shots_in_flight > 1 ? fmt::format(", {} shots in flight", p.shots_in_flight) : std::string());

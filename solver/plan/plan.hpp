@@ -43,9 +43,12 @@ struct Plan {
   double v_reference = 0;
   std::vector<std::vector<PointStencil>> sources;          // [shot][source]
   std::vector<std::vector<std::vector<double>>> wavelets;  // [shot][source][n]
+  // The shared receivers' stencils (c.receivers). A shot with its own receivers (ShotSpec::receivers) has its stencils
+  // made when it runs (shot_receivers.hpp): a survey's shots x receivers would not fit here.
   std::vector<PointStencil> receivers;
-  // The spectral method's point weights (solver/plan/acquisition.hpp): the band they fit, rad per sample of each axis.
-  std::array<double, 3> spectral_point_band{0, 0, 0};
+  // The spectral method's point weights (solver/plan/acquisition.hpp): the band they fit, rad per sample of each axis,
+  // and c_ref dt / h of each axis.
+  std::array<double, 3> spectral_point_band{0, 0, 0}, spectral_point_courant{0, 0, 0};
   std::vector<std::string> notes;  // advice that does not stop the run (printed with the plan)
 };
 

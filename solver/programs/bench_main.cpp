@@ -265,7 +265,7 @@ SpectralResult run_spectral(const FdtdConfig& cfg, int n, SpectralAbsorber absor
   c.output.plots = false;
   const Plan plan = make_plan(c);
   auto prop = make_propagator(c, plan);
-  prop->begin_shot(plan.sources[0], plan.wavelets[0]);
+  prop->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
   int next = 0;
   const auto step = [&] { prop->advance(next, next + 1), ++next; };
   const double warm = time_best(1, std::max(1, cfg.warmup), step);

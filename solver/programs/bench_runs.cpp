@@ -67,7 +67,7 @@ struct Row {
 double time_forward(const Case& c, const Plan& plan, int rounds) {
   return best_of(rounds, [&] {
     auto p = make_propagator(c, plan);
-    p->begin_shot(plan.sources[0], plan.wavelets[0]);
+    p->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
     p->advance(0, plan.nt);
     (void)p->traces();
   });

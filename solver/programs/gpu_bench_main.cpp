@@ -237,7 +237,7 @@ double propagator_ms_per_step(int n, int order, int pml_width, cuda::StencilKern
   Plan plan = make_plan(c);
   plan.nt = warm + repetitions * steps;
   auto prop = make_propagator(c, plan);
-  prop->begin_shot(plan.sources[0], plan.wavelets[0]);
+  prop->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
   prop->advance(0, warm);
   cuda::synchronize();
   double best = 1e300;
@@ -261,7 +261,7 @@ double shots_per_second(int k, int steps) {
   std::vector<std::unique_ptr<Propagator>> props;
   for (int i = 0; i < k; ++i) {
     props.push_back(make_propagator(c, plan));
-    props.back()->begin_shot(plan.sources[i], plan.wavelets[i]);
+    props.back()->begin_shot(plan.sources[i], plan.wavelets[i], plan.receivers);
   }
   cuda::synchronize();
   const auto t0 = std::chrono::steady_clock::now();
@@ -296,7 +296,7 @@ SpectralResult spectral_step(int n, SpectralAbsorber absorber, int steps) {
       n, absorber == SpectralAbsorber::pml ? "pml" : "damping", sizeof(T) == 8 ? "fp64" : "fp32", 1e300, 1e300, 0};
   {
     auto prop = make_propagator(c, plan);
-    prop->begin_shot(plan.sources[0], plan.wavelets[0]);
+    prop->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
     prop->advance(0, warm);
     prop->traces();  // waits for the propagator's stream
     int step = warm;

@@ -87,7 +87,7 @@ std::vector<Row> bench_method(Method method, const Case& c, const std::vector<St
   // of percent within a minute, so a ratio of times taken minutes apart means little).
   auto forward = make_propagator(c, plan);
   const auto run_forward = [&] {
-    forward->begin_shot(plan.sources[0], plan.wavelets[0]);
+    forward->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
     forward->advance(0, plan.nt);
   };
   run_forward();  // warm-up

@@ -370,15 +370,13 @@ int run(int argc, char** argv) {
     io::check_output_file(segy_out, {segy_in}, "give another output path");
     if (segy_export->parsed()) {
       const io::ShotGathers g = io::read_trace_file(segy_in);
-      io::write_segy(
-          segy_out, g,
-          fmt::format("specwave {} ({}) shot gathers from {}\n{} shots x {} receivers x {} samples, dt {} s\n"
-                      "IEEE float32 samples; coordinates in mm (scalar -1000); z down: receiver "
-                      "elevation = -z, source depth = z",
-                      build::version, build::git_hash, segy_in, g.n_shots, g.n_receivers, g.nt, g.dt),
-          segy_ascii ? io::SegyText::ascii : io::SegyText::ebcdic);
-      print(fmt::format("segy: wrote {} ({} shots x {} receivers x {} samples)\n", segy_out, g.n_shots, g.n_receivers,
-                        g.nt));
+      io::write_segy(segy_out, g,
+                     fmt::format("specwave {} ({}) shot gathers from {}\n{} x {} samples, dt {} s\n"
+                                 "IEEE float32 samples; coordinates in mm (scalar -1000); z down: receiver "
+                                 "elevation = -z, source depth = z",
+                                 build::version, build::git_hash, segy_in, g.describe(), g.nt, g.dt),
+                     segy_ascii ? io::SegyText::ascii : io::SegyText::ebcdic);
+      print(fmt::format("segy: wrote {} ({} x {} samples)\n", segy_out, g.describe(), g.nt));
       const double us = g.dt * 1e6;
       if (std::abs(us - std::round(us)) > 1e-9 * us)
         print(
@@ -390,8 +388,7 @@ int run(int argc, char** argv) {
     } else {
       const io::ShotGathers g = io::read_segy(segy_in);
       io::write_trace_file(segy_out, g, segy_in);
-      print(fmt::format("segy: wrote {} ({} shots x {} receivers x {} samples, dt {} s)\n", segy_out, g.n_shots,
-                        g.n_receivers, g.nt, g.dt));
+      print(fmt::format("segy: wrote {} ({} x {} samples, dt {} s)\n", segy_out, g.describe(), g.nt, g.dt));
     }
     return 0;
   }

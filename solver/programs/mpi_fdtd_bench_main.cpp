@@ -78,7 +78,7 @@ Timed prepare(const Comm* comm, const Dims3& shape, const Options& o) {
   const Plan plan = make_plan(c, {comm->size(), comm->rank(), 1, 0, comm});
   t.comm = comm;
   t.prop = make_propagator(c, plan, comm);
-  t.prop->begin_shot(plan.sources[0], plan.wavelets[0]);
+  t.prop->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
   t.prop->advance(0, warm);
   t.n = warm;
   return t;

@@ -46,6 +46,21 @@ template <class T>
 BlockReceivers<T> make_block_receivers(const FieldLayout& layout, const std::vector<PointStencil>& receivers,
                                        const Block& block);
 
+// `out` made anew for `receivers` unless `positions` (those it was made from) are theirs already, which it then
+// becomes: a propagator keeps its receivers from shot to shot while they stay, and remakes them for a shot with its own
+// (ShotSpec::receivers). True when made anew.
+template <class T>
+bool set_block_receivers(BlockReceivers<T>& out, std::vector<Vec3>& positions, const FieldLayout& layout,
+                         const std::vector<PointStencil>& receivers, const Block& block) {
+  bool same = positions.size() == receivers.size();
+  for (std::size_t r = 0; same && r < receivers.size(); ++r) same = positions[r] == receivers[r].position;
+  if (same && !out.whole.offsets.empty()) return false;  // made, for these receivers
+  out = make_block_receivers<T>(layout, receivers, block);
+  positions.resize(receivers.size());
+  for (std::size_t r = 0; r < receivers.size(); ++r) positions[r] = receivers[r].position;
+  return true;
+}
+
 // Trace samples n of every receiver of this block: traces[id * nt + n] (whole) and parts[slot * nt + n].
 template <class T>
 void record_block(const BlockReceivers<T>& r, const T* u, std::vector<double>& traces, std::vector<double>& parts,

@@ -45,9 +45,11 @@ class Propagator {
  public:
   virtual ~Propagator() = default;
   virtual std::string name() const = 0;
-  // Zeroes the state (u^0 = u^{-1} = 0, CPML memory) and sets this shot's sources (wavelets: nt samples each).
-  virtual void begin_shot(const std::vector<PointStencil>& sources,
-                          const std::vector<std::vector<double>>& wavelets) = 0;
+  // Zeroes the state (u^0 = u^{-1} = 0, CPML memory) and sets this shot's sources (wavelets: nt samples each) and
+  // receivers (plan.receivers, or the shot's own: ShotReceivers, solver/plan/shot_receivers.hpp). The receivers' lists
+  // are made anew only when they differ from the last shot's.
+  virtual void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets,
+                          const std::vector<PointStencil>& receivers) = 0;
   // For n = n_begin .. n_end-1: records u^n into trace sample n, then computes u^{n+1}.
   virtual void advance(int n_begin, int n_end) = 0;
   // (n_receivers, nt), sample n valid once advance() has passed n. Domain-decomposed: collective, and every

@@ -5,17 +5,17 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "fuzz_common.hpp"
 #include "io/segy.hpp"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   if (const char* dir = std::getenv("SPECWAVE_FUZZ_SEEDS")) {
-    specwave::io::ShotGathers g;
-    g.n_shots = 2, g.n_receivers = 3, g.nt = 10, g.dt = 0.002;
-    for (int k = 0; k < 60; ++k) g.traces.push_back(float(k % 7) - 3.0f);
-    g.receivers = {{10, 20, 30}, {10, 20, 40}, {10, 20, 50}};
-    g.sources = {{5, 20, 0}, {5, 20, 100}};
+    std::vector<float> traces;
+    for (int k = 0; k < 60; ++k) traces.push_back(float(k % 7) - 3.0f);
+    const auto g = specwave::io::shared_gathers(2, {{10, 20, 30}, {10, 20, 40}, {10, 20, 50}}, 10, 0.002, traces,
+                                                {{5, 20, 0}, {5, 20, 100}});
     specwave::io::write_segy(std::string(dir) + "/seed.sgy", g, "specwave fuzz seed");
   }
   return 0;

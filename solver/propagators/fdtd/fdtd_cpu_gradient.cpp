@@ -7,6 +7,7 @@
 #include "kernels/cpu/fdtd_cpu.hpp"
 #include "kernels/cpu/flush_denormals.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/plan/shot_receivers.hpp"
 #include "solver/propagators/fdtd/fdtd_setup.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
 #include "solver/propagators/host_field.hpp"
@@ -74,7 +75,8 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
         setup_(make_fdtd_setup<T>(c, plan)),
         state_(setup_),
         history_(make_history<T>(history)),
-        boundary_runs_(cpml_runs(setup_)) {
+        boundary_runs_(cpml_runs(setup_)),
+        receivers_(c, plan) {
     traces_.assign(n_receivers() * std::size_t(setup_.nt), 0.0);
   }
 
@@ -222,6 +224,9 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
 
   void begin_shot(int shot) {
     state_.reset();
+    // A shot with receivers of its own (ShotReceivers): its lists and traces made anew when they change.
+    if (const auto* own = receivers_.own(shot); own && setup_.set_receivers(*own))
+      traces_.assign(n_receivers() * std::size_t(setup_.nt), 0.0);
     std::fill(traces_.begin(), traces_.end(), 0.0);
     sources_ = setup_.sources(source_stencils_.at(shot));
     wavelet_ = &wavelets_.at(shot);
@@ -404,6 +409,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   int history_shot_ = -1;
   std::vector<Run> boundary_runs_;
   std::unique_ptr<AdjointState> adjoint_;
+  ShotReceivers receivers_;
 };
 
 template <class T>

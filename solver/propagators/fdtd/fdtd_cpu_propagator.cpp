@@ -92,8 +92,7 @@ class FdtdCpu final : public Propagator {
         axis.zeta[side] = slabs_.emplace_back(setup_.slab_points[a], T(0)).data();
       }
     }
-    local_.assign(plan.receivers.size() * std::size_t(setup_.nt), 0.0);
-    parts_.assign(std::size_t(setup_.block_receivers.slots()) * setup_.nt, 0.0);
+    size_traces();
     if (domain_) halo_ = HaloExchange<T>(*domain_, setup_.block, setup_.layout);
   }
 
@@ -106,7 +105,9 @@ class FdtdCpu final : public Propagator {
     return n;
   }
 
-  void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets) override {
+  void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets,
+                  const std::vector<PointStencil>& receivers) override {
+    if (setup_.set_receivers(receivers)) size_traces();
     std::fill(u_.begin(), u_.end(), T(0));
     std::fill(u_prev_.begin(), u_prev_.end(), T(0));
     for (auto& s : slabs_) std::fill(s.begin(), s.end(), T(0));
@@ -178,6 +179,10 @@ class FdtdCpu final : public Propagator {
   }
 
  private:
+  void size_traces() {
+    local_.assign(setup_.receiver_positions.size() * std::size_t(setup_.nt), 0.0);
+    parts_.assign(std::size_t(setup_.block_receivers.slots()) * setup_.nt, 0.0);
+  }
   void inject(const PointLists<T>& src, int n) {
     // f^n: u^{n+1} += (v dt)^2 w / (dz dy dx) s(t_n)
     for (std::size_t p = 0; p < src.index.size(); ++p)

@@ -102,6 +102,8 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
         state_(setup_, pml_a_, pml_b_),
         history_(make_device_history<T>(history)),
         history_tier_(history.tier) {
+    // The receivers' device lists are made once: make_plan refuses receivers per shot on the GPU (cuda_cannot_run).
+    if (!shared_receivers(c)) throw std::logic_error("FdtdCudaGradient: receivers per shot run on the CPU");
     const FieldLayout& L = setup_.layout;
     const std::size_t points = std::size_t(L.interior_points());
     const auto& rec = setup_.receivers;

@@ -171,7 +171,13 @@ class FdtdCuda final : public Propagator {
     return n;
   }
 
-  void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets) override {
+  void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets,
+                  const std::vector<PointStencil>& receivers) override {
+    // The device lists and the trace ring are made once, for the shared receivers: make_plan refuses receivers per
+    // shot on the GPU (check_backend_receivers).
+    if (setup_.set_receivers(receivers))
+      throw std::logic_error(
+          "FdtdCuda::begin_shot: receivers other than the plan's (per-shot receivers run on the CPU)");
     const cudaStream_t st = stream_.handle();
     u_.zero(st);
     u_prev_.zero(st);

@@ -63,8 +63,7 @@ FdtdSetup<T> make_fdtd_setup(const Case& c, const Plan& plan, const Block* block
     s.slab_points[a] = std::size_t(se[0]) * se[1] * se[2];
     for (int side = 0; side < 2; ++side) axis.face[side] = profile.face[a][side] && block.neighbour[a][side] < 0;
   }
-  s.block_receivers = make_block_receivers<T>(s.layout, plan.receivers, block);
-  s.receivers = s.block_receivers.whole;
+  s.set_receivers(plan.receivers);
   return s;
 }
 

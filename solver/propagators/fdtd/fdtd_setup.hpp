@@ -29,12 +29,19 @@ struct FdtdSetup {
   Block block;                                 // the part of the grid this setup covers (all of it on one rank)
   PointLists<T> receivers;  // the receivers whole in the block (all of them on one rank), in receiver order
   BlockReceivers<T> block_receivers;
+  std::vector<Vec3> receiver_positions;  // of the receivers above
   double cell_volume = 1;
   bool free_surface = false;
   int nt = 0;
 
   // f^n at a source point: (v dt)^2 * w / (dz dy dx) * s(t_n); the factor holds all but s.
   PointLists<T> sources(const std::vector<PointStencil>& stencils) const;
+  // The receivers above made for `stencils` unless they are those already (set_block_receivers); true when made.
+  bool set_receivers(const std::vector<PointStencil>& stencils) {
+    if (!set_block_receivers(block_receivers, receiver_positions, layout, stencils, block)) return false;
+    receivers = block_receivers.whole;
+    return true;
+  }
   // vel2dt2 = (v dt)^2 at the interior points from a velocity (nz, ny, nx) of the layout's interior, in fp64
   // then rounded to T (the gradient propagators' set_velocity, after check_model_velocity).
   void set_velocity(std::span<const double> velocity, double dt);

@@ -8,11 +8,11 @@
 namespace specwave {
 
 double device_acquisition_bytes(const Case& c, int nt, double value_bytes) {
-  const double ring = 8.0 * c.receivers.size() * 2 * TraceRing::for_steps(nt).columns;
+  const double ring = 8.0 * max_shot_receivers(c) * 2 * TraceRing::for_steps(nt).columns;
   const double taps =
       c.scheme.method == Method::spectral ? 2.0 * spectral_point_radius + 1 : 2.0 * interpolation_radius;
   const double per_point = std::pow(taps, 3) * (8.0 /* index_t */ + value_bytes + 4.0);
-  return ring + (double(c.receivers.size()) + double(max_shot_sources(c))) * per_point;
+  return ring + (double(max_shot_receivers(c)) + double(max_shot_sources(c))) * per_point;
 }
 
 }  // namespace specwave

@@ -24,8 +24,8 @@ double host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
   // The receivers' point lists: (2 r + 1)^3 points each, an index_t, a weight and an int32 owner; and the gradient's
   // copy of them grouped by grid point (host::PointScatter: a double and an int32 each; counted for a forward run
   // too, which is the conservative side).
-  const double lists =
-      double(c.receivers.size()) * std::pow(2.0 * spectral_point_radius + 1, 3) * (8.0 + value_bytes(c) + 4.0 + 12.0);
+  const double lists = double(max_shot_receivers(c)) * std::pow(2.0 * spectral_point_radius + 1, 3) *
+                       (8.0 + value_bytes(c) + 4.0 + 12.0);
   return ((pml ? 11.5 : 7.0) + double(max_shot_sources(c))) * points * value_bytes(c) + 16.0 * points + lists;
 }
 

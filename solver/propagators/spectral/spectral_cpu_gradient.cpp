@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/flush_denormals.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/plan/shot_receivers.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
 #include "solver/propagators/host_field.hpp"
 #include "solver/propagators/spectral/spectral_cpu_steps.hpp"
@@ -59,7 +60,8 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
         setup_(make_spectral_setup<T>(c, plan)),
         receiver_scatter_(host::make_point_scatter(setup_.receivers)),
         steps_(setup_, nullptr, plan),
-        history_(make_history<T>(history)) {
+        history_(make_history<T>(history)),
+        receivers_(c, plan) {
     traces_.assign(n_receivers() * std::size_t(setup_.nt), 0.0);
   }
 
@@ -71,6 +73,11 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
 
   void begin_shot(int shot) {
     reset_state();
+    // A shot with receivers of its own (ShotReceivers): its lists, grouping and traces made anew when they change.
+    if (const auto* own = receivers_.own(shot); own && setup_.set_receivers(*own)) {
+      receiver_scatter_ = host::make_point_scatter(setup_.receivers);
+      traces_.assign(n_receivers() * std::size_t(setup_.nt), 0.0);
+    }
     std::fill(traces_.begin(), traces_.end(), 0.0);
     sources_.begin(setup_, source_stencils_.at(shot), wavelets_.at(shot));
     history_shot_ = -1;
@@ -98,6 +105,7 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
   SpectralSources<T> sources_;  // this shot's, with the current model's source factor
   std::vector<double> traces_;
   int history_shot_ = -1;
+  ShotReceivers receivers_;
 };
 
 // The damping layer: u^{n+1} = damped_leapfrog(u^n, u^{n-1}, V, Lk u^n, eta dt) + V f^n / (1 + eta dt), V = (v dt)^2.

@@ -57,8 +57,7 @@ class SpectralCpuBase : public Propagator {
         setup_(setup_for<T>(c, plan, domain_)),
         layout_(setup_.layout),
         steps_(setup_, domain_, plan) {
-    local_.assign(plan.receivers.size() * std::size_t(setup_.nt), 0.0);
-    parts_.assign(std::size_t(setup_.block_receivers.slots()) * setup_.nt, 0.0);
+    size_traces();
   }
 
   std::span<const double> traces() override {
@@ -98,13 +97,20 @@ class SpectralCpuBase : public Propagator {
   virtual const T* field() const = 0;
   virtual void visit_fields(StateVisitor& v) = 0;
 
-  // Zeroed traces, the sources' dense patterns source_factor p_j / (dz dy dx) and their amplitudes per step.
-  void begin_sources(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets) {
+  // This shot's receivers, zeroed traces, the sources' dense patterns source_factor p_j / (dz dy dx) and their
+  // amplitudes per step.
+  void begin_sources(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets,
+                     const std::vector<PointStencil>& receivers) {
+    if (setup_.set_receivers(receivers)) size_traces();
     std::fill(local_.begin(), local_.end(), 0.0);
     std::fill(parts_.begin(), parts_.end(), 0.0);
     sources_.begin(setup_, sources, wavelets);
   }
 
+  void size_traces() {
+    local_.assign(setup_.receiver_positions.size() * std::size_t(setup_.nt), 0.0);
+    parts_.assign(std::size_t(setup_.block_receivers.slots()) * setup_.nt, 0.0);
+  }
   void record(int n) { record_block(setup_.block_receivers, field(), local_, parts_, setup_.nt, n); }
 
   const Comm* domain_ = nullptr;
@@ -131,10 +137,11 @@ class SpectralCpuDamping final : public SpectralCpuBase<T> {
     return std::string("spectral-cpu-damping-") + (sizeof(T) == 4 ? "fp32" : "fp64") + this->suffix();
   }
 
-  void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets) override {
+  void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets,
+                  const std::vector<PointStencil>& receivers) override {
     std::fill(u_.begin(), u_.end(), T(0));
     std::fill(u_prev_.begin(), u_prev_.end(), T(0));
-    this->begin_sources(sources, wavelets);
+    this->begin_sources(sources, wavelets, receivers);
   }
 
   void advance(int n_begin, int n_end) override {
@@ -172,9 +179,10 @@ class SpectralCpuPml final : public SpectralCpuBase<T> {
     return std::string("spectral-cpu-pml-") + (sizeof(T) == 4 ? "fp32" : "fp64") + this->suffix();
   }
 
-  void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets) override {
+  void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets,
+                  const std::vector<PointStencil>& receivers) override {
     f_.reset();
-    this->begin_sources(sources, wavelets);
+    this->begin_sources(sources, wavelets, receivers);
   }
 
   void advance(int n_begin, int n_end) override {

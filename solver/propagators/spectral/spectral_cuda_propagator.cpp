@@ -99,7 +99,13 @@ class SpectralCuda final : public Propagator {
     return std::string("spectral-cuda-") + (pml_ ? "pml-" : "damping-") + (sizeof(T) == 4 ? "fp32" : "fp64");
   }
 
-  void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets) override {
+  void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets,
+                  const std::vector<PointStencil>& receivers) override {
+    // The device lists and the trace ring are made once, for the shared receivers: make_plan refuses receivers per
+    // shot on the GPU (check_backend_receivers).
+    if (setup_.set_receivers(receivers))
+      throw std::logic_error(
+          "SpectralCuda::begin_shot: receivers other than the plan's (per-shot receivers run on the CPU)");
     if (int(sources.size()) > max_sources_ || wavelets.size() != sources.size())
       throw std::logic_error("SpectralCuda::begin_shot: more sources than planned, or one wavelet per source missing");
     const cudaStream_t st = stream_.handle();

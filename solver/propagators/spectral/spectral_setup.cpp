@@ -146,8 +146,7 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
       }
     }
   }
-  s.block_receivers = make_block_receivers<T>(s.layout, plan.receivers, s.blocks.real);
-  s.receivers = s.block_receivers.whole;
+  s.set_receivers(plan.receivers);
   return s;
 }
 

@@ -1,0 +1,43 @@
+#pragma once
+// Receivers per shot (docs/case-file.md, "Receivers per shot"): the stencils of a shot's own receivers, made when the
+// shot runs from the case's positions and the plan's method, exactly as make_plan makes the shared ones.
+#include <string>
+#include <vector>
+
+#include "solver/case/case.hpp"
+#include "solver/plan/acquisition.hpp"
+
+namespace specwave {
+
+struct Plan;
+
+// The stencil of a source or receiver at `position` with the plan's method: FDTD's interpolation (with the free
+// surface's mirror) or the spectral method's band-limited point (plan.spectral_point_courant and _band). Throws
+// Error(invalid_case) naming `what` when the stencil leaves the grid.
+PointStencil make_plan_stencil(const Case& c, const Plan& plan, const Vec3& position, const std::string& what);
+
+// Every shot's receivers as stencils. Copies what it needs from the case and the plan (their positions, the grid,
+// the method), so it may outlive both.
+class ShotReceivers {
+ public:
+  ShotReceivers(const Case& c, const Plan& plan);
+  // True when every shot records the shared receivers (plan.receivers).
+  bool shared() const { return own_.empty(); }
+  // Shot s's receivers made here (kept until the next call for another shot) when shots have receivers of their own
+  // (for every shot then, those sharing c.receivers too); nullptr when every shot shares plan.receivers.
+  const std::vector<PointStencil>* own(int shot);
+  // Shot s's receivers: its own, or `shared` (the plan's receivers) when it has none.
+  const std::vector<PointStencil>& of(int shot, const std::vector<PointStencil>& shared) {
+    const auto* p = own(shot);
+    return p ? *p : shared;
+  }
+
+ private:
+  Case geometry_;                       // grid, method and free surface (no shots, no receivers)
+  std::vector<std::vector<Vec3>> own_;  // per shot (shot_receivers); empty when every shot shares c.receivers
+  std::array<double, 3> courant_{}, band_{};
+  int made_ = -1;
+  std::vector<PointStencil> stencils_;
+};
+
+}  // namespace specwave
