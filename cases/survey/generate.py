@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""The survey example (cases/survey/README.md): writes the models and case files of a small marine-style survey.
+
+The true model has what makes inversion hard: three layers, a normal fault that drops them 60 m (its plane dipping
+60 degrees), and a high-velocity body. The data are modelled on a grid twice as fine as the inversion's (no inverse
+crime: another discretisation), with a streamer that moves with each shot and a wavelet the inversion is not told.
+`run` adds noise to them and delivers them as SEG-Y, as a contractor would; the inversion starts from a smoothed
+model and the case's own wavelet, estimates the wavelet from the data, and fits two frequency bands.
+
+    cases/survey/generate.py OUT [--size small|gpu|cluster]
+
+writes into OUT: model_true_fine.h5 (the data's grid), model_true.h5 and model_start.h5 (the inversion's grid),
+observe.toml (the fine forward run), invert.toml and migrate.toml. small runs on 2 cores in a few minutes; gpu and
+cluster give the same survey at the size of one GPU and of a cluster job (docs/case-file.md keys, the same files).
+"""
+import argparse
+import pathlib
+
+import h5py
+import numpy as np
+
+SIZES = {
+    # h: the inversion grid's spacing (m); extent (z, y, x) in m; shots; streamer receivers and spacing (m); the
+    # simulated time (s); the inversion's bands (Hz) and L-BFGS iterations in each
+    "tiny": dict(h=20.0, extent=(600.0, 600.0, 1400.0), shots=3, receivers=17, spacing=25.0, duration=1.0,
+                 bands=[4.0, 8.0], iterations=3),  # the CI's end-to-end check (tests/survey_example.sh)
+    "small": dict(h=20.0, extent=(800.0, 600.0, 2000.0), shots=10, receivers=33, spacing=25.0, duration=1.4,
+                  bands=[4.0, 6.0, 9.0], iterations=8),
+    "gpu": dict(h=10.0, extent=(2000.0, 2000.0, 6000.0), shots=40, receivers=240, spacing=12.5, duration=3.0,
+                bands=[3.0, 5.0, 8.0, 12.0], iterations=10),
+    "cluster": dict(h=10.0, extent=(4000.0, 4000.0, 16000.0), shots=400, receivers=480, spacing=12.5, duration=5.0,
+                    bands=[2.5, 4.0, 6.0, 9.0, 14.0], iterations=12),
+}
+PML = 10          # absorbing points on every face but the free surface
+SOURCE_DEPTH = 20.0
+RECEIVER_DEPTH = 10.0
+TRUE_WAVELET = dict(peak_frequency=8.0, delay=0.15, amplitude=3.0)  # what the data were made with (unknown)
+CASE_WAVELET_HZ = 7.0  # the inversion's guess: a 7 Hz Ricker at its default delay
+
+
+def velocity(z, y, x, extent):
+    """The true model at points (m): layers 1800 / 2200 / 2600 m/s, a fault, a 3200 m/s body."""
+    depth, width, length = extent
+    # The fault plane through (z = 0, x = 0.55 length), dipping 60 degrees towards +x: its hanging wall (beyond it)
+    # is dropped by 60 m.
+    fault_x = 0.55 * length + z / np.tan(np.radians(60.0))
+    drop = np.where(x > fault_x, 60.0, 0.0)
+    zz = z - drop
+    v = np.where(zz < 0.3 * depth, 1800.0, np.where(zz < 0.6 * depth, 2200.0, 2600.0))
+    # A high-velocity body (an ellipsoid) in the middle layer, on the footwall side.
+    body = ((z - 0.5 * depth) / (0.09 * depth)) ** 2 + ((y - 0.5 * width) / (0.3 * width)) ** 2 + \
+        ((x - 0.35 * length) / (0.08 * length)) ** 2
+    return np.where(body < 1.0, 3200.0, v)
+
+
+def grid(h, extent):
+    shape = tuple(int(round(e / h)) + 1 for e in extent)
+    axes = [np.arange(n) * h for n in shape]
+    z, y, x = np.meshgrid(*axes, indexing="ij")
+    return shape, z, y, x
+
+
+def smooth(v, h, sigma_m):
+    """Gaussian smoothing along each axis (edges repeated), the starting model."""
+    out = v.copy()
+    radius = int(np.ceil(3 * sigma_m / h))
+    k = np.exp(-0.5 * (np.arange(-radius, radius + 1) * h / sigma_m) ** 2)
+    k /= k.sum()
+    for axis in range(3):
+        pad = [(0, 0)] * 3
+        pad[axis] = (radius, radius)
+        p = np.pad(out, pad, mode="edge")
+        out = np.apply_along_axis(lambda a: np.convolve(a, k, mode="valid"), axis, p)
+    return out
+
+
+def write_model(path, v, h):
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("velocity", data=v.astype(np.float32))
+        d.attrs["units"] = "m/s"
+        d.attrs["spacing"] = np.array([h, h, h])
+        d.attrs["origin"] = np.zeros(3)
+
+
+def shots_toml(p, wavelet):
+    depth, width, length = p["extent"]
+    # Shots moving along +x, the streamer trailing behind them along -x: the first shot's far receiver stays out of
+    # the absorbing layer.
+    far = (p["receivers"] - 1) * p["spacing"] + 100.0
+    first = PML * p["h"] + far + p["h"]
+    last = length - PML * p["h"] - 2 * p["h"]
+    text = ""
+    for x in np.linspace(first, last, p["shots"]):
+        x = round(x / p["h"]) * p["h"]
+        text += "[[shots]]\n[[shots.sources]]\n"
+        text += f"position = [{SOURCE_DEPTH}, {round(width / 2 / p['h']) * p['h']}, {x}]\n{wavelet}\n"
+    return text
+
+
+def case(name, p, h, model_file, wavelet, extra, duration=None):
+    depth, width, length = p["extent"]
+    shape = [int(round(e / h)) + 1 for e in p["extent"]]
+    return f"""# {name}: generated by cases/survey/generate.py (see cases/survey/README.md)
+name = "{name}"
+[grid]
+shape = {shape}
+spacing = {h}
+[model]
+type = "file"
+file = "{model_file}"
+[time]
+duration = {duration or p['duration']}
+{shots_toml(p, wavelet)}
+[boundary]
+pml_width = {PML * int(round(p['h'] / h))}
+free_surface = true
+{extra}"""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out", type=pathlib.Path)
+    ap.add_argument("--size", choices=SIZES, default="small")
+    a = ap.parse_args()
+    p = SIZES[a.size]
+    a.out.mkdir(parents=True, exist_ok=True)
+    h = p["h"]
+    shape, z, y, x = grid(h, p["extent"])
+    v = velocity(z, y, x, p["extent"])
+    write_model(a.out / "model_true.h5", v, h)
+    write_model(a.out / "model_start.h5", smooth(v, h, 8 * h), h)
+    _, zf, yf, xf = grid(h / 2, p["extent"])
+    write_model(a.out / "model_true_fine.h5", velocity(zf, yf, xf, p["extent"]), h / 2)
+
+    # The streamer trails the shot: offsets -(100 + (count - 1) spacing) .. -100 m along +x.
+    streamer = f"""[receivers.streamer]
+count = {p['receivers']}
+first_offset = -{100.0 + (p['receivers'] - 1) * p['spacing']}
+spacing = {p['spacing']}
+direction = [0.0, 1.0]
+depth = {RECEIVER_DEPTH}
+"""
+    true_wavelet = "\n".join(f"{k} = {v}" for k, v in TRUE_WAVELET.items())
+    (a.out / "observe.toml").write_text(case(
+        "survey-observe", p, h / 2, "model_true_fine.h5", true_wavelet, streamer +
+        f"[output]\ndirectory = \"observed\"\ntrace_dt = 0.004\nsnapshot_every = 0\nfinal_field = false\n"))
+    guess = f"peak_frequency = {CASE_WAVELET_HZ}"
+    # The inversion resamples its synthetic data to the data's 4 ms samples: it runs the interpolator's reach (12
+    # samples) beyond their last one.
+    fit = p["duration"] + 12 * 0.004 + 0.004
+    (a.out / "invert.toml").write_text(case(
+        "survey-invert", p, h, "model_start.h5", guess,
+        "[receivers]\nfile = \"data.sgy\"\n"
+        "[output]\ndirectory = \"inverted\"\n"
+        "[inversion]\nobserved = \"data.h5\"\nvelocity_min = 1500.0\nvelocity_max = 3400.0\n"
+        f"iterations = {p['iterations']}\nbands_hz = {p['bands']}\nsource_estimation = \"shared\"\n"
+        "smoothing_m = " + str(2 * h) + "\nsource_mask_m = " + str(3 * h) + "\n", fit))
+    (a.out / "migrate.toml").write_text(case(
+        "survey-migrate", p, h, "inverted/model_final.h5", guess,
+        "[receivers]\nfile = \"data.sgy\"\n[output]\ndirectory = \"migrated\"\n"
+        "[inversion]\nobserved = \"data.h5\"\nvelocity_max = 3400.0\n[migration]\ndata = \"observed\"\n", fit))
+    print(f"wrote {a.out}: grid {shape} at {h} m (data on {h / 2} m), {p['shots']} shots x {p['receivers']} receivers")
+
+
+if __name__ == "__main__":
+    main()
