@@ -348,6 +348,43 @@ TEST_CASE("migrate: cases/imaging/reflector.toml images the flat reflector at it
   CHECK(std::abs(crossing - 300.0) <= 10.0);
 }
 
+TEST_CASE("gradient, born, migrate: a pass stopped after a shot and resumed ends bitwise as an uninterrupted one") {
+  const std::string case_path = inversion_case("restart");
+  write_array(work / "perturbation.h5", "perturbation", bump());
+  const std::string perturbation = " --perturbation " + (work / "perturbation.h5").string();
+  struct Pass {
+    const char* command;
+    std::string extra, file, dataset;
+    std::vector<hsize_t> dims;
+  };
+  const std::vector<hsize_t> grid = {26, 24, 28};
+  for (const Pass& p : std::vector<Pass>{{"gradient", "", "gradient.h5", "gradient", grid},
+                                         {"migrate", "", "image.h5", "raw_image", grid},
+                                         {"born", perturbation, "born_traces.h5", "traces", {}}}) {
+    const std::string command = p.command;
+    CAPTURE(command);
+    const fs::path straight = work / ("restart-" + command), resumed = work / ("restart-" + command + "-resumed");
+    fs::remove_all(straight), fs::remove_all(resumed);
+    const std::string args = command + " -q --threads 1 " + case_path + p.extra + " --output-dir ";
+    REQUIRE(run_specwave(args + straight.string()).code == 0);
+    const Result stopped = run_specwave(args + resumed.string(), "SPECWAVE_STOP_AFTER_SHOTS=1");
+    CAPTURE(stopped.output);
+    CHECK(stopped.code == 10);
+    CHECK(stopped.output.find("after 1 shot(s) of this rank") != std::string::npos);
+    CHECK(fs::exists(resumed / "checkpoint" / "shots_rank0.h5"));
+    CHECK_FALSE(fs::exists(resumed / p.file));
+    const Result again =
+        run_specwave(command + " --threads 1 --resume " + case_path + p.extra + " --output-dir " + resumed.string());
+    CAPTURE(again.output);
+    REQUIRE(again.code == 0);
+    CHECK(again.output.find("resume      from") != std::string::npos);
+    CHECK_FALSE(fs::exists(resumed / "checkpoint"));  // removed once the pass completed
+    const auto dims = p.dims.empty() ? io::h5::Reader((straight / p.file).string()).info(p.dataset).dims : p.dims;
+    CHECK(io::h5::Reader((straight / p.file).string()).read_floating<double>(p.dataset, dims) ==
+          io::h5::Reader((resumed / p.file).string()).read_floating<double>(p.dataset, dims));
+  }
+}
+
 TEST_CASE("gradient, born, migrate: bad input is refused before anything is written") {
   const fs::path out = work / "bad";
   fs::remove_all(out);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "io/checksum.hpp"
 #include "io/file_kind.hpp"
 #include "io/folder_lock.hpp"
 #include "io/hdf5.hpp"
@@ -18,6 +19,7 @@
 #include "solver/case/errors.hpp"
 #include "solver/forward/checkpoint.hpp"
 #include "solver/forward/progress.hpp"
+#include "solver/inversion/inversion.hpp"
 #include "solver/inversion/inversion_outputs.hpp"
 #include "solver/inversion/misfit.hpp"
 #include "solver/inversion/objective.hpp"
@@ -27,10 +29,11 @@
 namespace specwave {
 namespace fs = std::filesystem;
 
-const std::vector<std::string> gradient_output_names = {"gradient.h5", "gradient.xdmf", "gradient.vtkhdf",
-                                                        "source_estimate.h5", "source_estimate.png"};
-const std::vector<std::string> born_output_names = {"born_traces.h5"};
-const std::vector<std::string> migrate_output_names = {"image.h5", "image.xdmf", "image.vtkhdf", "image_slice.png"};
+const std::vector<std::string> gradient_output_names = {"gradient.h5",        "gradient.xdmf",       "gradient.vtkhdf",
+                                                        "source_estimate.h5", "source_estimate.png", "checkpoint"};
+const std::vector<std::string> born_output_names = {"born_traces.h5", "checkpoint"};
+const std::vector<std::string> migrate_output_names = {"image.h5", "image.xdmf", "image.vtkhdf", "image_slice.png",
+                                                       "checkpoint"};
 
 namespace {
 
@@ -94,8 +97,9 @@ struct Session {
     const fs::path dir(c.output.directory);
     if (!o.perturbation_file.empty()) {
       for (const auto& name : output_names)
-        io::check_output_file((dir / name).string(), {o.perturbation_file},
-                              "give another --output-dir, or move the perturbation file");
+        if (name != "checkpoint")  // a folder of the pass's own state
+          io::check_output_file((dir / name).string(), {o.perturbation_file},
+                                "give another --output-dir, or move the perturbation file");
     }
     root = world.rank() == 0;
     quiet = o.quiet || !root;
@@ -122,7 +126,44 @@ struct Session {
     return p;
   }
   double progress_seconds() const { return quiet ? 0.0 : c.run.progress_seconds; }
+
+  // The pass's shot checkpoint (solver/inversion/shot_checkpoint.hpp): its fingerprint holds the command, the case as
+  // it determines the result, precision and backend, and the checksums of the model and of `inputs` (the data, a
+  // perturbation, the band). Without --resume an old state is removed: a fresh pass.
+  std::unique_ptr<ShotCheckpoint> checkpoint(const std::string& command, const ImagingOptions& o,
+                                             const std::vector<std::span<const double>>& inputs) const {
+    std::uint64_t sum = 0;
+    const auto add = [&](std::span<const double> v) {
+      sum = io::combine_checksums(sum, io::checksum64(v.data(), v.size() * 8));
+    };
+    const std::vector<double> v = velocity();
+    add(v);
+    for (const auto& input : inputs) add(input);
+    auto out = std::make_unique<ShotCheckpoint>(
+        c.output.directory, world.rank(), world.size(),
+        fmt::format("{}, case {:016x}, {} on {}, inputs {}, band {:.17g}", command,
+                    std::hash<std::string>{}(state_case_text(c)), to_string(c.run.precision),
+                    plan.backend == BackendKind::cuda ? "cuda" : "cpu", io::checksum_hex(sum), o.band_hz),
+        c.run.checkpoint_minutes);
+    if (!o.resume) {
+      out->remove();
+    } else if (!quiet) {
+      std::fputs((fs::exists(out->path())
+                      ? fmt::format("resume      from {}\n", out->path())
+                      : fmt::format("resume      no state in {}: starting from the first shot\n", out->path()))
+                     .c_str(),
+                 stdout);
+    }
+    return out;
+  }
 };
+
+// Every shot's traces of observed data, as one list of arrays for a checksum.
+std::vector<std::span<const double>> spans_of(const ObservedData& data) {
+  std::vector<std::span<const double>> out;
+  for (const auto& shot : data) out.emplace_back(shot);
+  return out;
+}
 
 const char* parameter_units(Parameterisation p) {
   return p == Parameterisation::velocity ? "misfit per m/s" : "misfit per s^2/m^2";
@@ -166,8 +207,11 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
   Objective objective(*s.propagator, *misfit, observed, p, s.plan.dt, s.shots);
   objective.report_progress(s.progress_seconds());
   objective.regularise(regularisation_of(c, s.plan), c.grid);
+  const auto checkpoint = s.checkpoint("gradient", o, spans_of(observed));
+  objective.checkpoint(checkpoint.get());
   const auto started = std::chrono::steady_clock::now();
   MisfitGradient r = objective.evaluate(parameter_from_velocity(p, velocity), true, true);
+  checkpoint->remove();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ImagingSummary out;
   const std::string term = r.regularisation != 0
@@ -229,11 +273,31 @@ ImagingSummary run_born(const Case& input, const ImagingOptions& o) {
   std::vector<std::vector<double>> traces;
   const auto started = std::chrono::steady_clock::now();
   double last_line = 0;
+  // A resumed pass: the Born traces of this rank's shots done before it stopped, one array each.
+  const auto checkpoint = s.checkpoint("born", o, {std::span<const double>(dm)});
+  std::vector<int> finished;
+  if (const auto state = checkpoint->load()) {
+    finished = state->done;
+    for (std::size_t k = 0; k < finished.size(); ++k) {
+      const auto it = state->arrays.find(fmt::format("shot{}", finished[k]));
+      if (it == state->arrays.end())
+        throw Error(ExitCode::input_error, fmt::format("{}: holds no traces of shot {}; remove it to start over",
+                                                       checkpoint->path(), finished[k]));
+      traces.push_back(it->second);
+    }
+  }
   for (int shot : mine) {
+    if (std::find(finished.begin(), finished.end(), shot) != finished.end()) continue;
     if (const int signal = s.shots ? 0 : stop_signal())
       throw Error(ExitCode::interrupted, fmt::format("stopped by signal {} ({}) before shot {}; nothing was written",
                                                      signal, strsignal(signal), shot));
     traces.push_back(s.propagator->born(shot, d));
+    finished.push_back(shot);
+    checkpoint->after_shot(int(finished.size()), [&] {
+      ShotState state{finished, {}};
+      for (std::size_t k = 0; k < finished.size(); ++k) state.arrays[fmt::format("shot{}", finished[k])] = traces[k];
+      return state;
+    });
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (s.progress_seconds() > 0 && (elapsed - last_line >= s.progress_seconds() || traces.size() == mine.size())) {
       last_line = elapsed;
@@ -242,6 +306,7 @@ ImagingSummary run_born(const Case& input, const ImagingOptions& o) {
                                 format_duration(elapsed), format_duration(eta), utc_timestamp()));
     }
   }
+  checkpoint->remove();
   std::vector<std::size_t> values;
   for (int shot : all) values.push_back(shot_receivers(c, std::size_t(shot)).size() * std::size_t(s.plan.nt));
   traces = share_shot_traces(s.world, all, std::move(traces), values);
@@ -290,8 +355,11 @@ ImagingSummary run_migration(const Case& input, const ImagingOptions& o) {
   Objective objective(*s.propagator, *misfit, observed, Parameterisation::velocity, s.plan.dt, s.shots);
   objective.report_progress(s.progress_seconds());
   const std::vector<double> velocity = s.velocity();
+  const auto checkpoint = s.checkpoint("migrate", o, spans_of(observed));
+  objective.checkpoint(checkpoint.get());
   const auto started = std::chrono::steady_clock::now();
   MisfitGradient r = objective.evaluate(velocity, true, true);
+  checkpoint->remove();
   std::vector<double> raw(r.gradient.size());
   for (std::size_t k = 0; k < raw.size(); ++k) raw[k] = -r.gradient[k];
   std::vector<double> image = m.laplacian_filter ? negative_laplacian(c.grid, raw) : raw;

@@ -3,7 +3,8 @@
 // each one pass over the shots with its result in output.directory, so that an external optimiser (scipy, a user's
 // own loop) can drive specwave and a new survey can be imaged. They share `invert`'s machinery: the plan (dt from
 // inversion.velocity_max when given), the wavefield history, the Objective (per-shot progress lines, a stop signal
-// between shots), MPI ranks sharing the shots, and every method and backend the gradient runs on.
+// between shots), MPI ranks sharing the shots, and every method and backend the gradient runs on. Each pass can be
+// resumed shot by shot (ShotCheckpoint, solver/inversion/shot_checkpoint.hpp; --resume).
 #include <span>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ struct ImagingOptions {
   std::string perturbation_file, perturbation_dataset = "/perturbation";
   // gradient: > 0: the misfit of the data low-passed at this cutoff (Hz), as `invert` in a band of inversion.bands_hz.
   double band_hz = 0;
+  // Continue an interrupted pass from its shot checkpoint (solver/inversion/shot_checkpoint.hpp), or start when there
+  // is none; without it an old state is removed.
+  bool resume = false;
 };
 
 struct ImagingSummary {

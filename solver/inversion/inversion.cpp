@@ -33,13 +33,6 @@
 #include "solver/propagators/capabilities.hpp"
 
 namespace specwave {
-namespace {
-
-// The case as it determines the inversion's iterates, for the resume fingerprint: its text without what only says
-// how long to run (inversion.iterations: a finished inversion may be resumed for more), how the wavefields are kept
-// (inversion.wavefield_*, scratch_directory), or where and how to report and schedule (output, run.threads,
-// run.progress_seconds, run.checkpoint_*). Precision and backend are added apart
-// (command-line overrides are not in the text).
 std::string state_case_text(const Case& c) {
   if (c.source_text.empty()) return {};
   toml::table t;
@@ -58,6 +51,8 @@ std::string state_case_text(const Case& c) {
   io::write_toml(text, t, "");
   return text;
 }
+
+namespace {
 
 using optim::OpsVector, optim::Vector;
 

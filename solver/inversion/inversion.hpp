@@ -45,6 +45,13 @@ struct InversionOptions {
   bool resume = false;
 };
 
+// The case as it determines a result, for the fingerprints of resumed runs (invert's state, the shot checkpoints of
+// gradient, born and migrate): its text without what only says how long to run (inversion.iterations: a finished
+// inversion may be resumed for more), how the wavefields are kept (inversion.wavefield_*, scratch_directory), or where
+// and how to report and schedule (output, run.threads, run.progress_seconds, run.checkpoint_*). Precision and backend
+// are added apart (command-line overrides are not in the text).
+std::string state_case_text(const Case& c);
+
 // Runs case.inversion.iterations iterations on one rank. Error invalid_case without [inversion] or without both
 // velocity bounds.
 InversionSummary run_inversion(const Case& c, const InversionOptions& options = {});

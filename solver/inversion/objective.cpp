@@ -410,15 +410,43 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
   using clock = std::chrono::steady_clock;
   const auto started = clock::now();
   auto last_line = started;
-  const std::size_t mine = (observed_.size() + std::size_t(ranks - 1 - rank)) / std::size_t(ranks);
+  std::size_t mine = (observed_.size() + std::size_t(ranks - 1 - rank)) / std::size_t(ranks);
   std::size_t done = 0;
+  // A resumed pass: this rank's sums of the shots it did before it stopped, then the others in the same order.
+  std::vector<int> finished;
+  if (checkpoint_)
+    if (const auto state = checkpoint_->load()) {
+      for (auto* v : {&out.misfit_per_shot, &out.gradient, &out.illumination}) {
+        if (v->empty()) continue;
+        const char* name = v == &out.misfit_per_shot ? "misfit_per_shot"
+                           : v == &out.gradient      ? "gradient"
+                                                     : "illumination";
+        const auto it = state->arrays.find(name);
+        if (it == state->arrays.end() || it->second.size() != v->size())
+          throw Error(ExitCode::input_error, fmt::format("{}: holds no {} of {} values; remove it to start over",
+                                                         checkpoint_->path(), name, v->size()));
+        *v = it->second;
+      }
+      finished = state->done;
+      mine -= std::min(mine, finished.size());
+    }
   for (std::size_t s = std::size_t(rank); s < observed_.size(); s += std::size_t(ranks)) {
+    if (std::find(finished.begin(), finished.end(), int(s)) != finished.end()) continue;
     if (ranks == 1) stop_if_signalled(false);
     const std::vector<double> synthetic = propagator_.forward(int(s), with_gradient);
     std::vector<double> adjoint_source(synthetic.size());
     out.misfit_per_shot[s] = misfit_.evaluate_shot(int(s), synthetic, observed_[s], dt_, adjoint_source);
     if (with_gradient) propagator_.adjoint(adjoint_source, out.gradient, out.illumination);
     ++done;
+    if (checkpoint_) {
+      finished.push_back(int(s));
+      checkpoint_->after_shot(int(finished.size()), [&] {
+        ShotState state{finished, {{"misfit_per_shot", out.misfit_per_shot}}};
+        if (!out.gradient.empty()) state.arrays["gradient"] = out.gradient;
+        if (!out.illumination.empty()) state.arrays["illumination"] = out.illumination;
+        return state;
+      });
+    }
     const auto now = clock::now();
     if (progress_interval_ > 0 && done < mine &&
         std::chrono::duration<double>(now - last_line).count() >= progress_interval_) {

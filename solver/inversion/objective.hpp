@@ -10,6 +10,7 @@
 #include "solver/case/case.hpp"
 #include "solver/inversion/misfit.hpp"
 #include "solver/inversion/regularisation.hpp"
+#include "solver/inversion/shot_checkpoint.hpp"
 #include "solver/inversion/source_estimation.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
 
@@ -122,6 +123,9 @@ class Objective {
   // solver/inversion/regularisation.hpp). The per-shot misfits stay the data's: with a regularisation they sum to
   // misfit - regularisation.
   void regularise(const Regularisation& r, const GridSpec& grid) { regularisation_ = r, grid_ = grid; }
+  // A pass that can be resumed shot by shot (`gradient`, `migrate`; solver/inversion/shot_checkpoint.hpp): evaluate()
+  // starts from the state it holds (the sums of the shots done) and hands it its state after every shot.
+  void checkpoint(ShotCheckpoint* c) { checkpoint_ = c; }
 
  private:
   GradientPropagator& propagator_;
@@ -133,6 +137,7 @@ class Objective {
   double progress_interval_ = 0;
   Regularisation regularisation_;
   GridSpec grid_;
+  ShotCheckpoint* checkpoint_ = nullptr;
 };
 
 }  // namespace specwave

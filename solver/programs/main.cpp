@@ -339,6 +339,9 @@ int run(int argc, char** argv) {
     cmd.app->add_option("--threads", cmd.o.threads, "OpenMP threads (0: all)")->check(whole_number(0, max_threads));
     cmd.app->add_flag("--confine-writes", cmd.o.confine_writes,
                       "Write only inside the output folder (also SPECWAVE_CONFINE_WRITES=1); see forward --help");
+    cmd.app->add_flag("--resume", cmd.options.resume,
+                      "Continue an interrupted pass from the shots its checkpoint holds (output.directory/checkpoint; "
+                      "written on a stop signal and every run.checkpoint_minutes), or start when there is none");
   }
   imaging[0]
       .app
