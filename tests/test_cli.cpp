@@ -143,10 +143,7 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
        replaced(base_case, "points = [[200.0, 200.0, 280.0]]",
                 "[receivers.streamer]\ncount = 30\nfirst_offset = 50.0\nspacing = 10.0"),
        3, "shots[0] receiver 5 at (200, 200, 300) m lies inside the absorbing layer"},
-      {"streamer_on_cuda",
-       replaced(base_case, "points = [[200.0, 200.0, 280.0]]",
-                "[receivers.streamer]\ncount = 3\nfirst_offset = 50.0\nspacing = 10.0\n[run]\nbackend = \"cuda\""),
-       3, "the CUDA backend records the shared receivers only"},
+
       {"model_missing_file", model_file("absent.h5"), 4, "file not found"},
       {"model_missing_dataset",
        replaced(model_file("good.h5"), "file = \"good.h5\"", "file = \"good.h5\"\ndataset = \"/vp\""), 4,

@@ -293,6 +293,65 @@ TEST_CASE("CUDA spectral: a second shot on the same propagator repeats the first
   }
 }
 
+TEST_CASE(
+    "receivers per shot on CUDA: the device lists and ring follow each shot's receivers (FDTD, spectral, the "
+    "FDTD gradient): as the CPU's, and bitwise the shared run's when they coincide") {
+  for (const bool spectral : {false, true}) {
+    CAPTURE(spectral);
+    Case shared = spectral ? spectral_comparison_case(SpectralAbsorber::pml, Precision::fp64)
+                           : forward_comparison_case(8, 10, false, ModelSpec::Kind::gaussian);
+    shared.run.precision = Precision::fp64;
+    SourceSpec second = shared.shots[0].sources[0];
+    second.position[2] += 30;
+    shared.shots.push_back({{second}});
+    Case own = shared;
+    for (auto& shot : own.shots) shot.receivers = shared.receivers;
+    Case moving = shared;  // two receivers for shot 0, three (one of them new) for shot 1
+    const auto& r = shared.receivers;
+    moving.shots[0].receivers = {r[0], r[1]};
+    moving.shots[1].receivers = {r[1], r[0], {r[2][0], r[2][1] - 10, r[2][2]}};
+    const auto traces = [](Case c, BackendKind backend) {
+      c.run.backend = backend;
+      const Plan plan = make_plan(c);
+      std::vector<std::vector<double>> out;
+      for (const auto& shot : simulate_shots(c, plan, {0, 1, 0})) out.push_back(shot.traces);  // shot 0 twice
+      return out;
+    };
+    CHECK(traces(own, BackendKind::cuda) == traces(shared, BackendKind::cuda));
+    const auto gpu = traces(moving, BackendKind::cuda), cpu = traces(moving, BackendKind::cpu);
+    REQUIRE(gpu.size() == 3);
+    CHECK(gpu[0].size() == cpu[0].size());
+    CHECK(gpu[1].size() == cpu[1].size());
+    CHECK(gpu[0] == gpu[2]);  // back to shot 0's receivers after shot 1's
+    for (std::size_t k = 0; k < 3; ++k) {
+      const double e = rel_l2(gpu[k], cpu[k]);
+      MESSAGE("receivers per shot, " << std::string(spectral ? "spectral" : "FDTD") << " shot " << k << ": CUDA vs CPU "
+                                     << e);
+      CHECK(e <= 1e-12);
+    }
+  }
+  // The FDTD gradient: misfit and gradient of a case whose shots have their own receivers, CUDA against CPU.
+  Case c = testing::gradient_data_case(false, Precision::fp64);
+  const auto& r = c.receivers;
+  c.shots[0].receivers = {r[0], r[1]};
+  c.shots[1].receivers = {r[2], r[1], {r[0][0], r[0][1] - 20, r[0][2] - 30}};
+  std::vector<MisfitGradient> results;
+  for (BackendKind backend : {BackendKind::cpu, BackendKind::cuda}) {
+    c.run.backend = backend;
+    const Plan plan = make_plan(c);
+    auto propagator = make_gradient_propagator(c, plan, HistoryChoice{});
+    LeastSquaresMisfit misfit;
+    Objective objective(*propagator, misfit, observed_data(c, plan, *propagator), Parameterisation::velocity, plan.dt);
+    const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
+    results.push_back(objective.evaluate(velocity, true, true));
+  }
+  MESSAGE("receivers per shot, FDTD gradient CUDA vs CPU: misfit " << results[1].misfit << " / " << results[0].misfit
+                                                                   << ", gradient "
+                                                                   << rel_l2(results[1].gradient, results[0].gradient));
+  CHECK(std::abs(results[1].misfit - results[0].misfit) <= 1e-12 * results[0].misfit);
+  CHECK(rel_l2(results[1].gradient, results[0].gradient) <= 1e-12);
+}
+
 TEST_CASE("CUDA spectral forward: traces across ring halves, mid-half resume, two-phase copy (both absorbers)") {
   // The receivers' ring and the two-phase field copy shared with CUDA FDTD
   // (solver/propagators/gpu/device_trace_ring.hpp, solver/propagators/gpu/device_field_copy.hpp), on the spectral

@@ -13,7 +13,7 @@
 namespace specwave {
 
 struct ShotState {
-  std::vector<int> done;                               // the shots computed, in order
+  std::vector<int> done;                              // the shots computed, in order
   std::map<std::string, std::vector<double>> arrays;  // by name: what they add up to, or their results
 };
 

@@ -293,13 +293,9 @@ void check_output_directory(const Case& c) {
                                                     c.output.directory, why));
 }
 
-// What keeps the CUDA propagators from running this case at all (empty: nothing): receivers per shot (the device
-// lists and trace ring are made once), a method not decomposed there with more than one rank a shot group, or the
-// row's own limit (the CUDA FDTD kernels' grid).
+// What keeps the CUDA propagators from running this case at all (empty: nothing): a method not decomposed there
+// with more than one rank a shot group, or the row's own limit (the CUDA FDTD kernels' grid).
 std::string cuda_cannot_run(const Case& c, const Plan& plan) {
-  if (!shared_receivers(c))
-    return "the CUDA backend records the shared receivers only in this version, and this case gives shots their own "
-           "receivers ([shots.receivers] or [receivers.streamer]); use backend = \"cpu\"";
   const Capability& cuda = capability(c.scheme.method, BackendKind::cuda);
   if (!cuda.decomposed && plan.ranks / plan.shot_groups > 1)
     return fmt::format(

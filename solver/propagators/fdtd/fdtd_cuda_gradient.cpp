@@ -15,6 +15,7 @@
 #include "kernels/cuda/fdtd_adjoint_cuda.hpp"
 #include "kernels/cuda/fdtd_cuda.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/plan/shot_receivers.hpp"
 #include "solver/propagators/fdtd/fdtd_setup.hpp"
 #include "solver/propagators/gpu/device_gather.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
@@ -101,23 +102,11 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
         pml_b_{upload(setup_.pml_b[0]), upload(setup_.pml_b[1]), upload(setup_.pml_b[2])},
         state_(setup_, pml_a_, pml_b_),
         history_(make_device_history<T>(history)),
-        history_tier_(history.tier) {
-    // The receivers' device lists are made once: make_plan refuses receivers per shot on the GPU (cuda_cannot_run).
-    if (!shared_receivers(c)) throw std::logic_error("FdtdCudaGradient: receivers per shot run on the CPU");
+        history_tier_(history.tier),
+        shot_receivers_(c, plan) {
     const FieldLayout& L = setup_.layout;
     const std::size_t points = std::size_t(L.interior_points());
-    const auto& rec = setup_.receivers;
-    const std::size_t n_receivers = rec.offsets.size() - 1;
-    const std::size_t samples = n_receivers * std::size_t(setup_.nt);
-    receiver_index_ = upload(rec.index);
-    receiver_factor_ = upload(rec.factor);
-    receiver_offsets_ = upload(rec.offsets);
-    // The adjoint sources: receiver r's points in the CPU's order (r, then p), grouped by target point.
-    std::vector<std::int32_t> owner(rec.index.size());
-    for (std::size_t r = 0; r < n_receivers; ++r)
-      for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p) owner[std::size_t(p)] = std::int32_t(r);
-    adjoint_sources_ = DeviceGather<T>(rec.index.size());
-    adjoint_sources_.assign(gather_by_target(rec.index, rec.factor, owner), stream_.handle());
+    make_receivers();
     // Room for the largest shot, so that begin_shot never allocates.
     std::size_t max_points = 0, max_sources = 0;
     for (const auto& shot : plan.sources) {
@@ -128,9 +117,6 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     }
     sources_ = DeviceGather<T>(max_points);
     wavelets_device_ = cuda::DeviceArray<double>(max_sources * std::size_t(setup_.nt));
-    traces_device_ = cuda::DeviceArray<double>(samples);
-    residual_device_ = cuda::DeviceArray<double>(samples);
-    traces_.assign(samples, 0.0);
     dense_ = cuda::DeviceArray<T>(points);
     // The adjoint pass: mu^{n+1}, mu^{n+2}, the scratch w, the adjoint CPML memory, three history fields and the
     // fp64 accumulators.
@@ -186,9 +172,10 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     const FieldLayout& L = setup_.layout;
     check_born_perturbation(dm.size(), std::size_t(L.interior_points()));
     const cudaStream_t st = stream_.handle();
-    if (!born_) born_ = std::make_unique<BornState>(setup_, pml_a_, pml_b_, traces_.size());
-    BornState& b = *born_;
     begin_shot(shot);
+    if (!born_ || born_->traces.size() != traces_.size())
+      born_ = std::make_unique<BornState>(setup_, pml_a_, pml_b_, traces_.size());
+    BornState& b = *born_;
     b.du.reset(st);
     b.traces.zero(st);
     const std::vector<T> dm_t(dm.begin(), dm.end());  // T(dm[k]), as the CPU converts it
@@ -269,7 +256,29 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
           traces(samples) {}
   };
 
+  // The receivers' device lists, the adjoint sources (receiver r's points in the CPU's order, r then p, grouped by
+  // target point) and the traces, for setup_'s receivers: at construction, and for a shot with receivers of its own
+  // that differ from the last shot's (after the device is idle, so that no queued step reads the old lists).
+  void make_receivers() {
+    cuda::synchronize();
+    const auto& rec = setup_.receivers;
+    const std::size_t n_receivers = rec.offsets.size() - 1;
+    const std::size_t samples = n_receivers * std::size_t(setup_.nt);
+    receiver_index_ = upload(rec.index);
+    receiver_factor_ = upload(rec.factor);
+    receiver_offsets_ = upload(rec.offsets);
+    std::vector<std::int32_t> owner(rec.index.size());
+    for (std::size_t r = 0; r < n_receivers; ++r)
+      for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p) owner[std::size_t(p)] = std::int32_t(r);
+    adjoint_sources_ = DeviceGather<T>(rec.index.size());
+    adjoint_sources_.assign(gather_by_target(rec.index, rec.factor, owner), stream_.handle());
+    traces_device_ = cuda::DeviceArray<double>(samples);
+    residual_device_ = cuda::DeviceArray<double>(samples);
+    traces_.assign(samples, 0.0);
+  }
+
   void begin_shot(int shot) {
+    if (const auto* own = shot_receivers_.own(shot); own && setup_.set_receivers(*own)) make_receivers();
     const cudaStream_t st = stream_.handle();
     state_.reset(st);
     traces_device_.zero(st);
@@ -359,6 +368,7 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
   std::unique_ptr<BornState> born_;
   std::vector<double> traces_;
   int history_shot_ = -1;
+  ShotReceivers shot_receivers_;  // a shot's own receivers (none: every shot records the plan's)
 };
 
 }  // namespace

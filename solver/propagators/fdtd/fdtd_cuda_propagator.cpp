@@ -124,9 +124,6 @@ class FdtdCuda final : public Propagator {
         vel2dt2_(upload(setup_.vel2dt2)),
         field_copy_(stream_, output_stream_, std::size_t(setup_.layout.interior_points()), c.output.snapshot_every > 0,
                     /*dense_now=*/true),
-        whole_rows_(setup_.receivers.offsets.size() - 1),
-        part_rows_(std::size_t(setup_.block_receivers.slots())),
-        ring_(stream_, output_stream_, setup_.nt, {whole_rows_, part_rows_}),
         stats_max_(cuda::stats_blocks()),
         stats_index_(cuda::stats_blocks()) {
     for (int a = 0; a < 3; ++a) {
@@ -141,11 +138,7 @@ class FdtdCuda final : public Propagator {
         axis.zeta[side] = slabs_.emplace_back(setup_.slab_points[a]).data();
       }
     }
-    receivers_ = DevicePointLists<T>(setup_.receivers.index.size(), setup_.receivers.offsets.size() - 1);
-    receivers_.assign(setup_.receivers, stream_.handle());
-    const PointLists<T>& parts = setup_.block_receivers.parts;
-    receiver_parts_ = DevicePointLists<T>(parts.index.size(), 0);
-    receiver_parts_.assign(PointLists<T>{parts.index, parts.factor, parts.owner, {0}}, stream_.handle());
+    make_receivers();
     if (domain_) halo_ = std::make_unique<DeviceHalo<T>>(*domain_, setup_.block, setup_.layout);
     // Room for the largest shot, so begin_shot never allocates.
     std::size_t max_points = 0, max_sources = 0;
@@ -158,7 +151,6 @@ class FdtdCuda final : public Propagator {
     shell_sources_ = DeviceGather<T>(max_points);
     interior_sources_ = DeviceGather<T>(max_points);
     wavelets_ = cuda::DeviceArray<double>(max_sources * std::size_t(setup_.nt));
-    local_.assign(plan.receivers.size() * std::size_t(setup_.nt), 0.0);
   }
 
   std::string name() const override {
@@ -173,18 +165,15 @@ class FdtdCuda final : public Propagator {
 
   void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets,
                   const std::vector<PointStencil>& receivers) override {
-    // The device lists and the trace ring are made once, for the shared receivers: make_plan refuses receivers per
-    // shot on the GPU (check_backend_receivers).
-    if (setup_.set_receivers(receivers))
-      throw std::logic_error(
-          "FdtdCuda::begin_shot: receivers other than the plan's (per-shot receivers run on the CPU)");
+    // A shot with receivers of its own (ShotReceivers): the device lists and the trace ring made anew for them.
+    if (setup_.set_receivers(receivers)) make_receivers();
     const cudaStream_t st = stream_.handle();
     u_.zero(st);
     u_prev_.zero(st);
     for (auto& s : slabs_) s.zero(st);
-    ring_.discard(0);
+    ring_->discard(0);
     field_copy_.discard();
-    ring_.zero_host();
+    ring_->zero_host();
     PointLists<T> shell, interior;
     split_sources(setup_.sources(sources), halo_ ? halo_->shell : Shell{}, setup_.layout, shell, interior);
     // Grouped by target point in the CPU's order: deterministic sums, the CPU's per-point arithmetic.
@@ -220,13 +209,13 @@ class FdtdCuda final : public Propagator {
 
   std::span<const double> traces() override {
     if (!traces_valid_) {
-      ring_.flush();
+      ring_->flush();
       const auto& r = setup_.block_receivers;
       const std::size_t nt = std::size_t(setup_.nt);
       std::fill(local_.begin(), local_.end(), 0.0);
       for (std::size_t k = 0; k < r.whole_id.size(); ++k)
-        std::copy_n(ring_.host(whole_group).data() + k * nt, nt, local_.data() + std::size_t(r.whole_id[k]) * nt);
-      traces_ = domain_ ? gather_block_traces(*domain_, r, local_, ring_.host(parts_group), setup_.nt) : local_;
+        std::copy_n(ring_->host(whole_group).data() + k * nt, nt, local_.data() + std::size_t(r.whole_id[k]) * nt);
+      traces_ = domain_ ? gather_block_traces(*domain_, r, local_, ring_->host(parts_group), setup_.nt) : local_;
       traces_valid_ = true;
     }
     return traces_;
@@ -260,18 +249,18 @@ class FdtdCuda final : public Propagator {
   // state replaced and are dropped; the ring restarts at the next advance's first step.
   void visit_state(StateVisitor& v) override {
     const cudaStream_t st = stream_.handle();
-    begin_state_visit(v, ring_, field_copy_);
+    begin_state_visit(v, *ring_, field_copy_);
     visit_device(v, "u", u_, st);
     visit_device(v, "u_prev", u_prev_, st);
     for (std::size_t s = 0; s < slabs_.size(); ++s) visit_device(v, fmt::format("cpml_{}", s), slabs_[s], st);
-    v.visit_array("traces", ring_.host(whole_group));
-    v.visit_array("trace_parts", ring_.host(parts_group));
+    v.visit_array("traces", ring_->host(whole_group));
+    v.visit_array("trace_parts", ring_->host(parts_group));
     traces_valid_ = false;
   }
 
   std::size_t device_bytes() const override {
     std::size_t bytes = u_.bytes() + u_prev_.bytes() + vel2dt2_.bytes() + field_copy_.device_bytes() +
-                        ring_.device_bytes() + wavelets_.bytes() + shell_sources_.bytes() + interior_sources_.bytes() +
+                        ring_->device_bytes() + wavelets_.bytes() + shell_sources_.bytes() + interior_sources_.bytes() +
                         (halo_ ? halo_->device_bytes() : 0);
     for (const auto& s : slabs_) bytes += s.bytes();
     return bytes;
@@ -320,17 +309,35 @@ class FdtdCuda final : public Propagator {
                        h.receive[k].data(), st);
   }
 
+  // The receivers' device lists, the trace ring (rows of whole receivers and of split receivers' slots) and the host
+  // traces, for setup_'s receivers: at construction, and for a shot whose receivers differ from the last one's (after
+  // the device is idle). The old ring waits for its queued copies as it goes.
+  void make_receivers() {
+    cuda::synchronize();  // no queued step reads the old lists
+    whole_rows_ = setup_.receivers.offsets.size() - 1;
+    part_rows_ = std::size_t(setup_.block_receivers.slots());
+    ring_.reset();
+    ring_ = std::make_unique<DeviceTraceRing>(stream_, output_stream_, setup_.nt,
+                                              std::vector<std::size_t>{whole_rows_, part_rows_});
+    receivers_ = DevicePointLists<T>(setup_.receivers.index.size(), whole_rows_);
+    receivers_.assign(setup_.receivers, stream_.handle());
+    const PointLists<T>& parts = setup_.block_receivers.parts;
+    receiver_parts_ = DevicePointLists<T>(parts.index.size(), 0);
+    receiver_parts_.assign(PointLists<T>{parts.index, parts.factor, parts.owner, {0}}, stream_.handle());
+    local_.assign(setup_.receiver_positions.size() * std::size_t(setup_.nt), 0.0);
+  }
+
   // Sample n of every receiver into the ring (stream order); the ring makes the compute stream wait before it
   // writes a half again and queues a complete half's copy (solver/propagators/gpu/device_trace_ring.hpp).
   void record(int n) {
     const cudaStream_t st = stream_.handle();
-    const auto at = ring_.begin_sample(n);
+    const auto at = ring_->begin_sample(n);
     cuda::record_receivers(u_.data(), receivers_.index.data(), receivers_.factor.data(), receivers_.offsets.data(),
-                           int(whole_rows_), ring_.half_data(whole_group, at.half), ring_.columns(), at.column, st);
+                           int(whole_rows_), ring_->half_data(whole_group, at.half), ring_->columns(), at.column, st);
     cuda::record_parts(u_.data(), receiver_parts_.index.data(), receiver_parts_.factor.data(),
-                       receiver_parts_.owner.data(), receiver_parts_.points, ring_.half_data(parts_group, at.half),
-                       ring_.columns(), at.column, st);
-    ring_.end_sample(n);
+                       receiver_parts_.owner.data(), receiver_parts_.points, ring_->half_data(parts_group, at.half),
+                       ring_->columns(), at.column, st);
+    ring_->end_sample(n);
   }
 
   template <class U>
@@ -360,10 +367,10 @@ class FdtdCuda final : public Propagator {
   // propagator when snapshots are due).
   DeviceFieldCopy<T> field_copy_;
   // The receiver ring: rows of the receivers whole in this block (whole_group) and of split receivers' slots
-  // (parts_group), sharing the halves' copies; ring_.host(group) is that group's (rows, nt) matrix.
+  // (parts_group), sharing the halves' copies; ring_->host(group) is that group's (rows, nt) matrix.
   static constexpr std::size_t whole_group = 0, parts_group = 1;
   std::size_t whole_rows_ = 0, part_rows_ = 0;
-  DeviceTraceRing ring_;
+  std::unique_ptr<DeviceTraceRing> ring_;  // made for the receivers (make_receivers)
   cuda::DeviceArray<double> stats_max_;
   cuda::DeviceArray<std::int64_t> stats_index_;
   std::array<cuda::DeviceArray<T>, 3> pml_a_, pml_b_;

@@ -47,7 +47,6 @@ class SpectralCuda final : public Propagator {
         fft_(shape_, stream_.handle()),
         stats_max_(cuda::stats_blocks()),
         stats_index_(cuda::stats_blocks()),
-        ring_(stream_, output_stream_, setup_.nt, {setup_.receivers.offsets.size() - 1}),
         field_copy_(stream_, output_stream_, setup_.points(), c.output.snapshot_every > 0,
                     /*dense_now=*/c.output.snapshot_every > 0) {
     static_assert(sizeof(std::complex<T>) == sizeof(C), "std::complex<T> and the cuFFT complex type share a layout");
@@ -81,11 +80,7 @@ class SpectralCuda final : public Propagator {
     release(setup_.laplacian_symbol);
     release(setup_.kappa);
 
-    const auto& rec = setup_.receivers;
-    n_receivers_ = int(rec.offsets.size()) - 1;
-    receiver_index_ = upload(rec.index);
-    receiver_weight_ = upload(rec.factor);
-    receiver_offsets_ = upload(rec.offsets);
+    make_receivers();
     // Room for the shot with the most sources, so begin_shot never allocates on the device.
     for (const auto& shot : plan.sources) max_sources_ = std::max(max_sources_, int(shot.size()));
     patterns_ = cuda::DeviceArray<T>(std::size_t(max_sources_) * n);
@@ -101,11 +96,8 @@ class SpectralCuda final : public Propagator {
 
   void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets,
                   const std::vector<PointStencil>& receivers) override {
-    // The device lists and the trace ring are made once, for the shared receivers: make_plan refuses receivers per
-    // shot on the GPU (check_backend_receivers).
-    if (setup_.set_receivers(receivers))
-      throw std::logic_error(
-          "SpectralCuda::begin_shot: receivers other than the plan's (per-shot receivers run on the CPU)");
+    // A shot with receivers of its own (ShotReceivers): the device lists and the trace ring made anew for them.
+    if (setup_.set_receivers(receivers)) make_receivers();
     if (int(sources.size()) > max_sources_ || wavelets.size() != sources.size())
       throw std::logic_error("SpectralCuda::begin_shot: more sources than planned, or one wavelet per source missing");
     const cudaStream_t st = stream_.handle();
@@ -116,9 +108,9 @@ class SpectralCuda final : public Propagator {
       u_.zero(st);
       u_prev_.zero(st);
     }
-    ring_.discard(0);
+    ring_->discard(0);
     field_copy_.discard();
-    ring_.zero_host();
+    ring_->zero_host();
     traces_valid_ = false;
     n_sources_ = int(sources.size());
     if (n_sources_ == 0) return;
@@ -156,10 +148,10 @@ class SpectralCuda final : public Propagator {
 
   std::span<const double> traces() override {
     if (!traces_valid_) {
-      ring_.flush();
+      ring_->flush();
       traces_valid_ = true;
     }
-    return ring_.host(0);
+    return ring_->host(0);
   }
 
   FieldStats field_stats() override {
@@ -185,7 +177,7 @@ class SpectralCuda final : public Propagator {
   // dropped; the ring restarts at the next advance's first step.
   void visit_state(StateVisitor& v) override {
     const cudaStream_t st = stream_.handle();
-    begin_state_visit(v, ring_, field_copy_);
+    begin_state_visit(v, *ring_, field_copy_);
     if (pml_) {
       visit_device(v, "p", p_sum_, st);
       for (int a = 0; a < 3; ++a) {
@@ -196,14 +188,14 @@ class SpectralCuda final : public Propagator {
       visit_device(v, "u", u_, st);
       visit_device(v, "u_prev", u_prev_, st);
     }
-    v.visit_array("traces", ring_.host(0));
+    v.visit_array("traces", ring_->host(0));
     traces_valid_ = false;
   }
 
   std::size_t device_bytes() const override {
     std::size_t bytes = fft_.work_bytes() + laplacian_symbol_.bytes() + kappa_.bytes() + u_.bytes() + u_prev_.bytes() +
                         vel2dt2_.bytes() + p_sum_.bytes() + dt_vel2_.bytes() + patterns_.bytes() + amplitudes_.bytes() +
-                        ring_.device_bytes() + field_copy_.device_bytes() + receiver_index_.bytes() +
+                        ring_->device_bytes() + field_copy_.device_bytes() + receiver_index_.bytes() +
                         receiver_weight_.bytes() + receiver_offsets_.bytes() + stats_max_.bytes() +
                         stats_index_.bytes();
     for (const auto& s : spectra_) bytes += s.bytes();
@@ -232,13 +224,27 @@ class SpectralCuda final : public Propagator {
     std::vector<U>().swap(v);
   }
 
+  // The receivers' device lists and the trace ring for setup_'s receivers: at construction, and for a shot whose
+  // receivers differ from the last one's (after the device is idle, so that no queued step reads the old lists).
+  void make_receivers() {
+    cuda::synchronize();
+    const auto& rec = setup_.receivers;
+    n_receivers_ = int(rec.offsets.size()) - 1;
+    ring_.reset();
+    ring_ = std::make_unique<DeviceTraceRing>(stream_, output_stream_, setup_.nt,
+                                              std::vector<std::size_t>{std::size_t(n_receivers_)});
+    receiver_index_ = upload(rec.index);
+    receiver_weight_ = upload(rec.factor);
+    receiver_offsets_ = upload(rec.offsets);
+  }
+
   // Sample n of every receiver into the ring (stream order); the ring makes the compute stream wait before it
   // writes a half again and queues a complete half's copy.
   void record(int n) {
-    const auto at = ring_.begin_sample(n);
+    const auto at = ring_->begin_sample(n);
     cuda::record_receivers(current(), receiver_index_.data(), receiver_weight_.data(), receiver_offsets_.data(),
-                           n_receivers_, ring_.half_data(0, at.half), ring_.columns(), at.column, stream_.handle());
-    ring_.end_sample(n);
+                           n_receivers_, ring_->half_data(0, at.half), ring_->columns(), at.column, stream_.handle());
+    ring_->end_sample(n);
   }
 
   // The field at the current time: p^n (sum of the split components) or u^n.
@@ -326,8 +332,8 @@ class SpectralCuda final : public Propagator {
   cuda::DeviceArray<std::int32_t> receiver_offsets_;
   cuda::DeviceArray<double> stats_max_;
   cuda::DeviceArray<std::int64_t> stats_index_;
-  DeviceTraceRing ring_;           // one group: the receivers, (receivers, nt) on the host
-  DeviceFieldCopy<T> field_copy_;  // start_copy_field's dense device and pinned host buffers
+  std::unique_ptr<DeviceTraceRing> ring_;  // one group: the receivers, (receivers, nt) on the host (make_receivers)
+  DeviceFieldCopy<T> field_copy_;          // start_copy_field's dense device and pinned host buffers
   bool traces_valid_ = false;
 };
 
