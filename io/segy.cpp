@@ -117,9 +117,15 @@ ShotGathers shared_gathers(int n_shots, const std::vector<Vec3>& receivers, int 
 
 ShotGathers read_trace_file(const std::string& path, bool samples) {
   h5::Reader reader(path);
-  const h5::DatasetInfo info = reader.info("/traces");
   ShotGathers g;
   const std::vector<std::int64_t> first = read_shot_first_trace(reader);
+  // An acquisition table (geometry alone): the traces file's datasets without /traces; the shots by
+  // /shot_first_trace, one receiver per row of /receiver_coordinates.
+  const bool table = !samples && !reader.has_dataset("/traces");
+  if (table && first.empty())
+    bad_input(path, "an acquisition table without '/traces' needs '/shot_first_trace' (docs/hdf5-schema.md)");
+  const h5::DatasetInfo info = table ? h5::DatasetInfo{{hsize_t(first.back()), 0}, H5T_FLOAT, 8}
+                                     : reader.info("/traces");
   if (first.empty()) {
     if (info.dims.size() != 3)
       bad_input(path,
@@ -142,10 +148,12 @@ ShotGathers read_trace_file(const std::string& path, bool samples) {
     for (hsize_t r = 0; r < info.dims[0]; ++r) g.receivers.push_back({rec[3 * r], rec[3 * r + 1], rec[3 * r + 2]});
   }
   if (samples) g.traces = reader.read_floating<float>("/traces", info.dims);
-  h5::Handle d = reader.open_dataset("/traces");
-  const auto dt = h5::read_attribute_doubles(d.id(), "dt");
-  if (dt.size() != 1 || !(dt[0] > 0)) bad_input(path, "dataset '/traces' needs a positive attribute dt (s)");
-  g.dt = dt[0];
+  if (!table) {
+    h5::Handle d = reader.open_dataset("/traces");
+    const auto dt = h5::read_attribute_doubles(d.id(), "dt");
+    if (dt.size() != 1 || !(dt[0] > 0)) bad_input(path, "dataset '/traces' needs a positive attribute dt (s)");
+    g.dt = dt[0];
+  }
   const h5::DatasetInfo si = reader.info("/source_coordinates");
   const auto src = reader.read_floating<double>("/source_coordinates", si.dims);
   const h5::DatasetInfo shot_info = reader.info("/source_shot");

@@ -203,6 +203,29 @@ TEST_CASE("[receivers] file: each shot's receivers from a survey's traces.h5 or 
                 5e-4);
     }
   }
+  // An HDF5 acquisition table: the geometry datasets of a ragged traces.h5 without /traces.
+  const std::string table = temp("specwave_test_acq_table.h5");
+  {
+    specwave::io::h5::AtomicWriter w(table);
+    std::vector<double> rec, src;
+    for (const Vec3& p : g.receivers) rec.insert(rec.end(), p.begin(), p.end());
+    for (const Vec3& p : g.sources) src.insert(src.end(), p.begin(), p.end());
+    const std::vector<std::int32_t> shot_of = {0, 1, 2};
+    specwave::io::h5::write_dataset<double>(w.id(), "receiver_coordinates", {g.n_traces(), 3}, rec.data(), "m");
+    specwave::io::h5::write_dataset<std::int64_t>(w.id(), "shot_first_trace", {4}, g.first_trace.data(), "");
+    specwave::io::h5::write_dataset<double>(w.id(), "source_coordinates", {3, 3}, src.data(), "m");
+    specwave::io::h5::write_dataset<std::int32_t>(w.id(), "source_shot", {3}, shot_of.data(), "");
+    w.commit();
+  }
+  {
+    const Case c = parse_case_text(text + "[receivers]\nfile = \"" + table + "\"\n", "c.toml", "");
+    for (int s = 0; s < g.n_shots; ++s) {
+      const auto& got = shot_receivers(c, std::size_t(s));
+      REQUIRE(int(got.size()) == g.shot_traces(s));
+      CHECK(got.front() == g.receivers[std::size_t(g.first_trace[std::size_t(s)])]);
+    }
+  }
+  std::filesystem::remove(table);
   // Shots that all record the same receivers stay shared (traces.h5's (shots, receivers, samples) layout).
   const ShotGathers same = sample_gathers();
   write_trace_file(h5, same, "test");
