@@ -316,6 +316,7 @@ void read_model_file_keys(const Tab& m, ModelSpec& md) {
       m.choice<F>("format", {{"hdf5", F::hdf5}, {"raw", F::raw}, {"segy", F::segy}}, F::hdf5, "format = \"hdf5\"");
   const char* format = md.format == F::hdf5 ? "hdf5" : md.format == F::raw ? "raw" : "segy";
   m.only_for({{"dataset", {"hdf5"}},
+              {"index", {"hdf5"}},
               {"shape", {"raw"}},
               {"spacing", {"raw"}},
               {"origin", {"raw"}},
@@ -329,6 +330,11 @@ void read_model_file_keys(const Tab& m, ModelSpec& md) {
     case F::hdf5:
       md.dataset = m.str("dataset", "dataset = \"/velocity\"", "/velocity");
       m.check(!md.dataset.empty(), "dataset", "must not be empty", "name the HDF5 dataset, e.g. \"/velocity\"");
+      if (m.find("index")) {
+        md.index = m.rinteger("index", "index = 12");
+        m.check(*md.index >= 0, "index", "must be >= 0",
+                "give the model's index along the first axis of a 4-D dataset, e.g. an iteration of inversion.h5");
+      }
       break;
     case F::raw: {
       constexpr std::string_view shape_ex = "shape = [200, 100, 100]";
@@ -377,7 +383,8 @@ ModelSpec read_model_spec(const Tab& m) {
   using K = ModelSpec::Kind;
   ModelSpec md;
   m.allow({"type", "velocity", "interfaces", "velocities", "anomaly", "center", "radius", "file", "format", "dataset",
-           "shape", "spacing", "origin", "dtype", "byte_order", "axis_order", "sample_spacing", "sample_origin"});
+           "index", "shape", "spacing", "origin", "dtype", "byte_order", "axis_order", "sample_spacing",
+           "sample_origin"});
   md.kind = m.choice<K>(
       "type", {{"homogeneous", K::homogeneous}, {"layered", K::layered}, {"gaussian", K::gaussian}, {"file", K::file}},
       std::nullopt, "type = \"homogeneous\"");
@@ -390,6 +397,7 @@ ModelSpec read_model_spec(const Tab& m) {
               {"file", {"file"}},
               {"format", {"file"}},
               {"dataset", {"file"}},
+              {"index", {"file"}},
               {"shape", {"file"}},
               {"spacing", {"file"}},
               {"origin", {"file"}},

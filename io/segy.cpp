@@ -124,8 +124,8 @@ ShotGathers read_trace_file(const std::string& path, bool samples) {
   const bool table = !samples && !reader.has_dataset("/traces");
   if (table && first.empty())
     bad_input(path, "an acquisition table without '/traces' needs '/shot_first_trace' (docs/hdf5-schema.md)");
-  const h5::DatasetInfo info = table ? h5::DatasetInfo{{hsize_t(first.back()), 0}, H5T_FLOAT, 8}
-                                     : reader.info("/traces");
+  const h5::DatasetInfo info =
+      table ? h5::DatasetInfo{{hsize_t(first.back()), 0}, H5T_FLOAT, 8} : reader.info("/traces");
   if (first.empty()) {
     if (info.dims.size() != 3)
       bad_input(path,

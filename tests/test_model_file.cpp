@@ -185,6 +185,55 @@ void check_same_model(const VelocityModel& a, const VelocityModel& b) {
 
 }  // namespace
 
+TEST_CASE("model.index: one model of a 4-D dataset (an iteration of inversion.h5), on the grid or resampled") {
+  // Three models, (3, nz, ny, nx): model k is linear() + 100 k, on the case's grid and on a grid of its own.
+  const auto write4 = [](const std::string& name, std::array<int, 3> shape, Vec3 h, Vec3 o, bool attributes) {
+    std::vector<float> v;
+    for (int k = 0; k < 3; ++k)
+      for (int z = 0; z < shape[0]; ++z)
+        for (int y = 0; y < shape[1]; ++y)
+          for (int x = 0; x < shape[2]; ++x)
+            v.push_back(float(linear(o[0] + z * h[0], o[1] + y * h[1], o[2] + x * h[2]) + 100 * k));
+    const std::string path = (dir / (name + ".h5")).string();
+    fs::create_directories(dir);
+    io::h5::AtomicWriter file(path);
+    auto d = io::h5::write_dataset<float>(
+        file.id(), "velocity", {3, hsize_t(shape[0]), hsize_t(shape[1]), hsize_t(shape[2])}, v.data(), "m/s");
+    if (attributes) {
+      io::h5::write_attribute(d.id(), "spacing", std::span<const double>(h.data(), 3));
+      io::h5::write_attribute(d.id(), "origin", std::span<const double>(o.data(), 3));
+    }
+    d.close();
+    file.commit();
+    return path;
+  };
+  for (const bool own_grid : {false, true}) {
+    CAPTURE(own_grid);
+    const std::string path = own_grid ? write4("iterations-own", {40, 20, 60}, {7, 13, 4}, {90, 40, 10}, true)
+                                      : write4("iterations", {20, 12, 16}, {10, 10, 10}, {100, 50, 20}, true);
+    Case c = file_case(path);
+    c.model.index = 2;
+    const VelocityModel m = build_velocity_model(c);
+    double worst = 0;
+    for (int z = 0; z < 20; ++z)
+      for (int y = 0; y < 12; ++y)
+        for (int x = 0; x < 16; ++x) {
+          const Vec3 p = c.grid.position(z, y, x);
+          const double want = linear(p[0], p[1], p[2]) + 200;
+          worst = std::max(worst, std::abs(m.at(z, y, x) - want) / want);
+        }
+    CHECK(worst < 2e-7);
+    c.model.index = 3;
+    CHECK_THROWS_WITH_AS(build_velocity_model(c), doctest::Contains("model.index = 3 is beyond its 3 models (0 to 2)"),
+                         Error);
+    c.model.index.reset();
+    CHECK_THROWS_WITH_AS(build_velocity_model(c), doctest::Contains("is 4-D (3 models); give model.index"), Error);
+  }
+  Case flat = file_case(write_model("flat", {20, 12, 16}, {10, 10, 10}, {100, 50, 20}));
+  flat.model.index = 0;
+  CHECK_THROWS_WITH_AS(build_velocity_model(flat), doctest::Contains("picks a model of a 4-D dataset"), Error);
+}
+
 TEST_CASE("raw binary models: every storage order, both byte orders and value types give the HDF5 model's values") {
   const std::array<int, 3> shape = {40, 20, 60};
   const Vec3 h = {7, 13, 4}, o = {90, 40, 10};

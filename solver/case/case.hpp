@@ -42,6 +42,9 @@ struct ModelSpec {
   enum class Format { hdf5, raw, segy };
   Format format = Format::hdf5;
   std::string dataset = "/velocity";  // hdf5: dataset name
+  // hdf5: the model's index along the first axis of a 4-D dataset (k, nz, ny, nx), e.g. an iteration of inversion.h5's
+  // /velocity; none: the dataset is 3-D
+  std::optional<int> index;
   // raw: the file's grid shape (nz, ny, nx), storage (value type, byte order, axes from slowest to fastest: 0 z,
   // 1 y, 2 x); raw and segy: its spacing and origin (m, z-y-x), optional when it is the case's grid.
   std::array<std::int64_t, 3> file_shape{};

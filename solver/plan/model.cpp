@@ -158,11 +158,27 @@ std::vector<float> read_hdf5_model(const Case& c, const Dims3& b, const Dims3& e
   io::h5::Reader reader(c.model.file, par);
   const std::string where = model_source(c.model);
   const auto info = reader.info(c.model.dataset);
-  if (info.dims.size() != 3)
+  // A 4-D dataset (k, nz, ny, nx) gives the model at model.index along its first axis (inversion.h5's iterations).
+  const auto& index = c.model.index;
+  if (index && info.dims.size() != 4)
+    throw Error(ExitCode::input_error,
+                fmt::format("{} has {} dimension(s); model.index = {} picks a model of a 4-D dataset (k, nz, ny, nx): "
+                            "remove model.index for a 3-D one",
+                            where, info.dims.size(), *index));
+  if (!index && info.dims.size() == 4)
+    throw Error(ExitCode::input_error,
+                fmt::format("{} is 4-D ({} models); give model.index, the one to read along its first axis (e.g. an "
+                            "iteration of inversion.h5's /velocity)",
+                            where, info.dims[0]));
+  if (info.dims.size() != (index ? 4u : 3u))
     throw Error(ExitCode::input_error,
                 fmt::format("{} has {} dimension(s); a model is 3-D (nz, ny, nx), z down", where, info.dims.size()));
+  if (index && hsize_t(*index) >= info.dims[0])
+    throw Error(ExitCode::input_error, fmt::format("{}: model.index = {} is beyond its {} models (0 to {})", where,
+                                                   *index, info.dims[0], info.dims[0] - 1));
+  const std::size_t lead = index ? 1 : 0;  // the axes of (nz, ny, nx) in the dataset
   FileGrid f;
-  for (int a = 0; a < 3; ++a) f.shape[std::size_t(a)] = info.dims[std::size_t(a)];
+  for (int a = 0; a < 3; ++a) f.shape[std::size_t(a)] = info.dims[std::size_t(a) + lead];
   {
     io::h5::Handle dset = reader.open_dataset(c.model.dataset);
     for (const char* name : {"spacing", "origin"}) {
@@ -176,14 +192,22 @@ std::vector<float> read_hdf5_model(const Case& c, const Dims3& b, const Dims3& e
       (spacing ? f.spacing : f.origin) = Vec3{v[0], v[1], v[2]};
     }
   }
-  const std::vector<hsize_t> dims = {f.shape[0], f.shape[1], f.shape[2]};
+  // The box [begin, begin + count) of the model (of model k of a 4-D dataset).
+  const auto block = [&](std::vector<hsize_t> begin, std::vector<hsize_t> count) {
+    std::vector<hsize_t> dims = {f.shape[0], f.shape[1], f.shape[2]};
+    if (index) {
+      dims.insert(dims.begin(), info.dims[0]);
+      begin.insert(begin.begin(), hsize_t(*index));
+      count.insert(count.begin(), 1);
+    }
+    return reader.read_floating_block<float>(c.model.dataset, dims, begin, count);
+  };
   if (on_case_grid(f, g))
-    return reader.read_floating_block<float>(c.model.dataset, dims, {hsize_t(b[0]), hsize_t(b[1]), hsize_t(b[2])},
-                                             {hsize_t(e[0]), hsize_t(e[1]), hsize_t(e[2])});
+    return block({hsize_t(b[0]), hsize_t(b[1]), hsize_t(b[2])}, {hsize_t(e[0]), hsize_t(e[1]), hsize_t(e[2])});
   check_covers(f, g, where,
                "give the model's grid as dataset attributes spacing = [dz, dy, dx] and origin = [oz, oy, ox] (m)");
   note = resampled_note(f, where);
-  return resample(f, reader.read_floating<float>(c.model.dataset, dims), g, b, e);
+  return resample(f, block({0, 0, 0}, {f.shape[0], f.shape[1], f.shape[2]}), g, b, e);
 }
 
 // The same from a raw binary file or a SEG-Y velocity cube, which are read whole.
