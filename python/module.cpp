@@ -112,29 +112,52 @@ py::array_t<T> owned_array(std::vector<T>&& v, const std::vector<py::ssize_t>& s
   return py::array_t<T>(shape, held->data(), owner);
 }
 
+// (n, 3) positions, (z, y, x) m.
+py::array_t<double> vec3_array(const std::vector<Vec3>& points) {
+  std::vector<double> v;
+  for (const auto& p : points) v.insert(v.end(), p.begin(), p.end());
+  return owned_array(std::move(v), {py::ssize_t(points.size()), 3});
+}
+
 std::vector<py::ssize_t> grid_shape(const Case& c) { return {c.grid.shape[0], c.grid.shape[1], c.grid.shape[2]}; }
 
-// Per-shot traces: a list of (n_receivers, nt) arrays or one (n_shots, n_receivers, nt) array.
-std::vector<std::vector<double>> checked_shot_traces(const py::handle& obj, int n_shots, int n_receivers, int nt,
+// Each shot's receiver count (its own receivers, or the shared ones).
+std::vector<int> shot_receiver_counts(const Case& c) {
+  std::vector<int> out;
+  for (std::size_t s = 0; s < c.shots.size(); ++s) out.push_back(int(shot_receivers(c, s).size()));
+  return out;
+}
+
+// Per-shot traces: a list of (the shot's receivers, nt) arrays, or one (n_shots, n_receivers, nt) array when every
+// shot has as many receivers.
+std::vector<std::vector<double>> checked_shot_traces(const py::handle& obj, const std::vector<int>& counts, int nt,
                                                      const std::string& what) {
+  const int n_shots = int(counts.size());
+  const bool same = std::all_of(counts.begin(), counts.end(), [&](int n) { return n == counts.front(); });
   std::vector<std::vector<double>> out;
   if (py::isinstance<py::array>(obj)) {
-    const auto all = checked_values(obj, {n_shots, n_receivers, nt}, what);
-    const std::size_t per = std::size_t(n_receivers) * nt;
+    if (!same)
+      throw py::value_error(
+          fmt::format("{}: the shots have receivers of their own, not all as many: pass a list of "
+                      "{} arrays (the shot's receivers, nt), one a shot",
+                      what, n_shots));
+    const auto all = checked_values(obj, {n_shots, counts.front(), nt}, what);
+    const std::size_t per = std::size_t(counts.front()) * nt;
     for (int s = 0; s < n_shots; ++s)
       out.emplace_back(all.begin() + std::ptrdiff_t(s * per), all.begin() + std::ptrdiff_t((s + 1) * per));
     return out;
   }
   if (!py::isinstance<py::sequence>(obj) || py::isinstance<py::str>(obj))
     throw py::type_error(
-        fmt::format("{}: expected a list of {} arrays (n_receivers, nt) = ({}, {}), one a shot, or "
-                    "one array ({}, {}, {})",
-                    what, n_shots, n_receivers, nt, n_shots, n_receivers, nt));
+        same ? fmt::format("{}: expected a list of {} arrays (n_receivers, nt) = ({}, {}), one a shot, or "
+                           "one array ({}, {}, {})",
+                           what, n_shots, counts.front(), nt, n_shots, counts.front(), nt)
+             : fmt::format("{}: expected a list of {} arrays (the shot's receivers, nt), one a shot", what, n_shots));
   const auto seq = py::reinterpret_borrow<py::sequence>(obj);
   if (int(seq.size()) != n_shots)
     throw py::value_error(fmt::format("{}: {} arrays for a case of {} shot(s)", what, seq.size(), n_shots));
   for (int s = 0; s < n_shots; ++s)
-    out.push_back(checked_values(seq[std::size_t(s)], {n_receivers, nt}, fmt::format("{}[{}]", what, s)));
+    out.push_back(checked_values(seq[std::size_t(s)], {counts[std::size_t(s)], nt}, fmt::format("{}[{}]", what, s)));
   return out;
 }
 
@@ -278,7 +301,6 @@ py::dict forward(const Case& case_, const py::object& model, bool final_field, i
                  const py::object& shots, const py::object& progress) {
   if (snapshot_every < 0) throw py::value_error(fmt::format("snapshot_every = {}: must be >= 0", snapshot_every));
   const Case c = with_model(case_, model);
-  require_shared_receivers(c, "the Python module's forward");
   const std::vector<int> which = checked_shots(c, shots);
   SimulateOptions options;
   options.final_field = final_field;
@@ -290,7 +312,6 @@ py::dict forward(const Case& case_, const py::object& model, bool final_field, i
   const Comm world = Comm::world();
   const bool parallel = world.size() > 1;
   options.stop_on_signal = !parallel;  // one rank's stop would leave the others waiting
-  const int n_rec = int(c.receivers.size());
   std::vector<ShotOutput> outputs = run_released(progress, [&] {
     apply_threads(c);
     if (parallel) {
@@ -305,6 +326,7 @@ py::dict forward(const Case& case_, const py::object& model, bool final_field, i
   py::list traces, finals, snapshots, steps, sources;
   for (std::size_t k = 0; k < which.size(); ++k) {
     auto& o = outputs[k];
+    const py::ssize_t n_rec = py::ssize_t(shot_receivers(c, std::size_t(which[k])).size());
     if (fp32)  // the run's own precision, as traces.h5 holds them
       traces.append(owned_array(std::vector<float>(o.traces.begin(), o.traces.end()), {n_rec, plan.nt}));
     else
@@ -329,11 +351,16 @@ py::dict forward(const Case& case_, const py::object& model, bool final_field, i
       steps.append(py::cast(o.snapshot_steps));
     }
   }
-  std::vector<double> rec;
-  for (const auto& r : c.receivers) rec.insert(rec.end(), r.begin(), r.end());
   py::dict out;
   out["traces"] = traces;
-  out["receivers"] = owned_array(std::move(rec), {n_rec, 3});
+  // The receivers: one (n, 3) array when the shots share them, else a list of the run shots' own.
+  if (shared_receivers(c)) {
+    out["receivers"] = vec3_array(c.receivers);
+  } else {
+    py::list per_shot;
+    for (int s : which) per_shot.append(vec3_array(shot_receivers(c, std::size_t(s))));
+    out["receivers"] = per_shot;
+  }
   out["sources"] = sources;
   out["shots"] = py::cast(which);
   out["dt"] = plan.dt;
@@ -354,7 +381,6 @@ class Operator {
         throw py::value_error(fmt::format("velocity_max = {}: must be finite and > 0 (m/s)", *velocity_max));
       case_.inversion.velocity_max = *velocity_max;  // the plan's reference velocity (dt, CPML damping)
     }
-    require_shared_receivers(case_, "the Python module's Operator");
     py::gil_scoped_release release;
     apply_threads(case_);
     plan_ = make_plan(case_);
@@ -362,8 +388,20 @@ class Operator {
   }
   const Plan& plan() const { return plan_; }
   int n_shots() const { return int(case_.shots.size()); }
-  int n_receivers() const { return int(case_.receivers.size()); }
-  std::size_t trace_values() const { return case_.receivers.size() * std::size_t(plan_.nt); }
+  // Every shot's receiver count; n_receivers() the common one (a ValueError when the shots' counts differ).
+  std::vector<int> receiver_counts() const { return shot_receiver_counts(case_); }
+  int n_receivers() const {
+    const auto n = receiver_counts();
+    if (!std::all_of(n.begin(), n.end(), [&](int k) { return k == n.front(); }))
+      throw py::value_error("n_receivers: the shots have receivers of their own, not all as many; see receiver_counts");
+    return n.front();
+  }
+  int shot_receiver_count(int s) const { return int(shot_receivers(case_, std::size_t(s)).size()); }
+  std::vector<std::size_t> trace_values(const std::vector<int>& shots) const {
+    std::vector<std::size_t> out;
+    for (int s : shots) out.push_back(std::size_t(shot_receiver_count(s)) * std::size_t(plan_.nt));
+    return out;
+  }
 
  private:
   // Between shots: Ctrl-C (run_released's handler) ends the run. On one rank only: under mpiexec one rank stopping
@@ -390,17 +428,18 @@ class Operator {
         stop_if_interrupted();
         out.push_back(propagator_->forward(s, false));
       }
-      return share_shot_traces(world_, which, std::move(out), std::vector<std::size_t>(which.size(), trace_values()));
+      return share_shot_traces(world_, which, std::move(out), trace_values(which));
     });
     py::list out;
-    for (auto& t : traces) out.append(owned_array(std::move(t), {n_receivers(), plan_.nt}));
+    for (std::size_t k = 0; k < traces.size(); ++k)
+      out.append(owned_array(std::move(traces[k]), {shot_receiver_count(which[k]), plan_.nt}));
     return out;
   }
 
   py::dict gradient(const py::object& model, const py::object& observed, bool illumination,
                     const py::object& progress) {
     const auto m = model_values(model);
-    auto data = checked_shot_traces(observed, n_shots(), n_receivers(), plan_.nt, "observed");
+    auto data = checked_shot_traces(observed, receiver_counts(), plan_.nt, "observed");
     LeastSquaresMisfit misfit;
     auto result = run_released(progress, [&] {
       // Under mpiexec (MPI initialised by mpi4py), the ranks share the shots and sum the gradient, as `invert` does.
@@ -435,16 +474,17 @@ class Operator {
         stop_if_interrupted();
         out.push_back(propagator_->born(s, d));
       }
-      return share_shot_traces(world_, all, std::move(out), std::vector<std::size_t>(all.size(), trace_values()));
+      return share_shot_traces(world_, all, std::move(out), trace_values(all));
     });
     py::list out;
-    for (auto& t : traces) out.append(owned_array(std::move(t), {n_receivers(), plan_.nt}));
+    for (std::size_t k = 0; k < traces.size(); ++k)
+      out.append(owned_array(std::move(traces[k]), {shot_receiver_count(all[k]), plan_.nt}));
     return out;
   }
 
   py::array_t<double> adjoint(const py::object& model, const py::object& residual, const py::object& progress) {
     const auto m = model_values(model);
-    const auto r = checked_shot_traces(residual, n_shots(), n_receivers(), plan_.nt, "residual");
+    const auto r = checked_shot_traces(residual, receiver_counts(), plan_.nt, "residual");
     const std::vector<int> all = checked_shots(case_, py::none());
     auto image = run_released(progress, [&] {
       const auto velocity = velocity_from_parameter(parameterisation(), m);
@@ -471,12 +511,6 @@ class Operator {
   Plan plan_;
   std::unique_ptr<GradientPropagator> propagator_;
 };
-
-py::array_t<double> vec3_array(const std::vector<Vec3>& points) {
-  std::vector<double> v;
-  for (const auto& p : points) v.insert(v.end(), p.begin(), p.end());
-  return owned_array(std::move(v), {py::ssize_t(points.size()), 3});
-}
 
 }  // namespace
 
@@ -541,6 +575,15 @@ PYBIND11_MODULE(_core, m) {
           "origin", [](const Case& c) { return py::make_tuple(c.grid.origin[0], c.grid.origin[1], c.grid.origin[2]); })
       .def_property_readonly("n_shots", [](const Case& c) { return c.shots.size(); })
       .def_property_readonly("receivers", [](const Case& c) { return vec3_array(c.receivers); })
+      .def(
+          "shot_receivers",
+          [](const Case& c, int shot) {
+            if (shot < 0 || shot >= int(c.shots.size()))
+              throw py::index_error(
+                  fmt::format("shot_receivers: shot {} of a case with {} shot(s)", shot, c.shots.size()));
+            return vec3_array(shot_receivers(c, std::size_t(shot)));
+          },
+          py::arg("shot"))
       .def(
           "sources",
           [](const Case& c, int shot) {
@@ -616,6 +659,7 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("plan", &Operator::plan)
       .def_property_readonly("n_shots", &Operator::n_shots)
       .def_property_readonly("n_receivers", &Operator::n_receivers)
+      .def_property_readonly("receiver_counts", &Operator::receiver_counts)
       .def("forward", &Operator::forward, py::arg("model"), py::arg("shots"), py::arg("progress"))
       .def("gradient", &Operator::gradient, py::arg("model"), py::arg("observed"), py::arg("illumination"),
            py::arg("progress"))

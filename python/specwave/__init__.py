@@ -54,7 +54,7 @@ class ForwardResult:
     """What forward() returns. Arrays are C-ordered; positions are (z, y, x) in metres."""
 
     traces: list  # per shot: (n_receivers, nt), in the run precision (float32 or float64), as traces.h5 holds them
-    receivers: np.ndarray  # (n_receivers, 3)
+    receivers: object  # (n_receivers, 3); with receivers per shot, a list of each run shot's (n, 3)
     sources: list  # per shot: (n_sources, 3)
     shots: list  # the shots run (indices into the case's shots)
     dt: float  # s, the sample interval of the traces (the simulation's time step)
@@ -106,7 +106,13 @@ class Operator:
 
     @property
     def n_receivers(self) -> int:
+        """The shots' receiver count (ValueError when shots with their own receivers have different counts)."""
         return self._op.n_receivers
+
+    @property
+    def receiver_counts(self) -> list:
+        """Each shot's receiver count (shots may have their own receivers: docs/case-file.md)."""
+        return self._op.receiver_counts
 
     @property
     def shape(self):
@@ -118,7 +124,8 @@ class Operator:
     def gradient(self, model, observed, *, illumination: bool = False, progress: Progress = None) -> dict:
         """{"misfit": float, "misfit_per_shot": (n_shots,), "gradient": (nz, ny, nx), "illumination": array or None}.
 
-        observed: a list of (n_receivers, nt) arrays (one a shot) or one (n_shots, n_receivers, nt) array.
+        observed: a list of (n_receivers, nt) arrays (one a shot; each shot's own count with receivers per shot) or
+        one (n_shots, n_receivers, nt) array.
         """
         return self._op.gradient(model, observed, illumination, _progress_sink(progress))
 
