@@ -147,6 +147,10 @@ ShotGathers read_trace_file(const std::string& path, bool samples) {
     const auto rec = reader.read_floating<double>("/receiver_coordinates", {info.dims[0], 3});
     for (hsize_t r = 0; r < info.dims[0]; ++r) g.receivers.push_back({rec[3 * r], rec[3 * r + 1], rec[3 * r + 2]});
   }
+  if (g.n_shots < 1 || g.n_traces() < 1 || (!table && g.nt < 1))
+    bad_input(path, fmt::format("holds {} shot(s), {} trace(s) of {} sample(s): a traces file needs at least one of "
+                                "each",
+                                g.n_shots, g.n_traces(), g.nt));
   if (samples) g.traces = reader.read_floating<float>("/traces", info.dims);
   if (!table) {
     h5::Handle d = reader.open_dataset("/traces");

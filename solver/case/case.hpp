@@ -74,7 +74,7 @@ struct ShotSpec {
   std::vector<SourceSpec> sources;  // fired together
   // This shot's own receivers (a [shots.receivers] table, or a spread that moves with the shot: docs/case-file.md),
   // in trace order; empty: the case's shared `receivers`.
-  std::vector<Vec3> receivers;
+  std::vector<Vec3> receivers{};
 };
 
 struct TimeSpec {

@@ -112,11 +112,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (reader == 0) {
     refusal_allowed([&] {
       const auto g = specwave::io::read_trace_file(path);
-      check(g.n_shots >= 1 && g.n_receivers >= 1 && g.nt >= 1, "traces: at least one shot, receiver and sample");
+      check(g.n_shots >= 1 && g.n_traces() >= 1 && g.nt >= 1, "traces: at least one shot, trace and sample");
       check(std::isfinite(g.dt) && g.dt > 0, "traces: a finite positive dt");
-      check(g.traces.size() == std::size_t(g.n_shots) * g.n_receivers * g.nt, "traces: the shape read");
-      check(g.receivers.size() == std::size_t(g.n_receivers) && g.sources.size() == std::size_t(g.n_shots),
-            "traces: one coordinate per receiver and shot");
+      check(g.traces.size() == g.n_traces() * std::size_t(g.nt), "traces: the shape read");
+      check(g.first_trace.size() == std::size_t(g.n_shots) + 1 && g.first_trace.front() == 0 &&
+                std::size_t(g.first_trace.back()) == g.n_traces() && g.sources.size() == std::size_t(g.n_shots),
+            "traces: the shots' rows, one coordinate per trace and per shot");
     });
   } else if (reader == 1) {
     specwave::Case c;
