@@ -382,9 +382,12 @@ void read_model_file_keys(const Tab& m, ModelSpec& md) {
 ModelSpec read_model_spec(const Tab& m) {
   using K = ModelSpec::Kind;
   ModelSpec md;
-  m.allow({"type", "velocity", "interfaces", "velocities", "anomaly", "center", "radius", "file", "format", "dataset",
-           "index", "shape", "spacing", "origin", "dtype", "byte_order", "axis_order", "sample_spacing",
-           "sample_origin"});
+  m.allow({"type",  "velocity",   "interfaces", "velocities",     "anomaly",       "center",  "radius",
+           "file",  "format",     "dataset",    "index",          "shape",         "spacing", "origin",
+           "dtype", "byte_order", "axis_order", "sample_spacing", "sample_origin", "density"});
+  md.density = m.onum("density", "density = 1000.0");
+  m.check(!md.density || (*md.density > 0 && std::isfinite(*md.density)), "density", "must be a number > 0",
+          "give the medium's density in kg/m^3, e.g. 1000.0 for water");
   md.kind = m.choice<K>(
       "type", {{"homogeneous", K::homogeneous}, {"layered", K::layered}, {"gaussian", K::gaussian}, {"file", K::file}},
       std::nullopt, "type = \"homogeneous\"");
@@ -465,10 +468,20 @@ void read_time(const Tab& r, Case& c) {
 
 SourceSpec read_source(const Tab& s) {
   using K = WaveletSpec::Kind;
-  s.allow({"position", "wavelet", "peak_frequency", "delay", "amplitude", "file", "dataset"});
+  s.allow({"position", "wavelet", "peak_frequency", "delay", "amplitude", "file", "dataset", "kind", "direction"});
   SourceSpec src;
   auto& w = src.wavelet;
   src.position = s.rvec3("position", "position = [10.0, 500.0, 500.0]");
+  src.kind = s.choice<SourceKind>("kind", {{"pressure", SourceKind::pressure}, {"force", SourceKind::force}},
+                                  SourceKind::pressure, "kind = \"pressure\"");
+  s.only_for({{"direction", {"force"}}}, "kind", to_string(src.kind));
+  if (src.kind == SourceKind::force) {
+    const Vec3 d = s.vec3("direction", "direction = [1.0, 0.0, 0.0]", {1, 0, 0});
+    const double norm = std::hypot(d[0], d[1], d[2]);
+    s.check(norm > 0 && std::isfinite(norm), "direction", "must not be zero",
+            "give the force's direction (z, y, x), e.g. [1.0, 0.0, 0.0] for vertical (z down)");
+    src.direction = {d[0] / norm, d[1] / norm, d[2] / norm};
+  }
   w.kind = s.choice<K>("wavelet", {{"ricker", K::ricker}, {"file", K::file}}, K::ricker, "wavelet = \"ricker\"");
   const char* kind = w.kind == K::ricker ? "ricker" : "file";
   s.only_for({{"peak_frequency", {"ricker"}}, {"delay", {"ricker"}}, {"file", {"file"}}, {"dataset", {"file"}}},
@@ -516,9 +529,27 @@ struct ReceiverTable {
   double direction[2] = {0, 1};  // (y, x), unit length
   std::optional<double> depth;   // none: the source's depth
   std::string where;             // the table's key, for messages
-  std::string file;              // `file`: every shot's receivers from a survey's traces.h5 or SEG-Y
-  io::ShotGathers acquisition;   // its geometry
+  // `components`: each position records these, one receiver (trace) each, consecutive; {pressure} by default
+  std::vector<ReceiverComponent> components{ReceiverComponent::pressure};
+  std::string file;             // `file`: every shot's receivers from a survey's traces.h5 or SEG-Y
+  io::ShotGathers acquisition;  // its geometry
 
+  // Positions expanded to one receiver per component, and their components (empty when only pressure). A file that
+  // names each trace's component (acquisition.components) gives the rows from `first_row` on their own, unexpanded.
+  void expand(std::vector<Vec3>& positions, std::vector<ReceiverComponent>& out, std::size_t first_row = 0) const {
+    out.clear();
+    if (!acquisition.components.empty()) {
+      for (std::size_t r = 0; r < positions.size(); ++r)
+        out.push_back(ReceiverComponent(acquisition.components[first_row + r]));
+      return;
+    }
+    if (components.size() == 1 && components[0] == ReceiverComponent::pressure) return;
+    std::vector<Vec3> expanded;
+    expanded.reserve(positions.size() * components.size());
+    for (const Vec3& p : positions)
+      for (ReceiverComponent k : components) expanded.push_back(p), out.push_back(k);
+    positions = std::move(expanded);
+  }
   // The receivers of shot `shot` whose first source is at `source`: the fixed ones, then the spread's (or the file's).
   std::vector<Vec3> shot_positions(std::size_t shot, const Vec3& source) const {
     if (!file.empty())
@@ -534,9 +565,31 @@ struct ReceiverTable {
 };
 
 ReceiverTable read_receiver_table(const Tab& rc, bool shared) {
-  rc.allow({"points", "lines", "planes", "streamer", "file"});
+  rc.allow({"points", "lines", "planes", "streamer", "file", "components"});
   ReceiverTable table;
   table.where = rc.path;
+  if (const auto* node = rc.find("components")) {
+    constexpr std::string_view cex = "components = [\"p\", \"vz\"]";
+    const auto& a = rc.p.arr(*node, rc.key("components"), "an array of \"p\", \"vz\", \"vy\", \"vx\"", cex);
+    rc.check(a.size() >= 1 && a.size() <= 4, "components", fmt::format("must hold 1 to 4 names, found {}", a.size()),
+             "list what each position records, e.g. [\"p\", \"vz\", \"vy\", \"vx\"] for a four-component node");
+    table.components.clear();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const std::string key = fmt::format("{}[{}]", rc.key("components"), i);
+      const std::string name = rc.p.str(*a.get(i), key, cex);
+      ReceiverComponent k = ReceiverComponent::pressure;
+      bool known = false;
+      for (ReceiverComponent c :
+           {ReceiverComponent::pressure, ReceiverComponent::vz, ReceiverComponent::vy, ReceiverComponent::vx})
+        if (name == to_string(c)) k = c, known = true;
+      if (!known)
+        rc.p.bad(*a.get(i), key, "must be one of \"p\", \"vz\", \"vy\", \"vx\"",
+                 "name pressure \"p\" or a particle-velocity component \"vz\", \"vy\" or \"vx\"");
+      if (std::find(table.components.begin(), table.components.end(), k) != table.components.end())
+        rc.p.bad(*a.get(i), key, fmt::format("repeats \"{}\"", name), "list each component once");
+      table.components.push_back(k);
+    }
+  }
   if (rc.find("file")) {
     if (!shared)
       rc.p.bad(*rc.find("file"), rc.key("file"), "is read in the shared [receivers] table only",
@@ -547,6 +600,10 @@ ReceiverTable read_receiver_table(const Tab& rc, bool shared) {
                  "remove it, or remove file");
     table.file = rc.rinput("file", "file = \"survey.sgy\"");
     table.acquisition = io::read_acquisition(table.file);
+    if (!table.acquisition.components.empty() && rc.find("components"))
+      rc.p.bad(*rc.find("components"), rc.key("components"),
+               fmt::format("cannot be combined with {}, which names each trace's component", table.file),
+               "remove it: the file's components are used");
     return table;
   }
   auto& out = table.fixed;
@@ -661,11 +718,16 @@ void read_receivers(const Tab& r, Case& c) {
                       "no [shots.receivers] table and no shared [receivers] table",
                       "add a [receivers] table for the shots without their own, or a [shots.receivers] table here");
     }
-  if (shared) c.receivers = shared->fixed;
+  if (shared) {
+    c.receivers = shared->fixed;
+    shared->expand(c.receivers, c.receiver_components);
+  }
   if (!per_shot) return;
   for (std::size_t s = 0; s < c.shots.size(); ++s) {
     const ReceiverTable& t = own[s] ? *own[s] : *shared;
     c.shots[s].receivers = t.shot_positions(s, c.shots[s].sources.front().position);
+    t.expand(c.shots[s].receivers, c.shots[s].receiver_components,
+             t.file.empty() ? 0 : std::size_t(t.acquisition.first_trace[s]));
   }
 }
 

@@ -159,7 +159,7 @@ struct Provenance {
   int threads = 0, ranks = 1;
 };
 void write_root_attributes(hid_t file, const Provenance& provenance);
-inline constexpr const char* schema_version = "1.2";
+inline constexpr const char* schema_version = "1.3";
 
 // Silence HDF5's automatic error stack printing (errors become exceptions with context instead).
 void silence_library_errors();

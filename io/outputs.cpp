@@ -136,6 +136,15 @@ void TraceFile::create_traces(const std::vector<hsize_t>& dims, double dt, const
   h5::write_attribute(traces_.id(), "axis_order", axis_order);
 }
 
+void TraceFile::write_components(const std::vector<ReceiverComponent>& components) {
+  if (file_.reopened()) return;
+  std::vector<std::int32_t> codes(components.size());
+  for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = std::int32_t(components[i]);
+  h5::Handle d =
+      h5::write_dataset<std::int32_t>(file_.id(), "receiver_component", {hsize_t(codes.size())}, codes.data(), "");
+  h5::write_attribute(d.id(), "names", std::string("p,vz,vy,vx"));
+}
+
 void TraceFile::write_sources(const std::vector<std::vector<Vec3>>& sources) {
   std::vector<double> src;
   std::vector<std::int32_t> shot_of;

@@ -30,6 +30,10 @@ class TraceFile {
   TraceFile(const std::string& path, const h5::Provenance& provenance, bool fp64,
             const std::vector<std::vector<Vec3>>& shot_receivers, const std::vector<std::vector<Vec3>>& sources, int nt,
             double dt, const h5::Parallel& parallel = {}, const h5::Resumable& resumable = {});
+  // /receiver_component: what each row of /receiver_coordinates records (0 pressure, 1 vz, 2 vy, 3 vx; an int32 each,
+  // its attribute `names` = "p,vz,vy,vx"), written only when some receiver records particle velocity (absent: every
+  // trace is pressure). Parallel: collective. A reopened (resumed) file has it already.
+  void write_components(const std::vector<ReceiverComponent>& components);
   // (shot's receivers, nt). Parallel: collective; a rank with no shot to write passes shot = -1.
   void write_shot(int shot, std::span<const double> traces);
   void flush() { file_.flush(); }

@@ -92,6 +92,8 @@ bool ShotGathers::shared_receivers() const {
       const Vec3& p = receivers[std::size_t(first_trace[std::size_t(s)] + r)];
       const Vec3& q = receivers[std::size_t(r)];
       if (std::abs(p[0] - q[0]) + std::abs(p[1] - q[1]) + std::abs(p[2] - q[2]) > 1e-3) return false;
+      if (!components.empty() && components[std::size_t(first_trace[std::size_t(s)] + r)] != components[std::size_t(r)])
+        return false;
     }
   }
   return true;
@@ -152,6 +154,25 @@ ShotGathers read_trace_file(const std::string& path, bool samples) {
                                 "each",
                                 g.n_shots, g.n_traces(), g.nt));
   if (samples) g.traces = reader.read_floating<float>("/traces", info.dims);
+  if (reader.has_dataset("/receiver_component")) {  // one a row of /receiver_coordinates (schema 1.3)
+    const std::size_t rows = first.empty() ? std::size_t(info.dims[1]) : g.n_traces();
+    const h5::DatasetInfo ci = reader.info("/receiver_component");
+    if (ci.type_class != H5T_INTEGER || ci.dims != std::vector<hsize_t>{rows})
+      bad_input(path, fmt::format("dataset '/receiver_component' must be {} integers, one a row of "
+                                  "'/receiver_coordinates'",
+                                  rows));
+    std::vector<std::int32_t> codes(rows);
+    h5::Handle d = reader.open_dataset("/receiver_component");
+    if (H5Dread(d.id(), H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, codes.data()) < 0)
+      bad_input(path, "cannot read dataset '/receiver_component'");
+    for (const std::int32_t k : codes)
+      if (k < 0 || k > 3)
+        bad_input(path, fmt::format("dataset '/receiver_component' holds {}; the codes are 0 (p), 1 (vz), 2 (vy) and "
+                                    "3 (vx)",
+                                    k));
+    for (int s = 0; s < (first.empty() ? g.n_shots : 1); ++s)
+      g.components.insert(g.components.end(), codes.begin(), codes.end());
+  }
   if (!table) {
     h5::Handle d = reader.open_dataset("/traces");
     const auto dt = h5::read_attribute_doubles(d.id(), "dt");
@@ -212,6 +233,12 @@ void write_trace_file(const std::string& path, const ShotGathers& g, const std::
       receivers.emplace_back(g.receivers.begin() + g.first_trace[std::size_t(s)],
                              g.receivers.begin() + g.first_trace[std::size_t(s) + 1]);
     file = std::make_unique<TraceFile>(path, prov, false, receivers, sources, g.nt, g.dt);
+  }
+  if (std::any_of(g.components.begin(), g.components.end(), [](std::int32_t k) { return k != 0; })) {
+    const std::size_t rows = g.shared_receivers() ? std::size_t(g.n_shots ? g.shot_traces(0) : 0) : g.n_traces();
+    std::vector<ReceiverComponent> components;
+    for (std::size_t r = 0; r < rows; ++r) components.push_back(ReceiverComponent(g.components[r]));
+    file->write_components(components);
   }
   for (int s = 0; s < g.n_shots; ++s) {
     const std::size_t begin = std::size_t(g.first_trace[std::size_t(s)]) * std::size_t(g.nt);
@@ -299,8 +326,10 @@ void write_segy(const std::string& path, const ShotGathers& g, const std::string
         put(th, 5, serial);                // ... within file
         put(th, 9, std::int32_t(s + 1));   // original field record number (shot)
         put(th, 13, std::int32_t(r + 1));  // trace number within the field record
-        put(th, 29, std::int16_t(1));      // trace identification: time-domain seismic data
-        put(th, 35, std::int16_t(1));      // data use: production
+        // trace identification: time-domain seismic data; with components, 11 pressure sensor, 12 vertical, 13
+        // cross-line (y), 14 in-line (x) component of a multicomponent sensor
+        put(th, 29, std::int16_t(g.components.empty() ? 1 : 11 + g.components[trace]));
+        put(th, 35, std::int16_t(1));  // data use: production
         // offset: the horizontal source-receiver distance, whole metres (bytes 37-40 take no scalar)
         put(th, 37, std::int32_t(std::lround(std::hypot(rec[2] - src[2], rec[1] - src[1]))));
         put(th, 41, scaled(-rec[0]));    // receiver group elevation (up positive) = -z
@@ -442,6 +471,8 @@ ShotGathers read_segy(const std::string& path) {
     const unsigned char* th = f.header(t);
     const std::int16_t sc = get<std::int16_t>(th, 71, little), se = get<std::int16_t>(th, 69, little);
     record_of.push_back(get<std::int32_t>(th, 9, little));
+    const std::int16_t id = get<std::int16_t>(th, 29, little);  // 12, 13, 14: vz, vy, vx (multicomponent sensor)
+    g.components.push_back(id >= 12 && id <= 14 ? id - 11 : 0);
     receiver_of.push_back({-unscaled(get<std::int32_t>(th, 41, little), se),
                            unscaled(get<std::int32_t>(th, 85, little), sc),
                            unscaled(get<std::int32_t>(th, 81, little), sc)});
@@ -469,6 +500,8 @@ ShotGathers read_segy(const std::string& path) {
   }
   g.first_trace.push_back(std::int64_t(record_of.size()));
   g.receivers = std::move(receiver_of);
+  if (std::all_of(g.components.begin(), g.components.end(), [](std::int32_t k) { return k == 0; }))
+    g.components.clear();
   return g;
 }
 

@@ -28,6 +28,8 @@ struct ShotGathers {
   std::vector<float> traces;              // (n_traces, nt), C order, shot by shot
   std::vector<Vec3> receivers;            // one per trace: (z, y, x) m, z down
   std::vector<Vec3> sources;              // one per shot: its (first) source, (z, y, x) m
+  // one per trace: what it records (traces.h5's /receiver_component: 0 p, 1 vz, 2 vy, 3 vx); empty: all pressure
+  std::vector<std::int32_t> components;
 
   std::size_t n_traces() const { return receivers.size(); }
   int shot_traces(int s) const { return int(first_trace[std::size_t(s) + 1] - first_trace[std::size_t(s)]); }

@@ -585,6 +585,20 @@ PYBIND11_MODULE(_core, m) {
           },
           py::arg("shot"))
       .def(
+          "receiver_components",
+          [](const Case& c, int shot) {
+            if (shot < 0 || shot >= int(c.shots.size()))
+              throw py::index_error(
+                  fmt::format("receiver_components: shot {} of a case with {} shot(s)", shot, c.shots.size()));
+            std::vector<std::string> names;
+            for (std::size_t r = 0; r < shot_receivers(c, std::size_t(shot)).size(); ++r)
+              names.emplace_back(to_string(shot_receiver_component(c, std::size_t(shot), r)));
+            return names;
+          },
+          py::arg("shot") = 0,
+          "What each receiver of the shot records, in trace order: \"p\" (pressure) or \"vz\", \"vy\", \"vx\" "
+          "(particle velocity, m/s; receivers.components in the case file)")
+      .def(
           "sources",
           [](const Case& c, int shot) {
             if (shot < 0 || shot >= int(c.shots.size()))

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "solver/case/errors.hpp"
+#include "solver/forward/particle_velocity.hpp"
 #include "solver/plan/acquisition.hpp"
 #include "validation/reference.hpp"
 #include "validation/spectral_reference.hpp"
@@ -179,4 +180,137 @@ TEST_CASE("spectral point stencils: (2 r + 1)^3 weights summing to 1, and they m
   }
   // 5 points from the low z face: the radius-6 stencil leaves the grid.
   CHECK_THROWS_AS(make_spectral_point_stencil(g, {50, 40, 180}, courant, band, "point"), Error);
+}
+
+TEST_CASE("derivative weights: exact for constants and linear functions, accurate up to the band, antisymmetric") {
+  // FDTD's (radius 4, band pi/2) and the spectral method's (radius 6, three bands): sum w = 0, sum w (j - q) = 1 to
+  // rounding; on the grid w_{-j} = -w_j; the spectral ones vanish at Nyquist. The fit's error |H(k) - i k G(k)| / k
+  // (G = 1 for FDTD) is reported and bounded at k = pi/3 (6 points per wavelength), where the FDTD points' own
+  // interpolation error is 3.8e-4 (docs/numerics.md).
+  double fdtd = 0, spectral[3] = {0, 0, 0};
+  for (double q : {7.0, 5.25, 5.5, 5.9, 6.01, -3.3, 1234.875}) {
+    CAPTURE(q);
+    const auto check = [&](const Weights1D& w, double courant, bool nyquist) {
+      double sum = 0, first = 0, alternating = 0;
+      std::complex<double> response = 0;
+      const double k = M_PI / 3;
+      for (std::size_t i = 0; i < w.index.size(); ++i) {
+        const double x = w.index[i] - q;
+        sum += w.weight[i];
+        first += w.weight[i] * x;
+        alternating += (w.index[i] % 2 == 0 ? 1 : -1) * w.weight[i];
+        response += w.weight[i] * std::exp(std::complex<double>(0, k * x));
+      }
+      CHECK(std::abs(sum) < 1e-12);
+      CHECK(std::abs(first - 1) < 1e-12);
+      if (nyquist) CHECK(std::abs(alternating) < 1e-12);
+      if (q == 7.0)
+        for (std::size_t i = 0; i < w.index.size(); ++i)
+          CHECK(std::abs(w.weight[i] + w.weight[w.index.size() - 1 - i]) < 1e-12);
+      const std::complex<double> target(0, k * std::exp(-std::pow(courant * k, 2) / 24));
+      return std::abs(response - target) / k;
+    };
+    const Weights1D w = derivative_weights(q);
+    REQUIRE(int(w.index.size()) == 2 * interpolation_radius + 1);
+    CHECK(w.index.front() == int(std::round(q)) - interpolation_radius);
+    fdtd = std::max(fdtd, check(w, 0.0, false));
+    int b = 0;
+    for (double band : {M_PI / 2, 0.6 * M_PI, 0.8 * M_PI}) {
+      const Weights1D s = spectral_point_weights(q, 0.29, band, spectral_point_radius, true);
+      REQUIRE(int(s.index.size()) == 2 * spectral_point_radius + 1);
+      spectral[b] = std::max(spectral[b], check(s, 0.29, true));
+      ++b;
+    }
+  }
+  MESSAGE("derivative weights, |H - i k G| / k at k = pi/3: FDTD " << fdtd << "; spectral with the bands pi/2, 0.6 pi, "
+                                                                   << "0.8 pi: " << spectral[0] << ", " << spectral[1]
+                                                                   << ", " << spectral[2]);
+  // Measured 5.4e-4; 8.6e-5, 6.7e-4, 2.6e-2 (2026-12-05); bounds 1.5x.
+  CHECK(fdtd < 8e-4);
+  CHECK(spectral[0] < 1.3e-4);
+  CHECK(spectral[1] < 1e-3);
+  CHECK(spectral[2] < 4e-2);
+  CHECK_THROWS_AS(derivative_weights(3.3, 0), std::invalid_argument);
+  CHECK_THROWS_AS(derivative_weights(3.3, 7), std::invalid_argument);
+}
+
+TEST_CASE("derivative stencils: d . grad of a linear field exactly, a plane wave's to the fit's accuracy") {
+  // u = a . x + b: the derivative weights are exact for linear functions and the other axes' weights for constants,
+  // so sum w u = d . a to rounding at any point, with or without the free surface's fold (away from it), for FDTD and
+  // the spectral stencils alike. A plane wave at 6 points per wavelength: within the 1-D errors above (x 3 axes).
+  GridSpec g;
+  g.shape = {24, 22, 26};
+  g.spacing = {10, 12, 8};
+  g.origin = {0, -50, 100};
+  const Vec3 a{0.3, -1.2, 2.1};
+  const double b = 5;
+  const std::array<double, 3> courant{0.29, 0.24, 0.36}, band{M_PI / 2, 0.6 * M_PI, M_PI / 2};
+  for (const Vec3& p : {Vec3{110, 40, 200}, Vec3{113.7, 51.1, 207.3}, Vec3{120, 43.3, 204}})
+    for (const Vec3& d : {Vec3{1, 0, 0}, Vec3{0, 1, 0}, Vec3{0, 0, 1}, Vec3{0.48, -0.6, 0.64}}) {
+      CAPTURE(p[0]);
+      CAPTURE(d[2]);
+      for (int kind = 0; kind < 3; ++kind) {
+        const PointStencil s = kind == 2 ? make_spectral_derivative_stencil(g, p, d, courant, band, "point")
+                                         : make_derivative_stencil(g, p, d, kind == 1, "point");
+        double sampled = 0, wave = 0;
+        const Vec3 k{2 * M_PI / 60 * 0.6, 2 * M_PI / 60 * 0.48, 2 * M_PI / 60 * 0.64};  // |k| = 2 pi / 60 m
+        for (const auto& q : s.points) {
+          const Vec3 x = g.position(q.iz, q.iy, q.ix);
+          sampled += q.weight * (a[0] * x[0] + a[1] * x[1] + a[2] * x[2] + b);
+          wave += q.weight * std::sin(k[0] * x[0] + k[1] * x[1] + k[2] * x[2]);
+        }
+        const double expected = d[0] * a[0] + d[1] * a[1] + d[2] * a[2];
+        CHECK(std::abs(sampled - expected) < 1e-12);
+        const double phase = k[0] * p[0] + k[1] * p[1] + k[2] * p[2];
+        const double exact = (d[0] * k[0] + d[1] * k[1] + d[2] * k[2]) * std::cos(phase);
+        const double norm = std::hypot(k[0], k[1], k[2]);
+        // Spectral: the target carries exp(-(courant k)^2 / 24) per axis, a 1e-3 low-pass at these wavenumbers.
+        CHECK(std::abs(wave - exact) < (kind == 2 ? 4e-3 : 2e-3) * norm);
+      }
+    }
+  // Each point once, and the stencil of a point next to a face still refused.
+  const PointStencil s = make_derivative_stencil(g, {113.7, 51.1, 207.3}, {0.48, -0.6, 0.64}, false, "point");
+  for (std::size_t i = 1; i < s.points.size(); ++i)
+    CHECK(std::array{s.points[i - 1].iz, s.points[i - 1].iy, s.points[i - 1].ix} <
+          std::array{s.points[i].iz, s.points[i].iy, s.points[i].ix});
+  CHECK_THROWS_AS(make_derivative_stencil(g, {30, 40, 200}, {1, 0, 0}, false, "point"), Error);
+}
+
+TEST_CASE("the velocity's time integral: fourth order on a smooth signal, and its transpose exact") {
+  // integrate_in_time (solver/forward/particle_velocity.hpp) on a Gaussian pulse g = exp(-a (t - t0)^2) that is at
+  // rest at t = 0 (as a trace from a field at rest): the error of the end-corrected trapezoidal rule falls as dt^4
+  // (the plain rule's as dt^2); its transpose satisfies <I g, y> = <g, I^T y> to rounding for random g, y of every
+  // length from 1.
+  const double a = 1 / (0.015 * 0.015), t0 = 0.1, t_end = 0.2;
+  double previous = 0;
+  for (int steps : {50, 100, 200}) {
+    const double dt = t_end / steps;
+    std::vector<double> g(std::size_t(steps) + 1);
+    for (std::size_t n = 0; n < g.size(); ++n) g[n] = std::exp(-a * std::pow(dt * double(n) - t0, 2));
+    integrate_in_time(g, dt);
+    double err = 0;
+    const double total = std::sqrt(M_PI / a);
+    for (std::size_t n = 0; n < g.size(); ++n) {
+      const double t = dt * double(n);
+      const double exact = total / 2 * (std::erf(std::sqrt(a) * (t - t0)) + std::erf(std::sqrt(a) * t0));
+      err = std::max(err, std::abs(g[n] - exact) / total);
+    }
+    MESSAGE(steps << " steps: largest error " << err);
+    if (previous > 0) CHECK(previous / err > 12);  // 16 for fourth order (4 for second)
+    previous = err;
+  }
+  std::mt19937 rng(5);
+  std::normal_distribution<double> normal;
+  for (std::size_t nt : {1, 2, 3, 4, 7, 100}) {
+    std::vector<double> g(nt), y(nt);
+    for (std::size_t n = 0; n < nt; ++n) g[n] = normal(rng), y[n] = normal(rng);
+    std::vector<double> ig = g, ity = y;
+    integrate_in_time(ig, 0.003);
+    integrate_in_time_transpose(ity, 0.003);
+    double lhs = 0, rhs = 0, scale = 0;
+    for (std::size_t n = 0; n < nt; ++n)
+      lhs += ig[n] * y[n], rhs += g[n] * ity[n], scale += std::abs(ig[n] * y[n]) + std::abs(g[n] * ity[n]);
+    CAPTURE(nt);
+    CHECK(std::abs(lhs - rhs) <= 1e-14 * scale);
+  }
 }

@@ -628,3 +628,72 @@ radius = 40
     CHECK(c.inversion.present);
   }
 }
+
+TEST_CASE("case file: force sources, receiver components and the density") {
+  // A four-component table: each position one receiver per component, consecutive; a force source's direction is
+  // normalised; a shot's own table keeps its own components.
+  std::string text = replaced(kMinimal, "points = [[10, 20, 30]]\n", R"(points = [[10, 20, 30], [10, 20, 40]]
+components = ["p", "vz", "vy", "vx"]
+)");
+  text = replaced(text, "peak_frequency = 15\n", R"(peak_frequency = 15
+kind = "force"
+direction = [0.0, 3.0, 4.0]
+)");
+  text = replaced(text, "velocity = 2000\n", "velocity = 2000\ndensity = 1025.0\n");
+  Case c = io::parse_case_text(text, "case.toml", "/cases");
+  REQUIRE(c.receivers.size() == 8);
+  REQUIRE(c.receiver_components.size() == 8);
+  using K = ReceiverComponent;
+  CHECK(c.receiver_components[0] == K::pressure);
+  CHECK(c.receiver_components[3] == K::vx);
+  CHECK(c.receiver_components[5] == K::vz);
+  CHECK(c.receivers[3] == Vec3{10, 20, 30});
+  CHECK(c.receivers[4] == Vec3{10, 20, 40});
+  CHECK(shot_receiver_component(c, 0, 6) == K::vy);
+  CHECK(has_velocity_receivers(c));
+  CHECK(c.model.density == 1025.0);
+  const SourceSpec& s = c.shots[0].sources[0];
+  CHECK(s.kind == SourceKind::force);
+  CHECK(s.direction[0] == 0.0);
+  CHECK(s.direction[1] == doctest::Approx(0.6));
+  CHECK(s.direction[2] == doctest::Approx(0.8));
+  // The default: pressure, no components stored.
+  const Case plain = io::parse_case_text(kMinimal, "case.toml", "/cases");
+  CHECK(plain.receiver_components.empty());
+  CHECK(plain.shots[0].sources[0].kind == SourceKind::pressure);
+  CHECK_FALSE(plain.model.density);
+  // A shot's own table with its components; the shared one without.
+  std::string own = replaced(kMinimal, "[receivers]", R"([shots.receivers]
+points = [[5, 5, 5]]
+components = ["vz"]
+[[shots]]
+[[shots.sources]]
+position = [100, 250, 350]
+peak_frequency = 15
+[receivers])");
+  c = io::parse_case_text(own, "case.toml", "/cases");
+  REQUIRE(c.shots.size() == 2);
+  CHECK(c.shots[0].receiver_components == std::vector<K>{K::vz});
+  CHECK(c.shots[1].receiver_components.empty());
+  CHECK(shot_receiver_component(c, 1, 0) == K::pressure);
+  CHECK(shot_receiver_component(c, 0, 0) == K::vz);
+
+  SUBCASE("bad inputs") {
+    expect_invalid(replaced(kMinimal, "points = [[10, 20, 30]]", "points = [[10, 20, 30]]\ncomponents = [\"vr\"]"),
+                   {"receivers.components[0]", "must be one of \"p\", \"vz\", \"vy\", \"vx\""});
+    expect_invalid(
+        replaced(kMinimal, "points = [[10, 20, 30]]", "points = [[10, 20, 30]]\ncomponents = [\"p\", \"p\"]"),
+        {"receivers.components[1]", "repeats \"p\""});
+    expect_invalid(replaced(kMinimal, "points = [[10, 20, 30]]", "points = [[10, 20, 30]]\ncomponents = []"),
+                   {"receivers.components", "must hold 1 to 4 names"});
+    expect_invalid(
+        replaced(kMinimal, "peak_frequency = 15", "peak_frequency = 15\nkind = \"force\"\ndirection = [0, 0, 0]"),
+        {"shots[0].sources[0].direction", "must not be zero"});
+    expect_invalid(replaced(kMinimal, "peak_frequency = 15", "peak_frequency = 15\ndirection = [1, 0, 0]"),
+                   {"shots[0].sources[0].direction", "is not used with kind = \"pressure\""});
+    expect_invalid(replaced(kMinimal, "peak_frequency = 15", "peak_frequency = 15\nkind = \"dipole\""),
+                   {"shots[0].sources[0].kind", "must be one of"});
+    expect_invalid(replaced(kMinimal, "velocity = 2000", "velocity = 2000\ndensity = -1"),
+                   {"model.density", "must be a number > 0"});
+  }
+}

@@ -455,6 +455,57 @@ TEST_CASE("forward plots the gather of every shot, or of the shots output.plot_s
   }
 }
 
+TEST_CASE("force sources and four-component receivers: traces.h5 names each trace's component, one gather each") {
+  fs::create_directories(work);
+  std::string text = replaced(
+      replaced(base_case, "points = [[200.0, 200.0, 280.0]]",
+               "points = [[200.0, 200.0, 280.0], [150.0, 200.0, 260.0]]\ncomponents = [\"p\", \"vz\", \"vx\"]"),
+      "plots = false", "plots = true");
+  text =
+      replaced(text, "peak_frequency = 10.0", "peak_frequency = 10.0\nkind = \"force\"\ndirection = [1.0, 0.0, 1.0]");
+  // Without the density: refused by the preflight (exit 3), nothing written.
+  fs::remove_all(work / "out");
+  const Result missing = run_specwave("forward --quiet " + write_case("components", text));
+  CHECK(missing.code == 3);
+  CHECK(missing.output.find("add density = 1000.0 (kg/m^3") != std::string::npos);
+  CHECK_FALSE(fs::exists(work / "out"));
+  text = replaced(text, "velocity = 2000.0", "velocity = 2000.0\ndensity = 1000.0");
+  const std::string path = write_case("components", text);
+  const Result r = run_specwave("forward --quiet " + path);
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  io::h5::Reader traces((work / "out" / "traces.h5").string());
+  CHECK(io::h5::read_attribute_string(traces.id(), "schema_version") == "1.3");
+  CHECK(traces.info("traces").dims == std::vector<hsize_t>{1, 6, traces.info("traces").dims[2]});
+  REQUIRE(traces.info("receiver_component").dims == std::vector<hsize_t>{6});
+  std::vector<std::int32_t> codes(6);
+  const io::h5::Handle d = traces.open_dataset("receiver_component");
+  REQUIRE(H5Dread(d.id(), H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, codes.data()) >= 0);
+  CHECK(codes == std::vector<std::int32_t>{0, 1, 3, 0, 1, 3});
+  for (const char* f : {"shot_gather_shot0000.png", "shot_gather_shot0000_vz.png", "shot_gather_shot0000_vx.png"})
+    CHECK_MESSAGE(fs::exists(work / "out" / f), f);
+  // The gradient fits those traces as they are (velocity rows in m/s); data whose components are not the case's are
+  // refused before anything is written (exit 4).
+  const std::string observed = (work / "out" / "traces.h5").string();
+  const std::string fit = text + "[inversion]\nobserved = \"" + observed + "\"\n";
+  fs::remove_all(work / "out_g");
+  const Result g = run_specwave("gradient --quiet --output-dir " + (work / "out_g").string() + " " +
+                                write_case("components_gradient", fit));
+  CAPTURE(g.output);
+  CHECK(g.code == 0);
+  fs::remove_all(work / "out_g");
+  const Result wrong = run_specwave("gradient --quiet --output-dir " + (work / "out_g").string() + " " +
+                                    write_case("components_wrong", replaced(fit, "components = [\"p\", \"vz\", \"vx\"]",
+                                                                            "components = [\"p\", \"vx\", \"vz\"]")));
+  CHECK(wrong.code == 4);
+  CHECK(wrong.output.find("trace 1 (shot 0 receiver 1) records component code 1") != std::string::npos);
+  CHECK_FALSE(fs::exists(work / "out_g"));
+  // validate (the Eigen reference records pressure from pressure sources) refuses them (exit 3).
+  const Result v = run_specwave("validate " + path);
+  CHECK(v.code == 3);
+  CHECK(v.output.find("particle-velocity receivers") != std::string::npos);
+}
+
 TEST_CASE("forward writes traces, wavefield and model with the documented schema; check and info run") {
   fs::create_directories(work);
   const std::string path =

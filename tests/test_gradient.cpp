@@ -84,6 +84,23 @@ TEST_CASE("FDTD Born operator and its adjoint: dot-product test") {
   }
 }
 
+TEST_CASE("dot-product test with force sources (the source's derivative stencil in the forward and the adjoint)") {
+  // A force source injects the derivative stencil G / (dz dy dx) with the factor V of each point, as a pressure source
+  // its weights (docs/numerics.md, "Force sources and particle-velocity receivers"): the adjoint must carry it too.
+  Case c = gradient_test_case(true, Precision::fp64);
+  for (auto& shot : c.shots) {
+    shot.sources[0].kind = SourceKind::force;
+    shot.sources[0].direction = {0.6, 0.0, -0.8};
+  }
+  const Plan plan = make_plan(c);
+  for (int shot = 0; shot < 2; ++shot) {
+    const DotTestResult r = born_dot_test(c, plan, shot, 77 + shot);
+    MESSAGE("force source, shot " << shot << ": relative mismatch " << r.mismatch);
+    CHECK(r.lhs != 0);
+    CHECK(r.mismatch <= 1e-10);
+  }
+}
+
 TEST_CASE("dot-product test on a thin grid whose only z layer (free surface on top) starts above z = W") {
   // nz = W + 2R + 1: the high-z layer begins at iz = 2R + 1 < W. Both the forward CPML and its adjoint must
   // file those points under the high face.
@@ -129,6 +146,45 @@ TEST_CASE("Taylor test of the gradient: first-order remainder slope 1, second-or
     CHECK(std::abs(r.slope_first - 1) <= 0.1);
     CHECK(std::abs(r.slope_second - 2) <= 0.1);
   }
+}
+
+TEST_CASE("gradient with particle-velocity receivers and a force source: dot-product and Taylor tests (fp64)") {
+  // Four-component receivers (p, vz, vy, vx at each position) and a force source: the gradient propagator hands out
+  // the velocity traces and applies the transpose of their time integral to the adjoint source (docs/numerics.md,
+  // "Force sources and particle-velocity receivers"). The Born dot product checks that transpose; the Taylor test
+  // the whole chain against the forward model.
+  Case c = testing::on_test_backend(testing::gradient_data_case(true, Precision::fp64));
+  c.model.density = 1000;
+  c.shots[1].sources[0].kind = SourceKind::force;
+  c.shots[1].sources[0].direction = {0.0, 0.6, 0.8};
+  const auto positions = c.receivers;
+  c.receivers.clear();
+  for (const Vec3& p : positions)
+    for (ReceiverComponent k :
+         {ReceiverComponent::pressure, ReceiverComponent::vz, ReceiverComponent::vy, ReceiverComponent::vx})
+      c.receivers.push_back(p), c.receiver_components.push_back(k);
+  const Plan plan = make_plan(c);
+  for (int shot = 0; shot < 2; ++shot) {
+    const DotTestResult r = born_dot_test(c, plan, shot, 4321 + shot);
+    MESSAGE("velocity receivers, shot " << shot << ": relative mismatch " << r.mismatch);
+    CHECK(r.lhs != 0);
+    CHECK(r.mismatch <= 1e-10);
+  }
+  auto propagator = make_gradient_propagator(c, plan, HistoryChoice{});
+  // Each velocity trace scaled by rho v = 2e6 so that it weighs as much as the pressure traces in the misfit.
+  const ObservedData observed = observed_data(c, plan, *propagator);
+  std::vector<std::vector<double>> weights(c.shots.size());
+  for (auto& w : weights)
+    for (std::size_t r = 0; r < c.receivers.size(); ++r)
+      w.push_back(c.receiver_components[r] == ReceiverComponent::pressure ? 1.0 : 4e12);
+  TraceWeightedMisfit misfit(std::make_unique<LeastSquaresMisfit>(), weights, plan.nt);
+  Objective objective(*propagator, misfit, observed, Parameterisation::velocity, plan.dt);
+  const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
+  const std::vector<double> direction = smooth_direction(c.grid, velocity, 0.02);
+  const TaylorResult t = taylor_test(objective, velocity, direction, taylor_steps);
+  MESSAGE("velocity receivers: J = " << t.misfit << ", slopes " << t.slope_first << ", " << t.slope_second);
+  CHECK(std::abs(t.slope_first - 1) <= 0.1);
+  CHECK(std::abs(t.slope_second - 2) <= 0.1);
 }
 
 TEST_CASE(

@@ -139,6 +139,36 @@ TEST_CASE("traces.h5 -> SEG-Y -> traces.h5 keeps traces, sampling and geometry")
   for (const auto& p : {h5, sgy, back}) std::filesystem::remove(p);
 }
 
+TEST_CASE("receiver components: traces.h5 <-> SEG-Y keep each trace's (trace identification codes 11 to 14)") {
+  // Shared receivers (4 a shot: p, vz, vy, vx at one position each) and a ragged set: /receiver_component survives
+  // traces.h5, and SEG-Y carries it in bytes 29-30 (11 pressure sensor; 12, 13, 14 the vertical, cross-line (y) and
+  // in-line (x) components of a multicomponent sensor); pressure-only gathers keep code 1 and no dataset.
+  for (const bool ragged : {false, true}) {
+    CAPTURE(ragged);
+    ShotGathers g = ragged ? ragged_gathers() : sample_gathers();
+    for (std::size_t t = 0; t < g.n_traces(); ++t) g.components.push_back(std::int32_t(t % 4));
+    if (!ragged) REQUIRE(g.shared_receivers());
+    const std::string h5 = temp("specwave_test_components.h5"), sgy = temp("specwave_test_components.sgy");
+    write_trace_file(h5, g, "test");
+    const ShotGathers from_h5 = read_trace_file(h5);
+    CHECK(from_h5.components == g.components);
+    write_segy(sgy, from_h5, "components");
+    const auto b = bytes_of(sgy);
+    for (std::size_t t = 0; t < g.n_traces(); ++t)
+      CHECK(be(b, 3600 + t * std::size_t(240 + 4 * g.nt) + 29, 2) == 11 + g.components[t]);
+    CHECK(read_segy(sgy).components == g.components);
+    for (const auto& p : {h5, sgy}) std::filesystem::remove(p);
+  }
+  const ShotGathers plain = sample_gathers();
+  const std::string h5 = temp("specwave_test_plain.h5"), sgy = temp("specwave_test_plain.sgy");
+  write_trace_file(h5, plain, "test");
+  CHECK_FALSE(specwave::io::h5::Reader(h5).has_dataset("/receiver_component"));
+  write_segy(sgy, read_trace_file(h5), "plain");
+  CHECK(be(bytes_of(sgy), 3600 + 29, 2) == 1);
+  CHECK(read_segy(sgy).components.empty());
+  for (const auto& p : {h5, sgy}) std::filesystem::remove(p);
+}
+
 TEST_CASE("shots with their own receivers: ragged traces.h5 <-> SEG-Y keep each shot's traces and geometry") {
   const ShotGathers g = ragged_gathers();
   REQUIRE(!g.shared_receivers());
@@ -233,6 +263,29 @@ TEST_CASE("[receivers] file: each shot's receivers from a survey's traces.h5 or 
   const Case shared = parse_case_text(same_text + "[receivers]\nfile = \"" + h5 + "\"\n", "c.toml", "");
   CHECK(shared_receivers(shared));
   CHECK(shared.receivers.size() == std::size_t(kReceivers));
+  CHECK(shared.receiver_components.empty());
+  // A survey whose traces name their components (traces.h5's /receiver_component, SEG-Y codes 11 to 14): the case's
+  // receivers record them, shared or per shot; a components key beside such a file is refused.
+  for (const bool ragged : {false, true}) {
+    ShotGathers four = ragged ? ragged_gathers() : sample_gathers();
+    for (std::size_t t = 0; t < four.n_traces(); ++t) four.components.push_back(std::int32_t((t + 1) % 4));
+    write_trace_file(h5, four, "test");
+    write_segy(sgy, four, "components");
+    for (const std::string& file : {h5, sgy}) {
+      CAPTURE(file);
+      const Case c = parse_case_text(case_text(four) + "[receivers]\nfile = \"" + file + "\"\n", "c.toml", "");
+      CHECK(shared_receivers(c) == !ragged);
+      for (int s = 0; s < four.n_shots; ++s)
+        for (int r = 0; r < four.shot_traces(s); ++r)
+          CHECK(int(shot_receiver_component(c, std::size_t(s), std::size_t(r))) ==
+                four.components[std::size_t(four.first_trace[std::size_t(s)] + r)]);
+    }
+  }
+  CHECK_THROWS_WITH_AS(
+      parse_case_text(case_text(ragged_gathers()) + "[receivers]\nfile = \"" + h5 + "\"\ncomponents = [\"p\"]\n",
+                      "c.toml", ""),
+      doctest::Contains("which names each trace's component"), Error);
+  write_trace_file(h5, same, "test");
   // Refusals: shots that do not match the file's, a source elsewhere, file with points, a SEG-Y without coordinates.
   const auto refused = [](const std::string& t, const std::string& expected, ExitCode code) {
     try {

@@ -128,6 +128,7 @@ RegressionSummary run_regression(const std::string& folder, const RegressionOpti
     c.output.plots = false;
     const RegressionSpec& v = c.regression;
     require_shared_receivers(c, "a regression case ([validation])");
+    require_pressure_receivers(c, "a regression case ([validation])");
     const Plan plan = make_plan(c);
     const std::vector<double> traces = run_case_traces(c, plan);
     const int n_traces = int(c.shots.size() * c.receivers.size());

@@ -85,6 +85,14 @@ ValidationReport validate_case(const Case& input, long long max_points, const Va
   Case c = input;
   c.run.precision = Precision::fp64;
   require_shared_receivers(c, "validate");
+  require_pressure_receivers(c, "validate");
+  for (const auto& shot : c.shots)
+    for (const auto& s : shot.sources)
+      if (s.kind != SourceKind::pressure)
+        throw Error(ExitCode::invalid_case,
+                    fmt::format("{}: validate compares pressure sources with the Eigen reference, and this case has a "
+                                "force source (kind = \"force\"); validate a case with pressure sources",
+                                input.source_path.empty() ? input.name : input.source_path));
   const Plan plan = make_plan(c);
 
   Case c32 = c;

@@ -43,6 +43,18 @@ const char* to_string(WavefieldStorage s) {
   return "?";
 }
 
+const char* to_string(SourceKind k) { return k == SourceKind::force ? "force" : "pressure"; }
+
+const char* to_string(ReceiverComponent r) {
+  switch (r) {
+    case ReceiverComponent::pressure: return "p";
+    case ReceiverComponent::vz: return "vz";
+    case ReceiverComponent::vy: return "vy";
+    case ReceiverComponent::vx: return "vx";
+  }
+  return "?";
+}
+
 std::size_t max_shot_sources(const Case& c) {
   std::size_t n = 0;
   for (const auto& shot : c.shots) n = std::max(n, shot.sources.size());
@@ -70,6 +82,40 @@ void require_shared_receivers(const Case& c, const std::string& what) {
               fmt::format("{}: {} needs every shot to record the shared [receivers] in this version, and this case "
                           "gives shots their own ([shots.receivers] or [receivers.streamer]); run `specwave forward`, "
                           "`invert`, `gradient`, `born` or `migrate` instead",
+                          c.source_path.empty() ? c.name : c.source_path, what));
+}
+
+ReceiverComponent shot_receiver_component(const Case& c, std::size_t shot, std::size_t receiver) {
+  const auto& own = c.shots.at(shot);
+  const auto& components = own.receivers.empty() ? c.receiver_components : own.receiver_components;
+  return receiver < components.size() ? components[receiver] : ReceiverComponent::pressure;
+}
+
+bool has_velocity_receivers(const Case& c) {
+  const auto velocity = [](const std::vector<ReceiverComponent>& v) {
+    return std::any_of(v.begin(), v.end(), [](ReceiverComponent r) { return r != ReceiverComponent::pressure; });
+  };
+  if (velocity(c.receiver_components)) return true;
+  return std::any_of(c.shots.begin(), c.shots.end(),
+                     [&](const ShotSpec& s) { return velocity(s.receiver_components); });
+}
+
+Vec3 component_direction(ReceiverComponent r) {
+  switch (r) {
+    case ReceiverComponent::vz: return {1, 0, 0};
+    case ReceiverComponent::vy: return {0, 1, 0};
+    case ReceiverComponent::vx: return {0, 0, 1};
+    case ReceiverComponent::pressure: break;
+  }
+  return {0, 0, 0};
+}
+
+void require_pressure_receivers(const Case& c, const std::string& what) {
+  if (!has_velocity_receivers(c)) return;
+  throw Error(ExitCode::invalid_case,
+              fmt::format("{}: {} takes pressure receivers only in this version (the Eigen reference has no "
+                          "particle velocity), and this case has particle-velocity receivers (receivers.components); "
+                          "record components = [\"p\"] for it, or run `specwave forward`",
                           c.source_path.empty() ? c.name : c.source_path, what));
 }
 

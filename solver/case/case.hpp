@@ -53,6 +53,9 @@ struct ModelSpec {
   std::optional<Vec3> file_spacing, file_origin;
   double sample_spacing = 0, sample_origin = 0;       // segy: the depth step of a sample and the first sample's z (m)
   std::shared_ptr<const std::vector<double>> values;  // array: the velocities (shared: a Case copy is cheap)
+  // model.density (kg/m^3): the constant density of the medium. The scheme is constant-density, so it changes no
+  // pressure; particle-velocity receivers need it (v = -(1 / rho) int grad p dt). None: not given.
+  std::optional<double> density;
 };
 
 struct WaveletSpec {
@@ -65,16 +68,28 @@ struct WaveletSpec {
   std::string dataset = "/wavelet";  // file: 1-D dataset with a `dt` attribute (s)
 };
 
+// A source's kind (docs/numerics.md, "Force sources and particle-velocity receivers"): pressure, a point of volume
+// injection (f = s(t) delta(x - x_s) in m u_tt - lap u = f); force, a point force s(t) d delta(x - x_s) along the unit
+// vector d (f = -div(d delta) s(t): a dipole).
+enum class SourceKind { pressure, force };
+
 struct SourceSpec {
   Vec3 position{0, 0, 0};
   WaveletSpec wavelet;
+  SourceKind kind = SourceKind::pressure;
+  Vec3 direction{1, 0, 0};  // force: the unit vector d (z, y, x), default vertical (z down)
 };
+
+// What a receiver records: pressure, or one particle-velocity component (v = -(1 / rho) int grad p dt).
+enum class ReceiverComponent : std::uint8_t { pressure = 0, vz = 1, vy = 2, vx = 3 };
 
 struct ShotSpec {
   std::vector<SourceSpec> sources;  // fired together
   // This shot's own receivers (a [shots.receivers] table, or a spread that moves with the shot: docs/case-file.md),
   // in trace order; empty: the case's shared `receivers`.
   std::vector<Vec3> receivers{};
+  // Their components, one a receiver (empty: every receiver records pressure).
+  std::vector<ReceiverComponent> receiver_components{};
 };
 
 struct TimeSpec {
@@ -238,6 +253,9 @@ struct Case {
   TimeSpec time;
   std::vector<ShotSpec> shots;
   std::vector<Vec3> receivers;  // shared by every shot without its own (explicit points, lines and planes expanded)
+  // Their components, one a receiver (empty: every receiver records pressure). A table with several components has a
+  // receiver per component at each of its positions, consecutive.
+  std::vector<ReceiverComponent> receiver_components;
   SchemeSpec scheme;
   BoundarySpec boundary;
   RunSpec run;
@@ -253,6 +271,9 @@ const char* to_string(Method m);
 const char* to_string(ModelSpec::Kind k);
 const char* to_string(Parameterisation p);
 const char* to_string(WavefieldStorage s);
+const char* to_string(SourceKind k);
+// "p", "vz", "vy", "vx": the names of the case file and traces.h5
+const char* to_string(ReceiverComponent r);
 
 // The most sources of any shot (the propagators size their source buffers for it).
 std::size_t max_shot_sources(const Case& c);
@@ -267,5 +288,15 @@ std::size_t total_traces(const Case& c);
 // Refuses (Error invalid_case, naming the case file and `what`) a case whose shots have receivers of their own: for
 // what still assumes one receiver set (`validate`, regression cases, the Python module).
 void require_shared_receivers(const Case& c, const std::string& what);
+
+// Receiver r of shot s records this component.
+ReceiverComponent shot_receiver_component(const Case& c, std::size_t shot, std::size_t receiver);
+// True when some receiver of some shot records particle velocity.
+bool has_velocity_receivers(const Case& c);
+// The unit vector a particle-velocity component samples (z, y, x); pressure: none (zeros).
+Vec3 component_direction(ReceiverComponent r);
+// Refuses (Error invalid_case, naming the case file and `what`) a case with particle-velocity receivers: for what
+// compares with the Eigen reference (`validate`, regression cases), which records pressure only.
+void require_pressure_receivers(const Case& c, const std::string& what);
 
 }  // namespace specwave

@@ -1,4 +1,5 @@
 #include "solver/forward/forward.hpp"
+#include "solver/forward/particle_velocity.hpp"
 #include "solver/plan/resample.hpp"
 #include "solver/plan/shot_receivers.hpp"
 
@@ -153,40 +154,58 @@ std::vector<bool> plotted_shots(const Case& c) {
   return plotted;
 }
 
-// shot_gather_shotSSSS.png: one shot's traces (receiver-major, nt each), time down and the receivers across.
+// shot_gather_shotSSSS.png: one shot's traces (receiver-major, nt each), time down and the receivers across. With
+// particle-velocity receivers, one plot per component (shot_gather_shotSSSS_vz.png, ...: pressure and velocity
+// differ by rho c in scale), each of that component's receivers.
 void write_gather_plot(const Case& c, const Plan& plan, const std::filesystem::path& dir, int shot,
                        std::span<const double> traces) {
   const auto& g = c.grid;
-  const auto& rec = shot_receivers(c, std::size_t(shot));
-  const int n_rec = int(rec.size()), nt = plan.trace_nt;
-  std::vector<float> gather(std::size_t(nt) * n_rec);
-  for (int r = 0; r < n_rec; ++r)
-    for (int t = 0; t < nt; ++t) gather[std::size_t(t) * n_rec + r] = float(traces[std::size_t(r) * nt + t]);
-  io::ImagePlot gp;
-  gp.title = fmt::format("{}: shot {} gather", c.name, shot);
-  // The horizontal axis in metres when the receivers are evenly spaced, ascending, along one axis (a line: its
-  // columns are then evenly spaced positions), else the receiver's number.
-  gp.x_label = "receiver";
-  gp.x_min = 0, gp.x_max = n_rec - 1;
-  if (n_rec >= 2)
-    for (int a : {2, 1, 0}) {
-      const double step = (rec.back()[a] - rec.front()[a]) / (n_rec - 1);
-      bool line = step > 1e-9 * g.spacing[a];  // ascending (the image runs left to right)
-      for (int r = 0; line && r < n_rec; ++r)
-        for (int b = 0; b < 3; ++b) {
-          const double expected = b == a ? rec.front()[a] + r * step : rec.front()[b];
-          if (std::abs(rec[r][b] - expected) > 1e-6 * g.spacing[b]) line = false;
-        }
-      if (!line) continue;
-      gp.x_label = fmt::format("receiver {} (m)", "zyx"[a]);
-      gp.x_min = rec.front()[a], gp.x_max = rec.back()[a];
-      break;
-    }
-  gp.y_label = "time (s)";
-  gp.y_min = 0, gp.y_max = (nt - 1) * plan.trace_dt;
-  gp.colormap = io::Colormap::gray_seismic;
-  gp.colorbar_label = "u";
-  io::write_image_png((dir / fmt::format("shot_gather_shot{:04d}.png", shot)).string(), gather, nt, n_rec, gp);
+  const auto& all = shot_receivers(c, std::size_t(shot));
+  const int nt = plan.trace_nt;
+  std::vector<ReceiverComponent> kinds;
+  for (std::size_t r = 0; r < all.size(); ++r)
+    if (const auto k = shot_receiver_component(c, std::size_t(shot), r);
+        std::find(kinds.begin(), kinds.end(), k) == kinds.end())
+      kinds.push_back(k);
+  for (const ReceiverComponent kind : kinds) {
+    std::vector<Vec3> rec;
+    std::vector<std::size_t> rows;
+    for (std::size_t r = 0; r < all.size(); ++r)
+      if (shot_receiver_component(c, std::size_t(shot), r) == kind) rec.push_back(all[r]), rows.push_back(r);
+    const int n_rec = int(rec.size());
+    std::vector<float> gather(std::size_t(nt) * n_rec);
+    for (int r = 0; r < n_rec; ++r)
+      for (int t = 0; t < nt; ++t) gather[std::size_t(t) * n_rec + r] = float(traces[rows[std::size_t(r)] * nt + t]);
+    const bool several = kinds.size() > 1 || kind != ReceiverComponent::pressure;
+    io::ImagePlot gp;
+    gp.title = several ? fmt::format("{}: shot {} gather, {}", c.name, shot, to_string(kind))
+                       : fmt::format("{}: shot {} gather", c.name, shot);
+    // The horizontal axis in metres when the receivers are evenly spaced, ascending, along one axis (a line: its
+    // columns are then evenly spaced positions), else the receiver's number.
+    gp.x_label = "receiver";
+    gp.x_min = 0, gp.x_max = n_rec - 1;
+    if (n_rec >= 2)
+      for (int a : {2, 1, 0}) {
+        const double step = (rec.back()[a] - rec.front()[a]) / (n_rec - 1);
+        bool line = step > 1e-9 * g.spacing[a];  // ascending (the image runs left to right)
+        for (int r = 0; line && r < n_rec; ++r)
+          for (int b = 0; b < 3; ++b) {
+            const double expected = b == a ? rec.front()[a] + r * step : rec.front()[b];
+            if (std::abs(rec[r][b] - expected) > 1e-6 * g.spacing[b]) line = false;
+          }
+        if (!line) continue;
+        gp.x_label = fmt::format("receiver {} (m)", "zyx"[a]);
+        gp.x_min = rec.front()[a], gp.x_max = rec.back()[a];
+        break;
+      }
+    gp.y_label = "time (s)";
+    gp.y_min = 0, gp.y_max = (nt - 1) * plan.trace_dt;
+    gp.colormap = io::Colormap::gray_seismic;
+    gp.colorbar_label = kind == ReceiverComponent::pressure ? "u" : fmt::format("{} (m/s)", to_string(kind));
+    const std::string suffix = kind == ReceiverComponent::pressure ? "" : fmt::format("_{}", to_string(kind));
+    io::write_image_png((dir / fmt::format("shot_gather_shot{:04d}{}.png", shot, suffix)).string(), gather, nt, n_rec,
+                        gp);
+  }
 }
 
 template <class T>
@@ -276,6 +295,13 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       traces = std::make_unique<io::TraceFile>((dir / "traces.h5").string(), prov, fp64, receivers, source_positions,
                                                plan.trace_nt, plan.trace_dt, par, resumable);
     }
+    if (has_velocity_receivers(c)) {  // one entry a row of /receiver_coordinates
+      std::vector<ReceiverComponent> components;
+      for (int s = 0; s < (shared_receivers(c) ? 1 : n_shots); ++s)
+        for (std::size_t r = 0; r < shot_receivers(c, std::size_t(s)).size(); ++r)
+          components.push_back(shot_receiver_component(c, std::size_t(s), r));
+      traces->write_components(components);
+    }
   }
   const std::vector<int> steps = snapshot_steps(c.output.snapshot_every, plan.nt);
   std::unique_ptr<io::WavefieldFile> wavefield;
@@ -335,8 +361,14 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   std::optional<TraceResampler> resampler;
   if (plan.trace_nt != plan.nt || plan.trace_dt != plan.dt)
     resampler.emplace(plan.nt, plan.dt, plan.trace_nt, plan.trace_dt);
-  std::vector<double> resampled;
-  const auto output_traces = [&](std::span<const double> t) -> std::span<const double> {
+  std::vector<double> resampled, velocity;
+  const bool velocity_receivers = has_velocity_receivers(c);
+  const auto output_traces = [&](int shot, std::span<const double> t) -> std::span<const double> {
+    if (velocity_receivers && !t.empty()) {  // particle velocity from the sampled gradient
+      velocity.assign(t.begin(), t.end());
+      particle_velocity_traces(c, std::size_t(shot), plan.dt, velocity);
+      t = velocity;
+    }
     if (!resampler || t.empty()) return t;
     const std::size_t nt = std::size_t(plan.nt), out = std::size_t(plan.trace_nt), n_rec = t.size() / nt;
     resampled.resize(n_rec * out);
@@ -431,7 +463,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     for (int k = 0; k < count; ++k) {
       const int shot = mine_first + k;
       Propagator& propagator = *propagators[k];
-      const auto t = output_traces(propagator.traces());  // collective over the group
+      const auto t = output_traces(shot, propagator.traces());  // collective over the group
       my_traces = t;
       if (traces && !parallel) traces->write_shot(shot, t);
       // Each shot's gather is plotted as soon as it is done, by its group's first rank.

@@ -7,6 +7,7 @@
 #include "solver/case/errors.hpp"
 #include "solver/forward/checkpoint.hpp"
 #include "solver/forward/forward.hpp"
+#include "solver/forward/particle_velocity.hpp"
 #include "solver/forward/progress.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/plan/shot_receivers.hpp"
@@ -93,6 +94,7 @@ std::vector<ShotOutput> simulate_shots(const Case& c, const Plan& plan, const st
     }
     const auto t = propagator->traces();  // collective over the group: every rank of it gets them
     out.traces.assign(t.begin(), t.end());
+    if (has_velocity_receivers(c)) particle_velocity_traces(c, std::size_t(shot), plan.dt, out.traces);
     if (options.final_field) {
       copy_whole_field(*propagator, domain, block, out.final_field, scratch);
       if (!holder) out.final_field.clear();

@@ -144,6 +144,36 @@ std::string shape_text(const std::vector<hsize_t>& dims) {
 }
 }  // namespace
 
+// A data file's /receiver_component (traces.h5 schema 1.3: one a row of /receiver_coordinates; absent: every trace
+// pressure) against the case's receiver components, trace by trace: velocity data fitted as pressure (or a vz row
+// as vx) would be a wrong inversion that runs. `shared`: the (shots, receivers, samples) layout.
+static void check_observed_components(const Case& c, const io::h5::Reader& reader, bool shared) {
+  if (!reader.has_dataset("/receiver_component")) return;
+  const auto info = reader.info("/receiver_component");
+  std::vector<std::pair<std::size_t, std::size_t>> rows;  // (shot, receiver) of each row
+  for (std::size_t s = 0; s < (shared ? 1 : c.shots.size()); ++s)
+    for (std::size_t r = 0; r < shot_receivers(c, s).size(); ++r) rows.emplace_back(s, r);
+  if (info.type_class != H5T_INTEGER || info.dims != std::vector<hsize_t>{rows.size()})
+    throw Error(ExitCode::input_error, fmt::format("{}: dataset '/receiver_component' must hold {} integers, one a "
+                                                   "trace row (docs/hdf5-schema.md)",
+                                                   c.inversion.observed_file, rows.size()));
+  std::vector<std::int32_t> codes(rows.size());
+  io::h5::Handle d = reader.open_dataset("/receiver_component");
+  if (H5Dread(d.id(), H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, codes.data()) < 0)
+    throw Error(ExitCode::input_error,
+                fmt::format("{}: cannot read dataset '/receiver_component'", c.inversion.observed_file));
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const auto [s, r] = rows[k];
+    const ReceiverComponent want = shot_receiver_component(c, s, r);
+    if (codes[k] != std::int32_t(want))
+      throw Error(ExitCode::input_error,
+                  fmt::format("{}: trace {} (shot {} receiver {}) records component code {} ('/receiver_component': 0 "
+                              "p, 1 vz, 2 vy, 3 vx), the case's receiver records {}; give receivers.components in "
+                              "the data's order",
+                              c.inversion.observed_file, k, s, r, codes[k], to_string(want)));
+  }
+}
+
 // The observed traces' layout against the case's receivers: (shots, receivers, samples) when every shot has that many
 // receivers, or ragged (traces, samples) with /shot_first_trace giving each shot as many rows as it has receivers
 // (docs/hdf5-schema.md). Returns the samples per trace; errors (input_error) name the file, dataset and shot.
@@ -156,7 +186,10 @@ static int observed_samples(const Case& c, const io::h5::Reader& reader) {
   bool same_count = true;
   for (std::size_t s = 0; s < n_shots; ++s) same_count = same_count && shot_receivers(c, s).size() == first_count;
   if (info.dims.size() == 3) {
-    if (same_count && info.dims[0] == n_shots && info.dims[1] == first_count) return int(info.dims[2]);
+    if (same_count && info.dims[0] == n_shots && info.dims[1] == first_count) {
+      check_observed_components(c, reader, true);
+      return int(info.dims[2]);
+    }
     if (same_count)
       throw Error(ExitCode::input_error,
                   fmt::format("{} has shape {}, expected ({}, {}, samples): one trace per shot and receiver of the "
@@ -187,6 +220,7 @@ static int observed_samples(const Case& c, const io::h5::Reader& reader) {
   if (hsize_t(first.back()) != info.dims[0])
     throw Error(ExitCode::input_error,
                 fmt::format("{} has {} rows, /shot_first_trace ends at {}", where, info.dims[0], first.back()));
+  check_observed_components(c, reader, false);
   return int(info.dims[1]);
 }
 

@@ -112,19 +112,19 @@ double spectral_point_band(double f_max, double v_min, double h) {
   return std::clamp(0.9 * k, std::numbers::pi / 2, 0.8 * std::numbers::pi);
 }
 
-Weights1D spectral_point_weights(double q, double courant, double band, int radius) {
-  if (radius < 2 || radius > 8) throw std::invalid_argument("spectral_point_weights: radius must be 2..8");
-  if (!(courant >= 0 && courant <= 2)) throw std::invalid_argument("spectral_point_weights: courant must be in [0, 2]");
-  if (!(band >= std::numbers::pi / 4 && band <= 0.9 * std::numbers::pi))
-    throw std::invalid_argument("spectral_point_weights: band must be in [pi/4, 0.9 pi]");
-  // Minimise int_0^a |H(k) - G(k)|^2 dk, H(k) = sum_i w_i exp(i k x_i), x_i = j_i - q, G(k) = exp(-(courant k)^2 / 24),
-  // subject to H(0) = 1 and H(pi) = 0, i.e. sum w_i = 1 and sum (-1)^j_i w_i = 0 (on the grid the weights are
-  // symmetric, so H'(pi) = 0 too). Normal equations with the two multipliers (KKT system):
-  //   sum_l w_l sin(a (x_i - x_l)) / (x_i - x_l) + sum_c C_ci mu_c = int_0^a G(k) cos(k x_i) dk.
-  // The right side by 48-point Gauss-Legendre (the integrand is entire; its error is at rounding). In long double:
-  // the system's condition number is ~3e5, so fp64 would leave the weights ~3e-11 from the solution.
-  using R = long double;
-  const int j0 = int(std::round(q)) - radius, n = 2 * radius + 1, m = n + 2;
+namespace {
+
+// The least-squares fit shared by the spectral points and the derivative weights: n weights w_i at the nodes
+// j0 + i (x_i = j0 + i - q) minimising int_0^a |H(k) - T(k)|^2 dk, H(k) = sum_i w_i exp(i k x_i), subject to
+// `rows` . w = `rhs`, where T(k) = G(k) (a point) or i k G(k) (its derivative d/dq), G(k) = exp(-(courant k)^2 / 24).
+// Normal equations with the multipliers (KKT system):
+//   sum_l w_l sin(a (x_i - x_l)) / (x_i - x_l) + sum_c rows_ci mu_c = int_0^a G(k) c_i(k) dk,
+// c_i = cos(k x_i) for a point, k sin(k x_i) for a derivative. The right side by 48-point Gauss-Legendre (the
+// integrand is entire; its error is at rounding). In long double: the system's condition number reaches ~3e5.
+using R = long double;
+std::vector<double> fit_weights(int j0, int n, double q, double band, double courant, bool derivative,
+                                const std::vector<std::vector<R>>& rows, const std::vector<R>& rhs) {
+  const int m = n + int(rows.size());
   const R a = band;
   static const auto rule = [] {  // on [-1, 1], once
     std::pair<std::vector<R>, std::vector<R>> r;
@@ -135,17 +135,17 @@ Weights1D spectral_point_weights(double q, double courant, double band, int radi
   for (std::size_t g = 0; g < nodes.size(); ++g) {
     nodes[g] = (rule.first[g] + 1) * a / 2;
     const R ck = R(courant) * nodes[g];
-    target[g] = rule.second[g] * a / 2 * std::exp(-ck * ck / 24);
+    target[g] = rule.second[g] * a / 2 * std::exp(-ck * ck / 24) * (derivative ? nodes[g] : R(1));
   }
   const R x0 = R(j0) - R(q);  // x_i = x0 + i
-  // x_i - x_l = i - l: the matrix takes 2n - 1 values. cos(k x_i) by rotation from x_0 in steps of 1.
+  // x_i - x_l = i - l: the matrix takes 2n - 1 values. cos(k x_i), sin(k x_i) by rotation from x_0 in steps of 1.
   std::vector<R> sinc(2 * n - 1), mat(std::size_t(m) * m, 0), b(m, 0);
   for (int d = 1 - n; d < n; ++d) sinc[d + n - 1] = sin_over(a, R(d));
   for (std::size_t g = 0; g < nodes.size(); ++g) {
     R c = std::cos(nodes[g] * x0), s = std::sin(nodes[g] * x0);
     const R cs = std::cos(nodes[g]), sn = std::sin(nodes[g]);
     for (int i = 0; i < n; ++i) {
-      b[i] += target[g] * c;
+      b[i] += target[g] * (derivative ? s : c);
       const R next = c * cs - s * sn;
       s = s * cs + c * sn;
       c = next;
@@ -153,13 +153,46 @@ Weights1D spectral_point_weights(double q, double courant, double band, int radi
   }
   for (int i = 0; i < n; ++i) {
     for (int l = 0; l < n; ++l) mat[std::size_t(i) * m + l] = sinc[i - l + n - 1];
-    const R sign = (j0 + i) % 2 == 0 ? 1 : -1;
-    const R row[2] = {1, sign};
-    for (int c = 0; c < 2; ++c) mat[std::size_t(i) * m + n + c] = mat[std::size_t(n + c) * m + i] = row[c];
+    for (std::size_t c = 0; c < rows.size(); ++c)
+      mat[std::size_t(i) * m + n + c] = mat[std::size_t(n + c) * m + i] = rows[c][std::size_t(i)];
   }
-  b[n] = 1;
+  for (std::size_t c = 0; c < rows.size(); ++c) b[std::size_t(n) + c] = rhs[c];
   const std::vector<R> w = solve_dense(std::move(mat), std::move(b));
-  return weights_of(j0, std::vector<double>(w.begin(), w.begin() + n));
+  return std::vector<double>(w.begin(), w.begin() + n);
+}
+
+}  // namespace
+
+Weights1D spectral_point_weights(double q, double courant, double band, int radius, bool derivative) {
+  if (radius < 2 || radius > 8) throw std::invalid_argument("spectral_point_weights: radius must be 2..8");
+  if (!(courant >= 0 && courant <= 2)) throw std::invalid_argument("spectral_point_weights: courant must be in [0, 2]");
+  if (!(band >= std::numbers::pi / 4 && band <= 0.9 * std::numbers::pi))
+    throw std::invalid_argument("spectral_point_weights: band must be in [pi/4, 0.9 pi]");
+  // Target exp(-(courant k)^2 / 24) (times i k for the derivative), subject to H(0) = 1 (derivative: H(0) = 0 and
+  // H'(0) = i, exact for linear functions) and H(pi) = 0, i.e. sum w_i = 1 (0; sum w_i x_i = 1) and
+  // sum (-1)^j_i w_i = 0. On the grid a point's weights are symmetric, so H'(pi) = 0 too.
+  const int j0 = int(std::round(q)) - radius, n = 2 * radius + 1;
+  std::vector<std::vector<R>> rows(derivative ? 3 : 2, std::vector<R>(std::size_t(n)));
+  for (int i = 0; i < n; ++i) {
+    rows[0][std::size_t(i)] = 1;
+    rows[1][std::size_t(i)] = (j0 + i) % 2 == 0 ? 1 : -1;
+    if (derivative) rows[2][std::size_t(i)] = R(j0 + i) - R(q);
+  }
+  const std::vector<R> rhs = derivative ? std::vector<R>{0, 0, 1} : std::vector<R>{1, 0};
+  return weights_of(j0, fit_weights(j0, n, q, band, courant, derivative, rows, rhs));
+}
+
+Weights1D derivative_weights(double q, int radius) {
+  if (radius < 1 || radius > 6) throw std::invalid_argument("derivative_weights: radius must be 1..6");
+  // The fit of i k over 0..interpolation_band on the 2r + 1 nodes round(q) - r .. round(q) + r, exact for constants
+  // and linear functions (sum w_i = 0, sum w_i x_i = 1). On the grid the weights are antisymmetric.
+  const int j0 = int(std::round(q)) - radius, n = 2 * radius + 1;
+  std::vector<std::vector<R>> rows(2, std::vector<R>(std::size_t(n)));
+  for (int i = 0; i < n; ++i) {
+    rows[0][std::size_t(i)] = 1;
+    rows[1][std::size_t(i)] = R(j0 + i) - R(q);
+  }
+  return weights_of(j0, fit_weights(j0, n, q, interpolation_band, 0.0, true, rows, {0, 1}));
 }
 
 Weights1D interpolation_weights(double q, int radius) {
@@ -206,6 +239,61 @@ PointStencil make_spectral_point_stencil(const GridSpec& g, const Vec3& position
     w[a] =
         spectral_point_weights((position[a] - g.origin[a]) / g.spacing[a], courant[a], band[a], spectral_point_radius);
   return product_stencil(g, position, false, what, spectral_point_radius, w);
+}
+
+namespace {
+
+// sum_a d_a / h_a times the stencil `axis_stencil(a)` of the derivative along axis a, its points merged (sorted, one
+// entry per grid point).
+template <class AxisStencil>
+PointStencil directional(const GridSpec& g, const Vec3& position, const Vec3& direction, AxisStencil&& axis_stencil) {
+  PointStencil out;
+  out.position = position;
+  for (int a = 0; a < 3; ++a) {
+    if (direction[a] == 0) continue;
+    const PointStencil s = axis_stencil(a);
+    for (GridPointWeight p : s.points) {
+      p.weight *= direction[a] / g.spacing[a];
+      out.points.push_back(p);
+    }
+  }
+  const auto key = [](const GridPointWeight& p) { return std::array<int, 3>{p.iz, p.iy, p.ix}; };
+  std::stable_sort(out.points.begin(), out.points.end(),
+                   [&](const GridPointWeight& x, const GridPointWeight& y) { return key(x) < key(y); });
+  std::vector<GridPointWeight> merged;
+  for (const auto& p : out.points)
+    if (!merged.empty() && key(merged.back()) == key(p))
+      merged.back().weight += p.weight;
+    else
+      merged.push_back(p);
+  out.points = std::move(merged);
+  return out;
+}
+
+}  // namespace
+
+PointStencil make_derivative_stencil(const GridSpec& g, const Vec3& position, const Vec3& direction, bool free_surface,
+                                     const std::string& what, int radius) {
+  return directional(g, position, direction, [&](int axis) {
+    Weights1D w[3];
+    for (int a = 0; a < 3; ++a) {
+      const double q = (position[a] - g.origin[a]) / g.spacing[a];
+      w[a] = a == axis ? derivative_weights(q, radius) : interpolation_weights(q, radius);
+    }
+    return product_stencil(g, position, free_surface, what, radius, w);
+  });
+}
+
+PointStencil make_spectral_derivative_stencil(const GridSpec& g, const Vec3& position, const Vec3& direction,
+                                              const std::array<double, 3>& courant, const std::array<double, 3>& band,
+                                              const std::string& what) {
+  return directional(g, position, direction, [&](int axis) {
+    Weights1D w[3];
+    for (int a = 0; a < 3; ++a)
+      w[a] = spectral_point_weights((position[a] - g.origin[a]) / g.spacing[a], courant[a], band[a],
+                                    spectral_point_radius, a == axis);
+    return product_stencil(g, position, false, what, spectral_point_radius, w);
+  });
 }
 
 }  // namespace specwave

@@ -50,7 +50,14 @@ inline constexpr int spectral_point_radius = 6;
 double spectral_point_band(double f_max, double v_min, double h);
 // courant = c_ref dt / h of the axis (>= 0). Throws std::invalid_argument unless 2 <= radius <= 8,
 // 0 <= courant <= 2 and pi/4 <= band <= 0.9 pi.
-Weights1D spectral_point_weights(double q, double courant, double band, int radius = spectral_point_radius);
+// With `derivative`, the weights of d/dq of that point (the fit of i k times the same target, exact for constants and
+// linear functions, H(pi) = 0): a force source's and a particle-velocity receiver's axis.
+Weights1D spectral_point_weights(double q, double courant, double band, int radius = spectral_point_radius,
+                                 bool derivative = false);
+// The derivative d/dq at q (grid units) for FDTD's force sources and particle-velocity receivers: 2 r + 1 weights at
+// the nodes round(q) - r .. round(q) + r, the least-squares fit of i k over 0..interpolation_band, exact for constants
+// and linear functions (antisymmetric on the grid). Throws std::invalid_argument unless 1 <= radius <= 6.
+Weights1D derivative_weights(double q, int radius = interpolation_radius);
 
 // The 3-D stencil of a point. With a free surface, weights above z = 0 fold onto their mirror with a minus sign.
 // Throws Error(invalid_case) when the stencil leaves the grid; `what` names the point in the message.
@@ -61,5 +68,16 @@ PointStencil make_point_stencil(const GridSpec& grid, const Vec3& position, bool
 PointStencil make_spectral_point_stencil(const GridSpec& grid, const Vec3& position,
                                          const std::array<double, 3>& courant, const std::array<double, 3>& band,
                                          const std::string& what);
+
+// The derivative along the unit vector `direction` (z, y, x) at a point, per metre (docs/numerics.md, "Force sources
+// and particle-velocity receivers"): sum_a d_a / h_a times derivative_weights on axis a and the interpolation weights
+// on the other two, merged into one list. Sampling with it gives d . grad u at the point; a force source d s(t)
+// injects s(t) times it / (dz dy dx) (f = -div(d delta)), so the two stay each other's adjoint.
+PointStencil make_derivative_stencil(const GridSpec& grid, const Vec3& position, const Vec3& direction,
+                                     bool free_surface, const std::string& what, int radius = interpolation_radius);
+// The same for the spectral method, from spectral_point_weights (derivative on axis a).
+PointStencil make_spectral_derivative_stencil(const GridSpec& grid, const Vec3& position, const Vec3& direction,
+                                              const std::array<double, 3>& courant, const std::array<double, 3>& band,
+                                              const std::string& what);
 
 }  // namespace specwave

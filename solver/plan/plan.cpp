@@ -140,7 +140,7 @@ void note_stencils_in_layer(const Case& c, Plan& plan) {
   for (std::size_t s = 0; s < c.shots.size(); ++s)
     for (std::size_t r = 0; r < c.shots[s].receivers.size(); ++r) {
       const std::string what = fmt::format("shots[{}] receiver {}", s, r);
-      note(make_plan_stencil(c, plan, c.shots[s].receivers[r], what), what);
+      note(make_receiver_stencil(c, plan, c.shots[s].receivers[r], shot_receiver_component(c, s, r), what), what);
     }
   if (noted > shown)
     plan.notes.push_back(
@@ -671,18 +671,25 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     plan.spectral_point_courant[a] = plan.model.v_max * plan.dt / c.grid.spacing[a];
     if (spectral) plan.spectral_point_band[a] = spectral_point_band(plan.f_max, plan.model.v_min, c.grid.spacing[a]);
   }
+  if (has_velocity_receivers(c) && !c.model.density)
+    invalid(c,
+            "receivers.components asks for particle velocity, which needs the medium's density (v = -(1 / rho) "
+            "int grad p dt) and [model] gives none; add density = 1000.0 (kg/m^3, constant: the scheme is "
+            "constant-density) to [model]");
   for (std::size_t s = 0; s < c.shots.size(); ++s) {
     auto& stencils = plan.sources.emplace_back();
     for (std::size_t j = 0; j < c.shots[s].sources.size(); ++j) {
       const std::string what = fmt::format("shots[{}].sources[{}]", s, j);
       check_inside(c, c.shots[s].sources[j].position, what);
-      stencils.push_back(make_plan_stencil(c, plan, c.shots[s].sources[j].position, what));
+      stencils.push_back(make_source_stencil(c, plan, c.shots[s].sources[j], what));
     }
   }
   for (std::size_t r = 0; r < c.receivers.size(); ++r) {
     const std::string what = fmt::format("receiver {}", r);
     check_inside(c, c.receivers[r], what);
-    plan.receivers.push_back(make_plan_stencil(c, plan, c.receivers[r], what));
+    plan.receivers.push_back(make_receiver_stencil(
+        c, plan, c.receivers[r],
+        r < c.receiver_components.size() ? c.receiver_components[r] : ReceiverComponent::pressure, what));
   }
   // A shot's own receivers: checked as the shared ones are (inside the grid here, their stencils on it in
   // note_stencils_in_layer), their stencils made again when the shot runs (ShotReceivers).
@@ -742,6 +749,17 @@ std::string describe_plan(const Case& c, const Plan& p) {
   else
     out += fmt::format("acquisition {} shot(s), {} source(s), receivers per shot: {} traces in all, {} to {} a shot\n",
                        c.shots.size(), sources, total_traces(c), min_receivers, max_shot_receivers(c));
+  {  // force sources and particle-velocity receivers, when there are any
+    std::size_t forces = 0, velocity = 0;
+    for (const auto& shot : c.shots)
+      for (const auto& s : shot.sources) forces += s.kind == SourceKind::force;
+    for (std::size_t s = 0; s < c.shots.size(); ++s)
+      for (std::size_t r = 0; r < shot_receivers(c, s).size(); ++r)
+        velocity += shot_receiver_component(c, s, r) != ReceiverComponent::pressure;
+    if (forces + velocity > 0)
+      out += fmt::format("components  {} force source(s), {} particle-velocity trace(s){}\n", forces, velocity,
+                         c.model.density ? fmt::format(" (density {} kg/m^3)", *c.model.density) : std::string());
+  }
   out += fmt::format("backend     {}, {} precision, {} thread(s){}\n", p.backend_note, to_string(c.run.precision),
                      p.threads,
                      p.shots_in_flight > 1 ? fmt::format(", {} shots in flight", p.shots_in_flight) : std::string());

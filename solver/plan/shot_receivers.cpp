@@ -8,15 +8,25 @@ namespace specwave {
 namespace {
 
 PointStencil stencil(const Case& c, const std::array<double, 3>& courant, const std::array<double, 3>& band,
-                     const Vec3& position, const std::string& what) {
-  return c.scheme.method == Method::spectral ? make_spectral_point_stencil(c.grid, position, courant, band, what)
-                                             : make_point_stencil(c.grid, position, c.boundary.free_surface, what);
+                     const Vec3& position, const std::string& what, const Vec3& direction) {
+  const bool spectral = c.scheme.method == Method::spectral;
+  if (direction == Vec3{0, 0, 0})
+    return spectral ? make_spectral_point_stencil(c.grid, position, courant, band, what)
+                    : make_point_stencil(c.grid, position, c.boundary.free_surface, what);
+  return spectral ? make_spectral_derivative_stencil(c.grid, position, direction, courant, band, what)
+                  : make_derivative_stencil(c.grid, position, direction, c.boundary.free_surface, what);
 }
 
 }  // namespace
 
-PointStencil make_plan_stencil(const Case& c, const Plan& plan, const Vec3& position, const std::string& what) {
-  return stencil(c, plan.spectral_point_courant, plan.spectral_point_band, position, what);
+PointStencil make_plan_stencil(const Case& c, const Plan& plan, const Vec3& position, const std::string& what,
+                               const Vec3& direction) {
+  return stencil(c, plan.spectral_point_courant, plan.spectral_point_band, position, what, direction);
+}
+
+PointStencil make_source_stencil(const Case& c, const Plan& plan, const SourceSpec& source, const std::string& what) {
+  return make_plan_stencil(c, plan, source.position, what,
+                           source.kind == SourceKind::force ? source.direction : Vec3{0, 0, 0});
 }
 
 ShotReceivers::ShotReceivers(const Case& c, const Plan& plan)
@@ -25,7 +35,12 @@ ShotReceivers::ShotReceivers(const Case& c, const Plan& plan)
   geometry_.scheme = c.scheme;
   geometry_.boundary = c.boundary;
   if (shared_receivers(c)) return;
-  for (std::size_t s = 0; s < c.shots.size(); ++s) own_.push_back(shot_receivers(c, s));
+  for (std::size_t s = 0; s < c.shots.size(); ++s) {
+    own_.push_back(shot_receivers(c, s));
+    auto& directions = directions_.emplace_back();
+    for (std::size_t r = 0; r < own_.back().size(); ++r)
+      directions.push_back(component_direction(shot_receiver_component(c, s, r)));
+  }
 }
 
 const std::vector<PointStencil>* ShotReceivers::own(int shot) {
@@ -35,8 +50,8 @@ const std::vector<PointStencil>* ShotReceivers::own(int shot) {
     stencils_.clear();
     stencils_.reserve(positions.size());
     for (std::size_t r = 0; r < positions.size(); ++r)
-      stencils_.push_back(
-          stencil(geometry_, courant_, band_, positions[r], fmt::format("shots[{}] receiver {}", shot, r)));
+      stencils_.push_back(stencil(geometry_, courant_, band_, positions[r],
+                                  fmt::format("shots[{}] receiver {}", shot, r), directions_[std::size_t(shot)][r]));
     made_ = shot;
   }
   return &stencils_;

@@ -13,8 +13,17 @@ struct Plan;
 
 // The stencil of a source or receiver at `position` with the plan's method: FDTD's interpolation (with the free
 // surface's mirror) or the spectral method's band-limited point (plan.spectral_point_courant and _band). Throws
-// Error(invalid_case) naming `what` when the stencil leaves the grid.
-PointStencil make_plan_stencil(const Case& c, const Plan& plan, const Vec3& position, const std::string& what);
+// Error(invalid_case) naming `what` when the stencil leaves the grid. With a non-zero `direction` (a unit vector), the
+// stencil of the derivative along it (make_derivative_stencil): a particle-velocity receiver's or a force's.
+PointStencil make_plan_stencil(const Case& c, const Plan& plan, const Vec3& position, const std::string& what,
+                               const Vec3& direction = {0, 0, 0});
+// A source's stencil: a point (pressure) or the derivative along its direction (force).
+PointStencil make_source_stencil(const Case& c, const Plan& plan, const SourceSpec& source, const std::string& what);
+// A receiver's stencil for the component it records.
+inline PointStencil make_receiver_stencil(const Case& c, const Plan& plan, const Vec3& position,
+                                          ReceiverComponent component, const std::string& what) {
+  return make_plan_stencil(c, plan, position, what, component_direction(component));
+}
 
 // Every shot's receivers as stencils. Copies what it needs from the case and the plan (their positions, the grid,
 // the method), so it may outlive both.
@@ -33,8 +42,9 @@ class ShotReceivers {
   }
 
  private:
-  Case geometry_;                       // grid, method and free surface (no shots, no receivers)
-  std::vector<std::vector<Vec3>> own_;  // per shot (shot_receivers); empty when every shot shares c.receivers
+  Case geometry_;                              // grid, method and free surface (no shots, no receivers)
+  std::vector<std::vector<Vec3>> own_;         // per shot (shot_receivers); empty when every shot shares c.receivers
+  std::vector<std::vector<Vec3>> directions_;  // per shot and receiver: component_direction (zero: pressure)
   std::array<double, 3> courant_{}, band_{};
   int made_ = -1;
   std::vector<PointStencil> stencils_;

@@ -5,18 +5,69 @@
 #include <stdexcept>
 
 #include "solver/case/errors.hpp"
+#include "solver/forward/particle_velocity.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/propagators/capabilities.hpp"
 
 namespace specwave {
 
-std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan,
-                                                             const HistoryChoice& history) {
+namespace {
+
+// Particle-velocity receivers (docs/numerics.md, "Force sources and particle-velocity receivers"): the backend's
+// propagator samples d . grad u; this wrapper hands out the velocity (forward and Born traces) and takes the adjoint
+// source with respect to it, applying the transpose of the conversion before the backend's adjoint. Every user of
+// a gradient propagator (the misfit, source estimation, migration, the Python module) then sees velocity traces.
+class VelocityReceivers final : public GradientPropagator {
+ public:
+  VelocityReceivers(std::unique_ptr<GradientPropagator> inner, const Case& c, double dt)
+      : inner_(std::move(inner)), case_(c), dt_(dt) {}
+  std::string name() const override { return inner_->name(); }
+  void set_velocity(std::span<const double> velocity) override { inner_->set_velocity(velocity); }
+  std::vector<double> vel2dt2() const override { return inner_->vel2dt2(); }
+  std::vector<double> forward(int shot, bool keep_history) override {
+    std::vector<double> t = inner_->forward(shot, keep_history);
+    if (keep_history) shot_ = shot;
+    particle_velocity_traces(case_, std::size_t(shot), dt_, t);
+    return t;
+  }
+  std::vector<double> born(int shot, std::span<const double> dvel2dt2) override {
+    std::vector<double> t = inner_->born(shot, dvel2dt2);
+    particle_velocity_traces(case_, std::size_t(shot), dt_, t);
+    return t;
+  }
+  void adjoint(std::span<const double> adjoint_source, std::span<double> gradient,
+               std::span<double> illumination) override {
+    if (shot_ < 0) throw std::logic_error("adjoint: call forward(shot, true) first");
+    std::vector<double> r(adjoint_source.begin(), adjoint_source.end());
+    particle_velocity_adjoint(case_, std::size_t(shot_), dt_, r);
+    inner_->adjoint(r, gradient, illumination);
+  }
+  std::string history_name() const override { return inner_->history_name(); }
+  std::size_t history_bytes() const override { return inner_->history_bytes(); }
+  long long history_forward_steps() const override { return inner_->history_forward_steps(); }
+
+ private:
+  std::unique_ptr<GradientPropagator> inner_;
+  Case case_;  // the shots' receivers and components, and the density
+  double dt_;
+  int shot_ = -1;  // the shot of the last forward(shot, true)
+};
+
+std::unique_ptr<GradientPropagator> backend_gradient(const Case& c, const Plan& plan, const HistoryChoice& history) {
   const Capability& row = capability(c.scheme.method, plan.backend);
   if (row.make_gradient) return row.make_gradient(c, plan, history);
   // No gradient on this backend: asking for it is refused; "auto" that picked it runs the gradient on the CPU.
   if (c.run.backend != BackendKind::auto_select) throw Error(ExitCode::invalid_case, row.no_gradient);
   return capability(c.scheme.method, BackendKind::cpu).make_gradient(c, plan, history);
+}
+
+}  // namespace
+
+std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan,
+                                                             const HistoryChoice& history) {
+  auto propagator = backend_gradient(c, plan, history);
+  if (!has_velocity_receivers(c)) return propagator;
+  return std::make_unique<VelocityReceivers>(std::move(propagator), c, plan.dt);
 }
 
 void check_adjoint_arguments(bool has_history, std::size_t trace_values, std::size_t points, std::size_t residual,
