@@ -11,8 +11,14 @@
 #include "solver/parallel/decomposition.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/propagators/propagator.hpp"
+#include "validation/reference.hpp"
 
 namespace specwave::testing {
+
+// ||a - b|| / ||b|| (one definition for every test file: the unity builds put several in one compilation).
+inline double rel_l2(const std::vector<double>& a, const std::vector<double>& b) {
+  return validation::relative_l2(a.data(), b.data(), a.size());
+}
 
 inline Case small_case(int n, double h, double v, int order, int pml_width, double f_peak, double duration) {
   Case c;

@@ -29,9 +29,7 @@ using namespace specwave;
 
 namespace {
 
-double rel_l2(const std::vector<double>& a, const std::vector<double>& b) {
-  return validation::relative_l2(a.data(), b.data(), a.size());
-}
+using testing::rel_l2;
 
 double ricker_integral(double t, double f, double t0) {
   const double a = M_PI * f, tau = t - t0;

@@ -56,9 +56,7 @@ using specwave::testing::spectral_comparison_case;
 
 namespace {
 
-double rel_l2(const std::vector<double>& a, const std::vector<double>& b) {
-  return validation::relative_l2(a.data(), b.data(), a.size());
-}
+using testing::rel_l2;
 
 // A propagator's state held in memory (the checkpoint's visit without files).
 class MemoryState final : public StateVisitor {

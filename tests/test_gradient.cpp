@@ -51,9 +51,7 @@ constexpr const char* cpu_histories =
 // What the tests of the tested backend against the CPU backend say on the CPU.
 constexpr const char* against_cpu = "it compares the tested backend with the CPU backend";
 
-double rel_l2(const std::vector<double>& a, const std::vector<double>& b) {
-  return validation::relative_l2(a.data(), b.data(), a.size());
-}
+using testing::rel_l2;
 
 }  // namespace
 

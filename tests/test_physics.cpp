@@ -39,9 +39,7 @@ Case small_case(int n, double h, double v, int order, int pml_width, double f_pe
   return testing::on_test_backend(testing::small_case(n, h, v, order, pml_width, f_peak, duration));
 }
 
-double rel_l2(const std::vector<double>& a, const std::vector<double>& b) {
-  return validation::relative_l2(a.data(), b.data(), a.size());
-}
+using testing::rel_l2;
 
 // What the tests of the tested backend against the CPU backend say on the CPU.
 constexpr const char* against_cpu = "it compares the tested backend with the CPU backend";
