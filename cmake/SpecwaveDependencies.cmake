@@ -91,9 +91,11 @@ target_compile_options(specwave_options INTERFACE
   $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${SPECWAVE_NATIVE}>>:-march=native>)
 # With -march=native on a CPU with AVX-512, GCC 12's tuning for AMD (znver*) keeps 256-bit vectors and ends each
 # loop with up to 7 scalar iterations. The grids users run have rows of 148 or 276 points and CPML ends of 10 or 20,
-# so every row has such tails. 512-bit vectors with the remainder as one masked iteration: on the Zen 4 VM of
-# 2026-12-03, the order-8 step with a CPML of 10 at 148^3 went from 6.57 to 5.76 ms (best of 4 interleaved runs);
-# the step without a CPML and the whole runs did not move beyond the machine's noise (docs/benchmarks.md). Both
+# so every row has such tails. With 512-bit vectors, on the Zen 4 VM of 2026-12-03, the order-8 step with a CPML of
+# 10 at 148^3 went from 6.57 to 5.76 ms (best of 4 interleaved runs); the step without a CPML and the whole runs did
+# not move beyond the machine's noise (docs/benchmarks.md). The partial-vector parameter was meant to make each
+# remainder one masked iteration, but GCC 12 ignores it on x86 (-fopt-info-vec: a 256-bit iteration, then scalar
+# ones; and masked remainders, forced another way, measured no faster: docs/benchmarks.md, 2026-12-05). Both
 # flags do nothing where the CPU has no AVX-512.
 if(SPECWAVE_NATIVE AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   target_compile_options(specwave_options INTERFACE
