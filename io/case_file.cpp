@@ -317,6 +317,7 @@ void read_model_file_keys(const Tab& m, ModelSpec& md) {
   const char* format = md.format == F::hdf5 ? "hdf5" : md.format == F::raw ? "raw" : "segy";
   m.only_for({{"dataset", {"hdf5"}},
               {"index", {"hdf5"}},
+              {"density_dataset", {"hdf5"}},
               {"shape", {"raw"}},
               {"spacing", {"raw"}},
               {"origin", {"raw"}},
@@ -329,6 +330,15 @@ void read_model_file_keys(const Tab& m, ModelSpec& md) {
   switch (md.format) {
     case F::hdf5:
       md.dataset = m.str("dataset", "dataset = \"/velocity\"", "/velocity");
+      if (m.find("density_dataset")) {
+        md.density_dataset = m.str("density_dataset", "density_dataset = \"/density\"", "");
+        m.check(!md.density_dataset.empty(), "density_dataset", "must not be empty",
+                "name the HDF5 dataset of the density (kg/m^3), e.g. \"/density\"");
+        m.check(!md.density, "density_dataset", "cannot be combined with density",
+                "keep density_dataset (a density model) or density (constant), not both");
+        m.check(!m.find("index"), "density_dataset", "cannot be combined with index",
+                "give a 3-D velocity dataset with a density model (4-D models are inversion iterates, velocity only)");
+      }
       m.check(!md.dataset.empty(), "dataset", "must not be empty", "name the HDF5 dataset, e.g. \"/velocity\"");
       if (m.find("index")) {
         md.index = m.rinteger("index", "index = 12");
@@ -382,9 +392,10 @@ void read_model_file_keys(const Tab& m, ModelSpec& md) {
 ModelSpec read_model_spec(const Tab& m) {
   using K = ModelSpec::Kind;
   ModelSpec md;
-  m.allow({"type",  "velocity",   "interfaces", "velocities",     "anomaly",       "center",  "radius",
-           "file",  "format",     "dataset",    "index",          "shape",         "spacing", "origin",
-           "dtype", "byte_order", "axis_order", "sample_spacing", "sample_origin", "density"});
+  m.allow({"type",          "velocity", "interfaces", "velocities",     "anomaly",    "center",
+           "radius",        "file",     "format",     "dataset",        "index",      "shape",
+           "spacing",       "origin",   "dtype",      "byte_order",     "axis_order", "sample_spacing",
+           "sample_origin", "density",  "densities",  "density_dataset"});
   md.density = m.onum("density", "density = 1000.0");
   m.check(!md.density || (*md.density > 0 && std::isfinite(*md.density)), "density", "must be a number > 0",
           "give the medium's density in kg/m^3, e.g. 1000.0 for water");
@@ -408,7 +419,9 @@ ModelSpec read_model_spec(const Tab& m) {
               {"byte_order", {"file"}},
               {"axis_order", {"file"}},
               {"sample_spacing", {"file"}},
-              {"sample_origin", {"file"}}},
+              {"sample_origin", {"file"}},
+              {"densities", {"layered"}},
+              {"density_dataset", {"file"}}},
              "type", to_string(md.kind));
   const auto positive_velocity = [&](std::string_view k, double v) {
     m.check(v > 0, k, "must be > 0", "use a positive velocity in m/s");
@@ -433,6 +446,19 @@ ModelSpec read_model_spec(const Tab& m) {
                  "give one velocity per layer, top to bottom");
       m.check(std::all_of(md.velocities.begin(), md.velocities.end(), [](double v) { return v > 0; }), "velocities",
               "every entry must be > 0", "use positive velocities in m/s");
+      if (m.find("densities")) {
+        constexpr std::string_view ex = "densities = [1000.0, 2000.0, 2300.0]";
+        md.densities = m.p.nums(*m.find("densities"), m.key("densities"), ex);
+        if (md.densities.size() != md.velocities.size())
+          m.p.fail(line_of(*m.find("densities")), m.key("densities"),
+                   fmt::format("must have one entry per layer, as velocities ({})", md.velocities.size()),
+                   fmt::format("found {}: {}", md.densities.size(), render(*m.find("densities"))),
+                   "give one density per layer in kg/m^3, top to bottom");
+        m.check(std::all_of(md.densities.begin(), md.densities.end(), [](double v) { return v > 0; }), "densities",
+                "every entry must be > 0", "use positive densities in kg/m^3, e.g. 1000.0 for water");
+        m.check(!md.density, "densities", "cannot be combined with density",
+                "keep densities (one per layer) or density (constant), not both");
+      }
       break;
     }
     case K::gaussian:
@@ -732,10 +758,26 @@ void read_receivers(const Tab& r, Case& c) {
 }
 
 void read_options(const Tab& r, Case& c) {
+  c.scheme.formulation = c.model.has_density_model() ? Formulation::staggered : Formulation::second_order;
   if (auto s = r.sub("scheme", false, "[scheme]")) {
-    s->allow({"method", "order", "min_points_per_wavelength"});
+    s->allow({"method", "order", "min_points_per_wavelength", "formulation"});
     c.scheme.method = s->choice<Method>("method", {{"fdtd", Method::fdtd}, {"spectral", Method::spectral}},
                                         Method::fdtd, "method = \"fdtd\"");
+    // FDTD's formulation: the staggered scheme by default with a density model (docs/numerics.md, "Variable density").
+    const Formulation automatic = c.model.has_density_model() ? Formulation::staggered : Formulation::second_order;
+    c.scheme.formulation = s->choice<Formulation>(
+        "formulation", {{"second_order", Formulation::second_order}, {"staggered", Formulation::staggered}}, automatic,
+        "formulation = \"staggered\"");
+    s->check(c.scheme.method == Method::fdtd || !c.model.has_density_model(), "method",
+             "\"spectral\" is constant-density in this version, and [model] gives a density model",
+             "use method = \"fdtd\" (its staggered scheme takes the density), or remove the model's densities");
+    if (s->find("formulation")) {
+      s->check(c.scheme.method == Method::fdtd, "formulation", "applies to method = \"fdtd\" only",
+               "remove formulation (the spectral method has one formulation)");
+      s->check(c.scheme.formulation == Formulation::staggered || !c.model.has_density_model(), "formulation",
+               "\"second_order\" is the constant-density scheme, and [model] gives a density model",
+               "use formulation = \"staggered\" (the default with a density model), or remove the model's densities");
+    }
     c.scheme.order = s->integer("order", "order = 8", 8);
     s->check(c.scheme.order >= 2 && c.scheme.order <= 16 && c.scheme.order % 2 == 0, "order",
              "must be even and in 2..16", "use e.g. order = 8");
@@ -900,8 +942,12 @@ void read_inversion(const Tab& r, Case& c) {
             "regularisation_weight",
             "source_estimation",
             "source_estimation_damping"});
-  if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ..."))
+  if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ...")) {
     inv.true_model = read_model_spec(*m);
+    m->check(!inv.true_model->has_density_model(), inv.true_model->densities.empty() ? "density_dataset" : "densities",
+             "a density model is not available for inversion in this version",
+             "remove it: the inversion's true model is velocity only (a constant density changes no pressure)");
+  }
   if (t->find("observed")) inv.observed_file = t->rinput("observed", "observed = \"observed/traces.h5\"");
   if (inv.true_model && !inv.observed_file.empty())
     t->p.bad(*t->find("observed"), t->key("observed"), "cannot be combined with [inversion.true_model]",

@@ -36,6 +36,32 @@ inline std::vector<double> first_derivative_coefficients(int radius) {
   return d;
 }
 
+// Staggered first derivative (docs/numerics.md, "Variable density"): (1/h) sum_k g_k (u_{i+k} - u_{i-k+1}) at i + 1/2,
+// g_k = 1 / (2k - 1) prod_{j != k} (2j - 1)^2 / ((2j - 1)^2 - (2k - 1)^2); g_0 = 0.
+inline std::vector<double> staggered_derivative_coefficients(int radius) {
+  if (radius < 1 || radius > max_stencil_radius)
+    throw std::invalid_argument("stencil radius " + std::to_string(radius) + " outside 1..8 (orders 2..16)");
+  std::vector<double> g(radius + 1, 0.0);
+  for (int k = 1; k <= radius; ++k) {
+    const double ok = 2.0 * k - 1;
+    double product = 1 / ok;
+    for (int j = 1; j <= radius; ++j) {
+      if (j == k) continue;
+      const double oj = 2.0 * j - 1;
+      product *= oj * oj / (oj * oj - ok * ok);
+    }
+    g[k] = product;
+  }
+  return g;
+}
+
+// 2 sum_k |g_k|: the largest value of the symbol of h D+ (at the Nyquist wavenumber).
+inline double staggered_derivative_symbol_max(int radius) {
+  double sum = 0;
+  for (double g : staggered_derivative_coefficients(radius)) sum += std::abs(g);
+  return 2 * sum;
+}
+
 // S_max = max over theta of -(c_0 + 2 sum_k c_k cos(k theta)): the largest eigenvalue of -h^2 D2.
 inline double second_derivative_symbol_max(int radius) {
   const auto c = second_derivative_coefficients(radius);

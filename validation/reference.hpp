@@ -33,6 +33,8 @@ struct ReferenceProblem {
   std::vector<RefPoint> sources;
   std::vector<std::vector<double>> source_wavelets;  // one per source, nt samples each: s_j(t_n)
   std::vector<RefPoint> receivers;
+  // Staggered reference only: the density, nz*ny*nx C order (kg/m^3); empty = 1 everywhere.
+  std::vector<double> density;
 };
 
 struct ReferenceResult {
@@ -44,6 +46,12 @@ struct ReferenceResult {
 // Runs the full scheme. Throws std::invalid_argument on inconsistent input or on
 // interpolation points outside the grid (stencil points mirrored above a free surface are allowed).
 ReferenceResult run_reference(const ReferenceProblem& problem);
+// The staggered velocity-pressure scheme of docs/numerics.md (section "Variable density: the staggered
+// velocity-pressure scheme"), with its first-order CPML and free surface; validation/staggered_reference.cpp.
+// Same outputs as run_reference: traces of u^n recorded before step n, final_field = u^{nt}, energy[n] = sum (u^n)^2.
+// Uses problem.density (empty: 1 everywhere); throws std::invalid_argument as run_reference does, and on a density
+// of the wrong size, not finite or not positive.
+ReferenceResult run_staggered_reference(const ReferenceProblem& problem);
 // The checks both references make on a problem (sizes, spacing, velocities, dt, wavelets, layer widths); the
 // message of the std::invalid_argument starts with `who`.
 void check_reference_problem(const ReferenceProblem& problem, const std::string& who);
@@ -58,6 +66,8 @@ RefStencil reference_point_stencil(const ReferenceProblem& problem, const RefPoi
 // The pieces, exposed for unit tests:
 std::vector<double> reference_d2_coefficients(int order);  // c_0..c_R
 std::vector<double> reference_d1_coefficients(int order);  // d_0(=0)..d_R
+// The staggered first derivative's g_1..g_R at index 1..R (index 0 unused = 0).
+std::vector<double> reference_staggered_coefficients(int order);
 
 struct RefWeights1D {
   std::vector<int> index;

@@ -58,6 +58,7 @@ validation::ReferenceProblem reference_problem(const Case& c, const Plan& plan, 
   ref.spacing = c.grid.spacing;
   ref.origin = c.grid.origin;
   ref.velocity.assign(plan.model.velocity.begin(), plan.model.velocity.end());
+  ref.density.assign(plan.model.density.begin(), plan.model.density.end());  // the staggered scheme's (else empty)
   ref.dt = plan.dt;
   ref.nt = plan.nt;
   ref.order = c.scheme.order;
@@ -105,8 +106,9 @@ ValidationReport validate_case(const Case& input, long long max_points, const Va
     auto t = clock::now();
     std::string times;
     const validation::ReferenceProblem ref = reference_problem(c, plan, int(shot));
-    const auto expected =
-        c.scheme.method == Method::spectral ? validation::run_spectral_reference(ref) : validation::run_reference(ref);
+    const auto expected = c.scheme.method == Method::spectral              ? validation::run_spectral_reference(ref)
+                          : c.scheme.formulation == Formulation::staggered ? validation::run_staggered_reference(ref)
+                                                                           : validation::run_reference(ref);
     std::vector<double> ref_traces(expected.traces.size());
     for (int r = 0; r < expected.traces.rows(); ++r)
       for (int n = 0; n < expected.traces.cols(); ++n) ref_traces[std::size_t(r) * plan.nt + n] = expected.traces(r, n);

@@ -15,6 +15,9 @@ using Vec3 = std::array<double, 3>;  // (z, y, x), metres
 enum class Precision { fp32, fp64 };
 enum class BackendKind { cpu, cuda, auto_select };
 enum class Method { fdtd, spectral };
+// FDTD's discretisation (docs/numerics.md): the second-order pressure equation (constant density), or the staggered
+// first-order velocity-pressure system (variable density, "Variable density: the staggered velocity-pressure scheme").
+enum class Formulation { second_order, staggered };
 
 struct GridSpec {
   std::array<int, 3> shape{0, 0, 0};  // nz, ny, nx (points, PML included)
@@ -53,9 +56,17 @@ struct ModelSpec {
   std::optional<Vec3> file_spacing, file_origin;
   double sample_spacing = 0, sample_origin = 0;       // segy: the depth step of a sample and the first sample's z (m)
   std::shared_ptr<const std::vector<double>> values;  // array: the velocities (shared: a Case copy is cheap)
-  // model.density (kg/m^3): the constant density of the medium. The scheme is constant-density, so it changes no
-  // pressure; particle-velocity receivers need it (v = -(1 / rho) int grad p dt). None: not given.
+  // model.density (kg/m^3): the constant density of the medium. It changes no pressure (the equation is written so
+  // that a constant density drops out); particle-velocity receivers need it (v = -(1 / rho) int grad p dt). None: not
+  // given.
   std::optional<double> density;
+  // A density model (kg/m^3), which runs FDTD's staggered scheme: layered, one density a layer (model.densities);
+  // file (HDF5), a dataset of the model file on the same grid as the velocity (model.density_dataset); array, values
+  // given in code like `values`. Empty / null: none.
+  std::vector<double> densities;
+  std::string density_dataset;
+  std::shared_ptr<const std::vector<double>> density_values;
+  bool has_density_model() const { return !densities.empty() || !density_dataset.empty() || density_values; }
 };
 
 struct WaveletSpec {
@@ -106,6 +117,8 @@ inline constexpr int max_threads = 1024;
 
 struct SchemeSpec {
   Method method = Method::fdtd;
+  // scheme.formulation: the staggered scheme when the model has a density model, unless the case file says otherwise
+  Formulation formulation = Formulation::second_order;
   int order = 8;                                    // even, 2..16
   std::optional<double> min_points_per_wavelength;  // overrides the scheme's floor
 };
@@ -268,6 +281,7 @@ struct Case {
 const char* to_string(Precision p);
 const char* to_string(BackendKind b);
 const char* to_string(Method m);
+const char* to_string(Formulation f);
 const char* to_string(ModelSpec::Kind k);
 const char* to_string(Parameterisation p);
 const char* to_string(WavefieldStorage s);

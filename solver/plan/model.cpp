@@ -151,13 +151,15 @@ std::string model_source(const ModelSpec& m) {
 
 // The box [b, b + e) of the case's grid from an HDF5 model file: read as it is when the file is on the case's grid
 // (a decomposed run reads only its block), else resampled trilinearly from the file's own grid.
-std::vector<float> read_hdf5_model(const Case& c, const Dims3& b, const Dims3& e, const Comm* comm, std::string& note) {
+// `dataset`: the velocity's (model.dataset) or the density's (model.density_dataset).
+std::vector<float> read_hdf5_model(const Case& c, const Dims3& b, const Dims3& e, const Comm* comm, std::string& note,
+                                   const std::string& dataset) {
   const GridSpec& g = c.grid;
   io::h5::Parallel par;
   if (comm) par = {comm->native_handle(), comm->rank(), 0};
   io::h5::Reader reader(c.model.file, par);
-  const std::string where = model_source(c.model);
-  const auto info = reader.info(c.model.dataset);
+  const std::string where = fmt::format("{}: dataset '{}'", c.model.file, dataset);
+  const auto info = reader.info(dataset);
   // A 4-D dataset (k, nz, ny, nx) gives the model at model.index along its first axis (inversion.h5's iterations).
   const auto& index = c.model.index;
   if (index && info.dims.size() != 4)
@@ -180,7 +182,7 @@ std::vector<float> read_hdf5_model(const Case& c, const Dims3& b, const Dims3& e
   FileGrid f;
   for (int a = 0; a < 3; ++a) f.shape[std::size_t(a)] = info.dims[std::size_t(a) + lead];
   {
-    io::h5::Handle dset = reader.open_dataset(c.model.dataset);
+    io::h5::Handle dset = reader.open_dataset(dataset);
     for (const char* name : {"spacing", "origin"}) {
       if (!io::h5::has_attribute(dset.id(), name)) continue;
       const auto v = io::h5::read_attribute_doubles(dset.id(), name);
@@ -200,7 +202,7 @@ std::vector<float> read_hdf5_model(const Case& c, const Dims3& b, const Dims3& e
       begin.insert(begin.begin(), hsize_t(*index));
       count.insert(count.begin(), 1);
     }
-    return reader.read_floating_block<float>(c.model.dataset, dims, begin, count);
+    return reader.read_floating_block<float>(dataset, dims, begin, count);
   };
   if (on_case_grid(f, g))
     return block({hsize_t(b[0]), hsize_t(b[1]), hsize_t(b[2])}, {hsize_t(e[0]), hsize_t(e[1]), hsize_t(e[2])});
@@ -242,6 +244,64 @@ std::vector<float> read_whole_model(const Case& c, const Dims3& b, const Dims3& 
   return resample(f, v, g, b, e);
 }
 
+// The density of the staggered scheme on the model's block (docs/numerics.md, "Variable density"): the density model,
+// or the constant model.density (1000 kg/m^3 when none is given: a constant density changes no pressure).
+void build_density(const Case& c, VelocityModel& model, const Comm* comm) {
+  const auto& g = c.grid;
+  const ModelSpec& m = c.model;
+  const Dims3 b = model.block.begin, e = model.block.extent;
+  const bool parallel = comm && comm->size() > 1;
+  std::string origin;
+  if (!m.density_dataset.empty()) {
+    origin = fmt::format("{}: dataset '{}'", m.file, m.density_dataset);
+    std::string note;
+    model.density = read_hdf5_model(c, b, e, parallel ? comm : nullptr, note, m.density_dataset);
+  } else if (m.density_values) {
+    const auto& v = *m.density_values;
+    if (v.size() != std::size_t(g.points()))
+      throw Error(ExitCode::input_error,
+                  fmt::format("model (array): {} densities for a grid of {} x {} x {} = {} points; give one density a "
+                              "grid point, (nz, ny, nx) in C order",
+                              v.size(), g.shape[0], g.shape[1], g.shape[2], g.points()));
+    origin = "model (array density)";
+    model.density = box_of(v, g, b, e);
+  } else {
+    origin = fmt::format("model ({})", to_string(m.kind));
+    model.density.resize(std::size_t(e[0]) * e[1] * e[2]);
+#pragma omp parallel for collapse(2)
+    for (int iz = 0; iz < e[0]; ++iz)
+      for (int iy = 0; iy < e[1]; ++iy)
+        for (int ix = 0; ix < e[2]; ++ix) {
+          double rho = m.density.value_or(1000.0);
+          if (!m.densities.empty()) {
+            const double z = g.position(iz + b[0], iy + b[1], ix + b[2])[0];
+            std::size_t layer = 0;
+            while (layer < m.interfaces.size() && z >= m.interfaces[layer]) ++layer;
+            rho = m.densities[layer];
+          }
+          model.density[(std::size_t(iz) * e[1] + iy) * e[2] + ix] = float(rho);
+        }
+  }
+  model.rho_min = INFINITY;
+  model.rho_max = 0;
+  for (std::size_t i = 0; i < model.density.size(); ++i) {
+    const double rho = model.density[i];
+    if (!std::isfinite(rho) || rho <= 0) {
+      const std::size_t ix = i % e[2] + b[2], iy = i / e[2] % e[1] + b[1], iz = i / (std::size_t(e[2]) * e[1]) + b[0];
+      throw Error(ExitCode::input_error,
+                  fmt::format("{}: density {} kg/m^3 at index (z={}, y={}, x={}); densities must be finite and > 0, "
+                              "fix the model there",
+                              origin, rho, iz, iy, ix));
+    }
+    model.rho_min = std::min(model.rho_min, rho);
+    model.rho_max = std::max(model.rho_max, rho);
+  }
+  if (parallel) {
+    model.rho_min = comm->allreduce(model.rho_min, ReduceOp::min);
+    model.rho_max = comm->allreduce(model.rho_max, ReduceOp::max);
+  }
+}
+
 }  // namespace
 
 VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const Comm* comm) {
@@ -254,7 +314,7 @@ VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const 
   if (c.model.kind == ModelSpec::Kind::file) {
     origin = model_source(c.model);
     model.velocity = c.model.format == ModelSpec::Format::hdf5
-                         ? read_hdf5_model(c, b, e, parallel ? comm : nullptr, model.note)
+                         ? read_hdf5_model(c, b, e, parallel ? comm : nullptr, model.note, c.model.dataset)
                          : read_whole_model(c, b, e, model.note);
   } else if (c.model.kind == ModelSpec::Kind::array) {
     const auto* v = c.model.values.get();
@@ -294,6 +354,7 @@ VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const 
     model.v_min = comm->allreduce(model.v_min, ReduceOp::min);
     model.v_max = comm->allreduce(model.v_max, ReduceOp::max);
   }
+  if (c.scheme.formulation == Formulation::staggered) build_density(c, model, comm);
   return model;
 }
 

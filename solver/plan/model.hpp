@@ -15,12 +15,20 @@ struct VelocityModel {
   std::vector<float> velocity;  // the points of `block`, (z, y, x) C order over its extent, m/s
   Subdomain block;              // the part of the grid held: the whole grid unless built for a block
   double v_min = 0, v_max = 0;  // over the whole grid (reduced over the ranks)
-  std::string note;             // how a model file was read when it was not on the case's grid (the plan prints it)
+  // The staggered scheme's density (kg/m^3) on the same points, and its range over the whole grid; empty for the
+  // second-order scheme and the spectral method.
+  std::vector<float> density;
+  double rho_min = 0, rho_max = 0;
+  std::string note;  // how a model file was read when it was not on the case's grid (the plan prints it)
 
   // The velocity at global grid indices, which must lie in `block`.
   float at(int z, int y, int x) const {
     return velocity[(std::size_t(z - block.begin[0]) * block.extent[1] + (y - block.begin[1])) * block.extent[2] +
                     (x - block.begin[2])];
+  }
+  float density_at(int z, int y, int x) const {
+    return density[(std::size_t(z - block.begin[0]) * block.extent[1] + (y - block.begin[1])) * block.extent[2] +
+                   (x - block.begin[2])];
   }
   bool whole_grid() const { return block.begin == Dims3{0, 0, 0}; }
 };

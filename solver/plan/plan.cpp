@@ -430,6 +430,13 @@ double stable_dt(const GridSpec& g, int order, double v_max) {
   return 2 / (v_max * std::sqrt(s_max * inv_h2));
 }
 
+double stable_dt_staggered(const GridSpec& g, int order, double v_max) {
+  const double g_max = staggered_derivative_symbol_max(order / 2);
+  double sum = 0;
+  for (double h : g.spacing) sum += (g_max / h) * (g_max / h);
+  return 2 / (v_max * std::sqrt(sum));
+}
+
 std::size_t estimate_memory_bytes(const Case& c, int nt) {
   const std::size_t value = c.run.precision == Precision::fp64 ? 8 : 4;
   // The driver's output field; with snapshots, also the propagator's copy of one (start_copy_field).
@@ -535,6 +542,11 @@ void plan_decomposition(const Case& c, Plan& plan) {
   } else {
     plan.process_grid = choose_process_grid(c.grid.shape, domain, std::max(R, 1), c.run.process_grid);
   }
+  if (domain > 1 && c.scheme.formulation == Formulation::staggered)
+    invalid(c, fmt::format("scheme.formulation = \"staggered\" (a density model) runs each shot on one rank in this "
+                           "version, and {} ranks would share this shot's grid; run as many shot groups as ranks "
+                           "(run.shot_groups = {}, or leave it unset with at least as many shots as ranks)",
+                           domain, plan.ranks));
   if (domain > 1 && c.scheme.method == Method::fdtd)
     check_decomposition(c.grid.shape, plan.process_grid, R, c.boundary.pml_width);
 }
@@ -589,8 +601,10 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   }
   if (!plan.model.note.empty()) plan.notes.push_back(plan.model.note);
   plan.v_reference = std::max(plan.model.v_max, c.inversion.velocity_max.value_or(0.0));
-  plan.dt_max =
-      spectral ? stable_dt_spectral(c.grid, plan.v_reference) : stable_dt(c.grid, c.scheme.order, plan.v_reference);
+  plan.dt_max = spectral ? stable_dt_spectral(c.grid, plan.v_reference)
+                : c.scheme.formulation == Formulation::staggered
+                    ? stable_dt_staggered(c.grid, c.scheme.order, plan.v_reference)
+                    : stable_dt(c.grid, c.scheme.order, plan.v_reference);
   plan.dt = c.time.dt.value_or(c.time.cfl_safety * plan.dt_max);
   plan.cfl = plan.dt / plan.dt_max;
   if (plan.dt > plan.dt_max)
@@ -671,6 +685,19 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     plan.spectral_point_courant[a] = plan.model.v_max * plan.dt / c.grid.spacing[a];
     if (spectral) plan.spectral_point_band[a] = spectral_point_band(plan.f_max, plan.model.v_min, c.grid.spacing[a]);
   }
+  if (c.model.has_density_model()) {
+    // Issue 19: the velocity receivers' scale and the force sources' injection assume one density around the point.
+    bool forces = false;
+    for (const auto& shot : c.shots)
+      for (const auto& src : shot.sources) forces = forces || src.kind == SourceKind::force;
+    if (forces || has_velocity_receivers(c))
+      invalid(c,
+              fmt::format("{} with a density model (model.{}) is not available in this version: the staggered scheme "
+                          "takes pressure sources and receivers; use kind = \"pressure\" and components = [\"p\"], "
+                          "or a constant model.density",
+                          forces ? "a force source" : "a particle-velocity receiver",
+                          c.model.densities.empty() ? "density_dataset" : "densities"));
+  }
   if (has_velocity_receivers(c) && !c.model.density)
     invalid(c,
             "receivers.components asks for particle velocity, which needs the medium's density (v = -(1 / rho) "
@@ -721,15 +748,18 @@ std::string describe_plan(const Case& c, const Plan& p) {
                      g.shape[1], g.shape[2], double(g.points()), g.spacing[0], g.spacing[1], g.spacing[2]);
   out +=
       fmt::format("model       {}: v in [{:.6g}, {:.6g}] m/s\n", to_string(c.model.kind), p.model.v_min, p.model.v_max);
-  out += fmt::format("scheme      {}, {} boundary width {}{}\n",
-                     c.scheme.method == Method::spectral
-                         ? fmt::format("spectral k-space (c_ref = v_max = {:.6g} m/s)", p.model.v_max)
-                         : fmt::format("fdtd order {}", c.scheme.order),
-                     c.boundary.pml_width == 0                               ? "no absorbing"
-                     : c.scheme.method != Method::spectral                   ? "CPML"
-                     : c.boundary.spectral_absorber == SpectralAbsorber::pml ? "split-field PML"
-                                                                             : "damping-layer",
-                     c.boundary.pml_width, c.boundary.free_surface ? ", free surface on top" : "");
+  out += fmt::format(
+      "scheme      {}, {} boundary width {}{}\n",
+      c.scheme.method == Method::spectral ? fmt::format("spectral k-space (c_ref = v_max = {:.6g} m/s)", p.model.v_max)
+      : c.scheme.formulation == Formulation::staggered
+          ? fmt::format("fdtd order {}, staggered velocity-pressure (density in [{:.6g}, {:.6g}] kg/m^3)",
+                        c.scheme.order, p.model.rho_min, p.model.rho_max)
+          : fmt::format("fdtd order {}", c.scheme.order),
+      c.boundary.pml_width == 0                               ? "no absorbing"
+      : c.scheme.method != Method::spectral                   ? "CPML"
+      : c.boundary.spectral_absorber == SpectralAbsorber::pml ? "split-field PML"
+                                                              : "damping-layer",
+      c.boundary.pml_width, c.boundary.free_surface ? ", free surface on top" : "");
   out += fmt::format("time        dt = {:.6g} s (stable limit {:.6g} s, CFL number {:.3f}), {} steps, {:.6g} s\n", p.dt,
                      p.dt_max, p.cfl, p.nt, (p.nt - 1) * p.dt);
   if (p.trace_dt != p.dt)

@@ -81,6 +81,8 @@ inline constexpr double points_per_wavelength_floor_spectral = 2.5;
 double stable_dt_spectral(const GridSpec& grid, double v_max);
 // Largest stable dt for the scheme (leapfrog with the order-2R Laplacian).
 double stable_dt(const GridSpec& grid, int order, double v_max);
+// Largest stable dt of the staggered velocity-pressure scheme (docs/numerics.md, "Variable density").
+double stable_dt_staggered(const GridSpec& grid, int order, double v_max);
 // Bytes the run needs on the host (fields, CPML slabs, model, traces, output buffers).
 std::size_t estimate_memory_bytes(const Case& c, int nt);
 // Bytes a run of this case holds on the GPU per shot in flight (CUDA propagators: fields, spectra, cuFFT work

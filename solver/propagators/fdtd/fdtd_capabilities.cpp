@@ -28,9 +28,23 @@ double state_values(const Case& c, const std::array<int, 3>& shape) {
   return 3 * padded + slabs;
 }
 
+// The staggered scheme (solver/propagators/staggered/): u, w_z, w_y, w_x, dt K and dt beta_a (8 padded fields), the
+// phi and chi slabs (W + R along their axis), and the float32 velocity and density.
+double staggered_values(const Case& c, const std::array<int, 3>& shape) {
+  const int R = c.scheme.order / 2;
+  const double points = double(shape[0]) * shape[1] * shape[2];
+  const double padded = double(shape[0] + 2 * R) * (shape[1] + 2 * R) * (shape[2] + 2 * R);
+  double slabs = 0;
+  if (c.boundary.pml_width > 0)
+    for (int a = 0; a < 3; ++a)
+      slabs += points / shape[a] * (c.boundary.pml_width + R) * 2 * ((a == 0 && c.boundary.free_surface) ? 1 : 2);
+  return 8 * padded + slabs;
+}
+
 // solver/propagators/fdtd/fdtd_cpu_propagator.cpp: the state and the float32 model.
 double host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
   const double model = 4.0 * double(shape[0]) * shape[1] * shape[2];
+  if (c.scheme.formulation == Formulation::staggered) return staggered_values(c, shape) * value_bytes(c) + 3 * model;
   return state_values(c, shape) * value_bytes(c) + model;
 }
 
@@ -44,8 +58,12 @@ double device_bytes(const Case& c, int nt, const std::array<int, 3>& shape) {
          64.0 * (1 << 20);
 }
 
-// The CUDA FDTD kernels put ny and nz (up to the whole grid) in gridDim.y/z, at most 65535.
+// The CUDA FDTD kernels put ny and nz (up to the whole grid) in gridDim.y/z, at most 65535. The staggered scheme has
+// no CUDA kernels yet.
 std::string cuda_grid_limit(const Case& c) {
+  if (c.scheme.formulation == Formulation::staggered)
+    return "scheme.formulation = \"staggered\" (a density model) runs on the CPU only in this version; use "
+           "run.backend = \"cpu\" (or \"auto\")";
   if (std::max(c.grid.shape[0], c.grid.shape[1]) <= 65535) return {};
   return fmt::format(
       "grid.shape = [{}, {}, {}]: the CUDA FDTD kernels take at most 65535 points along z and y "

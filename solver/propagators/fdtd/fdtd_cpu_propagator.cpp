@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/fdtd_cpu.hpp"
 #include "kernels/cpu/flush_denormals.hpp"
+#include "solver/case/errors.hpp"
 #include "solver/parallel/block_reduce.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/plan/plan.hpp"
@@ -16,6 +17,7 @@
 #include "solver/propagators/fdtd/fdtd_halo.hpp"
 #include "solver/propagators/fdtd/fdtd_setup.hpp"
 #include "solver/propagators/host_field.hpp"
+#include "solver/propagators/staggered/staggered_cpu_propagator.hpp"
 
 namespace specwave {
 namespace {
@@ -210,6 +212,14 @@ class FdtdCpu final : public Propagator {
 }  // namespace
 
 std::unique_ptr<Propagator> make_fdtd_cpu_propagator(const Case& c, const Plan& plan, const Comm* domain) {
+  if (c.scheme.formulation == Formulation::staggered) {
+    // The plan refuses a decomposed staggered run (check_decomposition); this guards the library's callers.
+    if (domain && domain->size() > 1)
+      throw Error(ExitCode::usage,
+                  "the staggered scheme (scheme.formulation = \"staggered\") runs on one rank per "
+                  "shot group in this version; run it with run.shot_groups = the number of ranks");
+    return make_staggered_cpu_propagator(c, plan);
+  }
   if (c.run.precision == Precision::fp64) return std::make_unique<FdtdCpu<double>>(c, plan, domain);
   return std::make_unique<FdtdCpu<float>>(c, plan, domain);
 }

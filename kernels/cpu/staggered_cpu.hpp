@@ -1,0 +1,35 @@
+#pragma once
+// CPU (OpenMP) loops of the staggered velocity-pressure step (docs/numerics.md, "Variable density"). Explicitly
+// instantiated for float and double in staggered_cpu.cpp.
+#include "kernels/staggered_point.hpp"
+
+namespace specwave {
+
+// Everything one staggered step needs, as plain pointers and values (the same view could drive CUDA kernels).
+// Fields use one FieldLayout with halo R: u on the nodes, w[a] on the half nodes of axis a (index i: i + 1/2).
+template <class T>
+struct StaggeredStep {
+  FieldLayout layout;
+  T* u = nullptr;                          // u^n in, u^{n+1} out (without sources) after pressure_step
+  T* w[3] = {nullptr, nullptr, nullptr};   // w_a^{n-1/2} in, w_a^{n+1/2} out after velocity_step
+  const T* kdt = nullptr;                  // dt rho v^2 on the nodes (layout indexing)
+  const T* bdt[3] = {nullptr, nullptr, nullptr};  // dt beta_a on the half nodes of axis a, halo included
+  StaggeredCoefficients<T> coef;
+  StaggeredCpmlAxis<T> pml[3];
+  bool free_surface = false;
+};
+
+namespace cpu {
+
+// Step 1: w^{n+1/2} from w^{n-1/2} and u^n on every half node -R .. n - 2 + R of each axis (the free surface's
+// ghosts of u and w_z mirrored first), updating phi.
+template <class T>
+void staggered_velocity_step(const StaggeredStep<T>& s);
+
+// Step 2: u^{n+1} = u^n - dt K sum_a (D-_a w_a + chi_a) on the nodes, updating chi. The caller then adds the sources
+// and, with a free surface, zeroes the top plane (zero_top_plane, kernels/cpu/fdtd_cpu.hpp).
+template <class T>
+void staggered_pressure_step(const StaggeredStep<T>& s);
+
+}  // namespace cpu
+}  // namespace specwave

@@ -1,0 +1,110 @@
+// The staggered velocity-pressure scheme on the CPU (docs/numerics.md, "Variable density"): kernels/cpu/staggered_cpu
+// on the arrays of StaggeredSetup, the whole grid on one rank.
+#include "solver/propagators/staggered/staggered_cpu_propagator.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+
+#include "kernels/cpu/fdtd_cpu.hpp"
+#include "kernels/cpu/flush_denormals.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/propagators/host_field.hpp"
+#include "solver/propagators/staggered/staggered_setup.hpp"
+
+namespace specwave {
+namespace {
+
+template <class T>
+class StaggeredCpu final : public Propagator {
+ public:
+  StaggeredCpu(const Case& c, const Plan& plan)
+      : setup_(make_staggered_setup<T>(c, plan)), flush_denormals_(c.run.flush_denormals) {
+    u_.assign(setup_.layout.size(), T(0));
+    for (auto& w : w_) w.assign(setup_.layout.size(), T(0));
+    for (int a = 0; a < 3; ++a) {
+      StaggeredCpmlAxis<T>& axis = setup_.pml[a];
+      for (int side = 0; side < 2; ++side) {
+        if (!axis.face[side]) continue;
+        axis.phi[side] = slabs_.emplace_back(setup_.slab_points[a], T(0)).data();
+        axis.chi[side] = slabs_.emplace_back(setup_.slab_points[a], T(0)).data();
+      }
+    }
+    size_traces();
+  }
+
+  std::string name() const override { return std::string("staggered-cpu-") + (sizeof(T) == 4 ? "fp32" : "fp64"); }
+
+  void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets,
+                  const std::vector<PointStencil>& receivers) override {
+    if (setup_.set_receivers(receivers)) size_traces();
+    std::fill(u_.begin(), u_.end(), T(0));
+    for (auto& w : w_) std::fill(w.begin(), w.end(), T(0));
+    for (auto& s : slabs_) std::fill(s.begin(), s.end(), T(0));
+    std::fill(local_.begin(), local_.end(), 0.0);
+    std::fill(parts_.begin(), parts_.end(), 0.0);
+    // F^n = sum_{m <= n} s(t_m): the pressure update takes the running sum of the second-order scheme's source term.
+    running_.resize(wavelets.size());
+    for (std::size_t j = 0; j < wavelets.size(); ++j) {
+      running_[j].assign(wavelets[j].size(), 0.0);
+      double sum = 0;
+      for (std::size_t n = 0; n < wavelets[j].size(); ++n) running_[j][n] = sum += wavelets[j][n];
+    }
+    sources_ = setup_.sources(sources);
+  }
+
+  void advance(int n_begin, int n_end) override {
+    const cpu::FlushDenormals flush(flush_denormals_);
+    const StaggeredStep<T> step = setup_.step(u_.data(), {w_[0].data(), w_[1].data(), w_[2].data()});
+    for (int n = n_begin; n < n_end; ++n) {
+      record_block(setup_.block_receivers, u_.data(), local_, parts_, setup_.nt, n);
+      cpu::staggered_velocity_step(step);
+      cpu::staggered_pressure_step(step);
+      for (std::size_t p = 0; p < sources_.index.size(); ++p)
+        u_[sources_.index[p]] += sources_.factor[p] * T(running_[sources_.owner[p]][n]);
+      if (setup_.free_surface) cpu::zero_top_plane(setup_.layout, u_.data());
+    }
+  }
+
+  std::span<const double> traces() override { return local_; }
+  FieldStats field_stats() override { return host::field_stats(setup_.layout, u_.data()); }
+  void copy_field(std::span<float> out) override { host::copy_interior(setup_.layout, u_.data(), out); }
+  void copy_field(std::span<double> out) override { host::copy_interior(setup_.layout, u_.data(), out); }
+  void start_copy_field() override {
+    host::copy_interior(setup_.layout, u_.data(), held_.hold(std::size_t(setup_.layout.interior_points())));
+  }
+  void finish_copy_field(std::span<float> out) override { held_.take(out); }
+  void finish_copy_field(std::span<double> out) override { held_.take(out); }
+  std::size_t device_bytes() const override { return 0; }
+  void visit_state(StateVisitor& v) override {
+    v.visit_array("u", u_);
+    for (int a = 0; a < 3; ++a) v.visit_array(fmt::format("w_{}", "zyx"[a]), w_[a]);
+    for (std::size_t s = 0; s < slabs_.size(); ++s) v.visit_array(fmt::format("cpml_{}", s), slabs_[s]);
+    v.visit_array("traces", local_);
+    v.visit_array("trace_parts", parts_);
+  }
+
+ private:
+  void size_traces() {
+    local_.assign(setup_.receiver_positions.size() * std::size_t(setup_.nt), 0.0);
+    parts_.assign(std::size_t(setup_.block_receivers.slots()) * setup_.nt, 0.0);
+  }
+
+  StaggeredSetup<T> setup_;
+  std::vector<T> u_;
+  std::array<std::vector<T>, 3> w_;
+  std::vector<std::vector<T>> slabs_;
+  PointLists<T> sources_;
+  std::vector<std::vector<double>> running_;
+  std::vector<double> local_, parts_;
+  bool flush_denormals_;
+  HeldField<T> held_;
+};
+
+}  // namespace
+
+std::unique_ptr<Propagator> make_staggered_cpu_propagator(const Case& c, const Plan& plan) {
+  if (c.run.precision == Precision::fp64) return std::make_unique<StaggeredCpu<double>>(c, plan);
+  return std::make_unique<StaggeredCpu<float>>(c, plan);
+}
+
+}  // namespace specwave

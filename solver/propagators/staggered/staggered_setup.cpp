@@ -1,0 +1,147 @@
+#include "solver/propagators/staggered/staggered_setup.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/stencil.hpp"
+#include "solver/plan/cpml.hpp"
+#include "solver/plan/plan.hpp"
+
+namespace specwave {
+
+double source_density(const PointStencil& stencil, const std::vector<float>& density, const std::array<int, 3>& shape) {
+  double sum_w = 0, sum_wr = 0, sum_abs = 0, sum_abs_r = 0;
+  for (const auto& p : stencil.points) {
+    const double rho = density[(std::size_t(p.iz) * shape[1] + p.iy) * shape[2] + p.ix];
+    sum_w += p.weight, sum_wr += p.weight * rho;
+    sum_abs += std::abs(p.weight), sum_abs_r += std::abs(p.weight) * rho;
+  }
+  if (std::abs(sum_w) >= 0.5) return sum_wr / sum_w;
+  return sum_abs > 0 ? sum_abs_r / sum_abs : 1.0;
+}
+
+template <class T>
+PointLists<T> StaggeredSetup<T>::sources(const std::vector<PointStencil>& stencils) const {
+  PointLists<T> out;
+  out.offsets.push_back(0);
+  const std::array<int, 3> shape{layout.nz, layout.ny, layout.nx};
+  for (std::size_t s = 0; s < stencils.size(); ++s) {
+    const double rho_s = source_density(stencils[s], density, shape);
+    for (const auto& p : stencils[s].points) {
+      const std::size_t k = (std::size_t(p.iz) * layout.ny + p.iy) * layout.nx + p.ix;
+      const double v = velocity[k];
+      out.index.push_back(layout.index(p.iz, p.iy, p.ix));
+      out.factor.push_back(T(v * v * dt * dt * (double(density[k]) / rho_s) * p.weight / cell_volume));
+      out.owner.push_back(std::int32_t(s));
+    }
+    out.offsets.push_back(std::int32_t(out.index.size()));
+  }
+  return out;
+}
+
+template <class T>
+StaggeredStep<T> StaggeredSetup<T>::step(T* u, const std::array<T*, 3>& w) const {
+  StaggeredStep<T> s;
+  s.layout = layout;
+  s.u = u;
+  for (int a = 0; a < 3; ++a) {
+    s.w[a] = w[a];
+    s.bdt[a] = bdt[a].data();
+    s.pml[a] = pml[a];
+    s.pml[a].a_node = a_node[a].data(), s.pml[a].b_node = b_node[a].data();
+    s.pml[a].a_half = a_half[a].data(), s.pml[a].b_half = b_half[a].data();
+  }
+  s.kdt = kdt.data();
+  s.coef = coef;
+  s.free_surface = free_surface;
+  return s;
+}
+
+template <class T>
+StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan) {
+  StaggeredSetup<T> s;
+  const int R = c.scheme.order / 2;
+  const GridSpec& g = c.grid;
+  const int nz = g.shape[0], ny = g.shape[1], nx = g.shape[2];
+  s.block = whole_grid(g.shape);
+  s.nt = plan.nt;
+  s.dt = plan.dt;
+  s.free_surface = c.boundary.free_surface;
+  s.cell_volume = g.spacing[0] * g.spacing[1] * g.spacing[2];
+  s.layout = FieldLayout{nz, ny, nx, R};
+  s.velocity = plan.model.velocity;
+  s.density = plan.model.density;
+  const FieldLayout& L = s.layout;
+  const auto rho = [&](int z, int y, int x) {
+    z = std::clamp(z, 0, nz - 1), y = std::clamp(y, 0, ny - 1), x = std::clamp(x, 0, nx - 1);
+    return double(s.density[(std::size_t(z) * ny + y) * nx + x]);
+  };
+  s.kdt.assign(L.size(), T(0));
+  for (auto& b : s.bdt) b.assign(L.size(), T(0));
+  const double dt = plan.dt;
+#pragma omp parallel for collapse(2)
+  for (int z = 0; z < nz; ++z)
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x) {
+        const std::size_t k = (std::size_t(z) * ny + y) * nx + x;
+        const double v = s.velocity[k];
+        s.kdt[L.index(z, y, x)] = T(dt * double(s.density[k]) * v * v);
+      }
+  // dt beta_a = 2 dt / (rho[i] + rho[i + 1]) on the half nodes -R .. n + R - 1 of axis a (the grid's nodes on the
+  // other axes), rho continued outside the grid by its nearest node.
+  for (int a = 0; a < 3; ++a) {
+    int lo[3] = {0, 0, 0}, hi[3] = {nz, ny, nx};
+    lo[a] = -R, hi[a] = g.shape[a] + R;
+#pragma omp parallel for collapse(2)
+    for (int z = lo[0]; z < hi[0]; ++z)
+      for (int y = lo[1]; y < hi[1]; ++y)
+        for (int x = lo[2]; x < hi[2]; ++x) {
+          int n1[3] = {z, y, x};
+          ++n1[a];
+          s.bdt[a][L.index(z, y, x)] = T(2 * dt / (rho(z, y, x) + rho(n1[0], n1[1], n1[2])));
+        }
+  }
+  const auto gk = staggered_derivative_coefficients(R);
+  s.coef.radius = R;
+  for (int a = 0; a < 3; ++a)
+    for (int k = 1; k <= R; ++k) s.coef.g[a][k] = T(gk[k] / g.spacing[a]);
+  const double v_ref = plan.v_reference > 0 ? plan.v_reference : plan.model.v_max;
+  for (int a = 0; a < 3; ++a) {
+    const CpmlAxisProfile prof = make_cpml_axis_profile(g, c.boundary, a, plan.pml_power, plan.pml_reflection, v_ref,
+                                                        plan.pml_frequency, dt);
+    const int n = g.shape[a];
+    s.a_node[a].assign(n, T(0)), s.b_node[a].assign(n, T(1));
+    s.a_half[a].assign(n + 2 * R, T(0)), s.b_half[a].assign(n + 2 * R, T(1));
+    for (int i = 0; i < n; ++i) {
+      double ca, cb;
+      prof.coefficients(i, ca, cb);
+      s.a_node[a][i] = T(ca), s.b_node[a][i] = T(cb);
+    }
+    for (int i = -R; i < n + R; ++i) {
+      double ca, cb;
+      prof.coefficients(i + 0.5, ca, cb);
+      s.a_half[a][i + R] = T(ca), s.b_half[a][i + R] = T(cb);
+    }
+    StaggeredCpmlAxis<T>& p = s.pml[a];
+    p.n = n;
+    p.width = c.boundary.pml_width;
+    p.radius = R;
+    p.face[0] = prof.low;
+    p.face[1] = prof.high;
+    int se[3];
+    staggered_slab_extents(a, nz, ny, nx, p.width, R, se);
+    p.slab_stride[2] = 1;
+    p.slab_stride[1] = se[2];
+    p.slab_stride[0] = index_t(se[1]) * se[2];
+    s.slab_points[a] = std::size_t(se[0]) * se[1] * se[2];
+  }
+  s.set_receivers(plan.receivers);
+  return s;
+}
+
+template struct StaggeredSetup<float>;
+template struct StaggeredSetup<double>;
+template StaggeredSetup<float> make_staggered_setup<float>(const Case&, const Plan&);
+template StaggeredSetup<double> make_staggered_setup<double>(const Case&, const Plan&);
+
+}  // namespace specwave

@@ -1,0 +1,56 @@
+#pragma once
+// Host-side preparation of the staggered velocity-pressure scheme (docs/numerics.md, "Variable density"): the padded
+// layout, dt K on the nodes and dt beta on the half nodes, the staggered coefficients, the first-order CPML's profiles
+// on the nodes and half nodes and its slab geometry, and the sources and receivers as point lists.
+#include <array>
+#include <vector>
+
+#include "kernels/cpu/staggered_cpu.hpp"
+#include "solver/case/case.hpp"
+#include "solver/parallel/decomposition.hpp"
+#include "solver/plan/acquisition.hpp"
+#include "solver/propagators/point_lists.hpp"
+
+namespace specwave {
+
+struct Plan;
+
+template <class T>
+struct StaggeredSetup {
+  FieldLayout layout;
+  std::vector<T> kdt;                 // dt rho v^2 on the nodes (padded layout)
+  std::array<std::vector<T>, 3> bdt;  // dt beta_a on the half nodes of axis a (padded layout, halo included)
+  StaggeredCoefficients<T> coef;
+  std::array<std::vector<T>, 3> a_node, b_node, a_half, b_half;  // per axis: n values; n + 2R values (i + R)
+  std::array<StaggeredCpmlAxis<T>, 3> pml;  // geometry (the profiles and slabs are set by step() and the owner)
+  std::array<std::size_t, 3> slab_points{};                      // values per slab of each axis
+  std::vector<float> velocity, density;                          // the model on the nodes (compact, m/s, kg/m^3)
+  Block block;
+  PointLists<T> receivers;
+  BlockReceivers<T> block_receivers;
+  std::vector<Vec3> receiver_positions;
+  double dt = 0, cell_volume = 1;
+  bool free_surface = false;
+  int nt = 0;
+
+  // A source's point p adds factor_p * F^n to u^{n+1}: factor_p = (v_p dt)^2 (rho_p / rho_s) w_p / (dz dy dx),
+  // rho_s the density at the source (source_density).
+  PointLists<T> sources(const std::vector<PointStencil>& stencils) const;
+  bool set_receivers(const std::vector<PointStencil>& stencils) {
+    if (!set_block_receivers(block_receivers, receiver_positions, layout, stencils, block)) return false;
+    receivers = block_receivers.whole;
+    return true;
+  }
+  // The step's view, with the caller's fields and slabs.
+  StaggeredStep<T> step(T* u, const std::array<T*, 3>& w) const;
+};
+
+template <class T>
+StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan);
+
+// The density at a source (docs/numerics.md, "Variable density"): sum_p w_p rho_p / sum_p w_p over its stencil (folded
+// at a free surface, where the weights' sum is not 1), or the |w|-weighted mean where |sum_p w_p| < 1/2 (a point within
+// a cell of the free surface, or a derivative stencil, whose weights sum to 0).
+double source_density(const PointStencil& stencil, const std::vector<float>& density, const std::array<int, 3>& shape);
+
+}  // namespace specwave

@@ -1,0 +1,285 @@
+// The staggered velocity-pressure scheme (variable density; docs/numerics.md, "Variable density"): against the
+// second-order scheme where they are the same scheme (order 2, constant density, no CPML: rounding), against the
+// analytic Green's function and reflection coefficients (discretisation error), reciprocity (rounding), and the case
+// file's and the preflight's refusals.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "case_builders.hpp"
+#include "io/case_file.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/forward/forward.hpp"
+#include "solver/plan/plan.hpp"
+#include "validation/analytic.hpp"
+#include "validation/validate.hpp"
+
+using namespace specwave;
+using testing::rel_l2;
+
+namespace {
+
+// The backend comparison case (tests/case_builders.hpp) on the staggered scheme, with the density `densities` of its
+// three layers (none: a constant density).
+Case staggered_case(int order, int pml, bool free_surface, ModelSpec::Kind kind, std::vector<double> densities = {}) {
+  Case c = testing::forward_comparison_case(order, pml, free_surface, kind);
+  c.scheme.formulation = Formulation::staggered;
+  if (!densities.empty()) {
+    c.model.kind = ModelSpec::Kind::layered;
+    c.model.densities = std::move(densities);
+  } else {
+    c.model.density = 1800;
+  }
+  return c;
+}
+
+// Receiver traces of shot 0, one vector per receiver.
+std::vector<double> row(const std::vector<double>& traces, int nt, int r) {
+  return {traces.begin() + std::ptrdiff_t(r) * nt, traces.begin() + std::ptrdiff_t(r + 1) * nt};
+}
+
+}  // namespace
+
+TEST_CASE("staggered: order 2 at a constant density is the second-order scheme (traces to rounding)") {
+  for (const bool free_surface : {false, true})
+    for (const auto kind : {ModelSpec::Kind::gaussian, ModelSpec::Kind::layered})
+      for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-12}, std::pair{Precision::fp32, 1e-5}}) {
+        Case staggered = staggered_case(2, 0, free_surface, kind);
+        staggered.run.precision = precision;
+        Case second = staggered;
+        second.scheme.formulation = Formulation::second_order;
+        const Plan ps = make_plan(staggered), p2 = make_plan(second);
+        // The same dt for both (the two limits are equal at order 2).
+        REQUIRE(std::abs(ps.dt - p2.dt) <= 1e-15 * p2.dt);
+        const auto a = simulate_shot(staggered, ps, 0), b = simulate_shot(second, p2, 0);
+        const double traces = rel_l2(a.traces, b.traces), field = rel_l2(a.final_field, b.final_field);
+        MESSAGE(std::string(free_surface ? "free surface, " : "") << std::string(to_string(kind)) << (precision == Precision::fp64 ? " fp64" : " fp32")
+                                                      << ": traces " << traces << ", final field " << field);
+        CHECK(traces <= tolerance);
+        CHECK(field <= tolerance);
+      }
+}
+
+TEST_CASE("staggered: the engine matches the Eigen staggered reference (fp64 <= 1e-12, fp32 <= 1e-5)") {
+  // validate_case: the engine in fp64 and fp32 against validation/staggered_reference.cpp, traces and final field.
+  struct Config {
+    const char* name;
+    int order, pml;
+    bool free_surface;
+  };
+  for (const Config& cfg : {Config{"order 2, no CPML", 2, 0, false}, Config{"order 8, CPML 6", 8, 6, false},
+                            Config{"order 4, CPML 5, free surface", 4, 5, true},
+                            Config{"order 16, CPML 4", 16, 4, false}}) {
+    const std::string config = cfg.name;
+    CAPTURE(config);
+    const Case c = staggered_case(cfg.order, cfg.pml, cfg.free_surface, ModelSpec::Kind::layered, {1000, 2100, 2600});
+    const ValidationReport report = validate_case(c, 1'000'000);
+    MESSAGE(config << "\n" << report.text());
+    for (const auto& n : report.norms) {
+      CAPTURE(n.what);
+      if (n.tolerance > 0) CHECK(n.value <= n.tolerance);
+    }
+  }
+}
+
+TEST_CASE("staggered: a constant density's value changes no pressure") {
+  Case a = staggered_case(8, 6, false, ModelSpec::Kind::gaussian);
+  Case b = a;
+  b.model.density = 2650;
+  const Plan pa = make_plan(a), pb = make_plan(b);
+  const auto ua = simulate_shot(a, pa, 0), ub = simulate_shot(b, pb, 0);
+  const double d = rel_l2(ub.traces, ua.traces);
+  MESSAGE("density 1800 vs 2650 kg/m^3: traces differ by " << d);
+  CHECK(d <= 1e-12);
+}
+
+TEST_CASE("staggered: the analytic Green's function at 6 points per wavelength (order 8), beside the second-order "
+          "scheme") {
+  // Homogeneous medium, source and receivers on nodes 10-20 cells apart, no boundary reflection before the end: the
+  // error is the schemes' dispersion (green_time_discrete removes the leapfrog's time error).
+  Case c = testing::small_case(64, 10, 2000, 8, 10, 14, 0.32);
+  c.model.density = 1000;
+  const double centre = 10 * 32;
+  c.shots[0].sources[0].position = {centre, centre, centre};
+  c.receivers = {{centre, centre, centre + 100}, {centre + 150, centre, centre}, {centre + 120, centre + 120, centre}};
+  double errors[2] = {0, 0};
+  for (const auto formulation : {Formulation::second_order, Formulation::staggered}) {
+    c.scheme.formulation = formulation;
+    const Plan plan = make_plan(c);
+    const auto out = simulate_shot(c, plan, 0);
+    double worst = 0;
+    for (int r = 0; r < int(c.receivers.size()); ++r) {
+      const auto& p = c.receivers[std::size_t(r)];
+      const double dist = std::hypot(p[0] - centre, p[1] - centre, p[2] - centre);
+      const auto expected = validation::green_time_discrete(plan.wavelets[0][0], plan.dt, dist, 2000);
+      worst = std::max(worst, rel_l2(row(out.traces, plan.nt, r), expected));
+    }
+    MESSAGE(std::string(to_string(formulation)) << ": " << plan.points_per_wavelength << " points per wavelength, largest error "
+                                   << worst);
+    errors[formulation == Formulation::staggered] = worst;
+  }
+  // The staggered operator is the more accurate of the two at one order (docs/numerics.md); both are well within
+  // the sampling's discretisation error.
+  CHECK(errors[1] < 1e-2);
+  CHECK(errors[1] < errors[0]);
+}
+
+TEST_CASE("staggered: reciprocity in a variable-density model with CPML and off-grid points (fp64, rounding)") {
+  // rho_A trace(A -> B) = rho_B trace(B -> A) (docs/numerics.md, "Reciprocity"), rho_X the density at the point
+  // interpolated with its own weights.
+  for (const bool free_surface : {false, true}) {
+    Case c = staggered_case(8, 6, free_surface, ModelSpec::Kind::layered, {1000, 2100, 2600});
+    const Vec3 a{free_surface ? 31.0 : 121.3, 203.4, 188.8}, b{231.7, 180.2, 262.6};
+    c.shots[0].sources.resize(1);
+    c.shots[0].sources[0].position = a;
+    c.receivers = {b};
+    Case swapped = c;
+    swapped.shots[0].sources[0].position = b;
+    swapped.receivers = {a};
+    const Plan pc = make_plan(c), ps = make_plan(swapped);
+    const auto ab = simulate_shot(c, pc, 0).traces, ba = simulate_shot(swapped, ps, 0).traces;
+    const auto density = [&](const Vec3& p) {
+      const PointStencil s = make_point_stencil(c.grid, p, free_surface, "point");
+      double sum = 0;
+      for (const auto& q : s.points)
+        sum += q.weight * pc.model.density_at(q.iz, q.iy, q.ix);
+      return sum;
+    };
+    const double rho_a = density(a), rho_b = density(b);
+    std::vector<double> lhs(ab.size()), rhs(ba.size());
+    for (std::size_t n = 0; n < ab.size(); ++n) lhs[n] = rho_a * ab[n], rhs[n] = rho_b * ba[n];
+    const double d = rel_l2(lhs, rhs);
+    MESSAGE(std::string(free_surface ? "free surface: " : "") << "rho_A " << rho_a << ", rho_B " << rho_b
+                                                   << ", |rho_A u_AB - rho_B u_BA| / |rho_B u_BA| = " << d);
+    CHECK(rho_a != doctest::Approx(rho_b));
+    CHECK(d <= 1e-12);
+  }
+}
+
+namespace {
+
+// Normal-incidence reflection at a flat interface z_i half-way between two node planes, from a source and a receiver
+// on nodes 12 cells apart on one vertical line above it: the reflected wave (the trace after the direct wave has
+// passed) over the analytic direct wave at the image distance, green_time_discrete(r = (z_i - z_s) + (z_i - z_r)),
+// by least squares. Upper medium v1, rho1; lower v2, rho2.
+double measured_reflection(double v1, double rho1, double v2, double rho2) {
+  // 5 m cells, 15 Hz: 11 points per wavelength at f_max. At 10 m (5.6 points) the errors are 0.7-2.4%
+  // (docs/validation.md).
+  const double f = 15, scale = 2, h = 10 / scale;
+  Case c = testing::small_case(40, h, v1, 8, 10, f, 0.55);
+  const int lateral = 48;
+  c.grid.shape = {int(84 * scale), lateral, lateral};
+  c.scheme.formulation = Formulation::staggered;
+  c.model.kind = ModelSpec::Kind::layered;
+  const double z_s = 22 * scale * h, z_r = 16 * scale * h, z_i = (48 * scale + 0.5) * h;
+  c.model.interfaces = {z_i};
+  c.model.velocities = {v1, v2};
+  c.model.densities = {rho1, rho2};
+  c.shots[0].sources[0].position = {z_s, lateral / 2 * h, lateral / 2 * h};
+  c.receivers = {{z_r, lateral / 2 * h, lateral / 2 * h}};
+  const Plan plan = make_plan(c);
+  const auto out = simulate_shot(c, plan, 0);
+  // The direct wave is over by (z_s - z_r) / v1 + 2 delay.
+  const double delay = 1.5 / f, t_cut = (z_s - z_r) / v1 + 2 * delay;
+  const auto image = validation::green_time_discrete(plan.wavelets[0][0], plan.dt, (z_i - z_s) + (z_i - z_r), v1);
+  double num = 0, den = 0;
+  for (int n = int(std::ceil(t_cut / plan.dt)); n < plan.nt; ++n) {
+    num += out.traces[std::size_t(n)] * image[std::size_t(n)];
+    den += image[std::size_t(n)] * image[std::size_t(n)];
+  }
+  REQUIRE(den > 0);
+  return num / den;
+}
+
+}  // namespace
+
+TEST_CASE("staggered: normal-incidence reflection coefficients within 2% of (Z2 - Z1) / (Z2 + Z1)") {
+  struct Contrast {
+    const char* name;
+    double v1, rho1, v2, rho2;
+  };
+  for (const Contrast& k : {Contrast{"density only", 2000, 1000, 2000, 2500},
+                            Contrast{"velocity and density", 2000, 1000, 2600, 1800},
+                            Contrast{"velocity only", 2000, 1500, 2500, 1500}}) {
+    const double z1 = k.rho1 * k.v1, z2 = k.rho2 * k.v2, expected = (z2 - z1) / (z2 + z1);
+    const double measured = measured_reflection(k.v1, k.rho1, k.v2, k.rho2);
+    MESSAGE(std::string(k.name) << ": measured R " << measured << ", (Z2 - Z1) / (Z2 + Z1) = " << expected << ", error "
+                   << std::abs(measured - expected) / std::abs(expected));
+    CHECK(std::abs(measured - expected) <= 0.02 * std::abs(expected));
+  }
+}
+
+TEST_CASE("staggered: the case file's density keys and their refusals") {
+  const std::string head = R"(
+[grid]
+shape = [40, 40, 40]
+spacing = 10.0
+[time]
+duration = 0.1
+[[shots]]
+[[shots.sources]]
+position = [200.0, 200.0, 200.0]
+peak_frequency = 10.0
+[receivers]
+points = [[150.0, 200.0, 200.0]]
+)";
+  const auto parse = [&](const std::string& more) { return io::parse_case_text(head + more, "case.toml", "."); };
+  const auto refused = [&](const std::string& more, const std::string& needle) {
+    try {
+      parse(more);
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      CAPTURE(what);
+      CHECK(e.code() == ExitCode::invalid_case);
+      CHECK(what.find(needle) != std::string::npos);
+      return;
+    }
+    FAIL("not refused: " << more);
+  };
+  const std::string layered = "[model]\ntype = \"layered\"\ninterfaces = [200.0]\nvelocities = [1500.0, 2000.0]\n";
+  {
+    const Case c = parse(layered + "densities = [1000.0, 2000.0]\n");
+    CHECK(c.scheme.formulation == Formulation::staggered);
+    CHECK(c.model.densities == std::vector<double>{1000, 2000});
+  }
+  CHECK(parse(layered).scheme.formulation == Formulation::second_order);
+  CHECK(parse(layered + "density = 1000.0\n[scheme]\nformulation = \"staggered\"\n").scheme.formulation ==
+        Formulation::staggered);
+  refused(layered + "densities = [1000.0]\n", "model.densities");
+  refused(layered + "densities = [1000.0, -2.0]\n", "model.densities");
+  refused(layered + "densities = [1000.0, 2000.0]\ndensity = 1000.0\n", "cannot be combined with density");
+  refused(layered + "densities = [1000.0, 2000.0]\n[scheme]\nformulation = \"second_order\"\n", "scheme.formulation");
+  refused(layered + "densities = [1000.0, 2000.0]\n[scheme]\nmethod = \"spectral\"\n", "scheme.method");
+  refused("[model]\ntype = \"homogeneous\"\nvelocity = 2000.0\ndensities = [1000.0]\n", "model.densities");
+  refused("[model]\ntype = \"file\"\nfile = \"m.raw\"\nformat = \"raw\"\nshape = [40, 40, 40]\n"
+          "density_dataset = \"/density\"\n",
+          "model.density_dataset");
+}
+
+TEST_CASE("staggered: the preflight refuses what the scheme does not do yet, naming the key") {
+  Case c = staggered_case(8, 6, false, ModelSpec::Kind::layered, {1000, 2000, 2500});
+  {
+    Case v = c;
+    v.receiver_components.assign(v.receivers.size(), ReceiverComponent::pressure);
+    v.receiver_components[0] = ReceiverComponent::vz;
+    v.model.density.reset();
+    CHECK_THROWS_WITH_AS(make_plan(v), doctest::Contains("particle-velocity receiver"), Error);
+  }
+  {
+    Case f = c;
+    f.shots[0].sources[0].kind = SourceKind::force;
+    CHECK_THROWS_WITH_AS(make_plan(f), doctest::Contains("force source"), Error);
+  }
+  {
+    Case g = c;
+    g.run.backend = BackendKind::cuda;
+    CHECK_THROWS_AS(make_plan(g), Error);
+  }
+  {
+    // A density of 0 in the model is refused with its index.
+    Case z = c;
+    z.model.densities = {1000, 0, 2000};
+    CHECK_THROWS_WITH_AS(make_plan(z), doctest::Contains("density 0"), Error);
+  }
+}
