@@ -14,23 +14,6 @@ namespace {
 // Index of grid coordinates c (interior coordinates, the axis' one may lie in the halo).
 inline index_t at(const FieldLayout& L, const int c[3]) { return L.index(c[0], c[1], c[2]); }
 
-// D+_a u at the half node of coordinates c, reading only nodes inside the grid along a (u is zero outside it): for
-// half nodes in or next to the halo, where the unchecked stencil would leave the padded array.
-template <class T>
-T d_plus_checked(const StaggeredStep<T>& s, int axis, const int c[3]) {
-  const FieldLayout& L = s.layout;
-  const int n = L.extent(axis), i = c[axis];
-  const index_t stride = L.stride(axis), base = at(L, c);
-  T sum = 0;
-  for (int k = 1; k <= s.coef.radius; ++k) {
-    const int hi = i + k, lo = i - k + 1;
-    const T u_hi = hi >= 0 && hi < n ? s.u[base + index_t(k) * stride] : T(0);
-    const T u_lo = lo >= 0 && lo < n ? s.u[base - index_t(k - 1) * stride] : T(0);
-    sum += s.coef.g[axis][k] * (u_hi - u_lo);
-  }
-  return sum;
-}
-
 template <int R, class T>
 void velocity_main(const StaggeredStep<T>& s) {
   const FieldLayout L = s.layout;
@@ -47,8 +30,10 @@ void velocity_main(const StaggeredStep<T>& s) {
       const T* __restrict bz = s.bdt[0];
       const T* __restrict by = s.bdt[1];
       const T* __restrict bx = s.bdt[2];
+      // The row's x half nodes -R .. nx + R - 2: those outside the grid are w_x's ghost band (there dt beta_z and
+      // dt beta_y are 0, so w_z and w_y stay 0; D- reads neither there).
 #pragma omp simd
-      for (int x = 0; x < L.nx; ++x) {
+      for (int x = -R; x < L.nx + R - 1; ++x) {
         const index_t i = row + x;
         wz[i] = staggered_velocity(wz[i], bz[i], staggered_d_plus<R>(u, i, sz, gz));
         wy[i] = staggered_velocity(wy[i], by[i], staggered_d_plus<R>(u, i, sy, gy));
@@ -57,28 +42,64 @@ void velocity_main(const StaggeredStep<T>& s) {
     }
 }
 
-// w_a on the half nodes outside the grid along a: -R .. -1 (unless a free surface mirrors them) and n .. n + R - 2.
-template <class T>
+// w_z and w_y on the half nodes outside the grid along their axis (w_x's: velocity_main): -R .. -1 (unless a free
+// surface mirrors them) and n .. n + R - 2.
+// D+ there reads up to R - 1 nodes beyond the halo, which are zero: the next or previous row's or plane's halo along x
+// and y, and along z the R zero planes that u carries beyond its halo (StaggeredStep::u).
+template <int R, class T>
 void velocity_ghost_bands(const StaggeredStep<T>& s) {
   const FieldLayout& L = s.layout;
-  const int R = s.coef.radius;
-  for (int axis = 0; axis < 3; ++axis) {
+  for (int axis = 0; axis < 2; ++axis) {  // x's band is in velocity_main's rows
     const int n = L.extent(axis);
-    const int o1 = axis == 0 ? 1 : 0, o2 = axis == 2 ? 1 : 2;  // the other two axes, in order
+    const index_t stride = L.stride(axis);
+    const T* g = s.coef.g[axis];
     for (int side = 0; side < 2; ++side) {
       if (side == 0 && axis == 0 && s.free_surface) continue;
-      const int begin = side == 0 ? -R : n, end = side == 0 ? 0 : n + R - 1;
+      int lo[3] = {0, 0, 0}, hi[3] = {L.nz, L.ny, L.nx};
+      lo[axis] = side == 0 ? -R : n, hi[axis] = side == 0 ? 0 : n + R - 1;
 #pragma omp parallel for collapse(2) schedule(static)
-      for (int p = 0; p < L.extent(o1); ++p)
-        for (int q = 0; q < L.extent(o2); ++q)
-          for (int i = begin; i < end; ++i) {
-            int c[3];
-            c[axis] = i, c[o1] = p, c[o2] = q;
-            const index_t j = at(L, c);
-            s.w[axis][j] = staggered_velocity(s.w[axis][j], s.bdt[axis][j], d_plus_checked(s, axis, c));
-          }
+      for (int z = lo[0]; z < hi[0]; ++z)
+        for (int y = lo[1]; y < hi[1]; ++y) {
+          const index_t row = L.index(z, y, 0);
+          T* __restrict w = s.w[axis];
+          const T* __restrict b = s.bdt[axis];
+          const T* __restrict u = s.u;
+#pragma omp simd
+          for (int x = lo[2]; x < hi[2]; ++x)
+            w[row + x] = staggered_velocity(w[row + x], b[row + x], staggered_d_plus<R>(u, row + x, stride, g));
+        }
     }
   }
+}
+
+// The box of a CPML face: the layer's half nodes (or nodes) along `axis`, the grid's nodes along the others.
+struct FaceBox {
+  int lo[3], hi[3];
+};
+template <class T>
+FaceBox face_box(const FieldLayout& L, const StaggeredCpmlAxis<T>& p, int axis, int side, bool half) {
+  FaceBox b{{0, 0, 0}, {L.nz, L.ny, L.nx}};
+  b.lo[axis] = half ? p.half_begin(side) : p.node_begin(side);
+  b.hi[axis] = half ? p.half_end(side) : p.node_end(side);
+  return b;
+}
+
+// Runs fn(field index, slab index, profile index, n) for each x row of a face's box: n points from those indices on,
+// contiguous in the field and the slab; the profile index (into a_half/b_half at i + R, or a_node/b_node at i) is that
+// of the row's first point and advances with x only on the x faces.
+template <class T, class Fn>
+void for_face_rows(const FieldLayout& L, const StaggeredCpmlAxis<T>& p, int axis, int side, bool half, Fn&& fn) {
+  const FaceBox b = face_box(L, p, axis, side, half);
+  const int shift = half ? p.radius : 0;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int z = b.lo[0]; z < b.hi[0]; ++z)
+    for (int y = b.lo[1]; y < b.hi[1]; ++y) {
+      int sc[3] = {z, y, b.lo[2]};
+      const int c[3] = {z, y, b.lo[2]};
+      sc[axis] = p.slab_coordinate(side, c[axis]);
+      const index_t k = sc[0] * p.slab_stride[0] + sc[1] * p.slab_stride[1] + sc[2] * p.slab_stride[2];
+      fn(L.index(z, y, b.lo[2]), k, c[axis] + shift, b.hi[2] - b.lo[2]);
+    }
 }
 
 // The CPML of the half nodes: phi = b phi + a D+ u, w -= dt beta phi, on each absorbing face's layer.
@@ -87,30 +108,25 @@ void velocity_cpml(const StaggeredStep<T>& s) {
   const FieldLayout& L = s.layout;
   for (int axis = 0; axis < 3; ++axis) {
     const StaggeredCpmlAxis<T>& p = s.pml[axis];
-    const int n = L.extent(axis);
     const index_t stride = L.stride(axis);
+    const T* g = s.coef.g[axis];
     for (int side = 0; side < 2; ++side) {
       if (!p.face[side]) continue;
-      const int lo[3] = {axis == 0 ? p.half_begin(side) : 0, axis == 1 ? p.half_begin(side) : 0,
-                         axis == 2 ? p.half_begin(side) : 0};
-      const int hi[3] = {axis == 0 ? p.half_end(side) : L.nz, axis == 1 ? p.half_end(side) : L.ny,
-                         axis == 2 ? p.half_end(side) : L.nx};
-      T* phi = p.phi[side];
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int z = lo[0]; z < hi[0]; ++z)
-        for (int y = lo[1]; y < hi[1]; ++y)
-          for (int x = lo[2]; x < hi[2]; ++x) {
-            const int c[3] = {z, y, x};
-            const int i = c[axis];
-            const index_t j = at(L, c);
-            const T g = i >= 0 && i < n ? staggered_d_plus<R>(s.u, j, stride, s.coef.g[axis]) : d_plus_checked(s, axis, c);
-            int sc[3] = {z, y, x};
-            sc[axis] = p.slab_coordinate(side, i);
-            const index_t k = sc[0] * p.slab_stride[0] + sc[1] * p.slab_stride[1] + sc[2] * p.slab_stride[2];
-            const T ph = p.b_half[i + R] * phi[k] + p.a_half[i + R] * g;
-            phi[k] = ph;
-            s.w[axis][j] = staggered_velocity(s.w[axis][j], s.bdt[axis][j], ph);
-          }
+      T* __restrict phi = p.phi[side];
+      T* __restrict w = s.w[axis];
+      const T* __restrict bdt = s.bdt[axis];
+      const T* __restrict u = s.u;
+      const int step = axis == 2 ? 1 : 0;  // the profile varies along x on the x faces only
+      for_face_rows(L, p, axis, side, true, [&](index_t j, index_t k, int q, int n) {
+        const T* __restrict a = p.a_half + q;
+        const T* __restrict b = p.b_half + q;
+#pragma omp simd
+        for (int x = 0; x < n; ++x) {
+          const T ph = b[x * step] * phi[k + x] + a[x * step] * staggered_d_plus<R>(u, j + x, stride, g);
+          phi[k + x] = ph;
+          w[j + x] = staggered_velocity(w[j + x], bdt[j + x], ph);
+        }
+      });
     }
   }
 }
@@ -146,27 +162,24 @@ void pressure_cpml(const StaggeredStep<T>& s) {
   for (int axis = 0; axis < 3; ++axis) {
     const StaggeredCpmlAxis<T>& p = s.pml[axis];
     const index_t stride = L.stride(axis);
+    const T* g = s.coef.g[axis];
     for (int side = 0; side < 2; ++side) {
       if (!p.face[side]) continue;
-      const int lo[3] = {axis == 0 ? p.node_begin(side) : 0, axis == 1 ? p.node_begin(side) : 0,
-                         axis == 2 ? p.node_begin(side) : 0};
-      const int hi[3] = {axis == 0 ? p.node_end(side) : L.nz, axis == 1 ? p.node_end(side) : L.ny,
-                         axis == 2 ? p.node_end(side) : L.nx};
-      T* chi = p.chi[side];
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int z = lo[0]; z < hi[0]; ++z)
-        for (int y = lo[1]; y < hi[1]; ++y)
-          for (int x = lo[2]; x < hi[2]; ++x) {
-            const int c[3] = {z, y, x};
-            const int i = c[axis];
-            const index_t j = at(L, c);
-            int sc[3] = {z, y, x};
-            sc[axis] = p.slab_coordinate(side, i);
-            const index_t k = sc[0] * p.slab_stride[0] + sc[1] * p.slab_stride[1] + sc[2] * p.slab_stride[2];
-            const T ch = p.b_node[i] * chi[k] + p.a_node[i] * staggered_d_minus<R>(s.w[axis], j, stride, s.coef.g[axis]);
-            chi[k] = ch;
-            s.u[j] = staggered_pressure(s.u[j], s.kdt[j], ch);
-          }
+      T* __restrict chi = p.chi[side];
+      T* __restrict u = s.u;
+      const T* __restrict w = s.w[axis];
+      const T* __restrict kdt = s.kdt;
+      const int step = axis == 2 ? 1 : 0;
+      for_face_rows(L, p, axis, side, false, [&](index_t j, index_t k, int q, int n) {
+        const T* __restrict a = p.a_node + q;
+        const T* __restrict b = p.b_node + q;
+#pragma omp simd
+        for (int x = 0; x < n; ++x) {
+          const T ch = b[x * step] * chi[k + x] + a[x * step] * staggered_d_minus<R>(w, j + x, stride, g);
+          chi[k + x] = ch;
+          u[j + x] = staggered_pressure(u[j + x], kdt[j + x], ch);
+        }
+      });
     }
   }
 }
@@ -182,7 +195,7 @@ template <int R, class T>
 void velocity_radius(const StaggeredStep<T>& s) {
   if (s.free_surface) mirror_top_ghosts(s.layout, s.u);
   velocity_main<R>(s);
-  velocity_ghost_bands(s);
+  velocity_ghost_bands<R>(s);
   velocity_cpml<R>(s);
 }
 

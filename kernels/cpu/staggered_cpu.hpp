@@ -10,7 +10,9 @@ namespace specwave {
 template <class T>
 struct StaggeredStep {
   FieldLayout layout;
-  T* u = nullptr;                          // u^n in, u^{n+1} out (without sources) after pressure_step
+  // u^n in, u^{n+1} out (without sources) after pressure_step. The array holds R more zero planes before and after
+  // the layout's (z halo included): D+ on the half nodes outside the grid reads them (staggered_u_padding).
+  T* u = nullptr;
   T* w[3] = {nullptr, nullptr, nullptr};   // w_a^{n-1/2} in, w_a^{n+1/2} out after velocity_step
   const T* kdt = nullptr;                  // dt rho v^2 on the nodes (layout indexing)
   const T* bdt[3] = {nullptr, nullptr, nullptr};  // dt beta_a on the half nodes of axis a, halo included
@@ -18,6 +20,9 @@ struct StaggeredStep {
   StaggeredCpmlAxis<T> pml[3];
   bool free_surface = false;
 };
+
+// The values u's array holds before index 0 of its layout (and after its end): R planes of zeros.
+inline index_t staggered_u_padding(const FieldLayout& L) { return index_t(L.halo) * L.stride_z(); }
 
 namespace cpu {
 

@@ -19,7 +19,8 @@ class StaggeredCpu final : public Propagator {
  public:
   StaggeredCpu(const Case& c, const Plan& plan)
       : setup_(make_staggered_setup<T>(c, plan)), flush_denormals_(c.run.flush_denormals) {
-    u_.assign(setup_.layout.size(), T(0));
+    // u with R zero planes beyond its layout at both ends (StaggeredStep::u).
+    u_.assign(setup_.layout.size() + 2 * staggered_u_padding(setup_.layout), T(0));
     for (auto& w : w_) w.assign(setup_.layout.size(), T(0));
     for (int a = 0; a < 3; ++a) {
       StaggeredCpmlAxis<T>& axis = setup_.pml[a];
@@ -54,23 +55,23 @@ class StaggeredCpu final : public Propagator {
 
   void advance(int n_begin, int n_end) override {
     const cpu::FlushDenormals flush(flush_denormals_);
-    const StaggeredStep<T> step = setup_.step(u_.data(), {w_[0].data(), w_[1].data(), w_[2].data()});
+    const StaggeredStep<T> step = setup_.step(u(), {w_[0].data(), w_[1].data(), w_[2].data()});
     for (int n = n_begin; n < n_end; ++n) {
-      record_block(setup_.block_receivers, u_.data(), local_, parts_, setup_.nt, n);
+      record_block(setup_.block_receivers, u(), local_, parts_, setup_.nt, n);
       cpu::staggered_velocity_step(step);
       cpu::staggered_pressure_step(step);
       for (std::size_t p = 0; p < sources_.index.size(); ++p)
-        u_[sources_.index[p]] += sources_.factor[p] * T(running_[sources_.owner[p]][n]);
-      if (setup_.free_surface) cpu::zero_top_plane(setup_.layout, u_.data());
+        u()[sources_.index[p]] += sources_.factor[p] * T(running_[sources_.owner[p]][n]);
+      if (setup_.free_surface) cpu::zero_top_plane(setup_.layout, u());
     }
   }
 
   std::span<const double> traces() override { return local_; }
-  FieldStats field_stats() override { return host::field_stats(setup_.layout, u_.data()); }
-  void copy_field(std::span<float> out) override { host::copy_interior(setup_.layout, u_.data(), out); }
-  void copy_field(std::span<double> out) override { host::copy_interior(setup_.layout, u_.data(), out); }
+  FieldStats field_stats() override { return host::field_stats(setup_.layout, u()); }
+  void copy_field(std::span<float> out) override { host::copy_interior(setup_.layout, u(), out); }
+  void copy_field(std::span<double> out) override { host::copy_interior(setup_.layout, u(), out); }
   void start_copy_field() override {
-    host::copy_interior(setup_.layout, u_.data(), held_.hold(std::size_t(setup_.layout.interior_points())));
+    host::copy_interior(setup_.layout, u(), held_.hold(std::size_t(setup_.layout.interior_points())));
   }
   void finish_copy_field(std::span<float> out) override { held_.take(out); }
   void finish_copy_field(std::span<double> out) override { held_.take(out); }
@@ -84,6 +85,7 @@ class StaggeredCpu final : public Propagator {
   }
 
  private:
+  T* u() { return u_.data() + staggered_u_padding(setup_.layout); }
   void size_traces() {
     local_.assign(setup_.receiver_positions.size() * std::size_t(setup_.nt), 0.0);
     parts_.assign(std::size_t(setup_.block_receivers.slots()) * setup_.nt, 0.0);
