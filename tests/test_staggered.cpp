@@ -54,8 +54,9 @@ TEST_CASE("staggered: order 2 at a constant density is the second-order scheme (
         REQUIRE(std::abs(ps.dt - p2.dt) <= 1e-15 * p2.dt);
         const auto a = simulate_shot(staggered, ps, 0), b = simulate_shot(second, p2, 0);
         const double traces = rel_l2(a.traces, b.traces), field = rel_l2(a.final_field, b.final_field);
-        MESSAGE(std::string(free_surface ? "free surface, " : "") << std::string(to_string(kind)) << (precision == Precision::fp64 ? " fp64" : " fp32")
-                                                      << ": traces " << traces << ", final field " << field);
+        MESSAGE(std::string(free_surface ? "free surface, " : "")
+                << std::string(to_string(kind)) << (precision == Precision::fp64 ? " fp64" : " fp32") << ": traces "
+                << traces << ", final field " << field);
         CHECK(traces <= tolerance);
         CHECK(field <= tolerance);
       }
@@ -68,9 +69,9 @@ TEST_CASE("staggered: the engine matches the Eigen staggered reference (fp64 <= 
     int order, pml;
     bool free_surface;
   };
-  for (const Config& cfg : {Config{"order 2, no CPML", 2, 0, false}, Config{"order 8, CPML 6", 8, 6, false},
-                            Config{"order 4, CPML 5, free surface", 4, 5, true},
-                            Config{"order 16, CPML 4", 16, 4, false}}) {
+  for (const Config& cfg :
+       {Config{"order 2, no CPML", 2, 0, false}, Config{"order 8, CPML 6", 8, 6, false},
+        Config{"order 4, CPML 5, free surface", 4, 5, true}, Config{"order 16, CPML 4", 16, 4, false}}) {
     const std::string config = cfg.name;
     CAPTURE(config);
     const Case c = staggered_case(cfg.order, cfg.pml, cfg.free_surface, ModelSpec::Kind::layered, {1000, 2100, 2600});
@@ -94,8 +95,9 @@ TEST_CASE("staggered: a constant density's value changes no pressure") {
   CHECK(d <= 1e-12);
 }
 
-TEST_CASE("staggered: the analytic Green's function at 6 points per wavelength (order 8), beside the second-order "
-          "scheme") {
+TEST_CASE(
+    "staggered: the analytic Green's function at 6 points per wavelength (order 8), beside the second-order "
+    "scheme") {
   // Homogeneous medium, source and receivers on nodes 10-20 cells apart, no boundary reflection before the end: the
   // error is the schemes' dispersion (green_time_discrete removes the leapfrog's time error).
   Case c = testing::small_case(64, 10, 2000, 8, 10, 14, 0.32);
@@ -115,8 +117,8 @@ TEST_CASE("staggered: the analytic Green's function at 6 points per wavelength (
       const auto expected = validation::green_time_discrete(plan.wavelets[0][0], plan.dt, dist, 2000);
       worst = std::max(worst, rel_l2(row(out.traces, plan.nt, r), expected));
     }
-    MESSAGE(std::string(to_string(formulation)) << ": " << plan.points_per_wavelength << " points per wavelength, largest error "
-                                   << worst);
+    MESSAGE(std::string(to_string(formulation))
+            << ": " << plan.points_per_wavelength << " points per wavelength, largest error " << worst);
     errors[formulation == Formulation::staggered] = worst;
   }
   // The staggered operator is the more accurate of the two at one order (docs/numerics.md); both are well within
@@ -142,16 +144,15 @@ TEST_CASE("staggered: reciprocity in a variable-density model with CPML and off-
     const auto density = [&](const Vec3& p) {
       const PointStencil s = make_point_stencil(c.grid, p, free_surface, "point");
       double sum = 0;
-      for (const auto& q : s.points)
-        sum += q.weight * pc.model.density_at(q.iz, q.iy, q.ix);
+      for (const auto& q : s.points) sum += q.weight * pc.model.density_at(q.iz, q.iy, q.ix);
       return sum;
     };
     const double rho_a = density(a), rho_b = density(b);
     std::vector<double> lhs(ab.size()), rhs(ba.size());
     for (std::size_t n = 0; n < ab.size(); ++n) lhs[n] = rho_a * ab[n], rhs[n] = rho_b * ba[n];
     const double d = rel_l2(lhs, rhs);
-    MESSAGE(std::string(free_surface ? "free surface: " : "") << "rho_A " << rho_a << ", rho_B " << rho_b
-                                                   << ", |rho_A u_AB - rho_B u_BA| / |rho_B u_BA| = " << d);
+    MESSAGE(std::string(free_surface ? "free surface: " : "")
+            << "rho_A " << rho_a << ", rho_B " << rho_b << ", |rho_A u_AB - rho_B u_BA| / |rho_B u_BA| = " << d);
     CHECK(rho_a != doctest::Approx(rho_b));
     CHECK(d <= 1e-12);
   }
@@ -199,13 +200,13 @@ TEST_CASE("staggered: normal-incidence reflection coefficients within 2% of (Z2 
     const char* name;
     double v1, rho1, v2, rho2;
   };
-  for (const Contrast& k : {Contrast{"density only", 2000, 1000, 2000, 2500},
-                            Contrast{"velocity and density", 2000, 1000, 2600, 1800},
-                            Contrast{"velocity only", 2000, 1500, 2500, 1500}}) {
+  for (const Contrast& k :
+       {Contrast{"density only", 2000, 1000, 2000, 2500}, Contrast{"velocity and density", 2000, 1000, 2600, 1800},
+        Contrast{"velocity only", 2000, 1500, 2500, 1500}}) {
     const double z1 = k.rho1 * k.v1, z2 = k.rho2 * k.v2, expected = (z2 - z1) / (z2 + z1);
     const double measured = measured_reflection(k.v1, k.rho1, k.v2, k.rho2);
     MESSAGE(std::string(k.name) << ": measured R " << measured << ", (Z2 - Z1) / (Z2 + Z1) = " << expected << ", error "
-                   << std::abs(measured - expected) / std::abs(expected));
+                                << std::abs(measured - expected) / std::abs(expected));
     CHECK(std::abs(measured - expected) <= 0.02 * std::abs(expected));
   }
 }
@@ -252,9 +253,10 @@ points = [[150.0, 200.0, 200.0]]
   refused(layered + "densities = [1000.0, 2000.0]\n[scheme]\nformulation = \"second_order\"\n", "scheme.formulation");
   refused(layered + "densities = [1000.0, 2000.0]\n[scheme]\nmethod = \"spectral\"\n", "scheme.method");
   refused("[model]\ntype = \"homogeneous\"\nvelocity = 2000.0\ndensities = [1000.0]\n", "model.densities");
-  refused("[model]\ntype = \"file\"\nfile = \"m.raw\"\nformat = \"raw\"\nshape = [40, 40, 40]\n"
-          "density_dataset = \"/density\"\n",
-          "model.density_dataset");
+  refused(
+      "[model]\ntype = \"file\"\nfile = \"m.raw\"\nformat = \"raw\"\nshape = [40, 40, 40]\n"
+      "density_dataset = \"/density\"\n",
+      "model.density_dataset");
 }
 
 TEST_CASE("staggered: the preflight refuses what the scheme does not do yet, naming the key") {

@@ -1,8 +1,11 @@
-// CPU loops of the staggered velocity-pressure step (docs/numerics.md, "Variable density"). Each step is a main
-// sweep over the grid's nodes in x rows (no branches, vectorised), then small sweeps over what the main one leaves:
-// the half nodes outside the grid that D- reads (the ghost bands), and the CPML corrections on the layers' points
-// (w -= dt beta phi, u -= dt K chi: the same sums as the specification's single expression, rounded in two parts).
+// CPU loops of the staggered velocity-pressure step (docs/numerics.md, "Variable density"). Each step is one sweep over
+// the grid's node rows (x rows, vectorised, in blocks of rows along y swept through z), whose rows in a CPML layer get
+// their correction right after the row's update while it is in cache (w -= dt beta phi, u -= dt K chi: the
+// specification's single expression, rounded in two parts), then, for the velocity, the half nodes outside the grid
+// that D- reads (the ghost bands along z and y; along x they are in the rows).
 #include "kernels/cpu/staggered_cpu.hpp"
+
+#include <omp.h>
 
 #include <algorithm>
 
@@ -11,51 +14,125 @@
 namespace specwave::cpu {
 namespace {
 
-// Index of grid coordinates c (interior coordinates, the axis' one may lie in the halo).
-inline index_t at(const FieldLayout& L, const int c[3]) { return L.index(c[0], c[1], c[2]); }
+// fn(z, y) for every node row, in blocks of rows along y, each thread sweeping whole blocks through z: the rows of
+// the 2R planes a z stencil reads stay in the L2 cache from one z to the next (row_block_height, as the second-order
+// step). Every row is computed by the same arithmetic in any order.
+template <class T, class Fn>
+void sweep_rows(const FieldLayout& L, int R, Fn&& fn) {
+  const int by = row_block_height(L, R, sizeof(T), omp_get_max_threads());
+  const int blocks = (L.ny + by - 1) / by;
+#pragma omp parallel for schedule(static)
+  for (int b = 0; b < blocks; ++b) {
+    const int y1 = std::min(L.ny, (b + 1) * by);
+    for (int z = 0; z < L.nz; ++z)
+      for (int y = b * by; y < y1; ++y) fn(z, y);
+  }
+}
+
+// The CPML correction of axis `axis`, face `side`, on the points x0 .. x1 - 1 of row (z, y), which lie in that face's
+// layer: the half nodes' (phi = b phi + a D+ u, w -= dt beta phi) or the nodes' (chi = b chi + a D- w,
+// u -= dt K chi). The profile varies along x on the x faces only.
+template <int R, bool Half, class T>
+inline void cpml_segment(const StaggeredStep<T>& s, int axis, int side, int z, int y, int x0, int x1) {
+  const FieldLayout& L = s.layout;
+  const StaggeredCpmlAxis<T>& p = s.pml[axis];
+  int c[3] = {z, y, x0};
+  const int q = c[axis] + (Half ? R : 0);
+  c[axis] = p.slab_coordinate(side, c[axis]);
+  const index_t k = c[0] * p.slab_stride[0] + c[1] * p.slab_stride[1] + c[2] * p.slab_stride[2];
+  const index_t j = L.index(z, y, x0), stride = L.stride(axis);
+  const int step = axis == 2 ? 1 : 0, n = x1 - x0;
+  const T* g = s.coef.g[axis];
+  const T* __restrict a = (Half ? p.a_half : p.a_node) + q;
+  const T* __restrict b = (Half ? p.b_half : p.b_node) + q;
+  T* __restrict memory = Half ? p.phi[side] : p.chi[side];
+  if constexpr (Half) {
+    T* __restrict w = s.w[axis];
+    const T* __restrict u = s.u;
+    const T* __restrict bdt = s.bdt[axis];
+#pragma omp simd
+    for (int x = 0; x < n; ++x) {
+      const T ph = b[x * step] * memory[k + x] + a[x * step] * staggered_d_plus<R>(u, j + x, stride, g);
+      memory[k + x] = ph;
+      w[j + x] = staggered_velocity(w[j + x], bdt[j + x], ph);
+    }
+  } else {
+    T* __restrict u = s.u;
+    const T* __restrict w = s.w[axis];
+    const T* __restrict kdt = s.kdt;
+#pragma omp simd
+    for (int x = 0; x < n; ++x) {
+      const T ch = b[x * step] * memory[k + x] + a[x * step] * staggered_d_minus<R>(w, j + x, stride, g);
+      memory[k + x] = ch;
+      u[j + x] = staggered_pressure(u[j + x], kdt[j + x], ch);
+    }
+  }
+}
+
+// The CPML corrections of row (z, y) (z and y on the grid, or a ghost band's): the z and y faces whose layer holds
+// the row (only `only_axis` in a ghost band, whose row carries that component alone), and the x faces' ends.
+template <int R, bool Half, class T>
+inline void cpml_row(const StaggeredStep<T>& s, int z, int y, int only_axis = -1) {
+  const FieldLayout& L = s.layout;
+  const int c[2] = {z, y};
+  for (int axis = 0; axis < 2; ++axis) {
+    if (only_axis >= 0 && axis != only_axis) continue;
+    const StaggeredCpmlAxis<T>& p = s.pml[axis];
+    for (int side = 0; side < 2; ++side) {
+      const int begin = Half ? p.half_begin(side) : p.node_begin(side),
+                end = Half ? p.half_end(side) : p.node_end(side);
+      if (p.face[side] && c[axis] >= begin && c[axis] < end) cpml_segment<R, Half>(s, axis, side, z, y, 0, L.nx);
+    }
+  }
+  if (only_axis >= 0) return;
+  const StaggeredCpmlAxis<T>& p = s.pml[2];
+  for (int side = 0; side < 2; ++side)
+    if (p.face[side])
+      cpml_segment<R, Half>(s, 2, side, z, y, Half ? p.half_begin(side) : p.node_begin(side),
+                            Half ? p.half_end(side) : p.node_end(side));
+}
 
 template <int R, class T>
-void velocity_main(const StaggeredStep<T>& s) {
+void velocity_sweep(const StaggeredStep<T>& s) {
   const FieldLayout L = s.layout;
   const index_t sy = L.stride_y(), sz = L.stride_z();
   const T *gz = s.coef.g[0], *gy = s.coef.g[1], *gx = s.coef.g[2];
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int z = 0; z < L.nz; ++z)
-    for (int y = 0; y < L.ny; ++y) {
-      const index_t row = L.index(z, y, 0);
-      const T* __restrict u = s.u;
-      T* __restrict wz = s.w[0];
-      T* __restrict wy = s.w[1];
-      T* __restrict wx = s.w[2];
-      const T* __restrict bz = s.bdt[0];
-      const T* __restrict by = s.bdt[1];
-      const T* __restrict bx = s.bdt[2];
-      // The row's x half nodes -R .. nx + R - 2: those outside the grid are w_x's ghost band (there dt beta_z and
-      // dt beta_y are 0, so w_z and w_y stay 0; D- reads neither there).
+  sweep_rows<T>(L, R, [&](int z, int y) {
+    const index_t row = L.index(z, y, 0);
+    const T* __restrict u = s.u;
+    T* __restrict wz = s.w[0];
+    T* __restrict wy = s.w[1];
+    T* __restrict wx = s.w[2];
+    const T* __restrict bz = s.bdt[0];
+    const T* __restrict by = s.bdt[1];
+    const T* __restrict bx = s.bdt[2];
+    // The row's x half nodes -R .. nx + R - 2: those outside the grid are w_x's ghost band (there dt beta_z and
+    // dt beta_y are 0, so w_z and w_y stay 0; D- reads neither there).
 #pragma omp simd
-      for (int x = -R; x < L.nx + R - 1; ++x) {
-        const index_t i = row + x;
-        wz[i] = staggered_velocity(wz[i], bz[i], staggered_d_plus<R>(u, i, sz, gz));
-        wy[i] = staggered_velocity(wy[i], by[i], staggered_d_plus<R>(u, i, sy, gy));
-        wx[i] = staggered_velocity(wx[i], bx[i], staggered_d_plus<R>(u, i, index_t(1), gx));
-      }
+    for (int x = -R; x < L.nx + R - 1; ++x) {
+      const index_t i = row + x;
+      wz[i] = staggered_velocity(wz[i], bz[i], staggered_d_plus<R>(u, i, sz, gz));
+      wy[i] = staggered_velocity(wy[i], by[i], staggered_d_plus<R>(u, i, sy, gy));
+      wx[i] = staggered_velocity(wx[i], bx[i], staggered_d_plus<R>(u, i, index_t(1), gx));
     }
+    cpml_row<R, true>(s, z, y);
+  });
 }
 
-// w_z and w_y on the half nodes outside the grid along their axis (w_x's: velocity_main): -R .. -1 (unless a free
-// surface mirrors them) and n .. n + R - 2.
+// w_z and w_y on the half nodes outside the grid along their axis (w_x's: velocity_sweep): -R .. -1 (unless a free
+// surface mirrors them) and n .. n + R - 2, with their CPML (they lie in the layer of an absorbing face).
 // D+ there reads up to R - 1 nodes beyond the halo, which are zero: the next or previous row's or plane's halo along x
 // and y, and along z the R zero planes that u carries beyond its halo (StaggeredStep::u).
 template <int R, class T>
 void velocity_ghost_bands(const StaggeredStep<T>& s) {
   const FieldLayout& L = s.layout;
-  for (int axis = 0; axis < 2; ++axis) {  // x's band is in velocity_main's rows
+  for (int axis = 0; axis < 2; ++axis) {
     const int n = L.extent(axis);
     const index_t stride = L.stride(axis);
     const T* g = s.coef.g[axis];
     for (int side = 0; side < 2; ++side) {
       if (side == 0 && axis == 0 && s.free_surface) continue;
-      int lo[3] = {0, 0, 0}, hi[3] = {L.nz, L.ny, L.nx};
+      int lo[2] = {0, 0}, hi[2] = {L.nz, L.ny};
       lo[axis] = side == 0 ? -R : n, hi[axis] = side == 0 ? 0 : n + R - 1;
 #pragma omp parallel for collapse(2) schedule(static)
       for (int z = lo[0]; z < hi[0]; ++z)
@@ -65,145 +142,56 @@ void velocity_ghost_bands(const StaggeredStep<T>& s) {
           const T* __restrict b = s.bdt[axis];
           const T* __restrict u = s.u;
 #pragma omp simd
-          for (int x = lo[2]; x < hi[2]; ++x)
+          for (int x = 0; x < L.nx; ++x)
             w[row + x] = staggered_velocity(w[row + x], b[row + x], staggered_d_plus<R>(u, row + x, stride, g));
+          cpml_row<R, true>(s, z, y, axis);
         }
     }
   }
 }
 
-// The box of a CPML face: the layer's half nodes (or nodes) along `axis`, the grid's nodes along the others.
-struct FaceBox {
-  int lo[3], hi[3];
-};
-template <class T>
-FaceBox face_box(const FieldLayout& L, const StaggeredCpmlAxis<T>& p, int axis, int side, bool half) {
-  FaceBox b{{0, 0, 0}, {L.nz, L.ny, L.nx}};
-  b.lo[axis] = half ? p.half_begin(side) : p.node_begin(side);
-  b.hi[axis] = half ? p.half_end(side) : p.node_end(side);
-  return b;
-}
-
-// Runs fn(field index, slab index, profile index, n) for each x row of a face's box: n points from those indices on,
-// contiguous in the field and the slab; the profile index (into a_half/b_half at i + R, or a_node/b_node at i) is that
-// of the row's first point and advances with x only on the x faces.
-template <class T, class Fn>
-void for_face_rows(const FieldLayout& L, const StaggeredCpmlAxis<T>& p, int axis, int side, bool half, Fn&& fn) {
-  const FaceBox b = face_box(L, p, axis, side, half);
-  const int shift = half ? p.radius : 0;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int z = b.lo[0]; z < b.hi[0]; ++z)
-    for (int y = b.lo[1]; y < b.hi[1]; ++y) {
-      int sc[3] = {z, y, b.lo[2]};
-      const int c[3] = {z, y, b.lo[2]};
-      sc[axis] = p.slab_coordinate(side, c[axis]);
-      const index_t k = sc[0] * p.slab_stride[0] + sc[1] * p.slab_stride[1] + sc[2] * p.slab_stride[2];
-      fn(L.index(z, y, b.lo[2]), k, c[axis] + shift, b.hi[2] - b.lo[2]);
-    }
-}
-
-// The CPML of the half nodes: phi = b phi + a D+ u, w -= dt beta phi, on each absorbing face's layer.
 template <int R, class T>
-void velocity_cpml(const StaggeredStep<T>& s) {
-  const FieldLayout& L = s.layout;
-  for (int axis = 0; axis < 3; ++axis) {
-    const StaggeredCpmlAxis<T>& p = s.pml[axis];
-    const index_t stride = L.stride(axis);
-    const T* g = s.coef.g[axis];
-    for (int side = 0; side < 2; ++side) {
-      if (!p.face[side]) continue;
-      T* __restrict phi = p.phi[side];
-      T* __restrict w = s.w[axis];
-      const T* __restrict bdt = s.bdt[axis];
-      const T* __restrict u = s.u;
-      const int step = axis == 2 ? 1 : 0;  // the profile varies along x on the x faces only
-      for_face_rows(L, p, axis, side, true, [&](index_t j, index_t k, int q, int n) {
-        const T* __restrict a = p.a_half + q;
-        const T* __restrict b = p.b_half + q;
-#pragma omp simd
-        for (int x = 0; x < n; ++x) {
-          const T ph = b[x * step] * phi[k + x] + a[x * step] * staggered_d_plus<R>(u, j + x, stride, g);
-          phi[k + x] = ph;
-          w[j + x] = staggered_velocity(w[j + x], bdt[j + x], ph);
-        }
-      });
-    }
-  }
-}
-
-template <int R, class T>
-void pressure_main(const StaggeredStep<T>& s) {
+void pressure_sweep(const StaggeredStep<T>& s) {
   const FieldLayout L = s.layout;
   const index_t sy = L.stride_y(), sz = L.stride_z();
   const T *gz = s.coef.g[0], *gy = s.coef.g[1], *gx = s.coef.g[2];
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int z = 0; z < L.nz; ++z)
-    for (int y = 0; y < L.ny; ++y) {
-      const index_t row = L.index(z, y, 0);
-      T* __restrict u = s.u;
-      const T* __restrict wz = s.w[0];
-      const T* __restrict wy = s.w[1];
-      const T* __restrict wx = s.w[2];
-      const T* __restrict kdt = s.kdt;
+  sweep_rows<T>(L, R, [&](int z, int y) {
+    const index_t row = L.index(z, y, 0);
+    T* __restrict u = s.u;
+    const T* __restrict wz = s.w[0];
+    const T* __restrict wy = s.w[1];
+    const T* __restrict wx = s.w[2];
+    const T* __restrict kdt = s.kdt;
 #pragma omp simd
-      for (int x = 0; x < L.nx; ++x) {
-        const index_t i = row + x;
-        const T div = staggered_d_minus<R>(wz, i, sz, gz) + staggered_d_minus<R>(wy, i, sy, gy) +
-                      staggered_d_minus<R>(wx, i, index_t(1), gx);
-        u[i] = staggered_pressure(u[i], kdt[i], div);
-      }
+    for (int x = 0; x < L.nx; ++x) {
+      const index_t i = row + x;
+      const T div = staggered_d_minus<R>(wz, i, sz, gz) + staggered_d_minus<R>(wy, i, sy, gy) +
+                    staggered_d_minus<R>(wx, i, index_t(1), gx);
+      u[i] = staggered_pressure(u[i], kdt[i], div);
     }
-}
-
-// The CPML of the nodes: chi = b chi + a D- w, u -= dt K chi.
-template <int R, class T>
-void pressure_cpml(const StaggeredStep<T>& s) {
-  const FieldLayout& L = s.layout;
-  for (int axis = 0; axis < 3; ++axis) {
-    const StaggeredCpmlAxis<T>& p = s.pml[axis];
-    const index_t stride = L.stride(axis);
-    const T* g = s.coef.g[axis];
-    for (int side = 0; side < 2; ++side) {
-      if (!p.face[side]) continue;
-      T* __restrict chi = p.chi[side];
-      T* __restrict u = s.u;
-      const T* __restrict w = s.w[axis];
-      const T* __restrict kdt = s.kdt;
-      const int step = axis == 2 ? 1 : 0;
-      for_face_rows(L, p, axis, side, false, [&](index_t j, index_t k, int q, int n) {
-        const T* __restrict a = p.a_node + q;
-        const T* __restrict b = p.b_node + q;
-#pragma omp simd
-        for (int x = 0; x < n; ++x) {
-          const T ch = b[x * step] * chi[k + x] + a[x * step] * staggered_d_minus<R>(w, j + x, stride, g);
-          chi[k + x] = ch;
-          u[j + x] = staggered_pressure(u[j + x], kdt[j + x], ch);
-        }
-      });
-    }
-  }
+    cpml_row<R, false>(s, z, y);
+  });
 }
 
 // Free surface: the even mirror of w_z above z = 0, w_z[-k] = w_z[k - 1] (whole padded planes).
 template <class T>
 void mirror_top_velocity(const FieldLayout& L, T* wz) {
   const index_t plane = L.stride_z();
-  for (int k = 1; k <= L.halo; ++k) std::copy_n(wz + L.index(k - 1, -L.halo, -L.halo), plane, wz + L.index(-k, -L.halo, -L.halo));
+  for (int k = 1; k <= L.halo; ++k)
+    std::copy_n(wz + L.index(k - 1, -L.halo, -L.halo), plane, wz + L.index(-k, -L.halo, -L.halo));
 }
 
 template <int R, class T>
 void velocity_radius(const StaggeredStep<T>& s) {
   if (s.free_surface) mirror_top_ghosts(s.layout, s.u);
-  velocity_main<R>(s);
+  velocity_sweep<R>(s);
   velocity_ghost_bands<R>(s);
-  velocity_cpml<R>(s);
 }
 
 template <int R, class T>
 void pressure_radius(const StaggeredStep<T>& s) {
   if (s.free_surface) mirror_top_velocity(s.layout, s.w[0]);
-  pressure_main<R>(s);
-  pressure_cpml<R>(s);
+  pressure_sweep<R>(s);
 }
 
 }  // namespace

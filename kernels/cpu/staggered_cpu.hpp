@@ -13,8 +13,8 @@ struct StaggeredStep {
   // u^n in, u^{n+1} out (without sources) after pressure_step. The array holds R more zero planes before and after
   // the layout's (z halo included): D+ on the half nodes outside the grid reads them (staggered_u_padding).
   T* u = nullptr;
-  T* w[3] = {nullptr, nullptr, nullptr};   // w_a^{n-1/2} in, w_a^{n+1/2} out after velocity_step
-  const T* kdt = nullptr;                  // dt rho v^2 on the nodes (layout indexing)
+  T* w[3] = {nullptr, nullptr, nullptr};          // w_a^{n-1/2} in, w_a^{n+1/2} out after velocity_step
+  const T* kdt = nullptr;                         // dt rho v^2 on the nodes (layout indexing)
   const T* bdt[3] = {nullptr, nullptr, nullptr};  // dt beta_a on the half nodes of axis a, halo included
   StaggeredCoefficients<T> coef;
   StaggeredCpmlAxis<T> pml[3];

@@ -16,6 +16,7 @@ struct RunConfig {
   int pml = 10;
   int steps = 165;
   bool free_surface = false;  // also each forward size with a free surface on top
+  bool staggered = false;     // also each forward size on the staggered scheme with a density model (issue 19)
   int gradient_n = 128;       // one gradient at (gradient_n + 2 pml)^3, fp32 (0: none)
   int rounds = 2;             // best of
 };

@@ -107,8 +107,8 @@ StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan) {
     for (int k = 1; k <= R; ++k) s.coef.g[a][k] = T(gk[k] / g.spacing[a]);
   const double v_ref = plan.v_reference > 0 ? plan.v_reference : plan.model.v_max;
   for (int a = 0; a < 3; ++a) {
-    const CpmlAxisProfile prof = make_cpml_axis_profile(g, c.boundary, a, plan.pml_power, plan.pml_reflection, v_ref,
-                                                        plan.pml_frequency, dt);
+    const CpmlAxisProfile prof =
+        make_cpml_axis_profile(g, c.boundary, a, plan.pml_power, plan.pml_reflection, v_ref, plan.pml_frequency, dt);
     const int n = g.shape[a];
     s.a_node[a].assign(n, T(0)), s.b_node[a].assign(n, T(1));
     s.a_half[a].assign(n + 2 * R, T(0)), s.b_half[a].assign(n + 2 * R, T(1));

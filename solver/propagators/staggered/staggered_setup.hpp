@@ -22,9 +22,9 @@ struct StaggeredSetup {
   std::array<std::vector<T>, 3> bdt;  // dt beta_a on the half nodes of axis a (padded layout, halo included)
   StaggeredCoefficients<T> coef;
   std::array<std::vector<T>, 3> a_node, b_node, a_half, b_half;  // per axis: n values; n + 2R values (i + R)
-  std::array<StaggeredCpmlAxis<T>, 3> pml;  // geometry (the profiles and slabs are set by step() and the owner)
-  std::array<std::size_t, 3> slab_points{};                      // values per slab of each axis
-  std::vector<float> velocity, density;                          // the model on the nodes (compact, m/s, kg/m^3)
+  std::array<StaggeredCpmlAxis<T>, 3> pml;   // geometry (the profiles and slabs are set by step() and the owner)
+  std::array<std::size_t, 3> slab_points{};  // values per slab of each axis
+  std::vector<float> velocity, density;      // the model on the nodes (compact, m/s, kg/m^3)
   Block block;
   PointLists<T> receivers;
   BlockReceivers<T> block_receivers;
