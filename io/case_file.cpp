@@ -480,6 +480,58 @@ void read_model(const Tab& r, Case& c) {
   c.model = read_model_spec(*r.sub("model", true, "a [model] table with type = \"homogeneous\" and velocity = 2000.0"));
 }
 
+// [attenuation] (docs/case-file.md): Q (constant, a layer each, or a dataset of the model file) and its fit.
+void read_attenuation(const Tab& r, Case& c) {
+  const auto t = r.sub("attenuation", false, "[attenuation]");
+  if (!t) return;
+  auto& a = c.attenuation;
+  a.present = true;
+  t->allow({"q", "q_dataset", "band", "mechanisms", "reference_frequency"});
+  const bool layered = c.model.kind == ModelSpec::Kind::layered;
+  const bool hdf5_file = c.model.kind == ModelSpec::Kind::file && c.model.format == ModelSpec::Format::hdf5;
+  if (const toml::node* q = t->find("q")) {
+    constexpr std::string_view ex = "q = 100.0 (or one per layer: q = [10000.0, 80.0, 150.0])";
+    if (q->is_array()) {
+      a.q_layers = t->p.nums(*q, t->key("q"), ex);
+      t->check(layered, "q", "an array (one Q a layer) needs model.type = \"layered\"",
+               "give one number (a constant Q), or q_dataset with a model file");
+      if (a.q_layers.size() != c.model.velocities.size())
+        t->p.fail(line_of(*q), t->key("q"),
+                  fmt::format("must have one entry per layer ({})", c.model.velocities.size()),
+                  fmt::format("found {}: {}", a.q_layers.size(), render(*q)), "give one Q per layer, top to bottom");
+      t->check(std::all_of(a.q_layers.begin(), a.q_layers.end(), [](double v) { return v >= 1; }), "q",
+               "every entry must be >= 1", "give quality factors >= 1 (water: e.g. 10000.0)");
+    } else {
+      a.q = t->p.num(*q, t->key("q"), ex);
+      t->check(*a.q >= 1, "q", "must be >= 1", "give a quality factor >= 1, e.g. 100.0");
+    }
+  }
+  if (t->find("q_dataset")) {
+    a.q_dataset = t->str("q_dataset", "q_dataset = \"/q\"", "");
+    t->check(!a.q_dataset.empty(), "q_dataset", "must not be empty", "name the HDF5 dataset of Q, e.g. \"/q\"");
+    t->check(hdf5_file, "q_dataset", "needs model.type = \"file\" with an HDF5 model file",
+             "give q (a number, or one per layer of a layered model)");
+    t->check(!t->find("q"), "q_dataset", "cannot be combined with q", "keep one of q and q_dataset");
+  }
+  if (!a.q && a.q_layers.empty() && a.q_dataset.empty())
+    t->p.fail(t->line(), "attenuation", "has no Q", "neither q nor q_dataset found",
+              "add q = 100.0 (constant), q = [..] (one a layer) or q_dataset = \"/q\" (a dataset of the model file)");
+  if (const toml::node* b = t->find("band")) {
+    constexpr std::string_view ex = "band = [2.0, 40.0]";
+    t->p.arr(*b, t->key("band"), "an array of 2 numbers [f_1, f_2]", ex, 2);
+    const auto v = t->p.nums(*b, t->key("band"), ex);
+    t->check(v[0] > 0 && v[1] > v[0], "band", "must be [f_1, f_2] with 0 < f_1 < f_2",
+             "give the band (Hz) over which Q is constant, e.g. [2.0, 40.0]");
+    a.band = std::array<double, 2>{v[0], v[1]};
+  }
+  a.mechanisms = t->integer("mechanisms", "mechanisms = 3", 3);
+  t->check(a.mechanisms >= 1 && a.mechanisms <= 8, "mechanisms", "must be in 1..8",
+           "use e.g. 3 standard linear solids (docs/validation.md gives the fit's error for each)");
+  a.reference_frequency = t->onum("reference_frequency", "reference_frequency = 10.0");
+  t->check(!a.reference_frequency || *a.reference_frequency > 0, "reference_frequency", "must be > 0",
+           "give the frequency (Hz) at which the model's velocity is the phase velocity, or leave it out");
+}
+
 void read_time(const Tab& r, Case& c) {
   const Tab t = *r.sub("time", true, "a [time] table with duration = 1.0");
   t.allow({"duration", "dt", "cfl_safety"});
@@ -758,25 +810,32 @@ void read_receivers(const Tab& r, Case& c) {
 }
 
 void read_options(const Tab& r, Case& c) {
-  c.scheme.formulation = c.model.has_density_model() ? Formulation::staggered : Formulation::second_order;
+  const bool needs_staggered = c.model.has_density_model() || c.attenuation.present;
+  c.scheme.formulation = needs_staggered ? Formulation::staggered : Formulation::second_order;
   if (auto s = r.sub("scheme", false, "[scheme]")) {
     s->allow({"method", "order", "min_points_per_wavelength", "formulation"});
     c.scheme.method = s->choice<Method>("method", {{"fdtd", Method::fdtd}, {"spectral", Method::spectral}},
                                         Method::fdtd, "method = \"fdtd\"");
     // FDTD's formulation: the staggered scheme by default with a density model (docs/numerics.md, "Variable density").
-    const Formulation automatic = c.model.has_density_model() ? Formulation::staggered : Formulation::second_order;
+    const Formulation automatic = needs_staggered ? Formulation::staggered : Formulation::second_order;
     c.scheme.formulation = s->choice<Formulation>(
         "formulation", {{"second_order", Formulation::second_order}, {"staggered", Formulation::staggered}}, automatic,
         "formulation = \"staggered\"");
     s->check(c.scheme.method == Method::fdtd || !c.model.has_density_model(), "method",
              "\"spectral\" is constant-density in this version, and [model] gives a density model",
              "use method = \"fdtd\" (its staggered scheme takes the density), or remove the model's densities");
+    s->check(c.scheme.method == Method::fdtd || !c.attenuation.present, "method",
+             "\"spectral\" is lossless in this version, and the case has an [attenuation] table",
+             "use method = \"fdtd\" (its staggered scheme takes Q), or remove [attenuation]");
     if (s->find("formulation")) {
       s->check(c.scheme.method == Method::fdtd, "formulation", "applies to method = \"fdtd\" only",
                "remove formulation (the spectral method has one formulation)");
       s->check(c.scheme.formulation == Formulation::staggered || !c.model.has_density_model(), "formulation",
                "\"second_order\" is the constant-density scheme, and [model] gives a density model",
                "use formulation = \"staggered\" (the default with a density model), or remove the model's densities");
+      s->check(c.scheme.formulation == Formulation::staggered || !c.attenuation.present, "formulation",
+               "\"second_order\" is lossless, and the case has an [attenuation] table",
+               "use formulation = \"staggered\" (the default with [attenuation]), or remove [attenuation]");
     }
     c.scheme.order = s->integer("order", "order = 8", 8);
     s->check(c.scheme.order >= 2 && c.scheme.order <= 16 && c.scheme.order % 2 == 0, "order",
@@ -1111,8 +1170,8 @@ Case parse_case_text(const std::string& text, const std::string& path_for_messag
   }
   const Parser p{path_for_messages, base_dir};
   const Tab r{p, root, ""};
-  r.allow({"name", "grid", "model", "time", "shots", "receivers", "scheme", "boundary", "run", "output", "inversion",
-           "migration", "validation"});
+  r.allow({"name", "grid", "model", "attenuation", "time", "shots", "receivers", "scheme", "boundary", "run", "output",
+           "inversion", "migration", "validation"});
 
   Case c;
   c.source_path = path_for_messages;
@@ -1123,6 +1182,7 @@ Case parse_case_text(const std::string& text, const std::string& path_for_messag
           "must be non-empty and contain no '/' or '\\'", "use a plain name such as \"layered_2d\"");
   read_grid(r, c);
   read_model(r, c);
+  read_attenuation(r, c);
   read_time(r, c);
   read_shots(r, c);
   read_receivers(r, c);

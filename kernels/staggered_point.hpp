@@ -44,6 +44,13 @@ SPECWAVE_HD inline T staggered_pressure(T u, T kdt, T divergence) {
   return u - kdt * divergence;
 }
 
+// A memory variable of attenuation (docs/numerics.md, "Attenuation"): r^{n+1} = a r^n + g D, with a = (1 - dt /
+// (2 tau)) / (1 + dt / (2 tau)) and g = b K_R y at the point.
+template <class T>
+SPECWAVE_HD inline T staggered_memory(T a, T r, T g, T divergence) {
+  return a * r + g * divergence;
+}
+
 // The first-order CPML of one axis (Komatitsch and Martin 2007, kappa = 1): the memory variables phi (half nodes,
 // of D+ u) and chi (nodes, of D- w) in two slabs per axis (low and high face), each W + R points along the axis and
 // the grid's extents along the others. Slab coordinate along the axis: i + R on the low face, i - (n - 1 - W) on

@@ -35,6 +35,12 @@ struct ReferenceProblem {
   std::vector<RefPoint> receivers;
   // Staggered reference only: the density, nz*ny*nx C order (kg/m^3); empty = 1 everywhere.
   std::vector<double> density;
+  // Staggered reference only: visco-acoustic standard linear solids (docs/numerics.md, "Attenuation: standard linear
+  // solids"); validation/sls_reference.cpp fits them.
+  std::vector<double> q;  // staggered reference: Q per point, nz*ny*nx C order; empty: no attenuation
+  std::array<double, 2> attenuation_band{0, 0};  // f_1, f_2 (Hz)
+  double attenuation_reference_frequency = 0;    // f_r (Hz); 0: sqrt(f_1 f_2)
+  int attenuation_mechanisms = 3;                // L
 };
 
 struct ReferenceResult {
@@ -50,8 +56,26 @@ ReferenceResult run_reference(const ReferenceProblem& problem);
 // velocity-pressure scheme"), with its first-order CPML and free surface; validation/staggered_reference.cpp.
 // Same outputs as run_reference: traces of u^n recorded before step n, final_field = u^{nt}, energy[n] = sum (u^n)^2.
 // Uses problem.density (empty: 1 everywhere); throws std::invalid_argument as run_reference does, and on a density
-// of the wrong size, not finite or not positive.
+// of the wrong size, not finite or not positive. With problem.q non-empty the scheme is visco-acoustic (subsection
+// "Attenuation: standard linear solids": memory variables r_l on the nodes, K_R from the phase velocity at f_r); it
+// then also throws on a q of the wrong size, a Q not finite or below 1, a band not 0 < f_1 < f_2, f_r < 0 or not
+// finite, and L outside 1..8.
 ReferenceResult run_staggered_reference(const ReferenceProblem& problem);
+
+// The standard-linear-solid fit of that subsection (validation/sls_reference.cpp), exposed for tests.
+// The relaxation times tau_l = 1 / (2 pi f_l), f_l log-spaced over [f_1 / c, c f_2] (L = 1: sqrt(f_1 f_2)), and the
+// widening c: the first of 1.0, 1.1, .., 2.0 minimising the largest |Q(f) / Q - 1| over 2001 log-spaced frequencies
+// of the band for Q = 100. Throws std::invalid_argument unless 0 < f_1 < f_2 (finite) and 1 <= L <= 8.
+struct ReferenceSlsFit {
+  std::vector<double> tau;
+  double widening = 1;
+};
+ReferenceSlsFit reference_sls_relaxation(double f1, double f2, int L);
+// The weights y_l for one Q (finite, >= 1): least squares of sum_l y_l (S_l - C_l / Q) = 1 / Q over 64 log-spaced
+// frequencies of the band (ends included), by the normal equations.
+std::vector<double> reference_sls_weights(const std::vector<double>& tau, double f1, double f2, double q);
+// Q at the frequency f (Hz) of the fit: Re m / Im m, m(omega) = 1 + sum_l y_l i omega tau_l / (1 + i omega tau_l).
+double reference_sls_q(const std::vector<double>& tau, const std::vector<double>& y, double f);
 // The checks both references make on a problem (sizes, spacing, velocities, dt, wavelets, layer widths); the
 // message of the std::invalid_argument starts with `who`.
 void check_reference_problem(const ReferenceProblem& problem, const std::string& who);

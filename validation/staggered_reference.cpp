@@ -1,8 +1,9 @@
 // Independent fp64 reference of the staggered velocity-pressure scheme of docs/numerics.md (section "Variable
 // density: the staggered velocity-pressure scheme"): the pressure u on the nodes, the particle velocity w_a on the
-// half nodes of axis a, its first-order CPML and its free surface. Written from the specification only, with plain
-// loops; no engine code (nothing from kernels/ or solver/). Clarity over speed. The points' interpolation stencils
-// (section "Sources and receivers") come from reference.cpp (reference_point_stencil).
+// half nodes of axis a, its first-order CPML and its free surface, and its visco-acoustic memory variables (subsection
+// "Attenuation: standard linear solids"; the fit is in sls_reference.cpp). Written from the specification only, with
+// plain loops; no engine code (nothing from kernels/ or solver/). Clarity over speed. The points' interpolation
+// stencils (section "Sources and receivers") come from reference.cpp (reference_point_stencil).
 #include "validation/reference.hpp"
 
 #include <unsupported/Eigen/CXX11/Tensor>
@@ -10,7 +11,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <complex>
 #include <cstddef>
+#include <map>
 #include <numbers>
 #include <stdexcept>
 #include <string>
@@ -115,6 +118,20 @@ void validate(const ReferenceProblem& pb) {
       throw std::invalid_argument("staggered reference: density must be finite and positive");
 }
 
+void validate_attenuation(const ReferenceProblem& pb) {
+  if (pb.q.empty()) return;
+  if (pb.q.size() != pb.velocity.size()) throw std::invalid_argument("staggered reference: q size != nz*ny*nx");
+  for (double q : pb.q)
+    if (!(std::isfinite(q) && q >= 1)) throw std::invalid_argument("staggered reference: Q must be finite and >= 1");
+  const auto [f1, f2] = pb.attenuation_band;
+  if (!(std::isfinite(f1) && std::isfinite(f2) && f1 > 0 && f1 < f2))
+    throw std::invalid_argument("staggered reference: the attenuation band must be 0 < f_1 < f_2");
+  if (!(std::isfinite(pb.attenuation_reference_frequency) && pb.attenuation_reference_frequency >= 0))
+    throw std::invalid_argument("staggered reference: the reference frequency must be finite and >= 0");
+  if (pb.attenuation_mechanisms < 1 || pb.attenuation_mechanisms > 8)
+    throw std::invalid_argument("staggered reference: attenuation_mechanisms must be 1..8");
+}
+
 }  // namespace
 
 std::vector<double> reference_staggered_coefficients(int order) {
@@ -136,6 +153,7 @@ std::vector<double> reference_staggered_coefficients(int order) {
 
 ReferenceResult run_staggered_reference(const ReferenceProblem& pb) {
   validate(pb);
+  validate_attenuation(pb);
   const int R = half_order(pb.order);
   const std::array<int, 3> n = pb.shape;
   const auto& h = pb.spacing;
@@ -175,6 +193,49 @@ ReferenceResult run_staggered_reference(const ReferenceProblem& pb) {
           const double rho_i = rho_clamped(p);
           ++p[a];
           beta[a](iz, iy, ix) = 2 / (rho_i + rho_clamped(p));
+        }
+  }
+
+  // Attenuation (subsection "Attenuation: standard linear solids"): tau_l for the grid, y_l per point's Q (fitted once
+  // per distinct Q), K_R = rho v^2 [Re m(omega_r)^(-1/2)]^2 (read as Re of m^(-1/2): v the phase velocity at f_r),
+  // m(omega) = 1 + sum_l y_l i omega tau_l / (1 + i omega tau_l). K then holds the unrelaxed K_R (1 + sum_l y_l) and
+  // KRy[l] holds K_R y_l; a_l = (1 - dt / (2 tau_l)) / (1 + dt / (2 tau_l)), b_l = (dt / tau_l) / (1 + dt / (2 tau_l)).
+  const bool lossy = !pb.q.empty();
+  const int L = lossy ? pb.attenuation_mechanisms : 0;
+  std::vector<BoxField> KRy, r;  // K_R y_l and the memory variables r_l (r_l^0 = 0), on the nodes
+  std::vector<double> a_l(static_cast<std::size_t>(L)), b_l(static_cast<std::size_t>(L));
+  if (lossy) {
+    const auto [f1, f2] = pb.attenuation_band;
+    const std::vector<double> tau = reference_sls_relaxation(f1, f2, L).tau;
+    const double f_r = pb.attenuation_reference_frequency > 0 ? pb.attenuation_reference_frequency : std::sqrt(f1 * f2);
+    const double omega_r = 2 * kPi * f_r;
+    for (int l = 0; l < L; ++l) {
+      const double x = pb.dt / (2 * tau[std::size_t(l)]);
+      a_l[std::size_t(l)] = (1 - x) / (1 + x);
+      b_l[std::size_t(l)] = (pb.dt / tau[std::size_t(l)]) / (1 + x);
+      KRy.push_back(node_field(n));
+      r.push_back(node_field(n));
+    }
+    std::map<double, std::vector<double>> weights;  // y_l per distinct Q
+    for (int iz = 0; iz < n[0]; ++iz)
+      for (int iy = 0; iy < n[1]; ++iy)
+        for (int ix = 0; ix < n[2]; ++ix) {
+          const std::size_t p = (std::size_t(iz) * n[1] + iy) * n[2] + ix;
+          auto it = weights.find(pb.q[p]);
+          if (it == weights.end()) it = weights.emplace(pb.q[p], reference_sls_weights(tau, f1, f2, pb.q[p])).first;
+          const std::vector<double>& y = it->second;
+          std::complex<double> m = 1;
+          double y_sum = 0;
+          for (int l = 0; l < L; ++l) {
+            const std::complex<double> iwt(0, omega_r * tau[std::size_t(l)]);
+            m += y[std::size_t(l)] * iwt / (1.0 + iwt);
+            y_sum += y[std::size_t(l)];
+          }
+          const double re = (1.0 / std::sqrt(m)).real();
+          const double v = pb.velocity[p];
+          const double K_R = rho(iz, iy, ix) * v * v * re * re;
+          K(iz, iy, ix) = K_R * (1 + y_sum);
+          for (int l = 0; l < L; ++l) KRy[std::size_t(l)](iz, iy, ix) = K_R * y[std::size_t(l)];
         }
   }
 
@@ -299,7 +360,16 @@ ReferenceResult run_staggered_reference(const ReferenceProblem& pb) {
             }
             div += Q + memory;
           }
-          u(iz, iy, ix) += -dt * K(iz, iy, ix) * div + dt2v2(iz, iy, ix) * F(iz, iy, ix);
+          // Attenuation: r_l^{n+1} = a_l r_l^n + b_l K_R y_l D and u^{n+1} = u^n - dt K_R (1 + sum_l y_l) D
+          // + (dt / 2) sum_l (r_l^{n+1} + r_l^n) + dt^2 v^2 F^n, D = div (the CPML's chi included).
+          double relax = 0;
+          for (int l = 0; l < L; ++l) {
+            double& rl = r[std::size_t(l)](iz, iy, ix);
+            const double old = rl;
+            rl = a_l[std::size_t(l)] * old + b_l[std::size_t(l)] * KRy[std::size_t(l)](iz, iy, ix) * div;
+            relax += rl + old;
+          }
+          u(iz, iy, ix) += -dt * K(iz, iy, ix) * div + 0.5 * dt * relax + dt2v2(iz, iy, ix) * F(iz, iy, ix);
         }
 
     // 3. Free surface: u^{n+1}[iz = 0] = 0.

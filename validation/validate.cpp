@@ -59,6 +59,12 @@ validation::ReferenceProblem reference_problem(const Case& c, const Plan& plan, 
   ref.origin = c.grid.origin;
   ref.velocity.assign(plan.model.velocity.begin(), plan.model.velocity.end());
   ref.density.assign(plan.model.density.begin(), plan.model.density.end());  // the staggered scheme's (else empty)
+  if (!plan.sls.empty()) {  // attenuation: the reference makes its own fit from these
+    ref.q.assign(plan.model.q.begin(), plan.model.q.end());
+    ref.attenuation_band = {plan.sls.f1, plan.sls.f2};
+    ref.attenuation_reference_frequency = plan.sls.f_ref;
+    ref.attenuation_mechanisms = int(plan.sls.tau.size());
+  }
   ref.dt = plan.dt;
   ref.nt = plan.nt;
   ref.order = c.scheme.order;

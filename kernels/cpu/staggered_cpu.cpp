@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "kernels/cpu/fdtd_cpu.hpp"
 
@@ -33,7 +34,7 @@ void sweep_rows(const FieldLayout& L, int R, Fn&& fn) {
 // layer: the half nodes' (phi = b phi + a D+ u, w -= dt beta phi) or the nodes' (chi = b chi + a D- w,
 // u -= dt K chi). The profile varies along x on the x faces only.
 template <int R, bool Half, class T>
-inline void cpml_segment(const StaggeredStep<T>& s, int axis, int side, int z, int y, int x0, int x1) {
+inline void cpml_segment(const StaggeredStep<T>& s, int axis, int side, int z, int y, int x0, int x1, T* divergence) {
   const FieldLayout& L = s.layout;
   const StaggeredCpmlAxis<T>& p = s.pml[axis];
   int c[3] = {z, y, x0};
@@ -47,6 +48,7 @@ inline void cpml_segment(const StaggeredStep<T>& s, int axis, int side, int z, i
   const T* __restrict b = (Half ? p.b_half : p.b_node) + q;
   T* __restrict memory = Half ? p.phi[side] : p.chi[side];
   if constexpr (Half) {
+    (void)divergence;
     T* __restrict w = s.w[axis];
     const T* __restrict u = s.u;
     const T* __restrict bdt = s.bdt[axis];
@@ -57,14 +59,14 @@ inline void cpml_segment(const StaggeredStep<T>& s, int axis, int side, int z, i
       w[j + x] = staggered_velocity(w[j + x], bdt[j + x], ph);
     }
   } else {
-    T* __restrict u = s.u;
+    // The nodes' chi joins the row's divergence (`divergence`, indexed by x), which the pressure update then reads.
     const T* __restrict w = s.w[axis];
-    const T* __restrict kdt = s.kdt;
+    T* __restrict d = divergence + x0;
 #pragma omp simd
     for (int x = 0; x < n; ++x) {
       const T ch = b[x * step] * memory[k + x] + a[x * step] * staggered_d_minus<R>(w, j + x, stride, g);
       memory[k + x] = ch;
-      u[j + x] = staggered_pressure(u[j + x], kdt[j + x], ch);
+      d[x] += ch;
     }
   }
 }
@@ -72,7 +74,7 @@ inline void cpml_segment(const StaggeredStep<T>& s, int axis, int side, int z, i
 // The CPML corrections of row (z, y) (z and y on the grid, or a ghost band's): the z and y faces whose layer holds
 // the row (only `only_axis` in a ghost band, whose row carries that component alone), and the x faces' ends.
 template <int R, bool Half, class T>
-inline void cpml_row(const StaggeredStep<T>& s, int z, int y, int only_axis = -1) {
+inline void cpml_row(const StaggeredStep<T>& s, int z, int y, int only_axis = -1, T* divergence = nullptr) {
   const FieldLayout& L = s.layout;
   const int c[2] = {z, y};
   for (int axis = 0; axis < 2; ++axis) {
@@ -81,7 +83,8 @@ inline void cpml_row(const StaggeredStep<T>& s, int z, int y, int only_axis = -1
     for (int side = 0; side < 2; ++side) {
       const int begin = Half ? p.half_begin(side) : p.node_begin(side),
                 end = Half ? p.half_end(side) : p.node_end(side);
-      if (p.face[side] && c[axis] >= begin && c[axis] < end) cpml_segment<R, Half>(s, axis, side, z, y, 0, L.nx);
+      if (p.face[side] && c[axis] >= begin && c[axis] < end)
+        cpml_segment<R, Half>(s, axis, side, z, y, 0, L.nx, divergence);
     }
   }
   if (only_axis >= 0) return;
@@ -89,7 +92,7 @@ inline void cpml_row(const StaggeredStep<T>& s, int z, int y, int only_axis = -1
   for (int side = 0; side < 2; ++side)
     if (p.face[side])
       cpml_segment<R, Half>(s, 2, side, z, y, Half ? p.half_begin(side) : p.node_begin(side),
-                            Half ? p.half_end(side) : p.node_end(side));
+                            Half ? p.half_end(side) : p.node_end(side), divergence);
 }
 
 template <int R, class T>
@@ -115,7 +118,7 @@ void velocity_sweep(const StaggeredStep<T>& s) {
       wy[i] = staggered_velocity(wy[i], by[i], staggered_d_plus<R>(u, i, sy, gy));
       wx[i] = staggered_velocity(wx[i], bx[i], staggered_d_plus<R>(u, i, index_t(1), gx));
     }
-    cpml_row<R, true>(s, z, y);
+    cpml_row<R, true, T>(s, z, y);
   });
 }
 
@@ -144,9 +147,42 @@ void velocity_ghost_bands(const StaggeredStep<T>& s) {
 #pragma omp simd
           for (int x = 0; x < L.nx; ++x)
             w[row + x] = staggered_velocity(w[row + x], b[row + x], staggered_d_plus<R>(u, row + x, stride, g));
-          cpml_row<R, true>(s, z, y, axis);
+          cpml_row<R, true, T>(s, z, y, axis);
         }
     }
+  }
+}
+
+// The pressure update of one row from its divergence D (CPML included): u -= dt K D, and with attenuation the memory
+// variables' r_l^{n+1} = a_l r_l^n + g_l D and u += (dt / 2) sum_l (r_l^{n+1} + r_l^n).
+template <class T>
+inline void pressure_row(const StaggeredStep<T>& s, index_t row, std::size_t compact, int nx, const T* divergence) {
+  T* __restrict u = s.u + row;
+  const T* __restrict kdt = s.kdt + row;
+  const T* __restrict d = divergence;
+  if (s.mechanisms == 0) {
+#pragma omp simd
+    for (int x = 0; x < nx; ++x) u[x] = staggered_pressure(u[x], kdt[x], d[x]);
+    return;
+  }
+  T relax[1024];  // sum_l (r_l^{n+1} + r_l^n) for a chunk of the row
+  for (int x0 = 0; x0 < nx; x0 += 1024) {
+    const int n = std::min(1024, nx - x0);
+    std::fill_n(relax, n, T(0));
+    for (int l = 0; l < s.mechanisms; ++l) {
+      T* __restrict r = s.r[l] + compact + x0;
+      const T* __restrict g = s.g[l] + compact + x0;
+      const T a = s.decay[l];
+#pragma omp simd
+      for (int x = 0; x < n; ++x) {
+        const T next = staggered_memory(a, r[x], g[x], d[x0 + x]);
+        relax[x] += r[x] + next;
+        r[x] = next;
+      }
+    }
+#pragma omp simd
+    for (int x = 0; x < n; ++x)
+      u[x0 + x] = staggered_pressure(u[x0 + x], kdt[x0 + x], d[x0 + x]) + s.half_dt * relax[x];
   }
 }
 
@@ -155,21 +191,21 @@ void pressure_sweep(const StaggeredStep<T>& s) {
   const FieldLayout L = s.layout;
   const index_t sy = L.stride_y(), sz = L.stride_z();
   const T *gz = s.coef.g[0], *gy = s.coef.g[1], *gx = s.coef.g[2];
+  std::vector<T> buffers(std::size_t(omp_get_max_threads()) * L.nx);
   sweep_rows<T>(L, R, [&](int z, int y) {
     const index_t row = L.index(z, y, 0);
-    T* __restrict u = s.u;
     const T* __restrict wz = s.w[0];
     const T* __restrict wy = s.w[1];
     const T* __restrict wx = s.w[2];
-    const T* __restrict kdt = s.kdt;
+    T* __restrict d = buffers.data() + std::size_t(omp_get_thread_num()) * L.nx;
 #pragma omp simd
     for (int x = 0; x < L.nx; ++x) {
       const index_t i = row + x;
-      const T div = staggered_d_minus<R>(wz, i, sz, gz) + staggered_d_minus<R>(wy, i, sy, gy) +
-                    staggered_d_minus<R>(wx, i, index_t(1), gx);
-      u[i] = staggered_pressure(u[i], kdt[i], div);
+      d[x] = staggered_d_minus<R>(wz, i, sz, gz) + staggered_d_minus<R>(wy, i, sy, gy) +
+             staggered_d_minus<R>(wx, i, index_t(1), gx);
     }
-    cpml_row<R, false>(s, z, y);
+    cpml_row<R, false>(s, z, y, -1, d);
+    pressure_row(s, row, (std::size_t(z) * L.ny + y) * L.nx, L.nx, d);
   });
 }
 

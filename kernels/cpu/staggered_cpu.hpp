@@ -19,6 +19,14 @@ struct StaggeredStep {
   StaggeredCoefficients<T> coef;
   StaggeredCpmlAxis<T> pml[3];
   bool free_surface = false;
+  // Attenuation (docs/numerics.md, "Attenuation"): `mechanisms` memory variables r_l (interior-compact arrays,
+  // (nz, ny, nx)), their per-point drive g_l = b_l K_R y_l (same layout) and the decays a_l; kdt is then
+  // dt K_R (1 + sum y_l) and the step adds (dt / 2) sum_l (r_l^{n+1} + r_l^n). 0 mechanisms: lossless.
+  int mechanisms = 0;
+  T* r[8] = {};
+  const T* g[8] = {};
+  T decay[8] = {};
+  T half_dt = 0;
 };
 
 // The values u's array holds before index 0 of its layout (and after its end): R planes of zeros.

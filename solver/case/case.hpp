@@ -103,6 +103,18 @@ struct ShotSpec {
   std::vector<ReceiverComponent> receiver_components{};
 };
 
+// [attenuation] (docs/numerics.md, "Attenuation"): a visco-acoustic medium of L standard linear solids fitted to a
+// constant Q over a band; runs FDTD's staggered scheme.
+struct AttenuationSpec {
+  bool present = false;
+  std::optional<double> q;                    // a constant Q
+  std::vector<double> q_layers;               // or one Q a layer of a layered model
+  std::string q_dataset;                      // or a dataset of the (HDF5) model file
+  std::optional<std::array<double, 2>> band;  // f_1, f_2 (Hz); default [f_max / 10, f_max] of the wavelets
+  int mechanisms = 3;                         // L, 1..8
+  std::optional<double> reference_frequency;  // Hz, where v is the phase velocity; default sqrt(f_1 f_2)
+};
+
 struct TimeSpec {
   double duration = 0;       // s (simulated time; nt = round(duration / dt) + 1 samples)
   std::optional<double> dt;  // s; default cfl_safety * dt_max
@@ -263,6 +275,7 @@ struct Case {
   std::string source_text;  // its text, stored in output provenance
   GridSpec grid;
   ModelSpec model;
+  AttenuationSpec attenuation;
   TimeSpec time;
   std::vector<ShotSpec> shots;
   std::vector<Vec3> receivers;  // shared by every shot without its own (explicit points, lines and planes expanded)

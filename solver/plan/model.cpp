@@ -302,6 +302,53 @@ void build_density(const Case& c, VelocityModel& model, const Comm* comm) {
   }
 }
 
+// Q on the model's block ([attenuation]): a constant, one a layer, or a dataset of the model file.
+void build_q(const Case& c, VelocityModel& model, const Comm* comm) {
+  const auto& g = c.grid;
+  const AttenuationSpec& a = c.attenuation;
+  const Dims3 b = model.block.begin, e = model.block.extent;
+  const bool parallel = comm && comm->size() > 1;
+  std::string origin;
+  if (!a.q_dataset.empty()) {
+    origin = fmt::format("{}: dataset '{}'", c.model.file, a.q_dataset);
+    std::string note;
+    model.q = read_hdf5_model(c, b, e, parallel ? comm : nullptr, note, a.q_dataset);
+  } else {
+    origin = "attenuation.q";
+    model.q.resize(std::size_t(e[0]) * e[1] * e[2]);
+#pragma omp parallel for collapse(2)
+    for (int iz = 0; iz < e[0]; ++iz)
+      for (int iy = 0; iy < e[1]; ++iy)
+        for (int ix = 0; ix < e[2]; ++ix) {
+          double q = a.q.value_or(0.0);
+          if (!a.q_layers.empty()) {
+            const double z = g.position(iz + b[0], iy + b[1], ix + b[2])[0];
+            std::size_t layer = 0;
+            while (layer < c.model.interfaces.size() && z >= c.model.interfaces[layer]) ++layer;
+            q = a.q_layers[layer];
+          }
+          model.q[(std::size_t(iz) * e[1] + iy) * e[2] + ix] = float(q);
+        }
+  }
+  model.q_min = INFINITY;
+  model.q_max = 0;
+  for (std::size_t i = 0; i < model.q.size(); ++i) {
+    const double q = model.q[i];
+    if (!std::isfinite(q) || q < 1) {
+      const std::size_t ix = i % e[2] + b[2], iy = i / e[2] % e[1] + b[1], iz = i / (std::size_t(e[2]) * e[1]) + b[0];
+      throw Error(ExitCode::input_error,
+                  fmt::format("{}: Q {} at index (z={}, y={}, x={}); Q must be finite and >= 1, fix the model there",
+                              origin, q, iz, iy, ix));
+    }
+    model.q_min = std::min(model.q_min, q);
+    model.q_max = std::max(model.q_max, q);
+  }
+  if (parallel) {
+    model.q_min = comm->allreduce(model.q_min, ReduceOp::min);
+    model.q_max = comm->allreduce(model.q_max, ReduceOp::max);
+  }
+}
+
 }  // namespace
 
 VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const Comm* comm) {
@@ -355,6 +402,7 @@ VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const 
     model.v_max = comm->allreduce(model.v_max, ReduceOp::max);
   }
   if (c.scheme.formulation == Formulation::staggered) build_density(c, model, comm);
+  if (c.attenuation.present) build_q(c, model, comm);
   return model;
 }
 

@@ -19,6 +19,9 @@ struct VelocityModel {
   // second-order scheme and the spectral method.
   std::vector<float> density;
   double rho_min = 0, rho_max = 0;
+  // Q on the same points with an [attenuation] table (docs/numerics.md, "Attenuation"), and its range; else empty.
+  std::vector<float> q;
+  double q_min = 0, q_max = 0;
   std::string note;  // how a model file was read when it was not on the case's grid (the plan prints it)
 
   // The velocity at global grid indices, which must lie in `block`.

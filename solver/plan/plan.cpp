@@ -22,6 +22,7 @@
 
 #include "kernels/stencil.hpp"
 #include "solver/case/errors.hpp"
+#include "solver/plan/attenuation.hpp"
 #include "solver/plan/wavelet.hpp"
 
 #include "kernels/cuda/device.hpp"
@@ -553,6 +554,27 @@ void plan_decomposition(const Case& c, Plan& plan) {
 
 }  // namespace
 
+// The SLS fit of [attenuation]: its band, or [f / 10, f] with f = 2.5 times the largest Ricker peak frequency (about
+// the wavelets' f_max, which needs dt, which needs this fit).
+static SlsFit make_sls_fit(const Case& c) {
+  const AttenuationSpec& a = c.attenuation;
+  std::array<double, 2> band{0, 0};
+  if (a.band) {
+    band = *a.band;
+  } else {
+    double f_peak = 0;
+    for (const auto& shot : c.shots)
+      for (const auto& s : shot.sources)
+        if (s.wavelet.kind == WaveletSpec::Kind::ricker) f_peak = std::max(f_peak, s.wavelet.peak_frequency);
+    if (!(f_peak > 0))
+      invalid(c,
+              "[attenuation] has no band and no source has a Ricker wavelet to take it from; add band = [f_1, f_2] "
+              "(Hz), the frequencies over which Q is constant");
+    band = {2.5 * f_peak / 10, 2.5 * f_peak};
+  }
+  return fit_sls(band[0], band[1], a.mechanisms, a.reference_frequency.value_or(0.0));
+}
+
 Plan make_plan(const Case& c, const RankPlacement& where) {
   Plan plan;
   plan.ranks = std::max(1, where.ranks);
@@ -601,10 +623,32 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   }
   if (!plan.model.note.empty()) plan.notes.push_back(plan.model.note);
   plan.v_reference = std::max(plan.model.v_max, c.inversion.velocity_max.value_or(0.0));
-  plan.dt_max = spectral ? stable_dt_spectral(c.grid, plan.v_reference)
-                : c.scheme.formulation == Formulation::staggered
-                    ? stable_dt_staggered(c.grid, c.scheme.order, plan.v_reference)
-                    : stable_dt(c.grid, c.scheme.order, plan.v_reference);
+  // With attenuation the fastest wave is the unrelaxed one (docs/numerics.md, "Attenuation"): dt_max at v_max times
+  // the largest v_U / v of the grid's Q (the least Q's: the speed-up grows as Q falls; both ends are evaluated).
+  double v_stable = plan.v_reference;
+  if (c.attenuation.present) {
+    plan.sls = make_sls_fit(c);
+    for (const double q : {plan.model.q_min, plan.model.q_max}) {
+      const std::vector<double> y = plan.sls.weights(q);
+      if (*std::min_element(y.begin(), y.end()) <= 0)
+        invalid(c, fmt::format("attenuation: the fit of Q = {:.4g} with {} mechanisms over {:.4g}-{:.4g} Hz has a "
+                               "weight <= 0 (not a physical relaxation spectrum); use fewer mechanisms "
+                               "(attenuation.mechanisms, 3 or 4) or a narrower attenuation.band",
+                               q, plan.sls.tau.size(), plan.sls.f1, plan.sls.f2));
+    }
+    const double speedup = std::max(plan.sls.unrelaxed_speedup(plan.sls.weights(plan.model.q_min)),
+                                    plan.sls.unrelaxed_speedup(plan.sls.weights(plan.model.q_max)));
+    v_stable *= speedup;
+    plan.notes.push_back(fmt::format(
+        "attenuation: {} standard linear solid(s) fitted to Q in [{:.4g}, {:.4g}] over {:.4g}-{:.4g} Hz (relaxation "
+        "frequencies widened by {:.1f}); the fit's Q is within {:.2g}% of the target over the band at Q = {:.4g}; "
+        "velocities are phase velocities at {:.4g} Hz, the unrelaxed ones up to {:.4g}% faster",
+        plan.sls.tau.size(), plan.model.q_min, plan.model.q_max, plan.sls.f1, plan.sls.f2, plan.sls.widening,
+        100 * plan.sls.largest_error(plan.model.q_min), plan.model.q_min, plan.sls.f_ref, 100 * (speedup - 1)));
+  }
+  plan.dt_max = spectral                                         ? stable_dt_spectral(c.grid, plan.v_reference)
+                : c.scheme.formulation == Formulation::staggered ? stable_dt_staggered(c.grid, c.scheme.order, v_stable)
+                                                                 : stable_dt(c.grid, c.scheme.order, plan.v_reference);
   plan.dt = c.time.dt.value_or(c.time.cfl_safety * plan.dt_max);
   plan.cfl = plan.dt / plan.dt_max;
   if (plan.dt > plan.dt_max)
@@ -613,7 +657,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
                 "time.dt = {:.6g} s violates the CFL condition for {} at v_max = {:.6g} m/s: the largest "
                 "stable dt is {:.6g} s (CFL number {:.3f} > 1); set time.dt <= {:.6g} or remove it to use the default",
                 plan.dt, spectral ? std::string("the spectral method") : fmt::format("order {}", c.scheme.order),
-                plan.v_reference, plan.dt_max, plan.cfl, plan.dt_max, c.time.cfl_safety * plan.dt_max));
+                v_stable, plan.dt_max, plan.cfl, plan.dt_max, c.time.cfl_safety * plan.dt_max));
   // The step count in checked arithmetic (an int past 2^31 would wrap, e.g. to 101 steps, and run the wrong case).
   // With output.trace_dt, the simulation runs on by the resampler's window so that the last output sample is exact.
   const bool resampled = c.output.trace_dt && std::abs(*c.output.trace_dt - plan.dt) > 1e-9 * plan.dt;

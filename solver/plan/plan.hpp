@@ -8,6 +8,7 @@
 
 #include "solver/case/case.hpp"
 #include "solver/plan/acquisition.hpp"
+#include "solver/plan/attenuation.hpp"
 #include "solver/plan/model.hpp"
 
 namespace specwave {
@@ -38,6 +39,7 @@ struct Plan {
   std::array<unsigned char, 16> device_uuid{};
   int ranks_on_device = 1;  // MPI ranks driving this rank's GPU (the same uuid), 1 without MPI
   VelocityModel model;      // this rank's block of it in a decomposed run (model.block), the whole grid otherwise
+  SlsFit sls;               // [attenuation]'s standard-linear-solid fit (empty: none)
   // The velocity that sets dt_max and the FDTD CPML damping d0: the model's v_max, or inversion.velocity_max
   // when that is larger, so that dt and the profiles stay fixed while an inversion changes the model.
   double v_reference = 0;

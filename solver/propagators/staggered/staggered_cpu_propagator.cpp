@@ -30,10 +30,14 @@ class StaggeredCpu final : public Propagator {
         axis.chi[side] = slabs_.emplace_back(setup_.slab_points[a], T(0)).data();
       }
     }
+    for (std::size_t l = 0; l < setup_.sls_drive.size(); ++l) memory_.emplace_back(setup_.velocity.size(), T(0));
     size_traces();
   }
 
-  std::string name() const override { return std::string("staggered-cpu-") + (sizeof(T) == 4 ? "fp32" : "fp64"); }
+  std::string name() const override {
+    return std::string(memory_.empty() ? "staggered-cpu-" : "visco-staggered-cpu-") +
+           (sizeof(T) == 4 ? "fp32" : "fp64");
+  }
 
   void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets,
                   const std::vector<PointStencil>& receivers) override {
@@ -41,6 +45,7 @@ class StaggeredCpu final : public Propagator {
     std::fill(u_.begin(), u_.end(), T(0));
     for (auto& w : w_) std::fill(w.begin(), w.end(), T(0));
     for (auto& s : slabs_) std::fill(s.begin(), s.end(), T(0));
+    for (auto& r : memory_) std::fill(r.begin(), r.end(), T(0));
     std::fill(local_.begin(), local_.end(), 0.0);
     std::fill(parts_.begin(), parts_.end(), 0.0);
     // F^n = sum_{m <= n} s(t_m): the pressure update takes the running sum of the second-order scheme's source term.
@@ -55,7 +60,9 @@ class StaggeredCpu final : public Propagator {
 
   void advance(int n_begin, int n_end) override {
     const cpu::FlushDenormals flush(flush_denormals_);
-    const StaggeredStep<T> step = setup_.step(u(), {w_[0].data(), w_[1].data(), w_[2].data()});
+    std::vector<T*> memory;
+    for (auto& r : memory_) memory.push_back(r.data());
+    const StaggeredStep<T> step = setup_.step(u(), {w_[0].data(), w_[1].data(), w_[2].data()}, memory);
     for (int n = n_begin; n < n_end; ++n) {
       record_block(setup_.block_receivers, u(), local_, parts_, setup_.nt, n);
       cpu::staggered_velocity_step(step);
@@ -80,6 +87,7 @@ class StaggeredCpu final : public Propagator {
     v.visit_array("u", u_);
     for (int a = 0; a < 3; ++a) v.visit_array(fmt::format("w_{}", "zyx"[a]), w_[a]);
     for (std::size_t s = 0; s < slabs_.size(); ++s) v.visit_array(fmt::format("cpml_{}", s), slabs_[s]);
+    for (std::size_t l = 0; l < memory_.size(); ++l) v.visit_array(fmt::format("sls_{}", l), memory_[l]);
     v.visit_array("traces", local_);
     v.visit_array("trace_parts", parts_);
   }
@@ -95,6 +103,7 @@ class StaggeredCpu final : public Propagator {
   std::vector<T> u_;
   std::array<std::vector<T>, 3> w_;
   std::vector<std::vector<T>> slabs_;
+  std::vector<std::vector<T>> memory_;  // attenuation's r_l (compact)
   PointLists<T> sources_;
   std::vector<std::vector<double>> running_;
   std::vector<double> local_, parts_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include "kernels/stencil.hpp"
 #include "solver/plan/cpml.hpp"
@@ -40,8 +41,15 @@ PointLists<T> StaggeredSetup<T>::sources(const std::vector<PointStencil>& stenci
 }
 
 template <class T>
-StaggeredStep<T> StaggeredSetup<T>::step(T* u, const std::array<T*, 3>& w) const {
+StaggeredStep<T> StaggeredSetup<T>::step(T* u, const std::array<T*, 3>& w, const std::vector<T*>& memory) const {
   StaggeredStep<T> s;
+  s.mechanisms = int(sls_drive.size());
+  for (int l = 0; l < s.mechanisms; ++l) {
+    s.r[l] = memory.at(std::size_t(l));
+    s.g[l] = sls_drive[std::size_t(l)].data();
+    s.decay[l] = sls_decay[std::size_t(l)];
+  }
+  s.half_dt = T(dt / 2);
   s.layout = layout;
   s.u = u;
   for (int a = 0; a < 3; ++a) {
@@ -56,6 +64,53 @@ StaggeredStep<T> StaggeredSetup<T>::step(T* u, const std::array<T*, 3>& w) const
   s.free_surface = free_surface;
   return s;
 }
+
+namespace {
+
+// The SLS weights y_l of every point's Q (plan.sls.weights; once per distinct value), K_R = rho v^2 relaxed_factor,
+// and from them dt K_R (1 + sum y_l), the drives b_l K_R y_l and the decays a_l (docs/numerics.md, "Attenuation").
+template <class T>
+void set_attenuation(StaggeredSetup<T>& s, const Plan& plan) {
+  const SlsFit& fit = plan.sls;
+  const FieldLayout& L = s.layout;
+  const int mechanisms = int(fit.tau.size());
+  const double dt = plan.dt;
+  std::vector<double> b(std::size_t(mechanisms), 0.0);
+  s.sls_decay.assign(std::size_t(mechanisms), T(0));
+  for (int l = 0; l < mechanisms; ++l) {
+    const double h = dt / (2 * fit.tau[std::size_t(l)]);
+    s.sls_decay[std::size_t(l)] = T((1 - h) / (1 + h));
+    b[std::size_t(l)] = (dt / fit.tau[std::size_t(l)]) / (1 + h);
+  }
+  s.sls_drive.assign(std::size_t(mechanisms), std::vector<T>(s.velocity.size(), T(0)));
+  // Per distinct Q: its weights, 1 + sum y_l and the relaxed factor.
+  struct Fit {
+    std::vector<double> y;
+    double sum = 1, relaxed = 1;
+  };
+  std::unordered_map<float, Fit> fits;
+  for (float q : plan.model.q)
+    if (!fits.count(q)) {
+      Fit f;
+      f.y = fit.weights(q);
+      for (double v : f.y) f.sum += v;
+      f.relaxed = fit.relaxed_factor(f.y);
+      fits.emplace(q, std::move(f));
+    }
+  for (int z = 0; z < L.nz; ++z)
+    for (int y = 0; y < L.ny; ++y)
+      for (int x = 0; x < L.nx; ++x) {
+        const std::size_t k = (std::size_t(z) * L.ny + y) * L.nx + x;
+        const Fit& f = fits.at(plan.model.q[k]);
+        const double v = s.velocity[k];
+        const double k_relaxed = double(s.density[k]) * v * v * f.relaxed;
+        s.kdt[L.index(z, y, x)] = T(dt * k_relaxed * f.sum);
+        for (int l = 0; l < mechanisms; ++l)
+          s.sls_drive[std::size_t(l)][k] = T(b[std::size_t(l)] * k_relaxed * f.y[std::size_t(l)]);
+      }
+}
+
+}  // namespace
 
 template <class T>
 StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan) {
@@ -79,14 +134,18 @@ StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan) {
   s.kdt.assign(L.size(), T(0));
   for (auto& b : s.bdt) b.assign(L.size(), T(0));
   const double dt = plan.dt;
+  if (plan.sls.empty()) {
 #pragma omp parallel for collapse(2)
-  for (int z = 0; z < nz; ++z)
-    for (int y = 0; y < ny; ++y)
-      for (int x = 0; x < nx; ++x) {
-        const std::size_t k = (std::size_t(z) * ny + y) * nx + x;
-        const double v = s.velocity[k];
-        s.kdt[L.index(z, y, x)] = T(dt * double(s.density[k]) * v * v);
-      }
+    for (int z = 0; z < nz; ++z)
+      for (int y = 0; y < ny; ++y)
+        for (int x = 0; x < nx; ++x) {
+          const std::size_t k = (std::size_t(z) * ny + y) * nx + x;
+          const double v = s.velocity[k];
+          s.kdt[L.index(z, y, x)] = T(dt * double(s.density[k]) * v * v);
+        }
+  } else {
+    set_attenuation(s, plan);
+  }
   // dt beta_a = 2 dt / (rho[i] + rho[i + 1]) on the half nodes -R .. n + R - 1 of axis a (the grid's nodes on the
   // other axes), rho continued outside the grid by its nearest node.
   for (int a = 0; a < 3; ++a) {

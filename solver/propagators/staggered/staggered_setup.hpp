@@ -25,6 +25,10 @@ struct StaggeredSetup {
   std::array<StaggeredCpmlAxis<T>, 3> pml;   // geometry (the profiles and slabs are set by step() and the owner)
   std::array<std::size_t, 3> slab_points{};  // values per slab of each axis
   std::vector<float> velocity, density;      // the model on the nodes (compact, m/s, kg/m^3)
+  // Attenuation (docs/numerics.md, "Attenuation"): per mechanism the drive g_l = b_l K_R y_l on the nodes (compact)
+  // and the decay a_l; none without [attenuation].
+  std::vector<std::vector<T>> sls_drive;
+  std::vector<T> sls_decay;
   Block block;
   PointLists<T> receivers;
   BlockReceivers<T> block_receivers;
@@ -41,8 +45,8 @@ struct StaggeredSetup {
     receivers = block_receivers.whole;
     return true;
   }
-  // The step's view, with the caller's fields and slabs.
-  StaggeredStep<T> step(T* u, const std::array<T*, 3>& w) const;
+  // The step's view, with the caller's fields and memory variables r_l (one compact array a mechanism).
+  StaggeredStep<T> step(T* u, const std::array<T*, 3>& w, const std::vector<T*>& memory = {}) const;
 };
 
 template <class T>
