@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <complex>
+#include <map>
 #include <numbers>
 #include <string>
 
@@ -14,6 +15,7 @@
 #include "solver/forward/forward.hpp"
 #include "solver/plan/attenuation.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/propagator.hpp"
 #include "validation/validate.hpp"
 
 using namespace specwave;
@@ -124,8 +126,10 @@ TEST_CASE("attenuation: the traces against Kjartansson's constant-Q Green's func
     for (int k = 1; k < N / 2; ++k) {
       const double w = 2 * pi * k / (N * dt), wd = 2 / dt * std::sin(w * dt / 2);
       const cd m = std::pow(cd(0, w / wr), 2 * gamma) * std::pow(std::cos(pi * gamma / 2), 2);  // M / (rho v^2)
-      const cd p = spectrum[std::size_t(k)] / m * std::exp(cd(0, -1) * wd * dist / (v * std::sqrt(m))) / (4 * pi * dist);
-      for (int n = 0; n < nt; ++n) expected[std::size_t(n)] += 2 * std::real(p * std::polar(1.0, 2 * pi * k * n / N)) / N;
+      const cd p =
+          spectrum[std::size_t(k)] / m * std::exp(cd(0, -1) * wd * dist / (v * std::sqrt(m))) / (4 * pi * dist);
+      for (int n = 0; n < nt; ++n)
+        expected[std::size_t(n)] += 2 * std::real(p * std::polar(1.0, 2 * pi * k * n / N)) / N;
     }
     const double e = rel_l2(row(out.traces, nt, int(r)), expected);
     MESSAGE("Q = 50, " << dist << " m: relative L2 against Kjartansson's solution " << e);
@@ -162,7 +166,8 @@ points = [[150.0, 200.0, 200.0]]
   };
   const std::string layered = "[model]\ntype = \"layered\"\ninterfaces = [200.0]\nvelocities = [1500.0, 2000.0]\n";
   {
-    const Case c = parse(layered + "[attenuation]\nq = [10000.0, 80.0]\nband = [2.0, 40.0]\nmechanisms = 4\n" + "[boundary]\npml_width = 8\n");
+    const Case c = parse(layered + "[attenuation]\nq = [10000.0, 80.0]\nband = [2.0, 40.0]\nmechanisms = 4\n" +
+                         "[boundary]\npml_width = 8\n");
     CHECK(c.attenuation.present);
     CHECK(c.attenuation.q_layers == std::vector<double>{10000, 80});
     CHECK(c.attenuation.mechanisms == 4);
@@ -193,4 +198,57 @@ TEST_CASE("attenuation: the fit's error and the preflight's refusal of a non-phy
   c.attenuation.mechanisms = 8;
   c.attenuation.band = std::array<double, 2>{3.0, 30.0};
   CHECK_THROWS_WITH_AS(make_plan(c), doctest::Contains("attenuation.mechanisms"), Error);
+}
+
+namespace {
+
+// Saves a propagator's state array by array, then loads it into another (Propagator::visit_state).
+class MemoryState : public StateVisitor {
+ public:
+  bool loading() const override { return loading_; }
+  void visit(const std::string& name, std::span<std::byte> data) override {
+    if (!loading_) {
+      saved_[name].assign(data.begin(), data.end());
+      return;
+    }
+    const auto& bytes = saved_.at(name);
+    REQUIRE(bytes.size() == data.size());
+    std::copy(bytes.begin(), bytes.end(), data.begin());
+  }
+  void start_loading() { loading_ = true; }
+
+ private:
+  bool loading_ = false;
+  std::map<std::string, std::vector<std::byte>> saved_;
+};
+
+}  // namespace
+
+TEST_CASE("attenuation: a staggered run resumed from its saved state continues bit for bit") {
+  // The state (u, w, the CPML's phi and chi, the memory variables r_l, the traces) saved after step k and loaded into a
+  // new propagator: the rest of the run is bitwise the uninterrupted one's (the checkpoint contract).
+  for (const bool attenuation : {false, true}) {
+    Case c = visco_case(40, {200, 300}, 0.2);
+    c.run.precision = Precision::fp32;
+    c.boundary.free_surface = true;
+    if (!attenuation) c.attenuation = {};
+    const Plan plan = make_plan(c);
+    auto whole = make_propagator(c, plan);
+    whole->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+    whole->advance(0, plan.nt);
+    const std::vector<double> expected(whole->traces().begin(), whole->traces().end());
+    auto first = make_propagator(c, plan);
+    first->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+    first->advance(0, plan.nt / 2);
+    MemoryState state;
+    first->visit_state(state);
+    state.start_loading();
+    auto second = make_propagator(c, plan);
+    second->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+    second->visit_state(state);
+    second->advance(plan.nt / 2, plan.nt);
+    const std::vector<double> resumed(second->traces().begin(), second->traces().end());
+    CAPTURE(attenuation);
+    CHECK(resumed == expected);
+  }
 }
