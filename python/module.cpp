@@ -271,13 +271,22 @@ auto run_released(const py::object& progress, Job&& job) {
   }
 }
 
-// The model: the case's own, or `model` (an array of the grid's shape) in its place.
+// The model: the case's own, or `model` (an array of the grid's shape) in its place. The velocity only: the case's
+// density (constant, a layer each or a dataset of its model file) and [attenuation]'s Q stay, with what they need of
+// the case's [model] (its interfaces and file).
 Case with_model(const Case& c, const py::object& model) {
   if (model.is_none()) return c;
   Case m = c;
   m.model = ModelSpec{};
   m.model.kind = ModelSpec::Kind::array;
   m.model.values = std::make_shared<const std::vector<double>>(checked_values(model, grid_shape(c), "model", true));
+  m.model.density = c.model.density;
+  m.model.densities = c.model.densities;
+  m.model.density_dataset = c.model.density_dataset;
+  m.model.density_values = c.model.density_values;
+  m.model.interfaces = c.model.interfaces;
+  m.model.file = c.model.file;
+  m.model.format = c.model.format;
   return m;
 }
 

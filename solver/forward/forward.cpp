@@ -366,7 +366,8 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   const auto output_traces = [&](int shot, std::span<const double> t) -> std::span<const double> {
     if (velocity_receivers && !t.empty()) {  // particle velocity from the sampled gradient
       velocity.assign(t.begin(), t.end());
-      particle_velocity_traces(c, std::size_t(shot), plan.dt, velocity);
+      particle_velocity_traces(c, std::size_t(shot), plan.dt, velocity,
+                               velocity_receiver_densities(c, plan, std::size_t(shot)));
       t = velocity;
     }
     if (!resampler || t.empty()) return t;

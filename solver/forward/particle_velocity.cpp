@@ -58,7 +58,8 @@ void integrate_in_time_transpose(std::span<double> y, double dt) {
   std::copy(out.begin(), out.end(), y.begin());
 }
 
-void particle_velocity_traces(const Case& c, std::size_t shot, double dt, std::span<double> traces) {
+void particle_velocity_traces(const Case& c, std::size_t shot, double dt, std::span<double> traces,
+                              std::span<const double> receiver_density) {
   const std::size_t n_rec = shot_receivers(c, shot).size();
   if (n_rec == 0 || traces.size() % n_rec != 0)
     throw std::invalid_argument(
@@ -68,7 +69,7 @@ void particle_velocity_traces(const Case& c, std::size_t shot, double dt, std::s
     if (shot_receiver_component(c, shot, r) == ReceiverComponent::pressure) continue;
     const std::span<double> t = traces.subspan(r * nt, nt);
     integrate_in_time(t, dt);
-    const double scale = -1 / c.model.density.value();
+    const double scale = -1 / (receiver_density.empty() ? c.model.density.value() : receiver_density[r]);
     for (double& v : t) v *= scale;
   }
 }

@@ -94,7 +94,9 @@ std::vector<ShotOutput> simulate_shots(const Case& c, const Plan& plan, const st
     }
     const auto t = propagator->traces();  // collective over the group: every rank of it gets them
     out.traces.assign(t.begin(), t.end());
-    if (has_velocity_receivers(c)) particle_velocity_traces(c, std::size_t(shot), plan.dt, out.traces);
+    if (has_velocity_receivers(c))
+      particle_velocity_traces(c, std::size_t(shot), plan.dt, out.traces,
+                               velocity_receiver_densities(c, plan, std::size_t(shot)));
     if (options.final_field) {
       copy_whole_field(*propagator, domain, block, out.final_field, scratch);
       if (!holder) out.final_field.clear();

@@ -351,6 +351,21 @@ void build_q(const Case& c, VelocityModel& model, const Comm* comm) {
 
 }  // namespace
 
+double point_density(const PointStencil& stencil, const VelocityModel& model) {
+  return point_density(stencil, model.density, model.block.extent);
+}
+
+double point_density(const PointStencil& stencil, std::span<const float> density, const std::array<int, 3>& shape) {
+  double sum_w = 0, sum_wr = 0, sum_abs = 0, sum_abs_r = 0;
+  for (const auto& p : stencil.points) {
+    const double rho = density[(std::size_t(p.iz) * shape[1] + p.iy) * shape[2] + p.ix];
+    sum_w += p.weight, sum_wr += p.weight * rho;
+    sum_abs += std::abs(p.weight), sum_abs_r += std::abs(p.weight) * rho;
+  }
+  if (std::abs(sum_w) >= 0.5) return sum_wr / sum_w;
+  return sum_abs > 0 ? sum_abs_r / sum_abs : 1.0;
+}
+
 VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const Comm* comm) {
   const auto& g = c.grid;
   VelocityModel model;

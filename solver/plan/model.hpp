@@ -1,11 +1,14 @@
 #pragma once
 // The velocity model on the grid: built-in generators or an HDF5 dataset, checked for NaN, Inf and
 // non-positive values before any run. A rank of a decomposed run holds only its block.
+#include <array>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "solver/case/case.hpp"
 #include "solver/parallel/decomposition.hpp"
+#include "solver/plan/acquisition.hpp"
 
 namespace specwave {
 
@@ -35,6 +38,14 @@ struct VelocityModel {
   }
   bool whole_grid() const { return block.begin == Dims3{0, 0, 0}; }
 };
+
+// The density at a source or receiver from its stencil's points (docs/numerics.md, "Variable density"):
+// sum_p w_p rho_p / sum_p w_p, or the |w|-weighted mean where |sum_p w_p| < 1/2 (a point within a cell of a free
+// surface, or a derivative stencil: a force source or a particle-velocity receiver). `model` must hold the density of
+// the whole grid.
+double point_density(const PointStencil& stencil, const VelocityModel& model);
+// The same from a whole grid's density, (nz, ny, nx) = shape, C order.
+double point_density(const PointStencil& stencil, std::span<const float> density, const std::array<int, 3>& shape);
 
 // Generates or reads the model and validates every value (Error input_error / invalid_case on bad data). With
 // `block`, only that part of the grid (an HDF5 model read as one collective hyperslab per rank when `comm` has

@@ -729,20 +729,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     plan.spectral_point_courant[a] = plan.model.v_max * plan.dt / c.grid.spacing[a];
     if (spectral) plan.spectral_point_band[a] = spectral_point_band(plan.f_max, plan.model.v_min, c.grid.spacing[a]);
   }
-  if (c.model.has_density_model()) {
-    // Issue 19: the velocity receivers' scale and the force sources' injection assume one density around the point.
-    bool forces = false;
-    for (const auto& shot : c.shots)
-      for (const auto& src : shot.sources) forces = forces || src.kind == SourceKind::force;
-    if (forces || has_velocity_receivers(c))
-      invalid(c,
-              fmt::format("{} with a density model (model.{}) is not available in this version: the staggered scheme "
-                          "takes pressure sources and receivers; use kind = \"pressure\" and components = [\"p\"], "
-                          "or a constant model.density",
-                          forces ? "a force source" : "a particle-velocity receiver",
-                          c.model.densities.empty() ? "density_dataset" : "densities"));
-  }
-  if (has_velocity_receivers(c) && !c.model.density)
+  if (has_velocity_receivers(c) && !c.model.density && !c.model.has_density_model())
     invalid(c,
             "receivers.components asks for particle velocity, which needs the medium's density (v = -(1 / rho) "
             "int grad p dt) and [model] gives none; add density = 1000.0 (kg/m^3, constant: the scheme is "

@@ -25,6 +25,11 @@ inline PointStencil make_receiver_stencil(const Case& c, const Plan& plan, const
   return make_plan_stencil(c, plan, position, what, component_direction(component));
 }
 
+// The density at each receiver of shot `shot` (point_density of its stencil) when the plan has a density model (the
+// staggered scheme) and the shot has particle-velocity receivers; else empty (particle_velocity_traces then takes
+// model.density). Pressure receivers get 0 (unused).
+std::vector<double> velocity_receiver_densities(const Case& c, const Plan& plan, std::size_t shot);
+
 // Every shot's receivers as stencils. Copies what it needs from the case and the plan (their positions, the grid,
 // the method), so it may outlive both.
 class ShotReceivers {

@@ -10,24 +10,12 @@
 
 namespace specwave {
 
-double source_density(const PointStencil& stencil, const std::vector<float>& density, const std::array<int, 3>& shape) {
-  double sum_w = 0, sum_wr = 0, sum_abs = 0, sum_abs_r = 0;
-  for (const auto& p : stencil.points) {
-    const double rho = density[(std::size_t(p.iz) * shape[1] + p.iy) * shape[2] + p.ix];
-    sum_w += p.weight, sum_wr += p.weight * rho;
-    sum_abs += std::abs(p.weight), sum_abs_r += std::abs(p.weight) * rho;
-  }
-  if (std::abs(sum_w) >= 0.5) return sum_wr / sum_w;
-  return sum_abs > 0 ? sum_abs_r / sum_abs : 1.0;
-}
-
 template <class T>
 PointLists<T> StaggeredSetup<T>::sources(const std::vector<PointStencil>& stencils) const {
   PointLists<T> out;
   out.offsets.push_back(0);
-  const std::array<int, 3> shape{layout.nz, layout.ny, layout.nx};
   for (std::size_t s = 0; s < stencils.size(); ++s) {
-    const double rho_s = source_density(stencils[s], density, shape);
+    const double rho_s = point_density(stencils[s], density, {layout.nz, layout.ny, layout.nx});
     for (const auto& p : stencils[s].points) {
       const std::size_t k = (std::size_t(p.iz) * layout.ny + p.iy) * layout.nx + p.ix;
       const double v = velocity[k];

@@ -9,6 +9,7 @@
 #include "solver/case/case.hpp"
 #include "solver/parallel/decomposition.hpp"
 #include "solver/plan/acquisition.hpp"
+#include "solver/plan/model.hpp"
 #include "solver/propagators/point_lists.hpp"
 
 namespace specwave {
@@ -38,7 +39,7 @@ struct StaggeredSetup {
   int nt = 0;
 
   // A source's point p adds factor_p * F^n to u^{n+1}: factor_p = (v_p dt)^2 (rho_p / rho_s) w_p / (dz dy dx),
-  // rho_s the density at the source (source_density).
+  // rho_s the density at the source (point_density).
   PointLists<T> sources(const std::vector<PointStencil>& stencils) const;
   bool set_receivers(const std::vector<PointStencil>& stencils) {
     if (!set_block_receivers(block_receivers, receiver_positions, layout, stencils, block)) return false;
@@ -51,10 +52,5 @@ struct StaggeredSetup {
 
 template <class T>
 StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan);
-
-// The density at a source (docs/numerics.md, "Variable density"): sum_p w_p rho_p / sum_p w_p over its stencil (folded
-// at a free surface, where the weights' sum is not 1), or the |w|-weighted mean where |sum_p w_p| < 1/2 (a point within
-// a cell of the free surface, or a derivative stencil, whose weights sum to 0).
-double source_density(const PointStencil& stencil, const std::vector<float>& density, const std::array<int, 3>& shape);
 
 }  // namespace specwave
