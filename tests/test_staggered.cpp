@@ -8,7 +8,7 @@
 #include <string>
 
 #include "case_builders.hpp"
-#include "io/case_file.hpp"
+#include "case_text.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/forward.hpp"
 #include "solver/forward/particle_velocity.hpp"
@@ -213,33 +213,9 @@ TEST_CASE("staggered: normal-incidence reflection coefficients within 2% of (Z2 
 }
 
 TEST_CASE("staggered: the case file's density keys and their refusals") {
-  const std::string head = R"(
-[grid]
-shape = [40, 40, 40]
-spacing = 10.0
-[time]
-duration = 0.1
-[[shots]]
-[[shots.sources]]
-position = [200.0, 200.0, 200.0]
-peak_frequency = 10.0
-[receivers]
-points = [[150.0, 200.0, 200.0]]
-)";
-  const auto parse = [&](const std::string& more) { return io::parse_case_text(head + more, "case.toml", "."); };
-  const auto refused = [&](const std::string& more, const std::string& needle) {
-    try {
-      parse(more);
-    } catch (const Error& e) {
-      const std::string what = e.what();
-      CAPTURE(what);
-      CHECK(e.code() == ExitCode::invalid_case);
-      CHECK(what.find(needle) != std::string::npos);
-      return;
-    }
-    FAIL("not refused: " << more);
-  };
-  const std::string layered = "[model]\ntype = \"layered\"\ninterfaces = [200.0]\nvelocities = [1500.0, 2000.0]\n";
+  const auto parse = testing::parse_case_tables;
+  const auto refused = testing::check_refused;
+  const std::string& layered = testing::two_layers;
   {
     const Case c = parse(layered + "densities = [1000.0, 2000.0]\n");
     CHECK(c.scheme.formulation == Formulation::staggered);

@@ -17,14 +17,17 @@
 namespace specwave {
 namespace {
 
+// The layer of depth z in a layered model: the number of interfaces at or above it.
+std::size_t layer_of(const ModelSpec& m, double z) {
+  std::size_t layer = 0;
+  while (layer < m.interfaces.size() && z >= m.interfaces[layer]) ++layer;
+  return layer;
+}
+
 double generated_velocity(const ModelSpec& m, const Vec3& p) {
   switch (m.kind) {
     case ModelSpec::Kind::homogeneous: return m.velocity;
-    case ModelSpec::Kind::layered: {
-      std::size_t layer = 0;
-      while (layer < m.interfaces.size() && p[0] >= m.interfaces[layer]) ++layer;
-      return m.velocities[layer];
-    }
+    case ModelSpec::Kind::layered: return m.velocities[layer_of(m, p[0])];
     case ModelSpec::Kind::gaussian: {
       const double r2 = (p[0] - m.center[0]) * (p[0] - m.center[0]) + (p[1] - m.center[1]) * (p[1] - m.center[1]) +
                         (p[2] - m.center[2]) * (p[2] - m.center[2]);
@@ -244,6 +247,27 @@ std::vector<float> read_whole_model(const Case& c, const Dims3& b, const Dims3& 
   return resample(f, v, g, b, e);
 }
 
+// The least and largest of `values` (the points of `block`), refusing (Error input_error, naming the point's global
+// index) a value that is not finite or breaks `rule` ("> 0": positive; ">= 1").
+void checked_range(const std::vector<float>& values, const Subdomain& block, const std::string& origin,
+                   const char* what, const char* unit, const std::string& rule, double& least, double& largest) {
+  const Dims3 b = block.begin, e = block.extent;
+  least = INFINITY;
+  largest = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double v = values[i];
+    if (!std::isfinite(v) || (rule == "> 0" ? v <= 0 : v < 1)) {
+      const std::size_t ix = i % e[2] + b[2], iy = i / e[2] % e[1] + b[1], iz = i / (std::size_t(e[2]) * e[1]) + b[0];
+      throw Error(
+          ExitCode::input_error,
+          fmt::format("{}: {} {}{}{} at index (z={}, y={}, x={}); {} must be finite and {}, fix the model there",
+                      origin, what, v, *unit ? " " : "", unit, iz, iy, ix, what, rule));
+    }
+    least = std::min(least, v);
+    largest = std::max(largest, v);
+  }
+}
+
 // The density of the staggered scheme on the model's block (docs/numerics.md, "Variable density"): the density model,
 // or the constant model.density (1000 kg/m^3 when none is given: a constant density changes no pressure).
 void build_density(const Case& c, VelocityModel& model, const Comm* comm) {
@@ -273,29 +297,11 @@ void build_density(const Case& c, VelocityModel& model, const Comm* comm) {
       for (int iy = 0; iy < e[1]; ++iy)
         for (int ix = 0; ix < e[2]; ++ix) {
           double rho = m.density.value_or(1000.0);
-          if (!m.densities.empty()) {
-            const double z = g.position(iz + b[0], iy + b[1], ix + b[2])[0];
-            std::size_t layer = 0;
-            while (layer < m.interfaces.size() && z >= m.interfaces[layer]) ++layer;
-            rho = m.densities[layer];
-          }
+          if (!m.densities.empty()) rho = m.densities[layer_of(m, g.position(iz + b[0], iy + b[1], ix + b[2])[0])];
           model.density[(std::size_t(iz) * e[1] + iy) * e[2] + ix] = float(rho);
         }
   }
-  model.rho_min = INFINITY;
-  model.rho_max = 0;
-  for (std::size_t i = 0; i < model.density.size(); ++i) {
-    const double rho = model.density[i];
-    if (!std::isfinite(rho) || rho <= 0) {
-      const std::size_t ix = i % e[2] + b[2], iy = i / e[2] % e[1] + b[1], iz = i / (std::size_t(e[2]) * e[1]) + b[0];
-      throw Error(ExitCode::input_error,
-                  fmt::format("{}: density {} kg/m^3 at index (z={}, y={}, x={}); densities must be finite and > 0, "
-                              "fix the model there",
-                              origin, rho, iz, iy, ix));
-    }
-    model.rho_min = std::min(model.rho_min, rho);
-    model.rho_max = std::max(model.rho_max, rho);
-  }
+  checked_range(model.density, model.block, origin, "density", "kg/m^3", "> 0", model.rho_min, model.rho_max);
   if (parallel) {
     model.rho_min = comm->allreduce(model.rho_min, ReduceOp::min);
     model.rho_max = comm->allreduce(model.rho_max, ReduceOp::max);
@@ -321,28 +327,11 @@ void build_q(const Case& c, VelocityModel& model, const Comm* comm) {
       for (int iy = 0; iy < e[1]; ++iy)
         for (int ix = 0; ix < e[2]; ++ix) {
           double q = a.q.value_or(0.0);
-          if (!a.q_layers.empty()) {
-            const double z = g.position(iz + b[0], iy + b[1], ix + b[2])[0];
-            std::size_t layer = 0;
-            while (layer < c.model.interfaces.size() && z >= c.model.interfaces[layer]) ++layer;
-            q = a.q_layers[layer];
-          }
+          if (!a.q_layers.empty()) q = a.q_layers[layer_of(c.model, g.position(iz + b[0], iy + b[1], ix + b[2])[0])];
           model.q[(std::size_t(iz) * e[1] + iy) * e[2] + ix] = float(q);
         }
   }
-  model.q_min = INFINITY;
-  model.q_max = 0;
-  for (std::size_t i = 0; i < model.q.size(); ++i) {
-    const double q = model.q[i];
-    if (!std::isfinite(q) || q < 1) {
-      const std::size_t ix = i % e[2] + b[2], iy = i / e[2] % e[1] + b[1], iz = i / (std::size_t(e[2]) * e[1]) + b[0];
-      throw Error(ExitCode::input_error,
-                  fmt::format("{}: Q {} at index (z={}, y={}, x={}); Q must be finite and >= 1, fix the model there",
-                              origin, q, iz, iy, ix));
-    }
-    model.q_min = std::min(model.q_min, q);
-    model.q_max = std::max(model.q_max, q);
-  }
+  checked_range(model.q, model.block, origin, "Q", "", ">= 1", model.q_min, model.q_max);
   if (parallel) {
     model.q_min = comm->allreduce(model.q_min, ReduceOp::min);
     model.q_max = comm->allreduce(model.q_max, ReduceOp::max);

@@ -114,30 +114,24 @@ std::string whole_run_report(const RunConfig& cfg, double triad_gbs, std::string
         r.seconds = time_forward(c, plan, cfg.rounds);
         rows.push_back(r);
         if (cfg.staggered && !surface) {
-          // The same case with a density a layer: the staggered velocity-pressure scheme (docs/numerics.md).
+          // The same case on the staggered velocity-pressure scheme with a density a layer, then also visco-acoustic
+          // (Q a layer, 3 standard linear solids): docs/numerics.md, "Variable density", "Attenuation".
+          const auto variant = [&](const Case& v, const char* what, int values) {
+            const Plan vplan = make_plan(v);
+            std::cerr << fmt::format("[bench] whole forward run {}^3, {}, {} ...\n", n, fp64 ? "fp64" : "fp32", what);
+            Row row{fmt::format("forward, {}, CPML on all faces", what), n, v.grid.shape[0], vplan.nt, fp64};
+            row.values = values;
+            row.seconds = time_forward(v, vplan, cfg.rounds);
+            row.forward_seconds = r.seconds;
+            rows.push_back(row);
+          };
           Case d = c;
           d.model.densities = {1000, 2000, 2300};
           d.scheme.formulation = Formulation::staggered;
-          const Plan dplan = make_plan(d);
-          std::cerr << fmt::format("[bench] whole forward run {}^3, {}, staggered (variable density) ...\n", n,
-                                   fp64 ? "fp64" : "fp32");
-          Row st{"forward, staggered (variable density), CPML on all faces", n, d.grid.shape[0], dplan.nt, fp64};
-          st.values = 16;
-          st.seconds = time_forward(d, dplan, cfg.rounds);
-          st.forward_seconds = r.seconds;
-          rows.push_back(st);
-          // And visco-acoustic: Q a layer, 3 standard linear solids (docs/numerics.md, "Attenuation").
-          Case a = d;
-          a.attenuation.present = true;
-          a.attenuation.q_layers = {10000, 60, 120};
-          const Plan aplan = make_plan(a);
-          std::cerr << fmt::format("[bench] whole forward run {}^3, {}, staggered with attenuation ...\n", n,
-                                   fp64 ? "fp64" : "fp32");
-          Row at{"forward, staggered with attenuation (3 SLS), CPML on all faces", n, a.grid.shape[0], aplan.nt, fp64};
-          at.values = 25;
-          at.seconds = time_forward(a, aplan, cfg.rounds);
-          at.forward_seconds = r.seconds;
-          rows.push_back(at);
+          variant(d, "staggered (variable density)", 16);
+          d.attenuation.present = true;
+          d.attenuation.q_layers = {10000, 60, 120};
+          variant(d, "staggered with attenuation (3 SLS)", 25);
         }
       }
   std::vector<std::string> histories;

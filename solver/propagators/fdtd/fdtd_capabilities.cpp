@@ -14,31 +14,31 @@ namespace {
 
 double value_bytes(const Case& c) { return c.run.precision == Precision::fp64 ? 8 : 4; }
 
-// The padded fields (u, u_prev, (v dt)^2: 3 of them) and the CPML psi and zeta slabs of a block of `shape`
-// points, in values (every face counted: an upper bound for a block of a decomposed grid).
-double state_values(const Case& c, const std::array<int, 3>& shape) {
+// `fields` padded fields of a block of `shape` points and, per absorbing face, two CPML memory slabs of W + `pad`
+// points along its axis, in values (every face counted: an upper bound for a block of a decomposed grid).
+double field_and_slab_values(const Case& c, const std::array<int, 3>& shape, int fields, int pad) {
   const int R = c.scheme.order / 2;
   const double points = double(shape[0]) * shape[1] * shape[2];
   const double padded = double(shape[0] + 2 * R) * (shape[1] + 2 * R) * (shape[2] + 2 * R);
   double slabs = 0;
   if (c.boundary.pml_width > 0)
     for (int a = 0; a < 3; ++a)
-      slabs += points / shape[a] * (c.boundary.pml_width + 2 * R) * 2 /* psi, zeta */ *
-               ((a == 0 && c.boundary.free_surface) ? 1 : 2);
-  return 3 * padded + slabs;
+      slabs += points / shape[a] * (c.boundary.pml_width + pad) * 2 * ((a == 0 && c.boundary.free_surface) ? 1 : 2);
+  return fields * padded + slabs;
+}
+
+// The second-order scheme: u, u_prev, (v dt)^2 and the psi and zeta slabs (W + 2R along their axis).
+double state_values(const Case& c, const std::array<int, 3>& shape) {
+  return field_and_slab_values(c, shape, 3, c.scheme.order);
 }
 
 // The staggered scheme (solver/propagators/staggered/): u, w_z, w_y, w_x, dt K and dt beta_a (8 padded fields), the
-// phi and chi slabs (W + R along their axis), and the float32 velocity and density.
+// phi and chi slabs (W + R along their axis), and with attenuation 2 L compact arrays (the memory variables r_l and
+// their drives).
 double staggered_values(const Case& c, const std::array<int, 3>& shape) {
-  const int R = c.scheme.order / 2;
   const double points = double(shape[0]) * shape[1] * shape[2];
-  const double padded = double(shape[0] + 2 * R) * (shape[1] + 2 * R) * (shape[2] + 2 * R);
-  double slabs = 0;
-  if (c.boundary.pml_width > 0)
-    for (int a = 0; a < 3; ++a)
-      slabs += points / shape[a] * (c.boundary.pml_width + R) * 2 * ((a == 0 && c.boundary.free_surface) ? 1 : 2);
-  return 8 * padded + slabs;
+  const int mechanisms = c.attenuation.present ? c.attenuation.mechanisms : 0;
+  return field_and_slab_values(c, shape, 8, c.scheme.order / 2) + 2.0 * mechanisms * points;
 }
 
 // solver/propagators/fdtd/fdtd_cpu_propagator.cpp: the state and the float32 model.
