@@ -512,6 +512,8 @@ void read_attenuation(const Tab& r, Case& c) {
     t->check(hdf5_file, "q_dataset", "needs model.type = \"file\" with an HDF5 model file",
              "give q (a number, or one per layer of a layered model)");
     t->check(!t->find("q"), "q_dataset", "cannot be combined with q", "keep one of q and q_dataset");
+    t->check(!c.model.index, "q_dataset", "cannot be combined with model.index",
+             "give a 3-D velocity dataset with a Q dataset (4-D models are inversion iterates, velocity only)");
   }
   if (!a.q && a.q_layers.empty() && a.q_dataset.empty())
     t->p.fail(t->line(), "attenuation", "has no Q", "neither q nor q_dataset found",

@@ -26,7 +26,8 @@ points = [[150.0, 200.0, 200.0]]
 )";
 
 // A two-layer [model] (an interface at 200 m, 1500 and 2000 m/s), to which a test adds its keys.
-inline const std::string two_layers = "[model]\ntype = \"layered\"\ninterfaces = [200.0]\nvelocities = [1500.0, 2000.0]\n";
+inline const std::string two_layers =
+    "[model]\ntype = \"layered\"\ninterfaces = [200.0]\nvelocities = [1500.0, 2000.0]\n";
 
 inline Case parse_case_tables(const std::string& tables) {
   return io::parse_case_text(case_without_model + tables, "case.toml", ".");

@@ -254,12 +254,15 @@ ReferenceResult run_staggered_reference(const ReferenceProblem& pb) {
   std::vector<RefStencil> src, rec;
   for (const auto& s : pb.sources) {
     RefStencil st = reference_point_stencil(pb, s, "source");
-    double w_sum = 0, w_rho = 0, a_sum = 0, a_rho = 0;
+    double w_sum = 0, w_rho = 0, a_sum = 0, a_rho = 0, lo = INFINITY, hi = 0;
     for (std::size_t k = 0; k < st.w.size(); ++k) {
       const double r = rho(st.idx[k][0], st.idx[k][1], st.idx[k][2]);
       w_sum += st.w[k], w_rho += st.w[k] * r, a_sum += std::abs(st.w[k]), a_rho += std::abs(st.w[k]) * r;
+      if (st.w[k] != 0) lo = std::min(lo, r), hi = std::max(hi, r);
     }
-    const double rho_s = std::abs(w_sum) >= 0.5 ? w_rho / w_sum : a_rho / a_sum;
+    // The signed mean when |sum w| >= 1/2 and it lies within the densities it averages, else the |w|-weighted mean.
+    const bool signed_ok = std::abs(w_sum) >= 0.5 && w_rho / w_sum >= lo && w_rho / w_sum <= hi;
+    const double rho_s = signed_ok ? w_rho / w_sum : a_rho / a_sum;
     if (!(rho_s > 0)) throw std::invalid_argument("staggered reference: the density at a source is not positive");
     for (std::size_t k = 0; k < st.w.size(); ++k)
       st.w[k] *= rho(st.idx[k][0], st.idx[k][1], st.idx[k][2]) / rho_s * inv_cell;

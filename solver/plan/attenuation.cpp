@@ -35,19 +35,39 @@ std::vector<double> relaxation_times(double f1, double f2, int L, double c) {
 
 }  // namespace
 
-std::vector<double> SlsFit::weights(double q) const {
-  const int L = int(tau.size());
-  Eigen::MatrixXd A(64, L);
-  const std::vector<double> f = log_spaced(f1, f2, 64);
-  for (int i = 0; i < 64; ++i) {
-    const double w = 2 * std::numbers::pi * f[std::size_t(i)];
-    for (int l = 0; l < L; ++l) {
-      const double wt = w * tau[std::size_t(l)], d = 1 + wt * wt;
-      A(i, l) = wt / d - wt * wt / d / q;  // S_l - C_l / Q
+void SlsFit::prepare() {
+  const std::size_t L = tau.size();
+  ss.assign(L * L, 0.0), sc.assign(L * L, 0.0), cc.assign(L * L, 0.0), s1.assign(L, 0.0), c1.assign(L, 0.0);
+  std::vector<double> S(L), C(L);
+  for (double f : log_spaced(f1, f2, 64)) {
+    const double w = 2 * std::numbers::pi * f;
+    for (std::size_t l = 0; l < L; ++l) {
+      const double wt = w * tau[l], d = 1 + wt * wt;
+      S[l] = wt / d, C[l] = wt * wt / d;
+    }
+    for (std::size_t k = 0; k < L; ++k) {
+      s1[k] += S[k], c1[k] += C[k];
+      for (std::size_t l = 0; l < L; ++l) {
+        ss[k * L + l] += S[k] * S[l];
+        sc[k * L + l] += S[k] * C[l] + C[k] * S[l];
+        cc[k * L + l] += C[k] * C[l];
+      }
     }
   }
-  const Eigen::VectorXd rhs = Eigen::VectorXd::Constant(64, 1 / q);
-  const Eigen::VectorXd y = (A.transpose() * A).ldlt().solve(A.transpose() * rhs);
+}
+
+std::vector<double> SlsFit::weights(double q) const {
+  const int L = int(tau.size());
+  Eigen::MatrixXd A(L, L);
+  Eigen::VectorXd rhs(L);
+  for (int k = 0; k < L; ++k) {
+    rhs(k) = (s1[std::size_t(k)] - c1[std::size_t(k)] / q) / q;
+    for (int l = 0; l < L; ++l) {
+      const std::size_t i = std::size_t(k) * L + std::size_t(l);
+      A(k, l) = ss[i] - sc[i] / q + cc[i] / (q * q);
+    }
+  }
+  const Eigen::VectorXd y = A.ldlt().solve(rhs);
   return {y.data(), y.data() + L};
 }
 
@@ -84,8 +104,9 @@ SlsFit fit_sls(double f1, double f2, int mechanisms, double f_ref) {
     SlsFit trial = best;
     trial.widening = 1 + 0.1 * k;
     trial.tau = relaxation_times(f1, f2, mechanisms, trial.widening);
+    trial.prepare();
     const double e = trial.largest_error(100);
-    if (e < best_error) best_error = e, best.tau = trial.tau, best.widening = trial.widening;
+    if (e < best_error) best_error = e, best = trial;
     if (mechanisms == 1) break;
   }
   return best;

@@ -11,8 +11,14 @@ struct SlsFit {
   double f1 = 0, f2 = 0;    // the band (Hz)
   double f_ref = 0;         // where the model's velocity is the phase velocity (Hz)
 
+  // The normal equations' pieces over the 64 frequencies (set by fit_sls, prepare): S^T S, S^T C + C^T S, C^T C (L x L,
+  // row-major) and S^T 1, C^T 1 (L), S_il = S_l(omega_i), C_il = C_l(omega_i); weights(q) solves
+  // (S^T S - (S^T C + C^T S) / q + C^T C / q^2) y = (S^T 1 - C^T 1 / q) / q, L x L work a point.
+  std::vector<double> ss, sc, cc, s1, c1;
+
   bool empty() const { return tau.empty(); }
-  // y_1 .. y_L for `q` (least squares over 64 frequencies log-spaced over the band).
+  void prepare();
+  // y_1 .. y_L for `q` (least squares over 64 frequencies log-spaced over the band); thread-safe.
   std::vector<double> weights(double q) const;
   // Q at frequency f (Hz) of the weights y: Re m / Im m.
   double q_at(const std::vector<double>& y, double f) const;

@@ -280,6 +280,7 @@ void build_density(const Case& c, VelocityModel& model, const Comm* comm) {
     origin = fmt::format("{}: dataset '{}'", m.file, m.density_dataset);
     std::string note;
     model.density = read_hdf5_model(c, b, e, parallel ? comm : nullptr, note, m.density_dataset);
+    if (!note.empty()) model.note += (model.note.empty() ? "" : "; ") + note;
   } else if (m.density_values) {
     const auto& v = *m.density_values;
     if (v.size() != std::size_t(g.points()))
@@ -319,6 +320,7 @@ void build_q(const Case& c, VelocityModel& model, const Comm* comm) {
     origin = fmt::format("{}: dataset '{}'", c.model.file, a.q_dataset);
     std::string note;
     model.q = read_hdf5_model(c, b, e, parallel ? comm : nullptr, note, a.q_dataset);
+    if (!note.empty()) model.note += (model.note.empty() ? "" : "; ") + note;
   } else {
     origin = "attenuation.q";
     model.q.resize(std::size_t(e[0]) * e[1] * e[2]);
@@ -345,13 +347,19 @@ double point_density(const PointStencil& stencil, const VelocityModel& model) {
 }
 
 double point_density(const PointStencil& stencil, std::span<const float> density, const std::array<int, 3>& shape) {
-  double sum_w = 0, sum_wr = 0, sum_abs = 0, sum_abs_r = 0;
+  double sum_w = 0, sum_wr = 0, sum_abs = 0, sum_abs_r = 0, least = INFINITY, largest = 0;
   for (const auto& p : stencil.points) {
     const double rho = density[(std::size_t(p.iz) * shape[1] + p.iy) * shape[2] + p.ix];
     sum_w += p.weight, sum_wr += p.weight * rho;
     sum_abs += std::abs(p.weight), sum_abs_r += std::abs(p.weight) * rho;
+    if (p.weight != 0) least = std::min(least, rho), largest = std::max(largest, rho);
   }
-  if (std::abs(sum_w) >= 0.5) return sum_wr / sum_w;
+  // The signed mean is not a convex one (the weights have negative lobes): next to a strong contrast it can leave
+  // the range of the densities it averages, even reach 0; the |w|-weighted mean stands in then.
+  if (std::abs(sum_w) >= 0.5) {
+    const double signed_mean = sum_wr / sum_w;
+    if (signed_mean >= least && signed_mean <= largest) return signed_mean;
+  }
   return sum_abs > 0 ? sum_abs_r / sum_abs : 1.0;
 }
 

@@ -544,7 +544,8 @@ void plan_decomposition(const Case& c, Plan& plan) {
     plan.process_grid = choose_process_grid(c.grid.shape, domain, std::max(R, 1), c.run.process_grid);
   }
   if (domain > 1 && c.scheme.formulation == Formulation::staggered)
-    invalid(c, fmt::format("scheme.formulation = \"staggered\" (a density model) runs each shot on one rank in this "
+    invalid(c, fmt::format("scheme.formulation = \"staggered\" (a density model or [attenuation]) runs each shot on "
+                           "one rank in this "
                            "version, and {} ranks would share this shot's grid; run as many shot groups as ranks "
                            "(run.shot_groups = {}, or leave it unset with at least as many shots as ranks)",
                            domain, plan.ranks));
@@ -553,6 +554,100 @@ void plan_decomposition(const Case& c, Plan& plan) {
 }
 
 }  // namespace
+
+// The largest eigenvalue of the staggered operator -K D- beta D+ along axis `axis` over the grid's column through
+// (i0, i1) of the other two axes (docs/numerics.md, "Stability"), by 400 power iterations from a Nyquist pattern on
+// the symmetric form (D+ K^(1/2))^T beta (D+ K^(1/2)); the Rayleigh quotient (from below).
+static double column_eigenvalue(const Case& c, const VelocityModel& m, int axis, int i0, int i1) {
+  const int n = c.grid.shape[axis], R = c.scheme.order / 2;
+  const double h = c.grid.spacing[axis];
+  const auto g = staggered_derivative_coefficients(R);
+  const auto node = [&](int i) {
+    std::array<int, 3> p{};
+    int k = 0;
+    for (int a = 0; a < 3; ++a) p[std::size_t(a)] = a == axis ? std::clamp(i, 0, n - 1) : (k++ == 0 ? i0 : i1);
+    return p;
+  };
+  std::vector<double> sqrt_k(static_cast<std::size_t>(n), 0.0), beta(static_cast<std::size_t>(n + 2 * R), 0.0);
+  for (int i = 0; i < n; ++i) {
+    const auto p = node(i);
+    const double v = m.at(p[0], p[1], p[2]);
+    sqrt_k[std::size_t(i)] = std::sqrt(double(m.density_at(p[0], p[1], p[2])) * v * v);
+  }
+  for (int j = -R; j < n + R; ++j) {  // half node j + 1/2
+    const auto a = node(j), b = node(j + 1);
+    beta[std::size_t(j + R)] = 2 / (double(m.density_at(a[0], a[1], a[2])) + double(m.density_at(b[0], b[1], b[2])));
+  }
+  std::vector<double> x(static_cast<std::size_t>(n), 0.0), y(static_cast<std::size_t>(n), 0.0),
+      half(static_cast<std::size_t>(n + 2 * R), 0.0);
+  for (int i = 0; i < n; ++i) x[std::size_t(i)] = (i % 2 ? -1.0 : 1.0) * (1 + 0.01 * std::sin(0.7 * i));
+  double lambda = 0;
+  for (int it = 0; it < 400; ++it) {
+    // half = beta D+ (K^(1/2) x), y = -K^(1/2) D- half: the symmetric operator applied to x.
+    for (int j = -R; j < n + R; ++j) {
+      double sum = 0;
+      for (int k = 1; k <= R; ++k) {
+        const int hi = j + k, lo = j - k + 1;
+        sum += g[std::size_t(k)] * ((hi >= 0 && hi < n ? sqrt_k[std::size_t(hi)] * x[std::size_t(hi)] : 0.0) -
+                                    (lo >= 0 && lo < n ? sqrt_k[std::size_t(lo)] * x[std::size_t(lo)] : 0.0));
+      }
+      half[std::size_t(j + R)] = beta[std::size_t(j + R)] * sum / h;
+    }
+    double xy = 0, xx = 0;
+    for (int i = 0; i < n; ++i) {
+      double sum = 0;
+      for (int k = 1; k <= R; ++k)
+        sum += g[std::size_t(k)] * (half[std::size_t(i + k - 1 + R)] - half[std::size_t(i - k + R)]);
+      y[std::size_t(i)] = -sqrt_k[std::size_t(i)] * sum / h;
+      xy += x[std::size_t(i)] * y[std::size_t(i)], xx += x[std::size_t(i)] * x[std::size_t(i)];
+    }
+    lambda = xy / xx;
+    double norm = 0;
+    for (double v : y) norm += v * v;
+    norm = std::sqrt(norm);
+    if (!(norm > 0)) break;
+    for (int i = 0; i < n; ++i) x[std::size_t(i)] = y[std::size_t(i)] / norm;
+  }
+  return lambda;
+}
+
+// dt_max of the staggered scheme (docs/numerics.md, "Stability"): the analytic limit at v_max (times the attenuation's
+// speed-up) holds at a constant density; across a strong density contrast a half node's buoyancy meets moduli up to R
+// nodes away and the operator's largest eigenvalue grows (1.09 times the bound at 100:1, order 8). So along each axis
+// the column with the largest density contrast is iterated, and its eigenvalue replaces the axis' bound when larger
+// (with 2% for the Rayleigh quotient's approach from below).
+static double staggered_dt_max(const Case& c, const Plan& plan, double v_stable, double speedup) {
+  double dt = stable_dt_staggered(c.grid, c.scheme.order, v_stable);
+  const VelocityModel& m = plan.model;
+  if (m.density.empty() || !(m.rho_max > m.rho_min) || !m.whole_grid()) return dt;
+  const int R = c.scheme.order / 2;
+  const double g_max = staggered_derivative_symbol_max(R);
+  double total = 0;
+  bool larger = false;
+  for (int axis = 0; axis < 3; ++axis) {
+    const int o1 = axis == 0 ? 1 : 0, o2 = axis == 2 ? 1 : 2, n = c.grid.shape[axis];
+    // The column of the largest ratio of densities within R nodes of each other along the axis.
+    double worst = 1;
+    int w0 = 0, w1 = 0;
+    for (int i0 = 0; i0 < c.grid.shape[o1]; ++i0)
+      for (int i1 = 0; i1 < c.grid.shape[o2]; ++i1)
+        for (int i = 0; i + 1 < n; ++i) {
+          int p[3], q[3];
+          p[o1] = q[o1] = i0, p[o2] = q[o2] = i1, p[axis] = i, q[axis] = std::min(n - 1, i + R);
+          const double a = m.density_at(p[0], p[1], p[2]), b = m.density_at(q[0], q[1], q[2]);
+          const double ratio = std::max(a, b) / std::min(a, b);
+          if (ratio > worst) worst = ratio, w0 = i0, w1 = i1;
+        }
+    const double bound = (g_max / c.grid.spacing[axis]) * (g_max / c.grid.spacing[axis]) * v_stable * v_stable;
+    double lambda = bound;
+    if (worst > 1) {
+      const double column = 1.02 * column_eigenvalue(c, m, axis, w0, w1) * speedup * speedup;
+      if (column > bound) lambda = column, larger = true;
+    }
+    total += lambda;
+  }
+  return larger ? std::min(dt, 2 / std::sqrt(total)) : dt;
+}
 
 // The SLS fit of [attenuation]: its band, or [f / 10, f] with f = 2.5 times the largest Ricker peak frequency (about
 // the wavelets' f_max, which needs dt, which needs this fit).
@@ -625,19 +720,19 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   plan.v_reference = std::max(plan.model.v_max, c.inversion.velocity_max.value_or(0.0));
   // With attenuation the fastest wave is the unrelaxed one (docs/numerics.md, "Attenuation"): dt_max at v_max times
   // the largest v_U / v of the grid's Q (the least Q's: the speed-up grows as Q falls; both ends are evaluated).
-  double v_stable = plan.v_reference;
+  double v_stable = plan.v_reference, speedup = 1;
   if (c.attenuation.present) {
     plan.sls = make_sls_fit(c);
     for (const double q : {plan.model.q_min, plan.model.q_max}) {
       const std::vector<double> y = plan.sls.weights(q);
-      if (*std::min_element(y.begin(), y.end()) <= 0)
+      if (!std::all_of(y.begin(), y.end(), [](double w) { return w > 0; }))
         invalid(c, fmt::format("attenuation: the fit of Q = {:.4g} with {} mechanisms over {:.4g}-{:.4g} Hz has a "
                                "weight <= 0 (not a physical relaxation spectrum); use fewer mechanisms "
                                "(attenuation.mechanisms, 3 or 4) or a narrower attenuation.band",
                                q, plan.sls.tau.size(), plan.sls.f1, plan.sls.f2));
     }
-    const double speedup = std::max(plan.sls.unrelaxed_speedup(plan.sls.weights(plan.model.q_min)),
-                                    plan.sls.unrelaxed_speedup(plan.sls.weights(plan.model.q_max)));
+    speedup = std::max(plan.sls.unrelaxed_speedup(plan.sls.weights(plan.model.q_min)),
+                       plan.sls.unrelaxed_speedup(plan.sls.weights(plan.model.q_max)));
     v_stable *= speedup;
     plan.notes.push_back(fmt::format(
         "attenuation: {} standard linear solid(s) fitted to Q in [{:.4g}, {:.4g}] over {:.4g}-{:.4g} Hz (relaxation "
@@ -647,7 +742,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
         100 * plan.sls.largest_error(plan.model.q_min), plan.model.q_min, plan.sls.f_ref, 100 * (speedup - 1)));
   }
   plan.dt_max = spectral                                         ? stable_dt_spectral(c.grid, plan.v_reference)
-                : c.scheme.formulation == Formulation::staggered ? stable_dt_staggered(c.grid, c.scheme.order, v_stable)
+                : c.scheme.formulation == Formulation::staggered ? staggered_dt_max(c, plan, v_stable, speedup)
                                                                  : stable_dt(c.grid, c.scheme.order, plan.v_reference);
   plan.dt = c.time.dt.value_or(c.time.cfl_safety * plan.dt_max);
   plan.cfl = plan.dt / plan.dt_max;

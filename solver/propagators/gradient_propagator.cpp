@@ -66,12 +66,12 @@ std::unique_ptr<GradientPropagator> backend_gradient(const Case& c, const Plan& 
 std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan,
                                                              const HistoryChoice& history) {
   if (c.scheme.formulation == Formulation::staggered)
-    throw Error(
-        ExitCode::invalid_case,
-        fmt::format("{}: scheme.formulation = \"staggered\" (a density model) has no adjoint in this version, so "
-                    "invert, gradient, check-gradient, born and migrate cannot run it; use a velocity model "
-                    "without densities (the second-order scheme) for these commands",
-                    c.source_path.empty() ? c.name : c.source_path));
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: scheme.formulation = \"staggered\" ({}) has no adjoint in this version, so invert, "
+                            "gradient, check-gradient, born and migrate cannot run it; use a velocity model without "
+                            "densities and no [attenuation] (the second-order scheme) for these commands",
+                            c.source_path.empty() ? c.name : c.source_path,
+                            c.attenuation.present ? "[attenuation]" : "a density model"));
   auto propagator = backend_gradient(c, plan, history);
   if (!has_velocity_receivers(c)) return propagator;
   return std::make_unique<VelocityReceivers>(std::move(propagator), c, plan.dt);

@@ -44,7 +44,8 @@ double staggered_values(const Case& c, const std::array<int, 3>& shape) {
 // solver/propagators/fdtd/fdtd_cpu_propagator.cpp: the state and the float32 model.
 double host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
   const double model = 4.0 * double(shape[0]) * shape[1] * shape[2];
-  if (c.scheme.formulation == Formulation::staggered) return staggered_values(c, shape) * value_bytes(c) + 3 * model;
+  // The staggered scheme's float32 velocity, density and Q in the plan and the velocity and density in its set-up.
+  if (c.scheme.formulation == Formulation::staggered) return staggered_values(c, shape) * value_bytes(c) + 5 * model;
   return state_values(c, shape) * value_bytes(c) + model;
 }
 
@@ -62,7 +63,8 @@ double device_bytes(const Case& c, int nt, const std::array<int, 3>& shape) {
 // no CUDA kernels yet.
 std::string cuda_grid_limit(const Case& c) {
   if (c.scheme.formulation == Formulation::staggered)
-    return "scheme.formulation = \"staggered\" (a density model) runs on the CPU only in this version; use "
+    return "scheme.formulation = \"staggered\" (a density model or [attenuation]) runs on the CPU only in this "
+           "version; use "
            "run.backend = \"cpu\" (or \"auto\")";
   if (std::max(c.grid.shape[0], c.grid.shape[1]) <= 65535) return {};
   return fmt::format(

@@ -71,31 +71,40 @@ void set_attenuation(StaggeredSetup<T>& s, const Plan& plan) {
     b[std::size_t(l)] = (dt / fit.tau[std::size_t(l)]) / (1 + h);
   }
   s.sls_drive.assign(std::size_t(mechanisms), std::vector<T>(s.velocity.size(), T(0)));
-  // Per distinct Q: its weights, 1 + sum y_l and the relaxed factor.
+  // Per point: the weights of its Q, 1 + sum y_l and the relaxed factor; fitted once per distinct Q when there are few
+  // (a constant, layers), else at every point on all threads (a Q dataset, resampled or not).
   struct Fit {
     std::vector<double> y;
     double sum = 1, relaxed = 1;
   };
+  const auto fit_of = [&](double q) {
+    Fit f;
+    f.y = fit.weights(q);
+    for (double v : f.y) f.sum += v;
+    f.relaxed = fit.relaxed_factor(f.y);
+    return f;
+  };
+  const auto set_point = [&](std::size_t k, const Fit& f) {
+    const double v = s.velocity[k];
+    const double k_relaxed = double(s.density[k]) * v * v * f.relaxed;
+    int z, y, x;
+    z = int(k / (std::size_t(L.ny) * L.nx)), y = int(k / L.nx % L.ny), x = int(k % L.nx);
+    s.kdt[L.index(z, y, x)] = T(dt * k_relaxed * f.sum);
+    for (int l = 0; l < mechanisms; ++l)
+      s.sls_drive[std::size_t(l)][k] = T(b[std::size_t(l)] * k_relaxed * f.y[std::size_t(l)]);
+  };
+  constexpr std::size_t few = 4096;
   std::unordered_map<float, Fit> fits;
   for (float q : plan.model.q)
-    if (!fits.count(q)) {
-      Fit f;
-      f.y = fit.weights(q);
-      for (double v : f.y) f.sum += v;
-      f.relaxed = fit.relaxed_factor(f.y);
-      fits.emplace(q, std::move(f));
-    }
-  for (int z = 0; z < L.nz; ++z)
-    for (int y = 0; y < L.ny; ++y)
-      for (int x = 0; x < L.nx; ++x) {
-        const std::size_t k = (std::size_t(z) * L.ny + y) * L.nx + x;
-        const Fit& f = fits.at(plan.model.q[k]);
-        const double v = s.velocity[k];
-        const double k_relaxed = double(s.density[k]) * v * v * f.relaxed;
-        s.kdt[L.index(z, y, x)] = T(dt * k_relaxed * f.sum);
-        for (int l = 0; l < mechanisms; ++l)
-          s.sls_drive[std::size_t(l)][k] = T(b[std::size_t(l)] * k_relaxed * f.y[std::size_t(l)]);
-      }
+    if (!fits.count(q) && fits.size() <= few) fits.emplace(q, fit_of(q));
+  const long points = long(s.velocity.size());
+  if (fits.size() <= few) {
+#pragma omp parallel for schedule(static)
+    for (long k = 0; k < points; ++k) set_point(std::size_t(k), fits.at(plan.model.q[std::size_t(k)]));
+  } else {
+#pragma omp parallel for schedule(static)
+    for (long k = 0; k < points; ++k) set_point(std::size_t(k), fit_of(plan.model.q[std::size_t(k)]));
+  }
 }
 
 }  // namespace
