@@ -20,6 +20,11 @@ inline double rel_l2(const std::vector<double>& a, const std::vector<double>& b)
   return validation::relative_l2(a.data(), b.data(), a.size());
 }
 
+// Receiver r's trace, from traces (n_receivers, nt) in receiver order.
+inline std::vector<double> trace_row(const std::vector<double>& traces, int nt, int r) {
+  return {traces.begin() + std::ptrdiff_t(r) * nt, traces.begin() + std::ptrdiff_t(r + 1) * nt};
+}
+
 inline Case small_case(int n, double h, double v, int order, int pml_width, double f_peak, double duration) {
   Case c;
   c.name = "test";

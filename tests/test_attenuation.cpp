@@ -49,10 +49,6 @@ double amplitude(const std::vector<double>& x, double dt, double f) {
   return std::abs(sum);
 }
 
-std::vector<double> row(const std::vector<double>& traces, int nt, int r) {
-  return {traces.begin() + std::ptrdiff_t(r) * nt, traces.begin() + std::ptrdiff_t(r + 1) * nt};
-}
-
 }  // namespace
 
 TEST_CASE("attenuation: the engine matches the Eigen reference with memory variables (fp64 <= 1e-12, fp32 <= 1e-5)") {
@@ -86,8 +82,9 @@ TEST_CASE("attenuation: Q from the spectral ratio of two receivers is within 5% 
     const Plan plan = make_plan(c);
     REQUIRE(plan.dt == doctest::Approx(lossless_plan.dt).epsilon(0.05));
     const auto out = simulate_shot(c, plan, 0);
-    const auto near = row(out.traces, plan.nt, 0), far = row(out.traces, plan.nt, 1);
-    const auto near0 = row(base, lossless_plan.nt, 0), far0 = row(base, lossless_plan.nt, 1);
+    const auto near = testing::trace_row(out.traces, plan.nt, 0), far = testing::trace_row(out.traces, plan.nt, 1);
+    const auto near0 = testing::trace_row(base, lossless_plan.nt, 0),
+               far0 = testing::trace_row(base, lossless_plan.nt, 1);
     double worst = 0, worst_f = 0, worst_raw = 0;
     for (double f = 6; f <= 30.01; f += 2) {
       const double ratio = amplitude(far, plan.dt, f) / amplitude(near, plan.dt, f);
@@ -131,7 +128,7 @@ TEST_CASE("attenuation: the traces against Kjartansson's constant-Q Green's func
       for (int n = 0; n < nt; ++n)
         expected[std::size_t(n)] += 2 * std::real(p * std::polar(1.0, 2 * pi * k * n / N)) / N;
     }
-    const double e = rel_l2(row(out.traces, nt, int(r)), expected);
+    const double e = rel_l2(testing::trace_row(out.traces, nt, int(r)), expected);
     MESSAGE("Q = 50, " << dist << " m: relative L2 against Kjartansson's solution " << e);
     CHECK(e <= 5e-2);
   }

@@ -36,11 +36,6 @@ Case staggered_case(int order, int pml, bool free_surface, ModelSpec::Kind kind,
   return c;
 }
 
-// Receiver traces of shot 0, one vector per receiver.
-std::vector<double> row(const std::vector<double>& traces, int nt, int r) {
-  return {traces.begin() + std::ptrdiff_t(r) * nt, traces.begin() + std::ptrdiff_t(r + 1) * nt};
-}
-
 }  // namespace
 
 TEST_CASE("staggered: order 2 at a constant density is the second-order scheme (traces to rounding)") {
@@ -117,7 +112,7 @@ TEST_CASE(
       const auto& p = c.receivers[std::size_t(r)];
       const double dist = std::hypot(p[0] - centre, p[1] - centre, p[2] - centre);
       const auto expected = validation::green_time_discrete(plan.wavelets[0][0], plan.dt, dist, 2000);
-      worst = std::max(worst, rel_l2(row(out.traces, plan.nt, r), expected));
+      worst = std::max(worst, rel_l2(testing::trace_row(out.traces, plan.nt, r), expected));
     }
     MESSAGE(std::string(to_string(formulation))
             << ": " << plan.points_per_wavelength << " points per wavelength, largest error " << worst);
