@@ -12,7 +12,7 @@
 namespace specwave {
 namespace {
 
-double value_bytes(const Case& c) { return c.run.precision == Precision::fp64 ? 8 : 4; }
+double fdtd_value_bytes(const Case& c) { return c.run.precision == Precision::fp64 ? 8 : 4; }
 
 // `fields` padded fields of a block of `shape` points and, per absorbing face, two CPML memory slabs of W + `pad`
 // points along its axis, in values (every face counted: an upper bound for a block of a decomposed grid).
@@ -42,18 +42,19 @@ double staggered_values(const Case& c, const std::array<int, 3>& shape) {
 }
 
 // solver/propagators/fdtd/fdtd_cpu_propagator.cpp: the state and the float32 model.
-double host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
+double fdtd_host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
   const double model = 4.0 * double(shape[0]) * shape[1] * shape[2];
   // The staggered scheme's float32 velocity, density and Q in the plan and the velocity and density in its set-up.
-  if (c.scheme.formulation == Formulation::staggered) return staggered_values(c, shape) * value_bytes(c) + 5 * model;
-  return state_values(c, shape) * value_bytes(c) + model;
+  if (c.scheme.formulation == Formulation::staggered)
+    return staggered_values(c, shape) * fdtd_value_bytes(c) + 5 * model;
+  return state_values(c, shape) * fdtd_value_bytes(c) + model;
 }
 
 // solver/propagators/fdtd/fdtd_cuda_propagator.cpp: the state; the dense interior copy (snapshots, final field,
 // field statistics); the receivers and sources; the fp64 wavelets; plans and reductions.
-double device_bytes(const Case& c, int nt, const std::array<int, 3>& shape) {
+double fdtd_device_bytes(const Case& c, int nt, const std::array<int, 3>& shape) {
   const double points = double(shape[0]) * shape[1] * shape[2];
-  const double value = value_bytes(c);
+  const double value = fdtd_value_bytes(c);
   const double wavelets = 8.0 * double(max_shot_sources(c)) * nt;
   return (state_values(c, shape) + points) * value + device_acquisition_bytes(c, nt, value) + wavelets +
          64.0 * (1 << 20);
@@ -84,12 +85,12 @@ Capability fdtd_capability(BackendKind backend) {
     row.make_propagator = make_fdtd_cuda_propagator;
     row.make_gradient = make_fdtd_cuda_gradient;
     row.optimiser_on_device = true;
-    row.memory_bytes = device_bytes;
+    row.memory_bytes = fdtd_device_bytes;
     row.cannot_run = cuda_grid_limit;
   } else {
     row.make_propagator = make_fdtd_cpu_propagator;
     row.make_gradient = make_fdtd_cpu_gradient;
-    row.memory_bytes = host_bytes;
+    row.memory_bytes = fdtd_host_bytes;
   }
   return row;
 }
