@@ -283,7 +283,6 @@ Case with_model(const Case& c, const py::object& model) {
   m.model.density = c.model.density;
   m.model.densities = c.model.densities;
   m.model.density_dataset = c.model.density_dataset;
-  m.model.density_values = c.model.density_values;
   m.model.interfaces = c.model.interfaces;
   m.model.file = c.model.file;
   m.model.format = c.model.format;

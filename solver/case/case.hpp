@@ -61,12 +61,10 @@ struct ModelSpec {
   // given.
   std::optional<double> density;
   // A density model (kg/m^3), which runs FDTD's staggered scheme: layered, one density a layer (model.densities);
-  // file (HDF5), a dataset of the model file on the same grid as the velocity (model.density_dataset); array, values
-  // given in code like `values`. Empty / null: none.
+  // file (HDF5), a dataset of the model file on the velocity's grid (model.density_dataset). Empty: none.
   std::vector<double> densities;
   std::string density_dataset;
-  std::shared_ptr<const std::vector<double>> density_values;
-  bool has_density_model() const { return !densities.empty() || !density_dataset.empty() || density_values; }
+  bool has_density_model() const { return !densities.empty() || !density_dataset.empty(); }
 };
 
 struct WaveletSpec {

@@ -281,15 +281,6 @@ void build_density(const Case& c, VelocityModel& model, const Comm* comm) {
     std::string note;
     model.density = read_hdf5_model(c, b, e, parallel ? comm : nullptr, note, m.density_dataset);
     if (!note.empty()) model.note += (model.note.empty() ? "" : "; ") + note;
-  } else if (m.density_values) {
-    const auto& v = *m.density_values;
-    if (v.size() != std::size_t(g.points()))
-      throw Error(ExitCode::input_error,
-                  fmt::format("model (array): {} densities for a grid of {} x {} x {} = {} points; give one density a "
-                              "grid point, (nz, ny, nx) in C order",
-                              v.size(), g.shape[0], g.shape[1], g.shape[2], g.points()));
-    origin = "model (array density)";
-    model.density = box_of(v, g, b, e);
   } else {
     origin = fmt::format("model ({})", to_string(m.kind));
     model.density.resize(std::size_t(e[0]) * e[1] * e[2]);

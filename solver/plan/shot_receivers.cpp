@@ -32,12 +32,15 @@ PointStencil make_source_stencil(const Case& c, const Plan& plan, const SourceSp
 std::vector<double> velocity_receiver_densities(const Case& c, const Plan& plan, std::size_t shot) {
   if (plan.model.density.empty() || !has_velocity_receivers(c)) return {};
   const auto& positions = shot_receivers(c, shot);
+  const bool shared = c.shots[shot].receivers.empty();  // the plan's stencils are this shot's
   std::vector<double> out(positions.size(), 0.0);
   for (std::size_t r = 0; r < positions.size(); ++r) {
     const ReceiverComponent component = shot_receiver_component(c, shot, r);
     if (component == ReceiverComponent::pressure) continue;
-    const std::string what = fmt::format("receiver {} of shot {}", r, shot);
-    out[r] = point_density(make_receiver_stencil(c, plan, positions[r], component, what), plan.model);
+    out[r] = point_density(shared ? plan.receivers[r]
+                                  : make_receiver_stencil(c, plan, positions[r], component,
+                                                          fmt::format("receiver {} of shot {}", r, shot)),
+                           plan.model);
   }
   return out;
 }

@@ -30,8 +30,7 @@ struct StaggeredSetup {
   // and the decay a_l; none without [attenuation].
   std::vector<std::vector<T>> sls_drive;
   std::vector<T> sls_decay;
-  Block block;
-  PointLists<T> receivers;
+  Block block;  // the whole grid (the staggered scheme runs on one rank)
   BlockReceivers<T> block_receivers;
   std::vector<Vec3> receiver_positions;
   double dt = 0, cell_volume = 1;
@@ -41,10 +40,9 @@ struct StaggeredSetup {
   // A source's point p adds factor_p * F^n to u^{n+1}: factor_p = (v_p dt)^2 (rho_p / rho_s) w_p / (dz dy dx),
   // rho_s the density at the source (point_density).
   PointLists<T> sources(const std::vector<PointStencil>& stencils) const;
+  // The receivers made for `stencils` unless they are those already (set_block_receivers); true when made.
   bool set_receivers(const std::vector<PointStencil>& stencils) {
-    if (!set_block_receivers(block_receivers, receiver_positions, layout, stencils, block)) return false;
-    receivers = block_receivers.whole;
-    return true;
+    return set_block_receivers(block_receivers, receiver_positions, layout, stencils, block);
   }
   // The step's view, with the caller's fields and memory variables r_l (one compact array a mechanism).
   StaggeredStep<T> step(T* u, const std::array<T*, 3>& w, const std::vector<T*>& memory = {}) const;
