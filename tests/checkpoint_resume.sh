@@ -5,21 +5,23 @@
 #             and exits 10. kill: SIGKILL after a periodic checkpoint (a node lost); nothing is written at the kill.
 #     LAUNCH  how specwave is started: /path/specwave, or mpiexec -n 2 /path/specwave (the signal goes to mpiexec,
 #             which forwards it to the ranks)
+#   FORWARD_ARGS (environment): more options of every `forward` run, e.g. "--shot-groups 1" (the ranks share a shot)
 set -uo pipefail
 mode=$1 work=$2 case=$3
 shift 3
 launch=("$@")
+read -r -a more <<<"${FORWARD_ARGS:-}"
 h5diff=$(command -v h5diff) || { echo "h5diff not found"; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
 fail() { echo "checkpoint_resume: FAILED: $*"; for f in "$work"/*.log; do echo "--- $f"; tail -n 20 "$f"; done; exit 1; }
 
-"${launch[@]}" forward -q "$case" --output-dir "$work/reference" >"$work/reference.log" 2>&1 || fail "the reference run failed"
+"${launch[@]}" forward -q "$case" "${more[@]}" --output-dir "$work/reference" >"$work/reference.log" 2>&1 || fail "the reference run failed"
 
 # Checkpoints every 20 steps; the signal follows the first one of shot 1 (usr1) or of shot 2 (term, kill: the
 # resumed run then also carries the finished shot 1 over).
 shot=1
 [ "$mode" = usr1 ] || shot=2
-"${launch[@]}" forward "$case" --output-dir "$work/run" --checkpoint-every 20 --resume >"$work/first.log" 2>&1 &
+"${launch[@]}" forward "$case" "${more[@]}" --output-dir "$work/run" --checkpoint-every 20 --resume >"$work/first.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 1200); do
   grep -q "^\[checkpoint\] shot $shot " "$work/first.log" && break
@@ -44,7 +46,7 @@ esac
 [ -f "$work/run/traces.h5.partial" ] || fail "the partial traces are gone"
 echo "checkpoint_resume: stopped ($mode, exit $rc) after: $(grep '^\[checkpoint\]' "$work/first.log" | tail -n 1)"
 
-"${launch[@]}" forward "$case" --output-dir "$work/run" --resume >"$work/resume.log" 2>&1 || fail "the resumed run failed"
+"${launch[@]}" forward "$case" "${more[@]}" --output-dir "$work/run" --resume >"$work/resume.log" 2>&1 || fail "the resumed run failed"
 grep -q "^resume      from" "$work/resume.log" || fail "the second run did not resume from the checkpoint"
 grep "^resume" "$work/resume.log"
 [ -e "$work/run/checkpoint" ] && fail "the checkpoint was not removed at the end"

@@ -1,7 +1,8 @@
 // The domain-decomposed propagators against the single-rank ones. FDTD, bitwise: traces, the final field and
 // the field statistics of every process grid of the rank count, fp32 and fp64, with and without a free
 // surface, with sources and receivers whose stencils straddle block boundaries (with the free surface also a force
-// source and particle-velocity receivers), and a grid that does not divide evenly. Spectral (distributed FFT, slab and
+// source and particle-velocity receivers), and a grid that does not divide evenly; the same for the staggered scheme
+// (a 3-D density and Q from a model file, with attenuation). Spectral (distributed FFT, slab and
 // pencil): relative L2 differences <= 1e-12 in fp64 (<= 1e-5 fp32) for both absorbers. Its own executable: CTest runs
 // it under mpiexec at 1, 2 and 4 ranks (label mpi). Every rank also runs the single-rank propagator on the whole
 // (small) grid, and mismatches are summed over the ranks, so every rank checks the same numbers.
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "io/hdf5.hpp"
 #include "io/outputs.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/parallel/decomposition.hpp"
@@ -28,19 +30,21 @@ using namespace specwave;
 
 namespace {
 
+// With a force source and particle-velocity receivers (derivative stencils) too.
+void add_force_and_velocity_receivers(Case& c) {
+  c.shots[0].sources[1].kind = SourceKind::force;
+  c.shots[0].sources[1].direction = {0.6, 0.0, 0.8};
+  for (std::size_t r = 0; r < c.receivers.size(); ++r)
+    c.receiver_components.push_back(r % 3 == 0   ? ReceiverComponent::pressure
+                                    : r % 3 == 1 ? ReceiverComponent::vz
+                                                 : ReceiverComponent::vx);
+}
+
 template <class T>
-void check_bitwise(Precision precision, bool free_surface) {
+void check_bitwise_case(const Case& c) {
   const Comm world = Comm::world();
-  Case c = testing::decomposition_case(precision, free_surface);
-  if (free_surface) {  // with a force source and particle-velocity receivers (derivative stencils) too
-    c.model.density = 1000;
-    c.shots[0].sources[1].kind = SourceKind::force;
-    c.shots[0].sources[1].direction = {0.6, 0.0, 0.8};
-    for (std::size_t r = 0; r < c.receivers.size(); ++r)
-      c.receiver_components.push_back(r % 3 == 0   ? ReceiverComponent::pressure
-                                      : r % 3 == 1 ? ReceiverComponent::vz
-                                                   : ReceiverComponent::vx);
-  }
+  const Precision precision = c.run.precision;
+  const bool free_surface = c.boundary.free_surface;
   Plan plan = make_plan(c, {1, world.rank()});  // the single-rank plan; only its process grid changes below
   auto serial = make_propagator(c, plan);
   serial->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
@@ -91,6 +95,65 @@ void check_bitwise(Precision precision, bool free_surface) {
     for (double v : serial_traces) peak = std::max(peak, std::abs(v));
     CHECK(peak > 0);
   }
+}
+
+template <class T>
+void check_bitwise(Precision precision, bool free_surface) {
+  Case c = testing::decomposition_case(precision, free_surface);
+  if (free_surface) {
+    c.model.density = 1000;
+    add_force_and_velocity_receivers(c);
+  }
+  check_bitwise_case<T>(c);
+}
+
+// The staggered scheme (variable density) on a model file of the decomposition case's grid: its Gaussian velocity, a
+// density that varies along every axis (so that the buoyancy of the half nodes at every block face takes the next
+// block's density) and, with `attenuation`, a Q of three values. Written by rank 0 as `path`.
+Case staggered_decomposition_case(Precision precision, bool free_surface, bool attenuation, const std::string& path) {
+  const Comm world = Comm::world();
+  Case c = testing::decomposition_case(precision, free_surface);
+  if (world.rank() == 0) {
+    const VelocityModel gaussian = build_velocity_model(c);
+    io::write_model_file(path, {"specwave.model", "fp64", "cpu", "", "host CPU", 1, 1}, c.grid, gaussian.velocity);
+    const Dims3 n = c.grid.shape;
+    std::vector<float> density(gaussian.velocity.size()), q(density.size());
+    for (int z = 0; z < n[0]; ++z)
+      for (int y = 0; y < n[1]; ++y)
+        for (int x = 0; x < n[2]; ++x) {
+          const std::size_t k = (std::size_t(z) * n[1] + y) * n[2] + x;
+          density[k] = float(1800 + 500 * std::sin(0.31 * z + 0.17) * std::cos(0.23 * y) + 300 * std::sin(0.19 * x));
+          q[k] = float(40 + 30 * ((z / 7 + y / 9 + x / 11) % 3));
+        }
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(file >= 0);
+    const std::vector<hsize_t> dims{hsize_t(n[0]), hsize_t(n[1]), hsize_t(n[2])};
+    io::h5::write_dataset<float>(file, "density", dims, density.data(), "kg/m^3");
+    io::h5::write_dataset<float>(file, "q", dims, q.data(), "1");
+    H5Fclose(file);
+  }
+  world.barrier();
+  c.model.kind = ModelSpec::Kind::file;
+  c.model.file = path;
+  c.model.density_dataset = "/density";
+  c.scheme.formulation = Formulation::staggered;
+  if (attenuation) {
+    c.attenuation.present = true;
+    c.attenuation.q_dataset = "/q";
+  }
+  if (free_surface) add_force_and_velocity_receivers(c);
+  return c;
+}
+
+template <class T>
+void check_staggered_bitwise(Precision precision, bool free_surface, bool attenuation) {
+  const Comm world = Comm::world();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / fmt::format("specwave-mpi-staggered-{}.h5", world.size())).string();
+  const Case c = staggered_decomposition_case(precision, free_surface, attenuation, path);
+  check_bitwise_case<T>(c);
+  world.barrier();
+  if (world.rank() == 0) std::filesystem::remove(path);
 }
 
 // The spectral case: uneven FFT-friendly extents, a Gaussian anomaly, two sources, receivers across blocks.
@@ -194,6 +257,13 @@ TEST_CASE("mpi fdtd: the decomposed run is bitwise the single-rank run (fp32, CP
 }
 TEST_CASE("mpi fdtd: the decomposed run is bitwise the single-rank run (fp32, free surface)") {
   check_bitwise<float>(Precision::fp32, true);
+}
+
+TEST_CASE("mpi staggered: the decomposed run is bitwise the single-rank run (fp64, density, attenuation, CPML)") {
+  check_staggered_bitwise<double>(Precision::fp64, false, true);
+}
+TEST_CASE("mpi staggered: the decomposed run is bitwise the single-rank run (fp32, density, free surface, force, vz)") {
+  check_staggered_bitwise<float>(Precision::fp32, true, false);
 }
 
 TEST_CASE("mpi model: each rank reads its block of an HDF5 model collectively, equal to the whole model there") {

@@ -100,6 +100,7 @@ void velocity_sweep(const StaggeredStep<T>& s) {
   const FieldLayout L = s.layout;
   const index_t sy = L.stride_y(), sz = L.stride_z();
   const T *gz = s.coef.g[0], *gy = s.coef.g[1], *gx = s.coef.g[2];
+  const int x_begin = s.ghost_band[2][0] ? -R : 0, x_end = s.ghost_band[2][1] ? L.nx + R - 1 : L.nx;
   sweep_rows<T>(L, R, [&](int z, int y) {
     const index_t row = L.index(z, y, 0);
     const T* __restrict u = s.u;
@@ -109,10 +110,10 @@ void velocity_sweep(const StaggeredStep<T>& s) {
     const T* __restrict bz = s.bdt[0];
     const T* __restrict by = s.bdt[1];
     const T* __restrict bx = s.bdt[2];
-    // The row's x half nodes -R .. nx + R - 2: those outside the grid are w_x's ghost band (there dt beta_z and
-    // dt beta_y are 0, so w_z and w_y stay 0; D- reads neither there).
+    // The row's x half nodes 0 .. nx - 1 and, beyond the grid's own x faces, -R .. -1 and nx .. nx + R - 2: w_x's
+    // ghost band (there dt beta_z and dt beta_y are 0, so w_z and w_y stay 0; D- reads neither there).
 #pragma omp simd
-    for (int x = -R; x < L.nx + R - 1; ++x) {
+    for (int x = x_begin; x < x_end; ++x) {
       const index_t i = row + x;
       wz[i] = staggered_velocity(wz[i], bz[i], staggered_d_plus<R>(u, i, sz, gz));
       wy[i] = staggered_velocity(wy[i], by[i], staggered_d_plus<R>(u, i, sy, gy));
@@ -123,9 +124,8 @@ void velocity_sweep(const StaggeredStep<T>& s) {
 }
 
 // w_z and w_y on the half nodes outside the grid along their axis (w_x's: velocity_sweep): -R .. -1 (unless a free
-// surface mirrors them) and n .. n + R - 2, with their CPML (they lie in the layer of an absorbing face).
-// D+ there reads up to R - 1 nodes beyond the halo, which are zero: the next or previous row's or plane's halo along x
-// and y, and along z the R zero planes that u carries beyond its halo (StaggeredStep::u).
+// surface mirrors them) and n .. n + R - 2, with their CPML (they lie in the layer of an absorbing face), beyond the
+// grid's own faces only (ghost_band). D+ there reads the zeros of u's halo (staggered_halo).
 template <int R, class T>
 void velocity_ghost_bands(const StaggeredStep<T>& s) {
   const FieldLayout& L = s.layout;
@@ -134,7 +134,7 @@ void velocity_ghost_bands(const StaggeredStep<T>& s) {
     const index_t stride = L.stride(axis);
     const T* g = s.coef.g[axis];
     for (int side = 0; side < 2; ++side) {
-      if (side == 0 && axis == 0 && s.free_surface) continue;
+      if ((side == 0 && axis == 0 && s.free_surface) || !s.ghost_band[axis][side]) continue;
       int lo[2] = {0, 0}, hi[2] = {L.nz, L.ny};
       lo[axis] = side == 0 ? -R : n, hi[axis] = side == 0 ? 0 : n + R - 1;
 #pragma omp parallel for collapse(2) schedule(static)
@@ -209,24 +209,36 @@ void pressure_sweep(const StaggeredStep<T>& s) {
   });
 }
 
-// Free surface: the even mirror of w_z above z = 0, w_z[-k] = w_z[k - 1] (whole padded planes).
+// Free surface: the odd mirror of u, u[-k] = -u[k], and the even mirror of w_z, w_z[-k] = w_z[k - 1], on the R planes
+// above z = 0 that the stencils read (whole padded planes).
 template <class T>
-void mirror_top_velocity(const FieldLayout& L, T* wz) {
+void mirror_top_pressure(const FieldLayout& L, int R, T* u) {
   const index_t plane = L.stride_z();
-  for (int k = 1; k <= L.halo; ++k)
+  for (int k = 1; k <= R; ++k) {
+    T* __restrict ghost = u + L.index(-k, -L.halo, -L.halo);
+    const T* __restrict image = u + L.index(k, -L.halo, -L.halo);
+#pragma omp parallel for simd schedule(static)
+    for (index_t p = 0; p < plane; ++p) ghost[p] = -image[p];
+  }
+}
+
+template <class T>
+void mirror_top_velocity(const FieldLayout& L, int R, T* wz) {
+  const index_t plane = L.stride_z();
+  for (int k = 1; k <= R; ++k)
     std::copy_n(wz + L.index(k - 1, -L.halo, -L.halo), plane, wz + L.index(-k, -L.halo, -L.halo));
 }
 
 template <int R, class T>
 void velocity_radius(const StaggeredStep<T>& s) {
-  if (s.free_surface) mirror_top_ghosts(s.layout, s.u);
+  if (s.free_surface) mirror_top_pressure(s.layout, R, s.u);
   velocity_sweep<R>(s);
   velocity_ghost_bands<R>(s);
 }
 
 template <int R, class T>
 void pressure_radius(const StaggeredStep<T>& s) {
-  if (s.free_surface) mirror_top_velocity(s.layout, s.w[0]);
+  if (s.free_surface) mirror_top_velocity(s.layout, R, s.w[0]);
   pressure_sweep<R>(s);
 }
 

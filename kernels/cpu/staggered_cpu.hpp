@@ -5,20 +5,29 @@
 
 namespace specwave {
 
+// The halo of the staggered fields: D+ on the half nodes outside the grid (-R .. -1 and n - 1 .. n + R - 2) reads the
+// nodes -2R + 1 .. n + 2R - 2, which must be the field's own zeros (not another row's or plane's halo, which a
+// decomposed run's exchange fills).
+inline int staggered_halo(int radius) { return 2 * radius - 1; }
+
 // Everything one staggered step needs, as plain pointers and values (the same view could drive CUDA kernels).
-// Fields use one FieldLayout with halo R: u on the nodes, w[a] on the half nodes of axis a (index i: i + 1/2).
+// Fields use one FieldLayout with halo staggered_halo(R): u on the nodes, w[a] on the half nodes of axis a (index i:
+// i + 1/2). On a block of a decomposed grid the nodes and half nodes 0 .. n - 1 of each axis are the block's own; the R
+// planes beyond a face shared with a neighbour arrive by the halo exchange (u before the velocity step, w_a along
+// axis a before the pressure step).
 template <class T>
 struct StaggeredStep {
   FieldLayout layout;
-  // u^n in, u^{n+1} out (without sources) after pressure_step. The array holds R more zero planes before and after
-  // the layout's (z halo included): D+ on the half nodes outside the grid reads them (staggered_u_padding).
-  T* u = nullptr;
+  T* u = nullptr;                                 // u^n in, u^{n+1} out (without sources) after pressure_step
   T* w[3] = {nullptr, nullptr, nullptr};          // w_a^{n-1/2} in, w_a^{n+1/2} out after velocity_step
   const T* kdt = nullptr;                         // dt rho v^2 on the nodes (layout indexing)
   const T* bdt[3] = {nullptr, nullptr, nullptr};  // dt beta_a on the half nodes of axis a, halo included
   StaggeredCoefficients<T> coef;
   StaggeredCpmlAxis<T> pml[3];
   bool free_surface = false;
+  // Whether the half nodes outside the grid beyond face [axis][low, high] are computed here (the grid's own faces);
+  // false where a neighbouring block's w arrive there instead.
+  bool ghost_band[3][2] = {{true, true}, {true, true}, {true, true}};
   // Attenuation (docs/numerics.md, "Attenuation"): `mechanisms` memory variables r_l (interior-compact arrays,
   // (nz, ny, nx)), their per-point drive g_l = b_l K_R y_l (same layout) and the decays a_l; kdt is then
   // dt K_R (1 + sum y_l) and the step adds (dt / 2) sum_l (r_l^{n+1} + r_l^n). 0 mechanisms: lossless.
@@ -29,13 +38,10 @@ struct StaggeredStep {
   T half_dt = 0;
 };
 
-// The values u's array holds before index 0 of its layout (and after its end): R planes of zeros.
-inline index_t staggered_u_padding(const FieldLayout& L) { return index_t(L.halo) * L.stride_z(); }
-
 namespace cpu {
 
-// Step 1: w^{n+1/2} from w^{n-1/2} and u^n on every half node -R .. n - 2 + R of each axis (the free surface's
-// ghosts of u and w_z mirrored first), updating phi.
+// Step 1: w^{n+1/2} from w^{n-1/2} and u^n on every half node 0 .. n - 1 of each axis and, beyond the grid's own
+// faces (ghost_band), -R .. -1 and n .. n + R - 2 (the free surface's ghosts of u mirrored first), updating phi.
 template <class T>
 void staggered_velocity_step(const StaggeredStep<T>& s);
 

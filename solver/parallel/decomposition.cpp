@@ -89,10 +89,11 @@ int rank_of(const Dims3& p, const Dims3& c) {
   return (c[0] * p[1] + c[1]) * p[2] + c[2];
 }
 
-void check_decomposition(const Dims3& shape, const Dims3& p, int halo, int pml_width) {
+void check_decomposition(const Dims3& shape, const Dims3& p, int halo, int pml_width, int layer_extra) {
   // Every decomposed axis has an absorbing layer on at least one face (a free surface removes only the top
   // one), so the thinnest block must hold both the stencil halo and a whole layer.
-  const int limit = std::max(halo, pml_width);
+  const int layer = pml_width > 0 ? pml_width + layer_extra : 0;
+  const int limit = std::max(halo, layer);
   for (int a = 0; a < 3; ++a) {
     if (p[a] == 1) continue;
     const int thinnest = shape[a] / p[a];
@@ -101,8 +102,9 @@ void check_decomposition(const Dims3& shape, const Dims3& p, int halo, int pml_w
           ExitCode::invalid_case,
           fmt::format("{} ranks along {} give subdomains of {} points, fewer than the {} of {} (stencil halo {}, "
                       "absorbing layer {}); use fewer ranks along {}, a larger grid, or a thinner layer",
-                      p[a], "zyx"[a], thinnest, limit, halo >= pml_width ? "the stencil halo" : "the absorbing layer",
-                      halo, pml_width, "zyx"[a]));
+                      p[a], "zyx"[a], thinnest, limit, halo >= layer ? "the stencil halo" : "the absorbing layer", halo,
+                      layer_extra > 0 ? fmt::format("{} + {}", pml_width, layer_extra) : fmt::format("{}", pml_width),
+                      "zyx"[a]));
   }
 }
 

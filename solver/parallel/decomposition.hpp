@@ -50,7 +50,8 @@ inline Block whole_grid(const Dims3& shape) { return block_of(shape, {1, 1, 1}, 
 int owner_of(const Dims3& shape, const Dims3& process_grid, int z, int y, int x);
 
 // Refuses (Error invalid_case, naming the limit) a decomposition whose subdomains are thinner than the
-// stencil halo along a decomposed axis, or whose boundary subdomains cannot hold the absorbing layer.
-void check_decomposition(const Dims3& shape, const Dims3& process_grid, int halo, int pml_width);
+// stencil halo along a decomposed axis, or whose boundary subdomains cannot hold the absorbing layer and
+// `layer_extra` more points (the staggered scheme's: 1).
+void check_decomposition(const Dims3& shape, const Dims3& process_grid, int halo, int pml_width, int layer_extra = 0);
 
 }  // namespace specwave

@@ -543,14 +543,10 @@ void plan_decomposition(const Case& c, Plan& plan) {
   } else {
     plan.process_grid = choose_process_grid(c.grid.shape, domain, std::max(R, 1), c.run.process_grid);
   }
-  if (domain > 1 && c.scheme.formulation == Formulation::staggered)
-    invalid(c, fmt::format("scheme.formulation = \"staggered\" (a density model or [attenuation]) runs each shot on "
-                           "one rank in this "
-                           "version, and {} ranks would share this shot's grid; run as many shot groups as ranks "
-                           "(run.shot_groups = {}, or leave it unset with at least as many shots as ranks)",
-                           domain, plan.ranks));
+  // The staggered scheme's layer of a high face starts at the half node n - 1 - W, which the block must hold too.
   if (domain > 1 && c.scheme.method == Method::fdtd)
-    check_decomposition(c.grid.shape, plan.process_grid, R, c.boundary.pml_width);
+    check_decomposition(c.grid.shape, plan.process_grid, R, c.boundary.pml_width,
+                        c.scheme.formulation == Formulation::staggered ? 1 : 0);
 }
 
 }  // namespace
@@ -707,9 +703,11 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
                     c.source_path.empty() ? c.name : c.source_path, human_bytes(plan.memory_bytes),
                     human_bytes(plan.memory_available)));
 
-  // A rank of a decomposed run builds (reads) only its block of the model; v_min, v_max are global.
+  // A rank of a decomposed run builds (reads) only its block of the model; v_min, v_max are global. The staggered
+  // scheme's ranks hold the whole model: a source's or receiver's density averages its stencil's points, which may lie
+  // in other blocks (point_density), and a block's half nodes take the density of the next block's first nodes.
   const int group_size = plan.ranks / plan.shot_groups;
-  if (group_size > 1 && where.world) {
+  if (group_size > 1 && where.world && c.scheme.formulation != Formulation::staggered) {
     const int domain_rank = where.rank % group_size;
     const Subdomain block = block_of(c.grid.shape, plan.process_grid, domain_rank).sub;
     plan.model = build_velocity_model(c, &block, where.world);

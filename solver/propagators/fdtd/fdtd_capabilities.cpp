@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 
+#include "kernels/cpu/staggered_cpu.hpp"
 #include "solver/propagators/capabilities.hpp"
 #include "solver/propagators/fdtd/fdtd_cpu_propagator.hpp"
 #include "solver/propagators/fdtd/fdtd_cuda_propagator.hpp"
@@ -14,12 +15,11 @@ namespace {
 
 double fdtd_value_bytes(const Case& c) { return c.run.precision == Precision::fp64 ? 8 : 4; }
 
-// `fields` padded fields of a block of `shape` points and, per absorbing face, two CPML memory slabs of W + `pad`
-// points along its axis, in values (every face counted: an upper bound for a block of a decomposed grid).
-double field_and_slab_values(const Case& c, const std::array<int, 3>& shape, int fields, int pad) {
-  const int R = c.scheme.order / 2;
+// `fields` fields of a block of `shape` points padded by `halo` and, per absorbing face, two CPML memory slabs of
+// W + `pad` points along its axis, in values (every face counted: an upper bound for a block of a decomposed grid).
+double field_and_slab_values(const Case& c, const std::array<int, 3>& shape, int fields, int pad, int halo) {
   const double points = double(shape[0]) * shape[1] * shape[2];
-  const double padded = double(shape[0] + 2 * R) * (shape[1] + 2 * R) * (shape[2] + 2 * R);
+  const double padded = double(shape[0] + 2 * halo) * (shape[1] + 2 * halo) * (shape[2] + 2 * halo);
   double slabs = 0;
   if (c.boundary.pml_width > 0)
     for (int a = 0; a < 3; ++a)
@@ -29,24 +29,26 @@ double field_and_slab_values(const Case& c, const std::array<int, 3>& shape, int
 
 // The second-order scheme: u, u_prev, (v dt)^2 and the psi and zeta slabs (W + 2R along their axis).
 double state_values(const Case& c, const std::array<int, 3>& shape) {
-  return field_and_slab_values(c, shape, 3, c.scheme.order);
+  return field_and_slab_values(c, shape, 3, c.scheme.order, c.scheme.order / 2);
 }
 
-// The staggered scheme (solver/propagators/staggered/): u, w_z, w_y, w_x, dt K and dt beta_a (8 padded fields), the
-// phi and chi slabs (W + R along their axis), and with attenuation 2 L compact arrays (the memory variables r_l and
-// their drives).
+// The staggered scheme (solver/propagators/staggered/): u, w_z, w_y, w_x, dt K and dt beta_a (8 fields padded by
+// staggered_halo), the phi and chi slabs (W + R along their axis), and with attenuation 2 L compact arrays (the memory
+// variables r_l and their drives).
 double staggered_values(const Case& c, const std::array<int, 3>& shape) {
   const double points = double(shape[0]) * shape[1] * shape[2];
   const int mechanisms = c.attenuation.present ? c.attenuation.mechanisms : 0;
-  return field_and_slab_values(c, shape, 8, c.scheme.order / 2) + 2.0 * mechanisms * points;
+  const int R = c.scheme.order / 2;
+  return field_and_slab_values(c, shape, 8, R, staggered_halo(R)) + 2.0 * mechanisms * points;
 }
 
 // solver/propagators/fdtd/fdtd_cpu_propagator.cpp: the state and the float32 model.
 double fdtd_host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
   const double model = 4.0 * double(shape[0]) * shape[1] * shape[2];
-  // The staggered scheme's float32 velocity, density and Q in the plan and the velocity and density in its set-up.
+  // The staggered scheme's float32 velocity, density and Q in the plan, and the whole density and the block's velocity
+  // and density in its set-up.
   if (c.scheme.formulation == Formulation::staggered)
-    return staggered_values(c, shape) * fdtd_value_bytes(c) + 5 * model;
+    return staggered_values(c, shape) * fdtd_value_bytes(c) + 6 * model;
   return state_values(c, shape) * fdtd_value_bytes(c) + model;
 }
 

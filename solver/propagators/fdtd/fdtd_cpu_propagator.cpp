@@ -9,7 +9,6 @@
 
 #include "kernels/cpu/fdtd_cpu.hpp"
 #include "kernels/cpu/flush_denormals.hpp"
-#include "solver/case/errors.hpp"
 #include "solver/parallel/block_reduce.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/plan/plan.hpp"
@@ -17,62 +16,11 @@
 #include "solver/propagators/fdtd/fdtd_halo.hpp"
 #include "solver/propagators/fdtd/fdtd_setup.hpp"
 #include "solver/propagators/host_field.hpp"
+#include "solver/propagators/host_halo.hpp"
 #include "solver/propagators/staggered/staggered_cpu_propagator.hpp"
 
 namespace specwave {
 namespace {
-
-// The halo exchange of a block (solver/propagators/fdtd/fdtd_halo.hpp): the send planes packed into contiguous buffers,
-// persistent point-to-point messages, the received planes unpacked into the ghost planes.
-template <class T>
-class HaloExchange {
- public:
-  HaloExchange() = default;
-  HaloExchange(const Comm& comm, const Block& block, const FieldLayout& layout)
-      : layout_(layout), faces_(halo_faces(block, layout)) {
-    send_.resize(faces_.size());
-    receive_.resize(faces_.size());
-    exchange_ = std::make_unique<Exchange>(comm.exchange());
-    for (std::size_t f = 0; f < faces_.size(); ++f) {
-      const HaloFace& h = faces_[f];
-      send_[f].assign(h.send.points(), T(0));
-      receive_[f].assign(h.receive.points(), T(0));
-      exchange_->add_send<T>(std::span<const T>(send_[f]), h.peer, h.send_tag());
-      exchange_->add_receive<T>(std::span<T>(receive_[f]), h.peer, h.receive_tag());
-    }
-  }
-  bool active() const { return !faces_.empty(); }
-  Shell shell() const { return halo_shell(faces_, layout_.halo); }
-
-  void start(const T* u) {
-    for (std::size_t f = 0; f < faces_.size(); ++f)
-      for_each_row(faces_[f].send,
-                   [&](index_t i, std::size_t j, int n) { std::copy_n(u + i, n, send_[f].data() + j); });
-    exchange_->start();
-  }
-  void finish(T* u) {
-    exchange_->wait();
-    for (std::size_t f = 0; f < faces_.size(); ++f)
-      for_each_row(faces_[f].receive,
-                   [&](index_t i, std::size_t j, int n) { std::copy_n(receive_[f].data() + j, n, u + i); });
-  }
-
- private:
-  // fn(field index, buffer index, n) for each x row of the box; the buffer holds the box in C order.
-  template <class Fn>
-  void for_each_row(const FieldBox& b, Fn fn) const {
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int z = 0; z < b.extent[0]; ++z)
-      for (int y = 0; y < b.extent[1]; ++y)
-        fn(layout_.index(b.lo[0] + z, b.lo[1] + y, b.lo[2]), (std::size_t(z) * b.extent[1] + y) * b.extent[2],
-           b.extent[2]);
-  }
-
-  FieldLayout layout_;
-  std::vector<HaloFace> faces_;
-  std::vector<std::vector<T>> send_, receive_;
-  std::unique_ptr<Exchange> exchange_;
-};
 
 template <class T>
 class FdtdCpu final : public Propagator {
@@ -95,7 +43,7 @@ class FdtdCpu final : public Propagator {
       }
     }
     size_traces();
-    if (domain_) halo_ = HaloExchange<T>(*domain_, setup_.block, setup_.layout);
+    if (domain_) halo_ = HostHaloExchange<T>(*domain_, halo_faces(setup_.block, setup_.layout), setup_.layout);
   }
 
   std::string name() const override {
@@ -117,8 +65,8 @@ class FdtdCpu final : public Propagator {
     std::fill(parts_.begin(), parts_.end(), 0.0);
     wavelets_ = wavelets;
     // Sources in the exchanged shell are injected before the shell is sent, the others after the interior.
-    split_sources(setup_.sources(sources), halo_.active() ? halo_.shell() : Shell{}, setup_.layout, shell_sources_,
-                  interior_sources_);
+    split_sources(setup_.sources(sources), halo_.active() ? halo_shell(halo_.faces(), setup_.layout.halo) : Shell{},
+                  setup_.layout, shell_sources_, interior_sources_);
   }
 
   void advance(int n_begin, int n_end) override {
@@ -137,7 +85,7 @@ class FdtdCpu final : public Propagator {
         // The shell first (u^n's halo is in place from the last exchange), then its exchange runs while the
         // interior is updated. The top plane of a free surface is zero in u^{n-1} already, so zeroing it
         // before the interior update changes nothing there, and it is zeroed again after.
-        const Shell sh = halo_.shell();
+        const Shell sh = halo_shell(halo_.faces(), setup_.layout.halo);
         cpu::fdtd_step(step, StepPart::shell, sh);
         inject(shell_sources_, n);
         if (setup_.free_surface) cpu::zero_top_plane(setup_.layout, u_prev_.data());
@@ -198,7 +146,7 @@ class FdtdCpu final : public Propagator {
 
   const Comm* domain_ = nullptr;
   FdtdSetup<T> setup_;
-  HaloExchange<T> halo_;
+  HostHaloExchange<T> halo_;
   std::vector<T> u_, u_prev_;
   std::vector<std::vector<T>> slabs_;
   PointLists<T> shell_sources_, interior_sources_;
@@ -212,14 +160,7 @@ class FdtdCpu final : public Propagator {
 }  // namespace
 
 std::unique_ptr<Propagator> make_fdtd_cpu_propagator(const Case& c, const Plan& plan, const Comm* domain) {
-  if (c.scheme.formulation == Formulation::staggered) {
-    // The plan refuses a decomposed staggered run (check_decomposition); this guards the library's callers.
-    if (domain && domain->size() > 1)
-      throw Error(ExitCode::usage,
-                  "the staggered scheme (scheme.formulation = \"staggered\") runs on one rank per "
-                  "shot group in this version; run it with run.shot_groups = the number of ranks");
-    return make_staggered_cpu_propagator(c, plan);
-  }
+  if (c.scheme.formulation == Formulation::staggered) return make_staggered_cpu_propagator(c, plan, domain);
   if (c.run.precision == Precision::fp64) return std::make_unique<FdtdCpu<double>>(c, plan, domain);
   return std::make_unique<FdtdCpu<float>>(c, plan, domain);
 }

@@ -26,13 +26,15 @@ struct HaloFace {
   int receive_tag() const { return 2 * axis + (1 - side); }
 };
 
-inline std::vector<HaloFace> halo_faces(const Block& block, const FieldLayout& layout) {
+// `planes` deep (the layout's halo unless given); only the faces along `only_axis` when it is 0, 1 or 2.
+inline std::vector<HaloFace> halo_faces(const Block& block, const FieldLayout& layout, int planes = -1,
+                                        int only_axis = -1) {
   std::vector<HaloFace> faces;
-  const int R = layout.halo;
+  const int R = planes < 0 ? layout.halo : planes;
   for (int a = 0; a < 3; ++a)
     for (int side = 0; side < 2; ++side) {
       const int peer = block.neighbour[a][side];
-      if (peer < 0) continue;
+      if (peer < 0 || (only_axis >= 0 && a != only_axis)) continue;
       HaloFace f;
       f.axis = a;
       f.side = side;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "kernels/stencil.hpp"
@@ -14,12 +15,15 @@ template <class T>
 PointLists<T> StaggeredSetup<T>::sources(const std::vector<PointStencil>& stencils) const {
   PointLists<T> out;
   out.offsets.push_back(0);
+  const Dims3 b = block.sub.begin, e = block.sub.extent;
   for (std::size_t s = 0; s < stencils.size(); ++s) {
-    const double rho_s = point_density(stencils[s], density, {layout.nz, layout.ny, layout.nx});
+    const double rho_s = point_density(stencils[s], grid_density, block.shape);
     for (const auto& p : stencils[s].points) {
-      const std::size_t k = (std::size_t(p.iz) * layout.ny + p.iy) * layout.nx + p.ix;
+      if (!block.owns(p.iz, p.iy, p.ix)) continue;
+      const int z = p.iz - b[0], y = p.iy - b[1], x = p.ix - b[2];
+      const std::size_t k = (std::size_t(z) * e[1] + y) * e[2] + x;
       const double v = velocity[k];
-      out.index.push_back(layout.index(p.iz, p.iy, p.ix));
+      out.index.push_back(layout.index(z, y, x));
       out.factor.push_back(T(v * v * dt * dt * (double(density[k]) / rho_s) * p.weight / cell_volume));
       out.owner.push_back(std::int32_t(s));
     }
@@ -50,6 +54,8 @@ StaggeredStep<T> StaggeredSetup<T>::step(T* u, const std::array<T*, 3>& w, const
   s.kdt = kdt.data();
   s.coef = coef;
   s.free_surface = free_surface;
+  for (int a = 0; a < 3; ++a)
+    for (int side = 0; side < 2; ++side) s.ghost_band[a][side] = block.neighbour[a][side] < 0;
   return s;
 }
 
@@ -95,41 +101,66 @@ void set_attenuation(StaggeredSetup<T>& s, const Plan& plan) {
   };
   constexpr std::size_t few = 4096;
   std::unordered_map<float, Fit> fits;
-  for (float q : plan.model.q)
-    if (!fits.count(q) && fits.size() <= few) fits.emplace(q, fit_of(q));
+  // Q at the block's point k (plan.model holds the whole grid).
+  const Dims3 begin = s.block.sub.begin, shape = s.block.shape;
+  const auto q_at = [&](std::size_t k) {
+    const int z = int(k / (std::size_t(L.ny) * L.nx)) + begin[0], y = int(k / L.nx % L.ny) + begin[1],
+              x = int(k % L.nx) + begin[2];
+    return plan.model.q[(std::size_t(z) * shape[1] + y) * shape[2] + x];
+  };
   const long points = long(s.velocity.size());
+  for (long k = 0; k < points; ++k) {
+    const float q = q_at(std::size_t(k));
+    if (!fits.count(q)) {
+      if (fits.size() > few) break;
+      fits.emplace(q, fit_of(q));
+    }
+  }
   if (fits.size() <= few) {
 #pragma omp parallel for schedule(static)
-    for (long k = 0; k < points; ++k) set_point(std::size_t(k), fits.at(plan.model.q[std::size_t(k)]));
+    for (long k = 0; k < points; ++k) set_point(std::size_t(k), fits.at(q_at(std::size_t(k))));
   } else {
 #pragma omp parallel for schedule(static)
-    for (long k = 0; k < points; ++k) set_point(std::size_t(k), fit_of(plan.model.q[std::size_t(k)]));
+    for (long k = 0; k < points; ++k) set_point(std::size_t(k), fit_of(q_at(std::size_t(k))));
   }
 }
 
 }  // namespace
 
 template <class T>
-StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan) {
+StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan, const Block* block_in) {
   StaggeredSetup<T> s;
   const int R = c.scheme.order / 2;
   const GridSpec& g = c.grid;
-  const int nz = g.shape[0], ny = g.shape[1], nx = g.shape[2];
-  s.block = whole_grid(g.shape);
+  if (!plan.model.whole_grid() || plan.model.block.extent != g.shape)
+    throw std::logic_error("make_staggered_setup: the plan's model must hold the whole grid");
+  s.block = block_in ? *block_in : whole_grid(g.shape);
+  const Dims3 b = s.block.sub.begin, e = s.block.sub.extent;
+  const int nz = e[0], ny = e[1], nx = e[2];
   s.nt = plan.nt;
   s.dt = plan.dt;
-  s.free_surface = c.boundary.free_surface;
+  s.free_surface = c.boundary.free_surface && s.block.neighbour[0][0] < 0;
   s.cell_volume = g.spacing[0] * g.spacing[1] * g.spacing[2];
-  s.layout = FieldLayout{nz, ny, nx, R};
-  s.velocity = plan.model.velocity;
-  s.density = plan.model.density;
-  const FieldLayout& L = s.layout;
+  s.layout = FieldLayout{nz, ny, nx, staggered_halo(R)};
+  s.grid_density = plan.model.density;
+  s.velocity.resize(std::size_t(s.block.points()));
+  s.density.resize(s.velocity.size());
+  // rho at global indices, continued outside the grid by its nearest node.
   const auto rho = [&](int z, int y, int x) {
-    z = std::clamp(z, 0, nz - 1), y = std::clamp(y, 0, ny - 1), x = std::clamp(x, 0, nx - 1);
-    return double(s.density[(std::size_t(z) * ny + y) * nx + x]);
+    z = std::clamp(z, 0, g.shape[0] - 1), y = std::clamp(y, 0, g.shape[1] - 1), x = std::clamp(x, 0, g.shape[2] - 1);
+    return double(plan.model.density_at(z, y, x));
   };
+  const FieldLayout& L = s.layout;
+#pragma omp parallel for collapse(2)
+  for (int z = 0; z < nz; ++z)
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x) {
+        const std::size_t k = (std::size_t(z) * ny + y) * nx + x;
+        s.velocity[k] = plan.model.at(z + b[0], y + b[1], x + b[2]);
+        s.density[k] = plan.model.density_at(z + b[0], y + b[1], x + b[2]);
+      }
   s.kdt.assign(L.size(), T(0));
-  for (auto& b : s.bdt) b.assign(L.size(), T(0));
+  for (auto& bd : s.bdt) bd.assign(L.size(), T(0));
   const double dt = plan.dt;
   if (plan.sls.empty()) {
 #pragma omp parallel for collapse(2)
@@ -143,18 +174,18 @@ StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan) {
   } else {
     set_attenuation(s, plan);
   }
-  // dt beta_a = 2 dt / (rho[i] + rho[i + 1]) on the half nodes -R .. n + R - 1 of axis a (the grid's nodes on the
-  // other axes), rho continued outside the grid by its nearest node.
+  // dt beta_a = 2 dt / (rho[i] + rho[i + 1]) on the block's half nodes -R .. n + R - 1 of axis a (its nodes on the
+  // other axes): those beyond a face with a neighbour are never updated here (their w arrive by the exchange).
   for (int a = 0; a < 3; ++a) {
     int lo[3] = {0, 0, 0}, hi[3] = {nz, ny, nx};
-    lo[a] = -R, hi[a] = g.shape[a] + R;
+    lo[a] = -R, hi[a] = e[a] + R;
 #pragma omp parallel for collapse(2)
     for (int z = lo[0]; z < hi[0]; ++z)
       for (int y = lo[1]; y < hi[1]; ++y)
         for (int x = lo[2]; x < hi[2]; ++x) {
-          int n1[3] = {z, y, x};
+          int n1[3] = {z + b[0], y + b[1], x + b[2]};
           ++n1[a];
-          s.bdt[a][L.index(z, y, x)] = T(2 * dt / (rho(z, y, x) + rho(n1[0], n1[1], n1[2])));
+          s.bdt[a][L.index(z, y, x)] = T(2 * dt / (rho(z + b[0], y + b[1], x + b[2]) + rho(n1[0], n1[1], n1[2])));
         }
   }
   const auto gk = staggered_derivative_coefficients(R);
@@ -165,25 +196,27 @@ StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan) {
   for (int a = 0; a < 3; ++a) {
     const CpmlAxisProfile prof =
         make_cpml_axis_profile(g, c.boundary, a, plan.pml_power, plan.pml_reflection, v_ref, plan.pml_frequency, dt);
-    const int n = g.shape[a];
+    // The block's part of the profile (local index i is global i + b[a]); a face absorbs on the block that lies on
+    // it, which holds the whole layer (check_decomposition).
+    const int n = e[a];
     s.a_node[a].assign(n, T(0)), s.b_node[a].assign(n, T(1));
     s.a_half[a].assign(n + 2 * R, T(0)), s.b_half[a].assign(n + 2 * R, T(1));
     for (int i = 0; i < n; ++i) {
       double ca, cb;
-      prof.coefficients(i, ca, cb);
+      prof.coefficients(i + b[a], ca, cb);
       s.a_node[a][i] = T(ca), s.b_node[a][i] = T(cb);
     }
     for (int i = -R; i < n + R; ++i) {
       double ca, cb;
-      prof.coefficients(i + 0.5, ca, cb);
+      prof.coefficients(i + b[a] + 0.5, ca, cb);
       s.a_half[a][i + R] = T(ca), s.b_half[a][i + R] = T(cb);
     }
     StaggeredCpmlAxis<T>& p = s.pml[a];
     p.n = n;
     p.width = c.boundary.pml_width;
     p.radius = R;
-    p.face[0] = prof.low;
-    p.face[1] = prof.high;
+    p.face[0] = prof.low && s.block.neighbour[a][0] < 0;
+    p.face[1] = prof.high && s.block.neighbour[a][1] < 0;
     int se[3];
     staggered_slab_extents(a, nz, ny, nx, p.width, R, se);
     p.slab_stride[2] = 1;
@@ -197,7 +230,7 @@ StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan) {
 
 template struct StaggeredSetup<float>;
 template struct StaggeredSetup<double>;
-template StaggeredSetup<float> make_staggered_setup<float>(const Case&, const Plan&);
-template StaggeredSetup<double> make_staggered_setup<double>(const Case&, const Plan&);
+template StaggeredSetup<float> make_staggered_setup<float>(const Case&, const Plan&, const Block*);
+template StaggeredSetup<double> make_staggered_setup<double>(const Case&, const Plan&, const Block*);
 
 }  // namespace specwave

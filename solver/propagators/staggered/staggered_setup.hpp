@@ -25,12 +25,13 @@ struct StaggeredSetup {
   std::array<std::vector<T>, 3> a_node, b_node, a_half, b_half;  // per axis: n values; n + 2R values (i + R)
   std::array<StaggeredCpmlAxis<T>, 3> pml;   // geometry (the profiles and slabs are set by step() and the owner)
   std::array<std::size_t, 3> slab_points{};  // values per slab of each axis
-  std::vector<float> velocity, density;      // the model on the nodes (compact, m/s, kg/m^3)
+  std::vector<float> velocity, density;      // the model on the block's nodes (compact, m/s, kg/m^3)
+  std::vector<float> grid_density;           // the whole grid's density (a source's rho_s: point_density)
   // Attenuation (docs/numerics.md, "Attenuation"): per mechanism the drive g_l = b_l K_R y_l on the nodes (compact)
   // and the decay a_l; none without [attenuation].
   std::vector<std::vector<T>> sls_drive;
   std::vector<T> sls_decay;
-  Block block;  // the whole grid (the staggered scheme runs on one rank)
+  Block block;  // this rank's block of a decomposed grid, or the whole grid
   BlockReceivers<T> block_receivers;
   std::vector<Vec3> receiver_positions;
   double dt = 0, cell_volume = 1;
@@ -38,7 +39,7 @@ struct StaggeredSetup {
   int nt = 0;
 
   // A source's point p adds factor_p * F^n to u^{n+1}: factor_p = (v_p dt)^2 (rho_p / rho_s) w_p / (dz dy dx),
-  // rho_s the density at the source (point_density).
+  // rho_s the density at the source (point_density); the block's points only.
   PointLists<T> sources(const std::vector<PointStencil>& stencils) const;
   // The receivers made for `stencils` unless they are those already (set_block_receivers); true when made.
   bool set_receivers(const std::vector<PointStencil>& stencils) {
@@ -48,7 +49,9 @@ struct StaggeredSetup {
   StaggeredStep<T> step(T* u, const std::array<T*, 3>& w, const std::vector<T*>& memory = {}) const;
 };
 
+// For `block` of a decomposed grid (null: the whole grid). plan.model must hold the whole grid (make_plan builds it
+// whole on every rank for this scheme).
 template <class T>
-StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan);
+StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan, const Block* block = nullptr);
 
 }  // namespace specwave
