@@ -11,24 +11,12 @@
 #include <vector>
 
 #include "kernels/cpu/fdtd_cpu.hpp"
+#include "kernels/cpu/staggered_rows.hpp"
 
 namespace specwave::cpu {
 namespace {
 
-// fn(z, y) for every node row, in blocks of rows along y, each thread sweeping whole blocks through z: the rows of
-// the 2R planes a z stencil reads stay in the L2 cache from one z to the next (row_block_height, as the second-order
-// step). Every row is computed by the same arithmetic in any order.
-template <class T, class Fn>
-void sweep_rows(const FieldLayout& L, int R, Fn&& fn) {
-  const int by = row_block_height(L, R, sizeof(T), omp_get_max_threads());
-  const int blocks = (L.ny + by - 1) / by;
-#pragma omp parallel for schedule(static)
-  for (int b = 0; b < blocks; ++b) {
-    const int y1 = std::min(L.ny, (b + 1) * by);
-    for (int z = 0; z < L.nz; ++z)
-      for (int y = b * by; y < y1; ++y) fn(z, y);
-  }
-}
+using staggered_rows::sweep_rows;
 
 // The CPML correction of axis `axis`, face `side`, on the points x0 .. x1 - 1 of row (z, y), which lie in that face's
 // layer: the half nodes' (phi = b phi + a D+ u, w -= dt beta phi) or the nodes' (chi = b chi + a D- w,
@@ -37,10 +25,9 @@ template <int R, bool Half, class T>
 inline void cpml_segment(const StaggeredStep<T>& s, int axis, int side, int z, int y, int x0, int x1, T* divergence) {
   const FieldLayout& L = s.layout;
   const StaggeredCpmlAxis<T>& p = s.pml[axis];
-  int c[3] = {z, y, x0};
-  const int q = c[axis] + (Half ? R : 0);
-  c[axis] = p.slab_coordinate(side, c[axis]);
-  const index_t k = c[0] * p.slab_stride[0] + c[1] * p.slab_stride[1] + c[2] * p.slab_stride[2];
+  index_t k;
+  int q;
+  staggered_rows::cpml_slab_position<Half>(p, axis, side, z, y, x0, k, q);
   const index_t j = L.index(z, y, x0), stride = L.stride(axis);
   const int step = axis == 2 ? 1 : 0, n = x1 - x0;
   const T* g = s.coef.g[axis];
@@ -71,28 +58,12 @@ inline void cpml_segment(const StaggeredStep<T>& s, int axis, int side, int z, i
   }
 }
 
-// The CPML corrections of row (z, y) (z and y on the grid, or a ghost band's): the z and y faces whose layer holds
-// the row (only `only_axis` in a ghost band, whose row carries that component alone), and the x faces' ends.
+// The CPML corrections of row (z, y) (staggered_rows::for_each_cpml_segment).
 template <int R, bool Half, class T>
 inline void cpml_row(const StaggeredStep<T>& s, int z, int y, int only_axis = -1, T* divergence = nullptr) {
-  const FieldLayout& L = s.layout;
-  const int c[2] = {z, y};
-  for (int axis = 0; axis < 2; ++axis) {
-    if (only_axis >= 0 && axis != only_axis) continue;
-    const StaggeredCpmlAxis<T>& p = s.pml[axis];
-    for (int side = 0; side < 2; ++side) {
-      const int begin = Half ? p.half_begin(side) : p.node_begin(side),
-                end = Half ? p.half_end(side) : p.node_end(side);
-      if (p.face[side] && c[axis] >= begin && c[axis] < end)
-        cpml_segment<R, Half>(s, axis, side, z, y, 0, L.nx, divergence);
-    }
-  }
-  if (only_axis >= 0) return;
-  const StaggeredCpmlAxis<T>& p = s.pml[2];
-  for (int side = 0; side < 2; ++side)
-    if (p.face[side])
-      cpml_segment<R, Half>(s, 2, side, z, y, Half ? p.half_begin(side) : p.node_begin(side),
-                            Half ? p.half_end(side) : p.node_end(side), divergence);
+  staggered_rows::for_each_cpml_segment<Half>(
+      s.pml, s.layout.nx, z, y, only_axis,
+      [&](int axis, int side, int x0, int x1) { cpml_segment<R, Half>(s, axis, side, z, y, x0, x1, divergence); });
 }
 
 template <int R, class T>
@@ -205,7 +176,9 @@ void pressure_sweep(const StaggeredStep<T>& s) {
              staggered_d_minus<R>(wx, i, index_t(1), gx);
     }
     cpml_row<R, false>(s, z, y, -1, d);
-    pressure_row(s, row, (std::size_t(z) * L.ny + y) * L.nx, L.nx, d);
+    const std::size_t compact = (std::size_t(z) * L.ny + y) * L.nx;
+    if (s.divergence_out) std::copy_n(d, L.nx, s.divergence_out + compact);
+    pressure_row(s, row, compact, L.nx, d);
   });
 }
 

@@ -36,6 +36,38 @@ struct StaggeredStep {
   const T* g[8] = {};
   T decay[8] = {};
   T half_dt = 0;
+  // When set, the pressure step also writes each node's divergence D (CPML included, what u -= dt K D used) here
+  // (compact (nz, ny, nx)): the gradient's imaging condition and the Born source need it.
+  T* divergence_out = nullptr;
+};
+
+// One step of the staggered scheme's exact adjoint (docs/numerics.md, "The staggered scheme's adjoint"), run
+// backwards in time: from the adjoints of the state after forward step n (u-bar, w-bar_a, the CPML's phi-bar and
+// chi-bar, the memory variables' r-bar_l) to those before it. The profiles, coefficients, dt K, dt beta, drives and
+// decays are the forward step's; the CPML memory pointers (pml[a].phi, .chi) point at the adjoint slabs.
+template <class T>
+struct StaggeredAdjointStep {
+  FieldLayout layout;
+  T* u = nullptr;                         // u-bar on the nodes (padded)
+  T* w[3] = {nullptr, nullptr, nullptr};  // w-bar_a on the half nodes of axis a (padded)
+  // Scratch, padded like u, zero outside the grid on entry and left so: q[a] (nodes) the adjoint of D-_a w_a, e[a]
+  // (half nodes) the adjoint of D+_a u.
+  T* q[3] = {nullptr, nullptr, nullptr};
+  T* e[3] = {nullptr, nullptr, nullptr};
+  const T* kdt = nullptr;
+  const T* bdt[3] = {nullptr, nullptr, nullptr};
+  StaggeredCoefficients<T> coef;
+  StaggeredCpmlAxis<T> pml[3];
+  bool free_surface = false;
+  int mechanisms = 0;
+  T* r[8] = {};  // r-bar_l (compact)
+  const T* g[8] = {};
+  T decay[8] = {};
+  T half_dt = 0;
+  // The imaging condition: image += D-bar D^n at every node, D^n the forward step's divergence (compact) and D-bar the
+  // adjoint of D (compact, fp64); skipped when image is null.
+  const T* divergence = nullptr;
+  double* image = nullptr;
 };
 
 namespace cpu {
@@ -49,6 +81,12 @@ void staggered_velocity_step(const StaggeredStep<T>& s);
 // and, with a free surface, zeroes the top plane (zero_top_plane, kernels/cpu/fdtd_cpu.hpp).
 template <class T>
 void staggered_pressure_step(const StaggeredStep<T>& s);
+
+// The adjoint of staggered_velocity_step followed by staggered_pressure_step (the sources and the free surface's
+// zeroed top plane are the caller's: it zeroes the top plane of u-bar before this, and adds the receivers' adjoint
+// sources after).
+template <class T>
+void staggered_adjoint_step(const StaggeredAdjointStep<T>& s);
 
 }  // namespace cpu
 }  // namespace specwave

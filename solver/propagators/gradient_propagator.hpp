@@ -55,6 +55,10 @@ std::unique_ptr<GradientPropagator> make_fdtd_cpu_gradient(const Case& c, const 
                                                            const HistoryChoice& history);
 std::unique_ptr<GradientPropagator> make_spectral_cpu_gradient(const Case& c, const Plan& plan,
                                                                const HistoryChoice& history);
+// The staggered scheme (a density model, attenuation) on the CPU: the gradient with respect to (v dt)^2, the density
+// and Q fixed (solver/propagators/staggered/staggered_cpu_gradient.cpp).
+std::unique_ptr<GradientPropagator> make_staggered_cpu_gradient(const Case& c, const Plan& plan,
+                                                                const HistoryChoice& history);
 // On plan.device, one rank (a build without the CUDA backend has a stub that refuses: fdtd/fdtd_no_cuda.cpp).
 std::unique_ptr<GradientPropagator> make_fdtd_cuda_gradient(const Case& c, const Plan& plan,
                                                             const HistoryChoice& history);

@@ -64,11 +64,10 @@ namespace {
 // The SLS weights y_l of every point's Q (plan.sls.weights; once per distinct value), K_R = rho v^2 relaxed_factor,
 // and from them dt K_R (1 + sum y_l), the drives b_l K_R y_l and the decays a_l (docs/numerics.md, "Attenuation").
 template <class T>
-void set_attenuation(StaggeredSetup<T>& s, const Plan& plan) {
-  const SlsFit& fit = plan.sls;
+void set_attenuation(StaggeredSetup<T>& s, const SlsFit& fit, std::span<const float> q_grid) {
   const FieldLayout& L = s.layout;
   const int mechanisms = int(fit.tau.size());
-  const double dt = plan.dt;
+  const double dt = s.dt;
   std::vector<double> b(std::size_t(mechanisms), 0.0);
   s.sls_decay.assign(std::size_t(mechanisms), T(0));
   for (int l = 0; l < mechanisms; ++l) {
@@ -101,12 +100,12 @@ void set_attenuation(StaggeredSetup<T>& s, const Plan& plan) {
   };
   constexpr std::size_t few = 4096;
   std::unordered_map<float, Fit> fits;
-  // Q at the block's point k (plan.model holds the whole grid).
+  // Q at the block's point k (q_grid: the whole grid's).
   const Dims3 begin = s.block.sub.begin, shape = s.block.shape;
   const auto q_at = [&](std::size_t k) {
     const int z = int(k / (std::size_t(L.ny) * L.nx)) + begin[0], y = int(k / L.nx % L.ny) + begin[1],
               x = int(k % L.nx) + begin[2];
-    return plan.model.q[(std::size_t(z) * shape[1] + y) * shape[2] + x];
+    return q_grid[(std::size_t(z) * shape[1] + y) * shape[2] + x];
   };
   const long points = long(s.velocity.size());
   for (long k = 0; k < points; ++k) {
@@ -125,7 +124,29 @@ void set_attenuation(StaggeredSetup<T>& s, const Plan& plan) {
   }
 }
 
+// dt K on the nodes (and with attenuation the drives and decays) from the block's velocity and density.
+template <class T>
+void set_stiffness(StaggeredSetup<T>& s, const SlsFit& fit, std::span<const float> q_grid) {
+  if (!fit.empty()) return set_attenuation(s, fit, q_grid);
+  const FieldLayout& L = s.layout;
+#pragma omp parallel for collapse(2)
+  for (int z = 0; z < L.nz; ++z)
+    for (int y = 0; y < L.ny; ++y)
+      for (int x = 0; x < L.nx; ++x) {
+        const std::size_t k = (std::size_t(z) * L.ny + y) * L.nx + x;
+        const double v = s.velocity[k];
+        s.kdt[L.index(z, y, x)] = T(s.dt * double(s.density[k]) * v * v);
+      }
+}
+
 }  // namespace
+
+template <class T>
+void StaggeredSetup<T>::set_velocity(std::span<const double> v, const SlsFit& fit, std::span<const float> q_grid) {
+  if (v.size() != velocity.size()) throw std::invalid_argument("StaggeredSetup::set_velocity: one value a point");
+  std::copy(v.begin(), v.end(), velocity.begin());
+  set_stiffness(*this, fit, q_grid);
+}
 
 template <class T>
 StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan, const Block* block_in) {
@@ -162,18 +183,7 @@ StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan, const Bl
   s.kdt.assign(L.size(), T(0));
   for (auto& bd : s.bdt) bd.assign(L.size(), T(0));
   const double dt = plan.dt;
-  if (plan.sls.empty()) {
-#pragma omp parallel for collapse(2)
-    for (int z = 0; z < nz; ++z)
-      for (int y = 0; y < ny; ++y)
-        for (int x = 0; x < nx; ++x) {
-          const std::size_t k = (std::size_t(z) * ny + y) * nx + x;
-          const double v = s.velocity[k];
-          s.kdt[L.index(z, y, x)] = T(dt * double(s.density[k]) * v * v);
-        }
-  } else {
-    set_attenuation(s, plan);
-  }
+  set_stiffness(s, plan.sls, plan.model.q);
   // dt beta_a = 2 dt / (rho[i] + rho[i + 1]) on the block's half nodes -R .. n + R - 1 of axis a (its nodes on the
   // other axes): those beyond a face with a neighbour are never updated here (their w arrive by the exchange).
   for (int a = 0; a < 3; ++a) {

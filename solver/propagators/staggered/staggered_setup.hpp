@@ -3,12 +3,14 @@
 // layout, dt K on the nodes and dt beta on the half nodes, the staggered coefficients, the first-order CPML's profiles
 // on the nodes and half nodes and its slab geometry, and the sources and receivers as point lists.
 #include <array>
+#include <span>
 #include <vector>
 
 #include "kernels/cpu/staggered_cpu.hpp"
 #include "solver/case/case.hpp"
 #include "solver/parallel/decomposition.hpp"
 #include "solver/plan/acquisition.hpp"
+#include "solver/plan/attenuation.hpp"
 #include "solver/plan/model.hpp"
 #include "solver/propagators/point_lists.hpp"
 
@@ -25,7 +27,8 @@ struct StaggeredSetup {
   std::array<std::vector<T>, 3> a_node, b_node, a_half, b_half;  // per axis: n values; n + 2R values (i + R)
   std::array<StaggeredCpmlAxis<T>, 3> pml;   // geometry (the profiles and slabs are set by step() and the owner)
   std::array<std::size_t, 3> slab_points{};  // values per slab of each axis
-  std::vector<float> velocity, density;      // the model on the block's nodes (compact, m/s, kg/m^3)
+  std::vector<double> velocity;              // the model on the block's nodes (compact, m/s)
+  std::vector<float> density;                // (kg/m^3)
   std::vector<float> grid_density;           // the whole grid's density (a source's rho_s: point_density)
   // Attenuation (docs/numerics.md, "Attenuation"): per mechanism the drive g_l = b_l K_R y_l on the nodes (compact)
   // and the decay a_l; none without [attenuation].
@@ -45,6 +48,9 @@ struct StaggeredSetup {
   bool set_receivers(const std::vector<PointStencil>& stencils) {
     return set_block_receivers(block_receivers, receiver_positions, layout, stencils, block);
   }
+  // A new velocity model (compact, m/s) on one rank: dt K and the drives anew, the density and Q (q_grid, the whole
+  // grid's; empty without attenuation) kept.
+  void set_velocity(std::span<const double> v, const SlsFit& fit, std::span<const float> q_grid);
   // The step's view, with the caller's fields and memory variables r_l (one compact array a mechanism).
   StaggeredStep<T> step(T* u, const std::array<T*, 3>& w, const std::vector<T*>& memory = {}) const;
 };

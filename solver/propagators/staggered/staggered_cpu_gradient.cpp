@@ -1,0 +1,362 @@
+// The staggered scheme's forward, Born and adjoint operators on the CPU (docs/numerics.md, "The staggered scheme's
+// adjoint"): the gradient with respect to m = (v dt)^2 with the density and Q fixed. dt K and the memory variables'
+// drives are proportional to m at every point, so the step's derivative at a point is (D-bar D^n) / m there, D^n the
+// divergence the forward step used (what the history keeps) and D-bar its adjoint; the sources, whose factors are
+// proportional to m at their points, add u-bar F^n factor / m there.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "kernels/cpu/fdtd_cpu.hpp"
+#include "kernels/cpu/flush_denormals.hpp"
+#include "kernels/cpu/staggered_cpu.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/plan/shot_receivers.hpp"
+#include "solver/propagators/gradient_propagator.hpp"
+#include "solver/propagators/history/wavefield_history.hpp"
+#include "solver/propagators/host_field.hpp"
+#include "solver/propagators/staggered/staggered_setup.hpp"
+
+namespace specwave {
+namespace {
+
+// Fields of the staggered scheme's state, or of its adjoint: u (nodes), w_a (half nodes), the CPML's phi and chi
+// slabs and the memory variables r_l; `divergence` the last step's D (compact) for the forward state.
+template <class T>
+struct StaggeredFields {
+  std::vector<T> u;
+  std::array<std::vector<T>, 3> w;
+  std::vector<std::vector<T>> slabs;
+  std::vector<std::vector<T>> memory;
+  std::array<StaggeredCpmlAxis<T>, 3> pml;
+
+  explicit StaggeredFields(const StaggeredSetup<T>& s) : u(s.layout.size(), T(0)) {
+    for (auto& w_a : w) w_a.assign(s.layout.size(), T(0));
+    for (int a = 0; a < 3; ++a) {
+      pml[a] = s.pml[a];
+      for (int side = 0; side < 2; ++side) {
+        if (!pml[a].face[side]) continue;
+        pml[a].phi[side] = slabs.emplace_back(s.slab_points[a], T(0)).data();
+        pml[a].chi[side] = slabs.emplace_back(s.slab_points[a], T(0)).data();
+      }
+    }
+    for (std::size_t l = 0; l < s.sls_drive.size(); ++l) memory.emplace_back(s.velocity.size(), T(0));
+  }
+  StaggeredFields(const StaggeredFields&) = delete;
+  StaggeredFields& operator=(const StaggeredFields&) = delete;
+
+  std::vector<std::vector<T>*> arrays() {
+    std::vector<std::vector<T>*> out{&u, &w[0], &w[1], &w[2]};
+    for (auto& s : slabs) out.push_back(&s);
+    for (auto& r : memory) out.push_back(&r);
+    return out;
+  }
+  std::vector<const std::vector<T>*> arrays() const {
+    std::vector<const std::vector<T>*> out{&u, &w[0], &w[1], &w[2]};
+    for (const auto& s : slabs) out.push_back(&s);
+    for (const auto& r : memory) out.push_back(&r);
+    return out;
+  }
+  void reset() {
+    for (std::vector<T>* v : arrays()) zero(*v);
+  }
+  std::vector<T*> memory_pointers() {
+    std::vector<T*> out;
+    for (auto& r : memory) out.push_back(r.data());
+    return out;
+  }
+  static void zero(std::vector<T>& v) {
+    const std::ptrdiff_t n = std::ptrdiff_t(v.size());
+    T* d = v.data();
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t i = 0; i < n; ++i) d[i] = T(0);
+  }
+};
+
+template <class T>
+class StaggeredCpuGradient final : public GradientPropagator, private ForwardStepper<T> {
+ public:
+  StaggeredCpuGradient(const Case& c, const Plan& plan, const HistoryChoice& history)
+      : dt_(plan.dt),
+        v_limit_(plan.v_reference / plan.cfl),
+        flush_denormals_(c.run.flush_denormals),
+        source_stencils_(plan.sources),
+        wavelets_(plan.wavelets),
+        sls_(plan.sls),
+        q_(plan.model.q),
+        setup_(make_staggered_setup<T>(c, plan)),
+        state_(setup_),
+        divergence_(std::size_t(setup_.layout.interior_points()), T(0)),
+        history_(make_history<T>(history)),
+        receivers_(c, plan) {
+    set_receivers(plan.receivers);
+  }
+
+  std::string name() const override {
+    return std::string(setup_.sls_drive.empty() ? "staggered-cpu-" : "visco-staggered-cpu-") +
+           (sizeof(T) == 4 ? "fp32" : "fp64");
+  }
+  std::string history_name() const override { return history_->name(); }
+  std::size_t history_bytes() const override { return history_->bytes(); }
+  long long history_forward_steps() const override { return history_->forward_steps(); }
+
+  void set_velocity(std::span<const double> velocity) override {
+    check_model_velocity(velocity, setup_.velocity.size(), v_limit_, dt_);
+    setup_.set_velocity(velocity, sls_, q_);
+  }
+
+  std::vector<double> vel2dt2() const override {
+    std::vector<double> out(setup_.velocity.size());
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] = setup_.velocity[k] * setup_.velocity[k] * dt_ * dt_;
+    return out;
+  }
+
+  std::vector<double> forward(int shot, bool keep_history) override {
+    const cpu::FlushDenormals flush(flush_denormals_);
+    begin_shot(shot);
+    if (keep_history) {
+      illumination_.assign(divergence_.size(), 0.0);
+      accumulate_illumination_ = true;
+      history_->run_forward(*this, setup_.nt);
+      accumulate_illumination_ = false;
+      history_shot_ = shot;
+    } else {
+      for (int n = 0; n < setup_.nt; ++n) step(n);
+    }
+    return traces_;
+  }
+
+  // Background and perturbation in lockstep: the perturbation's step, then the scattering of step n at every node,
+  // du += (dm / m) (-dt K + dt/2 sum_l g_l) D^n and dr_l += (dm / m) g_l D^n, and at the source points
+  // du += (dm / m) factor F^n; the free surface's zeroed plane last.
+  std::vector<double> born(int shot, std::span<const double> dm) override {
+    const FieldLayout& L = setup_.layout;
+    check_born_perturbation(dm.size(), std::size_t(L.interior_points()));
+    const cpu::FlushDenormals flush(flush_denormals_);
+    begin_shot(shot);
+    StaggeredFields<T> du(setup_);
+    std::vector<T> relative(dm.size());  // dm / m
+    for (std::size_t k = 0; k < dm.size(); ++k)
+      relative[k] = T(dm[k] / (setup_.velocity[k] * setup_.velocity[k] * dt_ * dt_));
+    std::vector<double> out(traces_.size(), 0.0);
+    const std::vector<T*> du_memory = du.memory_pointers();
+    for (int n = 0; n < setup_.nt; ++n) {
+      host::record(receivers_list_, du.u.data(), out, setup_.nt, n);
+      step(n);  // the background: divergence_ = D^n
+      StaggeredStep<T> s = setup_.step(du.u.data(), {du.w[0].data(), du.w[1].data(), du.w[2].data()}, du_memory);
+      for (int a = 0; a < 3; ++a)
+        s.pml[a].phi[0] = du.pml[a].phi[0], s.pml[a].phi[1] = du.pml[a].phi[1], s.pml[a].chi[0] = du.pml[a].chi[0],
+        s.pml[a].chi[1] = du.pml[a].chi[1];
+      cpu::staggered_velocity_step(s);
+      cpu::staggered_pressure_step(s);
+      const T half_dt = T(dt_ / 2);
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int z = 0; z < L.nz; ++z)
+        for (int y = 0; y < L.ny; ++y)
+          for (int x = 0; x < L.nx; ++x) {
+            const std::size_t k = (std::size_t(z) * L.ny + y) * L.nx + x;
+            const T scattered = relative[k] * divergence_[k];
+            T sum = 0;
+            for (std::size_t l = 0; l < du.memory.size(); ++l) {
+              const T g = setup_.sls_drive[l][k];
+              du.memory[l][k] += g * scattered;
+              sum += g;
+            }
+            du.u[L.index(z, y, x)] += (half_dt * sum - setup_.kdt[L.index(z, y, x)]) * scattered;
+          }
+      for (std::size_t p = 0; p < sources_.index.size(); ++p) {
+        int z, y, x;
+        L.coordinates(sources_.index[p], z, y, x);
+        const std::size_t k = (std::size_t(z) * L.ny + y) * L.nx + x;
+        du.u[sources_.index[p]] += relative[k] * sources_.factor[p] * T(running_[sources_.owner[p]][n]);
+      }
+      if (setup_.free_surface) cpu::zero_top_plane(L, du.u.data());
+    }
+    return out;
+  }
+
+  // The exact adjoint of the forward steps (kernels/cpu/staggered_adjoint_cpu.cpp), backwards from rest at nt: for n =
+  // nt - 1 .. 0 the free surface's zeroed plane, the sources' imaging term, the step's transpose with the imaging
+  // condition D-bar D^n, then the receivers' adjoint sources R^T g^n; the gradient is the image over m.
+  void adjoint(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) override {
+    const FieldLayout& L = setup_.layout;
+    const int nt = setup_.nt;
+    check_adjoint_arguments(history_shot_ >= 0, traces_.size(), std::size_t(L.interior_points()), residual.size(),
+                            gradient.size(), illumination.size());
+    const cpu::FlushDenormals flush(flush_denormals_);
+    AdjointFields& a = adjoint_fields();
+    StaggeredAdjointStep<T> s;
+    s.layout = L;
+    s.u = a.fields.u.data();
+    for (int k = 0; k < 3; ++k) {
+      s.w[k] = a.fields.w[std::size_t(k)].data();
+      s.q[k] = a.q[std::size_t(k)].data();
+      s.e[k] = a.e[std::size_t(k)].data();
+      s.bdt[k] = setup_.bdt[std::size_t(k)].data();
+      s.pml[k] = a.fields.pml[std::size_t(k)];
+      s.pml[k].a_node = setup_.a_node[std::size_t(k)].data(), s.pml[k].b_node = setup_.b_node[std::size_t(k)].data();
+      s.pml[k].a_half = setup_.a_half[std::size_t(k)].data(), s.pml[k].b_half = setup_.b_half[std::size_t(k)].data();
+    }
+    s.kdt = setup_.kdt.data();
+    s.coef = setup_.coef;
+    s.free_surface = setup_.free_surface;
+    s.mechanisms = int(setup_.sls_drive.size());
+    for (int l = 0; l < s.mechanisms; ++l) {
+      s.r[l] = a.fields.memory[std::size_t(l)].data();
+      s.g[l] = setup_.sls_drive[std::size_t(l)].data();
+      s.decay[l] = setup_.sls_decay[std::size_t(l)];
+    }
+    s.half_dt = T(dt_ / 2);
+    s.image = a.image.data();
+    ReverseFields<T> fields(*history_, *this, std::size_t(L.interior_points()));
+    // The sources' points: interior index and factor.
+    std::vector<std::size_t> source_point(sources_.index.size());
+    for (std::size_t p = 0; p < source_point.size(); ++p) source_point[p] = interior_index(sources_.index[p]);
+    for (int n = nt - 1; n >= 0; --n) {
+      s.divergence = fields(n + 1);  // field n + 1 is D^n, what step n used
+      T* u = s.u;
+      if (setup_.free_surface) cpu::zero_top_plane(L, u);
+      for (std::size_t p = 0; p < source_point.size(); ++p)
+        a.image[source_point[p]] +=
+            double(u[sources_.index[p]]) * double(sources_.factor[p]) * running_[sources_.owner[p]][std::size_t(n)];
+      cpu::staggered_adjoint_step(s);
+      const auto& rec = receivers_list_;
+      for (std::size_t r = 0; r + 1 < rec.offsets.size(); ++r)
+        for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p)
+          u[rec.index[p]] += rec.factor[p] * T(residual[r * std::size_t(nt) + std::size_t(n)]);
+    }
+    (void)fields(0);  // hands out the last field (zero: no step before n = 0)
+    for (std::size_t k = 0; k < gradient.size(); ++k)
+      gradient[k] += a.image[k] / (setup_.velocity[k] * setup_.velocity[k] * dt_ * dt_);
+    if (!illumination.empty())
+      for (std::size_t k = 0; k < illumination.size(); ++k) illumination[k] += illumination_[k];
+  }
+
+ private:
+  std::size_t n_receivers() const { return receivers_list_.offsets.size() - 1; }
+  std::size_t interior_index(index_t i) const {
+    int z, y, x;
+    setup_.layout.coordinates(i, z, y, x);
+    return (std::size_t(z) * setup_.layout.ny + y) * setup_.layout.nx + x;
+  }
+  void set_receivers(const std::vector<PointStencil>& stencils) {
+    receivers_list_ = make_point_lists<T>(setup_.layout, stencils, 1.0, nullptr);
+    traces_.assign(n_receivers() * std::size_t(setup_.nt), 0.0);
+  }
+
+  void begin_shot(int shot) {
+    state_.reset();
+    std::fill(divergence_.begin(), divergence_.end(), T(0));
+    if (const auto* own = receivers_.own(shot)) set_receivers(*own);
+    std::fill(traces_.begin(), traces_.end(), 0.0);
+    sources_ = setup_.sources(source_stencils_.at(std::size_t(shot)));
+    // F^n = sum_{m <= n} s(t_m) (StaggeredCpu::begin_shot).
+    const auto& wavelets = wavelets_.at(std::size_t(shot));
+    running_.assign(wavelets.size(), {});
+    for (std::size_t j = 0; j < wavelets.size(); ++j) {
+      running_[j].resize(wavelets[j].size());
+      double sum = 0;
+      for (std::size_t n = 0; n < wavelets[j].size(); ++n) running_[j][n] = sum += wavelets[j][n];
+    }
+    history_shot_ = -1;
+  }
+
+  // ForwardStepper: the state is the fields and the last step's divergence (the history's field).
+  std::size_t state_values() const override {
+    std::size_t n = divergence_.size();
+    for (const std::vector<T>* v : state_.arrays()) n += v->size();
+    return n;
+  }
+  void save_state(std::span<T> out) const override {
+    auto it = out.begin();
+    for (const std::vector<T>* v : state_.arrays()) it = std::copy(v->begin(), v->end(), it);
+    std::copy(divergence_.begin(), divergence_.end(), it);
+  }
+  void restore_state(std::span<const T> in) override {
+    auto it = in.begin();
+    for (std::vector<T>* v : state_.arrays()) {
+      std::copy(it, it + std::ptrdiff_t(v->size()), v->begin());
+      it += std::ptrdiff_t(v->size());
+    }
+    std::copy(it, it + std::ptrdiff_t(divergence_.size()), divergence_.begin());
+  }
+  // Records u^n, then u^{n+1}: the velocity and pressure steps (D^n into divergence_), the sources, the free surface.
+  void step(int n) override {
+    const FieldLayout& L = setup_.layout;
+    host::record(receivers_list_, state_.u.data(), traces_, setup_.nt, n);
+    if (accumulate_illumination_) {
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int z = 0; z < L.nz; ++z)
+        for (int y = 0; y < L.ny; ++y) {
+          const T* u = state_.u.data() + L.index(z, y, 0);
+          double* out = illumination_.data() + (std::size_t(z) * L.ny + y) * L.nx;
+          for (int x = 0; x < L.nx; ++x) out[x] += double(u[x]) * double(u[x]);
+        }
+    }
+    StaggeredStep<T> s = setup_.step(state_.u.data(), {state_.w[0].data(), state_.w[1].data(), state_.w[2].data()},
+                                     state_.memory_pointers());
+    for (int a = 0; a < 3; ++a)
+      for (int side = 0; side < 2; ++side)
+        s.pml[a].phi[side] = state_.pml[a].phi[side], s.pml[a].chi[side] = state_.pml[a].chi[side];
+    s.divergence_out = divergence_.data();
+    cpu::staggered_velocity_step(s);
+    cpu::staggered_pressure_step(s);
+    for (std::size_t p = 0; p < sources_.index.size(); ++p)
+      state_.u[sources_.index[p]] += sources_.factor[p] * T(running_[sources_.owner[p]][std::size_t(n)]);
+    if (setup_.free_surface) cpu::zero_top_plane(L, state_.u.data());
+  }
+  std::size_t field_values() const override { return divergence_.size(); }
+  void copy_field(std::span<T> out) const override { std::copy(divergence_.begin(), divergence_.end(), out.begin()); }
+
+  // The adjoint's fields, allocated by the first adjoint and kept (zeroed for each).
+  struct AdjointFields {
+    explicit AdjointFields(const StaggeredSetup<T>& s) : fields(s) {
+      for (auto& v : q) v.assign(s.layout.size(), T(0));
+      for (auto& v : e) v.assign(s.layout.size(), T(0));
+      image.assign(std::size_t(s.layout.interior_points()), 0.0);
+    }
+    StaggeredFields<T> fields;  // u-bar, w-bar, phi-bar, chi-bar, r-bar
+    std::array<std::vector<T>, 3> q, e;
+    std::vector<double> image;
+  };
+  AdjointFields& adjoint_fields() {
+    if (!adjoint_) adjoint_ = std::make_unique<AdjointFields>(setup_);
+    adjoint_->fields.reset();
+    for (auto& v : adjoint_->q) StaggeredFields<T>::zero(v);
+    for (auto& v : adjoint_->e) StaggeredFields<T>::zero(v);
+    std::fill(adjoint_->image.begin(), adjoint_->image.end(), 0.0);
+    return *adjoint_;
+  }
+
+  double dt_, v_limit_;
+  bool flush_denormals_;
+  std::vector<std::vector<PointStencil>> source_stencils_;  // [shot][source]
+  std::vector<std::vector<std::vector<double>>> wavelets_;  // [shot][source][n]
+  SlsFit sls_;
+  std::vector<float> q_;  // the whole grid's Q (attenuation), or empty
+  StaggeredSetup<T> setup_;
+  StaggeredFields<T> state_;
+  std::vector<T> divergence_;  // D of the last forward step (compact)
+  std::unique_ptr<WavefieldHistory<T>> history_;
+  ShotReceivers receivers_;
+  PointLists<T> receivers_list_;
+  PointLists<T> sources_;
+  std::vector<std::vector<double>> running_;  // F^n per source of the shot
+  std::vector<double> traces_;
+  std::vector<double> illumination_;  // sum_{n < nt} (u^n)^2 of the last forward(shot, true)
+  bool accumulate_illumination_ = false;
+  int history_shot_ = -1;
+  std::unique_ptr<AdjointFields> adjoint_;
+};
+
+}  // namespace
+
+std::unique_ptr<GradientPropagator> make_staggered_cpu_gradient(const Case& c, const Plan& plan,
+                                                                const HistoryChoice& history) {
+  if (c.run.precision == Precision::fp64) return std::make_unique<StaggeredCpuGradient<double>>(c, plan, history);
+  return std::make_unique<StaggeredCpuGradient<float>>(c, plan, history);
+}
+
+}  // namespace specwave
