@@ -977,6 +977,7 @@ void read_inversion(const Tab& r, Case& c) {
             "observed",
             "observed_dataset",
             "parameterisation",
+            "parameters",
             "misfit",
             "velocity_min",
             "velocity_max",
@@ -1025,6 +1026,24 @@ void read_inversion(const Tab& r, Case& c) {
   inv.parameterisation = t->choice<Parameterisation>(
       "parameterisation", {{"velocity", Parameterisation::velocity}, {"slowness2", Parameterisation::slowness2}},
       Parameterisation::velocity, "parameterisation = \"velocity\"");
+  if (const auto* node = t->find("parameters")) {
+    constexpr std::string_view pex = "parameters = [\"velocity\", \"density\"]";
+    const auto& a = t->p.arr(*node, t->key("parameters"), "an array of \"velocity\" and \"density\"", pex);
+    bool velocity = false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const std::string key = fmt::format("{}[{}]", t->key("parameters"), i);
+      const std::string name = t->p.str(*a.get(i), key, pex);
+      if (name != "velocity" && name != "density")
+        t->p.bad(*a.get(i), key, "must be \"velocity\" or \"density\"",
+                 "list the parameters the gradient is taken with respect to, e.g. [\"velocity\", \"density\"]");
+      (name == "velocity" ? velocity : inv.density_parameter) = true;
+    }
+    t->check(velocity, "parameters", "must include \"velocity\" (the density alone is not inverted in this version)",
+             "write parameters = [\"velocity\"] or [\"velocity\", \"density\"]");
+    t->check(!inv.density_parameter || c.model.has_density_model(), "parameters",
+             "names \"density\", but the model has no density model",
+             "give model.densities (layered) or model.density_dataset (file), or remove \"density\"");
+  }
   inv.misfit = t->choice<std::string>("misfit",
                                       {{"least_squares", std::string("least_squares")},
                                        {"trace_normalised", std::string("trace_normalised")},

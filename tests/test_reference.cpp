@@ -350,19 +350,17 @@ double staggered_dt_max(int order, double v_max, double h) {
   return 2 / (v_max * std::sqrt(3 * (2 * sum / h) * (2 * sum / h)));
 }
 
-// The injection's rho_s: sum_p w_p rho_p / sum_p w_p over a point's stencil (free-surface folding included), or the
-// |w|-weighted mean where |sum_p w_p| < 1/2 (docs/numerics.md, "Variable density").
+// The injection's rho_s: the |w|-weighted mean sum_p |w_p| rho_p / sum_p |w_p| over a point's stencil (free-surface
+// folding included; docs/numerics.md, "Variable density").
 double stencil_density(const sv::ReferenceProblem& pb, const sv::RefPoint& p) {
   const auto st = sv::reference_point_stencil(pb, p, "point");
-  double w_sum = 0, w_rho = 0, a_sum = 0, a_rho = 0, lo = INFINITY, hi = 0;
+  double a_sum = 0, a_rho = 0;
   for (std::size_t k = 0; k < st.w.size(); ++k) {
     const auto& i = st.idx[k];
     const double rho = pb.density[(std::size_t(i[0]) * pb.shape[1] + i[1]) * pb.shape[2] + i[2]];
-    w_sum += st.w[k], w_rho += st.w[k] * rho, a_sum += std::abs(st.w[k]), a_rho += std::abs(st.w[k]) * rho;
-    if (st.w[k] != 0) lo = std::min(lo, rho), hi = std::max(hi, rho);
+    a_sum += std::abs(st.w[k]), a_rho += std::abs(st.w[k]) * rho;
   }
-  const bool signed_ok = std::abs(w_sum) >= 0.5 && w_rho / w_sum >= lo && w_rho / w_sum <= hi;
-  return signed_ok ? w_rho / w_sum : a_rho / a_sum;
+  return a_rho / a_sum;
 }
 
 double traces_l2(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {

@@ -247,22 +247,18 @@ ReferenceResult run_staggered_reference(const ReferenceProblem& pb) {
     for (int a = 0; a < 3; ++a) pml[a] = make_pml_axis(n[a], h[a], R, !(a == 0 && fs), v_max, pb);
 
   // Sources: f^m = sum_j s_j(t_m) sum_p (rho_p / rho_s) w_p delta_p / (dz dy dx), rho_s the density at the source:
-  // sum_p w_p rho_p / sum_p w_p over the source's own stencil (folded at a free surface, where sum_p w_p != 1), or,
-  // when |sum_p w_p| < 1/2 (a point within a cell of the free surface), sum_p |w_p| rho_p / sum_p |w_p|. At a
-  // constant density rho_p / rho_s = 1.
+  // rho_s = sum_p |w_p| rho_p / sum_p |w_p| over the source's own stencil (folded at a free surface). At a constant
+  // density rho_p / rho_s = 1.
   const double inv_cell = 1.0 / (h[0] * h[1] * h[2]);
   std::vector<RefStencil> src, rec;
   for (const auto& s : pb.sources) {
     RefStencil st = reference_point_stencil(pb, s, "source");
-    double w_sum = 0, w_rho = 0, a_sum = 0, a_rho = 0, lo = INFINITY, hi = 0;
+    double a_sum = 0, a_rho = 0;
     for (std::size_t k = 0; k < st.w.size(); ++k) {
       const double r = rho(st.idx[k][0], st.idx[k][1], st.idx[k][2]);
-      w_sum += st.w[k], w_rho += st.w[k] * r, a_sum += std::abs(st.w[k]), a_rho += std::abs(st.w[k]) * r;
-      if (st.w[k] != 0) lo = std::min(lo, r), hi = std::max(hi, r);
+      a_sum += std::abs(st.w[k]), a_rho += std::abs(st.w[k]) * r;
     }
-    // The signed mean when |sum w| >= 1/2 and it lies within the densities it averages, else the |w|-weighted mean.
-    const bool signed_ok = std::abs(w_sum) >= 0.5 && w_rho / w_sum >= lo && w_rho / w_sum <= hi;
-    const double rho_s = signed_ok ? w_rho / w_sum : a_rho / a_sum;
+    const double rho_s = a_rho / a_sum;
     if (!(rho_s > 0)) throw std::invalid_argument("staggered reference: the density at a source is not positive");
     for (std::size_t k = 0; k < st.w.size(); ++k)
       st.w[k] *= rho(st.idx[k][0], st.idx[k][1], st.idx[k][2]) / rho_s * inv_cell;

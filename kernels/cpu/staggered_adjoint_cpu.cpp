@@ -92,21 +92,15 @@ void transpose_divergence(const StaggeredAdjointStep<T>& s) {
     }
   });
   for (int axis = 0; axis < 2; ++axis) {
-    const int n = L.extent(axis);
     const index_t stride = L.stride(axis);
-    for (int side = 0; side < 2; ++side) {
-      int lo[2] = {0, 0}, hi[2] = {L.nz, L.ny};
-      lo[axis] = side == 0 ? -R : n, hi[axis] = side == 0 ? 0 : n + R - 1;
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int z = lo[0]; z < hi[0]; ++z)
-        for (int y = lo[1]; y < hi[1]; ++y) {
-          const index_t row = L.index(z, y, 0);
-          T* __restrict w = s.w[axis];
-          const T* __restrict q = s.q[axis];
+    for (int side = 0; side < 2; ++side)
+      staggered_rows::ghost_band_rows(L, R, axis, side, [&](int z, int y) {
+        const index_t row = L.index(z, y, 0);
+        T* __restrict w = s.w[axis];
+        const T* __restrict q = s.q[axis];
 #pragma omp simd
-          for (int x = 0; x < L.nx; ++x) w[row + x] -= staggered_d_plus<R>(q, row + x, stride, s.coef.g[axis]);
-        }
-    }
+        for (int x = 0; x < L.nx; ++x) w[row + x] -= staggered_d_plus<R>(q, row + x, stride, s.coef.g[axis]);
+      });
   }
   if (!s.free_surface) return;
   const index_t plane = L.stride_z();
@@ -166,27 +160,21 @@ void transpose_velocity(const StaggeredAdjointStep<T>& s) {
       transpose_half_segment(s, axis, side, z, y, x0, x1);
     });
   });
-  for (int axis = 0; axis < 2; ++axis) {
-    const int n = L.extent(axis);
+  for (int axis = 0; axis < 2; ++axis)
     for (int side = 0; side < 2; ++side) {
       if (side == 0 && axis == 0 && s.free_surface) continue;
-      int lo[2] = {0, 0}, hi[2] = {L.nz, L.ny};
-      lo[axis] = side == 0 ? -R : n, hi[axis] = side == 0 ? 0 : n + R - 1;
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int z = lo[0]; z < hi[0]; ++z)
-        for (int y = lo[1]; y < hi[1]; ++y) {
-          const index_t row = L.index(z, y, 0);
-          T* __restrict e = s.e[axis];
-          const T* __restrict w = s.w[axis];
-          const T* __restrict b = s.bdt[axis];
+      staggered_rows::ghost_band_rows(L, R, axis, side, [&](int z, int y) {
+        const index_t row = L.index(z, y, 0);
+        T* __restrict e = s.e[axis];
+        const T* __restrict w = s.w[axis];
+        const T* __restrict b = s.bdt[axis];
 #pragma omp simd
-          for (int x = 0; x < L.nx; ++x) e[row + x] = -b[row + x] * w[row + x];
-          staggered_rows::for_each_cpml_segment<true>(s.pml, L.nx, z, y, axis, [&](int ax, int sd, int x0, int x1) {
-            transpose_half_segment(s, ax, sd, z, y, x0, x1);
-          });
-        }
+        for (int x = 0; x < L.nx; ++x) e[row + x] = -b[row + x] * w[row + x];
+        staggered_rows::for_each_cpml_segment<true>(s.pml, L.nx, z, y, axis, [&](int ax, int sd, int x0, int x1) {
+          transpose_half_segment(s, ax, sd, z, y, x0, x1);
+        });
+      });
     }
-  }
   sweep_rows<T>(L, R, [&](int z, int y) {
     const index_t row = L.index(z, y, 0);
     T* __restrict u = s.u;
@@ -211,10 +199,25 @@ void transpose_velocity(const StaggeredAdjointStep<T>& s) {
     }
 }
 
+// buoyancy_image[a] += w-bar_a dw_a (StaggeredAdjointStep): dw_a / (dt beta_a) = -(D+_a u + phi_a) is the derivative of
+// the velocity step's w_a with respect to dt beta_a.
+template <class T>
+void buoyancy_imaging(const StaggeredAdjointStep<T>& s) {
+  const std::ptrdiff_t n = std::ptrdiff_t(s.layout.size());
+  for (int a = 0; a < 3; ++a) {
+    double* __restrict image = s.buoyancy_image[a];
+    const T* __restrict w = s.w[a];
+    const T* __restrict dw = s.velocity_increment[a];
+#pragma omp parallel for simd schedule(static)
+    for (std::ptrdiff_t i = 0; i < n; ++i) image[i] += double(w[i]) * double(dw[i]);
+  }
+}
+
 template <int R, class T>
 void transpose_radius(const StaggeredAdjointStep<T>& s) {
   transpose_pressure_rows<R>(s);
   transpose_divergence<R>(s);
+  if (s.buoyancy_image[0]) buoyancy_imaging(s);
   transpose_velocity<R>(s);
 }
 
@@ -222,17 +225,7 @@ void transpose_radius(const StaggeredAdjointStep<T>& s) {
 
 template <class T>
 void staggered_adjoint_step(const StaggeredAdjointStep<T>& s) {
-  switch (s.coef.radius) {
-    case 1: return transpose_radius<1>(s);
-    case 2: return transpose_radius<2>(s);
-    case 3: return transpose_radius<3>(s);
-    case 4: return transpose_radius<4>(s);
-    case 5: return transpose_radius<5>(s);
-    case 6: return transpose_radius<6>(s);
-    case 7: return transpose_radius<7>(s);
-    case 8: return transpose_radius<8>(s);
-    default: break;
-  }
+  staggered_rows::with_radius(s.coef.radius, [&](auto R) { transpose_radius<decltype(R)::value>(s); });
 }
 
 template void staggered_adjoint_step<float>(const StaggeredAdjointStep<float>&);

@@ -101,25 +101,20 @@ template <int R, class T>
 void velocity_ghost_bands(const StaggeredStep<T>& s) {
   const FieldLayout& L = s.layout;
   for (int axis = 0; axis < 2; ++axis) {
-    const int n = L.extent(axis);
     const index_t stride = L.stride(axis);
     const T* g = s.coef.g[axis];
     for (int side = 0; side < 2; ++side) {
       if ((side == 0 && axis == 0 && s.free_surface) || !s.ghost_band[axis][side]) continue;
-      int lo[2] = {0, 0}, hi[2] = {L.nz, L.ny};
-      lo[axis] = side == 0 ? -R : n, hi[axis] = side == 0 ? 0 : n + R - 1;
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int z = lo[0]; z < hi[0]; ++z)
-        for (int y = lo[1]; y < hi[1]; ++y) {
-          const index_t row = L.index(z, y, 0);
-          T* __restrict w = s.w[axis];
-          const T* __restrict b = s.bdt[axis];
-          const T* __restrict u = s.u;
+      staggered_rows::ghost_band_rows(L, R, axis, side, [&](int z, int y) {
+        const index_t row = L.index(z, y, 0);
+        T* __restrict w = s.w[axis];
+        const T* __restrict b = s.bdt[axis];
+        const T* __restrict u = s.u;
 #pragma omp simd
-          for (int x = 0; x < L.nx; ++x)
-            w[row + x] = staggered_velocity(w[row + x], b[row + x], staggered_d_plus<R>(u, row + x, stride, g));
-          cpml_row<R, true, T>(s, z, y, axis);
-        }
+        for (int x = 0; x < L.nx; ++x)
+          w[row + x] = staggered_velocity(w[row + x], b[row + x], staggered_d_plus<R>(u, row + x, stride, g));
+        cpml_row<R, true, T>(s, z, y, axis);
+      });
     }
   }
 }
@@ -219,32 +214,12 @@ void pressure_radius(const StaggeredStep<T>& s) {
 
 template <class T>
 void staggered_velocity_step(const StaggeredStep<T>& s) {
-  switch (s.coef.radius) {
-    case 1: return velocity_radius<1>(s);
-    case 2: return velocity_radius<2>(s);
-    case 3: return velocity_radius<3>(s);
-    case 4: return velocity_radius<4>(s);
-    case 5: return velocity_radius<5>(s);
-    case 6: return velocity_radius<6>(s);
-    case 7: return velocity_radius<7>(s);
-    case 8: return velocity_radius<8>(s);
-    default: break;
-  }
+  staggered_rows::with_radius(s.coef.radius, [&](auto R) { velocity_radius<decltype(R)::value>(s); });
 }
 
 template <class T>
 void staggered_pressure_step(const StaggeredStep<T>& s) {
-  switch (s.coef.radius) {
-    case 1: return pressure_radius<1>(s);
-    case 2: return pressure_radius<2>(s);
-    case 3: return pressure_radius<3>(s);
-    case 4: return pressure_radius<4>(s);
-    case 5: return pressure_radius<5>(s);
-    case 6: return pressure_radius<6>(s);
-    case 7: return pressure_radius<7>(s);
-    case 8: return pressure_radius<8>(s);
-    default: break;
-  }
+  staggered_rows::with_radius(s.coef.radius, [&](auto R) { pressure_radius<decltype(R)::value>(s); });
 }
 
 template void staggered_velocity_step<float>(const StaggeredStep<float>&);

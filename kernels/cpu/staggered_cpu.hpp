@@ -68,6 +68,11 @@ struct StaggeredAdjointStep {
   // adjoint of D (compact, fp64); skipped when image is null.
   const T* divergence = nullptr;
   double* image = nullptr;
+  // The buoyancy's imaging condition (the density gradient): buoyancy_image[a] += w-bar_a dw_a at every point of the
+  // padded field, dw_a = w_a^{n+1/2} - w_a^{n-1/2} of the forward step (velocity_increment[a], padded), w-bar_a the
+  // adjoint of w_a^{n+1/2} (the transposed pressure step's output); skipped when buoyancy_image[0] is null.
+  const T* velocity_increment[3] = {nullptr, nullptr, nullptr};
+  double* buoyancy_image[3] = {nullptr, nullptr, nullptr};
 };
 
 namespace cpu {

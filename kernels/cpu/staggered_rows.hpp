@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/cpu/fdtd_cpu.hpp"
 #include "kernels/staggered_point.hpp"
@@ -22,6 +23,34 @@ void sweep_rows(const FieldLayout& L, int R, Fn&& fn) {
     const int y1 = std::min(L.ny, (b + 1) * by);
     for (int z = 0; z < L.nz; ++z)
       for (int y = b * by; y < y1; ++y) fn(z, y);
+  }
+}
+
+// fn(z, y) for every row of the ghost band of axis `axis` (0: z, 1: y) beyond face `side`: the half nodes -R .. -1
+// (low) or n .. n + R - 2 (high) along the axis, the grid's nodes along the other, all threads.
+template <class Fn>
+void ghost_band_rows(const FieldLayout& L, int R, int axis, int side, Fn&& fn) {
+  const int n = L.extent(axis);
+  int lo[2] = {0, 0}, hi[2] = {L.nz, L.ny};
+  lo[axis] = side == 0 ? -R : n, hi[axis] = side == 0 ? 0 : n + R - 1;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int z = lo[0]; z < hi[0]; ++z)
+    for (int y = lo[1]; y < hi[1]; ++y) fn(z, y);
+}
+
+// fn(std::integral_constant<int, R>) for the stencil radius 1..8 (nothing for another).
+template <class Fn>
+void with_radius(int radius, Fn&& fn) {
+  switch (radius) {
+    case 1: return fn(std::integral_constant<int, 1>{});
+    case 2: return fn(std::integral_constant<int, 2>{});
+    case 3: return fn(std::integral_constant<int, 3>{});
+    case 4: return fn(std::integral_constant<int, 4>{});
+    case 5: return fn(std::integral_constant<int, 5>{});
+    case 6: return fn(std::integral_constant<int, 6>{});
+    case 7: return fn(std::integral_constant<int, 7>{});
+    case 8: return fn(std::integral_constant<int, 8>{});
+    default: return;
   }
 }
 

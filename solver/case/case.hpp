@@ -201,6 +201,10 @@ struct InversionSpec {
   std::string observed_file;            // or: a traces.h5 of this acquisition (docs/hdf5-schema.md)
   std::string observed_dataset = "/traces";
   Parameterisation parameterisation = Parameterisation::velocity;
+  // inversion.parameters: what the gradient is taken with respect to: the velocity (always) and, with a density model
+  // (the staggered scheme), the density at fixed velocity too ("density"): `gradient` and `check-gradient` give it;
+  // `invert` updates the velocity only in this version.
+  bool density_parameter = false;
   std::string misfit = "least_squares";
   // Bounds on the velocity (m/s). velocity_max, when above the starting model's largest velocity, also sets
   // dt and the CPML damping, so that neither changes while the model does.

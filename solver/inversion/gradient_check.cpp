@@ -60,22 +60,50 @@ double log_log_slope(std::span<const double> x, std::span<const double> y) {
   return (n * sxy - sx * sy) / (n * sxx - sx * sx);
 }
 
-TaylorResult taylor_test(Objective& objective, std::span<const double> model, std::span<const double> direction,
-                         const std::vector<double>& steps) {
+namespace {
+
+// The rows and slopes of a Taylor test from J(m), g.dm and J(m + h dm) = misfit_at(h).
+template <class MisfitAt>
+TaylorResult taylor_rows(double misfit, double derivative, const std::vector<double>& steps, MisfitAt&& misfit_at) {
   TaylorResult r;
-  const MisfitGradient base = objective.evaluate(model, true);
-  r.misfit = base.misfit;
-  r.directional_derivative = dot(base.gradient, direction);
-  std::vector<double> perturbed(model.size()), hs, first, second;
+  r.misfit = misfit;
+  r.directional_derivative = derivative;
+  std::vector<double> hs, first, second;
   for (double h : steps) {
-    for (std::size_t k = 0; k < model.size(); ++k) perturbed[k] = model[k] + h * direction[k];
-    const double j = objective.evaluate(perturbed, false).misfit;
+    const double j = misfit_at(h);
     TaylorRow row{h, j, std::abs(j - r.misfit), std::abs(j - r.misfit - h * r.directional_derivative)};
     r.rows.push_back(row);
     hs.push_back(h), first.push_back(row.first), second.push_back(row.second);
   }
   r.slope_first = log_log_slope(hs, first);
   r.slope_second = log_log_slope(hs, second);
+  return r;
+}
+
+}  // namespace
+
+TaylorResult taylor_test(Objective& objective, std::span<const double> model, std::span<const double> direction,
+                         const std::vector<double>& steps) {
+  const MisfitGradient base = objective.evaluate(model, true);
+  std::vector<double> perturbed(model.size());
+  return taylor_rows(base.misfit, dot(base.gradient, direction), steps, [&](double h) {
+    for (std::size_t k = 0; k < model.size(); ++k) perturbed[k] = model[k] + h * direction[k];
+    return objective.evaluate(perturbed, false).misfit;
+  });
+}
+
+TaylorResult density_taylor_test(Objective& objective, GradientPropagator& propagator, std::span<const double> model,
+                                 std::span<const double> direction, const std::vector<double>& steps) {
+  objective.with_density_gradient(true);
+  const std::vector<double> rho = propagator.density();
+  const MisfitGradient base = objective.evaluate(model, true);
+  std::vector<double> perturbed(rho.size());
+  TaylorResult r = taylor_rows(base.misfit, dot(base.density_gradient, direction), steps, [&](double h) {
+    for (std::size_t k = 0; k < rho.size(); ++k) perturbed[k] = rho[k] + h * direction[k];
+    propagator.set_density(perturbed);
+    return objective.evaluate(model, false).misfit;
+  });
+  propagator.set_density(rho);
   return r;
 }
 
@@ -100,10 +128,14 @@ bool GradientCheckReport::dot_passed(std::size_t k) const {
 bool GradientCheckReport::taylor_passed() const {
   return std::abs(taylor.slope_first - 1) <= tolerances.slope && std::abs(taylor.slope_second - 2) <= tolerances.slope;
 }
+bool GradientCheckReport::density_taylor_passed() const {
+  return !density_taylor || (std::abs(density_taylor->slope_first - 1) <= tolerances.slope &&
+                             std::abs(density_taylor->slope_second - 2) <= tolerances.slope);
+}
 bool GradientCheckReport::passed() const {
   for (std::size_t k = 0; k < dot.size(); ++k)
     if (!dot_passed(k)) return false;
-  return taylor_passed();
+  return taylor_passed() && density_taylor_passed();
 }
 
 std::string GradientCheckReport::text() const {
@@ -117,25 +149,30 @@ std::string GradientCheckReport::text() const {
     out += fmt::format("| {} | {:.15e} | {:.15e} | {:.2e} | {:.0e} | {} |\n", name, r.lhs, r.rhs, r.mismatch,
                        name == "fp64" ? tolerances.dot_fp64 : tolerances.dot_fp32, dot_passed(k) ? "pass" : "FAIL");
   }
-  out += fmt::format("\nTaylor test of the gradient (fp64, parameter {}): J(m) = {:.10e}, g.dm = {:.10e}\n",
-                     to_string(parameterisation), taylor.misfit, taylor.directional_derivative);
-  out +=
-      "| h | J(m + h dm) | r1 = |J(m+h dm) - J(m)| | r2 = |J(m+h dm) - J(m) - h g.dm| | slope r1 | slope r2 |\n"
-      "|---|---|---|---|---|---|\n";
-  for (std::size_t k = 0; k < taylor.rows.size(); ++k) {
-    const auto& row = taylor.rows[k];
-    std::string s1 = "", s2 = "";
-    if (k > 0) {
-      const auto& prev = taylor.rows[k - 1];
-      s1 = fmt::format("{:.3f}", std::log(row.first / prev.first) / std::log(row.h / prev.h));
-      s2 = fmt::format("{:.3f}", std::log(row.second / prev.second) / std::log(row.h / prev.h));
+  const auto table = [&](const TaylorResult& t, const std::string& title, bool ok) {
+    out += fmt::format("\n{}: J(m) = {:.10e}, g.dm = {:.10e}\n", title, t.misfit, t.directional_derivative);
+    out +=
+        "| h | J(m + h dm) | r1 = |J(m+h dm) - J(m)| | r2 = |J(m+h dm) - J(m) - h g.dm| | slope r1 | slope r2 |\n"
+        "|---|---|---|---|---|---|\n";
+    for (std::size_t k = 0; k < t.rows.size(); ++k) {
+      const auto& row = t.rows[k];
+      std::string s1 = "", s2 = "";
+      if (k > 0) {
+        const auto& prev = t.rows[k - 1];
+        s1 = fmt::format("{:.3f}", std::log(row.first / prev.first) / std::log(row.h / prev.h));
+        s2 = fmt::format("{:.3f}", std::log(row.second / prev.second) / std::log(row.h / prev.h));
+      }
+      out += fmt::format("| {:.4g} | {:.10e} | {:.4e} | {:.4e} | {} | {} |\n", row.h, row.misfit, row.first, row.second,
+                         s1, s2);
     }
-    out += fmt::format("| {:.4g} | {:.10e} | {:.4e} | {:.4e} | {} | {} |\n", row.h, row.misfit, row.first, row.second,
-                       s1, s2);
-  }
-  out += fmt::format("least-squares slopes: r1 {:.3f} (expected 1 +- {}), r2 {:.3f} (expected 2 +- {}): {}\n",
-                     taylor.slope_first, tolerances.slope, taylor.slope_second, tolerances.slope,
-                     taylor_passed() ? "pass" : "FAIL");
+    out += fmt::format("least-squares slopes: r1 {:.3f} (expected 1 +- {}), r2 {:.3f} (expected 2 +- {}): {}\n",
+                       t.slope_first, tolerances.slope, t.slope_second, tolerances.slope, ok ? "pass" : "FAIL");
+  };
+  table(taylor, fmt::format("Taylor test of the gradient (fp64, parameter {})", to_string(parameterisation)),
+        taylor_passed());
+  if (density_taylor)
+    table(*density_taylor, "Taylor test of the density gradient at fixed velocity (fp64, m = rho in kg/m^3)",
+          density_taylor_passed());
   return out;
 }
 
@@ -183,6 +220,11 @@ GradientCheckReport check_gradient(const Case& case_in) {
   const std::vector<double> model = parameter_from_velocity(c.inversion.parameterisation, velocity);
   const std::vector<double> direction = smooth_direction(c.grid, model, 0.02);
   report.taylor = taylor_test(objective, model, direction, taylor_steps);
+  if (c.inversion.density_parameter) {
+    const std::vector<double> rho = propagator->density();
+    report.density_taylor =
+        density_taylor_test(objective, *propagator, model, smooth_direction(c.grid, rho, 0.02), taylor_steps);
+  }
   report.propagator = propagator->name();
   report.history = propagator->history_name();
   return report;

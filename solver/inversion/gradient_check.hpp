@@ -2,6 +2,7 @@
 // `specwave check-gradient`: the dot-product test of the Born operator and its adjoint, and the Taylor test of
 // the gradient (docs/numerics.md, "Adjoint and gradient"; docs/cli.md).
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,6 +33,10 @@ struct TaylorResult {
 };
 TaylorResult taylor_test(Objective& objective, std::span<const double> model, std::span<const double> direction,
                          const std::vector<double>& steps);
+// The same for the density gradient at fixed velocity (inversion.parameters naming "density"): J at the objective's
+// `model` with the density rho + h drho set on the propagator (restored after).
+TaylorResult density_taylor_test(Objective& objective, GradientPropagator& propagator, std::span<const double> model,
+                                 std::span<const double> direction, const std::vector<double>& steps);
 
 // The steps of `check-gradient` along smooth_direction(..., 0.02): perturbations of 0.2% down to 0.0125% of the
 // mean parameter, where the first-order remainder is still dominated by h g.dm and the second-order one (about
@@ -55,11 +60,13 @@ struct GradientCheckReport {
   std::string plan_text;
   std::vector<std::pair<std::string, DotTestResult>> dot;  // precision, result
   TaylorResult taylor;
+  std::optional<TaylorResult> density_taylor;  // with a density parameter
   Parameterisation parameterisation = Parameterisation::velocity;
   std::string propagator, history;
   GradientCheckTolerances tolerances;
   bool dot_passed(std::size_t k) const;
   bool taylor_passed() const;
+  bool density_taylor_passed() const;
   bool passed() const;
   std::string text() const;
 };

@@ -207,6 +207,7 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
   Objective objective(*s.propagator, *misfit, observed, p, s.plan.dt, s.shots);
   objective.report_progress(s.progress_seconds());
   objective.regularise(regularisation_of(c, s.plan), c.grid);
+  objective.with_density_gradient(c.inversion.density_parameter);
   const auto checkpoint = s.checkpoint("gradient", o, spans_of(observed));
   objective.checkpoint(checkpoint.get());
   const auto started = std::chrono::steady_clock::now();
@@ -219,7 +220,8 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
                                : std::string();
   out.result = fmt::format("misfit {:.6e} ({}{}{}) over {} shot(s) in {:.1f} s; gradient with respect to {}", r.misfit,
                            misfit->name(), o.band_hz > 0 ? fmt::format(", {} Hz", o.band_hz) : "", term, c.shots.size(),
-                           seconds, to_string(p));
+                           seconds, to_string(p)) +
+               (c.inversion.density_parameter ? " and to the density (density_gradient)" : "");
   out.outputs = {s.path("gradient.h5"), s.path("gradient.xdmf"), s.path("gradient.vtkhdf")};
   if (filters) out.outputs.push_back(s.path("source_estimate.h5"));
   if (!s.root) return out;
@@ -227,10 +229,16 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
     write_source_estimate(c, estimated_wavelets(c, s.plan, *filters),
                           estimated_wavelets(c, s.plan, SourceFilters(filters->nt(), 1, true)).front(),
                           observed_sampling(c, s.plan).dt, o.band_hz, s.plan.threads);
-  io::write_grid_arrays_file(s.path("gradient.h5"), s.provenance("specwave.gradient"), c.grid,
-                             {{"gradient", parameter_units(p), r.gradient},
-                              {"illumination", "field^2", r.illumination},
-                              {"velocity", "m/s", velocity}},
+  std::vector<io::GridArray> arrays = {{"gradient", parameter_units(p), r.gradient},
+                                       {"illumination", "field^2", r.illumination},
+                                       {"velocity", "m/s", velocity}};
+  // inversion.parameters with "density": dJ/d rho at fixed velocity, and the density it was taken at.
+  const std::vector<double> density = c.inversion.density_parameter ? s.propagator->density() : std::vector<double>{};
+  if (c.inversion.density_parameter) {
+    arrays.push_back({"density_gradient", "misfit per kg/m^3", r.density_gradient});
+    arrays.push_back({"density", "kg/m^3", density});
+  }
+  io::write_grid_arrays_file(s.path("gradient.h5"), s.provenance("specwave.gradient"), c.grid, arrays,
                              {{"misfit_per_shot", "misfit", r.misfit_per_shot}},
                              {{"misfit", r.misfit},
                               {"regularisation", r.regularisation},

@@ -119,6 +119,12 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                     "projects the model onto; velocity_max also fixes dt); add e.g. velocity_min = 1500.0 and "
                     "velocity_max = 4000.0 to [inversion]",
                     where(c)));
+  if (inv.density_parameter)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: inversion.parameters = [\"velocity\", \"density\"]: invert updates the velocity only "
+                            "in this version (gradient and check-gradient give the density gradient); remove "
+                            "\"density\" to invert the velocity with the density fixed",
+                            where(c)));
   apply_threads(c);
   check_inputs_not_overwritten(c, invert_output_names);
   // inversion.trace_weights' shape and values, checked before anything is written; read once, here.

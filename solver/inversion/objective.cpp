@@ -431,6 +431,7 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
   MisfitGradient out;
   if (with_gradient) out.gradient.assign(model.size(), 0.0);
   if (with_gradient && illumination) out.illumination.assign(model.size(), 0.0);
+  if (with_gradient && density_) out.density_gradient.assign(model.size(), 0.0);
   const int ranks = shots_ ? shots_->size() : 1, rank = shots_ ? shots_->rank() : 0;
   // A stop signal (solver/forward/checkpoint.hpp) ends the evaluation, between shots on one rank, at its start on
   // several (where every rank meets); the caller resumes from its last state.
@@ -450,11 +451,12 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
   std::vector<int> finished;
   if (checkpoint_)
     if (const auto state = checkpoint_->load()) {
-      for (auto* v : {&out.misfit_per_shot, &out.gradient, &out.illumination}) {
+      for (auto* v : {&out.misfit_per_shot, &out.gradient, &out.illumination, &out.density_gradient}) {
         if (v->empty()) continue;
         const char* name = v == &out.misfit_per_shot ? "misfit_per_shot"
                            : v == &out.gradient      ? "gradient"
-                                                     : "illumination";
+                           : v == &out.illumination  ? "illumination"
+                                                     : "density_gradient";
         const auto it = state->arrays.find(name);
         if (it == state->arrays.end() || it->second.size() != v->size())
           throw Error(ExitCode::input_error, fmt::format("{}: holds no {} of {} values; remove it to start over",
@@ -471,6 +473,7 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
     std::vector<double> adjoint_source(synthetic.size());
     out.misfit_per_shot[s] = misfit_.evaluate_shot(int(s), synthetic, observed_[s], dt_, adjoint_source);
     if (with_gradient) propagator_.adjoint(adjoint_source, out.gradient, out.illumination);
+    if (!out.density_gradient.empty()) propagator_.add_density_gradient(out.density_gradient);
     ++done;
     if (checkpoint_) {
       finished.push_back(int(s));
@@ -478,6 +481,7 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
         ShotState state{finished, {{"misfit_per_shot", out.misfit_per_shot}}};
         if (!out.gradient.empty()) state.arrays["gradient"] = out.gradient;
         if (!out.illumination.empty()) state.arrays["illumination"] = out.illumination;
+        if (!out.density_gradient.empty()) state.arrays["density_gradient"] = out.density_gradient;
         return state;
       });
     }
@@ -492,7 +496,7 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
     }
   }
   if (ranks > 1) {
-    for (auto* v : {&out.misfit_per_shot, &out.gradient, &out.illumination}) {
+    for (auto* v : {&out.misfit_per_shot, &out.gradient, &out.illumination, &out.density_gradient}) {
       if (v->empty()) continue;
       shots_->allreduce_in_place(std::span<double>(*v), ReduceOp::sum);
       shots_->broadcast(std::span<double>(*v), 0);  // the same bits on every rank, whatever the reduction's order

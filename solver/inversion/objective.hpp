@@ -96,7 +96,10 @@ struct MisfitGradient {
   std::vector<double> misfit_per_shot;
   std::vector<double> gradient;      // dJ/d(parameter) at every grid point, (nz, ny, nx); empty without gradient
   std::vector<double> illumination;  // sum over shots and steps of (u^n)^2, (nz, ny, nx); when asked for only
-  double regularisation = 0;         // the model term included in misfit
+  // dJ/d rho at fixed velocity (per kg/m^3), (nz, ny, nx): with with_density_gradient and a gradient only (no
+  // regularisation term: it regularises the velocity)
+  std::vector<double> density_gradient;
+  double regularisation = 0;  // the model term included in misfit
 };
 
 // The case's inversion.regularisation and inversion.regularisation_weight; total variation's epsilon is 1e-3 of the
@@ -126,6 +129,8 @@ class Objective {
   // A pass that can be resumed shot by shot (`gradient`, `migrate`; solver/inversion/shot_checkpoint.hpp): evaluate()
   // starts from the state it holds (the sums of the shots done) and hands it its state after every shot.
   void checkpoint(ShotCheckpoint* c) { checkpoint_ = c; }
+  // The density gradient too (inversion.parameters naming "density"; the propagator must have been made for it).
+  void with_density_gradient(bool on) { density_ = on; }
 
  private:
   GradientPropagator& propagator_;
@@ -138,6 +143,7 @@ class Objective {
   Regularisation regularisation_;
   GridSpec grid_;
   ShotCheckpoint* checkpoint_ = nullptr;
+  bool density_ = false;
 };
 
 }  // namespace specwave

@@ -337,21 +337,35 @@ double point_density(const PointStencil& stencil, const VelocityModel& model) {
   return point_density(stencil, model.density, model.block.extent);
 }
 
-double point_density(const PointStencil& stencil, std::span<const float> density, const std::array<int, 3>& shape) {
-  double sum_w = 0, sum_wr = 0, sum_abs = 0, sum_abs_r = 0, least = INFINITY, largest = 0;
+namespace {
+
+// sum_p |w_p| rho_p / sum_p |w_p| (1 where every weight is 0).
+template <class D>
+double abs_weighted_mean(const PointStencil& stencil, std::span<const D> density, const std::array<int, 3>& shape) {
+  double sum_abs = 0, sum_abs_r = 0;
   for (const auto& p : stencil.points) {
     const double rho = density[(std::size_t(p.iz) * shape[1] + p.iy) * shape[2] + p.ix];
-    sum_w += p.weight, sum_wr += p.weight * rho;
     sum_abs += std::abs(p.weight), sum_abs_r += std::abs(p.weight) * rho;
-    if (p.weight != 0) least = std::min(least, rho), largest = std::max(largest, rho);
-  }
-  // The signed mean is not a convex one (the weights have negative lobes): next to a strong contrast it can leave
-  // the range of the densities it averages, even reach 0; the |w|-weighted mean stands in then.
-  if (std::abs(sum_w) >= 0.5) {
-    const double signed_mean = sum_wr / sum_w;
-    if (signed_mean >= least && signed_mean <= largest) return signed_mean;
   }
   return sum_abs > 0 ? sum_abs_r / sum_abs : 1.0;
+}
+
+}  // namespace
+
+double point_density(const PointStencil& stencil, std::span<const float> density, const std::array<int, 3>& shape) {
+  return abs_weighted_mean(stencil, density, shape);
+}
+
+double point_density(const PointStencil& stencil, std::span<const double> density, const std::array<int, 3>& shape) {
+  return abs_weighted_mean(stencil, density, shape);
+}
+
+std::vector<double> point_density_derivative(const PointStencil& stencil) {
+  double sum = 0;
+  for (const auto& p : stencil.points) sum += std::abs(p.weight);
+  std::vector<double> out;
+  for (const auto& p : stencil.points) out.push_back(sum > 0 ? std::abs(p.weight) / sum : 0.0);
+  return out;
 }
 
 VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const Comm* comm) {

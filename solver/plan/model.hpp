@@ -39,13 +39,16 @@ struct VelocityModel {
   bool whole_grid() const { return block.begin == Dims3{0, 0, 0}; }
 };
 
-// The density at a source or receiver from its stencil's points (docs/numerics.md, "Variable density"):
-// sum_p w_p rho_p / sum_p w_p, or the |w|-weighted mean where |sum_p w_p| < 1/2 (a point within a cell of a free
-// surface, or a derivative stencil: a force source or a particle-velocity receiver). `model` must hold the density of
-// the whole grid.
+// The density at a source or receiver from its stencil's points (docs/numerics.md, "Variable density"): the
+// |w|-weighted mean sum_p |w_p| rho_p / sum_p |w_p|, a convex mean (the signed weights have negative lobes, and their
+// mean can leave the range of the densities, even reach 0 next to a strong contrast) and a smooth function of the
+// densities (the density gradient differentiates it). `model` must hold the density of the whole grid.
 double point_density(const PointStencil& stencil, const VelocityModel& model);
 // The same from a whole grid's density, (nz, ny, nx) = shape, C order.
 double point_density(const PointStencil& stencil, std::span<const float> density, const std::array<int, 3>& shape);
+double point_density(const PointStencil& stencil, std::span<const double> density, const std::array<int, 3>& shape);
+// Its derivative with respect to the density of each of the stencil's points, in their order: |w_p| / sum |w|.
+std::vector<double> point_density_derivative(const PointStencil& stencil);
 
 // Generates or reads the model and validates every value (Error input_error / invalid_case on bad data). With
 // `block`, only that part of the grid (an HDF5 model read as one collective hyperslab per rank when `comm` has

@@ -82,6 +82,20 @@ std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, cons
   return std::make_unique<VelocityReceivers>(std::move(propagator), c, plan.dt);
 }
 
+void GradientPropagator::set_density(std::span<const double>) {
+  throw Error(ExitCode::invalid_case,
+              fmt::format("{}: this scheme has no density model (a density enters through model.densities or "
+                          "model.density_dataset, which run the staggered scheme)",
+                          name()));
+}
+
+void GradientPropagator::add_density_gradient(std::span<double>) const {
+  throw Error(ExitCode::invalid_case,
+              fmt::format("{}: no density gradient: it needs a density model and inversion.parameters = [\"velocity\", "
+                          "\"density\"]",
+                          name()));
+}
+
 void check_adjoint_arguments(bool has_history, std::size_t trace_values, std::size_t points, std::size_t residual,
                              std::size_t gradient, std::size_t illumination) {
   if (!has_history) throw std::logic_error("adjoint: call forward(shot, true) first");

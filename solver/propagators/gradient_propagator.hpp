@@ -39,6 +39,13 @@ class GradientPropagator {
   // illumination of the shot from the forward pressure (the preconditioner's compensation, docs/numerics.md).
   virtual void adjoint(std::span<const double> adjoint_source, std::span<double> gradient,
                        std::span<double> illumination = {}) = 0;
+  // The density model (the staggered scheme; kg/m^3, (nz, ny, nx)): set_density refuses (Error invalid_case) a
+  // scheme without one or a value that is not positive and finite; density() is empty without one.
+  virtual void set_density(std::span<const double> density);
+  virtual std::vector<double> density() const { return {}; }
+  // dJ/d rho at fixed velocity for the last adjoint(), added to `out` (nz, ny, nx): a propagator made for a case whose
+  // inversion.parameters name "density"; Error(invalid_case) otherwise.
+  virtual void add_density_gradient(std::span<double> out) const;
   virtual std::string history_name() const = 0;
   virtual std::size_t history_bytes() const = 0;
   // Forward steps the history took for the last forward(shot, true) and adjoint(): nt x its recompute factor.

@@ -2,7 +2,9 @@
 // adjoint"): the gradient with respect to m = (v dt)^2 with the density and Q fixed. dt K and the memory variables'
 // drives are proportional to m at every point, so the step's derivative at a point is (D-bar D^n) / m there, D^n the
 // divergence the forward step used (what the history keeps) and D-bar its adjoint; the sources, whose factors are
-// proportional to m at their points, add u-bar F^n factor / m there.
+// proportional to m at their points, add u-bar F^n factor / m there. With inversion.parameters naming "density", the
+// density gradient at fixed velocity too: the same image over rho, the buoyancy's sum_n w-bar dw (the history then
+// keeps the velocity increments dw too) and the sources' rho_s.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +14,8 @@
 #include "kernels/cpu/fdtd_cpu.hpp"
 #include "kernels/cpu/flush_denormals.hpp"
 #include "kernels/cpu/staggered_cpu.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/plan/model.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/plan/shot_receivers.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
@@ -89,9 +93,15 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
         setup_(make_staggered_setup<T>(c, plan)),
         state_(setup_),
         divergence_(std::size_t(setup_.layout.interior_points()), T(0)),
+        with_density_(c.inversion.density_parameter),
         history_(make_history<T>(history)),
         receivers_(c, plan) {
     set_receivers(plan.receivers);
+    if (with_density_)
+      for (int a = 0; a < 3; ++a) {
+        increment_[std::size_t(a)].assign(setup_.layout.size(), T(0));
+        before_[std::size_t(a)].assign(setup_.layout.size(), T(0));
+      }
   }
 
   std::string name() const override {
@@ -105,6 +115,23 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
   void set_velocity(std::span<const double> velocity) override {
     check_model_velocity(velocity, setup_.velocity.size(), v_limit_, dt_);
     setup_.set_velocity(velocity, sls_, q_);
+  }
+
+  void set_density(std::span<const double> density) override {
+    if (density.size() != setup_.density.size())
+      throw std::invalid_argument("set_density: the model must have nz * ny * nx values");
+    for (std::size_t k = 0; k < density.size(); ++k)
+      if (!std::isfinite(density[k]) || density[k] <= 0)
+        throw Error(ExitCode::invalid_case,
+                    fmt::format("model density {} kg/m^3 at flat index {} is not positive and finite", density[k], k));
+    setup_.set_density(density, sls_, q_);
+  }
+  std::vector<double> density() const override { return setup_.density; }
+  void add_density_gradient(std::span<double> out) const override {
+    if (!with_density_) GradientPropagator::add_density_gradient(out);
+    if (out.size() != density_gradient_.size())
+      throw std::invalid_argument("add_density_gradient: call adjoint() first; out must be nz * ny * nx");
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] += density_gradient_[k];
   }
 
   std::vector<double> vel2dt2() const override {
@@ -210,17 +237,26 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
     }
     s.half_dt = T(dt_ / 2);
     s.image = a.image.data();
-    ReverseFields<T> fields(*history_, *this, std::size_t(L.interior_points()));
+    if (with_density_)
+      for (int k = 0; k < 3; ++k) s.buoyancy_image[k] = a.buoyancy[std::size_t(k)].data();
+    std::vector<double> source_image(source_stencils_.at(std::size_t(history_shot_)).size(), 0.0);  // S per source
+    ReverseFields<T> fields(*history_, *this, field_values());
     // The sources' points: interior index and factor.
     std::vector<std::size_t> source_point(sources_.index.size());
     for (std::size_t p = 0; p < source_point.size(); ++p) source_point[p] = interior_index(sources_.index[p]);
     for (int n = nt - 1; n >= 0; --n) {
-      s.divergence = fields(n + 1);  // field n + 1 is D^n, what step n used
+      const T* field = fields(n + 1);  // field n + 1 is D^n, what step n used (and its dw)
+      s.divergence = field;
+      for (int k = 0; k < 3 && with_density_; ++k)
+        s.velocity_increment[k] = field + divergence_.size() + std::size_t(k) * L.size();
       T* u = s.u;
       if (setup_.free_surface) cpu::zero_top_plane(L, u);
-      for (std::size_t p = 0; p < source_point.size(); ++p)
-        a.image[source_point[p]] +=
+      for (std::size_t p = 0; p < source_point.size(); ++p) {
+        const double term =
             double(u[sources_.index[p]]) * double(sources_.factor[p]) * running_[sources_.owner[p]][std::size_t(n)];
+        a.image[source_point[p]] += term;
+        source_image[std::size_t(sources_.owner[p])] += term;
+      }
       cpu::staggered_adjoint_step(s);
       const auto& rec = receivers_list_;
       for (std::size_t r = 0; r + 1 < rec.offsets.size(); ++r)
@@ -232,6 +268,7 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
       gradient[k] += a.image[k] / (setup_.velocity[k] * setup_.velocity[k] * dt_ * dt_);
     if (!illumination.empty())
       for (std::size_t k = 0; k < illumination.size(); ++k) illumination[k] += illumination_[k];
+    if (with_density_) density_gradient(*adjoint_, source_image);
   }
 
  private:
@@ -249,6 +286,7 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
   void begin_shot(int shot) {
     state_.reset();
     std::fill(divergence_.begin(), divergence_.end(), T(0));
+    for (auto& dw : increment_) std::fill(dw.begin(), dw.end(), T(0));
     if (const auto* own = receivers_.own(shot)) set_receivers(*own);
     std::fill(traces_.begin(), traces_.end(), 0.0);
     sources_ = setup_.sources(source_stencils_.at(std::size_t(shot)));
@@ -265,14 +303,14 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
 
   // ForwardStepper: the state is the fields and the last step's divergence (the history's field).
   std::size_t state_values() const override {
-    std::size_t n = divergence_.size();
+    std::size_t n = field_values();
     for (const std::vector<T>* v : state_.arrays()) n += v->size();
     return n;
   }
   void save_state(std::span<T> out) const override {
     auto it = out.begin();
     for (const std::vector<T>* v : state_.arrays()) it = std::copy(v->begin(), v->end(), it);
-    std::copy(divergence_.begin(), divergence_.end(), it);
+    copy_field(out.subspan(std::size_t(it - out.begin())));
   }
   void restore_state(std::span<const T> in) override {
     auto it = in.begin();
@@ -281,6 +319,11 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
       it += std::ptrdiff_t(v->size());
     }
     std::copy(it, it + std::ptrdiff_t(divergence_.size()), divergence_.begin());
+    it += std::ptrdiff_t(divergence_.size());
+    for (auto& dw : increment_) {
+      std::copy(it, it + std::ptrdiff_t(dw.size()), dw.begin());
+      it += std::ptrdiff_t(dw.size());
+    }
   }
   // Records u^n, then u^{n+1}: the velocity and pressure steps (D^n into divergence_), the sources, the free surface.
   void step(int n) override {
@@ -301,33 +344,100 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
       for (int side = 0; side < 2; ++side)
         s.pml[a].phi[side] = state_.pml[a].phi[side], s.pml[a].chi[side] = state_.pml[a].chi[side];
     s.divergence_out = divergence_.data();
+    if (with_density_)
+      for (int a = 0; a < 3; ++a) copy_parallel(state_.w[std::size_t(a)], before_[std::size_t(a)]);
     cpu::staggered_velocity_step(s);
+    if (with_density_)
+      for (int a = 0; a < 3; ++a) {
+        const std::ptrdiff_t count = std::ptrdiff_t(L.size());
+        const T* after = state_.w[std::size_t(a)].data();
+        const T* before = before_[std::size_t(a)].data();
+        T* dw = increment_[std::size_t(a)].data();
+#pragma omp parallel for simd schedule(static)
+        for (std::ptrdiff_t i = 0; i < count; ++i) dw[i] = after[i] - before[i];
+      }
     cpu::staggered_pressure_step(s);
     for (std::size_t p = 0; p < sources_.index.size(); ++p)
       state_.u[sources_.index[p]] += sources_.factor[p] * T(running_[sources_.owner[p]][std::size_t(n)]);
     if (setup_.free_surface) cpu::zero_top_plane(L, state_.u.data());
   }
-  std::size_t field_values() const override { return divergence_.size(); }
-  void copy_field(std::span<T> out) const override { std::copy(divergence_.begin(), divergence_.end(), out.begin()); }
+  // The history's field: D of the last step and, for the density gradient, its velocity increments dw_a (padded).
+  std::size_t field_values() const override {
+    std::size_t n = divergence_.size();
+    for (const auto& dw : increment_) n += dw.size();
+    return n;
+  }
+  void copy_field(std::span<T> out) const override {
+    auto it = std::copy(divergence_.begin(), divergence_.end(), out.begin());
+    for (const auto& dw : increment_) it = std::copy(dw.begin(), dw.end(), it);
+  }
+  static void copy_parallel(const std::vector<T>& from, std::vector<T>& to) {
+    const std::ptrdiff_t n = std::ptrdiff_t(from.size());
+    const T* a = from.data();
+    T* b = to.data();
+#pragma omp parallel for simd schedule(static)
+    for (std::ptrdiff_t i = 0; i < n; ++i) b[i] = a[i];
+  }
 
   // The adjoint's fields, allocated by the first adjoint and kept (zeroed for each).
   struct AdjointFields {
-    explicit AdjointFields(const StaggeredSetup<T>& s) : fields(s) {
+    AdjointFields(const StaggeredSetup<T>& s, bool density) : fields(s) {
       for (auto& v : q) v.assign(s.layout.size(), T(0));
       for (auto& v : e) v.assign(s.layout.size(), T(0));
       image.assign(std::size_t(s.layout.interior_points()), 0.0);
+      if (density)
+        for (auto& v : buoyancy) v.assign(s.layout.size(), 0.0);
     }
     StaggeredFields<T> fields;  // u-bar, w-bar, phi-bar, chi-bar, r-bar
     std::array<std::vector<T>, 3> q, e;
     std::vector<double> image;
+    std::array<std::vector<double>, 3> buoyancy;  // sum_n w-bar_a dw_a (the density gradient's)
   };
   AdjointFields& adjoint_fields() {
-    if (!adjoint_) adjoint_ = std::make_unique<AdjointFields>(setup_);
+    if (!adjoint_) adjoint_ = std::make_unique<AdjointFields>(setup_, with_density_);
     adjoint_->fields.reset();
     for (auto& v : adjoint_->q) StaggeredFields<T>::zero(v);
     for (auto& v : adjoint_->e) StaggeredFields<T>::zero(v);
     std::fill(adjoint_->image.begin(), adjoint_->image.end(), 0.0);
+    for (auto& v : adjoint_->buoyancy) std::fill(v.begin(), v.end(), 0.0);
     return *adjoint_;
+  }
+
+  // dJ/d rho at fixed velocity: dt K, the drives and the sources' factors are proportional to rho at each point (the
+  // image over rho); dt beta_a at a half node is 2 dt / (rho_0 + rho_1) of its two nodes (buoyancy_nodes), whose
+  // derivative with respect to each is -dt beta^2 / (2 dt), and dJ/d(dt beta) = sum_n w-bar dw / (dt beta); a
+  // source's factor is inversely proportional to its rho_s, a mean of its stencil's densities (point_density).
+  void density_gradient(const AdjointFields& a, const std::vector<double>& source_image) {
+    const FieldLayout& L = setup_.layout;
+    density_gradient_.assign(a.image.size(), 0.0);
+    for (std::size_t k = 0; k < a.image.size(); ++k) density_gradient_[k] = a.image[k] / setup_.density[k];
+    const int R = setup_.coef.radius;
+    for (int axis = 0; axis < 3; ++axis) {
+      int lo[3] = {0, 0, 0}, hi[3] = {L.nz, L.ny, L.nx};
+      lo[axis] = -R, hi[axis] = L.extent(axis) + R;
+      const double* image = a.buoyancy[std::size_t(axis)].data();
+      const T* bdt = setup_.bdt[std::size_t(axis)].data();
+      for (int z = lo[0]; z < hi[0]; ++z)
+        for (int y = lo[1]; y < hi[1]; ++y)
+          for (int x = lo[2]; x < hi[2]; ++x) {
+            const index_t i = L.index(z, y, x);
+            const double term = -image[i] * double(bdt[i]) / (2 * dt_);
+            std::size_t n0, n1;
+            setup_.buoyancy_nodes(axis, z, y, x, n0, n1);
+            density_gradient_[n0] += term;
+            density_gradient_[n1] += term;
+          }
+    }
+    const auto& stencils = source_stencils_.at(std::size_t(history_shot_));
+    const std::array<int, 3> shape{L.nz, L.ny, L.nx};
+    for (std::size_t j = 0; j < stencils.size(); ++j) {
+      const double rho_s = point_density(stencils[j], std::span<const double>(setup_.grid_density), shape);
+      const std::vector<double> d = point_density_derivative(stencils[j]);
+      for (std::size_t p = 0; p < d.size(); ++p) {
+        const GridPointWeight& q = stencils[j].points[p];
+        density_gradient_[(std::size_t(q.iz) * L.ny + q.iy) * L.nx + q.ix] -= source_image[j] / rho_s * d[p];
+      }
+    }
   }
 
   double dt_, v_limit_;
@@ -338,7 +448,10 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
   std::vector<float> q_;  // the whole grid's Q (attenuation), or empty
   StaggeredSetup<T> setup_;
   StaggeredFields<T> state_;
-  std::vector<T> divergence_;  // D of the last forward step (compact)
+  std::vector<T> divergence_;                         // D of the last forward step (compact)
+  bool with_density_;                                 // inversion.parameters names "density"
+  std::array<std::vector<T>, 3> increment_, before_;  // dw_a of the last step, w_a before it (padded; density only)
+  std::vector<double> density_gradient_;              // dJ/d rho of the last adjoint
   std::unique_ptr<WavefieldHistory<T>> history_;
   ShotReceivers receivers_;
   PointLists<T> receivers_list_;

@@ -139,7 +139,52 @@ void set_stiffness(StaggeredSetup<T>& s, const SlsFit& fit, std::span<const floa
       }
 }
 
+// dt beta_a = 2 dt / (rho[i] + rho[i + 1]) on the block's half nodes -R .. n + R - 1 of axis a (its nodes on the other
+// axes), rho continued outside the grid by its nearest node (buoyancy_nodes): those beyond a face with a neighbour
+// are never updated here (their w arrive by the exchange).
+template <class T>
+void set_buoyancy(StaggeredSetup<T>& s) {
+  const FieldLayout& L = s.layout;
+  const Dims3 e = s.block.sub.extent;
+  const int R = s.coef.radius;
+  for (int a = 0; a < 3; ++a) {
+    int lo[3] = {0, 0, 0}, hi[3] = {e[0], e[1], e[2]};
+    lo[a] = -R, hi[a] = e[a] + R;
+#pragma omp parallel for collapse(2)
+    for (int z = lo[0]; z < hi[0]; ++z)
+      for (int y = lo[1]; y < hi[1]; ++y)
+        for (int x = lo[2]; x < hi[2]; ++x) {
+          std::size_t n0, n1;
+          s.buoyancy_nodes(a, z, y, x, n0, n1);
+          s.bdt[a][L.index(z, y, x)] = T(2 * s.dt / (s.grid_density[n0] + s.grid_density[n1]));
+        }
+  }
+}
+
 }  // namespace
+
+template <class T>
+void StaggeredSetup<T>::buoyancy_nodes(int axis, int z, int y, int x, std::size_t& n0, std::size_t& n1) const {
+  const Dims3 b = block.sub.begin, shape = block.shape;
+  const int g[3] = {z + b[0], y + b[1], x + b[2]};
+  int c0[3], c1[3];
+  for (int k = 0; k < 3; ++k) {
+    c0[k] = std::clamp(g[k], 0, shape[k] - 1);
+    c1[k] = std::clamp(g[k] + (k == axis ? 1 : 0), 0, shape[k] - 1);
+  }
+  n0 = (std::size_t(c0[0]) * shape[1] + c0[1]) * shape[2] + c0[2];
+  n1 = (std::size_t(c1[0]) * shape[1] + c1[1]) * shape[2] + c1[2];
+}
+
+template <class T>
+void StaggeredSetup<T>::set_density(std::span<const double> rho, const SlsFit& fit, std::span<const float> q_grid) {
+  if (rho.size() != density.size() || rho.size() != grid_density.size())
+    throw std::invalid_argument("StaggeredSetup::set_density: one value a point of the whole grid (one rank)");
+  std::copy(rho.begin(), rho.end(), density.begin());
+  std::copy(rho.begin(), rho.end(), grid_density.begin());
+  set_stiffness(*this, fit, q_grid);
+  set_buoyancy(*this);
+}
 
 template <class T>
 void StaggeredSetup<T>::set_velocity(std::span<const double> v, const SlsFit& fit, std::span<const float> q_grid) {
@@ -163,14 +208,9 @@ StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan, const Bl
   s.free_surface = c.boundary.free_surface && s.block.neighbour[0][0] < 0;
   s.cell_volume = g.spacing[0] * g.spacing[1] * g.spacing[2];
   s.layout = FieldLayout{nz, ny, nx, staggered_halo(R)};
-  s.grid_density = plan.model.density;
+  s.grid_density.assign(plan.model.density.begin(), plan.model.density.end());
   s.velocity.resize(std::size_t(s.block.points()));
   s.density.resize(s.velocity.size());
-  // rho at global indices, continued outside the grid by its nearest node.
-  const auto rho = [&](int z, int y, int x) {
-    z = std::clamp(z, 0, g.shape[0] - 1), y = std::clamp(y, 0, g.shape[1] - 1), x = std::clamp(x, 0, g.shape[2] - 1);
-    return double(plan.model.density_at(z, y, x));
-  };
   const FieldLayout& L = s.layout;
 #pragma omp parallel for collapse(2)
   for (int z = 0; z < nz; ++z)
@@ -184,24 +224,11 @@ StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan, const Bl
   for (auto& bd : s.bdt) bd.assign(L.size(), T(0));
   const double dt = plan.dt;
   set_stiffness(s, plan.sls, plan.model.q);
-  // dt beta_a = 2 dt / (rho[i] + rho[i + 1]) on the block's half nodes -R .. n + R - 1 of axis a (its nodes on the
-  // other axes): those beyond a face with a neighbour are never updated here (their w arrive by the exchange).
-  for (int a = 0; a < 3; ++a) {
-    int lo[3] = {0, 0, 0}, hi[3] = {nz, ny, nx};
-    lo[a] = -R, hi[a] = e[a] + R;
-#pragma omp parallel for collapse(2)
-    for (int z = lo[0]; z < hi[0]; ++z)
-      for (int y = lo[1]; y < hi[1]; ++y)
-        for (int x = lo[2]; x < hi[2]; ++x) {
-          int n1[3] = {z + b[0], y + b[1], x + b[2]};
-          ++n1[a];
-          s.bdt[a][L.index(z, y, x)] = T(2 * dt / (rho(z + b[0], y + b[1], x + b[2]) + rho(n1[0], n1[1], n1[2])));
-        }
-  }
   const auto gk = staggered_derivative_coefficients(R);
   s.coef.radius = R;
   for (int a = 0; a < 3; ++a)
     for (int k = 1; k <= R; ++k) s.coef.g[a][k] = T(gk[k] / g.spacing[a]);
+  set_buoyancy(s);
   const double v_ref = plan.v_reference > 0 ? plan.v_reference : plan.model.v_max;
   for (int a = 0; a < 3; ++a) {
     const CpmlAxisProfile prof =

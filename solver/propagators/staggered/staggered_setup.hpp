@@ -28,8 +28,8 @@ struct StaggeredSetup {
   std::array<StaggeredCpmlAxis<T>, 3> pml;   // geometry (the profiles and slabs are set by step() and the owner)
   std::array<std::size_t, 3> slab_points{};  // values per slab of each axis
   std::vector<double> velocity;              // the model on the block's nodes (compact, m/s)
-  std::vector<float> density;                // (kg/m^3)
-  std::vector<float> grid_density;           // the whole grid's density (a source's rho_s: point_density)
+  std::vector<double> density;               // (kg/m^3)
+  std::vector<double> grid_density;          // the whole grid's density (a source's rho_s, the buoyancy)
   // Attenuation (docs/numerics.md, "Attenuation"): per mechanism the drive g_l = b_l K_R y_l on the nodes (compact)
   // and the decay a_l; none without [attenuation].
   std::vector<std::vector<T>> sls_drive;
@@ -51,6 +51,11 @@ struct StaggeredSetup {
   // A new velocity model (compact, m/s) on one rank: dt K and the drives anew, the density and Q (q_grid, the whole
   // grid's; empty without attenuation) kept.
   void set_velocity(std::span<const double> v, const SlsFit& fit, std::span<const float> q_grid);
+  // A new density model (the whole grid, one rank): dt K, the drives and dt beta anew.
+  void set_density(std::span<const double> rho, const SlsFit& fit, std::span<const float> q_grid);
+  // The two nodes (whole-grid compact indices) whose densities make dt beta_a at the block's half node (z, y, x) of
+  // axis a: i and i + 1 along a, each clamped to the grid (the density continued outside by its nearest node).
+  void buoyancy_nodes(int axis, int z, int y, int x, std::size_t& n0, std::size_t& n1) const;
   // The step's view, with the caller's fields and memory variables r_l (one compact array a mechanism).
   StaggeredStep<T> step(T* u, const std::array<T*, 3>& w, const std::vector<T*>& memory = {}) const;
 };
