@@ -241,3 +241,24 @@ TEST_CASE("staggered density gradient: Taylor test at fixed velocity, slopes 1 a
     CHECK(std::abs(slope(r2) - 2) <= 0.1);
   }
 }
+
+TEST_CASE(
+    "staggered gradient: the history counts its fields (D, and dw with a density parameter); no boundary saving") {
+  Case c = staggered_gradient_case(true, Precision::fp32, 8, false);
+  const Plan plan = make_plan(c);
+  const HistoryChoice velocity_only = history_for(c, plan);
+  c.inversion.density_parameter = true;
+  const HistoryChoice with_density = history_for(c, plan);
+  CHECK(velocity_only.storage == WavefieldStorage::memory);
+  // D (4 bytes a point) a step; with the density, three padded increments more.
+  CHECK(velocity_only.memory_bytes == doctest::Approx(4.0 * double(c.grid.points()) * (plan.nt + 1)).epsilon(0.01));
+  CHECK(with_density.memory_bytes > 4 * velocity_only.memory_bytes);
+  c.inversion.wavefield_storage = WavefieldStorage::boundary;
+  try {
+    history_for(c, plan);
+    FAIL("expected the refusal");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::invalid_case);
+    CHECK(std::string(e.what()).find("wavefield_storage") != std::string::npos);
+  }
+}

@@ -12,6 +12,7 @@
 
 #include "io/hdf5.hpp"
 #include "io/outputs.hpp"
+#include "kernels/cpu/staggered_cpu.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/checkpoint.hpp"
 #include "solver/forward/progress.hpp"
@@ -65,6 +66,23 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
     const bool pml = c.boundary.spectral_absorber == SpectralAbsorber::pml;
     q.field_bytes = (pml ? 3 : 1) * field_bytes;
     q.state_bytes = (pml ? 6 : 2) * field_bytes;
+  } else if (c.scheme.formulation == Formulation::staggered) {
+    if (c.inversion.wavefield_storage == WavefieldStorage::boundary)
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("{}: inversion.wavefield_storage = \"boundary\" is the second-order scheme's; the "
+                              "staggered scheme (a density model or [attenuation]) does not run backwards in this "
+                              "version; use \"memory\", \"checkpoints\", \"binomial\", \"disk\" or \"auto\"",
+                              c.source_path.empty() ? c.name : c.source_path));
+    // What the staggered gradient propagator keeps (solver/propagators/staggered/staggered_cpu_gradient.cpp): a field
+    // is the step's divergence D and, with a density parameter, the three velocity increments (padded); a state u and
+    // w_z, w_y, w_x (padded), the CPML slabs (about 20% more), the memory variables and the field.
+    const int H = staggered_halo(c.scheme.order / 2);
+    const auto& n = c.grid.shape;
+    const double padded =
+        field_bytes / double(c.grid.points()) * (n[0] + 2.0 * H) * (n[1] + 2.0 * H) * (n[2] + 2.0 * H);
+    const int mechanisms = c.attenuation.present ? c.attenuation.mechanisms : 0;
+    q.field_bytes = field_bytes + (c.inversion.density_parameter ? 3 * padded : 0);
+    q.state_bytes = 4 * padded * 1.2 + mechanisms * field_bytes + q.field_bytes;
   } else {
     q.field_bytes = field_bytes;
     q.state_bytes = 2 * field_bytes * 1.3;  // u, u_prev padded + CPML slabs, roughly
@@ -74,7 +92,7 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
   if (c.scheme.method == Method::fdtd && plan.backend == BackendKind::cuda)
     return cuda_history_for(c, plan, q.budget_bytes);
   // Boundary saving (CPU FDTD): the values of the points whose update has a CPML term, every step, and two fields.
-  if (c.scheme.method == Method::fdtd)
+  if (c.scheme.method == Method::fdtd && c.scheme.formulation != Formulation::staggered)
     q.boundary_bytes = boundary_history_bytes(
         plan.nt, field_bytes,
         (field_bytes / double(c.grid.points())) *
