@@ -74,7 +74,8 @@ void particle_velocity_traces(const Case& c, std::size_t shot, double dt, std::s
   }
 }
 
-void particle_velocity_adjoint(const Case& c, std::size_t shot, double dt, std::span<double> adjoint_source) {
+void particle_velocity_adjoint(const Case& c, std::size_t shot, double dt, std::span<double> adjoint_source,
+                               std::span<const double> receiver_density) {
   const std::size_t n_rec = shot_receivers(c, shot).size();
   if (n_rec == 0 || adjoint_source.size() % n_rec != 0)
     throw std::invalid_argument(
@@ -83,7 +84,7 @@ void particle_velocity_adjoint(const Case& c, std::size_t shot, double dt, std::
   for (std::size_t r = 0; r < n_rec; ++r) {
     if (shot_receiver_component(c, shot, r) == ReceiverComponent::pressure) continue;
     const std::span<double> t = adjoint_source.subspan(r * nt, nt);
-    const double scale = -1 / c.model.density.value();
+    const double scale = -1 / (receiver_density.empty() ? c.model.density.value() : receiver_density[r]);
     for (double& v : t) v *= scale;
     integrate_in_time_transpose(t, dt);
   }

@@ -24,7 +24,9 @@ void integrate_in_time_transpose(std::span<double> samples, double dt);
 void particle_velocity_traces(const Case& c, std::size_t shot, double dt, std::span<double> traces,
                               std::span<const double> receiver_density = {});
 // Its transpose: the derivative of a function of the velocity traces with respect to the sampled gradients, from
-// its derivative with respect to the traces (the adjoint source of a velocity receiver), in place.
-void particle_velocity_adjoint(const Case& c, std::size_t shot, double dt, std::span<double> adjoint_source);
+// its derivative with respect to the traces (the adjoint source of a velocity receiver), in place; receiver_density
+// as above.
+void particle_velocity_adjoint(const Case& c, std::size_t shot, double dt, std::span<double> adjoint_source,
+                               std::span<const double> receiver_density = {});
 
 }  // namespace specwave

@@ -7,6 +7,7 @@
 #include "solver/case/errors.hpp"
 #include "solver/forward/particle_velocity.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/plan/shot_receivers.hpp"
 #include "solver/propagators/capabilities.hpp"
 
 namespace specwave {
@@ -17,40 +18,49 @@ namespace {
 // propagator samples d . grad u; this wrapper hands out the velocity (forward and Born traces) and takes the adjoint
 // source with respect to it, applying the transpose of the conversion before the backend's adjoint. Every user of
 // a gradient propagator (the misfit, source estimation, migration, the Python module) then sees velocity traces.
+// With a density model (the staggered scheme) each velocity receiver divides by its own density
+// (velocity_receiver_densities, per shot, fixed: the density gradient refuses these receivers).
 class VelocityReceivers final : public GradientPropagator {
  public:
-  VelocityReceivers(std::unique_ptr<GradientPropagator> inner, const Case& c, double dt)
-      : inner_(std::move(inner)), case_(c), dt_(dt) {}
+  VelocityReceivers(std::unique_ptr<GradientPropagator> inner, const Case& c, double dt,
+                    std::vector<std::vector<double>> receiver_densities = {})
+      : inner_(std::move(inner)), case_(c), dt_(dt), densities_(std::move(receiver_densities)) {}
   std::string name() const override { return inner_->name(); }
   void set_velocity(std::span<const double> velocity) override { inner_->set_velocity(velocity); }
   std::vector<double> vel2dt2() const override { return inner_->vel2dt2(); }
   std::vector<double> forward(int shot, bool keep_history) override {
     std::vector<double> t = inner_->forward(shot, keep_history);
     if (keep_history) shot_ = shot;
-    particle_velocity_traces(case_, std::size_t(shot), dt_, t);
+    particle_velocity_traces(case_, std::size_t(shot), dt_, t, densities(shot));
     return t;
   }
   std::vector<double> born(int shot, std::span<const double> dvel2dt2) override {
     std::vector<double> t = inner_->born(shot, dvel2dt2);
-    particle_velocity_traces(case_, std::size_t(shot), dt_, t);
+    particle_velocity_traces(case_, std::size_t(shot), dt_, t, densities(shot));
     return t;
   }
   void adjoint(std::span<const double> adjoint_source, std::span<double> gradient,
                std::span<double> illumination) override {
     if (shot_ < 0) throw std::logic_error("adjoint: call forward(shot, true) first");
     std::vector<double> r(adjoint_source.begin(), adjoint_source.end());
-    particle_velocity_adjoint(case_, std::size_t(shot_), dt_, r);
+    particle_velocity_adjoint(case_, std::size_t(shot_), dt_, r, densities(shot_));
     inner_->adjoint(r, gradient, illumination);
   }
+  std::vector<double> density() const override { return inner_->density(); }
   std::string history_name() const override { return inner_->history_name(); }
   std::size_t history_bytes() const override { return inner_->history_bytes(); }
   long long history_forward_steps() const override { return inner_->history_forward_steps(); }
 
  private:
+  std::span<const double> densities(int shot) const {
+    return densities_.empty() ? std::span<const double>() : std::span<const double>(densities_.at(std::size_t(shot)));
+  }
+
   std::unique_ptr<GradientPropagator> inner_;
   Case case_;  // the shots' receivers and components, and the density
   double dt_;
-  int shot_ = -1;  // the shot of the last forward(shot, true)
+  std::vector<std::vector<double>> densities_;  // [shot][receiver], or empty: model.density
+  int shot_ = -1;                               // the shot of the last forward(shot, true)
 };
 
 std::unique_ptr<GradientPropagator> backend_gradient(const Case& c, const Plan& plan, const HistoryChoice& history) {
@@ -66,16 +76,19 @@ std::unique_ptr<GradientPropagator> backend_gradient(const Case& c, const Plan& 
 std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan,
                                                              const HistoryChoice& history) {
   if (c.scheme.formulation == Formulation::staggered) {
-    // The velocity receivers' conversion takes each receiver's own density there (velocity_receiver_densities),
-    // which the gradient's transpose of the conversion does not yet.
-    if (has_velocity_receivers(c))
+    auto staggered = make_staggered_cpu_gradient(c, plan, history);
+    if (!has_velocity_receivers(c)) return staggered;
+    // A velocity receiver's conversion divides by its density (velocity_receiver_densities), whose derivative the
+    // density gradient does not carry yet.
+    if (c.inversion.density_parameter)
       throw Error(ExitCode::invalid_case,
-                  fmt::format("{}: receivers.components: particle-velocity receivers with scheme.formulation = "
-                              "\"staggered\" ({}) run in forward only in this version; invert, gradient, "
-                              "check-gradient, born and migrate need pressure receivers (\"p\") with it",
-                              c.source_path.empty() ? c.name : c.source_path,
-                              c.attenuation.present ? "[attenuation]" : "a density model"));
-    return make_staggered_cpu_gradient(c, plan, history);
+                  fmt::format("{}: inversion.parameters names \"density\", and receivers.components has "
+                              "particle-velocity receivers, whose conversion takes each receiver's density: the "
+                              "density gradient is given with pressure receivers (\"p\") only in this version",
+                              c.source_path.empty() ? c.name : c.source_path));
+    std::vector<std::vector<double>> densities;
+    for (std::size_t s = 0; s < c.shots.size(); ++s) densities.push_back(velocity_receiver_densities(c, plan, s));
+    return std::make_unique<VelocityReceivers>(std::move(staggered), c, plan.dt, std::move(densities));
   }
   auto propagator = backend_gradient(c, plan, history);
   if (!has_velocity_receivers(c)) return propagator;
