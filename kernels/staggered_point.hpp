@@ -1,8 +1,8 @@
 #pragma once
 // Per-point physics of the staggered velocity-pressure scheme (variable density; docs/numerics.md, "Variable
 // density"), shared by the CPU loops and, later, the CUDA kernels. The pressure u lives on the nodes, the particle
-// velocity w_a on the half nodes i + 1/2 of axis a (stored at index i of a padded field, FieldLayout, whose halo R
-// holds the half nodes -R .. -1 and n .. n + R - 1).
+// velocity w_a on the half nodes i + 1/2 of axis a (stored at index i of a padded field, FieldLayout, whose halo
+// 2R - 1 holds the ghost half nodes -R .. -1 and n - 1 .. n + R - 2 and the zeros their D+ reads; staggered_halo).
 #include "kernels/common.hpp"
 
 namespace specwave {

@@ -295,3 +295,25 @@ TEST_CASE(
     CHECK(std::string(e.what()).find("wavefield_storage") != std::string::npos);
   }
 }
+
+TEST_CASE("staggered gradient: a model that a density contrast makes unstable at the fixed dt is refused") {
+  // 100:1 density contrast: the operator's largest eigenvalue exceeds the constant-density bound (docs/numerics.md,
+  // "Stability"), which v_reference / CFL number stands for; dt is set at 0.99 of the limit for velocity_max.
+  Case c = staggered_gradient_case(false, Precision::fp64, 8, false);
+  c.model.densities = {20.0, 2000.0, 2000.0};
+  c.inversion.velocity_max = 3000;
+  c.time.cfl_safety = 0.99;
+  const Plan plan = make_plan(c);
+  auto g = make_gradient_propagator(c, plan, HistoryChoice{});
+  std::vector<double> v(std::size_t(c.grid.points()), 2000.0);
+  CHECK_NOTHROW(g->set_velocity(v));
+  std::fill(v.begin(), v.end(), 2990.0);  // below v_reference / CFL number = 3030 m/s
+  try {
+    g->set_velocity(v);
+    FAIL("expected the refusal");
+  } catch (const Error& e) {
+    MESSAGE(std::string(e.what()));
+    CHECK(e.code() == ExitCode::invalid_case);
+    CHECK(std::string(e.what()).find("unstable") != std::string::npos);
+  }
+}

@@ -45,6 +45,9 @@ inline void cpml_segment(const StaggeredStep<T>& s, int axis, int side, int z, i
       memory[k + x] = ph;
       w[j + x] = staggered_velocity(w[j + x], bdt[j + x], ph);
     }
+    if (T* __restrict inc = s.increment_out[axis])
+#pragma omp simd
+      for (int x = 0; x < n; ++x) inc[j + x] -= bdt[j + x] * memory[k + x];
   } else {
     // The nodes' chi joins the row's divergence (`divergence`, indexed by x), which the pressure update then reads.
     const T* __restrict w = s.w[axis];
@@ -83,12 +86,28 @@ void velocity_sweep(const StaggeredStep<T>& s) {
     const T* __restrict bx = s.bdt[2];
     // The row's x half nodes 0 .. nx - 1 and, beyond the grid's own x faces, -R .. -1 and nx .. nx + R - 2: w_x's
     // ghost band (there dt beta_z and dt beta_y are 0, so w_z and w_y stay 0; D- reads neither there).
+    if (!s.increment_out[0]) {
 #pragma omp simd
-    for (int x = x_begin; x < x_end; ++x) {
-      const index_t i = row + x;
-      wz[i] = staggered_velocity(wz[i], bz[i], staggered_d_plus<R>(u, i, sz, gz));
-      wy[i] = staggered_velocity(wy[i], by[i], staggered_d_plus<R>(u, i, sy, gy));
-      wx[i] = staggered_velocity(wx[i], bx[i], staggered_d_plus<R>(u, i, index_t(1), gx));
+      for (int x = x_begin; x < x_end; ++x) {
+        const index_t i = row + x;
+        wz[i] = staggered_velocity(wz[i], bz[i], staggered_d_plus<R>(u, i, sz, gz));
+        wy[i] = staggered_velocity(wy[i], by[i], staggered_d_plus<R>(u, i, sy, gy));
+        wx[i] = staggered_velocity(wx[i], bx[i], staggered_d_plus<R>(u, i, index_t(1), gx));
+      }
+    } else {  // the same, and the increments (StaggeredStep::increment_out)
+      T* __restrict iz = s.increment_out[0];
+      T* __restrict iy = s.increment_out[1];
+      T* __restrict ix = s.increment_out[2];
+#pragma omp simd
+      for (int x = x_begin; x < x_end; ++x) {
+        const index_t i = row + x;
+        const T dz = staggered_d_plus<R>(u, i, sz, gz), dy = staggered_d_plus<R>(u, i, sy, gy),
+                dx = staggered_d_plus<R>(u, i, index_t(1), gx);
+        wz[i] = staggered_velocity(wz[i], bz[i], dz);
+        wy[i] = staggered_velocity(wy[i], by[i], dy);
+        wx[i] = staggered_velocity(wx[i], bx[i], dx);
+        iz[i] = -(bz[i] * dz), iy[i] = -(by[i] * dy), ix[i] = -(bx[i] * dx);
+      }
     }
     cpml_row<R, true, T>(s, z, y);
   });
@@ -113,6 +132,9 @@ void velocity_ghost_bands(const StaggeredStep<T>& s) {
 #pragma omp simd
         for (int x = 0; x < L.nx; ++x)
           w[row + x] = staggered_velocity(w[row + x], b[row + x], staggered_d_plus<R>(u, row + x, stride, g));
+        if (T* __restrict inc = s.increment_out[axis])
+#pragma omp simd
+          for (int x = 0; x < L.nx; ++x) inc[row + x] = -(b[row + x] * staggered_d_plus<R>(u, row + x, stride, g));
         cpml_row<R, true, T>(s, z, y, axis);
       });
     }

@@ -39,6 +39,9 @@ struct StaggeredStep {
   // When set, the pressure step also writes each node's divergence D (CPML included, what u -= dt K D used) here
   // (compact (nz, ny, nx)): the gradient's imaging condition and the Born source need it.
   T* divergence_out = nullptr;
+  // When set, the velocity step also writes each half node's increment w^{n+1/2} - w^{n-1/2} = -dt beta (D+ u + phi)
+  // here (padded like w_a; the half nodes it updates, as two products in a CPML layer): the density gradient needs it.
+  T* increment_out[3] = {nullptr, nullptr, nullptr};
 };
 
 // One step of the staggered scheme's exact adjoint (docs/numerics.md, "The staggered scheme's adjoint"), run
@@ -50,8 +53,9 @@ struct StaggeredAdjointStep {
   FieldLayout layout;
   T* u = nullptr;                         // u-bar on the nodes (padded)
   T* w[3] = {nullptr, nullptr, nullptr};  // w-bar_a on the half nodes of axis a (padded)
-  // Scratch, padded like u, zero outside the grid on entry and left so: q[a] (nodes) the adjoint of D-_a w_a, e[a]
-  // (half nodes) the adjoint of D+_a u.
+  // Scratch, padded like u and zero on the first call: q[a] (nodes) the adjoint of D-_a w_a, written on the grid's
+  // nodes only (its halo stays zero, as D+ needs); e[a] (half nodes) the adjoint of D+_a u, written on the half nodes
+  // the velocity step updates, the same every call (zero elsewhere, as D- needs). One rank: no ghost_band flags.
   T* q[3] = {nullptr, nullptr, nullptr};
   T* e[3] = {nullptr, nullptr, nullptr};
   const T* kdt = nullptr;

@@ -612,9 +612,8 @@ static double column_eigenvalue(const Case& c, const VelocityModel& m, int axis,
 // nodes away and the operator's largest eigenvalue grows (1.09 times the bound at 100:1, order 8). So along each axis
 // the column with the largest density contrast is iterated, and its eigenvalue replaces the axis' bound when larger
 // (with 2% for the Rayleigh quotient's approach from below).
-static double staggered_dt_max(const Case& c, const Plan& plan, double v_stable, double speedup) {
+double staggered_dt_max(const Case& c, const VelocityModel& m, double v_stable, double speedup) {
   double dt = stable_dt_staggered(c.grid, c.scheme.order, v_stable);
-  const VelocityModel& m = plan.model;
   if (m.density.empty() || !(m.rho_max > m.rho_min) || !m.whole_grid()) return dt;
   const int R = c.scheme.order / 2;
   const double g_max = staggered_derivative_symbol_max(R);
@@ -732,6 +731,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     speedup = std::max(plan.sls.unrelaxed_speedup(plan.sls.weights(plan.model.q_min)),
                        plan.sls.unrelaxed_speedup(plan.sls.weights(plan.model.q_max)));
     v_stable *= speedup;
+    plan.unrelaxed_speedup = speedup;
     plan.notes.push_back(fmt::format(
         "attenuation: {} standard linear solid(s) fitted to Q in [{:.4g}, {:.4g}] over {:.4g}-{:.4g} Hz (relaxation "
         "frequencies widened by {:.1f}); the fit's Q is within {:.2g}% of the target over the band at Q = {:.4g}; "
@@ -740,7 +740,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
         100 * plan.sls.largest_error(plan.model.q_min), plan.model.q_min, plan.sls.f_ref, 100 * (speedup - 1)));
   }
   plan.dt_max = spectral                                         ? stable_dt_spectral(c.grid, plan.v_reference)
-                : c.scheme.formulation == Formulation::staggered ? staggered_dt_max(c, plan, v_stable, speedup)
+                : c.scheme.formulation == Formulation::staggered ? staggered_dt_max(c, plan.model, v_stable, speedup)
                                                                  : stable_dt(c.grid, c.scheme.order, plan.v_reference);
   plan.dt = c.time.dt.value_or(c.time.cfl_safety * plan.dt_max);
   plan.cfl = plan.dt / plan.dt_max;

@@ -43,6 +43,8 @@ struct Plan {
   // The velocity that sets dt_max and the FDTD CPML damping d0: the model's v_max, or inversion.velocity_max
   // when that is larger, so that dt and the profiles stay fixed while an inversion changes the model.
   double v_reference = 0;
+  // With attenuation, how much faster than v its fastest (unrelaxed) wave is over the grid's Q (1 without).
+  double unrelaxed_speedup = 1;
   std::vector<std::vector<PointStencil>> sources;          // [shot][source]
   std::vector<std::vector<std::vector<double>>> wavelets;  // [shot][source][n]
   // The shared receivers' stencils (c.receivers). A shot with its own receivers (ShotSpec::receivers) has its stencils
@@ -85,6 +87,10 @@ double stable_dt_spectral(const GridSpec& grid, double v_max);
 double stable_dt(const GridSpec& grid, int order, double v_max);
 // Largest stable dt of the staggered velocity-pressure scheme (docs/numerics.md, "Variable density").
 double stable_dt_staggered(const GridSpec& grid, int order, double v_max);
+// The staggered scheme's dt_max for a model holding the whole grid's velocity and density (docs/numerics.md,
+// "Stability"): the analytic limit at v_stable (times `speedup`, the attenuation's), or less where a density contrast
+// raises the operator's largest eigenvalue. The plan's, and a gradient propagator's check of a new model.
+double staggered_dt_max(const Case& c, const VelocityModel& m, double v_stable, double speedup);
 // Bytes the run needs on the host (fields, CPML slabs, model, traces, output buffers).
 std::size_t estimate_memory_bytes(const Case& c, int nt);
 // Bytes a run of this case holds on the GPU per shot in flight (CUDA propagators: fields, spectra, cuFFT work

@@ -45,10 +45,10 @@ double staggered_values(const Case& c, const std::array<int, 3>& shape) {
 // solver/propagators/fdtd/fdtd_cpu_propagator.cpp: the state and the float32 model.
 double fdtd_host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
   const double model = 4.0 * double(shape[0]) * shape[1] * shape[2];
-  // The staggered scheme's float32 velocity, density and Q in the plan, and the whole density and the block's velocity
-  // and density in its set-up.
+  // The staggered scheme's float32 velocity, density and Q in the plan, and the fp64 whole density and the block's
+  // velocity and density in its set-up (every rank holds the whole grid's).
   if (c.scheme.formulation == Formulation::staggered)
-    return staggered_values(c, shape) * fdtd_value_bytes(c) + 6 * model;
+    return staggered_values(c, shape) * fdtd_value_bytes(c) + 9 * model;
   return state_values(c, shape) * fdtd_value_bytes(c) + model;
 }
 

@@ -85,6 +85,8 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
   StaggeredCpuGradient(const Case& c, const Plan& plan, const HistoryChoice& history)
       : dt_(plan.dt),
         v_limit_(plan.v_reference / plan.cfl),
+        speedup_(plan.unrelaxed_speedup),
+        case_(c),
         flush_denormals_(c.run.flush_denormals),
         source_stencils_(plan.sources),
         wavelets_(plan.wavelets),
@@ -96,12 +98,13 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
         with_density_(c.inversion.density_parameter),
         history_(make_history<T>(history)),
         receivers_(c, plan) {
+    if (history.storage == WavefieldStorage::boundary)
+      throw Error(ExitCode::invalid_case,
+                  "inversion.wavefield_storage = \"boundary\": the staggered scheme does not run backwards; use "
+                  "\"memory\", \"checkpoints\", \"binomial\", \"disk\" or \"auto\"");
     set_receivers(plan.receivers);
     if (with_density_)
-      for (int a = 0; a < 3; ++a) {
-        increment_[std::size_t(a)].assign(setup_.layout.size(), T(0));
-        before_[std::size_t(a)].assign(setup_.layout.size(), T(0));
-      }
+      for (auto& dw : increment_) dw.assign(setup_.layout.size(), T(0));
   }
 
   std::string name() const override {
@@ -114,6 +117,7 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
 
   void set_velocity(std::span<const double> velocity) override {
     check_model_velocity(velocity, setup_.velocity.size(), v_limit_, dt_);
+    check_stable(velocity, setup_.density);
     setup_.set_velocity(velocity, sls_, q_);
   }
 
@@ -124,6 +128,7 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
       if (!std::isfinite(density[k]) || density[k] <= 0)
         throw Error(ExitCode::invalid_case,
                     fmt::format("model density {} kg/m^3 at flat index {} is not positive and finite", density[k], k));
+    check_stable(setup_.velocity, density);
     setup_.set_density(density, sls_, q_);
   }
   std::vector<double> density() const override { return setup_.density; }
@@ -272,6 +277,25 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
   }
 
  private:
+  // The frozen dt against the staggered scheme's limit at this model (plan.cpp's staggered_dt_max): a density
+  // contrast raises the operator's largest eigenvalue above the constant-density bound that v_limit_ stands for.
+  void check_stable(std::span<const double> velocity, std::span<const double> density) const {
+    VelocityModel m;
+    m.block = whole_grid(case_.grid.shape).sub;
+    m.velocity.assign(velocity.begin(), velocity.end());
+    m.density.assign(density.begin(), density.end());
+    m.v_max = *std::max_element(velocity.begin(), velocity.end());
+    m.rho_min = *std::min_element(density.begin(), density.end());
+    m.rho_max = *std::max_element(density.begin(), density.end());
+    const double limit = staggered_dt_max(case_, m, m.v_max * speedup_, speedup_);
+    if (dt_ > limit * (1 + 1e-9))
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("the model (velocities up to {:.6g} m/s, densities {:.6g} to {:.6g} kg/m^3) makes the "
+                              "fixed dt = {:.6g} s unstable: the staggered scheme's limit there is {:.6g} s (a density "
+                              "contrast lowers it; docs/numerics.md, \"Stability\"); lower time.cfl_safety or raise "
+                              "inversion.velocity_max, which set dt",
+                              m.v_max, m.rho_min, m.rho_max, dt_, limit));
+  }
   std::size_t n_receivers() const { return receivers_list_.offsets.size() - 1; }
   std::size_t interior_index(index_t i) const {
     int z, y, x;
@@ -287,6 +311,7 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
     state_.reset();
     std::fill(divergence_.begin(), divergence_.end(), T(0));
     for (auto& dw : increment_) std::fill(dw.begin(), dw.end(), T(0));
+    density_gradient_.clear();  // add_density_gradient refuses until the next adjoint
     if (const auto* own = receivers_.own(shot)) set_receivers(*own);
     std::fill(traces_.begin(), traces_.end(), 0.0);
     sources_ = setup_.sources(source_stencils_.at(std::size_t(shot)));
@@ -345,17 +370,8 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
         s.pml[a].phi[side] = state_.pml[a].phi[side], s.pml[a].chi[side] = state_.pml[a].chi[side];
     s.divergence_out = divergence_.data();
     if (with_density_)
-      for (int a = 0; a < 3; ++a) copy_parallel(state_.w[std::size_t(a)], before_[std::size_t(a)]);
+      for (int a = 0; a < 3; ++a) s.increment_out[a] = increment_[std::size_t(a)].data();
     cpu::staggered_velocity_step(s);
-    if (with_density_)
-      for (int a = 0; a < 3; ++a) {
-        const std::ptrdiff_t count = std::ptrdiff_t(L.size());
-        const T* after = state_.w[std::size_t(a)].data();
-        const T* before = before_[std::size_t(a)].data();
-        T* dw = increment_[std::size_t(a)].data();
-#pragma omp parallel for simd schedule(static)
-        for (std::ptrdiff_t i = 0; i < count; ++i) dw[i] = after[i] - before[i];
-      }
     cpu::staggered_pressure_step(s);
     for (std::size_t p = 0; p < sources_.index.size(); ++p)
       state_.u[sources_.index[p]] += sources_.factor[p] * T(running_[sources_.owner[p]][std::size_t(n)]);
@@ -370,13 +386,6 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
   void copy_field(std::span<T> out) const override {
     auto it = std::copy(divergence_.begin(), divergence_.end(), out.begin());
     for (const auto& dw : increment_) it = std::copy(dw.begin(), dw.end(), it);
-  }
-  static void copy_parallel(const std::vector<T>& from, std::vector<T>& to) {
-    const std::ptrdiff_t n = std::ptrdiff_t(from.size());
-    const T* a = from.data();
-    T* b = to.data();
-#pragma omp parallel for simd schedule(static)
-    for (std::ptrdiff_t i = 0; i < n; ++i) b[i] = a[i];
   }
 
   // The adjoint's fields, allocated by the first adjoint and kept (zeroed for each).
@@ -440,7 +449,8 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
     }
   }
 
-  double dt_, v_limit_;
+  double dt_, v_limit_, speedup_;
+  Case case_;  // the grid and scheme, for check_stable
   bool flush_denormals_;
   std::vector<std::vector<PointStencil>> source_stencils_;  // [shot][source]
   std::vector<std::vector<std::vector<double>>> wavelets_;  // [shot][source][n]
@@ -448,10 +458,11 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
   std::vector<float> q_;  // the whole grid's Q (attenuation), or empty
   StaggeredSetup<T> setup_;
   StaggeredFields<T> state_;
-  std::vector<T> divergence_;                         // D of the last forward step (compact)
-  bool with_density_;                                 // inversion.parameters names "density"
-  std::array<std::vector<T>, 3> increment_, before_;  // dw_a of the last step, w_a before it (padded; density only)
-  std::vector<double> density_gradient_;              // dJ/d rho of the last adjoint
+  std::vector<T> divergence_;  // D of the last forward step (compact)
+  bool with_density_;          // inversion.parameters names "density"
+  std::array<std::vector<T>, 3>
+      increment_;                         // dw_a of the last step (padded; density only): StaggeredStep::increment_out
+  std::vector<double> density_gradient_;  // dJ/d rho of the last adjoint
   std::unique_ptr<WavefieldHistory<T>> history_;
   ShotReceivers receivers_;
   PointLists<T> receivers_list_;

@@ -141,7 +141,7 @@ void set_stiffness(StaggeredSetup<T>& s, const SlsFit& fit, std::span<const floa
 
 // dt beta_a = 2 dt / (rho[i] + rho[i + 1]) on the block's half nodes -R .. n + R - 1 of axis a (its nodes on the other
 // axes), rho continued outside the grid by its nearest node (buoyancy_nodes): those beyond a face with a neighbour
-// are never updated here (their w arrive by the exchange).
+// get a value here too but are never used: their w arrive by the exchange.
 template <class T>
 void set_buoyancy(StaggeredSetup<T>& s) {
   const FieldLayout& L = s.layout;
