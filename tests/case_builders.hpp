@@ -114,6 +114,27 @@ inline Case gradient_data_case(bool free_surface, Precision precision, int order
   return c;
 }
 
+// Four-component receivers: p, vz, vy, vx at each of the case's receiver positions.
+inline void four_component_receivers(Case& c) {
+  const auto positions = c.receivers;
+  c.receivers.clear();
+  c.receiver_components.clear();
+  for (const Vec3& p : positions)
+    for (ReceiverComponent k :
+         {ReceiverComponent::pressure, ReceiverComponent::vz, ReceiverComponent::vy, ReceiverComponent::vx})
+      c.receivers.push_back(p), c.receiver_components.push_back(k);
+}
+
+// Per-trace weights of every shot: 1 for pressure, `velocity` for a particle-velocity trace (so that both weigh alike
+// in a misfit: about (rho v)^2).
+inline std::vector<std::vector<double>> component_weights(const Case& c, double velocity) {
+  std::vector<std::vector<double>> weights(c.shots.size());
+  for (auto& w : weights)
+    for (std::size_t r = 0; r < c.receivers.size(); ++r)
+      w.push_back(c.receiver_components[r] == ReceiverComponent::pressure ? 1.0 : velocity);
+  return weights;
+}
+
 // Uneven extents (31 = 16 + 15 over 2, 8 + 8 + 8 + 7 over 4, ...), CPML on every face (or a free surface on
 // top), order 8 (halo 4), a heterogeneous model, two sources fired together, and receivers on a line that
 // crosses every block boundary plus one point in the middle of the grid.

@@ -141,12 +141,7 @@ TEST_CASE("staggered gradient with four-component receivers and a force source: 
   c.inversion.true_model = truth;
   c.shots[1].sources[0].kind = SourceKind::force;
   c.shots[1].sources[0].direction = {0.0, 0.6, 0.8};
-  const auto positions = c.receivers;
-  c.receivers.clear();
-  for (const Vec3& p : positions)
-    for (ReceiverComponent k :
-         {ReceiverComponent::pressure, ReceiverComponent::vz, ReceiverComponent::vy, ReceiverComponent::vx})
-      c.receivers.push_back(p), c.receiver_components.push_back(k);
+  testing::four_component_receivers(c);
   const Plan plan = make_plan(c);
   for (int shot = 0; shot < 2; ++shot) {
     const DotTestResult r = born_dot_test(c, plan, shot, 99 + shot);
@@ -156,11 +151,7 @@ TEST_CASE("staggered gradient with four-component receivers and a force source: 
   }
   auto propagator = make_gradient_propagator(c, plan, HistoryChoice{});
   const ObservedData observed = observed_data(c, plan, *propagator);
-  std::vector<std::vector<double>> weights(c.shots.size());
-  for (auto& w : weights)
-    for (std::size_t r = 0; r < c.receivers.size(); ++r)
-      w.push_back(c.receiver_components[r] == ReceiverComponent::pressure ? 1.0 : 4e12);
-  TraceWeightedMisfit misfit(std::make_unique<LeastSquaresMisfit>(), weights, plan.nt);
+  TraceWeightedMisfit misfit(std::make_unique<LeastSquaresMisfit>(), testing::component_weights(c, 4e12), plan.nt);
   Objective objective(*propagator, misfit, observed, Parameterisation::velocity, plan.dt);
   const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
   const TaylorResult t = taylor_test(objective, velocity, smooth_direction(c.grid, velocity, 0.02), taylor_steps);
