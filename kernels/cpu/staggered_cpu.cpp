@@ -69,7 +69,8 @@ inline void cpml_row(const StaggeredStep<T>& s, int z, int y, int only_axis = -1
       [&](int axis, int side, int x0, int x1) { cpml_segment<R, Half>(s, axis, side, z, y, x0, x1, divergence); });
 }
 
-template <int R, class T>
+// With Increment, the increments too (StaggeredStep::increment_out).
+template <int R, bool Increment, class T>
 void velocity_sweep(const StaggeredStep<T>& s) {
   const FieldLayout L = s.layout;
   const index_t sy = L.stride_y(), sz = L.stride_z();
@@ -86,28 +87,18 @@ void velocity_sweep(const StaggeredStep<T>& s) {
     const T* __restrict bx = s.bdt[2];
     // The row's x half nodes 0 .. nx - 1 and, beyond the grid's own x faces, -R .. -1 and nx .. nx + R - 2: w_x's
     // ghost band (there dt beta_z and dt beta_y are 0, so w_z and w_y stay 0; D- reads neither there).
-    if (!s.increment_out[0]) {
+    T* __restrict iz = s.increment_out[0];
+    T* __restrict iy = s.increment_out[1];
+    T* __restrict ix = s.increment_out[2];
 #pragma omp simd
-      for (int x = x_begin; x < x_end; ++x) {
-        const index_t i = row + x;
-        wz[i] = staggered_velocity(wz[i], bz[i], staggered_d_plus<R>(u, i, sz, gz));
-        wy[i] = staggered_velocity(wy[i], by[i], staggered_d_plus<R>(u, i, sy, gy));
-        wx[i] = staggered_velocity(wx[i], bx[i], staggered_d_plus<R>(u, i, index_t(1), gx));
-      }
-    } else {  // the same, and the increments (StaggeredStep::increment_out)
-      T* __restrict iz = s.increment_out[0];
-      T* __restrict iy = s.increment_out[1];
-      T* __restrict ix = s.increment_out[2];
-#pragma omp simd
-      for (int x = x_begin; x < x_end; ++x) {
-        const index_t i = row + x;
-        const T dz = staggered_d_plus<R>(u, i, sz, gz), dy = staggered_d_plus<R>(u, i, sy, gy),
-                dx = staggered_d_plus<R>(u, i, index_t(1), gx);
-        wz[i] = staggered_velocity(wz[i], bz[i], dz);
-        wy[i] = staggered_velocity(wy[i], by[i], dy);
-        wx[i] = staggered_velocity(wx[i], bx[i], dx);
-        iz[i] = -(bz[i] * dz), iy[i] = -(by[i] * dy), ix[i] = -(bx[i] * dx);
-      }
+    for (int x = x_begin; x < x_end; ++x) {
+      const index_t i = row + x;
+      const T dz = staggered_d_plus<R>(u, i, sz, gz), dy = staggered_d_plus<R>(u, i, sy, gy),
+              dx = staggered_d_plus<R>(u, i, index_t(1), gx);
+      wz[i] = staggered_velocity(wz[i], bz[i], dz);
+      wy[i] = staggered_velocity(wy[i], by[i], dy);
+      wx[i] = staggered_velocity(wx[i], bx[i], dx);
+      if constexpr (Increment) iz[i] = -(bz[i] * dz), iy[i] = -(by[i] * dy), ix[i] = -(bx[i] * dx);
     }
     cpml_row<R, true, T>(s, z, y);
   });
@@ -222,7 +213,10 @@ void mirror_top_velocity(const FieldLayout& L, int R, T* wz) {
 template <int R, class T>
 void velocity_radius(const StaggeredStep<T>& s) {
   if (s.free_surface) mirror_top_pressure(s.layout, R, s.u);
-  velocity_sweep<R>(s);
+  if (s.increment_out[0])
+    velocity_sweep<R, true>(s);
+  else
+    velocity_sweep<R, false>(s);
   velocity_ghost_bands<R>(s);
 }
 

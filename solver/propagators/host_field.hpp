@@ -13,6 +13,15 @@
 
 namespace specwave::host {
 
+// Every value 0, on all threads (first touch of fresh pages in parallel, as the sweeps read them).
+template <class V>
+void zero(std::span<V> d) {
+  const std::ptrdiff_t n = std::ptrdiff_t(d.size());
+  V* p = d.data();
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t i = 0; i < n; ++i) p[i] = V(0);
+}
+
 // max |u| over the interior with its flat (nz, ny, nx) index; the first non-finite value wins.
 // Per-thread maxima are reduced in a fixed order, so the result does not depend on the schedule.
 template <class T>

@@ -384,15 +384,9 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     AdjointState& st = *adjoint_;
     std::vector<std::vector<T>*> arrays = {&st.omega, &st.omega_next, &st.image_partial};
     for (auto& s : st.slabs) arrays.push_back(&s);
-    for (std::vector<T>* v : arrays) zero_in_parallel(v->data(), v->size());
-    zero_in_parallel(st.image.data(), st.image.size());
+    for (std::vector<T>* v : arrays) host::zero(std::span<T>(*v));
+    host::zero(std::span<double>(st.image));
     return st;
-  }
-  template <class V>
-  static void zero_in_parallel(V* d, std::size_t size) {
-    const std::ptrdiff_t n = std::ptrdiff_t(size);
-#pragma omp parallel for schedule(static)
-    for (std::ptrdiff_t i = 0; i < n; ++i) d[i] = V(0);
   }
 
   // Frozen from the plan: dt, the stability limit of the model, the acquisition.

@@ -26,59 +26,6 @@
 namespace specwave {
 namespace {
 
-// Fields of the staggered scheme's state, or of its adjoint: u (nodes), w_a (half nodes), the CPML's phi and chi
-// slabs and the memory variables r_l; `divergence` the last step's D (compact) for the forward state.
-template <class T>
-struct StaggeredFields {
-  std::vector<T> u;
-  std::array<std::vector<T>, 3> w;
-  std::vector<std::vector<T>> slabs;
-  std::vector<std::vector<T>> memory;
-  std::array<StaggeredCpmlAxis<T>, 3> pml;
-
-  explicit StaggeredFields(const StaggeredSetup<T>& s) : u(s.layout.size(), T(0)) {
-    for (auto& w_a : w) w_a.assign(s.layout.size(), T(0));
-    for (int a = 0; a < 3; ++a) {
-      pml[a] = s.pml[a];
-      for (int side = 0; side < 2; ++side) {
-        if (!pml[a].face[side]) continue;
-        pml[a].phi[side] = slabs.emplace_back(s.slab_points[a], T(0)).data();
-        pml[a].chi[side] = slabs.emplace_back(s.slab_points[a], T(0)).data();
-      }
-    }
-    for (std::size_t l = 0; l < s.sls_drive.size(); ++l) memory.emplace_back(s.velocity.size(), T(0));
-  }
-  StaggeredFields(const StaggeredFields&) = delete;
-  StaggeredFields& operator=(const StaggeredFields&) = delete;
-
-  std::vector<std::vector<T>*> arrays() {
-    std::vector<std::vector<T>*> out{&u, &w[0], &w[1], &w[2]};
-    for (auto& s : slabs) out.push_back(&s);
-    for (auto& r : memory) out.push_back(&r);
-    return out;
-  }
-  std::vector<const std::vector<T>*> arrays() const {
-    std::vector<const std::vector<T>*> out{&u, &w[0], &w[1], &w[2]};
-    for (const auto& s : slabs) out.push_back(&s);
-    for (const auto& r : memory) out.push_back(&r);
-    return out;
-  }
-  void reset() {
-    for (std::vector<T>* v : arrays()) zero(*v);
-  }
-  std::vector<T*> memory_pointers() {
-    std::vector<T*> out;
-    for (auto& r : memory) out.push_back(r.data());
-    return out;
-  }
-  static void zero(std::vector<T>& v) {
-    const std::ptrdiff_t n = std::ptrdiff_t(v.size());
-    T* d = v.data();
-#pragma omp parallel for schedule(static)
-    for (std::ptrdiff_t i = 0; i < n; ++i) d[i] = T(0);
-  }
-};
-
 template <class T>
 class StaggeredCpuGradient final : public GradientPropagator, private ForwardStepper<T> {
  public:
@@ -173,14 +120,10 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
     for (std::size_t k = 0; k < dm.size(); ++k)
       relative[k] = T(dm[k] / (setup_.velocity[k] * setup_.velocity[k] * dt_ * dt_));
     std::vector<double> out(traces_.size(), 0.0);
-    const std::vector<T*> du_memory = du.memory_pointers();
+    const StaggeredStep<T> s = du.step(setup_);
     for (int n = 0; n < setup_.nt; ++n) {
       host::record(receivers_list_, du.u.data(), out, setup_.nt, n);
       step(n);  // the background: divergence_ = D^n
-      StaggeredStep<T> s = setup_.step(du.u.data(), {du.w[0].data(), du.w[1].data(), du.w[2].data()}, du_memory);
-      for (int a = 0; a < 3; ++a)
-        s.pml[a].phi[0] = du.pml[a].phi[0], s.pml[a].phi[1] = du.pml[a].phi[1], s.pml[a].chi[0] = du.pml[a].chi[0],
-        s.pml[a].chi[1] = du.pml[a].chi[1];
       cpu::staggered_velocity_step(s);
       cpu::staggered_pressure_step(s);
       const T half_dt = T(dt_ / 2);
@@ -219,28 +162,22 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
                             gradient.size(), illumination.size());
     const cpu::FlushDenormals flush(flush_denormals_);
     AdjointFields& a = adjoint_fields();
+    // The forward step's view on the adjoint's fields (their shapes are the state's), with the scratch fields.
+    const StaggeredStep<T> f = a.fields.step(setup_);
     StaggeredAdjointStep<T> s;
-    s.layout = L;
-    s.u = a.fields.u.data();
+    s.layout = f.layout;
+    s.u = f.u;
     for (int k = 0; k < 3; ++k) {
-      s.w[k] = a.fields.w[std::size_t(k)].data();
+      s.w[k] = f.w[k], s.bdt[k] = f.bdt[k], s.pml[k] = f.pml[k];
       s.q[k] = a.q[std::size_t(k)].data();
       s.e[k] = a.e[std::size_t(k)].data();
-      s.bdt[k] = setup_.bdt[std::size_t(k)].data();
-      s.pml[k] = a.fields.pml[std::size_t(k)];
-      s.pml[k].a_node = setup_.a_node[std::size_t(k)].data(), s.pml[k].b_node = setup_.b_node[std::size_t(k)].data();
-      s.pml[k].a_half = setup_.a_half[std::size_t(k)].data(), s.pml[k].b_half = setup_.b_half[std::size_t(k)].data();
     }
-    s.kdt = setup_.kdt.data();
-    s.coef = setup_.coef;
-    s.free_surface = setup_.free_surface;
-    s.mechanisms = int(setup_.sls_drive.size());
-    for (int l = 0; l < s.mechanisms; ++l) {
-      s.r[l] = a.fields.memory[std::size_t(l)].data();
-      s.g[l] = setup_.sls_drive[std::size_t(l)].data();
-      s.decay[l] = setup_.sls_decay[std::size_t(l)];
-    }
-    s.half_dt = T(dt_ / 2);
+    s.kdt = f.kdt;
+    s.coef = f.coef;
+    s.free_surface = f.free_surface;
+    s.mechanisms = f.mechanisms;
+    for (int l = 0; l < s.mechanisms; ++l) s.r[l] = f.r[l], s.g[l] = f.g[l], s.decay[l] = f.decay[l];
+    s.half_dt = f.half_dt;
     s.image = a.image.data();
     if (with_density_)
       for (int k = 0; k < 3; ++k) s.buoyancy_image[k] = a.buoyancy[std::size_t(k)].data();
@@ -308,21 +245,14 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
   }
 
   void begin_shot(int shot) {
-    state_.reset();
+    for (std::vector<T>* v : state_.arrays()) host::zero(std::span<T>(*v));
     std::fill(divergence_.begin(), divergence_.end(), T(0));
     for (auto& dw : increment_) std::fill(dw.begin(), dw.end(), T(0));
     density_gradient_.clear();  // add_density_gradient refuses until the next adjoint
     if (const auto* own = receivers_.own(shot)) set_receivers(*own);
     std::fill(traces_.begin(), traces_.end(), 0.0);
     sources_ = setup_.sources(source_stencils_.at(std::size_t(shot)));
-    // F^n = sum_{m <= n} s(t_m) (StaggeredCpu::begin_shot).
-    const auto& wavelets = wavelets_.at(std::size_t(shot));
-    running_.assign(wavelets.size(), {});
-    for (std::size_t j = 0; j < wavelets.size(); ++j) {
-      running_[j].resize(wavelets[j].size());
-      double sum = 0;
-      for (std::size_t n = 0; n < wavelets[j].size(); ++n) running_[j][n] = sum += wavelets[j][n];
-    }
+    running_ = running_sums(wavelets_.at(std::size_t(shot)));
     history_shot_ = -1;
   }
 
@@ -363,11 +293,7 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
           for (int x = 0; x < L.nx; ++x) out[x] += double(u[x]) * double(u[x]);
         }
     }
-    StaggeredStep<T> s = setup_.step(state_.u.data(), {state_.w[0].data(), state_.w[1].data(), state_.w[2].data()},
-                                     state_.memory_pointers());
-    for (int a = 0; a < 3; ++a)
-      for (int side = 0; side < 2; ++side)
-        s.pml[a].phi[side] = state_.pml[a].phi[side], s.pml[a].chi[side] = state_.pml[a].chi[side];
+    StaggeredStep<T> s = state_.step(setup_);
     s.divergence_out = divergence_.data();
     if (with_density_)
       for (int a = 0; a < 3; ++a) s.increment_out[a] = increment_[std::size_t(a)].data();
@@ -404,11 +330,11 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
   };
   AdjointFields& adjoint_fields() {
     if (!adjoint_) adjoint_ = std::make_unique<AdjointFields>(setup_, with_density_);
-    adjoint_->fields.reset();
-    for (auto& v : adjoint_->q) StaggeredFields<T>::zero(v);
-    for (auto& v : adjoint_->e) StaggeredFields<T>::zero(v);
-    std::fill(adjoint_->image.begin(), adjoint_->image.end(), 0.0);
-    for (auto& v : adjoint_->buoyancy) std::fill(v.begin(), v.end(), 0.0);
+    for (std::vector<T>* v : adjoint_->fields.arrays()) host::zero(std::span<T>(*v));
+    for (auto* v : {&adjoint_->q, &adjoint_->e})
+      for (auto& field : *v) host::zero(std::span<T>(field));
+    host::zero(std::span<double>(adjoint_->image));
+    for (auto& v : adjoint_->buoyancy) host::zero(std::span<double>(v));
     return *adjoint_;
   }
 

@@ -23,21 +23,10 @@ template <class T>
 class StaggeredCpu final : public Propagator {
  public:
   StaggeredCpu(const Case& c, const Plan& plan, const Comm* domain)
-      : domain_(domain && domain->size() > 1 ? domain : nullptr), flush_denormals_(c.run.flush_denormals) {
-    std::optional<Block> block;
-    if (domain_) block = block_of(c.grid.shape, plan.process_grid, domain_->rank());
-    setup_ = make_staggered_setup<T>(c, plan, block ? &*block : nullptr);
-    u_.assign(setup_.layout.size(), T(0));
-    for (auto& w : w_) w.assign(setup_.layout.size(), T(0));
-    for (int a = 0; a < 3; ++a) {
-      StaggeredCpmlAxis<T>& axis = setup_.pml[a];
-      for (int side = 0; side < 2; ++side) {
-        if (!axis.face[side]) continue;
-        axis.phi[side] = slabs_.emplace_back(setup_.slab_points[a], T(0)).data();
-        axis.chi[side] = slabs_.emplace_back(setup_.slab_points[a], T(0)).data();
-      }
-    }
-    for (std::size_t l = 0; l < setup_.sls_drive.size(); ++l) memory_.emplace_back(setup_.velocity.size(), T(0));
+      : domain_(domain && domain->size() > 1 ? domain : nullptr),
+        setup_(setup_of(c, plan, domain_)),
+        fields_(setup_),
+        flush_denormals_(c.run.flush_denormals) {
     size_traces();
     if (domain_) {
       const int R = c.scheme.order / 2;
@@ -50,8 +39,8 @@ class StaggeredCpu final : public Propagator {
   }
 
   std::string name() const override {
-    std::string n =
-        std::string(memory_.empty() ? "staggered-cpu-" : "visco-staggered-cpu-") + (sizeof(T) == 4 ? "fp32" : "fp64");
+    std::string n = std::string(fields_.memory.empty() ? "staggered-cpu-" : "visco-staggered-cpu-") +
+                    (sizeof(T) == 4 ? "fp32" : "fp64");
     if (domain_) {
       const Dims3 p = setup_.block.process_grid;
       n += fmt::format(" on {} ranks ({}x{}x{})", domain_->size(), p[0], p[1], p[2]);
@@ -62,27 +51,16 @@ class StaggeredCpu final : public Propagator {
   void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets,
                   const std::vector<PointStencil>& receivers) override {
     if (setup_.set_receivers(receivers)) size_traces();
-    std::fill(u_.begin(), u_.end(), T(0));
-    for (auto& w : w_) std::fill(w.begin(), w.end(), T(0));
-    for (auto& s : slabs_) std::fill(s.begin(), s.end(), T(0));
-    for (auto& r : memory_) std::fill(r.begin(), r.end(), T(0));
+    for (std::vector<T>* v : fields_.arrays()) host::zero(std::span<T>(*v));
     std::fill(local_.begin(), local_.end(), 0.0);
     std::fill(parts_.begin(), parts_.end(), 0.0);
-    // F^n = sum_{m <= n} s(t_m): the pressure update takes the running sum of the second-order scheme's source term.
-    running_.resize(wavelets.size());
-    for (std::size_t j = 0; j < wavelets.size(); ++j) {
-      running_[j].assign(wavelets[j].size(), 0.0);
-      double sum = 0;
-      for (std::size_t n = 0; n < wavelets[j].size(); ++n) running_[j][n] = sum += wavelets[j][n];
-    }
+    running_ = running_sums(wavelets);
     sources_ = setup_.sources(sources);
   }
 
   void advance(int n_begin, int n_end) override {
     const cpu::FlushDenormals flush(flush_denormals_);
-    std::vector<T*> memory;
-    for (auto& r : memory_) memory.push_back(r.data());
-    const StaggeredStep<T> step = setup_.step(u(), {w_[0].data(), w_[1].data(), w_[2].data()}, memory);
+    const StaggeredStep<T> step = fields_.step(setup_);
     for (int n = n_begin; n < n_end; ++n) {
       record_block(setup_.block_receivers, u(), local_, parts_, setup_.nt, n);
       if (u_halo_.active()) {
@@ -91,7 +69,7 @@ class StaggeredCpu final : public Propagator {
       }
       cpu::staggered_velocity_step(step);
       if (w_halo_.active()) {
-        const auto w_of = [&](const HaloFace& f) { return w_[std::size_t(f.axis)].data(); };
+        const auto w_of = [&](const HaloFace& f) { return fields_.w[std::size_t(f.axis)].data(); };
         w_halo_.start_fields(w_of);
         w_halo_.finish_fields(w_of);
       }
@@ -120,10 +98,10 @@ class StaggeredCpu final : public Propagator {
   void finish_copy_field(std::span<double> out) override { held_.take(out); }
   std::size_t device_bytes() const override { return 0; }
   void visit_state(StateVisitor& v) override {
-    v.visit_array("u", u_);
-    for (int a = 0; a < 3; ++a) v.visit_array(fmt::format("w_{}", "zyx"[a]), w_[a]);
-    for (std::size_t s = 0; s < slabs_.size(); ++s) v.visit_array(fmt::format("cpml_{}", s), slabs_[s]);
-    for (std::size_t l = 0; l < memory_.size(); ++l) v.visit_array(fmt::format("sls_{}", l), memory_[l]);
+    v.visit_array("u", fields_.u);
+    for (int a = 0; a < 3; ++a) v.visit_array(fmt::format("w_{}", "zyx"[a]), fields_.w[a]);
+    for (std::size_t s = 0; s < fields_.slabs.size(); ++s) v.visit_array(fmt::format("cpml_{}", s), fields_.slabs[s]);
+    for (std::size_t l = 0; l < fields_.memory.size(); ++l) v.visit_array(fmt::format("sls_{}", l), fields_.memory[l]);
     v.visit_array("traces", local_);
     v.visit_array("trace_parts", parts_);
   }
@@ -133,7 +111,13 @@ class StaggeredCpu final : public Propagator {
   }
 
  private:
-  T* u() { return u_.data(); }
+  T* u() { return fields_.u.data(); }
+  // The whole grid, or this rank's block of plan.process_grid.
+  static StaggeredSetup<T> setup_of(const Case& c, const Plan& plan, const Comm* domain) {
+    if (!domain) return make_staggered_setup<T>(c, plan);
+    const Block block = block_of(c.grid.shape, plan.process_grid, domain->rank());
+    return make_staggered_setup<T>(c, plan, &block);
+  }
   void size_traces() {
     local_.assign(setup_.receiver_positions.size() * std::size_t(setup_.nt), 0.0);
     parts_.assign(std::size_t(setup_.block_receivers.slots()) * setup_.nt, 0.0);
@@ -141,11 +125,8 @@ class StaggeredCpu final : public Propagator {
 
   const Comm* domain_ = nullptr;
   StaggeredSetup<T> setup_;
+  StaggeredFields<T> fields_;
   HostHaloExchange<T> u_halo_, w_halo_;
-  std::vector<T> u_;
-  std::array<std::vector<T>, 3> w_;
-  std::vector<std::vector<T>> slabs_;
-  std::vector<std::vector<T>> memory_;  // attenuation's r_l (compact)
   PointLists<T> sources_;
   std::vector<std::vector<double>> running_;
   std::vector<double> local_, parts_;  // this rank's samples: whole receivers, split receivers' slots

@@ -32,6 +32,16 @@ PointLists<T> StaggeredSetup<T>::sources(const std::vector<PointStencil>& stenci
   return out;
 }
 
+std::vector<std::vector<double>> running_sums(const std::vector<std::vector<double>>& wavelets) {
+  std::vector<std::vector<double>> out(wavelets.size());
+  for (std::size_t j = 0; j < wavelets.size(); ++j) {
+    out[j].resize(wavelets[j].size());
+    double sum = 0;
+    for (std::size_t n = 0; n < wavelets[j].size(); ++n) out[j][n] = sum += wavelets[j][n];
+  }
+  return out;
+}
+
 template <class T>
 StaggeredStep<T> StaggeredSetup<T>::step(T* u, const std::array<T*, 3>& w, const std::vector<T*>& memory) const {
   StaggeredStep<T> s;

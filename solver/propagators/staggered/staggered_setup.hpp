@@ -62,6 +62,56 @@ struct StaggeredSetup {
 
 // For `block` of a decomposed grid (null: the whole grid). plan.model must hold the whole grid (make_plan builds it
 // whole on every rank for this scheme).
+// F^n = sum_{m <= n} s(t_m) of each wavelet: the pressure update takes the running sum of the second-order scheme's
+// source term (docs/numerics.md, "Variable density").
+std::vector<std::vector<double>> running_sums(const std::vector<std::vector<double>>& wavelets);
+
+// The fields of a staggered state, or of its adjoint (the same shapes): u (nodes), w_a (half nodes), the CPML's phi
+// and chi slabs of the setup's absorbing faces, and the memory variables r_l (compact).
+template <class T>
+struct StaggeredFields {
+  std::vector<T> u;
+  std::array<std::vector<T>, 3> w;
+  std::vector<std::vector<T>> slabs;
+  std::vector<std::vector<T>> memory;
+  std::array<std::array<T*, 2>, 3> phi{}, chi{};  // per axis and face: the slabs (null: no layer there)
+
+  explicit StaggeredFields(const StaggeredSetup<T>& s) : u(s.layout.size(), T(0)) {
+    for (auto& w_a : w) w_a.assign(s.layout.size(), T(0));
+    for (int a = 0; a < 3; ++a)
+      for (int side = 0; side < 2; ++side) {
+        if (!s.pml[a].face[side]) continue;
+        phi[a][side] = slabs.emplace_back(s.slab_points[a], T(0)).data();
+        chi[a][side] = slabs.emplace_back(s.slab_points[a], T(0)).data();
+      }
+    for (std::size_t l = 0; l < s.sls_drive.size(); ++l) memory.emplace_back(s.velocity.size(), T(0));
+  }
+  StaggeredFields(const StaggeredFields&) = delete;
+  StaggeredFields& operator=(const StaggeredFields&) = delete;
+
+  std::vector<std::vector<T>*> arrays() {
+    std::vector<std::vector<T>*> out{&u, &w[0], &w[1], &w[2]};
+    for (auto& s : slabs) out.push_back(&s);
+    for (auto& r : memory) out.push_back(&r);
+    return out;
+  }
+  std::vector<const std::vector<T>*> arrays() const {
+    std::vector<const std::vector<T>*> out{&u, &w[0], &w[1], &w[2]};
+    for (const auto& s : slabs) out.push_back(&s);
+    for (const auto& r : memory) out.push_back(&r);
+    return out;
+  }
+  // The step's view of these fields with the setup's model and profiles.
+  StaggeredStep<T> step(const StaggeredSetup<T>& s) {
+    std::vector<T*> r;
+    for (auto& m : memory) r.push_back(m.data());
+    StaggeredStep<T> out = s.step(u.data(), {w[0].data(), w[1].data(), w[2].data()}, r);
+    for (int a = 0; a < 3; ++a)
+      for (int side = 0; side < 2; ++side) out.pml[a].phi[side] = phi[a][side], out.pml[a].chi[side] = chi[a][side];
+    return out;
+  }
+};
+
 template <class T>
 StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan, const Block* block = nullptr);
 
