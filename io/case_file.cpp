@@ -981,6 +981,8 @@ void read_inversion(const Tab& r, Case& c) {
             "misfit",
             "velocity_min",
             "velocity_max",
+            "density_min",
+            "density_max",
             "wavefield_storage",
             "wavefield_memory_gib",
             "scratch_directory",
@@ -1006,9 +1008,11 @@ void read_inversion(const Tab& r, Case& c) {
             "source_estimation_damping"});
   if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ...")) {
     inv.true_model = read_model_spec(*m);
-    m->check(!inv.true_model->has_density_model(), inv.true_model->densities.empty() ? "density_dataset" : "densities",
-             "a density model is not available for inversion in this version",
-             "remove it: the inversion's true model is velocity only (a constant density changes no pressure)");
+    m->check(!inv.true_model->has_density_model() || c.model.has_density_model(),
+             inv.true_model->densities.empty() ? "density_dataset" : "densities",
+             "a true density model needs a density model in [model] (the staggered scheme), which has none",
+             "give [model] a starting density model (densities or density_dataset), or remove the true model's "
+             "density (a constant density changes no pressure)");
   }
   if (t->find("observed")) inv.observed_file = t->rinput("observed", "observed = \"observed/traces.h5\"");
   if (inv.true_model && !inv.observed_file.empty())
@@ -1057,6 +1061,17 @@ void read_inversion(const Tab& r, Case& c) {
            "give the largest velocity in m/s");
   t->check(!inv.velocity_min || !inv.velocity_max || *inv.velocity_min < *inv.velocity_max, "velocity_max",
            fmt::format("must be above velocity_min ({})", inv.velocity_min.value_or(0)), "swap or correct the bounds");
+  inv.density_min = t->onum("density_min", "density_min = 1000.0");
+  t->check(!inv.density_min || *inv.density_min > 0, "density_min", "must be > 0",
+           "give the smallest density in kg/m^3");
+  inv.density_max = t->onum("density_max", "density_max = 3000.0");
+  t->check(!inv.density_max || *inv.density_max > 0, "density_max", "must be > 0",
+           "give the largest density in kg/m^3");
+  t->check(!inv.density_min || !inv.density_max || *inv.density_min < *inv.density_max, "density_max",
+           fmt::format("must be above density_min ({})", inv.density_min.value_or(0)), "swap or correct the bounds");
+  for (const char* key : {"density_min", "density_max"})
+    t->check(!t->find(key) || inv.density_parameter, key, "bounds the density, which is not inverted",
+             "add \"density\" to inversion.parameters, or remove the key");
   inv.wavefield_storage = t->choice<WavefieldStorage>("wavefield_storage",
                                                       {{"auto", WavefieldStorage::auto_select},
                                                        {"memory", WavefieldStorage::memory},

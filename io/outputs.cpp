@@ -317,7 +317,10 @@ void WavefieldFile::commit() {
 
 void write_model_file(const std::string& path, const h5::Provenance& provenance, const GridSpec& g,
                       std::span<const float> velocity, const std::array<int, 3>& begin,
-                      const std::array<int, 3>& extent_in, const h5::Parallel& parallel) {
+                      const std::array<int, 3>& extent_in, const h5::Parallel& parallel,
+                      std::span<const float> density) {
+  if (!density.empty() && density.size() != std::size_t(g.points()))
+    throw std::logic_error("write_model_file: the density must hold the whole grid");
   h5::AtomicWriter file(path, parallel);
   h5::write_root_attributes(file.id(), provenance);
   const std::vector<hsize_t> dims = {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])};
@@ -328,11 +331,18 @@ void write_model_file(const std::string& path, const h5::Provenance& provenance,
                              file.parallel());
   write_grid_attributes(d.id(), g);
   d.close();
+  std::vector<XdmfField> fields = {{"velocity", "/velocity", {}, 0, 0}};
+  std::vector<ViewArray> views = {{"velocity", "/velocity"}};
+  if (!density.empty()) {
+    auto r = h5::write_dataset<float>(file.id(), "density", dims, density.data(), "kg/m^3");
+    write_grid_attributes(r.id(), g);
+    fields.push_back({"density", "/density", {}, 0, 0});
+    views.push_back({"density", "/density"});
+  }
   file.commit();
   if (file.rank() != 0) return;
-  write_xdmf(path, g, {{"velocity", "/velocity", {}, 0, 0}}, false, false);
-  write_vtkhdf_view(std::filesystem::path(path).replace_extension(".vtkhdf").string(), path, g,
-                    {{"velocity", "/velocity"}});
+  write_xdmf(path, g, fields, false, false);
+  write_vtkhdf_view(std::filesystem::path(path).replace_extension(".vtkhdf").string(), path, g, views);
 }
 
 void write_grid_arrays_file(const std::string& path, const h5::Provenance& provenance, const GridSpec& g,

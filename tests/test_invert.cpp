@@ -413,3 +413,135 @@ TEST_CASE("invert --resume refuses a state with a flipped bit (exit 4) or from a
   CAPTURE(resumed.output);
   CHECK(resumed.code == 0);
 }
+
+namespace {
+// Velocity and density (inversion.parameters), the staggered scheme: sources and receivers at 70 m depth over a
+// denser layer (120-200 m) that the starting model lacks; the velocity is the true one at the start.
+const char* density_case = R"(name = "invert-density"
+[grid]
+shape = [34, 22, 24]
+spacing = 10.0
+[model]
+type = "layered"
+interfaces = [120.0, 200.0]
+velocities = [2000.0, 2000.0, 2000.0]
+densities = [1800.0, 1800.0, 1800.0]
+[time]
+duration = 0.25
+[[shots]]
+[[shots.sources]]
+position = [70.0, 105.0, 70.0]
+peak_frequency = 15.0
+[[shots]]
+[[shots.sources]]
+position = [70.0, 105.0, 160.0]
+peak_frequency = 15.0
+[[receivers.lines]]
+start = [70.0, 105.0, 60.0]
+end = [70.0, 105.0, 170.0]
+count = 12
+[scheme]
+order = 8
+[boundary]
+pml_width = 6
+[run]
+precision = "fp64"
+[inversion]
+parameters = ["velocity", "density"]
+velocity_min = 1700.0
+velocity_max = 2400.0
+source_mask_m = 30.0
+smoothing_m = 10.0
+)";
+const char* density_truth = R"([inversion.true_model]
+type = "layered"
+interfaces = [120.0, 200.0]
+velocities = [2000.0, 2000.0, 2000.0]
+densities = [1800.0, 2200.0, 1800.0]
+)";
+const char* density_bounds = "density_min = 1500.0\ndensity_max = 2600.0\n";
+}  // namespace
+
+TEST_CASE(
+    "invert of velocity and density: both updated within their bounds, the density error falls, --resume is "
+    "bitwise") {
+  const std::vector<hsize_t> dims = {5, 34, 22, 24};
+  const fs::path straight = work / "density-straight", resumed = work / "density-resumed";
+  fs::remove_all(straight), fs::remove_all(resumed);
+  auto run = [&](int iterations, const fs::path& out, bool resume) {
+    const std::string path = write_case("density" + std::to_string(iterations),
+                                        std::string(density_case) + density_bounds +
+                                            "iterations = " + std::to_string(iterations) + "\n" + density_truth);
+    const Result r = run_specwave(std::string("invert -q --threads 2 ") + (resume ? "--resume " : "") + path +
+                                  " --output-dir " + out.string());
+    CAPTURE(r.output);
+    REQUIRE(r.code == 0);
+    return r;
+  };
+  run(4, straight, false);
+  io::h5::Reader h5((straight / "inversion.h5").string());
+  const auto density = h5.read_floating<double>("/density", dims);
+  const auto velocity = h5.read_floating<double>("/velocity", dims);
+  const auto misfit = h5.read_floating<double>("/misfit", {5});
+  const auto error = h5.read_floating<double>("/density_error", {5});
+  CHECK(h5.read_floating<double>("/density_gradient", dims).size() == density.size());
+  CHECK(h5.read_floating<double>("/true_density", {34, 22, 24}).size() == density.size() / 5);
+  MESSAGE("misfit " << misfit[0] << " -> " << misfit[4] << ", density error " << error[0] << " -> " << error[4]);
+  CHECK(misfit[4] < 0.5 * misfit[0]);
+  CHECK(error[4] < error[0]);
+  const std::size_t points = density.size() / 5;
+  double changed = 0;
+  for (std::size_t k = 0; k < points; ++k) {
+    changed = std::max(changed, std::abs(density[4 * points + k] - density[k]));
+    CHECK(density[4 * points + k] >= 1500.0 - 1e-3);
+    CHECK(density[4 * points + k] <= 2600.0 + 1e-3);
+    CHECK(velocity[4 * points + k] >= 1700.0 - 1e-3);
+  }
+  CHECK(changed > 1.0);  // kg/m^3: the density moved
+  const auto lines = lines_of(straight / "iterations.jsonl");
+  REQUIRE(lines.size() == 5);
+  CHECK(field(lines[4], "density_error") == doctest::Approx(error[4]).epsilon(1e-12));
+  // model_final.h5 holds the last density too, which model.density_dataset = "/density" reads back.
+  const auto final_density =
+      io::h5::Reader((straight / "model_final.h5").string()).read_floating<double>("/density", {34, 22, 24});
+  CHECK(std::equal(final_density.begin(), final_density.end(), density.begin() + std::ptrdiff_t(4 * points)));
+  CHECK(fs::exists(straight / "density_slices.png"));
+
+  run(2, resumed, false);  // "interrupted" after iteration 2
+  run(4, resumed, true);
+  io::h5::Reader again((resumed / "inversion.h5").string());
+  CHECK(again.read_floating<double>("/density", dims) == density);  // bitwise
+  CHECK(again.read_floating<double>("/velocity", dims) == velocity);
+  CHECK(again.read_floating<double>("/density_error", {5}) == error);
+}
+
+TEST_CASE("invert of the density refuses missing or bad density bounds (exit 3, naming the key)") {
+  struct Bad {
+    std::string name, text, message;
+  };
+  const std::string base = std::string(density_case) + "iterations = 1\n";
+  for (const Bad& b :
+       {Bad{"no-bounds", base + density_truth, "invert needs inversion.density_min and inversion.density_max"},
+        Bad{"order", base + "density_min = 2000.0\ndensity_max = 1500.0\n" + density_truth,
+            "inversion.density_max: must be above density_min"},
+        Bad{"outside", base + "density_min = 1900.0\ndensity_max = 2600.0\n" + density_truth,
+            "the starting density ([model]) spans [1800, 1800] kg/m^3, outside inversion.density_min/max"},
+        Bad{"unused", std::string(small_case) + "density_min = 1000.0\n" + small_truth,
+            "inversion.density_min: bounds the density, which is not inverted"},
+        Bad{"velocity-receivers",  // the velocity inverted, data from a true density (the receivers' scale)
+            std::regex_replace(std::regex_replace(base, std::regex("\\[\\[receivers\\.lines\\]\\]"),
+                                                  "[receivers]\ncomponents = [\"p\", \"vz\"]\n[[receivers.lines]]"),
+                               std::regex("parameters = .*"), "parameters = [\"velocity\"]") +
+                density_truth,
+            "has a density model, and the case has particle-velocity receivers"}}) {
+    CAPTURE(b.name);
+    const fs::path out = work / ("bad-density-" + b.name);
+    fs::remove_all(out);
+    const Result r =
+        run_specwave("invert " + write_case("bad-density-" + b.name, b.text) + " --output-dir " + out.string());
+    CAPTURE(r.output);
+    CHECK(r.code == 3);
+    CHECK(r.output.find(b.message) != std::string::npos);
+    CHECK(!fs::exists(out / "inversion.h5"));
+  }
+}

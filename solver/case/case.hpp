@@ -201,14 +201,15 @@ struct InversionSpec {
   std::string observed_file;            // or: a traces.h5 of this acquisition (docs/hdf5-schema.md)
   std::string observed_dataset = "/traces";
   Parameterisation parameterisation = Parameterisation::velocity;
-  // inversion.parameters: what the gradient is taken with respect to: the velocity (always) and, with a density model
-  // (the staggered scheme), the density at fixed velocity too ("density"): `gradient` and `check-gradient` give it;
-  // `invert` updates the velocity only in this version.
+  // inversion.parameters: what the gradient is taken with respect to and what `invert` updates: the velocity (always)
+  // and, with a density model (the staggered scheme), the density too ("density"; its gradient at fixed velocity).
   bool density_parameter = false;
   std::string misfit = "least_squares";
   // Bounds on the velocity (m/s). velocity_max, when above the starting model's largest velocity, also sets
   // dt and the CPML damping, so that neither changes while the model does.
   std::optional<double> velocity_min, velocity_max;
+  // Bounds on the density (kg/m^3) when `invert` updates it (inversion.parameters names "density").
+  std::optional<double> density_min, density_max;
   WavefieldStorage wavefield_storage = WavefieldStorage::auto_select;
   std::optional<double> wavefield_memory_gib;  // budget for the forward wavefields; default half of MemAvailable
   std::string scratch_directory;  // wavefield_storage = "disk": its folder ("" : unset, the output directory)

@@ -25,6 +25,7 @@
 #include "solver/inversion/evaluation_log.hpp"
 #include "solver/inversion/inversion_checkpoint.hpp"
 #include "solver/inversion/inversion_outputs.hpp"
+#include "solver/inversion/model_vector.hpp"
 #include "solver/inversion/objective.hpp"
 #include "solver/inversion/preconditioner.hpp"
 #include "solver/optim/optimizer.hpp"
@@ -119,11 +120,11 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                     "projects the model onto; velocity_max also fixes dt); add e.g. velocity_min = 1500.0 and "
                     "velocity_max = 4000.0 to [inversion]",
                     where(c)));
-  if (inv.density_parameter)
+  if (inv.density_parameter && (!inv.density_min || !inv.density_max))
     throw Error(ExitCode::invalid_case,
-                fmt::format("{}: inversion.parameters = [\"velocity\", \"density\"]: invert updates the velocity only "
-                            "in this version (gradient and check-gradient give the density gradient); remove "
-                            "\"density\" to invert the velocity with the density fixed",
+                fmt::format("{}: inversion.parameters names \"density\": invert needs inversion.density_min and "
+                            "inversion.density_max (the bounds the optimiser projects the density onto); add e.g. "
+                            "density_min = 1000.0 and density_max = 3000.0 to [inversion]",
                             where(c)));
   apply_threads(c);
   check_inputs_not_overwritten(c, invert_output_names);
@@ -150,6 +151,12 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
         fmt::format("{}: the starting model ([model]) spans [{:.6g}, {:.6g}] m/s, outside inversion.velocity_min/max "
                     "= [{}, {}] m/s; widen the bounds or change the starting model",
                     where(c), plan.model.v_min, plan.model.v_max, *inv.velocity_min, *inv.velocity_max));
+  if (inv.density_parameter && (plan.model.rho_min < *inv.density_min || plan.model.rho_max > *inv.density_max))
+    throw Error(
+        ExitCode::invalid_case,
+        fmt::format("{}: the starting density ([model]) spans [{:.6g}, {:.6g}] kg/m^3, outside "
+                    "inversion.density_min/max = [{}, {}] kg/m^3; widen the bounds or change the starting model",
+                    where(c), plan.model.rho_min, plan.model.rho_max, *inv.density_min, *inv.density_max));
   const HistoryChoice history = history_for(c, plan);
   if (!quiet) std::fputs((describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history))).c_str(), stdout);
 
@@ -168,10 +175,16 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
         std::make_unique<Objective>(*propagator, *band_misfit, observed, inv.parameterisation, plan.dt, shots);
     band_objective->report_progress(shot_lines);
     band_objective->regularise(regularisation_of(c, plan), c.grid);
+    band_objective->with_density_gradient(inv.density_parameter);
     active = band_objective.get();
   };
   const std::size_t n_bands = std::max<std::size_t>(1, inv.bands_hz.size());
   const std::vector<double> true_velocity = inv.true_model ? velocity_of(c, *inv.true_model) : std::vector<double>{};
+  // Inverting the density: the true model's density when it has one (without, the data were made with the starting
+  // density, which is then the true one).
+  std::vector<double> true_density;
+  if (inv.density_parameter && inv.true_model)
+    true_density = inv.true_model->has_density_model() ? density_of(c, *inv.true_model) : propagator->density();
   // What a resumed run must share with the one that wrote the state (as forward's checkpoint fingerprint): the case
   // text and the inputs it names by file, by their checksums, so a changed model or data file is refused.
   const std::string fingerprint = [&] {
@@ -184,10 +197,11 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     for (const auto& shot : trace_weights)
       weights = io::combine_checksums(weights, io::checksum64(shot.data(), shot.size() * 8));
     return fmt::format(
-        "case {:016x}, {} on {}, starting model {}, true model {}, observed data {}, trace weights {}, "
+        "case {:016x}, {} on {}, starting model {}{}, true model {}, observed data {}, trace weights {}, "
         "nt {}, dt {:.17g}",
         std::hash<std::string>{}(state_case_text(c)), to_string(c.run.precision),
         plan.backend == BackendKind::cuda ? "cuda" : "cpu", sum(plan.model.velocity),
+        plan.model.density.empty() ? std::string() : " density " + sum(plan.model.density),
         true_velocity.empty() ? std::string("none") : sum(true_velocity),
         true_velocity.empty() ? io::checksum_hex(data) : std::string("synthesised"),
         weights ? io::checksum_hex(weights) : std::string("none"), plan.nt, plan.dt);
@@ -197,11 +211,17 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   summary.propagator = propagator->name();
   summary.wavefield_history = propagator->history_name();
   summary.optimizer = inv.optimizer;
-  InversionRecorder recorder(c, plan.threads, inv.optimizer, true_velocity);
+  InversionRecorder recorder(c, plan.threads, inv.optimizer, true_velocity, true_density);
 
-  // The optimiser works on the parameter (velocity or slowness squared); the bounds are the velocity bounds
-  // mapped to it (slowness squared decreases with velocity).
-  const std::size_t n = c.grid.points();
+  // The optimiser works on the parameter (velocity or slowness squared) and, inverting the density, the scaled density
+  // (solver/inversion/model_vector.hpp); the bounds are the velocity bounds mapped to the parameter (slowness squared
+  // decreases with velocity) and the density bounds.
+  const std::size_t points = c.grid.points();
+  const std::vector<double> start_parameter = parameter_from_velocity(
+      inv.parameterisation, std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()));
+  const std::vector<double> start_density = inv.density_parameter ? propagator->density() : std::vector<double>{};
+  const ModelVector layout(start_parameter, start_density);
+  const std::size_t n = layout.size();
   const std::unique_ptr<VectorOps> ops = optimiser_vector_ops(c, plan);
   summary.vector_ops = ops->name();
   if (!quiet)
@@ -212,7 +232,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   const bool velocity = inv.parameterisation == Parameterisation::velocity;
   const double lower = velocity ? *inv.velocity_min : 1 / (*inv.velocity_max * *inv.velocity_max);
   const double upper = velocity ? *inv.velocity_max : 1 / (*inv.velocity_min * *inv.velocity_min);
-  const optim::Bounds host_bounds{Vector::Constant(Eigen::Index(n), lower), Vector::Constant(Eigen::Index(n), upper)};
+  const optim::Bounds host_bounds =
+      layout.bounds(lower, upper, inv.density_min.value_or(0), inv.density_max.value_or(0));
   auto bounds = [&] {
     return optim::OpsBounds{OpsVector::from_host(*ops, host_bounds.lower),
                             OpsVector::from_host(*ops, host_bounds.upper)};
@@ -249,8 +270,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       return logged->at;
     }
     const auto started = std::chrono::steady_clock::now();
-    MisfitGradient mg = active->evaluate(std::span<const double>(x.data(), std::size_t(x.size())), true, illumination);
-    optim::Evaluation e{mg.misfit, Eigen::Map<const Vector>(mg.gradient.data(), Eigen::Index(mg.gradient.size()))};
+    MisfitGradient mg = active->evaluate(layout.parameter(x), true, illumination, layout.density(x));
+    optim::Evaluation e{mg.misfit, layout.gradient(mg.gradient, mg.density_gradient)};
     if (illumination) preconditioner.set_illumination(mg.illumination);
     if (!logged) log.append(x, {e, mg.misfit_per_shot});
     shot_misfits.push_back(mg.misfit_per_shot);
@@ -277,12 +298,13 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   };
   auto evaluate_band_start = [&](const Vector& x) { return evaluate(x, preconditioner.compensates()); };
   auto velocity_of_x = [&](const Vector& x) {
-    return velocity_from_parameter(inv.parameterisation, std::span<const double>(x.data(), std::size_t(x.size())));
+    return velocity_from_parameter(inv.parameterisation, layout.parameter(x));
   };
   // inversion.source_estimation at a band's start: the filters at the model x, source_estimate.h5 and a line.
   auto estimate_source = [&](const Vector& x, std::size_t b) {
     if (inv.source_estimation == "none") return;
     const auto started = std::chrono::steady_clock::now();
+    if (layout.density()) propagator->set_model(velocity_of_x(x), layout.density(x));  // the model x's density
     filters = std::make_shared<const SourceFilters>(
         estimate_source_filters(c, plan, *propagator, observed, velocity_of_x(x), trace_weights, shots));
     const double band_hz = inv.bands_hz.empty() ? 0.0 : inv.bands_hz[b];
@@ -302,10 +324,11 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                  stdout);
   };
   auto record = [&](InversionIteration it, const Vector& x, const Vector& g) {
-    const std::vector<double> v = velocity_of_x(x);
+    const std::vector<double> v = velocity_of_x(x), rho = layout.density(x);
     if (!true_velocity.empty()) it.model_error = model_error(v, true_velocity);
+    if (!true_density.empty()) it.density_error = model_error(rho, true_density);
     summary.history.push_back(it);
-    if (root) recorder.record(it, v, std::span<const double>(g.data(), std::size_t(g.size())));
+    if (root) recorder.record(it, v, layout.parameter(g), rho, layout.density_gradient(g));
     progress(it, quiet);
   };
 
@@ -325,7 +348,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   int offset = 0;        // iterations of the earlier bands
   double misfit0 = 0;    // the band's misfit at its start
   if (resume) {
-    checkpoint = read_inversion_checkpoint(state_path, n);
+    checkpoint = read_inversion_checkpoint(state_path, n);  // both blocks when the density is inverted
     if (checkpoint.fingerprint != fingerprint)
       throw Error(ExitCode::invalid_case,
                   fmt::format("{}: the inversion state belongs to another run (a case or an input file changed since "
@@ -347,7 +370,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     if (root) recorder.restore(checkpoint.history);
     summary.history = checkpoint.history;
     if (preconditioner.compensates()) {
-      if (checkpoint.illumination.size() != n)
+      if (checkpoint.illumination.size() != points)
         throw Error(ExitCode::input_error,
                     fmt::format("{}: has no illumination (dataset /illumination), but the case sets "
                                 "inversion.illumination_compensation; resume with the case of the "
@@ -372,9 +395,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                      .c_str(),
                  stdout);
   } else {
-    const std::vector<double> v0(plan.model.velocity.begin(), plan.model.velocity.end());
-    const std::vector<double> p0 = parameter_from_velocity(inv.parameterisation, v0);
-    x0 = optim::project(host_bounds, Eigen::Map<const Vector>(p0.data(), Eigen::Index(n)));
+    x0 = optim::project(host_bounds, layout.x(start_parameter, start_density));
     estimate_source(x0, 0);
     enter_band(0);
     log.reset(0);
@@ -413,16 +434,21 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   // when set_illumination changes them (once a band): v stays on the device.
   optim::OpsPreconditioner precondition;
   std::unique_ptr<DevicePreconditioner> device_preconditioner;
+  // Each parameter's block of the vector separately (the velocity's, then the density's).
   if (!preconditioner.identity() && ops->on_device()) {
     device_preconditioner = std::make_unique<DevicePreconditioner>(preconditioner);
-    precondition = [&](double* v) { device_preconditioner->apply(v); };
+    precondition = [&](double* v) {
+      for (std::size_t b = 0; b < n; b += points) device_preconditioner->apply(v + b);
+    };
   }
   if (!preconditioner.identity() && !precondition)  // host memory (download and upload are copies there)
     precondition = [&](double* v) {
-      std::vector<double> host(n);
-      ops->download(n, v, host.data());
-      host = preconditioner.apply(std::move(host));
-      ops->upload(n, host.data(), v);
+      std::vector<double> host(points);
+      for (std::size_t b = 0; b < n; b += points) {
+        ops->download(points, v + b, host.data());
+        host = preconditioner.apply(std::move(host));
+        ops->upload(points, host.data(), v + b);
+      }
     };
   auto make_optimizer = [&](const Vector& x, const optim::Evaluation& e) {
     return std::make_unique<optim::Optimizer>(*ops, f, bounds(), oo, OpsVector::from_host(*ops, x), e.value,

@@ -23,7 +23,9 @@ struct InversionIteration {
   double gradient_norm = 0;  // |projected gradient| of the parameter
   double seconds = 0;        // wall time of this iteration
   std::optional<double> model_error;  // |v - v_true| / |v_true| over the grid, when the true model is known
-  std::optional<double> band_hz;      // multiscale: the low-pass cutoff of this iteration's misfit
+  // |rho - rho_true| / |rho_true| when the density is inverted and the true model has a density model
+  std::optional<double> density_error;
+  std::optional<double> band_hz;  // multiscale: the low-pass cutoff of this iteration's misfit
 };
 
 struct InversionSummary {

@@ -29,19 +29,22 @@ std::string json_line(const InversionIteration& it) {
   }
   return fmt::format(
       "{{\"iteration\": {}, \"misfit\": {}, \"relative_misfit\": {}, \"step\": {}, \"evaluations\": {}, \"wolfe\": {}, "
-      "\"gradient_norm\": {}, \"seconds\": {}, \"model_error\": {}, \"band_hz\": {}, \"misfit_per_shot\": [{}]}}",
+      "\"gradient_norm\": {}, \"seconds\": {}, \"model_error\": {}, \"band_hz\": {}, \"misfit_per_shot\": [{}]{}}}",
       it.iteration, number(it.misfit), number(it.relative_misfit), number(it.step), it.evaluations,
       it.wolfe ? "true" : "false", number(it.gradient_norm), number(it.seconds),
-      it.model_error ? number(*it.model_error) : "null", it.band_hz ? number(*it.band_hz) : "null", shots);
+      it.model_error ? number(*it.model_error) : "null", it.band_hz ? number(*it.band_hz) : "null", shots,
+      it.density_error ? fmt::format(", \"density_error\": {}", number(*it.density_error)) : std::string());
 }
 
 InversionRecorder::InversionRecorder(const Case& c, int threads, std::string optimizer,
-                                     std::vector<double> true_velocity)
+                                     std::vector<double> true_velocity, std::vector<double> true_density)
     : case_(c),
       threads_(threads),
       optimizer_(std::move(optimizer)),
       directory_(c.output.directory),
-      true_velocity_(std::move(true_velocity)) {
+      true_velocity_(std::move(true_velocity)),
+      true_density_(std::move(true_density)),
+      density_(c.inversion.density_parameter) {
   std::error_code ec;
   fs::create_directories(directory_, ec);
   if (ec)
@@ -51,17 +54,25 @@ InversionRecorder::InversionRecorder(const Case& c, int threads, std::string opt
 }
 
 void InversionRecorder::record(const InversionIteration& it, std::span<const double> velocity,
-                               std::span<const double> gradient) {
+                               std::span<const double> gradient, std::span<const double> density,
+                               std::span<const double> density_gradient) {
+  const std::size_t points = std::size_t(case_.grid.points());
+  if (density_ && (density.size() != points || density_gradient.size() != points))
+    throw std::logic_error("InversionRecorder::record: an inversion of the density records its density and gradient");
   history_.push_back(it);
   velocities_.insert(velocities_.end(), velocity.begin(), velocity.end());
   gradients_.insert(gradients_.end(), gradient.begin(), gradient.end());
+  densities_.insert(densities_.end(), density.begin(), density.end());
+  density_gradients_.insert(density_gradients_.end(), density_gradient.begin(), density_gradient.end());
   write_h5();
   write_jsonl();
-  // The model of this (the last completed) iteration as a model input: model.type = "file" or --model read it.
-  const std::size_t points = std::size_t(case_.grid.points());
+  // The model of this (the last completed) iteration as a model input: model.type = "file" or --model read it
+  // (and model.density_dataset = "/density" its density).
+  const std::size_t last = (history_.size() - 1) * points;
   io::write_model_file((fs::path(directory_) / "model_final.h5").string(),
                        {"specwave.model", "fp64", "cpu", case_.source_text, "host CPU", threads_, 1}, case_.grid,
-                       std::span<const float>(velocities_.data() + (history_.size() - 1) * points, points));
+                       std::span<const float>(velocities_.data() + last, points), {0, 0, 0}, {-1, -1, -1}, {},
+                       density_ ? std::span<const float>(densities_.data() + last, points) : std::span<const float>());
 }
 
 void InversionRecorder::restore(const std::vector<InversionIteration>& history) {
@@ -73,6 +84,10 @@ void InversionRecorder::restore(const std::vector<InversionIteration>& history) 
   history_ = history;
   velocities_ = r.read_floating<float>("velocity", dims);
   gradients_ = r.read_floating<float>("gradient", dims);
+  if (density_) {
+    densities_ = r.read_floating<float>("density", dims);
+    density_gradients_ = r.read_floating<float>("density_gradient", dims);
+  }
 }
 
 void InversionRecorder::write_jsonl() const {
@@ -102,7 +117,14 @@ void InversionRecorder::write_h5() const {
     auto d = io::h5::write_dataset<float>(file.id(), "gradient", field, gradients_.data(), units);
     io::write_grid_attributes(d.id(), g);
   }
-  std::vector<double> misfit, relative, step, norm, seconds, error, per_shot;
+  if (density_) {
+    auto d = io::h5::write_dataset<float>(file.id(), "density", field, densities_.data(), "kg/m^3");
+    io::write_grid_attributes(d.id(), g);
+    auto e = io::h5::write_dataset<float>(file.id(), "density_gradient", field, density_gradients_.data(),
+                                          "misfit / (kg/m^3)");
+    io::write_grid_attributes(e.id(), g);
+  }
+  std::vector<double> misfit, relative, step, norm, seconds, error, density_error, per_shot;
   std::vector<std::int32_t> evaluations, wolfe;
   const std::size_t shots = case_.shots.size();
   for (const auto& it : history_) {
@@ -114,6 +136,7 @@ void InversionRecorder::write_h5() const {
     norm.push_back(it.gradient_norm), seconds.push_back(it.seconds), evaluations.push_back(it.evaluations);
     wolfe.push_back(it.wolfe ? 1 : 0);
     if (it.model_error) error.push_back(*it.model_error);
+    if (it.density_error) density_error.push_back(*it.density_error);
   }
   const std::vector<hsize_t> dims = {n};
   io::h5::write_dataset<double>(file.id(), "misfit", dims, misfit.data(), "misfit (least squares, s * amplitude^2)");
@@ -132,36 +155,40 @@ void InversionRecorder::write_h5() const {
         file.id(), "true_velocity", {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])}, tv.data(), "m/s");
     io::write_grid_attributes(d.id(), g);
   }
+  if (!true_density_.empty()) {
+    if (density_error.size() == n)
+      io::h5::write_dataset<double>(file.id(), "density_error", dims, density_error.data(), "1");
+    const std::vector<float> td(true_density_.begin(), true_density_.end());
+    auto d = io::h5::write_dataset<float>(file.id(), "true_density",
+                                          {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])}, td.data(),
+                                          "kg/m^3");
+    io::write_grid_attributes(d.id(), g);
+  }
   file.commit();
   // ParaView views (io/vtkhdf.hpp): each iteration's model and gradient, ParaView's time series over the iterations.
   const std::string h5 = (fs::path(directory_) / "inversion.h5").string();
-  for (hsize_t k = 0; k < n; ++k)
-    io::write_vtkhdf_view(
-        (fs::path(directory_) / fmt::format("inversion_iteration{:04d}.vtkhdf", k)).string(), h5, g,
-        {{"velocity", "/velocity", static_cast<long long>(k)}, {"gradient", "/gradient", static_cast<long long>(k)}});
-  if (!true_velocity_.empty())
-    io::write_vtkhdf_view((fs::path(directory_) / "inversion_true_velocity.vtkhdf").string(), h5, g,
-                          {{"true_velocity", "/true_velocity"}});
+  for (hsize_t k = 0; k < n; ++k) {
+    const auto at = static_cast<long long>(k);
+    std::vector<io::ViewArray> arrays = {{"velocity", "/velocity", at}, {"gradient", "/gradient", at}};
+    if (density_)
+      arrays.insert(arrays.end(), {{"density", "/density", at}, {"density_gradient", "/density_gradient", at}});
+    io::write_vtkhdf_view((fs::path(directory_) / fmt::format("inversion_iteration{:04d}.vtkhdf", k)).string(), h5, g,
+                          arrays);
+  }
+  if (!true_velocity_.empty()) {
+    std::vector<io::ViewArray> arrays = {{"true_velocity", "/true_velocity"}};
+    if (!true_density_.empty()) arrays.push_back({"true_density", "/true_density"});
+    io::write_vtkhdf_view((fs::path(directory_) / "inversion_true_velocity.vtkhdf").string(), h5, g, arrays);
+  }
 }
 
-void InversionRecorder::write_plots() const {
-  if (!case_.output.plots || history_.empty()) return;
-  const fs::path dir(directory_);
-  std::vector<double> x, relative, error;
-  for (const auto& it : history_) {
-    x.push_back(it.iteration), relative.push_back(it.relative_misfit);
-    if (it.model_error) error.push_back(*it.model_error / *history_.front().model_error);
-  }
-  std::vector<std::vector<double>> series = {relative};
-  std::vector<std::string> names = {"misfit / start"};
-  if (!error.empty()) series.push_back(error), names.push_back("model error / start");
-  io::LinePlot lp{fmt::format("{}: {} inversion", case_.name, optimizer_), "iteration", "relative to start", true};
-  lp.integer_x = true;
-  io::write_line_png((dir / "misfit.png").string(), x, series, names, lp);
+namespace {
 
-  // xz slices at the middle y, in metres and true to scale: start | final | true on one velocity scale, and the
-  // update (final - start) on its own symmetric scale.
-  const GridSpec& g = case_.grid;
+// xz slices at the middle y, in metres and true to scale: start | final | true (when known) on one scale, and the
+// update (final - start) on its own symmetric scale. `frames`: the recorded models, (iterations + 1, nz, ny, nx).
+void write_model_panels(const Case& c, const fs::path& path, const std::vector<float>& frames, int last_iteration,
+                        const std::vector<double>& truth, const char* what, const char* units) {
+  const GridSpec& g = c.grid;
   const int nz = g.shape[0], ny = g.shape[1], nx = g.shape[2], y = ny / 2;
   const std::size_t points = std::size_t(nz) * ny * nx;
   const auto slice = [&](const auto* v) {  // float (the iterations) or double (the true model)
@@ -170,10 +197,9 @@ void InversionRecorder::write_plots() const {
       for (int i = 0; i < nx; ++i) out[std::size_t(z) * nx + i] = float(v[(std::size_t(z) * ny + y) * nx + i]);
     return out;
   };
-  std::vector<std::vector<float>> slices = {slice(velocities_.data()),
-                                            slice(velocities_.data() + (history_.size() - 1) * points)};
-  std::vector<std::string> titles = {"start", fmt::format("iteration {}", history_.back().iteration)};
-  if (!true_velocity_.empty()) slices.push_back(slice(true_velocity_.data())), titles.push_back("true");
+  std::vector<std::vector<float>> slices = {slice(frames.data()), slice(frames.data() + frames.size() - points)};
+  std::vector<std::string> titles = {"start", fmt::format("iteration {}", last_iteration)};
+  if (!truth.empty()) slices.push_back(slice(truth.data())), titles.push_back("true");
   float lo = INFINITY, hi = -INFINITY;
   for (const auto& sl : slices)
     for (float v : sl) lo = std::min(lo, v), hi = std::max(hi, v);
@@ -191,18 +217,46 @@ void InversionRecorder::write_plots() const {
     io::ImagePlot p = base;
     p.title = titles[k];
     p.colormap = io::Colormap::viridis;
-    p.colorbar_label = "m/s";
+    p.colorbar_label = units;
     p.value_min = lo, p.value_max = hi;
     panels.push_back({slices[k], nz, nx, p});
   }
   io::ImagePlot up = base;
-  up.title = fmt::format("update: iteration {} - start", history_.back().iteration);
+  up.title = fmt::format("update: iteration {} - start", last_iteration);
   up.colormap = io::Colormap::seismic;
   up.clip_percentile = 100;
-  up.colorbar_label = "m/s";
+  up.colorbar_label = units;
   panels.push_back({update, nz, nx, up});
-  io::write_image_panels_png((dir / "model_slices.png").string(), panels,
-                             fmt::format("{}: velocity at y = {:.0f} m", case_.name, g.origin[1] + y * g.spacing[1]));
+  io::write_image_panels_png(path.string(), panels,
+                             fmt::format("{}: {} at y = {:.0f} m", c.name, what, g.origin[1] + y * g.spacing[1]));
+}
+
+}  // namespace
+
+void InversionRecorder::write_plots() const {
+  if (!case_.output.plots || history_.empty()) return;
+  const fs::path dir(directory_);
+  std::vector<double> x, relative, error, density_error;
+  for (const auto& it : history_) {
+    x.push_back(it.iteration), relative.push_back(it.relative_misfit);
+    if (it.model_error) error.push_back(*it.model_error / *history_.front().model_error);
+    if (it.density_error) density_error.push_back(*it.density_error / *history_.front().density_error);
+  }
+  // A parameter that starts at its true value (error 0) has no error relative to the start to plot.
+  if (!history_.front().model_error || *history_.front().model_error == 0) error.clear();
+  if (!history_.front().density_error || *history_.front().density_error == 0) density_error.clear();
+  std::vector<std::vector<double>> series = {relative};
+  std::vector<std::string> names = {"misfit / start"};
+  if (error.size() == x.size())
+    series.push_back(error), names.push_back(density_ ? "velocity error / start" : "model error / start");
+  if (density_error.size() == x.size()) series.push_back(density_error), names.push_back("density error / start");
+  io::LinePlot lp{fmt::format("{}: {} inversion", case_.name, optimizer_), "iteration", "relative to start", true};
+  lp.integer_x = true;
+  io::write_line_png((dir / "misfit.png").string(), x, series, names, lp);
+  const int last = history_.back().iteration;
+  write_model_panels(case_, dir / "model_slices.png", velocities_, last, true_velocity_, "velocity", "m/s");
+  if (density_)
+    write_model_panels(case_, dir / "density_slices.png", densities_, last, true_density_, "density", "kg/m^3");
 }
 
 std::vector<std::string> InversionRecorder::outputs() const {
@@ -211,6 +265,7 @@ std::vector<std::string> InversionRecorder::outputs() const {
     out.push_back((fs::path(directory_) / f).string());
   if (case_.output.plots)
     for (const char* f : {"misfit.png", "model_slices.png"}) out.push_back((fs::path(directory_) / f).string());
+  if (case_.output.plots && density_) out.push_back((fs::path(directory_) / "density_slices.png").string());
   return out;
 }
 

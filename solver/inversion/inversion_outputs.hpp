@@ -14,13 +14,17 @@ namespace specwave {
 
 class InversionRecorder {
  public:
-  // true_velocity: (nz, ny, nx) m/s when the case names the true model, else empty.
-  InversionRecorder(const Case& c, int threads, std::string optimizer, std::vector<double> true_velocity);
-  // Adds an iteration (velocity in m/s and the gradient of the parameter, both (nz, ny, nx)) and rewrites
-  // inversion.h5 and iterations.jsonl.
-  void record(const InversionIteration& it, std::span<const double> velocity, std::span<const double> gradient);
-  // misfit.png (relative misfit and model error against iteration) and model_slices.png (xz slices through the
-  // grid centre: start, final and, when known, true model on one colour scale).
+  // true_velocity: (nz, ny, nx) m/s when the case names the true model, else empty. With inversion.parameters naming
+  // "density", the density is recorded too; true_density: the true model's (kg/m^3) when it has a density model.
+  InversionRecorder(const Case& c, int threads, std::string optimizer, std::vector<double> true_velocity,
+                    std::vector<double> true_density = {});
+  // Adds an iteration (velocity in m/s and the gradient of the parameter, both (nz, ny, nx); inverting the density
+  // also the density (kg/m^3) and dJ/d rho) and rewrites inversion.h5 and iterations.jsonl.
+  void record(const InversionIteration& it, std::span<const double> velocity, std::span<const double> gradient,
+              std::span<const double> density = {}, std::span<const double> density_gradient = {});
+  // misfit.png (relative misfit and model errors against iteration) and model_slices.png (xz slices through the
+  // grid centre: start, final and, when known, true model on one colour scale, and the update), density_slices.png
+  // the same for the density when it is inverted.
   void write_plots() const;
   // Resume: the records so far, and the models and gradients of those iterations read back from inversion.h5.
   void restore(const std::vector<InversionIteration>& history);
@@ -33,9 +37,11 @@ class InversionRecorder {
   const Case& case_;
   int threads_;
   std::string optimizer_, directory_;
-  std::vector<double> true_velocity_;
+  std::vector<double> true_velocity_, true_density_;
+  bool density_;  // inversion.parameters names "density"
   std::vector<InversionIteration> history_;
-  std::vector<float> velocities_, gradients_;  // (iterations + 1, nz, ny, nx)
+  std::vector<float> velocities_, gradients_;         // (iterations + 1, nz, ny, nx)
+  std::vector<float> densities_, density_gradients_;  // the same, when the density is inverted
 };
 
 // inversion.source_estimation's result at a band's start (docs/hdf5-schema.md, "source_estimate.h5"): the estimated

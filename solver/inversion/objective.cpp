@@ -424,9 +424,34 @@ std::vector<double> velocity_of(const Case& c, const ModelSpec& model) {
   return std::vector<double>(m.velocity.begin(), m.velocity.end());
 }
 
+std::vector<double> density_of(const Case& c, const ModelSpec& model) {
+  if (!model.has_density_model()) return {};
+  Case t = c;
+  t.model = model;
+  const VelocityModel m = build_velocity_model(t);
+  return std::vector<double>(m.density.begin(), m.density.end());
+}
+
 ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator, const Comm* shots) {
-  if (c.inversion.true_model)
-    return synthesise_observed(propagator, velocity_of(c, *c.inversion.true_model), int(c.shots.size()), shots);
+  if (c.inversion.true_model) {
+    const std::vector<double> true_density = density_of(c, *c.inversion.true_model);
+    const std::vector<double> start = propagator.density();
+    if (true_density.empty() || true_density == start)
+      return synthesise_observed(propagator, velocity_of(c, *c.inversion.true_model), int(c.shots.size()), shots);
+    // The data of the true density; the propagator then goes back to the starting one (the case's).
+    if (has_velocity_receivers(c))
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("{}: [inversion.true_model] has a density model, and the case has particle-velocity "
+                              "receivers, whose scale is the density at the receiver: synthesising their data at "
+                              "another density than the starting model's is not available in this version; give "
+                              "the observed data in a file (inversion.observed) or remove the true model's density",
+                              c.source_path.empty() ? c.name : c.source_path));
+    propagator.set_density(true_density);
+    ObservedData out =
+        synthesise_observed(propagator, velocity_of(c, *c.inversion.true_model), int(c.shots.size()), shots);
+    propagator.set_density(start);
+    return out;
+  }
   if (!c.inversion.observed_file.empty()) return read_observed(c, plan);
   throw Error(
       ExitCode::invalid_case,
@@ -443,9 +468,10 @@ Objective::Objective(GradientPropagator& propagator, const Misfit& misfit, Obser
       dt_(dt),
       shots_(shots) {}
 
-MisfitGradient Objective::evaluate(std::span<const double> model, bool with_gradient, bool illumination) {
+MisfitGradient Objective::evaluate(std::span<const double> model, bool with_gradient, bool illumination,
+                                   std::span<const double> density) {
   const std::vector<double> velocity = velocity_from_parameter(parameterisation_, model);
-  propagator_.set_velocity(velocity);
+  propagator_.set_model(velocity, density);
   MisfitGradient out;
   if (with_gradient) out.gradient.assign(model.size(), 0.0);
   if (with_gradient && illumination) out.illumination.assign(model.size(), 0.0);

@@ -90,6 +90,8 @@ ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& 
                            const Comm* shots = nullptr);
 // The velocity of a model spec on the case's grid (checked like the case's own model).
 std::vector<double> velocity_of(const Case& c, const ModelSpec& model);
+// Its density (kg/m^3) on the case's grid when it has a density model; empty otherwise.
+std::vector<double> density_of(const Case& c, const ModelSpec& model);
 
 struct MisfitGradient {
   double misfit = 0;  // sum over shots
@@ -114,8 +116,10 @@ class Objective {
  public:
   Objective(GradientPropagator& propagator, const Misfit& misfit, ObservedData observed, Parameterisation p, double dt,
             const Comm* shots = nullptr);
-  // With `illumination` (and with_gradient), also the source illumination of the forward wavefields.
-  MisfitGradient evaluate(std::span<const double> model, bool with_gradient, bool illumination = false);
+  // With `illumination` (and with_gradient), also the source illumination of the forward wavefields. With a
+  // `density` (kg/m^3, (nz, ny, nx); an inversion of velocity and density), the propagator takes it with the model.
+  MisfitGradient evaluate(std::span<const double> model, bool with_gradient, bool illumination = false,
+                          std::span<const double> density = {});
   Parameterisation parameterisation() const { return parameterisation_; }
   // Inside an evaluation, after a shot, a line on stdout at most every `interval_seconds` (0: none; the caller sets it
   // on the rank that prints), so that an evaluation of many shots is never silent:

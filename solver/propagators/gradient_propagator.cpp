@@ -102,6 +102,11 @@ void GradientPropagator::set_density(std::span<const double>) {
                           name()));
 }
 
+void GradientPropagator::set_model(std::span<const double> velocity, std::span<const double> density) {
+  if (!density.empty()) set_density(density);
+  set_velocity(velocity);
+}
+
 void GradientPropagator::add_density_gradient(std::span<double>) const {
   throw Error(ExitCode::invalid_case,
               fmt::format("{}: no density gradient: it needs a density model and inversion.parameters = [\"velocity\", "

@@ -43,6 +43,9 @@ class GradientPropagator {
   // scheme without one or a value that is not positive and finite; density() is empty without one.
   virtual void set_density(std::span<const double> density);
   virtual std::vector<double> density() const { return {}; }
+  // Both at once (an inversion of velocity and density): the stability of the pair is checked, not of a mix of the
+  // new one and the old other. The default sets the density (when given), then the velocity.
+  virtual void set_model(std::span<const double> velocity, std::span<const double> density);
   // dJ/d rho at fixed velocity for the last adjoint(), added to `out` (nz, ny, nx): a propagator made for a case whose
   // inversion.parameters name "density"; Error(invalid_case) otherwise.
   virtual void add_density_gradient(std::span<double> out) const;

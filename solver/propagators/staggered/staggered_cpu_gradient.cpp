@@ -69,14 +69,17 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
   }
 
   void set_density(std::span<const double> density) override {
-    if (density.size() != setup_.density.size())
-      throw std::invalid_argument("set_density: the model must have nz * ny * nx values");
-    for (std::size_t k = 0; k < density.size(); ++k)
-      if (!std::isfinite(density[k]) || density[k] <= 0)
-        throw Error(ExitCode::invalid_case,
-                    fmt::format("model density {} kg/m^3 at flat index {} is not positive and finite", density[k], k));
+    check_density(density);
     check_stable(setup_.velocity, density);
     setup_.set_density(density, sls_, q_);
+  }
+  void set_model(std::span<const double> velocity, std::span<const double> density) override {
+    if (density.empty()) return set_velocity(velocity);
+    check_model_velocity(velocity, setup_.velocity.size(), v_limit_, dt_);
+    check_density(density);
+    check_stable(velocity, density);
+    setup_.set_density(density, sls_, q_);
+    setup_.set_velocity(velocity, sls_, q_);
   }
   std::vector<double> density() const override { return setup_.density; }
   void add_density_gradient(std::span<double> out) const override {
@@ -214,6 +217,14 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
   }
 
  private:
+  void check_density(std::span<const double> density) const {
+    if (density.size() != setup_.density.size())
+      throw std::invalid_argument("set_density: the model must have nz * ny * nx values");
+    for (std::size_t k = 0; k < density.size(); ++k)
+      if (!std::isfinite(density[k]) || density[k] <= 0)
+        throw Error(ExitCode::invalid_case,
+                    fmt::format("model density {} kg/m^3 at flat index {} is not positive and finite", density[k], k));
+  }
   // The frozen dt against the staggered scheme's limit at this model (plan.cpp's staggered_dt_max): a density
   // contrast raises the operator's largest eigenvalue above the constant-density bound that v_limit_ stands for.
   void check_stable(std::span<const double> velocity, std::span<const double> density) const {
