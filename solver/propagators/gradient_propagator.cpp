@@ -1,11 +1,13 @@
 #include "solver/propagators/gradient_propagator.hpp"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 #include "solver/case/errors.hpp"
 #include "solver/forward/particle_velocity.hpp"
+#include "solver/plan/model.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/plan/shot_receivers.hpp"
 #include "solver/propagators/capabilities.hpp"
@@ -18,20 +20,85 @@ namespace {
 // propagator samples d . grad u; this wrapper hands out the velocity (forward and Born traces) and takes the adjoint
 // source with respect to it, applying the transpose of the conversion before the backend's adjoint. Every user of
 // a gradient propagator (the misfit, source estimation, migration, the Python module) then sees velocity traces.
-// With a density model (the staggered scheme) each velocity receiver divides by its own density
-// (velocity_receiver_densities, per shot, fixed: the density gradient refuses these receivers).
+// With a density model (the staggered scheme) each velocity receiver divides by its own density rho_r (point_density
+// of its stencil at the current density: ReceiverDensities), so a velocity trace is v = G / rho_r with G independent
+// of rho_r, and the density gradient gains dJ/d rho_r = -sum_n (dJ/dv_n) v_n / rho_r, spread over the stencil's
+// points by d rho_r / d rho_p = |w_p| / sum |w| (point_density_derivative).
+class ReceiverDensities {
+ public:
+  ReceiverDensities(const Case& c, const Plan& plan)
+      : receivers_(c, plan), shape_(c.grid.shape), velocity_(c.shots.size()), densities_(c.shots.size()) {
+    if (receivers_.shared()) shared_ = plan.receivers;
+    for (std::size_t s = 0; s < c.shots.size(); ++s)
+      for (std::size_t r = 0; r < shot_receivers(c, s).size(); ++r)
+        velocity_[s].push_back(shot_receiver_component(c, s, r) != ReceiverComponent::pressure);
+    set_from(std::span<const float>(plan.model.density));
+  }
+  void set(std::span<const double> density) { set_from(density); }
+  std::span<const double> of(int shot) const { return densities_.at(std::size_t(shot)); }
+  // gradient += the receivers' term above for shot `shot`'s velocity traces and their adjoint source.
+  void add_gradient(int shot, std::span<const double> traces, std::span<const double> adjoint_source,
+                    std::span<double> gradient) {
+    const auto& stencils = receivers_.of(shot, shared_);
+    const std::size_t nt = traces.size() / std::max<std::size_t>(1, stencils.size());
+    for (std::size_t r = 0; r < stencils.size(); ++r) {
+      if (!velocity_[std::size_t(shot)][r]) continue;
+      double dot = 0;
+      for (std::size_t n = 0; n < nt; ++n) dot += adjoint_source[r * nt + n] * traces[r * nt + n];
+      const double d_rho_r = -dot / densities_[std::size_t(shot)][r];
+      const std::vector<double> share = point_density_derivative(stencils[r]);
+      for (std::size_t k = 0; k < share.size(); ++k) {
+        const auto& p = stencils[r].points[k];
+        gradient[(std::size_t(p.iz) * shape_[1] + p.iy) * shape_[2] + p.ix] += d_rho_r * share[k];
+      }
+    }
+  }
+
+ private:
+  template <class D>
+  void set_from(std::span<const D> density) {
+    for (std::size_t s = 0; s < densities_.size(); ++s) {
+      const auto& stencils = receivers_.of(int(s), shared_);
+      auto& out = densities_[s];
+      out.assign(stencils.size(), 0.0);
+      for (std::size_t r = 0; r < stencils.size(); ++r)
+        if (velocity_[s][r]) out[r] = point_density(stencils[r], density, shape_);
+    }
+  }
+
+  ShotReceivers receivers_;
+  std::vector<PointStencil> shared_;  // the plan's receivers when every shot shares them
+  std::array<int, 3> shape_;
+  std::vector<std::vector<bool>> velocity_;     // [shot][receiver]: records particle velocity
+  std::vector<std::vector<double>> densities_;  // [shot][receiver] (0 for pressure)
+};
+
 class VelocityReceivers final : public GradientPropagator {
  public:
+  // With a density model (the staggered scheme): `densities` follows the density that set_density and set_model set.
   VelocityReceivers(std::unique_ptr<GradientPropagator> inner, const Case& c, double dt,
-                    std::vector<std::vector<double>> receiver_densities = {})
-      : inner_(std::move(inner)), case_(c), dt_(dt), densities_(std::move(receiver_densities)) {}
+                    std::unique_ptr<ReceiverDensities> densities = nullptr)
+      : inner_(std::move(inner)),
+        case_(c),
+        dt_(dt),
+        densities_(std::move(densities)),
+        density_gradient_wanted_(c.inversion.density_parameter) {}
   std::string name() const override { return inner_->name(); }
   void set_velocity(std::span<const double> velocity) override { inner_->set_velocity(velocity); }
+  void set_density(std::span<const double> density) override {
+    inner_->set_density(density);
+    if (densities_) densities_->set(density);
+  }
+  void set_model(std::span<const double> velocity, std::span<const double> density) override {
+    inner_->set_model(velocity, density);
+    if (densities_ && !density.empty()) densities_->set(density);
+  }
   std::vector<double> vel2dt2() const override { return inner_->vel2dt2(); }
   std::vector<double> forward(int shot, bool keep_history) override {
     std::vector<double> t = inner_->forward(shot, keep_history);
     if (keep_history) shot_ = shot;
     particle_velocity_traces(case_, std::size_t(shot), dt_, t, densities(shot));
+    if (keep_history && density_gradient_wanted_) traces_ = t;
     return t;
   }
   std::vector<double> born(int shot, std::span<const double> dvel2dt2) override {
@@ -42,25 +109,38 @@ class VelocityReceivers final : public GradientPropagator {
   void adjoint(std::span<const double> adjoint_source, std::span<double> gradient,
                std::span<double> illumination) override {
     if (shot_ < 0) throw std::logic_error("adjoint: call forward(shot, true) first");
+    if (density_gradient_wanted_ && densities_) {  // the receivers' own term, for add_density_gradient
+      receiver_gradient_.assign(std::size_t(case_.grid.points()), 0.0);
+      densities_->add_gradient(shot_, traces_, adjoint_source, receiver_gradient_);
+    }
     std::vector<double> r(adjoint_source.begin(), adjoint_source.end());
     particle_velocity_adjoint(case_, std::size_t(shot_), dt_, r, densities(shot_));
     inner_->adjoint(r, gradient, illumination);
   }
   std::vector<double> density() const override { return inner_->density(); }
+  void add_density_gradient(std::span<double> out) const override {
+    inner_->add_density_gradient(out);
+    if (out.size() != receiver_gradient_.size())
+      throw std::invalid_argument("add_density_gradient: call adjoint() first; out must be nz * ny * nx");
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] += receiver_gradient_[k];
+  }
   std::string history_name() const override { return inner_->history_name(); }
   std::size_t history_bytes() const override { return inner_->history_bytes(); }
   long long history_forward_steps() const override { return inner_->history_forward_steps(); }
 
  private:
   std::span<const double> densities(int shot) const {
-    return densities_.empty() ? std::span<const double>() : std::span<const double>(densities_.at(std::size_t(shot)));
+    return densities_ ? densities_->of(shot) : std::span<const double>();
   }
 
   std::unique_ptr<GradientPropagator> inner_;
   Case case_;  // the shots' receivers and components, and the density
   double dt_;
-  std::vector<std::vector<double>> densities_;  // [shot][receiver], or empty: model.density
-  int shot_ = -1;                               // the shot of the last forward(shot, true)
+  std::unique_ptr<ReceiverDensities> densities_;  // null: model.density (the second-order scheme)
+  bool density_gradient_wanted_;
+  int shot_ = -1;                          // the shot of the last forward(shot, true)
+  std::vector<double> traces_;             // its velocity traces (with a density gradient)
+  std::vector<double> receiver_gradient_;  // the receivers' term of the last adjoint()
 };
 
 std::unique_ptr<GradientPropagator> backend_gradient(const Case& c, const Plan& plan, const HistoryChoice& history) {
@@ -78,17 +158,8 @@ std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, cons
   if (c.scheme.formulation == Formulation::staggered) {
     auto staggered = make_staggered_cpu_gradient(c, plan, history);
     if (!has_velocity_receivers(c)) return staggered;
-    // A velocity receiver's conversion divides by its density (velocity_receiver_densities), whose derivative the
-    // density gradient does not carry yet.
-    if (c.inversion.density_parameter)
-      throw Error(ExitCode::invalid_case,
-                  fmt::format("{}: inversion.parameters names \"density\", and receivers.components has "
-                              "particle-velocity receivers, whose conversion takes each receiver's density: the "
-                              "density gradient is given with pressure receivers (\"p\") only in this version",
-                              c.source_path.empty() ? c.name : c.source_path));
-    std::vector<std::vector<double>> densities;
-    for (std::size_t s = 0; s < c.shots.size(); ++s) densities.push_back(velocity_receiver_densities(c, plan, s));
-    return std::make_unique<VelocityReceivers>(std::move(staggered), c, plan.dt, std::move(densities));
+    return std::make_unique<VelocityReceivers>(std::move(staggered), c, plan.dt,
+                                               std::make_unique<ReceiverDensities>(c, plan));
   }
   auto propagator = backend_gradient(c, plan, history);
   if (!has_velocity_receivers(c)) return propagator;
