@@ -438,14 +438,8 @@ ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& 
     const std::vector<double> start = propagator.density();
     if (true_density.empty() || true_density == start)
       return synthesise_observed(propagator, velocity_of(c, *c.inversion.true_model), int(c.shots.size()), shots);
-    // The data of the true density; the propagator then goes back to the starting one (the case's).
-    if (has_velocity_receivers(c))
-      throw Error(ExitCode::invalid_case,
-                  fmt::format("{}: [inversion.true_model] has a density model, and the case has particle-velocity "
-                              "receivers, whose scale is the density at the receiver: synthesising their data at "
-                              "another density than the starting model's is not available in this version; give "
-                              "the observed data in a file (inversion.observed) or remove the true model's density",
-                              c.source_path.empty() ? c.name : c.source_path));
+    // The data of the true density (velocity receivers take it too); the propagator then goes back to the starting
+    // density (the case's).
     propagator.set_density(true_density);
     ObservedData out =
         synthesise_observed(propagator, velocity_of(c, *c.inversion.true_model), int(c.shots.size()), shots);
