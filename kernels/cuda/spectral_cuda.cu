@@ -115,7 +115,7 @@ __global__ void pml_pressure_kernel(int nx, int plane, PmlPressureStep<T> s) {
   const T source = source_sum(s.sources, i, points, T(0));
   const T dt_v2 = s.dt_vel2[i];
   const T pz = pml_pressure_update(s.p[0][i], s.b[0][z], dt_v2, s.div[0][i]) + source;
-  const T py = pml_pressure_update(s.p[1][i], s.b[1][y], dt_v2, s.div[1][i]) + source;
+  const T py = pml_pressure_update(s.p[1][i], s.b[1][y], dt_v2, s.div[1][i]) + (s.source_y ? source : T(0));
   const T px = pml_pressure_update(s.p[2][i], s.b[2][x], dt_v2, s.div[2][i]) + source;
   s.p[0][i] = pz;
   s.p[1][i] = py;

@@ -107,6 +107,7 @@ struct PmlPressureStep {
   const T* b[3];  // per axis, indexed along that axis
   T* p_sum;
   SourceTerms<T> sources;
+  bool source_y = true;  // false in 2-D: p_y takes no share of the sources (SpectralSetup::active)
 };
 template <class T>
 void pml_pressure_step(SpectralShape shape, const PmlPressureStep<T>& step, cudaStream_t stream);

@@ -24,6 +24,12 @@ struct GridSpec {
   Vec3 spacing{0, 0, 0};              // dz, dy, dx (m)
   Vec3 origin{0, 0, 0};               // position of point (0,0,0) (m)
   long long points() const { return 1LL * shape[0] * shape[1] * shape[2]; }
+  // A 2-D run (x-z): one point along y (docs/numerics.md, "2-D runs"). Its y axis is inactive: no derivative, no
+  // absorbing layer, no stencil along it, and a point source is a 2-D one (per unit area of the x-z plane).
+  bool two_d() const { return shape[1] == 1; }
+  bool active(int axis) const { return !(axis == 1 && two_d()); }
+  // The volume a grid point stands for (m^3; in 2-D dz dx, m^2): a point source injects its amplitude over it.
+  double cell_volume() const { return spacing[0] * (two_d() ? 1.0 : spacing[1]) * spacing[2]; }
   Vec3 position(int iz, int iy, int ix) const {
     return {origin[0] + iz * spacing[0], origin[1] + iy * spacing[1], origin[2] + ix * spacing[2]};
   }

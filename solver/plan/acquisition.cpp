@@ -232,12 +232,24 @@ PointStencil make_point_stencil(const GridSpec& g, const Vec3& position, bool fr
   return product_stencil(g, position, free_surface, what, radius, w);
 }
 
+namespace {
+// The weight along the inactive axis of a 2-D grid (GridSpec::active): 1 at its one node, where the preflight has put
+// every point (check_inside).
+Weights1D flat_axis_weights() {
+  Weights1D w;
+  w.index.push_back(0);
+  w.weight.push_back(1.0);
+  return w;
+}
+}  // namespace
+
 PointStencil make_spectral_point_stencil(const GridSpec& g, const Vec3& position, const std::array<double, 3>& courant,
                                          const std::array<double, 3>& band, const std::string& what) {
   Weights1D w[3];
   for (int a = 0; a < 3; ++a)
-    w[a] =
-        spectral_point_weights((position[a] - g.origin[a]) / g.spacing[a], courant[a], band[a], spectral_point_radius);
+    w[a] = !g.active(a) ? flat_axis_weights()
+                        : spectral_point_weights((position[a] - g.origin[a]) / g.spacing[a], courant[a], band[a],
+                                                 spectral_point_radius);
   return product_stencil(g, position, false, what, spectral_point_radius, w);
 }
 
@@ -246,11 +258,18 @@ namespace {
 // sum_a d_a / h_a times the stencil `axis_stencil(a)` of the derivative along axis a, its points merged (sorted, one
 // entry per grid point).
 template <class AxisStencil>
-PointStencil directional(const GridSpec& g, const Vec3& position, const Vec3& direction, AxisStencil&& axis_stencil) {
+PointStencil directional(const GridSpec& g, const Vec3& position, const Vec3& direction, const std::string& what,
+                         AxisStencil&& axis_stencil) {
   PointStencil out;
   out.position = position;
   for (int a = 0; a < 3; ++a) {
     if (direction[a] == 0) continue;
+    if (!g.active(a))
+      throw Error(
+          ExitCode::invalid_case,
+          fmt::format("{} at ({}, {}, {}) m: a 2-D grid (grid.shape[1] = 1) has no {} axis: a particle-velocity "
+                      "receiver or a force must lie in the x-z plane (no \"v{}\" component, direction[{}] = 0)",
+                      what, position[0], position[1], position[2], "zyx"[a], "zyx"[a], a));
     const PointStencil s = axis_stencil(a);
     for (GridPointWeight p : s.points) {
       p.weight *= direction[a] / g.spacing[a];
@@ -274,7 +293,7 @@ PointStencil directional(const GridSpec& g, const Vec3& position, const Vec3& di
 
 PointStencil make_derivative_stencil(const GridSpec& g, const Vec3& position, const Vec3& direction, bool free_surface,
                                      const std::string& what, int radius) {
-  return directional(g, position, direction, [&](int axis) {
+  return directional(g, position, direction, what, [&](int axis) {
     Weights1D w[3];
     for (int a = 0; a < 3; ++a) {
       const double q = (position[a] - g.origin[a]) / g.spacing[a];
@@ -287,11 +306,12 @@ PointStencil make_derivative_stencil(const GridSpec& g, const Vec3& position, co
 PointStencil make_spectral_derivative_stencil(const GridSpec& g, const Vec3& position, const Vec3& direction,
                                               const std::array<double, 3>& courant, const std::array<double, 3>& band,
                                               const std::string& what) {
-  return directional(g, position, direction, [&](int axis) {
+  return directional(g, position, direction, what, [&](int axis) {
     Weights1D w[3];
     for (int a = 0; a < 3; ++a)
-      w[a] = spectral_point_weights((position[a] - g.origin[a]) / g.spacing[a], courant[a], band[a],
-                                    spectral_point_radius, a == axis);
+      w[a] = !g.active(a) ? flat_axis_weights()
+                          : spectral_point_weights((position[a] - g.origin[a]) / g.spacing[a], courant[a], band[a],
+                                                   spectral_point_radius, a == axis);
     return product_stencil(g, position, false, what, spectral_point_radius, w);
   });
 }

@@ -29,9 +29,9 @@ CpmlAxisProfile make_cpml_axis_profile(const GridSpec& g, const BoundarySpec& bc
   const int W = bc.pml_width;
   p.n = g.shape[axis];
   p.width = W;
-  p.low = W > 0 && !(axis == 0 && bc.free_surface);
-  p.high = W > 0;
-  p.d0 = W > 0 ? -(power + 1) * v_max * std::log(reflection) / (2 * W * g.spacing[axis]) : 0;
+  p.low = W > 0 && !(axis == 0 && bc.free_surface) && g.active(axis);
+  p.high = W > 0 && g.active(axis);
+  p.d0 = p.high ? -(power + 1) * v_max * std::log(reflection) / (2 * W * g.spacing[axis]) : 0;
   p.alpha_max = M_PI * frequency;
   p.power = power;
   p.dt = dt;

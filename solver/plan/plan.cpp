@@ -63,6 +63,7 @@ void check_geometry(const Case& c) {
   const int R = c.scheme.order / 2;
   const int W = c.boundary.pml_width;
   for (int a = 0; a < 3; ++a) {
+    if (!c.grid.active(a)) continue;  // 2-D: one point along y
     const int faces = (a == 0 && c.boundary.free_surface) ? 1 : 2;
     const long long needed = 1LL * faces * W + 2 * R + 1;  // 64-bit: any pml_width gives a grid error, no overflow
     if (c.grid.shape[a] < needed)
@@ -82,6 +83,7 @@ void check_inside(const Case& c, const Vec3& p, const std::string& what) {
     if (p[a] < lo_edge || p[a] > hi_edge)
       invalid(c, fmt::format("{} at ({}, {}, {}) m is outside the grid: {} must lie in [{}, {}] m; move it inside",
                              what, p[0], p[1], p[2], "zyx"[a], lo_edge, hi_edge));
+    if (!c.grid.active(a)) continue;  // 2-D: y is the grid's (above: the origin)
     const bool low_absorbs = W > 0 && !(a == 0 && c.boundary.free_surface);
     const double lo = lo_edge + (low_absorbs ? W : 0) * c.grid.spacing[a];
     const double hi = hi_edge - W * c.grid.spacing[a];
@@ -111,7 +113,7 @@ void note_stencils_in_layer(const Case& c, Plan& plan) {
       for (int a = 0; a < 3; ++a) lo[a] = std::min(lo[a], i[a]), hi[a] = std::max(hi[a], i[a]);
     }
     for (int a = 0; a < 3; ++a) {
-      if (hi[a] < 0) continue;
+      if (hi[a] < 0 || !c.grid.active(a)) continue;
       const bool low_absorbs = !(a == 0 && c.boundary.free_surface);
       const int n = c.grid.shape[a];
       const int into = std::max(low_absorbs ? W - lo[a] : 0, hi[a] - (n - W - 1));
@@ -420,21 +422,24 @@ double points_per_wavelength_floor(int order) {
 
 double stable_dt_spectral(const GridSpec& g, double v_max) {
   double inv_h2 = 0;
-  for (double h : g.spacing) inv_h2 += 1 / (h * h);
+  for (int a = 0; a < 3; ++a)
+    if (g.active(a)) inv_h2 += 1 / (g.spacing[a] * g.spacing[a]);
   return 2 / (v_max * M_PI * std::sqrt(inv_h2));
 }
 
 double stable_dt(const GridSpec& g, int order, double v_max) {
   const double s_max = second_derivative_symbol_max(order / 2);
   double inv_h2 = 0;
-  for (double h : g.spacing) inv_h2 += 1 / (h * h);
+  for (int a = 0; a < 3; ++a)
+    if (g.active(a)) inv_h2 += 1 / (g.spacing[a] * g.spacing[a]);
   return 2 / (v_max * std::sqrt(s_max * inv_h2));
 }
 
 double stable_dt_staggered(const GridSpec& g, int order, double v_max) {
   const double g_max = staggered_derivative_symbol_max(order / 2);
   double sum = 0;
-  for (double h : g.spacing) sum += (g_max / h) * (g_max / h);
+  for (int a = 0; a < 3; ++a)
+    if (g.active(a)) sum += (g_max / g.spacing[a]) * (g_max / g.spacing[a]);
   return 2 / (v_max * std::sqrt(sum));
 }
 
@@ -534,6 +539,11 @@ void plan_decomposition(const Case& c, Plan& plan) {
           grid = choose_fft_grid(c.grid.shape, domain);
         }
       } catch (const std::invalid_argument& e) {
+        if (c.grid.two_d())  // the distributed FFT splits z and y (pencils) or z then ky (slab): neither fits ny = 1
+          invalid(c, fmt::format("{} ranks per shot group cannot share a 2-D grid's FFTs (grid.shape[1] = 1: the "
+                                 "distributed FFT splits y or its wavenumbers); give each rank its own shots "
+                                 "(run.shot_groups = {} for {} ranks)",
+                                 domain, c.run.shot_groups > 0 ? c.run.shot_groups * domain : domain, domain));
         invalid(c, fmt::format("{} ranks per shot group cannot share this grid's FFTs: {}; use fewer ranks per group "
                                "(run.shot_groups) or another run.process_grid",
                                domain, e.what()));
@@ -620,6 +630,7 @@ double staggered_dt_max(const Case& c, const VelocityModel& m, double v_stable, 
   double total = 0;
   bool larger = false;
   for (int axis = 0; axis < 3; ++axis) {
+    if (!c.grid.active(axis)) continue;
     const int o1 = axis == 0 ? 1 : 0, o2 = axis == 2 ? 1 : 2, n = c.grid.shape[axis];
     // The column of the largest ratio of densities within R nodes of each other along the axis.
     double worst = 1;

@@ -33,7 +33,7 @@ FdtdSetup<T> make_fdtd_setup(const Case& c, const Plan& plan, const Block* block
   const Dims3 e = block.sub.extent, b = block.sub.begin;
   s.nt = plan.nt;
   s.free_surface = c.boundary.free_surface && block.neighbour[0][0] < 0;
-  s.cell_volume = g.spacing[0] * g.spacing[1] * g.spacing[2];
+  s.cell_volume = g.cell_volume();
   s.layout = FieldLayout{e[0], e[1], e[2], R};
   s.vel2dt2.assign(s.layout.size(), T(0));
   for (int z = 0; z < e[0]; ++z)
@@ -42,7 +42,7 @@ FdtdSetup<T> make_fdtd_setup(const Case& c, const Plan& plan, const Block* block
         const double v = plan.model.at(z + b[0], y + b[1], x + b[2]);
         s.vel2dt2[s.layout.index(z, y, x)] = T(v * v * plan.dt * plan.dt);
       }
-  s.coef = make_fdtd_coefficients<T>(R, g.spacing);
+  s.coef = make_fdtd_coefficients<T>(R, g.spacing, {g.active(0), g.active(1), g.active(2)});
   const CpmlProfile profile =
       make_cpml_profile(g, c.boundary, plan.pml_power, plan.pml_reflection,
                         plan.v_reference > 0 ? plan.v_reference : plan.model.v_max, plan.pml_frequency, plan.dt);

@@ -162,7 +162,7 @@ class SpectralCpuSteps {
         return;
       }
       update_pressure(f.p_split[a].data(), a, dt_v2, source);
-      after_component(a);
+      if (setup_.active[a]) after_component(a);
     }
     sum_components(f);
   }
@@ -286,6 +286,7 @@ class SpectralCpuSteps {
   // p_a <- pml_pressure_update(p_a, b_a, dt v^2, work) + source; with `sum` (a = x), also p = p_z + p_y + p_x in the
   // same pass (the values of update_pressure then sum_components).
   void update_pressure(T* pa, int a, const T* dt_v2, SourceTerm<T> source = {}, SpectralPmlFields<T>* sum = nullptr) {
+    if (!setup_.active[a]) source = {};  // (SpectralSetup::active)
     const T* div = work_.data();
     const T *pz = sum ? sum->p_split[0].data() : nullptr, *py = sum ? sum->p_split[1].data() : nullptr;
     T* p = sum ? sum->p.data() : nullptr;
@@ -331,7 +332,7 @@ struct SpectralSources {
 
   void begin(const SpectralSetup<T>& setup, const std::vector<PointStencil>& sources,
              const std::vector<std::vector<double>>& wavelets) {
-    amplitudes = spectral_source_amplitudes(setup.absorber, wavelets);
+    amplitudes = spectral_source_amplitudes(setup.absorber, wavelets, setup.components());
     patterns.assign(sources.size(), {});
     for (std::size_t j = 0; j < sources.size(); ++j) make_source_pattern(setup, sources[j], patterns[j]);
   }

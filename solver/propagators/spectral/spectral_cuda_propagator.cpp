@@ -115,7 +115,7 @@ class SpectralCuda final : public Propagator {
     n_sources_ = int(sources.size());
     if (n_sources_ == 0) return;
 
-    const auto amplitudes = spectral_source_amplitudes(setup_.absorber, wavelets);
+    const auto amplitudes = spectral_source_amplitudes(setup_.absorber, wavelets, setup_.components());
     std::vector<T> flat(std::size_t(n_sources_) * setup_.nt);
     for (int j = 0; j < n_sources_; ++j) {
       if (int(amplitudes[j].size()) < setup_.nt)
@@ -289,7 +289,8 @@ class SpectralCuda final : public Propagator {
                                         dt_vel2_.data(),
                                         {b_[0].data(), b_[1].data(), b_[2].data()},
                                         p_sum_.data(),
-                                        sources};
+                                        sources,
+                                        setup_.active[1]};
     cuda::pml_pressure_step(shape_, step, st);  // p_a^{n+1} and p^{n+1}
   }
 

@@ -68,7 +68,8 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
   s.nt = plan.nt;
   s.dt = plan.dt;
   s.c_ref = plan.model.v_max;
-  s.cell_volume = g.spacing[0] * g.spacing[1] * g.spacing[2];
+  s.cell_volume = g.cell_volume();
+  s.active = {g.active(0), g.active(1), g.active(2)};
   s.absorber = c.boundary.spectral_absorber;
   const bool pml = s.absorber == SpectralAbsorber::pml;
   const std::size_t n = s.points();
@@ -131,9 +132,11 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
         s.shift_plus[a][m] = std::complex<T>(T(plus.re), T(plus.im));
         s.shift_minus[a][m] = std::complex<T>(T(minus.re), T(minus.im));
       }
-      // b = exp(-d dt / 2), d(s) = d0 xi(s)^p, d0 = -(p + 1) v_max ln(R0) / (2 W h), at s = i and s = i + 1/2.
-      const double d0 =
-          W > 0 ? -(plan.pml_power + 1) * plan.model.v_max * std::log(plan.pml_reflection) / (2 * W * h) : 0;
+      // b = exp(-d dt / 2), d(s) = d0 xi(s)^p, d0 = -(p + 1) v_max ln(R0) / (2 W h), at s = i and s = i + 1/2
+      // (an inactive axis has no layer: b = 1).
+      const double d0 = W > 0 && g.active(a)
+                            ? -(plan.pml_power + 1) * plan.model.v_max * std::log(plan.pml_reflection) / (2 * W * h)
+                            : 0;
       auto b_at = [&](double at) {
         const double xi = pml_depth(at, n_a, W);
         return T(std::exp(-d0 * std::pow(xi, plan.pml_power) * dt / 2));
@@ -164,7 +167,8 @@ void make_source_pattern(const SpectralSetup<T>& s, const PointStencil& source, 
 }
 
 std::vector<std::vector<double>> spectral_source_amplitudes(SpectralAbsorber absorber,
-                                                            const std::vector<std::vector<double>>& wavelets) {
+                                                            const std::vector<std::vector<double>>& wavelets,
+                                                            int components) {
   std::vector<std::vector<double>> out(wavelets.size());
   for (std::size_t j = 0; j < wavelets.size(); ++j) {
     const auto& s = wavelets[j];
@@ -176,7 +180,7 @@ std::vector<std::vector<double>> spectral_source_amplitudes(SpectralAbsorber abs
       const double before = n > 0 ? s[n - 1] : 0.0, after = n + 1 < nt ? s[n + 1] : 0.0;
       const double averaged = s[n] + (after - 2 * s[n] + before) / 12;
       running += averaged;
-      out[j][n] = absorber == SpectralAbsorber::pml ? running / 3 : averaged;
+      out[j][n] = absorber == SpectralAbsorber::pml ? running / components : averaged;
     }
   }
   return out;

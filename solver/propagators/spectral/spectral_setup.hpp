@@ -33,8 +33,13 @@ struct SpectralSetup {
   SpectralBlocks blocks;  // global indices of the local real block and spectrum block
   int nt = 0;
   double dt = 0, c_ref = 0;  // s, m/s (c_ref = v_max)
-  double cell_volume = 1;    // dz dy dx (m^3)
+  double cell_volume = 1;    // dz dy dx (m^3; 2-D: dz dx)
   SpectralAbsorber absorber = SpectralAbsorber::pml;
+  // The axes with more than one point (GridSpec::active; 2-D: not y). The split-field PML gives a point source's term
+  // to the components of the active axes only, in equal shares: an inactive axis' component (no derivative along
+  // it) would hold the running sum of its share for ever.
+  std::array<bool, 3> active{true, true, true};
+  int components() const { return int(active[0]) + int(active[1]) + int(active[2]); }
 
   std::size_t points() const { return std::size_t(layout.interior_points()); }  // of the local real block
   std::size_t spectrum_points() const {                                         // of the local spectrum block
@@ -100,7 +105,9 @@ void make_source_pattern(const SpectralSetup<T>& setup, const PointStencil& sour
 // The factor of source j's pattern at step n, amplitudes[j][n], accumulated in fp64, with the time-averaged
 // sample s~_n = s_n + (s_{n+1} - 2 s_n + s_{n-1}) / 12 (docs/numerics.md):
 //   damping: s~_j(t_n);   pml: (1/3) F_j^n = (1/3) sum_{m<=n} s~_j(t_m)   (added to each of p_z, p_y, p_x)
+// (1/3 in 3-D; in 2-D 1/2, to p_z and p_x: `components`, SpectralSetup::components).
 std::vector<std::vector<double>> spectral_source_amplitudes(SpectralAbsorber absorber,
-                                                            const std::vector<std::vector<double>>& wavelets);
+                                                            const std::vector<std::vector<double>>& wavelets,
+                                                            int components = 3);
 
 }  // namespace specwave

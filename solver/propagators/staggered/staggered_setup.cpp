@@ -216,7 +216,7 @@ StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan, const Bl
   s.nt = plan.nt;
   s.dt = plan.dt;
   s.free_surface = c.boundary.free_surface && s.block.neighbour[0][0] < 0;
-  s.cell_volume = g.spacing[0] * g.spacing[1] * g.spacing[2];
+  s.cell_volume = g.cell_volume();
   s.layout = FieldLayout{nz, ny, nx, staggered_halo(R)};
   s.grid_density.assign(plan.model.density.begin(), plan.model.density.end());
   s.velocity.resize(std::size_t(s.block.points()));
@@ -236,8 +236,8 @@ StaggeredSetup<T> make_staggered_setup(const Case& c, const Plan& plan, const Bl
   set_stiffness(s, plan.sls, plan.model.q);
   const auto gk = staggered_derivative_coefficients(R);
   s.coef.radius = R;
-  for (int a = 0; a < 3; ++a)
-    for (int k = 1; k <= R; ++k) s.coef.g[a][k] = T(gk[k] / g.spacing[a]);
+  for (int a = 0; a < 3; ++a)  // (an inactive axis, 2-D: no derivative along it, w_y stays 0)
+    for (int k = 1; k <= R; ++k) s.coef.g[a][k] = g.active(a) ? T(gk[k] / g.spacing[a]) : T(0);
   set_buoyancy(s);
   const double v_ref = plan.v_reference > 0 ? plan.v_reference : plan.model.v_max;
   for (int a = 0; a < 3; ++a) {
