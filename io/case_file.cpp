@@ -819,13 +819,12 @@ void read_options(const Tab& r, Case& c) {
     c.scheme.method = s->choice<Method>("method", {{"fdtd", Method::fdtd}, {"spectral", Method::spectral}},
                                         Method::fdtd, "method = \"fdtd\"");
     // FDTD's formulation: the staggered scheme by default with a density model (docs/numerics.md, "Variable density").
-    const Formulation automatic = needs_staggered ? Formulation::staggered : Formulation::second_order;
+    // (The spectral method takes a density in its own first-order form: docs/numerics.md.)
+    const Formulation automatic =
+        needs_staggered && c.scheme.method == Method::fdtd ? Formulation::staggered : Formulation::second_order;
     c.scheme.formulation = s->choice<Formulation>(
         "formulation", {{"second_order", Formulation::second_order}, {"staggered", Formulation::staggered}}, automatic,
         "formulation = \"staggered\"");
-    s->check(c.scheme.method == Method::fdtd || !c.model.has_density_model(), "method",
-             "\"spectral\" is constant-density in this version, and [model] gives a density model",
-             "use method = \"fdtd\" (its staggered scheme takes the density), or remove the model's densities");
     s->check(c.scheme.method == Method::fdtd || !c.attenuation.present, "method",
              "\"spectral\" is lossless in this version, and the case has an [attenuation] table",
              "use method = \"fdtd\" (its staggered scheme takes Q), or remove [attenuation]");

@@ -162,14 +162,15 @@ namespace {
 // on nodes 12 cells apart on one vertical line above it: the reflected wave (the trace after the direct wave has
 // passed) over the analytic direct wave at the image distance, green_time_discrete(r = (z_i - z_s) + (z_i - z_r)),
 // by least squares. Upper medium v1, rho1; lower v2, rho2.
-double measured_reflection(double v1, double rho1, double v2, double rho2) {
+double measured_reflection(double v1, double rho1, double v2, double rho2, Method method = Method::fdtd) {
   // 5 m cells, 15 Hz: 11 points per wavelength at f_max. At 10 m (5.6 points) the errors are 0.7-2.4%
   // (docs/validation.md).
   const double f = 15, scale = 2, h = 10 / scale;
   Case c = testing::small_case(40, h, v1, 8, 10, f, 0.55);
   const int lateral = 48;
   c.grid.shape = {int(84 * scale), lateral, lateral};
-  c.scheme.formulation = Formulation::staggered;
+  c.scheme.method = method;  // the k-space method takes the density in its split-field PML form
+  c.scheme.formulation = method == Method::fdtd ? Formulation::staggered : Formulation::second_order;
   c.model.kind = ModelSpec::Kind::layered;
   const double z_s = 22 * scale * h, z_r = 16 * scale * h, z_i = (48 * scale + 0.5) * h;
   c.model.interfaces = {z_i};
@@ -209,6 +210,36 @@ TEST_CASE("staggered: normal-incidence reflection coefficients within 2% of (Z2 
   }
 }
 
+TEST_CASE(
+    "spectral with a density model: reflection coefficients within 2%; a constant density model is the "
+    "constant-density run bit for bit") {
+  // docs/numerics.md, "Variable density in the k-space method": the split-field PML's w_a update takes dt rho_ref /
+  // rho at the staggered points, its p_a update rho v^2 dt / rho_ref.
+  struct Contrast {
+    const char* name;
+    double v1, rho1, v2, rho2;
+  };
+  for (const Contrast& k :
+       {Contrast{"density only", 2000, 1000, 2000, 2500}, Contrast{"velocity and density", 2000, 1000, 2600, 1800}}) {
+    const double z1 = k.rho1 * k.v1, z2 = k.rho2 * k.v2, expected = (z2 - z1) / (z2 + z1);
+    const double measured = measured_reflection(k.v1, k.rho1, k.v2, k.rho2, Method::spectral);
+    MESSAGE("spectral, " << std::string(k.name) << ": measured R " << measured << ", (Z2 - Z1) / (Z2 + Z1) = "
+                         << expected << ", error " << std::abs(measured - expected) / std::abs(expected));
+    CHECK(std::abs(measured - expected) <= 0.02 * std::abs(expected));
+  }
+  Case c = testing::small_case(36, 10, 2000, 8, 8, 15, 0.2);
+  c.scheme.method = Method::spectral;
+  c.model.kind = ModelSpec::Kind::layered;
+  c.model.interfaces = {175.0};
+  c.model.velocities = {1800.0, 2400.0};
+  c.shots[0].sources[0].position = {123.4, 171.2, 168.9};
+  c.receivers = {{250.0, 150.0, 200.0}, {100.0, 200.0, 120.5}};
+  const auto constant = simulate_shot(c, make_plan(c), 0).traces;
+  c.model.densities = {1500.0, 1500.0};
+  const auto layered = simulate_shot(c, make_plan(c), 0).traces;
+  CHECK(constant == layered);
+}
+
 TEST_CASE("staggered: the case file's density keys and their refusals") {
   const auto parse = testing::parse_case_tables;
   const auto refused = testing::check_refused;
@@ -225,7 +256,12 @@ TEST_CASE("staggered: the case file's density keys and their refusals") {
   refused(layered + "densities = [1000.0, -2.0]\n", "model.densities");
   refused(layered + "densities = [1000.0, 2000.0]\ndensity = 1000.0\n", "cannot be combined with density");
   refused(layered + "densities = [1000.0, 2000.0]\n[scheme]\nformulation = \"second_order\"\n", "scheme.formulation");
-  refused(layered + "densities = [1000.0, 2000.0]\n[scheme]\nmethod = \"spectral\"\n", "scheme.method");
+  {  // the k-space method takes the density in its own form (not the FDTD staggered scheme)
+    const Case c = parse(layered + "densities = [1000.0, 2000.0]\n[scheme]\nmethod = \"spectral\"\n");
+    CHECK(c.scheme.formulation == Formulation::second_order);
+  }
+  refused(layered + "densities = [1000.0, 2000.0]\n[scheme]\nmethod = \"spectral\"\n[attenuation]\nq = 50.0\n",
+          "scheme.method");
   refused("[model]\ntype = \"homogeneous\"\nvelocity = 2000.0\ndensities = [1000.0]\n", "model.densities");
   refused(
       "[model]\ntype = \"file\"\nfile = \"m.raw\"\nformat = \"raw\"\nshape = [40, 40, 40]\n"

@@ -76,9 +76,9 @@ TEST_CASE("2-D: every method against the 2-D Green's function (fp64)") {
 }
 
 TEST_CASE("2-D: the adjoint of every method passes the dot-product test (fp64 <= 1e-10)") {
-  for (const auto& [method, formulation] : {std::pair{Method::fdtd, Formulation::second_order},
-                                            std::pair{Method::fdtd, Formulation::staggered},
-                                            std::pair{Method::spectral, Formulation::second_order}}) {
+  for (const auto& [method, formulation] :
+       {std::pair{Method::fdtd, Formulation::second_order}, std::pair{Method::fdtd, Formulation::staggered},
+        std::pair{Method::spectral, Formulation::second_order}}) {
     Case c = plane_case(method, formulation);
     c.grid.shape = {61, 1, 67};
     c.boundary.pml_width = 10;

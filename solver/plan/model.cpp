@@ -418,7 +418,10 @@ VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const 
     model.v_min = comm->allreduce(model.v_min, ReduceOp::min);
     model.v_max = comm->allreduce(model.v_max, ReduceOp::max);
   }
-  if (c.scheme.formulation == Formulation::staggered) build_density(c, model, comm);
+  // The staggered scheme's density (the constant one without a density model), and the k-space method's density model.
+  if (c.scheme.formulation == Formulation::staggered ||
+      (c.scheme.method == Method::spectral && c.model.has_density_model()))
+    build_density(c, model, comm);
   if (c.attenuation.present) build_q(c, model, comm);
   return model;
 }

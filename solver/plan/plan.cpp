@@ -689,6 +689,16 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     invalid(c,
             "scheme.method = \"spectral\" needs boundary.pml_width > 0: the FFT is periodic and waves would wrap "
             "around the grid; use e.g. pml_width = 20");
+  if (spectral && c.model.has_density_model()) {  // docs/numerics.md, "Variable density in the k-space method"
+    if (c.boundary.spectral_absorber != SpectralAbsorber::pml)
+      invalid(c,
+              "scheme.method = \"spectral\" with a density model needs boundary.spectral_absorber = \"pml\" (the "
+              "first-order form that takes the density; the damping layer's second-order form is constant-density)");
+    if (plan.ranks / plan.shot_groups > 1)
+      invalid(c, fmt::format("scheme.method = \"spectral\" with a density model runs one rank a shot in this version "
+                             "({} ranks per shot group); set run.shot_groups = {}",
+                             plan.ranks / plan.shot_groups, plan.ranks));
+  }
   if (!spectral && (c.scheme.order < 2 || c.scheme.order > 16 || c.scheme.order % 2))
     invalid(c, fmt::format("scheme.order = {}: must be even, 2..16", c.scheme.order));
   if (c.shots.empty()) invalid(c, "no [[shots]]: define at least one shot with one source");

@@ -155,6 +155,12 @@ std::unique_ptr<GradientPropagator> backend_gradient(const Case& c, const Plan& 
 
 std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan,
                                                              const HistoryChoice& history) {
+  if (c.scheme.method == Method::spectral && c.model.has_density_model())
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: the spectral method's adjoint is constant-density in this version, and [model] has a "
+                            "density model: forward runs only; use scheme.method = \"fdtd\" (the staggered scheme) for "
+                            "gradients and inversions with a density",
+                            c.source_path.empty() ? c.name : c.source_path));
   if (c.scheme.formulation == Formulation::staggered) {
     auto staggered = make_staggered_cpu_gradient(c, plan, history);
     if (!has_velocity_receivers(c)) return staggered;

@@ -54,6 +54,12 @@ std::unique_ptr<Propagator> make_cuda_propagator(const Case& c, const Plan& plan
   return make_spectral_cuda_propagator(c, plan);
 }
 
+std::string cuda_density(const Case& c) {
+  return c.model.has_density_model() ? "the spectral method with a density model runs on the CPU backend in this "
+                                       "version; set run.backend = \"cpu\" (or \"auto\")"
+                                     : std::string();
+}
+
 }  // namespace
 
 Capability spectral_capability(BackendKind backend) {
@@ -62,6 +68,7 @@ Capability spectral_capability(BackendKind backend) {
   row.backend = backend;
   if (backend == BackendKind::cuda) {
     row.make_propagator = make_cuda_propagator;
+    row.cannot_run = cuda_density;
     row.no_gradient =
         "the spectral method's gradient (invert, check-gradient) runs on the CPU backend only for now; "
         "set run.backend = \"cpu\" (or \"auto\"), or use scheme.method = \"fdtd\" for the CUDA gradient";

@@ -281,6 +281,12 @@ class SpectralCpuSteps {
   void update_velocity(T* w, int a) {
     const T dt = T(setup_.dt);
     const T* grad = work_.data();
+    if (!setup_.beta[a].empty()) {  // a density model: dt beta_a (SpectralSetup::beta)
+      const T* beta = setup_.beta[a].data();
+      for_each_row(a, setup_.pml_bs[a],
+                   [=](std::size_t i, T bs) { w[i] = pml_velocity_update(w[i], bs, dt * beta[i], grad[i]); });
+      return;
+    }
     for_each_row(a, setup_.pml_bs[a], [=](std::size_t i, T bs) { w[i] = pml_velocity_update(w[i], bs, dt, grad[i]); });
   }
   // p_a <- pml_pressure_update(p_a, b_a, dt v^2, work) + source; with `sum` (a = x), also p = p_z + p_y + p_x in the

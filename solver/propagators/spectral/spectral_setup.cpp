@@ -32,11 +32,16 @@ void set_spectral_model(SpectralSetup<T>& s, const V* velocity) {
   s.source_factor.resize(n);
   if (pml) {
     s.dt_vel2.resize(n);
+    // With a density model, kappa dt = rho v^2 dt / rho_ref (the whole grid's density on one rank: the plan refuses a
+    // split grid; rho / rho_ref is exactly 1 at a constant density, so the products are the constant-density ones).
+    const float* rho = s.density.empty() ? nullptr : s.density.data();
+    const double rho_ref = s.rho_ref;
 #pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < n; ++i) {
       const double v2 = double(velocity[i]) * velocity[i];
-      s.dt_vel2[i] = T(v2 * dt);
-      s.source_factor[i] = T(v2 * dt * dt);
+      const double ratio = rho ? double(rho[i]) / rho_ref : 1.0;
+      s.dt_vel2[i] = T(v2 * dt * ratio);
+      s.source_factor[i] = T(v2 * dt * dt * ratio);
     }
   } else {
     s.vel2dt2.resize(n);
@@ -72,6 +77,28 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
   s.active = {g.active(0), g.active(1), g.active(2)};
   s.absorber = c.boundary.spectral_absorber;
   const bool pml = s.absorber == SpectralAbsorber::pml;
+  if (!plan.model.density.empty()) {
+    if (!pml || plan.model.block.extent != g.shape || s.blocks.real.sub.extent != g.shape)
+      throw std::logic_error("make_spectral_setup: a density model needs the split-field PML on one rank (the plan)");
+    s.density = plan.model.density;
+    s.rho_ref = plan.model.rho_max;
+    const auto& rho = s.density;
+    for (int a = 0; a < 3; ++a) {
+      auto& beta = s.beta[a];
+      beta.resize(s.points());
+      const int n_a = g.shape[a];
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int z = 0; z < g.shape[0]; ++z)
+        for (int y = 0; y < g.shape[1]; ++y)
+          for (int x = 0; x < g.shape[2]; ++x) {
+            int next[3] = {z, y, x};
+            next[a] = (next[a] + 1) % n_a;  // periodic, as the FFT's staggered derivative
+            const std::size_t i = (std::size_t(z) * g.shape[1] + y) * g.shape[2] + x;
+            const std::size_t j = (std::size_t(next[0]) * g.shape[1] + next[1]) * g.shape[2] + next[2];
+            beta[i] = T(2 * s.rho_ref / (double(rho[i]) + double(rho[j])));
+          }
+    }
+  }
   const std::size_t n = s.points();
   const double dt = plan.dt;
   // The model on the local block (layout order).
@@ -162,8 +189,21 @@ void make_source_pattern(const SpectralSetup<T>& s, const PointStencil& source, 
       make_point_lists<T>(s.layout, std::vector<PointStencil>{source}, 1.0 / s.cell_volume, nullptr, &s.blocks.real);
   pattern.assign(n, T(0));
   for (std::size_t p = 0; p < raw.index.size(); ++p) pattern[raw.index[p]] += raw.factor[p];
+  // With a density model, rho_ref / rho_s (rho_s: the source's point_density): the source term is
+  // v^2 dt^2 (rho_p / rho_s) p_j / (dz dy dx), as in the FDTD staggered scheme.
+  // rho_s - rho_ref as the |w|-weighted mean of rho - rho_ref (point_density's mean, exact at a constant density).
+  double scale = 1;
+  if (!s.density.empty()) {
+    const Dims3 shape = s.blocks.real.shape;
+    double sum = 0, deviation = 0;
+    for (const auto& p : source.points) {
+      const double rho = s.density[(std::size_t(p.iz) * shape[1] + p.iy) * shape[2] + p.ix];
+      sum += std::abs(p.weight), deviation += std::abs(p.weight) * (rho - s.rho_ref);
+    }
+    scale = s.rho_ref / (s.rho_ref + (sum > 0 ? deviation / sum : 0.0));
+  }
 #pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < n; ++i) pattern[i] *= s.source_factor[i];
+  for (std::size_t i = 0; i < n; ++i) pattern[i] *= s.source_factor[i] * T(scale);
 }
 
 std::vector<std::vector<double>> spectral_source_amplitudes(SpectralAbsorber absorber,

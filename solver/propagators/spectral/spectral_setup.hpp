@@ -51,6 +51,13 @@ struct SpectralSetup {
   std::vector<T> vel2dt2;        // (v dt)^2                                   (damping)
   std::vector<T> dt_vel2;        // dt v^2                                     (pml)
   std::vector<T> source_factor;  // multiplies p_j: damping (v dt)^2 / (1 + eta dt), pml (v dt)^2
+  // A density model (the split-field PML only; docs/numerics.md, "Variable density in the k-space method"): dt_vel2
+  // and source_factor carry rho / rho_ref, and beta[a] = rho_ref / rho at the staggered points i + 1/2 of axis a
+  // (2 rho_ref / (rho_i + rho_{i+1}), periodic like the FFT) multiplies dt in the w_a update. Empty without one;
+  // rho_ref is the model's largest density.
+  std::array<std::vector<T>, 3> beta;
+  double rho_ref = 0;
+  std::vector<float> density;  // the model's (global, whole grid), for the sources' densities
 
   // Damping layer: the CPML profile d_a(i) of each axis (all six faces absorb), eta = d_z + d_y + d_x.
   std::array<std::vector<double>, 3> damping;  // per axis, length n_a (1/s), global index
