@@ -21,6 +21,7 @@
 #include <functional>
 #include <numeric>
 #include <sstream>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -1052,22 +1053,19 @@ void read_inversion(const Tab& r, Case& c) {
                                        {"trace_normalised", std::string("trace_normalised")},
                                        {"global_correlation", std::string("global_correlation")}},
                                       std::string("least_squares"), "misfit = \"least_squares\"");
-  inv.velocity_min = t->onum("velocity_min", "velocity_min = 1400.0");
-  t->check(!inv.velocity_min || *inv.velocity_min > 0, "velocity_min", "must be > 0",
-           "give the smallest velocity in m/s");
-  inv.velocity_max = t->onum("velocity_max", "velocity_max = 4500.0");
-  t->check(!inv.velocity_max || *inv.velocity_max > 0, "velocity_max", "must be > 0",
-           "give the largest velocity in m/s");
-  t->check(!inv.velocity_min || !inv.velocity_max || *inv.velocity_min < *inv.velocity_max, "velocity_max",
-           fmt::format("must be above velocity_min ({})", inv.velocity_min.value_or(0)), "swap or correct the bounds");
-  inv.density_min = t->onum("density_min", "density_min = 1000.0");
-  t->check(!inv.density_min || *inv.density_min > 0, "density_min", "must be > 0",
-           "give the smallest density in kg/m^3");
-  inv.density_max = t->onum("density_max", "density_max = 3000.0");
-  t->check(!inv.density_max || *inv.density_max > 0, "density_max", "must be > 0",
-           "give the largest density in kg/m^3");
-  t->check(!inv.density_min || !inv.density_max || *inv.density_min < *inv.density_max, "density_max",
-           fmt::format("must be above density_min ({})", inv.density_min.value_or(0)), "swap or correct the bounds");
+  // A pair of bounds `<what>_min`, `<what>_max` (> 0, min < max), either optional.
+  const auto bounds = [&](const std::string& what, const char* units, double lo, double hi) {
+    const std::string min = what + "_min", max = what + "_max";
+    std::pair<std::optional<double>, std::optional<double>> b{t->onum(min, fmt::format("{} = {:.1f}", min, lo)),
+                                                              t->onum(max, fmt::format("{} = {:.1f}", max, hi))};
+    t->check(!b.first || *b.first > 0, min, "must be > 0", fmt::format("give the smallest {} in {}", what, units));
+    t->check(!b.second || *b.second > 0, max, "must be > 0", fmt::format("give the largest {} in {}", what, units));
+    t->check(!b.first || !b.second || *b.first < *b.second, max,
+             fmt::format("must be above {} ({})", min, b.first.value_or(0)), "swap or correct the bounds");
+    return b;
+  };
+  std::tie(inv.velocity_min, inv.velocity_max) = bounds("velocity", "m/s", 1400.0, 4500.0);
+  std::tie(inv.density_min, inv.density_max) = bounds("density", "kg/m^3", 1000.0, 3000.0);
   for (const char* key : {"density_min", "density_max"})
     t->check(!t->find(key) || inv.density_parameter, key, "bounds the density, which is not inverted",
              "add \"density\" to inversion.parameters, or remove the key");
