@@ -452,6 +452,7 @@ velocity_min = 1700.0
 velocity_max = 2400.0
 source_mask_m = 30.0
 smoothing_m = 10.0
+illumination_compensation = true
 )";
 const char* density_truth = R"([inversion.true_model]
 type = "layered"

@@ -12,6 +12,7 @@
 #include "solver/plan/plan.hpp"
 #include "validation/analytic.hpp"
 #include "validation/reference.hpp"
+#include "validation/validate.hpp"
 
 using namespace specwave;
 using testing::small_case;
@@ -126,4 +127,27 @@ TEST_CASE("2-D: the preflight's rules (points in the plane, no y components, no 
   Case vz = vy;  // vz and vx are in the plane
   vz.receiver_components = {ReceiverComponent::vz};
   CHECK_NOTHROW(make_plan(vz));
+}
+
+TEST_CASE("2-D: validate (3-D Eigen references) refuses a 2-D case, and a spectral case with a density model") {
+  for (const bool density : {false, true}) {
+    Case c = plane_case(Method::spectral, Formulation::second_order);
+    if (density) {
+      c.grid.shape = {40, 40, 40};
+      c.shots[0].sources[0].position = {200, 200, 200};
+      c.receivers = {{200, 200, 300}};
+      c.model.kind = ModelSpec::Kind::layered;
+      c.model.interfaces = {250};
+      c.model.velocities = {2000, 2200};
+      c.model.densities = {1000, 1500};
+    }
+    try {
+      validate_case(c, 1LL << 30);
+      FAIL("expected a refusal");
+    } catch (const Error& e) {
+      CHECK(e.code() == ExitCode::invalid_case);
+      CHECK_MESSAGE(std::string(e.what()).find(density ? "constant-density" : "2-D run") != std::string::npos,
+                    e.what());
+    }
+  }
 }

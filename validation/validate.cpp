@@ -88,6 +88,18 @@ ValidationReport validate_case(const Case& input, long long max_points, const Va
         fmt::format("{}: the grid has {} points, more than the reference limit {} (the Eigen reference is plain "
                     "fp64 loops); validate a smaller case or raise --max-points",
                     input.source_path.empty() ? input.name : input.source_path, input.grid.points(), max_points));
+  const std::string where = input.source_path.empty() ? input.name : input.source_path;
+  if (input.grid.two_d())
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: validate's Eigen references are 3-D, and grid.shape[1] = 1 is a 2-D run; validate a "
+                            "3-D case (2-D runs are checked against the 2-D Green's function: docs/validation.md, "
+                            "section 13)",
+                            where));
+  if (input.scheme.method == Method::spectral && input.model.has_density_model())
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: validate's spectral reference is constant-density, and [model] has a density model; "
+                            "validate it with scheme.method = \"fdtd\" (the staggered scheme's reference)",
+                            where));
   ValidationReport report;
   Case c = input;
   c.run.precision = Precision::fp64;

@@ -1,6 +1,7 @@
 #pragma once
 // A Case is everything one case file describes, independent of backend and of how many ranks run it.
 // It is filled by io/case_file.cpp (TOML, docs/case-file.md) or built in code (tests, demo).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -30,6 +31,11 @@ struct GridSpec {
   bool active(int axis) const { return !(axis == 1 && two_d()); }
   // The volume a grid point stands for (m^3; in 2-D dz dx, m^2): a point source injects its amplitude over it.
   double cell_volume() const { return spacing[0] * (two_d() ? 1.0 : spacing[1]) * spacing[2]; }
+  // The largest and the smallest spacing of the active axes (m).
+  double largest_spacing() const { return std::max({spacing[0], two_d() ? 0.0 : spacing[1], spacing[2]}); }
+  double smallest_spacing() const {
+    return two_d() ? std::min(spacing[0], spacing[2]) : std::min({spacing[0], spacing[1], spacing[2]});
+  }
   Vec3 position(int iz, int iy, int ix) const {
     return {origin[0] + iz * spacing[0], origin[1] + iy * spacing[1], origin[2] + ix * spacing[2]};
   }

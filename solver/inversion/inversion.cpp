@@ -201,7 +201,9 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
         "nt {}, dt {:.17g}",
         std::hash<std::string>{}(state_case_text(c)), to_string(c.run.precision),
         plan.backend == BackendKind::cuda ? "cuda" : "cpu", sum(plan.model.velocity),
-        plan.model.density.empty() ? std::string() : " density " + sum(plan.model.density),
+        inv.density_parameter ? " density " + sum(plan.model.density) +
+                                    (true_density.empty() ? std::string() : ", true density " + sum(true_density))
+                              : std::string(),
         true_velocity.empty() ? std::string("none") : sum(true_velocity),
         true_velocity.empty() ? io::checksum_hex(data) : std::string("synthesised"),
         weights ? io::checksum_hex(weights) : std::string("none"), plan.nt, plan.dt);
@@ -348,7 +350,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   int offset = 0;        // iterations of the earlier bands
   double misfit0 = 0;    // the band's misfit at its start
   if (resume) {
-    checkpoint = read_inversion_checkpoint(state_path, n);  // both blocks when the density is inverted
+    checkpoint = read_inversion_checkpoint(state_path, n, points);  // n: both blocks when the density is inverted
     if (checkpoint.fingerprint != fingerprint)
       throw Error(ExitCode::invalid_case,
                   fmt::format("{}: the inversion state belongs to another run (a case or an input file changed since "

@@ -114,7 +114,7 @@ void write_inversion_checkpoint(const std::string& path, const InversionCheckpoi
   file.commit();
 }
 
-InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size_t n) {
+InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size_t n, std::size_t points) {
   if (!std::filesystem::exists(path))
     throw Error(ExitCode::input_error,
                 fmt::format("{}: no inversion state to resume from (written after every completed "
@@ -142,7 +142,8 @@ InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size
   s.previous_direction = read_vector(r, "previous_direction", n);
   s.previous_gradient = read_vector(r, "previous_gradient", n);
   s.previous_preconditioned = read_vector(r, "previous_preconditioned", n);
-  if (r.has_dataset("illumination")) c.illumination = io::h5::read_checked_doubles(r, "illumination", {hsize_t(n)});
+  if (r.has_dataset("illumination"))  // one value a grid point, whatever the vector holds (velocity and density: 2)
+    c.illumination = io::h5::read_checked_doubles(r, "illumination", {hsize_t(points ? points : n)});
   if (r.has_dataset("source_filters"))
     c.source_filters = io::h5::read_checked_doubles(r, "source_filters", {r.info("source_filters").dims.at(0)});
   const hsize_t rows = r.info("history").dims.at(0);

@@ -34,6 +34,7 @@ struct InversionCheckpoint {
 void write_inversion_checkpoint(const std::string& path, const InversionCheckpoint& checkpoint);
 // Error(input_error) naming the file when it is missing, does not match n parameters, or an array fails its
 // checksum.
-InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size_t n);
+// n: the optimiser's vector length; points: the grid's (the illumination's length; 0: n).
+InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size_t n, std::size_t points = 0);
 
 }  // namespace specwave

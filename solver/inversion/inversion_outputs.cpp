@@ -242,9 +242,10 @@ void InversionRecorder::write_plots() const {
     if (it.model_error) error.push_back(*it.model_error / *history_.front().model_error);
     if (it.density_error) density_error.push_back(*it.density_error / *history_.front().density_error);
   }
-  // A parameter that starts at its true value (error 0) has no error relative to the start to plot.
-  if (!history_.front().model_error || *history_.front().model_error == 0) error.clear();
-  if (!history_.front().density_error || *history_.front().density_error == 0) density_error.clear();
+  // A parameter that starts at its true value (error 0, or rounding: the density passes through the optimiser's
+  // scaled vector) has no error relative to the start to plot.
+  if (!history_.front().model_error || *history_.front().model_error < 1e-12) error.clear();
+  if (!history_.front().density_error || *history_.front().density_error < 1e-12) density_error.clear();
   std::vector<std::vector<double>> series = {relative};
   std::vector<std::string> names = {"misfit / start"};
   if (error.size() == x.size())

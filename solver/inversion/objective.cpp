@@ -114,7 +114,7 @@ HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budg
   const double field_bytes = value * double(c.grid.points());
   double state_values = 2.0 * (n[0] + 2.0 * R) * (n[1] + 2.0 * R) * (n[2] + 2.0 * R);
   for (int a = 0; a < 3; ++a) {
-    const int faces = a == 0 && c.boundary.free_surface ? 1 : 2;
+    const int faces = !c.grid.active(a) ? 0 : a == 0 && c.boundary.free_surface ? 1 : 2;  // (2-D: no y layer)
     state_values += W > 0 ? 2.0 * faces * (W + 2.0 * R) * double(c.grid.points()) / n[a] : 0.0;
   }
   const double state_bytes = value * state_values;
@@ -438,12 +438,12 @@ ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& 
     const std::vector<double> start = propagator.density();
     if (true_density.empty() || true_density == start)
       return synthesise_observed(propagator, velocity_of(c, *c.inversion.true_model), int(c.shots.size()), shots);
-    // The data of the true density (velocity receivers take it too); the propagator then goes back to the starting
-    // density (the case's).
-    propagator.set_density(true_density);
-    ObservedData out =
-        synthesise_observed(propagator, velocity_of(c, *c.inversion.true_model), int(c.shots.size()), shots);
-    propagator.set_density(start);
+    // The data of the true model, velocity and density set together (velocity receivers take the density too); the
+    // propagator then goes back to the starting model (the case's).
+    const std::vector<double> true_velocity = velocity_of(c, *c.inversion.true_model);
+    propagator.set_model(true_velocity, true_density);
+    ObservedData out = synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots);
+    propagator.set_model(std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()), start);
     return out;
   }
   if (!c.inversion.observed_file.empty()) return read_observed(c, plan);
@@ -551,7 +551,7 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
 Regularisation regularisation_of(const Case& c, const Plan& plan) {
   const double v = plan.v_reference > 0 ? plan.v_reference : plan.model.v_max;
   const double p = c.inversion.parameterisation == Parameterisation::velocity ? v : 1 / (v * v);
-  const double h = std::min({c.grid.spacing[0], c.grid.spacing[1], c.grid.spacing[2]});
+  const double h = c.grid.smallest_spacing();
   return {c.inversion.regularisation, c.inversion.regularisation_weight, 1e-3 * p / h};
 }
 

@@ -105,7 +105,9 @@ GradientPreconditioner::GradientPreconditioner(const Case& c, int threads) {
   if (inv.source_mask_m > 0) taper_ = source_taper(c, inv.source_mask_m);
   if (inv.smoothing_m > 0)
     smoother_ = std::make_unique<GaussianSmoother>(
-        c.grid, std::array<double, 3>{inv.smoothing_m, inv.smoothing_m, inv.smoothing_m}, threads);
+        c.grid,
+        std::array<double, 3>{inv.smoothing_m, c.grid.active(1) ? inv.smoothing_m : 0.0, inv.smoothing_m},  // (2-D)
+        threads);
 }
 
 void GradientPreconditioner::set_illumination(std::span<const double> illumination) {

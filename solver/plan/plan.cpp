@@ -159,7 +159,7 @@ void note_stencils_in_layer(const Case& c, Plan& plan) {
 void note_spectral_near_source(const Case& c, Plan& plan) {
   constexpr double cells = 10, ppw = 4;
   if (c.scheme.method != Method::spectral || !(plan.points_per_wavelength < ppw)) return;
-  const double h = std::max({c.grid.spacing[0], c.grid.spacing[1], c.grid.spacing[2]});
+  const double h = c.grid.largest_spacing();
   std::size_t near = 0;
   double nearest = INFINITY;
   std::string which;
@@ -820,7 +820,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   const PmlProfileDefaults profile = pml_profile_defaults(spectral, c.boundary.spectral_absorber);
   plan.pml_power = c.boundary.pml_power.value_or(profile.power);
   plan.pml_reflection = c.boundary.pml_reflection.value_or(profile.reflection);
-  const double h_max = std::max({c.grid.spacing[0], c.grid.spacing[1], c.grid.spacing[2]});
+  const double h_max = c.grid.largest_spacing();
   plan.points_per_wavelength = plan.f_max > 0 ? plan.model.v_min / (plan.f_max * h_max) : INFINITY;
   plan.points_per_wavelength_floor = c.scheme.min_points_per_wavelength.value_or(
       spectral ? points_per_wavelength_floor_spectral : points_per_wavelength_floor(c.scheme.order));

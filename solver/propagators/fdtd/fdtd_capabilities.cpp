@@ -23,7 +23,8 @@ double field_and_slab_values(const Case& c, const std::array<int, 3>& shape, int
   double slabs = 0;
   if (c.boundary.pml_width > 0)
     for (int a = 0; a < 3; ++a)
-      slabs += points / shape[a] * (c.boundary.pml_width + pad) * 2 * ((a == 0 && c.boundary.free_surface) ? 1 : 2);
+      if (c.grid.active(a))  // (2-D: no layer along y)
+        slabs += points / shape[a] * (c.boundary.pml_width + pad) * 2 * ((a == 0 && c.boundary.free_surface) ? 1 : 2);
   return fields * padded + slabs;
 }
 

@@ -73,7 +73,8 @@ std::unique_ptr<WavefieldHistory<T>> make_boundary_history() {
 std::size_t cpml_update_points(const std::array<int, 3>& shape, int width, bool free_surface) {
   std::size_t all = 1, inner = 1;
   for (int a = 0; a < 3; ++a) {
-    const int faces = width > 0 ? (a == 0 && free_surface ? 1 : 2) : 0;
+    // (A 2-D grid, one point along y, has no layer there.)
+    const int faces = width > 0 && !(a == 1 && shape[1] == 1) ? (a == 0 && free_surface ? 1 : 2) : 0;
     all *= std::size_t(shape[a]);
     inner *= std::size_t(std::max(0, shape[a] - faces * width));
   }

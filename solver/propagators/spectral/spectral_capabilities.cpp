@@ -26,7 +26,9 @@ double host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
   // too, which is the conservative side).
   const double lists = double(max_shot_receivers(c)) * std::pow(2.0 * spectral_point_radius + 1, 3) *
                        (8.0 + value_bytes(c) + 4.0 + 12.0);
-  return ((pml ? 11.5 : 7.0) + double(max_shot_sources(c))) * points * value_bytes(c) + 16.0 * points + lists;
+  // A density model: beta_a (three fields) and the setup's float copy of the density.
+  const double density = c.model.has_density_model() ? 3.0 * value_bytes(c) * points + 4.0 * points : 0.0;
+  return ((pml ? 11.5 : 7.0) + double(max_shot_sources(c))) * points * value_bytes(c) + 16.0 * points + lists + density;
 }
 
 // solver/propagators/spectral/spectral_cuda_propagator.cpp. A half spectrum (nz, ny, nx/2+1) of complex values
