@@ -546,7 +546,14 @@ AtomicWriter::AtomicWriter(const std::string& path, const Parallel& parallel, co
   if (parallel_.active()) MPI_Barrier(mpi_comm(parallel_.comm));
 #endif
   file_ = Handle(H5Fcreate(temporary_.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.id()));
-  if (!file_) fail_write("cannot create " + temporary_ + "; check that the output directory exists and is writable");
+  if (!file_) {
+    // A full disk can fail the creation after the entry is made (writing the superblock): the entry is ours (the
+    // name is this process's, the stale one was unlinked above), so it goes, and the error keeps the creation's errno.
+    const int err = errno;
+    if (!parallel_.active() || parallel_.rank == 0) ::unlink(temporary_.c_str());
+    errno = err;
+    fail_write("cannot create " + temporary_ + "; check that the output directory exists and is writable");
+  }
 }
 
 AtomicWriter::~AtomicWriter() {
