@@ -179,12 +179,15 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     active = band_objective.get();
   };
   const std::size_t n_bands = std::max<std::size_t>(1, inv.bands_hz.size());
-  const std::vector<double> true_velocity = inv.true_model ? velocity_of(c, *inv.true_model) : std::vector<double>{};
+  ModelArrays truth = inv.true_model ? model_arrays(c, *inv.true_model) : ModelArrays{};
   // Inverting the density: the true model's density when it has one (without, the data were made with the starting
-  // density, which is then the true one).
-  std::vector<double> true_density;
-  if (inv.density_parameter && inv.true_model)
-    true_density = inv.true_model->has_density_model() ? density_of(c, *inv.true_model) : propagator->density();
+  // density, which is then the true one); otherwise none is recorded.
+  if (!inv.density_parameter)
+    truth.density.clear();
+  else if (inv.true_model && truth.density.empty())
+    truth.density = propagator->density();
+  const std::vector<double>& true_velocity = truth.velocity;
+  const std::vector<double>& true_density = truth.density;
   // What a resumed run must share with the one that wrote the state (as forward's checkpoint fingerprint): the case
   // text and the inputs it names by file, by their checksums, so a changed model or data file is refused.
   const std::string fingerprint = [&] {

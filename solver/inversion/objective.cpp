@@ -417,30 +417,27 @@ ObservedData read_observed(const Case& c, const Plan& plan) {
   return out;
 }
 
-std::vector<double> velocity_of(const Case& c, const ModelSpec& model) {
+ModelArrays model_arrays(const Case& c, const ModelSpec& model) {
   Case t = c;
   t.model = model;
   const VelocityModel m = build_velocity_model(t);
-  return std::vector<double>(m.velocity.begin(), m.velocity.end());
+  ModelArrays out{std::vector<double>(m.velocity.begin(), m.velocity.end()), {}};
+  if (model.has_density_model()) out.density.assign(m.density.begin(), m.density.end());
+  return out;
 }
 
-std::vector<double> density_of(const Case& c, const ModelSpec& model) {
-  if (!model.has_density_model()) return {};
-  Case t = c;
-  t.model = model;
-  const VelocityModel m = build_velocity_model(t);
-  return std::vector<double>(m.density.begin(), m.density.end());
+std::vector<double> velocity_of(const Case& c, const ModelSpec& model) {
+  return std::move(model_arrays(c, model).velocity);
 }
 
 ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator, const Comm* shots) {
   if (c.inversion.true_model) {
-    const std::vector<double> true_density = density_of(c, *c.inversion.true_model);
+    const auto [true_velocity, true_density] = model_arrays(c, *c.inversion.true_model);
     const std::vector<double> start = propagator.density();
     if (true_density.empty() || true_density == start)
-      return synthesise_observed(propagator, velocity_of(c, *c.inversion.true_model), int(c.shots.size()), shots);
+      return synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots);
     // The data of the true model, velocity and density set together (velocity receivers take the density too); the
     // propagator then goes back to the starting model (the case's).
-    const std::vector<double> true_velocity = velocity_of(c, *c.inversion.true_model);
     propagator.set_model(true_velocity, true_density);
     ObservedData out = synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots);
     propagator.set_model(std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()), start);

@@ -90,8 +90,11 @@ ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& 
                            const Comm* shots = nullptr);
 // The velocity of a model spec on the case's grid (checked like the case's own model).
 std::vector<double> velocity_of(const Case& c, const ModelSpec& model);
-// Its density (kg/m^3) on the case's grid when it has a density model; empty otherwise.
-std::vector<double> density_of(const Case& c, const ModelSpec& model);
+// Both from one build: the velocity, and the density (kg/m^3) when the spec has a density model (empty otherwise).
+struct ModelArrays {
+  std::vector<double> velocity, density;
+};
+ModelArrays model_arrays(const Case& c, const ModelSpec& model);
 
 struct MisfitGradient {
   double misfit = 0;  // sum over shots
