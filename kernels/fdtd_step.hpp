@@ -24,6 +24,9 @@ struct FdtdStep {
   FdtdCoefficients<T> coef;
   CpmlAxis<T> pml[3];
   bool free_surface = false;
+  // Optional (CPU, StepPart::all): u^n's interior copied here, interior-compact (nz, ny, nx), each row as the sweep's
+  // stencil has just read it: a wavefield history's copy without a pass of its own.
+  T* u_copy = nullptr;
 };
 
 // Everything one adjoint step needs (docs/numerics.md, "Adjoint and gradient"): lambda^n from mu^{n+1} and
@@ -57,8 +60,10 @@ struct FdtdScaledAdjointStep {
   CpmlAdjointAxis<T> pml[3];
   bool free_surface = false;
   // Optional, fused into the sweep: image += u^n V Ltilde^T omega^{n+1} and illumination += (u^n)^2, from the forward
-  // field u^n. Interior-compact arrays (nz, ny, nx); null: not done.
+  // field u^n. Interior-compact arrays (nz, ny, nx); null: not done. With u_now_padded, u_now has `layout` (the
+  // forward stepper's own field, rebuilt in place by boundary saving).
   const T* u_now = nullptr;
+  bool u_now_padded = false;
   double* image = nullptr;
   double* illumination = nullptr;
   // With image_partial, the terms are summed there in the run's precision, and added to the fp64 image (and

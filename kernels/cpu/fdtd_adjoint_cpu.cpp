@@ -114,7 +114,7 @@ inline void image_row(const Step<T>& s, int z, int y, const T* __restrict d) {
   if (!s.image && !s.illumination) return;
   const FieldLayout& L = s.layout;
   const std::size_t k0 = (std::size_t(z) * std::size_t(L.ny) + std::size_t(y)) * std::size_t(L.nx);
-  const T* __restrict u0 = s.u_now + k0;
+  const T* __restrict u0 = s.u_now + (s.u_now_padded ? std::size_t(L.index(z, y, 0)) : k0);
   if (s.image && !s.image_partial) {
     double* __restrict g = s.image + k0;
 #pragma omp simd

@@ -163,10 +163,21 @@ void update_row(const FdtdStep<T>& s, int z, int y, int x0, int x1, T* __restric
   for (int x = x0; x < x1; ++x) out[row + x] = leapfrog(u[row + x], out[row + x], vel[row + x], lap[x]);
 }
 
+// Row (z, y) of u^n into the interior-compact u_copy (the row is in cache: update_row's stencil has just read it).
+template <class T>
+inline void copy_row(const FdtdStep<T>& s, int z, int y) {
+  const FieldLayout& L = s.layout;
+  const T* __restrict in = s.u + L.index(z, y, 0);
+  T* __restrict out = s.u_copy + (std::size_t(z) * std::size_t(L.ny) + std::size_t(y)) * std::size_t(L.nx);
+#pragma omp simd
+  for (int x = 0; x < L.nx; ++x) out[x] = in[x];
+}
+
 template <int R, class T>
 void step_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell) {
   const FieldLayout& L = s.layout;
   if (L.halo != R) throw std::logic_error("fdtd_step: field halo must equal the stencil radius");
+  if (s.u_copy && part != StepPart::all) throw std::logic_error("fdtd_step: u_copy needs StepPart::all");
   if (part != StepPart::interior) {
     if (s.free_surface) mirror_top_ghosts(L, s.u);
     // A whole step updates psi inside its sweep (below).
@@ -209,7 +220,10 @@ void step_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell) {
             for (int y = y0; y < std::min(y1, py.width); ++y) update_psi_row<R>(s, 1, 0, z, y, 0, L.nx);
           if (y_high)
             for (int y = std::max(y0, py.n - py.width); y < y1; ++y) update_psi_row<R>(s, 1, 1, z, y, 0, L.nx);
-          for (int y = y0; y < y1; ++y) update_row<R>(s, z, y, 0, L.nx, lap.data(), corr.data(), true);
+          for (int y = y0; y < y1; ++y) {
+            update_row<R>(s, z, y, 0, L.nx, lap.data(), corr.data(), true);
+            if (s.u_copy) copy_row(s, z, y);
+          }
         }
       }
     }

@@ -42,15 +42,17 @@ struct ForwardState {
     std::fill(u_prev.begin(), u_prev.end(), T(0));
     for (auto& s : slabs) std::fill(s.begin(), s.end(), T(0));
   }
-  // u_prev <- u^{n+1} without sources (fdtd_step); the caller injects, applies Z, then calls swap().
-  void step(const FdtdSetup<T>& setup) {
+  // u_prev <- u^{n+1} without sources (fdtd_step), u^n's interior into u_copy when given; the caller injects,
+  // applies Z, then calls swap().
+  void step(const FdtdSetup<T>& setup, T* u_copy = nullptr) {
     cpu::fdtd_step(FdtdStep<T>{setup.layout,
                                u.data(),
                                u_prev.data(),
                                setup.vel2dt2.data(),
                                setup.coef,
                                {pml[0], pml[1], pml[2]},
-                               setup.free_surface});
+                               setup.free_surface,
+                               u_copy});
   }
   void finish_step(const FdtdSetup<T>& setup) {
     if (setup.free_surface) cpu::zero_top_plane(setup.layout, u_prev.data());
@@ -170,7 +172,8 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     const T* vel = setup_.vel2dt2.data();
     FdtdScaledAdjointStep<T> step{L, nullptr, nullptr, vel, setup_.coef, {}, setup_.free_surface};
     for (int a = 0; a < 3; ++a) step.pml[a] = st.pml[a];
-    // u^n (interior), handed out in decreasing n from nt (in place when the history holds them).
+    // u^n, handed out in decreasing n from nt: interior-compact, in place when the history holds them, or padded in
+    // state_.u where boundary saving rebuilds them (no copy).
     ReverseFields<T> fields(*history_, *this, L.interior_points());
     (void)fields(nt);  // u^nt: its term has omega^nt = 0, but the history hands the fields out from nt
     const auto& rec = setup_.receivers;
@@ -192,10 +195,11 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     const int block = sizeof(T) == 4 ? image_block_steps : 1;
     if (block > 1) step.image_partial = st.image_partial.data();
     for (int n = nt - 1; n >= 0; --n) {
-      const T* u_now = fields(n);
+      const auto [u_now, padded] = fields.current(n);
       step.omega = omega.data();
       step.omega_next = omega_next.data();
       step.u_now = u_now;
+      step.u_now_padded = padded;
       step.flush = n % block == 0;
       // omega_next = omega^n without the adjoint sources; image += u^n V Ltilde^T omega^{n+1}, illumination +=
       // (u^n)^2
@@ -204,7 +208,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
         for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p) {
           const T source = factor[p] * T(residual[r * nt + n]);
           omega_next[rec.index[p]] += source;
-          image[interior[p]] += imaging_term_by_parts(u_now[interior[p]], source);
+          image[interior[p]] += imaging_term_by_parts(u_now[padded ? rec.index[p] : interior[p]], source);
         }
       if (setup_.free_surface) cpu::zero_top_plane(L, omega_next.data());
       std::swap(omega, omega_next);
@@ -232,9 +236,10 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     wavelet_ = &wavelets_.at(shot);
     history_shot_ = -1;
   }
-  // u^{n+1} into state_.u_prev: the step, f^n injected, Z; the caller swaps.
-  void background_step(int n) {
-    state_.step(setup_);
+  // u^{n+1} into state_.u_prev: the step (copying u^n's interior into u_copy when given), f^n injected; the caller
+  // applies Z and swaps.
+  void background_step(int n, T* u_copy = nullptr) {
+    state_.step(setup_, u_copy);
     inject(n, state_.u_prev.data());
   }
   // field += f^n (V included in the factors).
@@ -264,6 +269,11 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   void step(int n) override {
     host::record(setup_.receivers, state_.u.data(), traces_, setup_.nt, n);
     background_step(n);
+    state_.finish_step(setup_);
+  }
+  void copy_field_and_step(int n, std::span<T> out) override {
+    host::record(setup_.receivers, state_.u.data(), traces_, setup_.nt, n);
+    background_step(n, out.data());
     state_.finish_step(setup_);
   }
   std::size_t field_values() const override { return setup_.layout.interior_points(); }
@@ -318,6 +328,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     }
     std::swap(state_.u, state_.u_prev);
   }
+  const T* current_field() const override { return state_.u.data(); }
   void set_interior(std::span<const T> in, T* u) const {
     const FieldLayout& L = setup_.layout;
 #pragma omp parallel for collapse(2)

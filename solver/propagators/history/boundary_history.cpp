@@ -32,30 +32,45 @@ class BoundarySaving final : public WavefieldHistory<T> {
     this->begin_count();
     for (int n = 0; n < nt; ++n) {
       if (n <= nt - 2) s.save_boundary(layer(n));
-      if (n == nt - 1) s.copy_field(last(0));
-      this->step(s, n);
+      if (n == nt - 1)
+        this->copy_and_step(s, n, last(0));
+      else
+        this->step(s, n);
     }
     s.copy_field(last(1));
     next_ = nt;
   }
 
   void field(ForwardStepper<T>& s, int n, std::span<T> out) override {
-    if (n != next_) throw std::logic_error("boundary saving: fields must be asked for as u^nt, u^{nt-1}, ..., u^0");
-    next_ = n - 1;
     if (n >= nt_ - 1) {
+      check_order(n);
       const auto in = last(n - (nt_ - 1));
       std::copy(in.begin(), in.end(), out.begin());
       if (n == nt_ - 1) s.start_reverse(last(0), last(1));
       return;
     }
-    s.reverse_step(n + 1, layer(n));  // (u^{n+1}, u^{n+2}) -> u^n
-    this->count_steps(1);             // a reverse step, counted like a forward one
+    reverse(s, n);
     s.copy_field(out);
+  }
+  const T* rebuilt(ForwardStepper<T>& s, int n) override {
+    if (n >= nt_ - 1) return nullptr;  // from last_: field()
+    reverse(s, n);
+    return s.current_field();
   }
 
   std::size_t bytes() const override { return (layer_.size() + last_.size()) * sizeof(T); }
 
  private:
+  void check_order(int n) {
+    if (n != next_) throw std::logic_error("boundary saving: fields must be asked for as u^nt, u^{nt-1}, ..., u^0");
+    next_ = n - 1;
+  }
+  // (u^{n+1}, u^{n+2}) -> u^n, the stepper's current field.
+  void reverse(ForwardStepper<T>& s, int n) {
+    check_order(n);
+    s.reverse_step(n + 1, layer(n));
+    this->count_steps(1);  // a reverse step, counted like a forward one
+  }
   std::span<T> layer(int n) { return std::span<T>(layer_).subspan(std::size_t(n) * boundary_size_, boundary_size_); }
   std::span<T> last(int k) { return std::span<T>(last_).subspan(std::size_t(k) * field_size_, field_size_); }
   int nt_ = 0, next_ = -1;

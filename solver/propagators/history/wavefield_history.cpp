@@ -40,11 +40,8 @@ class AllSteps final : public WavefieldHistory<T> {
     const std::size_t f = s.field_values();
     this->begin_count();
     fields_.resize(f * (std::size_t(nt) + 1));
-    s.copy_field(slot(0, f));
-    for (int n = 0; n < nt; ++n) {
-      this->step(s, n);
-      s.copy_field(slot(n + 1, f));
-    }
+    for (int n = 0; n < nt; ++n) this->copy_and_step(s, n, slot(n, f));
+    s.copy_field(slot(nt, f));
     field_size_ = f;
   }
   void field(ForwardStepper<T>&, int n, std::span<T> out) override {
@@ -241,13 +238,12 @@ class DiskFields final : public WavefieldHistory<T> {
     field_bytes_ = field_size_ * sizeof(T);
     open(double(field_bytes_) * (nt + 1.0));
     buffer_.resize(field_size_);
-    s.copy_field(buffer_);
-    write(0);
     for (int n = 0; n < nt; ++n) {
-      this->step(s, n);
-      s.copy_field(buffer_);
-      write(n + 1);
+      this->copy_and_step(s, n, buffer_);
+      write(n);
     }
+    s.copy_field(buffer_);
+    write(nt);
   }
   void field(ForwardStepper<T>&, int n, std::span<T> out) override {
     std::size_t done = 0;

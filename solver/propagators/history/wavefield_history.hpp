@@ -31,6 +31,12 @@ class ForwardStepper {
   // Values of one field u^n as the history stores it, and a copy of the current one.
   virtual std::size_t field_values() const = 0;
   virtual void copy_field(std::span<T> out) const = 0;
+  // copy_field(out), then step(n): the same values, in one sweep where the stepper can (the FDTD CPU step copies
+  // each row of u^n as its stencil reads it).
+  virtual void copy_field_and_step(int n, std::span<T> out) {
+    copy_field(out);
+    step(n);
+  }
 
   // Running backwards (boundary saving, solver/propagators/history/boundary_history.hpp). Where the scheme is
   // time-reversible away from its absorbing layer, u^{n-1} follows from u^n and u^{n+1} except at the points whose
@@ -47,9 +53,13 @@ class ForwardStepper {
     throw std::logic_error("start_reverse: this stepper cannot run backwards");
   }
   // Undoes step(n): from u^n (current) and u^{n+1} to u^{n-1}, whose boundary values are `boundary_before`;
-  // copy_field then gives u^{n-1}. Records no trace.
+  // copy_field then gives u^{n-1}, and current_field() the same values in place. Records no trace.
   virtual void reverse_step(int /*n*/, std::span<const T> /*boundary_before*/) {
     throw std::logic_error("reverse_step: this stepper cannot run backwards");
+  }
+  // The current field in the stepper's own layout (FDTD: padded, FieldLayout), valid until the stepper steps again.
+  virtual const T* current_field() const {
+    throw std::logic_error("current_field: this stepper cannot run backwards");
   }
 };
 
@@ -65,6 +75,9 @@ class WavefieldHistory {
   // u^n without a copy, when the history holds every field in memory until the next run_forward (every step in
   // memory); empty otherwise: ask field(). Either way the same values.
   virtual std::span<const T> held(int /*n*/) const { return {}; }
+  // Instead of field(stepper, n, out), where the history rebuilds u^n in the stepper's state (boundary saving): the
+  // same values in place, stepper.current_field(), in the stepper's own layout; null: ask field(). Same order rule.
+  virtual const T* rebuilt(ForwardStepper<T>& /*stepper*/, int /*n*/) { return nullptr; }
   // Bytes held in memory.
   virtual std::size_t bytes() const = 0;
   // Forward steps taken since the last run_forward began, the forward pass included: nt after run_forward,
@@ -76,6 +89,10 @@ class WavefieldHistory {
   void count_steps(long long steps) { forward_steps_ += steps; }
   void step(ForwardStepper<T>& s, int n) {
     s.step(n);
+    ++forward_steps_;
+  }
+  void copy_and_step(ForwardStepper<T>& s, int n, std::span<T> out) {
+    s.copy_field_and_step(n, out);
     ++forward_steps_;
   }
 
@@ -98,6 +115,16 @@ class ReverseFields {
     buffer.resize(values_);
     history_.field(stepper_, n, buffer);
     return buffer.data();
+  }
+  // u^n as operator() gives it, or without a copy in the stepper's own layout (`in_stepper`) where the history
+  // rebuilds it there (WavefieldHistory::rebuilt): valid until the next call only.
+  struct Field {
+    const T* data;
+    bool in_stepper;
+  };
+  Field current(int n) {
+    if (const T* p = history_.rebuilt(stepper_, n)) return {p, true};
+    return {(*this)(n), false};
   }
 
  private:
