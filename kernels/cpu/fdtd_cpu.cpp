@@ -232,6 +232,27 @@ void step_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell) {
   // Rows within the z or y shell belong to the shell whole; the other rows have the x shell at their ends.
   const auto& w = shell.width;
   const int xs0 = std::min(w[2][0], L.nx), xs1 = std::max(xs0, L.nx - w[2][1]);
+  if (part == StepPart::interior) {
+    // The rows inside the shell, swept as the whole step sweeps (blocks of rows along y through z, static shares):
+    // the z stencil's planes stay in cache from one z to the next.
+    const int z0 = std::min(w[0][0], L.nz), z1 = std::max(z0, L.nz - w[0][1]);
+    const int y0 = std::min(w[1][0], L.ny), y1 = std::max(y0, L.ny - w[1][1]);
+    if (z0 >= z1 || y0 >= y1 || xs0 >= xs1) return;
+    FieldLayout inner = L;
+    inner.ny = y1 - y0;
+    const int by = row_block_height(inner, R, sizeof(T), omp_get_max_threads());
+    const int blocks = (inner.ny + by - 1) / by;
+#pragma omp parallel
+    {
+      std::vector<T> lap(L.nx), corr(std::max(1, s.pml[2].width));
+#pragma omp for schedule(static)
+      for (int b = 0; b < blocks; ++b)
+        for (int z = z0; z < z1; ++z)
+          for (int y = y0 + b * by; y < std::min(y1, y0 + (b + 1) * by); ++y)
+            update_row<R>(s, z, y, xs0, xs1, lap.data(), corr.data());
+    }
+    return;
+  }
 #pragma omp parallel
   {
     std::vector<T> lap(L.nx), corr(std::max(1, s.pml[2].width));
@@ -239,15 +260,11 @@ void step_radius(const FdtdStep<T>& s, StepPart part, const Shell& shell) {
     for (int z = 0; z < L.nz; ++z)
       for (int y = 0; y < L.ny; ++y) {
         const bool shell_row = z < w[0][0] || z >= L.nz - w[0][1] || y < w[1][0] || y >= L.ny - w[1][1];
-        if (part == StepPart::shell) {
-          if (shell_row) {
-            update_row<R>(s, z, y, 0, L.nx, lap.data(), corr.data());
-          } else {
-            update_row<R>(s, z, y, 0, xs0, lap.data(), corr.data());
-            update_row<R>(s, z, y, xs1, L.nx, lap.data(), corr.data());
-          }
-        } else if (!shell_row) {
-          update_row<R>(s, z, y, xs0, xs1, lap.data(), corr.data());
+        if (shell_row) {
+          update_row<R>(s, z, y, 0, L.nx, lap.data(), corr.data());
+        } else {
+          update_row<R>(s, z, y, 0, xs0, lap.data(), corr.data());
+          update_row<R>(s, z, y, xs1, L.nx, lap.data(), corr.data());
         }
       }
   }
