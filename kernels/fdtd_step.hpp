@@ -29,6 +29,24 @@ struct FdtdStep {
   T* u_copy = nullptr;
 };
 
+// Boundary saving's reverse step fused into the adjoint sweep (docs/numerics.md, "Boundary saving"): on the rows and
+// x ranges outside `shell` (the absorbing layers, whose values of u^n the caller has put in place), u_prev <-
+// leapfrog(u, u_prev, V, L u), i.e. u^n from u^{n+1} = u and u^{n+2} = u_prev, the forward step's arithmetic
+// without CPML terms; then f^n as the forward step injected it, factor * amplitude (the same expression, so the same
+// rounding), at the sources' padded `index`es (sorted, stable: a point's sources in the forward's order) that fall on
+// those points; on a free surface, zero on the plane z = 0. u = nullptr: none.
+template <class T>
+struct FdtdReverseRows {
+  T* u = nullptr;  // its top ghost planes are rewritten when free_surface is set
+
+  T* u_prev = nullptr;
+  Shell shell;
+  const index_t* index = nullptr;
+  const T* factor = nullptr;
+  const T* amplitude = nullptr;
+  int sources = 0;
+};
+
 // Everything one adjoint step needs (docs/numerics.md, "Adjoint and gradient"): lambda^n from mu^{n+1} and
 // mu^{n+2}, updating the adjoint CPML memory. mu = Z lambda (zero on the free surface plane). The CUDA step's view
 // (kernels/cuda/fdtd_adjoint_cuda.cu); the CPU steps omega = V mu instead (FdtdScaledAdjointStep below).
@@ -71,6 +89,9 @@ struct FdtdScaledAdjointStep {
   // every image_block_steps), 12 bytes a point a step instead of 20 between flushes.
   T* image_partial = nullptr;
   bool flush = true;
+  // Optional (CPU, boundary saving): u^n rebuilt in the same sweep (FdtdReverseRows), each row just before its
+  // imaging term reads it; u_now must then be reverse.u_prev (padded).
+  FdtdReverseRows<T> reverse;
 };
 
 // How many steps the fp32 CPU adjoint sums the imaging condition in fp32 before adding it to the fp64 image: the

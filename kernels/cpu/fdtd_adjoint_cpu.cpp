@@ -139,6 +139,35 @@ inline void image_row(const Step<T>& s, int z, int y, const T* __restrict d) {
   }
 }
 
+// Row (z, y) of u^n rebuilt (FdtdReverseRows), when the step carries a reverse part and the row is outside its shell.
+template <int R, class T>
+inline void reverse_row(const Step<T>& s, int z, int y) {
+  const FdtdReverseRows<T>& r = s.reverse;
+  const FieldLayout& L = s.layout;
+  const auto& w = r.shell.width;
+  if (z < w[0][0] || z >= L.nz - w[0][1] || y < w[1][0] || y >= L.ny - w[1][1]) return;
+  const int x0 = std::min(w[2][0], L.nx), x1 = std::max(x0, L.nx - w[2][1]);
+  const index_t row = L.index(z, y, 0);
+  T* __restrict out = r.u_prev;
+  if (s.free_surface && z == 0) {
+    for (int x = x0; x < x1; ++x) out[row + x] = T(0);
+    return;
+  }
+  const index_t sy = L.stride_y(), sz = L.stride_z();
+  const T* __restrict u = r.u;
+  const T* __restrict vel = s.vel2dt2;
+  const FdtdCoefficients<T> coef = s.coef;
+#pragma omp simd
+  for (int x = x0; x < x1; ++x) {
+    const index_t i = row + x;
+    out[i] = leapfrog(u[i], out[i], vel[i], laplacian<R>(u, i, sy, sz, coef));
+  }
+  if (r.sources == 0) return;
+  const index_t* end = r.index + r.sources;
+  for (const index_t* p = std::lower_bound(r.index, end, row + x0); p != end && *p < row + x1; ++p)
+    out[*p] += r.factor[p - r.index] * r.amplitude[p - r.index];
+}
+
 // Phase 3 for row (z, y): omega^n = 2 omega^{n+1} - omega^{n+2} + d, d = (v dt)^2 [L_h omega^{n+1} + the PML terms of
 // every axis whose reach holds the point, added in the order z, y, x]; d is left in `lap` for the imaging condition.
 // As in the forward step (kernels/cpu/fdtd_cpu.cpp): a row outside the z and y reaches (most rows of a large grid) is
@@ -162,6 +191,7 @@ void update_row(const Step<T>& s, int z, int y, T* __restrict lap, T* __restrict
   const XTerms<T> lo = x_terms(s, z, y, 0, xr.lo), hi = x_terms(s, z, y, xr.hi, L.nx);
   const T* d2 = coef.d2[2];
   const T* d1 = coef.d1[2];
+  if (s.reverse.u) reverse_row<R>(s, z, y);
 
   if (!s.pml[0].in_reach(z) && !s.pml[1].in_reach(y)) {
 #pragma omp simd
@@ -223,8 +253,12 @@ template <int R, class T>
 void adjoint_radius(const Step<T>& s) {
   const FieldLayout& L = s.layout;
   if (L.halo != R) throw std::logic_error("fdtd_adjoint_step: field halo must equal the stencil radius");
-  // omega^{n+1}'s ghosts: zero, or odd mirrors above a free surface (omega is zero on the surface plane).
+  // omega^{n+1}'s ghosts: zero, or odd mirrors above a free surface (omega is zero on the surface plane); the same
+  // for u^{n+1} of a fused reverse step.
   if (s.free_surface) mirror_top_ghosts(L, s.omega);
+  if (s.reverse.u && s.free_surface) mirror_top_ghosts(L, s.reverse.u);
+  if (s.reverse.u && (!s.u_now_padded || s.u_now != s.reverse.u_prev))
+    throw std::logic_error("fdtd_adjoint_step: a fused reverse step images the field it rebuilds (u_now = u_prev)");
   // Phases 1 and 2 of the z and y faces, in sweeps over their layers (face_memory); the x faces' run row by row in
   // phase 3 (x_face_memory).
   for (int axis = 0; axis < 2; ++axis)

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <numeric>
 
 #include "kernels/cpu/fdtd_adjoint_cpu.hpp"
 #include "kernels/cpu/fdtd_cpu.hpp"
@@ -176,6 +177,12 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     // state_.u where boundary saving rebuilds them (no copy).
     ReverseFields<T> fields(*history_, *this, L.interior_points());
     (void)fields(nt);  // u^nt: its term has omega^nt = 0, but the history hands the fields out from nt
+    // Boundary saving's reverse steps run inside the adjoint's sweeps (reverse_step), until this pass ends.
+    struct Fuse {
+      bool& on;
+      explicit Fuse(bool& flag) : on(flag) { on = true; }
+      ~Fuse() { on = false; }
+    } fuse(fuse_reverse_);
     const auto& rec = setup_.receivers;
     // The adjoint sources in omega, V R^T g: the receivers' weights times V at their points; and each point's
     // interior index, for the sources' part of the imaging condition.
@@ -200,10 +207,12 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
       step.omega_next = omega_next.data();
       step.u_now = u_now;
       step.u_now_padded = padded;
+      step.reverse = pending_reverse();
       step.flush = n % block == 0;
       // omega_next = omega^n without the adjoint sources; image += u^n V Ltilde^T omega^{n+1}, illumination +=
-      // (u^n)^2
+      // (u^n)^2 (u^n rebuilt first, row by row, when boundary saving's reverse step is pending)
       cpu::fdtd_adjoint_step(step);
+      finish_reverse();
       for (std::size_t r = 0; r + 1 < rec.offsets.size(); ++r)
         for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p) {
           const T source = factor[p] * T(residual[r * nt + n]);
@@ -235,6 +244,19 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     sources_ = setup_.sources(source_stencils_.at(shot));
     wavelet_ = &wavelets_.at(shot);
     history_shot_ = -1;
+    // The sources' points in index order (stable: a point's sources in inject's order), for a fused reverse step.
+    reverse_order_.resize(sources_.index.size());
+    std::iota(reverse_order_.begin(), reverse_order_.end(), std::size_t(0));
+    std::stable_sort(reverse_order_.begin(), reverse_order_.end(),
+                     [&](std::size_t a, std::size_t b) { return sources_.index[a] < sources_.index[b]; });
+    reverse_index_.resize(reverse_order_.size());
+    reverse_factors_.resize(reverse_order_.size());
+    reverse_amplitudes_.resize(reverse_order_.size());
+    for (std::size_t k = 0; k < reverse_order_.size(); ++k) {
+      reverse_index_[k] = sources_.index[reverse_order_[k]];
+      reverse_factors_[k] = sources_.factor[reverse_order_[k]];
+    }
+    fuse_reverse_ = reverse_pending_ = false;
   }
   // u^{n+1} into state_.u_prev: the step (copying u^n's interior into u_copy when given), f^n injected; the caller
   // applies Z and swaps.
@@ -304,10 +326,17 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   // terms on the box inside the absorbing faces' layers (the same arithmetic as the forward's update of those
   // points), f^n as the forward injected it (its sign unchanged: it stands on the same side of the recurrence);
   // then the saved values on the layer points, which the step left alone.
+  // Inside adjoint() (fuse_reverse_), the step is fused into the adjoint's sweep instead: this only puts the layer
+  // values in place and lists f^n by point (FdtdReverseRows); the adjoint step rebuilds the rest of u^{n-1} in
+  // state_.u_prev row by row, just before its imaging reads it, and finish_reverse() swaps. Same arithmetic a point.
   void reverse_step(int n, std::span<const T> boundary_before) override {
-    Shell layer;
-    for (int a = 0; a < 3; ++a)
-      for (int side = 0; side < 2; ++side) layer.width[a][side] = setup_.pml[a].face[side] ? setup_.pml[a].width : 0;
+    if (fuse_reverse_) {
+      set_boundary(boundary_before);
+      for (std::size_t k = 0; k < reverse_order_.size(); ++k)
+        reverse_amplitudes_[k] = T((*wavelet_)[sources_.owner[reverse_order_[k]]][n]);
+      reverse_pending_ = true;
+      return;
+    }
     if (setup_.free_surface) cpu::mirror_top_ghosts(setup_.layout, state_.u.data());  // the interior part does not
     cpu::fdtd_step(FdtdStep<T>{setup_.layout,
                                state_.u.data(),
@@ -316,9 +345,32 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
                                setup_.coef,
                                {},
                                setup_.free_surface},
-                   StepPart::interior, layer);
+                   StepPart::interior, layer_shell());
     inject(n, state_.u_prev.data());
     if (setup_.free_surface) cpu::zero_top_plane(setup_.layout, state_.u_prev.data());
+    set_boundary(boundary_before);
+    std::swap(state_.u, state_.u_prev);
+  }
+  // The reverse step's part in the adjoint sweep, after a deferred reverse_step; none otherwise.
+  FdtdReverseRows<T> pending_reverse() {
+    if (!reverse_pending_) return {};
+    return {state_.u.data(),         state_.u_prev.data(),        layer_shell(),
+            reverse_index_.data(),   reverse_factors_.data(),     reverse_amplitudes_.data(),
+            int(reverse_index_.size())};
+  }
+  void finish_reverse() {
+    if (!reverse_pending_) return;
+    std::swap(state_.u, state_.u_prev);
+    reverse_pending_ = false;
+  }
+  // The absorbing layers' points, whose u^{n-1} the reverse step takes from the saved values.
+  Shell layer_shell() const {
+    Shell layer;
+    for (int a = 0; a < 3; ++a)
+      for (int side = 0; side < 2; ++side) layer.width[a][side] = setup_.pml[a].face[side] ? setup_.pml[a].width : 0;
+    return layer;
+  }
+  void set_boundary(std::span<const T> boundary_before) {
     T* u = state_.u_prev.data();
 #pragma omp parallel for schedule(static)
     for (std::size_t r = 0; r < boundary_runs_.size(); ++r) {
@@ -326,9 +378,8 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
       std::copy(boundary_before.begin() + std::ptrdiff_t(run.offset),
                 boundary_before.begin() + std::ptrdiff_t(run.offset + run.length), u + run.start);
     }
-    std::swap(state_.u, state_.u_prev);
   }
-  const T* current_field() const override { return state_.u.data(); }
+  const T* current_field() const override { return reverse_pending_ ? state_.u_prev.data() : state_.u.data(); }
   void set_interior(std::span<const T> in, T* u) const {
     const FieldLayout& L = setup_.layout;
 #pragma omp parallel for collapse(2)
@@ -413,6 +464,12 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   std::vector<double> traces_;
   int history_shot_ = -1;
   std::vector<Run> boundary_runs_;
+  // Boundary saving's reverse step fused into the adjoint (reverse_step): on while adjoint() runs; a step deferred
+  // to the adjoint's sweep; this shot's sources sorted by point, their factors and the step's wavelet values.
+  bool fuse_reverse_ = false, reverse_pending_ = false;
+  std::vector<std::size_t> reverse_order_;
+  std::vector<index_t> reverse_index_;
+  std::vector<T> reverse_factors_, reverse_amplitudes_;
   std::unique_ptr<AdjointState> adjoint_;
   ShotReceivers receivers_;
 };
