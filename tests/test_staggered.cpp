@@ -7,8 +7,12 @@
 #include <cmath>
 #include <string>
 
+#include <Eigen/Dense>
+#include <vector>
+
 #include "case_builders.hpp"
 #include "case_text.hpp"
+#include "kernels/stencil.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/forward.hpp"
 #include "solver/forward/particle_velocity.hpp"
@@ -316,6 +320,120 @@ TEST_CASE("staggered: the preflight refuses what the scheme does not do yet, nam
     z.model.densities = {1000, 0, 2000};
     CHECK_THROWS_WITH_AS(make_plan(z), doctest::Contains("density 0"), Error);
   }
+}
+
+namespace {
+// The largest eigenvalue of -K D- beta D+ on a periodic line (unit spacing and velocity, densities rho at the nodes),
+// written here apart from the library's: the operator applied to the unit vectors, then Eigen's symmetric solver on
+// the symmetric form's matrix.
+double line_eigenvalue(const std::vector<double>& rho, int R) {
+  const int n = int(rho.size());
+  const std::vector<double> g = staggered_derivative_coefficients(R);
+  const auto wrap = [n](int i) { return ((i % n) + n) % n; };
+  Eigen::MatrixXd a(n, n);
+  for (int col = 0; col < n; ++col) {
+    std::vector<double> x(std::size_t(n), 0.0), half(std::size_t(n), 0.0);
+    x[std::size_t(col)] = std::sqrt(rho[std::size_t(col)]);  // K^(1/2) e_col
+    for (int j = 0; j < n; ++j) {                            // beta D+ at half node j + 1/2
+      double d = 0;
+      for (int k = 1; k <= R; ++k)
+        d += g[std::size_t(k)] * (x[std::size_t(wrap(j + k))] - x[std::size_t(wrap(j - k + 1))]);
+      half[std::size_t(j)] = d * 2 / (rho[std::size_t(j)] + rho[std::size_t(wrap(j + 1))]);
+    }
+    for (int i = 0; i < n; ++i) {  // -K^(1/2) D- at node i
+      double d = 0;
+      for (int k = 1; k <= R; ++k)
+        d += g[std::size_t(k)] * (half[std::size_t(wrap(i + k - 1))] - half[std::size_t(wrap(i - k))]);
+      a(i, col) = -std::sqrt(rho[std::size_t(i)]) * d;
+    }
+  }
+  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(a, Eigen::EigenvaluesOnly).eigenvalues().maxCoeff();
+}
+}  // namespace
+
+TEST_CASE("staggered: an inversion's density bounds set a dt that holds for every density within them") {
+  // staggered_density_growth searches periodic two-valued layerings; here random lines (two-valued and continuous,
+  // 40 nodes) must not exceed it, and the growth must be 1 without contrast and grow with it.
+  for (int R : {1, 2, 4, 8}) {
+    CHECK(staggered_density_growth(R, 1.0) == 1.0);
+    double previous = 1;
+    for (double ratio : {1.5, 3.0, 10.0, 100.0}) {
+      const double growth = staggered_density_growth(R, ratio);
+      CHECK(growth >= previous * (1 - 1e-12));  // (order 2: 1 to rounding at every ratio)
+      previous = growth;
+      const double g_max = staggered_derivative_symbol_max(R);
+      unsigned state = 12345u + unsigned(R);
+      const auto uniform = [&] {
+        state = state * 1664525u + 1013904223u;
+        return double(state >> 8) / double(1u << 24);
+      };
+      double worst = 0;
+      for (int trial = 0; trial < 60; ++trial) {
+        std::vector<double> rho(40);
+        for (double& r : rho) r = trial % 2 ? (uniform() < 0.5 ? ratio : 1.0) : 1.0 + (ratio - 1) * uniform();
+        worst = std::max(worst, line_eigenvalue(rho, R) / (g_max * g_max));
+      }
+      CAPTURE(R);
+      CAPTURE(ratio);
+      MESSAGE("order " << 2 * R << ", density ratio " << ratio << ": growth " << growth << ", random lines up to "
+                       << worst);
+      CHECK(worst <= growth * (1 + 1e-9));
+    }
+  }
+  // End to end, order 8, densities within [10, 1000] (growth 1.48): starting from a constant density, the plan's dt
+  // is the constant-density limit over sqrt(growth), and the worst layering (one node at 1000 in three) runs 1500
+  // steps bounded at 0.99 of it; at 0.99 of the constant-density limit, the plan's dt without the bounds, it blows up.
+  Case c = testing::small_case(40, 10, 1500, 8, 8, 4, 1.0);
+  c.grid.shape = {60, 40, 40};
+  c.scheme.formulation = Formulation::staggered;
+  c.model.kind = ModelSpec::Kind::layered;
+  c.model.interfaces = {};
+  c.model.velocities = {1500};
+  c.model.densities = {1000};
+  c.shots[0].sources[0].position = {300, 200, 200};
+  c.receivers = {{250, 200, 250}};
+  c.time.cfl_safety = 0.99;
+  Case bounded = c;
+  bounded.inversion.density_parameter = true;
+  bounded.inversion.density_min = 10;
+  bounded.inversion.density_max = 1000;
+  const double growth = staggered_density_growth(4, 100);
+  const double limit = stable_dt_staggered(c.grid, 8, 1500);
+  const Plan plan = make_plan(bounded);
+  CHECK(plan.dt_max == doctest::Approx(limit / std::sqrt(growth)).epsilon(1e-12));
+  CHECK(make_plan(c).dt_max == doctest::Approx(limit).epsilon(1e-12));
+  Case fixed = bounded;  // a time.dt the starting model allows but the bounds do not: refused, naming them
+  fixed.time.dt = 0.95 * limit;
+  CHECK_THROWS_WITH_AS(make_plan(fixed), doctest::Contains("every density within inversion.density_min/max"), Error);
+  Case layered = c;  // nodes i % 3 == 0 at 1000 kg/m^3, the others at 10
+  layered.model.interfaces.clear();
+  layered.model.velocities.clear();
+  layered.model.densities.clear();
+  for (int i = 0; i < 60; ++i) {
+    if (i > 0) layered.model.interfaces.push_back(10.0 * i - 5.0);
+    layered.model.velocities.push_back(1500);
+    layered.model.densities.push_back(i % 3 == 0 ? 1000 : 10);
+  }
+  const Plan layered_plan = make_plan(layered);
+  const auto run = [&](double dt, int steps) {
+    Plan p = layered_plan;
+    p.dt = dt;
+    p.nt = steps;
+    p.wavelets[0][0].assign(std::size_t(steps), 0.0);
+    for (int n = 0; n < std::min(steps, int(layered_plan.wavelets[0][0].size())); ++n)
+      p.wavelets[0][0][std::size_t(n)] = layered_plan.wavelets[0][0][std::size_t(n)];
+    auto prop = make_propagator(layered, p);
+    prop->begin_shot(p.sources[0], p.wavelets[0], p.receivers);
+    prop->advance(0, steps);
+    return prop->field_stats();
+  };
+  const FieldStats stable = run(0.99 * plan.dt_max, 1500), unstable = run(0.99 * limit, 1500);
+  MESSAGE("densities 10-1000: dt_max " << plan.dt_max << " s (constant density: " << limit << " s); max |u| after "
+                                       << "1500 steps of the worst layering " << stable.max_abs << " at 0.99 dt_max, "
+                                       << unstable.max_abs << " at 0.99 of the constant-density limit");
+  CHECK(stable.finite);
+  CHECK(stable.max_abs < 1e-3);
+  CHECK((!unstable.finite || unstable.max_abs > 1e3));
 }
 
 TEST_CASE(

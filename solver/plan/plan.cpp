@@ -561,100 +561,6 @@ void plan_decomposition(const Case& c, Plan& plan) {
 
 }  // namespace
 
-// The largest eigenvalue of the staggered operator -K D- beta D+ along axis `axis` over the grid's column through
-// (i0, i1) of the other two axes (docs/numerics.md, "Stability"), by 400 power iterations from a Nyquist pattern on
-// the symmetric form (D+ K^(1/2))^T beta (D+ K^(1/2)); the Rayleigh quotient (from below).
-static double column_eigenvalue(const Case& c, const VelocityModel& m, int axis, int i0, int i1) {
-  const int n = c.grid.shape[axis], R = c.scheme.order / 2;
-  const double h = c.grid.spacing[axis];
-  const auto g = staggered_derivative_coefficients(R);
-  const auto node = [&](int i) {
-    std::array<int, 3> p{};
-    int k = 0;
-    for (int a = 0; a < 3; ++a) p[std::size_t(a)] = a == axis ? std::clamp(i, 0, n - 1) : (k++ == 0 ? i0 : i1);
-    return p;
-  };
-  std::vector<double> sqrt_k(static_cast<std::size_t>(n), 0.0), beta(static_cast<std::size_t>(n + 2 * R), 0.0);
-  for (int i = 0; i < n; ++i) {
-    const auto p = node(i);
-    const double v = m.at(p[0], p[1], p[2]);
-    sqrt_k[std::size_t(i)] = std::sqrt(double(m.density_at(p[0], p[1], p[2])) * v * v);
-  }
-  for (int j = -R; j < n + R; ++j) {  // half node j + 1/2
-    const auto a = node(j), b = node(j + 1);
-    beta[std::size_t(j + R)] = 2 / (double(m.density_at(a[0], a[1], a[2])) + double(m.density_at(b[0], b[1], b[2])));
-  }
-  std::vector<double> x(static_cast<std::size_t>(n), 0.0), y(static_cast<std::size_t>(n), 0.0),
-      half(static_cast<std::size_t>(n + 2 * R), 0.0);
-  for (int i = 0; i < n; ++i) x[std::size_t(i)] = (i % 2 ? -1.0 : 1.0) * (1 + 0.01 * std::sin(0.7 * i));
-  double lambda = 0;
-  for (int it = 0; it < 400; ++it) {
-    // half = beta D+ (K^(1/2) x), y = -K^(1/2) D- half: the symmetric operator applied to x.
-    for (int j = -R; j < n + R; ++j) {
-      double sum = 0;
-      for (int k = 1; k <= R; ++k) {
-        const int hi = j + k, lo = j - k + 1;
-        sum += g[std::size_t(k)] * ((hi >= 0 && hi < n ? sqrt_k[std::size_t(hi)] * x[std::size_t(hi)] : 0.0) -
-                                    (lo >= 0 && lo < n ? sqrt_k[std::size_t(lo)] * x[std::size_t(lo)] : 0.0));
-      }
-      half[std::size_t(j + R)] = beta[std::size_t(j + R)] * sum / h;
-    }
-    double xy = 0, xx = 0;
-    for (int i = 0; i < n; ++i) {
-      double sum = 0;
-      for (int k = 1; k <= R; ++k)
-        sum += g[std::size_t(k)] * (half[std::size_t(i + k - 1 + R)] - half[std::size_t(i - k + R)]);
-      y[std::size_t(i)] = -sqrt_k[std::size_t(i)] * sum / h;
-      xy += x[std::size_t(i)] * y[std::size_t(i)], xx += x[std::size_t(i)] * x[std::size_t(i)];
-    }
-    lambda = xy / xx;
-    double norm = 0;
-    for (double v : y) norm += v * v;
-    norm = std::sqrt(norm);
-    if (!(norm > 0)) break;
-    for (int i = 0; i < n; ++i) x[std::size_t(i)] = y[std::size_t(i)] / norm;
-  }
-  return lambda;
-}
-
-// dt_max of the staggered scheme (docs/numerics.md, "Stability"): the analytic limit at v_max (times the attenuation's
-// speed-up) holds at a constant density; across a strong density contrast a half node's buoyancy meets moduli up to R
-// nodes away and the operator's largest eigenvalue grows (1.09 times the bound at 100:1, order 8). So along each axis
-// the column with the largest density contrast is iterated, and its eigenvalue replaces the axis' bound when larger
-// (with 2% for the Rayleigh quotient's approach from below).
-double staggered_dt_max(const Case& c, const VelocityModel& m, double v_stable, double speedup) {
-  double dt = stable_dt_staggered(c.grid, c.scheme.order, v_stable);
-  if (m.density.empty() || !(m.rho_max > m.rho_min) || !m.whole_grid()) return dt;
-  const int R = c.scheme.order / 2;
-  const double g_max = staggered_derivative_symbol_max(R);
-  double total = 0;
-  bool larger = false;
-  for (int axis = 0; axis < 3; ++axis) {
-    if (!c.grid.active(axis)) continue;
-    const int o1 = axis == 0 ? 1 : 0, o2 = axis == 2 ? 1 : 2, n = c.grid.shape[axis];
-    // The column of the largest ratio of densities within R nodes of each other along the axis.
-    double worst = 1;
-    int w0 = 0, w1 = 0;
-    for (int i0 = 0; i0 < c.grid.shape[o1]; ++i0)
-      for (int i1 = 0; i1 < c.grid.shape[o2]; ++i1)
-        for (int i = 0; i + 1 < n; ++i) {
-          int p[3], q[3];
-          p[o1] = q[o1] = i0, p[o2] = q[o2] = i1, p[axis] = i, q[axis] = std::min(n - 1, i + R);
-          const double a = m.density_at(p[0], p[1], p[2]), b = m.density_at(q[0], q[1], q[2]);
-          const double ratio = std::max(a, b) / std::min(a, b);
-          if (ratio > worst) worst = ratio, w0 = i0, w1 = i1;
-        }
-    const double bound = (g_max / c.grid.spacing[axis]) * (g_max / c.grid.spacing[axis]) * v_stable * v_stable;
-    double lambda = bound;
-    if (worst > 1) {
-      const double column = 1.02 * column_eigenvalue(c, m, axis, w0, w1) * speedup * speedup;
-      if (column > bound) lambda = column, larger = true;
-    }
-    total += lambda;
-  }
-  return larger ? std::min(dt, 2 / std::sqrt(total)) : dt;
-}
-
 // The SLS fit of [attenuation]: its band, or [f / 10, f] with f = 2.5 times the largest Ricker peak frequency (about
 // the wavelets' f_max, which needs dt, which needs this fit).
 static SlsFit make_sls_fit(const Case& c) {
@@ -763,15 +669,30 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   plan.dt_max = spectral                                         ? stable_dt_spectral(c.grid, plan.v_reference)
                 : c.scheme.formulation == Formulation::staggered ? staggered_dt_max(c, plan.model, v_stable, speedup)
                                                                  : stable_dt(c.grid, c.scheme.order, plan.v_reference);
+  // An inversion of the density: dt holds for every density its bounds allow, so no trial model stops the run.
+  std::string densities;
+  if (const double bounded = staggered_density_bounds_dt(c, v_stable); bounded < plan.dt_max) {
+    densities = fmt::format(" and every density within inversion.density_min/max = [{:.6g}, {:.6g}] kg/m^3",
+                            *c.inversion.density_min, *c.inversion.density_max);
+    plan.notes.push_back(fmt::format(
+        "dt_max {:.6g} s holds for every density within inversion.density_min/max = [{:.6g}, {:.6g}] kg/m^3 (a "
+        "density contrast of {:.3g}:1 may raise the staggered operator's largest eigenvalue {:.3g}-fold; the "
+        "starting model alone allows {:.6g} s)",
+        bounded, *c.inversion.density_min, *c.inversion.density_max,
+        *c.inversion.density_max / *c.inversion.density_min,
+        staggered_density_growth(c.scheme.order / 2, *c.inversion.density_max / *c.inversion.density_min),
+        plan.dt_max));
+    plan.dt_max = bounded;
+  }
   plan.dt = c.time.dt.value_or(c.time.cfl_safety * plan.dt_max);
   plan.cfl = plan.dt / plan.dt_max;
   if (plan.dt > plan.dt_max)
     invalid(c,
             fmt::format(
-                "time.dt = {:.6g} s violates the CFL condition for {} at v_max = {:.6g} m/s: the largest "
+                "time.dt = {:.6g} s violates the CFL condition for {} at v_max = {:.6g} m/s{}: the largest "
                 "stable dt is {:.6g} s (CFL number {:.3f} > 1); set time.dt <= {:.6g} or remove it to use the default",
                 plan.dt, spectral ? std::string("the spectral method") : fmt::format("order {}", c.scheme.order),
-                v_stable, plan.dt_max, plan.cfl, plan.dt_max, c.time.cfl_safety * plan.dt_max));
+                v_stable, densities, plan.dt_max, plan.cfl, plan.dt_max, c.time.cfl_safety * plan.dt_max));
   // The step count in checked arithmetic (an int past 2^31 would wrap, e.g. to 101 steps, and run the wrong case).
   // With output.trace_dt, the simulation runs on by the resampler's window so that the last output sample is exact.
   const bool resampled = c.output.trace_dt && std::abs(*c.output.trace_dt - plan.dt) > 1e-9 * plan.dt;

@@ -91,6 +91,13 @@ double stable_dt_staggered(const GridSpec& grid, int order, double v_max);
 // "Stability"): the analytic limit at v_stable (times `speedup`, the attenuation's), or less where a density contrast
 // raises the operator's largest eigenvalue. The plan's, and a gradient propagator's check of a new model.
 double staggered_dt_max(const Case& c, const VelocityModel& m, double v_stable, double speedup);
+// The largest factor by which a density field with values in [rho, ratio rho] raises the staggered operator's
+// largest eigenvalue along an axis above the constant density's (order 2R), over periodic two-valued layerings of
+// periods up to 4R + 3 (docs/numerics.md, "Stability": the worst fields found by a wider search are of this kind).
+double staggered_density_growth(int R, double ratio);
+// dt_max of the staggered scheme for every density within inversion.density_min/max when `invert` updates the
+// density: stable_dt_staggered at v_stable over sqrt(staggered_density_growth); +infinity otherwise.
+double staggered_density_bounds_dt(const Case& c, double v_stable);
 // Bytes the run needs on the host (fields, CPML slabs, model, traces, output buffers).
 std::size_t estimate_memory_bytes(const Case& c, int nt);
 // Bytes a run of this case holds on the GPU per shot in flight (CUDA propagators: fields, spectra, cuFFT work

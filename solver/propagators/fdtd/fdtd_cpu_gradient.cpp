@@ -354,8 +354,8 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   // The reverse step's part in the adjoint sweep, after a deferred reverse_step; none otherwise.
   FdtdReverseRows<T> pending_reverse() {
     if (!reverse_pending_) return {};
-    return {state_.u.data(),         state_.u_prev.data(),        layer_shell(),
-            reverse_index_.data(),   reverse_factors_.data(),     reverse_amplitudes_.data(),
+    return {state_.u.data(),           state_.u_prev.data(),    layer_shell(),
+            reverse_index_.data(),     reverse_factors_.data(), reverse_amplitudes_.data(),
             int(reverse_index_.size())};
   }
   void finish_reverse() {

@@ -58,9 +58,7 @@ class ForwardStepper {
     throw std::logic_error("reverse_step: this stepper cannot run backwards");
   }
   // The current field in the stepper's own layout (FDTD: padded, FieldLayout), valid until the stepper steps again.
-  virtual const T* current_field() const {
-    throw std::logic_error("current_field: this stepper cannot run backwards");
-  }
+  virtual const T* current_field() const { throw std::logic_error("current_field: this stepper cannot run backwards"); }
 };
 
 template <class T>
