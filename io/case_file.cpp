@@ -826,9 +826,6 @@ void read_options(const Tab& r, Case& c) {
     c.scheme.formulation = s->choice<Formulation>(
         "formulation", {{"second_order", Formulation::second_order}, {"staggered", Formulation::staggered}}, automatic,
         "formulation = \"staggered\"");
-    s->check(c.scheme.method == Method::fdtd || !c.attenuation.present, "method",
-             "\"spectral\" is lossless in this version, and the case has an [attenuation] table",
-             "use method = \"fdtd\" (its staggered scheme takes Q), or remove [attenuation]");
     if (s->find("formulation")) {
       s->check(c.scheme.method == Method::fdtd, "formulation", "applies to method = \"fdtd\" only",
                "remove formulation (the spectral method has one formulation)");

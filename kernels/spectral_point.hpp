@@ -67,6 +67,13 @@ template <class T>
 SPECWAVE_HD inline T pml_pressure_update(T p_a, T b, T dt_v2, T div_w) {
   return b * (b * p_a - dt_v2 * div_w);
 }
+// With attenuation (docs/numerics.md, "Attenuation in the k-space method"): dt_v2 = dt v_U^2 (unrelaxed) and the
+// memory variables' part of dp_a/dt over the step, memory = (dt / 2) sum_l (r_{l,a}^{n+1} + r_{l,a}^n), under the
+// same exponential step: p_a^{n+1} = b (b p_a^n - dt v_U^2 D_a^- w_a + memory).
+template <class T>
+SPECWAVE_HD inline T pml_pressure_memory_update(T p_a, T b, T dt_v2, T div_w, T memory) {
+  return b * (b * p_a - dt_v2 * div_w + memory);
+}
 
 // The split pressure's derivative with respect to (v dt)^2: p_a^{n+1} = b^2 p_a^n - (v dt)^2 b D-w / dt + (v dt)^2
 // F^n / 3, so q_a^n = d p_a^{n+1} / d (v dt)^2 = (p_a^{n+1} - b (b p_a^n)) / (v dt)^2 from two consecutive fields: the

@@ -15,6 +15,9 @@
 #include "solver/forward/forward.hpp"
 #include "solver/plan/attenuation.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/capabilities.hpp"
+#include "solver/propagators/gradient_propagator.hpp"
+#include "solver/propagators/history/wavefield_history.hpp"
 #include "solver/propagators/propagator.hpp"
 #include "validation/validate.hpp"
 
@@ -27,12 +30,19 @@ namespace {
 constexpr double pi = std::numbers::pi;
 
 // A homogeneous visco-acoustic medium (v = 2000 m/s, rho = 1800 kg/m^3, Q = `q`), a 15 Hz Ricker source on a node and
-// receivers on nodes along x at `offsets` (m), a CPML of 10, order 8, fp64.
-Case visco_case(double q, const std::vector<double>& offsets, double duration) {
+// receivers on nodes along x at `offsets` (m), a CPML of 10, order 8, fp64. With `spectral`, the k-space method (its
+// split-field PML of 10 points, no density: the acoustic response does not depend on a constant one).
+Case visco_case(double q, const std::vector<double>& offsets, double duration, bool spectral = false) {
   Case c = testing::small_case(40, 10, 2000, 8, 10, 15, duration);
   c.grid.shape = {40, 40, 110};
   c.scheme.formulation = Formulation::staggered;
   c.model.density = 1800;
+  if (spectral) {
+    c.scheme.method = Method::spectral;
+    c.scheme.formulation = Formulation::second_order;
+    c.model.density = 0;
+    c.boundary.spectral_absorber = SpectralAbsorber::pml;
+  }
   c.attenuation.present = true;
   c.attenuation.q = q;
   c.model.kind = ModelSpec::Kind::homogeneous;
@@ -73,30 +83,35 @@ TEST_CASE("attenuation: Q from the spectral ratio of two receivers is within 5% 
   // same run without attenuation (which leaves the geometric spreading, the absorbing layer's reflections and the
   // grid's own amplitude errors out of the measurement).
   const std::vector<double> offsets{200, 600};
-  Case lossless = visco_case(100, offsets, 0.56);
-  lossless.attenuation = {};
-  const Plan lossless_plan = make_plan(lossless);
-  const auto base = simulate_shot(lossless, lossless_plan, 0).traces;
-  for (const double q : {30.0, 100.0}) {
-    const Case c = visco_case(q, offsets, 0.56);
-    const Plan plan = make_plan(c);
-    REQUIRE(plan.dt == doctest::Approx(lossless_plan.dt).epsilon(0.05));
-    const auto out = simulate_shot(c, plan, 0);
-    const auto near = testing::trace_row(out.traces, plan.nt, 0), far = testing::trace_row(out.traces, plan.nt, 1);
-    const auto near0 = testing::trace_row(base, lossless_plan.nt, 0),
-               far0 = testing::trace_row(base, lossless_plan.nt, 1);
-    double worst = 0, worst_f = 0, worst_raw = 0;
-    for (double f = 6; f <= 30.01; f += 2) {
-      const double ratio = amplitude(far, plan.dt, f) / amplitude(near, plan.dt, f);
-      const double ratio0 = amplitude(far0, lossless_plan.dt, f) / amplitude(near0, lossless_plan.dt, f);
-      const double measured = -pi * f * (offsets[1] - offsets[0]) / (2000 * std::log(ratio / ratio0));
-      const double raw = -pi * f * (offsets[1] - offsets[0]) / (2000 * std::log(ratio * offsets[1] / offsets[0]));
-      worst_raw = std::max(worst_raw, std::abs(raw / q - 1));
-      if (std::abs(measured / q - 1) > worst) worst = std::abs(measured / q - 1), worst_f = f;
+  for (const bool spectral : {false, true}) {
+    CAPTURE(spectral);
+    Case lossless = visco_case(100, offsets, 0.56, spectral);
+    lossless.attenuation = {};
+    const Plan lossless_plan = make_plan(lossless);
+    const auto base = simulate_shot(lossless, lossless_plan, 0).traces;
+    for (const double q : {30.0, 100.0}) {
+      const Case c = visco_case(q, offsets, 0.56, spectral);
+      const Plan plan = make_plan(c);
+      REQUIRE(plan.dt == doctest::Approx(lossless_plan.dt).epsilon(0.05));
+      const auto out = simulate_shot(c, plan, 0);
+      const auto near = testing::trace_row(out.traces, plan.nt, 0), far = testing::trace_row(out.traces, plan.nt, 1);
+      const auto near0 = testing::trace_row(base, lossless_plan.nt, 0),
+                 far0 = testing::trace_row(base, lossless_plan.nt, 1);
+      double worst = 0, worst_f = 0, worst_raw = 0;
+      for (double f = 6; f <= 30.01; f += 2) {
+        const double ratio = amplitude(far, plan.dt, f) / amplitude(near, plan.dt, f);
+        const double ratio0 = amplitude(far0, lossless_plan.dt, f) / amplitude(near0, lossless_plan.dt, f);
+        const double measured = -pi * f * (offsets[1] - offsets[0]) / (2000 * std::log(ratio / ratio0));
+        const double raw = -pi * f * (offsets[1] - offsets[0]) / (2000 * std::log(ratio * offsets[1] / offsets[0]));
+        worst_raw = std::max(worst_raw, std::abs(raw / q - 1));
+        if (std::abs(measured / q - 1) > worst) worst = std::abs(measured / q - 1), worst_f = f;
+      }
+      MESSAGE(std::string(spectral ? "k-space method" : "staggered scheme")
+              << ", Q = " << q << ": the measured Q's largest error over 6-30 Hz is " << 100 * worst << "% (at "
+              << worst_f << " Hz); with 1/r spreading alone instead of the lossless run's ratio " << 100 * worst_raw
+              << "%");
+      CHECK(worst <= 0.05);
     }
-    MESSAGE("Q = " << q << ": the measured Q's largest error over 6-30 Hz is " << 100 * worst << "% (at " << worst_f
-                   << " Hz); with 1/r spreading alone instead of the lossless run's ratio " << 100 * worst_raw << "%");
-    CHECK(worst <= 0.05);
   }
 }
 
@@ -108,29 +123,34 @@ TEST_CASE("attenuation: the traces against Kjartansson's constant-Q Green's func
   // (docs/validation.md), so the difference is stated and held to a loose bound.
   const double q = 50, v = 2000;
   const std::vector<double> offsets{200, 400, 600};
-  const Case c = visco_case(q, offsets, 0.56);
-  const Plan plan = make_plan(c);
-  const auto out = simulate_shot(c, plan, 0);
-  const int nt = plan.nt, N = 4 * nt;
-  const double dt = plan.dt, gamma = std::atan(1 / q) / pi, wr = 2 * pi * plan.sls.f_ref;
-  std::vector<cd> spectrum(static_cast<std::size_t>(N), cd(0, 0));
-  const auto& s = plan.wavelets[0][0];
-  for (int k = 0; k < N; ++k)
-    for (int n = 0; n < nt; ++n) spectrum[std::size_t(k)] += s[std::size_t(n)] * std::polar(1.0, -2 * pi * k * n / N);
-  for (std::size_t r = 0; r < offsets.size(); ++r) {
-    const double dist = offsets[r];
-    std::vector<double> expected(std::size_t(nt), 0.0);
-    for (int k = 1; k < N / 2; ++k) {
-      const double w = 2 * pi * k / (N * dt), wd = 2 / dt * std::sin(w * dt / 2);
-      const cd m = std::pow(cd(0, w / wr), 2 * gamma) * std::pow(std::cos(pi * gamma / 2), 2);  // M / (rho v^2)
-      const cd p =
-          spectrum[std::size_t(k)] / m * std::exp(cd(0, -1) * wd * dist / (v * std::sqrt(m))) / (4 * pi * dist);
-      for (int n = 0; n < nt; ++n)
-        expected[std::size_t(n)] += 2 * std::real(p * std::polar(1.0, 2 * pi * k * n / N)) / N;
+  for (const bool spectral : {false, true}) {
+    CAPTURE(spectral);
+    const Case c = visco_case(q, offsets, 0.56, spectral);
+    const Plan plan = make_plan(c);
+    const auto out = simulate_shot(c, plan, 0);
+    const int nt = plan.nt, N = 4 * nt;
+    const double dt = plan.dt, gamma = std::atan(1 / q) / pi, wr = 2 * pi * plan.sls.f_ref;
+    std::vector<cd> spectrum(static_cast<std::size_t>(N), cd(0, 0));
+    const auto& s = plan.wavelets[0][0];
+    for (int k = 0; k < N; ++k)
+      for (int n = 0; n < nt; ++n) spectrum[std::size_t(k)] += s[std::size_t(n)] * std::polar(1.0, -2 * pi * k * n / N);
+    for (std::size_t r = 0; r < offsets.size(); ++r) {
+      const double dist = offsets[r];
+      std::vector<double> expected(std::size_t(nt), 0.0);
+      for (int k = 1; k < N / 2; ++k) {
+        // (The k-space method's time stepping is exact for a lossless homogeneous medium at c_ref: omega itself.)
+        const double w = 2 * pi * k / (N * dt), wd = spectral ? w : 2 / dt * std::sin(w * dt / 2);
+        const cd m = std::pow(cd(0, w / wr), 2 * gamma) * std::pow(std::cos(pi * gamma / 2), 2);  // M / (rho v^2)
+        const cd p =
+            spectrum[std::size_t(k)] / m * std::exp(cd(0, -1) * wd * dist / (v * std::sqrt(m))) / (4 * pi * dist);
+        for (int n = 0; n < nt; ++n)
+          expected[std::size_t(n)] += 2 * std::real(p * std::polar(1.0, 2 * pi * k * n / N)) / N;
+      }
+      const double e = rel_l2(testing::trace_row(out.traces, nt, int(r)), expected);
+      MESSAGE(std::string(spectral ? "k-space method" : "staggered scheme")
+              << ", Q = 50, " << dist << " m: relative L2 against Kjartansson's solution " << e);
+      CHECK(e <= 5e-2);
     }
-    const double e = rel_l2(testing::trace_row(out.traces, nt, int(r)), expected);
-    MESSAGE("Q = 50, " << dist << " m: relative L2 against Kjartansson's solution " << e);
-    CHECK(e <= 5e-2);
   }
 }
 
@@ -158,7 +178,15 @@ TEST_CASE("attenuation: the case file's [attenuation] keys and their refusals") 
   refused(layered + "[attenuation]\nq = 50.0\nqq = 1\n", "attenuation.qq");
   refused(layered + "[attenuation]\nq_dataset = \"/q\"\n", "attenuation.q_dataset");
   refused("[model]\ntype = \"homogeneous\"\nvelocity = 2000.0\n[attenuation]\nq = [50.0, 60.0]\n", "attenuation.q");
-  refused(layered + "[attenuation]\nq = 50.0\n[scheme]\nmethod = \"spectral\"\n", "scheme.method");
+  {  // the k-space method takes Q with its split-field PML, not with the damping layer
+    const Case spectral =
+        parse(layered + "[attenuation]\nq = 50.0\n[scheme]\nmethod = \"spectral\"\n[boundary]\n" + "pml_width = 10\n");
+    CHECK(spectral.scheme.method == Method::spectral);
+    CHECK(make_plan(spectral).sls.tau.size() == 3);
+    Case damping = spectral;
+    damping.boundary.spectral_absorber = SpectralAbsorber::damping;
+    CHECK_THROWS_WITH_AS(make_plan(damping), doctest::Contains("boundary.spectral_absorber = \"pml\""), Error);
+  }
   refused(layered + "[attenuation]\nq = 50.0\n[scheme]\nformulation = \"second_order\"\n", "scheme.formulation");
 }
 
@@ -197,31 +225,44 @@ class MemoryState : public StateVisitor {
 
 }  // namespace
 
-TEST_CASE("attenuation: a staggered run resumed from its saved state continues bit for bit") {
-  // The state (u, w, the CPML's phi and chi, the memory variables r_l, the traces) saved after step k and loaded into a
-  // new propagator: the rest of the run is bitwise the uninterrupted one's (the checkpoint contract).
-  for (const bool attenuation : {false, true}) {
-    Case c = visco_case(40, {200, 300}, 0.2);
-    c.run.precision = Precision::fp32;
-    c.boundary.free_surface = true;
-    if (!attenuation) c.attenuation = {};
-    const Plan plan = make_plan(c);
-    auto whole = make_propagator(c, plan);
-    whole->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
-    whole->advance(0, plan.nt);
-    const std::vector<double> expected(whole->traces().begin(), whole->traces().end());
-    auto first = make_propagator(c, plan);
-    first->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
-    first->advance(0, plan.nt / 2);
-    MemoryState state;
-    first->visit_state(state);
-    state.start_loading();
-    auto second = make_propagator(c, plan);
-    second->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
-    second->visit_state(state);
-    second->advance(plan.nt / 2, plan.nt);
-    const std::vector<double> resumed(second->traces().begin(), second->traces().end());
-    CAPTURE(attenuation);
-    CHECK(resumed == expected);
-  }
+TEST_CASE("attenuation: a staggered or k-space run resumed from its saved state continues bit for bit") {
+  // The state (u, w, the CPML's phi and chi, the memory variables r_l, the traces; the k-space method's p, p_a, w_a and
+  // r_l) saved after step k and loaded into a new propagator: the rest of the run is bitwise the uninterrupted one's
+  // (the checkpoint contract).
+  for (const bool spectral : {false, true})
+    for (const bool attenuation : {false, true}) {
+      Case c = visco_case(40, {200, 300}, 0.2, spectral);
+      c.run.precision = Precision::fp32;
+      c.boundary.free_surface = !spectral;
+      if (!attenuation) c.attenuation = {};
+      CAPTURE(spectral);
+      const Plan plan = make_plan(c);
+      auto whole = make_propagator(c, plan);
+      whole->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+      whole->advance(0, plan.nt);
+      const std::vector<double> expected(whole->traces().begin(), whole->traces().end());
+      auto first = make_propagator(c, plan);
+      first->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+      first->advance(0, plan.nt / 2);
+      MemoryState state;
+      first->visit_state(state);
+      state.start_loading();
+      auto second = make_propagator(c, plan);
+      second->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+      second->visit_state(state);
+      second->advance(plan.nt / 2, plan.nt);
+      const std::vector<double> resumed(second->traces().begin(), second->traces().end());
+      CAPTURE(attenuation);
+      CHECK(resumed == expected);
+    }
+}
+
+TEST_CASE("attenuation: the k-space method's refusals (gradients, validate, the CUDA backend)") {
+  // Forward only on the CPU in this version: each refusal names what runs instead (exit 3).
+  const Case c = visco_case(40, {200}, 0.1, true);
+  const Plan plan = make_plan(c);
+  CHECK_THROWS_WITH_AS(make_gradient_propagator(c, plan, all_steps_choice(plan.nt, 1.0)),
+                       doctest::Contains("scheme.method = \"fdtd\""), Error);
+  CHECK_THROWS_WITH_AS(validate_case(c, 1'000'000), doctest::Contains("[attenuation]"), Error);
+  CHECK(capability(Method::spectral, BackendKind::cuda).cannot_run(c).find("[attenuation]") != std::string::npos);
 }

@@ -100,6 +100,12 @@ ValidationReport validate_case(const Case& input, long long max_points, const Va
                 fmt::format("{}: validate's spectral reference is constant-density, and [model] has a density model; "
                             "validate it with scheme.method = \"fdtd\" (the staggered scheme's reference)",
                             where));
+  if (input.scheme.method == Method::spectral && input.attenuation.present)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: validate's spectral reference is lossless, and the case has an [attenuation] table; "
+                            "validate it with scheme.method = \"fdtd\" (the staggered scheme's reference has the "
+                            "memory variables)",
+                            where));
   ValidationReport report;
   Case c = input;
   c.run.precision = Precision::fp64;

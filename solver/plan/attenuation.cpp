@@ -5,6 +5,7 @@
 #include <complex>
 #include <numbers>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace specwave {
 namespace {
@@ -110,6 +111,44 @@ SlsFit fit_sls(double f1, double f2, int mechanisms, double f_ref) {
     if (mechanisms == 1) break;
   }
   return best;
+}
+
+SlsStep sls_step(const SlsFit& fit, double dt) {
+  SlsStep out;
+  for (const double tau : fit.tau) {
+    const double h = dt / (2 * tau);
+    out.a.push_back((1 - h) / (1 + h));
+    out.b.push_back((dt / tau) / (1 + h));
+  }
+  return out;
+}
+
+void fit_points(const SlsFit& fit, std::size_t points, const std::function<float(std::size_t)>& q,
+                const std::function<void(std::size_t, const SlsPointFit&)>& set) {
+  const auto fit_of = [&](double value) {
+    SlsPointFit f;
+    f.y = fit.weights(value);
+    for (double y : f.y) f.sum += y;
+    f.relaxed = fit.relaxed_factor(f.y);
+    return f;
+  };
+  constexpr std::size_t few = 4096;
+  std::unordered_map<float, SlsPointFit> fits;
+  for (std::size_t k = 0; k < points; ++k) {
+    const float value = q(k);
+    if (!fits.count(value)) {
+      if (fits.size() > few) break;
+      fits.emplace(value, fit_of(value));
+    }
+  }
+  const long n = long(points);
+  if (fits.size() <= few) {
+#pragma omp parallel for schedule(static)
+    for (long k = 0; k < n; ++k) set(std::size_t(k), fits.at(q(std::size_t(k))));
+  } else {
+#pragma omp parallel for schedule(static)
+    for (long k = 0; k < n; ++k) set(std::size_t(k), fit_of(q(std::size_t(k))));
+  }
 }
 
 }  // namespace specwave

@@ -1,6 +1,8 @@
 #pragma once
 // The standard-linear-solid fit of a constant Q (docs/numerics.md, "Attenuation"): the relaxation times of the grid's
 // L mechanisms and, for a point's Q, the weights y_l, the relaxed modulus factor and the unrelaxed velocity.
+#include <cstddef>
+#include <functional>
 #include <vector>
 
 namespace specwave {
@@ -34,5 +36,22 @@ struct SlsFit {
 // smallest largest_error at Q = 100), with the reference frequency f_ref (0: sqrt(f1 f2)). Throws
 // std::invalid_argument unless 0 < f1 < f2 and 1 <= L <= 8.
 SlsFit fit_sls(double f1, double f2, int mechanisms, double f_ref = 0);
+
+// The trapezoidal rule for a memory variable, r_l + tau_l dr_l/dt = g, over a step dt: r^{n+1} = a_l r^n + b_l g with
+// a_l = (1 - h) / (1 + h), b_l = (dt / tau_l) / (1 + h), h = dt / (2 tau_l).
+struct SlsStep {
+  std::vector<double> a, b;
+};
+SlsStep sls_step(const SlsFit& fit, double dt);
+
+// A point's fit: its weights y_l, 1 + sum y_l, and the relaxed factor (K_R = rho v^2 relaxed).
+struct SlsPointFit {
+  std::vector<double> y;
+  double sum = 1, relaxed = 1;
+};
+// set(k, fit of q(k)) for every point k < points, on all threads: each distinct Q fitted once when there are few
+// (a constant, layers), else every point fitted (a Q dataset).
+void fit_points(const SlsFit& fit, std::size_t points, const std::function<float(std::size_t)>& q,
+                const std::function<void(std::size_t, const SlsPointFit&)>& set);
 
 }  // namespace specwave

@@ -605,6 +605,11 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
                              "({} ranks per shot group); set run.shot_groups = {}",
                              plan.ranks / plan.shot_groups, plan.ranks));
   }
+  if (spectral && c.attenuation.present && c.boundary.spectral_absorber != SpectralAbsorber::pml)
+    invalid(c,  // docs/numerics.md, "Attenuation in the k-space method"
+            "scheme.method = \"spectral\" with [attenuation] needs boundary.spectral_absorber = \"pml\" (the "
+            "first-order form whose pressure update takes the memory variables; the damping layer's second-order form "
+            "is lossless)");
   if (!spectral && (c.scheme.order < 2 || c.scheme.order > 16 || c.scheme.order % 2))
     invalid(c, fmt::format("scheme.order = {}: must be even, 2..16", c.scheme.order));
   if (c.shots.empty()) invalid(c, "no [[shots]]: define at least one shot with one source");
@@ -666,7 +671,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
         plan.sls.tau.size(), plan.model.q_min, plan.model.q_max, plan.sls.f1, plan.sls.f2, plan.sls.widening,
         100 * plan.sls.largest_error(plan.model.q_min), plan.model.q_min, plan.sls.f_ref, 100 * (speedup - 1)));
   }
-  plan.dt_max = spectral                                         ? stable_dt_spectral(c.grid, plan.v_reference)
+  plan.dt_max = spectral                                         ? stable_dt_spectral(c.grid, v_stable)
                 : c.scheme.formulation == Formulation::staggered ? staggered_dt_max(c, plan.model, v_stable, speedup)
                                                                  : stable_dt(c.grid, c.scheme.order, plan.v_reference);
   // An inversion of the density: dt holds for every density its bounds allow, so no trial model stops the run.

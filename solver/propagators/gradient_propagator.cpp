@@ -161,6 +161,12 @@ std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, cons
                             "density model: forward runs only; use scheme.method = \"fdtd\" (the staggered scheme) for "
                             "gradients and inversions with a density",
                             c.source_path.empty() ? c.name : c.source_path));
+  if (c.scheme.method == Method::spectral && c.attenuation.present)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: the spectral method's adjoint is lossless in this version, and the case has an "
+                            "[attenuation] table: forward runs only; use scheme.method = \"fdtd\" (the staggered "
+                            "scheme) for gradients and inversions with Q",
+                            c.source_path.empty() ? c.name : c.source_path));
   if (c.scheme.formulation == Formulation::staggered) {
     auto staggered = make_staggered_cpu_gradient(c, plan, history);
     if (!has_velocity_receivers(c)) return staggered;

@@ -28,7 +28,11 @@ double host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
                        (8.0 + value_bytes(c) + 4.0 + 12.0);
   // A density model: beta_a (three fields) and the setup's float copy of the density.
   const double density = c.model.has_density_model() ? 3.0 * value_bytes(c) * points + 4.0 * points : 0.0;
-  return ((pml ? 11.5 : 7.0) + double(max_shot_sources(c))) * points * value_bytes(c) + 16.0 * points + lists + density;
+  // Attenuation: per mechanism the memory variable and its drive, the divergence, and the float copy of Q.
+  const double attenuation =
+      c.attenuation.present ? (2.0 * c.attenuation.mechanisms + 1) * value_bytes(c) * points + 4.0 * points : 0.0;
+  return ((pml ? 11.5 : 7.0) + double(max_shot_sources(c))) * points * value_bytes(c) + 16.0 * points + lists +
+         density + attenuation;
 }
 
 // solver/propagators/spectral/spectral_cuda_propagator.cpp. A half spectrum (nz, ny, nx/2+1) of complex values
@@ -56,10 +60,14 @@ std::unique_ptr<Propagator> make_cuda_propagator(const Case& c, const Plan& plan
   return make_spectral_cuda_propagator(c, plan);
 }
 
-std::string cuda_density(const Case& c) {
-  return c.model.has_density_model() ? "the spectral method with a density model runs on the CPU backend in this "
-                                       "version; set run.backend = \"cpu\" (or \"auto\")"
-                                     : std::string();
+std::string cuda_refusal(const Case& c) {
+  if (c.model.has_density_model())
+    return "the spectral method with a density model runs on the CPU backend in this version; set run.backend = "
+           "\"cpu\" (or \"auto\")";
+  if (c.attenuation.present)
+    return "the spectral method with [attenuation] runs on the CPU backend in this version; set run.backend = "
+           "\"cpu\" (or \"auto\")";
+  return {};
 }
 
 }  // namespace
@@ -70,7 +78,7 @@ Capability spectral_capability(BackendKind backend) {
   row.backend = backend;
   if (backend == BackendKind::cuda) {
     row.make_propagator = make_cuda_propagator;
-    row.cannot_run = cuda_density;
+    row.cannot_run = cuda_refusal;
     row.no_gradient =
         "the spectral method's gradient (invert, check-gradient) runs on the CPU backend only for now; "
         "set run.backend = \"cpu\" (or \"auto\"), or use scheme.method = \"fdtd\" for the CUDA gradient";

@@ -173,7 +173,8 @@ class SpectralCpuPml final : public SpectralCpuBase<T> {
   using Base::setup_, Base::steps_, Base::sources_;
 
  public:
-  SpectralCpuPml(const Case& c, const Plan& plan, const Comm* domain) : Base(c, plan, domain), f_(setup_.points()) {}
+  SpectralCpuPml(const Case& c, const Plan& plan, const Comm* domain)
+      : Base(c, plan, domain), f_(setup_.points(), setup_.mechanisms(), setup_.active) {}
 
   std::string name() const override {
     return std::string("spectral-cpu-pml-") + (sizeof(T) == 4 ? "fp32" : "fp64") + this->suffix();
@@ -203,6 +204,10 @@ class SpectralCpuPml final : public SpectralCpuBase<T> {
       v.visit_array(fmt::format("p_{}", "zyx"[a]), f_.p_split[a]);
       v.visit_array(fmt::format("w_{}", "zyx"[a]), f_.w[a]);
     }
+    const int mechanisms = setup_.mechanisms();  // r_{l,a} of the active components (sls_<axis>_<l>)
+    for (int a = 0; a < 3; ++a)
+      for (int l = 0; l < mechanisms && setup_.active[a]; ++l)
+        v.visit_array(fmt::format("sls_{}_{}", "zyx"[a], l), f_.memory[std::size_t(a * mechanisms + l)]);
   }
 
   SpectralPmlFields<T> f_;  // p, p_a at grid points, w_a at staggered points

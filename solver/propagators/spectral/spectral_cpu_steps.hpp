@@ -16,6 +16,7 @@
 
 #include "kernels/fft/fftw3d.hpp"
 #include "kernels/spectral_point.hpp"
+#include "kernels/staggered_point.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/parallel/distributed_fft.hpp"
 #include "solver/plan/plan.hpp"
@@ -73,17 +74,23 @@ struct SourceTerm {
   T amplitude = 0;
 };
 
-// The fields of the split-field PML: p = p_z + p_y + p_x and p_a at the grid points, w_a at the staggered points.
+// The fields of the split-field PML: p = p_z + p_y + p_x and p_a at the grid points, w_a at the staggered points; with
+// attenuation the memory variables r_{l,a} of each component at the grid points, memory[a * mechanisms + l] (empty
+// for an inactive axis, whose component has no derivative).
 template <class T>
 struct SpectralPmlFields {
   fft::Buffer<T> p;
   std::array<fft::Buffer<T>, 3> p_split, w;
+  std::vector<fft::Buffer<T>> memory;
 
-  explicit SpectralPmlFields(std::size_t points) : p(points, T(0)) {
+  explicit SpectralPmlFields(std::size_t points, int mechanisms = 0, std::array<bool, 3> active = {true, true, true})
+      : p(points, T(0)) {
     for (int a = 0; a < 3; ++a) {
       p_split[a].assign(points, T(0));
       w[a].assign(points, T(0));
     }
+    for (int a = 0; a < 3; ++a)
+      for (int l = 0; l < mechanisms; ++l) memory.emplace_back(active[a] ? points : 0, T(0));
   }
   void reset() {
     std::fill(p.begin(), p.end(), T(0));
@@ -91,6 +98,7 @@ struct SpectralPmlFields {
       std::fill(p_split[a].begin(), p_split[a].end(), T(0));
       std::fill(w[a].begin(), w[a].end(), T(0));
     }
+    for (auto& r : memory) std::fill(r.begin(), r.end(), T(0));
   }
 };
 
@@ -143,10 +151,13 @@ class SpectralCpuSteps {
   //   p_a <- pml_pressure_update(p_a, b_a, dt v^2, D_a^- w_a) + `source`, then after_component(a)
   //   p <- p_z + p_y + p_x
   // `source` (a third of the source term in each component) is added in the update's pass. When after_component
-  // does nothing (`after_does_nothing`), the sum is made in the pass that updates p_x.
+  // does nothing (`after_does_nothing`), the sum is made in the pass that updates p_x. With attenuation (the setup's
+  // drives; docs/numerics.md, "Attenuation in the k-space method") each component has memory variables of its own,
+  // driven by its own D_a^- w_a, in its update's pass (update_pressure_memory).
   template <class After>
   void pml_step(SpectralPmlFields<T>& f, const T* dt_v2, SourceTerm<T> source, bool after_does_nothing,
                 After&& after_component) {
+    const bool attenuation = !setup_.sls_drive.empty();
     fft_.forward(f.p.data(), spectrum_.data());  // FFT(p^n), kept for the three gradients
     for (int a = 0; a < 3; ++a) {
       multiply<false>(spectrum_.data(), scratch_.data(), a, setup_.shift_plus[a]);
@@ -157,15 +168,19 @@ class SpectralCpuSteps {
       fft_.forward(f.w[a].data(), scratch_.data());
       multiply<false>(scratch_.data(), scratch_.data(), a, setup_.shift_minus[a]);
       fft_.backward(scratch_.data(), work_.data());  // D_a^- w_a^{n+1/2}
-      if (a == 2 && after_does_nothing) {
+      if (a == 2 && after_does_nothing && !attenuation) {
         update_pressure(f.p_split[a].data(), a, dt_v2, source, &f);
         return;
       }
-      update_pressure(f.p_split[a].data(), a, dt_v2, source);
+      if (attenuation && setup_.active[a])
+        update_pressure_memory(f, a, dt_v2, source);
+      else
+        update_pressure(f.p_split[a].data(), a, dt_v2, source);
       if (setup_.active[a]) after_component(a);
     }
     sum_components(f);
   }
+
   template <class After>
   void pml_step(SpectralPmlFields<T>& f, const T* dt_v2, After&& after_component) {
     pml_step(f, dt_v2, {}, false, std::forward<After>(after_component));
@@ -289,6 +304,52 @@ class SpectralCpuSteps {
     }
     for_each_row(a, setup_.pml_bs[a], [=](std::size_t i, T bs) { w[i] = pml_velocity_update(w[i], bs, dt, grad[i]); });
   }
+  // With attenuation, component a's update with its memory variables, D_a = work (its part of the divergence):
+  //   r_{l,a} <- staggered_memory(a_l, r_{l,a}, g_l, D_a),   m = sum_l (r_{l,a}^{n+1} + r_{l,a}^n)
+  //   p_a <- pml_pressure_memory_update(p_a, b_a, dt v_U^2, D_a, (dt / 2) m) + source
+  // row by row (the loop over the mechanisms runs along a row buffer, so that it vectorises).
+  void update_pressure_memory(SpectralPmlFields<T>& f, int a, const T* dt_v2, SourceTerm<T> source) {
+    const FieldLayout& L = setup_.layout;
+    const int mechanisms = setup_.mechanisms();
+    const T half_dt = T(0.5 * setup_.dt);
+    const T* div = work_.data();
+    T* pa = f.p_split[a].data();
+    const Dims3 rb = setup_.blocks.real.sub.begin;
+    const T* bx = setup_.pml_b[2].data() + rb[2];
+    with_source(source, [&](auto add) {
+#pragma omp parallel
+      {
+        std::vector<T> m(std::size_t(L.nx));
+#pragma omp for collapse(2) schedule(static)
+        for (int z = 0; z < L.nz; ++z)
+          for (int y = 0; y < L.ny; ++y) {
+            const std::size_t row = (std::size_t(z) * L.ny + y) * L.nx;
+            T* __restrict mm = m.data();
+            std::fill(m.begin(), m.end(), T(0));
+            for (int l = 0; l < mechanisms; ++l) {
+              T* __restrict r = f.memory[std::size_t(a * mechanisms + l)].data() + row;
+              const T* __restrict g = setup_.sls_drive[std::size_t(l)].data() + row;
+              const T* __restrict d = div + row;
+              const T decay = setup_.sls_decay[std::size_t(l)];
+#pragma omp simd
+              for (int x = 0; x < L.nx; ++x) {
+                const T next = staggered_memory(decay, r[x], g[x], d[x]);
+                mm[x] += next + r[x];
+                r[x] = next;
+              }
+            }
+            const T b_row = a == 2 ? T(1) : setup_.pml_b[a][std::size_t(a == 0 ? z + rb[0] : y + rb[1])];
+#pragma omp simd
+            for (int x = 0; x < L.nx; ++x) {
+              const std::size_t i = row + std::size_t(x);
+              const T b = a == 2 ? bx[x] : b_row;
+              pa[i] = add(pml_pressure_memory_update(pa[i], b, dt_v2[i], div[i], half_dt * mm[x]), i);
+            }
+          }
+      }
+    });
+  }
+
   // p_a <- pml_pressure_update(p_a, b_a, dt v^2, work) + source; with `sum` (a = x), also p = p_z + p_y + p_x in the
   // same pass (the values of update_pressure then sum_components).
   void update_pressure(T* pa, int a, const T* dt_v2, SourceTerm<T> source = {}, SpectralPmlFields<T>* sum = nullptr) {

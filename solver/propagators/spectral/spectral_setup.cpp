@@ -43,6 +43,21 @@ void set_spectral_model(SpectralSetup<T>& s, const V* velocity) {
       s.dt_vel2[i] = T(v2 * dt * ratio);
       s.source_factor[i] = T(v2 * dt * dt * ratio);
     }
+    if (!s.sls.empty()) {  // the unrelaxed dt v_R^2 (1 + sum y_l) and the drives b_l v_R^2 y_l (times rho / rho_ref)
+      const SlsStep step = sls_step(s.sls, dt);
+      const int mechanisms = int(step.a.size());
+      s.sls_decay.assign(step.a.begin(), step.a.end());
+      s.sls_drive.assign(std::size_t(mechanisms), std::vector<T>(n, T(0)));
+      fit_points(
+          s.sls, n, [&](std::size_t i) { return s.q[i]; },
+          [&](std::size_t i, const SlsPointFit& f) {
+            const double ratio = rho ? double(rho[i]) / rho_ref : 1.0;
+            const double v2_relaxed = double(velocity[i]) * velocity[i] * f.relaxed * ratio;
+            s.dt_vel2[i] = T(dt * v2_relaxed * f.sum);
+            for (int l = 0; l < mechanisms; ++l)
+              s.sls_drive[std::size_t(l)][i] = T(step.b[std::size_t(l)] * v2_relaxed * f.y[std::size_t(l)]);
+          });
+    }
   } else {
     s.vel2dt2.resize(n);
 #pragma omp parallel for collapse(2) schedule(static)
@@ -112,6 +127,19 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
           local_velocity[s.layout.index(z, y, x)] = plan.model.at(z + rb[0], y + rb[1], x + rb[2]);
   }
   const float* velocity = same_block ? plan.model.velocity.data() : local_velocity.data();
+  if (!plan.sls.empty()) {  // Q on the local block, for set_spectral_model
+    if (!pml) throw std::logic_error("make_spectral_setup: attenuation needs the split-field PML (the plan)");
+    s.sls = plan.sls;
+    s.q.resize(n);
+    for (int z = 0; z < re[0]; ++z)
+      for (int y = 0; y < re[1]; ++y)
+        for (int x = 0; x < re[2]; ++x) {
+          const Dims3 mb = plan.model.block.begin, me = plan.model.block.extent;
+          s.q[s.layout.index(z, y, x)] =
+              plan.model
+                  .q[(std::size_t(z + rb[0] - mb[0]) * me[1] + (y + rb[1] - mb[1])) * me[2] + (x + rb[2] - mb[2])];
+        }
+  }
 
   if (!pml) {
     // The damping layer: eta = d_z + d_y + d_x with the CPML profile's d (all six faces absorb).

@@ -13,6 +13,7 @@
 #include "kernels/common.hpp"
 #include "solver/case/case.hpp"
 #include "solver/plan/acquisition.hpp"
+#include "solver/plan/attenuation.hpp"
 #include "solver/propagators/point_lists.hpp"
 
 namespace specwave {
@@ -58,6 +59,15 @@ struct SpectralSetup {
   std::array<std::vector<T>, 3> beta;
   double rho_ref = 0;
   std::vector<float> density;  // the model's (global, whole grid), for the sources' densities
+  // Attenuation (the split-field PML only; docs/numerics.md, "Attenuation in the k-space method"): the plan's fit and
+  // the local block's Q (layout order); per mechanism the decay a_l and the drive g_l = b_l v_R^2 y_l (rho / rho_ref)
+  // at every point, v_R^2 = v^2 relaxed_factor; dt_vel2 then holds the unrelaxed dt v_R^2 (1 + sum y_l) (rho /
+  // rho_ref) and the source factor stays dt^2 v^2 (rho / rho_ref). Empty without [attenuation].
+  SlsFit sls;
+  std::vector<float> q;
+  std::vector<T> sls_decay;
+  std::vector<std::vector<T>> sls_drive;
+  int mechanisms() const { return int(sls_decay.size()); }
 
   // Damping layer: the CPML profile d_a(i) of each axis (all six faces absorb), eta = d_z + d_y + d_x.
   std::array<std::vector<double>, 3> damping;  // per axis, length n_a (1/s), global index

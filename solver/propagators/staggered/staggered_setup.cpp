@@ -78,28 +78,12 @@ void set_attenuation(StaggeredSetup<T>& s, const SlsFit& fit, std::span<const fl
   const FieldLayout& L = s.layout;
   const int mechanisms = int(fit.tau.size());
   const double dt = s.dt;
-  std::vector<double> b(std::size_t(mechanisms), 0.0);
-  s.sls_decay.assign(std::size_t(mechanisms), T(0));
-  for (int l = 0; l < mechanisms; ++l) {
-    const double h = dt / (2 * fit.tau[std::size_t(l)]);
-    s.sls_decay[std::size_t(l)] = T((1 - h) / (1 + h));
-    b[std::size_t(l)] = (dt / fit.tau[std::size_t(l)]) / (1 + h);
-  }
+  const SlsStep step = sls_step(fit, dt);
+  const std::vector<double>& b = step.b;
+  s.sls_decay.assign(step.a.begin(), step.a.end());
   s.sls_drive.assign(std::size_t(mechanisms), std::vector<T>(s.velocity.size(), T(0)));
-  // Per point: the weights of its Q, 1 + sum y_l and the relaxed factor; fitted once per distinct Q when there are few
-  // (a constant, layers), else at every point on all threads (a Q dataset, resampled or not).
-  struct Fit {
-    std::vector<double> y;
-    double sum = 1, relaxed = 1;
-  };
-  const auto fit_of = [&](double q) {
-    Fit f;
-    f.y = fit.weights(q);
-    for (double v : f.y) f.sum += v;
-    f.relaxed = fit.relaxed_factor(f.y);
-    return f;
-  };
-  const auto set_point = [&](std::size_t k, const Fit& f) {
+  // Per point: the weights of its Q, 1 + sum y_l and the relaxed factor (fit_points).
+  const auto set_point = [&](std::size_t k, const SlsPointFit& f) {
     const double v = s.velocity[k];
     const double k_relaxed = double(s.density[k]) * v * v * f.relaxed;
     int z, y, x;
@@ -108,8 +92,6 @@ void set_attenuation(StaggeredSetup<T>& s, const SlsFit& fit, std::span<const fl
     for (int l = 0; l < mechanisms; ++l)
       s.sls_drive[std::size_t(l)][k] = T(b[std::size_t(l)] * k_relaxed * f.y[std::size_t(l)]);
   };
-  constexpr std::size_t few = 4096;
-  std::unordered_map<float, Fit> fits;
   // Q at the block's point k (q_grid: the whole grid's).
   const Dims3 begin = s.block.sub.begin, shape = s.block.shape;
   const auto q_at = [&](std::size_t k) {
@@ -117,21 +99,7 @@ void set_attenuation(StaggeredSetup<T>& s, const SlsFit& fit, std::span<const fl
               x = int(k % L.nx) + begin[2];
     return q_grid[(std::size_t(z) * shape[1] + y) * shape[2] + x];
   };
-  const long points = long(s.velocity.size());
-  for (long k = 0; k < points; ++k) {
-    const float q = q_at(std::size_t(k));
-    if (!fits.count(q)) {
-      if (fits.size() > few) break;
-      fits.emplace(q, fit_of(q));
-    }
-  }
-  if (fits.size() <= few) {
-#pragma omp parallel for schedule(static)
-    for (long k = 0; k < points; ++k) set_point(std::size_t(k), fits.at(q_at(std::size_t(k))));
-  } else {
-#pragma omp parallel for schedule(static)
-    for (long k = 0; k < points; ++k) set_point(std::size_t(k), fit_of(q_at(std::size_t(k))));
-  }
+  fit_points(fit, s.velocity.size(), q_at, set_point);
 }
 
 // dt K on the nodes (and with attenuation the drives and decays) from the block's velocity and density.
