@@ -236,7 +236,11 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
 
  public:
   SpectralPmlGradient(const Case& c, const Plan& plan, const HistoryChoice& history)
-      : Base(c, plan, history), f_(setup_.points()) {}
+      : Base(c, plan, history), f_(setup_.points()) {
+    // Lossless only: make_gradient_propagator refuses [attenuation] with the spectral method (its adjoint has no
+    // memory variables), and these fields have none.
+    if (setup_.mechanisms() > 0) throw std::logic_error("SpectralPmlGradient: the spectral adjoint is lossless");
+  }
 
   std::string name() const override { return "spectral-cpu-pml-" + this->precision(); }
 
