@@ -260,12 +260,14 @@ TEST_CASE("staggered: the case file's density keys and their refusals") {
   refused(layered + "densities = [1000.0, -2.0]\n", "model.densities");
   refused(layered + "densities = [1000.0, 2000.0]\ndensity = 1000.0\n", "cannot be combined with density");
   refused(layered + "densities = [1000.0, 2000.0]\n[scheme]\nformulation = \"second_order\"\n", "scheme.formulation");
-  {  // the k-space method takes the density in its own form (not the FDTD staggered scheme)
+  {  // the k-space method takes the density (and Q) in its own form (not the FDTD staggered scheme)
     const Case c = parse(layered + "densities = [1000.0, 2000.0]\n[scheme]\nmethod = \"spectral\"\n");
     CHECK(c.scheme.formulation == Formulation::second_order);
+    const Case q = parse(layered + "densities = [1000.0, 2000.0]\n[scheme]\nmethod = \"spectral\"\n[attenuation]\n" +
+                         "q = 50.0\n");
+    CHECK(q.scheme.formulation == Formulation::second_order);
+    CHECK(q.attenuation.present);
   }
-  refused(layered + "densities = [1000.0, 2000.0]\n[scheme]\nmethod = \"spectral\"\n[attenuation]\nq = 50.0\n",
-          "scheme.method");
   refused("[model]\ntype = \"homogeneous\"\nvelocity = 2000.0\ndensities = [1000.0]\n", "model.densities");
   refused(
       "[model]\ntype = \"file\"\nfile = \"m.raw\"\nformat = \"raw\"\nshape = [40, 40, 40]\n"

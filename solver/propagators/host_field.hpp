@@ -53,18 +53,12 @@ FieldStats field_stats(const FieldLayout& L, const T* u) {
   return stats;
 }
 
-// traces[r * nt + n] = sum_p w_p u^n_p for every receiver r (fp64 sums, each in its own order: the threads change
-// nothing but who sums). Threaded when there is enough to gather (the spectral method's receivers have 13^3 points).
+// traces[r * nt + n] = sum_p w_p u^n_p for every receiver r: record_block's sums of whole receivers
+// (solver/propagators/point_lists.cpp, compiled without FP contraction), so that the gradient propagators' traces are
+// bitwise the forward propagators'.
 template <class T>
 void record(const PointLists<T>& receivers, const T* u, std::vector<double>& traces, int nt, int n) {
-  const long count = long(receivers.offsets.size()) - 1;
-#pragma omp parallel for schedule(static) if (receivers.index.size() >= (std::size_t(1) << 16))
-  for (long r = 0; r < count; ++r) {
-    double sum = 0;
-    for (std::int32_t p = receivers.offsets[r]; p < receivers.offsets[r + 1]; ++p)
-      sum += double(receivers.factor[p]) * double(u[receivers.index[p]]);
-    traces[r * nt + n] = sum;
-  }
+  record_points(receivers, u, traces, nt, n);
 }
 
 // Receivers' points grouped by grid point, to inject adjoint sources on all threads (the spectral method's receivers

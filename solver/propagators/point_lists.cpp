@@ -61,6 +61,24 @@ BlockReceivers<T> make_block_receivers(const FieldLayout& layout, const std::vec
   return out;
 }
 
+namespace {
+// sum_p w_p u_p over receiver k's points, in order (no FMA: this file is compiled without contraction).
+template <class T>
+inline double receiver_sum(const PointLists<T>& receivers, const T* u, long k) {
+  double sum = 0;
+  for (std::int32_t p = receivers.offsets[k]; p < receivers.offsets[k + 1]; ++p)
+    sum += double(receivers.factor[p]) * double(u[receivers.index[p]]);
+  return sum;
+}
+}  // namespace
+
+template <class T>
+void record_points(const PointLists<T>& receivers, const T* u, std::vector<double>& traces, int nt, int n) {
+  const long count = long(receivers.offsets.size()) - 1;
+#pragma omp parallel for schedule(static) if (receivers.index.size() >= (std::size_t(1) << 16))
+  for (long r = 0; r < count; ++r) traces[std::size_t(r) * nt + n] = receiver_sum(receivers, u, r);
+}
+
 template <class T>
 void record_block(const BlockReceivers<T>& r, const T* u, std::vector<double>& traces, std::vector<double>& parts,
                   int nt, int n) {
@@ -68,12 +86,7 @@ void record_block(const BlockReceivers<T>& r, const T* u, std::vector<double>& t
   // keeps its order.
   const long whole = long(r.whole_id.size());
 #pragma omp parallel for schedule(static) if (r.whole.index.size() >= (std::size_t(1) << 16))
-  for (long k = 0; k < whole; ++k) {
-    double sum = 0;
-    for (std::int32_t p = r.whole.offsets[k]; p < r.whole.offsets[k + 1]; ++p)
-      sum += double(r.whole.factor[p]) * double(u[r.whole.index[p]]);
-    traces[std::size_t(r.whole_id[k]) * nt + n] = sum;
-  }
+  for (long k = 0; k < whole; ++k) traces[std::size_t(r.whole_id[k]) * nt + n] = receiver_sum(r.whole, u, k);
   for (std::size_t p = 0; p < r.parts.index.size(); ++p)
     parts[std::size_t(r.parts.owner[p]) * nt + n] = double(r.parts.factor[p]) * double(u[r.parts.index[p]]);
 }
@@ -86,6 +99,8 @@ template BlockReceivers<float> make_block_receivers<float>(const FieldLayout&, c
                                                            const Block&);
 template BlockReceivers<double> make_block_receivers<double>(const FieldLayout&, const std::vector<PointStencil>&,
                                                              const Block&);
+template void record_points<float>(const PointLists<float>&, const float*, std::vector<double>&, int, int);
+template void record_points<double>(const PointLists<double>&, const double*, std::vector<double>&, int, int);
 template void record_block<float>(const BlockReceivers<float>&, const float*, std::vector<double>&,
                                   std::vector<double>&, int, int);
 template void record_block<double>(const BlockReceivers<double>&, const double*, std::vector<double>&,

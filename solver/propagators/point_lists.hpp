@@ -61,7 +61,14 @@ bool set_block_receivers(BlockReceivers<T>& out, std::vector<Vec3>& positions, c
   return true;
 }
 
-// Trace samples n of every receiver of this block: traces[id * nt + n] (whole) and parts[slot * nt + n].
+// traces[r * nt + n] = sum_p w_p u^n_p for every receiver r of `receivers` (fp64 sums, each in its point order;
+// threaded when there is enough to gather: the spectral method's receivers have 13^3 points). Compiled without FP
+// contraction (solver/propagators/CMakeLists.txt), as record_block's parts are.
+template <class T>
+void record_points(const PointLists<T>& receivers, const T* u, std::vector<double>& traces, int nt, int n);
+
+// Trace samples n of every receiver of this block: traces[id * nt + n] (whole, as record_points) and parts[slot * nt +
+// n].
 template <class T>
 void record_block(const BlockReceivers<T>& r, const T* u, std::vector<double>& traces, std::vector<double>& parts,
                   int nt, int n);

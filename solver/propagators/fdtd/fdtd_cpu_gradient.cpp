@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include "kernels/cpu/fdtd_adjoint_cpu.hpp"
 #include "kernels/cpu/fdtd_cpu.hpp"
@@ -299,7 +300,10 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     state_.finish_step(setup_);
   }
   std::size_t field_values() const override { return setup_.layout.interior_points(); }
-  void copy_field(std::span<T> out) const override { host::copy_interior(setup_.layout, state_.u.data(), out); }
+  void copy_field(std::span<T> out) const override {
+    if (reverse_pending_) throw std::logic_error("copy_field: a reverse step is pending (the adjoint's sweep does it)");
+    host::copy_interior(setup_.layout, state_.u.data(), out);
+  }
 
   // Running backwards (solver/propagators/history/boundary_history.hpp). The boundary points are those of
   // boundary_runs_.

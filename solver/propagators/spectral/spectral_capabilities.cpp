@@ -28,9 +28,11 @@ double host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
                        (8.0 + value_bytes(c) + 4.0 + 12.0);
   // A density model: beta_a (three fields) and the setup's float copy of the density.
   const double density = c.model.has_density_model() ? 3.0 * value_bytes(c) * points + 4.0 * points : 0.0;
-  // Attenuation: per mechanism the memory variable and its drive, the divergence, and the float copy of Q.
-  const double attenuation =
-      c.attenuation.present ? (2.0 * c.attenuation.mechanisms + 1) * value_bytes(c) * points + 4.0 * points : 0.0;
+  // Attenuation: per mechanism a memory variable for each active component and the drive, and the float copy of Q.
+  const double components = c.grid.two_d() ? 2.0 : 3.0;
+  const double attenuation = c.attenuation.present
+                                 ? (components + 1) * c.attenuation.mechanisms * value_bytes(c) * points + 4.0 * points
+                                 : 0.0;
   return ((pml ? 11.5 : 7.0) + double(max_shot_sources(c))) * points * value_bytes(c) + 16.0 * points + lists +
          density + attenuation;
 }
