@@ -325,6 +325,20 @@ TEST_CASE("staggered: the preflight refuses what the scheme does not do yet, nam
 }
 
 namespace {
+// The field after `steps` steps of the plan's first shot at `dt` (its wavelet, then zeros): a stability probe.
+FieldStats run_at_dt(const Case& c, const Plan& plan, double dt, int steps) {
+  Plan p = plan;
+  p.dt = dt;
+  p.nt = steps;
+  p.wavelets[0][0].assign(std::size_t(steps), 0.0);
+  for (int n = 0; n < std::min(steps, int(plan.wavelets[0][0].size())); ++n)
+    p.wavelets[0][0][std::size_t(n)] = plan.wavelets[0][0][std::size_t(n)];
+  auto prop = make_propagator(c, p);
+  prop->begin_shot(p.sources[0], p.wavelets[0], p.receivers);
+  prop->advance(0, steps);
+  return prop->field_stats();
+}
+
 // The largest eigenvalue of -K D- beta D+ on a periodic line (unit spacing and velocity, densities rho at the nodes),
 // written here apart from the library's: the operator applied to the unit vectors, then Eigen's symmetric solver on
 // the symmetric form's matrix.
@@ -417,19 +431,8 @@ TEST_CASE("staggered: an inversion's density bounds set a dt that holds for ever
     layered.model.densities.push_back(i % 3 == 0 ? 1000 : 10);
   }
   const Plan layered_plan = make_plan(layered);
-  const auto run = [&](double dt, int steps) {
-    Plan p = layered_plan;
-    p.dt = dt;
-    p.nt = steps;
-    p.wavelets[0][0].assign(std::size_t(steps), 0.0);
-    for (int n = 0; n < std::min(steps, int(layered_plan.wavelets[0][0].size())); ++n)
-      p.wavelets[0][0][std::size_t(n)] = layered_plan.wavelets[0][0][std::size_t(n)];
-    auto prop = make_propagator(layered, p);
-    prop->begin_shot(p.sources[0], p.wavelets[0], p.receivers);
-    prop->advance(0, steps);
-    return prop->field_stats();
-  };
-  const FieldStats stable = run(0.99 * plan.dt_max, 1500), unstable = run(0.99 * limit, 1500);
+  const FieldStats stable = run_at_dt(layered, layered_plan, 0.99 * plan.dt_max, 1500),
+                   unstable = run_at_dt(layered, layered_plan, 0.99 * limit, 1500);
   MESSAGE("densities 10-1000: dt_max " << plan.dt_max << " s (constant density: " << limit << " s); max |u| after "
                                        << "1500 steps of the worst layering " << stable.max_abs << " at 0.99 dt_max, "
                                        << unstable.max_abs << " at 0.99 of the constant-density limit");
@@ -460,20 +463,8 @@ TEST_CASE(
   MESSAGE("dt_max " << plan.dt_max << " s, the constant-density bound " << bound << " s (ratio " << plan.dt_max / bound
                     << ")");
   CHECK(plan.dt_max < 0.95 * bound);
-  const auto run = [&](double dt, int steps) {
-    Plan p = plan;
-    p.dt = dt;
-    p.nt = steps;
-    p.wavelets[0][0].assign(std::size_t(steps), 0.0);
-    for (int n = 0; n < std::min(steps, int(plan.wavelets[0][0].size())); ++n)
-      p.wavelets[0][0][std::size_t(n)] = plan.wavelets[0][0][std::size_t(n)];
-    auto prop = make_propagator(c, p);
-    prop->begin_shot(p.sources[0], p.wavelets[0], p.receivers);
-    prop->advance(0, steps);
-    return prop->field_stats();
-  };
-  const FieldStats stable = run(0.99 * plan.dt_max, 1500);
-  const FieldStats unstable = run(0.99 * bound, 1500);
+  const FieldStats stable = run_at_dt(c, plan, 0.99 * plan.dt_max, 1500);
+  const FieldStats unstable = run_at_dt(c, plan, 0.99 * bound, 1500);
   MESSAGE("max |u| after 1500 steps: " << stable.max_abs << " at 0.99 dt_max, " << unstable.max_abs
                                        << " at 0.99 of the bound");
   CHECK(stable.finite);
