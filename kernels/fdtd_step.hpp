@@ -38,7 +38,6 @@ struct FdtdStep {
 template <class T>
 struct FdtdReverseRows {
   T* u = nullptr;  // its top ghost planes are rewritten when free_surface is set
-
   T* u_prev = nullptr;
   Shell shell;
   const index_t* index = nullptr;

@@ -116,29 +116,24 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
   }
   const std::size_t n = s.points();
   const double dt = plan.dt;
-  // The model on the local block (layout order).
-  const bool same_block = plan.model.block.begin == rb && plan.model.block.extent == re;
-  std::vector<float> local_velocity;
-  if (!same_block) {
-    local_velocity.resize(n);
+  // A field of the model (the points of its block) on the local block, in layout order.
+  const Dims3 mb = plan.model.block.begin, me = plan.model.block.extent;
+  const auto local = [&](const std::vector<float>& field) {
+    std::vector<float> out(n);
     for (int z = 0; z < re[0]; ++z)
       for (int y = 0; y < re[1]; ++y)
         for (int x = 0; x < re[2]; ++x)
-          local_velocity[s.layout.index(z, y, x)] = plan.model.at(z + rb[0], y + rb[1], x + rb[2]);
-  }
+          out[s.layout.index(z, y, x)] =
+              field[(std::size_t(z + rb[0] - mb[0]) * me[1] + (y + rb[1] - mb[1])) * me[2] + (x + rb[2] - mb[2])];
+    return out;
+  };
+  const bool same_block = mb == rb && me == re;
+  const std::vector<float> local_velocity = same_block ? std::vector<float>{} : local(plan.model.velocity);
   const float* velocity = same_block ? plan.model.velocity.data() : local_velocity.data();
   if (!plan.sls.empty()) {  // Q on the local block, for set_spectral_model
     if (!pml) throw std::logic_error("make_spectral_setup: attenuation needs the split-field PML (the plan)");
     s.sls = plan.sls;
-    s.q.resize(n);
-    for (int z = 0; z < re[0]; ++z)
-      for (int y = 0; y < re[1]; ++y)
-        for (int x = 0; x < re[2]; ++x) {
-          const Dims3 mb = plan.model.block.begin, me = plan.model.block.extent;
-          s.q[s.layout.index(z, y, x)] =
-              plan.model
-                  .q[(std::size_t(z + rb[0] - mb[0]) * me[1] + (y + rb[1] - mb[1])) * me[2] + (x + rb[2] - mb[2])];
-        }
+    s.q = local(plan.model.q);
   }
 
   if (!pml) {
