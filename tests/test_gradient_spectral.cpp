@@ -7,6 +7,7 @@
 #include <random>
 
 #include "case_builders.hpp"
+#include "density_check.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/inversion/gradient_check.hpp"
 #include "solver/inversion/objective.hpp"
@@ -35,6 +36,17 @@ Case spectral_taylor_case(SpectralAbsorber absorber, Parameterisation p) {
   truth.anomaly = -100;
   c.inversion.true_model = truth;
   c.inversion.parameterisation = p;
+  return c;
+}
+
+// The PML case with three layers of velocity and density (the staggered gradient tests' model): the first interface
+// passes between the first shot's source and two receivers.
+Case spectral_density_case(Precision precision) {
+  Case c = spectral_case(SpectralAbsorber::pml, precision);
+  c.model.kind = ModelSpec::Kind::layered;
+  c.model.interfaces = {95.0, 185.0};
+  c.model.velocities = {1800.0, 2200.0, 2450.0};
+  c.model.densities = {1100.0, 2000.0, 2300.0};
   return c;
 }
 
@@ -281,4 +293,69 @@ TEST_CASE("spectral gradient propagator refuses a model beyond the frozen dt's s
   CHECK_NOTHROW(propagator->set_velocity(velocity));
   velocity[17] = 1.01 * plan.v_reference / plan.cfl;
   CHECK_THROWS_AS(propagator->set_velocity(velocity), Error);
+}
+
+TEST_CASE(
+    "spectral with a density model: forward traces bitwise the forward propagator's, dot-product and Taylor "
+    "tests of the velocity gradient") {
+  for (Precision precision : {Precision::fp64, Precision::fp32}) {
+    const std::string config = to_string(precision);
+    CAPTURE(config);
+    const Case c = spectral_density_case(precision);
+    const Plan plan = make_plan(c);
+    auto forward = make_propagator(c, plan);
+    forward->begin_shot(plan.sources[1], plan.wavelets[1], plan.receivers);
+    forward->advance(0, plan.nt);
+    const std::span<const double> expected = forward->traces();
+    auto gradient = make_gradient_propagator(c, plan, HistoryChoice{});
+    const std::vector<double> traces = gradient->forward(1, false);
+    REQUIRE(traces.size() == expected.size());
+    bool same = true;
+    for (std::size_t k = 0; k < traces.size(); ++k) same = same && specwave::testing::same_bits(traces[k], expected[k]);
+    CHECK(same);
+    const double tolerance = precision == Precision::fp64 ? 1e-10 : 1e-4;
+    for (int shot = 0; shot < 2; ++shot) {
+      const DotTestResult r = born_dot_test(c, plan, shot, 97 + shot);
+      MESSAGE("density model, " << std::string(to_string(precision)) << " shot " << shot << ": <F dm, dd> = " << r.lhs
+                                << ", relative mismatch " << r.mismatch);
+      CHECK(r.lhs != 0);
+      CHECK(r.mismatch <= tolerance);
+    }
+  }
+  // The velocity gradient at the fixed density: observed data of a moved low-velocity blob.
+  const Case c = spectral_density_case(Precision::fp64);
+  const Plan plan = make_plan(c);
+  auto propagator = make_gradient_propagator(c, plan, HistoryChoice{});
+  std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
+  std::vector<double> moved = velocity;  // 3% slower in a blob
+  const auto& n = c.grid.shape;
+  for (int z = 0; z < n[0]; ++z)
+    for (int y = 0; y < n[1]; ++y)
+      for (int x = 0; x < n[2]; ++x) {
+        const double d2 = std::pow(z - 11.0, 2) + std::pow(y - 13.0, 2) + std::pow(x - 13.0, 2);
+        moved[(std::size_t(z) * n[1] + y) * n[2] + x] *= 1 - 0.03 * std::exp(-d2 / 16.0);
+      }
+  ObservedData observed;
+  propagator->set_velocity(moved);
+  for (int shot = 0; shot < int(c.shots.size()); ++shot) observed.push_back(propagator->forward(shot, false));
+  LeastSquaresMisfit misfit;
+  Objective objective(*propagator, misfit, observed, Parameterisation::velocity, plan.dt);
+  const TaylorResult t = taylor_test(objective, velocity, smooth_direction(c.grid, velocity, 0.02), taylor_steps);
+  MESSAGE("density model, velocity gradient: J = " << t.misfit << ", slopes " << t.slope_first << ", "
+                                                   << t.slope_second);
+  CHECK(t.misfit > 0);
+  CHECK(std::abs(t.slope_first - 1) <= 0.1);
+  CHECK(std::abs(t.slope_second - 2) <= 0.1);
+}
+
+TEST_CASE("spectral density gradient: Taylor test at fixed velocity, slopes 1 and 2, central differences (fp64)") {
+  // The density's terms of the k-space scheme (dt v^2 rho / rho_ref, the buoyancy at the staggered points, the
+  // sources' rho_s; with four-component receivers each velocity receiver's 1 / rho_r): tests/density_check.hpp.
+  for (bool velocity_receivers : {false, true}) {
+    CAPTURE(velocity_receivers);
+    Case c = spectral_density_case(Precision::fp64);
+    c.inversion.density_parameter = true;
+    if (velocity_receivers) specwave::testing::four_component_receivers(c);
+    specwave::testing::check_density_gradient(c, {10.0, 14.0, 15.0}, 1e-5);
+  }
 }

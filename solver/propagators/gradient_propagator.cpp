@@ -20,10 +20,10 @@ namespace {
 // propagator samples d . grad u; this wrapper hands out the velocity (forward and Born traces) and takes the adjoint
 // source with respect to it, applying the transpose of the conversion before the backend's adjoint. Every user of
 // a gradient propagator (the misfit, source estimation, migration, the Python module) then sees velocity traces.
-// With a density model (the staggered scheme) each velocity receiver divides by its own density rho_r (point_density
-// of its stencil at the current density: ReceiverDensities), so a velocity trace is v = G / rho_r with G independent
-// of rho_r, and the density gradient gains dJ/d rho_r = -sum_n (dJ/dv_n) v_n / rho_r, spread over the stencil's
-// points by d rho_r / d rho_p = |w_p| / sum |w| (point_density_derivative).
+// With a density model (the staggered scheme, the spectral method) each velocity receiver divides by its own density
+// rho_r (point_density of its stencil at the current density: ReceiverDensities), so a velocity trace is v = G / rho_r
+// with G independent of rho_r, and the density gradient gains dJ/d rho_r = -sum_n (dJ/dv_n) v_n / rho_r, spread over
+// the stencil's points by d rho_r / d rho_p = |w_p| / sum |w| (point_density_derivative).
 class ReceiverDensities {
  public:
   ReceiverDensities(const Case& c, const Plan& plan)
@@ -75,7 +75,8 @@ class ReceiverDensities {
 
 class VelocityReceivers final : public GradientPropagator {
  public:
-  // With a density model (the staggered scheme): `densities` follows the density that set_density and set_model set.
+  // With a density model (the staggered scheme, the spectral method): `densities` follows the density that set_density
+  // and set_model set.
   VelocityReceivers(std::unique_ptr<GradientPropagator> inner, const Case& c, double dt,
                     std::unique_ptr<ReceiverDensities> densities = nullptr)
       : inner_(std::move(inner)),
@@ -155,27 +156,19 @@ std::unique_ptr<GradientPropagator> backend_gradient(const Case& c, const Plan& 
 
 std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan,
                                                              const HistoryChoice& history) {
-  if (c.scheme.method == Method::spectral && c.model.has_density_model())
-    throw Error(ExitCode::invalid_case,
-                fmt::format("{}: the spectral method's adjoint is constant-density in this version, and [model] has a "
-                            "density model: forward runs only; use scheme.method = \"fdtd\" (the staggered scheme) for "
-                            "gradients and inversions with a density",
-                            c.source_path.empty() ? c.name : c.source_path));
   if (c.scheme.method == Method::spectral && c.attenuation.present)
     throw Error(ExitCode::invalid_case,
                 fmt::format("{}: the spectral method's adjoint is lossless in this version, and the case has an "
                             "[attenuation] table: forward runs only; use scheme.method = \"fdtd\" (the staggered "
                             "scheme) for gradients and inversions with Q",
                             c.source_path.empty() ? c.name : c.source_path));
-  if (c.scheme.formulation == Formulation::staggered) {
-    auto staggered = make_staggered_cpu_gradient(c, plan, history);
-    if (!has_velocity_receivers(c)) return staggered;
-    return std::make_unique<VelocityReceivers>(std::move(staggered), c, plan.dt,
-                                               std::make_unique<ReceiverDensities>(c, plan));
-  }
-  auto propagator = backend_gradient(c, plan, history);
+  const bool staggered = c.scheme.formulation == Formulation::staggered;
+  auto propagator = staggered ? make_staggered_cpu_gradient(c, plan, history) : backend_gradient(c, plan, history);
   if (!has_velocity_receivers(c)) return propagator;
-  return std::make_unique<VelocityReceivers>(std::move(propagator), c, plan.dt);
+  // A density model (the staggered scheme, or the spectral method with one): each velocity receiver's own density.
+  std::unique_ptr<ReceiverDensities> densities;
+  if (staggered || !plan.model.density.empty()) densities = std::make_unique<ReceiverDensities>(c, plan);
+  return std::make_unique<VelocityReceivers>(std::move(propagator), c, plan.dt, std::move(densities));
 }
 
 void GradientPropagator::set_density(std::span<const double>) {

@@ -5,11 +5,17 @@
 //  - damping layer: nu = (v dt)^2 mu follows the forward step itself, the adjoint sources injected like sources;
 //  - split-field PML: P_a = -(v dt)^2 / dt^2 b_a pi_a and Omega_a = bs_a omega_a follow the forward's two updates
 //    with D^+ and D^- wired the other way round (SpectralCpuSteps::pml_adjoint_step).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <memory>
 #include <stdexcept>
 
 #include "kernels/cpu/flush_denormals.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/plan/model.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/plan/shot_receivers.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
@@ -31,7 +37,8 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
 
   void set_velocity(std::span<const double> velocity) override {
     check_model_velocity(velocity, setup_.points(), v_limit_, setup_.dt);
-    set_spectral_model(setup_, velocity.data());  // one rank: the layout order is (nz, ny, nx)
+    velocity_.assign(velocity.begin(), velocity.end());
+    model_changed();
   }
 
   std::vector<double> vel2dt2() const override {
@@ -61,7 +68,8 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
         receiver_scatter_(host::make_point_scatter(setup_.receivers)),
         steps_(setup_, nullptr, plan),
         history_(make_history<T>(history)),
-        receivers_(c, plan) {
+        receivers_(c, plan),
+        velocity_(plan.model.velocity.begin(), plan.model.velocity.end()) {
     traces_.assign(n_receivers() * std::size_t(setup_.nt), 0.0);
   }
 
@@ -70,6 +78,8 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
   // (v dt)^2 at every point as the scheme holds it: the damping layer's vel2dt2, the PML's source factor.
   virtual const T* model() const = 0;
   virtual void reset_state() = 0;
+  // The per-point factors anew for velocity_ (and the setup's density).
+  virtual void model_changed() { set_spectral_model(setup_, velocity_.data()); }  // one rank: (nz, ny, nx) order
 
   void begin_shot(int shot) {
     reset_state();
@@ -106,6 +116,7 @@ class SpectralGradientBase : public GradientPropagator, protected ForwardStepper
   std::vector<double> traces_;
   int history_shot_ = -1;
   ShotReceivers receivers_;
+  std::vector<double> velocity_;  // the current model (m/s)
 };
 
 // The damping layer: u^{n+1} = damped_leapfrog(u^n, u^{n-1}, V, Lk u^n, eta dt) + V f^n / (1 + eta dt), V = (v dt)^2.
@@ -227,8 +238,8 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
   std::vector<T> eta_dt_;
 };
 
-// The split-field PML: w_a^{n+1/2} = bs (bs w_a - dt D_a^+ p^n), p_a^{n+1} = b (b p_a^n - (V / dt) D_a^- w_a^{n+1/2}) +
-// V s^n.
+// The split-field PML: w_a^{n+1/2} = bs (bs w_a - dt beta_a D_a^+ p^n), p_a^{n+1} = b (b p_a^n - (V / dt) (rho /
+// rho_ref) D_a^- w_a^{n+1/2}) + V (rho_p / rho_s) s^n (beta = 1 and rho = rho_ref without a density model).
 template <class T>
 class SpectralPmlGradient final : public SpectralGradientBase<T> {
   using Base = SpectralGradientBase<T>;
@@ -236,13 +247,45 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
 
  public:
   SpectralPmlGradient(const Case& c, const Plan& plan, const HistoryChoice& history)
-      : Base(c, plan, history), f_(setup_.points()) {
+      : Base(c, plan, history), f_(setup_.points()), with_density_(c.inversion.density_parameter) {
     // Lossless only: make_gradient_propagator refuses [attenuation] with the spectral method (its adjoint has no
     // memory variables), and these fields have none.
     if (setup_.mechanisms() > 0) throw std::logic_error("SpectralPmlGradient: the spectral adjoint is lossless");
+    if (with_density_ && setup_.density.empty())
+      throw std::logic_error("SpectralPmlGradient: a density gradient needs a density model");
+    vel2dt2_.resize(setup_.points());
+    set_vel2dt2();
   }
 
   std::string name() const override { return "spectral-cpu-pml-" + this->precision(); }
+
+  // A density model (the whole grid): beta, dt v^2 (rho / rho_ref) and the sources' factors anew; rho_ref stays the
+  // plan's (the pressure does not depend on it). The velocity's limit keeps dt stable (docs/numerics.md).
+  void set_density(std::span<const double> density) override {
+    if (setup_.density.empty()) return GradientPropagator::set_density(density);
+    if (density.size() != setup_.points())
+      throw std::invalid_argument("set_density: the model must have nz * ny * nx values");
+    for (std::size_t k = 0; k < density.size(); ++k)
+      if (!std::isfinite(density[k]) || density[k] <= 0)
+        throw Error(ExitCode::invalid_case,
+                    fmt::format("model density {} kg/m^3 at flat index {} is not positive and finite", density[k], k));
+    set_spectral_density(setup_, density);
+    this->model_changed();
+    density_gradient_.clear();
+  }
+  void set_model(std::span<const double> velocity, std::span<const double> density) override {
+    if (density.empty()) return this->set_velocity(velocity);
+    check_model_velocity(velocity, setup_.points(), this->v_limit_, setup_.dt);
+    this->velocity_.assign(velocity.begin(), velocity.end());
+    set_density(density);  // and the velocity's factors with it
+  }
+  std::vector<double> density() const override { return setup_.density; }
+  void add_density_gradient(std::span<double> out) const override {
+    if (!with_density_) GradientPropagator::add_density_gradient(out);
+    if (out.size() != density_gradient_.size())
+      throw std::invalid_argument("add_density_gradient: call adjoint() first; out must be nz * ny * nx");
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] += density_gradient_[k];
+  }
 
   // The perturbation's fields follow the same step, each dp_a^{n+1} with the source dV q_a^n,
   // q_a^n = (p_a^{n+1} - b_a^2 p_a^n) / V, in lockstep with the background.
@@ -272,9 +315,10 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     return out;
   }
 
-  // The transposed recurrence on P_a = -(V / dt^2) b_a pi_a and Omega_a = bs_a omega_a (pi_a, omega_a: the
-  // multipliers of the p_a and w_a updates), from zero at nt: P_a^n = pml_adjoint_step(...) - (V / dt^2) b_a R^T g^n;
-  // gradient += sum_a pi_a^{n+1} q_a^n (docs/numerics.md).
+  // The transposed recurrence on P_a = -(dt v^2 / dt) b_a pi_a and Omega_a = beta_a bs_a omega_a (pi_a, omega_a: the
+  // multipliers of the p_a and w_a updates), from zero at nt: P_a^n = pml_adjoint_step(...) - (dt v^2 / dt) b_a R^T
+  // g^n; gradient += sum_a pi_a^{n+1} q_a^n (docs/numerics.md). With a density parameter also the density's terms
+  // (density_gradient).
   void adjoint(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) override {
     this->check_adjoint_arguments(residual, gradient, illumination);
     const cpu::FlushDenormals flush(this->flush_denormals_);
@@ -292,19 +336,19 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     const T* vel = model();
     const T* dt_v2 = setup_.dt_vel2.data();
     const double dt = setup_.dt;
-    const FieldLayout& L = setup_.layout;
     const auto& rec = setup_.receivers;
     const host::PointScatter& scatter = this->receiver_scatter_;
     std::vector<double> residual_n(rec.offsets.size() - 1);  // the residuals of step n
     // (b_z, b_y, b_x) at each receiver point, looked up once.
     std::vector<std::array<T, 3>> b_at(scatter.point.size());
-    for (std::size_t k = 0; k < b_at.size(); ++k) {
-      const std::size_t i = std::size_t(scatter.point[k]);
-      const std::size_t x = i % L.nx, y = (i / L.nx) % L.ny, z = i / (std::size_t(L.nx) * L.ny);
-      b_at[k] = {setup_.pml_b[0][z], setup_.pml_b[1][y], setup_.pml_b[2][x]};
-    }
-    std::vector<double> scale(points);  // -(V / dt^2) = -(dt v^2) / dt, without b_a
+    for (std::size_t k = 0; k < b_at.size(); ++k) b_at[k] = b_of(std::size_t(scatter.point[k]));
+    std::vector<double> scale(points);  // -(dt v^2) / dt, without b_a
     for (std::size_t i = 0; i < points; ++i) scale[i] = -double(dt_v2[i]) / dt;
+    // With a density parameter the velocity's image of this shot is kept apart (the density's needs it alone), with
+    // the sources' images and the buoyancy's sums (DensityTerms).
+    std::unique_ptr<DensityTerms> density;
+    if (with_density_) density = std::make_unique<DensityTerms>(*this);
+    double* image = density ? density->image.data() : gradient.data();
     for (int n = nt - 1; n >= 0; --n) {
       if (!illumination.empty()) {  // the pressure p^n = p_z + p_y + p_x, summed as the forward step sums it
         const T* f0 = f_now;
@@ -318,14 +362,16 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
       for (int a = 0; a < 3; ++a) {
         const T *Pa = P[a].data(), *p1 = f_next + a * points, *p0 = f_now + a * points;
         const double* s = scale.data();
-        double* g = gradient.data();
+        double* g = image;
         steps_.for_each_row(a, setup_.pml_b[a], [=](std::size_t i, T b) {
           g[i] += double(Pa[i]) / (s[i] * double(b)) * double(pml_pressure_derivative(p1[i], p0[i], b, vel[i]));
         });
       }
-      if (n == 0) break;  // P^0 would multiply nothing
+      if (density) density->add_sources(P, scale, n);
+      if (n == 0) break;  // P^0 would multiply nothing (and Omega^{1/2} meets p^0 = 0)
       steps_.pml_adjoint_step({P[0].data(), P[1].data(), P[2].data()},
                               {Omega[0].data(), Omega[1].data(), Omega[2].data()}, dt_v2);
+      if (density) density->add_buoyancy(Omega, f_now);
       for (std::size_t r = 0; r < residual_n.size(); ++r) residual_n[r] = residual[r * nt + n];  // contiguous
       host::for_each_scattered(scatter, [&](std::size_t k, index_t point, double factor, std::int32_t r) {
         const std::size_t i = std::size_t(point);
@@ -336,10 +382,132 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
       f_next = f_now;
       f_now = fields(n - 1);
     }
+    if (density) {
+      for (std::size_t i = 0; i < points; ++i) gradient[i] += density->image[i];
+      density_gradient_ = density->gradient();
+    }
   }
 
  private:
-  const T* model() const override { return setup_.source_factor.data(); }  // the PML's source factor is (v dt)^2
+  // The density's share of the gradient (docs/numerics.md, "Adjoint of the spectral scheme"), at fixed velocity:
+  //  - dt v^2 (rho / rho_ref) and the sources' factors are proportional to rho at each point: the velocity's image
+  //    (dJ/dV) times V / rho;
+  //  - a source's factor is inversely proportional to its rho_s (a |w|-weighted mean of its points' densities):
+  //    -S_j / rho_s d rho_s / d rho_p, S_j = sum_n sum_i sum_a pi_a^{n+1} pattern_j(i) amplitude_j^n;
+  //  - beta_a = 2 rho_ref / (rho_i + rho_{i+1}) at the half node i + 1/2: dJ/d beta_a = -(dt / beta_a) sum_n
+  //    Omega_a^{n+1/2} D_a^+ p^n and d beta_a / d rho = -beta_a^2 / (2 rho_ref) for both nodes.
+  struct DensityTerms {
+    SpectralPmlGradient& g;
+    std::vector<double> image;                    // dJ/dV of the shot
+    std::array<std::vector<double>, 3> buoyancy;  // sum_n Omega_a^{n+1/2} D_a^+ p^n
+    std::vector<std::vector<std::size_t>> where;  // per source: its pattern's nonzero points
+    std::vector<double> source_image;             // S_j
+    fft::Buffer<T> p;                             // p^n
+    std::array<fft::Buffer<T>, 3> gradient_p;     // D_a^+ p^n
+
+    explicit DensityTerms(SpectralPmlGradient& owner) : g(owner) {
+      const std::size_t n = g.setup_.points();
+      image.assign(n, 0.0);
+      for (int a = 0; a < 3; ++a) {
+        buoyancy[std::size_t(a)].assign(n, 0.0);
+        gradient_p[std::size_t(a)].assign(n, T(0));
+      }
+      p.assign(n, T(0));
+      for (const auto& pattern : g.sources_.patterns) {
+        auto& w = where.emplace_back();
+        for (std::size_t i = 0; i < pattern.size(); ++i)
+          if (pattern[i] != T(0)) w.push_back(i);
+      }
+      source_image.assign(where.size(), 0.0);
+    }
+    // S_j += sum_i pattern_j(i) amplitude_j^n sum_a pi_a^{n+1}(i) (the active components, which take the source).
+    void add_sources(const std::array<fft::Buffer<T>, 3>& P, const std::vector<double>& scale, int n) {
+      for (std::size_t j = 0; j < where.size(); ++j) {
+        const T amplitude = T(g.sources_.amplitudes[j][std::size_t(n)]);
+        if (amplitude == T(0)) continue;
+        const T* pattern = g.sources_.patterns[j].data();
+        double sum = 0;
+        for (std::size_t i : where[j]) {
+          const std::array<T, 3> b = g.b_of(i);
+          double pi = 0;
+          for (int a = 0; a < 3; ++a)
+            if (g.setup_.active[std::size_t(a)])
+              pi += double(P[std::size_t(a)][i]) / (scale[i] * double(b[std::size_t(a)]));
+          sum += pi * double(pattern[i] * amplitude);
+        }
+        source_image[j] += sum;
+      }
+    }
+    // buoyancy_a += Omega_a^{n+1/2} D_a^+ p^n, p^n summed from the history's components as the forward step sums them.
+    void add_buoyancy(const std::array<fft::Buffer<T>, 3>& Omega, const T* f_now) {
+      const std::size_t n = p.size();
+      T* pn = p.data();
+#pragma omp parallel for schedule(static)
+      for (std::size_t i = 0; i < n; ++i) pn[i] = f_now[i] + f_now[n + i] + f_now[2 * n + i];
+      g.steps_.gradient_plus(pn, {gradient_p[0].data(), gradient_p[1].data(), gradient_p[2].data()});
+      for (int a = 0; a < 3; ++a) {
+        if (!g.setup_.active[std::size_t(a)]) continue;
+        double* out = buoyancy[std::size_t(a)].data();
+        const T *om = Omega[std::size_t(a)].data(), *dp = gradient_p[std::size_t(a)].data();
+#pragma omp parallel for schedule(static)
+        for (std::size_t i = 0; i < n; ++i) out[i] += double(om[i]) * double(dp[i]);
+      }
+    }
+    std::vector<double> gradient() const {
+      const auto& s = g.setup_;
+      const std::size_t n = s.points();
+      const Dims3 shape = s.blocks.real.shape;
+      std::vector<double> out(n);
+      for (std::size_t i = 0; i < n; ++i) out[i] = image[i] * double(g.vel2dt2_[i]) / s.density[i];
+      const double c = s.dt / (2 * s.rho_ref);
+      for (int a = 0; a < 3; ++a) {
+        if (!s.active[std::size_t(a)]) continue;
+        const auto& beta = s.beta[std::size_t(a)];
+        const auto& sum = buoyancy[std::size_t(a)];
+        for (int z = 0; z < shape[0]; ++z)
+          for (int y = 0; y < shape[1]; ++y)
+            for (int x = 0; x < shape[2]; ++x) {
+              int next[3] = {z, y, x};
+              next[a] = (next[a] + 1) % shape[a];
+              const std::size_t i = (std::size_t(z) * shape[1] + y) * shape[2] + x;
+              const std::size_t j = (std::size_t(next[0]) * shape[1] + next[1]) * shape[2] + next[2];
+              const double term = c * double(beta[i]) * sum[i];  // the half node i + 1/2: nodes i and j
+              out[i] += term;
+              out[j] += term;
+            }
+      }
+      const auto& stencils = g.source_stencils_.at(std::size_t(g.history_shot_));
+      for (std::size_t k = 0; k < stencils.size(); ++k) {
+        const double rho_s = point_density(stencils[k], std::span<const double>(s.density), shape);
+        const std::vector<double> d = point_density_derivative(stencils[k]);
+        for (std::size_t q = 0; q < d.size(); ++q) {
+          const auto& pt = stencils[k].points[q];
+          out[(std::size_t(pt.iz) * shape[1] + pt.iy) * shape[2] + pt.ix] -= source_image[k] / rho_s * d[q];
+        }
+      }
+      return out;
+    }
+  };
+
+  // (b_z, b_y, b_x) at point i (one rank: (nz, ny, nx) order).
+  std::array<T, 3> b_of(std::size_t i) const {
+    const FieldLayout& L = setup_.layout;
+    const std::size_t x = i % L.nx, y = (i / L.nx) % L.ny, z = i / (std::size_t(L.nx) * L.ny);
+    return {setup_.pml_b[0][z], setup_.pml_b[1][y], setup_.pml_b[2][x]};
+  }
+  // V = (v dt)^2 (without a density model the source factor: the same values).
+  void set_vel2dt2() {
+    const double dt = setup_.dt;
+    for (std::size_t i = 0; i < vel2dt2_.size(); ++i) {
+      const double v2 = this->velocity_[i] * this->velocity_[i];
+      vel2dt2_[i] = T(v2 * dt * dt);
+    }
+  }
+  void model_changed() override {
+    Base::model_changed();
+    set_vel2dt2();
+  }
+  const T* model() const override { return vel2dt2_.data(); }
   void reset_state() override { f_.reset(); }
   void background_step(int n) {
     steps_.pml_step(f_, setup_.dt_vel2.data(), sources_.term(0, n), sources_.patterns.size() <= 1,
@@ -370,6 +538,9 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
   }
 
   SpectralPmlFields<T> f_;
+  std::vector<T> vel2dt2_;  // V = (v dt)^2: the scheme's parameter (dt v^2 and the source factor carry rho / rho_ref)
+  bool with_density_;       // inversion.parameters names "density"
+  std::vector<double> density_gradient_;  // of the last adjoint()
 };
 
 }  // namespace

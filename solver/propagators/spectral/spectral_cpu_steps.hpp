@@ -210,6 +210,15 @@ class SpectralCpuSteps {
     for (int a = 0; a < 3; ++a) update_pressure(P[a], a, dt_v2);
   }
 
+  // out[a] = D_a^+ in for a = z, y, x: one r2c and three c2r (the density gradient's D_a^+ p^n).
+  void gradient_plus(const T* in, std::array<T*, 3> out) {
+    fft_.forward(in, spectrum_.data());
+    for (int a = 0; a < 3; ++a) {
+      multiply<false>(spectrum_.data(), scratch_.data(), a, setup_.shift_plus[a]);
+      fft_.backward(scratch_.data(), out[a]);
+    }
+  }
+
   // out = D_a^+ in (plus = true) or D_a^- in: the staggered derivatives alone (tests of their transposes).
   void staggered_derivative(int a, bool plus, const T* in, T* out) {
     fft_.forward(in, scratch_.data());

@@ -34,7 +34,7 @@ void set_spectral_model(SpectralSetup<T>& s, const V* velocity) {
     s.dt_vel2.resize(n);
     // With a density model, kappa dt = rho v^2 dt / rho_ref (the whole grid's density on one rank: the plan refuses a
     // split grid; rho / rho_ref is exactly 1 at a constant density, so the products are the constant-density ones).
-    const float* rho = s.density.empty() ? nullptr : s.density.data();
+    const double* rho = s.density.empty() ? nullptr : s.density.data();
     const double rho_ref = s.rho_ref;
 #pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < n; ++i) {
@@ -71,6 +71,29 @@ void set_spectral_model(SpectralSetup<T>& s, const V* velocity) {
   }
 }
 
+template <class T, class D>
+void set_spectral_density(SpectralSetup<T>& s, std::span<const D> rho) {
+  const Dims3 shape = s.blocks.real.shape;
+  if (rho.size() != s.points() || s.blocks.real.sub.extent != shape)
+    throw std::logic_error("set_spectral_density: the whole grid's density on one rank");
+  s.density.assign(rho.begin(), rho.end());
+  for (int a = 0; a < 3; ++a) {
+    auto& beta = s.beta[a];
+    beta.resize(s.points());
+    const int n_a = shape[a];
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int z = 0; z < shape[0]; ++z)
+      for (int y = 0; y < shape[1]; ++y)
+        for (int x = 0; x < shape[2]; ++x) {
+          int next[3] = {z, y, x};
+          next[a] = (next[a] + 1) % n_a;  // periodic, as the FFT's staggered derivative
+          const std::size_t i = (std::size_t(z) * shape[1] + y) * shape[2] + x;
+          const std::size_t j = (std::size_t(next[0]) * shape[1] + next[1]) * shape[2] + next[2];
+          beta[i] = T(2 * s.rho_ref / (s.density[i] + s.density[j]));
+        }
+  }
+}
+
 template <class T>
 SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const SpectralBlocks* blocks) {
   SpectralSetup<T> s;
@@ -95,24 +118,8 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
   if (!plan.model.density.empty()) {
     if (!pml || plan.model.block.extent != g.shape || s.blocks.real.sub.extent != g.shape)
       throw std::logic_error("make_spectral_setup: a density model needs the split-field PML on one rank (the plan)");
-    s.density = plan.model.density;
     s.rho_ref = plan.model.rho_max;
-    const auto& rho = s.density;
-    for (int a = 0; a < 3; ++a) {
-      auto& beta = s.beta[a];
-      beta.resize(s.points());
-      const int n_a = g.shape[a];
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int z = 0; z < g.shape[0]; ++z)
-        for (int y = 0; y < g.shape[1]; ++y)
-          for (int x = 0; x < g.shape[2]; ++x) {
-            int next[3] = {z, y, x};
-            next[a] = (next[a] + 1) % n_a;  // periodic, as the FFT's staggered derivative
-            const std::size_t i = (std::size_t(z) * g.shape[1] + y) * g.shape[2] + x;
-            const std::size_t j = (std::size_t(next[0]) * g.shape[1] + next[1]) * g.shape[2] + next[2];
-            beta[i] = T(2 * s.rho_ref / (double(rho[i]) + double(rho[j])));
-          }
-    }
+    set_spectral_density(s, std::span<const float>(plan.model.density));
   }
   const std::size_t n = s.points();
   const double dt = plan.dt;
@@ -257,6 +264,10 @@ template void set_spectral_model<float, float>(SpectralSetup<float>&, const floa
 template void set_spectral_model<float, double>(SpectralSetup<float>&, const double*);
 template void set_spectral_model<double, float>(SpectralSetup<double>&, const float*);
 template void set_spectral_model<double, double>(SpectralSetup<double>&, const double*);
+template void set_spectral_density<float, float>(SpectralSetup<float>&, std::span<const float>);
+template void set_spectral_density<float, double>(SpectralSetup<float>&, std::span<const double>);
+template void set_spectral_density<double, float>(SpectralSetup<double>&, std::span<const float>);
+template void set_spectral_density<double, double>(SpectralSetup<double>&, std::span<const double>);
 template void make_source_pattern<float>(const SpectralSetup<float>&, const PointStencil&, std::vector<float>&);
 template void make_source_pattern<double>(const SpectralSetup<double>&, const PointStencil&, std::vector<double>&);
 

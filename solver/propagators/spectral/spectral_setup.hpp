@@ -58,7 +58,7 @@ struct SpectralSetup {
   // rho_ref is the model's largest density.
   std::array<std::vector<T>, 3> beta;
   double rho_ref = 0;
-  std::vector<float> density;  // the model's (global, whole grid), for the sources' densities
+  std::vector<double> density;  // the model's (global, whole grid), for the sources' densities
   // Attenuation (the split-field PML only; docs/numerics.md, "Attenuation in the k-space method"): the plan's fit and
   // the local block's Q (layout order); per mechanism the decay a_l and the drive g_l = b_l v_R^2 y_l (rho / rho_ref)
   // at every point, v_R^2 = v^2 relaxed_factor; dt_vel2 then holds the unrelaxed dt v_R^2 (1 + sum y_l) (rho /
@@ -108,6 +108,12 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
 // gradient propagator again whenever the model changes (dt, c_ref and the absorber profiles stay the plan's).
 template <class T, class V>
 void set_spectral_model(SpectralSetup<T>& setup, const V* velocity);
+
+// A density model (kg/m^3, the whole grid, one rank; the split-field PML): the density and beta anew, rho_ref kept (the
+// plan's: the pressure does not depend on it, so the gradient propagator's trial densities keep it even above it).
+// set_spectral_model must follow (dt v^2, the source factor and the drives carry rho / rho_ref).
+template <class T, class D>
+void set_spectral_density(SpectralSetup<T>& setup, std::span<const D> density);
 
 // The wavenumber of index m on an axis of n points with spacing h: 2 pi m' / (n h), m' = m for m <= n/2, m - n
 // otherwise.
