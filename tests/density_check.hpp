@@ -99,7 +99,8 @@ inline void check_density_gradient(const Case& c, const std::array<double, 3>& b
       j_pm[std::size_t(side)] = objective.value(rho, nullptr);
     }
     const double central = (j_pm[0] - j_pm[1]) / (0.001 * rho0[k0]);
-    MESSAGE("at " << where << ": central difference " << central << ", gradient " << gradient[k0]);
+    MESSAGE("at " << where << ": central difference " << central << ", gradient " << gradient[k0] << ", relative "
+                  << std::abs(central - gradient[k0]) / std::abs(central));
     CHECK(std::abs(central - gradient[k0]) <= tolerance * std::abs(central));
   }
   const std::vector<double> direction = smooth_direction(c.grid, rho0, 0.02);
