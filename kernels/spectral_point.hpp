@@ -75,6 +75,19 @@ SPECWAVE_HD inline T pml_pressure_memory_update(T p_a, T b, T dt_v2, T div_w, T 
   return b * (b * p_a - dt_v2 * div_w + memory);
 }
 
+// The transposed step with attenuation (docs/numerics.md, "Adjoint of the spectral scheme", "With attenuation"), on
+// the scaled adjoint P_a (as without) and M_{l,a} = (adjoint of r_{l,a}) / dt, at one point: the drive of the velocity
+// adjoint's D_a^+, X_a = P_a (1 - dt G / (2 K)) + sum_l g_l M_{l,a} (G = sum_l g_l, K = dt v_U^2), from the values
+// after the step, and then each memory adjoint's update M_{l,a} <- a_l M_{l,a} - (dt / 2) (1 + a_l) P_a / K.
+template <class T>
+SPECWAVE_HD inline T pml_adjoint_drive(T P, T half_dt_G_over_K, T memory_sum) {
+  return P * (T(1) - half_dt_G_over_K) + memory_sum;
+}
+template <class T>
+SPECWAVE_HD inline T pml_adjoint_memory(T M, T decay, T half_dt, T P_over_K) {
+  return decay * M - half_dt * (T(1) + decay) * P_over_K;
+}
+
 // The split pressure's derivative with respect to (v dt)^2: p_a^{n+1} = b^2 p_a^n - (v dt)^2 b D-w / dt + (v dt)^2
 // F^n / 3, so q_a^n = d p_a^{n+1} / d (v dt)^2 = (p_a^{n+1} - b (b p_a^n)) / (v dt)^2 from two consecutive fields: the
 // Born source of p_a (times the perturbation) and the gradient's factor (docs/numerics.md, "Adjoint of the spectral

@@ -359,3 +359,119 @@ TEST_CASE("spectral density gradient: Taylor test at fixed velocity, slopes 1 an
     specwave::testing::check_density_gradient(c, {10.0, 14.0, 15.0}, 1e-5);
   }
 }
+
+namespace {
+
+// With attenuation: a constant Q of 40 in the Gaussian case, or Q 30 / 60 / 120 by layer in the density case.
+Case spectral_attenuation_case(Precision precision, bool density) {
+  Case c = density ? spectral_density_case(precision) : spectral_case(SpectralAbsorber::pml, precision);
+  c.attenuation.present = true;
+  if (density)
+    c.attenuation.q_layers = {30.0, 60.0, 120.0};
+  else
+    c.attenuation.q = 40.0;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "spectral with attenuation: forward bitwise, dot-product tests, Born against forward runs, every history "
+    "the same gradient, Taylor tests") {
+  for (bool density : {false, true}) {
+    CAPTURE(density);
+    for (Precision precision : {Precision::fp64, Precision::fp32}) {
+      const std::string config = to_string(precision);
+      CAPTURE(config);
+      const Case c = spectral_attenuation_case(precision, density);
+      const Plan plan = make_plan(c);
+      auto forward = make_propagator(c, plan);
+      forward->begin_shot(plan.sources[1], plan.wavelets[1], plan.receivers);
+      forward->advance(0, plan.nt);
+      const std::span<const double> expected = forward->traces();
+      auto gradient = make_gradient_propagator(c, plan, HistoryChoice{});
+      const std::vector<double> traces = gradient->forward(1, false);
+      REQUIRE(traces.size() == expected.size());
+      bool same = true;
+      for (std::size_t k = 0; k < traces.size(); ++k)
+        same = same && specwave::testing::same_bits(traces[k], expected[k]);
+      CHECK(same);
+      const double tolerance = precision == Precision::fp64 ? 1e-10 : 1e-4;
+      for (int shot = 0; shot < 2; ++shot) {
+        const DotTestResult r = born_dot_test(c, plan, shot, 31 + shot);
+        MESSAGE("attenuation, density " << density << ", " << config << " shot " << shot << ": <F dm, dd> = " << r.lhs
+                                        << ", relative mismatch " << r.mismatch);
+        CHECK(r.lhs != 0);
+        CHECK(r.mismatch <= tolerance);
+      }
+      // Checkpoints replay the steps from states that hold the memory variables and the last D_a: bitwise.
+      Case one = c;
+      one.shots.resize(1);
+      one.inversion.true_model = c.model;
+      one.inversion.true_model->anomaly = density ? 0.0 : -100.0;
+      if (density) one.inversion.true_model->velocities = {1900.0, 2200.0, 2450.0};
+      const Plan one_plan = make_plan(one);
+      const std::vector<double> velocity(one_plan.model.velocity.begin(), one_plan.model.velocity.end());
+      LeastSquaresMisfit misfit;
+      std::vector<MisfitGradient> results;
+      for (const HistoryChoice& h :
+           {all_steps_choice(one_plan.nt, 0), segment_checkpoint_choice(one_plan.nt, 7, 0, 0)}) {
+        auto p = make_gradient_propagator(one, one_plan, h);
+        Objective objective(*p, misfit, observed_data(one, one_plan, *p), Parameterisation::velocity, one_plan.dt);
+        results.push_back(objective.evaluate(velocity, true));
+      }
+      CHECK(results[1].misfit == results[0].misfit);
+      CHECK(results[1].gradient == results[0].gradient);
+      CHECK(results[0].misfit > 0);
+    }
+    // fp64: F dV against the central difference of forward runs at V +- dV (0.1% of V), and the Taylor tests.
+    const Case c = spectral_attenuation_case(Precision::fp64, density);
+    const Plan plan = make_plan(c);
+    auto propagator = make_gradient_propagator(c, plan, HistoryChoice{});
+    const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
+    const std::vector<double> vel2dt2 = propagator->vel2dt2();
+    const std::vector<double> dm = smooth_direction(c.grid, vel2dt2, 1e-3);
+    const std::vector<double> born = propagator->born(0, dm);
+    std::vector<std::vector<double>> fd_traces;
+    for (double sign : {1.0, -1.0}) {
+      std::vector<double> v(velocity.size());
+      for (std::size_t k = 0; k < v.size(); ++k) v[k] = std::sqrt(vel2dt2[k] + sign * dm[k]) / plan.dt;
+      propagator->set_velocity(v);
+      fd_traces.push_back(propagator->forward(0, false));
+    }
+    propagator->set_velocity(velocity);
+    double err = 0, norm = 0;
+    for (std::size_t k = 0; k < born.size(); ++k) {
+      const double fd = (fd_traces[0][k] - fd_traces[1][k]) / 2;
+      err += (fd - born[k]) * (fd - born[k]);
+      norm += born[k] * born[k];
+    }
+    MESSAGE("attenuation, density " << density << ": |F dV - central difference| / |F dV| = " << std::sqrt(err / norm));
+    CHECK(norm > 0);
+    CHECK(std::sqrt(err / norm) < 1e-5);
+    // The velocity's gradient: observed data of a 3% slower blob.
+    std::vector<double> moved = velocity;
+    const auto& n = c.grid.shape;
+    for (int z = 0; z < n[0]; ++z)
+      for (int y = 0; y < n[1]; ++y)
+        for (int x = 0; x < n[2]; ++x) {
+          const double d2 = std::pow(z - 11.0, 2) + std::pow(y - 13.0, 2) + std::pow(x - 13.0, 2);
+          moved[(std::size_t(z) * n[1] + y) * n[2] + x] *= 1 - 0.03 * std::exp(-d2 / 16.0);
+        }
+    ObservedData observed;
+    propagator->set_velocity(moved);
+    for (int shot = 0; shot < int(c.shots.size()); ++shot) observed.push_back(propagator->forward(shot, false));
+    LeastSquaresMisfit misfit;
+    Objective objective(*propagator, misfit, observed, Parameterisation::velocity, plan.dt);
+    const TaylorResult t = taylor_test(objective, velocity, smooth_direction(c.grid, velocity, 0.02), taylor_steps);
+    MESSAGE("attenuation, density " << density << ", velocity gradient: J = " << t.misfit << ", slopes "
+                                    << t.slope_first << ", " << t.slope_second);
+    CHECK(t.misfit > 0);
+    CHECK(std::abs(t.slope_first - 1) <= 0.1);
+    CHECK(std::abs(t.slope_second - 2) <= 0.1);
+    if (!density) continue;
+    Case with_density = c;
+    with_density.inversion.density_parameter = true;
+    specwave::testing::check_density_gradient(with_density, {10.0, 14.0, 15.0}, 1e-5);
+  }
+}

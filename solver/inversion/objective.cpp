@@ -62,10 +62,11 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
                       c.source_path.empty() ? c.name : c.source_path));
     // What the spectral gradient propagator keeps (solver/propagators/spectral/spectral_cpu_gradient.cpp): damping
     // layer, the field u and the state (u, u_prev); split-field PML, the field (p_z, p_y, p_x) and the state (p_a,
-    // w_a).
+    // w_a); with attenuation, the field (p, D_z, D_y, D_x) and the state also the 3L memory variables and D_a.
     const bool pml = c.boundary.spectral_absorber == SpectralAbsorber::pml;
-    q.field_bytes = (pml ? 3 : 1) * field_bytes;
-    q.state_bytes = (pml ? 6 : 2) * field_bytes;
+    const int mechanisms = pml && c.attenuation.present ? c.attenuation.mechanisms : 0;
+    q.field_bytes = (pml ? (mechanisms > 0 ? 4 : 3) : 1) * field_bytes;
+    q.state_bytes = (pml ? 6 + (mechanisms > 0 ? 3 * mechanisms + 3 : 0) : 2) * field_bytes;
   } else if (c.scheme.formulation == Formulation::staggered) {
     if (c.inversion.wavefield_storage == WavefieldStorage::boundary)
       throw Error(ExitCode::invalid_case,

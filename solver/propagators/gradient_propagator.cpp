@@ -156,12 +156,6 @@ std::unique_ptr<GradientPropagator> backend_gradient(const Case& c, const Plan& 
 
 std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan,
                                                              const HistoryChoice& history) {
-  if (c.scheme.method == Method::spectral && c.attenuation.present)
-    throw Error(ExitCode::invalid_case,
-                fmt::format("{}: the spectral method's adjoint is lossless in this version, and the case has an "
-                            "[attenuation] table: forward runs only; use scheme.method = \"fdtd\" (the staggered "
-                            "scheme) for gradients and inversions with Q",
-                            c.source_path.empty() ? c.name : c.source_path));
   const bool staggered = c.scheme.formulation == Formulation::staggered;
   auto propagator = staggered ? make_staggered_cpu_gradient(c, plan, history) : backend_gradient(c, plan, history);
   if (!has_velocity_receivers(c)) return propagator;

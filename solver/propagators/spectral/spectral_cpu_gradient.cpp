@@ -247,10 +247,12 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
 
  public:
   SpectralPmlGradient(const Case& c, const Plan& plan, const HistoryChoice& history)
-      : Base(c, plan, history), f_(setup_.points()), with_density_(c.inversion.density_parameter) {
-    // Lossless only: make_gradient_propagator refuses [attenuation] with the spectral method (its adjoint has no
-    // memory variables), and these fields have none.
-    if (setup_.mechanisms() > 0) throw std::logic_error("SpectralPmlGradient: the spectral adjoint is lossless");
+      : Base(c, plan, history),
+        f_(setup_.points(), setup_.mechanisms(), setup_.active),
+        lossy_(setup_.mechanisms() > 0),
+        with_density_(c.inversion.density_parameter) {
+    if (lossy_)
+      for (auto& d : divergence_) d.assign(setup_.points(), T(0));
     if (with_density_ && setup_.density.empty())
       throw std::logic_error("SpectralPmlGradient: a density gradient needs a density model");
     vel2dt2_.resize(setup_.points());
@@ -288,11 +290,13 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
   }
 
   // The perturbation's fields follow the same step, each dp_a^{n+1} with the source dV q_a^n,
-  // q_a^n = (p_a^{n+1} - b_a^2 p_a^n) / V, in lockstep with the background.
+  // q_a^n = (p_a^{n+1} - b_a^2 p_a^n) / V, in lockstep with the background. With attenuation (born_lossy) the
+  // sources come from the background's D_a^n instead.
   std::vector<double> born(int shot, std::span<const double> dm_in) override {
     const std::vector<T> dm = this->perturbation(dm_in);
     const cpu::FlushDenormals flush(this->flush_denormals_);
     this->begin_shot(shot);
+    if (lossy_) return born_lossy(dm);
     const std::size_t points = setup_.points();
     SpectralPmlFields<T> d(points);
     std::array<std::vector<T>, 3> p_before;  // p_a^n
@@ -330,7 +334,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
       Omega[a].assign(points, T(0));
     }
     // (p_z, p_y, p_x) at n + 1 and n, handed out in decreasing n (in place when the history holds them).
-    ReverseFields<T> fields(*history_, *this, 3 * points);
+    ReverseFields<T> fields(*history_, *this, field_values());
     const T* f_next = fields(nt);
     const T* f_now = fields(nt - 1);
     const T* vel = model();
@@ -349,28 +353,38 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     std::unique_ptr<DensityTerms> density;
     if (with_density_) density = std::make_unique<DensityTerms>(*this);
     double* image = density ? density->image.data() : gradient.data();
+    std::unique_ptr<MemoryAdjoint> memory;  // with attenuation
+    if (lossy_) memory = std::make_unique<MemoryAdjoint>(*this);
     for (int n = nt - 1; n >= 0; --n) {
       if (!illumination.empty()) {  // the pressure p^n = p_z + p_y + p_x, summed as the forward step sums it
         const T* f0 = f_now;
 #pragma omp parallel for schedule(static)
         for (std::size_t i = 0; i < points; ++i) {
-          const double p = double(f0[i] + f0[points + i] + f0[2 * points + i]);
+          const double p = double(lossy_ ? f0[i] : f0[i] + f0[points + i] + f0[2 * points + i]);
           illumination[i] += p * p;
         }
       }
-      // gradient += sum_a pi_a^{n+1} q_a^n, pi_a = P_a / (scale b_a).
-      for (int a = 0; a < 3; ++a) {
-        const T *Pa = P[a].data(), *p1 = f_next + a * points, *p0 = f_now + a * points;
-        const double* s = scale.data();
-        double* g = image;
-        steps_.for_each_row(a, setup_.pml_b[a], [=](std::size_t i, T b) {
-          g[i] += double(Pa[i]) / (s[i] * double(b)) * double(pml_pressure_derivative(p1[i], p0[i], b, vel[i]));
-        });
+      if (memory) {
+        // gradient += sum_a (dt X_a^{n+1} D_a^n + pi_a^{n+1} s_a^n) / V (MemoryAdjoint).
+        memory->drives(P);
+        memory->add_image(P, scale, f_next, n, image);
+      } else {
+        // gradient += sum_a pi_a^{n+1} q_a^n, pi_a = P_a / (scale b_a).
+        for (int a = 0; a < 3; ++a) {
+          const T *Pa = P[a].data(), *p1 = f_next + a * points, *p0 = f_now + a * points;
+          const double* s = scale.data();
+          double* g = image;
+          steps_.for_each_row(a, setup_.pml_b[a], [=](std::size_t i, T b) {
+            g[i] += double(Pa[i]) / (s[i] * double(b)) * double(pml_pressure_derivative(p1[i], p0[i], b, vel[i]));
+          });
+        }
       }
       if (density) density->add_sources(P, scale, n);
       if (n == 0) break;  // P^0 would multiply nothing (and Omega^{1/2} meets p^0 = 0)
+      if (memory) memory->step(P);
       steps_.pml_adjoint_step({P[0].data(), P[1].data(), P[2].data()},
-                              {Omega[0].data(), Omega[1].data(), Omega[2].data()}, dt_v2);
+                              {Omega[0].data(), Omega[1].data(), Omega[2].data()}, dt_v2,
+                              memory ? memory->drive() : std::array<const T*, 3>{});
       if (density) density->add_buoyancy(Omega, f_now);
       for (std::size_t r = 0; r < residual_n.size(); ++r) residual_n[r] = residual[r * nt + n];  // contiguous
       host::for_each_scattered(scatter, [&](std::size_t k, index_t point, double factor, std::int32_t r) {
@@ -400,7 +414,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     SpectralPmlGradient& g;
     std::vector<double> image;                    // dJ/dV of the shot
     std::array<std::vector<double>, 3> buoyancy;  // sum_n Omega_a^{n+1/2} D_a^+ p^n
-    std::vector<std::vector<std::size_t>> where;  // per source: its pattern's nonzero points
+    std::vector<std::vector<std::size_t>> where;  // per source: its pattern's nonzero points (source_points)
     std::vector<double> source_image;             // S_j
     fft::Buffer<T> p;                             // p^n
     std::array<fft::Buffer<T>, 3> gradient_p;     // D_a^+ p^n
@@ -413,11 +427,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
         gradient_p[std::size_t(a)].assign(n, T(0));
       }
       p.assign(n, T(0));
-      for (const auto& pattern : g.sources_.patterns) {
-        auto& w = where.emplace_back();
-        for (std::size_t i = 0; i < pattern.size(); ++i)
-          if (pattern[i] != T(0)) w.push_back(i);
-      }
+      where = g.source_points();
       source_image.assign(where.size(), 0.0);
     }
     // S_j += sum_i pattern_j(i) amplitude_j^n sum_a pi_a^{n+1}(i) (the active components, which take the source).
@@ -427,14 +437,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
         if (amplitude == T(0)) continue;
         const T* pattern = g.sources_.patterns[j].data();
         double sum = 0;
-        for (std::size_t i : where[j]) {
-          const std::array<T, 3> b = g.b_of(i);
-          double pi = 0;
-          for (int a = 0; a < 3; ++a)
-            if (g.setup_.active[std::size_t(a)])
-              pi += double(P[std::size_t(a)][i]) / (scale[i] * double(b[std::size_t(a)]));
-          sum += pi * double(pattern[i] * amplitude);
-        }
+        for (std::size_t i : where[j]) sum += g.pi_sum(P, scale, i) * double(pattern[i] * amplitude);
         source_image[j] += sum;
       }
     }
@@ -442,8 +445,11 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     void add_buoyancy(const std::array<fft::Buffer<T>, 3>& Omega, const T* f_now) {
       const std::size_t n = p.size();
       T* pn = p.data();
+      if (g.lossy_)  // the history's field is (p, D_z, D_y, D_x)
+        std::copy_n(f_now, n, pn);
+      else
 #pragma omp parallel for schedule(static)
-      for (std::size_t i = 0; i < n; ++i) pn[i] = f_now[i] + f_now[n + i] + f_now[2 * n + i];
+        for (std::size_t i = 0; i < n; ++i) pn[i] = f_now[i] + f_now[n + i] + f_now[2 * n + i];
       g.steps_.gradient_plus(pn, {gradient_p[0].data(), gradient_p[1].data(), gradient_p[2].data()});
       for (int a = 0; a < 3; ++a) {
         if (!g.setup_.active[std::size_t(a)]) continue;
@@ -489,6 +495,156 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     }
   };
 
+  // The attenuation's share of the adjoint (docs/numerics.md, "Adjoint of the spectral scheme", "With attenuation"):
+  // the memory adjoints M_{l,a} (active components), the drives X_a of the velocity adjoint's D_a^+, and the velocity
+  // image dJ/dV = sum_n sum_a (dt X_a^{n+1} D_a^n + pi_a^{n+1} s_a^n) / V, D_a^n = D_a^- w_a^{n+1/2} from the history
+  // (its field (p^n, D^{n-1})) and s_a^n the sources' term of step n.
+  struct MemoryAdjoint {
+    SpectralPmlGradient& g;
+    std::vector<fft::Buffer<T>> M;                // [a * mechanisms + l] (empty for an inactive axis)
+    std::array<fft::Buffer<T>, 3> X;              // X_a of the current P, M
+    std::vector<T> half_dt_G_over_K;              // (dt / 2) sum_l g_l / K
+    std::vector<T> inverse_K;                     // 1 / K, K = dt v_U^2 (the p_a update's factor)
+    std::vector<std::vector<std::size_t>> where;  // the sources' points (source_points)
+
+    explicit MemoryAdjoint(SpectralPmlGradient& owner) : g(owner), where(owner.source_points()) {
+      const auto& s = g.setup_;
+      const std::size_t n = s.points();
+      const int L = s.mechanisms();
+      for (int a = 0; a < 3; ++a)
+        for (int l = 0; l < L; ++l) M.emplace_back(s.active[std::size_t(a)] ? n : 0, T(0));
+      for (auto& x : X) x.assign(n, T(0));
+      half_dt_G_over_K.resize(n);
+      inverse_K.resize(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        double G = 0;
+        for (int l = 0; l < L; ++l) G += double(s.sls_drive[std::size_t(l)][i]);
+        const double K = double(s.dt_vel2[i]);
+        half_dt_G_over_K[i] = T(0.5 * s.dt * G / K);
+        inverse_K[i] = T(1 / K);
+      }
+    }
+    // X_a = pml_adjoint_drive(P_a, (dt / 2) G / K, sum_l g_l M_{l,a}) (X_a = P_a on an inactive axis).
+    void drives(const std::array<fft::Buffer<T>, 3>& P) {
+      const auto& s = g.setup_;
+      const std::size_t n = s.points();
+      const int L = s.mechanisms();
+      for (int a = 0; a < 3; ++a) {
+        T* x = X[std::size_t(a)].data();
+        const T* p = P[std::size_t(a)].data();
+        if (!s.active[std::size_t(a)]) {
+          std::copy_n(p, n, x);
+          continue;
+        }
+        const T* h = half_dt_G_over_K.data();
+#pragma omp parallel for schedule(static)
+        for (std::size_t i = 0; i < n; ++i) {
+          T sum = 0;
+          for (int l = 0; l < L; ++l) sum += s.sls_drive[std::size_t(l)][i] * M[std::size_t(a * L + l)][i];
+          x[i] = pml_adjoint_drive(p[i], h[i], sum);
+        }
+      }
+    }
+    // M_{l,a} <- pml_adjoint_memory(M_{l,a}, a_l, dt / 2, P_a / K), from P before the step.
+    void step(const std::array<fft::Buffer<T>, 3>& P) {
+      const auto& s = g.setup_;
+      const std::size_t n = s.points();
+      const int L = s.mechanisms();
+      const T half_dt = T(0.5 * s.dt);
+      for (int a = 0; a < 3; ++a) {
+        if (!s.active[std::size_t(a)]) continue;
+        const T *p = P[std::size_t(a)].data(), *k = inverse_K.data();
+        for (int l = 0; l < L; ++l) {
+          T* m = M[std::size_t(a * L + l)].data();
+          const T decay = s.sls_decay[std::size_t(l)];
+#pragma omp parallel for schedule(static)
+          for (std::size_t i = 0; i < n; ++i) m[i] = pml_adjoint_memory(m[i], decay, half_dt, p[i] * k[i]);
+        }
+      }
+    }
+    std::array<const T*, 3> drive() const { return {X[0].data(), X[1].data(), X[2].data()}; }
+    // image += sum_a (dt X_a D_a^n + pi_a s_a^n) / V, D_a^n in f_next (the field after step n: p^{n+1}, D^n).
+    void add_image(const std::array<fft::Buffer<T>, 3>& P, const std::vector<double>& scale, const T* f_next, int n,
+                   double* image) const {
+      const auto& s = g.setup_;
+      const std::size_t points = s.points();
+      const double dt = s.dt;
+      const T* V = g.vel2dt2_.data();
+      for (int a = 0; a < 3; ++a) {
+        if (!s.active[std::size_t(a)]) continue;
+        const T *x = X[std::size_t(a)].data(), *d = f_next + std::size_t(1 + a) * points;
+#pragma omp parallel for schedule(static)
+        for (std::size_t i = 0; i < points; ++i) image[i] += dt * double(x[i]) * double(d[i]) / double(V[i]);
+      }
+      g.for_each_source_term(
+          where, n, [&](std::size_t i, T term) { image[i] += g.pi_sum(P, scale, i) * double(term) / double(V[i]); });
+    }
+  };
+
+  // Per source, the points where its pattern is nonzero.
+  std::vector<std::vector<std::size_t>> source_points() const {
+    std::vector<std::vector<std::size_t>> out;
+    for (const auto& pattern : sources_.patterns) {
+      auto& w = out.emplace_back();
+      for (std::size_t i = 0; i < pattern.size(); ++i)
+        if (pattern[i] != T(0)) w.push_back(i);
+    }
+    return out;
+  }
+  // f(i, pattern_j(i) amplitude_j^n) for every source j with a nonzero amplitude at step n and its points `where[j]`:
+  // the term the step adds to each active component at i.
+  template <class F>
+  void for_each_source_term(const std::vector<std::vector<std::size_t>>& where, int n, F&& f) const {
+    for (std::size_t j = 0; j < where.size(); ++j) {
+      const T amplitude = T(sources_.amplitudes[j][std::size_t(n)]);
+      if (amplitude == T(0)) continue;
+      const T* pattern = sources_.patterns[j].data();
+      for (std::size_t i : where[j]) f(i, pattern[i] * amplitude);
+    }
+  }
+  // sum over the active components of pi_a = P_a / (scale b_a) at point i.
+  double pi_sum(const std::array<fft::Buffer<T>, 3>& P, const std::vector<double>& scale, std::size_t i) const {
+    const std::array<T, 3> b = b_of(i);
+    double pi = 0;
+    for (int a = 0; a < 3; ++a)
+      if (setup_.active[std::size_t(a)]) pi += double(P[std::size_t(a)][i]) / (scale[i] * double(b[std::size_t(a)]));
+    return pi;
+  }
+
+  // born() with attenuation: after the perturbation's step of component a, dp_a += (dV / V) (-b (K - (dt / 2) G) D_a +
+  // s_a) and dr_{l,a} += (dV / V) g_l D_a, D_a the background's D_a^- w_a^{n+1/2} (docs/numerics.md).
+  std::vector<double> born_lossy(const std::vector<T>& dm) {
+    const std::size_t points = setup_.points();
+    const int L = setup_.mechanisms();
+    SpectralPmlFields<T> d(points, L, setup_.active);
+    std::vector<double> out(traces_.size(), 0.0);
+    const auto where = source_points();
+    std::vector<T> relative(points), effective(points);  // dV / V; -(K - (dt / 2) G)
+    for (std::size_t i = 0; i < points; ++i) {
+      double G = 0;
+      for (int l = 0; l < L; ++l) G += double(setup_.sls_drive[std::size_t(l)][i]);
+      relative[i] = T(double(dm[i]) / double(vel2dt2_[i]));
+      effective[i] = T(-(double(setup_.dt_vel2[i]) - 0.5 * setup_.dt * G));
+    }
+    for (int n = 0; n < setup_.nt; ++n) {
+      host::record(setup_.receivers, d.p.data(), out, setup_.nt, n);
+      background_step(n);  // f_ at n + 1, divergence_ = D^n
+      steps_.pml_step(d, setup_.dt_vel2.data(), [&](int a) {
+        T* dpa = d.p_split[a].data();
+        const T *D = divergence_[std::size_t(a)].data(), *rel = relative.data(), *e = effective.data();
+        steps_.for_each_row(a, setup_.pml_b[a], [=](std::size_t i, T b) { dpa[i] += rel[i] * (b * e[i] * D[i]); });
+        for_each_source_term(where, n, [&](std::size_t i, T term) { dpa[i] += rel[i] * term; });
+        for (int l = 0; l < L; ++l) {
+          T* r = d.memory[std::size_t(a * L + l)].data();
+          const T* gl = setup_.sls_drive[std::size_t(l)].data();
+#pragma omp parallel for schedule(static)
+          for (std::size_t i = 0; i < points; ++i) r[i] += rel[i] * (gl[i] * D[i]);
+        }
+      });
+    }
+    return out;
+  }
+
   // (b_z, b_y, b_x) at point i (one rank: (nz, ny, nx) order).
   std::array<T, 3> b_of(std::size_t i) const {
     const FieldLayout& L = setup_.layout;
@@ -508,36 +664,66 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     set_vel2dt2();
   }
   const T* model() const override { return vel2dt2_.data(); }
-  void reset_state() override { f_.reset(); }
+  void reset_state() override {
+    f_.reset();
+    for (auto& d : divergence_) std::fill(d.begin(), d.end(), T(0));
+  }
+  // With attenuation the step also keeps each component's D_a^- w_a^{n+1/2} (divergence_).
   void background_step(int n) {
-    steps_.pml_step(f_, setup_.dt_vel2.data(), sources_.term(0, n), sources_.patterns.size() <= 1,
-                    [&](int a) { sources_.add(f_.p_split[a].data(), n, 1); });
+    steps_.pml_step(f_, setup_.dt_vel2.data(), sources_.term(0, n), sources_.patterns.size() <= 1 && !lossy_,
+                    [&](int a) {
+                      sources_.add(f_.p_split[a].data(), n, 1);
+                      if (lossy_)
+                        std::copy_n(steps_.component_divergence(), setup_.points(), divergence_[std::size_t(a)].data());
+                    });
   }
 
-  // ForwardStepper: the state is p_a and w_a (p is their sum, recomputed on restore); the field (p_z, p_y, p_x).
-  std::size_t state_values() const override { return 6 * setup_.points(); }
+  // ForwardStepper: the state is p_a and w_a (p is their sum, recomputed on restore), with attenuation also the
+  // memory variables and the last step's D_a; the field (p_z, p_y, p_x), with attenuation (p, D_z, D_y, D_x) (the
+  // velocity image needs D_a^n; p^n the illumination and the density's buoyancy).
+  template <class Self, class F>
+  static void for_each_state_array(Self& self, F&& f) {
+    for (auto& p : self.f_.p_split) f(p);
+    for (auto& w : self.f_.w) f(w);
+    if (!self.lossy_) return;
+    for (auto& r : self.f_.memory) f(r);
+    for (auto& d : self.divergence_) f(d);
+  }
+  std::size_t state_values() const override {
+    std::size_t values = 0;
+    for_each_state_array(*this, [&](const auto& a) { values += a.size(); });
+    return values;
+  }
   void save_state(std::span<T> out) const override {
     auto it = out.begin();
-    for (int a = 0; a < 3; ++a) it = std::copy(f_.p_split[a].begin(), f_.p_split[a].end(), it);
-    for (int a = 0; a < 3; ++a) it = std::copy(f_.w[a].begin(), f_.w[a].end(), it);
+    for_each_state_array(*this, [&](const auto& a) { it = std::copy(a.begin(), a.end(), it); });
   }
   void restore_state(std::span<const T> in) override {
-    const std::size_t n = setup_.points();
-    for (int a = 0; a < 3; ++a) std::copy(in.begin() + a * n, in.begin() + (a + 1) * n, f_.p_split[a].begin());
-    for (int a = 0; a < 3; ++a) std::copy(in.begin() + (3 + a) * n, in.begin() + (4 + a) * n, f_.w[a].begin());
+    auto it = in.begin();
+    for_each_state_array(*this, [&](auto& a) {
+      std::copy(it, it + std::ptrdiff_t(a.size()), a.begin());
+      it += std::ptrdiff_t(a.size());
+    });
     steps_.sum_components(f_);
   }
   void step(int n) override {
     host::record(setup_.receivers, f_.p.data(), traces_, setup_.nt, n);
     background_step(n);
   }
-  std::size_t field_values() const override { return 3 * setup_.points(); }
+  std::size_t field_values() const override { return (lossy_ ? 4 : 3) * setup_.points(); }
   void copy_field(std::span<T> out) const override {
     auto it = out.begin();
+    if (lossy_) {
+      it = std::copy(f_.p.begin(), f_.p.end(), it);
+      for (const auto& d : divergence_) it = std::copy(d.begin(), d.end(), it);
+      return;
+    }
     for (int a = 0; a < 3; ++a) it = std::copy(f_.p_split[a].begin(), f_.p_split[a].end(), it);
   }
 
   SpectralPmlFields<T> f_;
+  bool lossy_;                                // attenuation: memory variables
+  std::array<fft::Buffer<T>, 3> divergence_;  // with attenuation, D_a^- w_a^{n+1/2} of the last step
   std::vector<T> vel2dt2_;  // V = (v dt)^2: the scheme's parameter (dt v^2 and the source factor carry rho / rho_ref)
   bool with_density_;       // inversion.parameters names "density"
   std::vector<double> density_gradient_;  // of the last adjoint()

@@ -192,9 +192,11 @@ class SpectralCpuSteps {
   //   Omega_a <- pml_velocity_update(Omega_a, bs_a, dt, D_a^+ P_a)          for a = z, y, x   (D_a^+ of each P_a)
   //   P_a <- pml_pressure_update(P_a, b_a, dt v^2, sum_c D_c^- Omega_c)                       (D^- of the sum)
   // The adjoint sources are the caller's, afterwards.
-  void pml_adjoint_step(std::array<T*, 3> P, std::array<T*, 3> Omega, const T* dt_v2) {
+  // With attenuation the velocity adjoint's D_a^+ acts on drive[a] (X_a, pml_adjoint_drive) instead of P_a.
+  void pml_adjoint_step(std::array<T*, 3> P, std::array<T*, 3> Omega, const T* dt_v2,
+                        std::array<const T*, 3> drive = {}) {
     for (int a = 0; a < 3; ++a) {
-      fft_.forward(P[a], scratch_.data());
+      fft_.forward(drive[a] ? drive[a] : P[a], scratch_.data());
       multiply<false>(scratch_.data(), scratch_.data(), a, setup_.shift_plus[a]);
       fft_.backward(scratch_.data(), work_.data());  // D_a^+ P_a
       update_velocity(Omega[a], a);
@@ -218,6 +220,9 @@ class SpectralCpuSteps {
       fft_.backward(scratch_.data(), out[a]);
     }
   }
+
+  // D_a^- w_a of the last pml_step's component a, valid in its after_component(a) (the transform's output).
+  const T* component_divergence() const { return work_.data(); }
 
   // out = D_a^+ in (plus = true) or D_a^- in: the staggered derivatives alone (tests of their transposes).
   void staggered_derivative(int a, bool plus, const T* in, T* out) {
