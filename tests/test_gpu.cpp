@@ -1,12 +1,12 @@
 // GPU tests (label gpu): what only the CUDA backend has. The CUDA propagators' plumbing (the receivers' ring, a
 // shot resumed in the middle of a ring half, the two-phase field copy, the state reset between shots), the tiled
 // FDTD kernel against the generic one, the cuFFT wrapper, the CUDA gradient's device histories and its refusal of
-// the spectral method, cuBLAS vector operations against Eigen, the optimiser on device vectors (Optimizer on
-// cuBLAS) against the Eigen one, the gradient preconditioner on the device (cuFFT smoothing, weights) against the
-// host one, and the inversion on the CUDA backend against the CPU one. The CUDA propagators and the CUDA gradient
-// against the CPU ones and the Eigen references are backend tests (tests/test_physics.cpp,
-// tests/test_gradient.cpp: test_physics_cuda, test_physics_spectral_cuda, test_gradient_cuda). Without a usable
-// device the executable prints why and exits 77, which CTest reports as skipped.
+// the spectral method, the staggered scheme's propagator against the CPU's, cuBLAS vector operations against Eigen, the
+// optimiser on device vectors (Optimizer on cuBLAS) against the Eigen one, the gradient preconditioner on the device
+// (cuFFT smoothing, weights) against the host one, and the inversion on the CUDA backend against the CPU one. The CUDA
+// propagators and the CUDA gradient against the CPU ones and the Eigen references are backend tests
+// (tests/test_physics.cpp, tests/test_gradient.cpp: test_physics_cuda, test_physics_spectral_cuda, test_gradient_cuda).
+// Without a usable device the executable prints why and exits 77, which CTest reports as skipped.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -268,6 +268,61 @@ TEST_CASE(
   }
 }
 #endif
+
+TEST_CASE(
+    "CUDA staggered scheme (density, CPML or a free surface, Q, a force source, velocity receivers) against the CPU; "
+    "ring resume, a second shot") {
+  // kernels/cuda/staggered_cuda.cu runs the bodies that test_staggered checks against the CPU loops on the CPU; here
+  // the device arithmetic (FMA contraction, fp64 sums of the receivers) against the CPU propagator: rounding.
+  for (const bool free_surface : {false, true})
+    for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-12}, std::pair{Precision::fp32, 1e-5}}) {
+      CAPTURE(free_surface);
+      CAPTURE(precision == Precision::fp64);
+      Case c = forward_comparison_case(free_surface ? 4 : 8, 6, free_surface, ModelSpec::Kind::layered);
+      c.scheme.formulation = Formulation::staggered;
+      c.model.densities = {1100.0, 2000.0, 2300.0};
+      if (free_surface) {
+        c.attenuation.present = true;
+        c.attenuation.q_layers = {30.0, 60.0, 120.0};
+      }
+      c.shots[0].sources[1].kind = SourceKind::force;
+      c.shots[0].sources[1].direction = {0.6, 0.0, 0.8};
+      testing::four_component_receivers(c);
+      c.run.precision = precision;
+      c.run.backend = BackendKind::cpu;
+      const auto cpu = simulate_shot(c, make_plan(c), 0);
+      c.run.backend = BackendKind::cuda;
+      const Plan plan = make_plan(c);
+      const auto gpu = simulate_shot(c, plan, 0);
+      MESSAGE("staggered, free surface " << free_surface << ", fp64 " << (precision == Precision::fp64) << ": traces "
+                                         << rel_l2(gpu.traces, cpu.traces) << ", final field "
+                                         << rel_l2(gpu.final_field, cpu.final_field));
+      CHECK(rel_l2(gpu.traces, cpu.traces) <= tolerance);
+      CHECK(rel_l2(gpu.final_field, cpu.final_field) <= tolerance);
+      CHECK(make_propagator(c, plan)->name().find("staggered-cuda") != std::string::npos);
+    }
+  // Traces across the ring's halves, a shot saved mid-half and resumed, the two-phase copy, and a second shot.
+  Case c = forward_comparison_case(8, 6, false, ModelSpec::Kind::layered);
+  c.scheme.formulation = Formulation::staggered;
+  c.model.densities = {1100.0, 2000.0, 2300.0};
+  c.attenuation.present = true;
+  c.attenuation.q_layers = {30.0, 60.0, 120.0};
+  c.run.precision = Precision::fp64;
+  c.run.backend = BackendKind::cuda;
+  c.time.duration = 1.2;
+  const Plan plan = make_plan(c);
+  REQUIRE(plan.nt > 2 * 256 + 10);
+  auto p = make_propagator(c, plan);
+  p->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+  run_steps(*p, 0, plan.nt);
+  const auto t = p->traces();
+  const std::vector<double> reference(t.begin(), t.end());
+  p->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+  run_steps(*p, 0, plan.nt);
+  const auto again = p->traces();
+  CHECK(std::vector<double>(again.begin(), again.end()) == reference);
+  check_ring_resume_and_field_copy(c, plan, reference, *p);
+}
 
 TEST_CASE("CUDA spectral: a second shot on the same propagator repeats the first (state fully reset)") {
   for (SpectralAbsorber absorber : {SpectralAbsorber::pml, SpectralAbsorber::damping}) {

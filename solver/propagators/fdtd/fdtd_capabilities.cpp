@@ -53,24 +53,27 @@ double fdtd_host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
   return state_values(c, shape) * fdtd_value_bytes(c) + model;
 }
 
-// solver/propagators/fdtd/fdtd_cuda_propagator.cpp: the state; the dense interior copy (snapshots, final field,
-// field statistics); the receivers and sources; the fp64 wavelets; plans and reductions.
+// solver/propagators/fdtd/fdtd_cuda_propagator.cpp (staggered_cuda_propagator.cpp for the staggered scheme): the state;
+// the dense interior copy (snapshots, final field, field statistics); the receivers and sources; the fp64 wavelets;
+// plans and reductions.
 double fdtd_device_bytes(const Case& c, int nt, const std::array<int, 3>& shape) {
   const double points = double(shape[0]) * shape[1] * shape[2];
   const double value = fdtd_value_bytes(c);
   const double wavelets = 8.0 * double(max_shot_sources(c)) * nt;
-  return (state_values(c, shape) + points) * value + device_acquisition_bytes(c, nt, value) + wavelets +
-         64.0 * (1 << 20);
+  const double state =
+      c.scheme.formulation == Formulation::staggered ? staggered_values(c, shape) : state_values(c, shape);
+  return (state + points) * value + device_acquisition_bytes(c, nt, value) + wavelets + 64.0 * (1 << 20);
 }
 
-// The CUDA FDTD kernels put ny and nz (up to the whole grid) in gridDim.y/z, at most 65535. The staggered scheme has
-// no CUDA kernels yet.
+// The CUDA FDTD kernels put ny and nz (up to the whole grid) in gridDim.y/z, at most 65535 (the staggered scheme's
+// with 2R - 1 more). The staggered scheme runs forward on the GPU; its gradient is the CPU's.
 std::string cuda_grid_limit(const Case& c) {
-  if (c.scheme.formulation == Formulation::staggered)
-    return "scheme.formulation = \"staggered\" (a density model or [attenuation]) runs on the CPU only in this "
-           "version; use "
-           "run.backend = \"cpu\" (or \"auto\")";
-  if (std::max(c.grid.shape[0], c.grid.shape[1]) <= 65535) return {};
+  if (c.scheme.formulation == Formulation::staggered && c.inversion.present)
+    return "scheme.formulation = \"staggered\" (a density model or [attenuation]): its gradient (invert, gradient, "
+           "check-gradient, born, migrate) runs on the CPU only in this version, and the case has an [inversion] "
+           "table; use run.backend = \"cpu\" (or \"auto\")";
+  const int margin = c.scheme.formulation == Formulation::staggered ? c.scheme.order - 1 : 0;
+  if (std::max(c.grid.shape[0], c.grid.shape[1]) + margin <= 65535) return {};
   return fmt::format(
       "grid.shape = [{}, {}, {}]: the CUDA FDTD kernels take at most 65535 points along z and y "
       "(CUDA's grid limit); put the longest axis last (x), or use backend = \"cpu\"",

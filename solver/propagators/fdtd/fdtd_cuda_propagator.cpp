@@ -31,6 +31,7 @@
 #include "solver/propagators/gpu/device_gather.hpp"
 #include "solver/propagators/gpu/device_state.hpp"
 #include "solver/propagators/gpu/device_trace_ring.hpp"
+#include "solver/propagators/staggered/staggered_cuda_propagator.hpp"
 
 namespace specwave {
 namespace {
@@ -388,6 +389,7 @@ class FdtdCuda final : public Propagator {
 }  // namespace
 
 std::unique_ptr<Propagator> make_fdtd_cuda_propagator(const Case& c, const Plan& plan, const Comm* domain) {
+  if (c.scheme.formulation == Formulation::staggered) return make_staggered_cuda_propagator(c, plan, domain);
   if (c.run.precision == Precision::fp64) return std::make_unique<FdtdCuda<double>>(c, plan, domain);
   return std::make_unique<FdtdCuda<float>>(c, plan, domain);
 }

@@ -1,0 +1,284 @@
+// The staggered velocity-pressure scheme (variable density, attenuation) on an NVIDIA GPU: the StaggeredSetup arrays
+// copied to the device once, kernels/cuda/staggered_cuda.cu's two steps in the time loop, the sources added per target
+// point in the CPU's order (their running sums F^n in fp64, converted at injection as on the CPU), the receivers
+// sampled into a device ring (solver/propagators/gpu/device_trace_ring.hpp) and snapshots copied on the output stream
+// (solver/propagators/gpu/device_field_copy.hpp), as the FDTD GPU propagator does. One rank a shot: a grid split
+// over ranks runs on the CPU (the factory refuses it). No allocation after construction.
+#include "solver/propagators/staggered/staggered_cuda_propagator.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <vector>
+
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/fdtd_adjoint_cuda.hpp"
+#include "kernels/cuda/fdtd_cuda.hpp"
+#include "kernels/cuda/staggered_cuda.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/parallel/comm.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/propagators/gpu/device_field_copy.hpp"
+#include "solver/propagators/gpu/device_gather.hpp"
+#include "solver/propagators/gpu/device_state.hpp"
+#include "solver/propagators/gpu/device_trace_ring.hpp"
+#include "solver/propagators/staggered/staggered_setup.hpp"
+
+namespace specwave {
+namespace {
+
+template <class T>
+cuda::DeviceArray<T> upload(const std::vector<T>& host) {
+  cuda::DeviceArray<T> d(host.size());
+  if (!host.empty()) cuda::copy_to_device(d.data(), host.data(), host.size() * sizeof(T));
+  return d;
+}
+
+int select(int device) {
+  cuda::select_device(device);
+  return device;
+}
+
+template <class T>
+class StaggeredCuda final : public Propagator {
+ public:
+  StaggeredCuda(const Case& c, const Plan& plan)
+      : device_(select(plan.device)),
+        setup_(make_staggered_setup<T>(c, plan)),
+        u_(setup_.layout.size()),
+        kdt_(upload(setup_.kdt)),
+        field_copy_(stream_, output_stream_, std::size_t(setup_.layout.interior_points()), c.output.snapshot_every > 0,
+                    /*dense_now=*/true),
+        stats_max_(cuda::stats_blocks()),
+        stats_index_(cuda::stats_blocks()) {
+    for (int a = 0; a < 3; ++a) {
+      w_[std::size_t(a)] = cuda::DeviceArray<T>(setup_.layout.size());
+      bdt_[std::size_t(a)] = upload(setup_.bdt[std::size_t(a)]);
+      a_node_[std::size_t(a)] = upload(setup_.a_node[std::size_t(a)]);
+      b_node_[std::size_t(a)] = upload(setup_.b_node[std::size_t(a)]);
+      a_half_[std::size_t(a)] = upload(setup_.a_half[std::size_t(a)]);
+      b_half_[std::size_t(a)] = upload(setup_.b_half[std::size_t(a)]);
+      for (int side = 0; side < 2; ++side) {
+        if (!setup_.pml[std::size_t(a)].face[side]) continue;
+        phi_[std::size_t(a)][std::size_t(side)] = slabs_.emplace_back(setup_.slab_points[std::size_t(a)]).data();
+        chi_[std::size_t(a)][std::size_t(side)] = slabs_.emplace_back(setup_.slab_points[std::size_t(a)]).data();
+      }
+    }
+    for (const auto& drive : setup_.sls_drive) {
+      drives_.push_back(upload(drive));
+      memory_.emplace_back(drive.size());
+    }
+    make_receivers();
+    std::size_t max_points = 0, max_sources = 0;  // room for the largest shot: begin_shot never allocates
+    for (const auto& shot : plan.sources) {
+      std::size_t points = 0;
+      for (const auto& s : shot) points += s.points.size();
+      max_points = std::max(max_points, points);
+      max_sources = std::max(max_sources, shot.size());
+    }
+    sources_ = DeviceGather<T>(max_points);
+    running_ = cuda::DeviceArray<double>(max_sources * std::size_t(setup_.nt));
+  }
+
+  std::string name() const override {
+    return std::string(memory_.empty() ? "staggered-cuda-" : "visco-staggered-cuda-") +
+           (sizeof(T) == 4 ? "fp32" : "fp64");
+  }
+
+  void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets,
+                  const std::vector<PointStencil>& receivers) override {
+    if (setup_.set_receivers(receivers)) make_receivers();
+    const cudaStream_t st = stream_.handle();
+    u_.zero(st);
+    for (auto& w : w_) w.zero(st);
+    for (auto& s : slabs_) s.zero(st);
+    for (auto& r : memory_) r.zero(st);
+    ring_->discard(0);
+    field_copy_.discard();
+    ring_->zero_host();
+    const PointLists<T> points = setup_.sources(sources);
+    sources_.assign(gather_by_target(points.index, points.factor, points.owner), st);
+    // F^n = sum_{m <= n} s(t_m) (running_sums), fp64 on the device, converted to T at injection as on the CPU.
+    const std::vector<std::vector<double>> running = running_sums(wavelets);
+    std::vector<double> flat(running.size() * std::size_t(setup_.nt));
+    for (std::size_t j = 0; j < running.size(); ++j)
+      std::copy_n(running[j].begin(), setup_.nt, flat.begin() + std::ptrdiff_t(j * setup_.nt));
+    cuda::copy_to_device(running_.data(), flat.data(), flat.size() * sizeof(double), st);
+    traces_valid_ = false;
+  }
+
+  void advance(int n_begin, int n_end) override {
+    const cudaStream_t st = stream_.handle();
+    const StaggeredStep<T> s = step();
+    for (int n = n_begin; n < n_end; ++n) {
+      record(n);
+      cuda::staggered_velocity_step(s, st);
+      cuda::staggered_pressure_step(s, st);
+      cuda::add_point_signals(u_.data(), sources_.view(), running_.data(), setup_.nt, n, st);
+      if (setup_.free_surface) cuda::zero_top_plane(setup_.layout, u_.data(), st);
+    }
+    traces_valid_ = false;
+  }
+
+  std::span<const double> traces() override {
+    if (!traces_valid_) {
+      ring_->flush();
+      const auto& r = setup_.block_receivers;
+      const std::size_t nt = std::size_t(setup_.nt);
+      std::fill(traces_.begin(), traces_.end(), 0.0);
+      for (std::size_t k = 0; k < r.whole_id.size(); ++k)
+        std::copy_n(ring_->host(0).data() + k * nt, nt, traces_.data() + std::size_t(r.whole_id[k]) * nt);
+      traces_valid_ = true;
+    }
+    return traces_;
+  }
+
+  FieldStats field_stats() override {
+    const auto s =
+        cuda::field_stats(setup_.layout, u_.data(), stats_max_.data(), stats_index_.data(), stream_.handle());
+    return {s.finite ? s.max_abs : INFINITY, s.argmax, s.finite};
+  }
+
+  void copy_field(std::span<float> out) override { copy_out(out); }
+  void copy_field(std::span<double> out) override { copy_out(out); }
+  void start_copy_field() override {
+    field_copy_.start([&](T* dense) { cuda::unpad(setup_.layout, u_.data(), dense, stream_.handle()); });
+  }
+  void finish_copy_field(std::span<float> out) override { field_copy_.finish(out); }
+  void finish_copy_field(std::span<double> out) override { field_copy_.finish(out); }
+
+  // The CPU propagator's names (StaggeredCpu::visit_state), so that a run saved on one backend resumes on the other;
+  // the samples recorded so far are flushed into "traces" first (begin_state_visit).
+  void visit_state(StateVisitor& v) override {
+    const cudaStream_t st = stream_.handle();
+    begin_state_visit(v, *ring_, field_copy_);
+    visit_device(v, "u", u_, st);
+    for (int a = 0; a < 3; ++a) visit_device(v, fmt::format("w_{}", "zyx"[a]), w_[std::size_t(a)], st);
+    for (std::size_t s = 0; s < slabs_.size(); ++s) visit_device(v, fmt::format("cpml_{}", s), slabs_[s], st);
+    for (std::size_t l = 0; l < memory_.size(); ++l) visit_device(v, fmt::format("sls_{}", l), memory_[l], st);
+    v.visit_array("traces", ring_->host(0));
+    std::vector<double> parts;  // (none on one rank; the CPU's checkpoint has the array)
+    v.visit_array("trace_parts", parts);
+    traces_valid_ = false;
+  }
+
+  std::size_t device_bytes() const override {
+    std::size_t bytes = u_.bytes() + kdt_.bytes() + field_copy_.device_bytes() + ring_->device_bytes() +
+                        running_.bytes() + sources_.bytes() + receivers_index_.bytes() + receivers_factor_.bytes() +
+                        receivers_offsets_.bytes();
+    for (int a = 0; a < 3; ++a)
+      bytes += w_[std::size_t(a)].bytes() + bdt_[std::size_t(a)].bytes() + a_node_[std::size_t(a)].bytes() +
+               b_node_[std::size_t(a)].bytes() + a_half_[std::size_t(a)].bytes() + b_half_[std::size_t(a)].bytes();
+    for (const auto& s : slabs_) bytes += s.bytes();
+    for (std::size_t l = 0; l < memory_.size(); ++l) bytes += memory_[l].bytes() + drives_[l].bytes();
+    return bytes;
+  }
+
+ private:
+  // The step's view of the device arrays (StaggeredSetup::step's values with device pointers).
+  StaggeredStep<T> step() {
+    StaggeredStep<T> s;
+    s.layout = setup_.layout;
+    s.u = u_.data();
+    s.kdt = kdt_.data();
+    s.coef = setup_.coef;
+    s.free_surface = setup_.free_surface;
+    for (int a = 0; a < 3; ++a) {
+      s.w[a] = w_[std::size_t(a)].data();
+      s.bdt[a] = bdt_[std::size_t(a)].data();
+      StaggeredCpmlAxis<T> p = setup_.pml[std::size_t(a)];
+      p.a_node = a_node_[std::size_t(a)].data();
+      p.b_node = b_node_[std::size_t(a)].data();
+      p.a_half = a_half_[std::size_t(a)].data();
+      p.b_half = b_half_[std::size_t(a)].data();
+      for (int side = 0; side < 2; ++side) {
+        p.phi[side] = phi_[std::size_t(a)][std::size_t(side)];
+        p.chi[side] = chi_[std::size_t(a)][std::size_t(side)];
+      }
+      s.pml[a] = p;
+    }
+    s.mechanisms = int(memory_.size());
+    for (std::size_t l = 0; l < memory_.size(); ++l) {
+      s.r[l] = memory_[l].data();
+      s.g[l] = drives_[l].data();
+      s.decay[l] = setup_.sls_decay[l];
+    }
+    s.half_dt = T(0.5 * setup_.dt);
+    return s;
+  }
+
+  // The receivers' device lists and the trace ring (one group: every receiver is whole on one rank).
+  void make_receivers() {
+    cuda::synchronize();  // no queued step reads the old lists
+    const PointLists<T>& r = setup_.block_receivers.whole;
+    receivers_ = int(r.offsets.size()) - 1;
+    ring_.reset();
+    ring_ = std::make_unique<DeviceTraceRing>(stream_, output_stream_, setup_.nt,
+                                              std::vector<std::size_t>{std::size_t(receivers_)});
+    receivers_index_ = upload(r.index);
+    receivers_factor_ = upload(r.factor);
+    receivers_offsets_ = upload(r.offsets);
+    traces_.assign(setup_.receiver_positions.size() * std::size_t(setup_.nt), 0.0);
+  }
+
+  void record(int n) {
+    const auto at = ring_->begin_sample(n);
+    cuda::record_receivers(u_.data(), receivers_index_.data(), receivers_factor_.data(), receivers_offsets_.data(),
+                           receivers_, ring_->half_data(0, at.half), ring_->columns(), at.column, stream_.handle());
+    ring_->end_sample(n);
+  }
+
+  template <class U>
+  void copy_out(std::span<U> out) {
+    field_copy_.wait_for_copy();
+    T* dense = field_copy_.dense();
+    const std::size_t points = field_copy_.size();
+    cuda::unpad(setup_.layout, u_.data(), dense, stream_.handle());
+    if constexpr (std::is_same_v<U, T>) {
+      cuda::copy_to_host(out.data(), dense, points * sizeof(T), stream_.handle());
+    } else {
+      std::vector<T> host(points);
+      cuda::copy_to_host(host.data(), dense, points * sizeof(T), stream_.handle());
+      for (std::size_t i = 0; i < host.size(); ++i) out[i] = U(host[i]);
+    }
+  }
+
+  int device_;                  // selected before any allocation
+  cuda::Stream stream_;         // created before, destroyed after the buffers used in it
+  cuda::Stream output_stream_;  // receiver samples and snapshots to the host
+  StaggeredSetup<T> setup_;
+  cuda::DeviceArray<T> u_, kdt_;
+  std::array<cuda::DeviceArray<T>, 3> w_, bdt_, a_node_, b_node_, a_half_, b_half_;
+  std::vector<cuda::DeviceArray<T>> slabs_;
+  std::array<std::array<T*, 2>, 3> phi_{}, chi_{};  // into slabs_ (null: no layer on that face)
+  std::vector<cuda::DeviceArray<T>> memory_, drives_;
+  DeviceFieldCopy<T> field_copy_;
+  cuda::DeviceArray<double> stats_max_;
+  cuda::DeviceArray<std::int64_t> stats_index_;
+  std::unique_ptr<DeviceTraceRing> ring_;
+  int receivers_ = 0;
+  cuda::DeviceArray<index_t> receivers_index_;
+  cuda::DeviceArray<T> receivers_factor_;
+  cuda::DeviceArray<std::int32_t> receivers_offsets_;
+  DeviceGather<T> sources_;
+  cuda::DeviceArray<double> running_;  // (sources, nt): F^n in fp64
+  std::vector<double> traces_;
+  bool traces_valid_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Propagator> make_staggered_cuda_propagator(const Case& c, const Plan& plan, const Comm* domain) {
+  if (domain && domain->size() > 1)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: the staggered scheme (a density model or [attenuation]) runs one rank a shot on the "
+                            "GPU in this version, and this shot group has {} ranks; set run.shot_groups to the "
+                            "number of ranks, or run.backend = \"cpu\" to split the grid",
+                            c.source_path.empty() ? c.name : c.source_path, domain->size()));
+  if (c.run.precision == Precision::fp64) return std::make_unique<StaggeredCuda<double>>(c, plan);
+  return std::make_unique<StaggeredCuda<float>>(c, plan);
+}
+
+}  // namespace specwave
