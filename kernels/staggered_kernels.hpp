@@ -59,7 +59,8 @@ SPECWAVE_HD inline void velocity_point(const StaggeredStep<T>& s, int z, int y, 
 }
 
 // u^{n+1} at the node (z, y, x): D = sum_a D-_a w_a, each absorbing face's chi (z faces, y faces, x faces, as the CPU
-// adds them), the memory variables r_l^{n+1} = a_l r_l^n + g_l D, and u^{n+1} = u^n - dt K D + (dt / 2) sum_l (r_l^{n+1}
+// adds them), the memory variables r_l^{n+1} = a_l r_l^n + g_l D, and u^{n+1} = u^n - dt K D + (dt / 2) sum_l
+// (r_l^{n+1}
 // + r_l^n).
 template <int R, class T>
 SPECWAVE_HD inline void pressure_point(const StaggeredStep<T>& s, int z, int y, int x) {
@@ -75,7 +76,8 @@ SPECWAVE_HD inline void pressure_point(const StaggeredStep<T>& s, int z, int y, 
       if (!p.face[side] || c[a] < p.node_begin(side) || c[a] >= p.node_end(side)) continue;
       int q;
       const index_t k = slab_position<false>(p, a, side, c, q);
-      const T ch = p.b_node[q] * p.chi[side][k] + p.a_node[q] * staggered_d_minus<R>(s.w[a], i, L.stride(a), s.coef.g[a]);
+      const T ch =
+          p.b_node[q] * p.chi[side][k] + p.a_node[q] * staggered_d_minus<R>(s.w[a], i, L.stride(a), s.coef.g[a]);
       p.chi[side][k] = ch;
       d += ch;
     }

@@ -73,8 +73,8 @@ void check_kernels(Case c) {
       scale = std::max(scale, std::abs((*from[k])[i]));
       ++values;
     }
-  const std::string what = std::string(c.boundary.free_surface ? "free surface" : "CPML") +
-                           (c.attenuation.present ? ", Q" : "");
+  const std::string what =
+      std::string(c.boundary.free_surface ? "free surface" : "CPML") + (c.attenuation.present ? ", Q" : "");
   MESSAGE("order " << 2 * R << ", " << c.grid.shape[0] << " x " << c.grid.shape[1] << " x " << c.grid.shape[2] << ", "
                    << what << ": " << values << " values, largest difference " << worst << " of " << scale);
   CHECK(scale > 0);

@@ -8,9 +8,9 @@
 namespace specwave {
 
 std::unique_ptr<Propagator> make_staggered_cuda_propagator(const Case&, const Plan&, const Comm*) {
-  throw Error(ExitCode::backend_unavailable,
-              std::string("no propagator for the staggered scheme on backend cuda in this build: ") +
-                  cuda::no_cuda_backend);
+  throw Error(
+      ExitCode::backend_unavailable,
+      std::string("no propagator for the staggered scheme on backend cuda in this build: ") + cuda::no_cuda_backend);
 }
 
 }  // namespace specwave
