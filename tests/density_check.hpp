@@ -1,7 +1,7 @@
 #pragma once
 // The density gradient's checks, shared by the staggered scheme's tests and the spectral method's: a Taylor test at
-// fixed velocity, the invariance under a constant factor, and central differences of J at a source node and at a
-// velocity receiver's node.
+// fixed velocity, the invariance under a constant factor, central differences of J at a source node and at a velocity
+// receiver's node, and the dot-product test of the density's Born operator (fp64 <= 1e-10, fp32 <= 1e-4).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -102,6 +102,17 @@ inline void check_density_gradient(const Case& c, const std::array<double, 3>& b
     MESSAGE("at " << where << ": central difference " << central << ", gradient " << gradient[k0] << ", relative "
                   << std::abs(central - gradient[k0]) / std::abs(central));
     CHECK(std::abs(central - gradient[k0]) <= tolerance * std::abs(central));
+  }
+  // The density's Born operator against its transpose (born_density, add_density_gradient), shot 0.
+  for (const auto& [precision, limit] : {std::pair{Precision::fp64, 1e-10}, std::pair{Precision::fp32, 1e-4}}) {
+    Case cp = c;
+    cp.run.precision = precision;
+    const DotTestResult r = density_dot_test(cp, plan, 0, 555);
+    MESSAGE(g->name() << ", velocity receivers " << velocity_receivers << ", density dot test "
+                      << std::string(to_string(precision)) << ": <F_rho drho, dd> = " << r.lhs << ", mismatch "
+                      << r.mismatch);
+    CHECK(r.lhs != 0);
+    CHECK(r.mismatch <= limit);
   }
   const std::vector<double> direction = smooth_direction(c.grid, rho0, 0.02);
   double gd = 0;

@@ -50,6 +50,27 @@ DotTestResult born_dot_test(const Case& c, const Plan& plan, int shot, std::uint
   return r;
 }
 
+DotTestResult density_dot_test(const Case& c, const Plan& plan, int shot, std::uint64_t seed) {
+  auto propagator = make_gradient_propagator(c, plan, all_steps_choice(plan.nt, 0));
+  const std::vector<double> rho = propagator->density();
+  double mean = 0;
+  for (double v : rho) mean += v / double(rho.size());
+  const std::vector<double> drho = uniform(rho.size(), seed, mean);
+  const std::vector<double> traces = propagator->forward(shot, true);
+  double rms = 0;
+  for (double t : traces) rms += t * t / double(traces.size());
+  const std::vector<double> dd = uniform(traces.size(), seed + 1, std::sqrt(rms) > 0 ? std::sqrt(rms) : 1.0);
+  std::vector<double> velocity_gradient(rho.size(), 0.0), adjoint(rho.size(), 0.0);
+  propagator->adjoint(dd, velocity_gradient, {});
+  propagator->add_density_gradient(adjoint);
+  const std::vector<double> born = propagator->born_density(shot, drho);
+  DotTestResult r;
+  r.lhs = dot(born, dd);
+  r.rhs = dot(drho, adjoint);
+  r.mismatch = std::abs(r.lhs - r.rhs) / std::max({std::abs(r.lhs), std::abs(r.rhs), 1e-300});
+  return r;
+}
+
 double log_log_slope(std::span<const double> x, std::span<const double> y) {
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   const double n = double(x.size());
@@ -125,6 +146,10 @@ std::vector<double> smooth_direction(const GridSpec& g, std::span<const double> 
 bool GradientCheckReport::dot_passed(std::size_t k) const {
   return dot[k].second.mismatch <= (dot[k].first == "fp64" ? tolerances.dot_fp64 : tolerances.dot_fp32);
 }
+bool GradientCheckReport::density_dot_passed(std::size_t k) const {
+  const auto& [name, r] = density_dot[k];
+  return r.mismatch <= (name == "fp64" ? tolerances.dot_fp64 : tolerances.dot_fp32);
+}
 bool GradientCheckReport::taylor_passed() const {
   return std::abs(taylor.slope_first - 1) <= tolerances.slope && std::abs(taylor.slope_second - 2) <= tolerances.slope;
 }
@@ -135,6 +160,8 @@ bool GradientCheckReport::density_taylor_passed() const {
 bool GradientCheckReport::passed() const {
   for (std::size_t k = 0; k < dot.size(); ++k)
     if (!dot_passed(k)) return false;
+  for (std::size_t k = 0; k < density_dot.size(); ++k)
+    if (!density_dot_passed(k)) return false;
   return taylor_passed() && density_taylor_passed();
 }
 
@@ -148,6 +175,18 @@ std::string GradientCheckReport::text() const {
     const auto& [name, r] = dot[k];
     out += fmt::format("| {} | {:.15e} | {:.15e} | {:.2e} | {:.0e} | {} |\n", name, r.lhs, r.rhs, r.mismatch,
                        name == "fp64" ? tolerances.dot_fp64 : tolerances.dot_fp32, dot_passed(k) ? "pass" : "FAIL");
+  }
+  if (!density_dot.empty()) {
+    out += "\nDot-product test of the density's Born operator F_rho (d rho -> traces) and its adjoint, shot 0\n";
+    out +=
+        "| precision | <F_rho drho, dd> | <drho, F_rho^T dd> | relative mismatch | tolerance | result |\n"
+        "|---|---|---|---|---|---|\n";
+    for (std::size_t k = 0; k < density_dot.size(); ++k) {
+      const auto& [name, r] = density_dot[k];
+      out += fmt::format("| {} | {:.15e} | {:.15e} | {:.2e} | {:.0e} | {} |\n", name, r.lhs, r.rhs, r.mismatch,
+                         name == "fp64" ? tolerances.dot_fp64 : tolerances.dot_fp32,
+                         density_dot_passed(k) ? "pass" : "FAIL");
+    }
   }
   const auto table = [&](const TaylorResult& t, const std::string& title, bool ok) {
     out += fmt::format("\n{}: J(m) = {:.10e}, g.dm = {:.10e}\n", title, t.misfit, t.directional_derivative);
@@ -204,6 +243,8 @@ GradientCheckReport check_gradient(const Case& case_in) {
     Case cp = c;
     cp.run.precision = p;
     report.dot.emplace_back(to_string(p), born_dot_test(cp, plan, 0, 20240601));
+    if (c.inversion.density_parameter)
+      report.density_dot.emplace_back(to_string(p), density_dot_test(cp, plan, 0, 20240602));
   }
   auto propagator = make_gradient_propagator(c, plan, history);
   const ObservedData observed = observed_data(c, plan, *propagator);

@@ -20,6 +20,9 @@ struct DotTestResult {
   double lhs = 0, rhs = 0, mismatch = 0;  // mismatch = |lhs - rhs| / max(|lhs|, |rhs|)
 };
 DotTestResult born_dot_test(const Case& c, const Plan& plan, int shot, std::uint64_t seed);
+// The same for the density at fixed velocity (inversion.parameters naming "density"): <F_rho drho, dd> against
+// <drho, F_rho^T dd>, F_rho = GradientPropagator::born_density, its transpose add_density_gradient after adjoint().
+DotTestResult density_dot_test(const Case& c, const Plan& plan, int shot, std::uint64_t seed);
 
 // Taylor test along `direction`: for each h, r1(h) = |J(m + h dm) - J(m)| and r2(h) = |J(m + h dm) - J(m) - h g.dm|.
 // A correct gradient gives r1 ~ h (slope 1 on a log-log plot) and r2 ~ h^2 (slope 2).
@@ -58,13 +61,15 @@ struct GradientCheckTolerances {
 // fp64 (all shots, the case's misfit and parameterisation, data from inversion.true_model or observed).
 struct GradientCheckReport {
   std::string plan_text;
-  std::vector<std::pair<std::string, DotTestResult>> dot;  // precision, result
+  std::vector<std::pair<std::string, DotTestResult>> dot;          // precision, result
+  std::vector<std::pair<std::string, DotTestResult>> density_dot;  // with a density parameter
   TaylorResult taylor;
   std::optional<TaylorResult> density_taylor;  // with a density parameter
   Parameterisation parameterisation = Parameterisation::velocity;
   std::string propagator, history;
   GradientCheckTolerances tolerances;
   bool dot_passed(std::size_t k) const;
+  bool density_dot_passed(std::size_t k) const;
   bool taylor_passed() const;
   bool density_taylor_passed() const;
   bool passed() const;

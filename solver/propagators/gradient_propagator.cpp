@@ -36,6 +36,23 @@ class ReceiverDensities {
   }
   void set(std::span<const double> density) { set_from(density); }
   std::span<const double> of(int shot) const { return densities_.at(std::size_t(shot)); }
+  // The Born operator's receivers' term for a density perturbation drho: out_r -= v_r drho_r / rho_r (velocity traces
+  // v of shot `shot`, drho_r = sum_p drho_p |w_p| / sum |w|).
+  void add_born(int shot, std::span<const double> drho, std::span<const double> traces, std::span<double> out) {
+    const auto& stencils = receivers_.of(shot, shared_);
+    const std::size_t nt = traces.size() / std::max<std::size_t>(1, stencils.size());
+    for (std::size_t r = 0; r < stencils.size(); ++r) {
+      if (!velocity_[std::size_t(shot)][r]) continue;
+      const std::vector<double> share = point_density_derivative(stencils[r]);
+      double d_rho_r = 0;
+      for (std::size_t k = 0; k < share.size(); ++k) {
+        const auto& p = stencils[r].points[k];
+        d_rho_r += share[k] * drho[(std::size_t(p.iz) * shape_[1] + p.iy) * shape_[2] + p.ix];
+      }
+      const double relative = d_rho_r / densities_[std::size_t(shot)][r];
+      for (std::size_t n = 0; n < nt; ++n) out[r * nt + n] -= traces[r * nt + n] * relative;
+    }
+  }
   // gradient += the receivers' term above for shot `shot`'s velocity traces and their adjoint source.
   void add_gradient(int shot, std::span<const double> traces, std::span<const double> adjoint_source,
                     std::span<double> gradient) {
@@ -118,6 +135,12 @@ class VelocityReceivers final : public GradientPropagator {
     particle_velocity_adjoint(case_, std::size_t(shot_), dt_, r, densities(shot_));
     inner_->adjoint(r, gradient, illumination);
   }
+  std::vector<double> born_density(int shot, std::span<const double> drho) override {
+    std::vector<double> t = inner_->born_density(shot, drho);
+    particle_velocity_traces(case_, std::size_t(shot), dt_, t, densities(shot));
+    if (densities_) densities_->add_born(shot, drho, inner_velocity_traces(shot), t);
+    return t;
+  }
   std::vector<double> density() const override { return inner_->density(); }
   void add_density_gradient(std::span<double> out) const override {
     inner_->add_density_gradient(out);
@@ -130,6 +153,12 @@ class VelocityReceivers final : public GradientPropagator {
   long long history_forward_steps() const override { return inner_->history_forward_steps(); }
 
  private:
+  // Shot `shot`'s velocity traces at the current model (a forward run without history).
+  std::vector<double> inner_velocity_traces(int shot) {
+    std::vector<double> t = inner_->forward(shot, false);
+    particle_velocity_traces(case_, std::size_t(shot), dt_, t, densities(shot));
+    return t;
+  }
   std::span<const double> densities(int shot) const {
     return densities_ ? densities_->of(shot) : std::span<const double>();
   }
@@ -175,6 +204,13 @@ void GradientPropagator::set_density(std::span<const double>) {
 void GradientPropagator::set_model(std::span<const double> velocity, std::span<const double> density) {
   if (!density.empty()) set_density(density);
   set_velocity(velocity);
+}
+
+std::vector<double> GradientPropagator::born_density(int, std::span<const double>) {
+  throw Error(ExitCode::invalid_case,
+              fmt::format("{}: no density Born operator: it needs a density model and inversion.parameters = "
+                          "[\"velocity\", \"density\"]",
+                          name()));
 }
 
 void GradientPropagator::add_density_gradient(std::span<double>) const {

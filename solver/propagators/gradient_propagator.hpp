@@ -49,6 +49,10 @@ class GradientPropagator {
   // dJ/d rho at fixed velocity for the last adjoint(), added to `out` (nz, ny, nx): a propagator made for a case whose
   // inversion.parameters name "density"; Error(invalid_case) otherwise.
   virtual void add_density_gradient(std::span<double> out) const;
+  // The Born traces (n_receivers, nt) of one shot for a perturbation drho of the density at fixed velocity (kg/m^3,
+  // (nz, ny, nx)): the linearised operator whose transpose add_density_gradient applies (the density's dot-product
+  // test). The same propagators as add_density_gradient; Error(invalid_case) otherwise.
+  virtual std::vector<double> born_density(int shot, std::span<const double> drho);
   virtual std::string history_name() const = 0;
   virtual std::size_t history_bytes() const = 0;
   // Forward steps the history took for the last forward(shot, true) and adjoint(): nt x its recompute factor.

@@ -319,6 +319,95 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     return out;
   }
 
+  // F_rho drho, the density's Born operator at fixed velocity (docs/numerics.md, "With a density model"): the
+  // perturbation's fields follow the same step with the sources of the density gradient's three terms:
+  //  - dt v^2 (rho / rho_ref), the drives and the sources' factors: the velocity's Born sources with drho / rho for
+  //    dV / V;
+  //  - beta_a: w_a^{n+1/2} gains -d beta_a bs_a dt D_a^+ p^n, d beta_a = -beta_a^2 / (2 rho_ref) (drho_i +
+  //  drho_{i+e_a});
+  //  - each source's rho_s: its term s_j^n gains -(drho_s / rho_s) s_j^n.
+  std::vector<double> born_density(int shot, std::span<const double> drho) override {
+    if (!with_density_) return GradientPropagator::born_density(shot, drho);
+    check_born_perturbation(drho.size(), setup_.points());
+    const cpu::FlushDenormals flush(this->flush_denormals_);
+    this->begin_shot(shot);
+    const std::size_t points = setup_.points();
+    const int L = setup_.mechanisms();
+    const Dims3 shape = setup_.blocks.real.shape;
+    std::vector<T> relative(points);  // drho / rho
+    for (std::size_t i = 0; i < points; ++i) relative[i] = T(drho[i] / setup_.density[i]);
+    std::array<std::vector<T>, 3> dbeta;  // d beta_a at the staggered points i + 1/2
+    for (int a = 0; a < 3; ++a) {
+      auto& out = dbeta[std::size_t(a)];
+      out.resize(points);
+      const auto& beta = setup_.beta[std::size_t(a)];
+      for (int z = 0; z < shape[0]; ++z)
+        for (int y = 0; y < shape[1]; ++y)
+          for (int x = 0; x < shape[2]; ++x) {
+            int next[3] = {z, y, x};
+            next[a] = (next[a] + 1) % shape[a];
+            const std::size_t i = (std::size_t(z) * shape[1] + y) * shape[2] + x;
+            const std::size_t j = (std::size_t(next[0]) * shape[1] + next[1]) * shape[2] + next[2];
+            out[i] = T(-double(beta[i]) * double(beta[i]) / (2 * setup_.rho_ref) * (drho[i] + drho[j]));
+          }
+    }
+    const auto& stencils = this->source_stencils_.at(std::size_t(shot));
+    std::vector<T> source_relative(stencils.size());  // -drho_s / rho_s
+    for (std::size_t j = 0; j < stencils.size(); ++j) {
+      const double rho_s = point_density(stencils[j], std::span<const double>(setup_.density), shape);
+      const std::vector<double> d = point_density_derivative(stencils[j]);
+      double d_rho_s = 0;
+      for (std::size_t q = 0; q < d.size(); ++q) {
+        const auto& pt = stencils[j].points[q];
+        d_rho_s += d[q] * drho[(std::size_t(pt.iz) * shape[1] + pt.iy) * shape[2] + pt.ix];
+      }
+      source_relative[j] = T(-d_rho_s / rho_s);
+    }
+    const auto where = source_points();
+    const std::vector<T> effective = lossy_ ? effective_modulus() : std::vector<T>{};
+    SpectralPmlFields<T> d(points, L, setup_.active);
+    std::array<fft::Buffer<T>, 3> gradient_p;  // D_a^+ p^n of the background
+    std::array<std::vector<T>, 3> p_before;    // p_a^n (lossless)
+    for (int a = 0; a < 3; ++a) {
+      gradient_p[std::size_t(a)].assign(points, T(0));
+      if (!lossy_) p_before[std::size_t(a)].resize(points);
+    }
+    std::vector<double> out(traces_.size(), 0.0);
+    const T dt = T(setup_.dt);
+    for (int n = 0; n < setup_.nt; ++n) {
+      host::record(setup_.receivers, d.p.data(), out, setup_.nt, n);
+      if (!lossy_)
+        for (int a = 0; a < 3; ++a) std::copy(f_.p_split[a].begin(), f_.p_split[a].end(), p_before[a].begin());
+      background_step(n, &gradient_p);  // f_ at n + 1; divergence_ = D^n with attenuation
+      steps_.pml_step(
+          d, setup_.dt_vel2.data(),
+          [&](int a) {
+            T* dpa = d.p_split[a].data();
+            const T* rel = relative.data();
+            if (lossy_) {
+              add_modulus_scattering(d, a, relative, effective, where, n);
+            } else {
+              const T *p1 = f_.p_split[a].data(), *p0 = p_before[std::size_t(a)].data();
+              steps_.for_each_row(a, setup_.pml_b[a],
+                                  [=](std::size_t i, T b) { dpa[i] += rel[i] * (p1[i] - b * (b * p0[i])); });
+            }
+            for (std::size_t j = 0; j < where.size(); ++j) {
+              const T amplitude = T(sources_.amplitudes[j][std::size_t(n)]);
+              if (amplitude == T(0)) continue;
+              const T* pattern = sources_.patterns[j].data();
+              for (std::size_t i : where[j]) dpa[i] += source_relative[j] * (pattern[i] * amplitude);
+            }
+          },
+          [&](int a) {
+            T* dw = d.w[a].data();
+            const T *gp = gradient_p[std::size_t(a)].data(), *db = dbeta[std::size_t(a)].data();
+            steps_.for_each_row(a, setup_.pml_bs[a],
+                                [=](std::size_t i, T bs) { dw[i] -= db[i] * (bs * (dt * gp[i])); });
+          });
+    }
+    return out;
+  }
+
   // The transposed recurrence on P_a = -(dt v^2 / dt) b_a pi_a and Omega_a = beta_a bs_a omega_a (pi_a, omega_a: the
   // multipliers of the p_a and w_a updates), from zero at nt: P_a^n = pml_adjoint_step(...) - (dt v^2 / dt) b_a R^T
   // g^n; gradient += sum_a pi_a^{n+1} q_a^n (docs/numerics.md). With a density parameter also the density's terms
@@ -615,34 +704,49 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
   // s_a) and dr_{l,a} += (dV / V) g_l D_a, D_a the background's D_a^- w_a^{n+1/2} (docs/numerics.md).
   std::vector<double> born_lossy(const std::vector<T>& dm) {
     const std::size_t points = setup_.points();
-    const int L = setup_.mechanisms();
-    SpectralPmlFields<T> d(points, L, setup_.active);
+    SpectralPmlFields<T> d(points, setup_.mechanisms(), setup_.active);
     std::vector<double> out(traces_.size(), 0.0);
     const auto where = source_points();
-    std::vector<T> relative(points), effective(points);  // dV / V; -(K - (dt / 2) G)
-    for (std::size_t i = 0; i < points; ++i) {
-      double G = 0;
-      for (int l = 0; l < L; ++l) G += double(setup_.sls_drive[std::size_t(l)][i]);
-      relative[i] = T(double(dm[i]) / double(vel2dt2_[i]));
-      effective[i] = T(-(double(setup_.dt_vel2[i]) - 0.5 * setup_.dt * G));
-    }
+    std::vector<T> relative(points);  // dV / V
+    for (std::size_t i = 0; i < points; ++i) relative[i] = T(double(dm[i]) / double(vel2dt2_[i]));
+    const std::vector<T> effective = effective_modulus();
     for (int n = 0; n < setup_.nt; ++n) {
       host::record(setup_.receivers, d.p.data(), out, setup_.nt, n);
       background_step(n);  // f_ at n + 1, divergence_ = D^n
-      steps_.pml_step(d, setup_.dt_vel2.data(), [&](int a) {
-        T* dpa = d.p_split[a].data();
-        const T *D = divergence_[std::size_t(a)].data(), *rel = relative.data(), *e = effective.data();
-        steps_.for_each_row(a, setup_.pml_b[a], [=](std::size_t i, T b) { dpa[i] += rel[i] * (b * e[i] * D[i]); });
-        for_each_source_term(where, n, [&](std::size_t i, T term) { dpa[i] += rel[i] * term; });
-        for (int l = 0; l < L; ++l) {
-          T* r = d.memory[std::size_t(a * L + l)].data();
-          const T* gl = setup_.sls_drive[std::size_t(l)].data();
-#pragma omp parallel for schedule(static)
-          for (std::size_t i = 0; i < points; ++i) r[i] += rel[i] * (gl[i] * D[i]);
-        }
-      });
+      steps_.pml_step(d, setup_.dt_vel2.data(),
+                      [&](int a) { add_modulus_scattering(d, a, relative, effective, where, n); });
     }
     return out;
+  }
+  // -(K - (dt / 2) G) at every point: the factor of D_a in p_a^{n+1} once r^{n+1} is substituted.
+  std::vector<T> effective_modulus() const {
+    const std::size_t points = setup_.points();
+    std::vector<T> out(points);
+    for (std::size_t i = 0; i < points; ++i) {
+      double G = 0;
+      for (int l = 0; l < setup_.mechanisms(); ++l) G += double(setup_.sls_drive[std::size_t(l)][i]);
+      out[i] = T(-(double(setup_.dt_vel2[i]) - 0.5 * setup_.dt * G));
+    }
+    return out;
+  }
+  // With attenuation, the scattering of a relative perturbation `relative` of K, the drives and the sources' factors
+  // (dV / V, or drho / rho at fixed velocity) after the perturbation's step of component a: dp_a += relative (-b (K -
+  // (dt / 2) G) D_a + s_a) and dr_{l,a} += relative g_l D_a, D_a the background's D_a^- w_a^{n+1/2}.
+  void add_modulus_scattering(SpectralPmlFields<T>& d, int a, const std::vector<T>& relative,
+                              const std::vector<T>& effective, const std::vector<std::vector<std::size_t>>& where,
+                              int n) const {
+    const std::size_t points = setup_.points();
+    const int L = setup_.mechanisms();
+    T* dpa = d.p_split[a].data();
+    const T *D = divergence_[std::size_t(a)].data(), *rel = relative.data(), *e = effective.data();
+    steps_.for_each_row(a, setup_.pml_b[a], [=](std::size_t i, T b) { dpa[i] += rel[i] * (b * e[i] * D[i]); });
+    for_each_source_term(where, n, [&](std::size_t i, T term) { dpa[i] += rel[i] * term; });
+    for (int l = 0; l < L; ++l) {
+      T* r = d.memory[std::size_t(a * L + l)].data();
+      const T* gl = setup_.sls_drive[std::size_t(l)].data();
+#pragma omp parallel for schedule(static)
+      for (std::size_t i = 0; i < points; ++i) r[i] += rel[i] * (gl[i] * D[i]);
+    }
   }
 
   // (b_z, b_y, b_x) at point i (one rank: (nz, ny, nx) order).
@@ -668,14 +772,19 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     f_.reset();
     for (auto& d : divergence_) std::fill(d.begin(), d.end(), T(0));
   }
-  // With attenuation the step also keeps each component's D_a^- w_a^{n+1/2} (divergence_).
-  void background_step(int n) {
-    steps_.pml_step(f_, setup_.dt_vel2.data(), sources_.term(0, n), sources_.patterns.size() <= 1 && !lossy_,
-                    [&](int a) {
-                      sources_.add(f_.p_split[a].data(), n, 1);
-                      if (lossy_)
-                        std::copy_n(steps_.component_divergence(), setup_.points(), divergence_[std::size_t(a)].data());
-                    });
+  // With attenuation the step also keeps each component's D_a^- w_a^{n+1/2} (divergence_); with `gradient`, D_a^+ p^n
+  // there (born_density).
+  void background_step(int n, std::array<fft::Buffer<T>, 3>* gradient = nullptr) {
+    const std::size_t points = setup_.points();
+    steps_.pml_step(
+        f_, setup_.dt_vel2.data(), sources_.term(0, n), sources_.patterns.size() <= 1 && !lossy_,
+        [&](int a) {
+          sources_.add(f_.p_split[a].data(), n, 1);
+          if (lossy_) std::copy_n(steps_.component_derivative(), points, divergence_[std::size_t(a)].data());
+        },
+        [&](int a) {
+          if (gradient) std::copy_n(steps_.component_derivative(), points, (*gradient)[std::size_t(a)].data());
+        });
   }
 
   // ForwardStepper: the state is p_a and w_a (p is their sum, recomputed on restore), with attenuation also the

@@ -102,6 +102,11 @@ struct SpectralPmlFields {
   }
 };
 
+// A hook of SpectralCpuSteps::pml_step that does nothing.
+struct NoStepHook {
+  void operator()(int) const {}
+};
+
 // The steps of one setup, with the transforms planned once and the work arrays they run on. The setup is held by
 // reference (the gradient propagator changes its per-point factors between shots) and must outlive this.
 template <class T>
@@ -153,16 +158,18 @@ class SpectralCpuSteps {
   // `source` (a third of the source term in each component) is added in the update's pass. When after_component
   // does nothing (`after_does_nothing`), the sum is made in the pass that updates p_x. With attenuation (the setup's
   // drives; docs/numerics.md, "Attenuation in the k-space method") each component has memory variables of its own,
-  // driven by its own D_a^- w_a, in its update's pass (update_pressure_memory).
-  template <class After>
+  // driven by its own D_a^- w_a, in its update's pass (update_pressure_memory). after_velocity(a) follows w_a's update
+  // (the Born operator of the density; component_derivative() is D_a^+ p^n then).
+  template <class After, class AfterVelocity = NoStepHook>
   void pml_step(SpectralPmlFields<T>& f, const T* dt_v2, SourceTerm<T> source, bool after_does_nothing,
-                After&& after_component) {
+                After&& after_component, AfterVelocity&& after_velocity = {}) {
     const bool attenuation = !setup_.sls_drive.empty();
     fft_.forward(f.p.data(), spectrum_.data());  // FFT(p^n), kept for the three gradients
     for (int a = 0; a < 3; ++a) {
       multiply<false>(spectrum_.data(), scratch_.data(), a, setup_.shift_plus[a]);
       fft_.backward(scratch_.data(), work_.data());  // D_a^+ p^n
       update_velocity(f.w[a].data(), a);
+      after_velocity(a);
     }
     for (int a = 0; a < 3; ++a) {
       fft_.forward(f.w[a].data(), scratch_.data());
@@ -181,9 +188,9 @@ class SpectralCpuSteps {
     sum_components(f);
   }
 
-  template <class After>
-  void pml_step(SpectralPmlFields<T>& f, const T* dt_v2, After&& after_component) {
-    pml_step(f, dt_v2, {}, false, std::forward<After>(after_component));
+  template <class After, class AfterVelocity = NoStepHook>
+  void pml_step(SpectralPmlFields<T>& f, const T* dt_v2, After&& after_component, AfterVelocity&& after_velocity = {}) {
+    pml_step(f, dt_v2, {}, false, std::forward<After>(after_component), std::forward<AfterVelocity>(after_velocity));
   }
 
   // The transposed PML step on the scaled adjoint variables P_a (grid points) and Omega_a (staggered points),
@@ -221,8 +228,8 @@ class SpectralCpuSteps {
     }
   }
 
-  // D_a^- w_a of the last pml_step's component a, valid in its after_component(a) (the transform's output).
-  const T* component_divergence() const { return work_.data(); }
+  // The last transform's output in pml_step: D_a^+ p^n in after_velocity(a), D_a^- w_a in after_component(a).
+  const T* component_derivative() const { return work_.data(); }
 
   // out = D_a^+ in (plus = true) or D_a^- in: the staggered derivatives alone (tests of their transposes).
   void staggered_derivative(int a, bool plus, const T* in, T* out) {

@@ -116,18 +116,79 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
   std::vector<double> born(int shot, std::span<const double> dm) override {
     const FieldLayout& L = setup_.layout;
     check_born_perturbation(dm.size(), std::size_t(L.interior_points()));
-    const cpu::FlushDenormals flush(flush_denormals_);
-    begin_shot(shot);
-    StaggeredFields<T> du(setup_);
     std::vector<T> relative(dm.size());  // dm / m
     for (std::size_t k = 0; k < dm.size(); ++k)
       relative[k] = T(dm[k] / (setup_.velocity[k] * setup_.velocity[k] * dt_ * dt_));
+    return born_run(shot, relative);
+  }
+
+  // F_rho drho, the density's Born operator at fixed velocity: the scattering of born() with drho / rho for dm / m (dt
+  // K, the drives and the sources' factors are proportional to rho at each point), each half node's w_a gaining
+  // (d(dt beta) / (dt beta)) dw_a^n between the velocity and the pressure steps (dw_a the background's increment, dt
+  // beta = 2 dt / (rho_0 + rho_1) of its two nodes), and each source's factor -(drho_s / rho_s) of itself.
+  std::vector<double> born_density(int shot, std::span<const double> drho) override {
+    if (!with_density_) return GradientPropagator::born_density(shot, drho);
+    const FieldLayout& L = setup_.layout;
+    check_born_perturbation(drho.size(), std::size_t(L.interior_points()));
+    std::vector<T> relative(drho.size());  // drho / rho
+    for (std::size_t k = 0; k < drho.size(); ++k) relative[k] = T(drho[k] / setup_.density[k]);
+    std::array<std::vector<T>, 3> buoyancy;  // d(dt beta_a) / (dt beta_a) = -(dt beta_a) (drho_0 + drho_1) / (2 dt)
+    const int R = setup_.coef.radius;
+    for (int axis = 0; axis < 3; ++axis) {
+      auto& out = buoyancy[std::size_t(axis)];
+      out.assign(std::size_t(L.size()), T(0));
+      int lo[3] = {0, 0, 0}, hi[3] = {L.nz, L.ny, L.nx};
+      lo[axis] = -R, hi[axis] = L.extent(axis) + R;
+      const T* bdt = setup_.bdt[std::size_t(axis)].data();
+      for (int z = lo[0]; z < hi[0]; ++z)
+        for (int y = lo[1]; y < hi[1]; ++y)
+          for (int x = lo[2]; x < hi[2]; ++x) {
+            const index_t i = L.index(z, y, x);
+            std::size_t n0, n1;
+            setup_.buoyancy_nodes(axis, z, y, x, n0, n1);
+            out[std::size_t(i)] = T(-double(bdt[i]) / (2 * dt_) * (drho[n0] + drho[n1]));
+          }
+    }
+    const auto& stencils = source_stencils_.at(std::size_t(shot));
+    const std::array<int, 3> shape{L.nz, L.ny, L.nx};
+    std::vector<T> source_relative(stencils.size());  // -drho_s / rho_s
+    for (std::size_t j = 0; j < stencils.size(); ++j) {
+      const double rho_s = point_density(stencils[j], std::span<const double>(setup_.grid_density), shape);
+      const std::vector<double> d = point_density_derivative(stencils[j]);
+      double d_rho_s = 0;
+      for (std::size_t p = 0; p < d.size(); ++p) {
+        const GridPointWeight& q = stencils[j].points[p];
+        d_rho_s += d[p] * drho[(std::size_t(q.iz) * L.ny + q.iy) * L.nx + q.ix];
+      }
+      source_relative[j] = T(-d_rho_s / rho_s);
+    }
+    return born_run(shot, relative, &buoyancy, source_relative);
+  }
+
+  // The Born run of a relative perturbation of dt K, the drives and the sources' factors (`relative`, at the nodes),
+  // with `buoyancy` (born_density) the relative perturbations of dt beta_a at the half nodes and `source_relative`
+  // one more of each source's factor.
+  std::vector<double> born_run(int shot, const std::vector<T>& relative,
+                               const std::array<std::vector<T>, 3>* buoyancy = nullptr,
+                               const std::vector<T>& source_relative = {}) {
+    const FieldLayout& L = setup_.layout;
+    const cpu::FlushDenormals flush(flush_denormals_);
+    begin_shot(shot);
+    StaggeredFields<T> du(setup_);
     std::vector<double> out(traces_.size(), 0.0);
     const StaggeredStep<T> s = du.step(setup_);
     for (int n = 0; n < setup_.nt; ++n) {
       host::record(receivers_list_, du.u.data(), out, setup_.nt, n);
-      step(n);  // the background: divergence_ = D^n
+      step(n);  // the background: divergence_ = D^n (and increment_ = dw^n with a density parameter)
       cpu::staggered_velocity_step(s);
+      if (buoyancy)
+        for (int a = 0; a < 3; ++a) {
+          T* w = du.w[std::size_t(a)].data();
+          const T *rel = (*buoyancy)[std::size_t(a)].data(), *dw = increment_[std::size_t(a)].data();
+          const std::size_t size = du.w[std::size_t(a)].size();
+#pragma omp parallel for schedule(static)
+          for (std::size_t i = 0; i < size; ++i) w[i] += rel[i] * dw[i];
+        }
       cpu::staggered_pressure_step(s);
       const T half_dt = T(dt_ / 2);
 #pragma omp parallel for collapse(2) schedule(static)
@@ -148,7 +209,8 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
         int z, y, x;
         L.coordinates(sources_.index[p], z, y, x);
         const std::size_t k = (std::size_t(z) * L.ny + y) * L.nx + x;
-        du.u[sources_.index[p]] += relative[k] * sources_.factor[p] * T(running_[sources_.owner[p]][n]);
+        const T r = source_relative.empty() ? relative[k] : relative[k] + source_relative[sources_.owner[p]];
+        du.u[sources_.index[p]] += r * sources_.factor[p] * T(running_[sources_.owner[p]][n]);
       }
       if (setup_.free_surface) cpu::zero_top_plane(L, du.u.data());
     }
