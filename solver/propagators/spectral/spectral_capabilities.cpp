@@ -26,8 +26,8 @@ double host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
   // too, which is the conservative side).
   const double lists = double(max_shot_receivers(c)) * std::pow(2.0 * spectral_point_radius + 1, 3) *
                        (8.0 + value_bytes(c) + 4.0 + 12.0);
-  // A density model: beta_a (three fields) and the setup's float copy of the density.
-  const double density = c.model.has_density_model() ? 3.0 * value_bytes(c) * points + 4.0 * points : 0.0;
+  // A density model: beta_a (three fields) and the setup's copy of the density (fp64, the whole grid).
+  const double density = c.model.has_density_model() ? 3.0 * value_bytes(c) * points + 8.0 * points : 0.0;
   // Attenuation: per mechanism a memory variable for each active component and the drive, and the float copy of Q.
   const double components = c.grid.two_d() ? 2.0 : 3.0;
   const double attenuation = c.attenuation.present
