@@ -156,10 +156,10 @@ class SpectralCpuSteps {
   //   p_a <- pml_pressure_update(p_a, b_a, dt v^2, D_a^- w_a) + `source`, then after_component(a)
   //   p <- p_z + p_y + p_x
   // `source` (a third of the source term in each component) is added in the update's pass. When after_component
-  // does nothing (`after_does_nothing`), the sum is made in the pass that updates p_x. With attenuation (the setup's
-  // drives; docs/numerics.md, "Attenuation in the k-space method") each component has memory variables of its own,
-  // driven by its own D_a^- w_a, in its update's pass (update_pressure_memory). after_velocity(a) follows w_a's update
-  // (the Born operator of the density; component_derivative() is D_a^+ p^n then).
+  // does nothing (`after_does_nothing`), the three updates and the sum are one pass (update_pressures). With
+  // attenuation (the setup's drives; docs/numerics.md, "Attenuation in the k-space method") each component has memory
+  // variables of its own, driven by its own D_a^- w_a, in its update's pass (update_pressure_memory). after_velocity(a)
+  // follows w_a's update (the Born operator of the density; component_derivative() is D_a^+ p^n then).
   template <class After, class AfterVelocity = NoStepHook>
   void pml_step(SpectralPmlFields<T>& f, const T* dt_v2, SourceTerm<T> source, bool after_does_nothing,
                 After&& after_component, AfterVelocity&& after_velocity = {}) {
@@ -171,12 +171,18 @@ class SpectralCpuSteps {
       update_velocity(f.w[a].data(), a);
       after_velocity(a);
     }
+    // Without attenuation and with nothing after the components, the three D_a^- w_a go to three arrays free in this
+    // phase (work_, spectrum_'s memory, and p, which the sum overwrites) and one pass updates the three components and
+    // their sum (update_pressures): the values of update_pressure for each, one read of dt v^2.
+    const bool fused = after_does_nothing && !attenuation;
+    T* const divergence[3] = {work_.data(), reinterpret_cast<T*>(spectrum_.data()), f.p.data()};
     for (int a = 0; a < 3; ++a) {
       fft_.forward(f.w[a].data(), scratch_.data());
       multiply<false>(scratch_.data(), scratch_.data(), a, setup_.shift_minus[a]);
-      fft_.backward(scratch_.data(), work_.data());  // D_a^- w_a^{n+1/2}
-      if (a == 2 && after_does_nothing && !attenuation) {
-        update_pressure(f.p_split[a].data(), a, dt_v2, source, &f);
+      fft_.backward(scratch_.data(), fused ? divergence[a] : work_.data());  // D_a^- w_a^{n+1/2}
+      if (fused) {
+        if (a < 2) continue;
+        update_pressures(f, dt_v2, source, divergence);
         return;
       }
       if (attenuation && setup_.active[a])
@@ -371,24 +377,49 @@ class SpectralCpuSteps {
     });
   }
 
-  // p_a <- pml_pressure_update(p_a, b_a, dt v^2, work) + source; with `sum` (a = x), also p = p_z + p_y + p_x in the
-  // same pass (the values of update_pressure then sum_components).
-  void update_pressure(T* pa, int a, const T* dt_v2, SourceTerm<T> source = {}, SpectralPmlFields<T>* sum = nullptr) {
+  // The three components' updates (each update_pressure's values: its source when its axis is active) and p = p_z +
+  // p_y + p_x in one pass, D_a^- w_a in divergence[a] (divergence[2] is p's memory: read before p is written).
+  void update_pressures(SpectralPmlFields<T>& f, const T* dt_v2, SourceTerm<T> source, T* const (&divergence)[3]) {
+    const FieldLayout& L = setup_.layout;
+    const int ny = L.ny, nx = L.nx;
+    const Dims3 rb = setup_.blocks.real.sub.begin;
+    const T *bz = setup_.pml_b[0].data() + rb[0], *by = setup_.pml_b[1].data() + rb[1],
+            *bx = setup_.pml_b[2].data() + rb[2];
+    const T *dz = divergence[0], *dy = divergence[1], *dx = divergence[2];
+    T *pz = f.p_split[0].data(), *py = f.p_split[1].data(), *px = f.p_split[2].data(), *p = f.p.data();
+    const bool active_z = setup_.active[0], active_y = setup_.active[1], active_x = setup_.active[2];
+    with_source(source, [&](auto add) {
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int z = 0; z < L.nz; ++z)
+        for (int y = 0; y < ny; ++y) {
+          const std::size_t row = (std::size_t(z) * ny + y) * nx;
+          const T b0 = bz[z], b1 = by[y];
+#pragma omp simd
+          for (int x = 0; x < nx; ++x) {
+            const std::size_t i = row + std::size_t(x);
+            const T k = dt_v2[i];
+            T vz = pml_pressure_update(pz[i], b0, k, dz[i]);
+            T vy = pml_pressure_update(py[i], b1, k, dy[i]);
+            T vx = pml_pressure_update(px[i], bx[x], k, dx[i]);
+            if (active_z) vz = add(vz, i);
+            if (active_y) vy = add(vy, i);
+            if (active_x) vx = add(vx, i);
+            pz[i] = vz;
+            py[i] = vy;
+            px[i] = vx;
+            p[i] = vz + vy + vx;
+          }
+        }
+    });
+  }
+
+  // p_a <- pml_pressure_update(p_a, b_a, dt v^2, work) + source.
+  void update_pressure(T* pa, int a, const T* dt_v2, SourceTerm<T> source = {}) {
     if (!setup_.active[a]) source = {};  // (SpectralSetup::active)
     const T* div = work_.data();
-    const T *pz = sum ? sum->p_split[0].data() : nullptr, *py = sum ? sum->p_split[1].data() : nullptr;
-    T* p = sum ? sum->p.data() : nullptr;
     with_source(source, [&](auto add) {
-      if (!sum) {
-        for_each_row(a, setup_.pml_b[a],
-                     [=](std::size_t i, T b) { pa[i] = add(pml_pressure_update(pa[i], b, dt_v2[i], div[i]), i); });
-        return;
-      }
-      for_each_row(a, setup_.pml_b[a], [=](std::size_t i, T b) {
-        const T v = add(pml_pressure_update(pa[i], b, dt_v2[i], div[i]), i);
-        pa[i] = v;
-        p[i] = pz[i] + py[i] + v;
-      });
+      for_each_row(a, setup_.pml_b[a],
+                   [=](std::size_t i, T b) { pa[i] = add(pml_pressure_update(pa[i], b, dt_v2[i], div[i]), i); });
     });
   }
   // f(add) with add(v, i) = v + pattern[i] * amplitude, or v when there is no source: the loops are compiled for
