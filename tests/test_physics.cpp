@@ -460,6 +460,30 @@ TEST_CASE(
     }
 }
 
+TEST_CASE("CUDA spectral with a density model and Q agrees with the CPU spectral engine: fp64 <= 1e-12, fp32 <= 1e-5") {
+  // The split-field PML's density (beta_a in the velocity kernel) and memory variables (the pressure kernel), three
+  // layers of velocity, density and Q, a pressure source and four-component receivers.
+  if (testing::not_on_cpu(against_cpu)) return;
+  for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-12}, std::pair{Precision::fp32, 1e-5}}) {
+    CAPTURE(precision == Precision::fp64);
+    Case cpu = testing::spectral_comparison_case(SpectralAbsorber::pml, precision);
+    cpu.model.kind = ModelSpec::Kind::layered;
+    cpu.model.densities = {1100.0, 2000.0, 2300.0};
+    cpu.attenuation.present = true;
+    cpu.attenuation.q_layers = {30.0, 60.0, 120.0};
+    testing::four_component_receivers(cpu);
+    const Case gpu = testing::on_test_backend(cpu);
+    const Plan cpu_plan = make_plan(cpu), gpu_plan = make_plan(gpu);
+    REQUIRE(gpu_plan.backend == BackendKind::cuda);
+    const auto a = simulate_shot(cpu, cpu_plan, 0), b = simulate_shot(gpu, gpu_plan, 0);
+    const double traces = rel_l2(b.traces, a.traces), field = rel_l2(b.final_field, a.final_field);
+    MESSAGE("spectral with density and Q, fp64 " << (precision == Precision::fp64) << ": traces " << traces
+                                                 << ", final field " << field);
+    CHECK(traces <= tolerance);
+    CHECK(field <= tolerance);
+  }
+}
+
 TEST_CASE("CUDA spectral agrees with the Eigen FFT reference in fp64 (both absorbers)") {
   // The tested backend (on the CPU backend: the CPU spectral engine) on the backend comparison case.
   for (SpectralAbsorber absorber : {SpectralAbsorber::pml, SpectralAbsorber::damping}) {

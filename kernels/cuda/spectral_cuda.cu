@@ -18,6 +18,7 @@
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/spectral_cuda.hpp"
 #include "kernels/spectral_point.hpp"
+#include "kernels/staggered_point.hpp"  // staggered_memory
 
 namespace specwave::cuda {
 namespace {
@@ -97,12 +98,27 @@ __global__ void staggered_multiply_kernel(int half_x, int plane, Complex<T>* spe
 
 template <class T>
 __global__ void pml_velocity_kernel(int nx, int plane, T* __restrict__ w, const T* __restrict__ grad,
-                                    const T* __restrict__ bs, int axis, T dt) {
+                                    const T* __restrict__ bs, int axis, T dt, const T* __restrict__ beta) {
   launch::PlanePoint q;
   if (!my_value(nx, plane, q)) return;
   const int m = axis == 0 ? q.z : axis == 1 ? q.y : q.x;
   const index_t i = q.k;
-  w[i] = pml_velocity_update(w[i], bs[m], dt, grad[i]);
+  w[i] = pml_velocity_update(w[i], bs[m], beta ? dt * beta[i] : dt, grad[i]);
+}
+
+// One component's pressure update at point i: without memory variables pml_pressure_update, with them their step
+// (staggered_memory, CPU order) and pml_pressure_memory_update.
+template <class T>
+__device__ inline T pml_component(const PmlPressureStep<T>& s, int a, index_t i, T b, T dt_v2) {
+  const T d = s.div[a][i];
+  if (s.mechanisms == 0 || !s.r[a][0]) return pml_pressure_update(s.p[a][i], b, dt_v2, d);
+  T memory = 0;
+  for (int l = 0; l < s.mechanisms; ++l) {
+    const T r = s.r[a][l][i], next = staggered_memory(s.decay[l], r, s.g[l][i], d);
+    memory += next + r;
+    s.r[a][l][i] = next;
+  }
+  return pml_pressure_memory_update(s.p[a][i], b, dt_v2, d, s.half_dt * memory);
 }
 
 template <class T>
@@ -114,9 +130,9 @@ __global__ void pml_pressure_kernel(int nx, int plane, PmlPressureStep<T> s) {
   const index_t points = index_t(gridDim.y) * plane;
   const T source = source_sum(s.sources, i, points, T(0));
   const T dt_v2 = s.dt_vel2[i];
-  const T pz = pml_pressure_update(s.p[0][i], s.b[0][z], dt_v2, s.div[0][i]) + source;
-  const T py = pml_pressure_update(s.p[1][i], s.b[1][y], dt_v2, s.div[1][i]) + (s.source_y ? source : T(0));
-  const T px = pml_pressure_update(s.p[2][i], s.b[2][x], dt_v2, s.div[2][i]) + source;
+  const T pz = pml_component(s, 0, i, s.b[0][z], dt_v2) + source;
+  const T py = pml_component(s, 1, i, s.b[1][y], dt_v2) + (s.source_y ? source : T(0));
+  const T px = pml_component(s, 2, i, s.b[2][x], dt_v2) + source;
   s.p[0][i] = pz;
   s.p[1][i] = py;
   s.p[2][i] = px;
@@ -213,10 +229,12 @@ void staggered_multiply(SpectralShape s, Complex<T>* spectrum, const T* kappa, c
 }
 
 template <class T>
-void pml_velocity_step(SpectralShape s, T* w, const T* grad, const T* bs, int axis, T dt, cudaStream_t stream) {
+void pml_velocity_step(SpectralShape s, T* w, const T* grad, const T* bs, int axis, T dt, const T* beta,
+                       cudaStream_t stream) {
   if (axis < 0 || axis > 2) throw std::invalid_argument("pml_velocity_step: axis must be 0, 1 or 2");
   const std::size_t plane = std::size_t(s.ny) * s.nx;
-  pml_velocity_kernel<T><<<SPECWAVE_LAUNCH(plane_grid(plane, s.nz), stream)>>>(s.nx, int(plane), w, grad, bs, axis, dt);
+  pml_velocity_kernel<T>
+      <<<SPECWAVE_LAUNCH(plane_grid(plane, s.nz), stream)>>>(s.nx, int(plane), w, grad, bs, axis, dt, beta);
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -241,7 +259,7 @@ void damped_step(SpectralShape s, const DampedStep<T>& step, cudaStream_t stream
                                               const T*, const Complex<T>*, const Complex<T>*, const Complex<T>*,       \
                                               cudaStream_t);                                                           \
   template void staggered_multiply<T>(SpectralShape, Complex<T>*, const T*, const Complex<T>*, int, cudaStream_t);     \
-  template void pml_velocity_step<T>(SpectralShape, T*, const T*, const T*, int, T, cudaStream_t);                     \
+  template void pml_velocity_step<T>(SpectralShape, T*, const T*, const T*, int, T, const T*, cudaStream_t);           \
   template void pml_pressure_step<T>(SpectralShape, const PmlPressureStep<T>&, cudaStream_t);                          \
   template void damped_step<T>(SpectralShape, const DampedStep<T>&, cudaStream_t);
 SPECWAVE_INSTANTIATE(float)

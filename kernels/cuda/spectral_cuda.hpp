@@ -94,8 +94,11 @@ void staggered_multiply(SpectralShape shape, Complex<T>* spectrum, const T* kapp
 
 // Split-field PML, velocity of axis a:  w_a <- bs_a (bs_a w_a - dt D_a^+ p),  grad = D_a^+ p, bs indexed along the
 // axis.
+// With a density model, `beta` (beta_a at the staggered points, SpectralSetup::beta) multiplies dt at each point as on
+// the CPU (dt beta_a); null without one.
 template <class T>
-void pml_velocity_step(SpectralShape shape, T* w, const T* grad, const T* bs, int axis, T dt, cudaStream_t stream);
+void pml_velocity_step(SpectralShape shape, T* w, const T* grad, const T* bs, int axis, T dt, const T* beta,
+                       cudaStream_t stream);
 
 // Split-field PML, pressure of all three axes at once, and their sum:
 //   p_a <- b_a (b_a p_a - dt v^2 D_a^- w_a) + sources   (a = z, y, x),   p_sum <- p_z + p_y + p_x
@@ -108,6 +111,14 @@ struct PmlPressureStep {
   T* p_sum;
   SourceTerms<T> sources;
   bool source_y = true;  // false in 2-D: p_y takes no share of the sources (SpectralSetup::active)
+  // Attenuation (docs/numerics.md, "Attenuation in the k-space method"): each active component's memory variables
+  // r[a][l] (an inactive axis' are null), their drives g[l] and decays, dt / 2: with them p_a^{n+1} =
+  // pml_pressure_memory_update(p_a, b_a, dt v_U^2, D_a, (dt / 2) sum_l (r^{n+1} + r^n)) + sources.
+  int mechanisms = 0;
+  T* r[3][8] = {};
+  const T* g[8] = {};
+  T decay[8] = {};
+  T half_dt = 0;
 };
 template <class T>
 void pml_pressure_step(SpectralShape shape, const PmlPressureStep<T>& step, cudaStream_t stream);

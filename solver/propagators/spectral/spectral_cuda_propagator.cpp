@@ -66,6 +66,12 @@ class SpectralCuda final : public Propagator {
       p_sum_ = cuda::DeviceArray<T>(n);
       dt_vel2_ = upload(setup_.dt_vel2);
       kappa_ = upload(setup_.kappa);
+      // A density model: beta_a; attenuation: the drives, and the memory variables of each active component.
+      for (int a = 0; a < 3; ++a)
+        if (!setup_.beta[a].empty()) beta_[a] = upload(setup_.beta[a]);
+      for (const auto& g : setup_.sls_drive) drives_.push_back(upload(g));
+      for (int a = 0; a < 3; ++a)
+        for (int l = 0; l < setup_.mechanisms() && setup_.active[a]; ++l) memory_[a].emplace_back(n);
     } else {
       u_ = cuda::DeviceArray<T>(n);
       u_prev_ = cuda::DeviceArray<T>(n);
@@ -103,6 +109,8 @@ class SpectralCuda final : public Propagator {
     const cudaStream_t st = stream_.handle();
     if (pml_) {
       for (int a = 0; a < 3; ++a) p_[a].zero(st), w_[a].zero(st);
+      for (auto& component : memory_)
+        for (auto& r : component) r.zero(st);
       p_sum_.zero(st);
     } else {
       u_.zero(st);
@@ -184,6 +192,9 @@ class SpectralCuda final : public Propagator {
         visit_device(v, fmt::format("p_{}", "zyx"[a]), p_[a], st);
         visit_device(v, fmt::format("w_{}", "zyx"[a]), w_[a], st);
       }
+      for (int a = 0; a < 3; ++a)  // the CPU propagator's names (sls_<axis>_<l>)
+        for (std::size_t l = 0; l < memory_[a].size(); ++l)
+          visit_device(v, fmt::format("sls_{}_{}", "zyx"[a], l), memory_[a][l], st);
     } else {
       visit_device(v, "u", u_, st);
       visit_device(v, "u_prev", u_prev_, st);
@@ -201,7 +212,10 @@ class SpectralCuda final : public Propagator {
     for (const auto& s : spectra_) bytes += s.bytes();
     for (int a = 0; a < 3; ++a)
       bytes += p_[a].bytes() + w_[a].bytes() + work_[a].bytes() + shift_plus_[a].bytes() + shift_minus_[a].bytes() +
-               b_[a].bytes() + bs_[a].bytes() + damping_[a].bytes();
+               b_[a].bytes() + bs_[a].bytes() + damping_[a].bytes() + beta_[a].bytes();
+    for (const auto& g : drives_) bytes += g.bytes();
+    for (const auto& component : memory_)
+      for (const auto& r : component) bytes += r.bytes();
     return bytes;
   }
 
@@ -267,9 +281,10 @@ class SpectralCuda final : public Propagator {
   }
 
   // Split-field PML, docs/numerics.md (ten transforms):
-  //   w_a^{n+1/2} = bs_a ( bs_a w_a^{n-1/2} - dt D_a^+ p^n ),   D_a^+ = IFFT(kappa shift_plus_a FFT(.))
-  //   p_a^{n+1}   = b_a ( b_a p_a^n - dt v^2 D_a^- w_a^{n+1/2} ) + (1/3) dt^2 v^2 F^n,   D_a^- with shift_minus_a
-  //   p^{n+1} = p_z + p_y + p_x
+  //   w_a^{n+1/2} = bs_a ( bs_a w_a^{n-1/2} - dt beta_a D_a^+ p^n ),   D_a^+ = IFFT(kappa shift_plus_a FFT(.))
+  //   p_a^{n+1}   = b_a ( b_a p_a^n - dt v^2 D_a^- w_a^{n+1/2} [+ memory] ) + (1/3) dt^2 v^2 F^n,   D_a^- with
+  //   shift_minus_a; p^{n+1} = p_z + p_y + p_x. beta_a = 1 and dt v^2 without rho / rho_ref without a density model;
+  //   the memory variables' term with attenuation ("Attenuation in the k-space method").
   void pml_step(const cuda::SourceTerms<T>& sources, cudaStream_t st) {
     fft_.forward(p_sum_.data(), spectra_[0].data());  // FFT(p^n)
     cuda::staggered_gradient_spectra(shape_, spectra_[0].data(), spectra_[0].data(), spectra_[1].data(),
@@ -278,19 +293,28 @@ class SpectralCuda final : public Propagator {
     for (int a = 0; a < 3; ++a) {
       C* spectrum = spectra_[a].data();
       T* scratch = work_[a].data();
-      fft_.backward(spectrum, scratch);                                                            // D_a^+ p^n
-      cuda::pml_velocity_step(shape_, w_[a].data(), scratch, bs_[a].data(), a, T(setup_.dt), st);  // w_a^{n+1/2}
-      fft_.forward(w_[a].data(), spectrum);                                                        // FFT(w_a^{n+1/2})
+      fft_.backward(spectrum, scratch);  // D_a^+ p^n
+      cuda::pml_velocity_step(shape_, w_[a].data(), scratch, bs_[a].data(), a, T(setup_.dt), beta_[a].data(),
+                              st);           // w_a^{n+1/2}
+      fft_.forward(w_[a].data(), spectrum);  // FFT(w_a^{n+1/2})
       cuda::staggered_multiply(shape_, spectrum, kappa_.data(), shift_minus_[a].data(), a, st);
       fft_.backward(spectrum, scratch);  // D_a^- w_a^{n+1/2}
     }
-    const cuda::PmlPressureStep<T> step{{p_[0].data(), p_[1].data(), p_[2].data()},
-                                        {work_[0].data(), work_[1].data(), work_[2].data()},
-                                        dt_vel2_.data(),
-                                        {b_[0].data(), b_[1].data(), b_[2].data()},
-                                        p_sum_.data(),
-                                        sources,
-                                        setup_.active[1]};
+    cuda::PmlPressureStep<T> step{{p_[0].data(), p_[1].data(), p_[2].data()},
+                                  {work_[0].data(), work_[1].data(), work_[2].data()},
+                                  dt_vel2_.data(),
+                                  {b_[0].data(), b_[1].data(), b_[2].data()},
+                                  p_sum_.data(),
+                                  sources,
+                                  setup_.active[1]};
+    step.mechanisms = setup_.mechanisms();
+    for (int l = 0; l < step.mechanisms; ++l) {
+      step.g[l] = drives_[std::size_t(l)].data();
+      step.decay[l] = setup_.sls_decay[std::size_t(l)];
+      for (int a = 0; a < 3; ++a)
+        if (!memory_[a].empty()) step.r[a][l] = memory_[a][std::size_t(l)].data();
+    }
+    step.half_dt = T(0.5 * setup_.dt);
     cuda::pml_pressure_step(shape_, step, st);  // p_a^{n+1} and p^{n+1}
   }
 
@@ -323,6 +347,9 @@ class SpectralCuda final : public Propagator {
   // pml: split pressure, staggered velocities, their sum p, per-axis scratch (D_a^+ p, then D_a^- w_a)
   std::array<cuda::DeviceArray<T>, 3> p_, w_, work_;
   cuda::DeviceArray<T> p_sum_, dt_vel2_;
+  std::array<cuda::DeviceArray<T>, 3> beta_;                 // a density model's beta_a (empty without)
+  std::vector<cuda::DeviceArray<T>> drives_;                 // attenuation: g_l
+  std::array<std::vector<cuda::DeviceArray<T>>, 3> memory_;  // r_{l,a} of the active components
   std::array<cuda::DeviceArray<C>, 3> shift_plus_, shift_minus_;
   std::array<cuda::DeviceArray<T>, 3> b_, bs_;
   // sources (dense patterns and per-step amplitudes, up to max_sources_) and receivers
