@@ -1,9 +1,9 @@
 #pragma once
 // The bodies of the staggered step's CUDA kernels (kernels/cuda/staggered_cuda.cu), one point a call, and the boxes of
-// points they run over: host and device functions without CUDA types, so that a CPU test (tests/test_staggered.cpp,
-// "the CUDA kernels' bodies") runs them over their boxes and compares the fields with the CPU loops'
-// (kernels/cpu/staggered_cpu.cpp). Each call writes only its own point's values (w_a, phi, or u, chi, r_l) and reads
-// fields the step does not write, so any order of the points gives the same fields. The physics is
+// points they run over: host and device functions without CUDA types, so that a CPU test
+// (tests/test_staggered_kernels.cpp, "the CUDA kernels' bodies") runs them over their boxes and compares the fields
+// with the CPU loops' (kernels/cpu/staggered_cpu.cpp). Each call writes only its own point's values (w_a, phi, or u,
+// chi, r_l) and reads fields the step does not write, so any order of the points gives the same fields. The physics is
 // kernels/staggered_point.hpp's, in the CPU loops' order a point.
 #include "kernels/launch_geometry.hpp"
 #include "kernels/staggered_step.hpp"

@@ -3,7 +3,8 @@
 // (Gpts/s and effective bandwidth at 16 / 32 B per point as a fraction of the copy bandwidth), the GPU over CPU
 // speedup on the same step, the spectral step at 256^3 and 512^3 (damping layer and split-field PML, fp32 and
 // fp64) against its cuFFT transforms alone, the propagator's whole step at 512^3 without a CPML and with one of
-// 10 and 20 points (the CPML's cost), and shots per second with 1, 2, 4 and 8 shots sharing the device.
+// 10 and 20 points (the CPML's cost), the staggered scheme (a density model) and with Q against the second-order
+// whole step at 256^3 (issue 19's cost ratios), and shots per second with 1, 2, 4 and 8 shots sharing the device.
 // The tiled kernel at every tile shape (SPECWAVE_CUDA_TILE) and three depths at 512^3, order 8, fp32 and fp64.
 // --profile N runs only a few steps of each stencil kernel at N^3 (order 8 fp32, with a CPML of 10), for ncu.
 // Without a usable device it prints why and exits 77.
@@ -225,12 +226,27 @@ Case bench_case(const char* name, int n, int pml_width) {
 // face, one Ricker source, a line of receivers recorded every step) at n^3, order `order`, a CPML of `pml_width`
 // points (0: none), with the stencil kernel chosen as users choose it (SPECWAVE_CUDA_KERNEL). Milliseconds per
 // step, best of 3 runs of `steps` steps after 3 warm-up steps; the field starts at zero.
+// `physics`: the second-order scheme (constant density), the staggered scheme with three layers of density, or the
+// same with Q (30, 60, 120 by layer, 3 mechanisms): issue 19's cost ratios on the GPU.
+enum class Physics { second_order, staggered, visco };
 template <class T>
-double propagator_ms_per_step(int n, int order, int pml_width, cuda::StencilKernel kernel, int steps) {
+double propagator_ms_per_step(int n, int order, int pml_width, cuda::StencilKernel kernel, int steps,
+                              Physics physics = Physics::second_order) {
   ::setenv("SPECWAVE_CUDA_KERNEL", kernel == cuda::StencilKernel::tiled ? "tiled" : "generic", 1);
   const int warm = 3, repetitions = 3;
   Case c = bench_case<T>("gpu-bench-step", n, pml_width);
   c.scheme.order = order;
+  if (physics != Physics::second_order) {
+    c.scheme.formulation = Formulation::staggered;
+    c.model.kind = ModelSpec::Kind::layered;
+    c.model.interfaces = {10.0 * n / 3, 20.0 * n / 3};
+    c.model.velocities = {2000.0, 2000.0, 2000.0};
+    c.model.densities = {1000.0, 2000.0, 2500.0};
+  }
+  if (physics == Physics::visco) {
+    c.attenuation.present = true;
+    c.attenuation.q_layers = {30.0, 60.0, 120.0};
+  }
   // The same receivers whatever the width: a line 26 points inside the faces (clear of a 20-point layer and the
   // receivers' interpolation stencils), one every two points.
   for (int x = 26; x < n - 26; x += 2) c.receivers.push_back({260.0, 5.0 * n, 10.0 * x});
@@ -341,7 +357,8 @@ SpectralResult spectral_step(int n, SpectralAbsorber absorber, int steps) {
 
 int main(int argc, char** argv) {
   CLI::App app{"specwave GPU benchmark"};
-  std::vector<int> sizes = {256, 512}, orders = {2, 4, 8}, spectral_sizes = {256, 512}, run_sizes = {512};
+  std::vector<int> sizes = {256, 512}, orders = {2, 4, 8}, spectral_sizes = {256, 512}, run_sizes = {512},
+                   staggered_sizes = {256};
   int steps = 20;
   std::string output;
   int profile = 0;
@@ -351,6 +368,9 @@ int main(int argc, char** argv) {
   app.add_option("--spectral-sizes", spectral_sizes, "Grid points per axis of the spectral step")
       ->capture_default_str();
   app.add_option("--run-sizes", run_sizes, "Grid points per axis of the propagator's whole step (CPML 0, 10, 20)")
+      ->capture_default_str();
+  app.add_option("--staggered-sizes", staggered_sizes,
+                 "Grid points per axis of the staggered scheme's whole step against the second-order one (issue 19)")
       ->capture_default_str();
   app.add_option("--steps", steps, "Timed steps per configuration")->capture_default_str();
   app.add_option("--output", output, "Also write the Markdown report here");
@@ -440,6 +460,26 @@ int main(int argc, char** argv) {
                            ms[1], ms[2], ms[1] / ms[0], ms[2] / ms[0], double(n) * n * n / (ms[2] * 1e-3) / 1e9));
           std::fflush(stdout);
         }
+    // Issue 19: the staggered scheme (a density model) and with Q against the second-order step on the same grid
+    // (order 8, CPML 10, the propagator's whole step), and the bandwidth of the values each moves at least a point
+    // (second order 4; staggered 16: u, w_z, w_y, w_x read and written, 3 buoyancies, w read again, u, dt K; with Q 9
+    // more: each memory variable read and written, its drive read) over the device-to-device copy's.
+    emit(
+        "\n| n^3 | precision | second-order ms | staggered ms | with Q ms | staggered / second-order | with Q / "
+        "second-order | staggered, of copy | with Q, of copy |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int n : staggered_sizes)
+      for (int fp64 = 0; fp64 < 2; ++fp64) {
+        double ms[3];
+        const Physics kinds[3] = {Physics::second_order, Physics::staggered, Physics::visco};
+        for (int k = 0; k < 3; ++k)
+          ms[k] = fp64 ? propagator_ms_per_step<double>(n, 8, 10, cuda::StencilKernel::tiled, steps, kinds[k])
+                       : propagator_ms_per_step<float>(n, 8, 10, cuda::StencilKernel::tiled, steps, kinds[k]);
+        const double value = fp64 ? 8 : 4, points = double(n) * n * n;
+        emit(fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n", n,
+                         fp64 ? "fp64" : "fp32", ms[0], ms[1], ms[2], ms[1] / ms[0], ms[2] / ms[0],
+                         16 * value * points / (ms[1] * 1e-3) / bw, 25 * value * points / (ms[2] * 1e-3) / bw));
+        std::fflush(stdout);
+      }
     emit(
         "\n| n^3 | spectral absorber | precision | ms/step | cuFFT alone ms/step | step / FFT (target <= 1.15) | "
         "Gpts/s |\n"

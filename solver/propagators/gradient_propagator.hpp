@@ -51,7 +51,8 @@ class GradientPropagator {
   virtual void add_density_gradient(std::span<double> out) const;
   // The Born traces (n_receivers, nt) of one shot for a perturbation drho of the density at fixed velocity (kg/m^3,
   // (nz, ny, nx)): the linearised operator whose transpose add_density_gradient applies (the density's dot-product
-  // test). The same propagators as add_density_gradient; Error(invalid_case) otherwise.
+  // test). The same propagators as add_density_gradient; Error(invalid_case) otherwise. Like born(), it ends the
+  // forward state kept for adjoint(): forward(shot, true) again before the next adjoint().
   virtual std::vector<double> born_density(int shot, std::span<const double> drho);
   virtual std::string history_name() const = 0;
   virtual std::size_t history_bytes() const = 0;

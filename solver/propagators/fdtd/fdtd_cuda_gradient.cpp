@@ -18,24 +18,13 @@
 #include "solver/plan/shot_receivers.hpp"
 #include "solver/propagators/fdtd/fdtd_setup.hpp"
 #include "solver/propagators/gpu/device_gather.hpp"
+#include "solver/propagators/gpu/device_upload.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
 #include "solver/propagators/history/device_history.hpp"
 #include "solver/propagators/host_field.hpp"
 
 namespace specwave {
 namespace {
-
-template <class T>
-cuda::DeviceArray<T> upload(const std::vector<T>& host) {
-  cuda::DeviceArray<T> d(host.size());
-  cuda::copy_to_device(d.data(), host.data(), host.size() * sizeof(T));
-  return d;
-}
-
-int select(int device) {
-  cuda::select_device(device);
-  return device;
-}
 
 // The forward state of one wavefield on the device: u^n, u^{n-1} (padded) and the CPML memory psi, zeta.
 template <class T>
@@ -94,7 +83,7 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
         v_limit_(plan.v_reference / plan.cfl),
         source_stencils_(plan.sources),
         wavelets_(plan.wavelets),
-        device_(select(plan.device)),
+        device_(select_gpu(plan.device)),
         stream_(),
         setup_(make_fdtd_setup<T>(c, plan)),
         vel2dt2_(upload(setup_.vel2dt2)),

@@ -31,17 +31,11 @@
 #include "solver/propagators/gpu/device_gather.hpp"
 #include "solver/propagators/gpu/device_state.hpp"
 #include "solver/propagators/gpu/device_trace_ring.hpp"
+#include "solver/propagators/gpu/device_upload.hpp"
 #include "solver/propagators/staggered/staggered_cuda_propagator.hpp"
 
 namespace specwave {
 namespace {
-
-template <class T>
-cuda::DeviceArray<T> upload(const std::vector<T>& host) {
-  cuda::DeviceArray<T> d(host.size());
-  cuda::copy_to_device(d.data(), host.data(), host.size() * sizeof(T));  // before any stream work: default stream
-  return d;
-}
 
 template <class T>
 struct DevicePointLists {
@@ -61,11 +55,6 @@ struct DevicePointLists {
     points = int(host.index.size());
   }
 };
-
-int select(int device) {
-  cuda::select_device(device);
-  return device;
-}
 
 template <class T>
 FdtdSetup<T> setup_of(const Case& c, const Plan& plan, const Comm* domain) {
@@ -117,7 +106,7 @@ class FdtdCuda final : public Propagator {
  public:
   FdtdCuda(const Case& c, const Plan& plan, const Comm* domain)
       : domain_(domain && domain->size() > 1 ? domain : nullptr),
-        device_(select(plan.device)),
+        device_(select_gpu(plan.device)),
         stream_(),
         setup_(setup_of<T>(c, plan, domain_)),
         u_(setup_.layout.size()),

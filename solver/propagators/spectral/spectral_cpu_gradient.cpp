@@ -768,9 +768,10 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     set_vel2dt2();
   }
   const T* model() const override { return vel2dt2_.data(); }
-  void reset_state() override {
+  void reset_state() override {  // (a new shot: add_density_gradient refuses until its adjoint)
     f_.reset();
     for (auto& d : divergence_) std::fill(d.begin(), d.end(), T(0));
+    density_gradient_.clear();
   }
   // With attenuation the step also keeps each component's D_a^- w_a^{n+1/2} (divergence_); with `gradient`, D_a^+ p^n
   // there (born_density).

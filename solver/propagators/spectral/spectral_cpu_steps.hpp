@@ -118,6 +118,10 @@ class SpectralCpuSteps {
         spectrum_(setup.spectrum_points()),
         fft_(setup, domain, plan, work_.data(), spectrum_.data()) {
     if (setup.absorber == SpectralAbsorber::pml) scratch_.resize(spectrum_.size());
+    // The fused pressure pass puts D_y^- w_y in the spectrum's memory, which on a rank of a split grid can hold fewer
+    // reals than the real block (the spectrum block splits other axes): an array of its own there.
+    if (setup.absorber == SpectralAbsorber::pml && 2 * spectrum_.size() < setup.points())
+      divergence_y_.resize(setup.points());
   }
   SpectralCpuSteps(const SpectralCpuSteps&) = delete;
   SpectralCpuSteps& operator=(const SpectralCpuSteps&) = delete;
@@ -172,10 +176,12 @@ class SpectralCpuSteps {
       after_velocity(a);
     }
     // Without attenuation and with nothing after the components, the three D_a^- w_a go to three arrays free in this
-    // phase (work_, spectrum_'s memory, and p, which the sum overwrites) and one pass updates the three components and
-    // their sum (update_pressures): the values of update_pressure for each, one read of dt v^2.
+    // phase (work_, spectrum_'s memory or divergence_y_, and p, which the sum overwrites) and one pass updates the
+    // three components and their sum (update_pressures): the values of update_pressure for each, one read of dt v^2.
     const bool fused = after_does_nothing && !attenuation;
-    T* const divergence[3] = {work_.data(), reinterpret_cast<T*>(spectrum_.data()), f.p.data()};
+    T* const divergence[3] = {work_.data(),
+                              divergence_y_.empty() ? reinterpret_cast<T*>(spectrum_.data()) : divergence_y_.data(),
+                              f.p.data()};
     for (int a = 0; a < 3; ++a) {
       fft_.forward(f.w[a].data(), scratch_.data());
       multiply<false>(scratch_.data(), scratch_.data(), a, setup_.shift_minus[a]);
@@ -440,6 +446,7 @@ class SpectralCpuSteps {
   fft::Buffer<std::complex<T>> spectrum_;  // spectrum work array of the planned transforms
   SpectralTransforms<T> fft_;
   fft::Buffer<std::complex<T>> scratch_;  // a second spectrum (PML only; c2r destroys its input)
+  fft::Buffer<T> divergence_y_;           // (pml_step) where the spectrum's memory is too small for D_y^- w_y
 };
 
 // The sources of one shot: the dense patterns source_factor p_j / (dz dy dx) of make_source_pattern and their

@@ -22,16 +22,12 @@
 #include "solver/propagators/gpu/device_field_copy.hpp"
 #include "solver/propagators/gpu/device_state.hpp"
 #include "solver/propagators/gpu/device_trace_ring.hpp"
+#include "solver/propagators/gpu/device_upload.hpp"
 #include "solver/propagators/spectral/spectral_cuda_propagator.hpp"
 #include "solver/propagators/spectral/spectral_setup.hpp"
 
 namespace specwave {
 namespace {
-
-int select(int device) {
-  cuda::select_device(device);
-  return device;
-}
 
 template <class T>
 class SpectralCuda final : public Propagator {
@@ -39,7 +35,7 @@ class SpectralCuda final : public Propagator {
 
  public:
   SpectralCuda(const Case& c, const Plan& plan)
-      : device_(select(plan.device)),
+      : device_(select_gpu(plan.device)),
         stream_(),
         setup_(make_spectral_setup<T>(c, plan)),
         shape_{setup_.layout.nz, setup_.layout.ny, setup_.layout.nx},

@@ -2,8 +2,9 @@
 // copied to the device once, kernels/cuda/staggered_cuda.cu's two steps in the time loop, the sources added per target
 // point in the CPU's order (their running sums F^n in fp64, converted at injection as on the CPU), the receivers
 // sampled into a device ring (solver/propagators/gpu/device_trace_ring.hpp) and snapshots copied on the output stream
-// (solver/propagators/gpu/device_field_copy.hpp), as the FDTD GPU propagator does. One rank a shot: a grid split
-// over ranks runs on the CPU (the factory refuses it). No allocation after construction.
+// (solver/propagators/gpu/device_field_copy.hpp), as the FDTD GPU propagator does. One rank a shot: the plan keeps a
+// grid split over ranks off the GPU (cuda_cannot_run: the CPU under "auto", refused under "cuda"), and the factory
+// refuses it too. No allocation after construction.
 #include "solver/propagators/staggered/staggered_cuda_propagator.hpp"
 
 #include <fmt/format.h>
@@ -24,28 +25,17 @@
 #include "solver/propagators/gpu/device_gather.hpp"
 #include "solver/propagators/gpu/device_state.hpp"
 #include "solver/propagators/gpu/device_trace_ring.hpp"
+#include "solver/propagators/gpu/device_upload.hpp"
 #include "solver/propagators/staggered/staggered_setup.hpp"
 
 namespace specwave {
 namespace {
 
 template <class T>
-cuda::DeviceArray<T> upload(const std::vector<T>& host) {
-  cuda::DeviceArray<T> d(host.size());
-  if (!host.empty()) cuda::copy_to_device(d.data(), host.data(), host.size() * sizeof(T));
-  return d;
-}
-
-int select(int device) {
-  cuda::select_device(device);
-  return device;
-}
-
-template <class T>
 class StaggeredCuda final : public Propagator {
  public:
   StaggeredCuda(const Case& c, const Plan& plan)
-      : device_(select(plan.device)),
+      : device_(select_gpu(plan.device)),
         setup_(make_staggered_setup<T>(c, plan)),
         u_(setup_.layout.size()),
         kdt_(upload(setup_.kdt)),
