@@ -2,9 +2,29 @@
 // The views one staggered step and one step of its adjoint take (docs/numerics.md, "Variable density"): plain pointers
 // and values, host or device memory, shared by the CPU loops (kernels/cpu/staggered_cpu.hpp) and the CUDA kernels
 // (kernels/cuda/staggered_cuda.hpp).
+#include <stdexcept>
+#include <type_traits>
+
 #include "kernels/staggered_point.hpp"
 
 namespace specwave {
+
+// fn(std::integral_constant<int, R>{}) for the stencil radius R = 1..8 of a step (the CPU loops' and the CUDA
+// launchers' dispatch); std::logic_error for another.
+template <class Fn>
+void with_radius(int radius, Fn&& fn) {
+  switch (radius) {
+    case 1: return fn(std::integral_constant<int, 1>{});
+    case 2: return fn(std::integral_constant<int, 2>{});
+    case 3: return fn(std::integral_constant<int, 3>{});
+    case 4: return fn(std::integral_constant<int, 4>{});
+    case 5: return fn(std::integral_constant<int, 5>{});
+    case 6: return fn(std::integral_constant<int, 6>{});
+    case 7: return fn(std::integral_constant<int, 7>{});
+    case 8: return fn(std::integral_constant<int, 8>{});
+    default: throw std::logic_error("staggered step: stencil radius 1 to 8");
+  }
+}
 
 // The halo of the staggered fields: D+ on the half nodes outside the grid (-R .. -1 and n - 1 .. n + R - 2) reads the
 // nodes -2R + 1 .. n + 2R - 2, which must be the field's own zeros (not another row's or plane's halo, which a

@@ -27,6 +27,50 @@ Case spectral_case(SpectralAbsorber absorber, Precision precision) {
   return specwave::testing::spectral_gradient_case(absorber, precision);
 }
 
+// |F dV - (d(V + dV) - d(V - dV)) / 2| / |F dV| for shot 0 of case c at its model and a smooth dV of 0.1% of (v dt)^2:
+// the central difference of the forward traces is F dV up to O(|dV|^3) and rounding. The norm of F dV in `norm`.
+double born_against_forward_runs(const Case& c, double& norm) {
+  const Plan plan = make_plan(c);
+  auto propagator = make_gradient_propagator(c, plan, HistoryChoice{});
+  const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
+  propagator->set_velocity(velocity);
+  const std::vector<double> vel2dt2 = propagator->vel2dt2();
+  const std::vector<double> dm = smooth_direction(c.grid, vel2dt2, 1e-3);
+  const std::vector<double> born = propagator->born(0, dm);
+  std::vector<std::vector<double>> traces;
+  for (double sign : {1.0, -1.0}) {
+    std::vector<double> v(velocity.size());
+    for (std::size_t k = 0; k < v.size(); ++k) v[k] = std::sqrt(vel2dt2[k] + sign * dm[k]) / plan.dt;
+    propagator->set_velocity(v);
+    traces.push_back(propagator->forward(0, false));
+  }
+  double err = 0;
+  norm = 0;
+  for (std::size_t k = 0; k < born.size(); ++k) {
+    const double fd = (traces[0][k] - traces[1][k]) / 2;
+    err += (fd - born[k]) * (fd - born[k]);
+    norm += born[k] * born[k];
+  }
+  return std::sqrt(err / norm);
+}
+
+// Whether the gradient propagator's forward traces of shot 1 (after set_velocity with the plan's model) are the
+// forward propagator's, bit for bit.
+bool forward_matches_propagator(const Case& c) {
+  const Plan plan = make_plan(c);
+  auto forward = make_propagator(c, plan);
+  forward->begin_shot(plan.sources[1], plan.wavelets[1], plan.receivers);
+  forward->advance(0, plan.nt);
+  const std::span<const double> expected = forward->traces();
+  auto gradient = make_gradient_propagator(c, plan, HistoryChoice{});
+  gradient->set_velocity(std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()));
+  const std::vector<double> traces = gradient->forward(1, false);
+  if (traces.size() != expected.size()) return false;
+  for (std::size_t k = 0; k < traces.size(); ++k)
+    if (!specwave::testing::same_bits(traces[k], expected[k])) return false;
+  return true;
+}
+
 // The same with observed data from a moved low-velocity anomaly: the starting model is the case's own. (With a
 // truth close to the start, the misfit's curvature would dominate its slope at the larger Taylor steps.)
 Case spectral_taylor_case(SpectralAbsorber absorber, Parameterisation p) {
@@ -216,28 +260,8 @@ TEST_CASE("spectral Born operator against the difference of two forward runs (fp
   for (SpectralAbsorber absorber : {SpectralAbsorber::pml, SpectralAbsorber::damping}) {
     const std::string config = absorber_name(absorber);
     CAPTURE(config);
-    const Case c = spectral_case(absorber, Precision::fp64);
-    const Plan plan = make_plan(c);
-    auto propagator = make_gradient_propagator(c, plan, HistoryChoice{});
-    const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
-    propagator->set_velocity(velocity);
-    const std::vector<double> vel2dt2 = propagator->vel2dt2();
-    const std::vector<double> dm = smooth_direction(c.grid, vel2dt2, 1e-3);
-    const std::vector<double> born = propagator->born(0, dm);
-    std::vector<std::vector<double>> traces;
-    for (double sign : {1.0, -1.0}) {
-      std::vector<double> v(velocity.size());
-      for (std::size_t k = 0; k < v.size(); ++k) v[k] = std::sqrt(vel2dt2[k] + sign * dm[k]) / plan.dt;
-      propagator->set_velocity(v);
-      traces.push_back(propagator->forward(0, false));
-    }
-    double err = 0, norm = 0;
-    for (std::size_t k = 0; k < born.size(); ++k) {
-      const double fd = (traces[0][k] - traces[1][k]) / 2;
-      err += (fd - born[k]) * (fd - born[k]);
-      norm += born[k] * born[k];
-    }
-    const double relative = std::sqrt(err / norm);
+    double norm = 0;
+    const double relative = born_against_forward_runs(spectral_case(absorber, Precision::fp64), norm);
     MESSAGE(config << ": |F dV - central difference| / |F dV| = " << relative);
     CHECK(norm > 0);
     CHECK(relative < 1e-5);
@@ -249,20 +273,7 @@ TEST_CASE("spectral gradient propagator: its forward traces are the forward prop
     for (Precision precision : {Precision::fp64, Precision::fp32}) {
       const std::string config = std::string(absorber_name(absorber)) + ", " + to_string(precision);
       CAPTURE(config);
-      const Case c = spectral_case(absorber, precision);
-      const Plan plan = make_plan(c);
-      auto forward = make_propagator(c, plan);
-      forward->begin_shot(plan.sources[1], plan.wavelets[1], plan.receivers);
-      forward->advance(0, plan.nt);
-      const std::span<const double> expected = forward->traces();
-      auto gradient = make_gradient_propagator(c, plan, HistoryChoice{});
-      gradient->set_velocity(std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()));
-      const std::vector<double> traces = gradient->forward(1, false);
-      REQUIRE(traces.size() == expected.size());
-      bool same = true;
-      for (std::size_t k = 0; k < traces.size(); ++k)
-        same = same && specwave::testing::same_bits(traces[k], expected[k]);
-      CHECK(same);
+      CHECK(forward_matches_propagator(spectral_case(absorber, precision)));
     }
 }
 
@@ -295,39 +306,30 @@ TEST_CASE("spectral gradient propagator refuses a model beyond the frozen dt's s
   CHECK_THROWS_AS(propagator->set_velocity(velocity), Error);
 }
 
-TEST_CASE(
-    "spectral with a density model: forward traces bitwise the forward propagator's, dot-product and Taylor "
-    "tests of the velocity gradient") {
-  for (Precision precision : {Precision::fp64, Precision::fp32}) {
-    const std::string config = to_string(precision);
-    CAPTURE(config);
-    const Case c = spectral_density_case(precision);
-    const Plan plan = make_plan(c);
-    auto forward = make_propagator(c, plan);
-    forward->begin_shot(plan.sources[1], plan.wavelets[1], plan.receivers);
-    forward->advance(0, plan.nt);
-    const std::span<const double> expected = forward->traces();
-    auto gradient = make_gradient_propagator(c, plan, HistoryChoice{});
-    const std::vector<double> traces = gradient->forward(1, false);
-    REQUIRE(traces.size() == expected.size());
-    bool same = true;
-    for (std::size_t k = 0; k < traces.size(); ++k) same = same && specwave::testing::same_bits(traces[k], expected[k]);
-    CHECK(same);
-    const double tolerance = precision == Precision::fp64 ? 1e-10 : 1e-4;
-    for (int shot = 0; shot < 2; ++shot) {
-      const DotTestResult r = born_dot_test(c, plan, shot, 97 + shot);
-      MESSAGE("density model, " << std::string(to_string(precision)) << " shot " << shot << ": <F dm, dd> = " << r.lhs
-                                << ", relative mismatch " << r.mismatch);
-      CHECK(r.lhs != 0);
-      CHECK(r.mismatch <= tolerance);
-    }
+namespace {
+
+// The gradient propagator's forward traces of shot 1 against the forward propagator's (bitwise), and the Born
+// operator's dot-product test on both shots (fp64 <= 1e-10, fp32 <= 1e-4).
+void check_forward_and_dot(const Case& c, const std::string& what, std::uint64_t seed) {
+  CHECK(forward_matches_propagator(c));
+  const Plan plan = make_plan(c);
+  const double tolerance = c.run.precision == Precision::fp64 ? 1e-10 : 1e-4;
+  for (int shot = 0; shot < 2; ++shot) {
+    const DotTestResult r = born_dot_test(c, plan, shot, seed + std::uint64_t(shot));
+    MESSAGE(what << ", " << std::string(to_string(c.run.precision)) << " shot " << shot << ": <F dm, dd> = " << r.lhs
+                 << ", relative mismatch " << r.mismatch);
+    CHECK(r.lhs != 0);
+    CHECK(r.mismatch <= tolerance);
   }
-  // The velocity gradient at the fixed density: observed data of a moved low-velocity blob.
-  const Case c = spectral_density_case(Precision::fp64);
+}
+
+// The Taylor test of the velocity gradient of case c (fp64) at its model, the observed data those of the velocity 3%
+// slower in a blob.
+void check_velocity_taylor(const Case& c, const std::string& what) {
   const Plan plan = make_plan(c);
   auto propagator = make_gradient_propagator(c, plan, HistoryChoice{});
-  std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
-  std::vector<double> moved = velocity;  // 3% slower in a blob
+  const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
+  std::vector<double> moved = velocity;
   const auto& n = c.grid.shape;
   for (int z = 0; z < n[0]; ++z)
     for (int y = 0; y < n[1]; ++y)
@@ -341,11 +343,20 @@ TEST_CASE(
   LeastSquaresMisfit misfit;
   Objective objective(*propagator, misfit, observed, Parameterisation::velocity, plan.dt);
   const TaylorResult t = taylor_test(objective, velocity, smooth_direction(c.grid, velocity, 0.02), taylor_steps);
-  MESSAGE("density model, velocity gradient: J = " << t.misfit << ", slopes " << t.slope_first << ", "
-                                                   << t.slope_second);
+  MESSAGE(what << ", velocity gradient: J = " << t.misfit << ", slopes " << t.slope_first << ", " << t.slope_second);
   CHECK(t.misfit > 0);
   CHECK(std::abs(t.slope_first - 1) <= 0.1);
   CHECK(std::abs(t.slope_second - 2) <= 0.1);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "spectral with a density model: forward traces bitwise the forward propagator's, dot-product and Taylor "
+    "tests of the velocity gradient") {
+  for (Precision precision : {Precision::fp64, Precision::fp32})
+    check_forward_and_dot(spectral_density_case(precision), "density model", 97);
+  check_velocity_taylor(spectral_density_case(Precision::fp64), "density model");
 }
 
 TEST_CASE("spectral density gradient: Taylor test at fixed velocity, slopes 1 and 2, central differences (fp64)") {
@@ -380,30 +391,10 @@ TEST_CASE(
     "the same gradient, Taylor tests") {
   for (bool density : {false, true}) {
     CAPTURE(density);
+    const std::string what = std::string("attenuation, density ") + (density ? "true" : "false");
     for (Precision precision : {Precision::fp64, Precision::fp32}) {
-      const std::string config = to_string(precision);
-      CAPTURE(config);
       const Case c = spectral_attenuation_case(precision, density);
-      const Plan plan = make_plan(c);
-      auto forward = make_propagator(c, plan);
-      forward->begin_shot(plan.sources[1], plan.wavelets[1], plan.receivers);
-      forward->advance(0, plan.nt);
-      const std::span<const double> expected = forward->traces();
-      auto gradient = make_gradient_propagator(c, plan, HistoryChoice{});
-      const std::vector<double> traces = gradient->forward(1, false);
-      REQUIRE(traces.size() == expected.size());
-      bool same = true;
-      for (std::size_t k = 0; k < traces.size(); ++k)
-        same = same && specwave::testing::same_bits(traces[k], expected[k]);
-      CHECK(same);
-      const double tolerance = precision == Precision::fp64 ? 1e-10 : 1e-4;
-      for (int shot = 0; shot < 2; ++shot) {
-        const DotTestResult r = born_dot_test(c, plan, shot, 31 + shot);
-        MESSAGE("attenuation, density " << density << ", " << config << " shot " << shot << ": <F dm, dd> = " << r.lhs
-                                        << ", relative mismatch " << r.mismatch);
-        CHECK(r.lhs != 0);
-        CHECK(r.mismatch <= tolerance);
-      }
+      check_forward_and_dot(c, what, 31);
       // Checkpoints replay the steps from states that hold the memory variables and the last D_a: bitwise.
       Case one = c;
       one.shots.resize(1);
@@ -426,49 +417,12 @@ TEST_CASE(
     }
     // fp64: F dV against the central difference of forward runs at V +- dV (0.1% of V), and the Taylor tests.
     const Case c = spectral_attenuation_case(Precision::fp64, density);
-    const Plan plan = make_plan(c);
-    auto propagator = make_gradient_propagator(c, plan, HistoryChoice{});
-    const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
-    const std::vector<double> vel2dt2 = propagator->vel2dt2();
-    const std::vector<double> dm = smooth_direction(c.grid, vel2dt2, 1e-3);
-    const std::vector<double> born = propagator->born(0, dm);
-    std::vector<std::vector<double>> fd_traces;
-    for (double sign : {1.0, -1.0}) {
-      std::vector<double> v(velocity.size());
-      for (std::size_t k = 0; k < v.size(); ++k) v[k] = std::sqrt(vel2dt2[k] + sign * dm[k]) / plan.dt;
-      propagator->set_velocity(v);
-      fd_traces.push_back(propagator->forward(0, false));
-    }
-    propagator->set_velocity(velocity);
-    double err = 0, norm = 0;
-    for (std::size_t k = 0; k < born.size(); ++k) {
-      const double fd = (fd_traces[0][k] - fd_traces[1][k]) / 2;
-      err += (fd - born[k]) * (fd - born[k]);
-      norm += born[k] * born[k];
-    }
-    MESSAGE("attenuation, density " << density << ": |F dV - central difference| / |F dV| = " << std::sqrt(err / norm));
+    double norm = 0;
+    const double relative = born_against_forward_runs(c, norm);
+    MESSAGE(what << ": |F dV - central difference| / |F dV| = " << relative);
     CHECK(norm > 0);
-    CHECK(std::sqrt(err / norm) < 1e-5);
-    // The velocity's gradient: observed data of a 3% slower blob.
-    std::vector<double> moved = velocity;
-    const auto& n = c.grid.shape;
-    for (int z = 0; z < n[0]; ++z)
-      for (int y = 0; y < n[1]; ++y)
-        for (int x = 0; x < n[2]; ++x) {
-          const double d2 = std::pow(z - 11.0, 2) + std::pow(y - 13.0, 2) + std::pow(x - 13.0, 2);
-          moved[(std::size_t(z) * n[1] + y) * n[2] + x] *= 1 - 0.03 * std::exp(-d2 / 16.0);
-        }
-    ObservedData observed;
-    propagator->set_velocity(moved);
-    for (int shot = 0; shot < int(c.shots.size()); ++shot) observed.push_back(propagator->forward(shot, false));
-    LeastSquaresMisfit misfit;
-    Objective objective(*propagator, misfit, observed, Parameterisation::velocity, plan.dt);
-    const TaylorResult t = taylor_test(objective, velocity, smooth_direction(c.grid, velocity, 0.02), taylor_steps);
-    MESSAGE("attenuation, density " << density << ", velocity gradient: J = " << t.misfit << ", slopes "
-                                    << t.slope_first << ", " << t.slope_second);
-    CHECK(t.misfit > 0);
-    CHECK(std::abs(t.slope_first - 1) <= 0.1);
-    CHECK(std::abs(t.slope_second - 2) <= 0.1);
+    CHECK(relative < 1e-5);
+    check_velocity_taylor(c, what);
     if (!density) continue;
     Case with_density = c;
     with_density.inversion.density_parameter = true;

@@ -225,7 +225,7 @@ void transpose_radius(const StaggeredAdjointStep<T>& s) {
 
 template <class T>
 void staggered_adjoint_step(const StaggeredAdjointStep<T>& s) {
-  staggered_rows::with_radius(s.coef.radius, [&](auto R) { transpose_radius<decltype(R)::value>(s); });
+  with_radius(s.coef.radius, [&](auto R) { transpose_radius<decltype(R)::value>(s); });
 }
 
 template void staggered_adjoint_step<float>(const StaggeredAdjointStep<float>&);

@@ -230,12 +230,12 @@ void pressure_radius(const StaggeredStep<T>& s) {
 
 template <class T>
 void staggered_velocity_step(const StaggeredStep<T>& s) {
-  staggered_rows::with_radius(s.coef.radius, [&](auto R) { velocity_radius<decltype(R)::value>(s); });
+  with_radius(s.coef.radius, [&](auto R) { velocity_radius<decltype(R)::value>(s); });
 }
 
 template <class T>
 void staggered_pressure_step(const StaggeredStep<T>& s) {
-  staggered_rows::with_radius(s.coef.radius, [&](auto R) { pressure_radius<decltype(R)::value>(s); });
+  with_radius(s.coef.radius, [&](auto R) { pressure_radius<decltype(R)::value>(s); });
 }
 
 template void staggered_velocity_step<float>(const StaggeredStep<float>&);

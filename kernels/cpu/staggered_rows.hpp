@@ -38,22 +38,6 @@ void ghost_band_rows(const FieldLayout& L, int R, int axis, int side, Fn&& fn) {
     for (int y = lo[1]; y < hi[1]; ++y) fn(z, y);
 }
 
-// fn(std::integral_constant<int, R>) for the stencil radius 1..8 (nothing for another).
-template <class Fn>
-void with_radius(int radius, Fn&& fn) {
-  switch (radius) {
-    case 1: return fn(std::integral_constant<int, 1>{});
-    case 2: return fn(std::integral_constant<int, 2>{});
-    case 3: return fn(std::integral_constant<int, 3>{});
-    case 4: return fn(std::integral_constant<int, 4>{});
-    case 5: return fn(std::integral_constant<int, 5>{});
-    case 6: return fn(std::integral_constant<int, 6>{});
-    case 7: return fn(std::integral_constant<int, 7>{});
-    case 8: return fn(std::integral_constant<int, 8>{});
-    default: return;
-  }
-}
-
 // segment(axis, side, x0, x1) for the CPML layers that row (z, y) crosses (z and y on the grid, or a ghost band's):
 // the z and y faces whose layer holds the row (only `only_axis` in a ghost band, whose row carries that component
 // alone), on the whole row, then the x faces' ends. Half: the half nodes' layers, else the nodes'.

@@ -81,22 +81,6 @@ void pressure_radius(const StaggeredStep<T>& s, cudaStream_t stream) {
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
-// fn(std::integral_constant<int, R>{}) for R = 1..8.
-template <class Fn>
-void with_radius(int radius, Fn&& fn) {
-  switch (radius) {
-    case 1: return fn(std::integral_constant<int, 1>{});
-    case 2: return fn(std::integral_constant<int, 2>{});
-    case 3: return fn(std::integral_constant<int, 3>{});
-    case 4: return fn(std::integral_constant<int, 4>{});
-    case 5: return fn(std::integral_constant<int, 5>{});
-    case 6: return fn(std::integral_constant<int, 6>{});
-    case 7: return fn(std::integral_constant<int, 7>{});
-    case 8: return fn(std::integral_constant<int, 8>{});
-    default: throw std::logic_error("cuda::staggered step: stencil radius 1 to 8");
-  }
-}
-
 }  // namespace
 
 template <class T>

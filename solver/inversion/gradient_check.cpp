@@ -27,48 +27,53 @@ double dot(std::span<const double> a, std::span<const double> b) {
 
 }  // namespace
 
-DotTestResult born_dot_test(const Case& c, const Plan& plan, int shot, std::uint64_t seed) {
-  auto propagator = make_gradient_propagator(c, plan, all_steps_choice(plan.nt, 0));
-  const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
-  propagator->set_velocity(velocity);
-  const std::vector<double> vel2dt2 = propagator->vel2dt2();
+namespace {
+
+// <F dm, dd> against <dm, F^T dd> for one parameter of `propagator` (model: its current values): dm of the size of the
+// parameter itself and dd of the size of the traces keep both sides well scaled in fp32. `transpose(dd, out)` adds
+// F^T dd after forward(shot, true); `born(dm)` is F dm.
+template <class Transpose, class Born>
+DotTestResult dot_test(GradientPropagator& propagator, std::span<const double> model, int shot, std::uint64_t seed,
+                       Transpose&& transpose, Born&& born) {
   double mean = 0;
-  for (double v : vel2dt2) mean += v / double(vel2dt2.size());
-  // dm of the size of (v dt)^2 itself and dd of the size of the traces keep both sides well scaled in fp32.
-  const std::vector<double> dm = uniform(vel2dt2.size(), seed, mean);
-  const std::vector<double> traces = propagator->forward(shot, true);
+  for (double v : model) mean += v / double(model.size());
+  const std::vector<double> dm = uniform(model.size(), seed, mean);
+  const std::vector<double> traces = propagator.forward(shot, true);
   double rms = 0;
   for (double t : traces) rms += t * t / double(traces.size());
   const std::vector<double> dd = uniform(traces.size(), seed + 1, std::sqrt(rms) > 0 ? std::sqrt(rms) : 1.0);
-  std::vector<double> adjoint(vel2dt2.size(), 0.0);
-  propagator->adjoint(dd, adjoint, {});
-  const std::vector<double> born = propagator->born(shot, dm);
+  std::vector<double> adjoint(model.size(), 0.0);
+  transpose(dd, adjoint);
+  const std::vector<double> f_dm = born(dm);
   DotTestResult r;
-  r.lhs = dot(born, dd);
+  r.lhs = dot(f_dm, dd);
   r.rhs = dot(dm, adjoint);
   r.mismatch = std::abs(r.lhs - r.rhs) / std::max({std::abs(r.lhs), std::abs(r.rhs), 1e-300});
   return r;
 }
 
+}  // namespace
+
+DotTestResult born_dot_test(const Case& c, const Plan& plan, int shot, std::uint64_t seed) {
+  auto propagator = make_gradient_propagator(c, plan, all_steps_choice(plan.nt, 0));
+  const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
+  propagator->set_velocity(velocity);
+  return dot_test(
+      *propagator, propagator->vel2dt2(), shot, seed,
+      [&](std::span<const double> dd, std::span<double> out) { propagator->adjoint(dd, out, {}); },
+      [&](std::span<const double> dm) { return propagator->born(shot, dm); });
+}
+
 DotTestResult density_dot_test(const Case& c, const Plan& plan, int shot, std::uint64_t seed) {
   auto propagator = make_gradient_propagator(c, plan, all_steps_choice(plan.nt, 0));
-  const std::vector<double> rho = propagator->density();
-  double mean = 0;
-  for (double v : rho) mean += v / double(rho.size());
-  const std::vector<double> drho = uniform(rho.size(), seed, mean);
-  const std::vector<double> traces = propagator->forward(shot, true);
-  double rms = 0;
-  for (double t : traces) rms += t * t / double(traces.size());
-  const std::vector<double> dd = uniform(traces.size(), seed + 1, std::sqrt(rms) > 0 ? std::sqrt(rms) : 1.0);
-  std::vector<double> velocity_gradient(rho.size(), 0.0), adjoint(rho.size(), 0.0);
-  propagator->adjoint(dd, velocity_gradient, {});
-  propagator->add_density_gradient(adjoint);
-  const std::vector<double> born = propagator->born_density(shot, drho);
-  DotTestResult r;
-  r.lhs = dot(born, dd);
-  r.rhs = dot(drho, adjoint);
-  r.mismatch = std::abs(r.lhs - r.rhs) / std::max({std::abs(r.lhs), std::abs(r.rhs), 1e-300});
-  return r;
+  return dot_test(
+      *propagator, propagator->density(), shot, seed,
+      [&](std::span<const double> dd, std::span<double> out) {
+        std::vector<double> velocity_gradient(out.size(), 0.0);
+        propagator->adjoint(dd, velocity_gradient, {});
+        propagator->add_density_gradient(out);
+      },
+      [&](std::span<const double> drho) { return propagator->born_density(shot, drho); });
 }
 
 double log_log_slope(std::span<const double> x, std::span<const double> y) {

@@ -368,6 +368,17 @@ std::vector<double> point_density_derivative(const PointStencil& stencil) {
   return out;
 }
 
+double point_density_change(const PointStencil& stencil, std::span<const double> drho,
+                            const std::array<int, 3>& shape) {
+  const std::vector<double> share = point_density_derivative(stencil);
+  double change = 0;
+  for (std::size_t k = 0; k < share.size(); ++k) {
+    const auto& p = stencil.points[k];
+    change += share[k] * drho[(std::size_t(p.iz) * shape[1] + p.iy) * shape[2] + p.ix];
+  }
+  return change;
+}
+
 VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const Comm* comm) {
   const auto& g = c.grid;
   VelocityModel model;

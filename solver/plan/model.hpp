@@ -49,6 +49,9 @@ double point_density(const PointStencil& stencil, std::span<const float> density
 double point_density(const PointStencil& stencil, std::span<const double> density, const std::array<int, 3>& shape);
 // Its derivative with respect to the density of each of the stencil's points, in their order: |w_p| / sum |w|.
 std::vector<double> point_density_derivative(const PointStencil& stencil);
+// The change of point_density for a density perturbation drho (the whole grid, (nz, ny, nx) = shape): sum_p
+// drho_p |w_p| / sum |w| (the Born operators of the density).
+double point_density_change(const PointStencil& stencil, std::span<const double> drho, const std::array<int, 3>& shape);
 
 // Generates or reads the model and validates every value (Error input_error / invalid_case on bad data). With
 // `block`, only that part of the grid (an HDF5 model read as one collective hyperslab per rank when `comm` has

@@ -43,13 +43,7 @@ class ReceiverDensities {
     const std::size_t nt = traces.size() / std::max<std::size_t>(1, stencils.size());
     for (std::size_t r = 0; r < stencils.size(); ++r) {
       if (!velocity_[std::size_t(shot)][r]) continue;
-      const std::vector<double> share = point_density_derivative(stencils[r]);
-      double d_rho_r = 0;
-      for (std::size_t k = 0; k < share.size(); ++k) {
-        const auto& p = stencils[r].points[k];
-        d_rho_r += share[k] * drho[(std::size_t(p.iz) * shape_[1] + p.iy) * shape_[2] + p.ix];
-      }
-      const double relative = d_rho_r / densities_[std::size_t(shot)][r];
+      const double relative = point_density_change(stencils[r], drho, shape_) / densities_[std::size_t(shot)][r];
       for (std::size_t n = 0; n < nt; ++n) out[r * nt + n] -= traces[r * nt + n] * relative;
     }
   }
@@ -211,6 +205,14 @@ std::vector<double> GradientPropagator::born_density(int, std::span<const double
               fmt::format("{}: no density Born operator: it needs a density model and inversion.parameters = "
                           "[\"velocity\", \"density\"]",
                           name()));
+}
+
+void add_kept_density_gradient(const GradientPropagator& g, bool with_density, std::span<const double> kept,
+                               std::span<double> out) {
+  if (!with_density) g.GradientPropagator::add_density_gradient(out);
+  if (out.size() != kept.size())
+    throw std::invalid_argument("add_density_gradient: call adjoint() first; out must be nz * ny * nx");
+  for (std::size_t k = 0; k < out.size(); ++k) out[k] += kept[k];
 }
 
 void GradientPropagator::add_density_gradient(std::span<double>) const {

@@ -84,6 +84,11 @@ using HistoryVisitor = std::function<void(int n, std::span<const double> u)>;
 void visit_fdtd_cpu_history(const Case& c, const Plan& plan, const HistoryChoice& history,
                             std::span<const double> velocity, int shot, const HistoryVisitor& visit);
 
+// add_density_gradient of a propagator that keeps the last adjoint()'s density gradient in `kept` (empty before an
+// adjoint of the current shot): out += kept; the base's refusal without a density parameter (`with_density` false).
+void add_kept_density_gradient(const GradientPropagator& g, bool with_density, std::span<const double> kept,
+                               std::span<double> out);
+
 // The argument checks every GradientPropagator makes (std::logic_error / std::invalid_argument, programming errors):
 // adjoint() needs a forward(shot, true) first (`has_history`), an adjoint source of `trace_values` values, a
 // gradient of `points` values and an illumination that is empty or as long; born() a perturbation of `points`.

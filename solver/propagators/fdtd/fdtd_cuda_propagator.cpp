@@ -332,17 +332,7 @@ class FdtdCuda final : public Propagator {
 
   template <class U>
   void copy_out(std::span<U> out) {
-    field_copy_.wait_for_copy();  // the dense buffer may still be on its way to the host
-    T* dense = field_copy_.dense();
-    const std::size_t points = field_copy_.size();
-    cuda::unpad(setup_.layout, u_.data(), dense, stream_.handle());
-    if constexpr (std::is_same_v<U, T>) {
-      cuda::copy_to_host(out.data(), dense, points * sizeof(T), stream_.handle());
-    } else {
-      std::vector<T> host(points);
-      cuda::copy_to_host(host.data(), dense, points * sizeof(T), stream_.handle());
-      for (std::size_t i = 0; i < host.size(); ++i) out[i] = U(host[i]);
-    }
+    field_copy_.copy_now(out, [&](T* dense) { cuda::unpad(setup_.layout, u_.data(), dense, stream_.handle()); });
   }
 
   const Comm* domain_ = nullptr;

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <span>
 #include <stdexcept>
+#include <type_traits>
+#include <vector>
 
 #include "kernels/cuda/device_buffer.hpp"
 
@@ -52,6 +54,24 @@ class DeviceFieldCopy {
     cuda::copy_to_host_async(host_.data(), dense_.data(), dense_.bytes(), out);
     copied_.record(out);
     pending_ = true;
+  }
+
+  // copy_field's copy, at once: `fill(T* dense)` on the compute stream once a pending copy has read the dense buffer,
+  // then the dense buffer to `out`, converted to U (waits).
+  template <class U, class Fill>
+  void copy_now(std::span<U> out, Fill&& fill) {
+    if (out.size() < points_) throw std::invalid_argument("copy_field: the output holds too few values");
+    wait_for_copy();
+    if (dense_.size() < points_) dense_ = cuda::DeviceArray<T>(points_);
+    const cudaStream_t st = compute_.handle();
+    fill(dense_.data());
+    if constexpr (std::is_same_v<U, T>) {
+      cuda::copy_to_host(out.data(), dense_.data(), points_ * sizeof(T), st);
+    } else {
+      std::vector<T> host(points_);
+      cuda::copy_to_host(host.data(), dense_.data(), points_ * sizeof(T), st);
+      for (std::size_t i = 0; i < points_; ++i) out[i] = U(host[i]);
+    }
   }
 
   // Waits for the copy start queued and converts it into `out` (the conversion copy_field makes).

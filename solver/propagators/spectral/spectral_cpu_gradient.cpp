@@ -283,10 +283,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
   }
   std::vector<double> density() const override { return setup_.density; }
   void add_density_gradient(std::span<double> out) const override {
-    if (!with_density_) GradientPropagator::add_density_gradient(out);
-    if (out.size() != density_gradient_.size())
-      throw std::invalid_argument("add_density_gradient: call adjoint() first; out must be nz * ny * nx");
-    for (std::size_t k = 0; k < out.size(); ++k) out[k] += density_gradient_[k];
+    add_kept_density_gradient(*this, with_density_, density_gradient_, out);
   }
 
   // The perturbation's fields follow the same step, each dp_a^{n+1} with the source dV q_a^n,
@@ -341,27 +338,15 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
       auto& out = dbeta[std::size_t(a)];
       out.resize(points);
       const auto& beta = setup_.beta[std::size_t(a)];
-      for (int z = 0; z < shape[0]; ++z)
-        for (int y = 0; y < shape[1]; ++y)
-          for (int x = 0; x < shape[2]; ++x) {
-            int next[3] = {z, y, x};
-            next[a] = (next[a] + 1) % shape[a];
-            const std::size_t i = (std::size_t(z) * shape[1] + y) * shape[2] + x;
-            const std::size_t j = (std::size_t(next[0]) * shape[1] + next[1]) * shape[2] + next[2];
-            out[i] = T(-double(beta[i]) * double(beta[i]) / (2 * setup_.rho_ref) * (drho[i] + drho[j]));
-          }
+      for_each_staggered_pair(shape, a, [&](std::size_t i, std::size_t j) {
+        out[i] = T(-double(beta[i]) * double(beta[i]) / (2 * setup_.rho_ref) * (drho[i] + drho[j]));
+      });
     }
     const auto& stencils = this->source_stencils_.at(std::size_t(shot));
     std::vector<T> source_relative(stencils.size());  // -drho_s / rho_s
     for (std::size_t j = 0; j < stencils.size(); ++j) {
       const double rho_s = point_density(stencils[j], std::span<const double>(setup_.density), shape);
-      const std::vector<double> d = point_density_derivative(stencils[j]);
-      double d_rho_s = 0;
-      for (std::size_t q = 0; q < d.size(); ++q) {
-        const auto& pt = stencils[j].points[q];
-        d_rho_s += d[q] * drho[(std::size_t(pt.iz) * shape[1] + pt.iy) * shape[2] + pt.ix];
-      }
-      source_relative[j] = T(-d_rho_s / rho_s);
+      source_relative[j] = T(-point_density_change(stencils[j], drho, shape) / rho_s);
     }
     const auto where = source_points();
     const std::vector<T> effective = lossy_ ? effective_modulus() : std::vector<T>{};
@@ -559,17 +544,11 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
         if (!s.active[std::size_t(a)]) continue;
         const auto& beta = s.beta[std::size_t(a)];
         const auto& sum = buoyancy[std::size_t(a)];
-        for (int z = 0; z < shape[0]; ++z)
-          for (int y = 0; y < shape[1]; ++y)
-            for (int x = 0; x < shape[2]; ++x) {
-              int next[3] = {z, y, x};
-              next[a] = (next[a] + 1) % shape[a];
-              const std::size_t i = (std::size_t(z) * shape[1] + y) * shape[2] + x;
-              const std::size_t j = (std::size_t(next[0]) * shape[1] + next[1]) * shape[2] + next[2];
-              const double term = c * double(beta[i]) * sum[i];  // the half node i + 1/2: nodes i and j
-              out[i] += term;
-              out[j] += term;
-            }
+        for_each_staggered_pair(shape, a, [&](std::size_t i, std::size_t j) {
+          const double term = c * double(beta[i]) * sum[i];  // the half node i + 1/2: nodes i and j
+          out[i] += term;
+          out[j] += term;
+        });
       }
       const auto& stencils = g.source_stencils_.at(std::size_t(g.history_shot_));
       for (std::size_t k = 0; k < stencils.size(); ++k) {

@@ -80,17 +80,8 @@ void set_spectral_density(SpectralSetup<T>& s, std::span<const D> rho) {
   for (int a = 0; a < 3; ++a) {
     auto& beta = s.beta[a];
     beta.resize(s.points());
-    const int n_a = shape[a];
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int z = 0; z < shape[0]; ++z)
-      for (int y = 0; y < shape[1]; ++y)
-        for (int x = 0; x < shape[2]; ++x) {
-          int next[3] = {z, y, x};
-          next[a] = (next[a] + 1) % n_a;  // periodic, as the FFT's staggered derivative
-          const std::size_t i = (std::size_t(z) * shape[1] + y) * shape[2] + x;
-          const std::size_t j = (std::size_t(next[0]) * shape[1] + next[1]) * shape[2] + next[2];
-          beta[i] = T(2 * s.rho_ref / (s.density[i] + s.density[j]));
-        }
+    for_each_staggered_pair(
+        shape, a, [&](std::size_t i, std::size_t j) { beta[i] = T(2 * s.rho_ref / (s.density[i] + s.density[j])); });
   }
 }
 

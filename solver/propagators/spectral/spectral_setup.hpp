@@ -109,6 +109,20 @@ SpectralSetup<T> make_spectral_setup(const Case& c, const Plan& plan, const Spec
 template <class T, class V>
 void set_spectral_model(SpectralSetup<T>& setup, const V* velocity);
 
+// fn(i, j) for every point i of a whole grid of `shape` (C order) and the next point j along axis a, periodic like the
+// FFT's half-cell shift: the staggered point i + 1/2 of axis a lies between them (beta_a and its derivatives).
+template <class Fn>
+void for_each_staggered_pair(const Dims3& shape, int a, Fn&& fn) {
+  for (int z = 0; z < shape[0]; ++z)
+    for (int y = 0; y < shape[1]; ++y)
+      for (int x = 0; x < shape[2]; ++x) {
+        int next[3] = {z, y, x};
+        next[a] = (next[a] + 1) % shape[a];
+        fn((std::size_t(z) * shape[1] + y) * shape[2] + x,
+           (std::size_t(next[0]) * shape[1] + next[1]) * shape[2] + next[2]);
+      }
+}
+
 // A density model (kg/m^3, the whole grid, one rank; the split-field PML): the density and beta anew, rho_ref kept (the
 // plan's: the pressure does not depend on it, so the gradient propagator's trial densities keep it even above it).
 // set_spectral_model must follow (dt v^2, the source factor and the drives carry rho / rho_ref).

@@ -83,10 +83,7 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
   }
   std::vector<double> density() const override { return setup_.density; }
   void add_density_gradient(std::span<double> out) const override {
-    if (!with_density_) GradientPropagator::add_density_gradient(out);
-    if (out.size() != density_gradient_.size())
-      throw std::invalid_argument("add_density_gradient: call adjoint() first; out must be nz * ny * nx");
-    for (std::size_t k = 0; k < out.size(); ++k) out[k] += density_gradient_[k];
+    add_kept_density_gradient(*this, with_density_, density_gradient_, out);
   }
 
   std::vector<double> vel2dt2() const override {
@@ -154,13 +151,7 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
     std::vector<T> source_relative(stencils.size());  // -drho_s / rho_s
     for (std::size_t j = 0; j < stencils.size(); ++j) {
       const double rho_s = point_density(stencils[j], std::span<const double>(setup_.grid_density), shape);
-      const std::vector<double> d = point_density_derivative(stencils[j]);
-      double d_rho_s = 0;
-      for (std::size_t p = 0; p < d.size(); ++p) {
-        const GridPointWeight& q = stencils[j].points[p];
-        d_rho_s += d[p] * drho[(std::size_t(q.iz) * L.ny + q.iy) * L.nx + q.ix];
-      }
-      source_relative[j] = T(-d_rho_s / rho_s);
+      source_relative[j] = T(-point_density_change(stencils[j], drho, shape) / rho_s);
     }
     return born_run(shot, relative, &buoyancy, source_relative);
   }
