@@ -251,8 +251,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
         f_(setup_.points(), setup_.mechanisms(), setup_.active),
         lossy_(setup_.mechanisms() > 0),
         with_density_(c.inversion.density_parameter) {
-    if (lossy_)
-      for (auto& d : divergence_) d.assign(setup_.points(), T(0));
+    if (lossy_) f_.keep_divergence();  // D_a^n, which the history keeps
     if (with_density_ && setup_.density.empty())
       throw std::logic_error("SpectralPmlGradient: a density gradient needs a density model");
     vel2dt2_.resize(setup_.points());
@@ -363,7 +362,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
       host::record(setup_.receivers, d.p.data(), out, setup_.nt, n);
       if (!lossy_)
         for (int a = 0; a < 3; ++a) std::copy(f_.p_split[a].begin(), f_.p_split[a].end(), p_before[a].begin());
-      background_step(n, &gradient_p);  // f_ at n + 1; divergence_ = D^n with attenuation
+      background_step(n, &gradient_p);  // f_ at n + 1 (and its divergence D^n with attenuation)
       steps_.pml_step(
           d, setup_.dt_vel2.data(),
           [&](int a) {
@@ -376,12 +375,8 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
               steps_.for_each_row(a, setup_.pml_b[a],
                                   [=](std::size_t i, T b) { dpa[i] += rel[i] * (p1[i] - b * (b * p0[i])); });
             }
-            for (std::size_t j = 0; j < where.size(); ++j) {
-              const T amplitude = T(sources_.amplitudes[j][std::size_t(n)]);
-              if (amplitude == T(0)) continue;
-              const T* pattern = sources_.patterns[j].data();
-              for (std::size_t i : where[j]) dpa[i] += source_relative[j] * (pattern[i] * amplitude);
-            }
+            for_each_source_term(where, n,
+                                 [&](std::size_t j, std::size_t i, T term) { dpa[i] += source_relative[j] * term; });
           },
           [&](int a) {
             T* dw = d.w[a].data();
@@ -506,14 +501,9 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     }
     // S_j += sum_i pattern_j(i) amplitude_j^n sum_a pi_a^{n+1}(i) (the active components, which take the source).
     void add_sources(const std::array<fft::Buffer<T>, 3>& P, const std::vector<double>& scale, int n) {
-      for (std::size_t j = 0; j < where.size(); ++j) {
-        const T amplitude = T(g.sources_.amplitudes[j][std::size_t(n)]);
-        if (amplitude == T(0)) continue;
-        const T* pattern = g.sources_.patterns[j].data();
-        double sum = 0;
-        for (std::size_t i : where[j]) sum += g.pi_sum(P, scale, i) * double(pattern[i] * amplitude);
-        source_image[j] += sum;
-      }
+      g.for_each_source_term(where, n, [&](std::size_t j, std::size_t i, T term) {
+        source_image[j] += g.pi_sum(P, scale, i) * double(term);
+      });
     }
     // buoyancy_a += Omega_a^{n+1/2} D_a^+ p^n, p^n summed from the history's components as the forward step sums them.
     void add_buoyancy(const std::array<fft::Buffer<T>, 3>& Omega, const T* f_now) {
@@ -585,10 +575,8 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
       half_dt_G_over_K.resize(n);
       inverse_K.resize(n);
       for (std::size_t i = 0; i < n; ++i) {
-        double G = 0;
-        for (int l = 0; l < L; ++l) G += double(s.sls_drive[std::size_t(l)][i]);
         const double K = double(s.dt_vel2[i]);
-        half_dt_G_over_K[i] = T(0.5 * s.dt * G / K);
+        half_dt_G_over_K[i] = T(0.5 * s.dt * g.drive_sum(i) / K);
         inverse_K[i] = T(1 / K);
       }
     }
@@ -644,8 +632,9 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
 #pragma omp parallel for schedule(static)
         for (std::size_t i = 0; i < points; ++i) image[i] += dt * double(x[i]) * double(d[i]) / double(V[i]);
       }
-      g.for_each_source_term(
-          where, n, [&](std::size_t i, T term) { image[i] += g.pi_sum(P, scale, i) * double(term) / double(V[i]); });
+      g.for_each_source_term(where, n, [&](std::size_t, std::size_t i, T term) {
+        image[i] += g.pi_sum(P, scale, i) * double(term) / double(V[i]);
+      });
     }
   };
 
@@ -659,16 +648,22 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     }
     return out;
   }
-  // f(i, pattern_j(i) amplitude_j^n) for every source j with a nonzero amplitude at step n and its points `where[j]`:
-  // the term the step adds to each active component at i.
+  // f(j, i, pattern_j(i) amplitude_j^n) for every source j with a nonzero amplitude at step n and its points
+  // `where[j]`: the term the step adds to each active component at i.
   template <class F>
   void for_each_source_term(const std::vector<std::vector<std::size_t>>& where, int n, F&& f) const {
     for (std::size_t j = 0; j < where.size(); ++j) {
       const T amplitude = T(sources_.amplitudes[j][std::size_t(n)]);
       if (amplitude == T(0)) continue;
       const T* pattern = sources_.patterns[j].data();
-      for (std::size_t i : where[j]) f(i, pattern[i] * amplitude);
+      for (std::size_t i : where[j]) f(j, i, pattern[i] * amplitude);
     }
+  }
+  // sum_l g_l at point i (attenuation's drives).
+  double drive_sum(std::size_t i) const {
+    double G = 0;
+    for (int l = 0; l < setup_.mechanisms(); ++l) G += double(setup_.sls_drive[std::size_t(l)][i]);
+    return G;
   }
   // sum over the active components of pi_a = P_a / (scale b_a) at point i.
   double pi_sum(const std::array<fft::Buffer<T>, 3>& P, const std::vector<double>& scale, std::size_t i) const {
@@ -691,7 +686,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     const std::vector<T> effective = effective_modulus();
     for (int n = 0; n < setup_.nt; ++n) {
       host::record(setup_.receivers, d.p.data(), out, setup_.nt, n);
-      background_step(n);  // f_ at n + 1, divergence_ = D^n
+      background_step(n);  // f_ at n + 1, its divergence D^n
       steps_.pml_step(d, setup_.dt_vel2.data(),
                       [&](int a) { add_modulus_scattering(d, a, relative, effective, where, n); });
     }
@@ -701,11 +696,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
   std::vector<T> effective_modulus() const {
     const std::size_t points = setup_.points();
     std::vector<T> out(points);
-    for (std::size_t i = 0; i < points; ++i) {
-      double G = 0;
-      for (int l = 0; l < setup_.mechanisms(); ++l) G += double(setup_.sls_drive[std::size_t(l)][i]);
-      out[i] = T(-(double(setup_.dt_vel2[i]) - 0.5 * setup_.dt * G));
-    }
+    for (std::size_t i = 0; i < points; ++i) out[i] = T(-(double(setup_.dt_vel2[i]) - 0.5 * setup_.dt * drive_sum(i)));
     return out;
   }
   // With attenuation, the scattering of a relative perturbation `relative` of K, the drives and the sources' factors
@@ -717,9 +708,9 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     const std::size_t points = setup_.points();
     const int L = setup_.mechanisms();
     T* dpa = d.p_split[a].data();
-    const T *D = divergence_[std::size_t(a)].data(), *rel = relative.data(), *e = effective.data();
+    const T *D = f_.divergence[std::size_t(a)].data(), *rel = relative.data(), *e = effective.data();
     steps_.for_each_row(a, setup_.pml_b[a], [=](std::size_t i, T b) { dpa[i] += rel[i] * (b * e[i] * D[i]); });
-    for_each_source_term(where, n, [&](std::size_t i, T term) { dpa[i] += rel[i] * term; });
+    for_each_source_term(where, n, [&](std::size_t, std::size_t i, T term) { dpa[i] += rel[i] * term; });
     for (int l = 0; l < L; ++l) {
       T* r = d.memory[std::size_t(a * L + l)].data();
       const T* gl = setup_.sls_drive[std::size_t(l)].data();
@@ -749,19 +740,15 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
   const T* model() const override { return vel2dt2_.data(); }
   void reset_state() override {  // (a new shot: add_density_gradient refuses until its adjoint)
     f_.reset();
-    for (auto& d : divergence_) std::fill(d.begin(), d.end(), T(0));
     density_gradient_.clear();
   }
-  // With attenuation the step also keeps each component's D_a^- w_a^{n+1/2} (divergence_); with `gradient`, D_a^+ p^n
+  // With attenuation the step leaves each component's D_a^- w_a^{n+1/2} in f_.divergence; with `gradient`, D_a^+ p^n
   // there (born_density).
   void background_step(int n, std::array<fft::Buffer<T>, 3>* gradient = nullptr) {
     const std::size_t points = setup_.points();
     steps_.pml_step(
         f_, setup_.dt_vel2.data(), sources_.term(0, n), sources_.patterns.size() <= 1 && !lossy_,
-        [&](int a) {
-          sources_.add(f_.p_split[a].data(), n, 1);
-          if (lossy_) std::copy_n(steps_.component_derivative(), points, divergence_[std::size_t(a)].data());
-        },
+        [&](int a) { sources_.add(f_.p_split[a].data(), n, 1); },
         [&](int a) {
           if (gradient) std::copy_n(steps_.component_derivative(), points, (*gradient)[std::size_t(a)].data());
         });
@@ -776,7 +763,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     for (auto& w : self.f_.w) f(w);
     if (!self.lossy_) return;
     for (auto& r : self.f_.memory) f(r);
-    for (auto& d : self.divergence_) f(d);
+    for (auto& d : self.f_.divergence) f(d);
   }
   std::size_t state_values() const override {
     std::size_t values = 0;
@@ -804,15 +791,14 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
     auto it = out.begin();
     if (lossy_) {
       it = std::copy(f_.p.begin(), f_.p.end(), it);
-      for (const auto& d : divergence_) it = std::copy(d.begin(), d.end(), it);
+      for (const auto& d : f_.divergence) it = std::copy(d.begin(), d.end(), it);
       return;
     }
     for (int a = 0; a < 3; ++a) it = std::copy(f_.p_split[a].begin(), f_.p_split[a].end(), it);
   }
 
-  SpectralPmlFields<T> f_;
-  bool lossy_;                                // attenuation: memory variables
-  std::array<fft::Buffer<T>, 3> divergence_;  // with attenuation, D_a^- w_a^{n+1/2} of the last step
+  SpectralPmlFields<T> f_;  // with attenuation its `divergence`: D_a^- w_a^{n+1/2} of the last step
+  bool lossy_;              // attenuation: memory variables
   std::vector<T> vel2dt2_;  // V = (v dt)^2: the scheme's parameter (dt v^2 and the source factor carry rho / rho_ref)
   bool with_density_;       // inversion.parameters names "density"
   std::vector<double> density_gradient_;  // of the last adjoint()

@@ -76,11 +76,12 @@ struct SourceTerm {
 
 // The fields of the split-field PML: p = p_z + p_y + p_x and p_a at the grid points, w_a at the staggered points; with
 // attenuation the memory variables r_{l,a} of each component at the grid points, memory[a * mechanisms + l] (empty
-// for an inactive axis, whose component has no derivative).
+// for an inactive axis, whose component has no derivative). `divergence`, when allocated (keep_divergence), is where a
+// step leaves each component's D_a^- w_a^{n+1/2} (the gradient's history with attenuation); else nowhere.
 template <class T>
 struct SpectralPmlFields {
   fft::Buffer<T> p;
-  std::array<fft::Buffer<T>, 3> p_split, w;
+  std::array<fft::Buffer<T>, 3> p_split, w, divergence;
   std::vector<fft::Buffer<T>> memory;
 
   explicit SpectralPmlFields(std::size_t points, int mechanisms = 0, std::array<bool, 3> active = {true, true, true})
@@ -99,6 +100,10 @@ struct SpectralPmlFields {
       std::fill(w[a].begin(), w[a].end(), T(0));
     }
     for (auto& r : memory) std::fill(r.begin(), r.end(), T(0));
+    for (auto& d : divergence) std::fill(d.begin(), d.end(), T(0));
+  }
+  void keep_divergence() {
+    for (auto& d : divergence) d.assign(p.size(), T(0));
   }
 };
 
@@ -185,16 +190,17 @@ class SpectralCpuSteps {
     for (int a = 0; a < 3; ++a) {
       fft_.forward(f.w[a].data(), scratch_.data());
       multiply<false>(scratch_.data(), scratch_.data(), a, setup_.shift_minus[a]);
-      fft_.backward(scratch_.data(), fused ? divergence[a] : work_.data());  // D_a^- w_a^{n+1/2}
+      T* const div = fused ? divergence[a] : f.divergence[a].empty() ? work_.data() : f.divergence[a].data();
+      fft_.backward(scratch_.data(), div);  // D_a^- w_a^{n+1/2}
       if (fused) {
         if (a < 2) continue;
         update_pressures(f, dt_v2, source, divergence);
         return;
       }
       if (attenuation && setup_.active[a])
-        update_pressure_memory(f, a, dt_v2, source);
+        update_pressure_memory(f, a, dt_v2, div, source);
       else
-        update_pressure(f.p_split[a].data(), a, dt_v2, source);
+        update_pressure(f.p_split[a].data(), a, dt_v2, div, source);
       if (setup_.active[a]) after_component(a);
     }
     sum_components(f);
@@ -228,7 +234,7 @@ class SpectralCpuSteps {
         multiply<true>(scratch_.data(), spectrum_.data(), c, setup_.shift_minus[c]);
     }
     fft_.backward(spectrum_.data(), work_.data());
-    for (int a = 0; a < 3; ++a) update_pressure(P[a], a, dt_v2);
+    for (int a = 0; a < 3; ++a) update_pressure(P[a], a, dt_v2, work_.data());
   }
 
   // out[a] = D_a^+ in for a = z, y, x: one r2c and three c2r (the density gradient's D_a^+ p^n).
@@ -240,7 +246,7 @@ class SpectralCpuSteps {
     }
   }
 
-  // The last transform's output in pml_step: D_a^+ p^n in after_velocity(a), D_a^- w_a in after_component(a).
+  // D_a^+ p^n in pml_step's after_velocity(a) (the last transform's output).
   const T* component_derivative() const { return work_.data(); }
 
   // out = D_a^+ in (plus = true) or D_a^- in: the staggered derivatives alone (tests of their transposes).
@@ -337,15 +343,14 @@ class SpectralCpuSteps {
     }
     for_each_row(a, setup_.pml_bs[a], [=](std::size_t i, T bs) { w[i] = pml_velocity_update(w[i], bs, dt, grad[i]); });
   }
-  // With attenuation, component a's update with its memory variables, D_a = work (its part of the divergence):
+  // With attenuation, component a's update with its memory variables, D_a = div (its part of the divergence):
   //   r_{l,a} <- staggered_memory(a_l, r_{l,a}, g_l, D_a),   m = sum_l (r_{l,a}^{n+1} + r_{l,a}^n)
   //   p_a <- pml_pressure_memory_update(p_a, b_a, dt v_U^2, D_a, (dt / 2) m) + source
   // row by row (the loop over the mechanisms runs along a row buffer, so that it vectorises).
-  void update_pressure_memory(SpectralPmlFields<T>& f, int a, const T* dt_v2, SourceTerm<T> source) {
+  void update_pressure_memory(SpectralPmlFields<T>& f, int a, const T* dt_v2, const T* div, SourceTerm<T> source) {
     const FieldLayout& L = setup_.layout;
     const int mechanisms = setup_.mechanisms();
     const T half_dt = T(0.5 * setup_.dt);
-    const T* div = work_.data();
     T* pa = f.p_split[a].data();
     const Dims3 rb = setup_.blocks.real.sub.begin;
     const T* bx = setup_.pml_b[2].data() + rb[2];
@@ -419,10 +424,9 @@ class SpectralCpuSteps {
     });
   }
 
-  // p_a <- pml_pressure_update(p_a, b_a, dt v^2, work) + source.
-  void update_pressure(T* pa, int a, const T* dt_v2, SourceTerm<T> source = {}) {
+  // p_a <- pml_pressure_update(p_a, b_a, dt v^2, div) + source, div = D_a^- w_a (or the adjoint's sum).
+  void update_pressure(T* pa, int a, const T* dt_v2, const T* div, SourceTerm<T> source = {}) {
     if (!setup_.active[a]) source = {};  // (SpectralSetup::active)
-    const T* div = work_.data();
     with_source(source, [&](auto add) {
       for_each_row(a, setup_.pml_b[a],
                    [=](std::size_t i, T b) { pa[i] = add(pml_pressure_update(pa[i], b, dt_v2[i], div[i]), i); });
