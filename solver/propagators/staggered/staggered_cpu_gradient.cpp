@@ -130,21 +130,13 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
     std::vector<T> relative(drho.size());  // drho / rho
     for (std::size_t k = 0; k < drho.size(); ++k) relative[k] = T(drho[k] / setup_.density[k]);
     std::array<std::vector<T>, 3> buoyancy;  // d(dt beta_a) / (dt beta_a) = -(dt beta_a) (drho_0 + drho_1) / (2 dt)
-    const int R = setup_.coef.radius;
     for (int axis = 0; axis < 3; ++axis) {
       auto& out = buoyancy[std::size_t(axis)];
       out.assign(std::size_t(L.size()), T(0));
-      int lo[3] = {0, 0, 0}, hi[3] = {L.nz, L.ny, L.nx};
-      lo[axis] = -R, hi[axis] = L.extent(axis) + R;
       const T* bdt = setup_.bdt[std::size_t(axis)].data();
-      for (int z = lo[0]; z < hi[0]; ++z)
-        for (int y = lo[1]; y < hi[1]; ++y)
-          for (int x = lo[2]; x < hi[2]; ++x) {
-            const index_t i = L.index(z, y, x);
-            std::size_t n0, n1;
-            setup_.buoyancy_nodes(axis, z, y, x, n0, n1);
-            out[std::size_t(i)] = T(-double(bdt[i]) / (2 * dt_) * (drho[n0] + drho[n1]));
-          }
+      for_each_half_node(axis, [&](index_t i, std::size_t n0, std::size_t n1) {
+        out[std::size_t(i)] = T(-double(bdt[i]) / (2 * dt_) * (drho[n0] + drho[n1]));
+      });
     }
     const auto& stencils = source_stencils_.at(std::size_t(shot));
     const std::array<int, 3> shape{L.nz, L.ny, L.nx};
@@ -402,6 +394,23 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
     return *adjoint_;
   }
 
+  // fn(i, n0, n1) for every half node of axis `axis` whose dt beta the step uses (-R .. n + R - 1 along it, the grid's
+  // nodes along the others; i its padded index) and the two nodes whose densities make it (buoyancy_nodes).
+  template <class Fn>
+  void for_each_half_node(int axis, Fn&& fn) const {
+    const FieldLayout& L = setup_.layout;
+    const int R = setup_.coef.radius;
+    int lo[3] = {0, 0, 0}, hi[3] = {L.nz, L.ny, L.nx};
+    lo[axis] = -R, hi[axis] = L.extent(axis) + R;
+    for (int z = lo[0]; z < hi[0]; ++z)
+      for (int y = lo[1]; y < hi[1]; ++y)
+        for (int x = lo[2]; x < hi[2]; ++x) {
+          std::size_t n0, n1;
+          setup_.buoyancy_nodes(axis, z, y, x, n0, n1);
+          fn(L.index(z, y, x), n0, n1);
+        }
+  }
+
   // dJ/d rho at fixed velocity: dt K, the drives and the sources' factors are proportional to rho at each point (the
   // image over rho); dt beta_a at a half node is 2 dt / (rho_0 + rho_1) of its two nodes (buoyancy_nodes), whose
   // derivative with respect to each is -dt beta^2 / (2 dt), and dJ/d(dt beta) = sum_n w-bar dw / (dt beta); a
@@ -410,22 +419,14 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
     const FieldLayout& L = setup_.layout;
     density_gradient_.assign(a.image.size(), 0.0);
     for (std::size_t k = 0; k < a.image.size(); ++k) density_gradient_[k] = a.image[k] / setup_.density[k];
-    const int R = setup_.coef.radius;
     for (int axis = 0; axis < 3; ++axis) {
-      int lo[3] = {0, 0, 0}, hi[3] = {L.nz, L.ny, L.nx};
-      lo[axis] = -R, hi[axis] = L.extent(axis) + R;
       const double* image = a.buoyancy[std::size_t(axis)].data();
       const T* bdt = setup_.bdt[std::size_t(axis)].data();
-      for (int z = lo[0]; z < hi[0]; ++z)
-        for (int y = lo[1]; y < hi[1]; ++y)
-          for (int x = lo[2]; x < hi[2]; ++x) {
-            const index_t i = L.index(z, y, x);
-            const double term = -image[i] * double(bdt[i]) / (2 * dt_);
-            std::size_t n0, n1;
-            setup_.buoyancy_nodes(axis, z, y, x, n0, n1);
-            density_gradient_[n0] += term;
-            density_gradient_[n1] += term;
-          }
+      for_each_half_node(axis, [&](index_t i, std::size_t n0, std::size_t n1) {
+        const double term = -image[i] * double(bdt[i]) / (2 * dt_);
+        density_gradient_[n0] += term;
+        density_gradient_[n1] += term;
+      });
     }
     const auto& stencils = source_stencils_.at(std::size_t(history_shot_));
     const std::array<int, 3> shape{L.nz, L.ny, L.nx};
