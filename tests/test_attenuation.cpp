@@ -11,6 +11,7 @@
 
 #include "case_builders.hpp"
 #include "case_text.hpp"
+#include "memory_state.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/forward.hpp"
 #include "solver/plan/attenuation.hpp"
@@ -201,29 +202,7 @@ TEST_CASE("attenuation: the fit's error and the preflight's refusal of a non-phy
   CHECK_THROWS_WITH_AS(make_plan(c), doctest::Contains("attenuation.mechanisms"), Error);
 }
 
-namespace {
-
-// Saves a propagator's state array by array, then loads it into another (Propagator::visit_state).
-class MemoryState : public StateVisitor {
- public:
-  bool loading() const override { return loading_; }
-  void visit(const std::string& name, std::span<std::byte> data) override {
-    if (!loading_) {
-      saved_[name].assign(data.begin(), data.end());
-      return;
-    }
-    const auto& bytes = saved_.at(name);
-    REQUIRE(bytes.size() == data.size());
-    std::copy(bytes.begin(), bytes.end(), data.begin());
-  }
-  void start_loading() { loading_ = true; }
-
- private:
-  bool loading_ = false;
-  std::map<std::string, std::vector<std::byte>> saved_;
-};
-
-}  // namespace
+using testing::MemoryState;
 
 TEST_CASE("attenuation: a staggered or k-space run resumed from its saved state continues bit for bit") {
   // The state (u, w, the CPML's phi and chi, the memory variables r_l, the traces; the k-space method's p, p_a, w_a and

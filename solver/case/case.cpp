@@ -19,7 +19,9 @@ const char* to_string(BackendKind b) {
   return "?";
 }
 const char* to_string(Method m) { return m == Method::spectral ? "spectral" : "fdtd"; }
-const char* to_string(Formulation f) { return f == Formulation::staggered ? "staggered" : "second_order"; }
+const char* to_string(Formulation f) {
+  return f == Formulation::staggered ? "staggered" : f == Formulation::elastic ? "elastic" : "second_order";
+}
 const char* to_string(ModelSpec::Kind k) {
   switch (k) {
     case ModelSpec::Kind::homogeneous: return "homogeneous";

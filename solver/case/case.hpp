@@ -16,9 +16,10 @@ using Vec3 = std::array<double, 3>;  // (z, y, x), metres
 enum class Precision { fp32, fp64 };
 enum class BackendKind { cpu, cuda, auto_select };
 enum class Method { fdtd, spectral };
-// FDTD's discretisation (docs/numerics.md): the second-order pressure equation (constant density), or the staggered
-// first-order velocity-pressure system (variable density, "Variable density: the staggered velocity-pressure scheme").
-enum class Formulation { second_order, staggered };
+// FDTD's discretisation (docs/numerics.md): the second-order pressure equation (constant density), the staggered
+// first-order velocity-pressure system (variable density, "Variable density: the staggered velocity-pressure scheme"),
+// or the isotropic elastic velocity-stress system ("Isotropic elastic waves").
+enum class Formulation { second_order, staggered, elastic };
 
 struct GridSpec {
   std::array<int, 3> shape{0, 0, 0};  // nz, ny, nx (points, PML included)
@@ -77,6 +78,13 @@ struct ModelSpec {
   std::vector<double> densities;
   std::string density_dataset;
   bool has_density_model() const { return !densities.empty() || !density_dataset.empty(); }
+  // The shear velocity (m/s) of an elastic medium (scheme.formulation = "elastic"; 0 is a fluid): a constant
+  // (model.shear_velocity, any model type), one a layer (model.shear_velocities), or a dataset of the HDF5 model file
+  // on the velocity's grid (model.shear_dataset). None: an acoustic model.
+  std::optional<double> shear_velocity;
+  std::vector<double> shear_velocities;
+  std::string shear_dataset;
+  bool has_shear_velocity() const { return shear_velocity || !shear_velocities.empty() || !shear_dataset.empty(); }
 };
 
 struct WaveletSpec {

@@ -20,7 +20,8 @@ void integrate_in_time_transpose(std::span<double> samples, double dt);
 // traces: shot `shot`'s (n_receivers, nt) samples at steps 0, dt, ...; the rows of its particle-velocity receivers
 // become v(t_n) = -(1 / rho) int_0^{t_n} (sampled gradient) dt (integrate_in_time), with rho = model.density, or
 // receiver_density[r] when given (one a receiver: the staggered scheme's density model, velocity_receiver_densities);
-// pressure rows are left as they are. Throws std::invalid_argument when the traces are not n_receivers x nt.
+// pressure rows are left as they are; the elastic scheme's traces (which record particle velocity themselves) too.
+// Throws std::invalid_argument when the traces are not n_receivers x nt.
 void particle_velocity_traces(const Case& c, std::size_t shot, double dt, std::span<double> traces,
                               std::span<const double> receiver_density = {});
 // Its transpose: the derivative of a function of the velocity traces with respect to the sampled gradients, from

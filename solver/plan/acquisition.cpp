@@ -1,5 +1,7 @@
 #include "solver/plan/acquisition.hpp"
 
+#include "kernels/elastic_point.hpp"
+
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
@@ -314,6 +316,30 @@ PointStencil make_spectral_derivative_stencil(const GridSpec& g, const Vec3& pos
                                                    spectral_point_radius, a == axis);
     return product_stencil(g, position, false, what, spectral_point_radius, w);
   });
+}
+
+PointStencil make_elastic_stencil(const GridSpec& g, const Vec3& position, const Vec3& direction, bool source,
+                                  const std::string& what) {
+  PointStencil out;
+  out.position = position;
+  if (direction == Vec3{0, 0, 0}) {
+    const PointStencil node = make_point_stencil(g, position, false, what);
+    const double scale = source ? 1.0 : -1.0 / 3.0;
+    for (const GridPointWeight& p : node.points)
+      for (std::uint8_t f : {ElasticField::szz, ElasticField::syy, ElasticField::sxx})
+        out.points.push_back({p.iz, p.iy, p.ix, scale * p.weight, f});
+    return out;
+  }
+  for (int a = 0; a < 3; ++a) {
+    if (direction[a] == 0) continue;
+    Vec3 shifted = position;
+    if (g.active(a)) shifted[a] -= g.spacing[a] / 2;  // v_a's index i is the point i + 1/2 (2-D: v_y on the nodes)
+    const PointStencil half =
+        make_point_stencil(g, shifted, false, fmt::format("{} (its v_{} points)", what, "zyx"[a]));
+    for (const GridPointWeight& p : half.points)
+      out.points.push_back({p.iz, p.iy, p.ix, direction[a] * p.weight, std::uint8_t(ElasticField::vz + a)});
+  }
+  return out;
 }
 
 }  // namespace specwave

@@ -6,6 +6,7 @@
 // sampling returns sum w u.
 // With the grid inner product <u, g> = sum u g dz dy dx, sampling is exactly the adjoint of injection.
 #include <array>
+#include <cstdint>
 #include <numbers>
 #include <vector>
 
@@ -20,6 +21,9 @@ inline constexpr double interpolation_band = std::numbers::pi / 2;
 struct GridPointWeight {
   int iz, iy, ix;
   double weight;
+  // Which of the scheme's fields the weight addresses: 0 for the acoustic schemes (their one field u); the elastic
+  // scheme's ElasticField (kernels/elastic_point.hpp), whose half-way fields hold the point i + 1/2 at index i.
+  std::uint8_t field = 0;
 };
 
 struct PointStencil {
@@ -79,5 +83,13 @@ PointStencil make_derivative_stencil(const GridSpec& grid, const Vec3& position,
 PointStencil make_spectral_derivative_stencil(const GridSpec& grid, const Vec3& position, const Vec3& direction,
                                               const std::array<double, 3>& courant, const std::array<double, 3>& band,
                                               const std::string& what);
+
+// The elastic scheme's stencil of a point (docs/numerics.md, "Isotropic elastic waves"; no free surface): with a zero
+// `direction`, a pressure point on the three normal stresses (a source: weight w each; a receiver of -(s_zz + s_yy +
+// s_xx) / 3: -w / 3 each); else, for each axis a with direction[a] != 0, the stencil of the position shifted by -h_a /
+// 2 along a on v_a, weight direction[a] w (a force source along the direction, or a particle-velocity receiver of the
+// component along it). Throws Error(invalid_case) when a stencil leaves the grid.
+PointStencil make_elastic_stencil(const GridSpec& grid, const Vec3& position, const Vec3& direction, bool source,
+                                  const std::string& what);
 
 }  // namespace specwave

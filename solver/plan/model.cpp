@@ -300,6 +300,77 @@ void build_density(const Case& c, VelocityModel& model, const Comm* comm) {
   }
 }
 
+// The elastic scheme's shear velocity on the model's block (docs/numerics.md, "Isotropic elastic waves"): a constant,
+// one a layer, or a dataset of the model file; finite and >= 0 (0: a fluid), and below sqrt(3)/2 of the velocity at
+// the same point (a positive bulk modulus). vs_min is the least non-zero shear velocity (0 when all is fluid), and
+// v_slowest the slowest wave of any point (vs, or vp in a fluid), which sets the points per wavelength.
+void build_shear(const Case& c, VelocityModel& model, const Comm* comm) {
+  const auto& g = c.grid;
+  const ModelSpec& m = c.model;
+  const Dims3 b = model.block.begin, e = model.block.extent;
+  const bool parallel = comm && comm->size() > 1;
+  std::string origin;
+  if (!m.shear_dataset.empty()) {
+    origin = fmt::format("{}: dataset '{}'", m.file, m.shear_dataset);
+    std::string note;
+    model.shear = read_hdf5_model(c, b, e, parallel ? comm : nullptr, note, m.shear_dataset);
+    if (!note.empty()) model.note += (model.note.empty() ? "" : "; ") + note;
+  } else {
+    origin = m.shear_velocity ? "model.shear_velocity" : "model.shear_velocities";
+    model.shear.resize(std::size_t(e[0]) * e[1] * e[2]);
+#pragma omp parallel for collapse(2)
+    for (int iz = 0; iz < e[0]; ++iz)
+      for (int iy = 0; iy < e[1]; ++iy)
+        for (int ix = 0; ix < e[2]; ++ix) {
+          double vs = m.shear_velocity.value_or(0.0);
+          if (!m.shear_velocities.empty())
+            vs = m.shear_velocities[layer_of(m, g.position(iz + b[0], iy + b[1], ix + b[2])[0])];
+          model.shear[(std::size_t(iz) * e[1] + iy) * e[2] + ix] = float(vs);
+        }
+  }
+  model.vs_min = INFINITY, model.vs_max = 0, model.v_slowest = INFINITY;
+  double poisson_worst = 0;
+  std::size_t negative_poisson = 0, worst = 0;
+  for (std::size_t i = 0; i < model.shear.size(); ++i) {
+    const double vs = model.shear[i], vp = model.velocity[i];
+    const std::size_t ix = i % e[2] + b[2], iy = i / e[2] % e[1] + b[1], iz = i / (std::size_t(e[2]) * e[1]) + b[0];
+    if (!std::isfinite(vs) || vs < 0)
+      throw Error(ExitCode::input_error,
+                  fmt::format("{}: shear velocity {} m/s at index (z={}, y={}, x={}); shear velocities must be finite "
+                              "and >= 0 (0 for a fluid), fix the model there",
+                              origin, vs, iz, iy, ix));
+    if (vs >= std::sqrt(0.75) * vp)
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("{}: shear velocity {:.6g} m/s at index (z={}, y={}, x={}) is >= sqrt(3)/2 of the "
+                              "velocity {:.6g} m/s there (vs / vp = {:.4f}): the bulk modulus rho (vp^2 - 4 vs^2 / 3) "
+                              "would be <= 0; check that the velocity is vp and the shear velocity vs (vs < {:.6g} m/s "
+                              "there)",
+                              origin, vs, iz, iy, ix, vp, vs / vp, std::sqrt(0.75) * vp));
+    if (vs > vp / std::sqrt(2.0)) {
+      ++negative_poisson;
+      if (vs / vp > poisson_worst) poisson_worst = vs / vp, worst = i;
+    }
+    if (vs > 0) model.vs_min = std::min(model.vs_min, vs);
+    model.vs_max = std::max(model.vs_max, vs);
+    model.v_slowest = std::min(model.v_slowest, vs > 0 ? vs : vp);
+  }
+  if (parallel) {
+    model.vs_min = comm->allreduce(model.vs_min, ReduceOp::min);
+    model.vs_max = comm->allreduce(model.vs_max, ReduceOp::max);
+    model.v_slowest = comm->allreduce(model.v_slowest, ReduceOp::min);
+    negative_poisson = std::size_t(comm->allreduce(double(negative_poisson), ReduceOp::sum));
+  }
+  if (!std::isfinite(model.vs_min)) model.vs_min = 0;
+  if (negative_poisson > 0) {
+    const std::size_t ix = worst % e[2] + b[2], iy = worst / e[2] % e[1] + b[1],
+                      iz = worst / (std::size_t(e[2]) * e[1]) + b[0];
+    model.warnings.push_back(fmt::format(
+        "{}: {} point(s) have vs > vp / sqrt(2), a negative Poisson ratio (lambda < 0; physical for few rocks), the "
+        "largest vs / vp = {:.4f} at index (z={}, y={}, x={}){}",
+        origin, negative_poisson, poisson_worst, iz, iy, ix, parallel ? " (on one rank)" : ""));
+  }
+}
+
 // Q on the model's block ([attenuation]): a constant, one a layer, or a dataset of the model file.
 void build_q(const Case& c, VelocityModel& model, const Comm* comm) {
   const auto& g = c.grid;
@@ -430,9 +501,10 @@ VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const 
     model.v_max = comm->allreduce(model.v_max, ReduceOp::max);
   }
   // The staggered scheme's density (the constant one without a density model), and the k-space method's density model.
-  if (c.scheme.formulation == Formulation::staggered ||
+  if (c.scheme.formulation == Formulation::staggered || c.scheme.formulation == Formulation::elastic ||
       (c.scheme.method == Method::spectral && c.model.has_density_model()))
     build_density(c, model, comm);
+  if (c.scheme.formulation == Formulation::elastic) build_shear(c, model, comm);
   if (c.attenuation.present) build_q(c, model, comm);
   return model;
 }

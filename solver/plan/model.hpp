@@ -25,7 +25,12 @@ struct VelocityModel {
   // Q on the same points with an [attenuation] table (docs/numerics.md, "Attenuation"), and its range; else empty.
   std::vector<float> q;
   double q_min = 0, q_max = 0;
+  // The elastic scheme's shear velocity (m/s, 0 in a fluid) on the same points; vs_min the least non-zero one (0: all
+  // fluid), vs_max the largest, v_slowest the slowest wave (vs, or vp where vs = 0), over the whole grid; else empty.
+  std::vector<float> shear;
+  double vs_min = 0, vs_max = 0, v_slowest = 0;
   std::string note;  // how a model file was read when it was not on the case's grid (the plan prints it)
+  std::vector<std::string> warnings;  // what the model asks that is legal but suspicious (the plan prints it)
 
   // The velocity at global grid indices, which must lie in `block`.
   float at(int z, int y, int x) const {

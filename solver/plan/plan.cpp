@@ -526,6 +526,10 @@ void plan_decomposition(const Case& c, Plan& plan) {
   plan.shot_groups = choose_shot_groups(c, plan.ranks);
   const int domain = plan.ranks / plan.shot_groups;
   const int R = c.scheme.method == Method::spectral ? 0 : c.scheme.order / 2;
+  if (domain > 1 && c.scheme.formulation == Formulation::elastic)
+    invalid(c, fmt::format("the elastic scheme is not domain-decomposed in this version ({} ranks per shot group); "
+                           "give each rank its own shots (run.shot_groups = {})",
+                           domain, plan.ranks));
   if (c.scheme.method == Method::spectral) {
     // The distributed FFT's grid: z and y split (slab or pencil), x whole.
     if (domain > 1) {
@@ -642,7 +646,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   // scheme's ranks hold the whole model: a source's or receiver's density averages its stencil's points, which may lie
   // in other blocks (point_density), and a block's half nodes take the density of the next block's first nodes.
   const int group_size = plan.ranks / plan.shot_groups;
-  if (group_size > 1 && where.world && c.scheme.formulation != Formulation::staggered) {
+  if (group_size > 1 && where.world && c.scheme.formulation == Formulation::second_order) {
     const int domain_rank = where.rank % group_size;
     const Subdomain block = block_of(c.grid.shape, plan.process_grid, domain_rank).sub;
     plan.model = build_velocity_model(c, &block, where.world);
@@ -650,6 +654,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     plan.model = build_velocity_model(c, nullptr, plan.ranks > 1 ? where.world : nullptr);
   }
   if (!plan.model.note.empty()) plan.notes.push_back(plan.model.note);
+  for (const std::string& w : plan.model.warnings) plan.notes.push_back(w);
   plan.v_reference = std::max(plan.model.v_max, c.inversion.velocity_max.value_or(0.0));
   // With attenuation the fastest wave is the unrelaxed one (docs/numerics.md, "Attenuation"): dt_max at v_max times
   // the largest v_U / v of the grid's Q (the least Q's: the speed-up grows as Q falls; both ends are evaluated).
@@ -675,9 +680,10 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
         plan.sls.tau.size(), plan.model.q_min, plan.model.q_max, plan.sls.f1, plan.sls.f2, plan.sls.widening,
         100 * plan.sls.largest_error(plan.model.q_min), plan.model.q_min, plan.sls.f_ref, 100 * (speedup - 1)));
   }
-  plan.dt_max = spectral                                         ? stable_dt_spectral(c.grid, v_stable)
-                : c.scheme.formulation == Formulation::staggered ? staggered_dt_max(c, plan.model, v_stable, speedup)
-                                                                 : stable_dt(c.grid, c.scheme.order, plan.v_reference);
+  plan.dt_max = spectral ? stable_dt_spectral(c.grid, v_stable)
+                : c.scheme.formulation != Formulation::second_order
+                    ? staggered_dt_max(c, plan.model, v_stable, speedup)  // (elastic: vp is the fastest wave)
+                    : stable_dt(c.grid, c.scheme.order, plan.v_reference);
   // An inversion of the density: dt holds for every density its bounds allow, so no trial model stops the run.
   std::string densities;
   if (const double bounded = staggered_density_bounds_dt(c, v_stable); bounded < plan.dt_max) {
@@ -751,18 +757,20 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   plan.pml_power = c.boundary.pml_power.value_or(profile.power);
   plan.pml_reflection = c.boundary.pml_reflection.value_or(profile.reflection);
   const double h_max = c.grid.largest_spacing();
-  plan.points_per_wavelength = plan.f_max > 0 ? plan.model.v_min / (plan.f_max * h_max) : INFINITY;
+  // The slowest wave: elastic, the shear wave where vs > 0 (vp in a fluid).
+  const double v_slowest = c.scheme.formulation == Formulation::elastic ? plan.model.v_slowest : plan.model.v_min;
+  plan.points_per_wavelength = plan.f_max > 0 ? v_slowest / (plan.f_max * h_max) : INFINITY;
   plan.points_per_wavelength_floor = c.scheme.min_points_per_wavelength.value_or(
       spectral ? points_per_wavelength_floor_spectral : points_per_wavelength_floor(c.scheme.order));
   if (plan.points_per_wavelength < plan.points_per_wavelength_floor)
-    invalid(c, fmt::format(
-                   "{:.2f} points per wavelength (v_min {:.6g} m/s, highest significant frequency {:.4g} Hz, "
-                   "spacing {:.6g} m) is below the floor {:.2f} of {}: the result would be dominated by "
-                   "numerical dispersion; refine the grid to spacing <= {:.4g} m, lower the peak frequency, raise "
-                   "scheme.order, or set scheme.min_points_per_wavelength",
-                   plan.points_per_wavelength, plan.model.v_min, plan.f_max, h_max, plan.points_per_wavelength_floor,
-                   spectral ? std::string("the spectral method") : fmt::format("FDTD order {}", c.scheme.order),
-                   plan.model.v_min / (plan.f_max * plan.points_per_wavelength_floor)));
+    invalid(c,
+            fmt::format("{:.2f} points per wavelength (v_min {:.6g} m/s, highest significant frequency {:.4g} Hz, "
+                        "spacing {:.6g} m) is below the floor {:.2f} of {}: the result would be dominated by "
+                        "numerical dispersion; refine the grid to spacing <= {:.4g} m, lower the peak frequency, raise "
+                        "scheme.order, or set scheme.min_points_per_wavelength",
+                        plan.points_per_wavelength, v_slowest, plan.f_max, h_max, plan.points_per_wavelength_floor,
+                        spectral ? std::string("the spectral method") : fmt::format("FDTD order {}", c.scheme.order),
+                        v_slowest / (plan.f_max * plan.points_per_wavelength_floor)));
   if (plan.nt < 2)
     invalid(c, fmt::format("time.duration = {} s is shorter than two time steps (dt = {:.6g} s)", c.time.duration,
                            plan.dt));
@@ -829,6 +837,11 @@ std::string describe_plan(const Case& c, const Plan& p) {
       : c.scheme.formulation == Formulation::staggered
           ? fmt::format("fdtd order {}, staggered velocity-pressure (density in [{:.6g}, {:.6g}] kg/m^3)",
                         c.scheme.order, p.model.rho_min, p.model.rho_max)
+      : c.scheme.formulation == Formulation::elastic
+          ? fmt::format("fdtd order {}, elastic velocity-stress (vs in [{:.6g}, {:.6g}] m/s, slowest wave {:.6g} m/s; "
+                        "density in [{:.6g}, {:.6g}] kg/m^3)",
+                        c.scheme.order, p.model.vs_min, p.model.vs_max, p.model.v_slowest, p.model.rho_min,
+                        p.model.rho_max)
           : fmt::format("fdtd order {}", c.scheme.order),
       c.boundary.pml_width == 0                               ? "no absorbing"
       : c.scheme.method != Method::spectral                   ? "CPML"

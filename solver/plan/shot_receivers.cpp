@@ -8,7 +8,9 @@ namespace specwave {
 namespace {
 
 PointStencil stencil(const Case& c, const std::array<double, 3>& courant, const std::array<double, 3>& band,
-                     const Vec3& position, const std::string& what, const Vec3& direction) {
+                     const Vec3& position, const std::string& what, const Vec3& direction, bool source) {
+  if (c.scheme.formulation == Formulation::elastic)
+    return make_elastic_stencil(c.grid, position, direction, source, what);
   const bool spectral = c.scheme.method == Method::spectral;
   if (direction == Vec3{0, 0, 0})
     return spectral ? make_spectral_point_stencil(c.grid, position, courant, band, what)
@@ -20,17 +22,18 @@ PointStencil stencil(const Case& c, const std::array<double, 3>& courant, const 
 }  // namespace
 
 PointStencil make_plan_stencil(const Case& c, const Plan& plan, const Vec3& position, const std::string& what,
-                               const Vec3& direction) {
-  return stencil(c, plan.spectral_point_courant, plan.spectral_point_band, position, what, direction);
+                               const Vec3& direction, bool source) {
+  return stencil(c, plan.spectral_point_courant, plan.spectral_point_band, position, what, direction, source);
 }
 
 PointStencil make_source_stencil(const Case& c, const Plan& plan, const SourceSpec& source, const std::string& what) {
   return make_plan_stencil(c, plan, source.position, what,
-                           source.kind == SourceKind::force ? source.direction : Vec3{0, 0, 0});
+                           source.kind == SourceKind::force ? source.direction : Vec3{0, 0, 0}, true);
 }
 
 std::vector<double> velocity_receiver_densities(const Case& c, const Plan& plan, std::size_t shot) {
-  if (plan.model.density.empty() || !has_velocity_receivers(c)) return {};
+  if (plan.model.density.empty() || !has_velocity_receivers(c) || c.scheme.formulation == Formulation::elastic)
+    return {};
   const auto& positions = shot_receivers(c, shot);
   const bool shared = c.shots[shot].receivers.empty();  // the plan's stencils are this shot's
   std::vector<double> out(positions.size(), 0.0);
@@ -67,7 +70,8 @@ const std::vector<PointStencil>* ShotReceivers::own(int shot) {
     stencils_.reserve(positions.size());
     for (std::size_t r = 0; r < positions.size(); ++r)
       stencils_.push_back(stencil(geometry_, courant_, band_, positions[r],
-                                  fmt::format("shots[{}] receiver {}", shot, r), directions_[std::size_t(shot)][r]));
+                                  fmt::format("shots[{}] receiver {}", shot, r), directions_[std::size_t(shot)][r],
+                                  false));
     made_ = shot;
   }
   return &stencils_;

@@ -14,9 +14,10 @@ struct Plan;
 // The stencil of a source or receiver at `position` with the plan's method: FDTD's interpolation (with the free
 // surface's mirror) or the spectral method's band-limited point (plan.spectral_point_courant and _band). Throws
 // Error(invalid_case) naming `what` when the stencil leaves the grid. With a non-zero `direction` (a unit vector), the
-// stencil of the derivative along it (make_derivative_stencil): a particle-velocity receiver's or a force's.
+// stencil of the derivative along it (make_derivative_stencil): a particle-velocity receiver's or a force's. The
+// elastic scheme's stencils address its fields (make_elastic_stencil; `source` tells a source's from a receiver's).
 PointStencil make_plan_stencil(const Case& c, const Plan& plan, const Vec3& position, const std::string& what,
-                               const Vec3& direction = {0, 0, 0});
+                               const Vec3& direction = {0, 0, 0}, bool source = false);
 // A source's stencil: a point (pressure) or the derivative along its direction (force).
 PointStencil make_source_stencil(const Case& c, const Plan& plan, const SourceSpec& source, const std::string& what);
 // A receiver's stencil for the component it records.

@@ -179,6 +179,12 @@ std::unique_ptr<GradientPropagator> backend_gradient(const Case& c, const Plan& 
 
 std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan,
                                                              const HistoryChoice& history) {
+  if (c.scheme.formulation == Formulation::elastic)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: the elastic scheme (a shear velocity in [model]) models forward only in this version: "
+                            "no gradient, inversion, Born modelling or migration yet; run `specwave forward`, or use "
+                            "an acoustic model (no shear velocity) for these commands",
+                            c.source_path.empty() ? c.name : c.source_path));
   const bool staggered = c.scheme.formulation == Formulation::staggered;
   auto propagator = staggered ? make_staggered_cpu_gradient(c, plan, history) : backend_gradient(c, plan, history);
   if (!has_velocity_receivers(c)) return propagator;

@@ -43,6 +43,23 @@ double staggered_values(const Case& c, const std::array<int, 3>& shape) {
   return field_and_slab_values(c, shape, 8, R, staggered_halo(R)) + 2.0 * mechanisms * points;
 }
 
+// The elastic scheme (solver/propagators/elastic/): nine fields, dt lambda, 2 dt mu, three dt mu, three dt b and the
+// pressure scratch (18 fields padded by staggered_halo), and the 18 terms' memory slabs (W + R along their axis, the
+// grid's extents + 2R along the others, six terms an axis and face).
+double elastic_values(const Case& c, const std::array<int, 3>& shape) {
+  const int R = c.scheme.order / 2;
+  double slabs = 0;
+  if (c.boundary.pml_width > 0)
+    for (int a = 0; a < 3; ++a) {
+      if (!c.grid.active(a)) continue;
+      double across = 1;
+      for (int b = 0; b < 3; ++b)
+        if (b != a) across *= c.grid.active(b) ? shape[b] + 2 * R : 1;
+      slabs += 6 * 2 * across * (c.boundary.pml_width + R);
+    }
+  return field_and_slab_values(c, shape, 18, R, staggered_halo(R)) + slabs;
+}
+
 // solver/propagators/fdtd/fdtd_cpu_propagator.cpp: the state and the float32 model.
 double fdtd_host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
   const double model = 4.0 * double(shape[0]) * shape[1] * shape[2];
@@ -50,6 +67,8 @@ double fdtd_host_bytes(const Case& c, int, const std::array<int, 3>& shape) {
   // velocity and density in its set-up (every rank holds the whole grid's).
   if (c.scheme.formulation == Formulation::staggered)
     return staggered_values(c, shape) * fdtd_value_bytes(c) + 9 * model;
+  // The elastic scheme's float32 vp, vs and density in the plan and its fp64 vp and density.
+  if (c.scheme.formulation == Formulation::elastic) return elastic_values(c, shape) * fdtd_value_bytes(c) + 7 * model;
   return state_values(c, shape) * fdtd_value_bytes(c) + model;
 }
 
@@ -68,6 +87,9 @@ double fdtd_device_bytes(const Case& c, int nt, const std::array<int, 3>& shape)
 // The CUDA FDTD kernels put ny and nz (up to the whole grid) in gridDim.y/z, at most 65535 (the staggered scheme's
 // with 2R - 1 more). The staggered scheme runs forward on the GPU; its gradient is the CPU's.
 std::string cuda_grid_limit(const Case& c) {
+  if (c.scheme.formulation == Formulation::elastic)
+    return "scheme.formulation = \"elastic\" (a shear velocity in [model]) runs on the CPU only in this version; use "
+           "run.backend = \"cpu\" (or \"auto\")";
   if (c.scheme.formulation == Formulation::staggered && c.inversion.present)
     return "scheme.formulation = \"staggered\" (a density model or [attenuation]): its gradient (invert, gradient, "
            "check-gradient, born, migrate) runs on the CPU only in this version, and the case has an [inversion] "

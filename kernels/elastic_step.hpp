@@ -1,0 +1,64 @@
+#pragma once
+// The view one elastic step takes (docs/numerics.md, "Isotropic elastic waves"): plain pointers and values, host or
+// device memory, for the CPU loops (kernels/cpu/elastic_cpu.hpp) and, later, CUDA kernels.
+#include "kernels/elastic_point.hpp"
+#include "kernels/staggered_point.hpp"
+
+namespace specwave {
+
+// The 18 derivatives of a step, each with its CPML memory: per term the updated field, the derivative's axis and the
+// field it differentiates (D+ where the updated field lies half way along the axis, D- where on the nodes). Terms
+// 0..8 are the velocity step's (v_z's three, v_y's, v_x's), 9..17 the stress step's (the normal stresses' e_z, e_y,
+// e_x; then s_zy's D_y v_z, D_z v_y; s_zx's D_x v_z, D_z v_x; s_yx's D_x v_y, D_y v_x).
+struct ElasticTerm {
+  std::uint8_t field, axis, source;
+};
+inline constexpr int elastic_terms = 18;
+inline constexpr ElasticTerm elastic_term[elastic_terms] = {
+    {vz, 0, szz}, {vz, 1, szy}, {vz, 2, szx}, {vy, 0, szy}, {vy, 1, syy}, {vy, 2, syx},
+    {vx, 0, szx}, {vx, 1, syx}, {vx, 2, sxx}, {szz, 0, vz}, {szz, 1, vy}, {szz, 2, vx},
+    {szy, 1, vz}, {szy, 0, vy}, {szx, 2, vz}, {szx, 0, vx}, {syx, 2, vy}, {syx, 1, vx}};
+
+// The CPML of one axis: the profiles on its nodes (a(i), b(i), i = 0 .. n - 1) and half nodes (a(i + 1/2) at i + R,
+// i = -R .. n + R - 1), which faces absorb, and the slab geometry of its memory variables: every term of this axis
+// has a slab per absorbing face, W + R points along the axis (coordinate i + R on the low face, i - (n - 1 - W) on the
+// high face) and n_b + 2 R along each other active axis b (coordinate i + R; an inactive y axis: 1 point).
+template <class T>
+struct ElasticCpmlAxis {
+  int n = 0, width = 0, radius = 0;
+  bool face[2] = {false, false};
+  const T* a_node = nullptr;
+  const T* b_node = nullptr;
+  const T* a_half = nullptr;
+  const T* b_half = nullptr;
+  index_t slab_stride[3] = {0, 0, 0};
+  int slab_offset[3] = {0, 0, 0};  // added to a coordinate along each axis (along this axis: per face, above)
+
+  // The points of face `side`'s layer along the axis, [begin, end), for a field half way (half) or on the nodes.
+  SPECWAVE_HD int begin(int side, bool half) const { return side == 0 ? (half ? -radius : 0) : (half ? n - 1 - width : n - width); }
+  SPECWAVE_HD int end(int side, bool half) const { return side == 0 ? width : (half ? n - 1 + radius : n); }
+  SPECWAVE_HD int slab_coordinate(int side, int i) const { return side == 0 ? i + radius : i - (n - 1 - width); }
+};
+
+template <class T>
+struct ElasticStep {
+  FieldLayout layout;  // every field, halo staggered_halo(R)
+  T* f[elastic_fields] = {};
+  const T* bdt[3] = {};         // dt b_a on v_a's points
+  const T* lamdt = nullptr;     // dt lambda on the nodes
+  const T* mu2dt = nullptr;     // 2 dt mu on the nodes
+  const T* mudt[3] = {};        // dt mu on s_zy's, s_zx's and s_yx's points
+  StaggeredCoefficients<T> coef;  // g_k / h_a (0 along an inactive axis)
+  ElasticCpmlAxis<T> pml[3];
+  T* psi[elastic_terms][2] = {};  // each term's memory slab on the low and high face of its axis (null: no layer)
+  bool two_d = false;             // ny = 1: no extension along y
+
+  // The computed range [lo, hi) of field f along axis a: the nodes 0 .. n - 1, or the half points -R .. n + R - 2.
+  SPECWAVE_HD int lo(int f, int a) const { return elastic_half(f, a) && !(two_d && a == 1) ? -coef.radius : 0; }
+  SPECWAVE_HD int hi(int f, int a) const {
+    const int n = layout.extent(a);
+    return elastic_half(f, a) && !(two_d && a == 1) ? n + coef.radius - 1 : n;
+  }
+};
+
+}  // namespace specwave

@@ -1,0 +1,204 @@
+#include "solver/propagators/elastic/elastic_setup.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "kernels/staggered_step.hpp"
+#include "kernels/stencil.hpp"
+#include "solver/plan/cpml.hpp"
+#include "solver/plan/model.hpp"
+#include "solver/plan/plan.hpp"
+
+namespace specwave {
+
+template <class T>
+ElasticPoints<T> ElasticSetup<T>::sources(const std::vector<PointStencil>& stencils) const {
+  ElasticPoints<T> out;
+  for (const PointStencil& s : stencils) {
+    const bool pressure = std::any_of(s.points.begin(), s.points.end(), [](const auto& p) { return p.field < 3; });
+    const double rho_s = pressure ? point_density(s, std::span<const double>(density), shape) : 1.0;
+    for (const GridPointWeight& p : s.points) {
+      const std::size_t k = (std::size_t(p.iz) * shape[1] + p.iy) * shape[2] + p.ix;
+      const index_t i = layout.index(p.iz, p.iy, p.ix);
+      double factor;
+      if (p.field < 3) {
+        const double v = vp[k];
+        factor = -(v * v * dt * dt * (density[k] / rho_s) * p.weight / cell_volume);
+      } else {
+        factor = double(bdt[std::size_t(p.field - ElasticField::vz)][std::size_t(i)]) * p.weight / cell_volume;
+      }
+      out.field.push_back(p.field);
+      out.index.push_back(i);
+      out.factor.push_back(T(factor));
+    }
+    out.offsets.push_back(std::int32_t(out.index.size()));
+  }
+  return out;
+}
+
+template <class T>
+ElasticPoints<T> ElasticSetup<T>::receivers(const std::vector<PointStencil>& stencils) const {
+  ElasticPoints<T> out;
+  for (const PointStencil& s : stencils) {
+    for (const GridPointWeight& p : s.points) {
+      out.field.push_back(p.field);
+      out.index.push_back(layout.index(p.iz, p.iy, p.ix));
+      out.factor.push_back(T(p.weight));
+    }
+    out.offsets.push_back(std::int32_t(out.index.size()));
+  }
+  return out;
+}
+
+template <class T>
+ElasticStep<T> ElasticSetup<T>::step() const {
+  ElasticStep<T> s;
+  s.layout = layout;
+  s.lamdt = lamdt.data();
+  s.mu2dt = mu2dt.data();
+  for (int a = 0; a < 3; ++a) {
+    s.mudt[a] = mudt[a].data();
+    s.bdt[a] = bdt[a].data();
+    s.pml[a] = pml[a];
+    s.pml[a].a_node = a_node[a].data(), s.pml[a].b_node = b_node[a].data();
+    s.pml[a].a_half = a_half[a].data(), s.pml[a].b_half = b_half[a].data();
+  }
+  s.coef = coef;
+  s.two_d = shape[1] == 1;
+  return s;
+}
+
+namespace {
+
+// The compact index of node (z, y, x) clamped to the grid (the medium continued outside by its nearest node).
+std::size_t clamped(const std::array<int, 3>& n, int z, int y, int x) {
+  z = std::clamp(z, 0, n[0] - 1), y = std::clamp(y, 0, n[1] - 1), x = std::clamp(x, 0, n[2] - 1);
+  return (std::size_t(z) * n[1] + y) * n[2] + x;
+}
+
+// fn(z, y, x) over the computed range of field f (ElasticStep::lo / hi), all threads.
+template <class T, class Fn>
+void for_each_point(const ElasticStep<T>& s, int f, Fn&& fn) {
+  const int z0 = s.lo(f, 0), z1 = s.hi(f, 0), y0 = s.lo(f, 1), y1 = s.hi(f, 1), x0 = s.lo(f, 2), x1 = s.hi(f, 2);
+#pragma omp parallel for collapse(2)
+  for (int z = z0; z < z1; ++z)
+    for (int y = y0; y < y1; ++y)
+      for (int x = x0; x < x1; ++x) fn(z, y, x);
+}
+
+// dt lambda and 2 dt mu on the nodes, dt mu on the edges (the harmonic mean of the four nodes' mu, 0 next to a fluid),
+// dt b on the velocities' points.
+template <class T>
+void set_material(ElasticSetup<T>& s, const std::vector<double>& vs) {
+  const FieldLayout& L = s.layout;
+  const std::array<int, 3> n = s.shape;
+  const ElasticStep<T> view = s.step();
+  const double dt = s.dt;
+  const auto mu_at = [&](std::size_t k) { return s.density[k] * vs[k] * vs[k]; };
+  for_each_point(view, szz, [&](int z, int y, int x) {
+    const std::size_t k = (std::size_t(z) * n[1] + y) * n[2] + x;
+    const double rho = s.density[k], v = s.vp[k], w = vs[k];
+    s.lamdt[std::size_t(L.index(z, y, x))] = T(dt * rho * v * v - 2 * dt * rho * w * w);
+    s.mu2dt[std::size_t(L.index(z, y, x))] = T(2 * dt * rho * w * w);
+  });
+  // The edges: s_zy (z and y), s_zx (z and x), s_yx (y and x).
+  constexpr int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+  for (int c = 0; c < 3; ++c)
+    for_each_point(view, szy + c, [&](int z, int y, int x) {
+      const int a = pairs[c][0], b = pairs[c][1];
+      double inverse = 0;
+      bool fluid = false;
+      for (int corner = 0; corner < 4; ++corner) {
+        int p[3] = {z, y, x};
+        p[a] += corner & 1, p[b] += corner >> 1;
+        const double mu = mu_at(clamped(n, p[0], p[1], p[2]));
+        if (mu == 0) fluid = true;
+        else inverse += 1 / mu;
+      }
+      s.mudt[std::size_t(c)][std::size_t(L.index(z, y, x))] = fluid ? T(0) : T(dt * 4 / inverse);
+    });
+  for (int a = 0; a < 3; ++a)
+    for_each_point(view, vz + a, [&](int z, int y, int x) {
+      int p[3] = {z, y, x};
+      const std::size_t n0 = clamped(n, p[0], p[1], p[2]);
+      p[a] += 1;
+      const std::size_t n1 = clamped(n, p[0], p[1], p[2]);
+      s.bdt[std::size_t(a)][std::size_t(L.index(z, y, x))] = T(2 * dt / (s.density[n0] + s.density[n1]));
+    });
+}
+
+}  // namespace
+
+template <class T>
+ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan) {
+  ElasticSetup<T> s;
+  const int R = c.scheme.order / 2;
+  const GridSpec& g = c.grid;
+  if (!plan.model.whole_grid() || plan.model.block.extent != g.shape || plan.model.shear.empty())
+    throw std::logic_error("make_elastic_setup: the plan's model must hold the whole grid with a shear velocity");
+  if (R < 1 || R > 4) throw std::logic_error("make_elastic_setup: order 2 to 8");
+  s.shape = g.shape;
+  s.nt = plan.nt;
+  s.dt = plan.dt;
+  s.cell_volume = g.cell_volume();
+  s.layout = FieldLayout{g.shape[0], g.shape[1], g.shape[2], staggered_halo(R)};
+  const std::size_t points = std::size_t(g.points());
+  s.vp.assign(plan.model.velocity.begin(), plan.model.velocity.end());
+  s.density.assign(plan.model.density.begin(), plan.model.density.end());
+  const std::vector<double> vs(plan.model.shear.begin(), plan.model.shear.end());
+  if (s.vp.size() != points || s.density.size() != points || vs.size() != points)
+    throw std::logic_error("make_elastic_setup: the model's arrays must hold the whole grid");
+  const std::size_t size = std::size_t(s.layout.size());
+  s.lamdt.assign(size, T(0));
+  s.mu2dt.assign(size, T(0));
+  for (auto& m : s.mudt) m.assign(size, T(0));
+  for (auto& b : s.bdt) b.assign(size, T(0));
+  const auto gk = staggered_derivative_coefficients(R);
+  s.coef.radius = R;
+  for (int a = 0; a < 3; ++a)
+    for (int k = 1; k <= R; ++k) s.coef.g[a][k] = g.active(a) ? T(gk[std::size_t(k)] / g.spacing[a]) : T(0);
+  const double v_ref = plan.v_reference > 0 ? plan.v_reference : plan.model.v_max;
+  for (int a = 0; a < 3; ++a) {
+    const CpmlAxisProfile prof = make_cpml_axis_profile(g, c.boundary, a, plan.pml_power, plan.pml_reflection, v_ref,
+                                                        plan.pml_frequency, plan.dt);
+    const int n = g.shape[a];
+    s.a_node[a].assign(std::size_t(n), T(0)), s.b_node[a].assign(std::size_t(n), T(1));
+    s.a_half[a].assign(std::size_t(n + 2 * R), T(0)), s.b_half[a].assign(std::size_t(n + 2 * R), T(1));
+    for (int i = 0; i < n; ++i) {
+      double ca, cb;
+      prof.coefficients(i, ca, cb);
+      s.a_node[a][std::size_t(i)] = T(ca), s.b_node[a][std::size_t(i)] = T(cb);
+    }
+    for (int i = -R; i < n + R; ++i) {
+      double ca, cb;
+      prof.coefficients(i + 0.5, ca, cb);
+      s.a_half[a][std::size_t(i + R)] = T(ca), s.b_half[a][std::size_t(i + R)] = T(cb);
+    }
+    ElasticCpmlAxis<T>& p = s.pml[a];
+    p.n = n;
+    p.width = c.boundary.pml_width;
+    p.radius = R;
+    p.face[0] = prof.low && g.active(a) && p.width > 0;
+    p.face[1] = prof.high && g.active(a) && p.width > 0;
+    int extent[3];
+    for (int b = 0; b < 3; ++b) {
+      const bool inactive = b == 1 && !g.active(1);
+      extent[b] = b == a ? p.width + R : inactive ? 1 : g.shape[b] + 2 * R;
+      p.slab_offset[b] = b == a || inactive ? 0 : R;
+    }
+    p.slab_stride[2] = 1;
+    p.slab_stride[1] = extent[2];
+    p.slab_stride[0] = index_t(extent[1]) * extent[2];
+    s.slab_points[a] = std::size_t(extent[0]) * extent[1] * extent[2];
+  }
+  set_material(s, vs);
+  return s;
+}
+
+template struct ElasticSetup<float>;
+template struct ElasticSetup<double>;
+template ElasticSetup<float> make_elastic_setup<float>(const Case&, const Plan&);
+template ElasticSetup<double> make_elastic_setup<double>(const Case&, const Plan&);
+
+}  // namespace specwave

@@ -1,0 +1,81 @@
+#pragma once
+// Host-side preparation of the elastic velocity-stress scheme (docs/numerics.md, "Isotropic elastic waves"): the padded
+// layout, dt lambda and 2 dt mu on the nodes, dt mu on the shear stresses' edges, dt b on the velocities' half nodes,
+// the CPML profiles and slab geometry, the fields (ElasticFields), and the sources and receivers as point lists on the
+// nine fields.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/elastic_step.hpp"
+#include "solver/case/case.hpp"
+#include "solver/plan/acquisition.hpp"
+
+namespace specwave {
+
+struct Plan;
+
+// Points on the elastic fields: entry p adds (sources) or samples (receivers) factor[p] at index[p] of field
+// field[p]; point lists of owner k are entries offsets[k] .. offsets[k + 1] - 1.
+template <class T>
+struct ElasticPoints {
+  std::vector<std::uint8_t> field;
+  std::vector<index_t> index;
+  std::vector<T> factor;
+  std::vector<std::int32_t> offsets{0};
+};
+
+template <class T>
+struct ElasticSetup {
+  FieldLayout layout;
+  std::vector<T> lamdt, mu2dt;          // dt lambda, 2 dt mu on the nodes (padded)
+  std::array<std::vector<T>, 3> mudt;   // dt mu on s_zy's, s_zx's, s_yx's points (padded)
+  std::array<std::vector<T>, 3> bdt;    // dt b_a on v_a's points (padded)
+  StaggeredCoefficients<T> coef;
+  std::array<std::vector<T>, 3> a_node, b_node, a_half, b_half;  // per axis: n values; n + 2R values (i + R)
+  std::array<ElasticCpmlAxis<T>, 3> pml;
+  std::array<std::size_t, 3> slab_points{};  // values per slab of each axis
+  std::vector<double> vp, density;           // the grid's (compact, fp64): the pressure sources' factors
+  std::array<int, 3> shape{};
+  double dt = 0, cell_volume = 1;
+  int nt = 0;
+
+  // Sources: a pressure source's points get -(vp_p dt)^2 (rho_p / rho_s) w_p / (dz dy dx) (to be multiplied by the
+  // running sum F^n), a force's dt b_a(p) d_a w_p / (dz dy dx) (by s(t_n)); one owner a stencil.
+  ElasticPoints<T> sources(const std::vector<PointStencil>& stencils) const;
+  // Receivers: the stencils' weights on their fields (one owner a receiver).
+  ElasticPoints<T> receivers(const std::vector<PointStencil>& stencils) const;
+  // The step's view on the caller's fields and memory slabs (ElasticFields::step).
+  ElasticStep<T> step() const;
+};
+
+template <class T>
+ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan);
+
+// The state: the nine fields (padded) and the memory slabs of every term on each absorbing face of its axis.
+template <class T>
+struct ElasticFields {
+  std::array<std::vector<T>, elastic_fields> f;
+  std::vector<std::vector<T>> slabs;
+  std::array<std::array<T*, 2>, elastic_terms> psi{};
+
+  explicit ElasticFields(const ElasticSetup<T>& s) {
+    for (auto& field : f) field.assign(std::size_t(s.layout.size()), T(0));
+    for (int t = 0; t < elastic_terms; ++t) {
+      const int a = elastic_term[t].axis;
+      for (int side = 0; side < 2; ++side)
+        if (s.pml[a].face[side]) psi[t][side] = slabs.emplace_back(s.slab_points[a], T(0)).data();
+    }
+  }
+  ElasticFields(const ElasticFields&) = delete;
+  ElasticFields& operator=(const ElasticFields&) = delete;
+
+  ElasticStep<T> step(const ElasticSetup<T>& s) {
+    ElasticStep<T> out = s.step();
+    for (int k = 0; k < elastic_fields; ++k) out.f[k] = f[k].data();
+    for (int t = 0; t < elastic_terms; ++t) out.psi[t][0] = psi[t][0], out.psi[t][1] = psi[t][1];
+    return out;
+  }
+};
+
+}  // namespace specwave

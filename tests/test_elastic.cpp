@@ -1,0 +1,331 @@
+// The isotropic elastic velocity-stress scheme (docs/numerics.md, "Isotropic elastic waves"): against Stokes' point-
+// force solution and the explosive source's P wave (discretisation error), against the acoustic staggered scheme where
+// they are the same scheme (vs = 0: rounding), against the independent Eigen reference (rounding), the checkpoint
+// contract (bitwise), and the case file's and the preflight's refusals.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "case_builders.hpp"
+#include "case_text.hpp"
+#include "kernels/common.hpp"
+#include "memory_state.hpp"
+#include "solver/case/errors.hpp"
+#include "solver/forward/forward.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/propagators/gradient_propagator.hpp"
+#include "solver/propagators/propagator.hpp"
+#include "validation/elastic_analytic.hpp"
+#include "validation/elastic_reference.hpp"
+
+using namespace specwave;
+using testing::rel_l2;
+
+namespace {
+
+// A homogeneous elastic cube of n^3 points (h metres), fp64, a Ricker source at the centre shifted off the grid.
+Case elastic_case(int n, double h, double vs, int order, int pml, double f_peak, double duration) {
+  Case c = testing::small_case(n, h, 2000, order, pml, f_peak, duration);
+  c.scheme.formulation = Formulation::elastic;
+  c.model.shear_velocity = vs;
+  c.model.density = 2100;
+  c.shots[0].sources[0].position = {h * (n / 2) + 0.3 * h, h * (n / 2) - 0.2 * h, h * (n / 2) + 0.45 * h};
+  return c;
+}
+
+// Receivers at `offsets` from the source, each recording `components`, consecutive per position.
+void add_receivers(Case& c, const std::vector<Vec3>& offsets, const std::vector<ReceiverComponent>& components) {
+  const Vec3 s = c.shots[0].sources[0].position;
+  for (const Vec3& o : offsets)
+    for (ReceiverComponent k : components) {
+      c.receivers.push_back({s[0] + o[0], s[1] + o[1], s[2] + o[2]});
+      c.receiver_components.push_back(k);
+    }
+}
+
+// A layered medium with a fluid top layer (vs = 0: water over two solid layers, densities 1000-2400) on the backend
+// comparison geometry (40 x 44 x 48 points of 10 m), a pressure source and a force fired together off the grid, and
+// receivers of pressure and the three velocity components in the water and in the solids.
+Case layered_elastic_case(int order, int pml, bool two_d) {
+  Case c = testing::forward_comparison_case(order, pml, false, ModelSpec::Kind::layered);
+  c.scheme.formulation = Formulation::elastic;
+  c.model.densities = {1000, 2100, 2400};
+  c.model.shear_velocities = {0, 1100, 1400};
+  c.shots[0].sources[1].kind = SourceKind::force;
+  c.shots[0].sources[1].direction = {0.48, 0.6, 0.64};
+  const std::vector<Vec3> positions = {{110.0, 150.0, 290.3}, {250.7, 220.1, 150.0}, {200, 200, 200}};
+  c.receivers.clear();
+  for (const Vec3& p : positions)
+    for (ReceiverComponent k :
+         {ReceiverComponent::pressure, ReceiverComponent::vz, ReceiverComponent::vy, ReceiverComponent::vx}) {
+      c.receivers.push_back(p);
+      c.receiver_components.push_back(k);
+    }
+  if (two_d) {
+    c.grid.shape[1] = 1;
+    for (auto& s : c.shots[0].sources) s.position[1] = 0;
+    c.shots[0].sources[1].direction = {0.6, 0, 0.8};
+    for (auto& r : c.receivers) r[1] = 0;
+    for (std::size_t r = c.receivers.size(); r-- > 0;)  // (the reference refuses v_y in 2-D)
+      if (c.receiver_components[r] == ReceiverComponent::vy) {
+        c.receivers.erase(c.receivers.begin() + std::ptrdiff_t(r));
+        c.receiver_components.erase(c.receiver_components.begin() + std::ptrdiff_t(r));
+      }
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("elastic: the engine matches the independent Eigen reference (fp64 <= 1e-12, fp32 <= 1e-5)") {
+  // validation/elastic_reference.cpp, written from docs/numerics.md only: every trace and all nine fields after the
+  // last step (read from the propagator's saved state), relative L2 over each.
+  // Off the grid, the engine's interpolation weights (solved in long double) and the reference's (in double) differ by
+  // up to 1.6e-12 (the first source's q = 17.13 at radius 4, whose normal equations have a condition number of about
+  // 1e5), which the traces and fields carry: so fp64 <= 5e-12 there and <= 1e-12 with every point on the grid.
+  struct Config {
+    const char* name;
+    int order, pml;
+    bool two_d, on_grid;
+  };
+  for (const Config& cfg :
+       {Config{"order 2, no CPML", 2, 0, false, false}, Config{"order 8, CPML 6", 8, 6, false, false},
+        Config{"order 4, CPML 5", 4, 5, false, false}, Config{"2-D, order 8, CPML 8", 8, 8, true, false},
+        Config{"order 8, CPML 6, points on the grid", 8, 6, false, true}}) {
+    const std::string config = cfg.name;
+    CAPTURE(config);
+    Case c = layered_elastic_case(cfg.order, cfg.pml, cfg.two_d);
+    c.time.duration = 0.12;
+    if (cfg.on_grid) {
+      for (auto& s : c.shots[0].sources)
+        for (double& x : s.position) x = 10 * std::round(x / 10);
+      for (auto& r : c.receivers)
+        for (double& x : r) x = 10 * std::round(x / 10);
+    }
+    const Plan plan = make_plan(c);
+    validation::ElasticReferenceProblem ref;
+    validation::ReferenceProblem& b = ref.base;
+    b.shape = c.grid.shape;
+    b.spacing = c.grid.spacing;
+    b.origin = c.grid.origin;
+    b.dt = plan.dt;
+    b.nt = plan.nt;
+    b.order = c.scheme.order;
+    b.pml_width = c.boundary.pml_width;
+    b.pml_power = plan.pml_power;
+    b.pml_reflection = plan.pml_reflection;
+    b.pml_frequency = plan.pml_frequency;
+    b.velocity.assign(plan.model.velocity.begin(), plan.model.velocity.end());
+    b.density.assign(plan.model.density.begin(), plan.model.density.end());
+    ref.shear_velocity.assign(plan.model.shear.begin(), plan.model.shear.end());
+    for (std::size_t j = 0; j < c.shots[0].sources.size(); ++j) {
+      const SourceSpec& s = c.shots[0].sources[j];
+      const bool force = s.kind == SourceKind::force;
+      ref.sources.push_back({{s.position[0], s.position[1], s.position[2]}, force, s.direction, plan.wavelets[0][j]});
+    }
+    for (std::size_t r = 0; r < c.receivers.size(); ++r)
+      ref.receivers.push_back({{c.receivers[r][0], c.receivers[r][1], c.receivers[r][2]},
+                               int(c.receiver_components[r])});
+    const validation::ElasticReferenceResult expected = validation::run_elastic_reference(ref);
+    std::vector<double> expected_traces(std::size_t(expected.traces.size()));
+    for (int r = 0; r < int(expected.traces.rows()); ++r)
+      for (int n = 0; n < plan.nt; ++n) expected_traces[std::size_t(r) * plan.nt + n] = expected.traces(r, n);
+    const double fp64_tolerance = cfg.on_grid ? 1e-12 : 5e-12;
+    for (const auto& [precision, tolerance] :
+         {std::pair{Precision::fp64, fp64_tolerance}, std::pair{Precision::fp32, 1e-5}}) {
+      c.run.precision = precision;
+      const std::string p = precision == Precision::fp64 ? "fp64" : "fp32";
+      auto prop = make_propagator(c, plan);
+      prop->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+      prop->advance(0, plan.nt);
+      const std::vector<double> traces(prop->traces().begin(), prop->traces().end());
+      const double trace_error = rel_l2(traces, expected_traces);
+      testing::MemoryState state;
+      prop->visit_state(state);
+      const int R = c.scheme.order / 2;
+      const FieldLayout L{c.grid.shape[0], c.grid.shape[1], c.grid.shape[2], 2 * R - 1};
+      static constexpr const char* names[9] = {"s_zz", "s_yy", "s_xx", "s_zy", "s_zx", "s_yx", "v_z", "v_y", "v_x"};
+      double field_error = 0;
+      for (int f = 0; f < 9; ++f) {
+        const std::vector<double> padded =
+            precision == Precision::fp64
+                ? state.values<double>(names[f])
+                : [&] {
+                    const auto v = state.values<float>(names[f]);
+                    return std::vector<double>(v.begin(), v.end());
+                  }();
+        std::vector<double> interior;
+        for (int z = 0; z < L.nz; ++z)
+          for (int y = 0; y < L.ny; ++y)
+            for (int x = 0; x < L.nx; ++x) interior.push_back(padded[std::size_t(L.index(z, y, x))]);
+        const auto& e = expected.final_fields[std::size_t(f)];
+        if (std::any_of(e.begin(), e.end(), [](double v) { return v != 0; }))
+          field_error = std::max(field_error, rel_l2(interior, e));
+        else
+          CHECK(std::all_of(interior.begin(), interior.end(), [](double v) { return v == 0; }));
+      }
+      MESSAGE(config << " " << p << ": traces " << trace_error << ", fields (largest) " << field_error);
+      CHECK(trace_error <= tolerance);
+      CHECK(field_error <= tolerance);
+    }
+  }
+}
+
+TEST_CASE("elastic: a point force in a homogeneous solid against Stokes' solution (P, S and near field)") {
+  // vp 2000, vs 1000 m/s, 10 Hz Ricker (f_max 24 Hz: 8.4 points per S wavelength at h = 5 m), order 8, CPML 10;
+  // receivers 100-140 m away (2.1-2.9 S wavelengths at f_max, where the near field still counts) along the force, across
+  // it and at 45 degrees, recording v_z, v_y and v_x. The error is the scheme's dispersion and the off-grid points'
+  // interpolation, both small at this sampling, and the time step's (omega dt)^2 / 24.
+  Case c = elastic_case(76, 5.0, 1000, 8, 10, 10, 0.36);
+  c.shots[0].sources[0].kind = SourceKind::force;
+  c.shots[0].sources[0].direction = {0.6, 0.0, 0.8};  // in the x-z plane
+  const std::vector<Vec3> offsets = {{100, 0, 0}, {0, 0, 110}, {0, 120, 0}, {70.7, 70.7, 70.7}, {-90, 0, 60}};
+  add_receivers(c, offsets, {ReceiverComponent::vz, ReceiverComponent::vy, ReceiverComponent::vx});
+  const Plan plan = make_plan(c);
+  const auto run = simulate_shot(c, plan, 0);
+  const validation::ElasticMedium m{2000, 1000, 2100};
+  const validation::RickerForce f{10, 1.5 / 10};
+  double worst = 0;
+  for (std::size_t k = 0; k < offsets.size(); ++k) {
+    std::vector<double> engine, exact;
+    for (int comp = 0; comp < 3; ++comp) {
+      const auto row = testing::trace_row(run.traces, plan.nt, int(3 * k + comp));
+      engine.insert(engine.end(), row.begin(), row.end());
+      for (int n = 0; n < plan.nt; ++n)
+        exact.push_back(validation::stokes_force_velocity(m, f, {0.6, 0.0, 0.8}, offsets[k], n * plan.dt)[comp]);
+    }
+    const double e = rel_l2(engine, exact);
+    MESSAGE("offset (" << offsets[k][0] << ", " << offsets[k][1] << ", " << offsets[k][2] << ") m: relative L2 " << e);
+    worst = std::max(worst, e);
+  }
+  CHECK(worst <= 1e-2);  // 3.3e-3 measured (2026-12-06)
+}
+
+TEST_CASE("elastic: an explosive source's pressure and radial velocity against the analytic P wave") {
+  // p = (1 - 4 vs^2 / (3 vp^2)) s(t - r / vp) / (4 pi r) and v_r = (s(T) / (vp r) + int s / r^2) / (4 pi rho)
+  // (validation/elastic_analytic.hpp): the source's normal-stress injection radiates no S wave.
+  Case c = elastic_case(64, 5.0, 1100, 8, 10, 10, 0.25);
+  const std::vector<Vec3> offsets = {{90, 0, 0}, {0, 0, 100}, {50, -60, 40}};
+  add_receivers(c, offsets, {ReceiverComponent::pressure, ReceiverComponent::vz, ReceiverComponent::vx});
+  const Plan plan = make_plan(c);
+  const auto run = simulate_shot(c, plan, 0);
+  const validation::ElasticMedium m{2000, 1100, 2100};
+  const validation::RickerForce s{10, 1.5 / 10};
+  for (std::size_t k = 0; k < offsets.size(); ++k) {
+    const double r = std::hypot(offsets[k][0], offsets[k][1], offsets[k][2]);
+    std::vector<double> p_exact, v_exact;
+    for (int n = 0; n < plan.nt; ++n) {
+      p_exact.push_back(validation::explosive_pressure(m, s, r, n * plan.dt));
+      const auto v = validation::explosive_velocity(m, s, offsets[k], n * plan.dt);
+      v_exact.push_back(v[0]);
+    }
+    for (int n = 0; n < plan.nt; ++n)
+      v_exact.push_back(validation::explosive_velocity(m, s, offsets[k], n * plan.dt)[2]);
+    const auto p = testing::trace_row(run.traces, plan.nt, int(3 * k));
+    auto v = testing::trace_row(run.traces, plan.nt, int(3 * k + 1));
+    const auto vx = testing::trace_row(run.traces, plan.nt, int(3 * k + 2));
+    v.insert(v.end(), vx.begin(), vx.end());
+    const double ep = rel_l2(p, p_exact), ev = rel_l2(v, v_exact);
+    MESSAGE("r = " << r << " m: pressure relative L2 " << ep << ", (v_z, v_x) " << ev);
+    CHECK(ep <= 1e-2);
+    CHECK(ev <= 1e-2);
+  }
+}
+
+TEST_CASE("elastic: with vs = 0 the pressure is the acoustic staggered scheme's (traces and field to rounding)") {
+  // A fluid: lambda = K, mu = 0, the three normal stresses stay -u and v is the acoustic scheme's w (docs/numerics.md,
+  // "Reduction to the acoustic scheme"), in a layered density model with CPML, off-grid points and two sources.
+  for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-13}, std::pair{Precision::fp32, 1e-5}}) {
+    Case acoustic = testing::forward_comparison_case(8, 8, false, ModelSpec::Kind::layered);
+    acoustic.model.densities = {1000, 2100, 2600};
+    acoustic.scheme.formulation = Formulation::staggered;
+    acoustic.run.precision = precision;
+    Case elastic = acoustic;
+    elastic.scheme.formulation = Formulation::elastic;
+    elastic.model.shear_velocity = 0.0;
+    const Plan pa = make_plan(acoustic), pe = make_plan(elastic);
+    REQUIRE(pa.dt == pe.dt);
+    const auto a = simulate_shot(acoustic, pa, 0), e = simulate_shot(elastic, pe, 0);
+    const double traces = rel_l2(e.traces, a.traces), field = rel_l2(e.final_field, a.final_field);
+    MESSAGE((precision == Precision::fp64 ? "fp64" : "fp32") << ": traces " << traces << ", final field " << field);
+    CHECK(traces <= tolerance);
+    CHECK(field <= tolerance);
+  }
+}
+
+TEST_CASE("elastic: a run resumed from its saved state continues bit for bit") {
+  Case c = elastic_case(36, 10.0, 900, 4, 6, 12, 0.2);
+  c.shots[0].sources[0].kind = SourceKind::force;
+  c.shots[0].sources[0].direction = {0, 1, 0};
+  add_receivers(c, {{60, 20, -40}}, {ReceiverComponent::pressure, ReceiverComponent::vy});
+  c.run.precision = Precision::fp32;
+  const Plan plan = make_plan(c);
+  auto whole = make_propagator(c, plan);
+  whole->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+  whole->advance(0, plan.nt);
+  const std::vector<double> expected(whole->traces().begin(), whole->traces().end());
+  auto first = make_propagator(c, plan);
+  first->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+  first->advance(0, plan.nt / 2);
+  testing::MemoryState state;
+  first->visit_state(state);
+  state.start_loading();
+  auto second = make_propagator(c, plan);
+  second->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+  second->visit_state(state);
+  second->advance(plan.nt / 2, plan.nt);
+  const std::vector<double> resumed(second->traces().begin(), second->traces().end());
+  CHECK(std::any_of(expected.begin(), expected.end(), [](double v) { return v != 0; }));
+  CHECK(resumed == expected);
+}
+
+TEST_CASE("elastic: the case file's and the preflight's refusals, naming the key") {
+  const std::string base = R"(
+[grid]
+shape = [40, 40, 40]
+spacing = 10.0
+[time]
+duration = 0.1
+[[shots]]
+[[shots.sources]]
+position = [200.0, 200.0, 200.0]
+peak_frequency = 5.0
+[receivers]
+points = [[150.0, 200.0, 200.0]]
+[boundary]
+pml_width = 8
+)";
+  const auto parse = [](const std::string& text) { return io::parse_case_text(text, "case.toml", "."); };
+  const auto refused = [&](const std::string& extra, const std::string& key) {
+    CAPTURE(extra);
+    CHECK_THROWS_WITH_AS(make_plan(parse(base + extra)), doctest::Contains(key.c_str()), Error);
+  };
+  const std::string model = "[model]\ntype = \"homogeneous\"\nvelocity = 2000.0\ndensity = 2000.0\n";
+  // A bulk modulus <= 0, a negative shear velocity, no density, the spectral method, a free surface, attenuation,
+  // order 10, the CUDA backend.
+  refused(model + "shear_velocity = 1800.0\n", "sqrt(3)/2");
+  refused(model + "shear_velocity = -1.0\n", "model.shear_velocity");
+  refused("[model]\ntype = \"homogeneous\"\nvelocity = 2000.0\nshear_velocity = 900.0\n", "needs a density");
+  refused(model + "shear_velocity = 900.0\n[scheme]\nmethod = \"spectral\"\n", "scheme.method");
+  refused(model + "shear_velocity = 900.0\n[scheme]\norder = 10\n", "scheme.order");
+  refused(model + "shear_velocity = 900.0\n[scheme]\nformulation = \"staggered\"\n", "scheme.formulation");
+  refused(model + "[scheme]\nformulation = \"elastic\"\n", "needs a shear velocity");
+  refused(model + "shear_velocity = 900.0\n[run]\nbackend = \"cuda\"\n", "CPU only");
+  std::string free_surface = base;
+  free_surface.replace(free_surface.find("pml_width = 8"), 13, "pml_width = 8\nfree_surface = true");
+  CHECK_THROWS_WITH_AS(make_plan(parse(free_surface + model + "shear_velocity = 900.0\n")),
+                       doctest::Contains("boundary.free_surface"), Error);
+  refused(model + "shear_velocity = 900.0\n[attenuation]\nq = 50.0\n", "attenuation");
+  // A negative Poisson ratio is legal (a note), and the elastic scheme has no gradient yet.
+  const Case poisson = parse(base + model + "shear_velocity = 1500.0\n");
+  const Plan plan = make_plan(poisson);
+  CHECK(std::any_of(plan.notes.begin(), plan.notes.end(),
+                    [](const std::string& n) { return n.find("negative Poisson ratio") != std::string::npos; }));
+  CHECK_THROWS_WITH_AS(make_gradient_propagator(poisson, plan, {}), doctest::Contains("forward only"), Error);
+  // The slowest wave sets the points per wavelength: the shear velocity, or vp in a fluid.
+  CHECK(plan.points_per_wavelength == doctest::Approx(1500 / (plan.f_max * 10.0)));
+}
