@@ -1233,10 +1233,6 @@ void check_elastic(const Tab& r, const Case& c) {
   model->check(c.model.density || c.model.has_density_model(), shear_key,
                "needs a density (the elastic moduli are rho vp^2 and rho vs^2), and [model] gives none",
                "add density = 2000.0 (constant, kg/m^3), or densities (layered) / density_dataset (HDF5)");
-  if (c.boundary.free_surface)
-    r.sub("boundary", true, "[boundary]")
-        ->check(false, "free_surface", "is not available with the elastic scheme yet (only absorbing faces)",
-                "set free_surface = false and move the sources and receivers below a top absorbing layer");
   if (c.attenuation.present)
     r.sub("attenuation", true, "[attenuation]")
         ->check(false, "q", "attenuation is acoustic only: the elastic scheme is lossless in this version",

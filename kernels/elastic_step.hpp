@@ -35,7 +35,9 @@ struct ElasticCpmlAxis {
   int slab_offset[3] = {0, 0, 0};  // added to a coordinate along each axis (along this axis: per face, above)
 
   // The points of face `side`'s layer along the axis, [begin, end), for a field half way (half) or on the nodes.
-  SPECWAVE_HD int begin(int side, bool half) const { return side == 0 ? (half ? -radius : 0) : (half ? n - 1 - width : n - width); }
+  SPECWAVE_HD int begin(int side, bool half) const {
+    return side == 0 ? (half ? -radius : 0) : (half ? n - 1 - width : n - width);
+  }
   SPECWAVE_HD int end(int side, bool half) const { return side == 0 ? width : (half ? n - 1 + radius : n); }
   SPECWAVE_HD int slab_coordinate(int side, int i) const { return side == 0 ? i + radius : i - (n - 1 - width); }
 };
@@ -44,17 +46,25 @@ template <class T>
 struct ElasticStep {
   FieldLayout layout;  // every field, halo staggered_halo(R)
   T* f[elastic_fields] = {};
-  const T* bdt[3] = {};         // dt b_a on v_a's points
-  const T* lamdt = nullptr;     // dt lambda on the nodes
-  const T* mu2dt = nullptr;     // 2 dt mu on the nodes
-  const T* mudt[3] = {};        // dt mu on s_zy's, s_zx's and s_yx's points
+  const T* bdt[3] = {};           // dt b_a on v_a's points
+  const T* lamdt = nullptr;       // dt lambda on the nodes
+  const T* mu2dt = nullptr;       // 2 dt mu on the nodes
+  const T* mudt[3] = {};          // dt mu on s_zy's, s_zx's and s_yx's points
   StaggeredCoefficients<T> coef;  // g_k / h_a (0 along an inactive axis)
   ElasticCpmlAxis<T> pml[3];
   T* psi[elastic_terms][2] = {};  // each term's memory slab on the low and high face of its axis (null: no layer)
   bool two_d = false;             // ny = 1: no extension along y
+  // A free surface at z = 0 (docs/numerics.md, "Free surface (elastic)"): nothing is computed above it; the fields a
+  // step reads there are images (s_zz, s_zy, s_zx odd, v_z, v_y, v_x even), s_zz = 0 on it, and its normal stresses
+  // take the vertical strain rate the condition s_zz = 0 gives.
+  bool free_surface = false;
 
-  // The computed range [lo, hi) of field f along axis a: the nodes 0 .. n - 1, or the half points -R .. n + R - 2.
-  SPECWAVE_HD int lo(int f, int a) const { return elastic_half(f, a) && !(two_d && a == 1) ? -coef.radius : 0; }
+  // The computed range [lo, hi) of field f along axis a: the nodes 0 .. n - 1, or the half points -R .. n + R - 2
+  // (from 0 along z below a free surface).
+  SPECWAVE_HD int lo(int f, int a) const {
+    if (!elastic_half(f, a) || (two_d && a == 1) || (free_surface && a == 0)) return 0;
+    return -coef.radius;
+  }
   SPECWAVE_HD int hi(int f, int a) const {
     const int n = layout.extent(a);
     return elastic_half(f, a) && !(two_d && a == 1) ? n + coef.radius - 1 : n;

@@ -14,6 +14,7 @@
 #include "case_text.hpp"
 #include "kernels/common.hpp"
 #include "memory_state.hpp"
+#include "reflection.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/forward.hpp"
 #include "solver/plan/plan.hpp"
@@ -128,8 +129,8 @@ TEST_CASE("elastic: the engine matches the independent Eigen reference (fp64 <= 
       ref.sources.push_back({{s.position[0], s.position[1], s.position[2]}, force, s.direction, plan.wavelets[0][j]});
     }
     for (std::size_t r = 0; r < c.receivers.size(); ++r)
-      ref.receivers.push_back({{c.receivers[r][0], c.receivers[r][1], c.receivers[r][2]},
-                               int(c.receiver_components[r])});
+      ref.receivers.push_back(
+          {{c.receivers[r][0], c.receivers[r][1], c.receivers[r][2]}, int(c.receiver_components[r])});
     const validation::ElasticReferenceResult expected = validation::run_elastic_reference(ref);
     std::vector<double> expected_traces(std::size_t(expected.traces.size()));
     for (int r = 0; r < int(expected.traces.rows()); ++r)
@@ -151,13 +152,10 @@ TEST_CASE("elastic: the engine matches the independent Eigen reference (fp64 <= 
       static constexpr const char* names[9] = {"s_zz", "s_yy", "s_xx", "s_zy", "s_zx", "s_yx", "v_z", "v_y", "v_x"};
       double field_error = 0;
       for (int f = 0; f < 9; ++f) {
-        const std::vector<double> padded =
-            precision == Precision::fp64
-                ? state.values<double>(names[f])
-                : [&] {
-                    const auto v = state.values<float>(names[f]);
-                    return std::vector<double>(v.begin(), v.end());
-                  }();
+        const std::vector<double> padded = precision == Precision::fp64 ? state.values<double>(names[f]) : [&] {
+          const auto v = state.values<float>(names[f]);
+          return std::vector<double>(v.begin(), v.end());
+        }();
         std::vector<double> interior;
         for (int z = 0; z < L.nz; ++z)
           for (int y = 0; y < L.ny; ++y)
@@ -177,9 +175,9 @@ TEST_CASE("elastic: the engine matches the independent Eigen reference (fp64 <= 
 
 TEST_CASE("elastic: a point force in a homogeneous solid against Stokes' solution (P, S and near field)") {
   // vp 2000, vs 1000 m/s, 10 Hz Ricker (f_max 24 Hz: 8.4 points per S wavelength at h = 5 m), order 8, CPML 10;
-  // receivers 100-140 m away (2.1-2.9 S wavelengths at f_max, where the near field still counts) along the force, across
-  // it and at 45 degrees, recording v_z, v_y and v_x. The error is the scheme's dispersion and the off-grid points'
-  // interpolation, both small at this sampling, and the time step's (omega dt)^2 / 24.
+  // receivers 100-140 m away (2.1-2.9 S wavelengths at f_max, where the near field still counts) along the force,
+  // across it and at 45 degrees, recording v_z, v_y and v_x. The error is the scheme's dispersion and the off-grid
+  // points' interpolation, both small at this sampling, and the time step's (omega dt)^2 / 24.
   Case c = elastic_case(76, 5.0, 1000, 8, 10, 10, 0.36);
   c.shots[0].sources[0].kind = SourceKind::force;
   c.shots[0].sources[0].direction = {0.6, 0.0, 0.8};  // in the x-z plane
@@ -238,23 +236,30 @@ TEST_CASE("elastic: an explosive source's pressure and radial velocity against t
 
 TEST_CASE("elastic: with vs = 0 the pressure is the acoustic staggered scheme's (traces and field to rounding)") {
   // A fluid: lambda = K, mu = 0, the three normal stresses stay -u and v is the acoustic scheme's w (docs/numerics.md,
-  // "Reduction to the acoustic scheme"), in a layered density model with CPML, off-grid points and two sources.
-  for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-13}, std::pair{Precision::fp32, 1e-5}}) {
-    Case acoustic = testing::forward_comparison_case(8, 8, false, ModelSpec::Kind::layered);
-    acoustic.model.densities = {1000, 2100, 2600};
-    acoustic.scheme.formulation = Formulation::staggered;
-    acoustic.run.precision = precision;
-    Case elastic = acoustic;
-    elastic.scheme.formulation = Formulation::elastic;
-    elastic.model.shear_velocity = 0.0;
-    const Plan pa = make_plan(acoustic), pe = make_plan(elastic);
-    REQUIRE(pa.dt == pe.dt);
-    const auto a = simulate_shot(acoustic, pa, 0), e = simulate_shot(elastic, pe, 0);
-    const double traces = rel_l2(e.traces, a.traces), field = rel_l2(e.final_field, a.final_field);
-    MESSAGE((precision == Precision::fp64 ? "fp64" : "fp32") << ": traces " << traces << ", final field " << field);
-    CHECK(traces <= tolerance);
-    CHECK(field <= tolerance);
-  }
+  // "Reduction to the acoustic scheme"), in a layered density model with CPML, off-grid points and two sources; with a
+  // free surface too (the elastic images are the acoustic ones: s_zz odd, v_z even, s_xx = s_yy = 0 on the surface).
+  for (const bool surface : {false, true})
+    for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-13}, std::pair{Precision::fp32, 1e-5}}) {
+      Case acoustic = testing::forward_comparison_case(8, 8, surface, ModelSpec::Kind::layered);
+      if (surface) {  // (pressure points 3 points below the surface)
+        acoustic.shots[0].sources[0].position[0] = 41.0;
+        acoustic.receivers[0][0] = 35.5;
+      }
+      acoustic.model.densities = {1000, 2100, 2600};
+      acoustic.scheme.formulation = Formulation::staggered;
+      acoustic.run.precision = precision;
+      Case elastic = acoustic;
+      elastic.scheme.formulation = Formulation::elastic;
+      elastic.model.shear_velocity = 0.0;
+      const Plan pa = make_plan(acoustic), pe = make_plan(elastic);
+      REQUIRE(pa.dt == pe.dt);
+      const auto a = simulate_shot(acoustic, pa, 0), e = simulate_shot(elastic, pe, 0);
+      const double traces = rel_l2(e.traces, a.traces), field = rel_l2(e.final_field, a.final_field);
+      MESSAGE(std::string(surface ? "free surface, " : "") << (precision == Precision::fp64 ? "fp64" : "fp32")
+                                                           << ": traces " << traces << ", final field " << field);
+      CHECK(traces <= tolerance);
+      CHECK(field <= tolerance);
+    }
 }
 
 TEST_CASE("elastic: a run resumed from its saved state continues bit for bit") {
@@ -315,10 +320,14 @@ pml_width = 8
   refused(model + "shear_velocity = 900.0\n[scheme]\nformulation = \"staggered\"\n", "scheme.formulation");
   refused(model + "[scheme]\nformulation = \"elastic\"\n", "needs a shear velocity");
   refused(model + "shear_velocity = 900.0\n[run]\nbackend = \"cuda\"\n", "CPU only");
+  // Below a free surface a pressure point must lie 3 points deep (the horizontal stresses have no image above it).
   std::string free_surface = base;
   free_surface.replace(free_surface.find("pml_width = 8"), 13, "pml_width = 8\nfree_surface = true");
+  free_surface.replace(free_surface.find("[[150.0, 200.0, 200.0]]"), 23, "[[25.0, 200.0, 200.0]]");
   CHECK_THROWS_WITH_AS(make_plan(parse(free_surface + model + "shear_velocity = 900.0\n")),
-                       doctest::Contains("boundary.free_surface"), Error);
+                       doctest::Contains("below the free surface"), Error);
+  free_surface.replace(free_surface.find("[[25.0, 200.0, 200.0]]"), 22, "[[35.0, 200.0, 200.0]]");
+  CHECK_NOTHROW(make_plan(parse(free_surface + model + "shear_velocity = 900.0\n")));
   refused(model + "shear_velocity = 900.0\n[attenuation]\nq = 50.0\n", "attenuation");
   // A negative Poisson ratio is legal (a note), and the elastic scheme has no gradient yet.
   const Case poisson = parse(base + model + "shear_velocity = 1500.0\n");
@@ -328,4 +337,21 @@ pml_width = 8
   CHECK_THROWS_WITH_AS(make_gradient_propagator(poisson, plan, {}), doctest::Contains("forward only"), Error);
   // The slowest wave sets the points per wavelength: the shear velocity, or vp in a fluid.
   CHECK(plan.points_per_wavelength == doctest::Approx(1500 / (plan.f_max * 10.0)));
+}
+
+TEST_CASE("elastic: a fluid-solid interface reflects (Z2 - Z1) / (Z2 + Z1) at normal incidence (within 2%)") {
+  // Water over a solid: at normal incidence no wave converts, and R depends on the solid's P impedance rho vp alone
+  // (tests/reflection.hpp: the reflected pressure against the direct wave at the image distance, as the acoustic
+  // scheme's test).
+  struct Contrast {
+    const char* name;
+    double v2, rho2, vs2;
+  };
+  for (const Contrast& k : {Contrast{"sediment", 2000, 1900, 600}, Contrast{"rock", 3200, 2500, 1800}}) {
+    const double v1 = 1500, rho1 = 1000, z1 = rho1 * v1, z2 = k.rho2 * k.v2, expected = (z2 - z1) / (z2 + z1);
+    const double measured = testing::measured_reflection(v1, rho1, k.v2, k.rho2, Method::fdtd, k.vs2);
+    MESSAGE(std::string(k.name) << ": measured R " << measured << ", (Z2 - Z1) / (Z2 + Z1) = " << expected << ", error "
+                                << std::abs(measured - expected) / std::abs(expected));
+    CHECK(std::abs(measured - expected) <= 0.02 * std::abs(expected));
+  }
 }

@@ -13,6 +13,7 @@
 #include "case_builders.hpp"
 #include "case_text.hpp"
 #include "kernels/stencil.hpp"
+#include "reflection.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/forward.hpp"
 #include "solver/forward/particle_velocity.hpp"
@@ -161,43 +162,7 @@ TEST_CASE("staggered: reciprocity in a variable-density model with CPML and off-
   }
 }
 
-namespace {
-
-// Normal-incidence reflection at a flat interface z_i half-way between two node planes, from a source and a receiver
-// on nodes 12 cells apart on one vertical line above it: the reflected wave (the trace after the direct wave has
-// passed) over the analytic direct wave at the image distance, green_time_discrete(r = (z_i - z_s) + (z_i - z_r)),
-// by least squares. Upper medium v1, rho1; lower v2, rho2.
-double measured_reflection(double v1, double rho1, double v2, double rho2, Method method = Method::fdtd) {
-  // 5 m cells, 15 Hz: 11 points per wavelength at f_max. At 10 m (5.6 points) the errors are 0.7-2.4%
-  // (docs/validation.md).
-  const double f = 15, scale = 2, h = 10 / scale;
-  Case c = testing::small_case(40, h, v1, 8, 10, f, 0.55);
-  const int lateral = 48;
-  c.grid.shape = {int(84 * scale), lateral, lateral};
-  c.scheme.method = method;  // the k-space method takes the density in its split-field PML form
-  c.scheme.formulation = method == Method::fdtd ? Formulation::staggered : Formulation::second_order;
-  c.model.kind = ModelSpec::Kind::layered;
-  const double z_s = 22 * scale * h, z_r = 16 * scale * h, z_i = (48 * scale + 0.5) * h;
-  c.model.interfaces = {z_i};
-  c.model.velocities = {v1, v2};
-  c.model.densities = {rho1, rho2};
-  c.shots[0].sources[0].position = {z_s, lateral / 2 * h, lateral / 2 * h};
-  c.receivers = {{z_r, lateral / 2 * h, lateral / 2 * h}};
-  const Plan plan = make_plan(c);
-  const auto out = simulate_shot(c, plan, 0);
-  // The direct wave is over by (z_s - z_r) / v1 + 2 delay.
-  const double delay = 1.5 / f, t_cut = (z_s - z_r) / v1 + 2 * delay;
-  const auto image = validation::green_time_discrete(plan.wavelets[0][0], plan.dt, (z_i - z_s) + (z_i - z_r), v1);
-  double num = 0, den = 0;
-  for (int n = int(std::ceil(t_cut / plan.dt)); n < plan.nt; ++n) {
-    num += out.traces[std::size_t(n)] * image[std::size_t(n)];
-    den += image[std::size_t(n)] * image[std::size_t(n)];
-  }
-  REQUIRE(den > 0);
-  return num / den;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("staggered: normal-incidence reflection coefficients within 2% of (Z2 - Z1) / (Z2 + Z1)") {
   struct Contrast {
@@ -208,7 +173,7 @@ TEST_CASE("staggered: normal-incidence reflection coefficients within 2% of (Z2 
        {Contrast{"density only", 2000, 1000, 2000, 2500}, Contrast{"velocity and density", 2000, 1000, 2600, 1800},
         Contrast{"velocity only", 2000, 1500, 2500, 1500}}) {
     const double z1 = k.rho1 * k.v1, z2 = k.rho2 * k.v2, expected = (z2 - z1) / (z2 + z1);
-    const double measured = measured_reflection(k.v1, k.rho1, k.v2, k.rho2);
+    const double measured = testing::measured_reflection(k.v1, k.rho1, k.v2, k.rho2);
     MESSAGE(std::string(k.name) << ": measured R " << measured << ", (Z2 - Z1) / (Z2 + Z1) = " << expected << ", error "
                                 << std::abs(measured - expected) / std::abs(expected));
     CHECK(std::abs(measured - expected) <= 0.02 * std::abs(expected));
@@ -227,7 +192,7 @@ TEST_CASE(
   for (const Contrast& k :
        {Contrast{"density only", 2000, 1000, 2000, 2500}, Contrast{"velocity and density", 2000, 1000, 2600, 1800}}) {
     const double z1 = k.rho1 * k.v1, z2 = k.rho2 * k.v2, expected = (z2 - z1) / (z2 + z1);
-    const double measured = measured_reflection(k.v1, k.rho1, k.v2, k.rho2, Method::spectral);
+    const double measured = testing::measured_reflection(k.v1, k.rho1, k.v2, k.rho2, Method::spectral);
     MESSAGE("spectral, " << std::string(k.name) << ": measured R " << measured << ", (Z2 - Z1) / (Z2 + Z1) = "
                          << expected << ", error " << std::abs(measured - expected) / std::abs(expected));
     CHECK(std::abs(measured - expected) <= 0.02 * std::abs(expected));

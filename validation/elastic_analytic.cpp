@@ -1,5 +1,6 @@
 #include "validation/elastic_analytic.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -133,6 +134,232 @@ std::array<double, 3> explosive_velocity(const ElasticMedium& m, const RickerFor
   const double T = t - r / m.vp;
   const double v_r = (S.value(T) / (m.vp * r) + S.integral(T) / (r * r)) / (4 * M_PI * m.rho);
   return {v_r * x[0] / r, v_r * x[1] / r, v_r * x[2] / r};
+}
+
+// Lamb's problem for a vertical surface force, surface receivers (Lamb 1904; Pekeris 1955; Johnson 1974; Aki and
+// Richards 2002, ch. 6). Potentials u = grad phi + curl curl (psi z), zero shear traction and s_zz = -F delta(x, y)
+// on z = 0 give, in the Laplace domain (time -> s), the surface displacements of the step force F = H(t) (one newton)
+//   u_z = (1 / (2 pi mu vs)) int_0^inf g(q) J0(s q r / vs) dq,  g = q A / R,
+//   u_r = (1 / (2 pi mu vs)) int_0^inf h(q) J1(s q r / vs) dq,  h = q^2 (2 q^2 + 1 - 2 A B) / R,
+//   A = sqrt(q^2 + p^2), B = sqrt(q^2 + 1), R = (2 q^2 + 1)^2 - 4 q^2 A B, p = vs / vp,
+// with slownesses in units of 1/vs. With J0(x) = (2/pi) int_1^inf sin(x w) dw / sqrt(w^2 - 1), the q path turned to
+// the imaginary axis q = i U (the Cagniard-de Hoop path for source and receiver on the surface: t = U r / vs w) and
+// the Laplace transform read off, with T = vs t / r and a = sqrt(U^2 - p^2), b = sqrt(1 - U^2), b' = sqrt(U^2 - 1),
+// c = 1 - 2 U^2:
+//   u_z(t) = (1 / (pi^2 mu r)) PV int_p^T K(U) dU / sqrt(T^2 - U^2),
+//   K = Re g(iU) = -U a c^2 / (c^4 + 16 U^4 a^2 b^2) (p < U < 1),  -U a / (c^2 - 4 U^2 a b') (U > 1);
+//   u_r(t) = (T / (pi^2 mu r)) [int_p^min(T,1) X(U) dU / sqrt(T^2 - U^2) - pi D H(T - U0) / sqrt(T^2 - U0^2)],
+//   X = Re(h(iU) / (iU)) = 2 U a b c / (c^4 + 16 U^4 a^2 b^2) (zero for U > 1 but for the pole), D = U0 N / R'(U0),
+// N = c + 2 a b', R = c^2 - 4 U^2 a b', U0 = vs / c_R the Rayleigh pole (R(U0) = 0). The vertical's pole at U0 is a
+// principal value (the half residue is imaginary there and drops out); the radial's, where the integrand is purely
+// imaginary, leaves the delta -pi D delta(U - U0) (Sokhotski-Plemelj). Checks: T -> inf gives Boussinesq's
+// u_z = (1 - nu) / (2 pi mu r), u_r = -(1 - 2 nu) / (4 pi mu r); p^2 = 1/3 gives Pekeris' (1955) closed form.
+// For the step response U = T cos(theta) removes the 1/sqrt(T^2 - U^2) end point (u_z = PV int K dtheta / (pi^2 mu r)).
+// For a force F(t) the time convolution is done first, in closed order: with t' = U r cosh(eta) / vs,
+//   u_z(t) = int G_z(t') F'(t - t') dt' = (1 / (pi^2 mu vs)) PV int_p^inf K(U) W0(U) dU,
+//   u_r(t) = (1 / (pi^2 mu vs)) [int_p^1 X(U) U W1(U) dU - pi D U0 W1(U0)],
+//   W_k(U) = int_0^inf F'(t - U r cosh(eta) / vs) cosh(eta)^k d eta  (F'' for the velocity),
+// W_k smooth in U (on the scale vs / (f r)), so that the Rayleigh singularity of the step response never enters a
+// quadrature: the vertical's pole is a principal value over U, taken on [U0 - d, U0 + d] as the integral over
+// 0 < e < d of K(U0 + e) W0(U0 + e) + K(U0 - e) W0(U0 - e), where the 1/e parts cancel exactly.
+namespace {
+
+double ricker_second_derivative(const Ricker& F, double t) {
+  const double x = t - F.t0, ax2 = F.a * x * x;
+  return -2 * F.a * F.amplitude * (3 - 12 * ax2 + 4 * ax2 * ax2) * std::exp(-ax2);
+}
+
+// The half-space in slowness units of 1/vs: branch points p = vs/vp and 1, Rayleigh pole u0 = vs/c_R.
+struct HalfSpace {
+  double p, u0, residue, mu, vs;
+  explicit HalfSpace(const ElasticMedium& m) : p(m.vs / m.vp), mu(m.rho * m.vs * m.vs), vs(m.vs) {
+    require(m.vs > 0 && m.rho > 0 && 3 * m.vp * m.vp > 4 * m.vs * m.vs,
+            "Lamb's problem: needs vs > 0, rho > 0 and vp > sqrt(4/3) vs");
+    u0 = m.vs / rayleigh_velocity(m);
+    const double a = std::sqrt((u0 - p) * (u0 + p)), b = std::sqrt((u0 - 1) * (u0 + 1)), c = 1 - 2 * u0 * u0;
+    const double dR = -8 * u0 * c - 8 * u0 * a * b - 4 * u0 * u0 * u0 * (b / a + a / b);  // dR/dU at U0
+    residue = u0 * (c + 2 * a * b) / dR;
+  }
+  double vertical(double U) const {  // K(U), U > p
+    const double c = 1 - 2 * U * U, a = std::sqrt((U - p) * (U + p));
+    if (U < 1) {
+      const double c2 = c * c;
+      return -U * a * c2 / (c2 * c2 + 16 * U * U * U * U * a * a * (1 - U) * (1 + U));
+    }
+    return -U * a / (c * c - 4 * U * U * a * std::sqrt((U - 1) * (U + 1)));
+  }
+  double radial(double U) const {  // X(U), p < U < 1
+    const double c = 1 - 2 * U * U, a2 = (U - p) * (U + p), b2 = (1 - U) * (1 + U);
+    return 2 * U * std::sqrt(a2 * b2) * c / (c * c * c * c + 16 * U * U * U * U * a2 * b2);
+  }
+};
+
+// int_a^b f by 16-point Gauss-Legendre, the variable clustered (x = a + L s^2, b - L s^2 or a + L sin^2(pi s/2),
+// 0 < s < 1) at the ends (bit 1: a, bit 2: b) where f has a square-root branch point, which makes it smooth in s.
+template <class V, class Fn>
+V gauss(const Fn& f, double a, double b, int ends) {
+  static const GaussLegendre rule;
+  const double L = b - a;
+  V sum{};
+  for (int i = 0; i < gauss_points; ++i) {
+    const double s = 0.5 * (1 + rule.node[i]);
+    double x = a + L * s, jacobian = L;
+    if (ends == 1) x = a + L * s * s, jacobian = 2 * L * s;
+    if (ends == 2) x = b - L * s * s, jacobian = 2 * L * s;
+    if (ends == 3) x = a + L * std::pow(std::sin(M_PI / 2 * s), 2), jacobian = L * M_PI / 2 * std::sin(M_PI * s);
+    const V value = f(x);
+    for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += 0.5 * rule.weight[i] * jacobian * value[k];
+  }
+  return sum;
+}
+
+using Scalar = std::array<double, 1>;
+using Pair = std::array<double, 2>;
+
+// Adaptive bisection of the Gauss-Legendre rule (the ends' clustering on the first level only), to an absolute
+// tolerance: for the step response, whose integrands grow without bound as T nears U0.
+template <class Fn>
+double adaptive(const Fn& f, double a, double b, int ends, double whole, int depth = 0) {
+  const double m = (a + b) / 2, left = gauss<Scalar>(f, a, m, ends & 1)[0], right = gauss<Scalar>(f, m, b, ends & 2)[0];
+  const double change = std::abs(left + right - whole);
+  if (depth == 40 || change < 1e-14 || change < 1e-13 * std::abs(whole)) return left + right;
+  return adaptive(f, a, m, ends & 1, left, depth + 1) + adaptive(f, m, b, ends & 2, right, depth + 1);
+}
+template <class Fn>
+double integrate(const Fn& f, double a, double b, int ends) {
+  return adaptive(f, a, b, ends, gauss<Scalar>(f, a, b, ends)[0]);
+}
+
+// W0 and W1 of the comment above for the wavelet derivative G at time t, with sigma = U r / vs: the lag
+// tau = sigma cosh(eta) runs over the wavelet's support (where |x| = |t - tau - t0| < support), cut into panels
+// of `step` seconds, each integrated over eta (smooth there, also at tau = sigma).
+template <class G>
+Pair abel(const G& g, double t, double sigma, double t0, double support, double step) {
+  const double lo = std::max(sigma, t - t0 - support), hi = t - t0 + support;
+  Pair sum{};
+  if (hi <= lo) return sum;
+  const int panels = static_cast<int>(std::ceil((hi - lo) / step));
+  double eta_a = std::acosh(lo / sigma);
+  for (int k = 1; k <= panels; ++k) {
+    const double eta_b = std::acosh((lo + (hi - lo) * k / panels) / sigma);
+    const Pair w = gauss<Pair>(
+        [&](double eta) {
+          const double ch = std::cosh(eta), v = g(t - sigma * ch);
+          return Pair{v, v * ch};
+        },
+        eta_a, eta_b, 0);
+    sum[0] += w[0], sum[1] += w[1];
+    eta_a = eta_b;
+  }
+  return sum;
+}
+
+// Composite rule on [a, b]: panels at most `width(x)` wide from their left end x, the first and last clustered as
+// `ends` says.
+template <class Fn, class Width>
+Pair composite(const Fn& f, double a, double b, int ends, const Width& width) {
+  Pair sum{};
+  for (double x = a; x < b;) {
+    const double w = width(x), y = b - x < 1.5 * w ? b : x + w;
+    const Pair v = gauss<Pair>(f, x, y, (x == a ? ends & 1 : 0) | (y == b ? ends & 2 : 0));
+    sum[0] += v[0], sum[1] += v[1];
+    x = y;
+  }
+  return sum;
+}
+
+// The Ricker response: order 1 for the displacement (F'), 2 for the velocity (F'').
+Pair lamb_ricker(const ElasticMedium& m, const RickerForce& f, double r, double t, int order) {
+  const HalfSpace h(m);
+  require(r > 0 && f.peak_frequency > 0, "Lamb's problem: needs r > 0 and a positive peak frequency");
+  const Ricker F(f);
+  auto g = [&](double time) { return order == 1 ? F.derivative(time) : ricker_second_derivative(F, time); };
+  const double support = 2.5 / f.peak_frequency, scale = m.vs / r;  // U = scale * lag
+  const double u_hi = (t - f.delay + support) * scale, u_lo = (t - f.delay - support) * scale;
+  if (u_hi <= h.p) return {0, 0};
+  auto w = [&](double U) { return abel(g, t, U / scale, f.delay, support, 0.5 / f.peak_frequency); };
+  // Panel widths: half a period of the wavelet in U where W varies on that scale (U > u_lo), half the distance
+  // to u_lo below it (W smooth there on that scale), and at most the distance to the kernel's nearest singular
+  // point on the left (p or U0, clustered from 1e-3), at most 1/8 on (p, 1).
+  const double h_wave = 0.5 * scale / f.peak_frequency;
+  auto width = [&](double x, double singular, double cap) {
+    return std::min({std::max(h_wave, 0.5 * (u_lo - x)), std::max(1e-3, x - singular), cap});
+  };
+  Pair sum{}, radial{};
+  // (p, 1): both components, square-root branch points at both ends (of a at p, of b at 1).
+  const double end1 = std::min(1.0, u_hi);
+  radial = composite(
+      [&](double U) {
+        const Pair v = w(U);
+        return Pair{h.vertical(U) * v[0], h.radial(U) * U * v[1]};
+      },
+      h.p, end1, end1 == 1 ? 3 : 1, [&](double x) { return width(x, h.p, 0.125); });
+  sum[0] = radial[0];
+  auto vertical = [&](double U) { return Pair{h.vertical(U) * w(U)[0], 0}; };
+  const double d = (h.u0 - 1) / 2;
+  if (u_hi > 1)
+    sum[0] += composite(vertical, 1, std::min(h.u0 - d, u_hi), 1, [&](double x) { return width(x, 1, d); })[0];
+  if (u_hi > h.u0 - d) {
+    sum[0] += composite(
+        [&](double e) {
+          return Pair{vertical(h.u0 + e)[0] + vertical(h.u0 - e)[0], 0};
+        },
+        0, d, 0, [&](double e) { return width(h.u0 - e, -1, d); })[0];
+    if (u_hi > h.u0 + d)
+      sum[0] += composite(vertical, h.u0 + d, u_hi, 0, [&](double x) { return width(x, h.u0, 1e300); })[0];
+  }
+  const double pole = -M_PI * h.residue * h.u0 * w(h.u0)[1];
+  const double factor = 1 / (M_PI * M_PI * h.mu * m.vs);
+  return {sum[0] * factor, (radial[1] + pole) * factor};
+}
+
+}  // namespace
+
+// Bisection for the one root x = c^2/vs^2 in (0, 1) of the rationalized Rayleigh equation
+//   x^3 - 8 x^2 + (24 - 16 k) x - 16 (1 - k) = 0,  k = vs^2 / vp^2
+// (negative at 0, 1 at 1; the other roots exceed 1 or are complex, Aki and Richards 2002, section 5.3).
+double rayleigh_velocity(const ElasticMedium& m) {
+  require(m.vs > 0 && 3 * m.vp * m.vp > 4 * m.vs * m.vs, "rayleigh_velocity: needs vs > 0 and vp > sqrt(4/3) vs");
+  const double k = m.vs * m.vs / (m.vp * m.vp);
+  double lo = 0, hi = 1;
+  for (int iteration = 0; iteration < 60; ++iteration) {
+    const double x = (lo + hi) / 2;
+    (((x - 8) * x + 24 - 16 * k) * x - 16 * (1 - k) < 0 ? lo : hi) = x;
+  }
+  return m.vs * std::sqrt((lo + hi) / 2);
+}
+
+SurfaceDisplacement lamb_step_displacement(const ElasticMedium& m, double r, double t) {
+  const HalfSpace h(m);
+  require(r > 0, "lamb_step_displacement: needs r > 0");
+  const double T = m.vs * t / r, p = h.p, u0 = h.u0;
+  if (T <= p) return {0, 0};
+  if (T == u0) return {-INFINITY, NAN};
+  // U = T cos(theta): theta_p, theta_1 and theta_R where U = p, 1 and U0.
+  const double theta_p = std::acos(p / T), theta_1 = T > 1 ? std::acos(1 / T) : 0;
+  auto k = [&](double th) { return Scalar{h.vertical(T * std::cos(th))}; };
+  double vertical = integrate(k, theta_1, theta_p, 2);
+  if (T > 1 && T < u0) vertical += integrate(k, 0, theta_1, 2);
+  if (T > u0) {
+    const double theta_r = std::acos(u0 / T), d = std::min(theta_r, theta_1 - theta_r) / 2;
+    vertical += integrate(k, 0, theta_r - d, 0) + integrate(k, theta_r + d, theta_1, 2) +
+                integrate([&](double e) { return Scalar{k(theta_r + e)[0] + k(theta_r - e)[0]}; }, 0, d, 0);
+  }
+  double radial =
+      T * integrate([&](double th) { return Scalar{h.radial(T * std::cos(th))}; }, theta_1, theta_p, T > 1 ? 3 : 2);
+  if (T > u0) radial -= M_PI * h.residue * T / std::sqrt((T - u0) * (T + u0));
+  const double factor = 1 / (M_PI * M_PI * h.mu * r);
+  return {vertical * factor, radial * factor};
+}
+
+SurfaceDisplacement lamb_surface_displacement(const ElasticMedium& m, const RickerForce& f, double r, double t) {
+  const Pair u = lamb_ricker(m, f, r, t, 1);
+  return {u[0], u[1]};
+}
+
+SurfaceVelocity lamb_surface_velocity(const ElasticMedium& m, const RickerForce& f, double r, double t) {
+  const Pair v = lamb_ricker(m, f, r, t, 2);
+  return {v[0], v[1]};
 }
 
 }  // namespace specwave::validation

@@ -38,4 +38,34 @@ double explosive_pressure(const ElasticMedium& m, const RickerForce& s, double r
 std::array<double, 3> explosive_velocity(const ElasticMedium& m, const RickerForce& s, const std::array<double, 3>& x,
                                          double t);
 
+// Lamb's problem: a vertical point force F(t) (newtons) at the origin of the free surface z = 0 of the homogeneous
+// half-space z >= 0 (z down, as the engine's), pointing down (+z, into the solid), with receivers on the surface at
+// horizontal distance r > 0. Components: vertical positive down (+z, along the force), radial positive away from the
+// source. Any vp > vs * sqrt(4/3) (a positive bulk modulus); exact for all t (no far-field approximation). The
+// method (Cagniard-de Hoop on the surface) is described in elastic_analytic.cpp. Requires vp > 1.16 vs, vs > 0,
+// rho > 0, r > 0.
+struct SurfaceVelocity {
+  double vertical, radial;  // m/s
+};
+struct SurfaceDisplacement {
+  double vertical, radial;  // m
+};
+
+// The Rayleigh wave speed c_R: the root in (0, vs) of (2 - c^2/vs^2)^2 = 4 sqrt(1 - c^2/vp^2) sqrt(1 - c^2/vs^2)
+// (vs sqrt(2 - 2/sqrt(3)) = 0.9194 vs for the Poisson solid vp = sqrt(3) vs).
+double rayleigh_velocity(const ElasticMedium& m);
+
+// The step response: surface displacement (m per newton) for F(t) = H(t), the force switched on at t = 0. Zero
+// before the P arrival r/vp; the vertical tends to -infinity as (t_R - t)^(-1/2) just before the Rayleigh arrival
+// t_R = r/c_R and, after it, equals Boussinesq's static (1 - nu) / (2 pi mu r); the radial tends to -infinity as
+// (t - t_R)^(-1/2) just after it and to the static -(1 - 2 nu) / (4 pi mu r) as t -> infinity. At t = t_R itself
+// both are -infinity (vertical) or NaN (radial).
+SurfaceDisplacement lamb_step_displacement(const ElasticMedium& m, double r, double t);
+
+// Surface displacement and particle velocity for the Ricker force f: the step response convolved with F'(t) and
+// F''(t) (finite everywhere, including t = t0 + t_R). Exactly zero before t0 - 2.5/f + r/vp, where the wavelet
+// is below 1e-23 of its peak.
+SurfaceDisplacement lamb_surface_displacement(const ElasticMedium& m, const RickerForce& f, double r, double t);
+SurfaceVelocity lamb_surface_velocity(const ElasticMedium& m, const RickerForce& f, double r, double t);
+
 }  // namespace specwave::validation

@@ -104,24 +104,42 @@ inline void term_row(const ElasticStep<T>& s, int term, int z, int y, int x0, in
   cpml_term(s, term, z, y, x0, x1, d);
 }
 
+// The images above a free surface on the R planes the next sweep reads (whole padded planes): f[-k] = sign f[k]
+// (a field on the nodes along z) or sign f[k - 1] (half way along z), k = 1 .. R.
+template <class T>
+void mirror_top(const FieldLayout& L, int R, T* f, bool half, T sign) {
+  const index_t plane = L.stride_z();
+  for (int k = 1; k <= R; ++k) {
+    T* __restrict ghost = f + L.index(-k, -L.halo, -L.halo);
+    const T* __restrict image = f + L.index(half ? k - 1 : k, -L.halo, -L.halo);
+#pragma omp parallel for simd schedule(static)
+    for (index_t p = 0; p < plane; ++p) ghost[p] = sign * image[p];
+  }
+}
+
 template <int R, class T>
 void velocity_radius(const ElasticStep<T>& s) {
+  if (s.free_surface) {
+    mirror_top(s.layout, R, s.f[szz], false, T(-1));
+    mirror_top(s.layout, R, s.f[szy], true, T(-1));
+    mirror_top(s.layout, R, s.f[szx], true, T(-1));
+  }
 #pragma omp parallel
   {
     RowBuffers<T> buffers(s);
     T* const* d = buffers.d;
     for (int c = 0; c < 3; ++c) {
-    const int f = vz + c;
-    const int x0 = s.lo(f, 2), x1 = s.hi(f, 2);
-    for_each_row(s, f, [&](int z, int y) {
-      for (int k = 0; k < 3; ++k) term_row<R>(s, 3 * c + k, z, y, x0, x1, d[k]);
-      const index_t i0 = s.layout.index(z, y, x0);
-      T* __restrict v = s.f[f] + i0;
-      const T* __restrict b = s.bdt[c] + i0;
-      const T *__restrict d0 = d[0], *__restrict d1 = d[1], *__restrict d2 = d[2];
+      const int f = vz + c;
+      const int x0 = s.lo(f, 2), x1 = s.hi(f, 2);
+      for_each_row(s, f, [&](int z, int y) {
+        for (int k = 0; k < 3; ++k) term_row<R>(s, 3 * c + k, z, y, x0, x1, d[k]);
+        const index_t i0 = s.layout.index(z, y, x0);
+        T* __restrict v = s.f[f] + i0;
+        const T* __restrict b = s.bdt[c] + i0;
+        const T* __restrict d0 = d[0], * __restrict d1 = d[1], * __restrict d2 = d[2];
 #pragma omp simd
-      for (int x = 0; x < x1 - x0; ++x) v[x] = elastic_velocity(v[x], b[x], d0[x] + d1[x] + d2[x]);
-    });
+        for (int x = 0; x < x1 - x0; ++x) v[x] = elastic_velocity(v[x], b[x], d0[x] + d1[x] + d2[x]);
+      });
     }
   }
 }
@@ -129,41 +147,50 @@ void velocity_radius(const ElasticStep<T>& s) {
 template <int R, class T>
 void stress_radius(const ElasticStep<T>& s) {
   const int nx = s.layout.nx;
+  if (s.free_surface) {
+    mirror_top(s.layout, R, s.f[vz], true, T(1));
+    mirror_top(s.layout, R, s.f[vy], false, T(1));
+    mirror_top(s.layout, R, s.f[vx], false, T(1));
+  }
 #pragma omp parallel
   {
-  RowBuffers<T> buffers(s);
-  T* const* d = buffers.d;
-  for_each_row(s, szz, [&](int z, int y) {
-    for (int k = 0; k < 3; ++k) term_row<R>(s, 9 + k, z, y, 0, nx, d[k]);
-    const index_t i0 = s.layout.index(z, y, 0);
-    T* __restrict sz = s.f[szz] + i0;
-    T* __restrict sy = s.f[syy] + i0;
-    T* __restrict sx = s.f[sxx] + i0;
-    const T* __restrict lam = s.lamdt + i0;
-    const T* __restrict mu2 = s.mu2dt + i0;
-    const T *__restrict ez = d[0], *__restrict ey = d[1], *__restrict ex = d[2];
+    RowBuffers<T> buffers(s);
+    T* const* d = buffers.d;
+    for_each_row(s, szz, [&](int z, int y) {
+      for (int k = 0; k < 3; ++k) term_row<R>(s, 9 + k, z, y, 0, nx, d[k]);
+      const index_t i0 = s.layout.index(z, y, 0);
+      T* __restrict sz = s.f[szz] + i0;
+      T* __restrict sy = s.f[syy] + i0;
+      T* __restrict sx = s.f[sxx] + i0;
+      const T* __restrict lam = s.lamdt + i0;
+      const T* __restrict mu2 = s.mu2dt + i0;
+      T* __restrict ez = d[0];
+      const T* __restrict ey = d[1], * __restrict ex = d[2];
+      if (z == 0 && s.free_surface)  // s_zz = 0 on the surface: (lambda + 2 mu) e_z = -lambda (e_y + e_x)
 #pragma omp simd
-    for (int x = 0; x < nx; ++x) {
-      const T trace = ez[x] + ey[x] + ex[x];
-      sz[x] = elastic_normal_stress(sz[x], lam[x], mu2[x], trace, ez[x]);
-      sy[x] = elastic_normal_stress(sy[x], lam[x], mu2[x], trace, ey[x]);
-      sx[x] = elastic_normal_stress(sx[x], lam[x], mu2[x], trace, ex[x]);
-    }
-  });
-  for (int c = 0; c < 3; ++c) {
-    const int f = szy + c;
-    const int x0 = s.lo(f, 2), x1 = s.hi(f, 2);
-    for_each_row(s, f, [&](int z, int y) {
-      term_row<R>(s, 12 + 2 * c, z, y, x0, x1, d[0]);
-      term_row<R>(s, 13 + 2 * c, z, y, x0, x1, d[1]);
-      const index_t i0 = s.layout.index(z, y, x0);
-      T* __restrict sv = s.f[f] + i0;
-      const T* __restrict mu = s.mudt[c] + i0;
-      const T *__restrict d0 = d[0], *__restrict d1 = d[1];
+        for (int x = 0; x < nx; ++x) ez[x] = -(lam[x] / (lam[x] + mu2[x])) * (ey[x] + ex[x]);
 #pragma omp simd
-      for (int x = 0; x < x1 - x0; ++x) sv[x] = elastic_shear_stress(sv[x], mu[x], d0[x], d1[x]);
+      for (int x = 0; x < nx; ++x) {
+        const T trace = ez[x] + ey[x] + ex[x];
+        sz[x] = elastic_normal_stress(sz[x], lam[x], mu2[x], trace, ez[x]);
+        sy[x] = elastic_normal_stress(sy[x], lam[x], mu2[x], trace, ey[x]);
+        sx[x] = elastic_normal_stress(sx[x], lam[x], mu2[x], trace, ex[x]);
+      }
     });
-  }
+    for (int c = 0; c < 3; ++c) {
+      const int f = szy + c;
+      const int x0 = s.lo(f, 2), x1 = s.hi(f, 2);
+      for_each_row(s, f, [&](int z, int y) {
+        term_row<R>(s, 12 + 2 * c, z, y, x0, x1, d[0]);
+        term_row<R>(s, 13 + 2 * c, z, y, x0, x1, d[1]);
+        const index_t i0 = s.layout.index(z, y, x0);
+        T* __restrict sv = s.f[f] + i0;
+        const T* __restrict mu = s.mudt[c] + i0;
+        const T* __restrict d0 = d[0], * __restrict d1 = d[1];
+#pragma omp simd
+        for (int x = 0; x < x1 - x0; ++x) sv[x] = elastic_shear_stress(sv[x], mu[x], d0[x], d1[x]);
+      });
+    }
   }
 }
 

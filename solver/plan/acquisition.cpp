@@ -77,14 +77,21 @@ Weights1D weights_of(int first, std::vector<double> w) {
   return out;
 }
 
-// The product stencil of three 1-D weight sets; with a free surface, weights above z = 0 fold onto their mirror
-// with a minus sign. Throws Error(invalid_case) when a weight's node leaves the grid.
-PointStencil product_stencil(const GridSpec& g, const Vec3& position, bool free_surface, const std::string& what,
-                             int radius, const Weights1D (&w)[3]) {
+// How weights above z = 0 fold onto the grid at a free surface: not at all (they must not occur), onto their mirror
+// node with a minus sign (odd: the pressure, the normal stress s_zz), or with a plus sign onto the mirror node (even:
+// the elastic scheme's v_x and v_y) or onto the mirror half node (v_z, whose index i is the point i + 1/2: -k mirrors
+// k - 1).
+enum class ZFold { none, odd, even_node, even_half };
+
+// The product stencil of three 1-D weight sets, folded at a free surface as `fold` says. Throws Error(invalid_case)
+// when a weight's node leaves the grid.
+PointStencil product_stencil(const GridSpec& g, const Vec3& position, ZFold fold, const std::string& what, int radius,
+                             const Weights1D (&w)[3]) {
+  const auto mirror = [&](int i) { return fold == ZFold::even_half ? -i - 1 : -i; };
   for (int a = 0; a < 3; ++a)
     for (int i : w[a].index) {
-      const bool mirrored = a == 0 && free_surface && i < 0;
-      if ((i < 0 && !mirrored) || i >= g.shape[a] || (mirrored && -i >= g.shape[0]))
+      const bool mirrored = a == 0 && fold != ZFold::none && i < 0;
+      if ((i < 0 && !mirrored) || i >= g.shape[a] || (mirrored && mirror(i) >= g.shape[0]))
         throw Error(
             ExitCode::invalid_case,
             fmt::format("{} at ({}, {}, {}) m: its interpolation stencil (radius {} points) leaves the grid along {}; "
@@ -98,9 +105,9 @@ PointStencil product_stencil(const GridSpec& g, const Vec3& position, bool free_
       for (std::size_t kx = 0; kx < w[2].index.size(); ++kx) {
         int iz = w[0].index[kz];
         double weight = w[0].weight[kz] * w[1].weight[ky] * w[2].weight[kx];
-        if (iz < 0) {  // odd image above the free surface
-          iz = -iz;
-          weight = -weight;
+        if (iz < 0) {  // the image above the free surface
+          iz = mirror(iz);
+          if (fold == ZFold::odd) weight = -weight;
         }
         s.points.push_back({iz, w[1].index[ky], w[2].index[kx], weight});
       }
@@ -231,7 +238,7 @@ PointStencil make_point_stencil(const GridSpec& g, const Vec3& position, bool fr
                                 int radius) {
   Weights1D w[3];
   for (int a = 0; a < 3; ++a) w[a] = interpolation_weights((position[a] - g.origin[a]) / g.spacing[a], radius);
-  return product_stencil(g, position, free_surface, what, radius, w);
+  return product_stencil(g, position, free_surface ? ZFold::odd : ZFold::none, what, radius, w);
 }
 
 namespace {
@@ -252,7 +259,7 @@ PointStencil make_spectral_point_stencil(const GridSpec& g, const Vec3& position
     w[a] = !g.active(a) ? flat_axis_weights()
                         : spectral_point_weights((position[a] - g.origin[a]) / g.spacing[a], courant[a], band[a],
                                                  spectral_point_radius);
-  return product_stencil(g, position, false, what, spectral_point_radius, w);
+  return product_stencil(g, position, ZFold::none, what, spectral_point_radius, w);
 }
 
 namespace {
@@ -301,7 +308,7 @@ PointStencil make_derivative_stencil(const GridSpec& g, const Vec3& position, co
       const double q = (position[a] - g.origin[a]) / g.spacing[a];
       w[a] = a == axis ? derivative_weights(q, radius) : interpolation_weights(q, radius);
     }
-    return product_stencil(g, position, free_surface, what, radius, w);
+    return product_stencil(g, position, free_surface ? ZFold::odd : ZFold::none, what, radius, w);
   });
 }
 
@@ -314,16 +321,31 @@ PointStencil make_spectral_derivative_stencil(const GridSpec& g, const Vec3& pos
       w[a] = !g.active(a) ? flat_axis_weights()
                           : spectral_point_weights((position[a] - g.origin[a]) / g.spacing[a], courant[a], band[a],
                                                    spectral_point_radius, a == axis);
-    return product_stencil(g, position, false, what, spectral_point_radius, w);
+    return product_stencil(g, position, ZFold::none, what, spectral_point_radius, w);
   });
 }
 
 PointStencil make_elastic_stencil(const GridSpec& g, const Vec3& position, const Vec3& direction, bool source,
-                                  const std::string& what) {
+                                  bool free_surface, const std::string& what) {
+  // The interpolation stencil of `at` on one field, folded at a free surface as the field's image is (v_x, v_y even on
+  // the nodes, v_z even on the half nodes).
+  const auto stencil = [&](const Vec3& at, ZFold fold, const std::string& name) {
+    Weights1D w[3];
+    for (int a = 0; a < 3; ++a) w[a] = interpolation_weights((at[a] - g.origin[a]) / g.spacing[a]);
+    return product_stencil(g, at, free_surface ? fold : ZFold::none, name, interpolation_radius, w);
+  };
   PointStencil out;
   out.position = position;
   if (direction == Vec3{0, 0, 0}) {
-    const PointStencil node = make_point_stencil(g, position, false, what);
+    // The horizontal stresses have no image above a free surface: a pressure point's stencil must stay below it.
+    if (free_surface && position[0] - g.origin[0] < (interpolation_radius - 1) * g.spacing[0])
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("{} at ({}, {}, {}) m: a pressure point of the elastic scheme must lie at least {} "
+                              "points ({} m) below the free surface (its stencil would reach above it, where the "
+                              "horizontal stresses have no image); move it down, or record particle velocity there",
+                              what, position[0], position[1], position[2], interpolation_radius - 1,
+                              (interpolation_radius - 1) * g.spacing[0]));
+    const PointStencil node = stencil(position, ZFold::none, what);
     const double scale = source ? 1.0 : -1.0 / 3.0;
     for (const GridPointWeight& p : node.points)
       for (std::uint8_t f : {ElasticField::szz, ElasticField::syy, ElasticField::sxx})
@@ -334,8 +356,8 @@ PointStencil make_elastic_stencil(const GridSpec& g, const Vec3& position, const
     if (direction[a] == 0) continue;
     Vec3 shifted = position;
     if (g.active(a)) shifted[a] -= g.spacing[a] / 2;  // v_a's index i is the point i + 1/2 (2-D: v_y on the nodes)
-    const PointStencil half =
-        make_point_stencil(g, shifted, false, fmt::format("{} (its v_{} points)", what, "zyx"[a]));
+    const PointStencil half = stencil(shifted, a == 0 ? ZFold::even_half : ZFold::even_node,
+                                      fmt::format("{} (its v_{} points)", what, "zyx"[a]));
     for (const GridPointWeight& p : half.points)
       out.points.push_back({p.iz, p.iy, p.ix, direction[a] * p.weight, std::uint8_t(ElasticField::vz + a)});
   }

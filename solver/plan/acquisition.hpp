@@ -88,8 +88,10 @@ PointStencil make_spectral_derivative_stencil(const GridSpec& grid, const Vec3& 
 // `direction`, a pressure point on the three normal stresses (a source: weight w each; a receiver of -(s_zz + s_yy +
 // s_xx) / 3: -w / 3 each); else, for each axis a with direction[a] != 0, the stencil of the position shifted by -h_a /
 // 2 along a on v_a, weight direction[a] w (a force source along the direction, or a particle-velocity receiver of the
-// component along it). Throws Error(invalid_case) when a stencil leaves the grid.
+// component along it). With a free surface the velocities' weights above z = 0 fold onto their even images (v_x, v_y
+// on the mirror node, v_z on the mirror half node), and a pressure point must lie interpolation_radius - 1 points
+// below it. Throws Error(invalid_case) when a stencil leaves the grid or a pressure point is too shallow.
 PointStencil make_elastic_stencil(const GridSpec& grid, const Vec3& position, const Vec3& direction, bool source,
-                                  const std::string& what);
+                                  bool free_surface, const std::string& what);
 
 }  // namespace specwave

@@ -10,7 +10,7 @@ namespace {
 PointStencil stencil(const Case& c, const std::array<double, 3>& courant, const std::array<double, 3>& band,
                      const Vec3& position, const std::string& what, const Vec3& direction, bool source) {
   if (c.scheme.formulation == Formulation::elastic)
-    return make_elastic_stencil(c.grid, position, direction, source, what);
+    return make_elastic_stencil(c.grid, position, direction, source, c.boundary.free_surface, what);
   const bool spectral = c.scheme.method == Method::spectral;
   if (direction == Vec3{0, 0, 0})
     return spectral ? make_spectral_point_stencil(c.grid, position, courant, band, what)

@@ -378,9 +378,10 @@ int main(int argc, char** argv) {
   app.add_option("--run-pml", runs.pml, "CPML width of the whole runs")->check(CLI::Range(1, 100));
   app.add_option("--gradient-n", runs.gradient_n, "One gradient at this n (0: none)")->check(CLI::Range(0, 2048));
   app.add_flag("--free-surface", runs.free_surface, "Also each whole forward run with a free surface on top");
-  app.add_flag("--staggered", runs.staggered,
-               "Also each whole forward run (CPML on all faces) on the staggered scheme with a density model, with attenuation, "
-               "and on the elastic scheme");
+  app.add_flag(
+      "--staggered", runs.staggered,
+      "Also each whole forward run (CPML on all faces) on the staggered scheme with a density model, with attenuation, "
+      "and on the elastic scheme");
   app.add_option("--run-rounds", runs.rounds, "Whole runs: best of this many")->check(CLI::Range(1, 100));
   std::string run_precision = "both";
   app.add_option("--run-precision", run_precision, "Whole forward runs: fp32, fp64 or both")

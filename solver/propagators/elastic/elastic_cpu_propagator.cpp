@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/elastic_cpu.hpp"
+#include "kernels/cpu/fdtd_cpu.hpp"
 #include "kernels/cpu/flush_denormals.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/propagators/elastic/elastic_setup.hpp"
@@ -51,6 +52,7 @@ class ElasticCpu final : public Propagator {
       record(n, true);
       cpu::elastic_stress_step(step);
       inject(n, false);
+      if (setup_.free_surface) cpu::zero_top_plane(setup_.layout, fields_.f[szz].data());  // s_zz = 0 on it
     }
   }
 

@@ -66,6 +66,7 @@ ElasticStep<T> ElasticSetup<T>::step() const {
   }
   s.coef = coef;
   s.two_d = shape[1] == 1;
+  s.free_surface = free_surface;
   return s;
 }
 
@@ -113,8 +114,10 @@ void set_material(ElasticSetup<T>& s, const std::vector<double>& vs) {
         int p[3] = {z, y, x};
         p[a] += corner & 1, p[b] += corner >> 1;
         const double mu = mu_at(clamped(n, p[0], p[1], p[2]));
-        if (mu == 0) fluid = true;
-        else inverse += 1 / mu;
+        if (mu == 0)
+          fluid = true;
+        else
+          inverse += 1 / mu;
       }
       s.mudt[std::size_t(c)][std::size_t(L.index(z, y, x))] = fluid ? T(0) : T(dt * 4 / inverse);
     });
@@ -142,6 +145,7 @@ ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan) {
   s.nt = plan.nt;
   s.dt = plan.dt;
   s.cell_volume = g.cell_volume();
+  s.free_surface = c.boundary.free_surface;
   s.layout = FieldLayout{g.shape[0], g.shape[1], g.shape[2], staggered_halo(R)};
   const std::size_t points = std::size_t(g.points());
   s.vp.assign(plan.model.velocity.begin(), plan.model.velocity.end());

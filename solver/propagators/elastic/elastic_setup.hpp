@@ -28,9 +28,9 @@ struct ElasticPoints {
 template <class T>
 struct ElasticSetup {
   FieldLayout layout;
-  std::vector<T> lamdt, mu2dt;          // dt lambda, 2 dt mu on the nodes (padded)
-  std::array<std::vector<T>, 3> mudt;   // dt mu on s_zy's, s_zx's, s_yx's points (padded)
-  std::array<std::vector<T>, 3> bdt;    // dt b_a on v_a's points (padded)
+  std::vector<T> lamdt, mu2dt;         // dt lambda, 2 dt mu on the nodes (padded)
+  std::array<std::vector<T>, 3> mudt;  // dt mu on s_zy's, s_zx's, s_yx's points (padded)
+  std::array<std::vector<T>, 3> bdt;   // dt b_a on v_a's points (padded)
   StaggeredCoefficients<T> coef;
   std::array<std::vector<T>, 3> a_node, b_node, a_half, b_half;  // per axis: n values; n + 2R values (i + R)
   std::array<ElasticCpmlAxis<T>, 3> pml;
@@ -39,6 +39,7 @@ struct ElasticSetup {
   std::array<int, 3> shape{};
   double dt = 0, cell_volume = 1;
   int nt = 0;
+  bool free_surface = false;  // at z = 0 (the top face)
 
   // Sources: a pressure source's points get -(vp_p dt)^2 (rho_p / rho_s) w_p / (dz dy dx) (to be multiplied by the
   // running sum F^n), a force's dt b_a(p) d_a w_p / (dz dy dx) (by s(t_n)); one owner a stencil.
