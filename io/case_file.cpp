@@ -579,13 +579,26 @@ void read_time(const Tab& r, Case& c) {
 
 SourceSpec read_source(const Tab& s) {
   using K = WaveletSpec::Kind;
-  s.allow({"position", "wavelet", "peak_frequency", "delay", "amplitude", "file", "dataset", "kind", "direction"});
+  s.allow({"position", "wavelet", "peak_frequency", "delay", "amplitude", "file", "dataset", "kind", "direction",
+           "moment"});
   SourceSpec src;
   auto& w = src.wavelet;
   src.position = s.rvec3("position", "position = [10.0, 500.0, 500.0]");
-  src.kind = s.choice<SourceKind>("kind", {{"pressure", SourceKind::pressure}, {"force", SourceKind::force}},
-                                  SourceKind::pressure, "kind = \"pressure\"");
-  s.only_for({{"direction", {"force"}}}, "kind", to_string(src.kind));
+  src.kind = s.choice<SourceKind>(
+      "kind", {{"pressure", SourceKind::pressure}, {"force", SourceKind::force}, {"moment", SourceKind::moment}},
+      SourceKind::pressure, "kind = \"pressure\"");
+  s.only_for({{"direction", {"force"}}, {"moment", {"moment"}}}, "kind", to_string(src.kind));
+  if (src.kind == SourceKind::moment) {
+    constexpr std::string_view ex = "moment = [0.0, 0.0, 0.0, 0.0, 1.0, 0.0]";
+    const auto& a = s.p.arr(s.need("moment", ex), s.key("moment"),
+                            "an array of 6 numbers [m_zz, m_yy, m_xx, m_zy, m_zx, m_yx] (N m)", ex, 6);
+    for (std::size_t k = 0; k < 6; ++k)
+      src.moment[k] = s.p.num(*a.get(k), fmt::format("{}[{}]", s.key("moment"), k), ex);
+    s.check(std::any_of(src.moment.begin(), src.moment.end(), [](double m) { return m != 0; }), "moment",
+            "must not be all zero",
+            "give the moment tensor's six components, e.g. a double couple in the x-z plane "
+            "[0.0, 0.0, 0.0, 0.0, 1.0, 0.0]");
+  }
   if (src.kind == SourceKind::force) {
     const Vec3 d = s.vec3("direction", "direction = [1.0, 0.0, 0.0]", {1, 0, 0});
     const double norm = std::hypot(d[0], d[1], d[2]);

@@ -12,6 +12,9 @@ namespace specwave {
 // The nine fields, in this order everywhere (arrays, checkpoints, the stencils' GridPointWeight::field).
 enum ElasticField : std::uint8_t { szz = 0, syy = 1, sxx = 2, szy = 3, szx = 4, syx = 5, vz = 6, vy = 7, vx = 8 };
 inline constexpr int elastic_fields = 9;
+// A moment-tensor source's weights on stress field f are tagged f + moment_field_offset (GridPointWeight::field): the
+// propagator injects them as a moment rate, not as a pressure source's running sum.
+inline constexpr std::uint8_t moment_field_offset = 16;
 
 // Whether field f lies half way along axis a (0 z, 1 y, 2 x).
 SPECWAVE_HD constexpr bool elastic_half(int f, int a) {

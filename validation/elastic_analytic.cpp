@@ -169,28 +169,31 @@ double ricker_second_derivative(const Ricker& F, double t) {
   return -2 * F.a * F.amplitude * (3 - 12 * ax2 + 4 * ax2 * ax2) * std::exp(-ax2);
 }
 
-// The half-space in slowness units of 1/vs: branch points p = vs/vp and 1, Rayleigh pole u0 = vs/c_R.
+// The half-space in slowness units of 1/vs: branch points p = vs/vp and 1, Rayleigh pole u0 = vs/c_R. The kernels
+// are rationalized, K = -U a (c^2 + 4 U^2 a b') / Q(U^2) and X = 2 U a b c / Q(U^2) with b' = 0 below U = 1 and
+// Q(v) = (1 - 2v)^4 - 16 v^2 (v - p^2)(v - 1) = (u0^2 - v)(1 + b1 v + b0 v^2) / u0^2 (the Rayleigh cubic, deflated),
+// so that with du = U - u0 given exactly (the principal value's fold) K keeps full precision next to the pole.
 struct HalfSpace {
-  double p, u0, residue, mu, vs;
-  explicit HalfSpace(const ElasticMedium& m) : p(m.vs / m.vp), mu(m.rho * m.vs * m.vs), vs(m.vs) {
+  double p, u0, residue, mu, b1, b0;
+  explicit HalfSpace(const ElasticMedium& m) : p(m.vs / m.vp), mu(m.rho * m.vs * m.vs) {
     require(m.vs > 0 && m.rho > 0 && 3 * m.vp * m.vp > 4 * m.vs * m.vs,
             "Lamb's problem: needs vs > 0, rho > 0 and vp > sqrt(4/3) vs");
     u0 = m.vs / rayleigh_velocity(m);
+    const double x0 = 1 / (u0 * u0);  // x^3 - 8 x^2 + (24 - 16 p^2) x - 16 (1 - p^2) = (x - x0)(x^2 + b1 x + b0)
+    b1 = x0 - 8, b0 = x0 * b1 + 24 - 16 * p * p;
     const double a = std::sqrt((u0 - p) * (u0 + p)), b = std::sqrt((u0 - 1) * (u0 + 1)), c = 1 - 2 * u0 * u0;
     const double dR = -8 * u0 * c - 8 * u0 * a * b - 4 * u0 * u0 * u0 * (b / a + a / b);  // dR/dU at U0
     residue = u0 * (c + 2 * a * b) / dR;
   }
-  double vertical(double U) const {  // K(U), U > p
-    const double c = 1 - 2 * U * U, a = std::sqrt((U - p) * (U + p));
-    if (U < 1) {
-      const double c2 = c * c;
-      return -U * a * c2 / (c2 * c2 + 16 * U * U * U * U * a * a * (1 - U) * (1 + U));
-    }
-    return -U * a / (c * c - 4 * U * U * a * std::sqrt((U - 1) * (U + 1)));
+  double vertical(double U, double du) const {  // K(U), U > p, du = U - u0
+    const double v = U * U, c = 1 - 2 * v, a = std::sqrt((U - p) * (U + p)),
+                 b = U > 1 ? std::sqrt((U - 1) * (U + 1)) : 0;
+    return U * a * (c * c + 4 * v * a * b) * u0 * u0 / (du * (U + u0) * (1 + b1 * v + b0 * v * v));
   }
+  double vertical(double U) const { return vertical(U, U - u0); }
   double radial(double U) const {  // X(U), p < U < 1
-    const double c = 1 - 2 * U * U, a2 = (U - p) * (U + p), b2 = (1 - U) * (1 + U);
-    return 2 * U * std::sqrt(a2 * b2) * c / (c * c * c * c + 16 * U * U * U * U * a2 * b2);
+    const double v = U * U, c = 1 - 2 * v, a2 = (U - p) * (U + p), b2 = (1 - U) * (1 + U);
+    return 2 * U * std::sqrt(a2 * b2) * c * u0 * u0 / ((u0 - U) * (U + u0) * (1 + b1 * v + b0 * v * v));
   }
 };
 
@@ -222,7 +225,7 @@ template <class Fn>
 double adaptive(const Fn& f, double a, double b, int ends, double whole, int depth = 0) {
   const double m = (a + b) / 2, left = gauss<Scalar>(f, a, m, ends & 1)[0], right = gauss<Scalar>(f, m, b, ends & 2)[0];
   const double change = std::abs(left + right - whole);
-  if (depth == 40 || change < 1e-14 || change < 1e-13 * std::abs(whole)) return left + right;
+  if (depth == 30 || change < 1e-14 || change < 1e-13 * std::abs(whole)) return left + right;
   return adaptive(f, a, m, ends & 1, left, depth + 1) + adaptive(f, m, b, ends & 2, right, depth + 1);
 }
 template <class Fn>
@@ -302,7 +305,7 @@ Pair lamb_ricker(const ElasticMedium& m, const RickerForce& f, double r, double 
   if (u_hi > h.u0 - d) {
     sum[0] += composite(
         [&](double e) {
-          return Pair{vertical(h.u0 + e)[0] + vertical(h.u0 - e)[0], 0};
+          return Pair{h.vertical(h.u0 + e, e) * w(h.u0 + e)[0] + h.vertical(h.u0 - e, -e) * w(h.u0 - e)[0], 0};
         },
         0, d, 0, [&](double e) { return width(h.u0 - e, -1, d); })[0];
     if (u_hi > h.u0 + d)
@@ -337,13 +340,22 @@ SurfaceDisplacement lamb_step_displacement(const ElasticMedium& m, double r, dou
   if (T == u0) return {-INFINITY, NAN};
   // U = T cos(theta): theta_p, theta_1 and theta_R where U = p, 1 and U0.
   const double theta_p = std::acos(p / T), theta_1 = T > 1 ? std::acos(1 / T) : 0;
-  auto k = [&](double th) { return Scalar{h.vertical(T * std::cos(th))}; };
+  // U - U0 = (T - U0) - 2 T sin^2(theta / 2), exact next to the pole; the fold about theta_R takes it as
+  // -2 U0 sin^2(e / 2) -+ sqrt(T^2 - U0^2) sin(e) at theta_R +- e, centred on the pole exactly.
+  auto k = [&](double th) {
+    const double half = std::sin(th / 2);
+    return Scalar{h.vertical(T * std::cos(th), (T - u0) - 2 * T * half * half)};
+  };
   double vertical = integrate(k, theta_1, theta_p, 2);
   if (T > 1 && T < u0) vertical += integrate(k, 0, theta_1, 2);
   if (T > u0) {
     const double theta_r = std::acos(u0 / T), d = std::min(theta_r, theta_1 - theta_r) / 2;
-    vertical += integrate(k, 0, theta_r - d, 0) + integrate(k, theta_r + d, theta_1, 2) +
-                integrate([&](double e) { return Scalar{k(theta_r + e)[0] + k(theta_r - e)[0]}; }, 0, d, 0);
+    const double sine = std::sqrt((T - u0) * (T + u0));
+    auto fold = [&](double e) {
+      const double half = std::sin(e / 2), even = -2 * u0 * half * half, odd = sine * std::sin(e);
+      return Scalar{h.vertical(u0 + even - odd, even - odd) + h.vertical(u0 + even + odd, even + odd)};
+    };
+    vertical += integrate(k, 0, theta_r - d, 0) + integrate(fold, 0, d, 0) + integrate(k, theta_r + d, theta_1, 2);
   }
   double radial =
       T * integrate([&](double th) { return Scalar{h.radial(T * std::cos(th))}; }, theta_1, theta_p, T > 1 ? 3 : 2);

@@ -46,7 +46,9 @@ const char* to_string(WavefieldStorage s) {
   return "?";
 }
 
-const char* to_string(SourceKind k) { return k == SourceKind::force ? "force" : "pressure"; }
+const char* to_string(SourceKind k) {
+  return k == SourceKind::force ? "force" : k == SourceKind::moment ? "moment" : "pressure";
+}
 
 const char* to_string(ReceiverComponent r) {
   switch (r) {

@@ -100,13 +100,17 @@ struct WaveletSpec {
 // A source's kind (docs/numerics.md, "Force sources and particle-velocity receivers"): pressure, a point of volume
 // injection (f = s(t) delta(x - x_s) in m u_tt - lap u = f); force, a point force s(t) d delta(x - x_s) along the unit
 // vector d (f = -div(d delta) s(t): a dipole).
-enum class SourceKind { pressure, force };
+// moment (the elastic scheme only): a moment tensor m_ij s(t), s the moment rate's time function (docs/numerics.md,
+// "Isotropic elastic waves").
+enum class SourceKind { pressure, force, moment };
 
 struct SourceSpec {
   Vec3 position{0, 0, 0};
   WaveletSpec wavelet;
   SourceKind kind = SourceKind::pressure;
   Vec3 direction{1, 0, 0};  // force: the unit vector d (z, y, x), default vertical (z down)
+  // moment: the tensor's m_zz, m_yy, m_xx, m_zy, m_zx, m_yx (N m; the wavelet's amplitude scales them)
+  std::array<double, 6> moment{0, 0, 0, 0, 0, 0};
 };
 
 // What a receiver records: pressure, or one particle-velocity component (v = -(1 / rho) int grad p dt).

@@ -325,6 +325,41 @@ PointStencil make_spectral_derivative_stencil(const GridSpec& g, const Vec3& pos
   });
 }
 
+namespace {
+
+// A pressure-like point of the elastic scheme (its stencil on the normal or shear stresses, which have no image above
+// a free surface) must lie interpolation_radius - 1 points below it.
+void check_below_surface(const GridSpec& g, const Vec3& position, bool free_surface, const std::string& what) {
+  if (free_surface && position[0] - g.origin[0] < (interpolation_radius - 1) * g.spacing[0])
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{} at ({}, {}, {}) m: a pressure or moment point of the elastic scheme must lie at least "
+                            "{} points ({} m) below the free surface (its stencil would reach above it, where the "
+                            "horizontal stresses have no image); move it down, or record particle velocity there",
+                            what, position[0], position[1], position[2], interpolation_radius - 1,
+                            (interpolation_radius - 1) * g.spacing[0]));
+}
+
+}  // namespace
+
+PointStencil make_elastic_moment_stencil(const GridSpec& g, const Vec3& position, const std::array<double, 6>& m,
+                                         bool free_surface, const std::string& what) {
+  check_below_surface(g, position, free_surface, what);
+  PointStencil out;
+  out.position = position;
+  for (int c = 0; c < 6; ++c) {
+    if (m[std::size_t(c)] == 0) continue;
+    Vec3 shifted = position;
+    for (int a = 0; a < 3; ++a)
+      if (elastic_half(c, a) && g.active(a)) shifted[a] -= g.spacing[a] / 2;
+    const PointStencil s = make_point_stencil(
+        g, shifted, false,
+        fmt::format("{} (its m_{} points)", what, std::array{"zz", "yy", "xx", "zy", "zx", "yx"}[std::size_t(c)]));
+    for (const GridPointWeight& p : s.points)
+      out.points.push_back({p.iz, p.iy, p.ix, m[std::size_t(c)] * p.weight, std::uint8_t(c + moment_field_offset)});
+  }
+  return out;
+}
+
 PointStencil make_elastic_stencil(const GridSpec& g, const Vec3& position, const Vec3& direction, bool source,
                                   bool free_surface, const std::string& what) {
   // The interpolation stencil of `at` on one field, folded at a free surface as the field's image is (v_x, v_y even on
@@ -337,14 +372,7 @@ PointStencil make_elastic_stencil(const GridSpec& g, const Vec3& position, const
   PointStencil out;
   out.position = position;
   if (direction == Vec3{0, 0, 0}) {
-    // The horizontal stresses have no image above a free surface: a pressure point's stencil must stay below it.
-    if (free_surface && position[0] - g.origin[0] < (interpolation_radius - 1) * g.spacing[0])
-      throw Error(ExitCode::invalid_case,
-                  fmt::format("{} at ({}, {}, {}) m: a pressure point of the elastic scheme must lie at least {} "
-                              "points ({} m) below the free surface (its stencil would reach above it, where the "
-                              "horizontal stresses have no image); move it down, or record particle velocity there",
-                              what, position[0], position[1], position[2], interpolation_radius - 1,
-                              (interpolation_radius - 1) * g.spacing[0]));
+    check_below_surface(g, position, free_surface, what);
     const PointStencil node = stencil(position, ZFold::none, what);
     const double scale = source ? 1.0 : -1.0 / 3.0;
     for (const GridPointWeight& p : node.points)

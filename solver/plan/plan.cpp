@@ -791,6 +791,10 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     for (std::size_t j = 0; j < c.shots[s].sources.size(); ++j) {
       const std::string what = fmt::format("shots[{}].sources[{}]", s, j);
       check_inside(c, c.shots[s].sources[j].position, what);
+      if (c.shots[s].sources[j].kind == SourceKind::moment && c.scheme.formulation != Formulation::elastic)
+        invalid(c, fmt::format("{}: kind = \"moment\" (a moment tensor) needs the elastic scheme (a shear velocity in "
+                               "[model]); use kind = \"pressure\" (an explosion) or \"force\" in an acoustic model",
+                               what));
       stencils.push_back(make_source_stencil(c, plan, c.shots[s].sources[j], what));
     }
   }
@@ -868,9 +872,10 @@ std::string describe_plan(const Case& c, const Plan& p) {
     out += fmt::format("acquisition {} shot(s), {} source(s), receivers per shot: {} traces in all, {} to {} a shot\n",
                        c.shots.size(), sources, total_traces(c), min_receivers, max_shot_receivers(c));
   {  // force sources and particle-velocity receivers, when there are any
-    std::size_t forces = 0, velocity = 0;
+    std::size_t forces = 0, velocity = 0, moments = 0;
     for (const auto& shot : c.shots)
-      for (const auto& s : shot.sources) forces += s.kind == SourceKind::force;
+      for (const auto& s : shot.sources) forces += s.kind == SourceKind::force, moments += s.kind == SourceKind::moment;
+    if (moments > 0) out += fmt::format("moments     {} moment-tensor source(s)\n", moments);
     for (std::size_t s = 0; s < c.shots.size(); ++s)
       for (std::size_t r = 0; r < shot_receivers(c, s).size(); ++r)
         velocity += shot_receiver_component(c, s, r) != ReceiverComponent::pressure;

@@ -27,6 +27,8 @@ PointStencil make_plan_stencil(const Case& c, const Plan& plan, const Vec3& posi
 }
 
 PointStencil make_source_stencil(const Case& c, const Plan& plan, const SourceSpec& source, const std::string& what) {
+  if (source.kind == SourceKind::moment)
+    return make_elastic_moment_stencil(c.grid, source.position, source.moment, c.boundary.free_surface, what);
   return make_plan_stencil(c, plan, source.position, what,
                            source.kind == SourceKind::force ? source.direction : Vec3{0, 0, 0}, true);
 }

@@ -97,15 +97,23 @@ class ElasticCpu final : public Propagator {
       raw_[std::size_t(r) * nt + std::size_t(n)] = sum;
     }
   }
-  // Forces (velocity) add factor s(t_n) to v^{n+1/2}; pressure sources factor F^n to s^{n+1}.
+  // Forces (velocity) add factor s(t_n) to v^{n+1/2}; pressure sources factor F^n, moment tensors factor times the
+  // rate at t_{n+1/2} (the mean of s(t_n) and s(t_{n+1}); s(t_n) at the last step) to s^{n+1}.
   void inject(int n, bool velocity) {
-    for (std::size_t j = 0; j + 1 < sources_.offsets.size(); ++j)
+    using P = ElasticPoints<T>;
+    for (std::size_t j = 0; j + 1 < sources_.offsets.size(); ++j) {
+      const std::vector<double>& s = wavelets_[j];
+      const std::size_t m = std::size_t(n), next = std::min(m + 1, s.size() - 1);
       for (std::int32_t p = sources_.offsets[j]; p < sources_.offsets[j + 1]; ++p) {
-        const std::uint8_t f = sources_.field[std::size_t(p)];
-        if ((f >= ElasticField::vz) != velocity) continue;
-        const double signal = velocity ? wavelets_[j][std::size_t(n)] : running_[j][std::size_t(n)];
-        fields_.f[f][std::size_t(sources_.index[std::size_t(p)])] += sources_.factor[std::size_t(p)] * T(signal);
+        const std::uint8_t kind = sources_.signal[std::size_t(p)];
+        if ((kind == P::sample) != velocity) continue;
+        const double signal = kind == P::sample        ? s[m]
+                              : kind == P::running_sum ? running_[j][m]
+                                                       : 0.5 * (s[m] + s[next]);
+        fields_.f[sources_.field[std::size_t(p)]][std::size_t(sources_.index[std::size_t(p)])] +=
+            sources_.factor[std::size_t(p)] * T(signal);
       }
+    }
   }
   // -(s_zz + s_yy + s_xx) / 3 on the nodes (interior), into pressure_.
   const T* pressure() {

@@ -22,13 +22,21 @@ ElasticPoints<T> ElasticSetup<T>::sources(const std::vector<PointStencil>& stenc
       const std::size_t k = (std::size_t(p.iz) * shape[1] + p.iy) * shape[2] + p.ix;
       const index_t i = layout.index(p.iz, p.iy, p.ix);
       double factor;
+      std::uint8_t field = p.field, signal;
       if (p.field < 3) {
         const double v = vp[k];
         factor = -(v * v * dt * dt * (density[k] / rho_s) * p.weight / cell_volume);
+        signal = ElasticPoints<T>::running_sum;
+      } else if (p.field >= moment_field_offset) {
+        field = std::uint8_t(p.field - moment_field_offset);
+        factor = -dt * p.weight / cell_volume;
+        signal = ElasticPoints<T>::midpoint;
       } else {
         factor = double(bdt[std::size_t(p.field - ElasticField::vz)][std::size_t(i)]) * p.weight / cell_volume;
+        signal = ElasticPoints<T>::sample;
       }
-      out.field.push_back(p.field);
+      out.signal.push_back(signal);
+      out.field.push_back(field);
       out.index.push_back(i);
       out.factor.push_back(T(factor));
     }

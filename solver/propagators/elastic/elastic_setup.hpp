@@ -19,6 +19,13 @@ struct Plan;
 // field[p]; point lists of owner k are entries offsets[k] .. offsets[k + 1] - 1.
 template <class T>
 struct ElasticPoints {
+  // What a source point multiplies its factor by at step n (sources only).
+  enum Signal : std::uint8_t {
+    running_sum,  // F^n = sum_{m <= n} s(t_m): a pressure source, into s^{n+1}
+    sample,       // s(t_n): a force, into v^{n+1/2}
+    midpoint      // (s(t_n) + s(t_{n+1})) / 2: a moment tensor's rate at t_{n+1/2}, into s^{n+1}
+  };
+  std::vector<std::uint8_t> signal;
   std::vector<std::uint8_t> field;
   std::vector<index_t> index;
   std::vector<T> factor;
@@ -42,7 +49,8 @@ struct ElasticSetup {
   bool free_surface = false;  // at z = 0 (the top face)
 
   // Sources: a pressure source's points get -(vp_p dt)^2 (rho_p / rho_s) w_p / (dz dy dx) (to be multiplied by the
-  // running sum F^n), a force's dt b_a(p) d_a w_p / (dz dy dx) (by s(t_n)); one owner a stencil.
+  // running sum F^n), a force's dt b_a(p) d_a w_p / (dz dy dx) (by s(t_n)), a moment tensor's -dt m_c w_p / (dz dy dx)
+  // on stress c (by the rate at t_{n+1/2}); one owner a stencil.
   ElasticPoints<T> sources(const std::vector<PointStencil>& stencils) const;
   // Receivers: the stencils' weights on their fields (one owner a receiver).
   ElasticPoints<T> receivers(const std::vector<PointStencil>& stencils) const;
