@@ -174,7 +174,7 @@ double ricker_second_derivative(const Ricker& F, double t) {
 // Q(v) = (1 - 2v)^4 - 16 v^2 (v - p^2)(v - 1) = (u0^2 - v)(1 + b1 v + b0 v^2) / u0^2 (the Rayleigh cubic, deflated),
 // so that with du = U - u0 given exactly (the principal value's fold) K keeps full precision next to the pole.
 struct HalfSpace {
-  double p, u0, residue, mu, b1, b0;
+  double p, u0, residue, mu, b1, b0, near_p;
   explicit HalfSpace(const ElasticMedium& m) : p(m.vs / m.vp), mu(m.rho * m.vs * m.vs) {
     require(m.vs > 0 && m.rho > 0 && 3 * m.vp * m.vp > 4 * m.vs * m.vs,
             "Lamb's problem: needs vs > 0, rho > 0 and vp > sqrt(4/3) vs");
@@ -184,6 +184,15 @@ struct HalfSpace {
     const double a = std::sqrt((u0 - p) * (u0 + p)), b = std::sqrt((u0 - 1) * (u0 + 1)), c = 1 - 2 * u0 * u0;
     const double dR = -8 * u0 * c - 8 * u0 * a * b - 4 * u0 * u0 * u0 * (b / a + a / b);  // dR/dU at U0
     residue = u0 * (c + 2 * a * b) / dR;
+    // The other roots of Q, 1 + b1 v + b0 v^2 = 0 (real below p^2 or complex), come within |v - p^2| / (2p) of
+    // U = p when vp/vs is near sqrt(2): the panels on (p, 1) are graded down to that distance.
+    const double disc = b1 * b1 - 4 * b0, p2 = p * p;
+    double gap = 1;
+    if (disc >= 0)
+      for (double sign : {-1.0, 1.0}) gap = std::min(gap, std::abs((-b1 + sign * std::sqrt(disc)) / (2 * b0) - p2));
+    else
+      gap = std::hypot(-b1 / (2 * b0) - p2, std::sqrt(-disc) / (2 * b0));
+    near_p = std::clamp(gap / (2 * p), 1e-12, 1e-3);
   }
   double vertical(double U, double du) const {  // K(U), U > p, du = U - u0
     const double v = U * U, c = 1 - 2 * v, a = std::sqrt((U - p) * (U + p)),
@@ -242,16 +251,19 @@ Pair abel(const G& g, double t, double sigma, double t0, double support, double 
   Pair sum{};
   if (hi <= lo) return sum;
   const int panels = static_cast<int>(std::ceil((hi - lo) / step));
+  auto f = [&](double eta) {
+    const double ch = std::cosh(eta), v = g(t - sigma * ch);
+    return Pair{v, v * ch};
+  };
   double eta_a = std::acosh(lo / sigma);
   for (int k = 1; k <= panels; ++k) {
+    // at most 1/2 in eta as well: tau grows exponentially in eta where sigma is small against the lag
     const double eta_b = std::acosh((lo + (hi - lo) * k / panels) / sigma);
-    const Pair w = gauss<Pair>(
-        [&](double eta) {
-          const double ch = std::cosh(eta), v = g(t - sigma * ch);
-          return Pair{v, v * ch};
-        },
-        eta_a, eta_b, 0);
-    sum[0] += w[0], sum[1] += w[1];
+    const int parts = static_cast<int>(std::ceil((eta_b - eta_a) / 0.5));
+    for (int j = 0; j < parts; ++j) {
+      const Pair w = gauss<Pair>(f, eta_a + (eta_b - eta_a) * j / parts, eta_a + (eta_b - eta_a) * (j + 1) / parts, 0);
+      sum[0] += w[0], sum[1] += w[1];
+    }
     eta_a = eta_b;
   }
   return sum;
@@ -286,7 +298,7 @@ Pair lamb_ricker(const ElasticMedium& m, const RickerForce& f, double r, double 
   // point on the left (p or U0, clustered from 1e-3), at most 1/8 on (p, 1).
   const double h_wave = 0.5 * scale / f.peak_frequency;
   auto width = [&](double x, double singular, double cap) {
-    return std::min({std::max(h_wave, 0.5 * (u_lo - x)), std::max(1e-3, x - singular), cap});
+    return std::min({std::max(h_wave, 0.5 * (u_lo - x)), std::max(h.near_p, x - singular), cap});
   };
   Pair sum{}, radial{};
   // (p, 1): both components, square-root branch points at both ends (of a at p, of b at 1).
