@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "solver/plan/plan.hpp"
 #include "solver/propagators/propagator.hpp"
 
 namespace specwave::testing {
@@ -41,5 +42,31 @@ class MemoryState : public StateVisitor {
   bool loading_ = false;
   std::map<std::string, std::vector<std::byte>> saved_;
 };
+
+// The traces of a whole run of shot 0 of `c`, and of one saved after half its steps and resumed in a new propagator:
+// the checkpoint contract wants them bitwise equal.
+struct ResumedRun {
+  std::vector<double> whole, resumed;
+};
+inline ResumedRun run_whole_and_resumed(const Case& c) {
+  const Plan plan = make_plan(c);
+  ResumedRun out;
+  auto whole = make_propagator(c, plan);
+  whole->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+  whole->advance(0, plan.nt);
+  out.whole.assign(whole->traces().begin(), whole->traces().end());
+  auto first = make_propagator(c, plan);
+  first->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+  first->advance(0, plan.nt / 2);
+  MemoryState state;
+  first->visit_state(state);
+  state.start_loading();
+  auto second = make_propagator(c, plan);
+  second->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+  second->visit_state(state);
+  second->advance(plan.nt / 2, plan.nt);
+  out.resumed.assign(second->traces().begin(), second->traces().end());
+  return out;
+}
 
 }  // namespace specwave::testing

@@ -202,8 +202,6 @@ TEST_CASE("attenuation: the fit's error and the preflight's refusal of a non-phy
   CHECK_THROWS_WITH_AS(make_plan(c), doctest::Contains("attenuation.mechanisms"), Error);
 }
 
-using testing::MemoryState;
-
 TEST_CASE("attenuation: a staggered or k-space run resumed from its saved state continues bit for bit") {
   // The state (u, w, the CPML's phi and chi, the memory variables r_l, the traces; the k-space method's p, p_a, w_a and
   // r_l) saved after step k and loaded into a new propagator: the rest of the run is bitwise the uninterrupted one's
@@ -215,22 +213,8 @@ TEST_CASE("attenuation: a staggered or k-space run resumed from its saved state 
       c.boundary.free_surface = !spectral;
       if (!attenuation) c.attenuation = {};
       CAPTURE(spectral);
-      const Plan plan = make_plan(c);
-      auto whole = make_propagator(c, plan);
-      whole->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
-      whole->advance(0, plan.nt);
-      const std::vector<double> expected(whole->traces().begin(), whole->traces().end());
-      auto first = make_propagator(c, plan);
-      first->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
-      first->advance(0, plan.nt / 2);
-      MemoryState state;
-      first->visit_state(state);
-      state.start_loading();
-      auto second = make_propagator(c, plan);
-      second->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
-      second->visit_state(state);
-      second->advance(plan.nt / 2, plan.nt);
-      const std::vector<double> resumed(second->traces().begin(), second->traces().end());
+      const testing::ResumedRun run = testing::run_whole_and_resumed(c);
+      const std::vector<double>&expected = run.whole, &resumed = run.resumed;
       CAPTURE(attenuation);
       CHECK(resumed == expected);
     }

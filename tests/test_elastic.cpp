@@ -268,42 +268,14 @@ TEST_CASE("elastic: a run resumed from its saved state continues bit for bit") {
   c.shots[0].sources[0].direction = {0, 1, 0};
   add_receivers(c, {{60, 20, -40}}, {ReceiverComponent::pressure, ReceiverComponent::vy});
   c.run.precision = Precision::fp32;
-  const Plan plan = make_plan(c);
-  auto whole = make_propagator(c, plan);
-  whole->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
-  whole->advance(0, plan.nt);
-  const std::vector<double> expected(whole->traces().begin(), whole->traces().end());
-  auto first = make_propagator(c, plan);
-  first->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
-  first->advance(0, plan.nt / 2);
-  testing::MemoryState state;
-  first->visit_state(state);
-  state.start_loading();
-  auto second = make_propagator(c, plan);
-  second->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
-  second->visit_state(state);
-  second->advance(plan.nt / 2, plan.nt);
-  const std::vector<double> resumed(second->traces().begin(), second->traces().end());
+  const testing::ResumedRun run = testing::run_whole_and_resumed(c);
+  const std::vector<double>&expected = run.whole, &resumed = run.resumed;
   CHECK(std::any_of(expected.begin(), expected.end(), [](double v) { return v != 0; }));
   CHECK(resumed == expected);
 }
 
 TEST_CASE("elastic: the case file's and the preflight's refusals, naming the key") {
-  const std::string base = R"(
-[grid]
-shape = [40, 40, 40]
-spacing = 10.0
-[time]
-duration = 0.1
-[[shots]]
-[[shots.sources]]
-position = [200.0, 200.0, 200.0]
-peak_frequency = 5.0
-[receivers]
-points = [[150.0, 200.0, 200.0]]
-[boundary]
-pml_width = 8
-)";
+  const std::string base = testing::case_without_model + "[boundary]\npml_width = 8\n";
   const auto parse = [](const std::string& text) { return io::parse_case_text(text, "case.toml", "."); };
   const auto refused = [&](const std::string& extra, const std::string& key) {
     CAPTURE(extra);
@@ -314,21 +286,21 @@ pml_width = 8
   // order 10, the CUDA backend.
   refused(model + "shear_velocity = 1800.0\n", "sqrt(3)/2");
   refused(model + "shear_velocity = -1.0\n", "model.shear_velocity");
-  refused("[model]\ntype = \"homogeneous\"\nvelocity = 2000.0\nshear_velocity = 900.0\n", "needs a density");
-  refused(model + "shear_velocity = 900.0\n[scheme]\nmethod = \"spectral\"\n", "scheme.method");
-  refused(model + "shear_velocity = 900.0\n[scheme]\norder = 10\n", "scheme.order");
-  refused(model + "shear_velocity = 900.0\n[scheme]\nformulation = \"staggered\"\n", "scheme.formulation");
+  refused("[model]\ntype = \"homogeneous\"\nvelocity = 2000.0\nshear_velocity = 1000.0\n", "needs a density");
+  refused(model + "shear_velocity = 1000.0\n[scheme]\nmethod = \"spectral\"\n", "scheme.method");
+  refused(model + "shear_velocity = 1000.0\n[scheme]\norder = 10\n", "scheme.order");
+  refused(model + "shear_velocity = 1000.0\n[scheme]\nformulation = \"staggered\"\n", "scheme.formulation");
   refused(model + "[scheme]\nformulation = \"elastic\"\n", "needs a shear velocity");
-  refused(model + "shear_velocity = 900.0\n[run]\nbackend = \"cuda\"\n", "CPU only");
+  refused(model + "shear_velocity = 1000.0\n[run]\nbackend = \"cuda\"\n", "CPU only");
   // Below a free surface a pressure point must lie 3 points deep (the horizontal stresses have no image above it).
   std::string free_surface = base;
   free_surface.replace(free_surface.find("pml_width = 8"), 13, "pml_width = 8\nfree_surface = true");
   free_surface.replace(free_surface.find("[[150.0, 200.0, 200.0]]"), 23, "[[25.0, 200.0, 200.0]]");
-  CHECK_THROWS_WITH_AS(make_plan(parse(free_surface + model + "shear_velocity = 900.0\n")),
+  CHECK_THROWS_WITH_AS(make_plan(parse(free_surface + model + "shear_velocity = 1000.0\n")),
                        doctest::Contains("below the free surface"), Error);
   free_surface.replace(free_surface.find("[[25.0, 200.0, 200.0]]"), 22, "[[35.0, 200.0, 200.0]]");
-  CHECK_NOTHROW(make_plan(parse(free_surface + model + "shear_velocity = 900.0\n")));
-  refused(model + "shear_velocity = 900.0\n[attenuation]\nq = 50.0\n", "attenuation");
+  CHECK_NOTHROW(make_plan(parse(free_surface + model + "shear_velocity = 1000.0\n")));
+  refused(model + "shear_velocity = 1000.0\n[attenuation]\nq = 50.0\n", "attenuation");
   // A negative Poisson ratio is legal (a note), and the elastic scheme has no gradient yet.
   const Case poisson = parse(base + model + "shear_velocity = 1500.0\n");
   const Plan plan = make_plan(poisson);
