@@ -58,16 +58,19 @@ struct ElasticStep {
   // step reads there are images (s_zz, s_zy, s_zx odd, v_z, v_y, v_x even), s_zz = 0 on it, and its normal stresses
   // take the vertical strain rate the condition s_zz = 0 gives.
   bool free_surface = false;
+  // Whether the half points beyond face [axis][low, high] are computed here (the grid's own faces); false where a
+  // neighbouring block's values arrive there instead (a decomposed grid's halo exchange).
+  bool ghost_band[3][2] = {{true, true}, {true, true}, {true, true}};
 
   // The computed range [lo, hi) of field f along axis a: the nodes 0 .. n - 1, or the half points -R .. n + R - 2
-  // (from 0 along z below a free surface).
+  // (from 0 along z below a free surface; 0 .. n - 1 at a face shared with a neighbour).
   SPECWAVE_HD int lo(int f, int a) const {
-    if (!elastic_half(f, a) || (two_d && a == 1) || (free_surface && a == 0)) return 0;
+    if (!elastic_half(f, a) || (two_d && a == 1) || (free_surface && a == 0) || !ghost_band[a][0]) return 0;
     return -coef.radius;
   }
   SPECWAVE_HD int hi(int f, int a) const {
     const int n = layout.extent(a);
-    return elastic_half(f, a) && !(two_d && a == 1) ? n + coef.radius - 1 : n;
+    return elastic_half(f, a) && !(two_d && a == 1) && ghost_band[a][1] ? n + coef.radius - 1 : n;
   }
 };
 

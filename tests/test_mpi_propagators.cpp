@@ -167,6 +167,27 @@ void check_staggered_bitwise(Precision precision, bool free_surface, bool attenu
   if (world.rank() == 0) std::filesystem::remove(path);
 }
 
+// The elastic scheme on the staggered case's model file (its velocity as vp, its density varying along every axis), a
+// shear velocity of 700 m/s, a moment tensor (every component) straddling the blocks, the second source a force, and
+// pressure, v_z, v_y and v_x receivers across blocks; with or without a free surface.
+template <class T>
+void check_elastic_bitwise(Precision precision, bool free_surface, bool two_d = false) {
+  const Comm world = Comm::world();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / fmt::format("specwave-mpi-elastic-{}.h5", world.size())).string();
+  Case c = staggered_decomposition_case(precision, free_surface, false, path, two_d);
+  c.scheme.formulation = Formulation::elastic;
+  c.model.shear_velocity = 700.0;
+  if (!free_surface) add_force_and_velocity_receivers(c);
+  c.shots[0].sources[0].kind = SourceKind::moment;
+  c.shots[0].sources[0].moment = {0.3, -0.2, 0.5, 0.4, -0.6, 0.7};
+  c.receivers.push_back({121.3, two_d ? 0.0 : 140.2, 200.3});
+  c.receiver_components.push_back(ReceiverComponent::vy);
+  check_bitwise_case<T>(c);
+  world.barrier();
+  if (world.rank() == 0) std::filesystem::remove(path);
+}
+
 // The spectral case: uneven FFT-friendly extents, a Gaussian anomaly, two sources, receivers across blocks.
 Case spectral_case(Precision precision, SpectralAbsorber absorber) {
   Case c = testing::decomposition_case(precision, false);
@@ -281,6 +302,14 @@ TEST_CASE("mpi staggered: the decomposed run is bitwise the single-rank run (fp6
 }
 TEST_CASE("mpi staggered: the decomposed run is bitwise the single-rank run (fp32, density, free surface, force, vz)") {
   check_staggered_bitwise<float>(Precision::fp32, true, false);
+}
+
+TEST_CASE("mpi elastic: the decomposed run is bitwise the single-rank run (fp64, moment tensor, force, CPML)") {
+  check_elastic_bitwise<double>(Precision::fp64, false);
+}
+TEST_CASE("mpi elastic: the decomposed run is bitwise the single-rank run (fp32, free surface; and in 2-D)") {
+  check_elastic_bitwise<float>(Precision::fp32, true);
+  check_elastic_bitwise<double>(Precision::fp64, false, true);
 }
 
 TEST_CASE("mpi 2-D: the decomposed fdtd and staggered runs are bitwise the single-rank run (x-z grid)") {

@@ -526,10 +526,6 @@ void plan_decomposition(const Case& c, Plan& plan) {
   plan.shot_groups = choose_shot_groups(c, plan.ranks);
   const int domain = plan.ranks / plan.shot_groups;
   const int R = c.scheme.method == Method::spectral ? 0 : c.scheme.order / 2;
-  if (domain > 1 && c.scheme.formulation == Formulation::elastic)
-    invalid(c, fmt::format("the elastic scheme is not domain-decomposed in this version ({} ranks per shot group); "
-                           "give each rank its own shots (run.shot_groups = {})",
-                           domain, plan.ranks));
   if (c.scheme.method == Method::spectral) {
     // The distributed FFT's grid: z and y split (slab or pencil), x whole.
     if (domain > 1) {
@@ -564,7 +560,7 @@ void plan_decomposition(const Case& c, Plan& plan) {
   // The staggered scheme's layer of a high face starts at the half node n - 1 - W, which the block must hold too.
   if (domain > 1 && c.scheme.method == Method::fdtd)
     check_decomposition(c.grid.shape, plan.process_grid, R, c.boundary.pml_width,
-                        c.scheme.formulation == Formulation::staggered ? 1 : 0);
+                        c.scheme.formulation != Formulation::second_order ? 1 : 0);
 }
 
 }  // namespace

@@ -38,7 +38,8 @@ BlockReceivers<T> make_block_receivers(const FieldLayout& layout, const std::vec
     if (one_block) {
       if (points.empty() || !block.owns(points[0].iz, points[0].iy, points[0].ix)) continue;
       for (const auto& p : points) {
-        out.whole.index.push_back(layout.index(p.iz - b[0], p.iy - b[1], p.ix - b[2]));
+        out.whole.index.push_back(layout.index(p.iz - b[0], p.iy - b[1], p.ix - b[2]) +
+                                  index_t(p.field) * layout.size());
         out.whole.factor.push_back(T(p.weight));
         out.whole.owner.push_back(std::int32_t(out.whole_id.size()));
       }
@@ -49,7 +50,8 @@ BlockReceivers<T> make_block_receivers(const FieldLayout& layout, const std::vec
     int slot = out.split_slots.back();
     for (const auto& p : points) {
       if (block.owns(p.iz, p.iy, p.ix)) {
-        out.parts.index.push_back(layout.index(p.iz - b[0], p.iy - b[1], p.ix - b[2]));
+        out.parts.index.push_back(layout.index(p.iz - b[0], p.iy - b[1], p.ix - b[2]) +
+                                  index_t(p.field) * layout.size());
         out.parts.factor.push_back(T(p.weight));
         out.parts.owner.push_back(slot);
       }

@@ -32,7 +32,8 @@ PointLists<T> make_point_lists(const FieldLayout& layout, const std::vector<Poin
 // (docs/architecture.md, "Domain decomposition"): a receiver whose points all lie in one block is summed there
 // (`whole`, in the single-rank order); the points of a receiver split between blocks are recorded one by one as
 // products factor * u into numbered slots, and summed in the single-rank order once every rank's slots are
-// gathered (gather_traces). On one rank every receiver is whole and whole_id[r] = r.
+// gathered (gather_traces). On one rank every receiver is whole and whole_id[r] = r. A point's index is that of field
+// p.field of fields laid out one after another (field k from k * layout.size(): the elastic scheme's nine; else 0).
 template <class T>
 struct BlockReceivers {
   PointLists<T> whole;           // offsets per whole receiver of this block

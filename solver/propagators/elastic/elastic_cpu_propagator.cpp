@@ -1,6 +1,10 @@
-// The elastic velocity-stress scheme on the CPU: kernels/cpu/elastic_cpu on the arrays of ElasticSetup. Step n records
-// the pressure receivers (s^n), updates the velocities, adds the forces, records the velocity receivers (v^{n+1/2}),
-// updates the stresses and adds the pressure sources; a velocity trace's sample n is (v^{n-1/2} + v^{n+1/2}) / 2.
+// The elastic velocity-stress scheme on the CPU: kernels/cpu/elastic_cpu on the arrays of ElasticSetup, on the whole
+// grid or, with a domain communicator, on this rank's block. Step n records the pressure receivers (s^n), exchanges the
+// stresses' halos, updates the velocities, adds the forces, records the velocity receivers (v^{n+1/2}), exchanges the
+// velocities' halos, updates the stresses and adds the pressure and moment sources; a velocity trace's sample n is
+// (v^{n-1/2} + v^{n+1/2}) / 2. Each field's halo is exchanged along each axis a derivative reads it (R planes beyond a
+// shared face, over the field's computed range along the other axes), so that every point is computed by the same
+// arithmetic as on one rank: the decomposed run is bitwise the single-rank run.
 #include "solver/propagators/elastic/elastic_cpu_propagator.hpp"
 
 #include <fmt/format.h>
@@ -9,47 +13,117 @@
 #include "kernels/cpu/elastic_cpu.hpp"
 #include "kernels/cpu/fdtd_cpu.hpp"
 #include "kernels/cpu/flush_denormals.hpp"
+#include "solver/parallel/block_reduce.hpp"
+#include "solver/parallel/comm.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/propagators/elastic/elastic_setup.hpp"
+#include "solver/propagators/fdtd/fdtd_halo.hpp"
 #include "solver/propagators/host_field.hpp"
+#include "solver/propagators/host_halo.hpp"
 #include "solver/propagators/staggered/staggered_setup.hpp"
 
 namespace specwave {
 namespace {
 
+// The faces of field f's halo along axis a on this block: R planes beyond each face shared with a neighbour, over the
+// field's computed range along the other two axes.
+std::vector<HaloFace> field_faces(const Block& block, const ElasticStep<float>& geometry, int f, int a, int R) {
+  std::vector<HaloFace> faces = halo_faces(block, geometry.layout, R, a);
+  for (HaloFace& h : faces)
+    for (int b = 0; b < 3; ++b) {
+      if (b == a) continue;
+      h.send.lo[b] = h.receive.lo[b] = geometry.lo(f, b);
+      h.send.extent[b] = h.receive.extent[b] = geometry.hi(f, b) - geometry.lo(f, b);
+    }
+  return faces;
+}
+
+// A view of the step's geometry (ranges) whatever T (the ranges do not depend on it).
+template <class T>
+ElasticStep<float> geometry_of(const ElasticStep<T>& s) {
+  ElasticStep<float> g;
+  g.layout = s.layout;
+  g.coef.radius = s.coef.radius;
+  g.two_d = s.two_d;
+  g.free_surface = s.free_surface;
+  for (int a = 0; a < 3; ++a)
+    for (int side = 0; side < 2; ++side) g.ghost_band[a][side] = s.ghost_band[a][side];
+  return g;
+}
+
+// The (field, axis) pairs a step's derivatives read: the stresses before the velocity update, the velocities before
+// the stress update (docs/numerics.md, "Isotropic elastic waves").
+constexpr int stress_reads[9][2] = {{szz, 0}, {syy, 1}, {sxx, 2}, {szy, 0}, {szy, 1},
+                                    {szx, 0}, {szx, 2}, {syx, 1}, {syx, 2}};
+constexpr int velocity_reads[9][2] = {{vz, 0}, {vz, 1}, {vz, 2}, {vy, 0}, {vy, 1}, {vy, 2}, {vx, 0}, {vx, 1}, {vx, 2}};
+
 template <class T>
 class ElasticCpu final : public Propagator {
  public:
-  ElasticCpu(const Case& c, const Plan& plan)
-      : setup_(make_elastic_setup<T>(c, plan)),
+  ElasticCpu(const Case& c, const Plan& plan, const Comm* domain)
+      : domain_(domain && domain->size() > 1 ? domain : nullptr),
+        setup_(setup_of(c, plan, domain_)),
         fields_(setup_),
         pressure_(std::size_t(setup_.layout.size()), T(0)),
-        flush_denormals_(c.run.flush_denormals) {}
+        flush_denormals_(c.run.flush_denormals) {
+    if (domain_) {
+      const ElasticStep<float> geometry = geometry_of(fields_.step(setup_));
+      const int R = c.scheme.order / 2;
+      const auto exchanges = [&](const int(&reads)[9][2], std::vector<Halo>& out) {
+        for (const auto& [f, a] : reads) {
+          std::vector<HaloFace> faces = field_faces(setup_.block, geometry, f, a, R);
+          if (!faces.empty()) out.push_back({f, HostHaloExchange<T>(*domain_, std::move(faces), setup_.layout)});
+        }
+      };
+      exchanges(stress_reads, stress_halos_);
+      exchanges(velocity_reads, velocity_halos_);
+    }
+  }
 
-  std::string name() const override { return std::string("elastic-cpu-") + (sizeof(T) == 4 ? "fp32" : "fp64"); }
+  std::string name() const override {
+    std::string n = std::string("elastic-cpu-") + (sizeof(T) == 4 ? "fp32" : "fp64");
+    if (domain_) {
+      const Dims3 p = setup_.block.process_grid;
+      n += fmt::format(" on {} ranks ({}x{}x{})", domain_->size(), p[0], p[1], p[2]);
+    }
+    return n;
+  }
 
   void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets,
                   const std::vector<PointStencil>& receivers) override {
-    for (auto& f : fields_.f) host::zero(std::span<T>(f));
+    host::zero(std::span<T>(fields_.all));
     for (auto& s : fields_.slabs) host::zero(std::span<T>(s));
     sources_ = setup_.sources(sources);
-    receivers_ = setup_.receivers(receivers);
+    // The pressure receivers and the velocity receivers, each list recorded at its own time of the step.
+    std::vector<PointStencil> lists[2];
     velocity_.assign(receivers.size(), false);
-    for (std::size_t r = 0; r < receivers.size(); ++r)
-      velocity_[r] = !receivers[r].points.empty() && receivers[r].points.front().field >= ElasticField::vz;
+    row_.assign(receivers.size(), 0);
+    for (std::size_t r = 0; r < receivers.size(); ++r) {
+      const bool v = !receivers[r].points.empty() && receivers[r].points.front().field >= ElasticField::vz;
+      velocity_[r] = v;
+      row_[r] = lists[v].size();
+      lists[v].push_back(receivers[r]);
+    }
+    for (int k = 0; k < 2; ++k) {
+      receivers_[k] = make_block_receivers<T>(setup_.layout, lists[k], setup_.block);
+      samples_[k].assign(lists[k].size() * std::size_t(setup_.nt), 0.0);
+      parts_[k].assign(std::size_t(receivers_[k].slots()) * setup_.nt, 0.0);
+    }
     wavelets_ = wavelets;
     running_ = running_sums(wavelets);
-    raw_.assign(receivers.size() * std::size_t(setup_.nt), 0.0);
   }
 
   void advance(int n_begin, int n_end) override {
     const cpu::FlushDenormals flush(flush_denormals_);
     const ElasticStep<T> step = fields_.step(setup_);
+    const T* all = fields_.all.data();
     for (int n = n_begin; n < n_end; ++n) {
-      record(n, false);
+      record_block(receivers_[0], all, samples_[0], parts_[0], setup_.nt, n);
+      exchange(stress_halos_);
       cpu::elastic_velocity_step(step);
       inject(n, true);
-      record(n, true);
+      record_block(receivers_[1], all, samples_[1], parts_[1], setup_.nt, n);
+      exchange(velocity_halos_);
       cpu::elastic_stress_step(step);
       inject(n, false);
       if (setup_.free_surface) cpu::zero_top_plane(setup_.layout, fields_.f[szz].data());  // s_zz = 0 on it
@@ -58,14 +132,23 @@ class ElasticCpu final : public Propagator {
 
   std::span<const double> traces() override {
     const std::size_t nt = std::size_t(setup_.nt);
-    traces_ = raw_;
-    for (std::size_t r = 0; r < velocity_.size(); ++r)
-      if (velocity_[r])  // the mean of v^{n-1/2} and v^{n+1/2}
-        for (std::size_t n = 0; n < nt; ++n)
-          traces_[r * nt + n] = 0.5 * (raw_[r * nt + n] + (n > 0 ? raw_[r * nt + n - 1] : 0.0));
+    std::vector<double> gathered[2];
+    for (int k = 0; k < 2; ++k)
+      gathered[k] =
+          domain_ ? gather_block_traces(*domain_, receivers_[k], samples_[k], parts_[k], setup_.nt) : samples_[k];
+    traces_.assign(velocity_.size() * nt, 0.0);
+    for (std::size_t r = 0; r < velocity_.size(); ++r) {
+      const double* raw = gathered[velocity_[r]].data() + row_[r] * nt;
+      double* out = traces_.data() + r * nt;
+      for (std::size_t n = 0; n < nt; ++n)  // velocity: the mean of v^{n-1/2} and v^{n+1/2}
+        out[n] = velocity_[r] ? 0.5 * (raw[n] + (n > 0 ? raw[n - 1] : 0.0)) : raw[n];
+    }
     return traces_;
   }
-  FieldStats field_stats() override { return host::field_stats(setup_.layout, pressure()); }
+  FieldStats field_stats() override {
+    const FieldStats local = host::field_stats(setup_.layout, pressure());
+    return domain_ ? reduce_field_stats(*domain_, setup_.block, local) : local;
+  }
   void copy_field(std::span<float> out) override { host::copy_interior(setup_.layout, pressure(), out); }
   void copy_field(std::span<double> out) override { host::copy_interior(setup_.layout, pressure(), out); }
   void start_copy_field() override {
@@ -79,22 +162,33 @@ class ElasticCpu final : public Propagator {
                                                           "s_yx", "v_z",  "v_y",  "v_x"};
     for (int k = 0; k < elastic_fields; ++k) v.visit_array(names[k], fields_.f[std::size_t(k)]);
     for (std::size_t s = 0; s < fields_.slabs.size(); ++s) v.visit_array(fmt::format("cpml_{}", s), fields_.slabs[s]);
-    v.visit_array("traces", raw_);
+    v.visit_array("traces_p", samples_[0]);
+    v.visit_array("trace_parts_p", parts_[0]);
+    v.visit_array("traces_v", samples_[1]);
+    v.visit_array("trace_parts_v", parts_[1]);
+  }
+  std::optional<Block> block() const override {
+    if (!domain_) return std::nullopt;
+    return setup_.block;
   }
 
  private:
-  // Pressure receivers sample s^n (before the step), velocity receivers v^{n+1/2} (after the velocity update).
-  void record(int n, bool velocity) {
-    const std::size_t nt = std::size_t(setup_.nt);
-    const std::int64_t receivers = std::int64_t(velocity_.size());
-#pragma omp parallel for schedule(static) if (receivers > 64)
-    for (std::int64_t r = 0; r < receivers; ++r) {
-      if (velocity_[std::size_t(r)] != velocity) continue;
-      double sum = 0;
-      for (std::int32_t p = receivers_.offsets[std::size_t(r)]; p < receivers_.offsets[std::size_t(r) + 1]; ++p)
-        sum += double(receivers_.factor[std::size_t(p)]) *
-               double(fields_.f[receivers_.field[std::size_t(p)]][std::size_t(receivers_.index[std::size_t(p)])]);
-      raw_[std::size_t(r) * nt + std::size_t(n)] = sum;
+  struct Halo {
+    int field;
+    HostHaloExchange<T> exchange;
+  };
+
+  static ElasticSetup<T> setup_of(const Case& c, const Plan& plan, const Comm* domain) {
+    if (!domain) return make_elastic_setup<T>(c, plan);
+    const Block block = block_of(c.grid.shape, plan.process_grid, domain->rank());
+    return make_elastic_setup<T>(c, plan, &block);
+  }
+  // One field and axis at a time (the faces' tags repeat from one to the next).
+  void exchange(std::vector<Halo>& halos) {
+    for (Halo& h : halos) {
+      T* f = fields_.f[std::size_t(h.field)].data();
+      h.exchange.start(f);
+      h.exchange.finish(f);
     }
   }
   // Forces (velocity) add factor s(t_n) to v^{n+1/2}; pressure sources factor F^n, moment tensors factor times the
@@ -130,22 +224,27 @@ class ElasticCpu final : public Propagator {
     return p;
   }
 
+  const Comm* domain_ = nullptr;
   ElasticSetup<T> setup_;
   ElasticFields<T> fields_;
   std::vector<T> pressure_;
-  ElasticPoints<T> sources_, receivers_;
-  std::vector<bool> velocity_;  // per receiver: records a velocity component
+  std::vector<Halo> stress_halos_, velocity_halos_;
+  ElasticPoints<T> sources_;
+  BlockReceivers<T> receivers_[2];  // the pressure receivers, the velocity receivers
+  std::vector<double> samples_[2], parts_[2];
+  std::vector<bool> velocity_;    // per receiver: records a velocity component
+  std::vector<std::size_t> row_;  // per receiver: its row in its list
   std::vector<std::vector<double>> wavelets_, running_;
-  std::vector<double> raw_, traces_;
+  std::vector<double> traces_;
   bool flush_denormals_;
   HeldField<T> held_;
 };
 
 }  // namespace
 
-std::unique_ptr<Propagator> make_elastic_cpu_propagator(const Case& c, const Plan& plan) {
-  if (c.run.precision == Precision::fp64) return std::make_unique<ElasticCpu<double>>(c, plan);
-  return std::make_unique<ElasticCpu<float>>(c, plan);
+std::unique_ptr<Propagator> make_elastic_cpu_propagator(const Case& c, const Plan& plan, const Comm* domain) {
+  if (c.run.precision == Precision::fp64) return std::make_unique<ElasticCpu<double>>(c, plan, domain);
+  return std::make_unique<ElasticCpu<float>>(c, plan, domain);
 }
 
 }  // namespace specwave

@@ -15,12 +15,14 @@ namespace specwave {
 template <class T>
 ElasticPoints<T> ElasticSetup<T>::sources(const std::vector<PointStencil>& stencils) const {
   ElasticPoints<T> out;
+  const Dims3 b = block.sub.begin;
   for (const PointStencil& s : stencils) {
     const bool pressure = std::any_of(s.points.begin(), s.points.end(), [](const auto& p) { return p.field < 3; });
     const double rho_s = pressure ? point_density(s, std::span<const double>(density), shape) : 1.0;
     for (const GridPointWeight& p : s.points) {
+      if (!block.owns(p.iz, p.iy, p.ix)) continue;
       const std::size_t k = (std::size_t(p.iz) * shape[1] + p.iy) * shape[2] + p.ix;
-      const index_t i = layout.index(p.iz, p.iy, p.ix);
+      const index_t i = layout.index(p.iz - b[0], p.iy - b[1], p.ix - b[2]);
       double factor;
       std::uint8_t field = p.field, signal;
       if (p.field < 3) {
@@ -46,20 +48,6 @@ ElasticPoints<T> ElasticSetup<T>::sources(const std::vector<PointStencil>& stenc
 }
 
 template <class T>
-ElasticPoints<T> ElasticSetup<T>::receivers(const std::vector<PointStencil>& stencils) const {
-  ElasticPoints<T> out;
-  for (const PointStencil& s : stencils) {
-    for (const GridPointWeight& p : s.points) {
-      out.field.push_back(p.field);
-      out.index.push_back(layout.index(p.iz, p.iy, p.ix));
-      out.factor.push_back(T(p.weight));
-    }
-    out.offsets.push_back(std::int32_t(out.index.size()));
-  }
-  return out;
-}
-
-template <class T>
 ElasticStep<T> ElasticSetup<T>::step() const {
   ElasticStep<T> s;
   s.layout = layout;
@@ -75,6 +63,8 @@ ElasticStep<T> ElasticSetup<T>::step() const {
   s.coef = coef;
   s.two_d = shape[1] == 1;
   s.free_surface = free_surface;
+  for (int a = 0; a < 3; ++a)
+    for (int side = 0; side < 2; ++side) s.ghost_band[a][side] = block.neighbour[a][side] < 0;
   return s;
 }
 
@@ -104,9 +94,10 @@ void set_material(ElasticSetup<T>& s, const std::vector<double>& vs) {
   const std::array<int, 3> n = s.shape;
   const ElasticStep<T> view = s.step();
   const double dt = s.dt;
+  const Dims3 o = s.block.sub.begin;  // the block's first node in the whole grid
   const auto mu_at = [&](std::size_t k) { return s.density[k] * vs[k] * vs[k]; };
   for_each_point(view, szz, [&](int z, int y, int x) {
-    const std::size_t k = (std::size_t(z) * n[1] + y) * n[2] + x;
+    const std::size_t k = (std::size_t(z + o[0]) * n[1] + y + o[1]) * n[2] + x + o[2];
     const double rho = s.density[k], v = s.vp[k], w = vs[k];
     s.lamdt[std::size_t(L.index(z, y, x))] = T(dt * rho * v * v - 2 * dt * rho * w * w);
     s.mu2dt[std::size_t(L.index(z, y, x))] = T(2 * dt * rho * w * w);
@@ -119,7 +110,7 @@ void set_material(ElasticSetup<T>& s, const std::vector<double>& vs) {
       double inverse = 0;
       bool fluid = false;
       for (int corner = 0; corner < 4; ++corner) {
-        int p[3] = {z, y, x};
+        int p[3] = {z + o[0], y + o[1], x + o[2]};
         p[a] += corner & 1, p[b] += corner >> 1;
         const double mu = mu_at(clamped(n, p[0], p[1], p[2]));
         if (mu == 0)
@@ -131,7 +122,7 @@ void set_material(ElasticSetup<T>& s, const std::vector<double>& vs) {
     });
   for (int a = 0; a < 3; ++a)
     for_each_point(view, vz + a, [&](int z, int y, int x) {
-      int p[3] = {z, y, x};
+      int p[3] = {z + o[0], y + o[1], x + o[2]};
       const std::size_t n0 = clamped(n, p[0], p[1], p[2]);
       p[a] += 1;
       const std::size_t n1 = clamped(n, p[0], p[1], p[2]);
@@ -142,7 +133,7 @@ void set_material(ElasticSetup<T>& s, const std::vector<double>& vs) {
 }  // namespace
 
 template <class T>
-ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan) {
+ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan, const Block* block) {
   ElasticSetup<T> s;
   const int R = c.scheme.order / 2;
   const GridSpec& g = c.grid;
@@ -150,11 +141,13 @@ ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan) {
     throw std::logic_error("make_elastic_setup: the plan's model must hold the whole grid with a shear velocity");
   if (R < 1 || R > 4) throw std::logic_error("make_elastic_setup: order 2 to 8");
   s.shape = g.shape;
+  s.block = block ? *block : whole_grid(g.shape);
+  const Dims3 b = s.block.sub.begin, e = s.block.sub.extent;
   s.nt = plan.nt;
   s.dt = plan.dt;
   s.cell_volume = g.cell_volume();
-  s.free_surface = c.boundary.free_surface;
-  s.layout = FieldLayout{g.shape[0], g.shape[1], g.shape[2], staggered_halo(R)};
+  s.free_surface = c.boundary.free_surface && s.block.neighbour[0][0] < 0;
+  s.layout = FieldLayout{e[0], e[1], e[2], staggered_halo(R)};
   const std::size_t points = std::size_t(g.points());
   s.vp.assign(plan.model.velocity.begin(), plan.model.velocity.end());
   s.density.assign(plan.model.density.begin(), plan.model.density.end());
@@ -174,30 +167,32 @@ ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan) {
   for (int a = 0; a < 3; ++a) {
     const CpmlAxisProfile prof = make_cpml_axis_profile(g, c.boundary, a, plan.pml_power, plan.pml_reflection, v_ref,
                                                         plan.pml_frequency, plan.dt);
-    const int n = g.shape[a];
+    // The block's part of the profile (local index i is global i + b[a]); a face absorbs on the block that lies on
+    // it, which holds the whole layer (check_decomposition).
+    const int n = e[a];
     s.a_node[a].assign(std::size_t(n), T(0)), s.b_node[a].assign(std::size_t(n), T(1));
     s.a_half[a].assign(std::size_t(n + 2 * R), T(0)), s.b_half[a].assign(std::size_t(n + 2 * R), T(1));
     for (int i = 0; i < n; ++i) {
       double ca, cb;
-      prof.coefficients(i, ca, cb);
+      prof.coefficients(i + b[a], ca, cb);
       s.a_node[a][std::size_t(i)] = T(ca), s.b_node[a][std::size_t(i)] = T(cb);
     }
     for (int i = -R; i < n + R; ++i) {
       double ca, cb;
-      prof.coefficients(i + 0.5, ca, cb);
+      prof.coefficients(i + b[a] + 0.5, ca, cb);
       s.a_half[a][std::size_t(i + R)] = T(ca), s.b_half[a][std::size_t(i + R)] = T(cb);
     }
     ElasticCpmlAxis<T>& p = s.pml[a];
     p.n = n;
     p.width = c.boundary.pml_width;
     p.radius = R;
-    p.face[0] = prof.low && g.active(a) && p.width > 0;
-    p.face[1] = prof.high && g.active(a) && p.width > 0;
+    p.face[0] = prof.low && g.active(a) && p.width > 0 && s.block.neighbour[a][0] < 0;
+    p.face[1] = prof.high && g.active(a) && p.width > 0 && s.block.neighbour[a][1] < 0;
     int extent[3];
-    for (int b = 0; b < 3; ++b) {
-      const bool inactive = b == 1 && !g.active(1);
-      extent[b] = b == a ? p.width + R : inactive ? 1 : g.shape[b] + 2 * R;
-      p.slab_offset[b] = b == a || inactive ? 0 : R;
+    for (int k = 0; k < 3; ++k) {
+      const bool inactive = k == 1 && !g.active(1);
+      extent[k] = k == a ? p.width + R : inactive ? 1 : e[k] + 2 * R;
+      p.slab_offset[k] = k == a || inactive ? 0 : R;
     }
     p.slab_stride[2] = 1;
     p.slab_stride[1] = extent[2];
@@ -210,7 +205,7 @@ ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan) {
 
 template struct ElasticSetup<float>;
 template struct ElasticSetup<double>;
-template ElasticSetup<float> make_elastic_setup<float>(const Case&, const Plan&);
-template ElasticSetup<double> make_elastic_setup<double>(const Case&, const Plan&);
+template ElasticSetup<float> make_elastic_setup<float>(const Case&, const Plan&, const Block*);
+template ElasticSetup<double> make_elastic_setup<double>(const Case&, const Plan&, const Block*);
 
 }  // namespace specwave

@@ -5,10 +5,12 @@
 // nine fields.
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "kernels/elastic_step.hpp"
 #include "solver/case/case.hpp"
+#include "solver/parallel/decomposition.hpp"
 #include "solver/plan/acquisition.hpp"
 
 namespace specwave {
@@ -42,34 +44,37 @@ struct ElasticSetup {
   std::array<std::vector<T>, 3> a_node, b_node, a_half, b_half;  // per axis: n values; n + 2R values (i + R)
   std::array<ElasticCpmlAxis<T>, 3> pml;
   std::array<std::size_t, 3> slab_points{};  // values per slab of each axis
-  std::vector<double> vp, density;           // the grid's (compact, fp64): the pressure sources' factors
-  std::array<int, 3> shape{};
+  std::vector<double> vp, density;           // the whole grid's (compact, fp64): the pressure sources' factors
+  std::array<int, 3> shape{};                // the whole grid's
+  Block block;                               // this rank's block of a decomposed grid, or the whole grid
   double dt = 0, cell_volume = 1;
   int nt = 0;
   bool free_surface = false;  // at z = 0 (the top face)
 
   // Sources: a pressure source's points get -(vp_p dt)^2 (rho_p / rho_s) w_p / (dz dy dx) (to be multiplied by the
   // running sum F^n), a force's dt b_a(p) d_a w_p / (dz dy dx) (by s(t_n)), a moment tensor's -dt m_c w_p / (dz dy dx)
-  // on stress c (by the rate at t_{n+1/2}); one owner a stencil.
+  // on stress c (by the rate at t_{n+1/2}); one owner a stencil; the block's points only.
   ElasticPoints<T> sources(const std::vector<PointStencil>& stencils) const;
-  // Receivers: the stencils' weights on their fields (one owner a receiver).
-  ElasticPoints<T> receivers(const std::vector<PointStencil>& stencils) const;
   // The step's view on the caller's fields and memory slabs (ElasticFields::step).
   ElasticStep<T> step() const;
 };
 
+// For `block` of a decomposed grid (null: the whole grid); plan.model holds the whole grid.
 template <class T>
-ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan);
+ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan, const Block* block = nullptr);
 
-// The state: the nine fields (padded) and the memory slabs of every term on each absorbing face of its axis.
+// The state: the nine fields (padded, one after another in `all`: field k from k * layout.size(), as the receivers'
+// point lists index them) and the memory slabs of every term on each absorbing face of its axis.
 template <class T>
 struct ElasticFields {
-  std::array<std::vector<T>, elastic_fields> f;
+  std::vector<T> all;
+  std::array<std::span<T>, elastic_fields> f;
   std::vector<std::vector<T>> slabs;
   std::array<std::array<T*, 2>, elastic_terms> psi{};
 
-  explicit ElasticFields(const ElasticSetup<T>& s) {
-    for (auto& field : f) field.assign(std::size_t(s.layout.size()), T(0));
+  explicit ElasticFields(const ElasticSetup<T>& s) : all(elastic_fields * std::size_t(s.layout.size()), T(0)) {
+    const std::size_t size = std::size_t(s.layout.size());
+    for (int k = 0; k < elastic_fields; ++k) f[std::size_t(k)] = std::span<T>(all).subspan(k * size, size);
     for (int t = 0; t < elastic_terms; ++t) {
       const int a = elastic_term[t].axis;
       for (int side = 0; side < 2; ++side)

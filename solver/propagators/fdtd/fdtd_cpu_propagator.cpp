@@ -162,7 +162,7 @@ class FdtdCpu final : public Propagator {
 
 std::unique_ptr<Propagator> make_fdtd_cpu_propagator(const Case& c, const Plan& plan, const Comm* domain) {
   if (c.scheme.formulation == Formulation::staggered) return make_staggered_cpu_propagator(c, plan, domain);
-  if (c.scheme.formulation == Formulation::elastic) return make_elastic_cpu_propagator(c, plan);  // (one rank a shot)
+  if (c.scheme.formulation == Formulation::elastic) return make_elastic_cpu_propagator(c, plan, domain);
   if (c.run.precision == Precision::fp64) return std::make_unique<FdtdCpu<double>>(c, plan, domain);
   return std::make_unique<FdtdCpu<float>>(c, plan, domain);
 }
