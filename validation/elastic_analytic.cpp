@@ -150,12 +150,14 @@ std::array<double, 3> explosive_velocity(const ElasticMedium& m, const RickerFor
 //   K = Re g(iU) = -U a c^2 / (c^4 + 16 U^4 a^2 b^2) (p < U < 1),  -U a / (c^2 - 4 U^2 a b') (U > 1);
 //   u_r(t) = (T / (pi^2 mu r)) [int_p^min(T,1) X(U) dU / sqrt(T^2 - U^2) - pi D H(T - U0) / sqrt(T^2 - U0^2)],
 //   X = Re(h(iU) / (iU)) = 2 U a b c / (c^4 + 16 U^4 a^2 b^2) (zero for U > 1 but for the pole), D = U0 N / R'(U0),
-// N = c + 2 a b', R = c^2 - 4 U^2 a b', U0 = vs / c_R the Rayleigh pole (R(U0) = 0). The vertical's pole at U0 is a
-// principal value (the half residue is imaginary there and drops out); the radial's, where the integrand is purely
-// imaginary, leaves the delta -pi D delta(U - U0) (Sokhotski-Plemelj). Checks: T -> inf gives Boussinesq's
-// u_z = (1 - nu) / (2 pi mu r), u_r = -(1 - 2 nu) / (4 pi mu r); p^2 = 1/3 gives Pekeris' (1955) closed form.
+// N = c + 2 a b', R = c^2 - 4 U^2 a b', U0 = vs / c_R the Rayleigh pole (R(U0) = 0). The path passes the pole on
+// its right; of its half residue only the imaginary part counts (the sine takes Im of int g e^{i s q r w} dq). For
+// the vertical it is real (g(iU) real beyond U = 1): a principal value. For the radial (J1 = -d/dr J0 / (s q), the
+// same steps on h / q, then d/dr) it is imaginary and leaves -pi D delta(U - U0) (Sokhotski-Plemelj). Checks: T ->
+// inf gives Boussinesq's u_z = (1 - nu) / (2 pi mu r), u_r = -(1 - 2 nu) / (4 pi mu r); p^2 = 1/3 gives Pekeris'
+// (1955) closed form (both in the tests, as is the Laplace transform against the q integrals above).
 // For the step response U = T cos(theta) removes the 1/sqrt(T^2 - U^2) end point (u_z = PV int K dtheta / (pi^2 mu r)).
-// For a force F(t) the time convolution is done first, in closed order: with t' = U r cosh(eta) / vs,
+// For a force F(t) the time convolution is done first, in closed form: with t' = U r cosh(eta) / vs,
 //   u_z(t) = int G_z(t') F'(t - t') dt' = (1 / (pi^2 mu vs)) PV int_p^inf K(U) W0(U) dU,
 //   u_r(t) = (1 / (pi^2 mu vs)) [int_p^1 X(U) U W1(U) dU - pi D U0 W1(U0)],
 //   W_k(U) = int_0^inf F'(t - U r cosh(eta) / vs) cosh(eta)^k d eta  (F'' for the velocity),
@@ -169,10 +171,12 @@ double ricker_second_derivative(const Ricker& F, double t) {
   return -2 * F.a * F.amplitude * (3 - 12 * ax2 + 4 * ax2 * ax2) * std::exp(-ax2);
 }
 
-// The half-space in slowness units of 1/vs: branch points p = vs/vp and 1, Rayleigh pole u0 = vs/c_R. The kernels
-// are rationalized, K = -U a (c^2 + 4 U^2 a b') / Q(U^2) and X = 2 U a b c / Q(U^2) with b' = 0 below U = 1 and
+// The half-space in slowness units of 1/vs: branch points p = vs/vp and 1, Rayleigh pole u0 = vs/c_R. Beyond U = 1
+// K is rationalized, K = -U a (c^2 + 4 U^2 a b') / Q(U^2), where
 // Q(v) = (1 - 2v)^4 - 16 v^2 (v - p^2)(v - 1) = (u0^2 - v)(1 + b1 v + b0 v^2) / u0^2 (the Rayleigh cubic, deflated),
-// so that with du = U - u0 given exactly (the principal value's fold) K keeps full precision next to the pole.
+// so that with du = U - u0 given exactly (the principal value's fold) K keeps full precision next to the pole. Below
+// U = 1 the denominators c^4 + 16 U^4 a^2 b^2 (= Q) are sums of squares, taken as they are: the deflated factor
+// loses its precision near p when vp/vs is near sqrt(2), where Q(p^2) = (1 - 2 p^2)^4 is tiny.
 struct HalfSpace {
   double p, u0, residue, mu, b1, b0, near_p;
   explicit HalfSpace(const ElasticMedium& m) : p(m.vs / m.vp), mu(m.rho * m.vs * m.vs) {
@@ -192,17 +196,18 @@ struct HalfSpace {
       for (double sign : {-1.0, 1.0}) gap = std::min(gap, std::abs((-b1 + sign * std::sqrt(disc)) / (2 * b0) - p2));
     else
       gap = std::hypot(-b1 / (2 * b0) - p2, std::sqrt(-disc) / (2 * b0));
-    near_p = std::clamp(gap / (2 * p), 1e-12, 1e-3);
+    near_p = std::clamp(gap / (2 * p), 1e-10, 1e-3);
   }
   double vertical(double U, double du) const {  // K(U), U > p, du = U - u0
-    const double v = U * U, c = 1 - 2 * v, a = std::sqrt((U - p) * (U + p)),
-                 b = U > 1 ? std::sqrt((U - 1) * (U + 1)) : 0;
+    const double v = U * U, c = 1 - 2 * v, a2 = (U - p) * (U + p), a = std::sqrt(a2);
+    if (U < 1) return a == 0 ? 0 : -U * a * c * c / (c * c * c * c + 16 * v * v * a2 * (1 - U) * (1 + U));
+    const double b = std::sqrt((U - 1) * (U + 1));
     return U * a * (c * c + 4 * v * a * b) * u0 * u0 / (du * (U + u0) * (1 + b1 * v + b0 * v * v));
   }
   double vertical(double U) const { return vertical(U, U - u0); }
   double radial(double U) const {  // X(U), p < U < 1
     const double v = U * U, c = 1 - 2 * v, a2 = (U - p) * (U + p), b2 = (1 - U) * (1 + U);
-    return 2 * U * std::sqrt(a2 * b2) * c * u0 * u0 / ((u0 - U) * (U + u0) * (1 + b1 * v + b0 * v * v));
+    return a2 == 0 ? 0 : 2 * U * std::sqrt(a2 * b2) * c / (c * c * c * c + 16 * v * v * a2 * b2);
   }
 };
 
@@ -228,8 +233,9 @@ V gauss(const Fn& f, double a, double b, int ends) {
 using Scalar = std::array<double, 1>;
 using Pair = std::array<double, 2>;
 
-// Adaptive bisection of the Gauss-Legendre rule (the ends' clustering on the first level only), to an absolute
-// tolerance: for the step response, whose integrands grow without bound as T nears U0.
+// Adaptive bisection of the Gauss-Legendre rule (the pieces at a clustered end stay clustered), to an absolute
+// tolerance of 1e-14 (the integrals are O(1)) or 1e-13 relative: for the step response, whose integrand grows
+// without bound as T nears U0.
 template <class Fn>
 double adaptive(const Fn& f, double a, double b, int ends, double whole, int depth = 0) {
   const double m = (a + b) / 2, left = gauss<Scalar>(f, a, m, ends & 1)[0], right = gauss<Scalar>(f, m, b, ends & 2)[0];
@@ -242,17 +248,40 @@ double integrate(const Fn& f, double a, double b, int ends) {
   return adaptive(f, a, b, ends, gauss<Scalar>(f, a, b, ends)[0]);
 }
 
-// W0 and W1 of the comment above for the wavelet derivative G at time t, with sigma = U r / vs: the lag
-// tau = sigma cosh(eta) runs over the wavelet's support (where |x| = |t - tau - t0| < support), cut into panels
-// of `step` seconds, each integrated over eta (smooth there, also at tau = sigma).
-template <class G>
-Pair abel(const G& g, double t, double sigma, double t0, double support, double step) {
-  const double lo = std::max(sigma, t - t0 - support), hi = t - t0 + support;
+// W0 and W1 of the comment above for the wavelet's derivative of `order` (1 or 2) at time t, with
+// sigma = U r / vs: the lag tau = sigma cosh(eta) runs over the wavelet's support (|t - tau - t0| < support), cut
+// into panels of `step` seconds. Within a panel of sigma (or above it) each is integrated over eta (smooth there,
+// also at tau = sigma). Further below, W is the small remainder of an oscillating integrand against a smooth weight
+// (1e-9 of its terms in the far field, which rounding and quadrature errors of 1e-16 of the terms would spoil):
+// there the derivative is moved onto the weight by parts, order + 2 times (the boundary terms are the wavelet's
+// negligible tails), to leave the Gaussian F2 = -A exp(-a x^2) / (2a) (F = F2'') against the order + 2'th
+// derivative of 1/sqrt(tau^2 - sigma^2) and of tau / (sigma sqrt(tau^2 - sigma^2)), with y = tau^2 - sigma^2:
+//   3rd: -3 tau (2 tau^2 + 3 sigma^2) / y^(7/2), -3 sigma (4 tau^2 + sigma^2) / y^(7/2);
+//   4th: 3 (8 tau^4 + 24 sigma^2 tau^2 + 3 sigma^4) / y^(9/2), 15 sigma tau (4 tau^2 + 3 sigma^2) / y^(9/2),
+// of one sign each over the panel: no cancellation.
+Pair abel(const Ricker& F, int order, double t, double sigma, double support, double step) {
+  const double lo = std::max(sigma, t - F.t0 - support), hi = t - F.t0 + support;
   Pair sum{};
   if (hi <= lo) return sum;
   const int panels = static_cast<int>(std::ceil((hi - lo) / step));
+  if (sigma < lo - step) {
+    const double s2 = sigma * sigma;
+    auto f = [&](double tau) {
+      const double x = t - tau - F.t0, t2 = tau * tau, y = t2 - s2, root = std::sqrt(y);
+      const double f2 = -F.amplitude * std::exp(-F.a * x * x) / (2 * F.a) / (y * y * y * root);
+      if (order == 1) return Pair{-3 * tau * (2 * t2 + 3 * s2) * f2, -3 * sigma * (4 * t2 + s2) * f2};
+      return Pair{3 * (8 * t2 * t2 + 24 * s2 * t2 + 3 * s2 * s2) * f2 / y,
+                  15 * sigma * tau * (4 * t2 + 3 * s2) * f2 / y};
+    };
+    for (int k = 0; k < panels; ++k) {
+      const Pair w = gauss<Pair>(f, lo + (hi - lo) * k / panels, lo + (hi - lo) * (k + 1) / panels, 0);
+      sum[0] += w[0], sum[1] += w[1];
+    }
+    return sum;
+  }
   auto f = [&](double eta) {
-    const double ch = std::cosh(eta), v = g(t - sigma * ch);
+    const double ch = std::cosh(eta),
+                 v = order == 1 ? F.derivative(t - sigma * ch) : ricker_second_derivative(F, t - sigma * ch);
     return Pair{v, v * ch};
   };
   double eta_a = std::acosh(lo / sigma);
@@ -288,51 +317,52 @@ Pair lamb_ricker(const ElasticMedium& m, const RickerForce& f, double r, double 
   const HalfSpace h(m);
   require(r > 0 && f.peak_frequency > 0, "Lamb's problem: needs r > 0 and a positive peak frequency");
   const Ricker F(f);
-  auto g = [&](double time) { return order == 1 ? F.derivative(time) : ricker_second_derivative(F, time); };
   const double support = 2.5 / f.peak_frequency, scale = m.vs / r;  // U = scale * lag
   const double u_hi = (t - f.delay + support) * scale, u_lo = (t - f.delay - support) * scale;
   if (u_hi <= h.p) return {0, 0};
-  auto w = [&](double U) { return abel(g, t, U / scale, f.delay, support, 0.5 / f.peak_frequency); };
+  auto w = [&](double U) { return abel(F, order, t, U / scale, support, 0.5 / f.peak_frequency); };
   // Panel widths: half a period of the wavelet in U where W varies on that scale (U > u_lo), half the distance
   // to u_lo below it (W smooth there on that scale), and at most the distance to the kernel's nearest singular
-  // point on the left (p or U0, clustered from 1e-3), at most 1/8 on (p, 1).
+  // point on the left (p, graded from near_p; U0 beyond it), at most 1/8 on (p, 1) and d about the pole (there the
+  // width at U0 + e, the nearer to the wavelet's window, for both sides of the fold). Refining
+  // all of these 2.5 to 4 times (and the lag panels) changes the traces by < 2e-13 of their peak (vp/vs 1.42 to 5,
+  // r from 0.05 to 40 Rayleigh wavelengths).
   const double h_wave = 0.5 * scale / f.peak_frequency;
-  auto width = [&](double x, double singular, double cap) {
-    return std::min({std::max(h_wave, 0.5 * (u_lo - x)), std::max(h.near_p, x - singular), cap});
+  auto width = [&](double x, double singular, double floor, double cap) {
+    return std::min({std::max(h_wave, 0.5 * (u_lo - x)), std::max(floor, x - singular), cap});
   };
-  Pair sum{}, radial{};
   // (p, 1): both components, square-root branch points at both ends (of a at p, of b at 1).
   const double end1 = std::min(1.0, u_hi);
-  radial = composite(
+  const Pair below_1 = composite(
       [&](double U) {
         const Pair v = w(U);
         return Pair{h.vertical(U) * v[0], h.radial(U) * U * v[1]};
       },
-      h.p, end1, end1 == 1 ? 3 : 1, [&](double x) { return width(x, h.p, 0.125); });
-  sum[0] = radial[0];
+      h.p, end1, end1 == 1 ? 3 : 1, [&](double x) { return width(x, h.p, h.near_p, 0.125); });
+  Pair sum = below_1;
   auto vertical = [&](double U) { return Pair{h.vertical(U) * w(U)[0], 0}; };
   const double d = (h.u0 - 1) / 2;
   if (u_hi > 1)
-    sum[0] += composite(vertical, 1, std::min(h.u0 - d, u_hi), 1, [&](double x) { return width(x, 1, d); })[0];
+    sum[0] += composite(vertical, 1, std::min(h.u0 - d, u_hi), 1, [&](double x) { return width(x, 0, 0, d); })[0];
   if (u_hi > h.u0 - d) {
     sum[0] += composite(
         [&](double e) {
           return Pair{h.vertical(h.u0 + e, e) * w(h.u0 + e)[0] + h.vertical(h.u0 - e, -e) * w(h.u0 - e)[0], 0};
         },
-        0, d, 0, [&](double e) { return width(h.u0 - e, -1, d); })[0];
+        0, d, 0, [&](double e) { return width(h.u0 + e, 0, 0, d); })[0];
     if (u_hi > h.u0 + d)
-      sum[0] += composite(vertical, h.u0 + d, u_hi, 0, [&](double x) { return width(x, h.u0, 1e300); })[0];
+      sum[0] += composite(vertical, h.u0 + d, u_hi, 0, [&](double x) { return width(x, h.u0, 0, 1e300); })[0];
   }
   const double pole = -M_PI * h.residue * h.u0 * w(h.u0)[1];
   const double factor = 1 / (M_PI * M_PI * h.mu * m.vs);
-  return {sum[0] * factor, (radial[1] + pole) * factor};
+  return {sum[0] * factor, (sum[1] + pole) * factor};
 }
 
 }  // namespace
 
 // Bisection for the one root x = c^2/vs^2 in (0, 1) of the rationalized Rayleigh equation
 //   x^3 - 8 x^2 + (24 - 16 k) x - 16 (1 - k) = 0,  k = vs^2 / vp^2
-// (negative at 0, 1 at 1; the other roots exceed 1 or are complex, Aki and Richards 2002, section 5.3).
+// (negative at 0, 1 at 1, and, as a scan of vp/vs from 1.155 to 20 shows, only this root in between).
 double rayleigh_velocity(const ElasticMedium& m) {
   require(m.vs > 0 && 3 * m.vp * m.vp > 4 * m.vs * m.vs, "rayleigh_velocity: needs vs > 0 and vp > sqrt(4/3) vs");
   const double k = m.vs * m.vs / (m.vp * m.vp);

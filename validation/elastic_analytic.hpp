@@ -41,9 +41,9 @@ std::array<double, 3> explosive_velocity(const ElasticMedium& m, const RickerFor
 // Lamb's problem: a vertical point force F(t) (newtons) at the origin of the free surface z = 0 of the homogeneous
 // half-space z >= 0 (z down, as the engine's), pointing down (+z, into the solid), with receivers on the surface at
 // horizontal distance r > 0. Components: vertical positive down (+z, along the force), radial positive away from the
-// source. Any vp > vs * sqrt(4/3) (a positive bulk modulus); exact for all t (no far-field approximation). The
-// method (Cagniard-de Hoop on the surface) is described in elastic_analytic.cpp. Requires vp > 1.16 vs, vs > 0,
-// rho > 0, r > 0.
+// source. Any Poisson ratio: vp > sqrt(4/3) vs (a positive bulk modulus), vs > 0, rho > 0, r > 0. Exact for all t
+// (no far-field approximation); the method (Cagniard-de Hoop on the surface, Johnson 1974) is in
+// elastic_analytic.cpp, and it reduces to Pekeris' (1955) closed form for the Poisson solid vp = sqrt(3) vs.
 struct SurfaceVelocity {
   double vertical, radial;  // m/s
 };
@@ -59,12 +59,14 @@ double rayleigh_velocity(const ElasticMedium& m);
 // before the P arrival r/vp; the vertical tends to -infinity as (t_R - t)^(-1/2) just before the Rayleigh arrival
 // t_R = r/c_R and, after it, equals Boussinesq's static (1 - nu) / (2 pi mu r); the radial tends to -infinity as
 // (t - t_R)^(-1/2) just after it and to the static -(1 - 2 nu) / (4 pi mu r) as t -> infinity. At t = t_R itself
-// both are -infinity (vertical) or NaN (radial).
+// both are -infinity (vertical) or NaN (radial). Accurate to ~1e-13 relative except next to t_R, where rounding
+// grows as 1e-14 / eps before it and 1e-16 eps^(-3/2) after it, eps = |t / t_R - 1| (1e-8 at eps = 1e-6).
 SurfaceDisplacement lamb_step_displacement(const ElasticMedium& m, double r, double t);
 
 // Surface displacement and particle velocity for the Ricker force f: the step response convolved with F'(t) and
-// F''(t) (finite everywhere, including t = t0 + t_R). Exactly zero before t0 - 2.5/f + r/vp, where the wavelet
-// is below 1e-23 of its peak.
+// F''(t), finite everywhere (t_R included), to ~1e-13 of the trace's peak at every t (the singularity never enters
+// a quadrature). Exactly zero before t0 - 2.5/f + r/vp, where the wavelet is below 1e-23 of its peak. About a
+// millisecond a sample.
 SurfaceDisplacement lamb_surface_displacement(const ElasticMedium& m, const RickerForce& f, double r, double t);
 SurfaceVelocity lamb_surface_velocity(const ElasticMedium& m, const RickerForce& f, double r, double t);
 
