@@ -694,8 +694,10 @@ ReceiverTable read_receiver_table(const Tab& rc, bool shared) {
   table.where = rc.path;
   if (const auto* node = rc.find("components")) {
     constexpr std::string_view cex = "components = [\"p\", \"vz\"]";
-    const auto& a = rc.p.arr(*node, rc.key("components"), "an array of \"p\", \"vz\", \"vy\", \"vx\"", cex);
-    rc.check(a.size() >= 1 && a.size() <= 4, "components", fmt::format("must hold 1 to 4 names, found {}", a.size()),
+    const auto& a =
+        rc.p.arr(*node, rc.key("components"),
+                 "an array of \"p\", \"vz\", \"vy\", \"vx\", \"div\", \"curl_z\", \"curl_y\", \"curl_x\"", cex);
+    rc.check(a.size() >= 1 && a.size() <= 8, "components", fmt::format("must hold 1 to 8 names, found {}", a.size()),
              "list what each position records, e.g. [\"p\", \"vz\", \"vy\", \"vx\"] for a four-component node");
     table.components.clear();
     for (std::size_t i = 0; i < a.size(); ++i) {
@@ -703,12 +705,13 @@ ReceiverTable read_receiver_table(const Tab& rc, bool shared) {
       const std::string name = rc.p.str(*a.get(i), key, cex);
       ReceiverComponent k = ReceiverComponent::pressure;
       bool known = false;
-      for (ReceiverComponent c :
-           {ReceiverComponent::pressure, ReceiverComponent::vz, ReceiverComponent::vy, ReceiverComponent::vx})
-        if (name == to_string(c)) k = c, known = true;
+      for (std::uint8_t c = 0; c < 8; ++c)
+        if (name == to_string(ReceiverComponent(c))) k = ReceiverComponent(c), known = true;
       if (!known)
-        rc.p.bad(*a.get(i), key, "must be one of \"p\", \"vz\", \"vy\", \"vx\"",
-                 "name pressure \"p\" or a particle-velocity component \"vz\", \"vy\" or \"vx\"");
+        rc.p.bad(*a.get(i), key,
+                 "must be one of \"p\", \"vz\", \"vy\", \"vx\", \"div\", \"curl_z\", \"curl_y\", \"curl_x\"",
+                 "name pressure \"p\", a particle-velocity component \"vz\", \"vy\" or \"vx\", or (elastic scheme) the "
+                 "velocity's divergence \"div\" or a component of its curl \"curl_z\", \"curl_y\", \"curl_x\"");
       if (std::find(table.components.begin(), table.components.end(), k) != table.components.end())
         rc.p.bad(*a.get(i), key, fmt::format("repeats \"{}\"", name), "list each component once");
       table.components.push_back(k);

@@ -56,6 +56,10 @@ const char* to_string(ReceiverComponent r) {
     case ReceiverComponent::vz: return "vz";
     case ReceiverComponent::vy: return "vy";
     case ReceiverComponent::vx: return "vx";
+    case ReceiverComponent::divergence: return "div";
+    case ReceiverComponent::curl_z: return "curl_z";
+    case ReceiverComponent::curl_y: return "curl_y";
+    case ReceiverComponent::curl_x: return "curl_x";
   }
   return "?";
 }
@@ -110,7 +114,11 @@ Vec3 component_direction(ReceiverComponent r) {
     case ReceiverComponent::vz: return {1, 0, 0};
     case ReceiverComponent::vy: return {0, 1, 0};
     case ReceiverComponent::vx: return {0, 0, 1};
-    case ReceiverComponent::pressure: break;
+    case ReceiverComponent::pressure:
+    case ReceiverComponent::divergence:
+    case ReceiverComponent::curl_z:
+    case ReceiverComponent::curl_y:
+    case ReceiverComponent::curl_x: break;
   }
   return {0, 0, 0};
 }

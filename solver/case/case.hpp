@@ -113,8 +113,21 @@ struct SourceSpec {
   std::array<double, 6> moment{0, 0, 0, 0, 0, 0};
 };
 
-// What a receiver records: pressure, or one particle-velocity component (v = -(1 / rho) int grad p dt).
-enum class ReceiverComponent : std::uint8_t { pressure = 0, vz = 1, vy = 2, vx = 3 };
+// What a receiver records: pressure, or one particle-velocity component (v = -(1 / rho) int grad p dt); with the
+// elastic scheme also the divergence of the particle velocity (the P waves' part, 1/s) and a component of its curl (the
+// S waves', 1/s).
+enum class ReceiverComponent : std::uint8_t {
+  pressure = 0,
+  vz = 1,
+  vy = 2,
+  vx = 3,
+  divergence = 4,
+  curl_z = 5,
+  curl_y = 6,
+  curl_x = 7
+};
+// The divergence and the curl: the elastic scheme's only.
+inline bool velocity_derivative(ReceiverComponent r) { return std::uint8_t(r) >= 4; }
 
 struct ShotSpec {
   std::vector<SourceSpec> sources;  // fired together
@@ -326,7 +339,7 @@ const char* to_string(ModelSpec::Kind k);
 const char* to_string(Parameterisation p);
 const char* to_string(WavefieldStorage s);
 const char* to_string(SourceKind k);
-// "p", "vz", "vy", "vx": the names of the case file and traces.h5
+// "p", "vz", "vy", "vx", "div", "curl_z", "curl_y", "curl_x": the names of the case file and traces.h5
 const char* to_string(ReceiverComponent r);
 
 // The most sources of any shot (the propagators size their source buffers for it).

@@ -201,7 +201,9 @@ void write_gather_plot(const Case& c, const Plan& plan, const std::filesystem::p
     gp.y_label = "time (s)";
     gp.y_min = 0, gp.y_max = (nt - 1) * plan.trace_dt;
     gp.colormap = io::Colormap::gray_seismic;
-    gp.colorbar_label = kind == ReceiverComponent::pressure ? "u" : fmt::format("{} (m/s)", to_string(kind));
+    gp.colorbar_label = kind == ReceiverComponent::pressure ? "u"
+                        : velocity_derivative(kind)         ? fmt::format("{} (1/s)", to_string(kind))
+                                                            : fmt::format("{} (m/s)", to_string(kind));
     const std::string suffix = kind == ReceiverComponent::pressure ? "" : fmt::format("_{}", to_string(kind));
     io::write_image_png((dir / fmt::format("shot_gather_shot{:04d}{}.png", shot, suffix)).string(), gather, nt, n_rec,
                         gp);

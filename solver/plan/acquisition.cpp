@@ -341,6 +341,43 @@ void check_below_surface(const GridSpec& g, const Vec3& position, bool free_surf
 
 }  // namespace
 
+PointStencil make_elastic_derivative_stencil(const GridSpec& g, const Vec3& position, ReceiverComponent component,
+                                             bool free_surface, const std::string& what) {
+  check_below_surface(g, position, free_surface, what);
+  // (velocity axis, derivative axis, sign) of each term.
+  struct Term {
+    int velocity, axis;
+    double sign;
+  };
+  std::vector<Term> terms;
+  switch (component) {
+    case ReceiverComponent::divergence: terms = {{0, 0, 1}, {1, 1, 1}, {2, 2, 1}}; break;
+    case ReceiverComponent::curl_z: terms = {{2, 1, 1}, {1, 2, -1}}; break;
+    case ReceiverComponent::curl_y: terms = {{0, 2, 1}, {2, 0, -1}}; break;
+    case ReceiverComponent::curl_x: terms = {{1, 0, 1}, {0, 1, -1}}; break;
+    default: throw std::logic_error("make_elastic_derivative_stencil: not a divergence or curl component");
+  }
+  PointStencil out;
+  out.position = position;
+  for (const Term& t : terms) {
+    if (!g.active(t.axis)) continue;  // (2-D: no derivative along y)
+    Vec3 shifted = position;
+    if (g.active(t.velocity)) shifted[t.velocity] -= g.spacing[t.velocity] / 2;
+    Weights1D w[3];
+    for (int a = 0; a < 3; ++a) {
+      const double q = (shifted[a] - g.origin[a]) / g.spacing[a];
+      w[a] = a == t.axis ? derivative_weights(q) : interpolation_weights(q);
+    }
+    const PointStencil s = product_stencil(
+        g, shifted, ZFold::none, fmt::format("{} (its d v_{} / d{} points)", what, "zyx"[t.velocity], "zyx"[t.axis]),
+        interpolation_radius, w);
+    for (const GridPointWeight& p : s.points)
+      out.points.push_back(
+          {p.iz, p.iy, p.ix, t.sign * p.weight / g.spacing[t.axis], std::uint8_t(ElasticField::vz + t.velocity)});
+  }
+  return out;
+}
+
 PointStencil make_elastic_moment_stencil(const GridSpec& g, const Vec3& position, const std::array<double, 6>& m,
                                          bool free_surface, const std::string& what) {
   check_below_surface(g, position, free_surface, what);

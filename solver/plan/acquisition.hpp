@@ -97,6 +97,13 @@ PointStencil make_elastic_stencil(const GridSpec& grid, const Vec3& position, co
 // the stencil of the position shifted to that stress's grid (-h_a / 2 along each axis where it lies half way), weight
 // m_c w, on field c + moment_field_offset (kernels/elastic_point.hpp: the propagator injects it as a moment rate). With
 // a free surface the source must lie 3 points below it, as a pressure point.
+// The elastic scheme's divergence (d v_z / dz + d v_y / dy + d v_x / dx) or curl component (curl_z = d v_x / dy -
+// d v_y / dx, curl_y = d v_z / dx - d v_x / dz, curl_x = d v_y / dz - d v_z / dy) at a point: for each derivative,
+// derivative_weights / h along its axis and the interpolation weights along the others, on the velocity's own grid
+// (shifted by -h_a / 2 along its axis a); none along an inactive axis. With a free surface the point must lie 3 points
+// below it. Throws Error(invalid_case) when a stencil leaves the grid.
+PointStencil make_elastic_derivative_stencil(const GridSpec& grid, const Vec3& position, ReceiverComponent component,
+                                             bool free_surface, const std::string& what);
 PointStencil make_elastic_moment_stencil(const GridSpec& grid, const Vec3& position, const std::array<double, 6>& m,
                                          bool free_surface, const std::string& what);
 

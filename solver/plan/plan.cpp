@@ -777,6 +777,14 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     plan.spectral_point_courant[a] = plan.model.v_max * plan.dt / c.grid.spacing[a];
     if (spectral) plan.spectral_point_band[a] = spectral_point_band(plan.f_max, plan.model.v_min, c.grid.spacing[a]);
   }
+  if (c.scheme.formulation != Formulation::elastic)
+    for (std::size_t s = 0; s < c.shots.size(); ++s)
+      for (std::size_t r = 0; r < shot_receivers(c, s).size(); ++r)
+        if (const ReceiverComponent k = shot_receiver_component(c, s, r); velocity_derivative(k))
+          invalid(c, fmt::format("receivers.components \"{}\" (the particle velocity's {}) needs the elastic scheme "
+                                 "(a shear velocity in [model]); record \"p\", \"vz\", \"vy\" or \"vx\" in an "
+                                 "acoustic model",
+                                 to_string(k), k == ReceiverComponent::divergence ? "divergence" : "curl"));
   if (has_velocity_receivers(c) && !c.model.density && !c.model.has_density_model())
     invalid(c,
             "receivers.components asks for particle velocity, which needs the medium's density (v = -(1 / rho) "

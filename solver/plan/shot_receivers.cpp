@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "solver/case/errors.hpp"
 #include "solver/plan/plan.hpp"
 
 namespace specwave {
@@ -19,7 +20,28 @@ PointStencil stencil(const Case& c, const std::array<double, 3>& courant, const 
                   : make_derivative_stencil(c.grid, position, direction, c.boundary.free_surface, what);
 }
 
+// A receiver's stencil: the elastic scheme's divergence and curl from the velocities' derivatives, else the stencil of
+// its component's direction.
+PointStencil receiver_stencil(const Case& c, const std::array<double, 3>& courant, const std::array<double, 3>& band,
+                              const Vec3& position, const std::string& what, ReceiverComponent component) {
+  if (velocity_derivative(component)) {
+    if (c.scheme.formulation != Formulation::elastic)
+      throw Error(
+          ExitCode::invalid_case,
+          fmt::format("{}: receivers.components \"{}\" (the particle velocity's {}) needs the elastic scheme (a "
+                      "shear velocity in [model]); record \"p\", \"vz\", \"vy\" or \"vx\" in an acoustic model",
+                      what, to_string(component), component == ReceiverComponent::divergence ? "divergence" : "curl"));
+    return make_elastic_derivative_stencil(c.grid, position, component, c.boundary.free_surface, what);
+  }
+  return stencil(c, courant, band, position, what, component_direction(component), false);
+}
+
 }  // namespace
+
+PointStencil make_receiver_stencil(const Case& c, const Plan& plan, const Vec3& position, ReceiverComponent component,
+                                   const std::string& what) {
+  return receiver_stencil(c, plan.spectral_point_courant, plan.spectral_point_band, position, what, component);
+}
 
 PointStencil make_plan_stencil(const Case& c, const Plan& plan, const Vec3& position, const std::string& what,
                                const Vec3& direction, bool source) {
@@ -58,9 +80,8 @@ ShotReceivers::ShotReceivers(const Case& c, const Plan& plan)
   if (shared_receivers(c)) return;
   for (std::size_t s = 0; s < c.shots.size(); ++s) {
     own_.push_back(shot_receivers(c, s));
-    auto& directions = directions_.emplace_back();
-    for (std::size_t r = 0; r < own_.back().size(); ++r)
-      directions.push_back(component_direction(shot_receiver_component(c, s, r)));
+    auto& components = components_.emplace_back();
+    for (std::size_t r = 0; r < own_.back().size(); ++r) components.push_back(shot_receiver_component(c, s, r));
   }
 }
 
@@ -71,9 +92,9 @@ const std::vector<PointStencil>* ShotReceivers::own(int shot) {
     stencils_.clear();
     stencils_.reserve(positions.size());
     for (std::size_t r = 0; r < positions.size(); ++r)
-      stencils_.push_back(stencil(geometry_, courant_, band_, positions[r],
-                                  fmt::format("shots[{}] receiver {}", shot, r), directions_[std::size_t(shot)][r],
-                                  false));
+      stencils_.push_back(receiver_stencil(geometry_, courant_, band_, positions[r],
+                                           fmt::format("shots[{}] receiver {}", shot, r),
+                                           components_[std::size_t(shot)][r]));
     made_ = shot;
   }
   return &stencils_;

@@ -20,11 +20,10 @@ PointStencil make_plan_stencil(const Case& c, const Plan& plan, const Vec3& posi
                                const Vec3& direction = {0, 0, 0}, bool source = false);
 // A source's stencil: a point (pressure) or the derivative along its direction (force).
 PointStencil make_source_stencil(const Case& c, const Plan& plan, const SourceSpec& source, const std::string& what);
-// A receiver's stencil for the component it records.
-inline PointStencil make_receiver_stencil(const Case& c, const Plan& plan, const Vec3& position,
-                                          ReceiverComponent component, const std::string& what) {
-  return make_plan_stencil(c, plan, position, what, component_direction(component));
-}
+// A receiver's stencil for the component it records (the elastic scheme's divergence and curl:
+// make_elastic_derivative_stencil).
+PointStencil make_receiver_stencil(const Case& c, const Plan& plan, const Vec3& position, ReceiverComponent component,
+                                   const std::string& what);
 
 // The density at each receiver of shot `shot` (point_density of its stencil) when the plan has a density model (the
 // staggered scheme) and the shot has particle-velocity receivers; else empty (particle_velocity_traces then takes
@@ -48,9 +47,9 @@ class ShotReceivers {
   }
 
  private:
-  Case geometry_;                              // grid, method and free surface (no shots, no receivers)
-  std::vector<std::vector<Vec3>> own_;         // per shot (shot_receivers); empty when every shot shares c.receivers
-  std::vector<std::vector<Vec3>> directions_;  // per shot and receiver: component_direction (zero: pressure)
+  Case geometry_;                       // grid, method and free surface (no shots, no receivers)
+  std::vector<std::vector<Vec3>> own_;  // per shot (shot_receivers); empty when every shot shares c.receivers
+  std::vector<std::vector<ReceiverComponent>> components_;  // per shot and receiver
   std::array<double, 3> courant_{}, band_{};
   int made_ = -1;
   std::vector<PointStencil> stencils_;
