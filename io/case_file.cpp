@@ -1066,6 +1066,12 @@ void read_inversion(const Tab& r, Case& c) {
             "source_estimation_damping"});
   if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ...")) {
     inv.true_model = read_model_spec(*m);
+    m->check(!inv.true_model->has_shear_velocity(),
+             inv.true_model->shear_velocity              ? "shear_velocity"
+             : !inv.true_model->shear_velocities.empty() ? "shear_velocities"
+                                                         : "shear_dataset",
+             "is not inverted: the elastic scheme has no gradient yet, and an acoustic inversion ignores it",
+             "remove the true model's shear velocity");
     m->check(!inv.true_model->has_density_model() || c.model.has_density_model(),
              inv.true_model->densities.empty() ? "density_dataset" : "densities",
              "a true density model needs a density model in [model] (the staggered scheme), which has none",

@@ -272,8 +272,8 @@ auto run_released(const py::object& progress, Job&& job) {
 }
 
 // The model: the case's own, or `model` (an array of the grid's shape) in its place. The velocity only: the case's
-// density (constant, a layer each or a dataset of its model file) and [attenuation]'s Q stay, with what they need of
-// the case's [model] (its interfaces and file).
+// density (constant, a layer each or a dataset of its model file), shear velocity and [attenuation]'s Q stay, with what
+// they need of the case's [model] (its interfaces and file).
 Case with_model(const Case& c, const py::object& model) {
   if (model.is_none()) return c;
   Case m = c;
@@ -283,6 +283,9 @@ Case with_model(const Case& c, const py::object& model) {
   m.model.density = c.model.density;
   m.model.densities = c.model.densities;
   m.model.density_dataset = c.model.density_dataset;
+  m.model.shear_velocity = c.model.shear_velocity;  // (the elastic scheme's vs stays the case's)
+  m.model.shear_velocities = c.model.shear_velocities;
+  m.model.shear_dataset = c.model.shear_dataset;
   m.model.interfaces = c.model.interfaces;
   m.model.file = c.model.file;
   m.model.format = c.model.format;

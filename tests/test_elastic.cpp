@@ -22,6 +22,7 @@
 #include "solver/propagators/propagator.hpp"
 #include "validation/elastic_analytic.hpp"
 #include "validation/elastic_reference.hpp"
+#include "validation/validate.hpp"
 
 using namespace specwave;
 using testing::rel_l2;
@@ -327,6 +328,9 @@ TEST_CASE("elastic: the case file's and the preflight's refusals, naming the key
   free_surface.replace(free_surface.find("[[25.0, 200.0, 200.0]]"), 22, "[[35.0, 200.0, 200.0]]");
   CHECK_NOTHROW(make_plan(parse(free_surface + model + "shear_velocity = 1000.0\n")));
   refused(model + "shear_velocity = 1000.0\n[attenuation]\nq = 50.0\n", "attenuation");
+  // validate's references are acoustic; an acoustic inversion's true model takes no shear velocity.
+  CHECK_THROWS_WITH_AS(validate_case(parse(base + model + "shear_velocity = 1000.0\n"), 1'000'000),
+                       doctest::Contains("validate's references are acoustic"), Error);
   // The divergence and the curl are the elastic scheme's.
   std::string acoustic = base + "[model]\ntype = \"homogeneous\"\nvelocity = 2000.0\n";
   acoustic.replace(acoustic.find("[receivers]"), 11, "[receivers]\ncomponents = [\"div\"]");

@@ -106,6 +106,12 @@ ValidationReport validate_case(const Case& input, long long max_points, const Va
                             "validate it with scheme.method = \"fdtd\" (the staggered scheme's reference has the "
                             "memory variables)",
                             where));
+  if (input.scheme.formulation == Formulation::elastic)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: validate's references are acoustic, and [model] gives a shear velocity (the elastic "
+                            "scheme, whose own Eigen reference runs in build/tests/test_elastic); validate an acoustic "
+                            "case",
+                            where));
   ValidationReport report;
   Case c = input;
   c.run.precision = Precision::fp64;
@@ -116,8 +122,9 @@ ValidationReport validate_case(const Case& input, long long max_points, const Va
       if (s.kind != SourceKind::pressure)
         throw Error(ExitCode::invalid_case,
                     fmt::format("{}: validate compares pressure sources with the Eigen reference, and this case has a "
-                                "force source (kind = \"force\"); validate a case with pressure sources",
-                                input.source_path.empty() ? input.name : input.source_path));
+                                "{} source (kind = \"{}\"); validate a case with pressure sources",
+                                input.source_path.empty() ? input.name : input.source_path, to_string(s.kind),
+                                to_string(s.kind)));
   const Plan plan = make_plan(c);
 
   Case c32 = c;

@@ -327,23 +327,28 @@ PointStencil make_spectral_derivative_stencil(const GridSpec& g, const Vec3& pos
 
 namespace {
 
-// A pressure-like point of the elastic scheme (its stencil on the normal or shear stresses, which have no image above
-// a free surface) must lie interpolation_radius - 1 points below it.
-void check_below_surface(const GridSpec& g, const Vec3& position, bool free_surface, const std::string& what) {
-  if (free_surface && position[0] - g.origin[0] < (interpolation_radius - 1) * g.spacing[0])
-    throw Error(ExitCode::invalid_case,
-                fmt::format("{} at ({}, {}, {}) m: a pressure or moment point of the elastic scheme must lie at least "
-                            "{} points ({} m) below the free surface (its stencil would reach above it, where the "
-                            "horizontal stresses have no image); move it down, or record particle velocity there",
-                            what, position[0], position[1], position[2], interpolation_radius - 1,
-                            (interpolation_radius - 1) * g.spacing[0]));
+// A point of the elastic scheme whose stencil lies on fields without an image above a free surface (the normal and
+// shear stresses, a derivative of the velocities) must not reach above it: the interpolation weights of its depth
+// (`z`, the position shifted to the field's grid; the derivative's weights when `derivative`) must stay on nodes >= 0.
+void check_below_surface(const GridSpec& g, const Vec3& position, double z, bool free_surface, const std::string& what,
+                         bool derivative = false) {
+  if (!free_surface) return;
+  const double q = (z - g.origin[0]) / g.spacing[0];
+  const Weights1D w = derivative ? derivative_weights(q) : interpolation_weights(q);
+  if (*std::min_element(w.index.begin(), w.index.end()) >= 0) return;
+  throw Error(ExitCode::invalid_case,
+              fmt::format("{} at ({}, {}, {}) m: a pressure, moment, divergence or curl point of the elastic scheme "
+                          "must lie on a node or at least {} points ({} m) below the free surface (its stencil would "
+                          "reach above it, where the stresses and the velocities' derivatives have no image); move it "
+                          "down, or record particle velocity there",
+                          what, position[0], position[1], position[2], interpolation_radius - 1,
+                          (interpolation_radius - 1) * g.spacing[0]));
 }
 
 }  // namespace
 
 PointStencil make_elastic_derivative_stencil(const GridSpec& g, const Vec3& position, ReceiverComponent component,
                                              bool free_surface, const std::string& what) {
-  check_below_surface(g, position, free_surface, what);
   // (velocity axis, derivative axis, sign) of each term.
   struct Term {
     int velocity, axis;
@@ -363,6 +368,7 @@ PointStencil make_elastic_derivative_stencil(const GridSpec& g, const Vec3& posi
     if (!g.active(t.axis)) continue;  // (2-D: no derivative along y)
     Vec3 shifted = position;
     if (g.active(t.velocity)) shifted[t.velocity] -= g.spacing[t.velocity] / 2;
+    check_below_surface(g, position, shifted[0], free_surface, what, t.axis == 0);
     Weights1D w[3];
     for (int a = 0; a < 3; ++a) {
       const double q = (shifted[a] - g.origin[a]) / g.spacing[a];
@@ -380,7 +386,6 @@ PointStencil make_elastic_derivative_stencil(const GridSpec& g, const Vec3& posi
 
 PointStencil make_elastic_moment_stencil(const GridSpec& g, const Vec3& position, const std::array<double, 6>& m,
                                          bool free_surface, const std::string& what) {
-  check_below_surface(g, position, free_surface, what);
   PointStencil out;
   out.position = position;
   for (int c = 0; c < 6; ++c) {
@@ -388,6 +393,7 @@ PointStencil make_elastic_moment_stencil(const GridSpec& g, const Vec3& position
     Vec3 shifted = position;
     for (int a = 0; a < 3; ++a)
       if (elastic_half(c, a) && g.active(a)) shifted[a] -= g.spacing[a] / 2;
+    check_below_surface(g, position, shifted[0], free_surface, what);
     const PointStencil s = make_point_stencil(
         g, shifted, false,
         fmt::format("{} (its m_{} points)", what, std::array{"zz", "yy", "xx", "zy", "zx", "yx"}[std::size_t(c)]));
@@ -409,7 +415,7 @@ PointStencil make_elastic_stencil(const GridSpec& g, const Vec3& position, const
   PointStencil out;
   out.position = position;
   if (direction == Vec3{0, 0, 0}) {
-    check_below_surface(g, position, free_surface, what);
+    check_below_surface(g, position, position[0], free_surface, what);
     const PointStencil node = stencil(position, ZFold::none, what);
     const double scale = source ? 1.0 : -1.0 / 3.0;
     for (const GridPointWeight& p : node.points)

@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -307,6 +308,8 @@ void build_density(const Case& c, VelocityModel& model, const Comm* comm) {
 void build_shear(const Case& c, VelocityModel& model, const Comm* comm) {
   const auto& g = c.grid;
   const ModelSpec& m = c.model;
+  if (!m.has_shear_velocity())  // (a ModelSpec rebuilt without its shear keys would otherwise run a fluid)
+    throw std::logic_error("build_shear: the elastic scheme's model has no shear velocity");
   const Dims3 b = model.block.begin, e = model.block.extent;
   const bool parallel = comm && comm->size() > 1;
   std::string origin;
@@ -354,7 +357,8 @@ void build_shear(const Case& c, VelocityModel& model, const Comm* comm) {
     model.vs_max = std::max(model.vs_max, vs);
     model.v_slowest = std::min(model.v_slowest, vs > 0 ? vs : vp);
   }
-  if (parallel) {
+  const bool block = model.block.extent != c.grid.shape;  // (the elastic scheme's ranks hold the whole grid)
+  if (parallel && block) {
     model.vs_min = comm->allreduce(model.vs_min, ReduceOp::min);
     model.vs_max = comm->allreduce(model.vs_max, ReduceOp::max);
     model.v_slowest = comm->allreduce(model.v_slowest, ReduceOp::min);
@@ -367,7 +371,7 @@ void build_shear(const Case& c, VelocityModel& model, const Comm* comm) {
     model.warnings.push_back(fmt::format(
         "{}: {} point(s) have vs > vp / sqrt(2), a negative Poisson ratio (lambda < 0; physical for few rocks), the "
         "largest vs / vp = {:.4f} at index (z={}, y={}, x={}){}",
-        origin, negative_poisson, poisson_worst, iz, iy, ix, parallel ? " (on one rank)" : ""));
+        origin, negative_poisson, poisson_worst, iz, iy, ix, parallel && block ? " (the largest on one rank)" : ""));
   }
 }
 
