@@ -685,7 +685,7 @@ peak_frequency = 15
         replaced(kMinimal, "points = [[10, 20, 30]]", "points = [[10, 20, 30]]\ncomponents = [\"p\", \"p\"]"),
         {"receivers.components[1]", "repeats \"p\""});
     expect_invalid(replaced(kMinimal, "points = [[10, 20, 30]]", "points = [[10, 20, 30]]\ncomponents = []"),
-                   {"receivers.components", "must hold 1 to 4 names"});
+                   {"receivers.components", "must hold 1 to 8 names"});
     expect_invalid(
         replaced(kMinimal, "peak_frequency = 15", "peak_frequency = 15\nkind = \"force\"\ndirection = [0, 0, 0]"),
         {"shots[0].sources[0].direction", "must not be zero"});
