@@ -27,35 +27,17 @@ namespace {
 
 // The faces of field f's halo along axis a on this block: R planes beyond each face shared with a neighbour, over the
 // field's computed range along the other two axes.
-std::vector<HaloFace> field_faces(const Block& block, const ElasticStep<float>& geometry, int f, int a, int R) {
-  std::vector<HaloFace> faces = halo_faces(block, geometry.layout, R, a);
+template <class T>
+std::vector<HaloFace> field_faces(const Block& block, const ElasticStep<T>& step, int f, int a, int R) {
+  std::vector<HaloFace> faces = halo_faces(block, step.layout, R, a);
   for (HaloFace& h : faces)
     for (int b = 0; b < 3; ++b) {
       if (b == a) continue;
-      h.send.lo[b] = h.receive.lo[b] = geometry.lo(f, b);
-      h.send.extent[b] = h.receive.extent[b] = geometry.hi(f, b) - geometry.lo(f, b);
+      h.send.lo[b] = h.receive.lo[b] = step.lo(f, b);
+      h.send.extent[b] = h.receive.extent[b] = step.hi(f, b) - step.lo(f, b);
     }
   return faces;
 }
-
-// A view of the step's geometry (ranges) whatever T (the ranges do not depend on it).
-template <class T>
-ElasticStep<float> geometry_of(const ElasticStep<T>& s) {
-  ElasticStep<float> g;
-  g.layout = s.layout;
-  g.coef.radius = s.coef.radius;
-  g.two_d = s.two_d;
-  g.free_surface = s.free_surface;
-  for (int a = 0; a < 3; ++a)
-    for (int side = 0; side < 2; ++side) g.ghost_band[a][side] = s.ghost_band[a][side];
-  return g;
-}
-
-// The (field, axis) pairs a step's derivatives read: the stresses before the velocity update, the velocities before
-// the stress update (docs/numerics.md, "Isotropic elastic waves").
-constexpr int stress_reads[9][2] = {{szz, 0}, {syy, 1}, {sxx, 2}, {szy, 0}, {szy, 1},
-                                    {szx, 0}, {szx, 2}, {syx, 1}, {syx, 2}};
-constexpr int velocity_reads[9][2] = {{vz, 0}, {vz, 1}, {vz, 2}, {vy, 0}, {vy, 1}, {vy, 2}, {vx, 0}, {vx, 1}, {vx, 2}};
 
 template <class T>
 class ElasticCpu final : public Propagator {
@@ -67,16 +49,19 @@ class ElasticCpu final : public Propagator {
         pressure_(std::size_t(setup_.layout.size()), T(0)),
         flush_denormals_(c.run.flush_denormals) {
     if (domain_) {
-      const ElasticStep<float> geometry = geometry_of(fields_.step(setup_));
+      // Each (field, axis) a step's derivatives read (kernels/elastic_step.hpp's terms: 0..8 the velocity update's,
+      // reading the stresses; 9..17 the stress update's, reading the velocities), once.
+      const ElasticStep<T> step = fields_.step(setup_);
       const int R = c.scheme.order / 2;
-      const auto exchanges = [&](const int(&reads)[9][2], std::vector<Halo>& out) {
-        for (const auto& [f, a] : reads) {
-          std::vector<HaloFace> faces = field_faces(setup_.block, geometry, f, a, R);
-          if (!faces.empty()) out.push_back({f, HostHaloExchange<T>(*domain_, std::move(faces), setup_.layout)});
-        }
-      };
-      exchanges(stress_reads, stress_halos_);
-      exchanges(velocity_reads, velocity_halos_);
+      for (int t = 0; t < elastic_terms; ++t) {
+        const ElasticTerm& term = elastic_term[t];
+        std::vector<Halo>& halos = t < elastic_terms / 2 ? stress_halos_ : velocity_halos_;
+        const bool seen = std::any_of(halos.begin(), halos.end(),
+                                      [&](const Halo& h) { return h.field == term.source && h.axis == term.axis; });
+        std::vector<HaloFace> faces = field_faces(setup_.block, step, term.source, term.axis, R);
+        if (!seen && !faces.empty())
+          halos.push_back({term.source, term.axis, HostHaloExchange<T>(*domain_, std::move(faces), setup_.layout)});
+      }
     }
   }
 
@@ -174,7 +159,7 @@ class ElasticCpu final : public Propagator {
 
  private:
   struct Halo {
-    int field;
+    int field, axis;
     HostHaloExchange<T> exchange;
   };
 
