@@ -1,8 +1,8 @@
 #pragma once
 // Host-side preparation of the elastic velocity-stress scheme (docs/numerics.md, "Isotropic elastic waves"): the padded
 // layout, dt lambda and 2 dt mu on the nodes, dt mu on the shear stresses' edges, dt b on the velocities' half nodes,
-// the CPML profiles and slab geometry, the fields (ElasticFields), and the sources and receivers as point lists on the
-// nine fields.
+// the CPML profiles and slab geometry, the fields (ElasticFields), and the sources as point lists on the nine fields
+// (the receivers are BlockReceivers, solver/propagators/point_lists.hpp, on the fields laid out one after another).
 #include <array>
 #include <cstdint>
 #include <span>
@@ -17,11 +17,11 @@ namespace specwave {
 
 struct Plan;
 
-// Points on the elastic fields: entry p adds (sources) or samples (receivers) factor[p] at index[p] of field
-// field[p]; point lists of owner k are entries offsets[k] .. offsets[k + 1] - 1.
+// Source points on the elastic fields: entry p adds factor[p] times its signal at index[p] of field field[p]; the points
+// of source k are entries offsets[k] .. offsets[k + 1] - 1.
 template <class T>
 struct ElasticPoints {
-  // What a source point multiplies its factor by at step n (sources only).
+  // What a point multiplies its factor by at step n.
   enum Signal : std::uint8_t {
     running_sum,  // F^n = sum_{m <= n} s(t_m): a pressure source, into s^{n+1}
     sample,       // s(t_n): a force, into v^{n+1/2}
