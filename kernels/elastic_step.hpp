@@ -61,6 +61,10 @@ struct ElasticStep {
   // Whether the half points beyond face [axis][low, high] are computed here (the grid's own faces); false where a
   // neighbouring block's values arrive there instead (a decomposed grid's halo exchange).
   bool ghost_band[3][2] = {{true, true}, {true, true}, {true, true}};
+  // Where non-null, what the step adds per point, over its coefficient, for the gradient (docs/numerics.md, "The
+  // elastic adjoint"): a velocity's sum of its three derivatives, a normal stress's own strain rate e_a (e_z as the
+  // free surface sets it), a shear stress's D_b v_a + D_a v_b; each over the field's computed range (padded).
+  T* increment_out[elastic_fields] = {};
 
   // The computed range [lo, hi) of field f along axis a: the nodes 0 .. n - 1, or the half points -R .. n + R - 2
   // (from 0 along z below a free surface; 0 .. n - 1 at a face shared with a neighbour).

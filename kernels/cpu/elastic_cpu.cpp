@@ -139,6 +139,9 @@ void velocity_radius(const ElasticStep<T>& s) {
         const T* __restrict d0 = d[0], * __restrict d1 = d[1], * __restrict d2 = d[2];
 #pragma omp simd
         for (int x = 0; x < x1 - x0; ++x) v[x] = elastic_velocity(v[x], b[x], d0[x] + d1[x] + d2[x]);
+        if (T* __restrict out = s.increment_out[f] ? s.increment_out[f] + i0 : nullptr)
+#pragma omp simd
+          for (int x = 0; x < x1 - x0; ++x) out[x] = d0[x] + d1[x] + d2[x];
       });
     }
   }
@@ -176,6 +179,8 @@ void stress_radius(const ElasticStep<T>& s) {
         sy[x] = elastic_normal_stress(sy[x], lam[x], mu2[x], trace, ey[x]);
         sx[x] = elastic_normal_stress(sx[x], lam[x], mu2[x], trace, ex[x]);
       }
+      for (int k = 0; k < 3; ++k)
+        if (s.increment_out[szz + k]) std::copy_n(d[k], nx, s.increment_out[szz + k] + i0);
     });
     for (int c = 0; c < 3; ++c) {
       const int f = szy + c;
@@ -189,6 +194,9 @@ void stress_radius(const ElasticStep<T>& s) {
         const T* __restrict d0 = d[0], * __restrict d1 = d[1];
 #pragma omp simd
         for (int x = 0; x < x1 - x0; ++x) sv[x] = elastic_shear_stress(sv[x], mu[x], d0[x], d1[x]);
+        if (T* __restrict out = s.increment_out[f] ? s.increment_out[f] + i0 : nullptr)
+#pragma omp simd
+          for (int x = 0; x < x1 - x0; ++x) out[x] = d0[x] + d1[x];
       });
     }
   }

@@ -15,4 +15,13 @@ void elastic_velocity_step(const ElasticStep<T>& s);
 template <class T>
 void elastic_stress_step(const ElasticStep<T>& s);
 
+// The transposes of the two steps (kernels/cpu/elastic_adjoint_cpu.cpp) on the adjoint's fields and CPML memory (s.f,
+// s.psi; the coefficients the forward's): elastic_stress_adjoint adds the stress step's transpose to the velocities'
+// adjoints (the stresses' own stay: s^{n+1} = s^n + ...), elastic_velocity_adjoint the velocity step's to the
+// stresses'. `scratch` holds one padded field. The gradient's images (what a coefficient multiplies) are the caller's.
+template <class T>
+void elastic_stress_adjoint(const ElasticStep<T>& s, T* scratch);
+template <class T>
+void elastic_velocity_adjoint(const ElasticStep<T>& s, T* scratch);
+
 }  // namespace specwave::cpu

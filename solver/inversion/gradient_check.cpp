@@ -76,6 +76,20 @@ DotTestResult density_dot_test(const Case& c, const Plan& plan, int shot, std::u
       [&](std::span<const double> drho) { return propagator->born_density(shot, drho); });
 }
 
+DotTestResult shear_dot_test(const Case& c, const Plan& plan, int shot, std::uint64_t seed) {
+  auto propagator = make_gradient_propagator(c, plan, all_steps_choice(plan.nt, 0));
+  std::vector<double> ms = propagator->shear_velocity();
+  for (double& v : ms) v = v * v * plan.dt * plan.dt;
+  return dot_test(
+      *propagator, ms, shot, seed,
+      [&](std::span<const double> dd, std::span<double> out) {
+        std::vector<double> velocity_gradient(out.size(), 0.0);
+        propagator->adjoint(dd, velocity_gradient, {});
+        propagator->add_shear_gradient(out);
+      },
+      [&](std::span<const double> dms) { return propagator->born_shear(shot, dms); });
+}
+
 double log_log_slope(std::span<const double> x, std::span<const double> y) {
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   const double n = double(x.size());

@@ -23,6 +23,9 @@ DotTestResult born_dot_test(const Case& c, const Plan& plan, int shot, std::uint
 // The same for the density at fixed velocity (inversion.parameters naming "density"): <F_rho drho, dd> against
 // <drho, F_rho^T dd>, F_rho = GradientPropagator::born_density, its transpose add_density_gradient after adjoint().
 DotTestResult density_dot_test(const Case& c, const Plan& plan, int shot, std::uint64_t seed);
+// The same for the elastic scheme's shear velocity: F_s = GradientPropagator::born_shear of (vs dt)^2 at fixed vp and
+// rho, its transpose add_shear_gradient after adjoint().
+DotTestResult shear_dot_test(const Case& c, const Plan& plan, int shot, std::uint64_t seed);
 
 // Taylor test along `direction`: for each h, r1(h) = |J(m + h dm) - J(m)| and r2(h) = |J(m + h dm) - J(m) - h g.dm|.
 // A correct gradient gives r1 ~ h (slope 1 on a log-log plot) and r2 ~ h^2 (slope 2).

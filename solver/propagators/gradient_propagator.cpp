@@ -179,12 +179,7 @@ std::unique_ptr<GradientPropagator> backend_gradient(const Case& c, const Plan& 
 
 std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan,
                                                              const HistoryChoice& history) {
-  if (c.scheme.formulation == Formulation::elastic)
-    throw Error(ExitCode::invalid_case,
-                fmt::format("{}: the elastic scheme (a shear velocity in [model]) models forward only in this version: "
-                            "no gradient, inversion, Born modelling or migration yet; run `specwave forward`, or use "
-                            "an acoustic model (no shear velocity) for these commands",
-                            c.source_path.empty() ? c.name : c.source_path));
+  if (c.scheme.formulation == Formulation::elastic) return make_elastic_cpu_gradient(c, plan, history);
   const bool staggered = c.scheme.formulation == Formulation::staggered;
   auto propagator = staggered ? make_staggered_cpu_gradient(c, plan, history) : backend_gradient(c, plan, history);
   if (!has_velocity_receivers(c)) return propagator;
@@ -226,6 +221,42 @@ void GradientPropagator::add_density_gradient(std::span<double>) const {
               fmt::format("{}: no density gradient: it needs a density model and inversion.parameters = [\"velocity\", "
                           "\"density\"]",
                           name()));
+}
+
+void check_staggered_stability(const Case& c, std::span<const double> velocity, std::span<const double> density,
+                               double speedup, double dt) {
+  VelocityModel m;
+  m.block = whole_grid(c.grid.shape).sub;
+  m.velocity.assign(velocity.begin(), velocity.end());
+  m.density.assign(density.begin(), density.end());
+  m.v_max = *std::max_element(velocity.begin(), velocity.end());
+  m.rho_min = *std::min_element(density.begin(), density.end());
+  m.rho_max = *std::max_element(density.begin(), density.end());
+  const double limit = staggered_dt_max(c, m, m.v_max * speedup, speedup);
+  if (dt > limit * (1 + 1e-9))
+    throw Error(ExitCode::invalid_case,
+                fmt::format("the model (velocities up to {:.6g} m/s, densities {:.6g} to {:.6g} kg/m^3) makes the "
+                            "fixed dt = {:.6g} s unstable: the staggered scheme's limit there is {:.6g} s (a density "
+                            "contrast lowers it; docs/numerics.md, \"Stability\"); lower time.cfl_safety or raise "
+                            "inversion.velocity_max, which set dt",
+                            m.v_max, m.rho_min, m.rho_max, dt, limit));
+}
+
+void GradientPropagator::set_shear_velocity(std::span<const double>) {
+  throw Error(ExitCode::invalid_case,
+              fmt::format("{}: this scheme has no shear velocity (model.shear_velocity, model.shear_velocities or "
+                          "model.shear_dataset run the elastic scheme)",
+                          name()));
+}
+
+void GradientPropagator::add_shear_gradient(std::span<double>) const {
+  throw Error(ExitCode::invalid_case,
+              fmt::format("{}: no shear-velocity gradient: it needs the elastic scheme", name()));
+}
+
+std::vector<double> GradientPropagator::born_shear(int, std::span<const double>) {
+  throw Error(ExitCode::invalid_case,
+              fmt::format("{}: no shear-velocity Born operator: it needs the elastic scheme", name()));
 }
 
 void check_adjoint_arguments(bool has_history, std::size_t trace_values, std::size_t points, std::size_t residual,

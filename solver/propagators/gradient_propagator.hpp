@@ -54,6 +54,14 @@ class GradientPropagator {
   // test). The same propagators as add_density_gradient; Error(invalid_case) otherwise. Like born(), it ends the
   // forward state kept for adjoint(): forward(shot, true) again before the next adjoint().
   virtual std::vector<double> born_density(int shot, std::span<const double> drho);
+  // The shear velocity (the elastic scheme; m/s, (nz, ny, nx)): set_shear_velocity refuses (Error invalid_case) a
+  // scheme without one or a value outside [0, vp sqrt(3)/2); shear_velocity() is empty without one.
+  // add_shear_gradient adds dJ/d(vs dt)^2 at fixed vp and rho for the last adjoint(), born_shear the Born traces of a
+  // perturbation of (vs dt)^2 (its dot-product test), as add_density_gradient and born_density.
+  virtual void set_shear_velocity(std::span<const double> vs);
+  virtual std::vector<double> shear_velocity() const { return {}; }
+  virtual void add_shear_gradient(std::span<double> out) const;
+  virtual std::vector<double> born_shear(int shot, std::span<const double> dvs2dt2);
   virtual std::string history_name() const = 0;
   virtual std::size_t history_bytes() const = 0;
   // Forward steps the history took for the last forward(shot, true) and adjoint(): nt x its recompute factor.
@@ -74,6 +82,10 @@ std::unique_ptr<GradientPropagator> make_spectral_cpu_gradient(const Case& c, co
 // and Q fixed (solver/propagators/staggered/staggered_cpu_gradient.cpp).
 std::unique_ptr<GradientPropagator> make_staggered_cpu_gradient(const Case& c, const Plan& plan,
                                                                 const HistoryChoice& history);
+// The elastic scheme on the CPU, one rank: the gradients with respect to (vp dt)^2, (vs dt)^2 and rho, each at fixed
+// others (solver/propagators/elastic/elastic_cpu_gradient.cpp).
+std::unique_ptr<GradientPropagator> make_elastic_cpu_gradient(const Case& c, const Plan& plan,
+                                                              const HistoryChoice& history);
 // On plan.device, one rank (a build without the CUDA backend has a stub that refuses: fdtd/fdtd_no_cuda.cpp).
 std::unique_ptr<GradientPropagator> make_fdtd_cuda_gradient(const Case& c, const Plan& plan,
                                                             const HistoryChoice& history);
@@ -95,6 +107,12 @@ void add_kept_density_gradient(const GradientPropagator& g, bool with_density, s
 void check_adjoint_arguments(bool has_history, std::size_t trace_values, std::size_t points, std::size_t residual,
                              std::size_t gradient, std::size_t illumination);
 void check_born_perturbation(std::size_t dm, std::size_t points);
+
+// The frozen dt (s) against the staggered schemes' limit at this model (plan.cpp's staggered_dt_max with velocities up
+// to max(velocity) x speedup): a density contrast raises the operator's largest eigenvalue above the constant-density
+// bound. Error(invalid_case) naming the ranges otherwise.
+void check_staggered_stability(const Case& c, std::span<const double> velocity, std::span<const double> density,
+                               double speedup, double dt);
 
 // set_velocity's check: `points` values, each positive, finite and at most v_limit = v_reference / CFL number (m/s),
 // where the frozen dt (s) is stable; Error(invalid_case) naming the first offending value otherwise.

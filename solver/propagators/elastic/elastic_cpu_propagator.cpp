@@ -116,18 +116,11 @@ class ElasticCpu final : public Propagator {
   }
 
   std::span<const double> traces() override {
-    const std::size_t nt = std::size_t(setup_.nt);
     std::vector<double> gathered[2];
     for (int k = 0; k < 2; ++k)
       gathered[k] =
           domain_ ? gather_block_traces(*domain_, receivers_[k], samples_[k], parts_[k], setup_.nt) : samples_[k];
-    traces_.assign(velocity_.size() * nt, 0.0);
-    for (std::size_t r = 0; r < velocity_.size(); ++r) {
-      const double* raw = gathered[velocity_[r]].data() + row_[r] * nt;
-      double* out = traces_.data() + r * nt;
-      for (std::size_t n = 0; n < nt; ++n)  // velocity: the mean of v^{n-1/2} and v^{n+1/2}
-        out[n] = velocity_[r] ? 0.5 * (raw[n] + (n > 0 ? raw[n - 1] : 0.0)) : raw[n];
-    }
+    traces_ = elastic_traces(velocity_, row_, gathered, setup_.nt);
     return traces_;
   }
   FieldStats field_stats() override {
@@ -180,19 +173,14 @@ class ElasticCpu final : public Propagator {
   // rate at t_{n+1/2} (the mean of s(t_n) and s(t_{n+1}); s(t_n) at the last step) to s^{n+1}.
   void inject(int n, bool velocity) {
     using P = ElasticPoints<T>;
-    for (std::size_t j = 0; j + 1 < sources_.offsets.size(); ++j) {
-      const std::vector<double>& s = wavelets_[j];
-      const std::size_t m = std::size_t(n), next = std::min(m + 1, s.size() - 1);
+    for (std::size_t j = 0; j + 1 < sources_.offsets.size(); ++j)
       for (std::int32_t p = sources_.offsets[j]; p < sources_.offsets[j + 1]; ++p) {
         const std::uint8_t kind = sources_.signal[std::size_t(p)];
         if ((kind == P::sample) != velocity) continue;
-        const double signal = kind == P::sample        ? s[m]
-                              : kind == P::running_sum ? running_[j][m]
-                                                       : 0.5 * (s[m] + s[next]);
+        const double signal = elastic_signal(kind, wavelets_[j], running_[j], n);
         fields_.f[sources_.field[std::size_t(p)]][std::size_t(sources_.index[std::size_t(p)])] +=
             sources_.factor[std::size_t(p)] * T(signal);
       }
-    }
   }
   // -(s_zz + s_yy + s_xx) / 3 on the nodes (interior), into pressure_.
   const T* pressure() {

@@ -12,6 +12,61 @@
 
 namespace specwave {
 
+namespace {
+
+// The compact index of node (z, y, x) clamped to the grid (the medium continued outside by its nearest node).
+std::size_t clamped(const std::array<int, 3>& n, int z, int y, int x) {
+  z = std::clamp(z, 0, n[0] - 1), y = std::clamp(y, 0, n[1] - 1), x = std::clamp(x, 0, n[2] - 1);
+  return (std::size_t(z) * n[1] + y) * n[2] + x;
+}
+
+// fn(z, y, x) over the computed range of field f (ElasticStep::lo / hi), all threads.
+template <class T, class Fn>
+void for_each_point(const ElasticStep<T>& s, int f, Fn&& fn) {
+  const int z0 = s.lo(f, 0), z1 = s.hi(f, 0), y0 = s.lo(f, 1), y1 = s.hi(f, 1), x0 = s.lo(f, 2), x1 = s.hi(f, 2);
+#pragma omp parallel for collapse(2)
+  for (int z = z0; z < z1; ++z)
+    for (int y = y0; y < y1; ++y)
+      for (int x = x0; x < x1; ++x) fn(z, y, x);
+}
+
+// dt lambda and 2 dt mu on the nodes, dt mu on the edges (the harmonic mean of the four nodes' mu, 0 next to a fluid),
+// dt b on the velocities' points.
+template <class T>
+void set_material(ElasticSetup<T>& s) {
+  const FieldLayout& L = s.layout;
+  const std::array<int, 3> n = s.shape;
+  const ElasticStep<T> view = s.step();
+  const double dt = s.dt;
+  const Dims3 o = s.block.sub.begin;  // the block's first node in the whole grid
+  for_each_point(view, szz, [&](int z, int y, int x) {
+    const std::size_t k = (std::size_t(z + o[0]) * n[1] + y + o[1]) * n[2] + x + o[2];
+    const double rho = s.density[k], v = s.vp[k], w = s.vs[k];
+    s.lamdt[std::size_t(L.index(z, y, x))] = T(dt * rho * v * v - 2 * dt * rho * w * w);
+    s.mu2dt[std::size_t(L.index(z, y, x))] = T(2 * dt * rho * w * w);
+  });
+  for (int c = 0; c < 3; ++c)
+    for_each_point(view, szy + c, [&](int z, int y, int x) {
+      double inverse = 0;
+      bool fluid = false;
+      for (std::size_t k : s.edge_nodes(c, z, y, x)) {
+        const double mu = s.density[k] * s.vs[k] * s.vs[k];
+        if (mu == 0)
+          fluid = true;
+        else
+          inverse += 1 / mu;
+      }
+      s.mudt[std::size_t(c)][std::size_t(L.index(z, y, x))] = fluid ? T(0) : T(dt * 4 / inverse);
+    });
+  for (int a = 0; a < 3; ++a)
+    for_each_point(view, vz + a, [&](int z, int y, int x) {
+      const auto [n0, n1] = s.velocity_nodes(a, z, y, x);
+      s.bdt[std::size_t(a)][std::size_t(L.index(z, y, x))] = T(2 * dt / (s.density[n0] + s.density[n1]));
+    });
+}
+
+}  // namespace
+
 template <class T>
 ElasticPoints<T> ElasticSetup<T>::sources(const std::vector<PointStencil>& stencils) const {
   ElasticPoints<T> out;
@@ -48,6 +103,49 @@ ElasticPoints<T> ElasticSetup<T>::sources(const std::vector<PointStencil>& stenc
 }
 
 template <class T>
+std::array<std::size_t, 2> ElasticSetup<T>::velocity_nodes(int a, int z, int y, int x) const {
+  int p[3] = {z + block.sub.begin[0], y + block.sub.begin[1], x + block.sub.begin[2]};
+  const std::size_t n0 = clamped(shape, p[0], p[1], p[2]);
+  p[a] += 1;
+  return {n0, clamped(shape, p[0], p[1], p[2])};
+}
+
+template <class T>
+std::array<std::size_t, 4> ElasticSetup<T>::edge_nodes(int c, int z, int y, int x) const {
+  // The edges: s_zy (z and y), s_zx (z and x), s_yx (y and x).
+  constexpr int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+  const int a = pairs[c][0], b = pairs[c][1];
+  std::array<std::size_t, 4> out{};
+  for (int corner = 0; corner < 4; ++corner) {
+    int p[3] = {z + block.sub.begin[0], y + block.sub.begin[1], x + block.sub.begin[2]};
+    p[a] += corner & 1, p[b] += corner >> 1;
+    out[std::size_t(corner)] = clamped(shape, p[0], p[1], p[2]);
+  }
+  return out;
+}
+
+std::vector<double> elastic_traces(const std::vector<bool>& velocity, const std::vector<std::size_t>& row,
+                                   const std::vector<double> (&raw)[2], int nt) {
+  const std::size_t steps = std::size_t(nt);
+  std::vector<double> out(velocity.size() * steps, 0.0);
+  for (std::size_t r = 0; r < velocity.size(); ++r) {
+    const double* in = raw[velocity[r]].data() + row[r] * steps;
+    double* o = out.data() + r * steps;
+    for (std::size_t n = 0; n < steps; ++n) o[n] = velocity[r] ? 0.5 * (in[n] + (n > 0 ? in[n - 1] : 0.0)) : in[n];
+  }
+  return out;
+}
+
+template <class T>
+void set_elastic_model(ElasticSetup<T>& s, std::span<const double> vp, std::span<const double> vs,
+                       std::span<const double> rho) {
+  s.vp.assign(vp.begin(), vp.end());
+  s.vs.assign(vs.begin(), vs.end());
+  s.density.assign(rho.begin(), rho.end());
+  set_material(s);
+}
+
+template <class T>
 ElasticStep<T> ElasticSetup<T>::step() const {
   ElasticStep<T> s;
   s.layout = layout;
@@ -68,70 +166,6 @@ ElasticStep<T> ElasticSetup<T>::step() const {
   return s;
 }
 
-namespace {
-
-// The compact index of node (z, y, x) clamped to the grid (the medium continued outside by its nearest node).
-std::size_t clamped(const std::array<int, 3>& n, int z, int y, int x) {
-  z = std::clamp(z, 0, n[0] - 1), y = std::clamp(y, 0, n[1] - 1), x = std::clamp(x, 0, n[2] - 1);
-  return (std::size_t(z) * n[1] + y) * n[2] + x;
-}
-
-// fn(z, y, x) over the computed range of field f (ElasticStep::lo / hi), all threads.
-template <class T, class Fn>
-void for_each_point(const ElasticStep<T>& s, int f, Fn&& fn) {
-  const int z0 = s.lo(f, 0), z1 = s.hi(f, 0), y0 = s.lo(f, 1), y1 = s.hi(f, 1), x0 = s.lo(f, 2), x1 = s.hi(f, 2);
-#pragma omp parallel for collapse(2)
-  for (int z = z0; z < z1; ++z)
-    for (int y = y0; y < y1; ++y)
-      for (int x = x0; x < x1; ++x) fn(z, y, x);
-}
-
-// dt lambda and 2 dt mu on the nodes, dt mu on the edges (the harmonic mean of the four nodes' mu, 0 next to a fluid),
-// dt b on the velocities' points.
-template <class T>
-void set_material(ElasticSetup<T>& s, const std::vector<double>& vs) {
-  const FieldLayout& L = s.layout;
-  const std::array<int, 3> n = s.shape;
-  const ElasticStep<T> view = s.step();
-  const double dt = s.dt;
-  const Dims3 o = s.block.sub.begin;  // the block's first node in the whole grid
-  const auto mu_at = [&](std::size_t k) { return s.density[k] * vs[k] * vs[k]; };
-  for_each_point(view, szz, [&](int z, int y, int x) {
-    const std::size_t k = (std::size_t(z + o[0]) * n[1] + y + o[1]) * n[2] + x + o[2];
-    const double rho = s.density[k], v = s.vp[k], w = vs[k];
-    s.lamdt[std::size_t(L.index(z, y, x))] = T(dt * rho * v * v - 2 * dt * rho * w * w);
-    s.mu2dt[std::size_t(L.index(z, y, x))] = T(2 * dt * rho * w * w);
-  });
-  // The edges: s_zy (z and y), s_zx (z and x), s_yx (y and x).
-  constexpr int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
-  for (int c = 0; c < 3; ++c)
-    for_each_point(view, szy + c, [&](int z, int y, int x) {
-      const int a = pairs[c][0], b = pairs[c][1];
-      double inverse = 0;
-      bool fluid = false;
-      for (int corner = 0; corner < 4; ++corner) {
-        int p[3] = {z + o[0], y + o[1], x + o[2]};
-        p[a] += corner & 1, p[b] += corner >> 1;
-        const double mu = mu_at(clamped(n, p[0], p[1], p[2]));
-        if (mu == 0)
-          fluid = true;
-        else
-          inverse += 1 / mu;
-      }
-      s.mudt[std::size_t(c)][std::size_t(L.index(z, y, x))] = fluid ? T(0) : T(dt * 4 / inverse);
-    });
-  for (int a = 0; a < 3; ++a)
-    for_each_point(view, vz + a, [&](int z, int y, int x) {
-      int p[3] = {z + o[0], y + o[1], x + o[2]};
-      const std::size_t n0 = clamped(n, p[0], p[1], p[2]);
-      p[a] += 1;
-      const std::size_t n1 = clamped(n, p[0], p[1], p[2]);
-      s.bdt[std::size_t(a)][std::size_t(L.index(z, y, x))] = T(2 * dt / (s.density[n0] + s.density[n1]));
-    });
-}
-
-}  // namespace
-
 template <class T>
 ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan, const Block* block) {
   ElasticSetup<T> s;
@@ -151,8 +185,8 @@ ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan, const Block*
   const std::size_t points = std::size_t(g.points());
   s.vp.assign(plan.model.velocity.begin(), plan.model.velocity.end());
   s.density.assign(plan.model.density.begin(), plan.model.density.end());
-  const std::vector<double> vs(plan.model.shear.begin(), plan.model.shear.end());
-  if (s.vp.size() != points || s.density.size() != points || vs.size() != points)
+  s.vs.assign(plan.model.shear.begin(), plan.model.shear.end());
+  if (s.vp.size() != points || s.density.size() != points || s.vs.size() != points)
     throw std::logic_error("make_elastic_setup: the model's arrays must hold the whole grid");
   const std::size_t size = std::size_t(s.layout.size());
   s.lamdt.assign(size, T(0));
@@ -199,12 +233,16 @@ ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan, const Block*
     p.slab_stride[0] = index_t(extent[1]) * extent[2];
     s.slab_points[a] = std::size_t(extent[0]) * extent[1] * extent[2];
   }
-  set_material(s, vs);
+  set_material(s);
   return s;
 }
 
 template struct ElasticSetup<float>;
 template struct ElasticSetup<double>;
+template void set_elastic_model<float>(ElasticSetup<float>&, std::span<const double>, std::span<const double>,
+                                       std::span<const double>);
+template void set_elastic_model<double>(ElasticSetup<double>&, std::span<const double>, std::span<const double>,
+                                        std::span<const double>);
 template ElasticSetup<float> make_elastic_setup<float>(const Case&, const Plan&, const Block*);
 template ElasticSetup<double> make_elastic_setup<double>(const Case&, const Plan&, const Block*);
 

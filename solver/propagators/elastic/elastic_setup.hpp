@@ -3,6 +3,7 @@
 // layout, dt lambda and 2 dt mu on the nodes, dt mu on the shear stresses' edges, dt b on the velocities' half nodes,
 // the CPML profiles and slab geometry, the fields (ElasticFields), and the sources as point lists on the nine fields
 // (the receivers are BlockReceivers, solver/propagators/point_lists.hpp, on the fields laid out one after another).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -17,8 +18,8 @@ namespace specwave {
 
 struct Plan;
 
-// Source points on the elastic fields: entry p adds factor[p] times its signal at index[p] of field field[p]; the points
-// of source k are entries offsets[k] .. offsets[k + 1] - 1.
+// Source points on the elastic fields: entry p adds factor[p] times its signal at index[p] of field field[p]; the
+// points of source k are entries offsets[k] .. offsets[k + 1] - 1.
 template <class T>
 struct ElasticPoints {
   // What a point multiplies its factor by at step n.
@@ -44,7 +45,7 @@ struct ElasticSetup {
   std::array<std::vector<T>, 3> a_node, b_node, a_half, b_half;  // per axis: n values; n + 2R values (i + R)
   std::array<ElasticCpmlAxis<T>, 3> pml;
   std::array<std::size_t, 3> slab_points{};  // values per slab of each axis
-  std::vector<double> vp, density;           // the whole grid's (compact, fp64): the pressure sources' factors
+  std::vector<double> vp, vs, density;       // the whole grid's (compact, fp64): the model and the sources' factors
   std::array<int, 3> shape{};                // the whole grid's
   Block block;                               // this rank's block of a decomposed grid, or the whole grid
   double dt = 0, cell_volume = 1;
@@ -57,7 +58,32 @@ struct ElasticSetup {
   ElasticPoints<T> sources(const std::vector<PointStencil>& stencils) const;
   // The step's view on the caller's fields and memory slabs (ElasticFields::step).
   ElasticStep<T> step() const;
+
+  // The compact indices of the two nodes whose densities make dt b at point (z, y, x) (block coordinates) of v_a
+  // (the point i + 1/2 along a: nodes i and i + 1, clamped to the grid: the medium continued by its nearest node).
+  std::array<std::size_t, 2> velocity_nodes(int a, int z, int y, int x) const;
+  // The compact indices of the four nodes whose mu make dt mu at point (z, y, x) of shear stress szy + c (clamped).
+  std::array<std::size_t, 4> edge_nodes(int c, int z, int y, int x) const;
 };
+
+// A new model (the whole grid's vp, vs, rho; compact): the coefficients recomputed (the sources' factors are taken
+// from it at the next ElasticSetup::sources).
+template <class T>
+void set_elastic_model(ElasticSetup<T>& s, std::span<const double> vp, std::span<const double> vs,
+                       std::span<const double> rho);
+
+// The traces (n_receivers, nt) from the pressure list's raw samples raw[0] and the velocity list's raw[1] (receiver r
+// is row row[r] of list velocity[r]): a velocity trace's sample n is the mean of v^{n-1/2} and v^{n+1/2}.
+std::vector<double> elastic_traces(const std::vector<bool>& velocity, const std::vector<std::size_t>& row,
+                                   const std::vector<double> (&raw)[2], int nt);
+
+// The signal a source point multiplies its factor by at step n (ElasticPoints::Signal): wavelet s, its running sum.
+inline double elastic_signal(std::uint8_t kind, const std::vector<double>& s, const std::vector<double>& running,
+                             int n) {
+  using P = ElasticPoints<double>;
+  const std::size_t m = std::size_t(n), next = std::min(m + 1, s.size() - 1);
+  return kind == P::sample ? s[m] : kind == P::running_sum ? running[m] : 0.5 * (s[m] + s[next]);
+}
 
 // For `block` of a decomposed grid (null: the whole grid); plan.model holds the whole grid.
 template <class T>

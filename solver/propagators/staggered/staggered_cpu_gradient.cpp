@@ -270,24 +270,8 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
         throw Error(ExitCode::invalid_case,
                     fmt::format("model density {} kg/m^3 at flat index {} is not positive and finite", density[k], k));
   }
-  // The frozen dt against the staggered scheme's limit at this model (plan.cpp's staggered_dt_max): a density
-  // contrast raises the operator's largest eigenvalue above the constant-density bound that v_limit_ stands for.
   void check_stable(std::span<const double> velocity, std::span<const double> density) const {
-    VelocityModel m;
-    m.block = whole_grid(case_.grid.shape).sub;
-    m.velocity.assign(velocity.begin(), velocity.end());
-    m.density.assign(density.begin(), density.end());
-    m.v_max = *std::max_element(velocity.begin(), velocity.end());
-    m.rho_min = *std::min_element(density.begin(), density.end());
-    m.rho_max = *std::max_element(density.begin(), density.end());
-    const double limit = staggered_dt_max(case_, m, m.v_max * speedup_, speedup_);
-    if (dt_ > limit * (1 + 1e-9))
-      throw Error(ExitCode::invalid_case,
-                  fmt::format("the model (velocities up to {:.6g} m/s, densities {:.6g} to {:.6g} kg/m^3) makes the "
-                              "fixed dt = {:.6g} s unstable: the staggered scheme's limit there is {:.6g} s (a density "
-                              "contrast lowers it; docs/numerics.md, \"Stability\"); lower time.cfl_safety or raise "
-                              "inversion.velocity_max, which set dt",
-                              m.v_max, m.rho_min, m.rho_max, dt_, limit));
+    check_staggered_stability(case_, velocity, density, speedup_, dt_);
   }
   std::size_t n_receivers() const { return receivers_list_.offsets.size() - 1; }
   std::size_t interior_index(index_t i) const {

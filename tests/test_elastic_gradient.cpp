@@ -1,0 +1,214 @@
+// The elastic scheme's adjoint and gradient (docs/numerics.md, "The elastic adjoint"): dot-product tests of the Born
+// operators of (vp dt)^2, (vs dt)^2 and rho against their transposes (CPML, free surface, pressure, force and moment
+// sources, pressure and velocity receivers, orders 2 to 8, 2-D, fp64 and fp32), Taylor tests of each parameter's
+// gradient, and the gradient propagator's forward against the forward propagator's.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "case_builders.hpp"
+#include "solver/inversion/gradient_check.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/propagators/gradient_propagator.hpp"
+#include "solver/propagators/history/wavefield_history.hpp"
+#include "solver/propagators/propagator.hpp"
+
+using namespace specwave;
+
+namespace {
+
+// Three solid layers (the first interface between the first shot's source and two receivers), a pressure source
+// (shot 0) and a force with a moment tensor (shot 1), and p, vz, vy, vx at the gradient case's three receivers.
+Case elastic_gradient_case(bool free_surface, Precision precision, int order, bool two_d = false) {
+  Case c = testing::gradient_test_case(free_surface, precision, order);
+  c.scheme.formulation = Formulation::elastic;
+  c.model.kind = ModelSpec::Kind::layered;
+  c.model.interfaces = {95.0, 185.0};
+  c.model.velocities = {1800.0, 2200.0, 2450.0};
+  c.model.shear_velocities = {1000.0, 1250.0, 1400.0};
+  c.model.densities = {1900.0, 2000.0, 2300.0};
+  if (free_surface)  // (pressure below the free surface's stencil reach)
+    c.receivers[0][0] = 41.5, c.shots[0].sources[0].position[0] = 45.0;
+  c.shots[0].sources[0].wavelet.peak_frequency = 15;
+  SourceSpec& force = c.shots[1].sources[0];
+  force.kind = SourceKind::force;
+  force.direction = {0.6, 0.0, -0.8};
+  force.wavelet.peak_frequency = 15;
+  SourceSpec moment = force;
+  moment.kind = SourceKind::moment;
+  moment.moment = {1.0, -0.5, 0.3, 0.4, 0.8, -0.6};
+  moment.position = {150.0, 101.0, 170.0};
+  c.shots[1].sources.push_back(moment);
+  testing::four_component_receivers(c);
+  if (two_d) {
+    c.grid.shape[1] = 1;
+    for (auto& shot : c.shots)
+      for (auto& s : shot.sources) s.position[1] = 0, s.direction[1] = 0, s.moment[3] = s.moment[5] = 0;
+    for (std::size_t r = c.receivers.size(); r-- > 0;) {
+      c.receivers[r][1] = 0;
+      if (c.receiver_components[r] == ReceiverComponent::vy) {
+        c.receivers.erase(c.receivers.begin() + std::ptrdiff_t(r));
+        c.receiver_components.erase(c.receiver_components.begin() + std::ptrdiff_t(r));
+      }
+    }
+  }
+  return c;
+}
+
+// J = 1/2 |d - d_obs|^2 over both shots as a function of one parameter p (vp, vs or rho, m/s or kg/m^3) at fixed
+// others, and its gradient: dJ/dvp = 2 vp dt^2 dJ/dm_p, dJ/dvs = 2 vs dt^2 dJ/dm_s, dJ/drho as it comes.
+struct ParameterObjective {
+  GradientPropagator& g;
+  int parameter;  // 0 vp, 1 vs, 2 rho
+  double dt;
+  std::vector<std::vector<double>> observed;
+  std::vector<double> weights;  // per trace: the velocity traces weigh alike with the pressure's
+
+  void set(std::span<const double> p) {
+    if (parameter == 0) g.set_velocity(p);
+    if (parameter == 1) g.set_shear_velocity(p);
+    if (parameter == 2) g.set_density(p);
+  }
+  double value(std::span<const double> p, std::vector<double>* gradient) {
+    set(p);
+    double j = 0;
+    if (gradient) gradient->assign(p.size(), 0.0);
+    for (int shot = 0; shot < int(observed.size()); ++shot) {
+      std::vector<double> r = g.forward(shot, gradient != nullptr);
+      const std::size_t nt = r.size() / weights.size();
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        r[i] -= observed[std::size_t(shot)][i];
+        j += 0.5 * weights[i / nt] * r[i] * r[i];
+        r[i] *= weights[i / nt];
+      }
+      if (!gradient) continue;
+      std::vector<double> gm(p.size(), 0.0);
+      g.adjoint(r, gm);
+      if (parameter == 1) std::fill(gm.begin(), gm.end(), 0.0), g.add_shear_gradient(gm);
+      if (parameter == 2) std::fill(gm.begin(), gm.end(), 0.0), g.add_density_gradient(gm);
+      for (std::size_t k = 0; k < p.size(); ++k) (*gradient)[k] += parameter == 2 ? gm[k] : gm[k] * 2 * p[k] * dt * dt;
+    }
+    return j;
+  }
+};
+
+std::vector<double> parameter_of(const GradientPropagator& g, int parameter, double dt) {
+  if (parameter == 1) return g.shear_velocity();
+  if (parameter == 2) return g.density();
+  std::vector<double> vp = g.vel2dt2();
+  for (double& v : vp) v = std::sqrt(v) / dt;
+  return vp;
+}
+
+}  // namespace
+
+TEST_CASE("elastic Born operators and their adjoints: dot-product tests of vp, vs and rho (fp64 <= 1e-10, fp32 <= 1e-4)") {
+  struct Config {
+    const char* name;
+    bool free_surface;
+    Precision precision;
+    int order;
+    bool two_d;
+    double tolerance;
+  };
+  for (const Config& cfg : {Config{"fp64, CPML on all faces, order 8", false, Precision::fp64, 8, false, 1e-10},
+                            Config{"fp64, free surface + CPML, order 4", true, Precision::fp64, 4, false, 1e-10},
+                            Config{"fp64, 2-D, free surface + CPML, order 2", true, Precision::fp64, 2, true, 1e-10},
+                            Config{"fp32, free surface + CPML, order 8", true, Precision::fp32, 8, false, 1e-4}}) {
+    const std::string config = cfg.name;
+    CAPTURE(config);
+    const Case c = elastic_gradient_case(cfg.free_surface, cfg.precision, cfg.order, cfg.two_d);
+    const Plan plan = make_plan(c);
+    for (int shot = 0; shot < 2; ++shot) {
+      const std::pair<std::string, DotTestResult> tests[] = {{"vp", born_dot_test(c, plan, shot, 4321 + shot)},
+                                                             {"vs", shear_dot_test(c, plan, shot, 5321 + shot)},
+                                                             {"rho", density_dot_test(c, plan, shot, 6321 + shot)}};
+      for (const auto& [name, r] : tests) {
+        MESSAGE(config << " shot " << shot << " " << name << ": <F dm, dd> = " << r.lhs << ", <dm, F^T dd> = "
+                       << r.rhs << ", relative mismatch " << r.mismatch);
+        CHECK(r.lhs != 0);
+        CHECK(r.mismatch <= cfg.tolerance);
+      }
+    }
+  }
+}
+
+TEST_CASE("elastic gradient: Taylor tests of vp, vs and rho, first-order remainder slope 1, second-order slope 2") {
+  const Case c = elastic_gradient_case(true, Precision::fp64, 8);
+  const Plan plan = make_plan(c);
+  auto g = make_gradient_propagator(c, plan, HistoryChoice{});
+  const std::vector<double> weights = testing::component_weights(c, 4e12).front();
+  for (int parameter = 0; parameter < 3; ++parameter) {
+    const std::string names[] = {"vp", "vs", "rho"};
+    CAPTURE(names[parameter]);
+    ParameterObjective objective{*g, parameter, plan.dt, {}, weights};
+    const std::vector<double> p0 = parameter_of(*g, parameter, plan.dt);
+    // The observed data: 8% more of the parameter in a blob beside the first shot's path.
+    std::vector<double> truth = p0;
+    const auto& n = c.grid.shape;
+    for (int z = 0; z < n[0]; ++z)
+      for (int y = 0; y < n[1]; ++y)
+        for (int x = 0; x < n[2]; ++x) {
+          const double d2 = std::pow(z - 12.0, 2) + std::pow(y - 13.0, 2) + std::pow(x - 14.0, 2);
+          truth[(std::size_t(z) * n[1] + y) * n[2] + x] *= 1 + 0.08 * std::exp(-d2 / 18.0);
+        }
+    objective.set(truth);
+    for (int shot = 0; shot < 2; ++shot) objective.observed.push_back(g->forward(shot, false));
+    std::vector<double> gradient;
+    const double j0 = objective.value(p0, &gradient);
+    const std::vector<double> direction = smooth_direction(c.grid, p0, 0.02);
+    double derivative = 0;
+    for (std::size_t k = 0; k < p0.size(); ++k) derivative += gradient[k] * direction[k];
+    std::vector<double> hs, first, second, p(p0.size());
+    for (double h : taylor_steps) {
+      for (std::size_t k = 0; k < p0.size(); ++k) p[k] = p0[k] + h * direction[k];
+      const double j = objective.value(p, nullptr);
+      hs.push_back(h), first.push_back(std::abs(j - j0)), second.push_back(std::abs(j - j0 - h * derivative));
+      MESSAGE(names[parameter] << ": h " << h << " r1 " << first.back() << " r2 " << second.back());
+    }
+    objective.set(p0);
+    const double s1 = log_log_slope(hs, first), s2 = log_log_slope(hs, second);
+    MESSAGE(names[parameter] << ": J = " << j0 << ", g.dm = " << derivative << ", slopes " << s1 << ", " << s2);
+    CHECK(derivative != 0);
+    CHECK(std::abs(s1 - 1) <= 0.1);
+    CHECK(std::abs(s2 - 2) <= 0.1);
+  }
+}
+
+TEST_CASE("elastic gradient: its forward is bitwise the forward propagator's; every history gives the same gradient") {
+  for (const Precision precision : {Precision::fp64, Precision::fp32}) {
+    CAPTURE(to_string(precision));
+    const Case c = elastic_gradient_case(true, precision, 8);
+    const Plan plan = make_plan(c);
+    auto forward = make_propagator(c, plan);
+    forward->begin_shot(plan.sources[1], plan.wavelets[1], plan.receivers);
+    forward->advance(0, plan.nt);
+    const std::span<const double> traces = forward->traces();
+    const std::vector<double> expected(traces.begin(), traces.end());
+    std::vector<double> gradient0, shear0;
+    for (const HistoryChoice& history :
+         {HistoryChoice{}, segment_checkpoint_choice(plan.nt, 7, 0, 0), binomial_choice(plan.nt, 4, 0, 0)}) {
+      auto g = make_gradient_propagator(c, plan, history);
+      const std::vector<double> own = g->forward(1, true);
+      REQUIRE(own.size() == expected.size());
+      long long mismatch = 0;
+      for (std::size_t i = 0; i < own.size(); ++i) mismatch += !testing::same_bits(own[i], expected[i]);
+      CHECK(mismatch == 0);
+      std::vector<double> gradient(std::size_t(c.grid.points()), 0.0), shear(gradient.size(), 0.0);
+      g->adjoint(own, gradient);
+      g->add_shear_gradient(shear);
+      if (gradient0.empty()) {
+        gradient0 = gradient, shear0 = shear;
+        continue;
+      }
+      long long differ = 0;
+      for (std::size_t i = 0; i < gradient.size(); ++i)
+        differ += !testing::same_bits(gradient[i], gradient0[i]) + !testing::same_bits(shear[i], shear0[i]);
+      MESSAGE(g->history_name() << ": " << differ << " values differ from every step's");
+      CHECK(differ == 0);
+    }
+  }
+}
