@@ -403,11 +403,11 @@ void read_model_file_keys(const Tab& m, ModelSpec& md) {
 ModelSpec read_model_spec(const Tab& m) {
   using K = ModelSpec::Kind;
   ModelSpec md;
-  m.allow({"type",       "velocity",        "interfaces",     "velocities",       "anomaly",
-           "center",     "radius",          "file",           "format",           "dataset",
-           "index",      "shape",           "spacing",        "origin",           "dtype",
-           "byte_order", "axis_order",      "sample_spacing", "sample_origin",    "density",
-           "densities",  "density_dataset", "shear_velocity", "shear_velocities", "shear_dataset"});
+  m.allow({"type",          "velocity",      "interfaces",  "velocities",      "anomaly",        "center",
+           "radius",        "file",          "format",      "dataset",         "index",          "shape",
+           "spacing",       "origin",        "dtype",       "byte_order",      "axis_order",     "sample_spacing",
+           "sample_origin", "density",       "densities",   "density_dataset", "shear_velocity", "shear_velocities",
+           "shear_dataset", "shear_anomaly", "shear_center"});
   md.density = m.onum("density", "density = 1000.0");
   m.check(!md.density || (*md.density > 0 && std::isfinite(*md.density)), "density", "must be a number > 0",
           "give the medium's density in kg/m^3, e.g. 1000.0 for water");
@@ -420,6 +420,8 @@ ModelSpec read_model_spec(const Tab& m) {
               {"anomaly", {"gaussian"}},
               {"center", {"gaussian"}},
               {"radius", {"gaussian"}},
+              {"shear_anomaly", {"gaussian"}},
+              {"shear_center", {"gaussian"}},
               {"file", {"file"}},
               {"format", {"file"}},
               {"dataset", {"file"}},
@@ -501,6 +503,15 @@ ModelSpec read_model_spec(const Tab& m) {
       md.center = m.rvec3("center", "center = [500.0, 500.0, 500.0]");
       md.radius = m.rnum("radius", "radius = 100.0");
       m.check(md.radius > 0, "radius", "must be > 0", "use a positive radius in metres");
+      md.shear_anomaly = m.num("shear_anomaly", "shear_anomaly = -100.0", 0.0);
+      if (m.find("shear_center")) md.shear_center = m.rvec3("shear_center", "shear_center = [500.0, 500.0, 500.0]");
+      for (const char* key : {"shear_anomaly", "shear_center"})
+        m.check(!m.find(key) || md.shear_velocity, key,
+                "is a Gaussian anomaly of the shear velocity, which the "
+                "model lacks",
+                "add shear_velocity = 1200.0 (its background, m/s), or remove the key");
+      m.check(!md.shear_velocity || *md.shear_velocity + std::min(md.shear_anomaly, 0.0) >= 0, "shear_anomaly",
+              "shear_velocity + shear_anomaly must be >= 0", "use a smaller negative anomaly");
       break;
     case K::file: read_model_file_keys(m, md); break;
   }
@@ -1041,6 +1052,8 @@ void read_inversion(const Tab& r, Case& c) {
             "velocity_max",
             "density_min",
             "density_max",
+            "shear_velocity_min",
+            "shear_velocity_max",
             "wavefield_storage",
             "wavefield_memory_gib",
             "scratch_directory",
@@ -1066,13 +1079,13 @@ void read_inversion(const Tab& r, Case& c) {
             "source_estimation_damping"});
   if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ...")) {
     inv.true_model = read_model_spec(*m);
-    m->check(!inv.true_model->has_shear_velocity(),
+    m->check(!inv.true_model->has_shear_velocity() || c.model.has_shear_velocity(),
              inv.true_model->shear_velocity              ? "shear_velocity"
              : !inv.true_model->shear_velocities.empty() ? "shear_velocities"
                                                          : "shear_dataset",
-             "is not inverted: the elastic scheme has no gradient yet, and an acoustic inversion ignores it",
-             "remove the true model's shear velocity");
-    m->check(!inv.true_model->has_density_model() || c.model.has_density_model(),
+             "a true shear velocity needs the elastic scheme (a shear velocity in [model]), which the model lacks",
+             "give [model] a starting shear velocity, or remove the true model's");
+    m->check(!inv.true_model->has_density_model() || c.model.has_density_model() || c.model.has_shear_velocity(),
              inv.true_model->densities.empty() ? "density_dataset" : "densities",
              "a true density model needs a density model in [model] (the staggered scheme), which has none",
              "give [model] a starting density model (densities or density_dataset), or remove the true model's "
@@ -1096,19 +1109,23 @@ void read_inversion(const Tab& r, Case& c) {
       Parameterisation::velocity, "parameterisation = \"velocity\"");
   if (const auto* node = t->find("parameters")) {
     constexpr std::string_view pex = "parameters = [\"velocity\", \"density\"]";
-    const auto& a = t->p.arr(*node, t->key("parameters"), "an array of \"velocity\" and \"density\"", pex);
+    const auto& a =
+        t->p.arr(*node, t->key("parameters"), "an array of \"velocity\", \"density\" and \"shear_velocity\"", pex);
     bool velocity = false;
     for (std::size_t i = 0; i < a.size(); ++i) {
       const std::string key = fmt::format("{}[{}]", t->key("parameters"), i);
       const std::string name = t->p.str(*a.get(i), key, pex);
-      if (name != "velocity" && name != "density")
-        t->p.bad(*a.get(i), key, "must be \"velocity\" or \"density\"",
+      if (name != "velocity" && name != "density" && name != "shear_velocity")
+        t->p.bad(*a.get(i), key, "must be \"velocity\", \"density\" or \"shear_velocity\"",
                  "list the parameters the gradient is taken with respect to, e.g. [\"velocity\", \"density\"]");
-      (name == "velocity" ? velocity : inv.density_parameter) = true;
+      (name == "velocity" ? velocity : name == "density" ? inv.density_parameter : inv.shear_parameter) = true;
     }
+    t->check(!inv.shear_parameter || c.model.has_shear_velocity(), "parameters",
+             "names \"shear_velocity\", but the model has no shear velocity (the elastic scheme)",
+             "give model.shear_velocity, shear_velocities or shear_dataset, or remove \"shear_velocity\"");
     t->check(velocity, "parameters", "must include \"velocity\" (the density alone is not inverted in this version)",
              "write parameters = [\"velocity\"] or [\"velocity\", \"density\"]");
-    t->check(!inv.density_parameter || c.model.has_density_model(), "parameters",
+    t->check(!inv.density_parameter || c.model.has_density_model() || c.model.has_shear_velocity(), "parameters",
              "names \"density\", but the model has no density model",
              "give model.densities (layered) or model.density_dataset (file), or remove \"density\"");
   }
@@ -1133,6 +1150,10 @@ void read_inversion(const Tab& r, Case& c) {
   for (const char* key : {"density_min", "density_max"})
     t->check(!t->find(key) || inv.density_parameter, key, "bounds the density, which is not inverted",
              "add \"density\" to inversion.parameters, or remove the key");
+  std::tie(inv.shear_velocity_min, inv.shear_velocity_max) = bounds("shear_velocity", "m/s", 500.0, 2500.0);
+  for (const char* key : {"shear_velocity_min", "shear_velocity_max"})
+    t->check(!t->find(key) || inv.shear_parameter, key, "bounds the shear velocity, which is not inverted",
+             "add \"shear_velocity\" to inversion.parameters, or remove the key");
   inv.wavefield_storage = t->choice<WavefieldStorage>("wavefield_storage",
                                                       {{"auto", WavefieldStorage::auto_select},
                                                        {"memory", WavefieldStorage::memory},

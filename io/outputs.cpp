@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "io/file_kind.hpp"
 #include "io/vtkhdf.hpp"
@@ -317,10 +318,11 @@ void WavefieldFile::commit() {
 
 void write_model_file(const std::string& path, const h5::Provenance& provenance, const GridSpec& g,
                       std::span<const float> velocity, const std::array<int, 3>& begin,
-                      const std::array<int, 3>& extent_in, const h5::Parallel& parallel,
-                      std::span<const float> density) {
-  if (!density.empty() && density.size() != std::size_t(g.points()))
-    throw std::logic_error("write_model_file: the density must hold the whole grid");
+                      const std::array<int, 3>& extent_in, const h5::Parallel& parallel, std::span<const float> density,
+                      std::span<const float> shear) {
+  if ((!density.empty() && density.size() != std::size_t(g.points())) ||
+      (!shear.empty() && shear.size() != std::size_t(g.points())))
+    throw std::logic_error("write_model_file: the density and the shear velocity must hold the whole grid");
   h5::AtomicWriter file(path, parallel);
   h5::write_root_attributes(file.id(), provenance);
   const std::vector<hsize_t> dims = {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])};
@@ -333,11 +335,13 @@ void write_model_file(const std::string& path, const h5::Provenance& provenance,
   d.close();
   std::vector<XdmfField> fields = {{"velocity", "/velocity", {}, 0, 0}};
   std::vector<ViewArray> views = {{"velocity", "/velocity"}};
-  if (!density.empty()) {
-    auto r = h5::write_dataset<float>(file.id(), "density", dims, density.data(), "kg/m^3");
+  for (const auto& [name, values, units] :
+       {std::tuple{"density", density, "kg/m^3"}, std::tuple{"shear_velocity", shear, "m/s"}}) {
+    if (values.empty()) continue;
+    auto r = h5::write_dataset<float>(file.id(), name, dims, values.data(), units);
     write_grid_attributes(r.id(), g);
-    fields.push_back({"density", "/density", {}, 0, 0});
-    views.push_back({"density", "/density"});
+    fields.push_back({name, std::string("/") + name, {}, 0, 0});
+    views.push_back({name, std::string("/") + name});
   }
   file.commit();
   if (file.rank() != 0) return;

@@ -92,11 +92,12 @@ class WavefieldFile {
 // /velocity (nz, ny, nx) float32, m/s, with spacing/origin; plus an XDMF sidecar. `velocity` holds the box
 // [begin, begin + extent) of the grid (all of it on one rank). Parallel: collective, each rank writing its box
 // (a zero extent: nothing). With a `density` (the whole grid, one rank), /density (kg/m^3) too, which
-// model.density_dataset = "/density" reads back.
+// model.density_dataset = "/density" reads back; with a `shear` velocity (the elastic scheme, the whole grid) likewise
+// /shear_velocity (m/s), which model.shear_dataset = "/shear_velocity" reads back.
 void write_model_file(const std::string& path, const h5::Provenance& provenance, const GridSpec& grid,
                       std::span<const float> velocity, const std::array<int, 3>& begin = {0, 0, 0},
                       const std::array<int, 3>& extent = {-1, -1, -1}, const h5::Parallel& parallel = {},
-                      std::span<const float> density = {});
+                      std::span<const float> density = {}, std::span<const float> shear = {});
 
 // Arrays of a run's result on the case's grid (the gradient of `specwave gradient`, the image of `specwave migrate`):
 // each (nz, ny, nx) float64 with its units and the grid attributes, plus 1-D float64 datasets (per-shot values)

@@ -105,7 +105,8 @@ std::vector<double> parameter_of(const GradientPropagator& g, int parameter, dou
 
 }  // namespace
 
-TEST_CASE("elastic Born operators and their adjoints: dot-product tests of vp, vs and rho (fp64 <= 1e-10, fp32 <= 1e-4)") {
+TEST_CASE(
+    "elastic Born operators and their adjoints: dot-product tests of vp, vs and rho (fp64 <= 1e-10, fp32 <= 1e-4)") {
   struct Config {
     const char* name;
     bool free_surface;
@@ -127,8 +128,8 @@ TEST_CASE("elastic Born operators and their adjoints: dot-product tests of vp, v
                                                              {"vs", shear_dot_test(c, plan, shot, 5321 + shot)},
                                                              {"rho", density_dot_test(c, plan, shot, 6321 + shot)}};
       for (const auto& [name, r] : tests) {
-        MESSAGE(config << " shot " << shot << " " << name << ": <F dm, dd> = " << r.lhs << ", <dm, F^T dd> = "
-                       << r.rhs << ", relative mismatch " << r.mismatch);
+        MESSAGE(config << " shot " << shot << " " << name << ": <F dm, dd> = " << r.lhs << ", <dm, F^T dd> = " << r.rhs
+                       << ", relative mismatch " << r.mismatch);
         CHECK(r.lhs != 0);
         CHECK(r.mismatch <= cfg.tolerance);
       }

@@ -599,3 +599,68 @@ TEST_CASE("invert in 2-D (cases/inversion/plane.toml): every method lowers the m
     CHECK(error[5] < 0.7 * error[0]);
   }
 }
+
+TEST_CASE(
+    "invert of vp and vs together (cases/inversion/plane-elastic.toml): both model errors fall, vs stays in its box, "
+    "--resume is bitwise") {
+  const std::string text = [] {
+    std::ifstream in(std::string(SPECWAVE_SOURCE_DIR) + "/cases/inversion/plane-elastic.toml");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }();
+  REQUIRE(!text.empty());
+  const fs::path out = work / "plane-elastic";
+  fs::remove_all(out);
+  const Result r =
+      run_specwave("invert -q --threads 2 " + write_case("plane-elastic", text) + " --output-dir " + out.string());
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  io::h5::Reader h5((out / "inversion.h5").string());
+  const std::vector<hsize_t> dims = {13, 61, 1, 81};
+  const auto misfit = h5.read_floating<double>("/misfit", {13});
+  const auto error = h5.read_floating<double>("/model_error", {13});
+  const auto shear_error = h5.read_floating<double>("/shear_error", {13});
+  const auto shear = h5.read_floating<double>("/shear_velocity", dims);
+  CHECK(h5.read_floating<double>("/shear_velocity_gradient", dims).size() == shear.size());
+  CHECK(h5.read_floating<double>("/true_shear_velocity", {61, 1, 81}).size() == shear.size() / 13);
+  MESSAGE("misfit reduced by " << 1 - misfit[12] / misfit[0] << ", vp error by " << 1 - error[12] / error[0]
+                               << ", vs error by " << 1 - shear_error[12] / shear_error[0]);
+  CHECK(misfit[12] < 0.01 * misfit[0]);
+  CHECK(error[12] < 0.75 * error[0]);
+  CHECK(shear_error[12] < 0.6 * shear_error[0]);
+  const std::size_t points = shear.size() / 13;
+  for (std::size_t k = 0; k < points; ++k) {
+    CHECK(shear[12 * points + k] >= 800.0 - 1e-3);
+    CHECK(shear[12 * points + k] <= 1400.0 + 1e-3);
+  }
+  const auto lines = lines_of(out / "iterations.jsonl");
+  REQUIRE(lines.size() == 13);
+  CHECK(field(lines[12], "shear_error") == doctest::Approx(shear_error[12]).epsilon(1e-12));
+  // model_final.h5 holds the last shear velocity, which model.shear_dataset = "/shear_velocity" reads back.
+  const auto final_shear =
+      io::h5::Reader((out / "model_final.h5").string()).read_floating<double>("/shear_velocity", {61, 1, 81});
+  CHECK(std::equal(final_shear.begin(), final_shear.end(), shear.begin() + std::ptrdiff_t(12 * points)));
+  CHECK(fs::exists(out / "shear_slices.png"));
+
+  // Stopped after 3 iterations and resumed to 5: the same models as 5 straight.
+  auto run = [&](int iterations, const fs::path& dir, bool resume) {
+    const std::string t =
+        std::regex_replace(text, std::regex("iterations = 12"), "iterations = " + std::to_string(iterations));
+    const Result rr =
+        run_specwave(std::string("invert -q --threads 2 ") + (resume ? "--resume " : "") +
+                     write_case("plane-elastic-" + std::to_string(iterations), t) + " --output-dir " + dir.string());
+    CAPTURE(rr.output);
+    REQUIRE(rr.code == 0);
+  };
+  const fs::path straight = work / "plane-elastic-5", resumed = work / "plane-elastic-resumed";
+  fs::remove_all(straight), fs::remove_all(resumed);
+  run(5, straight, false);
+  run(3, resumed, false);
+  run(5, resumed, true);
+  const std::vector<hsize_t> five = {6, 61, 1, 81};
+  io::h5::Reader a((straight / "inversion.h5").string()), b((resumed / "inversion.h5").string());
+  CHECK(a.read_floating<double>("/shear_velocity", five) == b.read_floating<double>("/shear_velocity", five));
+  CHECK(a.read_floating<double>("/velocity", five) == b.read_floating<double>("/velocity", five));
+  CHECK(a.read_floating<double>("/shear_error", {6}) == b.read_floating<double>("/shear_error", {6}));
+}

@@ -159,8 +159,8 @@ void stress_adjoint_radius(const ElasticStep<T>& s, T* g) {
     for (int k = 0; k < 3; ++k)
       term_adjoint<R>(s, 9 + k, g, [&](int z, int y, int x0, int x1, T* __restrict out) {
         const index_t i0 = L.index(z, y, x0);
-        const T *__restrict sz = s.f[szz] + i0, *__restrict sy = s.f[syy] + i0, *__restrict sx = s.f[sxx] + i0;
-        const T *__restrict lam = s.lamdt + i0, *__restrict mu2 = s.mu2dt + i0;
+        const T* __restrict sz = s.f[szz] + i0, * __restrict sy = s.f[syy] + i0, * __restrict sx = s.f[sxx] + i0;
+        const T* __restrict lam = s.lamdt + i0, * __restrict mu2 = s.mu2dt + i0;
         const T* __restrict own = s.f[szz + k] + i0;
         const bool surface = z == 0 && s.free_surface;
 #pragma omp simd
@@ -176,7 +176,7 @@ void stress_adjoint_radius(const ElasticStep<T>& s, T* g) {
       for (int term : {12 + 2 * c, 13 + 2 * c})
         term_adjoint<R>(s, term, g, [&](int z, int y, int x0, int x1, T* __restrict out) {
           const index_t i0 = L.index(z, y, x0);
-          const T *__restrict sv = s.f[szy + c] + i0, *__restrict mu = s.mudt[c] + i0;
+          const T* __restrict sv = s.f[szy + c] + i0, * __restrict mu = s.mudt[c] + i0;
 #pragma omp simd
           for (int x = 0; x < x1 - x0; ++x) out[x] = mu[x] * sv[x];
         });
@@ -196,7 +196,7 @@ void velocity_adjoint_radius(const ElasticStep<T>& s, T* g) {
     for (int k = 0; k < 3; ++k)
       term_adjoint<R>(s, 3 * c + k, g, [&](int z, int y, int x0, int x1, T* __restrict out) {
         const index_t i0 = L.index(z, y, x0);
-        const T *__restrict v = s.f[vz + c] + i0, *__restrict b = s.bdt[c] + i0;
+        const T* __restrict v = s.f[vz + c] + i0, * __restrict b = s.bdt[c] + i0;
 #pragma omp simd
         for (int x = 0; x < x1 - x0; ++x) out[x] = b[x] * v[x];
       });

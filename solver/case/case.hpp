@@ -84,6 +84,10 @@ struct ModelSpec {
   std::optional<double> shear_velocity;
   std::vector<double> shear_velocities;
   std::string shear_dataset;
+  // gaussian with a shear_velocity: a Gaussian anomaly of vs too (m/s, may be negative; 0: none) of the same radius at
+  // shear_center (m; the velocity anomaly's centre when not given).
+  double shear_anomaly = 0;
+  std::optional<Vec3> shear_center;
   bool has_shear_velocity() const { return shear_velocity || !shear_velocities.empty() || !shear_dataset.empty(); }
 };
 
@@ -241,12 +245,17 @@ struct InversionSpec {
   // inversion.parameters: what the gradient is taken with respect to and what `invert` updates: the velocity (always)
   // and, with a density model (the staggered scheme), the density too ("density"; its gradient at fixed velocity).
   bool density_parameter = false;
+  // The elastic scheme's shear velocity too ("shear_velocity"; its gradient at fixed vp and density). Fluid points
+  // (vs = 0 in the starting model) stay fluid.
+  bool shear_parameter = false;
   std::string misfit = "least_squares";
   // Bounds on the velocity (m/s). velocity_max, when above the starting model's largest velocity, also sets
   // dt and the CPML damping, so that neither changes while the model does.
   std::optional<double> velocity_min, velocity_max;
   // Bounds on the density (kg/m^3) when `invert` updates it (inversion.parameters names "density").
   std::optional<double> density_min, density_max;
+  // Bounds on the shear velocity (m/s) when `invert` updates it (inversion.parameters names "shear_velocity").
+  std::optional<double> shear_velocity_min, shear_velocity_max;
   WavefieldStorage wavefield_storage = WavefieldStorage::auto_select;
   std::optional<double> wavefield_memory_gib;  // budget for the forward wavefields; default half of MemAvailable
   std::string scratch_directory;  // wavefield_storage = "disk": its folder ("" : unset, the output directory)

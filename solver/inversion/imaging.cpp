@@ -208,6 +208,7 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
   objective.report_progress(s.progress_seconds());
   objective.regularise(regularisation_of(c, s.plan), c.grid);
   objective.with_density_gradient(c.inversion.density_parameter);
+  objective.with_shear_gradient(c.inversion.shear_parameter);
   const auto checkpoint = s.checkpoint("gradient", o, spans_of(observed));
   objective.checkpoint(checkpoint.get());
   const auto started = std::chrono::steady_clock::now();
@@ -221,7 +222,8 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
   out.result = fmt::format("misfit {:.6e} ({}{}{}) over {} shot(s) in {:.1f} s; gradient with respect to {}", r.misfit,
                            misfit->name(), o.band_hz > 0 ? fmt::format(", {} Hz", o.band_hz) : "", term, c.shots.size(),
                            seconds, to_string(p)) +
-               (c.inversion.density_parameter ? " and to the density (density_gradient)" : "");
+               (c.inversion.density_parameter ? " and to the density (density_gradient)" : "") +
+               (c.inversion.shear_parameter ? " and to the shear velocity (shear_gradient)" : "");
   out.outputs = {s.path("gradient.h5"), s.path("gradient.xdmf"), s.path("gradient.vtkhdf")};
   if (filters) out.outputs.push_back(s.path("source_estimate.h5"));
   if (!s.root) return out;
@@ -237,6 +239,13 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
   if (c.inversion.density_parameter) {
     arrays.push_back({"density_gradient", "misfit per kg/m^3", r.density_gradient});
     arrays.push_back({"density", "kg/m^3", density});
+  }
+  // "shear_velocity" (the elastic scheme): dJ/d vs at fixed vp and density, and the shear velocity.
+  const std::vector<double> shear =
+      c.inversion.shear_parameter ? s.propagator->shear_velocity() : std::vector<double>{};
+  if (c.inversion.shear_parameter) {
+    arrays.push_back({"shear_gradient", "misfit per m/s", r.shear_gradient});
+    arrays.push_back({"shear_velocity", "m/s", shear});
   }
   io::write_grid_arrays_file(s.path("gradient.h5"), s.provenance("specwave.gradient"), c.grid, arrays,
                              {{"misfit_per_shot", "misfit", r.misfit_per_shot}},

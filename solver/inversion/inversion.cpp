@@ -89,6 +89,8 @@ void progress(const InversionIteration& it, bool quiet) {
       it.iteration, it.misfit, it.relative_misfit, it.step, it.evaluations, it.wolfe ? "" : " (Armijo)",
       it.gradient_norm, it.seconds);
   if (it.model_error) line += fmt::format("  model error {:.4e}", *it.model_error);
+  if (it.density_error) line += fmt::format("  density error {:.4e}", *it.density_error);
+  if (it.shear_error) line += fmt::format("  shear error {:.4e}", *it.shear_error);
   line += "  " + utc_timestamp();
   std::fputs((line + "\n").c_str(), stdout);
   std::fflush(stdout);
@@ -126,6 +128,20 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                             "inversion.density_max (the bounds the optimiser projects the density onto); add e.g. "
                             "density_min = 1000.0 and density_max = 3000.0 to [inversion]",
                             where(c)));
+  if (inv.shear_parameter && (!inv.shear_velocity_min || !inv.shear_velocity_max))
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: inversion.parameters names \"shear_velocity\": invert needs "
+                            "inversion.shear_velocity_min and inversion.shear_velocity_max (the bounds the optimiser "
+                            "projects the shear velocity onto); add e.g. shear_velocity_min = 500.0 and "
+                            "shear_velocity_max = 2500.0 to [inversion]",
+                            where(c)));
+  // Every model in the box keeps the bulk modulus positive (vs < vp sqrt(3)/2), which the elastic scheme needs.
+  if (inv.shear_parameter && *inv.shear_velocity_max >= *inv.velocity_min * std::sqrt(0.75))
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: inversion.shear_velocity_max = {} m/s is not below velocity_min sqrt(3)/2 = {:.6g} "
+                            "m/s: a model in the box could have a non-positive bulk modulus (vs >= vp sqrt(3)/2); "
+                            "lower shear_velocity_max or raise velocity_min",
+                            where(c), *inv.shear_velocity_max, *inv.velocity_min * std::sqrt(0.75)));
   apply_threads(c);
   check_inputs_not_overwritten(c, invert_output_names);
   // inversion.trace_weights' shape and values, checked before anything is written; read once, here.
@@ -157,6 +173,14 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
         fmt::format("{}: the starting density ([model]) spans [{:.6g}, {:.6g}] kg/m^3, outside "
                     "inversion.density_min/max = [{}, {}] kg/m^3; widen the bounds or change the starting model",
                     where(c), plan.model.rho_min, plan.model.rho_max, *inv.density_min, *inv.density_max));
+  if (inv.shear_parameter &&
+      (plan.model.vs_min < *inv.shear_velocity_min || plan.model.vs_max > *inv.shear_velocity_max))
+    throw Error(
+        ExitCode::invalid_case,
+        fmt::format("{}: the starting shear velocity ([model], fluid points aside) spans [{:.6g}, {:.6g}] m/s, "
+                    "outside inversion.shear_velocity_min/max = [{}, {}] m/s; widen the bounds or change the "
+                    "starting model",
+                    where(c), plan.model.vs_min, plan.model.vs_max, *inv.shear_velocity_min, *inv.shear_velocity_max));
   const HistoryChoice history = history_for(c, plan);
   if (!quiet) std::fputs((describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history))).c_str(), stdout);
 
@@ -176,6 +200,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     band_objective->report_progress(shot_lines);
     band_objective->regularise(regularisation_of(c, plan), c.grid);
     band_objective->with_density_gradient(inv.density_parameter);
+    band_objective->with_shear_gradient(inv.shear_parameter);
     active = band_objective.get();
   };
   const std::size_t n_bands = std::max<std::size_t>(1, inv.bands_hz.size());
@@ -186,8 +211,13 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     truth.density.clear();
   else if (inv.true_model && truth.density.empty())
     truth.density = propagator->density();
+  if (!inv.shear_parameter)
+    truth.shear.clear();
+  else if (inv.true_model && truth.shear.empty())
+    truth.shear = propagator->shear_velocity();
   const std::vector<double>& true_velocity = truth.velocity;
   const std::vector<double>& true_density = truth.density;
+  const std::vector<double>& true_shear = truth.shear;
   // What a resumed run must share with the one that wrote the state (as forward's checkpoint fingerprint): the case
   // text and the inputs it names by file, by their checksums, so a changed model or data file is refused.
   const std::string fingerprint = [&] {
@@ -200,13 +230,16 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     for (const auto& shot : trace_weights)
       weights = io::combine_checksums(weights, io::checksum64(shot.data(), shot.size() * 8));
     return fmt::format(
-        "case {:016x}, {} on {}, starting model {}{}, true model {}, observed data {}, trace weights {}, "
+        "case {:016x}, {} on {}, starting model {}{}{}, true model {}, observed data {}, trace weights {}, "
         "nt {}, dt {:.17g}",
         std::hash<std::string>{}(state_case_text(c)), to_string(c.run.precision),
         plan.backend == BackendKind::cuda ? "cuda" : "cpu", sum(plan.model.velocity),
         inv.density_parameter ? " density " + sum(plan.model.density) +
                                     (true_density.empty() ? std::string() : ", true density " + sum(true_density))
                               : std::string(),
+        inv.shear_parameter ? " shear " + sum(plan.model.shear) +
+                                  (true_shear.empty() ? std::string() : ", true shear " + sum(true_shear))
+                            : std::string(),
         true_velocity.empty() ? std::string("none") : sum(true_velocity),
         true_velocity.empty() ? io::checksum_hex(data) : std::string("synthesised"),
         weights ? io::checksum_hex(weights) : std::string("none"), plan.nt, plan.dt);
@@ -216,7 +249,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   summary.propagator = propagator->name();
   summary.wavefield_history = propagator->history_name();
   summary.optimizer = inv.optimizer;
-  InversionRecorder recorder(c, plan.threads, inv.optimizer, true_velocity, true_density);
+  InversionRecorder recorder(c, plan.threads, inv.optimizer, true_velocity, true_density, true_shear);
 
   // The optimiser works on the parameter (velocity or slowness squared) and, inverting the density, the scaled density
   // (solver/inversion/model_vector.hpp); the bounds are the velocity bounds mapped to the parameter (slowness squared
@@ -225,7 +258,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   const std::vector<double> start_parameter = parameter_from_velocity(
       inv.parameterisation, std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()));
   const std::vector<double> start_density = inv.density_parameter ? propagator->density() : std::vector<double>{};
-  const ModelVector layout(start_parameter, start_density);
+  const std::vector<double> start_shear = inv.shear_parameter ? propagator->shear_velocity() : std::vector<double>{};
+  const ModelVector layout(start_parameter, start_density, start_shear);
   const std::size_t n = layout.size();
   const std::unique_ptr<VectorOps> ops = optimiser_vector_ops(c, plan);
   summary.vector_ops = ops->name();
@@ -238,7 +272,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   const double lower = velocity ? *inv.velocity_min : 1 / (*inv.velocity_max * *inv.velocity_max);
   const double upper = velocity ? *inv.velocity_max : 1 / (*inv.velocity_min * *inv.velocity_min);
   const optim::Bounds host_bounds =
-      layout.bounds(lower, upper, inv.density_min.value_or(0), inv.density_max.value_or(0));
+      layout.bounds(lower, upper, inv.density_min.value_or(0), inv.density_max.value_or(0),
+                    inv.shear_velocity_min.value_or(0), inv.shear_velocity_max.value_or(0));
   auto bounds = [&] {
     return optim::OpsBounds{OpsVector::from_host(*ops, host_bounds.lower),
                             OpsVector::from_host(*ops, host_bounds.upper)};
@@ -275,8 +310,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       return logged->at;
     }
     const auto started = std::chrono::steady_clock::now();
-    MisfitGradient mg = active->evaluate(layout.parameter(x), true, illumination, layout.density(x));
-    optim::Evaluation e{mg.misfit, layout.gradient(mg.gradient, mg.density_gradient)};
+    MisfitGradient mg = active->evaluate(layout.parameter(x), true, illumination, layout.density(x), layout.shear(x));
+    optim::Evaluation e{mg.misfit, layout.gradient(mg.gradient, mg.density_gradient, mg.shear_gradient)};
     if (illumination) preconditioner.set_illumination(mg.illumination);
     if (!logged) log.append(x, {e, mg.misfit_per_shot});
     shot_misfits.push_back(mg.misfit_per_shot);
@@ -309,7 +344,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   auto estimate_source = [&](const Vector& x, std::size_t b) {
     if (inv.source_estimation == "none") return;
     const auto started = std::chrono::steady_clock::now();
-    if (layout.density()) propagator->set_model(velocity_of_x(x), layout.density(x));  // the model x's density
+    if (layout.density() || layout.shear())  // the model x's density and shear velocity
+      propagator->set_elastic_model(velocity_of_x(x), layout.density(x), layout.shear(x));
     filters = std::make_shared<const SourceFilters>(
         estimate_source_filters(c, plan, *propagator, observed, velocity_of_x(x), trace_weights, shots));
     const double band_hz = inv.bands_hz.empty() ? 0.0 : inv.bands_hz[b];
@@ -329,11 +365,13 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                  stdout);
   };
   auto record = [&](InversionIteration it, const Vector& x, const Vector& g) {
-    const std::vector<double> v = velocity_of_x(x), rho = layout.density(x);
+    const std::vector<double> v = velocity_of_x(x), rho = layout.density(x), vs = layout.shear(x);
     if (!true_velocity.empty()) it.model_error = model_error(v, true_velocity);
     if (!true_density.empty()) it.density_error = model_error(rho, true_density);
+    if (!true_shear.empty()) it.shear_error = model_error(vs, true_shear);
     summary.history.push_back(it);
-    if (root) recorder.record(it, v, layout.parameter(g), rho, layout.density_gradient(g));
+    if (root)
+      recorder.record(it, v, layout.parameter(g), rho, layout.density_gradient(g), vs, layout.shear_gradient(g));
     progress(it, quiet);
   };
 
@@ -400,7 +438,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                      .c_str(),
                  stdout);
   } else {
-    x0 = optim::project(host_bounds, layout.x(start_parameter, start_density));
+    x0 = optim::project(host_bounds, layout.x(start_parameter, start_density, start_shear));
     estimate_source(x0, 0);
     enter_band(0);
     log.reset(0);

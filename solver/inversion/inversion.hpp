@@ -25,6 +25,8 @@ struct InversionIteration {
   std::optional<double> model_error;  // |v - v_true| / |v_true| over the grid, when the true model is known
   // |rho - rho_true| / |rho_true| when the density is inverted and the true model has a density model
   std::optional<double> density_error;
+  // |vs - vs_true| / |vs_true| when the shear velocity is inverted (the elastic scheme) and the true model is known
+  std::optional<double> shear_error;
   std::optional<double> band_hz;  // multiscale: the low-pass cutoff of this iteration's misfit
 };
 

@@ -102,10 +102,13 @@ void write_inversion_checkpoint(const std::string& path, const InversionCheckpoi
   io::h5::write_checked_doubles(file.id(), "history_misfit_per_shot", {hsize_t(c.history.size()), hsize_t(shots)},
                                 per_shot.data(), "misfit of each shot");
   // An inversion of the density with a known true density: its model error at every recorded iteration.
-  if (!c.history.empty() && c.history.front().density_error) {
+  // (And the same for the shear velocity.)
+  for (const auto& [name, error] : {std::pair{"history_density_error", &InversionIteration::density_error},
+                                    std::pair{"history_shear_error", &InversionIteration::shear_error}}) {
+    if (c.history.empty() || !(c.history.front().*error)) continue;
     std::vector<double> errors;
-    for (const auto& it : c.history) errors.push_back(it.density_error.value_or(NAN));
-    io::h5::write_checked_doubles(file.id(), "history_density_error", {hsize_t(errors.size())}, errors.data(), "1");
+    for (const auto& it : c.history) errors.push_back((it.*error).value_or(NAN));
+    io::h5::write_checked_doubles(file.id(), name, {hsize_t(errors.size())}, errors.data(), "1");
   }
   // The scalars too: one checksum over their text.
   const std::string scalars = scalar_text(c);
@@ -164,10 +167,12 @@ InversionCheckpoint read_inversion_checkpoint(const std::string& path, std::size
       c.history[k].misfit_per_shot.assign(per_shot.begin() + std::ptrdiff_t(k * shots),
                                           per_shot.begin() + std::ptrdiff_t((k + 1) * shots));
   }
-  if (r.has_dataset("history_density_error")) {
-    const auto errors = io::h5::read_checked_doubles(r, "history_density_error", {rows});
+  for (const auto& [name, error] : {std::pair{"history_density_error", &InversionIteration::density_error},
+                                    std::pair{"history_shear_error", &InversionIteration::shear_error}}) {
+    if (!r.has_dataset(name)) continue;
+    const auto errors = io::h5::read_checked_doubles(r, name, {rows});
     for (hsize_t k = 0; k < rows; ++k)
-      if (!std::isnan(errors[k])) c.history[k].density_error = errors[k];
+      if (!std::isnan(errors[k])) c.history[k].*error = errors[k];
   }
   const std::string scalars = scalar_text(c);
   if (!io::h5::has_attribute(r.id(), "scalars_checksum64") ||

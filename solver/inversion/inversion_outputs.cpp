@@ -19,6 +19,9 @@ namespace {
 
 std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.17g}", v) : "null"; }
 
+// A plot's word for a recorded parameter.
+const char* label_of(const char* name) { return std::string_view(name) == "density" ? "density" : "shear velocity"; }
+
 }  // namespace
 
 std::string json_line(const InversionIteration& it) {
@@ -33,18 +36,36 @@ std::string json_line(const InversionIteration& it) {
       it.iteration, number(it.misfit), number(it.relative_misfit), number(it.step), it.evaluations,
       it.wolfe ? "true" : "false", number(it.gradient_norm), number(it.seconds),
       it.model_error ? number(*it.model_error) : "null", it.band_hz ? number(*it.band_hz) : "null", shots,
-      it.density_error ? fmt::format(", \"density_error\": {}", number(*it.density_error)) : std::string());
+      (it.density_error ? fmt::format(", \"density_error\": {}", number(*it.density_error)) : std::string()) +
+          (it.shear_error ? fmt::format(", \"shear_error\": {}", number(*it.shear_error)) : std::string()));
 }
 
 InversionRecorder::InversionRecorder(const Case& c, int threads, std::string optimizer,
-                                     std::vector<double> true_velocity, std::vector<double> true_density)
+                                     std::vector<double> true_velocity, std::vector<double> true_density,
+                                     std::vector<double> true_shear)
     : case_(c),
       threads_(threads),
       optimizer_(std::move(optimizer)),
       directory_(c.output.directory),
       true_velocity_(std::move(true_velocity)),
-      true_density_(std::move(true_density)),
-      density_(c.inversion.density_parameter) {
+      extra_{Extra{"density",
+                   "kg/m^3",
+                   "density_error",
+                   "density_slices.png",
+                   &InversionIteration::density_error,
+                   c.inversion.density_parameter,
+                   std::move(true_density),
+                   {},
+                   {}},
+             Extra{"shear_velocity",
+                   "m/s",
+                   "shear_error",
+                   "shear_slices.png",
+                   &InversionIteration::shear_error,
+                   c.inversion.shear_parameter,
+                   std::move(true_shear),
+                   {},
+                   {}}} {
   std::error_code ec;
   fs::create_directories(directory_, ec);
   if (ec)
@@ -55,24 +76,35 @@ InversionRecorder::InversionRecorder(const Case& c, int threads, std::string opt
 
 void InversionRecorder::record(const InversionIteration& it, std::span<const double> velocity,
                                std::span<const double> gradient, std::span<const double> density,
-                               std::span<const double> density_gradient) {
+                               std::span<const double> density_gradient, std::span<const double> shear,
+                               std::span<const double> shear_gradient) {
   const std::size_t points = std::size_t(case_.grid.points());
-  if (density_ && (density.size() != points || density_gradient.size() != points))
-    throw std::logic_error("InversionRecorder::record: an inversion of the density records its density and gradient");
+  const std::span<const double> values[2] = {density, shear}, gradients[2] = {density_gradient, shear_gradient};
+  for (int k = 0; k < 2; ++k)
+    if (extra_[k].on && (values[k].size() != points || gradients[k].size() != points))
+      throw std::logic_error(
+          fmt::format("InversionRecorder::record: an inversion of the {} records its values and "
+                      "gradient",
+                      extra_[k].name));
   history_.push_back(it);
   velocities_.insert(velocities_.end(), velocity.begin(), velocity.end());
   gradients_.insert(gradients_.end(), gradient.begin(), gradient.end());
-  densities_.insert(densities_.end(), density.begin(), density.end());
-  density_gradients_.insert(density_gradients_.end(), density_gradient.begin(), density_gradient.end());
+  for (int k = 0; k < 2; ++k) {
+    extra_[k].values.insert(extra_[k].values.end(), values[k].begin(), values[k].end());
+    extra_[k].gradients.insert(extra_[k].gradients.end(), gradients[k].begin(), gradients[k].end());
+  }
   write_h5();
   write_jsonl();
   // The model of this (the last completed) iteration as a model input: model.type = "file" or --model read it
-  // (and model.density_dataset = "/density" its density).
+  // (and model.density_dataset = "/density" its density, model.shear_dataset = "/shear_velocity" its shear velocity).
   const std::size_t last = (history_.size() - 1) * points;
+  const auto latest = [&](const Extra& e) {
+    return e.on ? std::span<const float>(e.values.data() + last, points) : std::span<const float>();
+  };
   io::write_model_file((fs::path(directory_) / "model_final.h5").string(),
                        {"specwave.model", "fp64", "cpu", case_.source_text, "host CPU", threads_, 1}, case_.grid,
                        std::span<const float>(velocities_.data() + last, points), {0, 0, 0}, {-1, -1, -1}, {},
-                       density_ ? std::span<const float>(densities_.data() + last, points) : std::span<const float>());
+                       latest(extra_[0]), latest(extra_[1]));
 }
 
 void InversionRecorder::restore(const std::vector<InversionIteration>& history) {
@@ -84,10 +116,11 @@ void InversionRecorder::restore(const std::vector<InversionIteration>& history) 
   history_ = history;
   velocities_ = r.read_floating<float>("velocity", dims);
   gradients_ = r.read_floating<float>("gradient", dims);
-  if (density_) {
-    densities_ = r.read_floating<float>("density", dims);
-    density_gradients_ = r.read_floating<float>("density_gradient", dims);
-  }
+  for (Extra& e : extra_)
+    if (e.on) {
+      e.values = r.read_floating<float>(e.name, dims);
+      e.gradients = r.read_floating<float>(std::string(e.name) + "_gradient", dims);
+    }
 }
 
 void InversionRecorder::write_jsonl() const {
@@ -117,14 +150,16 @@ void InversionRecorder::write_h5() const {
     auto d = io::h5::write_dataset<float>(file.id(), "gradient", field, gradients_.data(), units);
     io::write_grid_attributes(d.id(), g);
   }
-  if (density_) {
-    auto d = io::h5::write_dataset<float>(file.id(), "density", field, densities_.data(), "kg/m^3");
+  for (const Extra& e : extra_) {
+    if (!e.on) continue;
+    auto d = io::h5::write_dataset<float>(file.id(), e.name, field, e.values.data(), e.units);
     io::write_grid_attributes(d.id(), g);
-    auto e = io::h5::write_dataset<float>(file.id(), "density_gradient", field, density_gradients_.data(),
-                                          "misfit / (kg/m^3)");
-    io::write_grid_attributes(e.id(), g);
+    auto q = io::h5::write_dataset<float>(file.id(), std::string(e.name) + "_gradient", field, e.gradients.data(),
+                                          fmt::format("misfit / ({})", e.units));
+    io::write_grid_attributes(q.id(), g);
   }
-  std::vector<double> misfit, relative, step, norm, seconds, error, density_error, per_shot;
+  std::vector<double> misfit, relative, step, norm, seconds, error, per_shot;
+  std::vector<double> extra_error[2];
   std::vector<std::int32_t> evaluations, wolfe;
   const std::size_t shots = case_.shots.size();
   for (const auto& it : history_) {
@@ -136,7 +171,8 @@ void InversionRecorder::write_h5() const {
     norm.push_back(it.gradient_norm), seconds.push_back(it.seconds), evaluations.push_back(it.evaluations);
     wolfe.push_back(it.wolfe ? 1 : 0);
     if (it.model_error) error.push_back(*it.model_error);
-    if (it.density_error) density_error.push_back(*it.density_error);
+    for (int k = 0; k < 2; ++k)
+      if (it.*extra_[k].error_of) extra_error[k].push_back(*(it.*extra_[k].error_of));
   }
   const std::vector<hsize_t> dims = {n};
   io::h5::write_dataset<double>(file.id(), "misfit", dims, misfit.data(), "misfit (least squares, s * amplitude^2)");
@@ -155,13 +191,14 @@ void InversionRecorder::write_h5() const {
         file.id(), "true_velocity", {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])}, tv.data(), "m/s");
     io::write_grid_attributes(d.id(), g);
   }
-  if (!true_density_.empty()) {
-    if (density_error.size() == n)
-      io::h5::write_dataset<double>(file.id(), "density_error", dims, density_error.data(), "1");
-    const std::vector<float> td(true_density_.begin(), true_density_.end());
-    auto d = io::h5::write_dataset<float>(file.id(), "true_density",
-                                          {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])}, td.data(),
-                                          "kg/m^3");
+  for (int k = 0; k < 2; ++k) {
+    const Extra& e = extra_[k];
+    if (e.truth.empty()) continue;
+    if (extra_error[k].size() == n) io::h5::write_dataset<double>(file.id(), e.error, dims, extra_error[k].data(), "1");
+    const std::vector<float> t(e.truth.begin(), e.truth.end());
+    auto d = io::h5::write_dataset<float>(file.id(), std::string("true_") + e.name,
+                                          {hsize_t(g.shape[0]), hsize_t(g.shape[1]), hsize_t(g.shape[2])}, t.data(),
+                                          e.units);
     io::write_grid_attributes(d.id(), g);
   }
   file.commit();
@@ -170,14 +207,17 @@ void InversionRecorder::write_h5() const {
   for (hsize_t k = 0; k < n; ++k) {
     const auto at = static_cast<long long>(k);
     std::vector<io::ViewArray> arrays = {{"velocity", "/velocity", at}, {"gradient", "/gradient", at}};
-    if (density_)
-      arrays.insert(arrays.end(), {{"density", "/density", at}, {"density_gradient", "/density_gradient", at}});
+    for (const Extra& e : extra_)
+      if (e.on)
+        arrays.insert(arrays.end(), {{e.name, std::string("/") + e.name, at},
+                                     {std::string(e.name) + "_gradient", std::string("/") + e.name + "_gradient", at}});
     io::write_vtkhdf_view((fs::path(directory_) / fmt::format("inversion_iteration{:04d}.vtkhdf", k)).string(), h5, g,
                           arrays);
   }
   if (!true_velocity_.empty()) {
     std::vector<io::ViewArray> arrays = {{"true_velocity", "/true_velocity"}};
-    if (!true_density_.empty()) arrays.push_back({"true_density", "/true_density"});
+    for (const Extra& e : extra_)
+      if (!e.truth.empty()) arrays.push_back({std::string("true_") + e.name, std::string("/true_") + e.name});
     io::write_vtkhdf_view((fs::path(directory_) / "inversion_true_velocity.vtkhdf").string(), h5, g, arrays);
   }
 }
@@ -236,28 +276,35 @@ void write_model_panels(const Case& c, const fs::path& path, const std::vector<f
 void InversionRecorder::write_plots() const {
   if (!case_.output.plots || history_.empty()) return;
   const fs::path dir(directory_);
-  std::vector<double> x, relative, error, density_error;
+  std::vector<double> x, relative, error, extra_error[2];
   for (const auto& it : history_) {
     x.push_back(it.iteration), relative.push_back(it.relative_misfit);
     if (it.model_error) error.push_back(*it.model_error / *history_.front().model_error);
-    if (it.density_error) density_error.push_back(*it.density_error / *history_.front().density_error);
+    for (int k = 0; k < 2; ++k)
+      if (it.*extra_[k].error_of)
+        extra_error[k].push_back(*(it.*extra_[k].error_of) / *(history_.front().*extra_[k].error_of));
   }
   // A parameter that starts at its true value (error 0, or rounding: the density passes through the optimiser's
   // scaled vector) has no error relative to the start to plot.
   if (!history_.front().model_error || *history_.front().model_error < 1e-12) error.clear();
-  if (!history_.front().density_error || *history_.front().density_error < 1e-12) density_error.clear();
+  for (int k = 0; k < 2; ++k)
+    if (!(history_.front().*extra_[k].error_of) || *(history_.front().*extra_[k].error_of) < 1e-12)
+      extra_error[k].clear();
+  const bool several = extra_[0].on || extra_[1].on;
   std::vector<std::vector<double>> series = {relative};
   std::vector<std::string> names = {"misfit / start"};
   if (error.size() == x.size())
-    series.push_back(error), names.push_back(density_ ? "velocity error / start" : "model error / start");
-  if (density_error.size() == x.size()) series.push_back(density_error), names.push_back("density error / start");
+    series.push_back(error), names.push_back(several ? "velocity error / start" : "model error / start");
+  for (int k = 0; k < 2; ++k)
+    if (extra_error[k].size() == x.size())
+      series.push_back(extra_error[k]), names.push_back(fmt::format("{} error / start", k == 0 ? "density" : "vs"));
   io::LinePlot lp{fmt::format("{}: {} inversion", case_.name, optimizer_), "iteration", "relative to start", true};
   lp.integer_x = true;
   io::write_line_png((dir / "misfit.png").string(), x, series, names, lp);
   const int last = history_.back().iteration;
   write_model_panels(case_, dir / "model_slices.png", velocities_, last, true_velocity_, "velocity", "m/s");
-  if (density_)
-    write_model_panels(case_, dir / "density_slices.png", densities_, last, true_density_, "density", "kg/m^3");
+  for (const Extra& e : extra_)
+    if (e.on) write_model_panels(case_, dir / e.plot, e.values, last, e.truth, label_of(e.name), e.units);
 }
 
 std::vector<std::string> InversionRecorder::outputs() const {
@@ -266,7 +313,8 @@ std::vector<std::string> InversionRecorder::outputs() const {
     out.push_back((fs::path(directory_) / f).string());
   if (case_.output.plots)
     for (const char* f : {"misfit.png", "model_slices.png"}) out.push_back((fs::path(directory_) / f).string());
-  if (case_.output.plots && density_) out.push_back((fs::path(directory_) / "density_slices.png").string());
+  for (const Extra& e : extra_)
+    if (case_.output.plots && e.on) out.push_back((fs::path(directory_) / e.plot).string());
   return out;
 }
 

@@ -2,6 +2,7 @@
 // The files of `specwave invert` in output.directory (docs/hdf5-schema.md, "inversion.h5"): inversion.h5 (the model
 // and gradient of every iteration, the misfit history), iterations.jsonl (one JSON object per iteration), both
 // rewritten atomically after every iteration; and at the end misfit.png and model_slices.png.
+#include <array>
 #include <optional>
 #include <span>
 #include <string>
@@ -15,16 +16,19 @@ namespace specwave {
 class InversionRecorder {
  public:
   // true_velocity: (nz, ny, nx) m/s when the case names the true model, else empty. With inversion.parameters naming
-  // "density", the density is recorded too; true_density: the true model's (kg/m^3) when it has a density model.
+  // "density" or "shear_velocity", that parameter is recorded too; true_density, true_shear: the true model's (kg/m^3,
+  // m/s) when known.
   InversionRecorder(const Case& c, int threads, std::string optimizer, std::vector<double> true_velocity,
-                    std::vector<double> true_density = {});
+                    std::vector<double> true_density = {}, std::vector<double> true_shear = {});
   // Adds an iteration (velocity in m/s and the gradient of the parameter, both (nz, ny, nx); inverting the density
-  // also the density (kg/m^3) and dJ/d rho) and rewrites inversion.h5 and iterations.jsonl.
+  // also the density (kg/m^3) and dJ/d rho, the shear velocity its values (m/s) and dJ/d vs) and rewrites inversion.h5
+  // and iterations.jsonl.
   void record(const InversionIteration& it, std::span<const double> velocity, std::span<const double> gradient,
-              std::span<const double> density = {}, std::span<const double> density_gradient = {});
+              std::span<const double> density = {}, std::span<const double> density_gradient = {},
+              std::span<const double> shear = {}, std::span<const double> shear_gradient = {});
   // misfit.png (relative misfit and model errors against iteration) and model_slices.png (xz slices through the
   // grid centre: start, final and, when known, true model on one colour scale, and the update), density_slices.png
-  // the same for the density when it is inverted.
+  // and shear_slices.png the same for the density and the shear velocity when they are inverted.
   void write_plots() const;
   // Resume: the records so far, and the models and gradients of those iterations read back from inversion.h5.
   void restore(const std::vector<InversionIteration>& history);
@@ -34,14 +38,25 @@ class InversionRecorder {
   void write_h5() const;
   void write_jsonl() const;
 
+  // A parameter recorded besides the velocity: the density, the shear velocity.
+  struct Extra {
+    const char* name;   // its datasets: name, name_gradient, true_name, error
+    const char* units;  // kg/m^3, m/s
+    const char* error;  // density_error, shear_error
+    const char* plot;   // density_slices.png, shear_slices.png
+    std::optional<double> InversionIteration::*error_of;
+    bool on = false;  // inversion.parameters names it
+    std::vector<double> truth;
+    std::vector<float> values, gradients;  // (iterations + 1, nz, ny, nx)
+  };
+
   const Case& case_;
   int threads_;
   std::string optimizer_, directory_;
-  std::vector<double> true_velocity_, true_density_;
-  bool density_;  // inversion.parameters names "density"
+  std::vector<double> true_velocity_;
   std::vector<InversionIteration> history_;
-  std::vector<float> velocities_, gradients_;         // (iterations + 1, nz, ny, nx)
-  std::vector<float> densities_, density_gradients_;  // the same, when the density is inverted
+  std::vector<float> velocities_, gradients_;  // (iterations + 1, nz, ny, nx)
+  std::array<Extra, 2> extra_;                 // the density, the shear velocity
 };
 
 // inversion.source_estimation's result at a band's start (docs/hdf5-schema.md, "source_estimate.h5"): the estimated

@@ -19,6 +19,7 @@
 #include "solver/parallel/comm.hpp"
 #include "solver/plan/model.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/elastic/elastic_setup.hpp"
 #include "solver/propagators/history/boundary_history.hpp"
 
 namespace specwave {
@@ -67,6 +68,22 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
     const int mechanisms = pml && c.attenuation.present ? c.attenuation.mechanisms : 0;
     q.field_bytes = (pml ? (mechanisms > 0 ? 4 : 3) : 1) * field_bytes;
     q.state_bytes = (pml ? 6 + (mechanisms > 0 ? 3 * mechanisms + 3 : 0) : 2) * field_bytes;
+  } else if (c.scheme.formulation == Formulation::elastic) {
+    if (c.inversion.wavefield_storage == WavefieldStorage::boundary)
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("{}: inversion.wavefield_storage = \"boundary\" is the second-order scheme's; the "
+                              "elastic scheme does not run backwards in this version; use \"memory\", "
+                              "\"checkpoints\", \"binomial\", \"disk\" or \"auto\"",
+                              c.source_path.empty() ? c.name : c.source_path));
+    // What the elastic gradient propagator keeps (solver/propagators/elastic/elastic_cpu_gradient.cpp): a field is
+    // the nine increments of a step on each field's computed range (packed); a state the nine fields (padded), the
+    // CPML slabs (about 20% more) and the increments (padded).
+    const int H = staggered_halo(c.scheme.order / 2);
+    const auto& n = c.grid.shape;
+    const double value = field_bytes / double(c.grid.points());
+    const double padded = value * (n[0] + 2.0 * H) * (n[1] + 2.0 * H) * (n[2] + 2.0 * H);
+    q.field_bytes = value * double(elastic_increment_points(c));
+    q.state_bytes = 9 * padded * 2.2;
   } else if (c.scheme.formulation == Formulation::staggered) {
     if (c.inversion.wavefield_storage == WavefieldStorage::boundary)
       throw Error(ExitCode::invalid_case,
@@ -93,7 +110,7 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
   if (c.scheme.method == Method::fdtd && plan.backend == BackendKind::cuda)
     return cuda_history_for(c, plan, q.budget_bytes);
   // Boundary saving (CPU FDTD): the values of the points whose update has a CPML term, every step, and two fields.
-  if (c.scheme.method == Method::fdtd && c.scheme.formulation != Formulation::staggered)
+  if (c.scheme.method == Method::fdtd && c.scheme.formulation == Formulation::second_order)
     q.boundary_bytes = boundary_history_bytes(
         plan.nt, field_bytes,
         (field_bytes / double(c.grid.points())) *
@@ -422,8 +439,9 @@ ModelArrays model_arrays(const Case& c, const ModelSpec& model) {
   Case t = c;
   t.model = model;
   const VelocityModel m = build_velocity_model(t);
-  ModelArrays out{std::vector<double>(m.velocity.begin(), m.velocity.end()), {}};
-  if (model.has_density_model()) out.density.assign(m.density.begin(), m.density.end());
+  ModelArrays out{std::vector<double>(m.velocity.begin(), m.velocity.end()), {}, {}};
+  if (model.has_density_model() || !m.shear.empty()) out.density.assign(m.density.begin(), m.density.end());
+  out.shear.assign(m.shear.begin(), m.shear.end());
   return out;
 }
 
@@ -433,8 +451,16 @@ std::vector<double> velocity_of(const Case& c, const ModelSpec& model) {
 
 ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator, const Comm* shots) {
   if (c.inversion.true_model) {
-    const auto [true_velocity, true_density] = model_arrays(c, *c.inversion.true_model);
+    const auto [true_velocity, true_density, true_shear] = model_arrays(c, *c.inversion.true_model);
     const std::vector<double> start = propagator.density();
+    if (!true_shear.empty()) {  // the elastic scheme: the true vp, vs and density, then back to the starting model
+      const std::vector<double> start_shear = propagator.shear_velocity();
+      propagator.set_elastic_model(true_velocity, true_density.empty() ? start : true_density, true_shear);
+      ObservedData out = synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots);
+      propagator.set_elastic_model(std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()), start,
+                                   start_shear);
+      return out;
+    }
     if (true_density.empty() || true_density == start)
       return synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots);
     // The data of the true model, velocity and density set together (velocity receivers take the density too); the
@@ -461,13 +487,17 @@ Objective::Objective(GradientPropagator& propagator, const Misfit& misfit, Obser
       shots_(shots) {}
 
 MisfitGradient Objective::evaluate(std::span<const double> model, bool with_gradient, bool illumination,
-                                   std::span<const double> density) {
+                                   std::span<const double> density, std::span<const double> shear) {
   const std::vector<double> velocity = velocity_from_parameter(parameterisation_, model);
-  propagator_.set_model(velocity, density);
+  if (shear.empty())
+    propagator_.set_model(velocity, density);
+  else
+    propagator_.set_elastic_model(velocity, density, shear);
   MisfitGradient out;
   if (with_gradient) out.gradient.assign(model.size(), 0.0);
   if (with_gradient && illumination) out.illumination.assign(model.size(), 0.0);
   if (with_gradient && density_) out.density_gradient.assign(model.size(), 0.0);
+  if (with_gradient && shear_) out.shear_gradient.assign(model.size(), 0.0);
   const int ranks = shots_ ? shots_->size() : 1, rank = shots_ ? shots_->rank() : 0;
   // A stop signal (solver/forward/checkpoint.hpp) ends the evaluation, between shots on one rank, at its start on
   // several (where every rank meets); the caller resumes from its last state.
@@ -487,12 +517,14 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
   std::vector<int> finished;
   if (checkpoint_)
     if (const auto state = checkpoint_->load()) {
-      for (auto* v : {&out.misfit_per_shot, &out.gradient, &out.illumination, &out.density_gradient}) {
+      for (auto* v :
+           {&out.misfit_per_shot, &out.gradient, &out.illumination, &out.density_gradient, &out.shear_gradient}) {
         if (v->empty()) continue;
-        const char* name = v == &out.misfit_per_shot ? "misfit_per_shot"
-                           : v == &out.gradient      ? "gradient"
-                           : v == &out.illumination  ? "illumination"
-                                                     : "density_gradient";
+        const char* name = v == &out.misfit_per_shot  ? "misfit_per_shot"
+                           : v == &out.gradient       ? "gradient"
+                           : v == &out.illumination   ? "illumination"
+                           : v == &out.shear_gradient ? "shear_gradient"
+                                                      : "density_gradient";
         const auto it = state->arrays.find(name);
         if (it == state->arrays.end() || it->second.size() != v->size())
           throw Error(ExitCode::input_error, fmt::format("{}: holds no {} of {} values; remove it to start over",
@@ -510,6 +542,7 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
     out.misfit_per_shot[s] = misfit_.evaluate_shot(int(s), synthetic, observed_[s], dt_, adjoint_source);
     if (with_gradient) propagator_.adjoint(adjoint_source, out.gradient, out.illumination);
     if (!out.density_gradient.empty()) propagator_.add_density_gradient(out.density_gradient);
+    if (!out.shear_gradient.empty()) propagator_.add_shear_gradient(out.shear_gradient);
     ++done;
     if (checkpoint_) {
       finished.push_back(int(s));
@@ -518,6 +551,7 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
         if (!out.gradient.empty()) state.arrays["gradient"] = out.gradient;
         if (!out.illumination.empty()) state.arrays["illumination"] = out.illumination;
         if (!out.density_gradient.empty()) state.arrays["density_gradient"] = out.density_gradient;
+        if (!out.shear_gradient.empty()) state.arrays["shear_gradient"] = out.shear_gradient;
         return state;
       });
     }
@@ -532,7 +566,8 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
     }
   }
   if (ranks > 1) {
-    for (auto* v : {&out.misfit_per_shot, &out.gradient, &out.illumination, &out.density_gradient}) {
+    for (auto* v :
+         {&out.misfit_per_shot, &out.gradient, &out.illumination, &out.density_gradient, &out.shear_gradient}) {
       if (v->empty()) continue;
       shots_->allreduce_in_place(std::span<double>(*v), ReduceOp::sum);
       shots_->broadcast(std::span<double>(*v), 0);  // the same bits on every rank, whatever the reduction's order
@@ -540,6 +575,8 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
   }
   for (const double j : out.misfit_per_shot) out.misfit += j;
   if (with_gradient) chain_rule(parameterisation_, velocity, dt_, out.gradient);
+  if (!out.shear_gradient.empty())  // dJ/dvs = 2 vs dt^2 dJ/d(vs dt)^2
+    chain_rule(Parameterisation::velocity, propagator_.shear_velocity(), dt_, out.shear_gradient);
   out.regularisation = add_regularisation(regularisation_, grid_, model,
                                           with_gradient ? std::span<double>(out.gradient) : std::span<double>());
   out.misfit += out.regularisation;

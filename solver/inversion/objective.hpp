@@ -92,7 +92,7 @@ ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& 
 std::vector<double> velocity_of(const Case& c, const ModelSpec& model);
 // Both from one build: the velocity, and the density (kg/m^3) when the spec has a density model (empty otherwise).
 struct ModelArrays {
-  std::vector<double> velocity, density;
+  std::vector<double> velocity, density, shear;  // density: a density model's (or the elastic scheme's); shear: elastic
 };
 ModelArrays model_arrays(const Case& c, const ModelSpec& model);
 
@@ -104,6 +104,8 @@ struct MisfitGradient {
   // dJ/d rho at fixed velocity (per kg/m^3), (nz, ny, nx): with with_density_gradient and a gradient only (no
   // regularisation term: it regularises the velocity)
   std::vector<double> density_gradient;
+  // dJ/d vs at fixed vp and density (per m/s), (nz, ny, nx): with with_shear_gradient (the elastic scheme), likewise
+  std::vector<double> shear_gradient;
   double regularisation = 0;  // the model term included in misfit
 };
 
@@ -121,8 +123,9 @@ class Objective {
             const Comm* shots = nullptr);
   // With `illumination` (and with_gradient), also the source illumination of the forward wavefields. With a
   // `density` (kg/m^3, (nz, ny, nx); an inversion of velocity and density), the propagator takes it with the model.
+  // With a `shear` velocity (m/s; the elastic scheme), the propagator takes it too.
   MisfitGradient evaluate(std::span<const double> model, bool with_gradient, bool illumination = false,
-                          std::span<const double> density = {});
+                          std::span<const double> density = {}, std::span<const double> shear = {});
   Parameterisation parameterisation() const { return parameterisation_; }
   // Inside an evaluation, after a shot, a line on stdout at most every `interval_seconds` (0: none; the caller sets it
   // on the rank that prints), so that an evaluation of many shots is never silent:
@@ -138,6 +141,8 @@ class Objective {
   void checkpoint(ShotCheckpoint* c) { checkpoint_ = c; }
   // The density gradient too (inversion.parameters naming "density"; the propagator must have been made for it).
   void with_density_gradient(bool on) { density_ = on; }
+  // The shear velocity's gradient too (inversion.parameters naming "shear_velocity": the elastic scheme).
+  void with_shear_gradient(bool on) { shear_ = on; }
 
  private:
   GradientPropagator& propagator_;
@@ -150,7 +155,7 @@ class Objective {
   Regularisation regularisation_;
   GridSpec grid_;
   ShotCheckpoint* checkpoint_ = nullptr;
-  bool density_ = false;
+  bool density_ = false, shear_ = false;
 };
 
 }  // namespace specwave

@@ -326,8 +326,14 @@ void build_shear(const Case& c, VelocityModel& model, const Comm* comm) {
       for (int iy = 0; iy < e[1]; ++iy)
         for (int ix = 0; ix < e[2]; ++ix) {
           double vs = m.shear_velocity.value_or(0.0);
-          if (!m.shear_velocities.empty())
-            vs = m.shear_velocities[layer_of(m, g.position(iz + b[0], iy + b[1], ix + b[2])[0])];
+          const Vec3 p = g.position(iz + b[0], iy + b[1], ix + b[2]);
+          if (!m.shear_velocities.empty()) vs = m.shear_velocities[layer_of(m, p[0])];
+          if (m.kind == ModelSpec::Kind::gaussian && m.shear_anomaly != 0) {
+            const Vec3 o = m.shear_center.value_or(m.center);
+            const double r2 =
+                (p[0] - o[0]) * (p[0] - o[0]) + (p[1] - o[1]) * (p[1] - o[1]) + (p[2] - o[2]) * (p[2] - o[2]);
+            vs += m.shear_anomaly * std::exp(-0.5 * r2 / (m.radius * m.radius));
+          }
           model.shear[(std::size_t(iz) * e[1] + iy) * e[2] + ix] = float(vs);
         }
   }

@@ -249,6 +249,12 @@ void GradientPropagator::set_shear_velocity(std::span<const double>) {
                           name()));
 }
 
+void GradientPropagator::set_elastic_model(std::span<const double> velocity, std::span<const double> density,
+                                           std::span<const double> vs) {
+  if (!vs.empty()) set_shear_velocity(vs);  // (refuses: this scheme has none)
+  set_model(velocity, density);
+}
+
 void GradientPropagator::add_shear_gradient(std::span<double>) const {
   throw Error(ExitCode::invalid_case,
               fmt::format("{}: no shear-velocity gradient: it needs the elastic scheme", name()));

@@ -59,6 +59,10 @@ class GradientPropagator {
   // add_shear_gradient adds dJ/d(vs dt)^2 at fixed vp and rho for the last adjoint(), born_shear the Born traces of a
   // perturbation of (vs dt)^2 (its dot-product test), as add_density_gradient and born_density.
   virtual void set_shear_velocity(std::span<const double> vs);
+  // vp, rho and vs at once (each empty: kept), their checks made on the new triple; without a shear velocity (empty
+  // vs), set_model(velocity, density).
+  virtual void set_elastic_model(std::span<const double> velocity, std::span<const double> density,
+                                 std::span<const double> vs);
   virtual std::vector<double> shear_velocity() const { return {}; }
   virtual void add_shear_gradient(std::span<double> out) const;
   virtual std::vector<double> born_shear(int shot, std::span<const double> dvs2dt2);

@@ -2,10 +2,11 @@
 // gradient with respect to m_p = (vp dt)^2, m_s = (vs dt)^2 and the density, each at fixed others, from the exact
 // transpose of the discrete step (kernels/cpu/elastic_adjoint_cpu.cpp). The step's coefficients are dt lambda =
 // rho (m_p - 2 m_s) / dt and 2 dt mu = 2 rho m_s / dt on the nodes, dt mu_e = dt 4 / sum 1/mu over an edge's four
-// nodes (mu = rho m_s / dt^2) and dt b = 2 dt / (rho_0 + rho_1) on the velocities' points; what a coefficient multiplies
-// at step n (the step's increment over it: a velocity's stress divergence, the strain rates) is the history's field,
-// and dJ/d(coefficient) = sum_n (the updated field's adjoint) x (that increment). The sources' factors: a pressure
-// source's -m_p rho / rho_s w / V, a force's dt b w / V. One rank (the decomposed gradient is the acoustic FDTD's).
+// nodes (mu = rho m_s / dt^2) and dt b = 2 dt / (rho_0 + rho_1) on the velocities' points; what a coefficient
+// multiplies at step n (the step's increment over it: a velocity's stress divergence, the strain rates) is the
+// history's field, and dJ/d(coefficient) = sum_n (the updated field's adjoint) x (that increment). The sources'
+// factors: a pressure source's -m_p rho / rho_s w / V, a force's dt b w / V. One rank (the decomposed gradient is the
+// acoustic FDTD's).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -75,6 +76,7 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
                   "inversion.wavefield_storage = \"boundary\": the elastic scheme does not run backwards; use "
                   "\"memory\", \"checkpoints\", \"binomial\", \"disk\" or \"auto\"");
     increments_.assign(elastic_fields * std::size_t(setup_.layout.size()), T(0));
+    for_increment_rows([&](const T*, int n, std::size_t) { packed_values_ += std::size_t(n); });
   }
 
   std::string name() const override { return std::string("elastic-cpu-") + (sizeof(T) == 4 ? "fp32" : "fp64"); }
@@ -88,6 +90,10 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     set_all(vp, setup_.vs, rho.empty() ? std::span<const double>(setup_.density) : rho);
   }
   void set_shear_velocity(std::span<const double> vs) override { set_all(setup_.vp, vs, setup_.density); }
+  void set_elastic_model(std::span<const double> vp, std::span<const double> rho, std::span<const double> vs) override {
+    set_all(vp, vs.empty() ? std::span<const double>(setup_.vs) : vs,
+            rho.empty() ? std::span<const double>(setup_.density) : rho);
+  }
   std::vector<double> density() const override { return setup_.density; }
   std::vector<double> shear_velocity() const override { return setup_.vs; }
   std::vector<double> vel2dt2() const override {
@@ -140,8 +146,8 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     const FieldLayout& L = setup_.layout;
     const int nt = setup_.nt;
     const std::size_t points = setup_.vp.size(), size = std::size_t(L.size());
-    check_adjoint_arguments(history_shot_ >= 0, std::size_t(n_receivers()) * std::size_t(nt), points,
-                            residual.size(), gradient.size(), illumination.size());
+    check_adjoint_arguments(history_shot_ >= 0, std::size_t(n_receivers()) * std::size_t(nt), points, residual.size(),
+                            gradient.size(), illumination.size());
     const cpu::FlushDenormals flush(flush_denormals_);
     Adjoint& a = adjoint_fields();
     const ElasticStep<T> s = a.fields.step(setup_);
@@ -149,7 +155,8 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     std::vector<double> source_image(sources_.index.size(), 0.0);
     ReverseFields<T> fields(*history_, *this, field_values());
     for (int n = nt - 1; n >= 0; --n) {
-      const T* inc = fields(n + 1);  // field n + 1: what step n's coefficients multiplied
+      unpack(fields(n + 1), a.increments);  // field n + 1: what step n's coefficients multiplied
+      const T* inc = a.increments.data();
       if (setup_.free_surface) cpu::zero_top_plane(L, s.f[szz]);
       source_images(s, n, false, source_image);
       stress_images(s, inc, a.images);
@@ -182,10 +189,13 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     }
   };
   struct Adjoint {
-    explicit Adjoint(const ElasticSetup<T>& s) : fields(s), scratch(std::size_t(s.layout.size()), T(0)),
-                                                 images(std::size_t(s.layout.size())) {}
+    explicit Adjoint(const ElasticSetup<T>& s)
+        : fields(s),
+          scratch(std::size_t(s.layout.size()), T(0)),
+          increments(elastic_fields * std::size_t(s.layout.size()), T(0)),
+          images(std::size_t(s.layout.size())) {}
     ElasticFields<T> fields;
-    std::vector<T> scratch;
+    std::vector<T> scratch, increments;  // increments: a step's, unpacked from the history (padded)
     Images images;
   };
   Adjoint& adjoint_fields() {
@@ -210,11 +220,12 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
       if (!std::isfinite(vs[k]) || vs[k] < 0 || vs[k] >= vp[k] * std::sqrt(0.75))
         throw Error(ExitCode::invalid_case,
                     fmt::format("model shear velocity {} m/s at flat index {} is outside [0, vp sqrt(3)/2 = {:.6g}) "
-                                "m/s, where the bulk modulus stays positive; bound the model (inversion.shear_max)",
+                                "m/s, where the bulk modulus stays positive; lower inversion.shear_velocity_max below "
+                                "velocity_min sqrt(3)/2",
                                 vs[k], k, vp[k] * std::sqrt(0.75)));
     }
     check_staggered_stability(case_, vp, rho, speedup_, dt_);
-    set_elastic_model(setup_, vp, vs, rho);
+    update_elastic_model(setup_, vp, vs, rho);
   }
 
   int n_receivers() const { return int(velocity_.size()); }
@@ -267,7 +278,8 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     for (std::size_t r = 0; r < velocity_.size() && k == 0; ++r) {
       if (velocity_[r]) continue;
       const double value = rows[r * nt + std::size_t(n)];
-      for (std::int32_t q = p.offsets[list_row]; q < p.offsets[list_row + 1]; ++q) all[p.index[q]] += p.factor[q] * T(value);
+      for (std::int32_t q = p.offsets[list_row]; q < p.offsets[list_row + 1]; ++q)
+        all[p.index[q]] += p.factor[q] * T(value);
       ++list_row;
     }
     if (k == 1)
@@ -320,8 +332,32 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     for (auto& v : state_.slabs) take(v);
     take(increments_);
   }
-  std::size_t field_values() const override { return increments_.size(); }
-  void copy_field(std::span<T> out) const override { std::copy(increments_.begin(), increments_.end(), out.begin()); }
+  // The history's field: the increments on each field's computed range, packed (row by row, field after field).
+  std::size_t field_values() const override { return packed_values_; }
+  void copy_field(std::span<T> out) const override {
+    T* o = out.data();
+    for_increment_rows([&](const T* row, int n, std::size_t) { o = std::copy_n(row, n, o); });
+  }
+  // The packed field into the padded `out` (zero outside the computed ranges, as the increments).
+  void unpack(const T* in, std::vector<T>& out) const {
+    for_increment_rows([&](const T*, int n, std::size_t i) {
+      std::copy_n(in, n, out.data() + i);
+      in += n;
+    });
+  }
+  // fn(the row in increments_, its length, its index in a padded array of the nine) for every row of every field's
+  // computed range, in the packed order.
+  template <class Fn>
+  void for_increment_rows(Fn&& fn) const {
+    const ElasticStep<T> s = setup_.step();
+    const std::size_t size = std::size_t(setup_.layout.size());
+    for (int f = 0; f < elastic_fields; ++f)
+      for (int z = s.lo(f, 0); z < s.hi(f, 0); ++z)
+        for (int y = s.lo(f, 1); y < s.hi(f, 1); ++y) {
+          const std::size_t i = f * size + std::size_t(setup_.layout.index(z, y, s.lo(f, 2)));
+          fn(increments_.data() + i, s.hi(f, 2) - s.lo(f, 2), i);
+        }
+  }
   void step(int n) override {
     record(0, state_, raw_[0], n);
     if (accumulate_illumination_) add_illumination();
@@ -420,7 +456,8 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
       cpu::elastic_velocity_step(s);
       inject(state_, sources_.factor, n, true);
       cpu::elastic_velocity_step(ds);
-      for (int c = 0; c < 3; ++c) add_scaled(du.f[std::size_t(vz + c)].data(), p.bdt[std::size_t(c)], inc + (vz + c) * size);
+      for (int c = 0; c < 3; ++c)
+        add_scaled(du.f[std::size_t(vz + c)].data(), p.bdt[std::size_t(c)], inc + (vz + c) * size);
       inject(du, p.factor, n, true);
       record(1, du, raw[1], n);
       cpu::elastic_stress_step(s);
@@ -456,7 +493,8 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
       du.f[syy][u] += p.lam[u] * trace + p.mu2[u] * ey[u];
       du.f[sxx][u] += p.lam[u] * trace + p.mu2[u] * ex[u];
     });
-    for (int c = 0; c < 3; ++c) add_scaled(du.f[std::size_t(szy + c)].data(), p.mudt[std::size_t(c)], inc + (szy + c) * size);
+    for (int c = 0; c < 3; ++c)
+      add_scaled(du.f[std::size_t(szy + c)].data(), p.mudt[std::size_t(c)], inc + (szy + c) * size);
   }
 
   // The stress step's images at step n: lam's (sum of the normal stresses' adjoints) x (e_z + e_y + e_x), mu2's
@@ -612,7 +650,8 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
   std::vector<std::vector<std::vector<double>>> wavelets_;  // [shot][source][n]
   ElasticSetup<T> setup_;
   ElasticFields<T> state_;
-  std::vector<T> increments_;  // the last step's, per field (padded, one after another): the history's field
+  std::vector<T> increments_;      // the last step's, per field (padded, one after another): the history's field
+  std::size_t packed_values_ = 0;  // the increments on the computed ranges
   std::unique_ptr<WavefieldHistory<T>> history_;
   ShotReceivers receivers_;
   std::vector<PointStencil> shared_receivers_;

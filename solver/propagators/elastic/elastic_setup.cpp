@@ -124,6 +124,22 @@ std::array<std::size_t, 4> ElasticSetup<T>::edge_nodes(int c, int z, int y, int 
   return out;
 }
 
+std::size_t elastic_increment_points(const Case& c) {
+  ElasticStep<float> s;
+  const auto& n = c.grid.shape;
+  s.layout = FieldLayout{n[0], n[1], n[2], staggered_halo(c.scheme.order / 2)};
+  s.coef.radius = c.scheme.order / 2;
+  s.two_d = n[1] == 1;
+  s.free_surface = c.boundary.free_surface;
+  std::size_t total = 0;
+  for (int f = 0; f < elastic_fields; ++f) {
+    std::size_t box = 1;
+    for (int a = 0; a < 3; ++a) box *= std::size_t(s.hi(f, a) - s.lo(f, a));
+    total += box;
+  }
+  return total;
+}
+
 std::vector<double> elastic_traces(const std::vector<bool>& velocity, const std::vector<std::size_t>& row,
                                    const std::vector<double> (&raw)[2], int nt) {
   const std::size_t steps = std::size_t(nt);
@@ -137,8 +153,8 @@ std::vector<double> elastic_traces(const std::vector<bool>& velocity, const std:
 }
 
 template <class T>
-void set_elastic_model(ElasticSetup<T>& s, std::span<const double> vp, std::span<const double> vs,
-                       std::span<const double> rho) {
+void update_elastic_model(ElasticSetup<T>& s, std::span<const double> vp, std::span<const double> vs,
+                          std::span<const double> rho) {
   s.vp.assign(vp.begin(), vp.end());
   s.vs.assign(vs.begin(), vs.end());
   s.density.assign(rho.begin(), rho.end());
@@ -239,10 +255,10 @@ ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan, const Block*
 
 template struct ElasticSetup<float>;
 template struct ElasticSetup<double>;
-template void set_elastic_model<float>(ElasticSetup<float>&, std::span<const double>, std::span<const double>,
-                                       std::span<const double>);
-template void set_elastic_model<double>(ElasticSetup<double>&, std::span<const double>, std::span<const double>,
-                                        std::span<const double>);
+template void update_elastic_model<float>(ElasticSetup<float>&, std::span<const double>, std::span<const double>,
+                                          std::span<const double>);
+template void update_elastic_model<double>(ElasticSetup<double>&, std::span<const double>, std::span<const double>,
+                                           std::span<const double>);
 template ElasticSetup<float> make_elastic_setup<float>(const Case&, const Plan&, const Block*);
 template ElasticSetup<double> make_elastic_setup<double>(const Case&, const Plan&, const Block*);
 

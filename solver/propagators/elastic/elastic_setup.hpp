@@ -69,8 +69,12 @@ struct ElasticSetup {
 // A new model (the whole grid's vp, vs, rho; compact): the coefficients recomputed (the sources' factors are taken
 // from it at the next ElasticSetup::sources).
 template <class T>
-void set_elastic_model(ElasticSetup<T>& s, std::span<const double> vp, std::span<const double> vs,
-                       std::span<const double> rho);
+void update_elastic_model(ElasticSetup<T>& s, std::span<const double> vp, std::span<const double> vs,
+                          std::span<const double> rho);
+
+// The points of every field's computed range (ElasticStep::lo / hi), summed over the nine fields, on the whole grid of
+// case c (one rank): what a step's increments hold (the elastic gradient's history field, packed).
+std::size_t elastic_increment_points(const Case& c);
 
 // The traces (n_receivers, nt) from the pressure list's raw samples raw[0] and the velocity list's raw[1] (receiver r
 // is row row[r] of list velocity[r]): a velocity trace's sample n is the mean of v^{n-1/2} and v^{n+1/2}.
