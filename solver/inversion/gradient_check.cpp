@@ -132,19 +132,44 @@ TaylorResult taylor_test(Objective& objective, std::span<const double> model, st
   });
 }
 
-TaylorResult density_taylor_test(Objective& objective, GradientPropagator& propagator, std::span<const double> model,
-                                 std::span<const double> direction, const std::vector<double>& steps) {
-  objective.with_density_gradient(true);
-  const std::vector<double> rho = propagator.density();
+namespace {
+
+// The Taylor test of a parameter besides the velocity (`on` switches its gradient on in the objective; `gradient_of`
+// picks it from an evaluation; `get` and `set` read and write it on the propagator, restored after).
+template <class On, class Of, class Get, class Set>
+TaylorResult held_velocity_taylor(Objective& objective, std::span<const double> model,
+                                  std::span<const double> direction, const std::vector<double>& steps, On&& on,
+                                  Of&& gradient_of, Get&& get, Set&& set) {
+  on(true);
+  const std::vector<double> p0 = get();
   const MisfitGradient base = objective.evaluate(model, true);
-  std::vector<double> perturbed(rho.size());
-  TaylorResult r = taylor_rows(base.misfit, dot(base.density_gradient, direction), steps, [&](double h) {
-    for (std::size_t k = 0; k < rho.size(); ++k) perturbed[k] = rho[k] + h * direction[k];
-    propagator.set_density(perturbed);
+  std::vector<double> perturbed(p0.size());
+  TaylorResult r = taylor_rows(base.misfit, dot(gradient_of(base), direction), steps, [&](double h) {
+    for (std::size_t k = 0; k < p0.size(); ++k) perturbed[k] = p0[k] + h * direction[k];
+    set(perturbed);
     return objective.evaluate(model, false).misfit;
   });
-  propagator.set_density(rho);
+  set(p0);
   return r;
+}
+
+}  // namespace
+
+TaylorResult density_taylor_test(Objective& objective, GradientPropagator& propagator, std::span<const double> model,
+                                 std::span<const double> direction, const std::vector<double>& steps) {
+  return held_velocity_taylor(
+      objective, model, direction, steps, [&](bool on) { objective.with_density_gradient(on); },
+      [](const MisfitGradient& m) { return std::span<const double>(m.density_gradient); },
+      [&] { return propagator.density(); }, [&](std::span<const double> v) { propagator.set_density(v); });
+}
+
+TaylorResult shear_taylor_test(Objective& objective, GradientPropagator& propagator, std::span<const double> model,
+                               std::span<const double> direction, const std::vector<double>& steps) {
+  return held_velocity_taylor(
+      objective, model, direction, steps, [&](bool on) { objective.with_shear_gradient(on); },
+      [](const MisfitGradient& m) { return std::span<const double>(m.shear_gradient); },
+      [&] { return propagator.shear_velocity(); },
+      [&](std::span<const double> v) { propagator.set_shear_velocity(v); });
 }
 
 std::vector<double> smooth_direction(const GridSpec& g, std::span<const double> model, double relative) {
@@ -169,6 +194,14 @@ bool GradientCheckReport::density_dot_passed(std::size_t k) const {
   const auto& [name, r] = density_dot[k];
   return r.mismatch <= (name == "fp64" ? tolerances.dot_fp64 : tolerances.dot_fp32);
 }
+bool GradientCheckReport::shear_dot_passed(std::size_t k) const {
+  const auto& [name, r] = shear_dot[k];
+  return r.mismatch <= (name == "fp64" ? tolerances.dot_fp64 : tolerances.dot_fp32);
+}
+bool GradientCheckReport::shear_taylor_passed() const {
+  return !shear_taylor || (std::abs(shear_taylor->slope_first - 1) <= tolerances.slope &&
+                           std::abs(shear_taylor->slope_second - 2) <= tolerances.slope);
+}
 bool GradientCheckReport::taylor_passed() const {
   return std::abs(taylor.slope_first - 1) <= tolerances.slope && std::abs(taylor.slope_second - 2) <= tolerances.slope;
 }
@@ -181,7 +214,9 @@ bool GradientCheckReport::passed() const {
     if (!dot_passed(k)) return false;
   for (std::size_t k = 0; k < density_dot.size(); ++k)
     if (!density_dot_passed(k)) return false;
-  return taylor_passed() && density_taylor_passed();
+  for (std::size_t k = 0; k < shear_dot.size(); ++k)
+    if (!shear_dot_passed(k)) return false;
+  return taylor_passed() && density_taylor_passed() && shear_taylor_passed();
 }
 
 std::string GradientCheckReport::text() const {
@@ -195,16 +230,24 @@ std::string GradientCheckReport::text() const {
     out += fmt::format("| {} | {:.15e} | {:.15e} | {:.2e} | {:.0e} | {} |\n", name, r.lhs, r.rhs, r.mismatch,
                        name == "fp64" ? tolerances.dot_fp64 : tolerances.dot_fp32, dot_passed(k) ? "pass" : "FAIL");
   }
-  if (!density_dot.empty()) {
-    out += "\nDot-product test of the density's Born operator F_rho (d rho -> traces) and its adjoint, shot 0\n";
-    out +=
-        "| precision | <F_rho drho, dd> | <drho, F_rho^T dd> | relative mismatch | tolerance | result |\n"
-        "|---|---|---|---|---|---|\n";
-    for (std::size_t k = 0; k < density_dot.size(); ++k) {
-      const auto& [name, r] = density_dot[k];
+  for (const bool shear : {false, true}) {
+    const auto& rows = shear ? shear_dot : density_dot;
+    if (rows.empty()) continue;
+    const char* f = shear ? "F_s" : "F_rho";
+    const char* d = shear ? "dm_s" : "drho";
+    out += shear
+               ? "\nDot-product test of the shear velocity's Born operator F_s (d(vs dt)^2 -> traces) and its adjoint, "
+                 "shot 0\n"
+               : "\nDot-product test of the density's Born operator F_rho (d rho -> traces) and its adjoint, shot 0\n";
+    out += fmt::format(
+        "| precision | <{0} {1}, dd> | <{1}, {0}^T dd> | relative mismatch | tolerance | result |\n"
+        "|---|---|---|---|---|---|\n",
+        f, d);
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const auto& [name, r] = rows[k];
       out += fmt::format("| {} | {:.15e} | {:.15e} | {:.2e} | {:.0e} | {} |\n", name, r.lhs, r.rhs, r.mismatch,
                          name == "fp64" ? tolerances.dot_fp64 : tolerances.dot_fp32,
-                         density_dot_passed(k) ? "pass" : "FAIL");
+                         (shear ? shear_dot_passed(k) : density_dot_passed(k)) ? "pass" : "FAIL");
     }
   }
   const auto table = [&](const TaylorResult& t, const std::string& title, bool ok) {
@@ -231,6 +274,9 @@ std::string GradientCheckReport::text() const {
   if (density_taylor)
     table(*density_taylor, "Taylor test of the density gradient at fixed velocity (fp64, m = rho in kg/m^3)",
           density_taylor_passed());
+  if (shear_taylor)
+    table(*shear_taylor, "Taylor test of the shear-velocity gradient at fixed vp and density (fp64, m = vs in m/s)",
+          shear_taylor_passed());
   return out;
 }
 
@@ -264,6 +310,7 @@ GradientCheckReport check_gradient(const Case& case_in) {
     report.dot.emplace_back(to_string(p), born_dot_test(cp, plan, 0, 20240601));
     if (c.inversion.density_parameter)
       report.density_dot.emplace_back(to_string(p), density_dot_test(cp, plan, 0, 20240602));
+    if (c.inversion.shear_parameter) report.shear_dot.emplace_back(to_string(p), shear_dot_test(cp, plan, 0, 20240603));
   }
   auto propagator = make_gradient_propagator(c, plan, history);
   const ObservedData observed = observed_data(c, plan, *propagator);
@@ -284,6 +331,11 @@ GradientCheckReport check_gradient(const Case& case_in) {
     const std::vector<double> rho = propagator->density();
     report.density_taylor =
         density_taylor_test(objective, *propagator, model, smooth_direction(c.grid, rho, 0.02), taylor_steps);
+  }
+  if (c.inversion.shear_parameter) {
+    const std::vector<double> vs = propagator->shear_velocity();
+    report.shear_taylor =
+        shear_taylor_test(objective, *propagator, model, smooth_direction(c.grid, vs, 0.02), taylor_steps);
   }
   report.propagator = propagator->name();
   report.history = propagator->history_name();

@@ -43,6 +43,9 @@ TaylorResult taylor_test(Objective& objective, std::span<const double> model, st
 // `model` with the density rho + h drho set on the propagator (restored after).
 TaylorResult density_taylor_test(Objective& objective, GradientPropagator& propagator, std::span<const double> model,
                                  std::span<const double> direction, const std::vector<double>& steps);
+// The same for the elastic scheme's shear velocity at fixed vp and density (vs + h dvs, m/s).
+TaylorResult shear_taylor_test(Objective& objective, GradientPropagator& propagator, std::span<const double> model,
+                               std::span<const double> direction, const std::vector<double>& steps);
 
 // The steps of `check-gradient` along smooth_direction(..., 0.02): perturbations of 0.2% down to 0.0125% of the
 // mean parameter, where the first-order remainder is still dominated by h g.dm and the second-order one (about
@@ -67,7 +70,9 @@ struct GradientCheckReport {
   std::vector<std::pair<std::string, DotTestResult>> dot;          // precision, result
   std::vector<std::pair<std::string, DotTestResult>> density_dot;  // with a density parameter
   TaylorResult taylor;
-  std::optional<TaylorResult> density_taylor;  // with a density parameter
+  std::optional<TaylorResult> density_taylor;                    // with a density parameter
+  std::vector<std::pair<std::string, DotTestResult>> shear_dot;  // with a shear-velocity parameter (elastic)
+  std::optional<TaylorResult> shear_taylor;
   Parameterisation parameterisation = Parameterisation::velocity;
   std::string propagator, history;
   GradientCheckTolerances tolerances;
@@ -75,6 +80,8 @@ struct GradientCheckReport {
   bool density_dot_passed(std::size_t k) const;
   bool taylor_passed() const;
   bool density_taylor_passed() const;
+  bool shear_dot_passed(std::size_t k) const;
+  bool shear_taylor_passed() const;
   bool passed() const;
   std::string text() const;
 };

@@ -103,9 +103,10 @@ double InversionSummary::misfit_reduction() const {
   return 1 - history.back().relative_misfit;
 }
 
-std::optional<double> InversionSummary::model_error_reduction() const {
-  if (history.empty() || !history.front().model_error || *history.front().model_error == 0) return std::nullopt;
-  return 1 - *history.back().model_error / *history.front().model_error;
+std::optional<double> InversionSummary::model_error_reduction(std::optional<double> InversionIteration::*error) const {
+  if (history.empty() || !(history.front().*error) || *(history.front().*error) == 0 || !(history.back().*error))
+    return std::nullopt;
+  return 1 - *(history.back().*error) / *(history.front().*error);
 }
 
 InversionSummary run_inversion(const Case& c, const InversionOptions& options) {

@@ -38,8 +38,10 @@ struct InversionSummary {
   // Set when the line search found no acceptable step: why, and the steps it tried. The outputs hold the last
   // completed iteration.
   std::string failure;
-  double misfit_reduction() const;                      // 1 - J_final / J_start (of the last band)
-  std::optional<double> model_error_reduction() const;  // 1 - e_final / e_start
+  double misfit_reduction() const;  // 1 - J_final / J_start (of the last band)
+  // 1 - e_final / e_start of the velocity's model error (or of InversionIteration::density_error, shear_error)
+  std::optional<double> model_error_reduction(
+      std::optional<double> InversionIteration::*error = &InversionIteration::model_error) const;
 };
 
 struct InversionOptions {

@@ -511,6 +511,10 @@ int run(int argc, char** argv) {
         fmt::format("done        {} iteration(s) of {} with {}, wavefields: {}: misfit reduced by {:.2f}%",
                     s.history.size() - 1, s.optimizer, s.propagator, s.wavefield_history, 100 * s.misfit_reduction());
     if (const auto e = s.model_error_reduction()) text += fmt::format(", model error by {:.2f}%", 100 * *e);
+    if (const auto e = s.model_error_reduction(&InversionIteration::density_error))
+      text += fmt::format(", density error by {:.2f}%", 100 * *e);
+    if (const auto e = s.model_error_reduction(&InversionIteration::shear_error))
+      text += fmt::format(", vs error by {:.2f}%", 100 * *e);
     text += "\n";
     for (const auto& f : s.outputs) text += fmt::format("output      {}\n", f);
     print(text);
