@@ -76,7 +76,15 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
                   "inversion.wavefield_storage = \"boundary\": the elastic scheme does not run backwards; use "
                   "\"memory\", \"checkpoints\", \"binomial\", \"disk\" or \"auto\"");
     increments_.assign(elastic_fields * std::size_t(setup_.layout.size()), T(0));
-    for_increment_rows([&](const T*, int n, std::size_t) { packed_values_ += std::size_t(n); });
+    // The rows of every field's computed range, in the packed order.
+    const ElasticStep<T> s = setup_.step();
+    for (int f = 0; f < elastic_fields; ++f)
+      for (int z = s.lo(f, 0); z < s.hi(f, 0); ++z)
+        for (int y = s.lo(f, 1); y < s.hi(f, 1); ++y) {
+          const int n = s.hi(f, 2) - s.lo(f, 2);
+          rows_[f].push_back({std::size_t(setup_.layout.index(z, y, s.lo(f, 2))), packed_values_, z, n});
+          packed_values_ += std::size_t(n);
+        }
   }
 
   std::string name() const override { return std::string("elastic-cpu-") + (sizeof(T) == 4 ? "fp32" : "fp64"); }
@@ -145,7 +153,7 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
   void adjoint(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) override {
     const FieldLayout& L = setup_.layout;
     const int nt = setup_.nt;
-    const std::size_t points = setup_.vp.size(), size = std::size_t(L.size());
+    const std::size_t points = setup_.vp.size();
     check_adjoint_arguments(history_shot_ >= 0, std::size_t(n_receivers()) * std::size_t(nt), points, residual.size(),
                             gradient.size(), illumination.size());
     const cpu::FlushDenormals flush(flush_denormals_);
@@ -155,15 +163,14 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     std::vector<double> source_image(sources_.index.size(), 0.0);
     ReverseFields<T> fields(*history_, *this, field_values());
     for (int n = nt - 1; n >= 0; --n) {
-      unpack(fields(n + 1), a.increments);  // field n + 1: what step n's coefficients multiplied
-      const T* inc = a.increments.data();
+      const T* inc = fields(n + 1);  // field n + 1: what step n's coefficients multiplied (packed)
       if (setup_.free_surface) cpu::zero_top_plane(L, s.f[szz]);
       source_images(s, n, false, source_image);
       stress_images(s, inc, a.images);
       cpu::elastic_stress_adjoint(s, a.scratch.data());
       inject_adjoint(1, adjoint_v, n, a.fields.all.data());
       source_images(s, n, true, source_image);
-      for (int c = 0; c < 3; ++c) add_product(a.images.bdt[std::size_t(c)], s.f[vz + c], inc + (vz + c) * size);
+      for (int c = 0; c < 3; ++c) add_product(a.images.bdt[std::size_t(c)], s.f[vz + c], inc, vz + c);
       cpu::elastic_velocity_adjoint(s, a.scratch.data());
       inject_adjoint(0, residual, n, a.fields.all.data());
     }
@@ -190,12 +197,9 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
   };
   struct Adjoint {
     explicit Adjoint(const ElasticSetup<T>& s)
-        : fields(s),
-          scratch(std::size_t(s.layout.size()), T(0)),
-          increments(elastic_fields * std::size_t(s.layout.size()), T(0)),
-          images(std::size_t(s.layout.size())) {}
+        : fields(s), scratch(std::size_t(s.layout.size()), T(0)), images(std::size_t(s.layout.size())) {}
     ElasticFields<T> fields;
-    std::vector<T> scratch, increments;  // increments: a step's, unpacked from the history (padded)
+    std::vector<T> scratch;
     Images images;
   };
   Adjoint& adjoint_fields() {
@@ -335,28 +339,13 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
   // The history's field: the increments on each field's computed range, packed (row by row, field after field).
   std::size_t field_values() const override { return packed_values_; }
   void copy_field(std::span<T> out) const override {
-    T* o = out.data();
-    for_increment_rows([&](const T* row, int n, std::size_t) { o = std::copy_n(row, n, o); });
-  }
-  // The packed field into the padded `out` (zero outside the computed ranges, as the increments).
-  void unpack(const T* in, std::vector<T>& out) const {
-    for_increment_rows([&](const T*, int n, std::size_t i) {
-      std::copy_n(in, n, out.data() + i);
-      in += n;
-    });
-  }
-  // fn(the row in increments_, its length, its index in a padded array of the nine) for every row of every field's
-  // computed range, in the packed order.
-  template <class Fn>
-  void for_increment_rows(Fn&& fn) const {
-    const ElasticStep<T> s = setup_.step();
     const std::size_t size = std::size_t(setup_.layout.size());
-    for (int f = 0; f < elastic_fields; ++f)
-      for (int z = s.lo(f, 0); z < s.hi(f, 0); ++z)
-        for (int y = s.lo(f, 1); y < s.hi(f, 1); ++y) {
-          const std::size_t i = f * size + std::size_t(setup_.layout.index(z, y, s.lo(f, 2)));
-          fn(increments_.data() + i, s.hi(f, 2) - s.lo(f, 2), i);
-        }
+    for (int f = 0; f < elastic_fields; ++f) {
+      const std::vector<Row>& rows = rows_[f];
+      const T* in = increments_.data() + f * size;
+#pragma omp parallel for schedule(static)
+      for (std::size_t r = 0; r < rows.size(); ++r) std::copy_n(in + rows[r].i, rows[r].n, out.data() + rows[r].p);
+    }
   }
   void step(int n) override {
     record(0, state_, raw_[0], n);
@@ -501,23 +490,32 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
   // sum_a s_aa-bar e_a (on a free surface, the derivatives of L = lam mu2 / (lam + mu2) and of mu2 e_a), and each
   // shear stress's s-bar x (D_b v_a + D_a v_b).
   void stress_images(const ElasticStep<T>& a, const T* inc, Images& images) const {
-    const std::size_t size = std::size_t(setup_.layout.size());
-    const T *ez = inc + szz * size, *ey = inc + syy * size, *ex = inc + sxx * size;
     const T *sz = a.f[szz], *sy = a.f[syy], *sx = a.f[sxx];
-    for_nodes([&](std::size_t, index_t i, int z) {
-      const std::size_t u = std::size_t(i);
-      if (z == 0 && setup_.free_surface) {
-        const double lam = setup_.lamdt[u], mu2 = setup_.mu2dt[u], sum = lam + mu2;
-        const double both = double(sy[u]) + double(sx[u]), e = double(ey[u]) + double(ex[u]);
-        images.lam[u] += both * e * mu2 * mu2 / (sum * sum);
-        images.mu2[u] += both * e * lam * lam / (sum * sum) + double(sy[u]) * ey[u] + double(sx[u]) * ex[u];
-        return;
+    const std::vector<Row>& rows = rows_[szz];  // (the three normal stresses' rows are the same)
+#pragma omp parallel for schedule(static)
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const std::size_t i0 = rows[r].i;
+      const T *ez = inc + rows[r].p, *ey = inc + rows_[syy][r].p, *ex = inc + rows_[sxx][r].p;
+      double *lam_image = images.lam.data() + i0, *mu2_image = images.mu2.data() + i0;
+      if (rows[r].z == 0 && setup_.free_surface) {
+        for (int x = 0; x < rows[r].n; ++x) {
+          const std::size_t u = i0 + std::size_t(x);
+          const double lam = setup_.lamdt[u], mu2 = setup_.mu2dt[u], sum = lam + mu2;
+          const double both = double(sy[u]) + double(sx[u]), e = double(ey[x]) + double(ex[x]);
+          lam_image[x] += both * e * mu2 * mu2 / (sum * sum);
+          mu2_image[x] += both * e * lam * lam / (sum * sum) + double(sy[u]) * ey[x] + double(sx[u]) * ex[x];
+        }
+        continue;
       }
-      const double trace = double(ez[u]) + double(ey[u]) + double(ex[u]);
-      images.lam[u] += (double(sz[u]) + double(sy[u]) + double(sx[u])) * trace;
-      images.mu2[u] += double(sz[u]) * ez[u] + double(sy[u]) * ey[u] + double(sx[u]) * ex[u];
-    });
-    for (int c = 0; c < 3; ++c) add_product(images.mudt[std::size_t(c)], a.f[szy + c], inc + (szy + c) * size);
+#pragma omp simd
+      for (int x = 0; x < rows[r].n; ++x) {
+        const std::size_t u = i0 + std::size_t(x);
+        const double trace = double(ez[x]) + double(ey[x]) + double(ex[x]);
+        lam_image[x] += (double(sz[u]) + double(sy[u]) + double(sx[u])) * trace;
+        mu2_image[x] += double(sz[u]) * ez[x] + double(sy[u]) * ey[x] + double(sx[u]) * ex[x];
+      }
+    }
+    for (int c = 0; c < 3; ++c) add_product(images.mudt[std::size_t(c)], a.f[szy + c], inc, szy + c);
   }
   // The sources' images at step n (velocity: the forces; else the stress sources): each point's adjoint x factor x
   // signal, into `image` (per point).
@@ -629,13 +627,18 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
           fn(setup_.layout.index(z, y, x), n0, n1, 2 * dt_ / (setup_.density[n0] + setup_.density[n1]));
         }
   }
-  // out += a x b and out += c x b over the padded points.
-  static void add_product(std::vector<double>& out, const T* a, const T* b) {
-    const std::size_t size = out.size();
-    double* o = out.data();
-#pragma omp parallel for simd schedule(static)
-    for (std::size_t i = 0; i < size; ++i) o[i] += double(a[i]) * double(b[i]);
+  // out += a x b over field f's computed range, b packed (the history's field).
+  void add_product(std::vector<double>& out, const T* a, const T* packed, int f) const {
+    const std::vector<Row>& rows = rows_[f];
+#pragma omp parallel for schedule(static)
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      double* o = out.data() + rows[r].i;
+      const T *aa = a + rows[r].i, *b = packed + rows[r].p;
+#pragma omp simd
+      for (int x = 0; x < rows[r].n; ++x) o[x] += double(aa[x]) * double(b[x]);
+    }
   }
+  // out += c x b over the padded points.
   static void add_scaled(T* out, const std::vector<T>& c, const T* b) {
     const std::size_t size = c.size();
     const T* cc = c.data();
@@ -650,7 +653,13 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
   std::vector<std::vector<std::vector<double>>> wavelets_;  // [shot][source][n]
   ElasticSetup<T> setup_;
   ElasticFields<T> state_;
-  std::vector<T> increments_;      // the last step's, per field (padded, one after another): the history's field
+  std::vector<T> increments_;  // the last step's, per field (padded, one after another): the history's field
+  // A row of a field's computed range: its padded index, its offset in the packed field, its z and length.
+  struct Row {
+    std::size_t i, p;
+    int z, n;
+  };
+  std::array<std::vector<Row>, elastic_fields> rows_;
   std::size_t packed_values_ = 0;  // the increments on the computed ranges
   std::unique_ptr<WavefieldHistory<T>> history_;
   ShotReceivers receivers_;
