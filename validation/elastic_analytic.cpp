@@ -1,7 +1,10 @@
 #include "validation/elastic_analytic.hpp"
 
+#include <fftw3.h>
+
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <stdexcept>
 
 namespace specwave::validation {
@@ -100,6 +103,53 @@ std::array<double, 3> stokes_force_velocity(const ElasticMedium& m, const Ricker
     // (g_i g_j - c delta_ij) d_j = g_i (g . d) - c d_i
     const double gg = g[i] * g_dot_d;
     v[i] = (near * (3 * gg - d[i]) + far_p * gg - far_s * (gg - d[i])) / (4 * M_PI * m.rho);
+  }
+  return v;
+}
+
+std::vector<std::array<double, 3>> stokes_force_velocity_sampled(const ElasticMedium& m, const std::vector<double>& s,
+                                                                 double dt, const std::array<double, 3>& d,
+                                                                 const std::array<double, 3>& x, bool leapfrog) {
+  require(m.vp > 0 && m.vs > 0 && m.rho > 0 && dt > 0, "stokes_force_velocity_sampled: needs vp, vs, rho, dt > 0");
+  const double r = std::sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+  require(r > 0, "stokes_force_velocity_sampled: the offset must be nonzero");
+  const std::size_t nt = s.size();
+  std::size_t n = 1;
+  while (n < 4 * nt + std::size_t(8)) n *= 2;
+  std::vector<double> samples(n, 0.0);
+  std::copy(s.begin(), s.end(), samples.begin());
+  std::vector<std::complex<double>> spectrum(n / 2 + 1);
+  fftw_plan forward =
+      fftw_plan_dft_r2c_1d(int(n), samples.data(), reinterpret_cast<fftw_complex*>(spectrum.data()), FFTW_ESTIMATE);
+  fftw_execute(forward);
+  fftw_destroy_plan(forward);
+  const std::array<double, 3> g = {x[0] / r, x[1] / r, x[2] / r};
+  const double g_dot_d = g[0] * d[0] + g[1] * d[1] + g[2] * d[2];
+  const double a = r / m.vp, b = r / m.vs;
+  std::array<std::vector<std::complex<double>>, 3> out;
+  for (auto& o : out) o.assign(spectrum.size(), 0.0);
+  const std::complex<double> i(0, 1);
+  for (std::size_t k = 1; k < spectrum.size(); ++k) {
+    const double w = 2 * M_PI * double(k) / (double(n) * dt);
+    const double W = leapfrog ? 2 / dt * std::sin(w * dt / 2) : w;
+    const double average = leapfrog ? std::cos(w * dt / 2) : 1.0;
+    const auto e = [&](double tau) { return std::exp(-i * W * tau); };
+    const std::complex<double> near = (e(b) * (1.0 + i * W * b) - e(a) * (1.0 + i * W * a)) / (W * W);
+    const std::complex<double> p = e(a) / (m.vp * m.vp * r), q = e(b) / (m.vs * m.vs * r);
+    const std::complex<double> factor = average * i * W * spectrum[k] / (4 * M_PI * m.rho * double(n));
+    for (std::size_t c = 0; c < 3; ++c) {
+      const double gg = g[c] * g_dot_d;  // (g_c g_j) d_j
+      out[c][k] = factor * ((3 * gg - d[c]) * near / (r * r * r) + gg * p - (gg - d[c]) * q);
+    }
+  }
+  std::vector<std::array<double, 3>> v(nt);
+  std::vector<double> back(n);
+  for (std::size_t c = 0; c < 3; ++c) {
+    fftw_plan inverse =
+        fftw_plan_dft_c2r_1d(int(n), reinterpret_cast<fftw_complex*>(out[c].data()), back.data(), FFTW_ESTIMATE);
+    fftw_execute(inverse);
+    fftw_destroy_plan(inverse);
+    for (std::size_t t = 0; t < nt; ++t) v[t][c] = back[t];
   }
   return v;
 }

@@ -4,6 +4,7 @@
 // The Ricker wavelet is taken as its formula for all t (not zero before t = 0): for a delay t0 >= 1.5 / f the
 // difference from a source switched on at t = 0 is below 1e-8 of the peak.
 #include <array>
+#include <vector>
 
 namespace specwave::validation {
 
@@ -22,6 +23,21 @@ struct RickerForce {
 // (a unit vector for a force of F newtons). Requires vs > 0.
 std::array<double, 3> stokes_force_velocity(const ElasticMedium& m, const RickerForce& f,
                                             const std::array<double, 3>& d, const std::array<double, 3>& x, double t);
+
+// The same velocity from the samples s_n = s(n dt) (n = 0 .. nt - 1, newtons) of a force's wavelet, as the engine's
+// velocity traces record it: continuous in space and, with `leapfrog`, discrete in time as the velocity-stress
+// leapfrog steps it. In the frequency domain (signals exp(+i w t)) the leapfrog system is the continuous one at
+// W = (2 / dt) sin(w dt / 2) for the velocities' half steps, and a trace's sample n, the mean of v^{n-1/2} and
+// v^{n+1/2}, takes a factor cos(w dt / 2): v(w) = cos(w dt / 2) i W G(W) d S(w) with Stokes' displacement tensor
+//   G_ij(w) = [(3 g_i g_j - delta_ij) I(w) / r^3 + g_i g_j exp(-i w r / vp) / (vp^2 r)
+//              - (g_i g_j - delta_ij) exp(-i w r / vs) / (vs^2 r)] / (4 pi rho),
+//   I(w) = int_{r/vp}^{r/vs} tau exp(-i w tau) dtau,
+// so comparing the engine with it isolates the error of the spatial operator (docs/validation.md, section 14).
+// Without `leapfrog`, W = w and no factor: the continuous solution of the band-limited samples. Returns nt (z, y, x)
+// samples. Zero-padded in time so that the delay does not wrap around.
+std::vector<std::array<double, 3>> stokes_force_velocity_sampled(const ElasticMedium& m, const std::vector<double>& s,
+                                                                 double dt, const std::array<double, 3>& d,
+                                                                 const std::array<double, 3>& x, bool leapfrog);
 
 // The near-field integral of the Stokes velocity, J(t) = int_{tau_p}^{tau_s} tau F'(t - tau) dtau (s^2 N for a
 // force), exposed for its own test.

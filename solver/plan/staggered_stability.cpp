@@ -113,8 +113,10 @@ double staggered_density_growth(int R, double ratio) {
 
 double staggered_density_bounds_dt(const Case& c, double v_stable) {
   const InversionSpec& inv = c.inversion;
-  if (c.scheme.formulation != Formulation::staggered || !inv.density_parameter || !inv.density_min ||
-      !inv.density_max || !(*inv.density_min > 0) || !(*inv.density_max > *inv.density_min))
+  // (The elastic scheme's P waves meet the same buoyancies: the same bound, as staggered_dt_max applies to it.)
+  if ((c.scheme.formulation != Formulation::staggered && c.scheme.formulation != Formulation::elastic) ||
+      !inv.density_parameter || !inv.density_min || !inv.density_max || !(*inv.density_min > 0) ||
+      !(*inv.density_max > *inv.density_min))
     return std::numeric_limits<double>::infinity();
   const double growth = staggered_density_growth(c.scheme.order / 2, *inv.density_max / *inv.density_min);
   return stable_dt_staggered(c.grid, c.scheme.order, v_stable) / std::sqrt(growth);
