@@ -335,12 +335,16 @@ TEST_CASE("elastic: the case file's and the preflight's refusals, naming the key
   std::string acoustic = base + "[model]\ntype = \"homogeneous\"\nvelocity = 2000.0\n";
   acoustic.replace(acoustic.find("[receivers]"), 11, "[receivers]\ncomponents = [\"div\"]");
   CHECK_THROWS_WITH_AS(make_plan(parse(acoustic)), doctest::Contains("needs the elastic scheme"), Error);
-  // A negative Poisson ratio is legal (a note), and the elastic scheme has no gradient yet.
+  // A negative Poisson ratio is legal (a note); the gradient propagator refuses a trial shear velocity whose bulk
+  // modulus would not be positive (an inversion's line search), naming the point.
   const Case poisson = parse(base + model + "shear_velocity = 1500.0\n");
   const Plan plan = make_plan(poisson);
   CHECK(std::any_of(plan.notes.begin(), plan.notes.end(),
                     [](const std::string& n) { return n.find("negative Poisson ratio") != std::string::npos; }));
-  CHECK_THROWS_WITH_AS(make_gradient_propagator(poisson, plan, {}), doctest::Contains("forward only"), Error);
+  auto gradient = make_gradient_propagator(poisson, plan, {});
+  std::vector<double> vs = gradient->shear_velocity();
+  vs[7] = 1800;
+  CHECK_THROWS_WITH_AS(gradient->set_shear_velocity(vs), doctest::Contains("flat index 7"), Error);
   // The slowest wave sets the points per wavelength: the shear velocity, or vp in a fluid.
   CHECK(plan.points_per_wavelength == doctest::Approx(1500 / (plan.f_max * 10.0)));
 }

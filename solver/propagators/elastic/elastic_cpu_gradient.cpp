@@ -258,7 +258,11 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     }
     history_shot_ = -1;
   }
-  std::vector<double> traces() const { return elastic_traces(velocity_, row_, raw_, setup_.nt); }
+  std::vector<double> traces() const {
+    std::vector<double> out;
+    elastic_traces(velocity_, row_, raw_, setup_.nt, out);
+    return out;
+  }
 
   // The velocity list's adjoint source: a velocity trace's sample n is (raw^n + raw^{n-1}) / 2, so raw^n's adjoint is
   // (r^n + r^{n+1}) / 2 (r^{nt} = 0), rows in the velocity list's order.
@@ -459,7 +463,9 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
         cpu::zero_top_plane(L, du.f[szz].data());
       }
     }
-    return elastic_traces(velocity_, row_, raw, setup_.nt);
+    std::vector<double> out;
+    elastic_traces(velocity_, row_, raw, setup_.nt, out);
+    return out;
   }
   // du_s += d(lam) (e_z + e_y + e_x) + d(mu2) e_a on the nodes (on a free surface, where e_z = -r (e_y + e_x) with
   // r = lam / (lam + mu2): s_yy, s_xx += d(L) (e_y + e_x) + d(mu2) e_a, L = lam mu2 / (lam + mu2)), du_ab += d(mu_ab)

@@ -140,16 +140,15 @@ std::size_t elastic_increment_points(const Case& c) {
   return total;
 }
 
-std::vector<double> elastic_traces(const std::vector<bool>& velocity, const std::vector<std::size_t>& row,
-                                   const std::vector<double> (&raw)[2], int nt) {
+void elastic_traces(const std::vector<bool>& velocity, const std::vector<std::size_t>& row,
+                    const std::vector<double> (&raw)[2], int nt, std::vector<double>& out) {
   const std::size_t steps = std::size_t(nt);
-  std::vector<double> out(velocity.size() * steps, 0.0);
+  out.assign(velocity.size() * steps, 0.0);
   for (std::size_t r = 0; r < velocity.size(); ++r) {
     const double* in = raw[velocity[r]].data() + row[r] * steps;
     double* o = out.data() + r * steps;
     for (std::size_t n = 0; n < steps; ++n) o[n] = velocity[r] ? 0.5 * (in[n] + (n > 0 ? in[n - 1] : 0.0)) : in[n];
   }
-  return out;
 }
 
 template <class T>

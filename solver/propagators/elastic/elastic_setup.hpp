@@ -76,10 +76,11 @@ void update_elastic_model(ElasticSetup<T>& s, std::span<const double> vp, std::s
 // case c (one rank): what a step's increments hold (the elastic gradient's history field, packed).
 std::size_t elastic_increment_points(const Case& c);
 
-// The traces (n_receivers, nt) from the pressure list's raw samples raw[0] and the velocity list's raw[1] (receiver r
-// is row row[r] of list velocity[r]): a velocity trace's sample n is the mean of v^{n-1/2} and v^{n+1/2}.
-std::vector<double> elastic_traces(const std::vector<bool>& velocity, const std::vector<std::size_t>& row,
-                                   const std::vector<double> (&raw)[2], int nt);
+// The traces (n_receivers, nt) into `out` (its buffer kept when large enough: a propagator's traces() hands out a span
+// of it) from the pressure list's raw samples raw[0] and the velocity list's raw[1] (receiver r is row row[r] of list
+// velocity[r]): a velocity trace's sample n is the mean of v^{n-1/2} and v^{n+1/2}.
+void elastic_traces(const std::vector<bool>& velocity, const std::vector<std::size_t>& row,
+                    const std::vector<double> (&raw)[2], int nt, std::vector<double>& out);
 
 // The signal a source point multiplies its factor by at step n (ElasticPoints::Signal): wavelet s, its running sum.
 inline double elastic_signal(std::uint8_t kind, const std::vector<double>& s, const std::vector<double>& running,
