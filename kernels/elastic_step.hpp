@@ -78,4 +78,49 @@ struct ElasticStep {
   }
 };
 
+// The points of row (z, y), x0 .. x1 - 1, of term `term`'s field that lie in the layer of face `side` of the term's
+// axis: `count` points from x0 + skip (0: none), their profile values (along z and y one pair for the whole row,
+// `scalar`; along x a pair per point, a_x[k] and b_x[k]) and their memory variables m[k] in the term's slab.
+template <class T>
+struct ElasticCpmlRow {
+  int skip = 0, count = 0;
+  bool scalar = true;
+  T a = 0, b = 0;
+  const T* a_x = nullptr;
+  const T* b_x = nullptr;
+  T* m = nullptr;
+};
+template <class T>
+SPECWAVE_HD inline ElasticCpmlRow<T> elastic_cpml_row(const ElasticStep<T>& s, int term, int side, int z, int y, int x0,
+                                                      int x1) {
+  ElasticCpmlRow<T> r;
+  const ElasticTerm t = elastic_term[term];
+  const ElasticCpmlAxis<T>& p = s.pml[t.axis];
+  T* psi = s.psi[term][side];
+  if (!p.face[side] || !psi) return r;
+  const bool half = elastic_half(t.field, t.axis);
+  const int R = p.radius, begin = p.begin(side, half), end = p.end(side, half);
+  if (t.axis < 2) {
+    int c[3] = {z, y, 0};
+    const int i = c[t.axis];
+    if (i < begin || i >= end) return r;
+    r.a = half ? p.a_half[i + R] : p.a_node[i], r.b = half ? p.b_half[i + R] : p.b_node[i];
+    for (int k = 0; k < 3; ++k) c[k] += p.slab_offset[k];
+    c[t.axis] = p.slab_coordinate(side, i);
+    c[2] = x0 + p.slab_offset[2];
+    r.m = psi + c[0] * p.slab_stride[0] + c[1] * p.slab_stride[1] + c[2];
+    r.count = x1 - x0;
+    return r;
+  }
+  const int xs = begin > x0 ? begin : x0, xe = end < x1 ? end : x1;
+  if (xs >= xe) return r;
+  r.scalar = false;
+  r.skip = xs - x0, r.count = xe - xs;
+  r.a_x = (half ? p.a_half + R : p.a_node) + xs;
+  r.b_x = (half ? p.b_half + R : p.b_node) + xs;
+  r.m = psi + (z + p.slab_offset[0]) * p.slab_stride[0] + (y + p.slab_offset[1]) * p.slab_stride[1] +
+        p.slab_coordinate(side, xs);
+  return r;
+}
+
 }  // namespace specwave

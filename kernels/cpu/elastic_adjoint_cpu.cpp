@@ -21,39 +21,21 @@ constexpr int chunk = 64;  // x points per scatter task along z and y
 // G-bar', G-bar = G-bar' + a q and psi-bar = b q. The faces in the forward's reverse order.
 template <class T>
 void cpml_term_adjoint(const ElasticStep<T>& s, int term, int z, int y, int x0, int x1, T* __restrict g) {
-  const ElasticTerm t = elastic_term[term];
-  const ElasticCpmlAxis<T>& p = s.pml[t.axis];
-  const bool half = elastic_half(t.field, t.axis);
-  const int R = p.radius;
   for (int side = 1; side >= 0; --side) {
-    T* __restrict psi = s.psi[term][side];
-    if (!p.face[side] || !psi) continue;
-    const int begin = p.begin(side, half), end = p.end(side, half);
-    if (t.axis < 2) {
-      int c[3] = {z, y, 0};
-      const int i = c[t.axis];
-      if (i < begin || i >= end) continue;
-      const T a = half ? p.a_half[i + R] : p.a_node[i], b = half ? p.b_half[i + R] : p.b_node[i];
-      for (int k = 0; k < 3; ++k) c[k] += p.slab_offset[k];
-      c[t.axis] = p.slab_coordinate(side, i);
-      c[2] = x0 + p.slab_offset[2];
-      T* __restrict m = psi + c[0] * p.slab_stride[0] + c[1] * p.slab_stride[1] + c[2];
+    const ElasticCpmlRow<T> r = elastic_cpml_row(s, term, side, z, y, x0, x1);
+    T* __restrict m = r.m;
+    T* __restrict gg = g + r.skip;
+    if (r.scalar) {
 #pragma omp simd
-      for (int x = 0; x < x1 - x0; ++x) {
-        const T q = m[x] + g[x];
-        g[x] += a * q;
-        m[x] = b * q;
+      for (int x = 0; x < r.count; ++x) {
+        const T q = m[x] + gg[x];
+        gg[x] += r.a * q;
+        m[x] = r.b * q;
       }
     } else {
-      const int xs = std::max(begin, x0), xe = std::min(end, x1);
-      if (xs >= xe) continue;
-      const T* __restrict a = (half ? p.a_half + R : p.a_node) + xs;
-      const T* __restrict b = (half ? p.b_half + R : p.b_node) + xs;
-      T* __restrict m = psi + (z + p.slab_offset[0]) * p.slab_stride[0] + (y + p.slab_offset[1]) * p.slab_stride[1] +
-                        p.slab_coordinate(side, xs);
-      T* __restrict gg = g + (xs - x0);
+      const T* __restrict a = r.a_x, * __restrict b = r.b_x;
 #pragma omp simd
-      for (int x = 0; x < xe - xs; ++x) {
+      for (int x = 0; x < r.count; ++x) {
         const T q = m[x] + gg[x];
         gg[x] += a[x] * q;
         m[x] = b[x] * q;

@@ -53,6 +53,16 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
   q.budget_bytes = c.inversion.wavefield_memory_gib
                        ? *c.inversion.wavefield_memory_gib * double(1ull << 30)
                        : 0.5 * double(plan.memory_available ? plan.memory_available : 1ull << 32);
+  const bool first_order = c.scheme.formulation != Formulation::second_order;
+  if (c.scheme.method == Method::fdtd && first_order && c.inversion.wavefield_storage == WavefieldStorage::boundary)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: inversion.wavefield_storage = \"boundary\" is the second-order scheme's; the {} "
+                            "does not run backwards in this version; use \"memory\", \"checkpoints\", "
+                            "\"binomial\", \"disk\" or \"auto\"",
+                            c.source_path.empty() ? c.name : c.source_path,
+                            c.scheme.formulation == Formulation::elastic
+                                ? "elastic scheme"
+                                : "staggered scheme (a density model or [attenuation])"));
   if (c.scheme.method == Method::spectral) {
     if (c.inversion.wavefield_storage == WavefieldStorage::boundary)
       throw Error(
@@ -69,12 +79,6 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
     q.field_bytes = (pml ? (mechanisms > 0 ? 4 : 3) : 1) * field_bytes;
     q.state_bytes = (pml ? 6 + (mechanisms > 0 ? 3 * mechanisms + 3 : 0) : 2) * field_bytes;
   } else if (c.scheme.formulation == Formulation::elastic) {
-    if (c.inversion.wavefield_storage == WavefieldStorage::boundary)
-      throw Error(ExitCode::invalid_case,
-                  fmt::format("{}: inversion.wavefield_storage = \"boundary\" is the second-order scheme's; the "
-                              "elastic scheme does not run backwards in this version; use \"memory\", "
-                              "\"checkpoints\", \"binomial\", \"disk\" or \"auto\"",
-                              c.source_path.empty() ? c.name : c.source_path));
     // What the elastic gradient propagator keeps (solver/propagators/elastic/elastic_cpu_gradient.cpp): a field is
     // the nine increments of a step on each field's computed range (packed); a state the nine fields (padded), the
     // CPML slabs (about 20% more) and the increments (padded).
@@ -85,12 +89,6 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
     q.field_bytes = value * double(elastic_increment_points(c));
     q.state_bytes = 9 * padded * 2.2;
   } else if (c.scheme.formulation == Formulation::staggered) {
-    if (c.inversion.wavefield_storage == WavefieldStorage::boundary)
-      throw Error(ExitCode::invalid_case,
-                  fmt::format("{}: inversion.wavefield_storage = \"boundary\" is the second-order scheme's; the "
-                              "staggered scheme (a density model or [attenuation]) does not run backwards in this "
-                              "version; use \"memory\", \"checkpoints\", \"binomial\", \"disk\" or \"auto\"",
-                              c.source_path.empty() ? c.name : c.source_path));
     // What the staggered gradient propagator keeps (solver/propagators/staggered/staggered_cpu_gradient.cpp): a field
     // is the step's divergence D and, with a density parameter, the three velocity increments (padded); a state u and
     // w_z, w_y, w_x (padded), the CPML slabs (about 20% more), the memory variables and the field.

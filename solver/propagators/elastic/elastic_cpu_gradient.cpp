@@ -244,14 +244,7 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     shot_ = shot;
     const std::vector<PointStencil>& receivers = receivers_.of(shot, shared_receivers_);
     std::vector<PointStencil> lists[2];
-    velocity_.assign(receivers.size(), false);
-    row_.assign(receivers.size(), 0);
-    for (std::size_t r = 0; r < receivers.size(); ++r) {
-      const bool v = !receivers[r].points.empty() && receivers[r].points.front().field >= ElasticField::vz;
-      velocity_[r] = v;
-      row_[r] = lists[v].size();
-      lists[v].push_back(receivers[r]);
-    }
+    split_elastic_receivers(receivers, lists, velocity_, row_);
     for (int k = 0; k < 2; ++k) {
       lists_[k] = make_block_receivers<T>(setup_.layout, lists[k], setup_.block);
       raw_[k].assign(lists[k].size() * std::size_t(setup_.nt), 0.0);

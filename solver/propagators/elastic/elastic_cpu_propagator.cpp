@@ -81,14 +81,7 @@ class ElasticCpu final : public Propagator {
     sources_ = setup_.sources(sources);
     // The pressure receivers and the velocity receivers, each list recorded at its own time of the step.
     std::vector<PointStencil> lists[2];
-    velocity_.assign(receivers.size(), false);
-    row_.assign(receivers.size(), 0);
-    for (std::size_t r = 0; r < receivers.size(); ++r) {
-      const bool v = !receivers[r].points.empty() && receivers[r].points.front().field >= ElasticField::vz;
-      velocity_[r] = v;
-      row_[r] = lists[v].size();
-      lists[v].push_back(receivers[r]);
-    }
+    split_elastic_receivers(receivers, lists, velocity_, row_);
     for (int k = 0; k < 2; ++k) {
       receivers_[k] = make_block_receivers<T>(setup_.layout, lists[k], setup_.block);
       samples_[k].assign(lists[k].size() * std::size_t(setup_.nt), 0.0);

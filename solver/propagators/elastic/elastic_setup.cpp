@@ -140,6 +140,18 @@ std::size_t elastic_increment_points(const Case& c) {
   return total;
 }
 
+void split_elastic_receivers(const std::vector<PointStencil>& receivers, std::vector<PointStencil> (&lists)[2],
+                             std::vector<bool>& velocity, std::vector<std::size_t>& row) {
+  velocity.assign(receivers.size(), false);
+  row.assign(receivers.size(), 0);
+  for (std::size_t r = 0; r < receivers.size(); ++r) {
+    const bool v = !receivers[r].points.empty() && receivers[r].points.front().field >= ElasticField::vz;
+    velocity[r] = v;
+    row[r] = lists[v].size();
+    lists[v].push_back(receivers[r]);
+  }
+}
+
 void elastic_traces(const std::vector<bool>& velocity, const std::vector<std::size_t>& row,
                     const std::vector<double> (&raw)[2], int nt, std::vector<double>& out) {
   const std::size_t steps = std::size_t(nt);

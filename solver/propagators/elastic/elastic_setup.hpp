@@ -76,6 +76,11 @@ void update_elastic_model(ElasticSetup<T>& s, std::span<const double> vp, std::s
 // case c (one rank): what a step's increments hold (the elastic gradient's history field, packed).
 std::size_t elastic_increment_points(const Case& c);
 
+// The receivers split into the pressure list lists[0] (the normal stresses') and the velocity list lists[1], each in
+// the receivers' order: receiver r is row row[r] of list velocity[r] (recorded before and after the velocity update).
+void split_elastic_receivers(const std::vector<PointStencil>& receivers, std::vector<PointStencil> (&lists)[2],
+                             std::vector<bool>& velocity, std::vector<std::size_t>& row);
+
 // The traces (n_receivers, nt) into `out` (its buffer kept when large enough: a propagator's traces() hands out a span
 // of it) from the pressure list's raw samples raw[0] and the velocity list's raw[1] (receiver r is row row[r] of list
 // velocity[r]): a velocity trace's sample n is the mean of v^{n-1/2} and v^{n+1/2}.
