@@ -1085,6 +1085,14 @@ void read_inversion(const Tab& r, Case& c) {
                                                          : "shear_dataset",
              "a true shear velocity needs the elastic scheme (a shear velocity in [model]), which the model lacks",
              "give [model] a starting shear velocity, or remove the true model's");
+    // The elastic scheme synthesises the data with the true model's vp, vs and density: each must be given (the
+    // density as in [model]: constant or a model).
+    m->check(!c.model.has_shear_velocity() || inv.true_model->has_shear_velocity(), "type",
+             "is the true model of an elastic case ([model] has a shear velocity), but gives none",
+             "add shear_velocity (or shear_velocities, shear_dataset) to [inversion.true_model], e.g. [model]'s");
+    m->check(!c.model.has_shear_velocity() || inv.true_model->density || inv.true_model->has_density_model(), "type",
+             "is the true model of an elastic case, but gives no density",
+             "add density (or densities, density_dataset) to [inversion.true_model], e.g. [model]'s");
     m->check(!inv.true_model->has_density_model() || c.model.has_density_model() || c.model.has_shear_velocity(),
              inv.true_model->densities.empty() ? "density_dataset" : "densities",
              "a true density model needs a density model in [model] (the staggered scheme), which has none",

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "reflection.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/forward.hpp"
+#include "solver/inversion/inversion.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
 #include "solver/propagators/propagator.hpp"
@@ -335,6 +337,19 @@ TEST_CASE("elastic: the case file's and the preflight's refusals, naming the key
   std::string acoustic = base + "[model]\ntype = \"homogeneous\"\nvelocity = 2000.0\n";
   acoustic.replace(acoustic.find("[receivers]"), 11, "[receivers]\ncomponents = [\"div\"]");
   CHECK_THROWS_WITH_AS(make_plan(parse(acoustic)), doctest::Contains("needs the elastic scheme"), Error);
+  // An elastic case's true model must give vs and a density; invert with vs fixed needs velocity_min above the
+  // model's vs 2/sqrt(3) (every vp in the box keeps a positive bulk modulus).
+  const std::string inversion =
+      "[inversion]\nvelocity_min = 1500.0\nvelocity_max = 2500.0\n"
+      "[inversion.true_model]\ntype = \"homogeneous\"\nvelocity = 2100.0\n";
+  refused(model + "shear_velocity = 1000.0\n" + inversion + "density = 2000.0\n", "gives none");
+  refused(model + "shear_velocity = 1000.0\n" + inversion + "shear_velocity = 1000.0\n", "gives no density");
+  {
+    Case fixed_vs =
+        parse(base + model + "shear_velocity = 1350.0\n" + inversion + "shear_velocity = 1350.0\ndensity = 2000.0\n");
+    fixed_vs.output.directory = (std::filesystem::temp_directory_path() / "specwave_elastic_refusal").string();
+    CHECK_THROWS_WITH_AS(run_inversion(fixed_vs), doctest::Contains("raise velocity_min above 1558.85"), Error);
+  }
   // A negative Poisson ratio is legal (a note); the gradient propagator refuses a trial shear velocity whose bulk
   // modulus would not be positive (an inversion's line search), naming the point.
   const Case poisson = parse(base + model + "shear_velocity = 1500.0\n");

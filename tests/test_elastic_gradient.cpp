@@ -22,13 +22,13 @@ namespace {
 
 // Three solid layers (the first interface between the first shot's source and two receivers), a pressure source
 // (shot 0) and a force with a moment tensor (shot 1), and p, vz, vy, vx at the gradient case's three receivers.
-Case elastic_gradient_case(bool free_surface, Precision precision, int order, bool two_d = false) {
+Case elastic_gradient_case(bool free_surface, Precision precision, int order, bool two_d = false, bool fluid = false) {
   Case c = testing::gradient_test_case(free_surface, precision, order);
   c.scheme.formulation = Formulation::elastic;
   c.model.kind = ModelSpec::Kind::layered;
   c.model.interfaces = {95.0, 185.0};
   c.model.velocities = {1800.0, 2200.0, 2450.0};
-  c.model.shear_velocities = {1000.0, 1250.0, 1400.0};
+  c.model.shear_velocities = {fluid ? 0.0 : 1000.0, 1250.0, 1400.0};  // fluid: water over two solids
   c.model.densities = {1900.0, 2000.0, 2300.0};
   if (free_surface)  // (pressure below the free surface's stencil reach)
     c.receivers[0][0] = 41.5, c.shots[0].sources[0].position[0] = 45.0;
@@ -112,16 +112,19 @@ TEST_CASE(
     bool free_surface;
     Precision precision;
     int order;
-    bool two_d;
+    bool two_d, fluid;
     double tolerance;
   };
-  for (const Config& cfg : {Config{"fp64, CPML on all faces, order 8", false, Precision::fp64, 8, false, 1e-10},
-                            Config{"fp64, free surface + CPML, order 4", true, Precision::fp64, 4, false, 1e-10},
-                            Config{"fp64, 2-D, free surface + CPML, order 2", true, Precision::fp64, 2, true, 1e-10},
-                            Config{"fp32, free surface + CPML, order 8", true, Precision::fp32, 8, false, 1e-4}}) {
+  for (const Config& cfg :
+       {Config{"fp64, CPML on all faces, order 8", false, Precision::fp64, 8, false, false, 1e-10},
+        Config{"fp64, free surface + CPML, order 4", true, Precision::fp64, 4, false, false, 1e-10},
+        Config{"fp64, 2-D, free surface + CPML, order 2", true, Precision::fp64, 2, true, false, 1e-10},
+        Config{"fp64, a fluid top layer (vs = 0) under a free surface, order 8", true, Precision::fp64, 8, false, true,
+               1e-10},
+        Config{"fp32, free surface + CPML, order 8", true, Precision::fp32, 8, false, false, 1e-4}}) {
     const std::string config = cfg.name;
     CAPTURE(config);
-    const Case c = elastic_gradient_case(cfg.free_surface, cfg.precision, cfg.order, cfg.two_d);
+    const Case c = elastic_gradient_case(cfg.free_surface, cfg.precision, cfg.order, cfg.two_d, cfg.fluid);
     const Plan plan = make_plan(c);
     for (int shot = 0; shot < 2; ++shot) {
       const std::pair<std::string, DotTestResult> tests[] = {{"vp", born_dot_test(c, plan, shot, 4321 + shot)},

@@ -138,6 +138,12 @@ struct Session {
     };
     const std::vector<double> v = velocity();
     add(v);
+    // (The density and the elastic scheme's shear velocity too, when the model has them.)
+    for (const auto* m : {&plan.model.density, &plan.model.shear})
+      if (!m->empty()) {
+        const std::vector<double> values(m->begin(), m->end());
+        add(values);
+      }
     for (const auto& input : inputs) add(input);
     auto out = std::make_unique<ShotCheckpoint>(
         c.output.directory, world.rank(), world.size(),

@@ -174,6 +174,15 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
         fmt::format("{}: the starting density ([model]) spans [{:.6g}, {:.6g}] kg/m^3, outside "
                     "inversion.density_min/max = [{}, {}] kg/m^3; widen the bounds or change the starting model",
                     where(c), plan.model.rho_min, plan.model.rho_max, *inv.density_min, *inv.density_max));
+  // The elastic scheme with vs fixed: every vp in the box keeps the bulk modulus positive at the model's vs.
+  if (c.scheme.formulation == Formulation::elastic && !inv.shear_parameter &&
+      plan.model.vs_max >= *inv.velocity_min * std::sqrt(0.75))
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: the model's shear velocity reaches {:.6g} m/s, not below inversion.velocity_min "
+                            "sqrt(3)/2 = {:.6g} m/s: a vp in the box could make the bulk modulus non-positive (vs >= "
+                            "vp sqrt(3)/2); raise velocity_min above {:.6g} m/s",
+                            where(c), plan.model.vs_max, *inv.velocity_min * std::sqrt(0.75),
+                            plan.model.vs_max / std::sqrt(0.75)));
   if (inv.shear_parameter &&
       (plan.model.vs_min < *inv.shear_velocity_min || plan.model.vs_max > *inv.shear_velocity_max))
     throw Error(
@@ -238,9 +247,9 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
         inv.density_parameter ? " density " + sum(plan.model.density) +
                                     (true_density.empty() ? std::string() : ", true density " + sum(true_density))
                               : std::string(),
-        inv.shear_parameter ? " shear " + sum(plan.model.shear) +
-                                  (true_shear.empty() ? std::string() : ", true shear " + sum(true_shear))
-                            : std::string(),
+        !plan.model.shear.empty() ? " shear " + sum(plan.model.shear) +
+                                        (true_shear.empty() ? std::string() : ", true shear " + sum(true_shear))
+                                  : std::string(),
         true_velocity.empty() ? std::string("none") : sum(true_velocity),
         true_velocity.empty() ? io::checksum_hex(data) : std::string("synthesised"),
         weights ? io::checksum_hex(weights) : std::string("none"), plan.nt, plan.dt);

@@ -224,9 +224,9 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
       if (!std::isfinite(vs[k]) || vs[k] < 0 || vs[k] >= vp[k] * std::sqrt(0.75))
         throw Error(ExitCode::invalid_case,
                     fmt::format("model shear velocity {} m/s at flat index {} is outside [0, vp sqrt(3)/2 = {:.6g}) "
-                                "m/s, where the bulk modulus stays positive; lower inversion.shear_velocity_max below "
-                                "velocity_min sqrt(3)/2",
-                                vs[k], k, vp[k] * std::sqrt(0.75)));
+                                "m/s (vp {} m/s there), where the bulk modulus stays positive; keep vs below "
+                                "inversion.velocity_min sqrt(3)/2 (invert checks its bounds so at the start)",
+                                vs[k], k, vp[k] * std::sqrt(0.75), vp[k]));
     }
     check_staggered_stability(case_, vp, rho, speedup_, dt_);
     update_elastic_model(setup_, vp, vs, rho);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "kernels/staggered_step.hpp"
 #include "kernels/stencil.hpp"
@@ -124,6 +125,23 @@ std::array<std::size_t, 4> ElasticSetup<T>::edge_nodes(int c, int z, int y, int 
   return out;
 }
 
+std::size_t elastic_state_values(const Case& c) {
+  const auto& n = c.grid.shape;
+  const int R = c.scheme.order / 2, W = c.boundary.pml_width;
+  const std::size_t padded = std::size_t(FieldLayout{n[0], n[1], n[2], staggered_halo(R)}.size());
+  std::size_t slabs = 0;
+  for (int t = 0; t < elastic_terms; ++t) {  // as make_elastic_setup's slab geometry
+    const int a = elastic_term[t].axis;
+    if (W == 0 || !c.grid.active(a)) continue;
+    const int faces = 1 + !(a == 0 && c.boundary.free_surface);
+    std::size_t points = std::size_t(W + R);
+    for (int k = 0; k < 3; ++k)
+      if (k != a) points *= k == 1 && !c.grid.active(1) ? 1 : std::size_t(n[k] + 2 * R);
+    slabs += std::size_t(faces) * points;
+  }
+  return 2 * elastic_fields * padded + slabs;
+}
+
 std::size_t elastic_increment_points(const Case& c) {
   ElasticStep<float> s;
   const auto& n = c.grid.shape;
@@ -166,9 +184,9 @@ void elastic_traces(const std::vector<bool>& velocity, const std::vector<std::si
 template <class T>
 void update_elastic_model(ElasticSetup<T>& s, std::span<const double> vp, std::span<const double> vs,
                           std::span<const double> rho) {
-  s.vp.assign(vp.begin(), vp.end());
-  s.vs.assign(vs.begin(), vs.end());
-  s.density.assign(rho.begin(), rho.end());
+  // (Copies first: a span may view the setup's own arrays.)
+  std::vector<double> p(vp.begin(), vp.end()), v(vs.begin(), vs.end()), r(rho.begin(), rho.end());
+  s.vp = std::move(p), s.vs = std::move(v), s.density = std::move(r);
   set_material(s);
 }
 
