@@ -77,10 +77,11 @@ double time_forward(const Case& c, const Plan& plan, int rounds) {
 // One gradient as an inversion's iteration makes it: on a propagator that made one before (its history's memory
 // allocated and touched), the forward pass with the history, then the adjoint with the imaging condition (the
 // illumination, which only illumination compensation asks for, off).
-double time_gradient(const Case& c, const Plan& plan, WavefieldStorage storage, int rounds, std::string& history) {
+double time_gradient(const Case& c, const Plan& plan, WavefieldStorage storage, int rounds, std::string& history,
+                     double memory_gib = 1e6) {
   Case sized = c;
   sized.inversion.wavefield_storage = storage;
-  sized.inversion.wavefield_memory_gib = 1e6;
+  sized.inversion.wavefield_memory_gib = memory_gib;
   const HistoryChoice choice = history_for(sized, plan);
   history = describe(choice);
   const std::vector<double> velocity(plan.model.velocity.begin(), plan.model.velocity.end());
@@ -157,6 +158,25 @@ std::string whole_run_report(const RunConfig& cfg, double triad_gbs, std::string
       r.forward_seconds = time_forward(c, plan, cfg.rounds);
       histories.push_back(history);
       rows.push_back(r);
+      if (cfg.staggered && storage == WavefieldStorage::memory) {
+        // The elastic scheme's gradient (vp; docs/numerics.md, "The elastic adjoint") on the elastic run's model, its
+        // history checkpointed within 2 GiB as an inversion on a larger grid would keep it; "/ forward" is its own
+        // forward run's.
+        Case e = c;
+        e.model.densities = {1000, 2000, 2300};
+        e.model.shear_velocities = {0, 1000, 1300};
+        e.scheme.formulation = Formulation::elastic;
+        e.scheme.min_points_per_wavelength = 1.0;
+        const Plan eplan = make_plan(e);
+        std::cerr << fmt::format("[bench] one elastic gradient {}^3, fp32, binomial in 2 GiB ...\n", e.grid.shape[0]);
+        Row g{"gradient, elastic (binomial checkpointing, 2 GiB)", cfg.gradient_n, e.grid.shape[0], eplan.nt, false};
+        g.values = 26;
+        std::string eh;
+        g.seconds = time_gradient(e, eplan, WavefieldStorage::binomial, cfg.rounds, eh, 2.0);
+        g.forward_seconds = time_forward(e, eplan, cfg.rounds);
+        histories.push_back(eh);
+        rows.push_back(g);
+      }
     }
 
   std::string md = "## Whole runs (the headline)\n\n";
@@ -175,7 +195,9 @@ std::string whole_run_report(const RunConfig& cfg, double triad_gbs, std::string
       "the same case; with attenuation (Q 10000, 60, 120 by layer, 3 mechanisms) it moves 9 values more a point (each "
       "memory variable read and written, its drive read). The elastic run (`--staggered` too: water over two solid "
       "layers, vs 0, 1000, 1300 m/s) counts the 26 values a point its two sweeps move at least (nine fields read and "
-      "written, eight material values); its \"/ forward\" is the staggered run's. Best of {}.\n\n",
+      "written, eight material values); its \"/ forward\" is the staggered run's. The elastic gradient (`--staggered` "
+      "with `--gradient-n`, vp's gradient on the same model) keeps its history by binomial checkpointing within 2 GiB; "
+      "its \"/ forward\" is its own forward run's. Best of {}.\n\n",
       cfg.pml, cfg.steps, cfg.order, omp_get_max_threads(), 2 * cfg.pml, triad_gbs, cfg.rounds);
   md +=
       "| run | n | grid | precision | steps | seconds | Gpts/s | of triad | / forward |\n"
