@@ -159,7 +159,7 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     const cpu::FlushDenormals flush(flush_denormals_);
     Adjoint& a = adjoint_fields();
     const ElasticStep<T> s = a.fields.step(setup_);
-    const std::vector<double> adjoint_v = velocity_adjoint_source(residual);
+    const std::array<std::vector<double>, 2> adjoint_sources = list_adjoint_sources(residual);
     std::vector<double> source_image(sources_.index.size(), 0.0);
     ReverseFields<T> fields(*history_, *this, field_values());
     for (int n = nt - 1; n >= 0; --n) {
@@ -168,11 +168,11 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
       source_images(s, n, false, source_image);
       stress_images(s, inc, a.images);
       cpu::elastic_stress_adjoint(s, a.scratch.data());
-      inject_adjoint(1, adjoint_v, n, a.fields.all.data());
+      inject_adjoint(1, adjoint_sources[1], n, a.fields.all.data());
       source_images(s, n, true, source_image);
       for (int c = 0; c < 3; ++c) add_product(a.images.bdt[std::size_t(c)], s.f[vz + c], inc, vz + c);
       cpu::elastic_velocity_adjoint(s, a.scratch.data());
-      inject_adjoint(0, residual, n, a.fields.all.data());
+      inject_adjoint(0, adjoint_sources[0], n, a.fields.all.data());
     }
     (void)fields(0);
     assemble_gradient(a.images, source_image);
@@ -257,37 +257,26 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     return out;
   }
 
-  // The velocity list's adjoint source: a velocity trace's sample n is (raw^n + raw^{n-1}) / 2, so raw^n's adjoint is
-  // (r^n + r^{n+1}) / 2 (r^{nt} = 0), rows in the velocity list's order.
-  std::vector<double> velocity_adjoint_source(std::span<const double> residual) const {
+  // Each list's adjoint source in its own rows' order, the transpose of traces(): a pressure trace is its raw row; a
+  // velocity trace's sample n is (raw^n + raw^{n-1}) / 2, so raw^n's adjoint is (r^n + r^{n+1}) / 2 (r^{nt} = 0).
+  std::array<std::vector<double>, 2> list_adjoint_sources(std::span<const double> residual) const {
     const std::size_t nt = std::size_t(setup_.nt);
-    std::vector<double> out(raw_[1].size(), 0.0);
+    std::array<std::vector<double>, 2> out{std::vector<double>(raw_[0].size()), std::vector<double>(raw_[1].size())};
     for (std::size_t r = 0; r < velocity_.size(); ++r) {
-      if (!velocity_[r]) continue;
       const double* in = residual.data() + r * nt;
-      double* o = out.data() + row_[r] * nt;
-      for (std::size_t n = 0; n < nt; ++n) o[n] = 0.5 * (in[n] + (n + 1 < nt ? in[n + 1] : 0.0));
+      double* o = out[velocity_[r]].data() + row_[r] * nt;
+      for (std::size_t n = 0; n < nt; ++n) o[n] = velocity_[r] ? 0.5 * (in[n] + (n + 1 < nt ? in[n + 1] : 0.0)) : in[n];
     }
     return out;
   }
-  // Adds list k's adjoint source at step n to the adjoint fields: `rows` is (n_receivers, nt) for the pressure list
-  // (the residual, its pressure rows) or the velocity list's own rows.
-  void inject_adjoint(int k, std::span<const double> rows, int n, T* all) const {
+  // Adds list k's adjoint source at step n (`rows`: its rows, list_adjoint_sources) to the adjoint fields.
+  void inject_adjoint(int k, const std::vector<double>& rows, int n, T* all) const {
     const PointLists<T>& p = lists_[k].whole;
     const std::size_t nt = std::size_t(setup_.nt);
-    std::size_t list_row = 0;
-    for (std::size_t r = 0; r < velocity_.size() && k == 0; ++r) {
-      if (velocity_[r]) continue;
-      const double value = rows[r * nt + std::size_t(n)];
-      for (std::int32_t q = p.offsets[list_row]; q < p.offsets[list_row + 1]; ++q)
-        all[p.index[q]] += p.factor[q] * T(value);
-      ++list_row;
+    for (std::size_t row = 0; row + 1 < p.offsets.size(); ++row) {
+      const T value = T(rows[row * nt + std::size_t(n)]);
+      for (std::int32_t q = p.offsets[row]; q < p.offsets[row + 1]; ++q) all[p.index[q]] += p.factor[q] * value;
     }
-    if (k == 1)
-      for (std::size_t row = 0; row + 1 < p.offsets.size(); ++row) {
-        const double value = rows[row * nt + std::size_t(n)];
-        for (std::int32_t q = p.offsets[row]; q < p.offsets[row + 1]; ++q) all[p.index[q]] += p.factor[q] * T(value);
-      }
   }
 
   // The background's halves of step n (kept increments into increments_).
