@@ -20,6 +20,7 @@
 #include "solver/forward/forward.hpp"
 #include "solver/inversion/inversion.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/capabilities.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
 #include "solver/propagators/propagator.hpp"
 #include "validation/elastic_analytic.hpp"
@@ -312,7 +313,7 @@ TEST_CASE("elastic: the case file's and the preflight's refusals, naming the key
   };
   const std::string model = "[model]\ntype = \"homogeneous\"\nvelocity = 2000.0\ndensity = 2000.0\n";
   // A bulk modulus <= 0, a negative shear velocity, no density, the spectral method, a free surface, attenuation,
-  // order 10, the CUDA backend.
+  // order 10.
   refused(model + "shear_velocity = 1800.0\n", "sqrt(3)/2");
   refused(model + "shear_velocity = -1.0\n", "model.shear_velocity");
   refused("[model]\ntype = \"homogeneous\"\nvelocity = 2000.0\nshear_velocity = 1000.0\n", "needs a density");
@@ -320,7 +321,16 @@ TEST_CASE("elastic: the case file's and the preflight's refusals, naming the key
   refused(model + "shear_velocity = 1000.0\n[scheme]\norder = 10\n", "scheme.order");
   refused(model + "shear_velocity = 1000.0\n[scheme]\nformulation = \"staggered\"\n", "scheme.formulation");
   refused(model + "[scheme]\nformulation = \"elastic\"\n", "needs a shear velocity");
-  refused(model + "shear_velocity = 1000.0\n[run]\nbackend = \"cuda\"\n", "CPU only");
+  // The CUDA backend runs the scheme forward (one rank a shot); its gradient is the CPU's, so a case with [inversion]
+  // is kept off the GPU (refused under "cuda", the CPU under "auto").
+  {
+    Case e = parse(base + model + "shear_velocity = 1000.0\n");
+    const Capability& cuda = capability(Method::fdtd, BackendKind::cuda);
+    REQUIRE(bool(cuda.cannot_run));
+    CHECK(cuda.cannot_run(e).empty());
+    e.inversion.present = true;
+    CHECK(cuda.cannot_run(e).find("CPU only") != std::string::npos);
+  }
   // Below a free surface a pressure point must lie 3 points deep (the horizontal stresses have no image above it).
   std::string free_surface = base;
   free_surface.replace(free_surface.find("pml_width = 8"), 13, "pml_width = 8\nfree_surface = true");

@@ -324,6 +324,68 @@ TEST_CASE(
   check_ring_resume_and_field_copy(c, plan, reference, *p);
 }
 
+TEST_CASE(
+    "CUDA elastic scheme (water over two solids, CPML or a free surface, pressure + force + moment sources, pressure "
+    "and "
+    "velocity receivers) against the CPU; ring resume, a second shot") {
+  // kernels/cuda/elastic_cuda.cu runs the bodies that test_elastic checks against the CPU loops on the CPU (bitwise);
+  // here the device arithmetic (FMA contraction, fp64 sums of the receivers) against the CPU propagator: rounding.
+  const auto elastic = [](bool free_surface) {
+    Case c = forward_comparison_case(free_surface ? 4 : 8, 6, free_surface, ModelSpec::Kind::layered);
+    c.scheme.formulation = Formulation::elastic;
+    c.model.densities = {1000.0, 2100.0, 2400.0};
+    c.model.shear_velocities = {0.0, 1100.0, 1400.0};
+    c.shots[0].sources[1].kind = SourceKind::force;
+    c.shots[0].sources[1].direction = {0.48, 0.6, 0.64};
+    if (free_surface) {  // a moment tensor in the solid; the pressure points 3 points below the surface
+      c.shots[0].sources[0].position[0] = std::max(c.shots[0].sources[0].position[0], 35.0);
+      SourceSpec m = c.shots[0].sources[1];
+      m.kind = SourceKind::moment;
+      m.moment = {1.0, 0.5, -0.7, 0.3, 0.0, 0.2};
+      m.position = {250.3, 210.7, 190.2};
+      c.shots[0].sources.push_back(m);
+      for (Vec3& r : c.receivers) r[0] = std::max(r[0], 35.0);  // (pressure receivers too)
+    }
+    testing::four_component_receivers(c);
+    return c;
+  };
+  for (const bool free_surface : {false, true})
+    for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-12}, std::pair{Precision::fp32, 1e-5}}) {
+      CAPTURE(free_surface);
+      CAPTURE(precision == Precision::fp64);
+      Case c = elastic(free_surface);
+      c.run.precision = precision;
+      c.run.backend = BackendKind::cpu;
+      const auto cpu = simulate_shot(c, make_plan(c), 0);
+      c.run.backend = BackendKind::cuda;
+      const Plan plan = make_plan(c);
+      const auto gpu = simulate_shot(c, plan, 0);
+      MESSAGE("elastic, free surface " << free_surface << ", fp64 " << (precision == Precision::fp64) << ": traces "
+                                       << rel_l2(gpu.traces, cpu.traces) << ", final field "
+                                       << rel_l2(gpu.final_field, cpu.final_field));
+      CHECK(rel_l2(gpu.traces, cpu.traces) <= tolerance);
+      CHECK(rel_l2(gpu.final_field, cpu.final_field) <= tolerance);
+      CHECK(make_propagator(c, plan)->name().find("elastic-cuda") != std::string::npos);
+    }
+  // Traces across the ring's halves, a shot saved mid-half and resumed, the two-phase copy, and a second shot.
+  Case c = elastic(false);
+  c.run.precision = Precision::fp64;
+  c.run.backend = BackendKind::cuda;
+  c.time.duration = 1.2;
+  const Plan plan = make_plan(c);
+  REQUIRE(plan.nt > 2 * 256 + 10);
+  auto p = make_propagator(c, plan);
+  p->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+  run_steps(*p, 0, plan.nt);
+  const auto t = p->traces();
+  const std::vector<double> reference(t.begin(), t.end());
+  p->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+  run_steps(*p, 0, plan.nt);
+  const auto again = p->traces();
+  CHECK(std::vector<double>(again.begin(), again.end()) == reference);
+  check_ring_resume_and_field_copy(c, plan, reference, *p);
+}
+
 TEST_CASE("CUDA spectral: a second shot on the same propagator repeats the first (state fully reset)") {
   for (SpectralAbsorber absorber : {SpectralAbsorber::pml, SpectralAbsorber::damping}) {
     CAPTURE(absorber_name(absorber));

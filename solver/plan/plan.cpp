@@ -300,13 +300,16 @@ void check_output_directory(const Case& c) {
 // with more than one rank a shot group, or the row's own limit (the CUDA FDTD kernels' grid).
 std::string cuda_cannot_run(const Case& c, const Plan& plan) {
   const Capability& cuda = capability(c.scheme.method, BackendKind::cuda);
-  // The staggered scheme's CUDA kernels run one rank a shot (kernels/cuda/staggered_cuda.hpp).
+  // The staggered and elastic schemes' CUDA kernels run one rank a shot (kernels/cuda/staggered_cuda.hpp,
+  // elastic_cuda.hpp).
   const bool staggered = c.scheme.formulation == Formulation::staggered;
-  if ((!cuda.decomposed || staggered) && plan.ranks / plan.shot_groups > 1)
+  const bool elastic = c.scheme.formulation == Formulation::elastic;
+  if ((!cuda.decomposed || staggered || elastic) && plan.ranks / plan.shot_groups > 1)
     return fmt::format(
         "{} is not domain-decomposed on the CUDA backend in this version ({} ranks "
         "per shot group); use run.shot_groups = {} (one GPU per shot) or backend = \"cpu\"",
         staggered ? std::string("the staggered scheme (a density model or [attenuation])")
+        : elastic ? std::string("the elastic scheme (a shear velocity in [model])")
                   : fmt::format("the {} method", to_string(c.scheme.method)),
         plan.ranks / plan.shot_groups, plan.ranks);
   return cuda.cannot_run ? cuda.cannot_run(c) : std::string();

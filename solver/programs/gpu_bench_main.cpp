@@ -4,8 +4,10 @@
 // speedup on the same step, the spectral step at 256^3 and 512^3 (damping layer and split-field PML, fp32 and
 // fp64) against its cuFFT transforms alone, the propagator's whole step at 512^3 without a CPML and with one of
 // 10 and 20 points (the CPML's cost), the staggered scheme (a density model) and with Q against the second-order
-// whole step at 256^3 (issue 19's cost ratios), and shots per second with 1, 2, 4 and 8 shots sharing the device.
-// The tiled kernel at every tile shape (SPECWAVE_CUDA_TILE) and three depths at 512^3, order 8, fp32 and fp64.
+// whole step at 256^3 (issue 19's cost ratios), the elastic scheme's whole step against it at 256^3 (issue 20's; 512^3
+// with --elastic-sizes 512, whose set-up on the host takes a while), and shots per second with 1, 2, 4 and 8 shots
+// sharing the device. The tiled kernel at every tile shape (SPECWAVE_CUDA_TILE) and three depths at 512^3, order 8,
+// fp32 and fp64.
 // --profile N runs only a few steps of each stencil kernel at N^3 (order 8 fp32, with a CPML of 10), for ncu.
 // Without a usable device it prints why and exits 77.
 #include <cuda_runtime_api.h>
@@ -227,8 +229,9 @@ Case bench_case(const char* name, int n, int pml_width) {
 // points (0: none), with the stencil kernel chosen as users choose it (SPECWAVE_CUDA_KERNEL). Milliseconds per
 // step, best of 3 runs of `steps` steps after 3 warm-up steps; the field starts at zero.
 // `physics`: the second-order scheme (constant density), the staggered scheme with three layers of density, or the
-// same with Q (30, 60, 120 by layer, 3 mechanisms): issue 19's cost ratios on the GPU.
-enum class Physics { second_order, staggered, visco };
+// same with Q (30, 60, 120 by layer, 3 mechanisms): issue 19's cost ratios on the GPU; or the elastic scheme on the
+// same layers (vs 0, 1000, 1300 m/s: water over two solids), issue 20's.
+enum class Physics { second_order, staggered, visco, elastic };
 template <class T>
 double propagator_ms_per_step(int n, int order, int pml_width, cuda::StencilKernel kernel, int steps,
                               Physics physics = Physics::second_order) {
@@ -242,6 +245,10 @@ double propagator_ms_per_step(int n, int order, int pml_width, cuda::StencilKern
     c.model.interfaces = {10.0 * n / 3, 20.0 * n / 3};
     c.model.velocities = {2000.0, 2000.0, 2000.0};
     c.model.densities = {1000.0, 2000.0, 2500.0};
+  }
+  if (physics == Physics::elastic) {
+    c.scheme.formulation = Formulation::elastic;
+    c.model.shear_velocities = {0.0, 1000.0, 1300.0};
   }
   if (physics == Physics::visco) {
     c.attenuation.present = true;
@@ -358,7 +365,7 @@ SpectralResult spectral_step(int n, SpectralAbsorber absorber, int steps) {
 int main(int argc, char** argv) {
   CLI::App app{"specwave GPU benchmark"};
   std::vector<int> sizes = {256, 512}, orders = {2, 4, 8}, spectral_sizes = {256, 512}, run_sizes = {512},
-                   staggered_sizes = {256};
+                   staggered_sizes = {256}, elastic_sizes = {256};
   int steps = 20;
   std::string output;
   int profile = 0;
@@ -371,6 +378,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--staggered-sizes", staggered_sizes,
                  "Grid points per axis of the staggered scheme's whole step against the second-order one (issue 19)")
+      ->capture_default_str();
+  app.add_option("--elastic-sizes", elastic_sizes,
+                 "Grid points per axis of the elastic scheme's whole step against the second-order one (issue 20)")
       ->capture_default_str();
   app.add_option("--steps", steps, "Timed steps per configuration")->capture_default_str();
   app.add_option("--output", output, "Also write the Markdown report here");
@@ -478,6 +488,26 @@ int main(int argc, char** argv) {
         emit(fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n", n,
                          fp64 ? "fp64" : "fp32", ms[0], ms[1], ms[2], ms[1] / ms[0], ms[2] / ms[0],
                          16 * value * points / (ms[1] * 1e-3) / bw, 25 * value * points / (ms[2] * 1e-3) / bw));
+        std::fflush(stdout);
+      }
+    // Issue 20: the elastic scheme against the second-order step on the same grid (order 8, CPML 10, the propagator's
+    // whole step), and the bandwidth of the 26 values it moves at least a point (nine fields read and written, eight
+    // material values) over the device-to-device copy's.
+    emit(
+        "\n| n^3 | precision | second-order ms | elastic ms | elastic / second-order | elastic Gpts/s | elastic, of "
+        "copy "
+        "|\n|---:|---|---:|---:|---:|---:|---:|\n");
+    for (int n : elastic_sizes)
+      for (int fp64 = 0; fp64 < 2; ++fp64) {
+        double ms[2];
+        const Physics kinds[2] = {Physics::second_order, Physics::elastic};
+        for (int k = 0; k < 2; ++k)
+          ms[k] = fp64 ? propagator_ms_per_step<double>(n, 8, 10, cuda::StencilKernel::tiled, steps, kinds[k])
+                       : propagator_ms_per_step<float>(n, 8, 10, cuda::StencilKernel::tiled, steps, kinds[k]);
+        const double value = fp64 ? 8 : 4, points = double(n) * n * n;
+        emit(fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.2f} | {:.2f} | {:.2f} |\n", n, fp64 ? "fp64" : "fp32", ms[0],
+                         ms[1], ms[1] / ms[0], points / (ms[1] * 1e-3) / 1e9,
+                         26 * value * points / (ms[1] * 1e-3) / bw));
         std::fflush(stdout);
       }
     emit(

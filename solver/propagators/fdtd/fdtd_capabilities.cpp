@@ -79,22 +79,24 @@ double fdtd_device_bytes(const Case& c, int nt, const std::array<int, 3>& shape)
   const double points = double(shape[0]) * shape[1] * shape[2];
   const double value = fdtd_value_bytes(c);
   const double wavelets = 8.0 * double(max_shot_sources(c)) * nt;
-  const double state =
-      c.scheme.formulation == Formulation::staggered ? staggered_values(c, shape) : state_values(c, shape);
+  const double state = c.scheme.formulation == Formulation::staggered ? staggered_values(c, shape)
+                       : c.scheme.formulation == Formulation::elastic ? elastic_values(c, shape)
+                                                                      : state_values(c, shape);
   return (state + points) * value + device_acquisition_bytes(c, nt, value) + wavelets + 64.0 * (1 << 20);
 }
 
-// The CUDA FDTD kernels put ny and nz (up to the whole grid) in gridDim.y/z, at most 65535 (the staggered scheme's
-// with 2R - 1 more). The staggered scheme runs forward on the GPU; its gradient is the CPU's.
+// The CUDA FDTD kernels put ny and nz (up to the whole grid) in gridDim.y/z, at most 65535 (the staggered and elastic
+// schemes' with 2R - 1 more). The staggered and elastic schemes run forward on the GPU; their gradients are the CPU's.
 std::string cuda_grid_limit(const Case& c) {
-  if (c.scheme.formulation == Formulation::elastic)
-    return "scheme.formulation = \"elastic\" (a shear velocity in [model]) runs on the CPU only in this version; use "
-           "run.backend = \"cpu\" (or \"auto\")";
-  if (c.scheme.formulation == Formulation::staggered && c.inversion.present)
-    return "scheme.formulation = \"staggered\" (a density model or [attenuation]): its gradient (invert, gradient, "
-           "check-gradient, born, migrate) runs on the CPU only in this version, and the case has an [inversion] "
-           "table; use run.backend = \"cpu\" (or \"auto\")";
-  const int margin = c.scheme.formulation == Formulation::staggered ? c.scheme.order - 1 : 0;
+  const bool staggered = c.scheme.formulation == Formulation::staggered;
+  const bool elastic = c.scheme.formulation == Formulation::elastic;
+  if ((staggered || elastic) && c.inversion.present)
+    return fmt::format(
+        "scheme.formulation = \"{}\" ({}): its gradient (invert, gradient, check-gradient, born, migrate) runs on the "
+        "CPU only in this version, and the case has an [inversion] table; use run.backend = \"cpu\" (or \"auto\")",
+        elastic ? "elastic" : "staggered",
+        elastic ? "a shear velocity in [model]" : "a density model or [attenuation]");
+  const int margin = staggered || elastic ? c.scheme.order - 1 : 0;
   if (std::max(c.grid.shape[0], c.grid.shape[1]) + margin <= 65535) return {};
   return fmt::format(
       "grid.shape = [{}, {}, {}]: the CUDA FDTD kernels take at most 65535 points along z and y "

@@ -24,6 +24,7 @@
 #include "solver/parallel/block_reduce.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/elastic/elastic_cuda_propagator.hpp"
 #include "solver/propagators/fdtd/fdtd_cuda_propagator.hpp"
 #include "solver/propagators/fdtd/fdtd_halo.hpp"
 #include "solver/propagators/fdtd/fdtd_setup.hpp"
@@ -369,6 +370,7 @@ class FdtdCuda final : public Propagator {
 
 std::unique_ptr<Propagator> make_fdtd_cuda_propagator(const Case& c, const Plan& plan, const Comm* domain) {
   if (c.scheme.formulation == Formulation::staggered) return make_staggered_cuda_propagator(c, plan, domain);
+  if (c.scheme.formulation == Formulation::elastic) return make_elastic_cuda_propagator(c, plan, domain);
   if (c.run.precision == Precision::fp64) return std::make_unique<FdtdCuda<double>>(c, plan, domain);
   return std::make_unique<FdtdCuda<float>>(c, plan, domain);
 }

@@ -1,0 +1,116 @@
+// The elastic step's CUDA kernels checked without a GPU: their bodies (kernels/elastic_kernels.hpp), run on the CPU
+// over the boxes their launches cover, against the CPU loops (kernels/cpu/elastic_cpu.cpp) from the same random state
+// (the nine fields, every term's CPML memory slab and the step's increments), with a CPML on every face or a free
+// surface, orders 2 to 8, a fluid layer and a 2-D grid. What a GPU adds (the launches, the device arithmetic) is the
+// GPU kit's (tests/test_gpu.cpp).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "case_builders.hpp"
+#include "kernels/cpu/elastic_cpu.hpp"
+#include "kernels/elastic_kernels.hpp"
+#include "solver/plan/plan.hpp"
+#include "solver/propagators/elastic/elastic_setup.hpp"
+
+using namespace specwave;
+
+namespace {
+
+// The kernels' step on the CPU: the stresses' images (free surface), the velocity box, the velocities' images, the
+// stress box; every point of a box in any order (here backwards, which the CPU loops never do).
+template <int R>
+void kernel_step(const ElasticStep<double>& s) {
+  const FieldLayout& L = s.layout;
+  const auto sweep = [](const launch::Box& b, auto&& point) {
+    for (int z = b.lo.z + b.extent.z - 1; z >= b.lo.z; --z)
+      for (int y = b.lo.y + b.extent.y - 1; y >= b.lo.y; --y)
+        for (int x = b.lo.x + b.extent.x - 1; x >= b.lo.x; --x) point(z, y, x);
+  };
+  if (s.free_surface)
+    for (int k = 1; k <= R; ++k)
+      for (index_t p = 0; p < L.stride_z(); ++p) elastic_kernels::velocity_mirror_point(s, p, k);
+  sweep(elastic_kernels::velocity_box(s), [&](int z, int y, int x) { elastic_kernels::velocity_point<R>(s, z, y, x); });
+  if (s.free_surface)
+    for (int k = 1; k <= R; ++k)
+      for (index_t p = 0; p < L.stride_z(); ++p) elastic_kernels::stress_mirror_point(s, p, k);
+  sweep(elastic_kernels::stress_box(s), [&](int z, int y, int x) { elastic_kernels::stress_point<R>(s, z, y, x); });
+}
+
+template <int R>
+void check_kernels(const Case& c) {
+  const Plan plan = make_plan(c);
+  const ElasticSetup<double> setup = make_elastic_setup<double>(c, plan);
+  ElasticFields<double> cpu(setup), gpu(setup);
+  const std::size_t size = std::size_t(setup.layout.size());
+  std::vector<double> increments[2];
+  for (auto& v : increments) v.assign(elastic_fields * size, 0.0);
+  // The same random state in both, everywhere: fields (halos included: the images and the ghost bands overwrite what
+  // the step computes, the rest of the halo is read as it is by both) and memory slabs.
+  std::mt19937_64 rng(11 + R);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::generate(cpu.all.begin(), cpu.all.end(), [&] { return uniform(rng); });
+  for (auto& s : cpu.slabs) std::generate(s.begin(), s.end(), [&] { return uniform(rng); });
+  gpu.all = cpu.all;
+  for (std::size_t k = 0; k < cpu.slabs.size(); ++k) gpu.slabs[k] = cpu.slabs[k];
+  ElasticStep<double> a = cpu.step(setup), b = gpu.step(setup);
+  for (int f = 0; f < elastic_fields; ++f) {
+    a.increment_out[f] = increments[0].data() + f * size;
+    b.increment_out[f] = increments[1].data() + f * size;
+  }
+  for (int step = 0; step < 3; ++step) {
+    cpu::elastic_velocity_step(a);
+    cpu::elastic_stress_step(a);
+    kernel_step<R>(b);
+  }
+  double worst = 0, scale = 0;
+  std::size_t values = 0;
+  const auto compare = [&](const std::vector<double>& x, const std::vector<double>& y) {
+    REQUIRE(x.size() == y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      worst = std::max(worst, std::abs(x[i] - y[i]));
+      scale = std::max(scale, std::abs(x[i]));
+    }
+    values += x.size();
+  };
+  compare(cpu.all, gpu.all);
+  for (std::size_t k = 0; k < cpu.slabs.size(); ++k) compare(cpu.slabs[k], gpu.slabs[k]);
+  compare(increments[0], increments[1]);
+  const std::string what = c.boundary.free_surface ? "free surface" : "CPML";
+  MESSAGE("order " << 2 * R << ", " << c.grid.shape[0] << " x " << c.grid.shape[1] << " x " << c.grid.shape[2] << ", "
+                   << what << ": " << values << " values, largest difference " << worst << " of " << scale);
+  CHECK(scale > 0);
+  CHECK(worst <= 1e-14 * scale);
+}
+
+// Water over two solids (vs 0, 1100, 1400 m/s; densities 1000, 2100, 2400) on a small grid, a CPML of 5 or a free
+// surface with a CPML on the other faces.
+Case kernels_case(int order, bool free_surface, std::array<int, 3> shape) {
+  Case c = testing::forward_comparison_case(order, 5, free_surface, ModelSpec::Kind::layered);
+  c.grid.shape = shape;
+  c.scheme.formulation = Formulation::elastic;
+  c.model.interfaces = {95.0, 185.0};
+  c.model.densities = {1000.0, 2100.0, 2400.0};
+  c.model.shear_velocities = {0.0, 1100.0, 1400.0};
+  c.shots[0].sources.resize(1);
+  const double y = shape[1] == 1 ? 0.0 : 5.0 * shape[1] + 1.4, x = 5.0 * shape[2] - 1.2;  // (h = 10 m)
+  c.shots[0].sources[0].position = {free_surface ? 61.0 : 5.0 * shape[0] + 1.3, y, x};
+  c.receivers = {{free_surface ? 55.5 : 5.0 * shape[0] - 10.0, y, x + 20.0}};
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("elastic: the CUDA kernels' bodies over their boxes give the CPU step's fields (no GPU needed)") {
+  check_kernels<4>(kernels_case(8, false, {23, 26, 29}));
+  check_kernels<4>(kernels_case(8, true, {23, 26, 29}));
+  check_kernels<1>(kernels_case(2, true, {17, 19, 21}));
+  check_kernels<2>(kernels_case(4, false, {21, 18, 25}));
+  check_kernels<3>(kernels_case(6, true, {19, 20, 22}));
+  check_kernels<4>(kernels_case(8, true, {23, 1, 29}));  // 2-D
+  check_kernels<4>(kernels_case(8, false, {23, 1, 29}));
+}
