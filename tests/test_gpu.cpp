@@ -119,6 +119,26 @@ void check_ring_resume_and_field_copy(const Case& c, const Plan& plan, const std
   CHECK_THROWS_AS(p.finish_copy_field(std::span<double>(later)), std::logic_error);
 }
 
+// Over more than two halves of the receivers' ring (fp64, on the GPU): a second shot on the same propagator repeats the
+// first bit for bit, then check_ring_resume_and_field_copy.
+void check_long_shot(Case c) {
+  c.run.precision = Precision::fp64;
+  c.run.backend = BackendKind::cuda;
+  c.time.duration = 1.2;
+  const Plan plan = make_plan(c);
+  REQUIRE(plan.nt > 2 * 256 + 10);
+  auto p = make_propagator(c, plan);
+  p->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+  run_steps(*p, 0, plan.nt);
+  const auto t = p->traces();
+  const std::vector<double> reference(t.begin(), t.end());
+  p->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
+  run_steps(*p, 0, plan.nt);
+  const auto again = p->traces();
+  CHECK(std::vector<double>(again.begin(), again.end()) == reference);
+  check_ring_resume_and_field_copy(c, plan, reference, *p);
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -307,21 +327,7 @@ TEST_CASE(
   c.model.densities = {1100.0, 2000.0, 2300.0};
   c.attenuation.present = true;
   c.attenuation.q_layers = {30.0, 60.0, 120.0};
-  c.run.precision = Precision::fp64;
-  c.run.backend = BackendKind::cuda;
-  c.time.duration = 1.2;
-  const Plan plan = make_plan(c);
-  REQUIRE(plan.nt > 2 * 256 + 10);
-  auto p = make_propagator(c, plan);
-  p->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
-  run_steps(*p, 0, plan.nt);
-  const auto t = p->traces();
-  const std::vector<double> reference(t.begin(), t.end());
-  p->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
-  run_steps(*p, 0, plan.nt);
-  const auto again = p->traces();
-  CHECK(std::vector<double>(again.begin(), again.end()) == reference);
-  check_ring_resume_and_field_copy(c, plan, reference, *p);
+  check_long_shot(c);
 }
 
 TEST_CASE(
@@ -368,22 +374,7 @@ TEST_CASE(
       CHECK(make_propagator(c, plan)->name().find("elastic-cuda") != std::string::npos);
     }
   // Traces across the ring's halves, a shot saved mid-half and resumed, the two-phase copy, and a second shot.
-  Case c = elastic(false);
-  c.run.precision = Precision::fp64;
-  c.run.backend = BackendKind::cuda;
-  c.time.duration = 1.2;
-  const Plan plan = make_plan(c);
-  REQUIRE(plan.nt > 2 * 256 + 10);
-  auto p = make_propagator(c, plan);
-  p->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
-  run_steps(*p, 0, plan.nt);
-  const auto t = p->traces();
-  const std::vector<double> reference(t.begin(), t.end());
-  p->begin_shot(plan.sources[0], plan.wavelets[0], plan.receivers);
-  run_steps(*p, 0, plan.nt);
-  const auto again = p->traces();
-  CHECK(std::vector<double>(again.begin(), again.end()) == reference);
-  check_ring_resume_and_field_copy(c, plan, reference, *p);
+  check_long_shot(elastic(false));
 }
 
 TEST_CASE("CUDA spectral: a second shot on the same propagator repeats the first (state fully reset)") {
