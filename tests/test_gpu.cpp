@@ -119,6 +119,23 @@ void check_ring_resume_and_field_copy(const Case& c, const Plan& plan, const std
   CHECK_THROWS_AS(p.finish_copy_field(std::span<double>(later)), std::logic_error);
 }
 
+// Shot 0 of c in `precision` on the CUDA backend (a propagator whose name holds `name`) against the CPU backend: traces
+// and final field within `tolerance` (relative L2).
+void check_against_cpu(Case c, Precision precision, double tolerance, const std::string& name) {
+  c.run.precision = precision;
+  c.run.backend = BackendKind::cpu;
+  const auto cpu = simulate_shot(c, make_plan(c), 0);
+  c.run.backend = BackendKind::cuda;
+  const Plan plan = make_plan(c);
+  const auto gpu = simulate_shot(c, plan, 0);
+  MESSAGE(name << ", free surface " << c.boundary.free_surface << ", fp64 " << (precision == Precision::fp64)
+               << ": traces " << rel_l2(gpu.traces, cpu.traces) << ", final field "
+               << rel_l2(gpu.final_field, cpu.final_field));
+  CHECK(rel_l2(gpu.traces, cpu.traces) <= tolerance);
+  CHECK(rel_l2(gpu.final_field, cpu.final_field) <= tolerance);
+  CHECK(make_propagator(c, plan)->name().find(name) != std::string::npos);
+}
+
 // Over more than two halves of the receivers' ring (fp64, on the GPU): a second shot on the same propagator repeats the
 // first bit for bit, then check_ring_resume_and_field_copy.
 void check_long_shot(Case c) {
@@ -308,18 +325,7 @@ TEST_CASE(
       c.shots[0].sources[1].kind = SourceKind::force;
       c.shots[0].sources[1].direction = {0.6, 0.0, 0.8};
       testing::four_component_receivers(c);
-      c.run.precision = precision;
-      c.run.backend = BackendKind::cpu;
-      const auto cpu = simulate_shot(c, make_plan(c), 0);
-      c.run.backend = BackendKind::cuda;
-      const Plan plan = make_plan(c);
-      const auto gpu = simulate_shot(c, plan, 0);
-      MESSAGE("staggered, free surface " << free_surface << ", fp64 " << (precision == Precision::fp64) << ": traces "
-                                         << rel_l2(gpu.traces, cpu.traces) << ", final field "
-                                         << rel_l2(gpu.final_field, cpu.final_field));
-      CHECK(rel_l2(gpu.traces, cpu.traces) <= tolerance);
-      CHECK(rel_l2(gpu.final_field, cpu.final_field) <= tolerance);
-      CHECK(make_propagator(c, plan)->name().find("staggered-cuda") != std::string::npos);
+      check_against_cpu(c, precision, tolerance, "staggered-cuda");
     }
   // Traces across the ring's halves, a shot saved mid-half and resumed, the two-phase copy, and a second shot.
   Case c = forward_comparison_case(8, 6, false, ModelSpec::Kind::layered);
@@ -360,18 +366,7 @@ TEST_CASE(
       CAPTURE(free_surface);
       CAPTURE(precision == Precision::fp64);
       Case c = elastic(free_surface);
-      c.run.precision = precision;
-      c.run.backend = BackendKind::cpu;
-      const auto cpu = simulate_shot(c, make_plan(c), 0);
-      c.run.backend = BackendKind::cuda;
-      const Plan plan = make_plan(c);
-      const auto gpu = simulate_shot(c, plan, 0);
-      MESSAGE("elastic, free surface " << free_surface << ", fp64 " << (precision == Precision::fp64) << ": traces "
-                                       << rel_l2(gpu.traces, cpu.traces) << ", final field "
-                                       << rel_l2(gpu.final_field, cpu.final_field));
-      CHECK(rel_l2(gpu.traces, cpu.traces) <= tolerance);
-      CHECK(rel_l2(gpu.final_field, cpu.final_field) <= tolerance);
-      CHECK(make_propagator(c, plan)->name().find("elastic-cuda") != std::string::npos);
+      check_against_cpu(c, precision, tolerance, "elastic-cuda");
     }
   // Traces across the ring's halves, a shot saved mid-half and resumed, the two-phase copy, and a second shot.
   check_long_shot(elastic(false));

@@ -24,11 +24,13 @@ struct GridPointWeight {
   // Which of the scheme's fields the weight addresses: 0 for the acoustic schemes (their one field u); the elastic
   // scheme's ElasticField (kernels/elastic_point.hpp), whose half-way fields hold the point i + 1/2 at index i.
   std::uint8_t field = 0;
+  bool operator==(const GridPointWeight&) const = default;
 };
 
 struct PointStencil {
   Vec3 position{0, 0, 0};
   std::vector<GridPointWeight> points;
+  bool operator==(const PointStencil&) const = default;
 };
 
 struct Weights1D {

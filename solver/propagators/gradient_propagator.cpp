@@ -179,6 +179,14 @@ std::unique_ptr<GradientPropagator> backend_gradient(const Case& c, const Plan& 
 
 std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, const Plan& plan,
                                                              const HistoryChoice& history) {
+  // The first-order schemes keep no boundary history: they do not run backwards (the objective refuses the key first,
+  // naming the case file; this is for a caller that asks directly).
+  if (c.scheme.method == Method::fdtd && c.scheme.formulation != Formulation::second_order &&
+      history.storage == WavefieldStorage::boundary)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("inversion.wavefield_storage = \"boundary\": the {} scheme does not run backwards; use "
+                            "\"memory\", \"checkpoints\", \"binomial\", \"disk\" or \"auto\"",
+                            to_string(c.scheme.formulation)));
   if (c.scheme.formulation == Formulation::elastic) return make_elastic_cpu_gradient(c, plan, history);
   const bool staggered = c.scheme.formulation == Formulation::staggered;
   auto propagator = staggered ? make_staggered_cpu_gradient(c, plan, history) : backend_gradient(c, plan, history);

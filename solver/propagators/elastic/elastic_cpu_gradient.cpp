@@ -71,10 +71,6 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
         history_(make_history<T>(history)),
         receivers_(c, plan),
         shared_receivers_(plan.receivers) {
-    if (history.storage == WavefieldStorage::boundary)
-      throw Error(ExitCode::invalid_case,
-                  "inversion.wavefield_storage = \"boundary\": the elastic scheme does not run backwards; use "
-                  "\"memory\", \"checkpoints\", \"binomial\", \"disk\" or \"auto\"");
     increments_.assign(elastic_fields * std::size_t(setup_.layout.size()), T(0));
     // The rows of every field's computed range, in the packed order.
     const ElasticStep<T> s = setup_.step();
@@ -253,7 +249,7 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
   }
   std::vector<double> traces() const {
     std::vector<double> out;
-    elastic_traces(velocity_, row_, raw_, setup_.nt, out);
+    elastic_traces(velocity_, row_, raw_[0], raw_[1], setup_.nt, out);
     return out;
   }
 
@@ -446,7 +442,7 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
       }
     }
     std::vector<double> out;
-    elastic_traces(velocity_, row_, raw, setup_.nt, out);
+    elastic_traces(velocity_, row_, raw[0], raw[1], setup_.nt, out);
     return out;
   }
   // du_s += d(lam) (e_z + e_y + e_x) + d(mu2) e_a on the nodes (on a free surface, where e_z = -r (e_y + e_x) with

@@ -113,7 +113,7 @@ class ElasticCpu final : public Propagator {
     for (int k = 0; k < 2; ++k)
       gathered[k] =
           domain_ ? gather_block_traces(*domain_, receivers_[k], samples_[k], parts_[k], setup_.nt) : samples_[k];
-    elastic_traces(velocity_, row_, gathered, setup_.nt, traces_);
+    elastic_traces(velocity_, row_, gathered[0], gathered[1], setup_.nt, traces_);
     return traces_;
   }
   FieldStats field_stats() override {

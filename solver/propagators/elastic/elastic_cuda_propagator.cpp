@@ -90,7 +90,7 @@ class ElasticCuda final : public Propagator {
 
   void begin_shot(const std::vector<PointStencil>& sources, const std::vector<std::vector<double>>& wavelets,
                   const std::vector<PointStencil>& receivers) override {
-    make_receivers(receivers);
+    if (!ring_ || receivers != receivers_made_) make_receivers(receivers);  // kept while a shot's receivers stay
     const cudaStream_t st = stream_.handle();
     all_.zero(st);
     for (auto& s : slabs_) s.zero(st);
@@ -144,8 +144,7 @@ class ElasticCuda final : public Propagator {
   std::span<const double> traces() override {
     if (!traces_valid_) {
       ring_->flush();
-      const std::vector<double> raw[2] = {ring_->host(0), ring_->host(1)};
-      elastic_traces(velocity_, row_, raw, setup_.nt, traces_);
+      elastic_traces(velocity_, row_, ring_->host(0), ring_->host(1), setup_.nt, traces_);
       traces_valid_ = true;
     }
     return traces_;
@@ -244,6 +243,7 @@ class ElasticCuda final : public Propagator {
     ring_.reset();
     ring_ = std::make_unique<DeviceTraceRing>(stream_, output_stream_, setup_.nt, rows);
     traces_.assign(receivers.size() * std::size_t(setup_.nt), 0.0);
+    receivers_made_ = receivers;
   }
 
   void record(std::size_t list, DeviceTraceRing::Position at) {
@@ -281,8 +281,9 @@ class ElasticCuda final : public Propagator {
   cuda::DeviceArray<double> signals_;       // (3 sources, nt): each source's three signals in fp64
   std::array<DeviceList, 2> lists_;         // the pressure receivers, the velocity receivers
   std::unique_ptr<DeviceTraceRing> ring_;
-  std::vector<bool> velocity_;    // per receiver: records a velocity component
-  std::vector<std::size_t> row_;  // per receiver: its row in its list
+  std::vector<PointStencil> receivers_made_;  // the receivers of lists_ and ring_
+  std::vector<bool> velocity_;                // per receiver: records a velocity component
+  std::vector<std::size_t> row_;              // per receiver: its row in its list
   std::vector<double> traces_;
   bool traces_valid_ = false;
 };

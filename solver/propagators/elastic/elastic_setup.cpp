@@ -171,11 +171,12 @@ void split_elastic_receivers(const std::vector<PointStencil>& receivers, std::ve
 }
 
 void elastic_traces(const std::vector<bool>& velocity, const std::vector<std::size_t>& row,
-                    const std::vector<double> (&raw)[2], int nt, std::vector<double>& out) {
+                    std::span<const double> pressure, std::span<const double> velocity_samples, int nt,
+                    std::vector<double>& out) {
   const std::size_t steps = std::size_t(nt);
   out.assign(velocity.size() * steps, 0.0);
   for (std::size_t r = 0; r < velocity.size(); ++r) {
-    const double* in = raw[velocity[r]].data() + row[r] * steps;
+    const double* in = (velocity[r] ? velocity_samples : pressure).data() + row[r] * steps;
     double* o = out.data() + r * steps;
     for (std::size_t n = 0; n < steps; ++n) o[n] = velocity[r] ? 0.5 * (in[n] + (n > 0 ? in[n - 1] : 0.0)) : in[n];
   }

@@ -86,10 +86,12 @@ void split_elastic_receivers(const std::vector<PointStencil>& receivers, std::ve
                              std::vector<bool>& velocity, std::vector<std::size_t>& row);
 
 // The traces (n_receivers, nt) into `out` (its buffer kept when large enough: a propagator's traces() hands out a span
-// of it) from the pressure list's raw samples raw[0] and the velocity list's raw[1] (receiver r is row row[r] of list
-// velocity[r]): a velocity trace's sample n is the mean of v^{n-1/2} and v^{n+1/2}.
+// of it) from the pressure list's raw samples `pressure` and the velocity list's `velocity_samples` (receiver r is row
+// row[r] of the velocity list if velocity[r], else of the pressure list): a velocity trace's sample n is the mean of
+// v^{n-1/2} and v^{n+1/2}.
 void elastic_traces(const std::vector<bool>& velocity, const std::vector<std::size_t>& row,
-                    const std::vector<double> (&raw)[2], int nt, std::vector<double>& out);
+                    std::span<const double> pressure, std::span<const double> velocity_samples, int nt,
+                    std::vector<double>& out);
 
 // The signal a source point multiplies its factor by at step n (ElasticPoints::Signal): wavelet s, its running sum.
 inline double elastic_signal(std::uint8_t kind, const std::vector<double>& s, const std::vector<double>& running,

@@ -45,10 +45,6 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
         with_density_(c.inversion.density_parameter),
         history_(make_history<T>(history)),
         receivers_(c, plan) {
-    if (history.storage == WavefieldStorage::boundary)
-      throw Error(ExitCode::invalid_case,
-                  "inversion.wavefield_storage = \"boundary\": the staggered scheme does not run backwards; use "
-                  "\"memory\", \"checkpoints\", \"binomial\", \"disk\" or \"auto\"");
     set_receivers(plan.receivers);
     if (with_density_)
       for (auto& dw : increment_) dw.assign(setup_.layout.size(), T(0));
