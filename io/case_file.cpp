@@ -1054,6 +1054,10 @@ void read_inversion(const Tab& r, Case& c) {
             "density_max",
             "shear_velocity_min",
             "shear_velocity_max",
+            "lambda_min",
+            "lambda_max",
+            "mu_min",
+            "mu_max",
             "wavefield_storage",
             "wavefield_memory_gib",
             "scratch_directory",
@@ -1117,25 +1121,47 @@ void read_inversion(const Tab& r, Case& c) {
       Parameterisation::velocity, "parameterisation = \"velocity\"");
   if (const auto* node = t->find("parameters")) {
     constexpr std::string_view pex = "parameters = [\"velocity\", \"density\"]";
-    const auto& a =
-        t->p.arr(*node, t->key("parameters"), "an array of \"velocity\", \"density\" and \"shear_velocity\"", pex);
-    bool velocity = false;
+    const auto& a = t->p.arr(*node, t->key("parameters"),
+                             "an array of \"velocity\", \"density\" and \"shear_velocity\" (or \"lambda\", \"mu\" "
+                             "and \"density\")",
+                             pex);
+    bool velocity = false, lambda = false, mu = false;
     for (std::size_t i = 0; i < a.size(); ++i) {
       const std::string key = fmt::format("{}[{}]", t->key("parameters"), i);
       const std::string name = t->p.str(*a.get(i), key, pex);
-      if (name != "velocity" && name != "density" && name != "shear_velocity")
-        t->p.bad(*a.get(i), key, "must be \"velocity\", \"density\" or \"shear_velocity\"",
-                 "list the parameters the gradient is taken with respect to, e.g. [\"velocity\", \"density\"]");
-      (name == "velocity" ? velocity : name == "density" ? inv.density_parameter : inv.shear_parameter) = true;
+      if (name != "velocity" && name != "density" && name != "shear_velocity" && name != "lambda" && name != "mu")
+        t->p.bad(*a.get(i), key, "must be \"velocity\", \"density\", \"shear_velocity\", \"lambda\" or \"mu\"",
+                 "list the parameters the gradient is taken with respect to, e.g. [\"velocity\", \"density\"] or "
+                 "[\"lambda\", \"mu\", \"density\"]");
+      (name == "velocity"  ? velocity
+       : name == "density" ? inv.density_parameter
+       : name == "lambda"  ? lambda
+       : name == "mu"      ? mu
+                           : inv.shear_parameter) = true;
     }
+    inv.lame = lambda || mu;
+    t->check(!inv.lame || (!velocity && !inv.shear_parameter), "parameters",
+             "mixes the velocities (\"velocity\", \"shear_velocity\") with the Lame parameters (\"lambda\", \"mu\")",
+             "choose one set: [\"velocity\", \"shear_velocity\", \"density\"] or [\"lambda\", \"mu\", \"density\"]");
+    t->check(!inv.lame || c.model.has_shear_velocity(), "parameters",
+             "names the Lame parameters, but the model has no shear velocity (they are the elastic scheme's)",
+             "give model.shear_velocity, shear_velocities or shear_dataset, or invert [\"velocity\"]");
+    t->check(!inv.lame || (lambda && mu), "parameters",
+             fmt::format("names \"{}\" without \"{}\" (the Lame parameters are inverted together)",
+                         lambda ? "lambda" : "mu", lambda ? "mu" : "lambda"),
+             "write parameters = [\"lambda\", \"mu\"] or [\"lambda\", \"mu\", \"density\"]");
     t->check(!inv.shear_parameter || c.model.has_shear_velocity(), "parameters",
              "names \"shear_velocity\", but the model has no shear velocity (the elastic scheme)",
              "give model.shear_velocity, shear_velocities or shear_dataset, or remove \"shear_velocity\"");
-    t->check(velocity, "parameters", "must include \"velocity\" (the density alone is not inverted in this version)",
+    t->check(velocity || inv.lame, "parameters",
+             "must include \"velocity\" (the density alone is not inverted in this version)",
              "write parameters = [\"velocity\"] or [\"velocity\", \"density\"]");
     t->check(!inv.density_parameter || c.model.has_density_model() || c.model.has_shear_velocity(), "parameters",
              "names \"density\", but the model has no density model",
              "give model.densities (layered) or model.density_dataset (file), or remove \"density\"");
+    t->check(!inv.lame || inv.parameterisation == Parameterisation::velocity, "parameterisation",
+             "must be \"velocity\" with the Lame parameters (inversion.parameters names \"lambda\")",
+             "remove parameterisation, or invert the velocities");
   }
   inv.misfit = t->choice<std::string>("misfit",
                                       {{"least_squares", std::string("least_squares")},
@@ -1162,6 +1188,14 @@ void read_inversion(const Tab& r, Case& c) {
   for (const char* key : {"shear_velocity_min", "shear_velocity_max"})
     t->check(!t->find(key) || inv.shear_parameter, key, "bounds the shear velocity, which is not inverted",
              "add \"shear_velocity\" to inversion.parameters, or remove the key");
+  std::tie(inv.lambda_min, inv.lambda_max) = bounds("lambda", "Pa", 2.0e9, 2.0e10);
+  for (const char* key : {"lambda_min", "lambda_max"})
+    t->check(!t->find(key) || inv.lame, key, "bounds lambda, which is not inverted",
+             "add \"lambda\" to inversion.parameters, or remove the key");
+  std::tie(inv.mu_min, inv.mu_max) = bounds("mu", "Pa", 5.0e8, 1.5e10);
+  for (const char* key : {"mu_min", "mu_max"})
+    t->check(!t->find(key) || inv.lame, key, "bounds mu, which is not inverted",
+             "add \"mu\" to inversion.parameters, or remove the key");
   inv.wavefield_storage = t->choice<WavefieldStorage>("wavefield_storage",
                                                       {{"auto", WavefieldStorage::auto_select},
                                                        {"memory", WavefieldStorage::memory},
@@ -1242,6 +1276,11 @@ void read_inversion(const Tab& r, Case& c) {
   t->check(!t->find("regularisation_weight") || inv.regularisation != "none", "regularisation_weight",
            "is used with regularisation = \"tikhonov\" or \"total_variation\" only",
            "set regularisation, or remove the weight");
+  t->check(!inv.lame || inv.regularisation == "none", "regularisation",
+           fmt::format("\"{}\" regularises the velocity; with the Lame parameters (inversion.parameters names "
+                       "\"lambda\") it is not available in this version",
+                       inv.regularisation),
+           "remove regularisation, or invert [\"velocity\", \"shear_velocity\"]");
   inv.source_estimation = t->choice<std::string>(
       "source_estimation",
       {{"none", std::string("none")}, {"per_shot", std::string("per_shot")}, {"shared", std::string("shared")}},

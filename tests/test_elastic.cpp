@@ -360,6 +360,38 @@ TEST_CASE("elastic: the case file's and the preflight's refusals, naming the key
     fixed_vs.output.directory = (std::filesystem::temp_directory_path() / "specwave_elastic_refusal").string();
     CHECK_THROWS_WITH_AS(run_inversion(fixed_vs), doctest::Contains("raise velocity_min above 1558.85"), Error);
   }
+  // The Lame parameters: both together, not mixed with the velocities, the elastic scheme's, their bounds only with
+  // them, no regularisation, the velocity parameterisation; invert needs their bounds and a box whose fastest vp is
+  // below velocity_max.
+  {
+    const std::string solid = model + "shear_velocity = 1000.0\n";
+    const std::string lame = "[inversion]\nvelocity_max = 2500.0\nparameters = ";
+    const std::string truth =
+        "[inversion.true_model]\ntype = \"homogeneous\"\nvelocity = 2100.0\n"
+        "shear_velocity = 1000.0\ndensity = 2000.0\n";
+    refused(solid + lame + "[\"lambda\"]\n" + truth, "without \"mu\"");
+    refused(solid + lame + "[\"velocity\", \"lambda\", \"mu\"]\n" + truth, "mixes the velocities");
+    refused(model + lame + "[\"lambda\", \"mu\"]\n[inversion.true_model]\ntype = \"homogeneous\"\nvelocity = 2100.0\n",
+            "no shear velocity");
+    refused(solid + lame + "[\"velocity\"]\nlambda_min = 1e9\n" + truth, "inversion.lambda_min");
+    refused(solid + lame + "[\"velocity\", \"shear_velocity\"]\nmu_max = 1e10\n" + truth, "inversion.mu_max");
+    refused(solid + lame + "[\"lambda\", \"mu\"]\nregularisation = \"tikhonov\"\n" + truth, "regularises the velocity");
+    refused(solid + lame + "[\"lambda\", \"mu\"]\nparameterisation = \"slowness2\"\n" + truth,
+            "must be \"velocity\" with the Lame parameters");
+    const auto inverted = [&](const std::string& bounds) {
+      Case e = parse(base + solid + lame + "[\"lambda\", \"mu\"]\n" + bounds + truth);
+      e.output.directory = (std::filesystem::temp_directory_path() / "specwave_elastic_lame_refusal").string();
+      return e;
+    };
+    CHECK_THROWS_WITH_AS(run_inversion(inverted("")), doctest::Contains("invert needs inversion.lambda_min"), Error);
+    // (lambda0 = 2000 (2000^2 - 2 1000^2) = 4e9, mu0 = 2e9; vp up to sqrt((8e9 + 2 3e9) / 2000) = 2645.75 m/s.)
+    CHECK_THROWS_WITH_AS(run_inversion(inverted("lambda_min = 1e9\nlambda_max = 8e9\nmu_min = 1e9\nmu_max = 3e9\n")),
+                         doctest::Contains("= 2645.75 m/s, above inversion.velocity_max = 2500 m/s"), Error);
+    CHECK_THROWS_WITH_AS(run_inversion(inverted("lambda_min = 4.5e9\nlambda_max = 5e9\nmu_min = 1e9\nmu_max = 2e9\n")),
+                         doctest::Contains("the starting lambda"), Error);
+    CHECK_THROWS_WITH_AS(run_inversion(inverted("lambda_min = 1e9\nlambda_max = 5e9\nmu_min = 2.5e9\nmu_max = 3e9\n")),
+                         doctest::Contains("the starting mu"), Error);
+  }
   // A negative Poisson ratio is legal (a note); the gradient propagator refuses a trial shear velocity whose bulk
   // modulus would not be positive (an inversion's line search), naming the point.
   const Case poisson = parse(base + model + "shear_velocity = 1500.0\n");

@@ -1,16 +1,19 @@
 // The elastic scheme's adjoint and gradient (docs/numerics.md, "The elastic adjoint"): dot-product tests of the Born
 // operators of (vp dt)^2, (vs dt)^2 and rho against their transposes (CPML, free surface, pressure, force and moment
 // sources, pressure and velocity receivers, orders 2 to 8, 2-D, fp64 and fp32), Taylor tests of each parameter's
-// gradient, and the gradient propagator's forward against the forward propagator's.
+// gradient, and the gradient propagator's forward against the forward propagator's; the Lame parameters' conversions
+// and chain rule, and their gradients' Taylor tests under a water layer.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "case_builders.hpp"
 #include "solver/inversion/gradient_check.hpp"
+#include "solver/inversion/lame.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/propagators/gradient_propagator.hpp"
 #include "solver/propagators/history/wavefield_history.hpp"
@@ -215,4 +218,88 @@ TEST_CASE("elastic gradient: its forward is bitwise the forward propagator's; ev
       CHECK(differ == 0);
     }
   }
+}
+
+TEST_CASE("Lame parameters: lambda and mu from vp, vs and rho and back; the gradients' chain rule both ways") {
+  // Solid points and fluid points (vs = 0), random within the ranges invert allows.
+  std::mt19937_64 rng(20261206);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const std::size_t n = 64;
+  std::vector<double> vp(n), vs(n), rho(n), ga(n), gb(n), gr(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    vp[k] = 1500 + 1500 * u(rng);
+    vs[k] = k % 5 == 0 ? 0.0 : vp[k] * (0.3 + 0.55 * u(rng));
+    rho[k] = 1000 + 1600 * u(rng);
+    ga[k] = u(rng) - 0.5, gb[k] = u(rng) - 0.5, gr[k] = u(rng) - 0.5;
+  }
+  const LameModel lame = lame_of(vp, vs, rho);
+  const ElasticVelocities back = velocities_of(lame.lambda, lame.mu, rho);
+  for (std::size_t k = 0; k < n; ++k) {
+    CHECK(lame.mu[k] == doctest::Approx(rho[k] * vs[k] * vs[k]).epsilon(1e-15));
+    CHECK(lame.lambda[k] + 2 * lame.mu[k] == doctest::Approx(rho[k] * vp[k] * vp[k]).epsilon(1e-14));
+    CHECK(std::abs(back.vp[k] - vp[k]) <= 1e-13 * vp[k]);
+    CHECK(std::abs(back.vs[k] - vs[k]) <= 1e-13 * vp[k]);
+  }
+  CHECK(
+      std::isnan(velocities_of(std::vector<double>{-3e9}, std::vector<double>{1e9}, std::vector<double>{2000}).vp[0]));
+
+  // J = sum ga (vp dt)^2 + gb (vs dt)^2 + gr rho: its sums are ga, gb, gr, and it is linear in lambda and mu (central
+  // differences exact to rounding), smooth in rho.
+  const double dt = 1e-3;
+  const auto J = [&](std::size_t k, double l, double m, double r) {
+    const ElasticVelocities v = velocities_of(std::vector<double>{l}, std::vector<double>{m}, std::vector<double>{r});
+    return ga[k] * v.vp[0] * v.vp[0] * dt * dt + gb[k] * v.vs[0] * v.vs[0] * dt * dt + gr[k] * r;
+  };
+  std::vector<double> gl = ga, gm = gb, grho = gr;
+  lame_gradients(dt, vp, vs, rho, gl, gm, grho);
+  double worst = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double l = lame.lambda[k], m = lame.mu[k], r = rho[k], hl = 1e-4 * l, hm = 1e-4 * (m > 0 ? m : l),
+                 hr = 1e-4 * r;
+    const double fd_l = (J(k, l + hl, m, r) - J(k, l - hl, m, r)) / (2 * hl);
+    // (mu = 0: the one-sided difference, exact as J is linear in mu.)
+    const double fd_m =
+        m > 0 ? (J(k, l, m + hm, r) - J(k, l, m - hm, r)) / (2 * hm) : (J(k, l, hm, r) - J(k, l, 0, r)) / hm;
+    const double fd_r = (J(k, l, m, r + hr) - J(k, l, m, r - hr)) / (2 * hr);
+    worst = std::max({worst, std::abs(fd_l - gl[k]) / std::abs(gl[k]), std::abs(fd_m - gm[k]) / std::abs(gm[k]),
+                      std::abs(fd_r - grho[k]) / std::abs(grho[k])});
+  }
+  MESSAGE("largest relative difference from finite differences: " << worst);
+  CHECK(worst <= 1e-6);
+
+  // And back: the Lame gradients as vp's, vs' and rho's are the velocity parameterisation's own (2 v dt^2 times the
+  // sums, and the density's at fixed vp and vs).
+  velocity_gradients(vp, vs, rho, gl, gm, grho);
+  for (std::size_t k = 0; k < n; ++k) {
+    CHECK(gl[k] == doctest::Approx(2 * vp[k] * dt * dt * ga[k]).epsilon(1e-12));
+    CHECK(std::abs(gm[k] - 2 * vs[k] * dt * dt * gb[k]) <= 1e-12 * std::abs(2 * vp[k] * dt * dt * gb[k]));
+    CHECK(grho[k] == doctest::Approx(gr[k]).epsilon(1e-10));
+  }
+}
+
+TEST_CASE(
+    "Lame parameters under a water layer: check-gradient's Taylor tests of lambda, mu and rho at fixed lambda "
+    "and mu (fp64)") {
+  Case c = elastic_gradient_case(true, Precision::fp64, 8, false, true);
+  c.inversion.lame = true;
+  c.inversion.density_parameter = true;
+  ModelSpec truth = c.model;  // the solids' moduli and densities change, the water stays
+  truth.velocities = {1800.0, 2300.0, 2400.0};
+  truth.shear_velocities = {0.0, 1200.0, 1450.0};
+  truth.densities = {1900.0, 2100.0, 2300.0};
+  c.inversion.true_model = truth;
+  const GradientCheckReport r = check_gradient(c);
+  MESSAGE(r.text());
+  REQUIRE(r.lame);
+  REQUIRE(r.shear_taylor);
+  REQUIRE(r.density_taylor);
+  // The dot-product tests in fp64 (the Born operators are the velocities'; fp32's are test_elastic_gradient's above).
+  for (std::size_t k = 0; k < r.dot.size(); ++k)
+    if (r.dot[k].first == "fp64") CHECK(r.dot_passed(k));
+  CHECK(r.taylor.directional_derivative != 0);
+  CHECK(r.shear_taylor->directional_derivative != 0);
+  CHECK(r.density_taylor->directional_derivative != 0);
+  CHECK(r.taylor_passed());
+  CHECK(r.shear_taylor_passed());
+  CHECK(r.density_taylor_passed());
 }

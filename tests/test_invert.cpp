@@ -664,3 +664,81 @@ TEST_CASE(
   CHECK(a.read_floating<double>("/velocity", five) == b.read_floating<double>("/velocity", five));
   CHECK(a.read_floating<double>("/shear_error", {6}) == b.read_floating<double>("/shear_error", {6}));
 }
+
+TEST_CASE(
+    "invert of the Lame parameters (cases/inversion/plane-elastic.toml with parameters = [\"lambda\", \"mu\"]): the "
+    "misfit and every model error fall, lambda and mu stay in their box, the gradient command writes mu_gradient") {
+  const std::string text = [] {
+    std::ifstream in(std::string(SPECWAVE_SOURCE_DIR) + "/cases/inversion/plane-elastic.toml");
+    std::stringstream s;
+    s << in.rdbuf();
+    std::string t = s.str();
+    // The velocities' bounds replaced by lambda's and mu's (Pa); the fastest vp they allow, sqrt((6e9 + 2 3.5e9) /
+    // 2000) = 2549.5 m/s, is below velocity_max.
+    t = std::regex_replace(t, std::regex(R"(parameters = \[[^\]]*\]\n(.*\n){4})"),
+                           "parameters = [\"lambda\", \"mu\"]\nvelocity_max = 2600.0\nlambda_min = 1.5e9\n"
+                           "lambda_max = 6.0e9\nmu_min = 1.2e9\nmu_max = 3.5e9\n");
+    return t;
+  }();
+  REQUIRE(text.find("lambda_min = 1.5e9") != std::string::npos);
+  REQUIRE(text.find("shear_velocity_max") == std::string::npos);
+  const fs::path out = work / "plane-elastic-lame";
+  fs::remove_all(out);
+  const std::string file = write_case("plane-elastic-lame", text);
+  const Result r = run_specwave("invert -q --threads 2 " + file + " --output-dir " + out.string());
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  io::h5::Reader h5((out / "inversion.h5").string());
+  const std::vector<hsize_t> dims = {13, 61, 1, 81};
+  const auto misfit = h5.read_floating<double>("/misfit", {13});
+  const auto error = h5.read_floating<double>("/model_error", {13});
+  const auto shear_error = h5.read_floating<double>("/shear_error", {13});
+  const auto vp = h5.read_floating<double>("/velocity", dims), vs = h5.read_floating<double>("/shear_velocity", dims);
+  const auto true_vp = h5.read_floating<double>("/true_velocity", {61, 1, 81});
+  const auto true_vs = h5.read_floating<double>("/true_shear_velocity", {61, 1, 81});
+  CHECK(h5.read_floating<double>("/shear_velocity_gradient", dims).size() == vs.size());
+  // lambda and mu (the density is 2000 kg/m^3 throughout) and their relative L2 errors at the start and the end.
+  const std::size_t points = true_vp.size();
+  const auto lame_errors = [&](std::size_t iteration) {
+    double dl = 0, l = 0, dm = 0, m = 0;
+    for (std::size_t k = 0; k < points; ++k) {
+      const double a = vp[iteration * points + k], b = vs[iteration * points + k];
+      const double tl = 2000 * (true_vp[k] * true_vp[k] - 2 * true_vs[k] * true_vs[k]),
+                   tm = 2000 * true_vs[k] * true_vs[k];
+      const double lk = 2000 * (a * a - 2 * b * b), mk = 2000 * b * b;
+      dl += (lk - tl) * (lk - tl), l += tl * tl, dm += (mk - tm) * (mk - tm), m += tm * tm;
+      if (iteration == 12) {  // inside the box (to the fp32 storage of vp and vs)
+        CHECK(lk >= 1.5e9 * (1 - 1e-5));
+        CHECK(lk <= 6.0e9 * (1 + 1e-5));
+        CHECK(mk >= 1.2e9 * (1 - 1e-5));
+        CHECK(mk <= 3.5e9 * (1 + 1e-5));
+      }
+    }
+    return std::pair{std::sqrt(dl / l), std::sqrt(dm / m)};
+  };
+  const auto [l0, m0] = lame_errors(0);
+  const auto [l12, m12] = lame_errors(12);
+  MESSAGE("misfit reduced by " << 1 - misfit[12] / misfit[0] << ", vp error by " << 1 - error[12] / error[0]
+                               << ", vs error by " << 1 - shear_error[12] / shear_error[0] << ", lambda error by "
+                               << 1 - l12 / l0 << " (" << l0 << " -> " << l12 << "), mu error by " << 1 - m12 / m0
+                               << " (" << m0 << " -> " << m12 << ")");
+  CHECK(misfit[12] < 0.02 * misfit[0]);
+  CHECK(error[12] < error[0]);
+  CHECK(shear_error[12] < 0.9 * shear_error[0]);
+  CHECK(l12 < l0);
+  CHECK(m12 < m0);
+
+  // `gradient` of the same case: dJ/d lambda (misfit per Pa), lambda, mu and dJ/d mu.
+  const fs::path g = work / "plane-elastic-lame-gradient";
+  fs::remove_all(g);
+  const Result gr = run_specwave("gradient -q --threads 2 " + file + " --output-dir " + g.string());
+  CAPTURE(gr.output);
+  REQUIRE(gr.code == 0);
+  io::h5::Reader gh5((g / "gradient.h5").string());
+  const std::vector<hsize_t> grid = {61, 1, 81};
+  const auto lambda = gh5.read_floating<double>("/lambda", grid), mu = gh5.read_floating<double>("/mu", grid);
+  CHECK(lambda[0] == doctest::Approx(2000.0 * (2000.0 * 2000.0 - 2 * 1100.0 * 1100.0)));
+  CHECK(mu[0] == doctest::Approx(2000.0 * 1100.0 * 1100.0));
+  const auto g_mu = gh5.read_floating<double>("/mu_gradient", grid);
+  CHECK(std::any_of(g_mu.begin(), g_mu.end(), [](double v) { return v != 0; }));
+}

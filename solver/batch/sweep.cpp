@@ -509,10 +509,12 @@ SweepCheck check_variants(const SweepSpec& spec, const std::vector<SweepVariant>
         c.run.shot_groups = 0;
         ++decomposed;
       }
-      if (spec.command == "invert" && (!c.inversion.present || !c.inversion.velocity_min || !c.inversion.velocity_max))
+      if (spec.command == "invert" &&
+          (!c.inversion.present || !c.inversion.velocity_max || (!c.inversion.lame && !c.inversion.velocity_min)))
         throw Error(ExitCode::invalid_case,
                     fmt::format("{}: command = \"invert\" needs an [inversion] table with velocity_min and "
-                                "velocity_max (docs/case-file.md); add them to the base case",
+                                "velocity_max (velocity_max alone with the Lame parameters; docs/case-file.md); add "
+                                "them to the base case",
                                 (folder / "case.toml").string()));
       make_plan(c, RankPlacement{});
     } catch (const Error& e) {

@@ -248,6 +248,12 @@ struct InversionSpec {
   // The elastic scheme's shear velocity too ("shear_velocity"; its gradient at fixed vp and density). Fluid points
   // (vs = 0 in the starting model) stay fluid.
   bool shear_parameter = false;
+  // Or the Lame parameters ("lambda" and "mu", with "density" optional; the elastic scheme): the optimiser's blocks are
+  // lambda and mu (Pa) and the density, each gradient at fixed other two (docs/numerics.md, "Lame parameters");
+  // shear_parameter is then false, and `invert` still records vp, vs and the density and their gradients.
+  bool lame = false;
+  // The shear velocity changes in an inversion (and is recorded): inverted itself, or through the Lame parameters.
+  bool shear_velocity_changes() const { return shear_parameter || lame; }
   std::string misfit = "least_squares";
   // Bounds on the velocity (m/s). velocity_max, when above the starting model's largest velocity, also sets
   // dt and the CPML damping, so that neither changes while the model does.
@@ -256,6 +262,8 @@ struct InversionSpec {
   std::optional<double> density_min, density_max;
   // Bounds on the shear velocity (m/s) when `invert` updates it (inversion.parameters names "shear_velocity").
   std::optional<double> shear_velocity_min, shear_velocity_max;
+  // Bounds on lambda and mu (Pa) when `invert` updates them (inversion.parameters names "lambda", "mu").
+  std::optional<double> lambda_min, lambda_max, mu_min, mu_max;
   WavefieldStorage wavefield_storage = WavefieldStorage::auto_select;
   std::optional<double> wavefield_memory_gib;  // budget for the forward wavefields; default half of MemAvailable
   std::string scratch_directory;  // wavefield_storage = "disk": its folder ("" : unset, the output directory)

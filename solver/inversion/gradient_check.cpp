@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 
 #include "solver/case/errors.hpp"
+#include "solver/inversion/lame.hpp"
 #include "solver/plan/plan.hpp"
 
 namespace specwave {
@@ -172,6 +174,27 @@ TaylorResult shear_taylor_test(Objective& objective, GradientPropagator& propaga
       [&](std::span<const double> v) { propagator.set_shear_velocity(v); });
 }
 
+namespace {
+
+// The Taylor test of one of the Lame blocks (0: lambda, 1: mu, 2: the density at fixed lambda and mu) at (lambda, mu,
+// rho), the objective in its Lame mode (every evaluation sets all three).
+TaylorResult lame_taylor_test(Objective& objective, const std::array<std::vector<double>, 3>& model, int block,
+                              std::span<const double> direction, const std::vector<double>& steps) {
+  objective.with_lame(true);
+  objective.with_shear_gradient(block == 1);
+  objective.with_density_gradient(block == 2);
+  const MisfitGradient base = objective.evaluate(model[0], true, false, model[2], model[1]);
+  const std::vector<double>& g = block == 0 ? base.gradient : block == 1 ? base.shear_gradient : base.density_gradient;
+  std::array<std::vector<double>, 3> perturbed = model;
+  return taylor_rows(base.misfit, dot(g, direction), steps, [&](double h) {
+    for (std::size_t k = 0; k < direction.size(); ++k)
+      perturbed[std::size_t(block)][k] = model[std::size_t(block)][k] + h * direction[k];
+    return objective.evaluate(perturbed[0], false, false, perturbed[2], perturbed[1]).misfit;
+  });
+}
+
+}  // namespace
+
 std::vector<double> smooth_direction(const GridSpec& g, std::span<const double> model, double relative) {
   double mean = 0;
   for (double m : model) mean += std::abs(m) / double(model.size());
@@ -269,13 +292,19 @@ std::string GradientCheckReport::text() const {
     out += fmt::format("least-squares slopes: r1 {:.3f} (expected 1 +- {}), r2 {:.3f} (expected 2 +- {}): {}\n",
                        t.slope_first, tolerances.slope, t.slope_second, tolerances.slope, ok ? "pass" : "FAIL");
   };
-  table(taylor, fmt::format("Taylor test of the gradient (fp64, parameter {})", to_string(parameterisation)),
+  table(taylor,
+        lame ? std::string("Taylor test of the gradient of lambda at fixed mu and density (fp64, m = lambda in Pa)")
+             : fmt::format("Taylor test of the gradient (fp64, parameter {})", to_string(parameterisation)),
         taylor_passed());
   if (density_taylor)
-    table(*density_taylor, "Taylor test of the density gradient at fixed velocity (fp64, m = rho in kg/m^3)",
+    table(*density_taylor,
+          lame ? "Taylor test of the density gradient at fixed lambda and mu (fp64, m = rho in kg/m^3)"
+               : "Taylor test of the density gradient at fixed velocity (fp64, m = rho in kg/m^3)",
           density_taylor_passed());
   if (shear_taylor)
-    table(*shear_taylor, "Taylor test of the shear-velocity gradient at fixed vp and density (fp64, m = vs in m/s)",
+    table(*shear_taylor,
+          lame ? "Taylor test of the gradient of mu at fixed lambda and density (fp64, m = mu in Pa)"
+               : "Taylor test of the shear-velocity gradient at fixed vp and density (fp64, m = vs in m/s)",
           shear_taylor_passed());
   return out;
 }
@@ -310,7 +339,8 @@ GradientCheckReport check_gradient(const Case& case_in) {
     report.dot.emplace_back(to_string(p), born_dot_test(cp, plan, 0, 20240601));
     if (c.inversion.density_parameter)
       report.density_dot.emplace_back(to_string(p), density_dot_test(cp, plan, 0, 20240602));
-    if (c.inversion.shear_parameter) report.shear_dot.emplace_back(to_string(p), shear_dot_test(cp, plan, 0, 20240603));
+    if (c.inversion.shear_parameter || c.inversion.lame)
+      report.shear_dot.emplace_back(to_string(p), shear_dot_test(cp, plan, 0, 20240603));
   }
   auto propagator = make_gradient_propagator(c, plan, history);
   const ObservedData observed = observed_data(c, plan, *propagator);
@@ -324,6 +354,22 @@ GradientCheckReport check_gradient(const Case& case_in) {
   const auto misfit = case_misfit(c, plan, 0, &weights, filters);
   Objective objective(*propagator, *misfit, observed, c.inversion.parameterisation, plan.dt);
   objective.regularise(regularisation_of(c, plan), c.grid);
+  report.propagator = propagator->name();
+  report.history = propagator->history_name();
+  if (c.inversion.lame) {  // lambda, then mu (fluid points stay fluid), then the density at fixed lambda and mu
+    report.lame = true;
+    const std::vector<double> rho = propagator->density();
+    const LameModel lame = lame_of(velocity, propagator->shear_velocity(), rho);
+    const std::array<std::vector<double>, 3> m = {lame.lambda, lame.mu, rho};
+    report.taylor = lame_taylor_test(objective, m, 0, smooth_direction(c.grid, m[0], 0.02), taylor_steps);
+    std::vector<double> d = smooth_direction(c.grid, m[1], 0.02);
+    for (std::size_t k = 0; k < d.size(); ++k)
+      if (m[1][k] == 0) d[k] = 0;  // fluid points stay fluid (as invert's bounds keep them)
+    report.shear_taylor = lame_taylor_test(objective, m, 1, d, taylor_steps);
+    if (c.inversion.density_parameter)
+      report.density_taylor = lame_taylor_test(objective, m, 2, smooth_direction(c.grid, m[2], 0.02), taylor_steps);
+    return report;
+  }
   const std::vector<double> model = parameter_from_velocity(c.inversion.parameterisation, velocity);
   const std::vector<double> direction = smooth_direction(c.grid, model, 0.02);
   report.taylor = taylor_test(objective, model, direction, taylor_steps);

@@ -74,6 +74,9 @@ struct GradientCheckReport {
   std::vector<std::pair<std::string, DotTestResult>> shear_dot;  // with a shear-velocity parameter (elastic)
   std::optional<TaylorResult> shear_taylor;
   Parameterisation parameterisation = Parameterisation::velocity;
+  // The Lame parameters (inversion.parameters names "lambda"): taylor is lambda's, shear_taylor mu's and
+  // density_taylor the density's at fixed lambda and mu (the dot-product tests are the same Born operators').
+  bool lame = false;
   std::string propagator, history;
   GradientCheckTolerances tolerances;
   bool dot_passed(std::size_t k) const;

@@ -21,6 +21,7 @@
 #include "solver/forward/progress.hpp"
 #include "solver/inversion/inversion.hpp"
 #include "solver/inversion/inversion_outputs.hpp"
+#include "solver/inversion/lame.hpp"
 #include "solver/inversion/misfit.hpp"
 #include "solver/inversion/objective.hpp"
 #include "solver/parallel/comm.hpp"
@@ -213,12 +214,18 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
   Objective objective(*s.propagator, *misfit, observed, p, s.plan.dt, s.shots);
   objective.report_progress(s.progress_seconds());
   objective.regularise(regularisation_of(c, s.plan), c.grid);
-  objective.with_density_gradient(c.inversion.density_parameter);
-  objective.with_shear_gradient(c.inversion.shear_parameter);
+  const InversionSpec& inv = c.inversion;
+  objective.with_density_gradient(inv.density_parameter);
+  objective.with_shear_gradient(inv.shear_parameter || inv.lame);
+  objective.with_lame(inv.lame);
   const auto checkpoint = s.checkpoint("gradient", o, spans_of(observed));
   objective.checkpoint(checkpoint.get());
+  // The Lame parameters (inversion.parameters names "lambda"): the gradient at lambda, mu and the density.
+  const std::vector<double> rho = inv.lame ? s.propagator->density() : std::vector<double>{};
+  const LameModel lame = inv.lame ? lame_of(velocity, s.propagator->shear_velocity(), rho) : LameModel{};
   const auto started = std::chrono::steady_clock::now();
-  MisfitGradient r = objective.evaluate(parameter_from_velocity(p, velocity), true, true);
+  MisfitGradient r = inv.lame ? objective.evaluate(lame.lambda, true, true, rho, lame.mu)
+                              : objective.evaluate(parameter_from_velocity(p, velocity), true, true);
   checkpoint->remove();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ImagingSummary out;
@@ -227,9 +234,12 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
                                : std::string();
   out.result = fmt::format("misfit {:.6e} ({}{}{}) over {} shot(s) in {:.1f} s; gradient with respect to {}", r.misfit,
                            misfit->name(), o.band_hz > 0 ? fmt::format(", {} Hz", o.band_hz) : "", term, c.shots.size(),
-                           seconds, to_string(p)) +
-               (c.inversion.density_parameter ? " and to the density (density_gradient)" : "") +
-               (c.inversion.shear_parameter ? " and to the shear velocity (shear_gradient)" : "");
+                           seconds, inv.lame ? "lambda" : to_string(p)) +
+               (inv.lame ? " and to mu (mu_gradient)" : "") +
+               (inv.density_parameter ? inv.lame ? " and to the density at fixed lambda and mu (density_gradient)"
+                                                 : " and to the density (density_gradient)"
+                                      : "") +
+               (inv.shear_parameter ? " and to the shear velocity (shear_gradient)" : "");
   out.outputs = {s.path("gradient.h5"), s.path("gradient.xdmf"), s.path("gradient.vtkhdf")};
   if (filters) out.outputs.push_back(s.path("source_estimate.h5"));
   if (!s.root) return out;
@@ -237,9 +247,15 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
     write_source_estimate(c, estimated_wavelets(c, s.plan, *filters),
                           estimated_wavelets(c, s.plan, SourceFilters(filters->nt(), 1, true)).front(),
                           observed_sampling(c, s.plan).dt, o.band_hz, s.plan.threads);
-  std::vector<io::GridArray> arrays = {{"gradient", parameter_units(p), r.gradient},
+  std::vector<io::GridArray> arrays = {{"gradient", inv.lame ? "misfit per Pa" : parameter_units(p), r.gradient},
                                        {"illumination", "field^2", r.illumination},
                                        {"velocity", "m/s", velocity}};
+  // The Lame parameters: lambda (the gradient's), mu and its gradient.
+  if (inv.lame) {
+    arrays.push_back({"lambda", "Pa", lame.lambda});
+    arrays.push_back({"mu_gradient", "misfit per Pa", r.shear_gradient});
+    arrays.push_back({"mu", "Pa", lame.mu});
+  }
   // inversion.parameters with "density": dJ/d rho at fixed velocity, and the density it was taken at.
   const std::vector<double> density = c.inversion.density_parameter ? s.propagator->density() : std::vector<double>{};
   if (c.inversion.density_parameter) {
@@ -260,7 +276,7 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
                               {"dt", s.plan.dt},
                               {"nt", double(s.plan.nt)},
                               {"band_hz", o.band_hz}},
-                             {{"parameterisation", to_string(p)}, {"misfit_name", misfit->name()}});
+                             {{"parameterisation", inv.lame ? "lame" : to_string(p)}, {"misfit_name", misfit->name()}});
   return out;
 }
 

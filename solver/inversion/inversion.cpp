@@ -25,6 +25,7 @@
 #include "solver/inversion/evaluation_log.hpp"
 #include "solver/inversion/inversion_checkpoint.hpp"
 #include "solver/inversion/inversion_outputs.hpp"
+#include "solver/inversion/lame.hpp"
 #include "solver/inversion/model_vector.hpp"
 #include "solver/inversion/objective.hpp"
 #include "solver/inversion/preconditioner.hpp"
@@ -66,6 +67,46 @@ std::unique_ptr<VectorOps> optimiser_vector_ops(const Case& c, const Plan& plan)
 }
 
 std::string where(const Case& c) { return c.source_path.empty() ? c.name : c.source_path; }
+
+// The Lame parameters' box (inversion.lambda_min/max, mu_min/max, density_min/max): the starting lambda and mu inside
+// it (fluid points, mu = 0, stay fluid), and no model in it with a vp above inversion.velocity_max, which set dt and
+// the CPML damping: vp^2 = (lambda + 2 mu) / rho is largest at lambda_max, mu_max and the smallest density.
+void check_lame_box(const Case& c, const LameModel& start, std::span<const double> rho) {
+  const InversionSpec& inv = c.inversion;
+  const auto range = [](const std::vector<double>& v, bool skip_zero) {
+    std::pair<double, double> r{INFINITY, -INFINITY};
+    for (const double x : v)
+      if (!(skip_zero && x == 0)) r = {std::min(r.first, x), std::max(r.second, x)};
+    return r;
+  };
+  const auto [l0, l1] = range(start.lambda, false);
+  if (l0 < *inv.lambda_min || l1 > *inv.lambda_max)
+    throw Error(
+        ExitCode::invalid_case,
+        fmt::format("{}: the starting lambda = rho (vp^2 - 2 vs^2) ([model]) spans [{:.6g}, {:.6g}] Pa, outside "
+                    "inversion.lambda_min/max = [{:.6g}, {:.6g}] Pa; widen the bounds or change the starting "
+                    "model",
+                    where(c), l0, l1, *inv.lambda_min, *inv.lambda_max));
+  const auto [m0, m1] = range(start.mu, true);
+  if (m1 >= m0 && (m0 < *inv.mu_min || m1 > *inv.mu_max))
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: the starting mu = rho vs^2 ([model], fluid points aside) spans [{:.6g}, {:.6g}] Pa, "
+                            "outside inversion.mu_min/max = [{:.6g}, {:.6g}] Pa; widen the bounds or change the "
+                            "starting model",
+                            where(c), m0, m1, *inv.mu_min, *inv.mu_max));
+  double vp2 = 0;
+  for (std::size_t k = 0; k < rho.size(); ++k) {
+    const double r = inv.density_parameter ? *inv.density_min : rho[k];
+    vp2 = std::max(vp2, (*inv.lambda_max + (start.mu[k] == 0 ? 0.0 : 2 * *inv.mu_max)) / r);
+  }
+  if (std::sqrt(vp2) > *inv.velocity_max)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: the bounds allow vp = sqrt((lambda_max + 2 mu_max) / {}) = {:.6g} m/s, above "
+                            "inversion.velocity_max = {} m/s, which sets dt (a model in the box would be unstable); "
+                            "raise velocity_max to {:.6g} or lower lambda_max or mu_max{}",
+                            where(c), inv.density_parameter ? "density_min" : "rho", std::sqrt(vp2), *inv.velocity_max,
+                            std::ceil(std::sqrt(vp2)), inv.density_parameter ? " (or raise density_min)" : ""));
+}
 
 optim::Method method_of(const std::string& name) {
   if (name == "nlcg") return optim::Method::nlcg;
@@ -116,7 +157,19 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                 fmt::format("{}: invert needs an [inversion] table with true_model or observed data "
                             "(docs/case-file.md)",
                             where(c)));
-  if (!inv.velocity_min || !inv.velocity_max)
+  if (inv.lame && !inv.velocity_max)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: invert needs inversion.velocity_max (it fixes dt: every vp the bounds on lambda, mu "
+                            "and the density allow must be below it); add e.g. velocity_max = 4000.0 to [inversion]",
+                            where(c)));
+  if (inv.lame && (!inv.lambda_min || !inv.lambda_max || !inv.mu_min || !inv.mu_max))
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: inversion.parameters names \"lambda\" and \"mu\": invert needs inversion.lambda_min, "
+                            "lambda_max, mu_min and mu_max (the bounds in Pa the optimiser projects them onto); add "
+                            "e.g. lambda_min = 2.0e9, lambda_max = 2.0e10, mu_min = 5.0e8 and mu_max = 1.5e10 to "
+                            "[inversion]",
+                            where(c)));
+  if (!inv.lame && (!inv.velocity_min || !inv.velocity_max))
     throw Error(
         ExitCode::invalid_case,
         fmt::format("{}: invert needs inversion.velocity_min and inversion.velocity_max (the bounds the optimiser "
@@ -162,12 +215,12 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   const Comm node = world.split_node();
   const Plan plan =
       make_plan(planned, {world.size(), world.rank(), node.size(), node.rank(), shots ? &world : nullptr});
-  if (plan.model.v_min < *inv.velocity_min || plan.model.v_max > *inv.velocity_max)
+  if ((!inv.lame && plan.model.v_min < *inv.velocity_min) || plan.model.v_max > *inv.velocity_max)
     throw Error(
         ExitCode::invalid_case,
         fmt::format("{}: the starting model ([model]) spans [{:.6g}, {:.6g}] m/s, outside inversion.velocity_min/max "
                     "= [{}, {}] m/s; widen the bounds or change the starting model",
-                    where(c), plan.model.v_min, plan.model.v_max, *inv.velocity_min, *inv.velocity_max));
+                    where(c), plan.model.v_min, plan.model.v_max, inv.velocity_min.value_or(0), *inv.velocity_max));
   if (inv.density_parameter && (plan.model.rho_min < *inv.density_min || plan.model.rho_max > *inv.density_max))
     throw Error(
         ExitCode::invalid_case,
@@ -175,7 +228,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                     "inversion.density_min/max = [{}, {}] kg/m^3; widen the bounds or change the starting model",
                     where(c), plan.model.rho_min, plan.model.rho_max, *inv.density_min, *inv.density_max));
   // The elastic scheme with vs fixed: every vp in the box keeps the bulk modulus positive at the model's vs.
-  if (c.scheme.formulation == Formulation::elastic && !inv.shear_parameter &&
+  if (c.scheme.formulation == Formulation::elastic && !inv.shear_parameter && !inv.lame &&
       plan.model.vs_max >= *inv.velocity_min * std::sqrt(0.75))
     throw Error(ExitCode::invalid_case,
                 fmt::format("{}: the model's shear velocity reaches {:.6g} m/s, not below inversion.velocity_min "
@@ -191,6 +244,13 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                     "outside inversion.shear_velocity_min/max = [{}, {}] m/s; widen the bounds or change the "
                     "starting model",
                     where(c), plan.model.vs_min, plan.model.vs_max, *inv.shear_velocity_min, *inv.shear_velocity_max));
+  // The Lame parameters: the starting lambda and mu (the propagator's vp, vs and density are the plan's), inside their
+  // bounds, and a box whose every model keeps vp below the velocity that set dt.
+  const auto doubles = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
+  const std::vector<double> start_rho = inv.lame ? doubles(plan.model.density) : std::vector<double>{};
+  const LameModel start_lame =
+      inv.lame ? lame_of(doubles(plan.model.velocity), doubles(plan.model.shear), start_rho) : LameModel{};
+  if (inv.lame) check_lame_box(c, start_lame, start_rho);
   const HistoryChoice history = history_for(c, plan);
   if (!quiet) std::fputs((describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history))).c_str(), stdout);
 
@@ -210,7 +270,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     band_objective->report_progress(shot_lines);
     band_objective->regularise(regularisation_of(c, plan), c.grid);
     band_objective->with_density_gradient(inv.density_parameter);
-    band_objective->with_shear_gradient(inv.shear_parameter);
+    band_objective->with_shear_gradient(inv.shear_velocity_changes());
+    band_objective->with_lame(inv.lame);
     active = band_objective.get();
   };
   const std::size_t n_bands = std::max<std::size_t>(1, inv.bands_hz.size());
@@ -221,7 +282,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     truth.density.clear();
   else if (inv.true_model && truth.density.empty())
     truth.density = propagator->density();
-  if (!inv.shear_parameter)
+  if (!inv.shear_velocity_changes())
     truth.shear.clear();
   else if (inv.true_model && truth.shear.empty())
     truth.shear = propagator->shear_velocity();
@@ -265,10 +326,15 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   // (solver/inversion/model_vector.hpp); the bounds are the velocity bounds mapped to the parameter (slowness squared
   // decreases with velocity) and the density bounds.
   const std::size_t points = c.grid.points();
-  const std::vector<double> start_parameter = parameter_from_velocity(
-      inv.parameterisation, std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()));
+  // (The Lame parameters: lambda, the density and mu.)
+  const std::vector<double> start_parameter =
+      inv.lame ? start_lame.lambda
+               : parameter_from_velocity(inv.parameterisation,
+                                         std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()));
   const std::vector<double> start_density = inv.density_parameter ? propagator->density() : std::vector<double>{};
-  const std::vector<double> start_shear = inv.shear_parameter ? propagator->shear_velocity() : std::vector<double>{};
+  const std::vector<double> start_shear = inv.shear_parameter ? propagator->shear_velocity()
+                                          : inv.lame          ? start_lame.mu
+                                                              : std::vector<double>{};
   const ModelVector layout(start_parameter, start_density, start_shear);
   const std::size_t n = layout.size();
   const std::unique_ptr<VectorOps> ops = optimiser_vector_ops(c, plan);
@@ -279,11 +345,30 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                    .c_str(),
                stdout);
   const bool velocity = inv.parameterisation == Parameterisation::velocity;
-  const double lower = velocity ? *inv.velocity_min : 1 / (*inv.velocity_max * *inv.velocity_max);
-  const double upper = velocity ? *inv.velocity_max : 1 / (*inv.velocity_min * *inv.velocity_min);
+  const double lower = inv.lame   ? *inv.lambda_min
+                       : velocity ? *inv.velocity_min
+                                  : 1 / (*inv.velocity_max * *inv.velocity_max);
+  const double upper = inv.lame   ? *inv.lambda_max
+                       : velocity ? *inv.velocity_max
+                                  : 1 / (*inv.velocity_min * *inv.velocity_min);
   const optim::Bounds host_bounds =
-      layout.bounds(lower, upper, inv.density_min.value_or(0), inv.density_max.value_or(0),
-                    inv.shear_velocity_min.value_or(0), inv.shear_velocity_max.value_or(0));
+      inv.lame ? layout.bounds(lower, upper, inv.density_min.value_or(0), inv.density_max.value_or(0), *inv.mu_min,
+                               *inv.mu_max)
+               : layout.bounds(lower, upper, inv.density_min.value_or(0), inv.density_max.value_or(0),
+                               inv.shear_velocity_min.value_or(0), inv.shear_velocity_max.value_or(0));
+  // The model x as the propagator takes it: vp, the density (empty: not inverted) and vs (empty: unchanged). With the
+  // Lame parameters, vp and vs from lambda, mu and the density (inverted or the starting one).
+  struct Physical {
+    std::vector<double> vp, rho, vs;
+  };
+  auto physical = [&](const Vector& x) {
+    if (!inv.lame)
+      return Physical{velocity_from_parameter(inv.parameterisation, layout.parameter(x)), layout.density(x),
+                      layout.shear(x)};
+    std::vector<double> rho = layout.density() ? layout.density(x) : start_rho;
+    ElasticVelocities v = velocities_of(layout.parameter(x), layout.shear(x), rho);
+    return Physical{std::move(v.vp), layout.density() ? std::move(rho) : std::vector<double>{}, std::move(v.vs)};
+  };
   auto bounds = [&] {
     return optim::OpsBounds{OpsVector::from_host(*ops, host_bounds.lower),
                             OpsVector::from_host(*ops, host_bounds.upper)};
@@ -320,7 +405,9 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       return logged->at;
     }
     const auto started = std::chrono::steady_clock::now();
-    MisfitGradient mg = active->evaluate(layout.parameter(x), true, illumination, layout.density(x), layout.shear(x));
+    MisfitGradient mg = active->evaluate(
+        layout.parameter(x), true, illumination,
+        inv.lame && !layout.density() ? std::vector<double>(start_rho) : layout.density(x), layout.shear(x));
     optim::Evaluation e{mg.misfit, layout.gradient(mg.gradient, mg.density_gradient, mg.shear_gradient)};
     if (illumination) preconditioner.set_illumination(mg.illumination);
     if (!logged) log.append(x, {e, mg.misfit_per_shot});
@@ -347,17 +434,15 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     return e.value;
   };
   auto evaluate_band_start = [&](const Vector& x) { return evaluate(x, preconditioner.compensates()); };
-  auto velocity_of_x = [&](const Vector& x) {
-    return velocity_from_parameter(inv.parameterisation, layout.parameter(x));
-  };
   // inversion.source_estimation at a band's start: the filters at the model x, source_estimate.h5 and a line.
   auto estimate_source = [&](const Vector& x, std::size_t b) {
     if (inv.source_estimation == "none") return;
     const auto started = std::chrono::steady_clock::now();
-    if (layout.density() || layout.shear())  // the model x's density and shear velocity
-      propagator->set_elastic_model(velocity_of_x(x), layout.density(x), layout.shear(x));
+    const Physical m = physical(x);
+    if (!m.rho.empty() || !m.vs.empty())  // the model x's density and shear velocity
+      propagator->set_elastic_model(m.vp, m.rho, m.vs);
     filters = std::make_shared<const SourceFilters>(
-        estimate_source_filters(c, plan, *propagator, observed, velocity_of_x(x), trace_weights, shots));
+        estimate_source_filters(c, plan, *propagator, observed, m.vp, trace_weights, shots));
     const double band_hz = inv.bands_hz.empty() ? 0.0 : inv.bands_hz[b];
     if (root) {
       const auto wavelets = estimated_wavelets(c, plan, *filters);
@@ -375,13 +460,19 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                  stdout);
   };
   auto record = [&](InversionIteration it, const Vector& x, const Vector& g) {
-    const std::vector<double> v = velocity_of_x(x), rho = layout.density(x), vs = layout.shear(x);
+    const auto [v, rho, vs] = physical(x);
     if (!true_velocity.empty()) it.model_error = model_error(v, true_velocity);
     if (!true_density.empty()) it.density_error = model_error(rho, true_density);
     if (!true_shear.empty()) it.shear_error = model_error(vs, true_shear);
     summary.history.push_back(it);
-    if (root)
+    if (root && inv.lame) {  // the Lame gradients as vp's, vs' and the density's (each at fixed other two)
+      std::vector<double> g_vp(layout.parameter(g).begin(), layout.parameter(g).end()),
+          g_vs = layout.shear_gradient(g), g_rho = layout.density_gradient(g);
+      velocity_gradients(v, vs, rho.empty() ? start_rho : rho, g_vp, g_vs, g_rho);
+      recorder.record(it, v, g_vp, rho, g_rho, vs, g_vs);
+    } else if (root) {
       recorder.record(it, v, layout.parameter(g), rho, layout.density_gradient(g), vs, layout.shear_gradient(g));
+    }
     progress(it, quiet);
   };
 

@@ -62,7 +62,7 @@ InversionRecorder::InversionRecorder(const Case& c, int threads, std::string opt
                    "shear_error",
                    "shear_slices.png",
                    &InversionIteration::shear_error,
-                   c.inversion.shear_parameter,
+                   c.inversion.shear_velocity_changes(),
                    std::move(true_shear),
                    {},
                    {}}} {

@@ -16,6 +16,7 @@
 #include "solver/case/errors.hpp"
 #include "solver/forward/checkpoint.hpp"
 #include "solver/forward/progress.hpp"
+#include "solver/inversion/lame.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/plan/model.hpp"
 #include "solver/plan/plan.hpp"
@@ -483,8 +484,18 @@ Objective::Objective(GradientPropagator& propagator, const Misfit& misfit, Obser
 
 MisfitGradient Objective::evaluate(std::span<const double> model, bool with_gradient, bool illumination,
                                    std::span<const double> density, std::span<const double> shear) {
-  const std::vector<double> velocity = velocity_from_parameter(parameterisation_, model);
-  if (shear.empty())
+  // The Lame parameters: model = lambda and shear = mu, into vp and vs (the propagator's).
+  ElasticVelocities lame;
+  if (lame_) {
+    if (parameterisation_ != Parameterisation::velocity || density.size() != model.size() ||
+        shear.size() != model.size())
+      throw std::logic_error("Objective::evaluate: the Lame parameters need lambda, the density and mu");
+    lame = velocities_of(model, shear, density);
+  }
+  const std::vector<double> velocity = lame_ ? lame.vp : velocity_from_parameter(parameterisation_, model);
+  if (lame_)
+    propagator_.set_elastic_model(velocity, density, lame.vs);
+  else if (shear.empty())
     propagator_.set_model(velocity, density);
   else
     propagator_.set_elastic_model(velocity, density, shear);
@@ -492,7 +503,8 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
   if (with_gradient) out.gradient.assign(model.size(), 0.0);
   if (with_gradient && illumination) out.illumination.assign(model.size(), 0.0);
   if (with_gradient && density_) out.density_gradient.assign(model.size(), 0.0);
-  if (with_gradient && shear_) out.shear_gradient.assign(model.size(), 0.0);
+  // (The density's gradient at fixed lambda and mu needs the shear sums too.)
+  if (with_gradient && (shear_ || (lame_ && density_))) out.shear_gradient.assign(model.size(), 0.0);
   const int ranks = shots_ ? shots_->size() : 1, rank = shots_ ? shots_->rank() : 0;
   // A stop signal (solver/forward/checkpoint.hpp) ends the evaluation, between shots on one rank, at its start on
   // several (where every rank meets); the caller resumes from its last state.
@@ -569,9 +581,14 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
     }
   }
   for (const double j : out.misfit_per_shot) out.misfit += j;
-  if (with_gradient) chain_rule(parameterisation_, velocity, dt_, out.gradient);
-  if (!out.shear_gradient.empty())  // dJ/dvs = 2 vs dt^2 dJ/d(vs dt)^2
-    chain_rule(Parameterisation::velocity, propagator_.shear_velocity(), dt_, out.shear_gradient);
+  if (with_gradient && lame_) {  // dJ/d lambda, dJ/d mu, dJ/d rho at fixed lambda and mu from the sums
+    lame_gradients(dt_, velocity, lame.vs, density, out.gradient, out.shear_gradient, out.density_gradient);
+    if (!shear_) out.shear_gradient.clear();
+  } else {
+    if (with_gradient) chain_rule(parameterisation_, velocity, dt_, out.gradient);
+    if (!out.shear_gradient.empty())  // dJ/dvs = 2 vs dt^2 dJ/d(vs dt)^2
+      chain_rule(Parameterisation::velocity, propagator_.shear_velocity(), dt_, out.shear_gradient);
+  }
   out.regularisation = add_regularisation(regularisation_, grid_, model,
                                           with_gradient ? std::span<double>(out.gradient) : std::span<double>());
   out.misfit += out.regularisation;

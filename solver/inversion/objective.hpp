@@ -143,6 +143,12 @@ class Objective {
   void with_density_gradient(bool on) { density_ = on; }
   // The shear velocity's gradient too (inversion.parameters naming "shear_velocity": the elastic scheme).
   void with_shear_gradient(bool on) { shear_ = on; }
+  // The Lame parameters (inversion.parameters naming "lambda"; solver/inversion/lame.hpp): evaluate() then takes
+  // model = lambda, shear = mu (Pa) and the density, all three always; gradient is dJ/d lambda, shear_gradient dJ/d
+  // mu (with_shear_gradient), density_gradient dJ/d rho at fixed lambda and mu (with_density_gradient). The
+  // parameterisation must be "velocity".
+  void with_lame(bool on) { lame_ = on; }
+  bool lame() const { return lame_; }
 
  private:
   GradientPropagator& propagator_;
@@ -155,7 +161,7 @@ class Objective {
   Regularisation regularisation_;
   GridSpec grid_;
   ShotCheckpoint* checkpoint_ = nullptr;
-  bool density_ = false, shear_ = false;
+  bool density_ = false, shear_ = false, lame_ = false;
 };
 
 }  // namespace specwave
