@@ -24,8 +24,8 @@ ElasticVelocities velocities_of(std::span<const double> lambda, std::span<const 
 //   dJ/d lambda = dt^2 / rho  dJ/da,   dJ/d mu = dt^2 / rho (2 dJ/da + dJ/db),
 //   dJ/d rho |lambda, mu = dJ/d rho |a, b - (a dJ/da + b dJ/db) / rho.
 // g_b may be empty when neither mu's nor the density's gradient is wanted (both need it); g_rho may be empty (the
-// density's is not wanted). Fluid points are no exception: dJ/d mu there is the sensitivity to a small mu (the optimiser's bounds
-// keep it 0).
+// density's is not wanted). Fluid points are no exception: dJ/d mu there is the sensitivity to a small mu (the
+// optimiser's bounds keep it 0).
 void lame_gradients(double dt, std::span<const double> vp, std::span<const double> vs, std::span<const double> rho,
                     std::span<double> g_a, std::span<double> g_b, std::span<double> g_rho);
 

@@ -81,11 +81,11 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
     q.state_bytes = (pml ? 6 + (mechanisms > 0 ? 3 * mechanisms + 3 : 0) : 2) * field_bytes;
   } else if (c.scheme.formulation == Formulation::elastic) {
     // What the elastic gradient propagator keeps (solver/propagators/elastic/elastic_cpu_gradient.cpp): a field is
-    // the nine increments of a step on each field's computed range (packed); a state the nine fields and the
-    // increments (padded) and the CPML slabs.
+    // the nine increments of a step on each field's computed range (packed); a checkpoint the nine fields (padded),
+    // the CPML slabs and a field beside them (ForwardStepper::field_beside_state).
     const double value = field_bytes / double(c.grid.points());
     q.field_bytes = value * double(elastic_increment_points(c));
-    q.state_bytes = value * double(elastic_state_values(c));
+    q.state_bytes = value * double(elastic_state_values(c)) + q.field_bytes;
   } else if (c.scheme.formulation == Formulation::staggered) {
     // What the staggered gradient propagator keeps (solver/propagators/staggered/staggered_cpu_gradient.cpp): a field
     // is the step's divergence D and, with a density parameter, the three velocity increments (padded); a state u and

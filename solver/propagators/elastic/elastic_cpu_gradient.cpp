@@ -297,16 +297,18 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     record_block(lists_[k], fields.all.data(), raw, parts, setup_.nt, n);
   }
 
-  // ForwardStepper: the state is the fields, the CPML memory and the last step's increments (the history's field).
+  // ForwardStepper: the state is the fields and the CPML memory; the last step's increments (the history's field) lie
+  // beside it (a step writes all of them on the computed ranges and reads none), so a checkpoint keeps them packed
+  // and a restore that is followed by stepping copies only the state.
+  bool field_beside_state() const override { return true; }
   std::size_t state_values() const override {
-    std::size_t n = state_.all.size() + increments_.size();
+    std::size_t n = state_.all.size();
     for (const auto& v : state_.slabs) n += v.size();
     return n;
   }
   void save_state(std::span<T> out) const override {
     auto it = std::copy(state_.all.begin(), state_.all.end(), out.begin());
     for (const auto& v : state_.slabs) it = std::copy(v.begin(), v.end(), it);
-    std::copy(increments_.begin(), increments_.end(), it);
   }
   void restore_state(std::span<const T> in) override {
     auto it = in.begin();
@@ -316,7 +318,6 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     };
     take(state_.all);
     for (auto& v : state_.slabs) take(v);
-    take(increments_);
   }
   // The history's field: the increments on each field's computed range, packed (row by row, field after field).
   std::size_t field_values() const override { return packed_values_; }

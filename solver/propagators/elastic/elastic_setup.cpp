@@ -139,7 +139,7 @@ std::size_t elastic_state_values(const Case& c) {
       if (k != a) points *= k == 1 && !c.grid.active(1) ? 1 : std::size_t(n[k] + 2 * R);
     slabs += std::size_t(faces) * points;
   }
-  return 2 * elastic_fields * padded + slabs;
+  return elastic_fields * padded + slabs;
 }
 
 std::size_t elastic_increment_points(const Case& c) {

@@ -72,8 +72,9 @@ template <class T>
 void update_elastic_model(ElasticSetup<T>& s, std::span<const double> vp, std::span<const double> vs,
                           std::span<const double> rho);
 
-// The values of the elastic gradient propagator's state on the whole grid of case c (one rank): the nine fields and
-// the last step's increments (padded) and every term's CPML memory slabs.
+// The values of the elastic gradient propagator's state on the whole grid of case c (one rank): the nine fields
+// (padded) and every term's CPML memory slabs (a checkpoint holds the last step's increments beside them,
+// elastic_increment_points).
 std::size_t elastic_state_values(const Case& c);
 
 // The points of every field's computed range (ElasticStep::lo / hi), summed over the nine fields, on the whole grid of

@@ -69,25 +69,52 @@ class SegmentCheckpoints final : public WavefieldHistory<T> {
     this->begin_count();
     state_size_ = s.state_values();
     field_size_ = s.field_values();
-    states_.resize(state_size_ * std::size_t(schedule_.checkpoints(nt)));
+    beside_ = s.field_beside_state();
+    slot_size_ = state_size_ + (beside_ ? field_size_ : 0);  // (the field beside the state: ForwardStepper)
+    states_.resize(slot_size_ * std::size_t(schedule_.checkpoints(nt)));
     schedule_.run_forward(
-        nt, [&](int k) { s.save_state(state(k)); }, [&](int n) { this->step(s, n); });
+        nt,
+        [&](int k) {
+          s.save_state(state(k));
+          if (beside_) s.copy_field(beside(k));
+        },
+        [&](int n) { this->step(s, n); });
     cache_.resize(field_size_ * std::size_t(schedule_.cache_fields()));
   }
   void field(ForwardStepper<T>& s, int n, std::span<T> out) override {
+    int restored = -1;  // the checkpoint just restored, until the next step
     schedule_.recompute(
-        n, [&](int k) { s.restore_state(state(k)); }, [&](int m) { this->step(s, m); },
-        [&](int slot) { s.copy_field(cached(slot)); });
+        n,
+        [&](int k) {
+          s.restore_state(state(k));
+          restored = k;
+        },
+        [&](int m) {
+          this->step(s, m);
+          restored = -1;
+        },
+        [&](int slot) {
+          if (beside_ && restored >= 0) {
+            const auto in = beside(restored);
+            std::copy(in.begin(), in.end(), cached(slot).begin());
+          } else {
+            s.copy_field(cached(slot));
+          }
+        });
     const auto in = cached(schedule_.cache_slot(n));
     std::copy(in.begin(), in.end(), out.begin());
   }
   std::size_t bytes() const override { return (states_.size() + cache_.size()) * sizeof(T); }
 
  private:
-  std::span<T> state(int k) { return std::span<T>(states_).subspan(std::size_t(k) * state_size_, state_size_); }
+  std::span<T> state(int k) { return std::span<T>(states_).subspan(std::size_t(k) * slot_size_, state_size_); }
+  std::span<T> beside(int k) {
+    return std::span<T>(states_).subspan(std::size_t(k) * slot_size_ + state_size_, field_size_);
+  }
   std::span<T> cached(int slot) { return std::span<T>(cache_).subspan(std::size_t(slot) * field_size_, field_size_); }
   SegmentSchedule schedule_;
-  std::size_t state_size_ = 0, field_size_ = 0;
+  std::size_t state_size_ = 0, field_size_ = 0, slot_size_ = 0;
+  bool beside_ = false;
   std::vector<T> states_, cache_;
 };
 
@@ -168,10 +195,13 @@ class BinomialCheckpoints final : public WavefieldHistory<T> {
     used_snapshots_ = used;
     state_size_ = s.state_values();
     field_size_ = s.field_values();
-    states_.resize(state_size_ * std::size_t(used));
+    beside_ = s.field_beside_state();
+    slot_size_ = state_size_ + (beside_ ? field_size_ : 0);  // (the field beside the state: ForwardStepper)
+    states_.resize(slot_size_ * std::size_t(used));
     last_.resize(field_size_);
     depth_ = 0;
     next_ = 0;
+    pending_ = fresh_ = -1;
     // The forward pass is the schedule's way to the first delivery, u^nt; that field is kept, so the adjoint
     // may use the stepper before it asks for it.
     play(s, nt, last_);
@@ -187,22 +217,49 @@ class BinomialCheckpoints final : public WavefieldHistory<T> {
   std::size_t bytes() const override { return (states_.size() + last_.size()) * sizeof(T); }
 
  private:
-  // Plays the actions up to the delivery of u^n, which must be the next one, into out.
+  // Plays the actions up to the delivery of u^n, which must be the next one, into out. A restore is done when the
+  // state is next needed (`pending_`); while the live state is a snapshot's and has not stepped (`fresh_`), a field
+  // that lies beside the state comes from that snapshot: a delivery straight after a restore (half of the schedule's)
+  // then copies no state at all.
   void play(ForwardStepper<T>& s, int n, std::span<T> out) {
     const auto& actions = schedule_->actions();
+    const auto restore = [&] {
+      if (pending_ >= 0) s.restore_state(state(pending_));
+      pending_ = -1;
+    };
+    const auto copy_field = [&](std::span<T> to) {
+      if (beside_ && fresh_ >= 0) {
+        const auto in = beside(fresh_);
+        std::copy(in.begin(), in.end(), to.begin());
+      } else {
+        restore();
+        s.copy_field(to);
+      }
+    };
     for (; next_ < actions.size(); ++next_) {
       const Action& a = actions[next_];
       switch (a.op) {
         case Op::advance:
+          restore();
+          if (a.to > a.from) fresh_ = -1;
           for (int m = a.from; m < a.to; ++m) this->step(s, m);
           break;
-        case Op::store: s.save_state(state(depth_++)); break;
-        case Op::drop: --depth_; break;
-        case Op::restore: s.restore_state(state(depth_ - 1)); break;
+        case Op::store:
+          restore();
+          s.save_state(state(depth_));
+          if (beside_) copy_field(beside(depth_));
+          ++depth_;
+          break;
+        case Op::drop:
+          --depth_;
+          if (pending_ >= depth_) pending_ = -1;
+          if (fresh_ >= depth_) fresh_ = -1;
+          break;
+        case Op::restore: pending_ = fresh_ = depth_ - 1; break;
         case Op::deliver:
           if (a.from != n)
             throw std::logic_error(fmt::format("binomial checkpoints: field {} asked for, {} is next", n, a.from));
-          s.copy_field(out);
+          copy_field(out);
           ++next_;
           delivered_last_ = n == nt_;
           return;
@@ -210,11 +267,14 @@ class BinomialCheckpoints final : public WavefieldHistory<T> {
     }
     throw std::logic_error(fmt::format("binomial checkpoints: field {} asked for after the last", n));
   }
-  std::span<T> state(int k) { return std::span<T>(states_).subspan(std::size_t(k) * state_size_, state_size_); }
+  std::span<T> state(int k) { return std::span<T>(states_).subspan(std::size_t(k) * slot_size_, state_size_); }
+  std::span<T> beside(int k) {
+    return std::span<T>(states_).subspan(std::size_t(k) * slot_size_ + state_size_, field_size_);
+  }
 
-  int snapshots_, used_snapshots_ = 0, nt_ = -1, depth_ = 0;
-  std::size_t next_ = 0, state_size_ = 0, field_size_ = 0;
-  bool delivered_last_ = false;
+  int snapshots_, used_snapshots_ = 0, nt_ = -1, depth_ = 0, pending_ = -1, fresh_ = -1;
+  std::size_t next_ = 0, state_size_ = 0, field_size_ = 0, slot_size_ = 0;
+  bool delivered_last_ = false, beside_ = false;
   std::unique_ptr<BinomialSchedule> schedule_;
   std::vector<T> states_, last_;
 };

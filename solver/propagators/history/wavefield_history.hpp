@@ -31,6 +31,11 @@ class ForwardStepper {
   // Values of one field u^n as the history stores it, and a copy of the current one.
   virtual std::size_t field_values() const = 0;
   virtual void copy_field(std::span<T> out) const = 0;
+  // Whether the field lies beside the state rather than in it (the elastic gradient's field is the last step's
+  // increments, which a step writes and the next step does not read): the state is then what stepping needs, a
+  // checkpoint holds the state and the field beside it (state_values() + field_values()), and after restore_state the
+  // field is the checkpoint's, not the stepper's (copy_field is valid again after a step).
+  virtual bool field_beside_state() const { return false; }
   // copy_field(out), then step(n): the same values, in one sweep where the stepper can (the FDTD CPU step copies
   // each row of u^n as its stencil reads it).
   virtual void copy_field_and_step(int n, std::span<T> out) {
