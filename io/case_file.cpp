@@ -320,6 +320,8 @@ void read_model_file_keys(const Tab& m, ModelSpec& md) {
               {"index", {"hdf5"}},
               {"density_dataset", {"hdf5"}},
               {"shear_dataset", {"hdf5"}},
+              {"density_file", {"raw", "segy"}},
+              {"shear_file", {"raw", "segy"}},
               {"shape", {"raw"}},
               {"spacing", {"raw"}},
               {"origin", {"raw"}},
@@ -329,6 +331,17 @@ void read_model_file_keys(const Tab& m, ModelSpec& md) {
               {"sample_spacing", {"segy"}},
               {"sample_origin", {"segy"}}},
              "format", format);
+  // Raw and SEG-Y: the density and the shear velocity from files of the velocity file's format and layout.
+  if (m.find("density_file")) {
+    md.density_file = m.rinput("density_file", "density_file = \"density.sgy\"");
+    m.check(!md.density, "density_file", "cannot be combined with density",
+            "keep density_file (a density model) or density (constant), not both");
+  }
+  if (m.find("shear_file")) {
+    md.shear_file = m.rinput("shear_file", "shear_file = \"vs.sgy\"");
+    m.check(!md.shear_velocity, "shear_file", "cannot be combined with shear_velocity",
+            "keep shear_file (a model) or shear_velocity (constant), not both");
+  }
   switch (md.format) {
     case F::hdf5:
       md.dataset = m.str("dataset", "dataset = \"/velocity\"", "/velocity");
@@ -403,11 +416,11 @@ void read_model_file_keys(const Tab& m, ModelSpec& md) {
 ModelSpec read_model_spec(const Tab& m) {
   using K = ModelSpec::Kind;
   ModelSpec md;
-  m.allow({"type",          "velocity",      "interfaces",  "velocities",      "anomaly",        "center",
-           "radius",        "file",          "format",      "dataset",         "index",          "shape",
-           "spacing",       "origin",        "dtype",       "byte_order",      "axis_order",     "sample_spacing",
-           "sample_origin", "density",       "densities",   "density_dataset", "shear_velocity", "shear_velocities",
-           "shear_dataset", "shear_anomaly", "shear_center"});
+  m.allow({"type",          "velocity",      "interfaces",   "velocities",      "anomaly",        "center",
+           "radius",        "file",          "format",       "dataset",         "index",          "shape",
+           "spacing",       "origin",        "dtype",        "byte_order",      "axis_order",     "sample_spacing",
+           "sample_origin", "density",       "densities",    "density_dataset", "shear_velocity", "shear_velocities",
+           "shear_dataset", "shear_anomaly", "shear_center", "density_file",    "shear_file"});
   md.density = m.onum("density", "density = 1000.0");
   m.check(!md.density || (*md.density > 0 && std::isfinite(*md.density)), "density", "must be a number > 0",
           "give the medium's density in kg/m^3, e.g. 1000.0 for water");
@@ -436,8 +449,10 @@ ModelSpec read_model_spec(const Tab& m) {
               {"sample_origin", {"file"}},
               {"densities", {"layered"}},
               {"density_dataset", {"file"}},
+              {"density_file", {"file"}},
               {"shear_velocities", {"layered"}},
-              {"shear_dataset", {"file"}}},
+              {"shear_dataset", {"file"}},
+              {"shear_file", {"file"}}},
              "type", to_string(md.kind));
   md.shear_velocity = m.onum("shear_velocity", "shear_velocity = 1200.0");
   m.check(!md.shear_velocity || (*md.shear_velocity >= 0 && std::isfinite(*md.shear_velocity)), "shear_velocity",
@@ -898,7 +913,8 @@ void read_options(const Tab& r, Case& c) {
       s->check(
           c.scheme.formulation != Formulation::elastic || elastic, "formulation",
           "\"elastic\" needs a shear velocity, and [model] gives none",
-          "give model.shear_velocity (constant; 0 is a fluid), shear_velocities (layered) or shear_dataset (HDF5)");
+          "give model.shear_velocity (constant; 0 is a fluid), shear_velocities (layered), shear_dataset (HDF5) or "
+          "shear_file (raw, SEG-Y)");
       s->check(c.scheme.method == Method::fdtd, "formulation", "applies to method = \"fdtd\" only",
                "remove formulation (the spectral method has one formulation)");
       s->check(c.scheme.formulation != Formulation::second_order || !c.model.has_density_model(), "formulation",

@@ -323,3 +323,56 @@ TEST_CASE("SEG-Y velocity cubes: the grid from the CDP coordinates, the HDF5 mod
       build_velocity_model(segy_case(write_segy_cube("cube-shallow", linear_values(shallow, h, o), shallow, h, o))),
       doctest::Contains("(SEG-Y) covers z in [90, 153] m"), Error);
 }
+
+TEST_CASE(
+    "raw and SEG-Y models: the density and the shear velocity from files of the velocity file's layout "
+    "(model.density_file, shear_file)") {
+  const std::array<int, 3> shape = {40, 20, 60};
+  const Vec3 h = {7, 13, 4}, o = {90, 40, 10};
+  std::vector<float> vp = linear_values(shape, h, o), vs = vp, rho = vp;
+  for (std::size_t k = 0; k < vp.size(); ++k) vs[k] = 0.5f * vp[k] - 100, rho[k] = 0.8f * vp[k] + 300;
+  // Each file read as the velocity gives the values the density and the shear velocity must have.
+  const auto as_velocity = [&](Case c, const std::string& file) {
+    c.model.file = file;
+    c.model.shear_file.clear(), c.model.density_file.clear();
+    c.scheme.formulation = Formulation::second_order;
+    return build_velocity_model(c).velocity;
+  };
+  const auto check = [&](Case c, const std::string& what) {
+    CAPTURE(what);
+    c.scheme.formulation = Formulation::elastic;
+    const VelocityModel m = build_velocity_model(c);
+    CHECK(m.density == as_velocity(c, c.model.density_file));
+    std::vector<float> expected = as_velocity(c, c.model.shear_file);
+    REQUIRE(m.shear.size() == expected.size());
+    CHECK(m.shear == expected);
+    CHECK(m.rho_min > 1800);
+    CHECK(m.vs_min > 0);
+    CHECK(m.note.find(c.model.shear_file) != std::string::npos);
+  };
+  {
+    Case c = file_case(write_raw("vp", vp, shape, {0, 1, 2}, false, true));
+    c.model.format = ModelSpec::Format::raw;
+    c.model.file_shape = {shape[0], shape[1], shape[2]};
+    c.model.file_big_endian = true;
+    c.model.file_spacing = h;
+    c.model.file_origin = o;
+    c.model.shear_file = write_raw("vs", vs, shape, {0, 1, 2}, false, true);
+    c.model.density_file = write_raw("rho", rho, shape, {0, 1, 2}, false, true);
+    check(c, "raw");
+    // A density file of another size than the layout: refused naming it.
+    c.model.density_file =
+        write_raw("rho-short", std::vector<float>(rho.begin(), rho.end() - 60), {40, 20, 59}, {0, 1, 2}, false, true);
+    c.scheme.formulation = Formulation::elastic;
+    CHECK_THROWS_WITH_AS(build_velocity_model(c), doctest::Contains("rho-short.bin"), Error);
+  }
+  {
+    Case c = file_case(write_segy_cube("vp", vp, shape, h, o));
+    c.model.format = ModelSpec::Format::segy;
+    c.model.sample_spacing = h[0];
+    c.model.sample_origin = o[0];
+    c.model.shear_file = write_segy_cube("vs", vs, shape, h, o);
+    c.model.density_file = write_segy_cube("rho", rho, shape, h, o);
+    check(c, "SEG-Y");
+  }
+}

@@ -74,21 +74,25 @@ struct ModelSpec {
   // given.
   std::optional<double> density;
   // A density model (kg/m^3), which runs FDTD's staggered scheme: layered, one density a layer (model.densities);
-  // file (HDF5), a dataset of the model file on the velocity's grid (model.density_dataset). Empty: none.
+  // file (HDF5), a dataset of the model file on the velocity's grid (model.density_dataset); file (raw, SEG-Y), a file
+  // of the velocity file's format and layout (model.density_file; resolved as `file`). Empty: none.
   std::vector<double> densities;
-  std::string density_dataset;
-  bool has_density_model() const { return !densities.empty() || !density_dataset.empty(); }
+  std::string density_dataset, density_file;
+  bool has_density_model() const { return !densities.empty() || !density_dataset.empty() || !density_file.empty(); }
   // The shear velocity (m/s) of an elastic medium (scheme.formulation = "elastic"; 0 is a fluid): a constant
   // (model.shear_velocity, any model type), one a layer (model.shear_velocities), or a dataset of the HDF5 model file
-  // on the velocity's grid (model.shear_dataset). None: an acoustic model.
+  // on the velocity's grid (model.shear_dataset), or a raw or SEG-Y file of the velocity file's format and layout
+  // (model.shear_file). None: an acoustic model.
   std::optional<double> shear_velocity;
   std::vector<double> shear_velocities;
-  std::string shear_dataset;
+  std::string shear_dataset, shear_file;
   // gaussian with a shear_velocity: a Gaussian anomaly of vs too (m/s, may be negative; 0: none) of the same radius at
   // shear_center (m; the velocity anomaly's centre when not given).
   double shear_anomaly = 0;
   std::optional<Vec3> shear_center;
-  bool has_shear_velocity() const { return shear_velocity || !shear_velocities.empty() || !shear_dataset.empty(); }
+  bool has_shear_velocity() const {
+    return shear_velocity || !shear_velocities.empty() || !shear_dataset.empty() || !shear_file.empty();
+  }
 };
 
 struct WaveletSpec {

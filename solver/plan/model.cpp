@@ -143,14 +143,15 @@ std::string resampled_note(const FileGrid& f, const std::string& where) {
       f.shape[0], f.shape[1], f.shape[2], text3(*f.spacing), text3(f.origin.value_or(Vec3{0, 0, 0})));
 }
 
-// Where the model's values come from, in errors and notes.
-std::string model_source(const ModelSpec& m) {
+// Where the model's values come from, in errors and notes (`file`: a raw or SEG-Y file's path, default the velocity's).
+std::string model_source(const ModelSpec& m, const std::string& file = {}) {
+  const std::string& path = file.empty() ? m.file : file;
   switch (m.format) {
     case ModelSpec::Format::hdf5: return fmt::format("{}: dataset '{}'", m.file, m.dataset);
-    case ModelSpec::Format::raw: return fmt::format("{} (raw)", m.file);
-    case ModelSpec::Format::segy: return fmt::format("{} (SEG-Y)", m.file);
+    case ModelSpec::Format::raw: return fmt::format("{} (raw)", path);
+    case ModelSpec::Format::segy: return fmt::format("{} (SEG-Y)", path);
   }
-  return m.file;
+  return path;
 }
 
 // The box [b, b + e) of the case's grid from an HDF5 model file: read as it is when the file is on the case's grid
@@ -216,11 +217,14 @@ std::vector<float> read_hdf5_model(const Case& c, const Dims3& b, const Dims3& e
   return resample(f, block({0, 0, 0}, {f.shape[0], f.shape[1], f.shape[2]}), g, b, e);
 }
 
-// The same from a raw binary file or a SEG-Y velocity cube, which are read whole.
-std::vector<float> read_whole_model(const Case& c, const Dims3& b, const Dims3& e, std::string& note) {
+// The same from a raw binary file or a SEG-Y cube, which are read whole: the velocity's (model.file) or, with `file`,
+// the density's or the shear velocity's (model.density_file, shear_file: the same format and layout).
+std::vector<float> read_whole_model(const Case& c, const Dims3& b, const Dims3& e, std::string& note,
+                                    const std::string& file = {}) {
   const GridSpec& g = c.grid;
   const ModelSpec& m = c.model;
-  const std::string where = model_source(m);
+  const std::string& path = file.empty() ? m.file : file;
+  const std::string where = model_source(m, path);
   FileGrid f;
   std::vector<float> v;
   std::string give_grid;
@@ -234,9 +238,9 @@ std::vector<float> read_whole_model(const Case& c, const Dims3& b, const Dims3& 
     f.spacing = m.file_spacing;
     f.origin = m.file_origin;
     give_grid = "give the model's grid as model.spacing = [dz, dy, dx] and model.origin = [oz, oy, ox] (m)";
-    v = io::read_raw_volume(m.file, layout);
+    v = io::read_raw_volume(path, layout);
   } else {
-    io::SegyVolume s = io::read_segy_volume(m.file);
+    io::SegyVolume s = io::read_segy_volume(path);
     for (int a = 0; a < 3; ++a) f.shape[std::size_t(a)] = hsize_t(s.shape[std::size_t(a)]);
     f.spacing = Vec3{m.sample_spacing, s.spacing_y, s.spacing_x};
     f.origin = Vec3{m.sample_origin, s.origin_y, s.origin_x};
@@ -282,6 +286,11 @@ void build_density(const Case& c, VelocityModel& model, const Comm* comm) {
     std::string note;
     model.density = read_hdf5_model(c, b, e, parallel ? comm : nullptr, note, m.density_dataset);
     if (!note.empty()) model.note += (model.note.empty() ? "" : "; ") + note;
+  } else if (!m.density_file.empty()) {
+    origin = model_source(m, m.density_file);
+    std::string note;
+    model.density = read_whole_model(c, b, e, note, m.density_file);
+    if (!note.empty()) model.note += (model.note.empty() ? "" : "; ") + note;
   } else {
     origin = fmt::format("model ({})", to_string(m.kind));
     model.density.resize(std::size_t(e[0]) * e[1] * e[2]);
@@ -317,6 +326,11 @@ void build_shear(const Case& c, VelocityModel& model, const Comm* comm) {
     origin = fmt::format("{}: dataset '{}'", m.file, m.shear_dataset);
     std::string note;
     model.shear = read_hdf5_model(c, b, e, parallel ? comm : nullptr, note, m.shear_dataset);
+    if (!note.empty()) model.note += (model.note.empty() ? "" : "; ") + note;
+  } else if (!m.shear_file.empty()) {
+    origin = model_source(m, m.shear_file);
+    std::string note;
+    model.shear = read_whole_model(c, b, e, note, m.shear_file);
     if (!note.empty()) model.note += (model.note.empty() ? "" : "; ") + note;
   } else {
     origin = m.shear_velocity ? "model.shear_velocity" : "model.shear_velocities";
