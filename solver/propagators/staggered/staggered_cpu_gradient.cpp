@@ -293,27 +293,23 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
   }
 
   // ForwardStepper: the state is the fields and the last step's divergence (the history's field).
+  // The state: the fields, the CPML and attenuation memory. The history's field (D and dw of the last step) lies beside
+  // it: a step writes all of it and reads none (ForwardStepper::field_beside_state).
+  bool field_beside_state() const override { return true; }
   std::size_t state_values() const override {
-    std::size_t n = field_values();
+    std::size_t n = 0;
     for (const std::vector<T>* v : state_.arrays()) n += v->size();
     return n;
   }
   void save_state(std::span<T> out) const override {
     auto it = out.begin();
     for (const std::vector<T>* v : state_.arrays()) it = std::copy(v->begin(), v->end(), it);
-    copy_field(out.subspan(std::size_t(it - out.begin())));
   }
   void restore_state(std::span<const T> in) override {
     auto it = in.begin();
     for (std::vector<T>* v : state_.arrays()) {
       std::copy(it, it + std::ptrdiff_t(v->size()), v->begin());
       it += std::ptrdiff_t(v->size());
-    }
-    std::copy(it, it + std::ptrdiff_t(divergence_.size()), divergence_.begin());
-    it += std::ptrdiff_t(divergence_.size());
-    for (auto& dw : increment_) {
-      std::copy(it, it + std::ptrdiff_t(dw.size()), dw.begin());
-      it += std::ptrdiff_t(dw.size());
     }
   }
   // Records u^n, then u^{n+1}: the velocity and pressure steps (D^n into divergence_), the sources, the free surface.
