@@ -909,7 +909,7 @@ void read_options(const Tab& r, Case& c) {
       s->check(c.scheme.formulation == Formulation::elastic || !elastic, "formulation",
                "only \"elastic\" uses the model's shear velocity",
                "use formulation = \"elastic\" (the default with "
-               "a shear velocity), or remove model.shear_velocity / shear_velocities / shear_dataset");
+               "a shear velocity), or remove model.shear_velocity / shear_velocities / shear_dataset / shear_file");
       s->check(
           c.scheme.formulation != Formulation::elastic || elastic, "formulation",
           "\"elastic\" needs a shear velocity, and [model] gives none",
@@ -1099,24 +1099,23 @@ void read_inversion(const Tab& r, Case& c) {
             "source_estimation_damping"});
   if (auto m = t->sub("true_model", false, "[inversion.true_model] with type = \"gaussian\", ...")) {
     inv.true_model = read_model_spec(*m);
-    m->check(!inv.true_model->has_shear_velocity() || c.model.has_shear_velocity(),
-             inv.true_model->shear_velocity              ? "shear_velocity"
-             : !inv.true_model->shear_velocities.empty() ? "shear_velocities"
-                                                         : "shear_dataset",
+    m->check(!inv.true_model->has_shear_velocity() || c.model.has_shear_velocity(), inv.true_model->shear_key(),
              "a true shear velocity needs the elastic scheme (a shear velocity in [model]), which the model lacks",
              "give [model] a starting shear velocity, or remove the true model's");
     // The elastic scheme synthesises the data with the true model's vp, vs and density: each must be given (the
     // density as in [model]: constant or a model).
     m->check(!c.model.has_shear_velocity() || inv.true_model->has_shear_velocity(), "type",
              "is the true model of an elastic case ([model] has a shear velocity), but gives none",
-             "add shear_velocity (or shear_velocities, shear_dataset) to [inversion.true_model], e.g. [model]'s");
+             "add shear_velocity (or shear_velocities, shear_dataset, shear_file) to [inversion.true_model], e.g. "
+             "[model]'s");
     m->check(!c.model.has_shear_velocity() || inv.true_model->density || inv.true_model->has_density_model(), "type",
              "is the true model of an elastic case, but gives no density",
-             "add density (or densities, density_dataset) to [inversion.true_model], e.g. [model]'s");
+             "add density (or densities, density_dataset, density_file) to [inversion.true_model], e.g. [model]'s");
     m->check(!inv.true_model->has_density_model() || c.model.has_density_model() || c.model.has_shear_velocity(),
-             inv.true_model->densities.empty() ? "density_dataset" : "densities",
+             inv.true_model->density_model_key(),
              "a true density model needs a density model in [model] (the staggered scheme), which has none",
-             "give [model] a starting density model (densities or density_dataset), or remove the true model's "
+             "give [model] a starting density model (densities, density_dataset or density_file), or remove the true "
+             "model's "
              "density (a constant density changes no pressure)");
   }
   if (t->find("observed")) inv.observed_file = t->rinput("observed", "observed = \"observed/traces.h5\"");
@@ -1161,20 +1160,22 @@ void read_inversion(const Tab& r, Case& c) {
              "choose one set: [\"velocity\", \"shear_velocity\", \"density\"] or [\"lambda\", \"mu\", \"density\"]");
     t->check(!inv.lame || c.model.has_shear_velocity(), "parameters",
              "names the Lame parameters, but the model has no shear velocity (they are the elastic scheme's)",
-             "give model.shear_velocity, shear_velocities or shear_dataset, or invert [\"velocity\"]");
+             "give model.shear_velocity, shear_velocities, shear_dataset or shear_file, or invert [\"velocity\"]");
     t->check(!inv.lame || (lambda && mu), "parameters",
              fmt::format("names \"{}\" without \"{}\" (the Lame parameters are inverted together)",
                          lambda ? "lambda" : "mu", lambda ? "mu" : "lambda"),
              "write parameters = [\"lambda\", \"mu\"] or [\"lambda\", \"mu\", \"density\"]");
     t->check(!inv.shear_parameter || c.model.has_shear_velocity(), "parameters",
              "names \"shear_velocity\", but the model has no shear velocity (the elastic scheme)",
-             "give model.shear_velocity, shear_velocities or shear_dataset, or remove \"shear_velocity\"");
+             "give model.shear_velocity, shear_velocities, shear_dataset or shear_file, or remove \"shear_velocity\"");
     t->check(velocity || inv.lame, "parameters",
              "must include \"velocity\" (the density alone is not inverted in this version)",
              "write parameters = [\"velocity\"] or [\"velocity\", \"density\"]");
-    t->check(!inv.density_parameter || c.model.has_density_model() || c.model.has_shear_velocity(), "parameters",
-             "names \"density\", but the model has no density model",
-             "give model.densities (layered) or model.density_dataset (file), or remove \"density\"");
+    t->check(
+        !inv.density_parameter || c.model.has_density_model() || c.model.has_shear_velocity(), "parameters",
+        "names \"density\", but the model has no density model",
+        "give model.densities (layered), model.density_dataset (HDF5) or model.density_file (raw, SEG-Y), or remove "
+        "\"density\"");
     t->check(!inv.lame || inv.parameterisation == Parameterisation::velocity, "parameterisation",
              "must be \"velocity\" with the Lame parameters (inversion.parameters names \"lambda\")",
              "remove parameterisation, or invert the velocities");
@@ -1325,9 +1326,7 @@ void check_elastic(const Tab& r, const Case& c) {
   const bool shear = c.model.has_shear_velocity();
   if (!shear && c.scheme.formulation != Formulation::elastic) return;
   const auto model = r.sub("model", true, "[model]");
-  const char* shear_key = c.model.shear_velocity              ? "shear_velocity"
-                          : !c.model.shear_velocities.empty() ? "shear_velocities"
-                                                              : "shear_dataset";
+  const char* shear_key = c.model.shear_key();
   if (c.scheme.method != Method::fdtd)
     r.sub("scheme", true, "[scheme]")
         ->check(false, "method",
@@ -1338,7 +1337,8 @@ void check_elastic(const Tab& r, const Case& c) {
         ->check(false, "order", "must be 2, 4, 6 or 8 with the elastic scheme", "use order = 8 (or lower)");
   model->check(c.model.density || c.model.has_density_model(), shear_key,
                "needs a density (the elastic moduli are rho vp^2 and rho vs^2), and [model] gives none",
-               "add density = 2000.0 (constant, kg/m^3), or densities (layered) / density_dataset (HDF5)");
+               "add density = 2000.0 (constant, kg/m^3), or densities (layered) / density_dataset (HDF5) / "
+               "density_file (raw, SEG-Y)");
   if (c.attenuation.present)
     r.sub("attenuation", true, "[attenuation]")
         ->check(false, "q", "attenuation is acoustic only: the elastic scheme is lossless in this version",

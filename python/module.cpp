@@ -289,6 +289,17 @@ Case with_model(const Case& c, const py::object& model) {
   m.model.interfaces = c.model.interfaces;
   m.model.file = c.model.file;
   m.model.format = c.model.format;
+  // (The density and shear velocity files of a raw or SEG-Y model, and the layout they share with its file.)
+  m.model.density_file = c.model.density_file;
+  m.model.shear_file = c.model.shear_file;
+  m.model.file_shape = c.model.file_shape;
+  m.model.file_float64 = c.model.file_float64;
+  m.model.file_big_endian = c.model.file_big_endian;
+  m.model.file_axis_order = c.model.file_axis_order;
+  m.model.file_spacing = c.model.file_spacing;
+  m.model.file_origin = c.model.file_origin;
+  m.model.sample_spacing = c.model.sample_spacing;
+  m.model.sample_origin = c.model.sample_origin;
   return m;
 }
 

@@ -4,8 +4,8 @@
 // against the forward propagator's.
 #include <doctest/doctest.h>
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 

@@ -322,6 +322,23 @@ directory = "out/paths"
   CHECK(c.shots[1].sources[0].position == Vec3{200.0, 200.0, 250.0});
   CHECK(c.shots[0].sources[0].position == Vec3{200.0, 200.0, 200.0});
   CHECK(contains(v.case_text, "#   scheme.order = 8"));
+  // A raw model's density and shear velocity files by relative paths: absolute in the variant too.
+  {
+    std::string raw = base_case;
+    raw.replace(raw.find("type = \"homogeneous\"\nvelocity = 2000.0"), 38,
+                "type = \"file\"\nfile = \"vp.bin\"\nformat = \"raw\"\nshape = [40, 40, 40]\n"
+                "density_file = \"rho.bin\"\nshear_file = \"vs.bin\"");
+    for (const char* name : {"vp.bin", "rho.bin", "vs.bin"}) write(dir / "inputs" / name, "");
+    write(dir / "inputs" / "raw.toml", raw);
+    write(dir / "sweeps" / "raw.toml",
+          "[sweep]\nbase = \"../inputs/raw.toml\"\nname = \"raw\"\n[axes]\n\"scheme.order\" = [4, 8]\n");
+    const auto raw_variants = make_variants(read_sweep_file((dir / "sweeps" / "raw.toml").string()));
+    REQUIRE(raw_variants.size() == 2);
+    write(elsewhere, raw_variants[0].case_text);
+    const Case r = io::read_case_file(elsewhere.string());
+    CHECK(r.model.density_file == (fs::absolute(dir) / "inputs" / "rho.bin").lexically_normal().string());
+    CHECK(r.model.shear_file == (fs::absolute(dir) / "inputs" / "vs.bin").lexically_normal().string());
+  }
   // Every variant reads and plans (the model file is found).
   const SweepCheck check = check_variants(s, variants);
   CHECK(check.notes.empty());

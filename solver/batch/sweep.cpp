@@ -183,8 +183,16 @@ struct AxisContext {
 };
 
 // Case-file keys that hold paths, resolved against the case file's folder (docs/case-file.md).
-const std::array<const char*, 5> kPathKeys = {"model.file", "shots[*].sources[*].file", "inversion.observed",
-                                              "inversion.true_model.file", "validation.reference"};
+const std::array<const char*, 10> kPathKeys = {"model.file",
+                                               "model.density_file",
+                                               "model.shear_file",
+                                               "shots[*].sources[*].file",
+                                               "inversion.observed",
+                                               "inversion.trace_weights",
+                                               "inversion.true_model.file",
+                                               "inversion.true_model.density_file",
+                                               "inversion.true_model.shear_file",
+                                               "validation.reference"};
 
 std::string index_id(int index, int width) { return fmt::format("{:0{}}", index, width); }
 

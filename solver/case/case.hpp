@@ -93,6 +93,16 @@ struct ModelSpec {
   bool has_shear_velocity() const {
     return shear_velocity || !shear_velocities.empty() || !shear_dataset.empty() || !shear_file.empty();
   }
+  // The case-file key that gives the shear velocity, the density model (errors name the one the case wrote).
+  const char* shear_key() const {
+    return shear_velocity              ? "shear_velocity"
+           : !shear_velocities.empty() ? "shear_velocities"
+           : !shear_dataset.empty()    ? "shear_dataset"
+                                       : "shear_file";
+  }
+  const char* density_model_key() const {
+    return !densities.empty() ? "densities" : !density_dataset.empty() ? "density_dataset" : "density_file";
+  }
 };
 
 struct WaveletSpec {

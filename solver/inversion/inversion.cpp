@@ -68,26 +68,27 @@ std::unique_ptr<VectorOps> optimiser_vector_ops(const Case& c, const Plan& plan)
 
 std::string where(const Case& c) { return c.source_path.empty() ? c.name : c.source_path; }
 
-// The Lame parameters' box (inversion.lambda_min/max, mu_min/max, density_min/max): the starting lambda and mu inside
-// it (fluid points, mu = 0, stay fluid), and no model in it with a vp above inversion.velocity_max, which set dt and
-// the CPML damping: vp^2 = (lambda + 2 mu) / rho is largest at lambda_max, mu_max and the smallest density.
+// The Lame parameters' box (inversion.lambda_min/max, mu_min/max, density_min/max) over the solid points (fluid
+// points, mu = 0, stay fluid and keep their lambda: the water's velocity is not inverted): the starting lambda and mu
+// inside it, and no model in it with a vp above inversion.velocity_max, which set dt and the CPML damping:
+// vp^2 = (lambda + 2 mu) / rho is largest at lambda_max, mu_max and the smallest density.
 void check_lame_box(const Case& c, const LameModel& start, std::span<const double> rho) {
   const InversionSpec& inv = c.inversion;
-  const auto range = [](const std::vector<double>& v, bool skip_zero) {
+  const auto range = [&](const std::vector<double>& v) {
     std::pair<double, double> r{INFINITY, -INFINITY};
-    for (const double x : v)
-      if (!(skip_zero && x == 0)) r = {std::min(r.first, x), std::max(r.second, x)};
+    for (std::size_t k = 0; k < v.size(); ++k)
+      if (start.mu[k] != 0) r = {std::min(r.first, v[k]), std::max(r.second, v[k])};
     return r;
   };
-  const auto [l0, l1] = range(start.lambda, false);
-  if (l0 < *inv.lambda_min || l1 > *inv.lambda_max)
+  const auto [l0, l1] = range(start.lambda);
+  if (l1 >= l0 && (l0 < *inv.lambda_min || l1 > *inv.lambda_max))
     throw Error(
         ExitCode::invalid_case,
-        fmt::format("{}: the starting lambda = rho (vp^2 - 2 vs^2) ([model]) spans [{:.6g}, {:.6g}] Pa, outside "
-                    "inversion.lambda_min/max = [{:.6g}, {:.6g}] Pa; widen the bounds or change the starting "
-                    "model",
+        fmt::format("{}: the starting lambda = rho (vp^2 - 2 vs^2) ([model], fluid points aside) spans [{:.6g}, "
+                    "{:.6g}] Pa, outside inversion.lambda_min/max = [{:.6g}, {:.6g}] Pa; widen the bounds or "
+                    "change the starting model",
                     where(c), l0, l1, *inv.lambda_min, *inv.lambda_max));
-  const auto [m0, m1] = range(start.mu, true);
+  const auto [m0, m1] = range(start.mu);
   if (m1 >= m0 && (m0 < *inv.mu_min || m1 > *inv.mu_max))
     throw Error(ExitCode::invalid_case,
                 fmt::format("{}: the starting mu = rho vs^2 ([model], fluid points aside) spans [{:.6g}, {:.6g}] Pa, "
@@ -95,17 +96,27 @@ void check_lame_box(const Case& c, const LameModel& start, std::span<const doubl
                             "starting model",
                             where(c), m0, m1, *inv.mu_min, *inv.mu_max));
   double vp2 = 0;
+  std::size_t worst = 0;
   for (std::size_t k = 0; k < rho.size(); ++k) {
-    const double r = inv.density_parameter ? *inv.density_min : rho[k];
-    vp2 = std::max(vp2, (*inv.lambda_max + (start.mu[k] == 0 ? 0.0 : 2 * *inv.mu_max)) / r);
+    // (A fluid point's vp changes only with its density: sqrt(lambda / rho).)
+    if (start.mu[k] == 0 && !inv.density_parameter) continue;
+    const double modulus = start.mu[k] == 0 ? start.lambda[k] : *inv.lambda_max + 2 * *inv.mu_max;
+    const double v2 = modulus / (inv.density_parameter ? *inv.density_min : rho[k]);
+    if (v2 > vp2) vp2 = v2, worst = k;
   }
+  const auto& n = c.grid.shape;
   if (std::sqrt(vp2) > *inv.velocity_max)
-    throw Error(ExitCode::invalid_case,
-                fmt::format("{}: the bounds allow vp = sqrt((lambda_max + 2 mu_max) / {}) = {:.6g} m/s, above "
-                            "inversion.velocity_max = {} m/s, which sets dt (a model in the box would be unstable); "
-                            "raise velocity_max to {:.6g} or lower lambda_max or mu_max{}",
-                            where(c), inv.density_parameter ? "density_min" : "rho", std::sqrt(vp2), *inv.velocity_max,
-                            std::ceil(std::sqrt(vp2)), inv.density_parameter ? " (or raise density_min)" : ""));
+    throw Error(
+        ExitCode::invalid_case,
+        fmt::format("{}: the bounds allow vp = sqrt({} / rho) = {:.6g} m/s (rho = {:.6g} kg/m^3{} at index (z={}, "
+                    "y={}, x={})), above inversion.velocity_max = {} m/s, which sets "
+                    "dt (a model in the box would be unstable); raise velocity_max to {:.6g} or lower "
+                    "lambda_max or mu_max{}",
+                    where(c), start.mu[worst] == 0 ? "lambda (a fluid point)" : "(lambda_max + 2 mu_max)",
+                    std::sqrt(vp2), inv.density_parameter ? *inv.density_min : rho[worst],
+                    inv.density_parameter ? ", density_min" : "", worst / (std::size_t(n[1]) * n[2]),
+                    worst / std::size_t(n[2]) % std::size_t(n[1]), worst % std::size_t(n[2]), *inv.velocity_max,
+                    std::ceil(std::sqrt(vp2)), inv.density_parameter ? " (or raise density_min)" : ""));
 }
 
 optim::Method method_of(const std::string& name) {
@@ -351,11 +362,15 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   const double upper = inv.lame   ? *inv.lambda_max
                        : velocity ? *inv.velocity_max
                                   : 1 / (*inv.velocity_min * *inv.velocity_min);
-  const optim::Bounds host_bounds =
+  optim::Bounds host_bounds =
       inv.lame ? layout.bounds(lower, upper, inv.density_min.value_or(0), inv.density_max.value_or(0), *inv.mu_min,
                                *inv.mu_max)
                : layout.bounds(lower, upper, inv.density_min.value_or(0), inv.density_max.value_or(0),
                                inv.shear_velocity_min.value_or(0), inv.shear_velocity_max.value_or(0));
+  if (inv.lame)  // fluid points keep their lambda (as their mu = 0)
+    for (std::size_t k = 0; k < points; ++k)
+      if (start_lame.mu[k] == 0)
+        host_bounds.lower[Eigen::Index(k)] = host_bounds.upper[Eigen::Index(k)] = start_lame.lambda[k];
   // The model x as the propagator takes it: vp, the density (empty: not inverted) and vs (empty: unchanged). With the
   // Lame parameters, vp and vs from lambda, mu and the density (inverted or the starting one).
   struct Physical {

@@ -231,6 +231,8 @@ void check_inputs_not_overwritten(const Case& c, const std::vector<std::string>&
   std::vector<std::pair<std::string, std::string>> inputs;  // (key, path)
   if (!c.source_path.empty()) inputs.emplace_back("the case file", c.source_path);
   if (c.model.kind == ModelSpec::Kind::file) inputs.emplace_back("model.file", c.model.file);
+  if (!c.model.density_file.empty()) inputs.emplace_back("model.density_file", c.model.density_file);
+  if (!c.model.shear_file.empty()) inputs.emplace_back("model.shear_file", c.model.shear_file);
   for (std::size_t s = 0; s < c.shots.size(); ++s)
     for (std::size_t j = 0; j < c.shots[s].sources.size(); ++j)
       if (c.shots[s].sources[j].wavelet.kind == WaveletSpec::Kind::file)

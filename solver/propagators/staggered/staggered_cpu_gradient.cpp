@@ -292,9 +292,8 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
     history_shot_ = -1;
   }
 
-  // ForwardStepper: the state is the fields and the last step's divergence (the history's field).
-  // The state: the fields, the CPML and attenuation memory. The history's field (D and dw of the last step) lies beside
-  // it: a step writes all of it and reads none (ForwardStepper::field_beside_state).
+  // ForwardStepper. The state: the fields, the CPML and attenuation memory. The history's field (D and dw of the last
+  // step) lies beside it: a step writes all of it and reads none (ForwardStepper::field_beside_state).
   bool field_beside_state() const override { return true; }
   std::size_t state_values() const override {
     std::size_t n = 0;
