@@ -57,6 +57,14 @@ std::string write_case(const std::string& name, const std::string& text) {
   return p.string();
 }
 
+// A shipped case file's text (cases/...).
+std::string shipped_case(const std::string& relative) {
+  std::ifstream in(std::string(SPECWAVE_SOURCE_DIR) + "/cases/" + relative);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 const char* small_case = R"(name = "invert-small"
 [grid]
 shape = [26, 24, 28]
@@ -557,12 +565,7 @@ TEST_CASE("invert of the density refuses missing or bad density bounds (exit 3, 
 TEST_CASE("invert in 2-D (cases/inversion/plane.toml): every method lowers the misfit and the model error") {
   // Measured 2026-12-06: misfit -95.2%, model error -38.2% with each of FDTD, the k-space method and the staggered
   // scheme (density 1000 kg/m^3), 5 iterations.
-  const std::string text = [] {
-    std::ifstream in(std::string(SPECWAVE_SOURCE_DIR) + "/cases/inversion/plane.toml");
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }();
+  const std::string text = shipped_case("inversion/plane.toml");
   REQUIRE(!text.empty());
   struct Variant {
     std::string name, from, to;
@@ -603,12 +606,7 @@ TEST_CASE("invert in 2-D (cases/inversion/plane.toml): every method lowers the m
 TEST_CASE(
     "invert of vp and vs together (cases/inversion/plane-elastic.toml): both model errors fall, vs stays in its box, "
     "--resume is bitwise") {
-  const std::string text = [] {
-    std::ifstream in(std::string(SPECWAVE_SOURCE_DIR) + "/cases/inversion/plane-elastic.toml");
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }();
+  const std::string text = shipped_case("inversion/plane-elastic.toml");
   REQUIRE(!text.empty());
   const fs::path out = work / "plane-elastic";
   fs::remove_all(out);
@@ -669,10 +667,7 @@ TEST_CASE(
     "invert of the Lame parameters (cases/inversion/plane-elastic.toml with parameters = [\"lambda\", \"mu\"]): the "
     "misfit and every model error fall, lambda and mu stay in their box, the gradient command writes mu_gradient") {
   const std::string text = [] {
-    std::ifstream in(std::string(SPECWAVE_SOURCE_DIR) + "/cases/inversion/plane-elastic.toml");
-    std::stringstream s;
-    s << in.rdbuf();
-    std::string t = s.str();
+    std::string t = shipped_case("inversion/plane-elastic.toml");
     // The velocities' bounds replaced by lambda's and mu's (Pa); the fastest vp they allow, sqrt((6e9 + 2 3.5e9) /
     // 2000) = 2549.5 m/s, is below velocity_max.
     t = std::regex_replace(t, std::regex(R"(parameters = \[[^\]]*\]\n(.*\n){4})"),
