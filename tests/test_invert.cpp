@@ -723,6 +723,48 @@ TEST_CASE(
   CHECK(l12 < l0);
   CHECK(m12 < m0);
 
+  // Under a water layer (lambda 2.25e9 Pa, below lambda_min = 3e9; the solid's 3.16e9 above it): the box covers the
+  // solid points, and the water keeps its lambda and mu = 0 through the iterations while the solid changes.
+  {
+    std::string water = std::regex_replace(
+        text,
+        std::regex(R"(\[model\]\ntype = "homogeneous"\nvelocity = 2000.0\nshear_velocity = 1100.0\ndensity = 2000.0)"),
+        "[model]\ntype = \"layered\"\ninterfaces = [100.0]\nvelocities = [1500.0, 2000.0]\n"
+        "shear_velocities = [0.0, 1100.0]\ndensities = [1000.0, 2000.0]");
+    water = std::regex_replace(water, std::regex("iterations = 12"), "iterations = 2");
+    water = std::regex_replace(water, std::regex("lambda_min = 1.5e9"), "lambda_min = 3.0e9");
+    water = std::regex_replace(
+        water, std::regex(R"(\[inversion.true_model\][^]*)"),
+        "[inversion.true_model]\ntype = \"layered\"\ninterfaces = [100.0]\nvelocities = [1500.0, 2150.0]\n"
+        "shear_velocities = [0.0, 1050.0]\ndensities = [1000.0, 2000.0]\n");
+    REQUIRE(water.find("shear_velocities = [0.0, 1100.0]") != std::string::npos);
+    REQUIRE(water.find("lambda_min = 3.0e9") != std::string::npos);
+    REQUIRE(water.find("velocities = [1500.0, 2150.0]") != std::string::npos);
+    const fs::path w = work / "plane-elastic-lame-water";
+    fs::remove_all(w);
+    const Result rw = run_specwave("invert -q --threads 2 " + write_case("plane-elastic-lame-water", water) +
+                                   " --output-dir " + w.string());
+    CAPTURE(rw.output);
+    REQUIRE(rw.code == 0);
+    io::h5::Reader wh5((w / "inversion.h5").string());
+    const std::vector<hsize_t> wdims = {3, 61, 1, 81};
+    const auto wvp = wh5.read_floating<double>("/velocity", wdims),
+               wvs = wh5.read_floating<double>("/shear_velocity", wdims);
+    const std::size_t n = wvp.size() / 3;
+    std::size_t water_points = 0, solid_changed = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (k / 81 < 10) {  // z < 100 m: the water (vp 1500 m/s, vs 0)
+        ++water_points;
+        CHECK(std::abs(wvp[2 * n + k] - 1500.0) <= 1e-3);
+        CHECK(wvs[2 * n + k] == 0.0);
+      } else {
+        solid_changed += wvp[2 * n + k] != wvp[k];
+      }
+    }
+    CHECK(water_points == 10 * 81);
+    CHECK(solid_changed > 0);
+  }
+
   // `gradient` of the same case: dJ/d lambda (misfit per Pa), lambda, mu and dJ/d mu.
   const fs::path g = work / "plane-elastic-lame-gradient";
   fs::remove_all(g);
