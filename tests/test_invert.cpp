@@ -57,6 +57,18 @@ std::string write_case(const std::string& name, const std::string& text) {
   return p.string();
 }
 
+// `specwave <command> -q --threads 2` of the case `text` (written as <name>.toml) into a fresh folder work/<name>,
+// which must succeed; that folder.
+fs::path run_case(const std::string& command, const std::string& name, const std::string& text) {
+  const fs::path out = work / name;
+  fs::remove_all(out);
+  const Result r =
+      run_specwave(command + " -q --threads 2 " + write_case(name, text) + " --output-dir " + out.string());
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  return out;
+}
+
 // A shipped case file's text (cases/...).
 std::string shipped_case(const std::string& relative) {
   std::ifstream in(std::string(SPECWAVE_SOURCE_DIR) + "/cases/" + relative);
@@ -517,15 +529,10 @@ TEST_CASE(
   CHECK(fs::exists(straight / "density_slices.png"));
 
   {  // pressure and vz receivers: each vz receiver's density follows the density being inverted
-    const fs::path out = work / "density-vz";
-    fs::remove_all(out);
     const std::string text = std::regex_replace(std::string(density_case), std::regex("\\[\\[receivers\\.lines\\]\\]"),
                                                 "[receivers]\ncomponents = [\"p\", \"vz\"]\n[[receivers.lines]]") +
                              density_bounds + "iterations = 2\n" + density_truth;
-    const Result r =
-        run_specwave("invert -q --threads 2 " + write_case("density-vz", text) + " --output-dir " + out.string());
-    CAPTURE(r.output);
-    REQUIRE(r.code == 0);
+    const fs::path out = run_case("invert", "density-vz", text);
     const auto m = io::h5::Reader((out / "inversion.h5").string()).read_floating<double>("/misfit", {3});
     CHECK(m[2] < m[0]);
   }
@@ -587,12 +594,7 @@ TEST_CASE("invert in 2-D (cases/inversion/plane.toml): every method lowers the m
       REQUIRE(at != std::string::npos);
       t.erase(at, std::string("\n[scheme]\norder = 8\n").size());
     }
-    const fs::path out = work / ("plane-" + v.name);
-    fs::remove_all(out);
-    const Result r =
-        run_specwave("invert -q --threads 2 " + write_case("plane-" + v.name, t) + " --output-dir " + out.string());
-    CAPTURE(r.output);
-    REQUIRE(r.code == 0);
+    const fs::path out = run_case("invert", "plane-" + v.name, t);
     io::h5::Reader h5((out / "inversion.h5").string());
     const auto misfit = h5.read_floating<double>("/misfit", {6});
     const auto error = h5.read_floating<double>("/model_error", {6});
@@ -608,12 +610,7 @@ TEST_CASE(
     "--resume is bitwise") {
   const std::string text = shipped_case("inversion/plane-elastic.toml");
   REQUIRE(!text.empty());
-  const fs::path out = work / "plane-elastic";
-  fs::remove_all(out);
-  const Result r =
-      run_specwave("invert -q --threads 2 " + write_case("plane-elastic", text) + " --output-dir " + out.string());
-  CAPTURE(r.output);
-  REQUIRE(r.code == 0);
+  const fs::path out = run_case("invert", "plane-elastic", text);
   io::h5::Reader h5((out / "inversion.h5").string());
   const std::vector<hsize_t> dims = {13, 61, 1, 81};
   const auto misfit = h5.read_floating<double>("/misfit", {13});
@@ -677,12 +674,7 @@ TEST_CASE(
   }();
   REQUIRE(text.find("lambda_min = 1.5e9") != std::string::npos);
   REQUIRE(text.find("shear_velocity_max") == std::string::npos);
-  const fs::path out = work / "plane-elastic-lame";
-  fs::remove_all(out);
-  const std::string file = write_case("plane-elastic-lame", text);
-  const Result r = run_specwave("invert -q --threads 2 " + file + " --output-dir " + out.string());
-  CAPTURE(r.output);
-  REQUIRE(r.code == 0);
+  const fs::path out = run_case("invert", "plane-elastic-lame", text);
   io::h5::Reader h5((out / "inversion.h5").string());
   const std::vector<hsize_t> dims = {13, 61, 1, 81};
   const auto misfit = h5.read_floating<double>("/misfit", {13});
@@ -740,12 +732,7 @@ TEST_CASE(
     REQUIRE(water.find("shear_velocities = [0.0, 1100.0]") != std::string::npos);
     REQUIRE(water.find("lambda_min = 3.0e9") != std::string::npos);
     REQUIRE(water.find("velocities = [1500.0, 2150.0]") != std::string::npos);
-    const fs::path w = work / "plane-elastic-lame-water";
-    fs::remove_all(w);
-    const Result rw = run_specwave("invert -q --threads 2 " + write_case("plane-elastic-lame-water", water) +
-                                   " --output-dir " + w.string());
-    CAPTURE(rw.output);
-    REQUIRE(rw.code == 0);
+    const fs::path w = run_case("invert", "plane-elastic-lame-water", water);
     io::h5::Reader wh5((w / "inversion.h5").string());
     const std::vector<hsize_t> wdims = {3, 61, 1, 81};
     const auto wvp = wh5.read_floating<double>("/velocity", wdims),
@@ -766,11 +753,7 @@ TEST_CASE(
   }
 
   // `gradient` of the same case: dJ/d lambda (misfit per Pa), lambda, mu and dJ/d mu.
-  const fs::path g = work / "plane-elastic-lame-gradient";
-  fs::remove_all(g);
-  const Result gr = run_specwave("gradient -q --threads 2 " + file + " --output-dir " + g.string());
-  CAPTURE(gr.output);
-  REQUIRE(gr.code == 0);
+  const fs::path g = run_case("gradient", "plane-elastic-lame-gradient", text);
   io::h5::Reader gh5((g / "gradient.h5").string());
   const std::vector<hsize_t> grid = {61, 1, 81};
   const auto lambda = gh5.read_floating<double>("/lambda", grid), mu = gh5.read_floating<double>("/mu", grid);

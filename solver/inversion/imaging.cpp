@@ -221,10 +221,12 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
   const auto checkpoint = s.checkpoint("gradient", o, spans_of(observed));
   objective.checkpoint(checkpoint.get());
   // The Lame parameters (inversion.parameters names "lambda"): the gradient at lambda, mu and the density.
-  const std::vector<double> rho = inv.lame ? s.propagator->density() : std::vector<double>{};
-  const LameModel lame = inv.lame ? lame_of(velocity, s.propagator->shear_velocity(), rho) : LameModel{};
+  // (The density the gradient is taken at, with "density" or the Lame parameters.)
+  const std::vector<double> density =
+      inv.lame || inv.density_parameter ? s.propagator->density() : std::vector<double>{};
+  const LameModel lame = inv.lame ? lame_of(velocity, s.propagator->shear_velocity(), density) : LameModel{};
   const auto started = std::chrono::steady_clock::now();
-  MisfitGradient r = inv.lame ? objective.evaluate(lame.lambda, true, true, rho, lame.mu)
+  MisfitGradient r = inv.lame ? objective.evaluate(lame.lambda, true, true, density, lame.mu)
                               : objective.evaluate(parameter_from_velocity(p, velocity), true, true);
   checkpoint->remove();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -257,7 +259,6 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
     arrays.push_back({"mu", "Pa", lame.mu});
   }
   // inversion.parameters with "density": dJ/d rho at fixed velocity, and the density it was taken at.
-  const std::vector<double> density = c.inversion.density_parameter ? s.propagator->density() : std::vector<double>{};
   if (c.inversion.density_parameter) {
     arrays.push_back({"density_gradient", "misfit per kg/m^3", r.density_gradient});
     arrays.push_back({"density", "kg/m^3", density});
