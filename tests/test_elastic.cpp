@@ -8,12 +8,14 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <numbers>
 #include <string>
 #include <vector>
 
 #include "case_builders.hpp"
 #include "case_text.hpp"
 #include "kernels/common.hpp"
+#include "kernels/elastic_point.hpp"
 #include "memory_state.hpp"
 #include "reflection.hpp"
 #include "solver/case/errors.hpp"
@@ -513,15 +515,59 @@ TEST_CASE("elastic: Lamb's problem, a vertical force on the free surface, agains
     };
     const std::size_t pe = peak(vz), pa = peak(ez);
     const double amplitude = vz[pe] / ez[pa] - 1, shift = (double(pe) - double(pa)) * plan.dt;
+    const double radial = vx[peak(vx)] / ex[peak(ex)] - 1;
     MESSAGE("r = " << offsets[k] << " m: v_z relative L2 " << rel_l2(vz, ez) << ", v_x " << rel_l2(vx, ex)
-                   << "; Rayleigh peak amplitude " << amplitude << ", time " << shift << " s");
-    // The surface's points carry a first-order error: v_z's nearest points lie h/2 below the surface and its even
-    // images take d v_z / dz = 0 there (docs/validation.md: amplitude +5.1% to +5.8% here, +3.5% to +3.8% at h = 2.5 m;
-    // relative L2 0.08-0.16 and 0.03-0.05).
-    CHECK(std::abs(amplitude) <= 0.07);
+                   << "; Rayleigh peak amplitude v_z " << amplitude << ", v_x " << radial << ", time " << shift
+                   << " s");
+    // The force and the v_z receivers sit on the surface through v_z's images (make_elastic_stencil; with even images
+    // they sat about h / 2 deep: +5.1% to +5.8%). What is left is the stress-imaging surface's own error, first order
+    // in h (docs/validation.md: v_z -1.5% to -0.8%, v_x -11% to -12% here; -0.05% to +0.2% and -4.3% to -4.8% at h =
+    // 2.5 m; relative L2 0.07-0.16, and 0.02-0.06 at 2.5 m, mostly the phase).
+    CHECK(std::abs(amplitude) <= 0.03);
+    CHECK(std::abs(radial) <= 0.15);
     CHECK(std::abs(shift) <= 2.5e-3);
     CHECK(rel_l2(vz, ez) <= 0.2);
     CHECK(rel_l2(vx, ex) <= 0.2);
+  }
+}
+
+TEST_CASE("elastic: a particle-velocity point on the free surface sees v_z there (its images take s_zz = 0)") {
+  // Smooth fields with the surface's condition d v_z / dz = -r (d v_x / dx + d v_y / dy) at z = 0, r = lambda /
+  // (lambda + 2 mu) varying along the surface: a v_z point on the surface, and a quarter of a cell below it, off the
+  // grid laterally, against the field's value there. The even images (r = 0 in the stencil) see v_z about h / 2 deep.
+  GridSpec g;
+  g.shape = {20, 24, 28};
+  g.spacing = {5, 4, 6};
+  const double k = 2 * std::numbers::pi / 90, a = 0.8, b = -0.5;
+  const auto r = [](double y, double x) { return 0.45 + 0.1 * std::sin(y / 37) * std::cos(x / 53); };
+  const auto vz = [&](double z, double y, double x) {
+    const double slope = -r(y, x) * (a * k * std::cos(k * x) + b * k * std::cos(k * y));
+    return 1 + 0.2 * std::sin(k * (x + y)) + slope * z + 2e-4 * z * z;
+  };
+  const auto vx = [&](double z, double, double x) { return a * std::sin(k * x) * (1 + z / 300); };
+  const auto vy = [&](double z, double y, double) { return b * std::sin(k * y) * (1 - z / 200); };
+  std::vector<double> ratio(std::size_t(g.shape[1] * g.shape[2])), none(ratio.size(), 0.0);
+  for (int y = 0; y < g.shape[1]; ++y)
+    for (int x = 0; x < g.shape[2]; ++x) ratio[std::size_t(y * g.shape[2] + x)] = r(y * g.spacing[1], x * g.spacing[2]);
+  const auto sample = [&](const PointStencil& s) {
+    double sum = 0;
+    for (const GridPointWeight& p : s.points) {
+      const double z = p.iz * g.spacing[0], y = p.iy * g.spacing[1], x = p.ix * g.spacing[2];
+      if (p.field == ElasticField::vz) sum += p.weight * vz(z + g.spacing[0] / 2, y, x);
+      if (p.field == ElasticField::vy) sum += p.weight * vy(z, y + g.spacing[1] / 2, x);
+      if (p.field == ElasticField::vx) sum += p.weight * vx(z, y, x + g.spacing[2] / 2);
+    }
+    return sum;
+  };
+  for (const Vec3 at : {Vec3{0, 47.3, 81.9}, Vec3{1.3, 52.0, 70.7}, Vec3{0, 48.0, 84.0}}) {
+    const double exact = vz(at[0], at[1], at[2]);
+    const double imaged = sample(make_elastic_stencil(g, at, {1, 0, 0}, false, true, "v_z", ratio)) - exact;
+    const double even = sample(make_elastic_stencil(g, at, {1, 0, 0}, false, true, "v_z", none)) - exact;
+    MESSAGE("v_z at (" << at[0] << ", " << at[1] << ", " << at[2] << ") m: error " << imaged << " (even images " << even
+                       << ")");
+    // What is left is the horizontal differences' (k h)^2 / 24 of the correction (0.7% at k h = 0.42), ~4e-4.
+    CHECK(std::abs(imaged) <= 1e-3);
+    CHECK(std::abs(even) >= 1e-2);  // the first-order error the images remove (r (d v_x/dx + d v_y/dy) h / 2)
   }
 }
 
@@ -529,25 +575,42 @@ TEST_CASE(
     "elastic: reciprocity of a force and a particle-velocity receiver in a heterogeneous model (fp64, rounding)") {
   // v_x at B from a force along z at A equals v_z at A from a force along x at B (the receivers sample the fields the
   // forces drive, with the same weights): water over two solids, off-grid points, no absorbing layer (the CPML's
-  // stretched operator is symmetric only with its stretch factors).
-  Case c = layered_elastic_case(8, 0, false);
-  c.time.duration = 0.15;
-  const Vec3 a{171.3, 203.4, 188.8}, b{250.7, 220.1, 150.0};
-  const auto trace = [&](const Vec3& from, const Vec3& direction, const Vec3& at, ReceiverComponent component) {
-    Case k = c;
-    k.shots[0].sources.resize(1);
-    k.shots[0].sources[0].position = from;
-    k.shots[0].sources[0].kind = SourceKind::force;
-    k.shots[0].sources[0].direction = direction;
-    k.receivers = {at};
-    k.receiver_components = {component};
-    const Plan plan = make_plan(k);
-    return simulate_shot(k, plan, 0).traces;
-  };
-  const auto ab = trace(a, {1, 0, 0}, b, ReceiverComponent::vx), ba = trace(b, {0, 0, 1}, a, ReceiverComponent::vz);
-  const double d = rel_l2(ab, ba);
-  MESSAGE("v_x(B; z force at A) against v_z(A; x force at B): " << d);
-  CHECK(d <= 1e-12);
+  // stretched operator is symmetric only with its stretch factors). Then three solids under a free surface with A on
+  // it, where the point's v_z images add v_x and v_y terms (make_elastic_stencil).
+  for (const bool surface : {false, true}) {
+    Case c = layered_elastic_case(8, 0, false);
+    c.time.duration = 0.15;
+    Vec3 a{171.3, 203.4, 188.8};
+    const Vec3 b{250.7, 220.1, 150.0};
+    if (surface) {
+      c.boundary.free_surface = true;
+      c.model.shear_velocities = {800, 1100, 1400};
+      c.model.densities = {1800, 2100, 2400};
+      a[0] = 0;
+    }
+    const auto trace = [&](const Vec3& from, const Vec3& direction, const Vec3& at, ReceiverComponent component) {
+      Case k = c;
+      k.shots[0].sources.resize(1);
+      k.shots[0].sources[0].position = from;
+      k.shots[0].sources[0].kind = SourceKind::force;
+      k.shots[0].sources[0].direction = direction;
+      k.receivers = {at};
+      k.receiver_components = {component};
+      const Plan plan = make_plan(k);
+      return simulate_shot(k, plan, 0).traces;
+    };
+    const auto ab = trace(a, {1, 0, 0}, b, ReceiverComponent::vx), ba = trace(b, {0, 0, 1}, a, ReceiverComponent::vz);
+    const std::string where = surface ? "free surface, A on it: " : "";
+    double d = rel_l2(ab, ba);
+    MESSAGE(where << "v_x(B; z force at A) against v_z(A; x force at B): " << d);
+    if (surface) {  // a horizontal force and v_x on the surface's nodes (which hold half a cell)
+      const double e =
+          rel_l2(trace(a, {0, 0, 1}, b, ReceiverComponent::vz), trace(b, {1, 0, 0}, a, ReceiverComponent::vx));
+      MESSAGE(where << "v_z(B; x force at A) against v_x(A; z force at B): " << e);
+      d = std::max(d, e);
+    }
+    CHECK(d <= 1e-12);
+  }
 }
 
 TEST_CASE("elastic: what the CPML reflects of P and S waves at normal and oblique incidence (2-D)") {

@@ -404,19 +404,17 @@ PointStencil make_elastic_moment_stencil(const GridSpec& g, const Vec3& position
 }
 
 PointStencil make_elastic_stencil(const GridSpec& g, const Vec3& position, const Vec3& direction, bool source,
-                                  bool free_surface, const std::string& what) {
-  // The interpolation stencil of `at` on one field, folded at a free surface as the field's image is (v_x, v_y even on
-  // the nodes, v_z even on the half nodes).
-  const auto stencil = [&](const Vec3& at, ZFold fold, const std::string& name) {
-    Weights1D w[3];
+                                  bool free_surface, const std::string& what, std::span<const double> surface_ratio) {
+  const auto weights = [&](const Vec3& at, Weights1D(&w)[3]) {
     for (int a = 0; a < 3; ++a) w[a] = interpolation_weights((at[a] - g.origin[a]) / g.spacing[a]);
-    return product_stencil(g, at, free_surface ? fold : ZFold::none, name, interpolation_radius, w);
   };
   PointStencil out;
   out.position = position;
   if (direction == Vec3{0, 0, 0}) {
     check_below_surface(g, position, position[0], free_surface, what);
-    const PointStencil node = stencil(position, ZFold::none, what);
+    Weights1D w[3];
+    weights(position, w);
+    const PointStencil node = product_stencil(g, position, ZFold::none, what, interpolation_radius, w);
     const double scale = source ? 1.0 : -1.0 / 3.0;
     for (const GridPointWeight& p : node.points)
       for (std::uint8_t f : {ElasticField::szz, ElasticField::syy, ElasticField::sxx})
@@ -427,11 +425,58 @@ PointStencil make_elastic_stencil(const GridSpec& g, const Vec3& position, const
     if (direction[a] == 0) continue;
     Vec3 shifted = position;
     if (g.active(a)) shifted[a] -= g.spacing[a] / 2;  // v_a's index i is the point i + 1/2 (2-D: v_y on the nodes)
-    const PointStencil half = stencil(shifted, a == 0 ? ZFold::even_half : ZFold::even_node,
-                                      fmt::format("{} (its v_{} points)", what, "zyx"[a]));
+    // With a free surface the weights above z = 0 fold onto the even images of v_x, v_y (mirror node) and v_z (mirror
+    // half node), and v_z's images take the surface's condition (below).
+    Weights1D w[3];
+    weights(shifted, w);
+    const std::string name = fmt::format("{} (its v_{} points)", what, "zyx"[a]);
+    const PointStencil half = product_stencil(g, shifted,
+                                              !free_surface ? ZFold::none
+                                              : a == 0      ? ZFold::even_half
+                                                            : ZFold::even_node,
+                                              name, interpolation_radius, w);
     for (const GridPointWeight& p : half.points)
       out.points.push_back({p.iz, p.iy, p.ix, direction[a] * p.weight, std::uint8_t(ElasticField::vz + a)});
+    if (a != 0 || !free_surface || w[0].index.front() >= 0) continue;
+    // v_z's image at the height e = (k + 1/2) dz above the surface (the weight of half node -k - 1) is not v_z at depth
+    // e, as the even image says (which makes d v_z / dz = 0 on the surface and leaves the point's value about dz / 2
+    // deep: a first-order error), but v_z(-e) = v_z(e) - 2 e d v_z / dz (0) + O(e^3), with d v_z / dz = -r (d v_x /
+    // dx + d v_y / dy) on the surface from s_zz = 0, r = lambda / (lambda + 2 mu) at the surface node
+    // (`surface_ratio`). The horizontal derivatives by the second-order differences of v_x and v_y on the surface
+    // plane about the node. The weight of the image thus adds 2 e r w / h_x at v_x(0, y, x + 1/2), minus that at
+    // v_x(0, y, x - 1/2), and the same along y.
+    if (surface_ratio.size() != std::size_t(g.shape[1]) * std::size_t(g.shape[2]))
+      throw std::logic_error("make_elastic_stencil: a free surface needs lambda / (lambda + 2 mu) on its nodes");
+    std::size_t q = 0;  // the point of `half` (product_stencil's order: z, then y, then x)
+    for (std::size_t kz = 0; kz < w[0].index.size(); ++kz)
+      for (std::size_t ky = 0; ky < w[1].index.size(); ++ky)
+        for (std::size_t kx = 0; kx < w[2].index.size(); ++kx, ++q) {
+          if (w[0].index[kz] >= 0) continue;
+          const int iy = w[1].index[ky], ix = w[2].index[kx];
+          const double e = (-w[0].index[kz] - 0.5) * g.spacing[0];
+          const double c = 2 * e * surface_ratio[std::size_t(iy) * std::size_t(g.shape[2]) + std::size_t(ix)] *
+                           direction[0] * half.points[q].weight;
+          for (int b : {1, 2}) {
+            if (!g.active(b)) continue;
+            const int i = b == 1 ? iy : ix;
+            if (i < 1)
+              throw Error(ExitCode::invalid_case,
+                          fmt::format("{}: its surface correction reaches past the grid's low {} face; move it at "
+                                      "least {} points inside the grid",
+                                      name, "zyx"[b], interpolation_radius));
+            const std::uint8_t f = std::uint8_t(ElasticField::vz + b);
+            out.points.push_back({0, iy, ix, c / g.spacing[b], f});
+            out.points.push_back({0, b == 1 ? iy - 1 : iy, b == 2 ? ix - 1 : ix, -c / g.spacing[b], f});
+          }
+        }
   }
+  // A node on the free surface holds half a cell (its z-derivative of s_zy or s_zx is 2 s(h/2) / h, the odd images'):
+  // a source's weight there acts on half the mass, so it is doubled. The stencil is then the transpose of the
+  // receiver's in the scheme's energy inner product (half weight on the surface's nodes), and reciprocity holds; in
+  // the mirror picture the surface force and its image add at the nodes.
+  if (source && free_surface)
+    for (GridPointWeight& p : out.points)
+      if (p.iz == 0 && (p.field == ElasticField::vy || p.field == ElasticField::vx)) p.weight *= 2;
   return out;
 }
 

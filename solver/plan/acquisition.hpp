@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <numbers>
+#include <span>
 #include <vector>
 
 #include "solver/case/case.hpp"
@@ -90,11 +91,17 @@ PointStencil make_spectral_derivative_stencil(const GridSpec& grid, const Vec3& 
 // `direction`, a pressure point on the three normal stresses (a source: weight w each; a receiver of -(s_zz + s_yy +
 // s_xx) / 3: -w / 3 each); else, for each axis a with direction[a] != 0, the stencil of the position shifted by -h_a /
 // 2 along a on v_a, weight direction[a] w (a force source along the direction, or a particle-velocity receiver of the
-// component along it). With a free surface the velocities' weights above z = 0 fold onto their even images (v_x, v_y
-// on the mirror node, v_z on the mirror half node), and a pressure point must lie interpolation_radius - 1 points
-// below it. Throws Error(invalid_case) when a stencil leaves the grid or a pressure point is too shallow.
+// component along it). With a free surface the velocities' weights above z = 0 fold onto their images: v_x and v_y
+// even on the mirror node; v_z's image at height e the mirror half node's value minus 2 e d v_z / dz, with d v_z / dz
+// = -r (d v_x / dx + d v_y / dy) on the surface (s_zz = 0; r = lambda / (lambda + 2 mu) on the surface's nodes,
+// `surface_ratio`, ny x nx in C order: Plan::surface_ratio), so a point on the surface sees v_z there
+// (docs/numerics.md, "Free surface"). A source's weights on the surface's nodes (v_x, v_y there, which hold half a
+// cell) are doubled, so that its stencil is the receiver's transpose in the scheme's energy inner product
+// (reciprocity). A pressure point must lie interpolation_radius - 1 points below it. Throws Error(invalid_case) when a
+// stencil leaves the grid or a pressure point is too shallow.
 PointStencil make_elastic_stencil(const GridSpec& grid, const Vec3& position, const Vec3& direction, bool source,
-                                  bool free_surface, const std::string& what);
+                                  bool free_surface, const std::string& what,
+                                  std::span<const double> surface_ratio = {});
 // A moment-tensor source of the elastic scheme: for each non-zero component m_c (m_zz, m_yy, m_xx, m_zy, m_zx, m_yx)
 // the stencil of the position shifted to that stress's grid (-h_a / 2 along each axis where it lies half way), weight
 // m_c w, on field c + moment_field_offset (kernels/elastic_point.hpp: the propagator injects it as a moment rate). With

@@ -782,6 +782,14 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     plan.spectral_point_courant[a] = plan.model.v_max * plan.dt / c.grid.spacing[a];
     if (spectral) plan.spectral_point_band[a] = spectral_point_band(plan.f_max, plan.model.v_min, c.grid.spacing[a]);
   }
+  if (c.scheme.formulation == Formulation::elastic && c.boundary.free_surface) {
+    const std::size_t plane = std::size_t(c.grid.shape[1]) * std::size_t(c.grid.shape[2]);
+    plan.surface_ratio.resize(plane);
+    for (std::size_t k = 0; k < plane; ++k) {  // (the elastic scheme's plan holds the whole model)
+      const double vp = plan.model.velocity[k], vs = plan.model.shear[k];
+      plan.surface_ratio[k] = 1 - 2 * vs * vs / (vp * vp);
+    }
+  }
   if (c.scheme.formulation != Formulation::elastic)
     for (std::size_t s = 0; s < c.shots.size(); ++s)
       for (std::size_t r = 0; r < shot_receivers(c, s).size(); ++r)

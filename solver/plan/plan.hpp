@@ -53,6 +53,10 @@ struct Plan {
   // The spectral method's point weights (solver/plan/acquisition.hpp): the band they fit, rad per sample of each axis,
   // and c_ref dt / h of each axis.
   std::array<double, 3> spectral_point_band{0, 0, 0}, spectral_point_courant{0, 0, 0};
+  // The elastic scheme under a free surface: lambda / (lambda + 2 mu) = 1 - 2 vs^2 / vp^2 of the model on the surface's
+  // nodes (ny x nx, C order), which its particle-velocity points use (make_elastic_stencil); else empty. From the
+  // plan's model: an inversion keeps its starting model's.
+  std::vector<double> surface_ratio;
   std::vector<std::string> notes;  // advice that does not stop the run (printed with the plan)
 };
 

@@ -8,10 +8,19 @@
 namespace specwave {
 namespace {
 
-PointStencil stencil(const Case& c, const std::array<double, 3>& courant, const std::array<double, 3>& band,
-                     const Vec3& position, const std::string& what, const Vec3& direction, bool source) {
+// The plan's geometry of points: the spectral method's weights' Courant numbers and band, the elastic free surface's
+// lambda / (lambda + 2 mu).
+struct PointGeometry {
+  const std::array<double, 3>& courant;
+  const std::array<double, 3>& band;
+  std::span<const double> surface_ratio;
+};
+
+PointStencil stencil(const Case& c, const PointGeometry& p, const Vec3& position, const std::string& what,
+                     const Vec3& direction, bool source) {
+  const auto& [courant, band, surface_ratio] = p;
   if (c.scheme.formulation == Formulation::elastic)
-    return make_elastic_stencil(c.grid, position, direction, source, c.boundary.free_surface, what);
+    return make_elastic_stencil(c.grid, position, direction, source, c.boundary.free_surface, what, surface_ratio);
   const bool spectral = c.scheme.method == Method::spectral;
   if (direction == Vec3{0, 0, 0})
     return spectral ? make_spectral_point_stencil(c.grid, position, courant, band, what)
@@ -22,8 +31,8 @@ PointStencil stencil(const Case& c, const std::array<double, 3>& courant, const 
 
 // A receiver's stencil: the elastic scheme's divergence and curl from the velocities' derivatives, else the stencil of
 // its component's direction.
-PointStencil receiver_stencil(const Case& c, const std::array<double, 3>& courant, const std::array<double, 3>& band,
-                              const Vec3& position, const std::string& what, ReceiverComponent component) {
+PointStencil receiver_stencil(const Case& c, const PointGeometry& p, const Vec3& position, const std::string& what,
+                              ReceiverComponent component) {
   if (velocity_derivative(component)) {
     if (c.scheme.formulation != Formulation::elastic)
       throw Error(
@@ -33,19 +42,21 @@ PointStencil receiver_stencil(const Case& c, const std::array<double, 3>& couran
                       what, to_string(component), component == ReceiverComponent::divergence ? "divergence" : "curl"));
     return make_elastic_derivative_stencil(c.grid, position, component, c.boundary.free_surface, what);
   }
-  return stencil(c, courant, band, position, what, component_direction(component), false);
+  return stencil(c, p, position, what, component_direction(component), false);
 }
 
 }  // namespace
 
 PointStencil make_receiver_stencil(const Case& c, const Plan& plan, const Vec3& position, ReceiverComponent component,
                                    const std::string& what) {
-  return receiver_stencil(c, plan.spectral_point_courant, plan.spectral_point_band, position, what, component);
+  return receiver_stencil(c, {plan.spectral_point_courant, plan.spectral_point_band, plan.surface_ratio}, position,
+                          what, component);
 }
 
 PointStencil make_plan_stencil(const Case& c, const Plan& plan, const Vec3& position, const std::string& what,
                                const Vec3& direction, bool source) {
-  return stencil(c, plan.spectral_point_courant, plan.spectral_point_band, position, what, direction, source);
+  return stencil(c, {plan.spectral_point_courant, plan.spectral_point_band, plan.surface_ratio}, position, what,
+                 direction, source);
 }
 
 PointStencil make_source_stencil(const Case& c, const Plan& plan, const SourceSpec& source, const std::string& what) {
@@ -73,7 +84,7 @@ std::vector<double> velocity_receiver_densities(const Case& c, const Plan& plan,
 }
 
 ShotReceivers::ShotReceivers(const Case& c, const Plan& plan)
-    : courant_(plan.spectral_point_courant), band_(plan.spectral_point_band) {
+    : courant_(plan.spectral_point_courant), band_(plan.spectral_point_band), surface_ratio_(plan.surface_ratio) {
   geometry_.grid = c.grid;
   geometry_.scheme = c.scheme;
   geometry_.boundary = c.boundary;
@@ -92,7 +103,7 @@ const std::vector<PointStencil>* ShotReceivers::own(int shot) {
     stencils_.clear();
     stencils_.reserve(positions.size());
     for (std::size_t r = 0; r < positions.size(); ++r)
-      stencils_.push_back(receiver_stencil(geometry_, courant_, band_, positions[r],
+      stencils_.push_back(receiver_stencil(geometry_, {courant_, band_, surface_ratio_}, positions[r],
                                            fmt::format("shots[{}] receiver {}", shot, r),
                                            components_[std::size_t(shot)][r]));
     made_ = shot;

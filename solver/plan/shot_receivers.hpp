@@ -51,6 +51,7 @@ class ShotReceivers {
   std::vector<std::vector<Vec3>> own_;  // per shot (shot_receivers); empty when every shot shares c.receivers
   std::vector<std::vector<ReceiverComponent>> components_;  // per shot and receiver
   std::array<double, 3> courant_{}, band_{};
+  std::vector<double> surface_ratio_;  // Plan::surface_ratio
   int made_ = -1;
   std::vector<PointStencil> stencils_;
 };
