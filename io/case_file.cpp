@@ -1197,6 +1197,10 @@ void read_inversion(const Tab& r, Case& c) {
     return b;
   };
   std::tie(inv.velocity_min, inv.velocity_max) = bounds("velocity", "m/s", 1400.0, 4500.0);
+  t->check(!t->find("velocity_min") || !inv.lame, "velocity_min",
+           "bounds vp, which an inversion of the Lame parameters does not invert (it is held in lambda_min/max and "
+           "mu_min/max; velocity_max still sets dt)",
+           "remove velocity_min, and bound lambda and mu");
   std::tie(inv.density_min, inv.density_max) = bounds("density", "kg/m^3", 1000.0, 3000.0);
   for (const char* key : {"density_min", "density_max"})
     t->check(!t->find(key) || inv.density_parameter, key, "bounds the density, which is not inverted",

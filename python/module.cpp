@@ -403,6 +403,21 @@ class Operator {
         throw py::value_error(fmt::format("velocity_max = {}: must be finite and > 0 (m/s)", *velocity_max));
       case_.inversion.velocity_max = *velocity_max;  // the plan's reference velocity (dt, CPML damping)
     }
+    // One parameter: the velocity (or slowness squared). The density's, the shear velocity's and the Lame parameters'
+    // gradients are the command line's (gradient, invert), which hold their blocks; here they would be dropped
+    // silently.
+    const InversionSpec& inv = case_.inversion;
+    if (inv.density_parameter || inv.shear_parameter || inv.lame)
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("{}: inversion.parameters names {}: the Python Operator's model is the velocity alone "
+                              "(the case's density and shear velocity stay fixed), so its gradient would be dJ/dvp; "
+                              "remove inversion.parameters (or leave [\"velocity\"]) here, and take the gradients of "
+                              "several parameters with `specwave gradient` or `specwave invert`",
+                              case_.source_path.empty() ? case_.name : case_.source_path,
+                              inv.lame                                       ? "the Lame parameters"
+                              : inv.shear_parameter && inv.density_parameter ? "\"shear_velocity\" and \"density\""
+                              : inv.shear_parameter                          ? "\"shear_velocity\""
+                                                                             : "\"density\""));
     py::gil_scoped_release release;
     apply_threads(case_);
     plan_ = make_plan(case_);

@@ -377,6 +377,8 @@ TEST_CASE("elastic: the case file's and the preflight's refusals, naming the key
             "no shear velocity");
     refused(solid + lame + "[\"velocity\"]\nlambda_min = 1e9\n" + truth, "inversion.lambda_min");
     refused(solid + lame + "[\"velocity\", \"shear_velocity\"]\nmu_max = 1e10\n" + truth, "inversion.mu_max");
+    refused(solid + lame + "[\"lambda\", \"mu\"]\nvelocity_min = 1500.0\n" + truth,
+            "inversion.velocity_min: bounds vp, which an inversion of the Lame parameters does not invert");
     refused(solid + lame + "[\"lambda\", \"mu\"]\nregularisation = \"tikhonov\"\n" + truth, "regularises the velocity");
     refused(solid + lame + "[\"lambda\", \"mu\"]\nparameterisation = \"slowness2\"\n" + truth,
             "must be \"velocity\" with the Lame parameters");

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -923,8 +924,29 @@ radius = 40.0
                                                              "\"scheme.order\" = [8]\n")
                                                      .string());
   CHECK(refused.code == 3);
-  CHECK(contains(refused.output, "command = \"invert\" needs an [inversion] table"));
+  CHECK(contains(refused.output, "sweep variant 0000 of 1 (scheme.order = 8): "));
+  CHECK(contains(refused.output, "invert needs an [inversion] table"));
   CHECK_FALSE(fs::exists(dir / "out2"));
+  // Invert's checks of its bounds, here the Lame parameters': a variant whose box allows a vp above velocity_max
+  // (sqrt((8e9 + 2 3e9) / 2000) = 2645.75 m/s) is refused before anything is written.
+  std::string lame = std::regex_replace(base, std::regex(R"(velocity = 2000.0\n\[time\])"),
+                                        "velocity = 2000.0\nshear_velocity = 1000.0\ndensity = 2000.0\n[time]");
+  lame = std::regex_replace(lame, std::regex("peak_frequency = 15.0"), "peak_frequency = 8.0");  // (the S wave)
+  lame = std::regex_replace(lame, std::regex("velocity_min = 1800.0\nvelocity_max = 2300.0"),
+                            "parameters = [\"lambda\", \"mu\"]\nvelocity_max = 2500.0\nlambda_min = 1e9\n"
+                            "lambda_max = 5e9\nmu_min = 1e9\nmu_max = 3e9");
+  lame = std::regex_replace(lame, std::regex("anomaly = 150.0"),
+                            "anomaly = 150.0\nshear_velocity = 1000.0\ndensity = 2000.0");
+  const Result box = run_specwave("sweep " + write_sweep(dir, "inv3",
+                                                         "command = \"invert\"\ndirectory = \"out3\"\n[axes]\n"
+                                                         "\"inversion.lambda_max\" = [5e9, 8e9]\n",
+                                                         lame)
+                                                 .string());
+  CAPTURE(box.output);
+  CHECK(box.code == 3);
+  CHECK(contains(box.output, "sweep variant 0001 of 2 (inversion.lambda_max = 8000000000.0): "));
+  CHECK(contains(box.output, "vp = sqrt((lambda_max + 2 mu_max) / rho) = 2645.75 m/s"));
+  CHECK_FALSE(fs::exists(dir / "out3"));
 }
 
 // Registered as its own CTest test (sweep_local_end_to_end): the example sweep's 4 variants run through the

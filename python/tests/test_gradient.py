@@ -91,6 +91,26 @@ def test_a_model_above_the_stable_limit_is_refused(setup):
     assert e.value.category == "invalid_case"
 
 
+@pytest.mark.parametrize("parameters", [["velocity", "density"], ["velocity", "shear_velocity"], ["lambda", "mu"]])
+def test_several_parameters_are_refused(parameters):
+    """The Operator's model is the velocity alone: a case that names other parameters is refused (its gradient would
+    be dJ/dvp whatever the case asks), before anything runs."""
+    d = tiny_case_dict("fp64")
+    if parameters == ["velocity", "density"]:
+        d["model"] = {"type": "layered", "interfaces": [], "velocities": [2000.0], "densities": [2000.0]}
+    else:
+        d["model"].update({"density": 2000.0, "shear_velocity": 900.0})
+    d["inversion"]["true_model"] = dict(d["model"], velocities=[2050.0]) if "velocities" in d["model"] else dict(
+        d["model"], velocity=2050.0)
+    d["inversion"]["parameters"] = parameters
+    if parameters == ["lambda", "mu"]:
+        d["inversion"].pop("velocity_min")
+    case = specwave.Case.from_dict(d)
+    with pytest.raises(specwave.Error, match="inversion.parameters names") as e:
+        specwave.Operator(case)
+    assert e.value.category == "invalid_case"
+
+
 def test_receivers_per_shot():
     """Shots with their own receivers (a streamer): per-shot arrays of their own sizes, the Born/adjoint dot test,
     and the same traces as the command-line engine's forward run (specwave.forward)."""

@@ -21,6 +21,7 @@
 #include "kernels/cuda/device.hpp"
 #include "solver/batch/collect.hpp"
 #include "solver/case/errors.hpp"
+#include "solver/inversion/inversion.hpp"
 #include "solver/plan/plan.hpp"
 
 namespace specwave {
@@ -517,14 +518,9 @@ SweepCheck check_variants(const SweepSpec& spec, const std::vector<SweepVariant>
         c.run.shot_groups = 0;
         ++decomposed;
       }
-      if (spec.command == "invert" &&
-          (!c.inversion.present || !c.inversion.velocity_max || (!c.inversion.lame && !c.inversion.velocity_min)))
-        throw Error(ExitCode::invalid_case,
-                    fmt::format("{}: command = \"invert\" needs an [inversion] table with velocity_min and "
-                                "velocity_max (velocity_max alone with the Lame parameters; docs/case-file.md); add "
-                                "them to the base case",
-                                (folder / "case.toml").string()));
-      make_plan(c, RankPlacement{});
+      if (spec.command == "invert") check_invert_case(c);  // the bounds of what it inverts
+      const Plan plan = make_plan(c, RankPlacement{});
+      if (spec.command == "invert") check_invert_start(c, plan);  // the starting model inside them
     } catch (const Error& e) {
       throw Error(e.code(), fmt::format("sweep variant {} of {} ({}): {}", v.id, variants.size(),
                                         parameters_text(spec, v), e.what()));

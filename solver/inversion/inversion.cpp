@@ -161,7 +161,7 @@ std::optional<double> InversionSummary::model_error_reduction(std::optional<doub
   return 1 - *(history.back().*error) / *(history.front().*error);
 }
 
-InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
+void check_invert_case(const Case& c) {
   const auto& inv = c.inversion;
   if (!inv.present)
     throw Error(ExitCode::invalid_case,
@@ -207,25 +207,10 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                             "m/s: a model in the box could have a non-positive bulk modulus (vs >= vp sqrt(3)/2); "
                             "lower shear_velocity_max or raise velocity_min",
                             where(c), *inv.shear_velocity_max, *inv.velocity_min * std::sqrt(0.75)));
-  apply_threads(c);
-  check_inputs_not_overwritten(c, invert_output_names);
-  // inversion.trace_weights' shape and values, checked before anything is written; read once, here.
-  const TraceWeights trace_weights = read_trace_weights(c);
-  // Under MPI the ranks share the shots (Objective); every rank runs the same optimiser on the same reduced
-  // gradients, and rank 0 alone prints and writes.
-  const Comm world = Comm::world();
-  const bool root = world.rank() == 0;
-  std::optional<io::FolderLock> lock;  // one run per output folder (io/folder_lock.hpp)
-  if (root) lock.emplace(c.output.directory, "invert");
-  const Comm* shots = world.size() > 1 ? &world : nullptr;
-  const bool quiet = options.quiet || !root;
-  // Under MPI every rank is a shot group of one (invert shares the shots, never the grid), placed on its node:
-  // each rank then drives its own GPU, as in `forward`.
-  Case planned = c;
-  if (shots) planned.run.shot_groups = world.size();
-  const Comm node = world.split_node();
-  const Plan plan =
-      make_plan(planned, {world.size(), world.rank(), node.size(), node.rank(), shots ? &world : nullptr});
+}
+
+void check_invert_start(const Case& c, const Plan& plan) {
+  const auto& inv = c.inversion;
   if ((!inv.lame && plan.model.v_min < *inv.velocity_min) || plan.model.v_max > *inv.velocity_max)
     throw Error(
         ExitCode::invalid_case,
@@ -257,11 +242,40 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
                     where(c), plan.model.vs_min, plan.model.vs_max, *inv.shear_velocity_min, *inv.shear_velocity_max));
   // The Lame parameters: the starting lambda and mu (the propagator's vp, vs and density are the plan's), inside their
   // bounds, and a box whose every model keeps vp below the velocity that set dt.
+  if (inv.lame) {
+    const auto doubles = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
+    const std::vector<double> rho = doubles(plan.model.density);
+    check_lame_box(c, lame_of(doubles(plan.model.velocity), doubles(plan.model.shear), rho), rho);
+  }
+}
+
+InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
+  const auto& inv = c.inversion;
+  check_invert_case(c);
+  apply_threads(c);
+  check_inputs_not_overwritten(c, invert_output_names);
+  // inversion.trace_weights' shape and values, checked before anything is written; read once, here.
+  const TraceWeights trace_weights = read_trace_weights(c);
+  // Under MPI the ranks share the shots (Objective); every rank runs the same optimiser on the same reduced
+  // gradients, and rank 0 alone prints and writes.
+  const Comm world = Comm::world();
+  const bool root = world.rank() == 0;
+  std::optional<io::FolderLock> lock;  // one run per output folder (io/folder_lock.hpp)
+  if (root) lock.emplace(c.output.directory, "invert");
+  const Comm* shots = world.size() > 1 ? &world : nullptr;
+  const bool quiet = options.quiet || !root;
+  // Under MPI every rank is a shot group of one (invert shares the shots, never the grid), placed on its node:
+  // each rank then drives its own GPU, as in `forward`.
+  Case planned = c;
+  if (shots) planned.run.shot_groups = world.size();
+  const Comm node = world.split_node();
+  const Plan plan =
+      make_plan(planned, {world.size(), world.rank(), node.size(), node.rank(), shots ? &world : nullptr});
   const auto doubles = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
   const std::vector<double> start_rho = inv.lame ? doubles(plan.model.density) : std::vector<double>{};
   const LameModel start_lame =
       inv.lame ? lame_of(doubles(plan.model.velocity), doubles(plan.model.shear), start_rho) : LameModel{};
-  if (inv.lame) check_lame_box(c, start_lame, start_rho);
+  check_invert_start(c, plan);
   const HistoryChoice history = history_for(c, plan);
   if (!quiet) std::fputs((describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history))).c_str(), stdout);
 

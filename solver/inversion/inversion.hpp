@@ -61,5 +61,12 @@ std::string state_case_text(const Case& c);
 // Runs case.inversion.iterations iterations on one rank. Error invalid_case without [inversion] or without both
 // velocity bounds.
 InversionSummary run_inversion(const Case& c, const InversionOptions& options = {});
+struct Plan;
+
+// What `invert` checks before it writes anything (Error invalid_case naming the key): the [inversion] table's keys
+// (the bounds of what it inverts), then, with the plan, the starting model inside them (and a Lame box whose every vp
+// stays below velocity_max). A sweep's preflight runs both on every variant.
+void check_invert_case(const Case& c);
+void check_invert_start(const Case& c, const Plan& plan);
 
 }  // namespace specwave
