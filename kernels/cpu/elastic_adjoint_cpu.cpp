@@ -7,14 +7,13 @@
 // forward's images (ghost = sign x image) transpose to folds: image += sign x ghost, ghost = 0.
 #include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #include "kernels/cpu/elastic_cpu.hpp"
 #include "kernels/staggered_step.hpp"
 
 namespace specwave::cpu {
 namespace {
-
-constexpr int chunk = 64;  // x points per scatter task along z and y
 
 // The CPML's transpose on term `term`'s row (z, y), points x0 .. x1 - 1 of g (at g + index(z, y, x0)): the forward
 // made psi' = b psi + a G and G' = G + psi'; given the adjoints of G' (in g) and psi' (in the slab), q = psi-bar' +
@@ -44,23 +43,10 @@ void cpml_term_adjoint(const ElasticStep<T>& s, int term, int z, int y, int x0, 
   }
 }
 
-// One line of the scatter: the n points from i0 (step 1 along x) each add +-g_k times their g to the points their
-// derivative read. D+ at i read u[i + k s] and u[i - (k - 1) s], D- at i read w[i + (k - 1) s] and w[i - k s].
-template <int R, class T>
-inline void scatter_row(bool plus, const T* __restrict g, T* __restrict src, index_t i0, index_t stride, const T* gk,
-                        int n) {
-  for (int k = 1; k <= R; ++k) {
-    const index_t up = plus ? k * stride : (k - 1) * stride, down = plus ? -(k - 1) * stride : -k * stride;
-    const T c = gk[k];
-#pragma omp simd
-    for (int x = 0; x < n; ++x) src[i0 + up + x] += c * g[i0 + x];
-#pragma omp simd
-    for (int x = 0; x < n; ++x) src[i0 + down + x] -= c * g[i0 + x];
-  }
-}
-
-// src += D^T g over field t.field's computed range (inside a parallel region). Along x, a thread takes whole rows;
-// along z (y), a thread takes a column of chunk x points at one y (z) through every z (y).
+// src += D^T g over field t.field's computed range (inside a parallel region), as a gather: D+ at i read u[i + k s]
+// and u[i - (k - 1) s] (D- at i: w[i + (k - 1) s] and w[i - k s]), so each point j of src adds g_k (g[j - up_k s] -
+// g[j - down_k s]) over the k whose points lie in the range (g is 0 outside it). Every point of src is written once,
+// by the thread that owns its row.
 template <int R, class T>
 void scatter_term(const ElasticStep<T>& s, int term, const T* g) {
   const ElasticTerm t = elastic_term[term];
@@ -68,26 +54,53 @@ void scatter_term(const ElasticStep<T>& s, int term, const T* g) {
   const int f = t.field, a = t.axis;
   const bool plus = elastic_half(f, a);
   T* src = s.f[t.source];
-  const index_t stride = L.stride(a);
   const T* gk = s.coef.g[a];
-  const int x0 = s.lo(f, 2), x1 = s.hi(f, 2);
+  int up[R + 1], down[R + 1];  // the offsets (in points along a) D read at k: up_k > 0 >= down_k
+  for (int k = 1; k <= R; ++k) up[k] = plus ? k : k - 1, down[k] = plus ? -(k - 1) : -k;
+  const int lo = s.lo(f, a), hi = s.hi(f, a), out0 = lo + down[R], out1 = hi + up[R];
+  const int x0 = s.lo(f, 2), x1 = s.hi(f, 2), n = x1 - x0;
   if (a == 2) {
+    // Each row of g copied between 2R zeros on either side (the reads reach x0 - 2R + 1 and x1 + 2R - 2), then
+    // gathered.
+    thread_local std::vector<T> padded;
+    padded.assign(std::size_t(n + 4 * R), T(0));
+    T* __restrict q = padded.data() + 2 * R - x0;  // q[x] = g(x) for x in [x0, x1), 0 within 2R outside
     const int z0 = s.lo(f, 0), z1 = s.hi(f, 0), y0 = s.lo(f, 1), y1 = s.hi(f, 1);
 #pragma omp for collapse(2) schedule(static)
     for (int z = z0; z < z1; ++z)
-      for (int y = y0; y < y1; ++y) scatter_row<R>(plus, g, src, L.index(z, y, x0), stride, gk, x1 - x0);
+      for (int y = y0; y < y1; ++y) {
+        const T* __restrict row = g + L.index(z, y, x0);
+        std::copy(row, row + n, q + x0);
+        T* __restrict o = src + L.index(z, y, 0);
+#pragma omp simd
+        for (int x = out0; x < out1; ++x) {
+          T sum = T(0);
+          for (int k = 1; k <= R; ++k) sum += gk[k] * (q[x - up[k]] - q[x - down[k]]);
+          o[x] += sum;
+        }
+      }
     return;
   }
-  const int b = 1 - a;  // the other axis the lines are taken across
-  const int a0 = s.lo(f, a), a1 = s.hi(f, a), b0 = s.lo(f, b), b1 = s.hi(f, b);
-  const int chunks = (x1 - x0 + chunk - 1) / chunk;
+  // Along z (y): the rows of src's planes j in [out0, out1) along a, each from the rows of g's planes j - up_k and
+  // j - down_k inside [lo, hi) (a row of zeros for the others).
+  thread_local std::vector<T> zeros;
+  zeros.assign(std::size_t(n), T(0));
+  const int b = 1 - a, b0 = s.lo(f, b), b1 = s.hi(f, b);
 #pragma omp for collapse(2) schedule(static)
-  for (int j = b0; j < b1; ++j)
-    for (int c = 0; c < chunks; ++c) {
-      const int xs = x0 + c * chunk, n = std::min(chunk, x1 - xs);
-      for (int i = a0; i < a1; ++i) {
-        const index_t i0 = a == 0 ? L.index(i, j, xs) : L.index(j, i, xs);
-        scatter_row<R>(plus, g, src, i0, stride, gk, n);
+  for (int j = out0; j < out1; ++j)
+    for (int i = b0; i < b1; ++i) {
+      const auto row = [&](int at) {
+        return at < lo || at >= hi ? zeros.data() : g + (a == 0 ? L.index(at, i, x0) : L.index(i, at, x0));
+      };
+      const T* __restrict pu[R + 1];
+      const T* __restrict pd[R + 1];
+      for (int k = 1; k <= R; ++k) pu[k] = row(j - up[k]), pd[k] = row(j - down[k]);
+      T* __restrict o = src + (a == 0 ? L.index(j, i, x0) : L.index(i, j, x0));
+#pragma omp simd
+      for (int x = 0; x < n; ++x) {
+        T sum = T(0);
+        for (int k = 1; k <= R; ++k) sum += gk[k] * (pu[k][x] - pd[k][x]);
+        o[x] += sum;
       }
     }
 }
