@@ -46,6 +46,15 @@ Case elastic_gradient_case(bool free_surface, Precision precision, int order, bo
   moment.position = {150.0, 101.0, 170.0};
   c.shots[1].sources.push_back(moment);
   testing::four_component_receivers(c);
+  if (free_surface) {  // a force and v_z, v_x, v_y on the surface (v_z's images add v_x and v_y points there)
+    SourceSpec surface = force;
+    surface.position = {0.0, 123.4, 187.7};
+    c.shots[1].sources.push_back(surface);
+    for (ReceiverComponent k : {ReceiverComponent::vz, ReceiverComponent::vy, ReceiverComponent::vx}) {
+      c.receivers.push_back({0.0, 97.3, 150.6});
+      c.receiver_components.push_back(k);
+    }
+  }
   if (two_d) {
     c.grid.shape[1] = 1;
     for (auto& shot : c.shots)

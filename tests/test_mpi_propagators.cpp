@@ -183,6 +183,17 @@ void check_elastic_bitwise(Precision precision, bool free_surface, bool two_d = 
   c.shots[0].sources[0].moment = {0.3, -0.2, 0.5, 0.4, -0.6, 0.7};
   c.receivers.push_back({121.3, two_d ? 0.0 : 140.2, 200.3});
   c.receiver_components.push_back(ReceiverComponent::vy);
+  if (free_surface) {  // a force and v_z, v_x on the surface (v_z's images add v_x and v_y points there), across blocks
+    SourceSpec force = c.shots[0].sources[0];
+    force.kind = SourceKind::force;
+    force.direction = {0.8, 0.0, 0.6};
+    force.position = {0.0, 168.9, 176.4};
+    c.shots[0].sources.push_back(force);
+    for (ReceiverComponent k : {ReceiverComponent::vz, ReceiverComponent::vx}) {
+      c.receivers.push_back({0.0, 165.3, 181.7});
+      c.receiver_components.push_back(k);
+    }
+  }
   check_bitwise_case<T>(c);
   world.barrier();
   if (world.rank() == 0) std::filesystem::remove(path);

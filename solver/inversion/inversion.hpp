@@ -12,6 +12,8 @@
 
 namespace specwave {
 
+struct Plan;
+
 struct InversionIteration {
   int iteration = 0;  // 0: the starting model
   double misfit = 0;
@@ -58,10 +60,9 @@ struct InversionOptions {
 // are added apart (command-line overrides are not in the text).
 std::string state_case_text(const Case& c);
 
-// Runs case.inversion.iterations iterations on one rank. Error invalid_case without [inversion] or without both
-// velocity bounds.
+// Runs case.inversion.iterations iterations on one rank. Error invalid_case without [inversion] or without the bounds
+// of what it inverts (check_invert_case, check_invert_start).
 InversionSummary run_inversion(const Case& c, const InversionOptions& options = {});
-struct Plan;
 
 // What `invert` checks before it writes anything (Error invalid_case naming the key): the [inversion] table's keys
 // (the bounds of what it inverts), then, with the plan, the starting model inside them (and a Lame box whose every vp

@@ -461,9 +461,9 @@ PointStencil make_elastic_stencil(const GridSpec& g, const Vec3& position, const
             const int i = b == 1 ? iy : ix;
             if (i < 1)
               throw Error(ExitCode::invalid_case,
-                          fmt::format("{}: its surface correction reaches past the grid's low {} face; move it at "
-                                      "least {} points inside the grid",
-                                      name, "zyx"[b], interpolation_radius));
+                          fmt::format("{} at ({}, {}, {}) m: its surface correction reaches past the grid's low {} "
+                                      "face; move it at least {} points inside the grid",
+                                      name, position[0], position[1], position[2], "zyx"[b], interpolation_radius + 1));
             const std::uint8_t f = std::uint8_t(ElasticField::vz + b);
             out.points.push_back({0, iy, ix, c / g.spacing[b], f});
             out.points.push_back({0, b == 1 ? iy - 1 : iy, b == 2 ? ix - 1 : ix, -c / g.spacing[b], f});

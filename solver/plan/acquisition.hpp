@@ -100,8 +100,7 @@ PointStencil make_spectral_derivative_stencil(const GridSpec& grid, const Vec3& 
 // (reciprocity). A pressure point must lie interpolation_radius - 1 points below it. Throws Error(invalid_case) when a
 // stencil leaves the grid or a pressure point is too shallow.
 PointStencil make_elastic_stencil(const GridSpec& grid, const Vec3& position, const Vec3& direction, bool source,
-                                  bool free_surface, const std::string& what,
-                                  std::span<const double> surface_ratio = {});
+                                  bool free_surface, const std::string& what, std::span<const double> surface_ratio);
 // A moment-tensor source of the elastic scheme: for each non-zero component m_c (m_zz, m_yy, m_xx, m_zy, m_zx, m_yx)
 // the stencil of the position shifted to that stress's grid (-h_a / 2 along each axis where it lies half way), weight
 // m_c w, on field c + moment_field_offset (kernels/elastic_point.hpp: the propagator injects it as a moment rate). With
