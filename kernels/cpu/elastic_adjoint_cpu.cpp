@@ -1,9 +1,9 @@
 // The exact transpose of the elastic velocity-stress step's two halves (docs/numerics.md, "The elastic adjoint"), on
 // the adjoint's fields and CPML memory. Each of a half's terms is transposed in two sweeps: the adjoint of the term's
 // derivative at every point of the updated field's computed range into a scratch field (the coefficient times the
-// field's adjoint, through the CPML's transpose), then that scattered to the points the derivative read (the
-// transpose of the stencil: each point adds g_k times its value to two points along the axis). The scatter's threads
-// own whole lines along the derivative's axis, so that no two write the same point. Above a free surface, the
+// field's adjoint, through the CPML's transpose), then that added to the points the derivative read (the transpose of
+// the stencil), as a gather: each point of the source field sums g_k times the scratch values that read it, so it is
+// written once, by the thread that owns its row. Above a free surface, the
 // forward's images (ghost = sign x image) transpose to folds: image += sign x ghost, ghost = 0.
 #include <algorithm>
 #include <stdexcept>
@@ -48,7 +48,7 @@ void cpml_term_adjoint(const ElasticStep<T>& s, int term, int z, int y, int x0, 
 // g[j - down_k s]) over the k whose points lie in the range (g is 0 outside it). Every point of src is written once,
 // by the thread that owns its row.
 template <int R, class T>
-void scatter_term(const ElasticStep<T>& s, int term, const T* g) {
+void gather_transpose(const ElasticStep<T>& s, int term, const T* g) {
   const ElasticTerm t = elastic_term[term];
   const FieldLayout& L = s.layout;
   const int f = t.field, a = t.axis;
@@ -141,7 +141,7 @@ void term_adjoint(const ElasticStep<T>& s, int term, T* g, U&& u) {
     u(z, y, x0, x1, row);
     cpml_term_adjoint(s, term, z, y, x0, x1, row);
   });
-  scatter_term<R>(s, term, g);
+  gather_transpose<R>(s, term, g);
 }
 
 template <int R, class T>
