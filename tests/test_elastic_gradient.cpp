@@ -54,6 +54,10 @@ Case elastic_gradient_case(bool free_surface, Precision precision, int order, bo
       c.receivers.push_back({0.0, 97.3, 150.6});
       c.receiver_components.push_back(k);
     }
+    for (ReceiverComponent k : {ReceiverComponent::vy, ReceiverComponent::vx}) {  // (off the node planes: images)
+      c.receivers.push_back({3.0, 97.3, 150.6});
+      c.receiver_components.push_back(k);
+    }
   }
   if (two_d) {
     c.grid.shape[1] = 1;

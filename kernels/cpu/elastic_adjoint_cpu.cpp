@@ -130,7 +130,7 @@ void fold_top(const FieldLayout& L, int R, T* f, bool half, T sign) {
 }
 
 // Term `term`'s transpose: g = its derivative's adjoint (u(z, y, x0, x1, out) writes the coefficient times the
-// field's adjoint on a row), through the CPML, then scattered into the source field's adjoint.
+// field's adjoint on a row), through the CPML, then gathered into the source field's adjoint.
 template <int R, class T, class U>
 void term_adjoint(const ElasticStep<T>& s, int term, T* g, U&& u) {
   const ElasticTerm t = elastic_term[term];

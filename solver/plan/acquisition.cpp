@@ -437,36 +437,66 @@ PointStencil make_elastic_stencil(const GridSpec& g, const Vec3& position, const
                                               name, interpolation_radius, w);
     for (const GridPointWeight& p : half.points)
       out.points.push_back({p.iz, p.iy, p.ix, direction[a] * p.weight, std::uint8_t(ElasticField::vz + a)});
-    if (a != 0 || !free_surface || w[0].index.front() >= 0) continue;
-    // v_z's image at the height e = (k + 1/2) dz above the surface (the weight of half node -k - 1) is not v_z at depth
-    // e, as the even image says (which makes d v_z / dz = 0 on the surface and leaves the point's value about dz / 2
-    // deep: a first-order error), but v_z(-e) = v_z(e) - 2 e d v_z / dz (0) + O(e^3), with d v_z / dz = -r (d v_x /
-    // dx + d v_y / dy) on the surface from s_zz = 0, r = lambda / (lambda + 2 mu) at the surface node
-    // (`surface_ratio`). The horizontal derivatives by the second-order differences of v_x and v_y on the surface
-    // plane about the node. The weight of the image thus adds 2 e r w / h_x at v_x(0, y, x + 1/2), minus that at
-    // v_x(0, y, x - 1/2), and the same along y.
+    if (!free_surface || w[0].index.front() >= 0 || !g.active(a)) continue;
+    // The images above the surface take its conditions (the even images make d v / dz = 0 there, so a point within
+    // reach of them carries a first-order error):
+    // - v_z's image at the height e = (k + 1/2) dz (the weight of half node -k - 1) is v_z(-e) = v_z(e) - 2 e d v_z /
+    //   dz (0) + O(e^3), with d v_z / dz = -r (d v_x / dx + d v_y / dy) on the surface from s_zz = 0, r = lambda /
+    //   (lambda + 2 mu) at the surface node (`surface_ratio`), the horizontal derivatives by the second-order
+    //   differences of v_x and v_y on the surface plane about the node: the image's weight w adds 2 e r w / h_x at
+    //   v_x(0, y, x + 1/2), minus that at v_x(0, y, x - 1/2), and the same along y;
+    // - v_x's image at the height e = k dz (node -k) is v_x(e) - 2 e d v_x / dz (0), with d v_x / dz = -d v_z / dx from
+    //   s_zx = 0 in a solid, by the difference of v_z on the surface about x + 1/2 (each v_z(0) from half node 0 as
+    //   above, v_z(1/2) + dz / 2 r (d v_x / dx + d v_y / dy)): w adds 2 e w / h_x times v_z(0, y, x + 1) - v_z(0, y,
+    //   x); v_y alike along y. Where either node is fluid (vs = 0, r = 1) the even image stays (in a fluid v_x has no
+    //   such condition).
     if (surface_ratio.size() != std::size_t(g.shape[1]) * std::size_t(g.shape[2]))
       throw std::logic_error("make_elastic_stencil: a free surface needs lambda / (lambda + 2 mu) on its nodes");
+    const auto ratio = [&](int iy, int ix) {
+      return surface_ratio[std::size_t(iy) * std::size_t(g.shape[2]) + std::size_t(ix)];
+    };
+    const auto reach = [&](int b, int i) {
+      if (i < 0 || i >= g.shape[b])
+        throw Error(ExitCode::invalid_case,
+                    fmt::format("{} at ({}, {}, {}) m: its surface correction reaches past the grid's {} face; move "
+                                "it at least {} points inside the grid",
+                                name, position[0], position[1], position[2], "zyx"[b], interpolation_radius + 1));
+    };
+    // c v_z on the surface at node (y, x): v_z at half node 0 plus dz / 2 r (d v_x / dx + d v_y / dy) there.
+    const auto surface_vz = [&](int iy, int ix, double c) {
+      out.points.push_back({0, iy, ix, c, std::uint8_t(ElasticField::vz)});
+      const double d = c * g.spacing[0] / 2 * ratio(iy, ix);
+      for (int b : {1, 2}) {
+        if (!g.active(b)) continue;
+        reach(b, (b == 1 ? iy : ix) - 1);
+        const std::uint8_t f = std::uint8_t(ElasticField::vz + b);
+        out.points.push_back({0, iy, ix, d / g.spacing[b], f});
+        out.points.push_back({0, b == 1 ? iy - 1 : iy, b == 2 ? ix - 1 : ix, -d / g.spacing[b], f});
+      }
+    };
     std::size_t q = 0;  // the point of `half` (product_stencil's order: z, then y, then x)
     for (std::size_t kz = 0; kz < w[0].index.size(); ++kz)
       for (std::size_t ky = 0; ky < w[1].index.size(); ++ky)
         for (std::size_t kx = 0; kx < w[2].index.size(); ++kx, ++q) {
-          if (w[0].index[kz] >= 0) continue;
-          const int iy = w[1].index[ky], ix = w[2].index[kx];
-          const double e = (-w[0].index[kz] - 0.5) * g.spacing[0];
-          const double c = 2 * e * surface_ratio[std::size_t(iy) * std::size_t(g.shape[2]) + std::size_t(ix)] *
-                           direction[0] * half.points[q].weight;
-          for (int b : {1, 2}) {
-            if (!g.active(b)) continue;
-            const int i = b == 1 ? iy : ix;
-            if (i < 1)
-              throw Error(ExitCode::invalid_case,
-                          fmt::format("{} at ({}, {}, {}) m: its surface correction reaches past the grid's low {} "
-                                      "face; move it at least {} points inside the grid",
-                                      name, position[0], position[1], position[2], "zyx"[b], interpolation_radius + 1));
-            const std::uint8_t f = std::uint8_t(ElasticField::vz + b);
-            out.points.push_back({0, iy, ix, c / g.spacing[b], f});
-            out.points.push_back({0, b == 1 ? iy - 1 : iy, b == 2 ? ix - 1 : ix, -c / g.spacing[b], f});
+          const int iz = w[0].index[kz], iy = w[1].index[ky], ix = w[2].index[kx];
+          if (iz >= 0) continue;
+          const double weight = direction[a] * half.points[q].weight;
+          if (a == 0) {
+            const double c = 2 * (-iz - 0.5) * g.spacing[0] * ratio(iy, ix) * weight;
+            for (int b : {1, 2}) {
+              if (!g.active(b)) continue;
+              reach(b, (b == 1 ? iy : ix) - 1);
+              const std::uint8_t f = std::uint8_t(ElasticField::vz + b);
+              out.points.push_back({0, iy, ix, c / g.spacing[b], f});
+              out.points.push_back({0, b == 1 ? iy - 1 : iy, b == 2 ? ix - 1 : ix, -c / g.spacing[b], f});
+            }
+          } else {
+            const int ny = a == 1 ? iy + 1 : iy, nx = a == 2 ? ix + 1 : ix;  // the node after x + 1/2 (y + 1/2)
+            reach(a, a == 1 ? ny : nx);
+            if (ratio(iy, ix) >= 1 || ratio(ny, nx) >= 1) continue;
+            const double c = 2 * -iz * g.spacing[0] * weight / g.spacing[a];
+            surface_vz(ny, nx, c);
+            surface_vz(iy, ix, -c);
           }
         }
   }
