@@ -121,7 +121,10 @@ void note_stencils_in_layer(const Case& c, Plan& plan) {
       if (++noted > shown) return;
       const double h = c.grid.spacing[a], o = c.grid.origin[a];
       // FDTD: 2r nodes floor(q) - r + 1 .. floor(q) + r, or the node itself; spectral: round(q) - r .. round(q) + r.
-      const int r = spectral ? spectral_point_radius : interpolation_radius;
+      // Under an elastic free surface a velocity point's images add one node more on either side (the differences
+      // along the surface, make_elastic_stencil).
+      const bool surface_images = c.scheme.formulation == Formulation::elastic && c.boundary.free_surface;
+      const int r = spectral ? spectral_point_radius : interpolation_radius + (surface_images ? 1 : 0);
       const double from = low_absorbs ? o + (W + r - (spectral ? 0 : 1)) * h : o, to = o + (n - W - 1 - r) * h;
       plan.notes.push_back(fmt::format(
           "{} at ({}, {}, {}) m: its interpolation stencil reaches {} point(s) into the absorbing layer along {}; "
