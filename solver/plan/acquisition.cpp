@@ -462,17 +462,20 @@ PointStencil make_elastic_stencil(const GridSpec& g, const Vec3& position, const
                                 "it at least {} points inside the grid",
                                 name, position[0], position[1], position[2], "zyx"[b], interpolation_radius + 1));
     };
-    // c v_z on the surface at node (y, x): v_z at half node 0 plus dz / 2 r (d v_x / dx + d v_y / dy) there.
-    const auto surface_vz = [&](int iy, int ix, double c) {
-      out.points.push_back({0, iy, ix, c, std::uint8_t(ElasticField::vz)});
-      const double d = c * g.spacing[0] / 2 * ratio(iy, ix);
+    // c (d v_x / dx + d v_y / dy) on the surface at node (y, x), by the differences about it.
+    const auto surface_divergence = [&](int iy, int ix, double c) {
       for (int b : {1, 2}) {
         if (!g.active(b)) continue;
         reach(b, (b == 1 ? iy : ix) - 1);
         const std::uint8_t f = std::uint8_t(ElasticField::vz + b);
-        out.points.push_back({0, iy, ix, d / g.spacing[b], f});
-        out.points.push_back({0, b == 1 ? iy - 1 : iy, b == 2 ? ix - 1 : ix, -d / g.spacing[b], f});
+        out.points.push_back({0, iy, ix, c / g.spacing[b], f});
+        out.points.push_back({0, b == 1 ? iy - 1 : iy, b == 2 ? ix - 1 : ix, -c / g.spacing[b], f});
       }
+    };
+    // c v_z on the surface at node (y, x): v_z at half node 0 plus dz / 2 r (d v_x / dx + d v_y / dy) there.
+    const auto surface_vz = [&](int iy, int ix, double c) {
+      out.points.push_back({0, iy, ix, c, std::uint8_t(ElasticField::vz)});
+      surface_divergence(iy, ix, c * g.spacing[0] / 2 * ratio(iy, ix));
     };
     std::size_t q = 0;  // the point of `half` (product_stencil's order: z, then y, then x)
     for (std::size_t kz = 0; kz < w[0].index.size(); ++kz)
@@ -482,14 +485,7 @@ PointStencil make_elastic_stencil(const GridSpec& g, const Vec3& position, const
           if (iz >= 0) continue;
           const double weight = direction[a] * half.points[q].weight;
           if (a == 0) {
-            const double c = 2 * (-iz - 0.5) * g.spacing[0] * ratio(iy, ix) * weight;
-            for (int b : {1, 2}) {
-              if (!g.active(b)) continue;
-              reach(b, (b == 1 ? iy : ix) - 1);
-              const std::uint8_t f = std::uint8_t(ElasticField::vz + b);
-              out.points.push_back({0, iy, ix, c / g.spacing[b], f});
-              out.points.push_back({0, b == 1 ? iy - 1 : iy, b == 2 ? ix - 1 : ix, -c / g.spacing[b], f});
-            }
+            surface_divergence(iy, ix, 2 * (-iz - 0.5) * g.spacing[0] * ratio(iy, ix) * weight);
           } else {
             const int ny = a == 1 ? iy + 1 : iy, nx = a == 2 ? ix + 1 : ix;  // the node after x + 1/2 (y + 1/2)
             reach(a, a == 1 ? ny : nx);
