@@ -159,7 +159,7 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     std::vector<double> source_image(sources_.index.size(), 0.0);
     ReverseFields<T> fields(*history_, *this, field_values());
     for (int n = nt - 1; n >= 0; --n) {
-      const T* inc = fields(n + 1);  // field n + 1: what step n's coefficients multiplied (packed)
+      const T* inc = fields.one(n + 1);  // field n + 1: what step n's coefficients multiplied (packed)
       if (setup_.free_surface) cpu::zero_top_plane(L, s.f[szz]);
       source_images(s, n, false, source_image);
       stress_images(s, inc, a.images);
@@ -170,7 +170,7 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
       cpu::elastic_velocity_adjoint(s, a.scratch.data());
       inject_adjoint(0, adjoint_sources[0], n, a.fields.all.data());
     }
-    (void)fields(0);
+    (void)fields.one(0);
     assemble_gradient(a.images, source_image);
     for (std::size_t k = 0; k < points; ++k) gradient[k] += vp_gradient_[k];
     if (!illumination.empty())

@@ -204,7 +204,7 @@ class BinomialCheckpoints final : public WavefieldHistory<T> {
     pending_ = fresh_ = -1;
     // The forward pass is the schedule's way to the first delivery, u^nt; that field is kept, so the adjoint
     // may use the stepper before it asks for it.
-    play(s, nt, last_);
+    play(s, nt, last_, false);
   }
   void field(ForwardStepper<T>& s, int n, std::span<T> out) override {
     if (n == nt_ && delivered_last_) {
@@ -212,7 +212,14 @@ class BinomialCheckpoints final : public WavefieldHistory<T> {
       delivered_last_ = false;
       return;
     }
-    play(s, n, out);
+    play(s, n, out, false);
+  }
+  const T* view(ForwardStepper<T>& s, int n, std::span<T> scratch) override {
+    if (n == nt_ && delivered_last_) {
+      delivered_last_ = false;
+      return last_.data();
+    }
+    return play(s, n, scratch, true);
   }
   std::size_t bytes() const override { return (states_.size() + last_.size()) * sizeof(T); }
 
@@ -220,8 +227,8 @@ class BinomialCheckpoints final : public WavefieldHistory<T> {
   // Plays the actions up to the delivery of u^n, which must be the next one, into out. A restore is done when the
   // state is next needed (`pending_`); while the live state is a snapshot's and has not stepped (`fresh_`), a field
   // that lies beside the state comes from that snapshot: a delivery straight after a restore (half of the schedule's)
-  // then copies no state at all.
-  void play(ForwardStepper<T>& s, int n, std::span<T> out) {
+  // then copies no state at all, and `in_place` hands out the snapshot's field itself (else it goes to out).
+  const T* play(ForwardStepper<T>& s, int n, std::span<T> out, bool in_place) {
     const auto& actions = schedule_->actions();
     const auto restore = [&] {
       if (pending_ >= 0) s.restore_state(state(pending_));
@@ -259,10 +266,11 @@ class BinomialCheckpoints final : public WavefieldHistory<T> {
         case Op::deliver:
           if (a.from != n)
             throw std::logic_error(fmt::format("binomial checkpoints: field {} asked for, {} is next", n, a.from));
-          copy_field(out);
           ++next_;
           delivered_last_ = n == nt_;
-          return;
+          if (in_place && beside_ && fresh_ >= 0) return beside(fresh_).data();
+          copy_field(out);
+          return out.data();
       }
     }
     throw std::logic_error(fmt::format("binomial checkpoints: field {} asked for after the last", n));

@@ -81,6 +81,13 @@ class WavefieldHistory {
   // Instead of field(stepper, n, out), where the history rebuilds u^n in the stepper's state (boundary saving): the
   // same values in place, stepper.current_field(), in the stepper's own layout; null: ask field(). Same order rule.
   virtual const T* rebuilt(ForwardStepper<T>& /*stepper*/, int /*n*/) { return nullptr; }
+  // u^n as field() gives it (the same order rule), without a copy where the history holds it (held(), or binomial
+  // checkpointing's snapshot of a field beside the state): valid until the next call only; else copied into `scratch`.
+  virtual const T* view(ForwardStepper<T>& stepper, int n, std::span<T> scratch) {
+    if (const std::span<const T> h = held(n); !h.empty()) return h.data();
+    field(stepper, n, scratch);
+    return scratch.data();
+  }
   // Bytes held in memory.
   virtual std::size_t bytes() const = 0;
   // Forward steps taken since the last run_forward began, the forward pass included: nt after run_forward,
@@ -128,6 +135,13 @@ class ReverseFields {
   Field current(int n) {
     if (const T* p = history_.rebuilt(stepper_, n)) return {p, true};
     return {(*this)(n), false};
+  }
+  // u^n as operator() gives it, for a caller that uses one field at a time: valid until the next call only, and
+  // without a copy where the history holds it (WavefieldHistory::view).
+  const T* one(int n) {
+    std::vector<T>& buffer = buffers_[0];
+    buffer.resize(values_);
+    return history_.view(stepper_, n, buffer);
   }
 
  private:

@@ -231,7 +231,7 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
     std::vector<std::size_t> source_point(sources_.index.size());
     for (std::size_t p = 0; p < source_point.size(); ++p) source_point[p] = interior_index(sources_.index[p]);
     for (int n = nt - 1; n >= 0; --n) {
-      const T* field = fields(n + 1);  // field n + 1 is D^n, what step n used (and its dw)
+      const T* field = fields.one(n + 1);  // field n + 1 is D^n, what step n used (and its dw)
       s.divergence = field;
       for (int k = 0; k < 3 && with_density_; ++k)
         s.velocity_increment[k] = field + divergence_.size() + std::size_t(k) * L.size();
@@ -249,7 +249,7 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
         for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p)
           u[rec.index[p]] += rec.factor[p] * T(residual[r * std::size_t(nt) + std::size_t(n)]);
     }
-    (void)fields(0);  // hands out the last field (zero: no step before n = 0)
+    (void)fields.one(0);  // hands out the last field (zero: no step before n = 0)
     for (std::size_t k = 0; k < gradient.size(); ++k)
       gradient[k] += a.image[k] / (setup_.velocity[k] * setup_.velocity[k] * dt_ * dt_);
     if (!illumination.empty())
