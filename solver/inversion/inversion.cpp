@@ -209,7 +209,7 @@ void check_invert_case(const Case& c) {
                             where(c), *inv.shear_velocity_max, *inv.velocity_min * std::sqrt(0.75)));
 }
 
-void check_invert_start(const Case& c, const Plan& plan) {
+LameStart check_invert_start(const Case& c, const Plan& plan) {
   const auto& inv = c.inversion;
   if ((!inv.lame && plan.model.v_min < *inv.velocity_min) || plan.model.v_max > *inv.velocity_max)
     throw Error(
@@ -242,11 +242,14 @@ void check_invert_start(const Case& c, const Plan& plan) {
                     where(c), plan.model.vs_min, plan.model.vs_max, *inv.shear_velocity_min, *inv.shear_velocity_max));
   // The Lame parameters: the starting lambda and mu (the propagator's vp, vs and density are the plan's), inside their
   // bounds, and a box whose every model keeps vp below the velocity that set dt.
+  LameStart start;
   if (inv.lame) {
     const auto doubles = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
-    const std::vector<double> rho = doubles(plan.model.density);
-    check_lame_box(c, lame_of(doubles(plan.model.velocity), doubles(plan.model.shear), rho), rho);
+    start.density = doubles(plan.model.density);
+    start.model = lame_of(doubles(plan.model.velocity), doubles(plan.model.shear), start.density);
+    check_lame_box(c, start.model, start.density);
   }
+  return start;
 }
 
 InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
@@ -271,11 +274,9 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   const Comm node = world.split_node();
   const Plan plan =
       make_plan(planned, {world.size(), world.rank(), node.size(), node.rank(), shots ? &world : nullptr});
-  const auto doubles = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
-  const std::vector<double> start_rho = inv.lame ? doubles(plan.model.density) : std::vector<double>{};
-  const LameModel start_lame =
-      inv.lame ? lame_of(doubles(plan.model.velocity), doubles(plan.model.shear), start_rho) : LameModel{};
-  check_invert_start(c, plan);
+  const LameStart start = check_invert_start(c, plan);
+  const LameModel& start_lame = start.model;
+  const std::vector<double>& start_rho = start.density;
   const HistoryChoice history = history_for(c, plan);
   if (!quiet) std::fputs((describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history))).c_str(), stdout);
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "solver/case/case.hpp"
+#include "solver/inversion/lame.hpp"
 
 namespace specwave {
 
@@ -66,8 +67,13 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options = 
 
 // What `invert` checks before it writes anything (Error invalid_case naming the key): the [inversion] table's keys
 // (the bounds of what it inverts), then, with the plan, the starting model inside them (and a Lame box whose every vp
-// stays below velocity_max). A sweep's preflight runs both on every variant.
+// stays below velocity_max). A sweep's preflight runs both on every variant. check_invert_start returns the starting
+// Lame parameters and the density they were taken at (both empty unless inversion.parameters names "lambda").
+struct LameStart {
+  LameModel model;
+  std::vector<double> density;
+};
 void check_invert_case(const Case& c);
-void check_invert_start(const Case& c, const Plan& plan);
+LameStart check_invert_start(const Case& c, const Plan& plan);
 
 }  // namespace specwave

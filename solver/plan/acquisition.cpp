@@ -425,8 +425,8 @@ PointStencil make_elastic_stencil(const GridSpec& g, const Vec3& position, const
     if (direction[a] == 0) continue;
     Vec3 shifted = position;
     if (g.active(a)) shifted[a] -= g.spacing[a] / 2;  // v_a's index i is the point i + 1/2 (2-D: v_y on the nodes)
-    // With a free surface the weights above z = 0 fold onto the even images of v_x, v_y (mirror node) and v_z (mirror
-    // half node), and v_z's images take the surface's condition (below).
+    // With a free surface the weights above z = 0 fold onto the mirror node (v_x, v_y) or half node (v_z), and the
+    // images take the surface's conditions (below).
     Weights1D w[3];
     weights(shifted, w);
     const std::string name = fmt::format("{} (its v_{} points)", what, "zyx"[a]);
