@@ -388,8 +388,9 @@ TEST_CASE("spectral: no acausal precursor on the grid lines through a point sour
   // The sources' and receivers' weights vanish at the Nyquist wavenumber, so the band-limited point has no 1/r tails
   // along the grid lines. Bound: 1e-3 of the direct peak at every distance from 6 cells at 4 points per wavelength,
   // on and off the grid (measured up to 7.0e-4 and 7.6e-4); at 3 (the weights' band reaches 0.6 pi, the stencil's
-  // radius is 6) from 10 cells (measured up to 6.5e-4 there, 7.6e-3 at 8 cells). Before 2026-12-05: 6e-3 to 1.2e-2
-  // at every distance (docs/validation.md).
+  // radius is 6) from 10 cells (measured up to 6.5e-4 there, 7.6e-3 at 8 cells: the exact wave equation gives 7.7e-3
+  // for the same band-limited points, validation/precursor_model.py). Before 2026-12-05: 6e-3 to 1.2e-2 at every
+  // distance (docs/validation.md).
   for (const auto& [ppw, offset] : {std::pair{4.0, 0.0}, std::pair{4.0, 0.5}, std::pair{3.0, 0.0}}) {
     const Precursor p = spectral_precursor(ppw, offset);
     std::string line;
