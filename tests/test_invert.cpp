@@ -14,10 +14,12 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli_helpers.hpp"
 #include "io/hdf5.hpp"
+#include "solver/forward/progress.hpp"
 
 namespace fs = std::filesystem;
 using namespace specwave;
@@ -119,6 +121,38 @@ radius = 40.0
 
 }  // namespace
 
+TEST_CASE("shot progress: lines inside a shot's passes, the adjoint's replayed forward steps not reported") {
+  std::vector<std::string> lines;
+  specwave::set_progress_sink([&](const std::string& line) { lines.push_back(line); });
+  const auto steps = [](specwave::ShotPass pass, int from, int to) {
+    for (int k = from; k <= to; ++k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      specwave::shot_step(pass, k, 20);
+    }
+  };
+  steps(specwave::ShotPass::forward, 1, 20);  // no ShotProgress open: nothing
+  CHECK(lines.empty());
+  {
+    const specwave::ShotProgress progress(3, 12, 0.0);  // interval 0 (quiet): nothing
+    steps(specwave::ShotPass::forward, 1, 20);
+  }
+  CHECK(lines.empty());
+  {
+    const specwave::ShotProgress progress(3, 12, 1e-6);
+    steps(specwave::ShotPass::forward, 1, 20);
+    const std::size_t forward = lines.size();
+    CHECK(forward == 19);  // every step after the first, which starts the pass's clock
+    steps(specwave::ShotPass::adjoint, 1, 5);
+    steps(specwave::ShotPass::forward, 1, 8);  // a replay from a checkpoint inside the adjoint: not reported
+    steps(specwave::ShotPass::adjoint, 6, 20);
+    CHECK(lines.size() == forward + 19);
+    CHECK(lines.front().rfind("[progress] shot 3 (of 12) forward step 2/20 ( 10.0%) | ", 0) == 0);
+    CHECK(lines.back().rfind("[progress] shot 3 (of 12) adjoint step 20/20 (100.0%) | ", 0) == 0);
+    for (std::size_t k = forward; k < lines.size(); ++k) CHECK(lines[k].find(" adjoint step ") != std::string::npos);
+  }
+  specwave::set_progress_sink({});
+}
+
 TEST_CASE("invert prints a line between the shots of an evaluation, shots numbered as in the files") {
   const fs::path out = work / "shot-lines";
   fs::remove_all(out);
@@ -134,17 +168,26 @@ TEST_CASE("invert prints a line between the shots of an evaluation, shots number
   };
   const auto evaluations =
       count(std::regex(R"(\nevaluation +\d+  misfit \S+  shots 2  time \S+ s  20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ)"));
-  const auto shot_lines = count(std::regex(
-      R"(\n  shot 0 \(of 2\) done  misfit \S+  elapsed \S+  ETA \S+  20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ\nevaluation )"));
+  // After shot 0's line come shot 1's lines from inside the shot (its forward and adjoint passes), then the evaluation.
+  const auto shot_lines = count(
+      std::regex(R"(\n  shot 0 \(of 2\) done  misfit \S+  elapsed \S+  ETA \S+  20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ\n)"
+                 R"((\[progress\] shot 1 \(of 2\) [^\n]*\n)*evaluation )"));
   CHECK(evaluations >= 2);
   CHECK(shot_lines == evaluations);  // one per evaluation: after shot 0 of the two, none after shot 1
   CHECK(r.output.find("  shot 1 (of 2)") == std::string::npos);
   CHECK(r.output.find("  shot 2 (of 2)") == std::string::npos);
+  // Inside a shot: the forward pass, then the adjoint, each step/total with its rate, elapsed, ETA and the wall clock.
+  for (const char* pass : {"forward", "adjoint"})
+    CHECK(std::regex_search(r.output,
+                            std::regex(std::string(R"(\n\[progress\] shot [01] \(of 2\) )") + pass +
+                                       R"( step \d+/\d+ \( *\d+\.\d%\) \| \S+ steps/s \| elapsed \S+ \| ETA \S+ \| )"
+                                       R"(20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ\n)")));
   // -q: none.
   const Result quiet = run_specwave("invert -q --threads 1 " + write_case("shot-lines-q", text) + " --output-dir " +
                                     (out / "q").string());
   CHECK(quiet.code == 0);
   CHECK(quiet.output.find("  shot 0 (of 2)") == std::string::npos);
+  CHECK(quiet.output.find("[progress]") == std::string::npos);
 }
 
 TEST_CASE(

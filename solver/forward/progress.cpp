@@ -62,6 +62,44 @@ void Progress::update(int first_shot, int last_shot, int n_shots, int step, int 
 }
 
 namespace {
+ShotProgress*& active_shot() {
+  static ShotProgress* active = nullptr;
+  return active;
+}
+}  // namespace
+
+ShotProgress::ShotProgress(int shot, int n_shots, double interval)
+    : shot_(shot), n_shots_(n_shots), interval_(interval), outer_(active_shot()) {
+  active_shot() = this;
+}
+
+ShotProgress::~ShotProgress() { active_shot() = outer_; }
+
+void shot_step(ShotPass pass, int done, int total) {
+  ShotProgress* p = active_shot();
+  if (!p || p->interval_ <= 0) return;
+  if (pass == ShotPass::forward && p->pass_ == ShotPass::adjoint && p->started_) return;  // the adjoint's replays
+  const auto now = ShotProgress::clock::now();
+  if (!p->started_ || pass != p->pass_) {
+    p->pass_ = pass;
+    p->started_ = true;
+    p->pass_start_ = p->last_line_ = now;
+    return;
+  }
+  if (std::chrono::duration<double>(now - p->last_line_).count() < p->interval_) return;
+  p->last_line_ = now;
+  const double elapsed = std::chrono::duration<double>(now - p->pass_start_).count();
+  // The rate counts the steps since the pass's first report (step 1 started the clock).
+  const double rate = elapsed > 0 ? (done - 1) / elapsed : 0;
+  const double eta = rate > 0 ? (total - done) / rate : NAN;
+  progress_line(
+      fmt::format("[progress] shot {} (of {}) {} step {}/{} ({:5.1f}%) | {:.3g} steps/s | elapsed {} | ETA {} "
+                  "| {}\n",
+                  p->shot_, p->n_shots_, pass == ShotPass::forward ? "forward" : "adjoint", done, total,
+                  100.0 * done / total, rate, format_duration(elapsed), format_duration(eta), utc_timestamp()));
+}
+
+namespace {
 LineSink& progress_sink() {
   static LineSink sink;
   return sink;

@@ -19,6 +19,35 @@ void progress_line(const std::string& line);
 std::string format_duration(double seconds);  // "1h02m03s", "4m05s", "12.3s"
 std::string utc_timestamp();                  // the wall clock now, "2026-12-02T05:20:11Z" (ISO 8601, UTC)
 
+// Progress inside one shot of a gradient, a Born run or a migration, whose shot may take minutes (a large 3-D model,
+// an elastic gradient replaying its checkpoints): the driver (Objective::evaluate, the born command) opens a
+// ShotProgress for each shot; the gradient propagators report each step with shot_step, and a line goes out at
+// most every interval seconds, never before the first interval has passed:
+//   [progress] shot 3 (of 12) adjoint step 1200/2000 (60.0%) | 35.2 steps/s | elapsed 34.1s | ETA 22.7s | <UTC>
+// `elapsed` and `ETA` are the pass's. The forward steps the adjoint replays (checkpointing) are not reported: once the
+// adjoint pass has begun, forward steps are the adjoint's. Without an open ShotProgress shot_step does nothing. For
+// the thread that runs the job (not thread-safe).
+enum class ShotPass { forward, adjoint };
+class ShotProgress {
+ public:
+  ShotProgress(int shot, int n_shots, double interval_seconds);  // interval <= 0: no lines
+  ~ShotProgress();
+  ShotProgress(const ShotProgress&) = delete;
+  ShotProgress& operator=(const ShotProgress&) = delete;
+
+ private:
+  friend void shot_step(ShotPass, int, int);
+  using clock = std::chrono::steady_clock;
+  int shot_, n_shots_;
+  double interval_;
+  ShotPass pass_ = ShotPass::forward;
+  bool started_ = false;  // a step of pass_ was reported
+  clock::time_point pass_start_, last_line_;
+  ShotProgress* outer_;
+};
+// Step `done` of `total` of the current shot's pass (forward: n + 1 after step n; adjoint: nt - n after step n).
+void shot_step(ShotPass pass, int done, int total);
+
 class Progress {
  public:
   // steps_before: done by an earlier run this one resumes (not counted in the rate).

@@ -331,6 +331,7 @@ ImagingSummary run_born(const Case& input, const ImagingOptions& o) {
     if (const int signal = s.shots ? 0 : stop_signal())
       throw Error(ExitCode::interrupted, fmt::format("stopped by signal {} ({}) before shot {}; nothing was written",
                                                      signal, strsignal(signal), shot));
+    const ShotProgress shot_progress(shot, int(all.size()), s.progress_seconds());  // lines inside the shot
     traces.push_back(s.propagator->born(shot, d));
     finished.push_back(shot);
     checkpoint->after_shot(int(finished.size()), [&] {

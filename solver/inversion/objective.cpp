@@ -544,6 +544,7 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
   for (std::size_t s = std::size_t(rank); s < observed_.size(); s += std::size_t(ranks)) {
     if (std::find(finished.begin(), finished.end(), int(s)) != finished.end()) continue;
     if (ranks == 1) stop_if_signalled(false);
+    const ShotProgress shot_progress(int(s), int(observed_.size()), progress_interval_);  // lines inside the shot
     const std::vector<double> synthetic = propagator_.forward(int(s), with_gradient);
     std::vector<double> adjoint_source(synthetic.size());
     out.misfit_per_shot[s] = misfit_.evaluate_shot(int(s), synthetic, observed_[s], dt_, adjoint_source);

@@ -17,6 +17,7 @@
 #include "kernels/cpu/fdtd_cpu.hpp"
 #include "kernels/cpu/flush_denormals.hpp"
 #include "solver/case/errors.hpp"
+#include "solver/forward/progress.hpp"
 #include "solver/plan/model.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/plan/shot_receivers.hpp"
@@ -169,6 +170,7 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
       for (int c = 0; c < 3; ++c) add_product(a.images.bdt[std::size_t(c)], s.f[vz + c], inc, vz + c);
       cpu::elastic_velocity_adjoint(s, a.scratch.data());
       inject_adjoint(0, adjoint_sources[0], n, a.fields.all.data());
+      shot_step(ShotPass::adjoint, nt - n, nt);
     }
     (void)fields.one(0);
     assemble_gradient(a.images, source_image);
@@ -340,6 +342,7 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     cpu::elastic_stress_step(s);
     inject(state_, sources_.factor, n, false);
     if (setup_.free_surface) cpu::zero_top_plane(setup_.layout, state_.f[szz].data());
+    shot_step(ShotPass::forward, n + 1, setup_.nt);
   }
   // illumination += p^2 with p = -(s_zz + s_yy + s_xx) / 3 (the preconditioner's source-side illumination).
   void add_illumination() {

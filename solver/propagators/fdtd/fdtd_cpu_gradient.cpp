@@ -8,6 +8,7 @@
 #include "kernels/cpu/fdtd_adjoint_cpu.hpp"
 #include "kernels/cpu/fdtd_cpu.hpp"
 #include "kernels/cpu/flush_denormals.hpp"
+#include "solver/forward/progress.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/plan/shot_receivers.hpp"
 #include "solver/propagators/fdtd/fdtd_setup.hpp"
@@ -222,6 +223,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
         }
       if (setup_.free_surface) cpu::zero_top_plane(L, omega_next.data());
       std::swap(omega, omega_next);
+      shot_step(ShotPass::adjoint, nt - n, nt);
     }
     // dJ/dV = sum_n mu^{n+1} a^n = image / V^2 (on the free-surface plane u^n, hence image, is zero).
 #pragma omp parallel for collapse(2) schedule(static)
@@ -293,11 +295,13 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     host::record(setup_.receivers, state_.u.data(), traces_, setup_.nt, n);
     background_step(n);
     state_.finish_step(setup_);
+    shot_step(ShotPass::forward, n + 1, setup_.nt);
   }
   void copy_field_and_step(int n, std::span<T> out) override {
     host::record(setup_.receivers, state_.u.data(), traces_, setup_.nt, n);
     background_step(n, out.data());
     state_.finish_step(setup_);
+    shot_step(ShotPass::forward, n + 1, setup_.nt);
   }
   std::size_t field_values() const override { return setup_.layout.interior_points(); }
   void copy_field(std::span<T> out) const override {

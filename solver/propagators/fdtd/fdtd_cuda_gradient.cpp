@@ -14,6 +14,7 @@
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/fdtd_adjoint_cuda.hpp"
 #include "kernels/cuda/fdtd_cuda.hpp"
+#include "solver/forward/progress.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/plan/shot_receivers.hpp"
 #include "solver/propagators/fdtd/fdtd_setup.hpp"
@@ -226,6 +227,7 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
       std::swap(mu_, mu_next_);
       std::swap(u_next, u_now);
       std::swap(u_now, u_before);
+      shot_step(ShotPass::adjoint, nt - n, nt);
     }
     cuda::copy_to_host(gradient.data(), gradient_device_.data(), gradient_device_.bytes(), st);
     if (illum) cuda::copy_to_host(illumination.data(), illumination_device_.data(), illumination_device_.bytes(), st);
@@ -320,6 +322,7 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
                            n_receivers, traces_device_.data(), setup_.nt, n, st);
     background_step(n);
     state_.finish_step(setup_, st);
+    shot_step(ShotPass::forward, n + 1, setup_.nt);
   }
   std::size_t field_values() const override { return std::size_t(setup_.layout.interior_points()); }
   void copy_field(T* out) override {

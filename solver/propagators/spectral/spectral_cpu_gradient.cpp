@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/flush_denormals.hpp"
 #include "solver/case/errors.hpp"
+#include "solver/forward/progress.hpp"
 #include "solver/plan/model.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/plan/shot_receivers.hpp"
@@ -201,6 +202,7 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
       std::swap(nu, nu_next);
       u1 = u0;
       u0 = um;
+      shot_step(ShotPass::adjoint, nt - n, nt);
     }
   }
 
@@ -230,6 +232,7 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
     host::record(setup_.receivers, u_.data(), traces_, setup_.nt, n);
     background_step(n);
     std::swap(u_, u_prev_);
+    shot_step(ShotPass::forward, n + 1, setup_.nt);
   }
   std::size_t field_values() const override { return setup_.points(); }
   void copy_field(std::span<T> out) const override { std::copy(u_.begin(), u_.end(), out.begin()); }
@@ -464,6 +467,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
       });
       f_next = f_now;
       f_now = fields(n - 1);
+      shot_step(ShotPass::adjoint, nt - n, nt);
     }
     if (density) {
       for (std::size_t i = 0; i < points; ++i) gradient[i] += density->image[i];
@@ -785,6 +789,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
   void step(int n) override {
     host::record(setup_.receivers, f_.p.data(), traces_, setup_.nt, n);
     background_step(n);
+    shot_step(ShotPass::forward, n + 1, setup_.nt);
   }
   std::size_t field_values() const override { return (lossy_ ? 4 : 3) * setup_.points(); }
   void copy_field(std::span<T> out) const override {

@@ -15,6 +15,7 @@
 #include "kernels/cpu/flush_denormals.hpp"
 #include "kernels/cpu/staggered_cpu.hpp"
 #include "solver/case/errors.hpp"
+#include "solver/forward/progress.hpp"
 #include "solver/plan/model.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/plan/shot_receivers.hpp"
@@ -248,6 +249,7 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
       for (std::size_t r = 0; r + 1 < rec.offsets.size(); ++r)
         for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p)
           u[rec.index[p]] += rec.factor[p] * T(residual[r * std::size_t(nt) + std::size_t(n)]);
+      shot_step(ShotPass::adjoint, nt - n, nt);
     }
     (void)fields.one(0);  // hands out the last field (zero: no step before n = 0)
     for (std::size_t k = 0; k < gradient.size(); ++k)
@@ -333,6 +335,7 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
     for (std::size_t p = 0; p < sources_.index.size(); ++p)
       state_.u[sources_.index[p]] += sources_.factor[p] * T(running_[sources_.owner[p]][std::size_t(n)]);
     if (setup_.free_surface) cpu::zero_top_plane(L, state_.u.data());
+    shot_step(ShotPass::forward, n + 1, setup_.nt);
   }
   // The history's field: D of the last step and, for the density gradient, its velocity increments dw_a (padded).
   std::size_t field_values() const override {
