@@ -372,6 +372,10 @@ PanelLayout layout_panel(std::span<const float> data, int rows, int cols, const 
     if (2 * l.W < l.H) l.W = (l.H + 1) / 2;
     if (2 * l.H < l.W) l.H = (l.W + 1) / 2;
   }
+  if (const int longer = std::max(l.W, l.H); plot.max_pixels > 0 && longer > plot.max_pixels) {
+    const double f = double(plot.max_pixels) / longer;
+    l.W = std::max(1, int(std::lround(l.W * f))), l.H = std::max(1, int(std::lround(l.H * f)));
+  }
   colour_range(data, plot, l);
 
   l.xt = nice_ticks(plot.x_min, plot.x_max), l.yt = nice_ticks(plot.y_min, plot.y_max);
@@ -407,22 +411,39 @@ void draw_panel(Canvas& cv, int ox, int oy, const PanelLayout& l, std::span<cons
   const int ix = ox + l.left, iy = oy + l.top, W = l.W, H = l.H;
   const double vmin = l.vmin, vmax = l.vmax;
 
-  // Image pixels: bilinear interpolation of the data, nearest sample where a neighbour is not finite.
+  // Image pixels: bilinear interpolation of the data, nearest sample where a neighbour is not finite. A gather drawn
+  // with fewer pixel rows (columns) than it has samples (traces) shows in each pixel the sample of largest magnitude
+  // of the rows (columns) the pixel covers (ImagePlot::max_pixels).
   auto at = [&](int r, int c) { return data[std::size_t(r) * std::size_t(cols) + std::size_t(c)]; };
+  const bool peaks = plot.colormap == Colormap::gray_seismic;
+  const bool bin_rows = peaks && rows > H, bin_cols = peaks && cols > W;
+  const auto bilinear = [&](double sy, double sx) {
+    const int r0 = int(sy), r1 = std::min(r0 + 1, rows - 1), c0 = int(sx), c1 = std::min(c0 + 1, cols - 1);
+    const double fy = sy - r0, fx = sx - c0;
+    const float a = at(r0, c0), b = at(r0, c1), c = at(r1, c0), d = at(r1, c1);
+    if (std::isfinite(a) && std::isfinite(b) && std::isfinite(c) && std::isfinite(d))
+      return (1 - fy) * ((1 - fx) * a + fx * b) + fy * ((1 - fx) * c + fx * d);
+    return double(at(int(std::lround(sy)), int(std::lround(sx))));
+  };
   for (int py = 0; py < H; ++py) {
     const double sy = std::clamp((py + 0.5) * rows / H - 0.5, 0.0, double(rows - 1));
-    const int r0 = int(sy), r1 = std::min(r0 + 1, rows - 1);
-    const double fy = sy - r0;
+    const int ry0 = int(std::int64_t(py) * rows / H), ry1 = std::max(ry0 + 1, int(std::int64_t(py + 1) * rows / H));
     for (int px = 0; px < W; ++px) {
       const double sx = std::clamp((px + 0.5) * cols / W - 0.5, 0.0, double(cols - 1));
-      const int c0 = int(sx), c1 = std::min(c0 + 1, cols - 1);
-      const double fx = sx - c0;
-      const float a = at(r0, c0), b = at(r0, c1), c = at(r1, c0), d = at(r1, c1);
       double v;
-      if (std::isfinite(a) && std::isfinite(b) && std::isfinite(c) && std::isfinite(d))
-        v = (1 - fy) * ((1 - fx) * a + fx * b) + fy * ((1 - fx) * c + fx * d);
-      else
-        v = at(int(std::lround(sy)), int(std::lround(sx)));
+      if (bin_rows || bin_cols) {  // the bin's sample of largest magnitude (a non-finite one wins: it is shown)
+        const int cx0 = bin_cols ? int(std::int64_t(px) * cols / W) : int(std::lround(sx));
+        const int cx1 = bin_cols ? std::max(cx0 + 1, int(std::int64_t(px + 1) * cols / W)) : cx0 + 1;
+        const int r0 = bin_rows ? ry0 : int(std::lround(sy)), r1 = bin_rows ? ry1 : r0 + 1;
+        v = 0;
+        for (int r = r0; r < r1 && std::isfinite(v); ++r)
+          for (int cc = cx0; cc < cx1; ++cc) {
+            const double x = at(r, cc);
+            if (!std::isfinite(x) || std::abs(x) > std::abs(v)) v = x;
+          }
+      } else {
+        v = bilinear(sy, sx);
+      }
       cv.set(ix + px, iy + py, std::isfinite(v) ? colormap_at(plot.colormap, (v - vmin) / (vmax - vmin)) : kMagenta);
     }
   }

@@ -22,6 +22,11 @@ struct ImagePlot {
   // spacing over the horizontal one: equal aspect in metres), its longer side min_pixels. 0: scaled up to
   // min_pixels, and stretched to at most 2:1 (gathers).
   double aspect = 0;
+  // The image's longer side at most this many pixels: a longer array (a gather of a long record: tens of thousands of
+  // samples) is drawn smaller than itself. Along an axis shrunk so, a gray_seismic image (a gather) shows in each pixel
+  // the sample of largest magnitude among those it covers, so that no arrival falls between pixels; other maps
+  // interpolate.
+  int max_pixels = 2400;
   // A fixed colour range (both finite, max > min): panels compared on one scale. Else from the data.
   double value_min = std::numeric_limits<double>::quiet_NaN(), value_max = std::numeric_limits<double>::quiet_NaN();
 };

@@ -353,3 +353,48 @@ TEST_CASE("plot text is antialiased: edge pixels take the glyph's coverage, diag
   CHECK(partial > 50);
   fs::remove_all(dir);
 }
+
+TEST_CASE("write_image_png: a long gather is drawn at most max_pixels tall and keeps one-sample arrivals") {
+  const fs::path dir = scratch_dir();
+  specwave::io::ImagePlot plot;
+  plot.colormap = specwave::io::Colormap::gray_seismic;
+  plot.value_min = -4, plot.value_max = 4;  // +1 and -1 fall on grays that neither the frame nor the text use
+  plot.max_pixels = 600;
+  // The colours of +1 and -1: a small image (drawn larger than itself, so interpolated) with those values.
+  const std::string small = (dir / "small.png").string();
+  std::vector<float> s = {std::numeric_limits<float>::quiet_NaN(), 1, 1, 1, -1, -1, -1, -1, -1};
+  specwave::io::write_image_png(small, s, 3, 3, plot);
+  const Decoded ref = read_png(small);
+  const Box marker = find_color(ref, {255, 0, 255});
+  const Rgb8 plus = ref.at(marker.x1 + 150, marker.y0), minus = ref.at(marker.x0, marker.y1 + 350);
+  // 30000 samples of 4 traces, zero but for one sample of +1 and one of -1: 50 samples a pixel row.
+  const int rows = 30000, cols = 4;
+  std::vector<float> g(std::size_t(rows) * cols, 0.0f);
+  g[0] = std::numeric_limits<float>::quiet_NaN();  // marks the image's top-left pixel (a bin shows its NaN)
+  g[std::size_t(17001) * cols + 1] = 1.0f;
+  g[std::size_t(23457) * cols + 2] = -1.0f;
+  const std::string path = (dir / "gather.png").string();
+  specwave::io::write_image_png(path, g, rows, cols, plot);
+  const Decoded img = read_png(path);
+  CHECK(img.h < 800);  // 600 image rows and the axes, not 30000
+  // Within the image (300 x 600: the gather's 2:1), not its colour bar, which has every gray.
+  const Box corner = find_color(img, {255, 0, 255});
+  REQUIRE(corner.x1 - corner.x0 + 1 == 75);  // trace 0's quarter of the width, one pixel row
+  REQUIRE(corner.y0 == corner.y1);
+  const auto find_in_image = [&](Rgb8 c) {
+    Box b;
+    for (int y = corner.y0; y < corner.y0 + 600; ++y)
+      for (int x = corner.x0; x < corner.x0 + 300; ++x)
+        if (const Rgb8 q = img.at(x, y); q.r == c.r && q.g == c.g && q.b == c.b)
+          b.x0 = std::min(b.x0, x), b.y0 = std::min(b.y0, y), b.x1 = std::max(b.x1, x), b.y1 = std::max(b.y1, y);
+    return b;
+  };
+  const Box p = find_in_image(plus), m = find_in_image(minus);
+  CHECK(p.y1 >= 0);  // each arrival is drawn, in one pixel row
+  CHECK(m.y1 >= 0);
+  CHECK(p.y1 == p.y0);
+  CHECK(m.y1 == m.y0);
+  CHECK(m.y0 > p.y0);  // in time order
+  CHECK(m.x0 > p.x1);  // and in their traces
+  fs::remove_all(dir);
+}

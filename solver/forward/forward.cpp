@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -207,6 +208,20 @@ void write_gather_plot(const Case& c, const Plan& plan, const std::filesystem::p
     const std::string suffix = kind == ReceiverComponent::pressure ? "" : fmt::format("_{}", to_string(kind));
     io::write_image_png((dir / fmt::format("shot_gather_shot{:04d}{}.png", shot, suffix)).string(), gather, nt, n_rec,
                         gp);
+  }
+}
+
+// A plot is a view of what the run writes, not a result: one that cannot be drawn or written costs a warning on
+// stderr, never the run's data files.
+template <class Fn>
+void plot_or_warn(const std::string& what, Fn&& draw) {
+  try {
+    draw();
+  } catch (const std::exception& e) {
+    std::fputs(fmt::format("specwave: warning: {} not written ({}); the run goes on, its data files are unaffected\n",
+                           what, e.what())
+                   .c_str(),
+               stderr);
   }
 }
 
@@ -470,7 +485,9 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       my_traces = t;
       if (traces && !parallel) traces->write_shot(shot, t);
       // Each shot's gather is plotted as soon as it is done, by its group's first rank.
-      if (plot_gather[shot] && domain.rank() == 0) write_gather_plot(c, plan, dir, shot, t);
+      if (plot_gather[shot] && domain.rank() == 0)
+        plot_or_warn(fmt::format("the gather plot of shot {}", shot),
+                     [&] { write_gather_plot(c, plan, dir, shot, t); });
       if (c.output.final_field || (shot == 0 && field_slice.empty())) {
         propagator.copy_field(std::span<T>(field));
         if (c.output.final_field && !parallel) wavefield->write_final(shot, field.data());
@@ -528,12 +545,16 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     wp.aspect = g.spacing[0] / g.spacing[2];  // true to scale in metres
     wp.colormap = io::Colormap::seismic;
     wp.colorbar_label = "u";
-    io::write_image_png((dir / "wavefield_slice.png").string(), field_slice, g.shape[0], g.shape[2], wp);
+    plot_or_warn("wavefield_slice.png", [&] {
+      io::write_image_png((dir / "wavefield_slice.png").string(), field_slice, g.shape[0], g.shape[2], wp);
+    });
     io::ImagePlot mp = wp;
     mp.title = fmt::format("velocity, y = {:.0f} m", g.origin[1] + slice_y * g.spacing[1]);
     mp.colormap = io::Colormap::viridis;
     mp.colorbar_label = "m/s";
-    io::write_image_png((dir / "model_slice.png").string(), model_slice, g.shape[0], g.shape[2], mp);
+    plot_or_warn("model_slice.png", [&] {
+      io::write_image_png((dir / "model_slice.png").string(), model_slice, g.shape[0], g.shape[2], mp);
+    });
     for (const char* f : {"shot_gather_shot*.png", "wavefield_slice.png", "model_slice.png"})
       summary.outputs.push_back((dir / f).string());
   }
