@@ -341,6 +341,25 @@ TEST_CASE("elastic: the case file's and the preflight's refusals, naming the key
                        doctest::Contains("below the free surface"), Error);
   free_surface.replace(free_surface.find("[[25.0, 200.0, 200.0]]"), 22, "[[35.0, 200.0, 200.0]]");
   CHECK_NOTHROW(make_plan(parse(free_surface + model + "shear_velocity = 1000.0\n")));
+  // Divergence and curl points on the velocities' derivatives: the depth each needs is its field's (dv_z/dz on the
+  // half nodes, derivative weights: 4 points; dv_x/dy, dv_y/dx on the nodes, interpolation: a node or 3 points), and
+  // the refusal says which.
+  const auto receiver_at = [&](const char* z, const char* component) {
+    std::string text = free_surface;
+    text.replace(text.find("[[35.0, 200.0, 200.0]]"), 22, std::string("[[") + z + ", 200.0, 200.0]]");
+    text.replace(text.find("points = [["), 0, std::string("components = [\"") + component + "\"]\n");
+    return parse(text + model + "shear_velocity = 1000.0\n");
+  };
+  CHECK_THROWS_WITH_AS(make_plan(receiver_at("30.0", "div")),
+                       doctest::Contains("A \"div\" receiver (its d v_z / dz) needs 40 m (4 points) or more here"),
+                       Error);
+  CHECK_NOTHROW(make_plan(receiver_at("40.0", "div")));
+  CHECK_THROWS_WITH_AS(make_plan(receiver_at("30.0", "curl_x")),
+                       doctest::Contains("(its d v_y / dz) needs 35 m (3.5 points)"), Error);
+  CHECK_NOTHROW(make_plan(receiver_at("35.0", "curl_x")));
+  CHECK_NOTHROW(make_plan(receiver_at("0.0", "curl_z")));  // on the surface's nodes: dv_x/dy and dv_y/dx there
+  CHECK_THROWS_WITH_AS(make_plan(receiver_at("15.0", "curl_z")),
+                       doctest::Contains("needs 30 m (3 points) or more here, or a depth on those nodes"), Error);
   refused(model + "shear_velocity = 1000.0\n[attenuation]\nq = 50.0\n", "attenuation");
   // validate's references are acoustic; an acoustic inversion's true model takes no shear velocity.
   CHECK_THROWS_WITH_AS(validate_case(parse(base + model + "shear_velocity = 1000.0\n"), 1'000'000),

@@ -330,19 +330,27 @@ namespace {
 // A point of the elastic scheme whose stencil lies on fields without an image above a free surface (the normal and
 // shear stresses, a derivative of the velocities) must not reach above it: the interpolation weights of its depth
 // (`z`, the position shifted to the field's grid; the derivative's weights when `derivative`) must stay on nodes >= 0.
+// The refusal gives the depth that does for this point's field: on that field's grid the interpolation weights need
+// a node or q >= R - 1, the derivative's q >= R - 1/2 (its nodes round(q) - R .. round(q) + R).
 void check_below_surface(const GridSpec& g, const Vec3& position, double z, bool free_surface, const std::string& what,
-                         bool derivative = false) {
+                         const std::string& kind, bool derivative = false) {
   if (!free_surface) return;
   const double q = (z - g.origin[0]) / g.spacing[0];
   const Weights1D w = derivative ? derivative_weights(q) : interpolation_weights(q);
   if (*std::min_element(w.index.begin(), w.index.end()) >= 0) return;
-  throw Error(ExitCode::invalid_case,
-              fmt::format("{} at ({}, {}, {}) m: a pressure, moment, divergence or curl point of the elastic scheme "
-                          "must lie on a node or at least {} points ({} m) below the free surface (its stencil would "
-                          "reach above it, where the stresses and the velocities' derivatives have no image); move it "
-                          "down, or record particle velocity there",
-                          what, position[0], position[1], position[2], interpolation_radius - 1,
-                          (interpolation_radius - 1) * g.spacing[0]));
+  const double h = g.spacing[0], shift = position[0] - z;  // 0: the field on the nodes along z; h / 2: half way
+  const double depth = (derivative ? interpolation_radius - 0.5 : interpolation_radius - 1.0) * h + shift;
+  const std::string nodes = shift == 0 ? "nodes" : "half nodes";
+  throw Error(
+      ExitCode::invalid_case,
+      fmt::format(
+          "{} at ({}, {}, {}) m lies {} m below the free surface: its stencil on the {} of the elastic grid "
+          "along z ({} there) would reach above the surface, where the stresses and the velocities' "
+          "derivatives have no image. {} needs {} m ({} points) or more here{}; move it down, or record "
+          "particle velocity there",
+          what, position[0], position[1], position[2], position[0] - g.origin[0], nodes,
+          derivative ? "a derivative" : "interpolation", kind, depth, depth / h,
+          derivative ? std::string() : fmt::format(", or a depth on those {} ({} m + k x {} m)", nodes, shift, h)));
 }
 
 }  // namespace
@@ -368,7 +376,10 @@ PointStencil make_elastic_derivative_stencil(const GridSpec& g, const Vec3& posi
     if (!g.active(t.axis)) continue;  // (2-D: no derivative along y)
     Vec3 shifted = position;
     if (g.active(t.velocity)) shifted[t.velocity] -= g.spacing[t.velocity] / 2;
-    check_below_surface(g, position, shifted[0], free_surface, what, t.axis == 0);
+    check_below_surface(
+        g, position, shifted[0], free_surface, what,
+        fmt::format("A \"{}\" receiver (its d v_{} / d{})", to_string(component), "zyx"[t.velocity], "zyx"[t.axis]),
+        t.axis == 0);
     Weights1D w[3];
     for (int a = 0; a < 3; ++a) {
       const double q = (shifted[a] - g.origin[a]) / g.spacing[a];
@@ -393,7 +404,9 @@ PointStencil make_elastic_moment_stencil(const GridSpec& g, const Vec3& position
     Vec3 shifted = position;
     for (int a = 0; a < 3; ++a)
       if (elastic_half(c, a) && g.active(a)) shifted[a] -= g.spacing[a] / 2;
-    check_below_surface(g, position, shifted[0], free_surface, what);
+    check_below_surface(
+        g, position, shifted[0], free_surface, what,
+        fmt::format("A moment source (its m_{})", std::array{"zz", "yy", "xx", "zy", "zx", "yx"}[std::size_t(c)]));
     const PointStencil s = make_point_stencil(
         g, shifted, false,
         fmt::format("{} (its m_{} points)", what, std::array{"zz", "yy", "xx", "zy", "zx", "yx"}[std::size_t(c)]));
@@ -411,7 +424,8 @@ PointStencil make_elastic_stencil(const GridSpec& g, const Vec3& position, const
   PointStencil out;
   out.position = position;
   if (direction == Vec3{0, 0, 0}) {
-    check_below_surface(g, position, position[0], free_surface, what);
+    check_below_surface(g, position, position[0], free_surface, what,
+                        source ? "A pressure source" : "A pressure receiver");
     Weights1D w[3];
     weights(position, w);
     const PointStencil node = product_stencil(g, position, ZFold::none, what, interpolation_radius, w);
