@@ -121,6 +121,22 @@ radius = 40.0
 
 }  // namespace
 
+TEST_CASE("check notes what invert would refuse, and still says the case can run") {
+  // Starting velocity 2000 m/s below velocity_min: invert stops before writing anything; check runs the same checks
+  // and says so in a note (forward and gradient need no bounds, so the case can run).
+  std::string text = std::string(small_case) + small_truth;
+  text.replace(text.find("velocity_min = 1800.0"), 21, "velocity_min = 2100.0");
+  const Result r = run_specwave("check " + write_case("check-invert-note", text));
+  CAPTURE(r.output);
+  CHECK(r.code == 0);
+  CHECK(r.output.find("note        invert would stop: ") != std::string::npos);
+  CHECK(r.output.find("velocity_min") != std::string::npos);
+  CHECK(r.output.find("check: OK, the case can run") != std::string::npos);
+  const Result ok = run_specwave("check " + write_case("check-invert-ok", std::string(small_case) + small_truth));
+  CHECK(ok.code == 0);
+  CHECK(ok.output.find("invert would stop") == std::string::npos);
+}
+
 TEST_CASE("shot progress: lines inside a shot's passes, the adjoint's replayed forward steps not reported") {
   std::vector<std::string> lines;
   specwave::set_progress_sink([&](const std::string& line) { lines.push_back(line); });

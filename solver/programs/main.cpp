@@ -433,6 +433,12 @@ int run(int argc, char** argv) {
       } catch (const Error& e) {
         text += fmt::format("note        invert and check-gradient would stop: {}\n", e.what());
       }
+      try {  // invert's own checks: the bounds of what it inverts, the starting model inside them
+        check_invert_case(c);
+        (void)check_invert_start(c, plan);
+      } catch (const Error& e) {
+        text += fmt::format("note        invert would stop: {}\n", e.what());
+      }
     }
     print(text);
     print("check: OK, the case can run\n");
