@@ -392,6 +392,9 @@ TEST_CASE("elastic: the case file's and the preflight's refusals, naming the key
         "shear_velocity = 1000.0\ndensity = 2000.0\n";
     refused(solid + lame + "[\"lambda\"]\n" + truth, "without \"mu\"");
     refused(solid + lame + "[\"velocity\", \"lambda\", \"mu\"]\n" + truth, "mixes the velocities");
+    refused(solid + lame + "[\"lambda\", \"mu\", \"mu\"]\n" + truth, "inversion.parameters[2]: repeats \"mu\"");
+    refused(solid + lame + "[\"velocity\", \"velocity\", \"shear_velocity\"]\n" + truth,
+            "inversion.parameters[1]: repeats \"velocity\"");
     refused(model + lame + "[\"lambda\", \"mu\"]\n[inversion.true_model]\ntype = \"homogeneous\"\nvelocity = 2100.0\n",
             "no shear velocity");
     refused(solid + lame + "[\"velocity\"]\nlambda_min = 1e9\n" + truth, "inversion.lambda_min");
