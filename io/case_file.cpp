@@ -544,6 +544,7 @@ void read_attenuation(const Tab& r, Case& c) {
   auto& a = c.attenuation;
   a.present = true;
   t->allow({"q", "q_dataset", "band", "mechanisms", "reference_frequency"});
+  constexpr double q_max = 1e30;  // Q is held as float (std::vector<float>); far above any lossless value
   const bool layered = c.model.kind == ModelSpec::Kind::layered;
   const bool hdf5_file = c.model.kind == ModelSpec::Kind::file && c.model.format == ModelSpec::Format::hdf5;
   if (const toml::node* q = t->find("q")) {
@@ -556,11 +557,14 @@ void read_attenuation(const Tab& r, Case& c) {
         t->p.fail(line_of(*q), t->key("q"),
                   fmt::format("must have one entry per layer ({})", c.model.velocities.size()),
                   fmt::format("found {}: {}", a.q_layers.size(), render(*q)), "give one Q per layer, top to bottom");
-      t->check(std::all_of(a.q_layers.begin(), a.q_layers.end(), [](double v) { return v >= 1; }), "q",
-               "every entry must be >= 1", "give quality factors >= 1 (water: e.g. 10000.0)");
+      t->check(std::all_of(a.q_layers.begin(), a.q_layers.end(), [](double v) { return v >= 1 && v <= q_max; }), "q",
+               fmt::format("every entry must be >= 1 and <= {:g} (Q is kept in single precision)", q_max),
+               "give quality factors >= 1 (water: e.g. 10000.0; 1e6 is as good as lossless)");
     } else {
       a.q = t->p.num(*q, t->key("q"), ex);
       t->check(*a.q >= 1, "q", "must be >= 1", "give a quality factor >= 1, e.g. 100.0");
+      t->check(*a.q <= q_max, "q", fmt::format("must be <= {:g} (Q is kept in single precision)", q_max),
+               "give a finite quality factor: 1e6 is as good as lossless, or remove [attenuation]");
     }
   }
   if (t->find("q_dataset")) {

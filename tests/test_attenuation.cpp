@@ -173,6 +173,9 @@ TEST_CASE("attenuation: the case file's [attenuation] keys and their refusals") 
   CHECK(parse(layered + "[attenuation]\nq = 50.0\n").attenuation.q == 50);
   refused(layered + "[attenuation]\nq = [50.0]\n", "attenuation.q");
   refused(layered + "[attenuation]\nq = 0.5\n", "attenuation.q");
+  // Finite in the file but not in the float Q is kept in: the case's key, not a model file's "Q inf" (exit 3).
+  refused(layered + "[attenuation]\nq = 1e300\n", "attenuation.q: must be <= 1e+30");
+  refused(layered + "[attenuation]\nq = [50.0, 1e300]\n", "attenuation.q: every entry must be >= 1 and <= 1e+30");
   refused(layered + "[attenuation]\nband = [2.0, 40.0]\n", "attenuation");
   refused(layered + "[attenuation]\nq = 50.0\nband = [40.0, 2.0]\n", "attenuation.band");
   refused(layered + "[attenuation]\nq = 50.0\nmechanisms = 9\n", "attenuation.mechanisms");
