@@ -412,12 +412,13 @@ void check_device_memory(const Case& c, Plan& plan, const RankPlacement& where) 
     throw Error(
         ExitCode::resources,
         fmt::format("{}: the run needs about {} on the GPU{}, above the cap of {} ({:.0f}% of the {} free{}); "
-                    "reduce grid.shape, use precision = \"fp32\", raise run.device_memory_fraction, use more GPUs "
-                    "(MPI ranks), or use a larger GPU",
+                    "reduce grid.shape, {}raise run.device_memory_fraction, use more GPUs (MPI ranks), or use a "
+                    "larger GPU",
                     c.source_path.empty() ? c.name : c.source_path, human_bytes(need),
                     group_size > 1 ? " for this rank's block" : "", human_bytes(cap),
                     100 * c.run.device_memory_fraction, human_bytes(free),
-                    plan.ranks_on_device > 1 ? fmt::format(", shared by {} ranks", plan.ranks_on_device) : ""));
+                    plan.ranks_on_device > 1 ? fmt::format(", shared by {} ranks", plan.ranks_on_device) : "",
+                    c.run.precision == Precision::fp64 ? "use precision = \"fp32\", " : ""));
 }
 
 }  // namespace
@@ -641,10 +642,11 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   if (plan.memory_available && plan.memory_bytes > plan.memory_available)
     throw Error(
         ExitCode::resources,
-        fmt::format("{}: the run needs about {} but only {} is available; reduce grid.shape, use precision = \"fp32\", "
-                    "or run on a larger node",
+        fmt::format("{}: the run needs about {} but only {} is available; reduce grid.shape, {}or run on a larger "
+                    "node",
                     c.source_path.empty() ? c.name : c.source_path, human_bytes(plan.memory_bytes),
-                    human_bytes(plan.memory_available)));
+                    human_bytes(plan.memory_available),
+                    c.run.precision == Precision::fp64 ? "use precision = \"fp32\", " : ""));
 
   // A rank of a decomposed run builds (reads) only its block of the model; v_min, v_max are global. The staggered
   // scheme's ranks hold the whole model: a source's or receiver's density averages its stencil's points, which may lie
