@@ -714,6 +714,28 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
                 "stable dt is {:.6g} s (CFL number {:.3f} > 1); set time.dt <= {:.6g} or remove it to use the default",
                 plan.dt, spectral ? std::string("the spectral method") : fmt::format("order {}", c.scheme.order),
                 v_stable, densities, plan.dt_max, plan.cfl, plan.dt_max, c.time.cfl_safety * plan.dt_max));
+  // The k-space method with a density model: its derivatives are global, so across a strong density contrast a
+  // buoyancy meets moduli from the whole line and the stable step shrinks about as 1 / sqrt(contrast). Measured on
+  // cases/validation/gradient-spectral-density.toml's grid with its middle layer's density lowered (docs/numerics.md,
+  // "Variable density in the k-space method"): stable at the default CFL number 0.8 up to 1000:1, at 0.6 for 2300:1,
+  // 0.3 for 1e4:1, 0.1 for 1e5:1; 0.8 sqrt(1000 / contrast) is below each. An inversion's density bounds count too.
+  if (spectral && !plan.model.density.empty() && plan.model.rho_min > 0) {
+    double contrast = plan.model.rho_max / plan.model.rho_min;
+    const InversionSpec& inv = c.inversion;
+    if (inv.density_parameter && inv.density_min && inv.density_max && *inv.density_min > 0)
+      contrast = std::max(contrast, *inv.density_max / *inv.density_min);
+    const double cfl_limit = 0.8 * std::sqrt(1000 / contrast);
+    if (contrast > 1000 * (1 + 1e-6) && plan.cfl > cfl_limit * (1 + 1e-6))  // (the model holds float densities)
+      invalid(c, fmt::format("the k-space method with a density contrast of {:.3g}:1 ({:.6g} to {:.6g} kg/m^3{}) is "
+                             "unstable at the CFL number {:.3f}: its global derivatives let the contrast raise the "
+                             "operator's largest eigenvalue (stable up to about 1000:1 at 0.8, measured; the step "
+                             "shrinks as 1 / sqrt(contrast)); set time.cfl_safety <= {:.3g}{}, or use scheme.method = "
+                             "\"fdtd\" (the staggered scheme's local stencils take such contrasts at its usual step)",
+                             contrast, plan.model.rho_min, plan.model.rho_max,
+                             contrast > plan.model.rho_max / plan.model.rho_min ? ", inversion.density_min/max" : "",
+                             plan.cfl, cfl_limit,
+                             c.time.dt ? fmt::format(" (time.dt <= {:.6g} s)", cfl_limit * plan.dt_max) : ""));
+  }
   // The step count in checked arithmetic (an int past 2^31 would wrap, e.g. to 101 steps, and run the wrong case).
   // With output.trace_dt, the simulation runs on by the resampler's window so that the last output sample is exact.
   const bool resampled = c.output.trace_dt && std::abs(*c.output.trace_dt - plan.dt) > 1e-9 * plan.dt;
