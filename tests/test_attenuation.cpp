@@ -203,6 +203,22 @@ TEST_CASE("attenuation: the fit's error and the preflight's refusal of a non-phy
   c.attenuation.mechanisms = 8;
   c.attenuation.band = std::array<double, 2>{3.0, 30.0};
   CHECK_THROWS_WITH_AS(make_plan(c), doctest::Contains("attenuation.mechanisms"), Error);
+  // The refusal names a count whose fit is physical, and that count runs.
+  try {
+    (void)make_plan(c);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    const std::size_t at = what.find("set attenuation.mechanisms = ");
+    REQUIRE(at != std::string::npos);
+    c.attenuation.mechanisms = std::stoi(what.substr(at + 29));
+    CAPTURE(c.attenuation.mechanisms);
+    CHECK(c.attenuation.mechanisms < 8);
+    CHECK_NOTHROW(make_plan(c));
+  }
+  // Three mechanisms over seven decades: every weight positive, but Q missed by up to ~10x: refused.
+  c.attenuation.mechanisms = 3;
+  c.attenuation.band = std::array<double, 2>{1e-3, 1e4};
+  CHECK_THROWS_WITH_AS(make_plan(c), doctest::Contains("misses the target by up to"), Error);
 }
 
 TEST_CASE("attenuation: a staggered or k-space run resumed from its saved state continues bit for bit") {

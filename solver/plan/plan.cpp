@@ -669,11 +669,35 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     plan.sls = make_sls_fit(c);
     for (const double q : {plan.model.q_min, plan.model.q_max}) {
       const std::vector<double> y = plan.sls.weights(q);
-      if (!std::all_of(y.begin(), y.end(), [](double w) { return w > 0; }))
-        invalid(c, fmt::format("attenuation: the fit of Q = {:.4g} with {} mechanisms over {:.4g}-{:.4g} Hz has a "
-                               "weight <= 0 (not a physical relaxation spectrum); use fewer mechanisms "
-                               "(attenuation.mechanisms, 3 or 4) or a narrower attenuation.band",
-                               q, plan.sls.tau.size(), plan.sls.f1, plan.sls.f2));
+      const double decades = std::log10(plan.sls.f2 / plan.sls.f1);
+      const auto physical = [&](const SlsFit& fit) {
+        for (const double qq : {plan.model.q_min, plan.model.q_max}) {
+          const std::vector<double> w = fit.weights(qq);
+          if (!std::all_of(w.begin(), w.end(), [](double v) { return v > 0; })) return false;
+        }
+        return true;
+      };
+      if (!std::all_of(y.begin(), y.end(), [](double w) { return w > 0; })) {
+        // The most mechanisms below this count whose fit is physical at both ends of the grid's Q, if any.
+        int fewer = 0;
+        for (int m = int(plan.sls.tau.size()) - 1; m >= 1 && !fewer; --m)
+          if (physical(fit_sls(plan.sls.f1, plan.sls.f2, m, c.attenuation.reference_frequency.value_or(0.0))))
+            fewer = m;
+        invalid(c, fmt::format("attenuation: the fit of Q = {:.4g} with {} mechanisms over {:.4g}-{:.4g} Hz ({:.2g} "
+                               "decades) has a weight <= 0 (not a physical relaxation spectrum): too many mechanisms "
+                               "for the band; {}",
+                               q, plan.sls.tau.size(), plan.sls.f1, plan.sls.f2, decades,
+                               fewer ? fmt::format("set attenuation.mechanisms = {} (its fit is physical), or widen "
+                                                   "attenuation.band",
+                                                   fewer)
+                                     : std::string("widen attenuation.band")));
+      }
+      if (const double error = plan.sls.largest_error(q); error > 0.5)
+        invalid(c, fmt::format("attenuation: the fit of Q = {:.4g} with {} mechanisms over {:.4g}-{:.4g} Hz ({:.2g} "
+                               "decades) misses the target by up to {:.3g}% over the band (a Q that far off is not "
+                               "the model asked for); narrow attenuation.band to the wavelet's band, or raise "
+                               "attenuation.mechanisms to about two a decade (at most 8)",
+                               q, plan.sls.tau.size(), plan.sls.f1, plan.sls.f2, decades, 100 * error));
     }
     speedup = std::max(plan.sls.unrelaxed_speedup(plan.sls.weights(plan.model.q_min)),
                        plan.sls.unrelaxed_speedup(plan.sls.weights(plan.model.q_max)));
