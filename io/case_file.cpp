@@ -740,8 +740,10 @@ ReceiverTable read_receiver_table(const Tab& rc, bool shared) {
       if (!known)
         rc.p.bad(*a.get(i), key,
                  "must be one of \"p\", \"vz\", \"vy\", \"vx\", \"div\", \"curl_z\", \"curl_y\", \"curl_x\"",
-                 "name pressure \"p\", a particle-velocity component \"vz\", \"vy\" or \"vx\", or (elastic scheme) the "
-                 "velocity's divergence \"div\" or a component of its curl \"curl_z\", \"curl_y\", \"curl_x\"");
+                 suggest(name, {"p", "vz", "vy", "vx", "div", "curl_z", "curl_y", "curl_x"},
+                         "name pressure \"p\", a particle-velocity component \"vz\", \"vy\" or \"vx\", or (elastic "
+                         "scheme) the velocity's divergence \"div\" or a component of its curl \"curl_z\", "
+                         "\"curl_y\", \"curl_x\""));
       if (std::find(table.components.begin(), table.components.end(), k) != table.components.end())
         rc.p.bad(*a.get(i), key, fmt::format("repeats \"{}\"", name), "list each component once");
       table.components.push_back(k);

@@ -681,6 +681,8 @@ peak_frequency = 15
   SUBCASE("bad inputs") {
     expect_invalid(replaced(kMinimal, "points = [[10, 20, 30]]", "points = [[10, 20, 30]]\ncomponents = [\"vr\"]"),
                    {"receivers.components[0]", "must be one of \"p\", \"vz\", \"vy\", \"vx\""});
+    expect_invalid(replaced(kMinimal, "points = [[10, 20, 30]]", "points = [[10, 20, 30]]\ncomponents = [\"VX\"]"),
+                   {"receivers.components[0]", "did you mean 'vx'?"});
     expect_invalid(
         replaced(kMinimal, "points = [[10, 20, 30]]", "points = [[10, 20, 30]]\ncomponents = [\"p\", \"p\"]"),
         {"receivers.components[1]", "repeats \"p\""});
