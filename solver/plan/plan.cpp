@@ -765,10 +765,21 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   const bool resampled = c.output.trace_dt && std::abs(*c.output.trace_dt - plan.dt) > 1e-9 * plan.dt;
   const double steps =
       (c.time.duration + (resampled ? TraceResampler::reach(plan.dt, *c.output.trace_dt) : 0.0)) / plan.dt;
-  if (!(steps <= double(max_time_steps - 1)))
+  if (!(steps <= double(max_time_steps - 1))) {
+    // A density contrast can lower the staggered schemes' dt_max by orders of magnitude (staggered_dt_max): say so.
+    std::string why;
+    if (!spectral && c.scheme.formulation != Formulation::second_order && plan.model.rho_min > 0) {
+      const double plain = stable_dt_staggered(c.grid, c.scheme.order, v_stable);
+      if (plan.dt_max < 0.5 * plain)
+        why = fmt::format(
+            "; the model's density contrast ({:.3g} to {:.3g} kg/m^3) lowers that limit from {:.6g} s: check "
+            "the density model",
+            plan.model.rho_min, plan.model.rho_max, plain);
+    }
     invalid(c, fmt::format("time.duration = {:.6g} s at dt = {:.6g} s is {:.4g} time steps, more than the limit of {}; "
-                           "shorten time.duration or raise time.dt (within the CFL limit {:.6g} s)",
-                           c.time.duration, plan.dt, steps, max_time_steps, plan.dt_max));
+                           "shorten time.duration or raise time.dt (within the CFL limit {:.6g} s){}",
+                           c.time.duration, plan.dt, steps, max_time_steps, plan.dt_max, why));
+  }
   plan.nt = int(std::llround(steps)) + 1;
   plan.trace_nt = resampled ? int(std::floor(c.time.duration / *c.output.trace_dt + 1e-9)) + 1 : plan.nt;
   plan.trace_dt = resampled ? *c.output.trace_dt : plan.dt;
