@@ -292,7 +292,8 @@ void build_density(const Case& c, VelocityModel& model, const Comm* comm) {
     model.density = read_whole_model(c, b, e, note, m.density_file);
     if (!note.empty()) model.note += (model.note.empty() ? "" : "; ") + note;
   } else {
-    origin = fmt::format("model ({})", to_string(m.kind));
+    origin =
+        fmt::format("{}model ({})", c.source_path.empty() ? std::string() : c.source_path + ": ", to_string(m.kind));
     model.density.resize(std::size_t(e[0]) * e[1] * e[2]);
 #pragma omp parallel for collapse(2)
     for (int iz = 0; iz < e[0]; ++iz)
@@ -333,7 +334,8 @@ void build_shear(const Case& c, VelocityModel& model, const Comm* comm) {
     model.shear = read_whole_model(c, b, e, note, m.shear_file);
     if (!note.empty()) model.note += (model.note.empty() ? "" : "; ") + note;
   } else {
-    origin = m.shear_velocity ? "model.shear_velocity" : "model.shear_velocities";
+    origin = fmt::format("{}{}", c.source_path.empty() ? std::string() : c.source_path + ": ",
+                         m.shear_velocity ? "model.shear_velocity" : "model.shear_velocities");
     model.shear.resize(std::size_t(e[0]) * e[1] * e[2]);
 #pragma omp parallel for collapse(2)
     for (int iz = 0; iz < e[0]; ++iz)
