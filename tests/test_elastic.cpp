@@ -697,3 +697,24 @@ TEST_CASE("elastic: what the CPML reflects of P and S waves at normal and obliqu
     }
   }
 }
+
+TEST_CASE("elastic 2-D: a note when a shot's sources radiate only the wave type (P-SV or SH) its receivers miss") {
+  const auto notes_about_zero = [](const Case& c) {
+    const Plan plan = make_plan(c);
+    return std::count_if(plan.notes.begin(), plan.notes.end(),
+                         [](const std::string& n) { return n.find("every trace will be zero") != std::string::npos; });
+  };
+  Case c = layered_elastic_case(8, 8, true);  // a pressure source and an x-z force; p, v_z, v_x receivers
+  CHECK(notes_about_zero(c) == 0);
+  c.shots[0].sources.erase(c.shots[0].sources.begin());  // the force alone, turned along y: SH only
+  c.shots[0].sources[0].direction = {0, 1, 0};
+  CHECK(notes_about_zero(c) == 1);
+  const Plan plan = make_plan(c);
+  CHECK(std::any_of(plan.notes.begin(), plan.notes.end(), [](const std::string& n) {
+    return n.find("shot 0: in a 2-D elastic run") != std::string::npos &&
+           n.find("radiate SH waves and its receivers record P-SV") != std::string::npos;
+  }));
+  c.receivers.push_back(c.receivers.front());  // a v_y receiver records the SH waves
+  c.receiver_components.push_back(ReceiverComponent::vy);
+  CHECK(notes_about_zero(c) == 0);
+}

@@ -191,6 +191,38 @@ void note_spectral_near_source(const Case& c, Plan& plan) {
       near, cells, which, nearest, plan.points_per_wavelength, ppw, cells));
 }
 
+// A 2-D elastic run's x-z plane carries P-SV waves (v_z, v_x, s_zz, s_xx, s_zx) and SH waves (v_y, s_zy, s_yx)
+// apart: a shot whose sources radiate only one kind, recorded only by receivers of the other, records nothing. Not an
+// error (the physics is right), but one note a shot so that a case that meant otherwise is not run for zeros.
+void note_2d_elastic_wave_types(const Case& c, Plan& plan) {
+  if (c.scheme.formulation != Formulation::elastic || c.grid.active(1)) return;
+  const auto describe = [](bool psv, bool sh) { return psv && sh ? "P-SV and SH" : psv ? "P-SV" : sh ? "SH" : "no"; };
+  for (std::size_t s = 0; s < c.shots.size(); ++s) {
+    bool src_psv = false, src_sh = false, rec_psv = false, rec_sh = false;
+    for (const SourceSpec& source : c.shots[s].sources) {
+      if (source.kind == SourceKind::pressure) src_psv = true;
+      if (source.kind == SourceKind::force)
+        src_psv |= source.direction[0] != 0 || source.direction[2] != 0, src_sh |= source.direction[1] != 0;
+      if (source.kind == SourceKind::moment) {  // [m_zz, m_yy, m_xx, m_zy, m_zx, m_yx]; m_yy alone drives nothing
+        const auto& m = source.moment;
+        src_psv |= m[0] != 0 || m[2] != 0 || m[4] != 0, src_sh |= m[3] != 0 || m[5] != 0;
+      }
+    }
+    for (std::size_t r = 0; r < shot_receivers(c, s).size(); ++r) {
+      const ReceiverComponent k = shot_receiver_component(c, s, r);
+      const bool sh = k == ReceiverComponent::vy || k == ReceiverComponent::curl_x || k == ReceiverComponent::curl_z;
+      (sh ? rec_sh : rec_psv) = true;
+    }
+    if ((src_psv && rec_psv) || (src_sh && rec_sh)) continue;
+    plan.notes.push_back(fmt::format(
+        "shot {}: in a 2-D elastic run the x-z plane's P-SV waves (v_z, v_x, \"p\", \"div\", \"curl_y\") and SH "
+        "waves (v_y, \"curl_x\", \"curl_z\") do not meet; its sources radiate {} waves and its receivers record {}, "
+        "so every trace will be zero (docs/numerics.md, \"2-D runs\"); record the other components, or turn the "
+        "source",
+        s, describe(src_psv, src_sh), describe(rec_psv, rec_sh)));
+  }
+}
+
 // The output directory must be creatable and writable. Probed by creating what is missing and writing a file,
 // then removing both again: `check` and `validate` leave no trace; `forward` creates it when it starts writing.
 }  // namespace
@@ -893,6 +925,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     }
   note_stencils_in_layer(c, plan);
   note_spectral_near_source(c, plan);
+  note_2d_elastic_wave_types(c, plan);
   if (where.rank == 0) check_output_directory(c);
   return plan;
 }
