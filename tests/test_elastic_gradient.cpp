@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "case_builders.hpp"
+#include "solver/case/errors.hpp"
 #include "solver/inversion/gradient_check.hpp"
 #include "solver/inversion/lame.hpp"
 #include "solver/plan/plan.hpp"
@@ -315,4 +316,18 @@ TEST_CASE(
   CHECK(r.taylor_passed());
   CHECK(r.shear_taylor_passed());
   CHECK(r.density_taylor_passed());
+}
+
+TEST_CASE(
+    "check-gradient refuses a shot whose traces cannot change with the model (2-D: an SH source, P-SV receivers)") {
+  // The dot-product tests would compare 0 with 0 and pass, the Taylor slopes would be NaN: refused with the reason.
+  Case c = elastic_gradient_case(false, Precision::fp64, 4, true);
+  SourceSpec& s = c.shots[0].sources[0];
+  s.kind = SourceKind::force;
+  s.direction = {0, 1, 0};
+  c.shots[0].sources.resize(1);
+  ModelSpec truth = c.model;
+  truth.velocities = {1850.0, 2250.0, 2450.0};
+  c.inversion.true_model = truth;
+  CHECK_THROWS_WITH_AS(check_gradient(c), doctest::Contains("shot 0's traces do not change with the model"), Error);
 }

@@ -337,6 +337,14 @@ GradientCheckReport check_gradient(const Case& case_in) {
     Case cp = c;
     cp.run.precision = p;
     report.dot.emplace_back(to_string(p), born_dot_test(cp, plan, 0, 20240601));
+    if (const DotTestResult& r = report.dot.back().second; r.lhs == 0 && r.rhs == 0)
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("{}: shot 0's traces do not change with the model (its Born operator's output and "
+                              "adjoint are both exactly zero), so the dot-product and Taylor tests would compare "
+                              "zeros; check that the receivers record what the sources radiate (the plan's notes: "
+                              "e.g. a 2-D elastic run's P-SV and SH waves do not meet) and that they lie in the time "
+                              "the waves reach them",
+                              c.source_path.empty() ? c.name : c.source_path));
     if (c.inversion.density_parameter)
       report.density_dot.emplace_back(to_string(p), density_dot_test(cp, plan, 0, 20240602));
     if (c.inversion.shear_parameter || c.inversion.lame)
