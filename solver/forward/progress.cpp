@@ -62,8 +62,8 @@ void Progress::update(int first_shot, int last_shot, int n_shots, int step, int 
 }
 
 namespace {
-ShotProgress*& active_shot() {
-  static ShotProgress* active = nullptr;
+ShotProgress*& active_shot() {  // per thread: the Python module's jobs may run on several at once
+  thread_local ShotProgress* active = nullptr;
   return active;
 }
 }  // namespace
@@ -80,17 +80,18 @@ void shot_step(ShotPass pass, int done, int total) {
   if (!p || p->interval_ <= 0) return;
   if (pass == ShotPass::forward && p->pass_ == ShotPass::adjoint && p->started_) return;  // the adjoint's replays
   const auto now = ShotProgress::clock::now();
-  if (!p->started_ || pass != p->pass_) {
+  if (!p->started_ || pass != p->pass_) {  // a pass begins: its clock and its first step count start here
     p->pass_ = pass;
     p->started_ = true;
+    p->first_done_ = done;
     p->pass_start_ = p->last_line_ = now;
     return;
   }
   if (std::chrono::duration<double>(now - p->last_line_).count() < p->interval_) return;
   p->last_line_ = now;
   const double elapsed = std::chrono::duration<double>(now - p->pass_start_).count();
-  // The rate counts the steps since the pass's first report (step 1 started the clock).
-  const double rate = elapsed > 0 ? (done - 1) / elapsed : 0;
+  // The rate counts the steps since the pass's first report, which started the clock.
+  const double rate = elapsed > 0 ? (done - p->first_done_) / elapsed : 0;
   const double eta = rate > 0 ? (total - done) / rate : NAN;
   progress_line(
       fmt::format("[progress] shot {} (of {}) {} step {}/{} ({:5.1f}%) | {:.3g} steps/s | elapsed {} | ETA {} "

@@ -26,7 +26,7 @@ std::string utc_timestamp();                  // the wall clock now, "2026-12-02
 //   [progress] shot 3 (of 12) adjoint step 1200/2000 (60.0%) | 35.2 steps/s | elapsed 34.1s | ETA 22.7s | <UTC>
 // `elapsed` and `ETA` are the pass's. The forward steps the adjoint replays (checkpointing) are not reported: once the
 // adjoint pass has begun, forward steps are the adjoint's. Without an open ShotProgress shot_step does nothing. For
-// the thread that runs the job (not thread-safe).
+// the thread that runs the job: each thread has its own open ShotProgress.
 enum class ShotPass { forward, adjoint };
 class ShotProgress {
  public:
@@ -42,10 +42,12 @@ class ShotProgress {
   double interval_;
   ShotPass pass_ = ShotPass::forward;
   bool started_ = false;  // a step of pass_ was reported
+  int first_done_ = 0;    // the pass's first report's step count
   clock::time_point pass_start_, last_line_;
   ShotProgress* outer_;
 };
-// Step `done` of `total` of the current shot's pass (forward: n + 1 after step n; adjoint: nt - n after step n).
+// Step `done` of `total` of the current shot's pass (forward: n + 1 after step n; adjoint: nt - n after step n, and
+// 0 before its loop, so that the replays that fetch its first fields already count as the adjoint's).
 void shot_step(ShotPass pass, int done, int total);
 
 class Progress {

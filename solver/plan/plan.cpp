@@ -193,10 +193,13 @@ void note_spectral_near_source(const Case& c, Plan& plan) {
 
 // A 2-D elastic run's x-z plane carries P-SV waves (v_z, v_x, s_zz, s_xx, s_zx) and SH waves (v_y, s_zy, s_yx)
 // apart: a shot whose sources radiate only one kind, recorded only by receivers of the other, records nothing. Not an
-// error (the physics is right), but one note a shot so that a case that meant otherwise is not run for zeros.
+// error (the physics is right), but one note (for the case: the first such shot and their count) so that a case that
+// meant otherwise is not run for zeros.
 void note_2d_elastic_wave_types(const Case& c, Plan& plan) {
   if (c.scheme.formulation != Formulation::elastic || c.grid.active(1)) return;
   const auto describe = [](bool psv, bool sh) { return psv && sh ? "P-SV and SH" : psv ? "P-SV" : sh ? "SH" : "no"; };
+  std::vector<std::size_t> silent;
+  std::string kinds;
   for (std::size_t s = 0; s < c.shots.size(); ++s) {
     bool src_psv = false, src_sh = false, rec_psv = false, rec_sh = false;
     for (const SourceSpec& source : c.shots[s].sources) {
@@ -214,13 +217,19 @@ void note_2d_elastic_wave_types(const Case& c, Plan& plan) {
       (sh ? rec_sh : rec_psv) = true;
     }
     if ((src_psv && rec_psv) || (src_sh && rec_sh)) continue;
-    plan.notes.push_back(fmt::format(
-        "shot {}: in a 2-D elastic run the x-z plane's P-SV waves (v_z, v_x, \"p\", \"div\", \"curl_y\") and SH "
-        "waves (v_y, \"curl_x\", \"curl_z\") do not meet; its sources radiate {} waves and its receivers record {}, "
-        "so every trace will be zero (docs/numerics.md, \"2-D runs\"); record the other components, or turn the "
-        "source",
-        s, describe(src_psv, src_sh), describe(rec_psv, rec_sh)));
+    if (silent.empty())
+      kinds = fmt::format("its sources radiate {} waves and its receivers record {}", describe(src_psv, src_sh),
+                          describe(rec_psv, rec_sh));
+    silent.push_back(s);
   }
+  if (silent.empty()) return;
+  std::string which = fmt::format("shot {}", silent.front());
+  if (silent.size() > 1) which = fmt::format("{} shots (the first: shot {})", silent.size(), silent.front());
+  plan.notes.push_back(fmt::format(
+      "{}: in a 2-D elastic run the x-z plane's P-SV waves (v_z, v_x, \"p\", \"div\", \"curl_y\") and SH waves (v_y, "
+      "\"curl_x\", \"curl_z\") do not meet; {}, so every trace will be zero (docs/numerics.md, \"2-D runs\"); record "
+      "the other components, or turn the source",
+      which, kinds));
 }
 
 // The output directory must be creatable and writable. Probed by creating what is missing and writing a file,
@@ -699,37 +708,49 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   double v_stable = plan.v_reference, speedup = 1;
   if (c.attenuation.present) {
     plan.sls = make_sls_fit(c);
-    for (const double q : {plan.model.q_min, plan.model.q_max}) {
-      const std::vector<double> y = plan.sls.weights(q);
-      const double decades = std::log10(plan.sls.f2 / plan.sls.f1);
-      const auto physical = [&](const SlsFit& fit) {
-        for (const double qq : {plan.model.q_min, plan.model.q_max}) {
-          const std::vector<double> w = fit.weights(qq);
-          if (!std::all_of(w.begin(), w.end(), [](double v) { return v > 0; })) return false;
-        }
-        return true;
-      };
-      if (!std::all_of(y.begin(), y.end(), [](double w) { return w > 0; })) {
-        // The most mechanisms below this count whose fit is physical at both ends of the grid's Q, if any.
-        int fewer = 0;
-        for (int m = int(plan.sls.tau.size()) - 1; m >= 1 && !fewer; --m)
-          if (physical(fit_sls(plan.sls.f1, plan.sls.f2, m, c.attenuation.reference_frequency.value_or(0.0))))
-            fewer = m;
-        invalid(c, fmt::format("attenuation: the fit of Q = {:.4g} with {} mechanisms over {:.4g}-{:.4g} Hz ({:.2g} "
-                               "decades) has a weight <= 0 (not a physical relaxation spectrum): too many mechanisms "
-                               "for the band; {}",
-                               q, plan.sls.tau.size(), plan.sls.f1, plan.sls.f2, decades,
-                               fewer ? fmt::format("set attenuation.mechanisms = {} (its fit is physical), or widen "
-                                                   "attenuation.band",
-                                                   fewer)
-                                     : std::string("widen attenuation.band")));
+    // A fit must be physical (every weight > 0) and near its target (within 100%) at the grid's least and largest Q;
+    // a refusal names the mechanism count (1..8, the nearest to the case's) whose fit is physical and within 50%.
+    const double reference = c.attenuation.reference_frequency.value_or(0.0);
+    const auto worst = [&](const SlsFit& fit, bool& physical) {
+      double error = 0;
+      physical = true;
+      for (const double q : {plan.model.q_min, plan.model.q_max}) {
+        const std::vector<double> w = fit.weights(q);
+        physical = physical && std::all_of(w.begin(), w.end(), [](double v) { return v > 0; });
+        error = std::max(error, fit.largest_error(q));
       }
-      if (const double error = plan.sls.largest_error(q); error > 0.5)
-        invalid(c, fmt::format("attenuation: the fit of Q = {:.4g} with {} mechanisms over {:.4g}-{:.4g} Hz ({:.2g} "
-                               "decades) misses the target by up to {:.3g}% over the band (a Q that far off is not "
-                               "the model asked for); narrow attenuation.band to the wavelet's band, or raise "
-                               "attenuation.mechanisms to about two a decade (at most 8)",
-                               q, plan.sls.tau.size(), plan.sls.f1, plan.sls.f2, decades, 100 * error));
+      return error;
+    };
+    bool physical = true;
+    const double error = worst(plan.sls, physical);
+    if (!physical || error > 1) {
+      const int n = int(plan.sls.tau.size());
+      int better = 0;
+      double better_error = 0;
+      for (int d = 1; d < 8 && !better; ++d)
+        for (const int m : {n - d, n + d}) {
+          if (m < 1 || m > 8 || better) continue;
+          bool ok = false;
+          const double e = worst(fit_sls(plan.sls.f1, plan.sls.f2, m, reference), ok);
+          if (ok && e <= 0.5) better = m, better_error = e;
+        }
+      const std::string fix =
+          better ? fmt::format(
+                       "set attenuation.mechanisms = {} (its fit is physical and within {:.2g}% over the band), "
+                       "or change attenuation.band",
+                       better, 100 * better_error)
+                 : std::string(
+                       "change attenuation.band (no count of mechanisms from 1 to 8 fits this one): the "
+                       "wavelet's band, about one to three decades");
+      invalid(c, fmt::format("attenuation: the fit of Q in [{:.4g}, {:.4g}] with {} mechanisms over {:.4g}-{:.4g} Hz "
+                             "({:.2g} decades) {}; {}",
+                             plan.model.q_min, plan.model.q_max, n, plan.sls.f1, plan.sls.f2,
+                             std::log10(plan.sls.f2 / plan.sls.f1),
+                             !physical ? "has a weight <= 0 (not a physical relaxation spectrum)"
+                                       : fmt::format("misses the target by up to {:.3g}% over the band (a Q that far "
+                                                     "off is not the model asked for)",
+                                                     100 * error),
+                             fix));
     }
     speedup = std::max(plan.sls.unrelaxed_speedup(plan.sls.weights(plan.model.q_min)),
                        plan.sls.unrelaxed_speedup(plan.sls.weights(plan.model.q_max)));
@@ -781,16 +802,17 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     if (inv.density_parameter && inv.density_min && inv.density_max && *inv.density_min > 0)
       contrast = std::max(contrast, *inv.density_max / *inv.density_min);
     const double cfl_limit = 0.8 * std::sqrt(1000 / contrast);
+    const double advised = std::floor(cfl_limit * 1000) / 1000;             // printed as it is: passes the check below
     if (contrast > 1000 * (1 + 1e-6) && plan.cfl > cfl_limit * (1 + 1e-6))  // (the model holds float densities)
       invalid(c, fmt::format("the k-space method with a density contrast of {:.3g}:1 ({:.6g} to {:.6g} kg/m^3{}) is "
                              "unstable at the CFL number {:.3f}: its global derivatives let the contrast raise the "
                              "operator's largest eigenvalue (stable up to about 1000:1 at 0.8, measured; the step "
-                             "shrinks as 1 / sqrt(contrast)); set time.cfl_safety <= {:.3g}{}, or use scheme.method = "
+                             "shrinks as 1 / sqrt(contrast)); set time.cfl_safety <= {:.3f}{}, or use scheme.method = "
                              "\"fdtd\" (the staggered scheme's local stencils take such contrasts at its usual step)",
                              contrast, plan.model.rho_min, plan.model.rho_max,
                              contrast > plan.model.rho_max / plan.model.rho_min ? ", inversion.density_min/max" : "",
-                             plan.cfl, cfl_limit,
-                             c.time.dt ? fmt::format(" (time.dt <= {:.6g} s)", cfl_limit * plan.dt_max) : ""));
+                             plan.cfl, advised,
+                             c.time.dt ? fmt::format(" (time.dt <= {:.6g} s)", advised * plan.dt_max) : ""));
   }
   // The step count in checked arithmetic (an int past 2^31 would wrap, e.g. to 101 steps, and run the wrong case).
   // With output.trace_dt, the simulation runs on by the resampler's window so that the last output sample is exact.
@@ -803,10 +825,15 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     if (!spectral && c.scheme.formulation != Formulation::second_order && plan.model.rho_min > 0) {
       const double plain = stable_dt_staggered(c.grid, c.scheme.order, v_stable);
       if (plan.dt_max < 0.5 * plain)
-        why = fmt::format(
-            "; the model's density contrast ({:.3g} to {:.3g} kg/m^3) lowers that limit from {:.6g} s: check "
-            "the density model",
-            plan.model.rho_min, plan.model.rho_max, plain);
+        why = !densities.empty()
+                  ? fmt::format(
+                        "; the density contrast inversion.density_min/max allow ({:.6g} to {:.6g} kg/m^3) "
+                        "lowers that limit from {:.6g} s: check those bounds",
+                        *c.inversion.density_min, *c.inversion.density_max, plain)
+                  : fmt::format(
+                        "; the model's density contrast ({:.3g} to {:.3g} kg/m^3) lowers that limit from "
+                        "{:.6g} s: check the density model",
+                        plan.model.rho_min, plan.model.rho_max, plain);
     }
     invalid(c, fmt::format("time.duration = {:.6g} s at dt = {:.6g} s is {:.4g} time steps, more than the limit of {}; "
                            "shorten time.duration or raise time.dt (within the CFL limit {:.6g} s){}",

@@ -159,6 +159,7 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     const std::array<std::vector<double>, 2> adjoint_sources = list_adjoint_sources(residual);
     std::vector<double> source_image(sources_.index.size(), 0.0);
     ReverseFields<T> fields(*history_, *this, field_values());
+    shot_step(ShotPass::adjoint, 0, nt);  // the adjoint pass begins (replays count as its)
     for (int n = nt - 1; n >= 0; --n) {
       const T* inc = fields.one(n + 1);  // field n + 1: what step n's coefficients multiplied (packed)
       if (setup_.free_surface) cpu::zero_top_plane(L, s.f[szz]);

@@ -203,6 +203,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     // n = 0, flushes); fp64: straight into the image.
     const int block = sizeof(T) == 4 ? image_block_steps : 1;
     if (block > 1) step.image_partial = st.image_partial.data();
+    shot_step(ShotPass::adjoint, 0, nt);  // the adjoint pass begins (replays count as its)
     for (int n = nt - 1; n >= 0; --n) {
       const auto [u_now, padded] = fields.current(n);
       step.omega = omega.data();
@@ -266,6 +267,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   void background_step(int n, T* u_copy = nullptr) {
     state_.step(setup_, u_copy);
     inject(n, state_.u_prev.data());
+    shot_step(ShotPass::forward, n + 1, setup_.nt);  // (Born runs step here, not through step())
   }
   // field += f^n (V included in the factors).
   void inject(int n, T* field) const {

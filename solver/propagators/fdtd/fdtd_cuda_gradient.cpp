@@ -212,6 +212,7 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     history_->field(*this, nt, u_next.data());
     history_->field(*this, nt - 1, u_now.data());
     const cuda::PointGather<T> sources = adjoint_sources_.view();
+    shot_step(ShotPass::adjoint, 0, nt);  // the adjoint pass begins (replays count as its)
     for (int n = nt - 1; n >= 0; --n) {
       if (n >= 1)
         history_->field(*this, n - 1, u_before.data());
@@ -287,6 +288,7 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     const cudaStream_t st = stream_.handle();
     state_.step(setup_, vel2dt2_.data(), st);
     cuda::add_point_signals(state_.u_prev.data(), sources_.view(), wavelets_device_.data(), setup_.nt, n, st);
+    shot_step(ShotPass::forward, n + 1, setup_.nt);  // (Born runs step here, not through step())
   }
 
   // DeviceForwardStepper

@@ -181,6 +181,7 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
     const auto& rec = setup_.receivers;
     const host::PointScatter& scatter = this->receiver_scatter_;
     std::vector<double> residual_n(rec.offsets.size() - 1);  // the residuals of step n
+    shot_step(ShotPass::adjoint, 0, nt);                     // the adjoint pass begins (replays count as its)
     for (int n = nt - 1; n >= 0; --n) {
       const T* um = n >= 1 ? fields(n - 1) : zeros.data();
       const T* m = nu.data();
@@ -216,6 +217,7 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
   void background_step(int n) {
     steps_.damped_step(u_.data(), u_prev_.data(), setup_.vel2dt2.data(), eta_dt_.data(), sources_.term(0, n));
     sources_.add(u_prev_.data(), n, 1);
+    shot_step(ShotPass::forward, n + 1, setup_.nt);  // (Born runs step here, not through step())
   }
 
   // ForwardStepper: the state is u^n, u^{n-1}; the field u^n.
@@ -406,6 +408,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
       Omega[a].assign(points, T(0));
     }
     // (p_z, p_y, p_x) at n + 1 and n, handed out in decreasing n (in place when the history holds them).
+    shot_step(ShotPass::adjoint, 0, nt);  // the adjoint pass begins (the replays of its first fields count as its)
     ReverseFields<T> fields(*history_, *this, field_values());
     const T* f_next = fields(nt);
     const T* f_now = fields(nt - 1);
@@ -756,6 +759,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
         [&](int a) {
           if (gradient) std::copy_n(steps_.component_derivative(), points, (*gradient)[std::size_t(a)].data());
         });
+    shot_step(ShotPass::forward, n + 1, setup_.nt);  // (Born runs step here, not through step())
   }
 
   // ForwardStepper: the state is p_a and w_a (p is their sum, recomputed on restore), with attenuation also the

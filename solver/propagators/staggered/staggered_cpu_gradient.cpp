@@ -231,6 +231,7 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
     // The sources' points: interior index and factor.
     std::vector<std::size_t> source_point(sources_.index.size());
     for (std::size_t p = 0; p < source_point.size(); ++p) source_point[p] = interior_index(sources_.index[p]);
+    shot_step(ShotPass::adjoint, 0, nt);  // the adjoint pass begins (replays count as its)
     for (int n = nt - 1; n >= 0; --n) {
       const T* field = fields.one(n + 1);  // field n + 1 is D^n, what step n used (and its dw)
       s.divergence = field;
