@@ -452,6 +452,17 @@ TEST_CASE("k-space method with a density model: a contrast above 1000:1 needs th
                                          "number 0.800"),
                        Error);
   Case c = testing::parse_case_tables(model);
+  try {  // the cfl_safety the refusal names (rounded down) runs
+    (void)make_plan(c);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    const std::size_t at = what.find("set time.cfl_safety <= ");
+    REQUIRE(at != std::string::npos);
+    Case advised = c;
+    advised.time.cfl_safety = std::stod(what.substr(at + 23));
+    CHECK(advised.time.cfl_safety == doctest::Approx(0.527));
+    CHECK_NOTHROW(make_plan(advised));
+  }
   c.time.cfl_safety = 0.5;
   const Plan plan = make_plan(c);
   const auto run = simulate_shot(c, plan, 0);
