@@ -435,6 +435,11 @@ void agree_on_devices(const Case& c, const Comm& world, const RankPlacement& whe
                             plan.ranks_on_device, where.rank, plan.device));
 }
 
+// The memory refusals' advice to halve the fields, for a case that can.
+const char* fp32_advice(const Case& c) {
+  return c.run.precision == Precision::fp64 ? "use precision = \"fp32\", " : "";
+}
+
 // The cap is run.device_memory_fraction of the device memory free when the plan was made, shared by the ranks
 // that drive the same device; the estimate is that of this rank's block in a decomposed run.
 void check_device_memory(const Case& c, Plan& plan, const RankPlacement& where) {
@@ -459,7 +464,7 @@ void check_device_memory(const Case& c, Plan& plan, const RankPlacement& where) 
                     group_size > 1 ? " for this rank's block" : "", human_bytes(cap),
                     100 * c.run.device_memory_fraction, human_bytes(free),
                     plan.ranks_on_device > 1 ? fmt::format(", shared by {} ranks", plan.ranks_on_device) : "",
-                    c.run.precision == Precision::fp64 ? "use precision = \"fp32\", " : ""));
+                    fp32_advice(c)));
 }
 
 }  // namespace
@@ -636,6 +641,83 @@ static SlsFit make_sls_fit(const Case& c) {
   return fit_sls(band[0], band[1], a.mechanisms, a.reference_frequency.value_or(0.0));
 }
 
+namespace {
+
+// The SLS fit of [attenuation] (plan.sls) must be physical (every weight > 0) and near its target (within 100%) at the
+// grid's least and largest Q; a refusal names the mechanism count (1..8, the nearest to the case's) whose fit is
+// physical and within 50%.
+void check_sls_fit(const Case& c, const Plan& plan) {
+  const double reference = c.attenuation.reference_frequency.value_or(0.0);
+  const auto worst = [&](const SlsFit& fit, bool& physical) {
+    double error = 0;
+    physical = true;
+    for (const double q : {plan.model.q_min, plan.model.q_max}) {
+      const std::vector<double> w = fit.weights(q);
+      physical = physical && std::all_of(w.begin(), w.end(), [](double v) { return v > 0; });
+      error = std::max(error, fit.largest_error(q));
+    }
+    return error;
+  };
+  bool physical = true;
+  const double error = worst(plan.sls, physical);
+  if (!physical || error > 1) {
+    const int n = int(plan.sls.tau.size());
+    int better = 0;
+    double better_error = 0;
+    for (int d = 1; d < 8 && !better; ++d)
+      for (const int m : {n - d, n + d}) {
+        if (m < 1 || m > 8 || better) continue;
+        bool ok = false;
+        const double e = worst(fit_sls(plan.sls.f1, plan.sls.f2, m, reference), ok);
+        if (ok && e <= 0.5) better = m, better_error = e;
+      }
+    const std::string fix =
+        better ? fmt::format(
+                     "set attenuation.mechanisms = {} (its fit is physical and within {:.2g}% over the band), "
+                     "or change attenuation.band",
+                     better, 100 * better_error)
+               : std::string(
+                     "change attenuation.band (no count of mechanisms from 1 to 8 fits this one): the "
+                     "wavelet's band, about one to three decades");
+    invalid(c, fmt::format("attenuation: the fit of Q in [{:.4g}, {:.4g}] with {} mechanisms over {:.4g}-{:.4g} Hz "
+                           "({:.2g} decades) {}; {}",
+                           plan.model.q_min, plan.model.q_max, n, plan.sls.f1, plan.sls.f2,
+                           std::log10(plan.sls.f2 / plan.sls.f1),
+                           !physical ? "has a weight <= 0 (not a physical relaxation spectrum)"
+                                     : fmt::format("misses the target by up to {:.3g}% over the band (a Q that far "
+                                                   "off is not the model asked for)",
+                                                   100 * error),
+                           fix));
+  }
+}
+
+// The k-space method with a density model: its derivatives are global, so across a strong density contrast a
+// buoyancy meets moduli from the whole line and the stable step shrinks about as 1 / sqrt(contrast). Measured on
+// cases/validation/gradient-spectral-density.toml's grid with its middle layer's density lowered (docs/numerics.md,
+// "Variable density in the k-space method"): stable at the default CFL number 0.8 up to 1000:1, at 0.6 for 2300:1,
+// 0.3 for 1e4:1, 0.1 for 1e5:1; 0.8 sqrt(1000 / contrast) is below each. An inversion's density bounds count too.
+void check_spectral_density_step(const Case& c, const Plan& plan, bool spectral) {
+  if (!spectral || plan.model.density.empty() || !(plan.model.rho_min > 0)) return;
+  double contrast = plan.model.rho_max / plan.model.rho_min;
+  const InversionSpec& inv = c.inversion;
+  if (inv.density_parameter && inv.density_min && inv.density_max && *inv.density_min > 0)
+    contrast = std::max(contrast, *inv.density_max / *inv.density_min);
+  const double cfl_limit = 0.8 * std::sqrt(1000 / contrast);
+  const double advised = std::floor(cfl_limit * 1000) / 1000;             // printed as it is: passes the check below
+  if (contrast > 1000 * (1 + 1e-6) && plan.cfl > cfl_limit * (1 + 1e-6))  // (the model holds float densities)
+    invalid(c, fmt::format("the k-space method with a density contrast of {:.3g}:1 ({:.6g} to {:.6g} kg/m^3{}) is "
+                           "unstable at the CFL number {:.3f}: its global derivatives let the contrast raise the "
+                           "operator's largest eigenvalue (stable up to about 1000:1 at 0.8, measured; the step "
+                           "shrinks as 1 / sqrt(contrast)); set time.cfl_safety <= {:.3f}{}, or use scheme.method = "
+                           "\"fdtd\" (the staggered scheme's local stencils take such contrasts at its usual step)",
+                           contrast, plan.model.rho_min, plan.model.rho_max,
+                           contrast > plan.model.rho_max / plan.model.rho_min ? ", inversion.density_min/max" : "",
+                           plan.cfl, advised,
+                           c.time.dt ? fmt::format(" (time.dt <= {:.6g} s)", advised * plan.dt_max) : ""));
+}
+
+}  // namespace
+
 Plan make_plan(const Case& c, const RankPlacement& where) {
   Plan plan;
   plan.ranks = std::max(1, where.ranks);
@@ -686,8 +768,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
         fmt::format("{}: the run needs about {} but only {} is available; reduce grid.shape, {}or run on a larger "
                     "node",
                     c.source_path.empty() ? c.name : c.source_path, human_bytes(plan.memory_bytes),
-                    human_bytes(plan.memory_available),
-                    c.run.precision == Precision::fp64 ? "use precision = \"fp32\", " : ""));
+                    human_bytes(plan.memory_available), fp32_advice(c)));
 
   // A rank of a decomposed run builds (reads) only its block of the model; v_min, v_max are global. The staggered
   // scheme's ranks hold the whole model: a source's or receiver's density averages its stencil's points, which may lie
@@ -708,50 +789,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   double v_stable = plan.v_reference, speedup = 1;
   if (c.attenuation.present) {
     plan.sls = make_sls_fit(c);
-    // A fit must be physical (every weight > 0) and near its target (within 100%) at the grid's least and largest Q;
-    // a refusal names the mechanism count (1..8, the nearest to the case's) whose fit is physical and within 50%.
-    const double reference = c.attenuation.reference_frequency.value_or(0.0);
-    const auto worst = [&](const SlsFit& fit, bool& physical) {
-      double error = 0;
-      physical = true;
-      for (const double q : {plan.model.q_min, plan.model.q_max}) {
-        const std::vector<double> w = fit.weights(q);
-        physical = physical && std::all_of(w.begin(), w.end(), [](double v) { return v > 0; });
-        error = std::max(error, fit.largest_error(q));
-      }
-      return error;
-    };
-    bool physical = true;
-    const double error = worst(plan.sls, physical);
-    if (!physical || error > 1) {
-      const int n = int(plan.sls.tau.size());
-      int better = 0;
-      double better_error = 0;
-      for (int d = 1; d < 8 && !better; ++d)
-        for (const int m : {n - d, n + d}) {
-          if (m < 1 || m > 8 || better) continue;
-          bool ok = false;
-          const double e = worst(fit_sls(plan.sls.f1, plan.sls.f2, m, reference), ok);
-          if (ok && e <= 0.5) better = m, better_error = e;
-        }
-      const std::string fix =
-          better ? fmt::format(
-                       "set attenuation.mechanisms = {} (its fit is physical and within {:.2g}% over the band), "
-                       "or change attenuation.band",
-                       better, 100 * better_error)
-                 : std::string(
-                       "change attenuation.band (no count of mechanisms from 1 to 8 fits this one): the "
-                       "wavelet's band, about one to three decades");
-      invalid(c, fmt::format("attenuation: the fit of Q in [{:.4g}, {:.4g}] with {} mechanisms over {:.4g}-{:.4g} Hz "
-                             "({:.2g} decades) {}; {}",
-                             plan.model.q_min, plan.model.q_max, n, plan.sls.f1, plan.sls.f2,
-                             std::log10(plan.sls.f2 / plan.sls.f1),
-                             !physical ? "has a weight <= 0 (not a physical relaxation spectrum)"
-                                       : fmt::format("misses the target by up to {:.3g}% over the band (a Q that far "
-                                                     "off is not the model asked for)",
-                                                     100 * error),
-                             fix));
-    }
+    check_sls_fit(c, plan);
     speedup = std::max(plan.sls.unrelaxed_speedup(plan.sls.weights(plan.model.q_min)),
                        plan.sls.unrelaxed_speedup(plan.sls.weights(plan.model.q_max)));
     v_stable *= speedup;
@@ -791,29 +829,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
                 "stable dt is {:.6g} s (CFL number {:.3f} > 1); set time.dt <= {:.6g} or remove it to use the default",
                 plan.dt, spectral ? std::string("the spectral method") : fmt::format("order {}", c.scheme.order),
                 v_stable, densities, plan.dt_max, plan.cfl, plan.dt_max, c.time.cfl_safety * plan.dt_max));
-  // The k-space method with a density model: its derivatives are global, so across a strong density contrast a
-  // buoyancy meets moduli from the whole line and the stable step shrinks about as 1 / sqrt(contrast). Measured on
-  // cases/validation/gradient-spectral-density.toml's grid with its middle layer's density lowered (docs/numerics.md,
-  // "Variable density in the k-space method"): stable at the default CFL number 0.8 up to 1000:1, at 0.6 for 2300:1,
-  // 0.3 for 1e4:1, 0.1 for 1e5:1; 0.8 sqrt(1000 / contrast) is below each. An inversion's density bounds count too.
-  if (spectral && !plan.model.density.empty() && plan.model.rho_min > 0) {
-    double contrast = plan.model.rho_max / plan.model.rho_min;
-    const InversionSpec& inv = c.inversion;
-    if (inv.density_parameter && inv.density_min && inv.density_max && *inv.density_min > 0)
-      contrast = std::max(contrast, *inv.density_max / *inv.density_min);
-    const double cfl_limit = 0.8 * std::sqrt(1000 / contrast);
-    const double advised = std::floor(cfl_limit * 1000) / 1000;             // printed as it is: passes the check below
-    if (contrast > 1000 * (1 + 1e-6) && plan.cfl > cfl_limit * (1 + 1e-6))  // (the model holds float densities)
-      invalid(c, fmt::format("the k-space method with a density contrast of {:.3g}:1 ({:.6g} to {:.6g} kg/m^3{}) is "
-                             "unstable at the CFL number {:.3f}: its global derivatives let the contrast raise the "
-                             "operator's largest eigenvalue (stable up to about 1000:1 at 0.8, measured; the step "
-                             "shrinks as 1 / sqrt(contrast)); set time.cfl_safety <= {:.3f}{}, or use scheme.method = "
-                             "\"fdtd\" (the staggered scheme's local stencils take such contrasts at its usual step)",
-                             contrast, plan.model.rho_min, plan.model.rho_max,
-                             contrast > plan.model.rho_max / plan.model.rho_min ? ", inversion.density_min/max" : "",
-                             plan.cfl, advised,
-                             c.time.dt ? fmt::format(" (time.dt <= {:.6g} s)", advised * plan.dt_max) : ""));
-  }
+  check_spectral_density_step(c, plan, spectral);
   // The step count in checked arithmetic (an int past 2^31 would wrap, e.g. to 101 steps, and run the wrong case).
   // With output.trace_dt, the simulation runs on by the resampler's window so that the last output sample is exact.
   const bool resampled = c.output.trace_dt && std::abs(*c.output.trace_dt - plan.dt) > 1e-9 * plan.dt;

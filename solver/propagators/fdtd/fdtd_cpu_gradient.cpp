@@ -267,7 +267,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   void background_step(int n, T* u_copy = nullptr) {
     state_.step(setup_, u_copy);
     inject(n, state_.u_prev.data());
-    shot_step(ShotPass::forward, n + 1, setup_.nt);  // (Born runs step here, not through step())
+    shot_step(ShotPass::forward, n + 1, setup_.nt);  // (step(), and Born runs, which step here)
   }
   // field += f^n (V included in the factors).
   void inject(int n, T* field) const {
@@ -297,13 +297,11 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     host::record(setup_.receivers, state_.u.data(), traces_, setup_.nt, n);
     background_step(n);
     state_.finish_step(setup_);
-    shot_step(ShotPass::forward, n + 1, setup_.nt);
   }
   void copy_field_and_step(int n, std::span<T> out) override {
     host::record(setup_.receivers, state_.u.data(), traces_, setup_.nt, n);
     background_step(n, out.data());
     state_.finish_step(setup_);
-    shot_step(ShotPass::forward, n + 1, setup_.nt);
   }
   std::size_t field_values() const override { return setup_.layout.interior_points(); }
   void copy_field(std::span<T> out) const override {

@@ -288,7 +288,7 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     const cudaStream_t st = stream_.handle();
     state_.step(setup_, vel2dt2_.data(), st);
     cuda::add_point_signals(state_.u_prev.data(), sources_.view(), wavelets_device_.data(), setup_.nt, n, st);
-    shot_step(ShotPass::forward, n + 1, setup_.nt);  // (Born runs step here, not through step())
+    shot_step(ShotPass::forward, n + 1, setup_.nt);  // (step(), and Born runs, which step here)
   }
 
   // DeviceForwardStepper
@@ -324,7 +324,6 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
                            n_receivers, traces_device_.data(), setup_.nt, n, st);
     background_step(n);
     state_.finish_step(setup_, st);
-    shot_step(ShotPass::forward, n + 1, setup_.nt);
   }
   std::size_t field_values() const override { return std::size_t(setup_.layout.interior_points()); }
   void copy_field(T* out) override {

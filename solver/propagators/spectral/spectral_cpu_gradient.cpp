@@ -217,7 +217,7 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
   void background_step(int n) {
     steps_.damped_step(u_.data(), u_prev_.data(), setup_.vel2dt2.data(), eta_dt_.data(), sources_.term(0, n));
     sources_.add(u_prev_.data(), n, 1);
-    shot_step(ShotPass::forward, n + 1, setup_.nt);  // (Born runs step here, not through step())
+    shot_step(ShotPass::forward, n + 1, setup_.nt);  // (step(), and Born runs, which step here)
   }
 
   // ForwardStepper: the state is u^n, u^{n-1}; the field u^n.
@@ -234,7 +234,6 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
     host::record(setup_.receivers, u_.data(), traces_, setup_.nt, n);
     background_step(n);
     std::swap(u_, u_prev_);
-    shot_step(ShotPass::forward, n + 1, setup_.nt);
   }
   std::size_t field_values() const override { return setup_.points(); }
   void copy_field(std::span<T> out) const override { std::copy(u_.begin(), u_.end(), out.begin()); }
@@ -759,7 +758,7 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
         [&](int a) {
           if (gradient) std::copy_n(steps_.component_derivative(), points, (*gradient)[std::size_t(a)].data());
         });
-    shot_step(ShotPass::forward, n + 1, setup_.nt);  // (Born runs step here, not through step())
+    shot_step(ShotPass::forward, n + 1, setup_.nt);  // (step(), and Born runs, which step here)
   }
 
   // ForwardStepper: the state is p_a and w_a (p is their sum, recomputed on restore), with attenuation also the
@@ -793,7 +792,6 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
   void step(int n) override {
     host::record(setup_.receivers, f_.p.data(), traces_, setup_.nt, n);
     background_step(n);
-    shot_step(ShotPass::forward, n + 1, setup_.nt);
   }
   std::size_t field_values() const override { return (lossy_ ? 4 : 3) * setup_.points(); }
   void copy_field(std::span<T> out) const override {
