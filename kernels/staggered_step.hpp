@@ -100,4 +100,20 @@ struct StaggeredAdjointStep {
   double* buoyancy_image[3] = {nullptr, nullptr, nullptr};
 };
 
+// The scattering of one Born step at the nodes (the staggered gradient's born(); kernels/staggered_kernels.hpp's
+// born_scatter_point): with s = relative D^n (relative = dm / m, or drho / rho, compact), dr_l += g_l s and du +=
+// (dt/2 sum_l g_l - dt K) s.
+template <class T>
+struct StaggeredBornScatter {
+  FieldLayout layout;
+  T* du = nullptr;  // the perturbation's u (padded)
+  const T* kdt = nullptr;
+  const T* relative = nullptr;    // compact
+  const T* divergence = nullptr;  // the background's D^n (compact)
+  int mechanisms = 0;
+  T* memory[8] = {};  // the perturbation's r_l (compact)
+  const T* g[8] = {};
+  T half_dt = 0;
+};
+
 }  // namespace specwave

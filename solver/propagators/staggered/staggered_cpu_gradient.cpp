@@ -14,6 +14,7 @@
 #include "kernels/cpu/fdtd_cpu.hpp"
 #include "kernels/cpu/flush_denormals.hpp"
 #include "kernels/cpu/staggered_cpu.hpp"
+#include "kernels/staggered_kernels.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/progress.hpp"
 #include "solver/plan/model.hpp"
@@ -22,28 +23,24 @@
 #include "solver/propagators/gradient_propagator.hpp"
 #include "solver/propagators/history/wavefield_history.hpp"
 #include "solver/propagators/host_field.hpp"
-#include "solver/propagators/staggered/staggered_setup.hpp"
+#include "solver/propagators/staggered/staggered_gradient_model.hpp"
 
 namespace specwave {
 namespace {
 
 template <class T>
-class StaggeredCpuGradient final : public GradientPropagator, private ForwardStepper<T> {
+class StaggeredCpuGradient final : public GradientPropagator,
+                                   private ForwardStepper<T>,
+                                   private StaggeredGradientModel<T> {
+  using Model = StaggeredGradientModel<T>;
+  using Model::case_, Model::dt_, Model::flush_denormals_, Model::setup_, Model::source_stencils_, Model::wavelets_,
+      Model::with_density_;
+
  public:
   StaggeredCpuGradient(const Case& c, const Plan& plan, const HistoryChoice& history)
-      : dt_(plan.dt),
-        v_limit_(plan.v_reference / plan.cfl),
-        speedup_(plan.unrelaxed_speedup),
-        case_(c),
-        flush_denormals_(c.run.flush_denormals),
-        source_stencils_(plan.sources),
-        wavelets_(plan.wavelets),
-        sls_(plan.sls),
-        q_(plan.model.q),
-        setup_(make_staggered_setup<T>(c, plan)),
+      : Model(c, plan),
         state_(setup_),
         divergence_(std::size_t(setup_.layout.interior_points()), T(0)),
-        with_density_(c.inversion.density_parameter),
         history_(make_history<T>(history)),
         receivers_(c, plan) {
     set_receivers(plan.receivers);
@@ -51,43 +48,22 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
       for (auto& dw : increment_) dw.assign(setup_.layout.size(), T(0));
   }
 
-  std::string name() const override {
-    return std::string(setup_.sls_drive.empty() ? "staggered-cpu-" : "visco-staggered-cpu-") +
-           (sizeof(T) == 4 ? "fp32" : "fp64");
-  }
+  std::string name() const override { return this->scheme_name("cpu"); }
   std::string history_name() const override { return history_->name(); }
   std::size_t history_bytes() const override { return history_->bytes(); }
   long long history_forward_steps() const override { return history_->forward_steps(); }
 
-  void set_velocity(std::span<const double> velocity) override {
-    check_model_velocity(velocity, setup_.velocity.size(), v_limit_, dt_);
-    check_stable(velocity, setup_.density);
-    setup_.set_velocity(velocity, sls_, q_);
-  }
-
-  void set_density(std::span<const double> density) override {
-    check_density(density);
-    check_stable(setup_.velocity, density);
-    setup_.set_density(density, sls_, q_);
-  }
+  void set_velocity(std::span<const double> velocity) override { this->set_velocity_model(velocity); }
+  void set_density(std::span<const double> density) override { this->set_density_model(density); }
   void set_model(std::span<const double> velocity, std::span<const double> density) override {
-    if (density.empty()) return set_velocity(velocity);
-    check_model_velocity(velocity, setup_.velocity.size(), v_limit_, dt_);
-    check_density(density);
-    check_stable(velocity, density);
-    setup_.set_density(density, sls_, q_);
-    setup_.set_velocity(velocity, sls_, q_);
+    this->set_both(velocity, density);
   }
   std::vector<double> density() const override { return setup_.density; }
   void add_density_gradient(std::span<double> out) const override {
     add_kept_density_gradient(*this, with_density_, density_gradient_, out);
   }
 
-  std::vector<double> vel2dt2() const override {
-    std::vector<double> out(setup_.velocity.size());
-    for (std::size_t k = 0; k < out.size(); ++k) out[k] = setup_.velocity[k] * setup_.velocity[k] * dt_ * dt_;
-    return out;
-  }
+  std::vector<double> vel2dt2() const override { return this->model_vel2dt2(); }
 
   std::vector<double> forward(int shot, bool keep_history) override {
     const cpu::FlushDenormals flush(flush_denormals_);
@@ -108,12 +84,7 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
   // du += (dm / m) (-dt K + dt/2 sum_l g_l) D^n and dr_l += (dm / m) g_l D^n, and at the source points
   // du += (dm / m) factor F^n; the free surface's zeroed plane last.
   std::vector<double> born(int shot, std::span<const double> dm) override {
-    const FieldLayout& L = setup_.layout;
-    check_born_perturbation(dm.size(), std::size_t(L.interior_points()));
-    std::vector<T> relative(dm.size());  // dm / m
-    for (std::size_t k = 0; k < dm.size(); ++k)
-      relative[k] = T(dm[k] / (setup_.velocity[k] * setup_.velocity[k] * dt_ * dt_));
-    return born_run(shot, relative);
+    return born_run(shot, this->velocity_relative(dm));
   }
 
   // F_rho drho, the density's Born operator at fixed velocity: the scattering of born() with drho / rho for dm / m (dt
@@ -122,27 +93,9 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
   // beta = 2 dt / (rho_0 + rho_1) of its two nodes), and each source's factor -(drho_s / rho_s) of itself.
   std::vector<double> born_density(int shot, std::span<const double> drho) override {
     if (!with_density_) return GradientPropagator::born_density(shot, drho);
-    const FieldLayout& L = setup_.layout;
-    check_born_perturbation(drho.size(), std::size_t(L.interior_points()));
-    std::vector<T> relative(drho.size());  // drho / rho
-    for (std::size_t k = 0; k < drho.size(); ++k) relative[k] = T(drho[k] / setup_.density[k]);
-    std::array<std::vector<T>, 3> buoyancy;  // d(dt beta_a) / (dt beta_a) = -(dt beta_a) (drho_0 + drho_1) / (2 dt)
-    for (int axis = 0; axis < 3; ++axis) {
-      auto& out = buoyancy[std::size_t(axis)];
-      out.assign(std::size_t(L.size()), T(0));
-      const T* bdt = setup_.bdt[std::size_t(axis)].data();
-      for_each_half_node(axis, [&](index_t i, std::size_t n0, std::size_t n1) {
-        out[std::size_t(i)] = T(-double(bdt[i]) / (2 * dt_) * (drho[n0] + drho[n1]));
-      });
-    }
-    const auto& stencils = source_stencils_.at(std::size_t(shot));
-    const std::array<int, 3> shape{L.nz, L.ny, L.nx};
-    std::vector<T> source_relative(stencils.size());  // -drho_s / rho_s
-    for (std::size_t j = 0; j < stencils.size(); ++j) {
-      const double rho_s = point_density(stencils[j], std::span<const double>(setup_.grid_density), shape);
-      source_relative[j] = T(-point_density_change(stencils[j], drho, shape) / rho_s);
-    }
-    return born_run(shot, relative, &buoyancy, source_relative);
+    const std::vector<T> relative = this->density_relative(drho);
+    const std::array<std::vector<T>, 3> buoyancy = this->buoyancy_relative(drho);
+    return born_run(shot, relative, &buoyancy, this->source_relative(shot, drho));
   }
 
   // The Born run of a relative perturbation of dt K, the drives and the sources' factors (`relative`, at the nodes),
@@ -157,6 +110,11 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
     StaggeredFields<T> du(setup_);
     std::vector<double> out(traces_.size(), 0.0);
     const StaggeredStep<T> s = du.step(setup_);
+    StaggeredBornScatter<T> scatter{
+        L, du.u.data(), setup_.kdt.data(), relative.data(), divergence_.data(), int(du.memory.size())};
+    for (std::size_t l = 0; l < du.memory.size(); ++l)
+      scatter.memory[l] = du.memory[l].data(), scatter.g[l] = setup_.sls_drive[l].data();
+    scatter.half_dt = T(dt_ / 2);
     for (int n = 0; n < setup_.nt; ++n) {
       host::record(receivers_list_, du.u.data(), out, setup_.nt, n);
       step(n);  // the background: divergence_ = D^n (and increment_ = dw^n with a density parameter)
@@ -170,21 +128,10 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
           for (std::size_t i = 0; i < size; ++i) w[i] += rel[i] * dw[i];
         }
       cpu::staggered_pressure_step(s);
-      const T half_dt = T(dt_ / 2);
 #pragma omp parallel for collapse(2) schedule(static)
       for (int z = 0; z < L.nz; ++z)
         for (int y = 0; y < L.ny; ++y)
-          for (int x = 0; x < L.nx; ++x) {
-            const std::size_t k = (std::size_t(z) * L.ny + y) * L.nx + x;
-            const T scattered = relative[k] * divergence_[k];
-            T sum = 0;
-            for (std::size_t l = 0; l < du.memory.size(); ++l) {
-              const T g = setup_.sls_drive[l][k];
-              du.memory[l][k] += g * scattered;
-              sum += g;
-            }
-            du.u[L.index(z, y, x)] += (half_dt * sum - setup_.kdt[L.index(z, y, x)]) * scattered;
-          }
+          for (int x = 0; x < L.nx; ++x) staggered_kernels::born_scatter_point(scatter, z, y, x);
       for (std::size_t p = 0; p < sources_.index.size(); ++p) {
         int z, y, x;
         L.coordinates(sources_.index[p], z, y, x);
@@ -253,25 +200,16 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
       shot_step(ShotPass::adjoint, nt - n, nt);
     }
     (void)fields.one(0);  // hands out the last field (zero: no step before n = 0)
-    for (std::size_t k = 0; k < gradient.size(); ++k)
-      gradient[k] += a.image[k] / (setup_.velocity[k] * setup_.velocity[k] * dt_ * dt_);
+    this->add_velocity_gradient(a.image.data(), gradient);
     if (!illumination.empty())
       for (std::size_t k = 0; k < illumination.size(); ++k) illumination[k] += illumination_[k];
-    if (with_density_) density_gradient(*adjoint_, source_image);
+    if (with_density_)
+      density_gradient_ =
+          this->density_gradient(history_shot_, a.image.data(),
+                                 {a.buoyancy[0].data(), a.buoyancy[1].data(), a.buoyancy[2].data()}, source_image);
   }
 
  private:
-  void check_density(std::span<const double> density) const {
-    if (density.size() != setup_.density.size())
-      throw std::invalid_argument("set_density: the model must have nz * ny * nx values");
-    for (std::size_t k = 0; k < density.size(); ++k)
-      if (!std::isfinite(density[k]) || density[k] <= 0)
-        throw Error(ExitCode::invalid_case,
-                    fmt::format("model density {} kg/m^3 at flat index {} is not positive and finite", density[k], k));
-  }
-  void check_stable(std::span<const double> velocity, std::span<const double> density) const {
-    check_staggered_stability(case_, velocity, density, speedup_, dt_);
-  }
   std::size_t n_receivers() const { return receivers_list_.offsets.size() - 1; }
   std::size_t interior_index(index_t i) const {
     int z, y, x;
@@ -373,63 +311,8 @@ class StaggeredCpuGradient final : public GradientPropagator, private ForwardSte
     return *adjoint_;
   }
 
-  // fn(i, n0, n1) for every half node of axis `axis` whose dt beta the step uses (-R .. n + R - 1 along it, the grid's
-  // nodes along the others; i its padded index) and the two nodes whose densities make it (buoyancy_nodes).
-  template <class Fn>
-  void for_each_half_node(int axis, Fn&& fn) const {
-    const FieldLayout& L = setup_.layout;
-    const int R = setup_.coef.radius;
-    int lo[3] = {0, 0, 0}, hi[3] = {L.nz, L.ny, L.nx};
-    lo[axis] = -R, hi[axis] = L.extent(axis) + R;
-    for (int z = lo[0]; z < hi[0]; ++z)
-      for (int y = lo[1]; y < hi[1]; ++y)
-        for (int x = lo[2]; x < hi[2]; ++x) {
-          std::size_t n0, n1;
-          setup_.buoyancy_nodes(axis, z, y, x, n0, n1);
-          fn(L.index(z, y, x), n0, n1);
-        }
-  }
-
-  // dJ/d rho at fixed velocity: dt K, the drives and the sources' factors are proportional to rho at each point (the
-  // image over rho); dt beta_a at a half node is 2 dt / (rho_0 + rho_1) of its two nodes (buoyancy_nodes), whose
-  // derivative with respect to each is -dt beta^2 / (2 dt), and dJ/d(dt beta) = sum_n w-bar dw / (dt beta); a
-  // source's factor is inversely proportional to its rho_s, a mean of its stencil's densities (point_density).
-  void density_gradient(const AdjointFields& a, const std::vector<double>& source_image) {
-    const FieldLayout& L = setup_.layout;
-    density_gradient_.assign(a.image.size(), 0.0);
-    for (std::size_t k = 0; k < a.image.size(); ++k) density_gradient_[k] = a.image[k] / setup_.density[k];
-    for (int axis = 0; axis < 3; ++axis) {
-      const double* image = a.buoyancy[std::size_t(axis)].data();
-      const T* bdt = setup_.bdt[std::size_t(axis)].data();
-      for_each_half_node(axis, [&](index_t i, std::size_t n0, std::size_t n1) {
-        const double term = -image[i] * double(bdt[i]) / (2 * dt_);
-        density_gradient_[n0] += term;
-        density_gradient_[n1] += term;
-      });
-    }
-    const auto& stencils = source_stencils_.at(std::size_t(history_shot_));
-    const std::array<int, 3> shape{L.nz, L.ny, L.nx};
-    for (std::size_t j = 0; j < stencils.size(); ++j) {
-      const double rho_s = point_density(stencils[j], std::span<const double>(setup_.grid_density), shape);
-      const std::vector<double> d = point_density_derivative(stencils[j]);
-      for (std::size_t p = 0; p < d.size(); ++p) {
-        const GridPointWeight& q = stencils[j].points[p];
-        density_gradient_[(std::size_t(q.iz) * L.ny + q.iy) * L.nx + q.ix] -= source_image[j] / rho_s * d[p];
-      }
-    }
-  }
-
-  double dt_, v_limit_, speedup_;
-  Case case_;  // the grid and scheme, for check_stable
-  bool flush_denormals_;
-  std::vector<std::vector<PointStencil>> source_stencils_;  // [shot][source]
-  std::vector<std::vector<std::vector<double>>> wavelets_;  // [shot][source][n]
-  SlsFit sls_;
-  std::vector<float> q_;  // the whole grid's Q (attenuation), or empty
-  StaggeredSetup<T> setup_;
   StaggeredFields<T> state_;
   std::vector<T> divergence_;  // D of the last forward step (compact)
-  bool with_density_;          // inversion.parameters names "density"
   std::array<std::vector<T>, 3>
       increment_;                         // dw_a of the last step (padded; density only): StaggeredStep::increment_out
   std::vector<double> density_gradient_;  // dJ/d rho of the last adjoint
