@@ -1,12 +1,12 @@
 // GPU tests (label gpu): what only the CUDA backend has. The CUDA propagators' plumbing (the receivers' ring, a
 // shot resumed in the middle of a ring half, the two-phase field copy, the state reset between shots), the tiled
 // FDTD kernel against the generic one, the cuFFT wrapper, the CUDA gradient's device histories and its refusal of
-// the spectral method, the staggered scheme's propagator against the CPU's, cuBLAS vector operations against Eigen, the
-// optimiser on device vectors (Optimizer on cuBLAS) against the Eigen one, the gradient preconditioner on the device
-// (cuFFT smoothing, weights) against the host one, and the inversion on the CUDA backend against the CPU one. The CUDA
-// propagators and the CUDA gradient against the CPU ones and the Eigen references are backend tests
-// (tests/test_physics.cpp, tests/test_gradient.cpp: test_physics_cuda, test_physics_spectral_cuda, test_gradient_cuda).
-// Without a usable device the executable prints why and exits 77, which CTest reports as skipped.
+// the spectral method, the staggered scheme's propagator and gradient against the CPU's, cuBLAS vector operations
+// against Eigen, the optimiser on device vectors (Optimizer on cuBLAS) against the Eigen one, the gradient
+// preconditioner on the device (cuFFT smoothing, weights) against the host one, and the inversion on the CUDA backend
+// against the CPU one. The CUDA propagators and the CUDA gradient against the CPU ones and the Eigen references are
+// backend tests (tests/test_physics.cpp, tests/test_gradient.cpp: test_physics_cuda, test_physics_spectral_cuda,
+// test_gradient_cuda). Without a usable device the executable prints why and exits 77, which CTest reports as skipped.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -23,6 +23,7 @@
 #include <map>
 #include <random>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "case_builders.hpp"
@@ -31,6 +32,7 @@
 #include "kernels/launch_geometry.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/forward.hpp"
+#include "solver/inversion/gradient_check.hpp"
 #include "solver/inversion/inversion.hpp"
 #include "solver/inversion/objective.hpp"
 #include "solver/inversion/preconditioner.hpp"
@@ -540,6 +542,109 @@ TEST_CASE("CUDA FDTD gradient: every history strategy and memory tier gives bitw
     double norm = 0;
     for (double g : results[0].gradient) norm += g * g;
     CHECK(norm > 0);
+  }
+}
+
+// ---- The staggered scheme's gradient on the GPU (solver/propagators/staggered/staggered_cuda_gradient.cpp): its
+// kernels' bodies are checked on the CPU (test_staggered, "the CUDA adjoint kernels' bodies"); here the propagator.
+
+namespace {
+
+// The gradient tests' case on the staggered scheme: three layers of velocity and density, Q, a free surface, a force
+// source in shot 1, four-component receivers, and the density among the parameters.
+Case staggered_gradient_case(Precision precision, BackendKind backend) {
+  Case c = specwave::testing::gradient_test_case(true, precision, 8);
+  c.model.kind = ModelSpec::Kind::layered;
+  c.model.interfaces = {95.0, 185.0};
+  c.model.velocities = {1800.0, 2200.0, 2450.0};
+  c.model.densities = {1100.0, 2000.0, 2300.0};
+  c.scheme.formulation = Formulation::staggered;
+  c.attenuation.present = true;
+  c.attenuation.q_layers = {30.0, 60.0, 120.0};
+  c.shots[1].sources[0].kind = SourceKind::force;
+  c.shots[1].sources[0].direction = {0.6, 0.0, -0.8};
+  testing::four_component_receivers(c);
+  c.inversion.density_parameter = true;
+  c.run.backend = backend;
+  return c;
+}
+
+// What one propagator gives for a shot: the traces, the velocity and density gradients and the illumination of the
+// adjoint of `residual`, and the Born traces of dm and drho.
+struct StaggeredShot {
+  std::vector<double> traces, gradient, density, illumination, born, born_density;
+};
+StaggeredShot staggered_shot(GradientPropagator& g, int shot, const std::vector<double>& residual,
+                             const std::vector<double>& dm, const std::vector<double>& drho) {
+  StaggeredShot r;
+  r.traces = g.forward(shot, true);
+  r.gradient.assign(dm.size(), 0.0), r.density.assign(dm.size(), 0.0), r.illumination.assign(dm.size(), 0.0);
+  g.adjoint(residual, r.gradient, r.illumination);
+  g.add_density_gradient(r.density);
+  r.born = g.born(shot, dm);
+  r.born_density = g.born_density(shot, drho);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "CUDA staggered gradient (density, Q, free surface, force source, four components): the CPU gradient's values, "
+    "its dot-product tests, every history bitwise") {
+  for (const auto& [precision, tolerance, dot_tolerance] :
+       {std::tuple{Precision::fp64, 1e-10, 1e-10}, std::tuple{Precision::fp32, 1e-4, 1e-4}}) {
+    CAPTURE(to_string(precision));
+    const Case cpu_case = staggered_gradient_case(precision, BackendKind::cpu);
+    const Case gpu_case = staggered_gradient_case(precision, BackendKind::cuda);
+    const Plan cpu_plan = make_plan(cpu_case), gpu_plan = make_plan(gpu_case);
+    auto cpu = make_gradient_propagator(cpu_case, cpu_plan, HistoryChoice{});
+    auto gpu = make_gradient_propagator(gpu_case, gpu_plan, HistoryChoice{});
+    CHECK(gpu->name().find("staggered-cuda") != std::string::npos);
+    const std::size_t points = std::size_t(cpu_case.grid.points());
+    std::mt19937_64 rng(97);
+    std::normal_distribution<double> normal;
+    std::vector<double> dm(points), drho(points);
+    for (std::size_t k = 0; k < points; ++k) dm[k] = 1e-3 * normal(rng), drho[k] = 10.0 * normal(rng);
+    for (int shot = 0; shot < 2; ++shot) {
+      CAPTURE(shot);
+      const std::vector<double> residual = cpu->forward(shot, false);
+      const StaggeredShot a = staggered_shot(*cpu, shot, residual, dm, drho);
+      const StaggeredShot b = staggered_shot(*gpu, shot, residual, dm, drho);
+      MESSAGE(to_string(precision) << " shot " << shot << ": traces " << rel_l2(b.traces, a.traces) << ", gradient "
+                                   << rel_l2(b.gradient, a.gradient) << ", density gradient "
+                                   << rel_l2(b.density, a.density) << ", illumination "
+                                   << rel_l2(b.illumination, a.illumination) << ", Born " << rel_l2(b.born, a.born)
+                                   << ", density Born " << rel_l2(b.born_density, a.born_density));
+      CHECK(rel_l2(b.traces, a.traces) <= tolerance);
+      CHECK(rel_l2(b.gradient, a.gradient) <= tolerance);
+      CHECK(rel_l2(b.density, a.density) <= tolerance);
+      CHECK(rel_l2(b.illumination, a.illumination) <= tolerance);
+      CHECK(rel_l2(b.born, a.born) <= tolerance);
+      CHECK(rel_l2(b.born_density, a.born_density) <= tolerance);
+      const DotTestResult velocity = born_dot_test(gpu_case, gpu_plan, shot, 4321 + shot);
+      const DotTestResult density = density_dot_test(gpu_case, gpu_plan, shot, 8765 + shot);
+      MESSAGE("CUDA dot-product tests, shot " << shot << ": velocity " << velocity.mismatch << ", density "
+                                              << density.mismatch);
+      CHECK(velocity.lhs != 0);
+      CHECK(velocity.mismatch <= dot_tolerance);
+      CHECK(density.mismatch <= dot_tolerance);
+    }
+    // Every history strategy and memory tier: bitwise the same gradients.
+    std::vector<std::vector<double>> gradients;
+    for (const HistoryChoice& h : {history(WavefieldStorage::memory, 0, HistoryTier::device),
+                                   history(WavefieldStorage::checkpoints, 7, HistoryTier::device),
+                                   history(WavefieldStorage::checkpoints, gpu_plan.nt + 3, HistoryTier::device),
+                                   history(WavefieldStorage::checkpoints, 5, HistoryTier::pinned_host)}) {
+      auto g = make_gradient_propagator(gpu_case, gpu_plan, h);
+      const std::vector<double> traces = g->forward(0, true);
+      std::vector<double> gradient(points, 0.0), density(points, 0.0);
+      g->adjoint(traces, gradient);
+      g->add_density_gradient(density);
+      gradient.insert(gradient.end(), density.begin(), density.end());
+      gradients.push_back(gradient);
+      CAPTURE(g->history_name());
+      CHECK(gradients.back() == gradients.front());
+    }
   }
 }
 

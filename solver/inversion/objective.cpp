@@ -87,9 +87,9 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
     q.field_bytes = value * double(elastic_increment_points(c));
     q.state_bytes = value * double(elastic_state_values(c)) + q.field_bytes;
   } else if (c.scheme.formulation == Formulation::staggered) {
-    // What the staggered gradient propagator keeps (solver/propagators/staggered/staggered_cpu_gradient.cpp): a field
-    // is the step's divergence D and, with a density parameter, the three velocity increments (padded); a state u and
-    // w_z, w_y, w_x (padded), the CPML slabs (about 20% more), the memory variables and the field.
+    // What the staggered gradient propagators keep (solver/propagators/staggered/staggered_{cpu,cuda}_gradient.cpp): a
+    // field is the step's divergence D and, with a density parameter, the three velocity increments (padded); a state
+    // u and w_z, w_y, w_x (padded), the CPML slabs (about 20% more), the memory variables and the field.
     const int H = staggered_halo(c.scheme.order / 2);
     const auto& n = c.grid.shape;
     const double padded =
@@ -97,6 +97,16 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
     const int mechanisms = c.attenuation.present ? c.attenuation.mechanisms : 0;
     q.field_bytes = field_bytes + (c.inversion.density_parameter ? 3 * padded : 0);
     q.state_bytes = 4 * padded * 1.2 + mechanisms * field_bytes + q.field_bytes;
+    // On the GPU besides the history: the forward state, the Born perturbation's and the adjoint's (three states), q_a
+    // and e_a (six padded fields), the model (dt K, dt beta: four), the field being transposed and the Born's relative
+    // perturbations (about two fields), and the fp64 image and illumination: 16 B a point, and 24 B a padded point with
+    // a density parameter.
+    if (plan.backend == BackendKind::cuda) {
+      const double value = field_bytes / double(c.grid.points());
+      const double own = 3 * q.state_bytes + 10 * padded + 2 * q.field_bytes + 16.0 * double(c.grid.points()) +
+                         (c.inversion.density_parameter ? 24.0 * padded / value : 0.0);
+      return device_history_within(c, plan, q.budget_bytes, q.field_bytes, q.state_bytes, own);
+    }
   } else {
     q.field_bytes = field_bytes;
     q.state_bytes = 2 * field_bytes * 1.3;  // u, u_prev padded + CPML slabs, roughly
@@ -119,6 +129,33 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
   return choose_history(c.inversion.wavefield_storage, q);
 }
 
+HistoryChoice device_history_within(const Case& c, const Plan& plan, double host_budget, double field_bytes,
+                                    double state_bytes, double own_bytes) {
+  double device_budget = 0;
+  // run.device_memory_fraction of the memory free now, less what the propagator holds besides the history (own_bytes)
+  // and what `invert` keeps on the device besides: the optimiser's fp64 vectors (x, gradient, bounds, direction,
+  // projected and preconditioned gradients, the previous ones, a line search's trial points, the 2 m L-BFGS
+  // pairs: about 2 m + 14 vectors) and the cuFFT smoother's padded grid and spectrum (about 4 fp64 values a point).
+  // The cap is that of the forward preflight: the fraction of the memory free when the plan was made, shared
+  // by the ranks that drive the same device (none without the CUDA backend: device_free_bytes stays 0).
+  if (plan.device_free_bytes > 0) {
+    const double optimiser =
+        c.inversion.present ? (2.0 * c.inversion.lbfgs_memory + 14 + (c.inversion.smoothing_m > 0 ? 4 : 0)) * 8.0 : 0.0;
+    const double own = own_bytes + optimiser * double(c.grid.points());
+    const double cap = c.run.device_memory_fraction * double(plan.device_free_bytes) / plan.ranks_on_device;
+    if (own > cap)
+      throw Error(ExitCode::resources,
+                  fmt::format("{}: the gradient needs about {} on the GPU besides its wavefield history, above the cap "
+                              "of {} ({:.0f}% of the {} free); reduce grid.shape, use precision = \"fp32\", raise "
+                              "run.device_memory_fraction, or use a larger GPU",
+                              c.source_path.empty() ? c.name : c.source_path, human_bytes(own), human_bytes(cap),
+                              100 * c.run.device_memory_fraction, human_bytes(double(plan.device_free_bytes))));
+    device_budget = cap - own;
+  }
+  return choose_device_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, device_budget,
+                               host_budget);
+}
+
 HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budget) {
   // What solver/propagators/fdtd/fdtd_cuda_gradient.cpp keeps: a field is the interior in the run precision; a state u,
   // u_prev (padded by the stencil radius R) and the CPML slabs (psi, zeta: W + 2R points along their axis per face).
@@ -132,31 +169,11 @@ HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budg
     state_values += W > 0 ? 2.0 * faces * (W + 2.0 * R) * double(c.grid.points()) / n[a] : 0.0;
   }
   const double state_bytes = value * state_values;
-  double device_budget = 0;
-  // run.device_memory_fraction of the memory free now, less what the propagator holds besides the history: the
-  // forward state, the Born perturbation's state, the adjoint's (mu, mu_next, w and about 1.5 states of adjoint
-  // CPML memory), three fields and the fp64 gradient and illumination, roughly 5 states + 4 fields + 16 B a point;
-  // and what `invert` keeps on the device besides: the optimiser's fp64 vectors (x, gradient, bounds, direction,
-  // projected and preconditioned gradients, the previous ones, a line search's trial points, the 2 m L-BFGS
-  // pairs: about 2 m + 14 vectors) and the cuFFT smoother's padded grid and spectrum (about 4 fp64 values a point).
-  // The cap is that of the forward preflight: the fraction of the memory free when the plan was made, shared
-  // by the ranks that drive the same device (none without the CUDA backend: device_free_bytes stays 0).
-  if (plan.device_free_bytes > 0) {
-    const double optimiser =
-        c.inversion.present ? (2.0 * c.inversion.lbfgs_memory + 14 + (c.inversion.smoothing_m > 0 ? 4 : 0)) * 8.0 : 0.0;
-    const double own = 5 * state_bytes + 4 * field_bytes + (16.0 + optimiser) * double(c.grid.points());
-    const double cap = c.run.device_memory_fraction * double(plan.device_free_bytes) / plan.ranks_on_device;
-    if (own > cap)
-      throw Error(ExitCode::resources,
-                  fmt::format("{}: the gradient needs about {} on the GPU besides its wavefield history, above the cap "
-                              "of {} ({:.0f}% of the {} free); reduce grid.shape, use precision = \"fp32\", raise "
-                              "run.device_memory_fraction, or use a larger GPU",
-                              c.source_path.empty() ? c.name : c.source_path, human_bytes(own), human_bytes(cap),
-                              100 * c.run.device_memory_fraction, human_bytes(double(plan.device_free_bytes))));
-    device_budget = cap - own;
-  }
-  return choose_device_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, device_budget,
-                               host_budget);
+  // Besides the history: the forward state, the Born perturbation's state, the adjoint's (mu, mu_next, w and about
+  // 1.5 states of adjoint CPML memory), three fields and the fp64 gradient and illumination, roughly 5 states + 4
+  // fields + 16 B a point.
+  return device_history_within(c, plan, host_budget, field_bytes, state_bytes,
+                               5 * state_bytes + 4 * field_bytes + 16.0 * double(c.grid.points()));
 }
 
 ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots,

@@ -33,6 +33,10 @@ void chain_rule(Parameterisation p, std::span<const double> velocity, double dt,
 // memory, less the propagator's own) and `host_budget` for pinned host memory.
 HistoryChoice history_for(const Case& c, const Plan& plan);
 HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budget);
+// choose_device_history for a propagator that keeps `own_bytes` on the device besides its history (fields of
+// `field_bytes`, states of `state_bytes`): Error(resources) with the fix when that alone passes the device's share.
+HistoryChoice device_history_within(const Case& c, const Plan& plan, double host_budget, double field_bytes,
+                                    double state_bytes, double own_bytes);
 
 // Shots shared by MPI ranks (the Objective's rule, also Born and forward runs of a shot list): the k-th shot of
 // `shots` is rank k % size's. Returns this rank's.

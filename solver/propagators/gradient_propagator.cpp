@@ -189,7 +189,9 @@ std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, cons
                             to_string(c.scheme.formulation)));
   if (c.scheme.formulation == Formulation::elastic) return make_elastic_cpu_gradient(c, plan, history);
   const bool staggered = c.scheme.formulation == Formulation::staggered;
-  auto propagator = staggered ? make_staggered_cpu_gradient(c, plan, history) : backend_gradient(c, plan, history);
+  auto propagator = !staggered                          ? backend_gradient(c, plan, history)
+                    : plan.backend == BackendKind::cuda ? make_staggered_cuda_gradient(c, plan, history)
+                                                        : make_staggered_cpu_gradient(c, plan, history);
   if (!has_velocity_receivers(c)) return propagator;
   // A density model (the staggered scheme, or the spectral method with one): each velocity receiver's own density.
   std::unique_ptr<ReceiverDensities> densities;

@@ -86,6 +86,10 @@ std::unique_ptr<GradientPropagator> make_spectral_cpu_gradient(const Case& c, co
 // and Q fixed (solver/propagators/staggered/staggered_cpu_gradient.cpp).
 std::unique_ptr<GradientPropagator> make_staggered_cpu_gradient(const Case& c, const Plan& plan,
                                                                 const HistoryChoice& history);
+// The same on an NVIDIA GPU, one rank (solver/propagators/staggered/staggered_cuda_gradient.cpp);
+// make_gradient_propagator picks it when the plan's backend is cuda.
+std::unique_ptr<GradientPropagator> make_staggered_cuda_gradient(const Case& c, const Plan& plan,
+                                                                 const HistoryChoice& history);
 // The elastic scheme on the CPU, one rank: the gradients with respect to (vp dt)^2, (vs dt)^2 and rho, each at fixed
 // others (solver/propagators/elastic/elastic_cpu_gradient.cpp).
 std::unique_ptr<GradientPropagator> make_elastic_cpu_gradient(const Case& c, const Plan& plan,

@@ -26,7 +26,7 @@
 #include "solver/propagators/gpu/device_state.hpp"
 #include "solver/propagators/gpu/device_trace_ring.hpp"
 #include "solver/propagators/gpu/device_upload.hpp"
-#include "solver/propagators/staggered/staggered_setup.hpp"
+#include "solver/propagators/staggered/staggered_device.hpp"
 
 namespace specwave {
 namespace {
@@ -37,29 +37,12 @@ class StaggeredCuda final : public Propagator {
   StaggeredCuda(const Case& c, const Plan& plan)
       : device_(select_gpu(plan.device)),
         setup_(make_staggered_setup<T>(c, plan)),
-        u_(setup_.layout.size()),
-        kdt_(upload(setup_.kdt)),
+        model_(setup_),
+        fields_(setup_),
         field_copy_(stream_, output_stream_, std::size_t(setup_.layout.interior_points()), c.output.snapshot_every > 0,
                     /*dense_now=*/true),
         stats_max_(cuda::stats_blocks()),
         stats_index_(cuda::stats_blocks()) {
-    for (int a = 0; a < 3; ++a) {
-      w_[std::size_t(a)] = cuda::DeviceArray<T>(setup_.layout.size());
-      bdt_[std::size_t(a)] = upload(setup_.bdt[std::size_t(a)]);
-      a_node_[std::size_t(a)] = upload(setup_.a_node[std::size_t(a)]);
-      b_node_[std::size_t(a)] = upload(setup_.b_node[std::size_t(a)]);
-      a_half_[std::size_t(a)] = upload(setup_.a_half[std::size_t(a)]);
-      b_half_[std::size_t(a)] = upload(setup_.b_half[std::size_t(a)]);
-      for (int side = 0; side < 2; ++side) {
-        if (!setup_.pml[std::size_t(a)].face[side]) continue;
-        phi_[std::size_t(a)][std::size_t(side)] = slabs_.emplace_back(setup_.slab_points[std::size_t(a)]).data();
-        chi_[std::size_t(a)][std::size_t(side)] = slabs_.emplace_back(setup_.slab_points[std::size_t(a)]).data();
-      }
-    }
-    for (const auto& drive : setup_.sls_drive) {
-      drives_.push_back(upload(drive));
-      memory_.emplace_back(drive.size());
-    }
     make_receivers();
     std::size_t max_points = 0, max_sources = 0;  // room for the largest shot: begin_shot never allocates
     for (const auto& shot : plan.sources) {
@@ -73,7 +56,7 @@ class StaggeredCuda final : public Propagator {
   }
 
   std::string name() const override {
-    return std::string(memory_.empty() ? "staggered-cuda-" : "visco-staggered-cuda-") +
+    return std::string(fields_.memory.empty() ? "staggered-cuda-" : "visco-staggered-cuda-") +
            (sizeof(T) == 4 ? "fp32" : "fp64");
   }
 
@@ -81,10 +64,7 @@ class StaggeredCuda final : public Propagator {
                   const std::vector<PointStencil>& receivers) override {
     if (setup_.set_receivers(receivers)) make_receivers();
     const cudaStream_t st = stream_.handle();
-    u_.zero(st);
-    for (auto& w : w_) w.zero(st);
-    for (auto& s : slabs_) s.zero(st);
-    for (auto& r : memory_) r.zero(st);
+    fields_.zero(st);
     ring_->discard(0);
     field_copy_.discard();
     ring_->zero_host();
@@ -101,13 +81,13 @@ class StaggeredCuda final : public Propagator {
 
   void advance(int n_begin, int n_end) override {
     const cudaStream_t st = stream_.handle();
-    const StaggeredStep<T> s = step();
+    const StaggeredStep<T> s = fields_.step(setup_, model_);
     for (int n = n_begin; n < n_end; ++n) {
       record(n);
       cuda::staggered_velocity_step(s, st);
       cuda::staggered_pressure_step(s, st);
-      cuda::add_point_signals(u_.data(), sources_.view(), running_.data(), setup_.nt, n, st);
-      if (setup_.free_surface) cuda::zero_top_plane(setup_.layout, u_.data(), st);
+      cuda::add_point_signals(fields_.u.data(), sources_.view(), running_.data(), setup_.nt, n, st);
+      if (setup_.free_surface) cuda::zero_top_plane(setup_.layout, fields_.u.data(), st);
     }
     traces_valid_ = false;
   }
@@ -127,14 +107,14 @@ class StaggeredCuda final : public Propagator {
 
   FieldStats field_stats() override {
     const auto s =
-        cuda::field_stats(setup_.layout, u_.data(), stats_max_.data(), stats_index_.data(), stream_.handle());
+        cuda::field_stats(setup_.layout, fields_.u.data(), stats_max_.data(), stats_index_.data(), stream_.handle());
     return {s.finite ? s.max_abs : INFINITY, s.argmax, s.finite};
   }
 
   void copy_field(std::span<float> out) override { copy_out(out); }
   void copy_field(std::span<double> out) override { copy_out(out); }
   void start_copy_field() override {
-    field_copy_.start([&](T* dense) { cuda::unpad(setup_.layout, u_.data(), dense, stream_.handle()); });
+    field_copy_.start([&](T* dense) { cuda::unpad(setup_.layout, fields_.u.data(), dense, stream_.handle()); });
   }
   void finish_copy_field(std::span<float> out) override { field_copy_.finish(out); }
   void finish_copy_field(std::span<double> out) override { field_copy_.finish(out); }
@@ -144,10 +124,12 @@ class StaggeredCuda final : public Propagator {
   void visit_state(StateVisitor& v) override {
     const cudaStream_t st = stream_.handle();
     begin_state_visit(v, *ring_, field_copy_);
-    visit_device(v, "u", u_, st);
-    for (int a = 0; a < 3; ++a) visit_device(v, fmt::format("w_{}", "zyx"[a]), w_[std::size_t(a)], st);
-    for (std::size_t s = 0; s < slabs_.size(); ++s) visit_device(v, fmt::format("cpml_{}", s), slabs_[s], st);
-    for (std::size_t l = 0; l < memory_.size(); ++l) visit_device(v, fmt::format("sls_{}", l), memory_[l], st);
+    visit_device(v, "u", fields_.u, st);
+    for (int a = 0; a < 3; ++a) visit_device(v, fmt::format("w_{}", "zyx"[a]), fields_.w[std::size_t(a)], st);
+    for (std::size_t s = 0; s < fields_.slabs.size(); ++s)
+      visit_device(v, fmt::format("cpml_{}", s), fields_.slabs[s], st);
+    for (std::size_t l = 0; l < fields_.memory.size(); ++l)
+      visit_device(v, fmt::format("sls_{}", l), fields_.memory[l], st);
     v.visit_array("traces", ring_->host(0));
     std::vector<double> parts;  // (none on one rank; the CPU's checkpoint has the array)
     v.visit_array("trace_parts", parts);
@@ -155,50 +137,11 @@ class StaggeredCuda final : public Propagator {
   }
 
   std::size_t device_bytes() const override {
-    std::size_t bytes = u_.bytes() + kdt_.bytes() + field_copy_.device_bytes() + ring_->device_bytes() +
-                        running_.bytes() + sources_.bytes() + receivers_index_.bytes() + receivers_factor_.bytes() +
-                        receivers_offsets_.bytes();
-    for (int a = 0; a < 3; ++a)
-      bytes += w_[std::size_t(a)].bytes() + bdt_[std::size_t(a)].bytes() + a_node_[std::size_t(a)].bytes() +
-               b_node_[std::size_t(a)].bytes() + a_half_[std::size_t(a)].bytes() + b_half_[std::size_t(a)].bytes();
-    for (const auto& s : slabs_) bytes += s.bytes();
-    for (std::size_t l = 0; l < memory_.size(); ++l) bytes += memory_[l].bytes() + drives_[l].bytes();
-    return bytes;
+    return fields_.bytes() + model_.bytes() + field_copy_.device_bytes() + ring_->device_bytes() + running_.bytes() +
+           sources_.bytes() + receivers_index_.bytes() + receivers_factor_.bytes() + receivers_offsets_.bytes();
   }
 
  private:
-  // The step's view of the device arrays (StaggeredSetup::step's values with device pointers).
-  StaggeredStep<T> step() {
-    StaggeredStep<T> s;
-    s.layout = setup_.layout;
-    s.u = u_.data();
-    s.kdt = kdt_.data();
-    s.coef = setup_.coef;
-    s.free_surface = setup_.free_surface;
-    for (int a = 0; a < 3; ++a) {
-      s.w[a] = w_[std::size_t(a)].data();
-      s.bdt[a] = bdt_[std::size_t(a)].data();
-      StaggeredCpmlAxis<T> p = setup_.pml[std::size_t(a)];
-      p.a_node = a_node_[std::size_t(a)].data();
-      p.b_node = b_node_[std::size_t(a)].data();
-      p.a_half = a_half_[std::size_t(a)].data();
-      p.b_half = b_half_[std::size_t(a)].data();
-      for (int side = 0; side < 2; ++side) {
-        p.phi[side] = phi_[std::size_t(a)][std::size_t(side)];
-        p.chi[side] = chi_[std::size_t(a)][std::size_t(side)];
-      }
-      s.pml[a] = p;
-    }
-    s.mechanisms = int(memory_.size());
-    for (std::size_t l = 0; l < memory_.size(); ++l) {
-      s.r[l] = memory_[l].data();
-      s.g[l] = drives_[l].data();
-      s.decay[l] = setup_.sls_decay[l];
-    }
-    s.half_dt = T(0.5 * setup_.dt);
-    return s;
-  }
-
   // The receivers' device lists and the trace ring (one group: every receiver is whole on one rank).
   void make_receivers() {
     cuda::synchronize();  // no queued step reads the old lists
@@ -215,25 +158,23 @@ class StaggeredCuda final : public Propagator {
 
   void record(int n) {
     const auto at = ring_->begin_sample(n);
-    cuda::record_receivers(u_.data(), receivers_index_.data(), receivers_factor_.data(), receivers_offsets_.data(),
-                           receivers_, ring_->half_data(0, at.half), ring_->columns(), at.column, stream_.handle());
+    cuda::record_receivers(fields_.u.data(), receivers_index_.data(), receivers_factor_.data(),
+                           receivers_offsets_.data(), receivers_, ring_->half_data(0, at.half), ring_->columns(),
+                           at.column, stream_.handle());
     ring_->end_sample(n);
   }
 
   template <class U>
   void copy_out(std::span<U> out) {
-    field_copy_.copy_now(out, [&](T* dense) { cuda::unpad(setup_.layout, u_.data(), dense, stream_.handle()); });
+    field_copy_.copy_now(out, [&](T* dense) { cuda::unpad(setup_.layout, fields_.u.data(), dense, stream_.handle()); });
   }
 
   int device_;                  // selected before any allocation
   cuda::Stream stream_;         // created before, destroyed after the buffers used in it
   cuda::Stream output_stream_;  // receiver samples and snapshots to the host
   StaggeredSetup<T> setup_;
-  cuda::DeviceArray<T> u_, kdt_;
-  std::array<cuda::DeviceArray<T>, 3> w_, bdt_, a_node_, b_node_, a_half_, b_half_;
-  std::vector<cuda::DeviceArray<T>> slabs_;
-  std::array<std::array<T*, 2>, 3> phi_{}, chi_{};  // into slabs_ (null: no layer on that face)
-  std::vector<cuda::DeviceArray<T>> memory_, drives_;
+  DeviceStaggeredModel<T> model_;
+  DeviceStaggeredFields<T> fields_;
   DeviceFieldCopy<T> field_copy_;
   cuda::DeviceArray<double> stats_max_;
   cuda::DeviceArray<std::int64_t> stats_index_;

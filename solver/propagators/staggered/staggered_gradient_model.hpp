@@ -105,8 +105,8 @@ class StaggeredGradientModel {
 
   // dJ/d rho at fixed velocity for shot `shot`: dt K, the drives and the sources' factors are proportional to rho at
   // each point (the image over rho); dt beta_a at a half node is 2 dt / (rho_0 + rho_1) of its two nodes
-  // (buoyancy_nodes), whose derivative with respect to each is -dt beta^2 / (2 dt), and dJ/d(dt beta) = sum_n w-bar dw /
-  // (dt beta) (`buoyancy`, padded); a source's factor is inversely proportional to its rho_s, a mean of its stencil's
+  // (buoyancy_nodes), whose derivative with respect to each is -dt beta^2 / (2 dt), and dJ/d(dt beta) = sum_n w-bar dw
+  // / (dt beta) (`buoyancy`, padded); a source's factor is inversely proportional to its rho_s, a mean of its stencil's
   // densities (point_density), and `source_image` is its sum of u-bar factor F^n.
   std::vector<double> density_gradient(int shot, const double* image, const std::array<const double*, 3>& buoyancy,
                                        const std::vector<double>& source_image) const {

@@ -1,8 +1,9 @@
-// The staggered scheme's CUDA entry point in a build without the CUDA backend (CMake compiles this file instead of
-// staggered_cuda_propagator.cpp). Unreachable through the plan, which never resolves a backend to cuda in such a
-// build; a direct call is refused with the reason.
+// The staggered scheme's CUDA entry points in a build without the CUDA backend (CMake compiles this file instead of
+// staggered_cuda_propagator.cpp and staggered_cuda_gradient.cpp). Unreachable through the plan, which never resolves a
+// backend to cuda in such a build; a direct call is refused with the reason.
 #include "kernels/cuda/device.hpp"
 #include "solver/case/errors.hpp"
+#include "solver/propagators/gradient_propagator.hpp"
 #include "solver/propagators/staggered/staggered_cuda_propagator.hpp"
 
 namespace specwave {
@@ -11,6 +12,12 @@ std::unique_ptr<Propagator> make_staggered_cuda_propagator(const Case&, const Pl
   throw Error(
       ExitCode::backend_unavailable,
       std::string("no propagator for the staggered scheme on backend cuda in this build: ") + cuda::no_cuda_backend);
+}
+
+std::unique_ptr<GradientPropagator> make_staggered_cuda_gradient(const Case&, const Plan&, const HistoryChoice&) {
+  throw Error(
+      ExitCode::backend_unavailable,
+      std::string("no gradient for the staggered scheme on backend cuda in this build: ") + cuda::no_cuda_backend);
 }
 
 }  // namespace specwave
