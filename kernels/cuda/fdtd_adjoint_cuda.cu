@@ -11,6 +11,7 @@
 #include "kernels/cuda/fdtd_adjoint_cuda.hpp"
 #include "kernels/cuda/free_surface.cuh"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/fdtd_adjoint_kernels.hpp"
 
 namespace specwave::cuda {
 namespace {
@@ -127,6 +128,56 @@ void adjoint_radius(const FdtdAdjointStep<T>& s, cudaStream_t stream) {
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
+// ---- The adjoint in omega (fdtd_scaled_adjoint_step): the bodies of kernels/fdtd_adjoint_kernels.hpp over their
+// boxes.
+template <class T>
+__global__ void scaled_beta_kernel(FdtdScaledAdjointStep<T> s, int axis, int side, launch::Box box) {
+  Int3 q;
+  if (my_point(box.lo, box.extent, q)) fdtd_adjoint_kernels::scaled_beta_point(s, axis, side, q.z, q.y, q.x);
+}
+template <int R, class T>
+__global__ void scaled_alpha_kernel(FdtdScaledAdjointStep<T> s, int axis, int side, launch::Box box) {
+  Int3 q;
+  if (my_point(box.lo, box.extent, q)) fdtd_adjoint_kernels::scaled_alpha_point<R>(s, axis, side, q.z, q.y, q.x);
+}
+template <int R, class T>
+__global__ void scaled_update_kernel(FdtdScaledAdjointStep<T> s, launch::Box box) {
+  Int3 q;
+  if (my_point(box.lo, box.extent, q)) fdtd_adjoint_kernels::scaled_update_point<R>(s, q.z, q.y, q.x);
+}
+
+// A launch over `box` (x, y, z), checked.
+launch::Launch box_launch_of(const launch::Box& box, const char* what) {
+  const launch::Launch l = launch::box_launch(box.extent, threads_x);
+  launch::check_launch(l, what);
+  return l;
+}
+
+template <int R, class T>
+void scaled_adjoint_radius(const FdtdScaledAdjointStep<T>& s, cudaStream_t stream) {
+  const FieldLayout& L = s.layout;
+  if (L.halo != R) throw std::logic_error("cuda::fdtd_scaled_adjoint_step: field halo must equal the stencil radius");
+  if (s.reverse.u) throw std::logic_error("cuda::fdtd_scaled_adjoint_step: no fused reverse step on the GPU");
+  if (s.free_surface) mirror_top(L, s.omega, stream, "cuda::fdtd_scaled_adjoint_step (free-surface mirror)");
+  for (int phase = 0; phase < 2; ++phase)
+    for (int axis = 0; axis < 3; ++axis)
+      for (int side = 0; side < 2; ++side) {
+        if (!s.pml[axis].face[side]) continue;
+        const launch::Box box = fdtd_adjoint_kernels::layer_box(L, s.pml[axis], axis, side);
+        if (box.extent.x <= 0 || box.extent.y <= 0 || box.extent.z <= 0) continue;
+        const launch::Launch l = box_launch_of(box, "cuda::fdtd_scaled_adjoint_step (CPML face)");
+        if (phase == 0)
+          scaled_beta_kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(s, axis, side, box);
+        else
+          scaled_alpha_kernel<R><<<SPECWAVE_LAUNCH(l, stream)>>>(s, axis, side, box);
+        SPECWAVE_CUDA_CHECK_LAUNCH();
+      }
+  const launch::Box whole = fdtd_adjoint_kernels::grid_box(L);
+  scaled_update_kernel<R>
+      <<<SPECWAVE_LAUNCH(box_launch_of(whole, "cuda::fdtd_scaled_adjoint_step (update)"), stream)>>>(s, whole);
+  SPECWAVE_CUDA_CHECK_LAUNCH();
+}
+
 // A product rounded on its own, never fused with the sum that follows into an FMA (nvcc fuses by default). (GCC's
 // default -ffp-contract=fast may fuse the CPU's `u += f s` where it sees one expression: the two backends can then
 // differ at rounding at the injected points, within the CPU-GPU tests' 1e-12 (fp64) and 1e-5 (fp32).)
@@ -143,6 +194,26 @@ __global__ void gather_kernel(T* u, PointGather<T> g, const double* signal, int 
   for (std::int32_t k = g.offsets[t]; k < g.offsets[t + 1]; ++k)
     value = value + product_rn(g.factor[k], T(signal[index_t(g.owner[k]) * nt + n]));
   u[i] = value;
+}
+
+// gather_kernel, and each contribution's imaging term at the target's interior point.
+template <class T>
+__global__ void gather_imaged_kernel(T* u, PointGather<T> g, const double* signal, int nt, int n,
+                                     const std::int64_t* interior, const T* u_now, double* image) {
+  index_t t;
+  if (!launch::item_index(g.n_targets, block_dim(), block_index(), thread_index(), t)) return;
+  const index_t i = g.target[t];
+  const std::int64_t k = interior[t];
+  const T u0 = u_now[k];
+  T value = u[i];
+  double sum = image[k];
+  for (std::int32_t c = g.offsets[t]; c < g.offsets[t + 1]; ++c) {
+    const T source = product_rn(g.factor[c], T(signal[index_t(g.owner[c]) * nt + n]));
+    value = value + source;
+    sum = sum + __dmul_rn(double(u0), double(source));
+  }
+  u[i] = value;
+  image[k] = sum;
 }
 
 template <class T>
@@ -186,6 +257,31 @@ void fdtd_adjoint_step(const FdtdAdjointStep<T>& s, cudaStream_t stream) {
 }
 
 template <class T>
+void fdtd_scaled_adjoint_step(const FdtdScaledAdjointStep<T>& s, cudaStream_t stream) {
+  switch (s.coef.radius) {
+    case 1: return scaled_adjoint_radius<1>(s, stream);
+    case 2: return scaled_adjoint_radius<2>(s, stream);
+    case 3: return scaled_adjoint_radius<3>(s, stream);
+    case 4: return scaled_adjoint_radius<4>(s, stream);
+    case 5: return scaled_adjoint_radius<5>(s, stream);
+    case 6: return scaled_adjoint_radius<6>(s, stream);
+    case 7: return scaled_adjoint_radius<7>(s, stream);
+    case 8: return scaled_adjoint_radius<8>(s, stream);
+    default: throw std::invalid_argument("cuda::fdtd_scaled_adjoint_step: stencil radius must be 1..8");
+  }
+}
+
+template <class T>
+void add_point_signals_imaged(T* u, const PointGather<T>& g, const double* signal, int nt, int n,
+                              const std::int64_t* interior, const T* u_now, double* image, cudaStream_t stream) {
+  if (g.n_targets == 0) return;
+  const launch::Launch l = launch::items_launch(g.n_targets, 128);
+  launch::check_launch(l, "cuda::add_point_signals_imaged");
+  gather_imaged_kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(u, g, signal, nt, n, interior, u_now, image);
+  SPECWAVE_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
 void add_point_signals(T* u, const PointGather<T>& g, const double* signal, int nt, int n, cudaStream_t stream) {
   if (g.n_targets == 0) return;
   const launch::Launch l = launch::items_launch(g.n_targets, 128);
@@ -214,6 +310,9 @@ void add_born_source(const FieldLayout& L, T* du_next, const T* dm, const T* u_n
 
 #define SPECWAVE_INSTANTIATE(T)                                                                                       \
   template void fdtd_adjoint_step<T>(const FdtdAdjointStep<T>&, cudaStream_t);                                        \
+  template void fdtd_scaled_adjoint_step<T>(const FdtdScaledAdjointStep<T>&, cudaStream_t);                           \
+  template void add_point_signals_imaged<T>(T*, const PointGather<T>&, const double*, int, int, const std::int64_t*,  \
+                                            const T*, double*, cudaStream_t);                                         \
   template void add_point_signals<T>(T*, const PointGather<T>&, const double*, int, int, cudaStream_t);               \
   template void accumulate_gradient<T>(const FieldLayout&, const T*, const T*, const T*, const T*, const T*, double*, \
                                        double*, cudaStream_t);                                                        \

@@ -8,12 +8,15 @@
 // rank (no domain decomposition).
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <numeric>
 #include <stdexcept>
+#include <string_view>
 
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/fdtd_adjoint_cuda.hpp"
 #include "kernels/cuda/fdtd_cuda.hpp"
+#include "solver/case/errors.hpp"
 #include "solver/forward/progress.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/plan/shot_receivers.hpp"
@@ -26,6 +29,17 @@
 
 namespace specwave {
 namespace {
+
+// SPECWAVE_CUDA_ADJOINT: "omega" (also when unset or empty) the adjoint in omega with the imaging fused
+// (cuda::fdtd_scaled_adjoint_step), "mu" the 2026-12-04 adjoint in mu with a separate imaging kernel; anything else is
+// refused naming the variable.
+bool adjoint_in_mu_from_environment() {
+  const char* v = std::getenv("SPECWAVE_CUDA_ADJOINT");
+  if (!v || !*v || std::string_view(v) == "omega") return false;
+  if (std::string_view(v) == "mu") return true;
+  throw Error(ExitCode::invalid_case,
+              std::string("SPECWAVE_CUDA_ADJOINT=\"") + v + "\": expected \"omega\" (the default) or \"mu\"");
+}
 
 // The forward state of one wavefield on the device: u^n, u^{n-1} (padded) and the CPML memory psi, zeta.
 template <class T>
@@ -122,6 +136,7 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     for (auto& f : history_fields_) f = cuda::DeviceArray<T>(points);
     gradient_device_ = cuda::DeviceArray<double>(points);
     illumination_device_ = cuda::DeviceArray<double>(points);
+    if (sizeof(T) == 4) image_partial_ = cuda::DeviceArray<T>(points);
   }
 
   std::string name() const override { return std::string("fdtd-cuda-") + (sizeof(T) == 4 ? "fp32" : "fp64"); }
@@ -187,13 +202,94 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     return out;
   }
 
-  // lambda^n from mu^{n+1}, mu^{n+2} (kernels/cuda/fdtd_adjoint_cuda.hpp), the adjoint sources R^T r^n and Z, from
-  // mu^{nt} = mu^{nt+1} = 0; before each step gradient += mu^{n+1} a^n (and illumination += (u^n)^2) on the device.
   void adjoint(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) override {
     const FieldLayout& L = setup_.layout;
-    const int nt = setup_.nt;
     check_adjoint_arguments(history_shot_ >= 0, traces_.size(), std::size_t(L.interior_points()), residual.size(),
                             gradient.size(), illumination.size());
+    if (adjoint_in_mu_) return adjoint_in_mu(residual, gradient, illumination);
+    adjoint_in_omega(residual, gradient, illumination);
+  }
+
+ private:
+  // The CPU's adjoint (fdtd_cpu_gradient.cpp) on the device: omega^n = Z [2 omega^{n+1} - omega^{n+2} + V (Ltilde^T
+  // omega^{n+1} + R^T g^n)] from rest, one fused step a time step (cuda::fdtd_scaled_adjoint_step: the imaging
+  // condition u^n d and the illumination inside), the receivers' term of the image where the adjoint sources enter;
+  // the gradient is the image over V^2 at the end of the shot, summed on the host as on the CPU.
+  void adjoint_in_omega(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) {
+    const FieldLayout& L = setup_.layout;
+    const int nt = setup_.nt;
+    const cudaStream_t st = stream_.handle();
+    const std::size_t points = std::size_t(L.interior_points());
+    gradient_device_.zero(st);  // the image
+    if (sizeof(T) == 4) image_partial_.zero(st);
+    double* illum = nullptr;
+    if (!illumination.empty()) {
+      cuda::copy_to_device(illumination_device_.data(), illumination.data(), illumination_device_.bytes(), st);
+      illum = illumination_device_.data();
+    }
+    cuda::copy_to_device(residual_device_.data(), residual.data(), residual_device_.bytes(), st);
+    mu_.zero(st);
+    mu_next_.zero(st);
+    for (auto& s : adjoint_slabs_) s.zero(st);
+    // The adjoint sources in omega, V R^T g: the receivers' weights times V at their points (T, as the CPU rounds
+    // them), grouped by target point, and each target's interior index for its imaging term.
+    const auto& rec = setup_.receivers;
+    const std::vector<T>& vel = setup_.vel2dt2;
+    std::vector<T> factor(rec.factor.size());
+    for (std::size_t p = 0; p < factor.size(); ++p) factor[p] = rec.factor[p] * vel[std::size_t(rec.index[p])];
+    const HostGather<T> gather = gather_by_target(rec.index, factor, receiver_owner_);
+    scaled_sources_.assign(gather, st);
+    std::vector<std::int64_t> interior(gather.target.size());
+    for (std::size_t t = 0; t < interior.size(); ++t) {
+      int z, y, x;
+      L.coordinates(gather.target[t], z, y, x);
+      interior[t] = (std::int64_t(z) * L.ny + y) * L.nx + x;
+    }
+    if (!interior.empty())
+      cuda::copy_to_device(receiver_interior_.data(), interior.data(), interior.size() * sizeof(std::int64_t), st);
+    FdtdScaledAdjointStep<T> step{L, nullptr, nullptr, vel2dt2_.data(), setup_.coef, {}, setup_.free_surface};
+    for (int a = 0; a < 3; ++a) step.pml[a] = adjoint_step_.pml[a];
+    step.image = gradient_device_.data();
+    step.illumination = illum;
+    // fp32: the terms summed in fp32 over image_block_steps steps, then added to the fp64 image (as on the CPU).
+    const int block = sizeof(T) == 4 ? image_block_steps : 1;
+    if (block > 1) step.image_partial = image_partial_.data();
+    auto& [u_last, u_now, unused] = history_fields_;
+    (void)unused;
+    history_->field(*this, nt, u_last.data());  // u^nt: its term has omega^nt = 0, but the history hands it out first
+    const cuda::PointGather<T> sources = scaled_sources_.view();
+    shot_step(ShotPass::adjoint, 0, nt);  // the adjoint pass begins (replays count as its)
+    for (int n = nt - 1; n >= 0; --n) {
+      history_->field(*this, n, u_now.data());
+      step.omega = mu_.data();
+      step.omega_next = mu_next_.data();
+      step.u_now = u_now.data();
+      step.flush = n % block == 0;
+      cuda::fdtd_scaled_adjoint_step(step, st);
+      cuda::add_point_signals_imaged(mu_next_.data(), sources, residual_device_.data(), nt, n,
+                                     receiver_interior_.data(), u_now.data(), gradient_device_.data(), st);
+      if (setup_.free_surface) cuda::zero_top_plane(L, mu_next_.data(), st);
+      std::swap(mu_, mu_next_);
+      shot_step(ShotPass::adjoint, nt - n, nt);
+    }
+    // dJ/dV = image / V^2 (fdtd_cpu_gradient.cpp's sum, in its order).
+    std::vector<double> image(points);
+    cuda::copy_to_host(image.data(), gradient_device_.data(), gradient_device_.bytes(), st);
+    for (int z = 0; z < L.nz; ++z)
+      for (int y = 0; y < L.ny; ++y) {
+        const std::size_t k0 = (std::size_t(z) * std::size_t(L.ny) + std::size_t(y)) * std::size_t(L.nx);
+        const T* v = vel.data() + L.index(z, y, 0);
+        for (int x = 0; x < L.nx; ++x) gradient[k0 + x] += image[k0 + x] / (double(v[x]) * double(v[x]));
+      }
+    if (illum) cuda::copy_to_host(illumination.data(), illumination_device_.data(), illumination_device_.bytes(), st);
+  }
+
+  // lambda^n from mu^{n+1}, mu^{n+2} (kernels/cuda/fdtd_adjoint_cuda.hpp), the adjoint sources R^T r^n and Z, from
+  // mu^{nt} = mu^{nt+1} = 0; before each step gradient += mu^{n+1} a^n (and illumination += (u^n)^2) on the device
+  // (the 2026-12-04 path: SPECWAVE_CUDA_ADJOINT=mu).
+  void adjoint_in_mu(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) {
+    const FieldLayout& L = setup_.layout;
+    const int nt = setup_.nt;
     const cudaStream_t st = stream_.handle();
     // The caller's sums continue on the device (the same additions, in the same order, as on the CPU).
     cuda::copy_to_device(gradient_device_.data(), gradient.data(), gradient_device_.bytes(), st);
@@ -234,7 +330,6 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     if (illum) cuda::copy_to_host(illumination.data(), illumination_device_.data(), illumination_device_.bytes(), st);
   }
 
- private:
   // The perturbation's state of born(), made at its first call (check-gradient; an inversion never calls it).
   struct BornState {
     DeviceForwardState<T> du;
@@ -264,6 +359,9 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
       for (std::int32_t p = rec.offsets[r]; p < rec.offsets[r + 1]; ++p) owner[std::size_t(p)] = std::int32_t(r);
     adjoint_sources_ = DeviceGather<T>(rec.index.size());
     adjoint_sources_.assign(gather_by_target(rec.index, rec.factor, owner), stream_.handle());
+    scaled_sources_ = DeviceGather<T>(rec.index.size());
+    receiver_owner_ = std::move(owner);
+    receiver_interior_ = cuda::DeviceArray<std::int64_t>(rec.index.size());
     traces_device_ = cuda::DeviceArray<double>(samples);
     residual_device_ = cuda::DeviceArray<double>(samples);
     traces_.assign(samples, 0.0);
@@ -350,14 +448,18 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
   cuda::DeviceArray<index_t> receiver_index_;
   cuda::DeviceArray<T> receiver_factor_;
   cuda::DeviceArray<std::int32_t> receiver_offsets_;
-  DeviceGather<T> adjoint_sources_, sources_;
+  DeviceGather<T> adjoint_sources_, sources_, scaled_sources_;  // (scaled: the adjoint in omega's, V R^T)
+  std::vector<std::int32_t> receiver_owner_;                    // each receiver point's receiver
+  cuda::DeviceArray<std::int64_t> receiver_interior_;           // each adjoint-source target's interior index
+  bool adjoint_in_mu_ = adjoint_in_mu_from_environment();
   cuda::DeviceArray<double> wavelets_device_, traces_device_, residual_device_;
   cuda::DeviceArray<T> dense_;
   cuda::DeviceArray<T> mu_, mu_next_, w_;
   std::vector<cuda::DeviceArray<T>> adjoint_slabs_;
   FdtdAdjointStep<T> adjoint_step_;
-  std::array<cuda::DeviceArray<T>, 3> history_fields_;  // u^{n+1}, u^n, u^{n-1}
-  cuda::DeviceArray<double> gradient_device_, illumination_device_;
+  std::array<cuda::DeviceArray<T>, 3> history_fields_;               // u^{n+1}, u^n, u^{n-1}
+  cuda::DeviceArray<double> gradient_device_, illumination_device_;  // (the image, in omega)
+  cuda::DeviceArray<T> image_partial_;                               // fp32: the image's partial sums
   std::unique_ptr<BornState> born_;
   std::vector<double> traces_;
   int history_shot_ = -1;

@@ -183,9 +183,8 @@ class StaggeredCudaGradient final : public GradientPropagator,
     std::vector<double> source_image(n_shot_sources);
     if (n_shot_sources > 0)
       cuda::copy_to_host(source_image.data(), source_image_.data(), n_shot_sources * sizeof(double), st);
-    density_gradient_ = this->density_gradient(history_shot_, image.data(),
-                                               {buoyancy[0].data(), buoyancy[1].data(), buoyancy[2].data()},
-                                               source_image);
+    density_gradient_ = this->density_gradient(
+        history_shot_, image.data(), {buoyancy[0].data(), buoyancy[1].data(), buoyancy[2].data()}, source_image);
   }
 
  private:
