@@ -119,7 +119,7 @@ SPECWAVE_HD inline void mirror_point(const FieldLayout& L, T* f, index_t p, int 
 // over the points, each writing only its own point's values and reading what the pass does not write:
 //   1. transpose_pressure_point on the nodes: q_a, r-bar_l, chi-bar, the image;
 //   2. transpose_divergence_point on the velocity box: w-bar_a -= D+_a q_a; with a free surface fold_velocity_mirror
-//      on the R planes above z = 0; then the buoyancy's image (buoyancy_point, every point of the padded field);
+//      on the R planes above z = 0; then the buoyancy's image (buoyancy_point, every value of the padded field);
 //   3. transpose_velocity_point on the velocity box: e_a and phi-bar;
 //   4. transpose_velocity_u_point on the nodes: u-bar -= sum_a D-_a e_a;
 //   5. with a free surface, fold_pressure_mirror_point on the planes 1 .. R - 1.
@@ -176,10 +176,9 @@ SPECWAVE_HD inline void fold_velocity_mirror(const FieldLayout& L, T* w, index_t
   w[surface - k * plane + p] = T(0);
 }
 
-// The buoyancy's imaging condition at the point (z, y, x) of the padded field (StaggeredAdjointStep::buoyancy_image).
+// The buoyancy's imaging condition at the padded field's point i (StaggeredAdjointStep::buoyancy_image), i < size().
 template <class T>
-SPECWAVE_HD inline void buoyancy_point(const StaggeredAdjointStep<T>& s, int z, int y, int x) {
-  const index_t i = s.layout.index(z, y, x);
+SPECWAVE_HD inline void buoyancy_point(const StaggeredAdjointStep<T>& s, index_t i) {
   for (int a = 0; a < 3; ++a) s.buoyancy_image[a][i] += double(s.w[a][i]) * double(s.velocity_increment[a][i]);
 }
 
@@ -245,10 +244,7 @@ SPECWAVE_HD inline launch::Box velocity_box(const FieldLayout& L, int R) {
   return {{-R, -R, -R}, {L.nx + 2 * R - 1, L.ny + 2 * R - 1, L.nz + 2 * R - 1}};
 }
 SPECWAVE_HD inline launch::Box pressure_box(const FieldLayout& L) { return {{0, 0, 0}, {L.nx, L.ny, L.nz}}; }
-// The padded field (buoyancy_point) and the planes 1 .. R - 1 below a free surface (fold_pressure_mirror_point).
-SPECWAVE_HD inline launch::Box padded_box(const FieldLayout& L) {
-  return {{-L.halo, -L.halo, -L.halo}, {L.nx + 2 * L.halo, L.ny + 2 * L.halo, L.nz + 2 * L.halo}};
-}
+// The planes 1 .. R - 1 below a free surface (fold_pressure_mirror_point).
 SPECWAVE_HD inline launch::Box pressure_fold_box(const FieldLayout& L, int R) {
   return {{0, 0, 1}, {L.nx, L.ny, R - 1}};
 }

@@ -36,8 +36,8 @@ struct ScaledState {
     omega.assign(L.size(), T(0)), omega_next.assign(L.size(), T(0));
     image.assign(points, 0.0), illumination.assign(points, 0.0);
     slabs.reserve(9 * 2);
-    step = FdtdScaledAdjointStep<T>{L, omega.data(), omega_next.data(), setup.vel2dt2.data(), setup.coef, {},
-                                    setup.free_surface};
+    step = FdtdScaledAdjointStep<T>{L,          omega.data(), omega_next.data(), setup.vel2dt2.data(),
+                                    setup.coef, {},           setup.free_surface};
     for (int a = 0; a < 3; ++a)
       make_cpml_adjoint_axis(step.pml[a], setup.pml[a], a, L.nz, L.ny, L.nx, setup.pml_a[a].data(),
                              setup.pml_b[a].data(),
@@ -144,8 +144,8 @@ void check_scaled_adjoint(int order, bool free_surface, std::array<int, 3> shape
   const double image = difference(cpu.image, gpu.image), image_scale = largest(cpu.image);
   const double illumination = difference(cpu.illumination, gpu.illumination);
   const std::string what = std::string(free_surface ? "free surface" : "CPML") + (partial_sums ? ", fp32" : ", fp64");
-  MESSAGE("order " << order << ", " << what << ": " << a.size() << " arrays, largest difference " << worst << " of " << scale << ", image " << image << " of " << image_scale
-                   << ", illumination " << illumination);
+  MESSAGE("order " << order << ", " << what << ": " << a.size() << " arrays, largest difference " << worst << " of "
+                   << scale << ", image " << image << " of " << image_scale << ", illumination " << illumination);
   CHECK(scale > 0);
   CHECK(image_scale > 0);
   CHECK(worst <= tolerance * scale);

@@ -125,7 +125,7 @@ void kernel_adjoint_step(const StaggeredAdjointStep<double>& s) {
     for (int k = 1; k <= R; ++k)
       for (index_t p = 0; p < L.stride_z(); ++p) staggered_kernels::fold_velocity_mirror(L, s.w[0], p, k);
   if (s.buoyancy_image[0])
-    over(staggered_kernels::padded_box(L), [&](int z, int y, int x) { staggered_kernels::buoyancy_point(s, z, y, x); });
+    for (index_t i = 0; i < L.size(); ++i) staggered_kernels::buoyancy_point(s, i);
   over(half, [&](int z, int y, int x) { staggered_kernels::transpose_velocity_point<R>(s, z, y, x); });
   over(nodes, [&](int z, int y, int x) { staggered_kernels::transpose_velocity_u_point<R>(s, z, y, x); });
   if (s.free_surface)

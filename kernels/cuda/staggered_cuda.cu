@@ -80,10 +80,10 @@ __global__ void fold_velocity_kernel(FieldLayout L, T* w) {
     staggered_kernels::fold_velocity_mirror(L, w, p, k);
 }
 template <class T>
-__global__ void buoyancy_kernel(StaggeredAdjointStep<T> s, launch::Box box) {
-  Int3 q;
-  if (launch::box_point(box.lo, box.extent, block_dim(), block_index(), thread_index(), q))
-    staggered_kernels::buoyancy_point(s, q.z, q.y, q.x);
+__global__ void buoyancy_kernel(StaggeredAdjointStep<T> s) {
+  index_t i;
+  if (launch::item_index(s.layout.size(), block_dim(), block_index(), thread_index(), i))
+    staggered_kernels::buoyancy_point(s, i);
 }
 template <int R, class T>
 __global__ void transpose_velocity_kernel(StaggeredAdjointStep<T> s, launch::Box box) {
@@ -126,9 +126,12 @@ void adjoint_radius(const StaggeredAdjointStep<T>& s, cudaStream_t stream) {
     fold_velocity_kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(L, s.w[0]);
     SPECWAVE_CUDA_CHECK_LAUNCH();
   }
-  if (s.buoyancy_image[0])
-    over_box(buoyancy_kernel<T>, staggered_kernels::padded_box(L), "cuda::staggered_adjoint_step (buoyancy image)",
-             stream, s);
+  if (s.buoyancy_image[0]) {
+    const launch::Launch l = launch::items_launch(L.size(), 256);
+    launch::check_launch(l, "cuda::staggered_adjoint_step (buoyancy image)");
+    buoyancy_kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(s);
+    SPECWAVE_CUDA_CHECK_LAUNCH();
+  }
   over_box(transpose_velocity_kernel<R, T>, half, "cuda::staggered_adjoint_step (velocity)", stream, s);
   over_box(transpose_velocity_u_kernel<R, T>, nodes, "cuda::staggered_adjoint_step (nodes)", stream, s);
   if (s.free_surface)
@@ -235,6 +238,7 @@ void add_source_image(const T* u, const index_t* index, const T* factor, const s
                       const std::int64_t* point, int n_points, const double* running, int nt, int n, double* image,
                       double* source_image, cudaStream_t stream) {
   if (n_points == 0) return;
+  launch::check_launch(launch::items_launch(1, 1), "cuda::add_source_image");
   source_image_kernel<<<1, 1, 0, stream>>>(u, index, factor, owner, point, n_points, running, nt, n, image,
                                            source_image);
   SPECWAVE_CUDA_CHECK_LAUNCH();

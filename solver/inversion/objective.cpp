@@ -98,13 +98,13 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
     q.field_bytes = field_bytes + (c.inversion.density_parameter ? 3 * padded : 0);
     q.state_bytes = 4 * padded * 1.2 + mechanisms * field_bytes + q.field_bytes;
     // On the GPU besides the history: the forward state, the Born perturbation's and the adjoint's (three states), q_a
-    // and e_a (six padded fields), the model (dt K, dt beta: four), the field being transposed and the Born's relative
-    // perturbations (about two fields), and the fp64 image and illumination: 16 B a point, and 24 B a padded point with
-    // a density parameter.
+    // and e_a (six padded fields), the model (dt K, dt beta: four; the drives), the field being transposed and the
+    // Born's relative perturbations (about two fields), and the fp64 image and illumination: 16 B a point, and 24 B a
+    // padded point with a density parameter.
     if (plan.backend == BackendKind::cuda) {
       const double value = field_bytes / double(c.grid.points());
-      const double own = 3 * q.state_bytes + 10 * padded + 2 * q.field_bytes + 16.0 * double(c.grid.points()) +
-                         (c.inversion.density_parameter ? 24.0 * padded / value : 0.0);
+      const double own = 3 * q.state_bytes + 10 * padded + (2 + mechanisms) * q.field_bytes +
+                         16.0 * double(c.grid.points()) + (c.inversion.density_parameter ? 24.0 * padded / value : 0.0);
       return device_history_within(c, plan, q.budget_bytes, q.field_bytes, q.state_bytes, own);
     }
   } else {

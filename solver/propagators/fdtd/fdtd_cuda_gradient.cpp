@@ -160,8 +160,8 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
   std::vector<double> forward(int shot, bool keep_history) override {
     begin_shot(shot);
     counting_ = keep_history;
-    history_steps_ = 0;
     if (keep_history) {
+      history_steps_ = 0;
       history_->run_forward(*this, setup_.nt);
       history_shot_ = shot;
     } else {

@@ -65,8 +65,6 @@ class StaggeredCudaGradient final : public GradientPropagator,
     source_image_ = cuda::DeviceArray<double>(std::max<std::size_t>(max_sources, 1));
     running_ = cuda::DeviceArray<double>(max_sources * std::size_t(setup_.nt));
     illumination_ = cuda::DeviceArray<double>(points());
-    state_.zero(stream_.handle());
-    divergence_.zero(stream_.handle());
   }
 
   std::string name() const override { return this->scheme_name("cuda"); }
@@ -96,8 +94,8 @@ class StaggeredCudaGradient final : public GradientPropagator,
     begin_shot(shot);
     const cudaStream_t st = stream_.handle();
     counting_ = keep_history;
-    history_steps_ = 0;
     if (keep_history) {
+      history_steps_ = 0;
       illumination_.zero(st);
       accumulate_illumination_ = true;
       history_->run_forward(*this, setup_.nt);
@@ -212,7 +210,11 @@ class StaggeredCudaGradient final : public GradientPropagator,
   }
 
   void begin_shot(int shot) {
-    if (const auto* own = shot_receivers_.own(shot)) set_receivers(*own);
+    // A shot's own receivers: the device lists anew only when they change (set_receivers waits for the device).
+    if (const auto* own = shot_receivers_.own(shot); own && own != receivers_made_for_) {
+      set_receivers(*own);
+      receivers_made_for_ = own;
+    }
     const cudaStream_t st = stream_.handle();
     state_.zero(st);
     divergence_.zero(st);
@@ -402,6 +404,7 @@ class StaggeredCudaGradient final : public GradientPropagator,
   bool counting_ = false, accumulate_illumination_ = false;
   long long history_steps_ = 0;
   ShotReceivers shot_receivers_;  // a shot's own receivers (none: every shot records the plan's)
+  const std::vector<PointStencil>* receivers_made_for_ = nullptr;  // the own receivers the lists were made for
   PointLists<T> receivers_, sources_list_;
   cuda::DeviceArray<index_t> receiver_index_;
   cuda::DeviceArray<T> receiver_factor_;

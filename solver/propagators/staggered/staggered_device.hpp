@@ -43,7 +43,8 @@ struct DeviceStaggeredModel {
   }
 };
 
-// u, w_a, the phi and chi slabs of the absorbing faces and the memory variables r_l, zero when made.
+// u, w_a, the phi and chi slabs of the absorbing faces and the memory variables r_l, zero when made (device buffers are
+// zero-filled).
 template <class T>
 struct DeviceStaggeredFields {
   cuda::DeviceArray<T> u;
@@ -61,7 +62,6 @@ struct DeviceStaggeredFields {
       }
     }
     for (std::size_t l = 0; l < s.sls_drive.size(); ++l) memory.emplace_back(s.velocity.size());
-    for (cuda::DeviceArray<T>* a : arrays()) a->zero();
   }
   // Every array, in StaggeredFields::arrays()'s order (a checkpoint's).
   std::vector<cuda::DeviceArray<T>*> arrays() {
