@@ -13,6 +13,7 @@
 
 #include "case_builders.hpp"
 #include "kernels/cpu/elastic_cpu.hpp"
+#include "kernels/elastic_adjoint_kernels.hpp"
 #include "kernels/elastic_kernels.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/propagators/elastic/elastic_setup.hpp"
@@ -87,6 +88,73 @@ void check_kernels(const Case& c) {
   CHECK(worst <= 1e-14 * scale);
 }
 
+// The adjoint kernels' halves on the CPU, term by term and pass by pass (kernels/elastic_adjoint_kernels.hpp), each
+// box swept backwards (which the CPU loops never do).
+template <int R, int First, int Last>
+void kernel_adjoint_half(const ElasticStep<double>& s, double* g) {
+  const auto sweep = [](const launch::Box& b, auto&& point) {
+    for (int z = b.lo.z + b.extent.z - 1; z >= b.lo.z; --z)
+      for (int y = b.lo.y + b.extent.y - 1; y >= b.lo.y; --y)
+        for (int x = b.lo.x + b.extent.x - 1; x >= b.lo.x; --x) point(z, y, x);
+  };
+  elastic_adjoint_kernels::for_terms<First, Last>([&](auto term) {
+    constexpr int t = decltype(term)::value;
+    if (!elastic_adjoint_kernels::term_active<t>(s)) return;
+    sweep(elastic_adjoint_kernels::scratch_box<t>(s),
+          [&](int z, int y, int x) { elastic_adjoint_kernels::term_scratch_point<t>(s, g, z, y, x); });
+    sweep(elastic_adjoint_kernels::gather_box<R, t>(s),
+          [&](int z, int y, int x) { elastic_adjoint_kernels::term_gather_point<R, t>(s, g, z, y, x); });
+  });
+  if (!s.free_surface) return;
+  for (int k = 1; k <= R; ++k)
+    for (index_t p = 0; p < s.layout.stride_z(); ++p) {
+      if (First == 0)
+        elastic_adjoint_kernels::velocity_adjoint_fold_point(s, p, k);
+      else
+        elastic_adjoint_kernels::stress_adjoint_fold_point(s, p, k);
+    }
+}
+
+template <int R>
+void check_adjoint_kernels(const Case& c) {
+  const Plan plan = make_plan(c);
+  const ElasticSetup<double> setup = make_elastic_setup<double>(c, plan);
+  ElasticFields<double> cpu(setup), gpu(setup);
+  const std::size_t size = std::size_t(setup.layout.size());
+  std::vector<double> scratch[2] = {std::vector<double>(size, 0.0), std::vector<double>(size, 0.0)};
+  std::mt19937_64 rng(17 + R);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::generate(cpu.all.begin(), cpu.all.end(), [&] { return uniform(rng); });
+  for (auto& s : cpu.slabs) std::generate(s.begin(), s.end(), [&] { return uniform(rng); });
+  gpu.all = cpu.all;
+  for (std::size_t k = 0; k < cpu.slabs.size(); ++k) gpu.slabs[k] = cpu.slabs[k];
+  const ElasticStep<double> a = cpu.step(setup), b = gpu.step(setup);
+  for (int step = 0; step < 3; ++step) {  // the adjoint's order: the stress half's transpose, then the velocity half's
+    cpu::elastic_stress_adjoint(a, scratch[0].data());
+    cpu::elastic_velocity_adjoint(a, scratch[0].data());
+    kernel_adjoint_half<R, 9, 18>(b, scratch[1].data());
+    kernel_adjoint_half<R, 0, 9>(b, scratch[1].data());
+  }
+  double worst = 0, scale = 0;
+  std::size_t values = 0;
+  const auto compare = [&](const std::vector<double>& x, const std::vector<double>& y) {
+    REQUIRE(x.size() == y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      worst = std::max(worst, std::abs(x[i] - y[i]));
+      scale = std::max(scale, std::abs(x[i]));
+    }
+    values += x.size();
+  };
+  compare(cpu.all, gpu.all);
+  for (std::size_t k = 0; k < cpu.slabs.size(); ++k) compare(cpu.slabs[k], gpu.slabs[k]);
+  const std::string what = c.boundary.free_surface ? "free surface" : "CPML";
+  MESSAGE("adjoint, order " << 2 * R << ", " << c.grid.shape[0] << " x " << c.grid.shape[1] << " x " << c.grid.shape[2]
+                            << ", " << what << ": " << values << " values, largest difference " << worst << " of "
+                            << scale);
+  CHECK(scale > 0);
+  CHECK(worst <= 1e-14 * scale);
+}
+
 // Water over two solids (vs 0, 1100, 1400 m/s; densities 1000, 2100, 2400) on a small grid, a CPML of 5 or a free
 // surface with a CPML on the other faces.
 Case kernels_case(int order, bool free_surface, std::array<int, 3> shape) {
@@ -113,4 +181,13 @@ TEST_CASE("elastic: the CUDA kernels' bodies over their boxes give the CPU step'
   check_kernels<3>(kernels_case(6, true, {19, 20, 22}));
   check_kernels<4>(kernels_case(8, true, {23, 1, 29}));  // 2-D
   check_kernels<4>(kernels_case(8, false, {23, 1, 29}));
+}
+
+TEST_CASE("elastic: the CUDA adjoint kernels' bodies over their boxes give the CPU adjoint's fields (no GPU needed)") {
+  check_adjoint_kernels<4>(kernels_case(8, false, {23, 26, 29}));
+  check_adjoint_kernels<4>(kernels_case(8, true, {23, 26, 29}));
+  check_adjoint_kernels<1>(kernels_case(2, true, {17, 19, 21}));
+  check_adjoint_kernels<2>(kernels_case(4, false, {21, 18, 25}));
+  check_adjoint_kernels<3>(kernels_case(6, true, {19, 20, 22}));
+  check_adjoint_kernels<4>(kernels_case(8, true, {23, 1, 29}));  // 2-D
 }

@@ -20,6 +20,15 @@ void elastic_velocity_step(const ElasticStep<T>& s, cudaStream_t stream);
 template <class T>
 void elastic_stress_step(const ElasticStep<T>& s, cudaStream_t stream);
 
+// The adjoint's halves (cpu::elastic_stress_adjoint's and cpu::elastic_velocity_adjoint's values on the adjoint's
+// fields and CPML memory; kernels/elastic_adjoint_kernels.hpp): each term's scratch pass into `scratch` (padded like
+// the fields) and its gather, term after term, then the free surface's images folded back. The caller zeroes s_zz-bar
+// on the surface first and adds the adjoint sources.
+template <class T>
+void elastic_stress_adjoint(const ElasticStep<T>& s, T* scratch, cudaStream_t stream);
+template <class T>
+void elastic_velocity_adjoint(const ElasticStep<T>& s, T* scratch, cudaStream_t stream);
+
 // The pressure -(s_zz + s_yy + s_xx) / 3 on every node into `out` (padded like the fields; its halo untouched).
 template <class T>
 void elastic_pressure(const ElasticStep<T>& s, T* out, cudaStream_t stream);
