@@ -59,9 +59,9 @@ SPECWAVE_HD inline void term_scratch_point(const ElasticStep<T>& s, T* g, int z,
   g[i] = v;
 }
 
-// Pass 2 of term `Term` at (z, y, x), a point its derivative read: D+ at j read j + k and j - (k - 1) along the axis (D-
-// at j: j + k - 1 and j - k), so the source field's adjoint there gains sum_k g_k (g[j - up_k] - g[j - down_k]) over
-// the k whose points lie in the field's computed range (g is 0 outside it).
+// Pass 2 of term `Term` at (z, y, x), a point its derivative read: D+ at j read j + k and j - (k - 1) along the axis
+// (D- at j: j + k - 1 and j - k), so the source field's adjoint there gains sum_k g_k (g[j - up_k] - g[j - down_k])
+// over the k whose points lie in the field's computed range (g is 0 outside it).
 template <int R, int Term, class T>
 SPECWAVE_HD inline void term_gather_point(const ElasticStep<T>& s, const T* g, int z, int y, int x) {
   using t = TermOf<Term>;
@@ -122,6 +122,46 @@ SPECWAVE_HD inline void velocity_adjoint_fold_point(const ElasticStep<T>& s, ind
   fold_point(s.layout, s.f[szz], false, T(-1), p, k);
   fold_point(s.layout, s.f[szy], true, T(-1), p, k);
   fold_point(s.layout, s.f[szx], true, T(-1), p, k);
+}
+
+// ---- The gradient's per-point parts at a node, shared by the CPU gradient (elastic_cpu_gradient.cpp) and the CUDA
+// one.
+
+// The normal stresses' images at a node of step n: lam's (sum of the normal stresses' adjoints sz, sy, sx) x (e_z + e_y
+// + e_x), mu2's sum_a s_aa-bar e_a; on a free surface (s_zz = 0 gives e_z = -r (e_y + e_x), r = lam / (lam + mu2)) the
+// derivatives of L = lam mu2 / (lam + mu2) and of mu2 e_a.
+template <class T>
+SPECWAVE_HD inline void normal_stress_images(T sz, T sy, T sx, T ez, T ey, T ex, T lamdt, T mu2dt, bool surface,
+                                             double& lam_image, double& mu2_image) {
+  if (surface) {
+    const double lam = lamdt, mu2 = mu2dt, sum = lam + mu2;
+    const double both = double(sy) + double(sx), e = double(ey) + double(ex);
+    lam_image += both * e * mu2 * mu2 / (sum * sum);
+    mu2_image += both * e * lam * lam / (sum * sum) + double(sy) * ey + double(sx) * ex;
+    return;
+  }
+  const double trace = double(ez) + double(ey) + double(ex);
+  lam_image += (double(sz) + double(sy) + double(sx)) * trace;
+  mu2_image += double(sz) * ez + double(sy) * ey + double(sx) * ex;
+}
+
+// The Born run's scattering into the normal stresses at a node: du_aa += d(lam) (e_z + e_y + e_x) + d(mu2) e_a; on a
+// free surface s_yy, s_xx += d(L) (e_y + e_x) + d(mu2) e_a (L as above) and s_zz none.
+template <class T>
+SPECWAVE_HD inline void scatter_normal_stress(T* zz, T* yy, T* xx, T dlam, T dmu2, T ez, T ey, T ex, T lamdt, T mu2dt,
+                                              bool surface) {
+  if (surface) {
+    const double lam = lamdt, mu2 = mu2dt, sum = lam + mu2;
+    const double dl = (mu2 * mu2 * double(dlam) + lam * lam * double(dmu2)) / (sum * sum);
+    const double e = double(ey) + double(ex);
+    *yy += T(dl * e + double(dmu2) * ey);
+    *xx += T(dl * e + double(dmu2) * ex);
+    return;
+  }
+  const T trace = ez + ey + ex;
+  *zz += dlam * trace + dmu2 * ez;
+  *yy += dlam * trace + dmu2 * ey;
+  *xx += dlam * trace + dmu2 * ex;
 }
 
 // fn(std::integral_constant<int, Term>{}) for Term = First .. Last - 1 in order (the terms of a half).

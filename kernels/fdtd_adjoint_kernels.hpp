@@ -1,8 +1,8 @@
 #pragma once
 // The bodies of the CUDA adjoint step in omega = (v dt)^2 mu (kernels/cuda/fdtd_adjoint_cuda.cu,
 // cuda::fdtd_scaled_adjoint_step; docs/numerics.md, "The adjoint in omega"), one point a call, and the boxes they run
-// over: host and device functions without CUDA types, so that a CPU test (tests/test_gradient.cpp, "the CUDA scaled
-// adjoint's bodies") runs them over their boxes and compares every field with the CPU step
+// over: host and device functions without CUDA types, so that a CPU test (tests/test_adjoint_kernels.cpp in test_unit,
+// "the CUDA adjoint in omega: its bodies ...") runs them over their boxes and compares every field with the CPU step
 // (kernels/cpu/fdtd_adjoint_cpu.cpp). The physics is kernels/fdtd_point.hpp's, in the CPU step's order a point. Three
 // passes, each writing only its own point's values:
 //   1. scaled_beta_point on every absorbing face's layer: betah and gamma;

@@ -16,6 +16,7 @@
 #include "kernels/cpu/elastic_cpu.hpp"
 #include "kernels/cpu/fdtd_cpu.hpp"
 #include "kernels/cpu/flush_denormals.hpp"
+#include "kernels/elastic_adjoint_kernels.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/progress.hpp"
 #include "solver/plan/model.hpp"
@@ -458,18 +459,9 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
     const T *ez = inc + szz * size, *ey = inc + syy * size, *ex = inc + sxx * size;
     for_nodes([&](std::size_t, index_t i, int z) {
       const std::size_t u = std::size_t(i);
-      if (z == 0 && setup_.free_surface) {
-        const double lam = setup_.lamdt[u], mu2 = setup_.mu2dt[u], sum = lam + mu2;
-        const double dl = (mu2 * mu2 * double(p.lam[u]) + lam * lam * double(p.mu2[u])) / (sum * sum);
-        const double e = double(ey[u]) + double(ex[u]);
-        du.f[syy][u] += T(dl * e + double(p.mu2[u]) * ey[u]);
-        du.f[sxx][u] += T(dl * e + double(p.mu2[u]) * ex[u]);
-        return;
-      }
-      const T trace = ez[u] + ey[u] + ex[u];
-      du.f[szz][u] += p.lam[u] * trace + p.mu2[u] * ez[u];
-      du.f[syy][u] += p.lam[u] * trace + p.mu2[u] * ey[u];
-      du.f[sxx][u] += p.lam[u] * trace + p.mu2[u] * ex[u];
+      elastic_adjoint_kernels::scatter_normal_stress(&du.f[szz][u], &du.f[syy][u], &du.f[sxx][u], p.lam[u], p.mu2[u],
+                                                     ez[u], ey[u], ex[u], setup_.lamdt[u], setup_.mu2dt[u],
+                                                     z == 0 && setup_.free_surface);
     });
     for (int c = 0; c < 3; ++c)
       add_scaled(du.f[std::size_t(szy + c)].data(), p.mudt[std::size_t(c)], inc + (szy + c) * size);
@@ -486,22 +478,13 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
       const std::size_t i0 = rows[r].i;
       const T *ez = inc + rows[r].p, *ey = inc + rows_[syy][r].p, *ex = inc + rows_[sxx][r].p;
       double *lam_image = images.lam.data() + i0, *mu2_image = images.mu2.data() + i0;
-      if (rows[r].z == 0 && setup_.free_surface) {
-        for (int x = 0; x < rows[r].n; ++x) {
-          const std::size_t u = i0 + std::size_t(x);
-          const double lam = setup_.lamdt[u], mu2 = setup_.mu2dt[u], sum = lam + mu2;
-          const double both = double(sy[u]) + double(sx[u]), e = double(ey[x]) + double(ex[x]);
-          lam_image[x] += both * e * mu2 * mu2 / (sum * sum);
-          mu2_image[x] += both * e * lam * lam / (sum * sum) + double(sy[u]) * ey[x] + double(sx[u]) * ex[x];
-        }
-        continue;
-      }
+      const bool surface = rows[r].z == 0 && setup_.free_surface;
+      const T *lam = setup_.lamdt.data() + i0, *mu2 = setup_.mu2dt.data() + i0;
 #pragma omp simd
       for (int x = 0; x < rows[r].n; ++x) {
         const std::size_t u = i0 + std::size_t(x);
-        const double trace = double(ez[x]) + double(ey[x]) + double(ex[x]);
-        lam_image[x] += (double(sz[u]) + double(sy[u]) + double(sx[u])) * trace;
-        mu2_image[x] += double(sz[u]) * ez[x] + double(sy[u]) * ey[x] + double(sx[u]) * ex[x];
+        elastic_adjoint_kernels::normal_stress_images(sz[u], sy[u], sx[u], ez[x], ey[x], ex[x], lam[x], mu2[x], surface,
+                                                      lam_image[x], mu2_image[x]);
       }
     }
     for (int c = 0; c < 3; ++c) add_product(images.mudt[std::size_t(c)], a.f[szy + c], inc, szy + c);

@@ -122,21 +122,22 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     sources_ = DeviceGather<T>(max_points);
     wavelets_device_ = cuda::DeviceArray<double>(max_sources * std::size_t(setup_.nt));
     dense_ = cuda::DeviceArray<T>(points);
-    // The adjoint pass: mu^{n+1}, mu^{n+2}, the scratch w, the adjoint CPML memory, three history fields and the
-    // fp64 accumulators.
+    // The adjoint pass: omega^{n+1}, omega^{n+2} (mu's in the mu path, with its scratch w), the adjoint CPML memory,
+    // the history fields (three in the mu path, two in omega's), the fp64 image (the mu path's gradient) and
+    // illumination, and in fp32 the image's partial sums (omega).
     mu_ = cuda::DeviceArray<T>(L.size());
     mu_next_ = cuda::DeviceArray<T>(L.size());
-    w_ = cuda::DeviceArray<T>(L.size());
+    if (adjoint_in_mu_) w_ = cuda::DeviceArray<T>(L.size());
     adjoint_step_ =
         FdtdAdjointStep<T>{L, nullptr, nullptr, w_.data(), vel2dt2_.data(), setup_.coef, {}, setup_.free_surface};
     for (int a = 0; a < 3; ++a)
       make_cpml_adjoint_axis(adjoint_step_.pml[a], setup_.pml[a], a, L.nz, L.ny, L.nx, pml_a_[a].data(),
                              pml_b_[a].data(),
                              [&](std::size_t values) { return adjoint_slabs_.emplace_back(values).data(); });
-    for (auto& f : history_fields_) f = cuda::DeviceArray<T>(points);
+    for (std::size_t k = 0; k < (adjoint_in_mu_ ? 3 : 2); ++k) history_fields_[k] = cuda::DeviceArray<T>(points);
     gradient_device_ = cuda::DeviceArray<double>(points);
     illumination_device_ = cuda::DeviceArray<double>(points);
-    if (sizeof(T) == 4) image_partial_ = cuda::DeviceArray<T>(points);
+    if (sizeof(T) == 4 && !adjoint_in_mu_) image_partial_ = cuda::DeviceArray<T>(points);
   }
 
   std::string name() const override { return std::string("fdtd-cuda-") + (sizeof(T) == 4 ? "fp32" : "fp64"); }
@@ -221,7 +222,7 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     const cudaStream_t st = stream_.handle();
     const std::size_t points = std::size_t(L.interior_points());
     gradient_device_.zero(st);  // the image
-    if (sizeof(T) == 4) image_partial_.zero(st);
+    image_partial_.zero(st);    // (fp32; none in fp64)
     double* illum = nullptr;
     if (!illumination.empty()) {
       cuda::copy_to_device(illumination_device_.data(), illumination.data(), illumination_device_.bytes(), st);
@@ -273,8 +274,10 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
       shot_step(ShotPass::adjoint, nt - n, nt);
     }
     // dJ/dV = image / V^2 (fdtd_cpu_gradient.cpp's sum, in its order).
-    std::vector<double> image(points);
-    cuda::copy_to_host(image.data(), gradient_device_.data(), gradient_device_.bytes(), st);
+    image_.resize(points);
+    cuda::copy_to_host(image_.data(), gradient_device_.data(), gradient_device_.bytes(), st);
+    const std::vector<double>& image = image_;
+#pragma omp parallel for collapse(2) schedule(static)
     for (int z = 0; z < L.nz; ++z)
       for (int y = 0; y < L.ny; ++y) {
         const std::size_t k0 = (std::size_t(z) * std::size_t(L.ny) + std::size_t(y)) * std::size_t(L.nx);
@@ -460,6 +463,7 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
   std::array<cuda::DeviceArray<T>, 3> history_fields_;               // u^{n+1}, u^n, u^{n-1}
   cuda::DeviceArray<double> gradient_device_, illumination_device_;  // (the image, in omega)
   cuda::DeviceArray<T> image_partial_;                               // fp32: the image's partial sums
+  std::vector<double> image_;                                        // the image on the host (kept)
   std::unique_ptr<BornState> born_;
   std::vector<double> traces_;
   int history_shot_ = -1;
