@@ -1152,8 +1152,9 @@ void read_inversion(const Tab& r, Case& c) {
       const std::string name = t->p.str(*a.get(i), key, pex);
       if (name != "velocity" && name != "density" && name != "shear_velocity" && name != "lambda" && name != "mu")
         t->p.bad(*a.get(i), key, "must be \"velocity\", \"density\", \"shear_velocity\", \"lambda\" or \"mu\"",
-                 "list the parameters the gradient is taken with respect to, e.g. [\"velocity\", \"density\"] or "
-                 "[\"lambda\", \"mu\", \"density\"]");
+                 io::suggest(name, {"velocity", "density", "shear_velocity", "lambda", "mu"},
+                             "list the parameters the gradient is taken with respect to, e.g. [\"velocity\", "
+                             "\"density\"] or [\"lambda\", \"mu\", \"density\"]"));
       for (std::size_t j = 0; j < i; ++j)
         if (t->p.str(*a.get(j), key, pex) == name)
           t->p.bad(*a.get(i), key, fmt::format("repeats \"{}\"", name), "list each parameter once");

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cstdint>
 #include <numeric>
+#include <string>
+#include <utility>
 
 namespace specwave::io {
 
@@ -27,6 +29,14 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::string suggest(std::string_view got, const std::vector<std::string_view>& candidates, std::string_view otherwise) {
+  // Words users write for a candidate that spelling does not find (a GPU backend is "cuda", not the nearer "cpu").
+  static constexpr std::pair<std::string_view, std::string_view> synonyms[] = {
+      {"gpu", "cuda"}, {"nvidia", "cuda"}, {"rho", "density"}, {"vs", "shear_velocity"}, {"vp", "velocity"}};
+  std::string lower(got);
+  for (char& ch : lower) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  for (const auto& [word, meant] : synonyms)
+    if (lower == word && std::find(candidates.begin(), candidates.end(), meant) != candidates.end())
+      return fmt::format("did you mean '{}'?", meant);
   std::string_view best;
   std::size_t best_d = SIZE_MAX;
   for (auto c : candidates) {

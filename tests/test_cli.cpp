@@ -437,6 +437,15 @@ TEST_CASE("a run that blows up stops with step and location, and leaves no outpu
   CHECK_FALSE(fs::exists(work / "out" / "wavefield.h5"));
   for (const auto& e : fs::directory_iterator(work / "out"))  // but the (empty) lock of the folder
     if (e.path().filename() != ".specwave.lock") CHECK_MESSAGE(false, "left behind: " << e.path());
+  // The threshold is the user's (below its default): the message names it and says to raise it.
+  CHECK(r.output.find("above run.max_amplitude = 1e-30") != std::string::npos);
+  CHECK(r.output.find("raise it") != std::string::npos);
+  // After a completed run, a rerun that fails leaves no run.json saying "completed".
+  const Result ok = run_specwave("forward -q " + write_case("blowup-ok", base_case));
+  REQUIRE(ok.code == 0);
+  REQUIRE(fs::exists(work / "out" / "run.json"));
+  CHECK(run_specwave("forward -q " + path).code == 7);
+  CHECK_FALSE(fs::exists(work / "out" / "run.json"));
 }
 
 TEST_CASE("forward plots the gather of every shot, or of the shots output.plot_shots names") {

@@ -280,6 +280,23 @@ TEST_CASE("forward with output.trace_dt: traces.h5 at 4 ms equals the 1 ms trace
   CHECK(std::sqrt(num / den) < 3e-6);  // measured 3.8e-7
 }
 
+TEST_CASE("born keeps no forward wavefields: a wavefield budget that stops the gradient does not stop it") {
+  const std::string case_path = write_case(
+      "born-budget", small_case() + fmt::format("[inversion]\nvelocity_max = 2300.0\nobserved = \"{}\"\n"
+                                                "wavefield_storage = \"memory\"\nwavefield_memory_gib = 1e-6\n",
+                                                observed_file().string()));
+  const fs::path out = work / "born-budget";
+  fs::remove_all(out);
+  write_array(work / "perturbation.h5", "perturbation", bump());
+  const Result b = run_specwave("born -q --threads 1 " + case_path + " --perturbation " +
+                                (work / "perturbation.h5").string() + " --output-dir " + out.string());
+  INFO(b.output);
+  CHECK(b.code == 0);
+  const Result g = run_specwave("gradient -q --threads 1 " + case_path + " --output-dir " + (out / "g").string());
+  INFO(g.output);
+  CHECK(g.code == 6);  // (the gradient keeps them: the budget is its resources error)
+}
+
 TEST_CASE("born: born_traces.h5 is the transpose of the gradient (dot-product test through the files)") {
   const std::string case_path = inversion_case("born");
   const fs::path out = work / "born";

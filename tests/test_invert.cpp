@@ -137,6 +137,18 @@ TEST_CASE("check notes what invert would refuse, and still says the case can run
   CHECK(ok.output.find("invert would stop") == std::string::npos);
 }
 
+TEST_CASE("invert refused by its checks makes no output folder") {
+  // The starting model outside the bounds (exit 3): invert stops before it takes the folder's lock.
+  std::string text = std::string(small_case) + small_truth;
+  text.replace(text.find("velocity_min = 1800.0"), 21, "velocity_min = 2100.0");
+  const fs::path out = work / "refused-invert";
+  fs::remove_all(out);
+  const Result r = run_specwave("invert -q " + write_case("refused-invert", text) + " --output-dir " + out.string());
+  CAPTURE(r.output);
+  CHECK(r.code == 3);
+  CHECK(!fs::exists(out));
+}
+
 TEST_CASE("shot progress: lines inside a shot's passes, the adjoint's replayed forward steps not reported") {
   std::vector<std::string> lines;
   specwave::set_progress_sink([&](const std::string& line) { lines.push_back(line); });

@@ -46,13 +46,20 @@ void blow_up(const Case& c, const Plan& plan, int shot, int step, const FieldSta
   const int ix = int(s.argmax % g.shape[2]), iy = int(s.argmax / g.shape[2] % g.shape[1]),
             iz = int(s.argmax / (std::int64_t(g.shape[2]) * g.shape[1]));
   const Vec3 p = g.position(iz, iy, ix);
+  // A finite field above a run.max_amplitude set below its default may be the threshold's doing: say so first.
+  const bool threshold = s.finite && c.run.max_amplitude < RunSpec{}.max_amplitude;
   throw Error(
       ExitCode::blow_up,
       fmt::format(
           "the simulation became unstable at shot {} step {} (t = {:.6g} s): |u| = {:.3g} at index (z={}, y={}, "
-          "x={}), ({:.6g}, {:.6g}, {:.6g}) m; reduce time.dt or time.cfl_safety (CFL number {:.3f}), check the "
-          "velocity model there, and check the source amplitude",
-          shot, step, step * plan.dt, s.max_abs, iz, iy, ix, p[0], p[1], p[2], plan.cfl));
+          "x={}), ({:.6g}, {:.6g}, {:.6g}) m, above run.max_amplitude = {:.3g}; {}reduce time.dt or "
+          "time.cfl_safety (CFL number {:.3f}), check the velocity model there, and check the source amplitude",
+          shot, step, step * plan.dt, s.max_abs, iz, iy, ix, p[0], p[1], p[2], c.run.max_amplitude,
+          threshold
+              ? fmt::format("if that threshold (default {:.0e}) is below the run's true amplitudes, raise it; else ",
+                            RunSpec{}.max_amplitude)
+              : "",
+          plan.cfl));
 }
 
 namespace {
@@ -287,6 +294,12 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     std::fputs(fmt::format("resume      no checkpoint in {}: starting from the beginning\n", store.directory()).c_str(),
                stdout);
   if (!resuming && store.exists()) store.remove();  // a fresh run: an old checkpoint would not match its outputs
+  // A fresh run's folder no longer holds a completed run: the last run's record goes now (its outputs stay until this
+  // run's replace them), so that a script never reads "completed" beside a run that then fails.
+  if (!resuming && root) {
+    std::error_code ec;
+    fs::remove(dir / "run.json", ec);
+  }
   const io::h5::Resumable resumable{true, resuming};
   bool checkpointed = resuming;  // a checkpoint of this run exists: keep the partial outputs when it ends early
   struct PartialOutputs {        // otherwise remove them (no half-written files after an error)

@@ -109,12 +109,17 @@ struct Session {
     if (shots) planned.run.shot_groups = world.size();
     const Comm node = world.split_node();
     plan = make_plan(planned, {world.size(), world.rank(), node.size(), node.rank(), shots});
-    const HistoryChoice history = history_for(c, plan);
+    // A Born run keeps no forward wavefields: inversion.wavefield_storage and its budget are not its concern.
+    const bool keeps_history = command != "born";
+    const HistoryChoice history = keeps_history ? history_for(c, plan) : HistoryChoice{};
     if (needs_data) observed_sampling(c, plan);             // a data file's shape and interval
     if (needs_data) trace_weights = read_trace_weights(c);  // inversion.trace_weights: shape and values
     if (root) lock.emplace(c.output.directory, command);    // the first thing written: after every check
     if (!quiet)
-      std::fputs((describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history))).c_str(), stdout);
+      std::fputs((describe_plan(c, plan) +
+                  fmt::format("wavefields  {}\n", keeps_history ? describe(history) : "none (a Born run keeps none)"))
+                     .c_str(),
+                 stdout);
     propagator = make_gradient_propagator(c, plan, history);
   }
 

@@ -263,8 +263,6 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   // gradients, and rank 0 alone prints and writes.
   const Comm world = Comm::world();
   const bool root = world.rank() == 0;
-  std::optional<io::FolderLock> lock;  // one run per output folder (io/folder_lock.hpp)
-  if (root) lock.emplace(c.output.directory, "invert");
   const Comm* shots = world.size() > 1 ? &world : nullptr;
   const bool quiet = options.quiet || !root;
   // Under MPI every rank is a shot group of one (invert shares the shots, never the grid), placed on its node:
@@ -278,6 +276,10 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   const LameModel& start_lame = start.model;
   const std::vector<double>& start_rho = start.density;
   const HistoryChoice history = history_for(c, plan);
+  // One run per output folder (io/folder_lock.hpp), taken once the plan, the starting model and the history have
+  // passed their checks: a refused case makes no folder.
+  std::optional<io::FolderLock> lock;
+  if (root) lock.emplace(c.output.directory, "invert");
   if (!quiet) std::fputs((describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history))).c_str(), stdout);
 
   auto propagator = make_gradient_propagator(c, plan, history);

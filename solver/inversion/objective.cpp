@@ -177,11 +177,14 @@ HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budg
 }
 
 ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots,
-                                 const Comm* shots) {
+                                 const Comm* shots, double progress_seconds) {
   propagator.set_velocity(velocity);
   const int ranks = shots ? shots->size() : 1, rank = shots ? shots->rank() : 0;
   ObservedData out(static_cast<std::size_t>(n_shots));
-  for (int s = rank; s < n_shots; s += ranks) out[std::size_t(s)] = propagator.forward(s, false);
+  for (int s = rank; s < n_shots; s += ranks) {
+    const ShotProgress shot_progress(s, n_shots, progress_seconds);  // a whole forward run: lines inside the shot
+    out[std::size_t(s)] = propagator.forward(s, false);
+  }
   return out;
 }
 
@@ -469,17 +472,19 @@ ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& 
     if (!true_shear.empty()) {  // the elastic scheme: the true vp, vs and density, then back to the starting model
       const std::vector<double> start_shear = propagator.shear_velocity();
       propagator.set_elastic_model(true_velocity, true_density.empty() ? start : true_density, true_shear);
-      ObservedData out = synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots);
+      ObservedData out =
+          synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots, c.run.progress_seconds);
       propagator.set_elastic_model(std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()), start,
                                    start_shear);
       return out;
     }
     if (true_density.empty() || true_density == start)
-      return synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots);
+      return synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots, c.run.progress_seconds);
     // The data of the true model, velocity and density set together (velocity receivers take the density too); the
     // propagator then goes back to the starting model (the case's).
     propagator.set_model(true_velocity, true_density);
-    ObservedData out = synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots);
+    ObservedData out =
+        synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots, c.run.progress_seconds);
     propagator.set_model(std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()), start);
     return out;
   }

@@ -52,9 +52,9 @@ using ObservedData = std::vector<std::vector<double>>;
 // Synthesised with the propagator at `velocity` (every shot), or read from inversion.observed_file
 // (Error input_error when its shape or dt does not match the case).
 // With `shots` (MPI ranks sharing the shots: shot s is rank s % size's), a rank makes only its own shots' data
-// and leaves the others empty.
+// and leaves the others empty. Each shot's forward run reports [progress] lines every `progress_seconds` (0: none).
 ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots,
-                                 const Comm* shots = nullptr);
+                                 const Comm* shots = nullptr, double progress_seconds = 0);
 ObservedData read_observed(const Case& c, const Plan& plan);
 // The observed data's sampling: samples and interval (s), from t = 0. Synthesised data have the plan's; a file's
 // come from its dataset's shape and `dt` attribute (without one, the plan's dt, and then nt must be the plan's).

@@ -676,13 +676,19 @@ void check_sls_fit(const Case& c, const Plan& plan) {
                      "set attenuation.mechanisms = {} (its fit is physical and within {:.2g}% over the band), "
                      "or change attenuation.band",
                      better, 100 * better_error)
-               : std::string(
-                     "change attenuation.band (no count of mechanisms from 1 to 8 fits this one): the "
-                     "wavelet's band, about one to three decades");
-    invalid(c, fmt::format("attenuation: the fit of Q in [{:.4g}, {:.4g}] with {} mechanisms over {:.4g}-{:.4g} Hz "
-                           "({:.2g} decades) {}; {}",
-                           plan.model.q_min, plan.model.q_max, n, plan.sls.f1, plan.sls.f2,
-                           std::log10(plan.sls.f2 / plan.sls.f1),
+        : plan.model.q_min < 2
+            ? fmt::format(
+                  "raise the smallest Q ({:.3g}): no count of mechanisms from 1 to 8 fits a Q this low over "
+                  "a band (Q = 1 loses the wave's energy within a cycle), whatever attenuation.band is",
+                  plan.model.q_min)
+            : std::string(
+                  "change attenuation.band (no count of mechanisms from 1 to 8 fits this one): the "
+                  "wavelet's band, about one to three decades");
+    const double decades = std::log10(plan.sls.f2 / plan.sls.f1);
+    invalid(c, fmt::format("attenuation: the fit of Q in [{:.4g}, {:.4g}] with {} mechanism{} over {:.4g}-{:.4g} Hz "
+                           "({:.2g} decade{}) {}; {}",
+                           plan.model.q_min, plan.model.q_max, n, n == 1 ? "" : "s", plan.sls.f1, plan.sls.f2, decades,
+                           decades == 1 ? "" : "s",
                            !physical ? "has a weight <= 0 (not a physical relaxation spectrum)"
                                      : fmt::format("misses the target by up to {:.3g}% over the band (a Q that far "
                                                    "off is not the model asked for)",

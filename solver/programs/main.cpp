@@ -431,7 +431,7 @@ int run(int argc, char** argv) {
       try {
         text += fmt::format("wavefields  {}\n", describe(history_for(c, plan)));
       } catch (const Error& e) {
-        text += fmt::format("note        invert and check-gradient would stop: {}\n", e.what());
+        text += fmt::format("note        invert, gradient, check-gradient and migrate would stop: {}\n", e.what());
       }
       try {  // invert's own checks: the bounds of what it inverts, the starting model inside them
         check_invert_case(c);

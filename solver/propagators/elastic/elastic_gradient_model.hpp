@@ -26,7 +26,7 @@ namespace specwave {
 // faces): dt H^2 / (4 mu_j^2) with H = 4 / sum 1/mu; next to a fluid, where H = 0, the one-sided derivative: 4 dt / z
 // spread over the z fluid slots when they are all one node (H = 4 mu / z as it leaves 0), else 0.
 inline std::array<double, 4> edge_derivative(const std::array<double, 4>& mu, const std::array<std::size_t, 4>& node,
-                                      double dt) {
+                                             double dt) {
   std::array<double, 4> d{};
   int zeros = 0;
   double inverse = 0;
@@ -46,7 +46,6 @@ inline std::array<double, 4> edge_derivative(const std::array<double, 4>& mu, co
     if (mu[j] == 0) d[j] = 4 * dt / (double(zeros) * zeros);
   return d;
 }
-
 
 // dJ/d(coefficient) over the padded points (fp64 sums).
 struct ElasticImages {
