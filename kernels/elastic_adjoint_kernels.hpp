@@ -164,6 +164,24 @@ SPECWAVE_HD inline void scatter_normal_stress(T* zz, T* yy, T* xx, T dlam, T dmu
   *xx += dlam * trace + dmu2 * ex;
 }
 
+// The history's field, packed: the increments of each field on its computed range, field after field, each range's
+// rows in (z, y) order (the CPU gradient's packing). Field f's first value, and the packed index of its point (z, y,
+// x).
+template <class T>
+SPECWAVE_HD inline index_t packed_offset(const ElasticStep<T>& s, int f) {
+  index_t offset = 0;
+  for (int g = 0; g < f; ++g) {
+    const launch::Box b = elastic_kernels::fields_box(s, g, 1);
+    offset += index_t(b.extent.x) * b.extent.y * b.extent.z;
+  }
+  return offset;
+}
+template <class T>
+SPECWAVE_HD inline index_t packed_index(const ElasticStep<T>& s, int f, index_t offset, int z, int y, int x) {
+  const launch::Box b = elastic_kernels::fields_box(s, f, 1);
+  return offset + launch::box_buffer_index(b.extent, {x - b.lo.x, y - b.lo.y, z - b.lo.z});
+}
+
 // fn(std::integral_constant<int, Term>{}) for Term = First .. Last - 1 in order (the terms of a half).
 template <int First, int Last, class Fn>
 void for_terms(Fn&& fn) {

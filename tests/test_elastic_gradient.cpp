@@ -24,56 +24,7 @@ using namespace specwave;
 
 namespace {
 
-// Three solid layers (the first interface between the first shot's source and two receivers), a pressure source
-// (shot 0) and a force with a moment tensor (shot 1), and p, vz, vy, vx at the gradient case's three receivers.
-Case elastic_gradient_case(bool free_surface, Precision precision, int order, bool two_d = false, bool fluid = false) {
-  Case c = testing::gradient_test_case(free_surface, precision, order);
-  c.scheme.formulation = Formulation::elastic;
-  c.model.kind = ModelSpec::Kind::layered;
-  c.model.interfaces = {95.0, 185.0};
-  c.model.velocities = {1800.0, 2200.0, 2450.0};
-  c.model.shear_velocities = {fluid ? 0.0 : 1000.0, 1250.0, 1400.0};  // fluid: water over two solids
-  c.model.densities = {1900.0, 2000.0, 2300.0};
-  if (free_surface)  // (pressure below the free surface's stencil reach)
-    c.receivers[0][0] = 41.5, c.shots[0].sources[0].position[0] = 45.0;
-  c.shots[0].sources[0].wavelet.peak_frequency = 15;
-  SourceSpec& force = c.shots[1].sources[0];
-  force.kind = SourceKind::force;
-  force.direction = {0.6, 0.0, -0.8};
-  force.wavelet.peak_frequency = 15;
-  SourceSpec moment = force;
-  moment.kind = SourceKind::moment;
-  moment.moment = {1.0, -0.5, 0.3, 0.4, 0.8, -0.6};
-  moment.position = {150.0, 101.0, 170.0};
-  c.shots[1].sources.push_back(moment);
-  testing::four_component_receivers(c);
-  if (free_surface) {  // a force and v_z, v_x, v_y on the surface (v_z's images add v_x and v_y points there)
-    SourceSpec surface = force;
-    surface.position = {0.0, 123.4, 187.7};
-    c.shots[1].sources.push_back(surface);
-    for (ReceiverComponent k : {ReceiverComponent::vz, ReceiverComponent::vy, ReceiverComponent::vx}) {
-      c.receivers.push_back({0.0, 97.3, 150.6});
-      c.receiver_components.push_back(k);
-    }
-    for (ReceiverComponent k : {ReceiverComponent::vy, ReceiverComponent::vx}) {  // (off the node planes: images)
-      c.receivers.push_back({3.0, 97.3, 150.6});
-      c.receiver_components.push_back(k);
-    }
-  }
-  if (two_d) {
-    c.grid.shape[1] = 1;
-    for (auto& shot : c.shots)
-      for (auto& s : shot.sources) s.position[1] = 0, s.direction[1] = 0, s.moment[3] = s.moment[5] = 0;
-    for (std::size_t r = c.receivers.size(); r-- > 0;) {
-      c.receivers[r][1] = 0;
-      if (c.receiver_components[r] == ReceiverComponent::vy) {
-        c.receivers.erase(c.receivers.begin() + std::ptrdiff_t(r));
-        c.receiver_components.erase(c.receiver_components.begin() + std::ptrdiff_t(r));
-      }
-    }
-  }
-  return c;
-}
+using testing::elastic_gradient_case;
 
 // J = 1/2 |d - d_obs|^2 over both shots as a function of one parameter p (vp, vs or rho, m/s or kg/m^3) at fixed
 // others, and its gradient: dJ/dvp = 2 vp dt^2 dJ/dm_p, dJ/dvs = 2 vs dt^2 dJ/dm_s, dJ/drho as it comes.

@@ -1,8 +1,8 @@
 // GPU tests (label gpu): what only the CUDA backend has. The CUDA propagators' plumbing (the receivers' ring, a
 // shot resumed in the middle of a ring half, the two-phase field copy, the state reset between shots), the tiled
 // FDTD kernel against the generic one, the cuFFT wrapper, the CUDA gradient's device histories and its refusal of
-// the spectral method, the staggered scheme's propagator and gradient against the CPU's, cuBLAS vector operations
-// against Eigen, the optimiser on device vectors (Optimizer on cuBLAS) against the Eigen one, the gradient
+// the spectral method, the staggered and elastic schemes' propagators and gradients against the CPU's, cuBLAS vector
+// operations against Eigen, the optimiser on device vectors (Optimizer on cuBLAS) against the Eigen one, the gradient
 // preconditioner on the device (cuFFT smoothing, weights) against the host one, and the inversion on the CUDA backend
 // against the CPU one. The CUDA propagators and the CUDA gradient against the CPU ones and the Eigen references are
 // backend tests (tests/test_physics.cpp, tests/test_gradient.cpp: test_physics_cuda, test_physics_spectral_cuda,
@@ -641,6 +641,100 @@ TEST_CASE(
       std::vector<double> gradient(points, 0.0), density(points, 0.0);
       g->adjoint(traces, gradient);
       g->add_density_gradient(density);
+      gradient.insert(gradient.end(), density.begin(), density.end());
+      gradients.push_back(gradient);
+      CAPTURE(g->history_name());
+      CHECK(gradients.back() == gradients.front());
+    }
+  }
+}
+
+// ---- The elastic scheme's gradient on the GPU (solver/propagators/elastic/elastic_cuda_gradient.cpp): its adjoint
+// kernels' bodies are checked on the CPU (test_elastic, "the CUDA adjoint kernels' bodies"); here the propagator.
+
+namespace {
+
+// What one elastic propagator gives for a shot: traces; the vp, vs and density gradients and the illumination of the
+// adjoint of `residual`; the Born traces of dm_p, dm_s and drho.
+struct ElasticShot {
+  std::vector<double> traces, gradient, shear, density, illumination, born, born_shear, born_density;
+};
+ElasticShot elastic_shot(GradientPropagator& g, int shot, const std::vector<double>& residual,
+                         const std::vector<double>& dm, const std::vector<double>& drho) {
+  ElasticShot r;
+  r.traces = g.forward(shot, true);
+  const std::size_t n = dm.size();
+  r.gradient.assign(n, 0.0), r.shear.assign(n, 0.0), r.density.assign(n, 0.0), r.illumination.assign(n, 0.0);
+  g.adjoint(residual, r.gradient, r.illumination);
+  g.add_shear_gradient(r.shear);
+  g.add_density_gradient(r.density);
+  r.born = g.born(shot, dm);
+  r.born_shear = g.born_shear(shot, dm);
+  r.born_density = g.born_density(shot, drho);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "CUDA elastic gradient (free surface, pressure, force and moment sources, four components): the CPU gradients' "
+    "values, its dot-product tests, every history bitwise") {
+  for (const auto& [precision, tolerance, dot_tolerance] :
+       {std::tuple{Precision::fp64, 1e-10, 1e-10}, std::tuple{Precision::fp32, 1e-4, 1e-4}}) {
+    CAPTURE(to_string(precision));
+    Case cpu_case = testing::elastic_gradient_case(true, precision, 8);
+    cpu_case.inversion.density_parameter = true;
+    cpu_case.run.backend = BackendKind::cpu;
+    Case gpu_case = cpu_case;
+    gpu_case.run.backend = BackendKind::cuda;
+    const Plan cpu_plan = make_plan(cpu_case), gpu_plan = make_plan(gpu_case);
+    auto cpu = make_gradient_propagator(cpu_case, cpu_plan, HistoryChoice{});
+    auto gpu = make_gradient_propagator(gpu_case, gpu_plan, HistoryChoice{});
+    CHECK(gpu->name().find("elastic-cuda") != std::string::npos);
+    const std::size_t points = std::size_t(cpu_case.grid.points());
+    std::mt19937_64 rng(101);
+    std::normal_distribution<double> normal;
+    std::vector<double> dm(points), drho(points);
+    for (std::size_t k = 0; k < points; ++k) dm[k] = 1e-3 * normal(rng), drho[k] = 10.0 * normal(rng);
+    for (int shot = 0; shot < 2; ++shot) {
+      CAPTURE(shot);
+      const std::vector<double> residual = cpu->forward(shot, false);
+      const ElasticShot a = elastic_shot(*cpu, shot, residual, dm, drho);
+      const ElasticShot b = elastic_shot(*gpu, shot, residual, dm, drho);
+      const std::pair<const char*, double> rows[] = {{"traces", rel_l2(b.traces, a.traces)},
+                                                     {"vp gradient", rel_l2(b.gradient, a.gradient)},
+                                                     {"vs gradient", rel_l2(b.shear, a.shear)},
+                                                     {"density gradient", rel_l2(b.density, a.density)},
+                                                     {"illumination", rel_l2(b.illumination, a.illumination)},
+                                                     {"Born vp", rel_l2(b.born, a.born)},
+                                                     {"Born vs", rel_l2(b.born_shear, a.born_shear)},
+                                                     {"Born density", rel_l2(b.born_density, a.born_density)}};
+      for (const auto& [what, difference] : rows) {
+        MESSAGE(to_string(precision) << " shot " << shot << ", " << std::string(what) << ": " << difference);
+        CHECK(difference <= tolerance);
+      }
+      const DotTestResult vp = born_dot_test(gpu_case, gpu_plan, shot, 1234 + shot);
+      const DotTestResult vs = shear_dot_test(gpu_case, gpu_plan, shot, 2345 + shot);
+      const DotTestResult rho = density_dot_test(gpu_case, gpu_plan, shot, 3456 + shot);
+      MESSAGE("CUDA elastic dot-product tests, shot " << shot << ": vp " << vp.mismatch << ", vs " << vs.mismatch
+                                                      << ", density " << rho.mismatch);
+      CHECK(vp.lhs != 0);
+      CHECK(vp.mismatch <= dot_tolerance);
+      CHECK(vs.mismatch <= dot_tolerance);
+      CHECK(rho.mismatch <= dot_tolerance);
+    }
+    // Every history strategy and memory tier: bitwise the same gradients.
+    std::vector<std::vector<double>> gradients;
+    for (const HistoryChoice& h : {history(WavefieldStorage::memory, 0, HistoryTier::device),
+                                   history(WavefieldStorage::checkpoints, 7, HistoryTier::device),
+                                   history(WavefieldStorage::checkpoints, 5, HistoryTier::pinned_host)}) {
+      auto g = make_gradient_propagator(gpu_case, gpu_plan, h);
+      const std::vector<double> traces = g->forward(1, true);
+      std::vector<double> gradient(points, 0.0), shear(points, 0.0), density(points, 0.0);
+      g->adjoint(traces, gradient);
+      g->add_shear_gradient(shear);
+      g->add_density_gradient(density);
+      gradient.insert(gradient.end(), shear.begin(), shear.end());
       gradient.insert(gradient.end(), density.begin(), density.end());
       gradients.push_back(gradient);
       CAPTURE(g->history_name());

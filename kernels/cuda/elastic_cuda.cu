@@ -95,6 +95,76 @@ void adjoint_half(const ElasticStep<T>& s, T* g, cudaStream_t stream) {
   SPECWAVE_CUDA_CHECK_LAUNCH();
 }
 
+// ---- The gradient's pointwise kernels.
+template <class T>
+__global__ void pack_kernel(ElasticStep<T> s, int f, index_t offset, const T* increments, T* packed, launch::Box box) {
+  Int3 q;
+  if (!launch::box_point(box.lo, box.extent, block_dim(), block_index(), thread_index(), q)) return;
+  const index_t i = s.layout.index(q.z, q.y, q.x);
+  packed[elastic_adjoint_kernels::packed_index(s, f, offset, q.z, q.y, q.x)] =
+      increments[index_t(f) * s.layout.size() + i];
+}
+template <class T>
+__global__ void packed_product_kernel(ElasticStep<T> s, int f, index_t offset, double* out, const T* a, const T* packed,
+                                      launch::Box box) {
+  Int3 q;
+  if (!launch::box_point(box.lo, box.extent, block_dim(), block_index(), thread_index(), q)) return;
+  const index_t i = s.layout.index(q.z, q.y, q.x);
+  out[i] += double(a[i]) * double(packed[elastic_adjoint_kernels::packed_index(s, f, offset, q.z, q.y, q.x)]);
+}
+template <class T>
+__global__ void normal_images_kernel(ElasticStep<T> s, const T* packed, index_t zz, index_t yy, index_t xx,
+                                     double* lam_image, double* mu2_image, launch::Box box) {
+  Int3 q;
+  if (!launch::box_point(box.lo, box.extent, block_dim(), block_index(), thread_index(), q)) return;
+  const index_t i = s.layout.index(q.z, q.y, q.x);
+  const auto at = [&](int f, index_t offset) {
+    return packed[elastic_adjoint_kernels::packed_index(s, f, offset, q.z, q.y, q.x)];
+  };
+  elastic_adjoint_kernels::normal_stress_images(s.f[szz][i], s.f[syy][i], s.f[sxx][i], at(szz, zz), at(syy, yy),
+                                                at(sxx, xx), s.lamdt[i], s.mu2dt[i], q.z == 0 && s.free_surface,
+                                                lam_image[i], mu2_image[i]);
+}
+template <class T>
+__global__ void scatter_normal_kernel(ElasticStep<T> du, const T* dlam, const T* dmu2, const T* increments,
+                                      launch::Box box) {
+  Int3 q;
+  if (!launch::box_point(box.lo, box.extent, block_dim(), block_index(), thread_index(), q)) return;
+  const index_t i = du.layout.index(q.z, q.y, q.x), size = du.layout.size();
+  elastic_adjoint_kernels::scatter_normal_stress(
+      &du.f[szz][i], &du.f[syy][i], &du.f[sxx][i], dlam[i], dmu2[i], increments[szz * size + i],
+      increments[syy * size + i], increments[sxx * size + i], du.lamdt[i], du.mu2dt[i], q.z == 0 && du.free_surface);
+}
+template <class T>
+__global__ void pressure_squares_kernel(ElasticStep<T> s, double* out, launch::Box box) {
+  Int3 q;
+  if (!launch::box_point(box.lo, box.extent, block_dim(), block_index(), thread_index(), q)) return;
+  const index_t i = s.layout.index(q.z, q.y, q.x);
+  const double p = (double(s.f[szz][i]) + s.f[syy][i] + s.f[sxx][i]) / 3;
+  out[(index_t(q.z) * s.layout.ny + q.y) * s.layout.nx + q.x] += p * p;
+}
+template <class T>
+__global__ void source_images_kernel(const T* all, std::size_t size, const std::uint8_t* field, const index_t* index,
+                                     const T* factor, const std::uint8_t* kind, const std::int32_t* source,
+                                     int n_points, const double* table, int nt, int n, bool velocity,
+                                     std::uint8_t sample, std::uint8_t midpoint, double* image) {
+  for (int p = 0; p < n_points; ++p) {
+    if ((kind[p] == sample) != velocity || kind[p] == midpoint) continue;
+    image[p] += double(all[field[p] * size + std::size_t(index[p])]) * double(factor[p]) *
+                table[(3 * std::size_t(source[p]) + kind[p]) * std::size_t(nt) + std::size_t(n)];
+  }
+}
+
+// kernel<<<...>>>(args..., box) over `box`, checked (nothing for an empty box).
+template <class Kernel, class... Args>
+void over_box(Kernel kernel, const launch::Box& box, const char* what, cudaStream_t stream, Args... args) {
+  if (box.extent.x <= 0 || box.extent.y <= 0 || box.extent.z <= 0) return;
+  const launch::Launch l = launch::box_launch(box.extent, block_x, block_y);
+  launch::check_launch(l, what);
+  kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(args..., box);
+  SPECWAVE_CUDA_CHECK_LAUNCH();
+}
+
 template <class T>
 __global__ void pressure_kernel(ElasticStep<T> s, T* out, launch::Box box) {
   Int3 q;
@@ -175,6 +245,67 @@ template <class T>
 void elastic_velocity_adjoint(const ElasticStep<T>& s, T* scratch, cudaStream_t stream) {
   with_elastic_radius(s, [&](auto R) { adjoint_half<decltype(R)::value, 0, 9>(s, scratch, stream); });
 }
+
+template <class T>
+void elastic_pack_increments(const ElasticStep<T>& s, const T* increments, T* packed, cudaStream_t stream) {
+  for (int f = 0; f < elastic_fields; ++f)
+    over_box(pack_kernel<T>, elastic_kernels::fields_box(s, f, 1), "cuda::elastic_pack_increments", stream, s, f,
+             elastic_adjoint_kernels::packed_offset(s, f), increments, packed);
+}
+
+template <class T>
+void elastic_add_packed_product(const ElasticStep<T>& s, int f, double* out, const T* a, const T* packed,
+                                cudaStream_t stream) {
+  over_box(packed_product_kernel<T>, elastic_kernels::fields_box(s, f, 1), "cuda::elastic_add_packed_product", stream,
+           s, f, elastic_adjoint_kernels::packed_offset(s, f), out, a, packed);
+}
+
+template <class T>
+void elastic_normal_images(const ElasticStep<T>& s, const T* packed, double* lam_image, double* mu2_image,
+                           cudaStream_t stream) {
+  over_box(normal_images_kernel<T>, elastic_kernels::fields_box(s, szz, 1), "cuda::elastic_normal_images", stream, s,
+           packed, elastic_adjoint_kernels::packed_offset(s, szz), elastic_adjoint_kernels::packed_offset(s, syy),
+           elastic_adjoint_kernels::packed_offset(s, sxx), lam_image, mu2_image);
+}
+
+template <class T>
+void elastic_scatter_normal(const ElasticStep<T>& du, const T* dlam, const T* dmu2, const T* increments,
+                            cudaStream_t stream) {
+  over_box(scatter_normal_kernel<T>, elastic_kernels::fields_box(du, szz, 1), "cuda::elastic_scatter_normal", stream,
+           du, dlam, dmu2, increments);
+}
+
+template <class T>
+void elastic_add_pressure_squares(const ElasticStep<T>& s, double* out, cudaStream_t stream) {
+  const FieldLayout& L = s.layout;
+  over_box(pressure_squares_kernel<T>, launch::Box{{0, 0, 0}, {L.nx, L.ny, L.nz}}, "cuda::elastic_add_pressure_squares",
+           stream, s, out);
+}
+
+template <class T>
+void elastic_source_images(const T* all, std::size_t size, const std::uint8_t* field, const index_t* index,
+                           const T* factor, const std::uint8_t* kind, const std::int32_t* source, int n_points,
+                           const double* table, int nt, int n, bool velocity, std::uint8_t sample,
+                           std::uint8_t midpoint, double* image, cudaStream_t stream) {
+  if (n_points == 0) return;
+  launch::check_launch(launch::items_launch(1, 1), "cuda::elastic_source_images");
+  source_images_kernel<<<1, 1, 0, stream>>>(all, size, field, index, factor, kind, source, n_points, table, nt, n,
+                                            velocity, sample, midpoint, image);
+  SPECWAVE_CUDA_CHECK_LAUNCH();
+}
+
+#define SPECWAVE_ELASTIC_GRADIENT(T)                                                                                   \
+  template void elastic_pack_increments<T>(const ElasticStep<T>&, const T*, T*, cudaStream_t);                         \
+  template void elastic_add_packed_product<T>(const ElasticStep<T>&, int, double*, const T*, const T*, cudaStream_t);  \
+  template void elastic_normal_images<T>(const ElasticStep<T>&, const T*, double*, double*, cudaStream_t);             \
+  template void elastic_scatter_normal<T>(const ElasticStep<T>&, const T*, const T*, const T*, cudaStream_t);          \
+  template void elastic_add_pressure_squares<T>(const ElasticStep<T>&, double*, cudaStream_t);                         \
+  template void elastic_source_images<T>(const T*, std::size_t, const std::uint8_t*, const index_t*, const T*,         \
+                                         const std::uint8_t*, const std::int32_t*, int, const double*, int, int, bool, \
+                                         std::uint8_t, std::uint8_t, double*, cudaStream_t);
+SPECWAVE_ELASTIC_GRADIENT(float)
+SPECWAVE_ELASTIC_GRADIENT(double)
+#undef SPECWAVE_ELASTIC_GRADIENT
 
 template void elastic_stress_adjoint<float>(const ElasticStep<float>&, float*, cudaStream_t);
 template void elastic_stress_adjoint<double>(const ElasticStep<double>&, double*, cudaStream_t);

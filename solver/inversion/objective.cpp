@@ -86,6 +86,18 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
     const double value = field_bytes / double(c.grid.points());
     q.field_bytes = value * double(elastic_increment_points(c));
     q.state_bytes = value * double(elastic_state_values(c)) + q.field_bytes;
+    // On the GPU (elastic_cuda_gradient.cpp) besides the history: the forward state with its increments (nine padded
+    // fields) and packed field, the Born perturbation's state and its eight perturbed coefficients, the adjoint's
+    // state, scratch and field, the model (eight padded fields), and the eight fp64 images (16 padded fields' worth in
+    // fp32, 8 in fp64) and the fp64 illumination.
+    if (plan.backend == BackendKind::cuda) {
+      const int H = staggered_halo(c.scheme.order / 2);
+      const auto& n = c.grid.shape;
+      const double padded = value * (n[0] + 2.0 * H) * (n[1] + 2.0 * H) * (n[2] + 2.0 * H);
+      const double own = 3 * q.state_bytes + (9 + 8 + 1 + 8) * padded + q.field_bytes + 8 * 8.0 * padded / value +
+                         8.0 * double(c.grid.points());
+      return device_history_within(c, plan, q.budget_bytes, q.field_bytes, q.state_bytes, own);
+    }
   } else if (c.scheme.formulation == Formulation::staggered) {
     // What the staggered gradient propagators keep (solver/propagators/staggered/staggered_{cpu,cuda}_gradient.cpp): a
     // field is the step's divergence D and, with a density parameter, the three velocity increments (padded); a state

@@ -187,7 +187,9 @@ std::unique_ptr<GradientPropagator> make_gradient_propagator(const Case& c, cons
                 fmt::format("inversion.wavefield_storage = \"boundary\": the {} scheme does not run backwards; use "
                             "\"memory\", \"checkpoints\", \"binomial\", \"disk\" or \"auto\"",
                             to_string(c.scheme.formulation)));
-  if (c.scheme.formulation == Formulation::elastic) return make_elastic_cpu_gradient(c, plan, history);
+  if (c.scheme.formulation == Formulation::elastic)
+    return plan.backend == BackendKind::cuda ? make_elastic_cuda_gradient(c, plan, history)
+                                             : make_elastic_cpu_gradient(c, plan, history);
   const bool staggered = c.scheme.formulation == Formulation::staggered;
   auto propagator = !staggered                          ? backend_gradient(c, plan, history)
                     : plan.backend == BackendKind::cuda ? make_staggered_cuda_gradient(c, plan, history)

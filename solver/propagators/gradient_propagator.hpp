@@ -94,6 +94,10 @@ std::unique_ptr<GradientPropagator> make_staggered_cuda_gradient(const Case& c, 
 // others (solver/propagators/elastic/elastic_cpu_gradient.cpp).
 std::unique_ptr<GradientPropagator> make_elastic_cpu_gradient(const Case& c, const Plan& plan,
                                                               const HistoryChoice& history);
+// The same on an NVIDIA GPU, one rank (solver/propagators/elastic/elastic_cuda_gradient.cpp); make_gradient_propagator
+// picks it when the plan's backend is cuda.
+std::unique_ptr<GradientPropagator> make_elastic_cuda_gradient(const Case& c, const Plan& plan,
+                                                               const HistoryChoice& history);
 // On plan.device, one rank (a build without the CUDA backend has a stub that refuses: fdtd/fdtd_no_cuda.cpp).
 std::unique_ptr<GradientPropagator> make_fdtd_cuda_gradient(const Case& c, const Plan& plan,
                                                             const HistoryChoice& history);

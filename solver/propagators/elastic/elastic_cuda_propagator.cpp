@@ -24,7 +24,7 @@
 #include "solver/case/errors.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/plan/plan.hpp"
-#include "solver/propagators/elastic/elastic_setup.hpp"
+#include "solver/propagators/elastic/elastic_device.hpp"
 #include "solver/propagators/gpu/device_field_copy.hpp"
 #include "solver/propagators/gpu/device_gather.hpp"
 #include "solver/propagators/gpu/device_state.hpp"
@@ -52,29 +52,13 @@ class ElasticCuda final : public Propagator {
       : device_(select_gpu(plan.device)),
         setup_(make_elastic_setup<T>(c, plan)),
         size_(std::size_t(setup_.layout.size())),
-        all_(elastic_fields * size_),
+        model_(setup_),
+        fields_(setup_),
         pressure_(size_),
-        lamdt_(upload(setup_.lamdt)),
-        mu2dt_(upload(setup_.mu2dt)),
         field_copy_(stream_, output_stream_, std::size_t(setup_.layout.interior_points()), c.output.snapshot_every > 0,
                     /*dense_now=*/true),
         stats_max_(cuda::stats_blocks()),
         stats_index_(cuda::stats_blocks()) {
-    for (std::size_t a = 0; a < 3; ++a) {
-      mudt_[a] = upload(setup_.mudt[a]);
-      bdt_[a] = upload(setup_.bdt[a]);
-      a_node_[a] = upload(setup_.a_node[a]);
-      b_node_[a] = upload(setup_.b_node[a]);
-      a_half_[a] = upload(setup_.a_half[a]);
-      b_half_[a] = upload(setup_.b_half[a]);
-    }
-    // Every term's slab on each absorbing face of its axis, in ElasticFields' order (the checkpoints' cpml_k).
-    for (int t = 0; t < elastic_terms; ++t) {
-      const std::size_t a = elastic_term[t].axis;
-      for (int side = 0; side < 2; ++side)
-        if (setup_.pml[a].face[side])
-          psi_[std::size_t(t)][std::size_t(side)] = slabs_.emplace_back(setup_.slab_points[a]).data();
-    }
     std::size_t max_points = 0, max_sources = 0;  // room for the largest shot: begin_shot never allocates for sources
     for (const auto& shot : plan.sources) {
       std::size_t points = 0;
@@ -92,33 +76,16 @@ class ElasticCuda final : public Propagator {
                   const std::vector<PointStencil>& receivers) override {
     if (!ring_ || receivers != receivers_made_) make_receivers(receivers);  // kept while a shot's receivers stay
     const cudaStream_t st = stream_.handle();
-    all_.zero(st);
-    for (auto& s : slabs_) s.zero(st);
+    fields_.zero(st);
     ring_->discard(0);
     field_copy_.discard();
     ring_->zero_host();
     // The points split by when they are added (forces after the velocity step, the rest after the stress step), each
-    // group by target in the CPU's order; point p of source j reads row 3 j + kind of the signal table.
-    using P = ElasticPoints<T>;
+    // group by target in the CPU's order, with each source's three signals in fp64 (elastic_device.hpp).
     const ElasticPoints<T> points = setup_.sources(sources);
-    std::vector<index_t> index[2];
-    std::vector<T> factor[2];
-    std::vector<std::int32_t> owner[2];
-    for (std::size_t j = 0; j + 1 < points.offsets.size(); ++j)
-      for (std::int32_t p = points.offsets[j]; p < points.offsets[j + 1]; ++p) {
-        const std::size_t q = std::size_t(p), g = points.signal[q] == P::sample ? 0 : 1;
-        index[g].push_back(index_t(points.field[q]) * index_t(size_) + points.index[q]);
-        factor[g].push_back(points.factor[q]);
-        owner[g].push_back(std::int32_t(3 * j + points.signal[q]));
-      }
-    for (int g = 0; g < 2; ++g) sources_[std::size_t(g)].assign(gather_by_target(index[g], factor[g], owner[g]), st);
-    const std::vector<std::vector<double>> running = running_sums(wavelets);
-    const std::size_t nt = std::size_t(setup_.nt);
-    std::vector<double> table(3 * wavelets.size() * nt);
-    for (std::size_t j = 0; j < wavelets.size(); ++j)
-      for (std::uint8_t kind : {P::running_sum, P::sample, P::midpoint})
-        for (std::size_t n = 0; n < nt; ++n)
-          table[(3 * j + kind) * nt + n] = elastic_signal(kind, wavelets[j], running[j], int(n));
+    const auto gathers = elastic_source_gathers(points, points.factor, size_);
+    for (std::size_t g = 0; g < 2; ++g) sources_[g].assign(gathers[g], st);
+    const std::vector<double> table = elastic_signal_table(wavelets, running_sums(wavelets), setup_.nt);
     if (table.size() > signals_.size()) throw std::logic_error("elastic-cuda: more sources than the plan's shots");
     if (!table.empty()) cuda::copy_to_device(signals_.data(), table.data(), table.size() * sizeof(double), st);
     traces_valid_ = false;
@@ -131,11 +98,11 @@ class ElasticCuda final : public Propagator {
       const auto at = ring_->begin_sample(n);
       record(0, at);
       cuda::elastic_velocity_step(s, st);
-      cuda::add_point_signals(all_.data(), sources_[0].view(), signals_.data(), setup_.nt, n, st);
+      cuda::add_point_signals(fields_.all.data(), sources_[0].view(), signals_.data(), setup_.nt, n, st);
       record(1, at);
       ring_->end_sample(n);
       cuda::elastic_stress_step(s, st);
-      cuda::add_point_signals(all_.data(), sources_[1].view(), signals_.data(), setup_.nt, n, st);
+      cuda::add_point_signals(fields_.all.data(), sources_[1].view(), signals_.data(), setup_.nt, n, st);
       if (setup_.free_surface) cuda::zero_top_plane(setup_.layout, s.f[szz], st);
     }
     traces_valid_ = false;
@@ -173,8 +140,10 @@ class ElasticCuda final : public Propagator {
                                                           "s_yx", "v_z",  "v_y",  "v_x"};
     const cudaStream_t st = stream_.handle();
     begin_state_visit(v, *ring_, field_copy_);
-    for (int k = 0; k < elastic_fields; ++k) visit_device_part(v, names[k], all_.data() + k * size_, size_, st);
-    for (std::size_t s = 0; s < slabs_.size(); ++s) visit_device(v, fmt::format("cpml_{}", s), slabs_[s], st);
+    for (int k = 0; k < elastic_fields; ++k)
+      visit_device_part(v, names[k], fields_.all.data() + std::size_t(k) * size_, size_, st);
+    for (std::size_t s = 0; s < fields_.slabs.size(); ++s)
+      visit_device(v, fmt::format("cpml_{}", s), fields_.slabs[s], st);
     std::vector<double> parts;
     v.visit_array("traces_p", ring_->host(0));
     v.visit_array("trace_parts_p", parts);
@@ -184,42 +153,16 @@ class ElasticCuda final : public Propagator {
   }
 
   std::size_t device_bytes() const override {
-    std::size_t bytes = all_.bytes() + pressure_.bytes() + lamdt_.bytes() + mu2dt_.bytes() + signals_.bytes() +
+    std::size_t bytes = fields_.bytes() + model_.bytes() + pressure_.bytes() + signals_.bytes() +
                         field_copy_.device_bytes() + (ring_ ? ring_->device_bytes() : 0);
-    for (std::size_t a = 0; a < 3; ++a)
-      bytes += mudt_[a].bytes() + bdt_[a].bytes() + a_node_[a].bytes() + b_node_[a].bytes() + a_half_[a].bytes() +
-               b_half_[a].bytes();
-    for (const auto& s : slabs_) bytes += s.bytes();
     for (const auto& g : sources_) bytes += g.bytes();
-    for (const auto& l : lists_) bytes += l.index.bytes() + l.factor.bytes() + l.offsets.bytes();
+    for (const auto& l : lists_) bytes += l.bytes();
     return bytes;
   }
 
  private:
-  // A receiver list on the device: its points into the nine fields and the offsets per receiver.
-  struct DeviceList {
-    int receivers = 0;
-    cuda::DeviceArray<index_t> index;
-    cuda::DeviceArray<T> factor;
-    cuda::DeviceArray<std::int32_t> offsets;
-  };
-
   // The step's view of the device arrays (ElasticSetup::step's values with device pointers).
-  ElasticStep<T> step() {
-    ElasticStep<T> s = setup_.step();
-    for (int k = 0; k < elastic_fields; ++k) s.f[k] = all_.data() + k * size_;
-    s.lamdt = lamdt_.data();
-    s.mu2dt = mu2dt_.data();
-    for (std::size_t a = 0; a < 3; ++a) {
-      s.mudt[a] = mudt_[a].data();
-      s.bdt[a] = bdt_[a].data();
-      s.pml[a].a_node = a_node_[a].data(), s.pml[a].b_node = b_node_[a].data();
-      s.pml[a].a_half = a_half_[a].data(), s.pml[a].b_half = b_half_[a].data();
-    }
-    for (std::size_t t = 0; t < elastic_terms; ++t)
-      for (std::size_t side = 0; side < 2; ++side) s.psi[t][side] = psi_[t][side];
-    return s;
-  }
+  ElasticStep<T> step() const { return fields_.step(setup_, model_); }
 
   // The pressure receivers (list 0, the normal stresses') and the velocity receivers (list 1), as the CPU splits them,
   // and a ring with a group per list (every receiver whole on one rank).
@@ -232,12 +175,7 @@ class ElasticCuda final : public Propagator {
       const BlockReceivers<T> r = make_block_receivers<T>(setup_.layout, lists[k], setup_.block);
       if (r.whole_id.size() != lists[k].size())
         throw std::logic_error("elastic-cuda: a receiver not whole on the one rank's grid");
-      for (std::size_t i = 0; i < r.whole_id.size(); ++i)
-        if (r.whole_id[i] != int(i)) throw std::logic_error("elastic-cuda: receivers out of order");
-      lists_[k].receivers = int(lists[k].size());
-      lists_[k].index = upload(r.whole.index);
-      lists_[k].factor = upload(r.whole.factor);
-      lists_[k].offsets = upload(r.whole.offsets);
+      lists_[k] = DeviceElasticList<T>(r);
       rows[k] = lists[k].size();
     }
     ring_.reset();
@@ -247,8 +185,8 @@ class ElasticCuda final : public Propagator {
   }
 
   void record(std::size_t list, DeviceTraceRing::Position at) {
-    const DeviceList& l = lists_[list];
-    cuda::record_receivers(all_.data(), l.index.data(), l.factor.data(), l.offsets.data(), l.receivers,
+    const DeviceElasticList<T>& l = lists_[list];
+    cuda::record_receivers(fields_.all.data(), l.index.data(), l.factor.data(), l.offsets.data(), l.receivers,
                            ring_->half_data(list, at.half), ring_->columns(), at.column, stream_.handle());
   }
 
@@ -267,19 +205,16 @@ class ElasticCuda final : public Propagator {
   cuda::Stream stream_;         // created before, destroyed after the buffers used in it
   cuda::Stream output_stream_;  // receiver samples and snapshots to the host
   ElasticSetup<T> setup_;
-  std::size_t size_;          // values of one padded field
-  cuda::DeviceArray<T> all_;  // the nine fields, one after another
+  std::size_t size_;  // values of one padded field
+  DeviceElasticModel<T> model_;
+  DeviceElasticFields<T> fields_;  // the nine fields, one after another, and the CPML memory
   cuda::DeviceArray<T> pressure_;
-  cuda::DeviceArray<T> lamdt_, mu2dt_;
-  std::array<cuda::DeviceArray<T>, 3> mudt_, bdt_, a_node_, b_node_, a_half_, b_half_;
-  std::vector<cuda::DeviceArray<T>> slabs_;
-  std::array<std::array<T*, 2>, elastic_terms> psi_{};  // into slabs_ (null: no layer on that face)
   DeviceFieldCopy<T> field_copy_;
   cuda::DeviceArray<double> stats_max_;
   cuda::DeviceArray<std::int64_t> stats_index_;
   std::array<DeviceGather<T>, 2> sources_;  // added after the velocity step (forces), after the stress step (the rest)
   cuda::DeviceArray<double> signals_;       // (3 sources, nt): each source's three signals in fp64
-  std::array<DeviceList, 2> lists_;         // the pressure receivers, the velocity receivers
+  std::array<DeviceElasticList<T>, 2> lists_;  // the pressure receivers, the velocity receivers
   std::unique_ptr<DeviceTraceRing> ring_;
   std::vector<PointStencil> receivers_made_;  // the receivers of lists_ and ring_
   std::vector<bool> velocity_;                // per receiver: records a velocity component

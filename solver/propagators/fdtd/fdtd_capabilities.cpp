@@ -86,14 +86,10 @@ double fdtd_device_bytes(const Case& c, int nt, const std::array<int, 3>& shape)
 }
 
 // The CUDA FDTD kernels put ny and nz (up to the whole grid) in gridDim.y/z, at most 65535 (the staggered and elastic
-// schemes' with 2R - 1 more). The elastic scheme runs forward on the GPU; its gradient is the CPU's.
+// schemes' with 2R - 1 more).
 std::string cuda_grid_limit(const Case& c) {
   const bool staggered = c.scheme.formulation == Formulation::staggered;
   const bool elastic = c.scheme.formulation == Formulation::elastic;
-  if (elastic && c.inversion.present)
-    return "scheme.formulation = \"elastic\" (a shear velocity in [model]): its gradient (invert, gradient, "
-           "check-gradient, born, migrate) runs on the CPU only in this version, and the case has an [inversion] "
-           "table; use run.backend = \"cpu\" (or \"auto\")";
   const int margin = staggered || elastic ? c.scheme.order - 1 : 0;
   if (std::max(c.grid.shape[0], c.grid.shape[1]) + margin <= 65535) return {};
   return fmt::format(
