@@ -191,3 +191,28 @@ TEST_CASE("elastic: the CUDA adjoint kernels' bodies over their boxes give the C
   check_adjoint_kernels<3>(kernels_case(6, true, {19, 20, 22}));
   check_adjoint_kernels<4>(kernels_case(8, true, {23, 1, 29}));  // 2-D
 }
+
+TEST_CASE("elastic: the CUDA gradient's packed history field is in the CPU gradient's order (rows of each range)") {
+  // The CPU gradient packs each field's computed range row by row ((z, y), x contiguous), field after field
+  // (ElasticGradientModel::rows_); the CUDA kernels index it by elastic_adjoint_kernels::packed_index.
+  for (const bool free_surface : {false, true})
+    for (const std::array<int, 3> shape : {std::array<int, 3>{23, 26, 29}, std::array<int, 3>{23, 1, 29}}) {
+      const Case c = kernels_case(8, free_surface, shape);
+      const Plan plan = make_plan(c);
+      const ElasticSetup<double> setup = make_elastic_setup<double>(c, plan);
+      const ElasticStep<double> s = setup.step();
+      index_t p = 0, mismatches = 0;
+      for (int f = 0; f < elastic_fields; ++f) {
+        const index_t offset = elastic_adjoint_kernels::packed_offset(s, f);
+        mismatches += offset != p;
+        for (int z = s.lo(f, 0); z < s.hi(f, 0); ++z)
+          for (int y = s.lo(f, 1); y < s.hi(f, 1); ++y)
+            for (int x = s.lo(f, 2); x < s.hi(f, 2); ++x)
+              mismatches += elastic_adjoint_kernels::packed_index(s, f, offset, z, y, x) != p++;
+      }
+      CAPTURE(free_surface);
+      CAPTURE(shape[1]);
+      CHECK(p == index_t(elastic_increment_points(c)));
+      CHECK(mismatches == 0);
+    }
+}

@@ -7,7 +7,8 @@
 // shot, the images, from which it assembles the gradients of vp, vs and the density as the CPU does
 // (elastic_gradient_model.hpp). Sources and adjoint sources are added without atomics, grouped by target point in the
 // CPU's order. A history field is the step's increments packed on the fields' computed ranges; the device histories
-// keep no field beside a state, so here the state holds it (restoring a checkpoint restores its step's field). One rank.
+// keep no field beside a state, so here the state holds it (restoring a checkpoint restores its step's field). One
+// rank.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -32,9 +33,9 @@ class ElasticCudaGradient final : public GradientPropagator,
                                   private DeviceForwardStepper<T>,
                                   private ElasticGradientModel<T> {
   using Model = ElasticGradientModel<T>;
-  using typename Model::Perturbation;
   using Model::dt_, Model::setup_, Model::wavelets_, Model::packed_values_, Model::lists_, Model::list_receivers_,
       Model::sources_, Model::running_, Model::vp_gradient_, Model::density_gradient_, Model::shot_;
+  using typename Model::Perturbation;
   using P = ElasticPoints<T>;
 
  public:
@@ -292,8 +293,7 @@ class ElasticCudaGradient final : public GradientPropagator,
       cuda::elastic_stress_step(ds, st);
       cuda::elastic_scatter_normal(ds, b.lam.data(), b.mu2.data(), inc, st);
       for (int c = 0; c < 3; ++c)
-        cuda::add_products(ds.f[szy + c], b.mudt[std::size_t(c)].data(), inc + std::size_t(szy + c) * size_, size_,
-                           st);
+        cuda::add_products(ds.f[szy + c], b.mudt[std::size_t(c)].data(), inc + std::size_t(szy + c) * size_, size_, st);
       cuda::add_point_signals(ds.f[0], born_sources_[1].view(), signals_.data(), setup_.nt, n, st);
       if (setup_.free_surface) {
         cuda::zero_top_plane(L, s.f[szz], st);
@@ -354,8 +354,8 @@ class ElasticCudaGradient final : public GradientPropagator,
     return out;
   }
 
-  // The adjoint's fields, scratch, field and images, made by the first adjoint and kept (zeroed for each): the images of
-  // lam, mu2, dt mu (three) and dt b (three), padded, fp64.
+  // The adjoint's fields, scratch, field and images, made by the first adjoint and kept (zeroed for each): the images
+  // of lam, mu2, dt mu (three) and dt b (three), padded, fp64.
   struct Adjoint {
     DeviceElasticFields<T> fields;
     cuda::DeviceArray<T> scratch, field;
@@ -399,13 +399,13 @@ class ElasticCudaGradient final : public GradientPropagator,
   std::unique_ptr<DeviceWavefieldHistory<T>> history_;
   bool counting_ = false, accumulate_illumination_ = false;
   long long history_steps_ = 0;
-  cuda::DeviceArray<double> illumination_;  // sum_{n < nt} p^2 of the last forward with history
+  cuda::DeviceArray<double> illumination_;            // sum_{n < nt} p^2 of the last forward with history
   std::array<DeviceElasticList<T>, 2> device_lists_;  // the pressure receivers, the velocity receivers
-  std::array<DeviceGather<T>, 2> adjoint_sources_;   // their transposes
+  std::array<DeviceGather<T>, 2> adjoint_sources_;    // their transposes
   std::array<cuda::DeviceArray<double>, 2> raw_, adjoint_rows_;
   std::array<DeviceGather<T>, 2> sources_device_, born_sources_;  // after the velocity step, after the stress step
-  cuda::DeviceArray<double> signals_;                              // (3 sources, nt): each source's three signals
-  cuda::DeviceArray<std::uint8_t> point_field_, point_kind_;       // each source point's, for the adjoint's images
+  cuda::DeviceArray<double> signals_;                             // (3 sources, nt): each source's three signals
+  cuda::DeviceArray<std::uint8_t> point_field_, point_kind_;      // each source point's, for the adjoint's images
   cuda::DeviceArray<index_t> point_index_;
   cuda::DeviceArray<T> point_factor_;
   cuda::DeviceArray<std::int32_t> point_source_;

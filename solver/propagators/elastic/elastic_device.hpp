@@ -127,7 +127,8 @@ inline std::vector<double> elastic_signal_table(const std::vector<std::vector<do
   std::vector<double> table(3 * wavelets.size() * n_t);
   for (std::size_t j = 0; j < wavelets.size(); ++j)
     for (std::uint8_t kind : {P::running_sum, P::sample, P::midpoint})
-      for (std::size_t n = 0; n < n_t; ++n) table[(3 * j + kind) * n_t + n] = elastic_signal(kind, wavelets[j], running[j], int(n));
+      for (std::size_t n = 0; n < n_t; ++n)
+        table[(3 * j + kind) * n_t + n] = elastic_signal(kind, wavelets[j], running[j], int(n));
   return table;
 }
 
