@@ -294,6 +294,26 @@ TEST_CASE("staggered: the preflight refuses what the scheme does not do yet, nam
   }
 }
 
+TEST_CASE("staggered: the plan notes a density contrast that shrinks dt, and an attenuation band off the wavelet") {
+  const auto noted = [](const Plan& plan, const std::string& text) {
+    return std::any_of(plan.notes.begin(), plan.notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  // A density of 1e9 kg/m^3 beside 1000 (a no-data value): dt falls about tenfold, and the plan says so.
+  const Plan absurd = make_plan(staggered_case(8, 6, false, ModelSpec::Kind::layered, {1000, 2000, 1e9}));
+  CHECK(noted(absurd, "lowers dt_max"));
+  const Plan usual = make_plan(staggered_case(8, 6, false, ModelSpec::Kind::layered, {1000, 2000, 2500}));
+  CHECK_FALSE(noted(usual, "lowers dt_max"));
+  // Q fitted over 1-10 MHz while the sources peak at tens of hertz.
+  Case q = staggered_case(8, 6, false, ModelSpec::Kind::layered, {1000, 2000, 2500});
+  q.attenuation.present = true;
+  q.attenuation.q_layers = {30.0, 60.0, 120.0};
+  q.attenuation.band = std::array<double, 2>{1e6, 1e7};
+  CHECK(noted(make_plan(q), "does not hold the peak frequency"));
+  q.attenuation.band.reset();
+  CHECK_FALSE(noted(make_plan(q), "does not hold the peak frequency"));
+}
+
 namespace {
 // The field after `steps` steps of the plan's first shot at `dt` (its wavelet, then zeros): a stability probe.
 FieldStats run_at_dt(const Case& c, const Plan& plan, double dt, int steps) {

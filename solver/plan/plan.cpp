@@ -811,6 +811,34 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
                 : c.scheme.formulation != Formulation::second_order
                     ? staggered_dt_max(c, plan.model, v_stable, speedup)  // (elastic: vp is the fastest wave)
                     : stable_dt(c.grid, c.scheme.order, plan.v_reference);
+  // A density contrast that lowers dt well below the constant-density limit (a no-data value, a density in g/cm^3
+  // beside kg/m^3) is told: the run takes that many more steps.
+  if (!spectral && c.scheme.formulation != Formulation::second_order && plan.model.rho_max > plan.model.rho_min) {
+    const double constant = stable_dt_staggered(c.grid, c.scheme.order, v_stable);
+    if (plan.dt_max < constant / 1.5)
+      plan.notes.push_back(fmt::format(
+          "the model's density contrast, {:.3g}:1 ({:.6g} to {:.6g} kg/m^3), lowers dt_max {:.3g}-fold below the "
+          "constant-density limit ({:.6g} s instead of {:.6g} s): the run takes that many more steps; check the "
+          "density model if that contrast is not intended",
+          plan.model.rho_max / plan.model.rho_min, plan.model.rho_min, plan.model.rho_max, constant / plan.dt_max,
+          plan.dt_max, constant));
+  }
+  // [attenuation] with a band of its own: Q is constant over that band only, so a band that misses the sources'
+  // peak frequencies attenuates the waves with another Q than the case's (told, not refused: it may be meant).
+  if (c.attenuation.present && c.attenuation.band) {
+    double outside = 0;  // a source's peak frequency outside the band (0: none)
+    for (const auto& shot : c.shots)
+      for (const auto& s : shot.sources)
+        if (s.wavelet.kind == WaveletSpec::Kind::ricker && outside == 0 &&
+            (s.wavelet.peak_frequency < plan.sls.f1 || s.wavelet.peak_frequency > plan.sls.f2))
+          outside = s.wavelet.peak_frequency;
+    if (outside > 0)
+      plan.notes.push_back(fmt::format(
+          "attenuation.band = [{:.4g}, {:.4g}] Hz does not hold the peak frequency {:.4g} Hz of a source: Q is the "
+          "case's over the band only, and the waves' frequencies outside it see the fit's Q there, not the case's; a "
+          "band of about [f_peak / 4, 2.5 f_peak] covers the wavelet",
+          plan.sls.f1, plan.sls.f2, outside));
+  }
   // An inversion of the density: dt holds for every density its bounds allow, so no trial model stops the run.
   std::string densities;
   if (const double bounded = staggered_density_bounds_dt(c, v_stable); bounded < plan.dt_max) {
