@@ -1179,8 +1179,12 @@ void read_inversion(const Tab& r, Case& c) {
              "names \"shear_velocity\", but the model has no shear velocity (the elastic scheme)",
              "give model.shear_velocity, shear_velocities, shear_dataset or shear_file, or remove \"shear_velocity\"");
     t->check(velocity || inv.lame, "parameters",
-             "must include \"velocity\" (the density alone is not inverted in this version)",
-             "write parameters = [\"velocity\"] or [\"velocity\", \"density\"]");
+             inv.shear_parameter
+                 ? "must include \"velocity\" (the shear velocity alone is not inverted in this version)"
+                 : "must include \"velocity\" (the density alone is not inverted in this version)",
+             inv.shear_parameter ? "write parameters = [\"velocity\", \"shear_velocity\"] (and \"density\" if it too "
+                                   "is inverted)"
+                                 : "write parameters = [\"velocity\"] or [\"velocity\", \"density\"]");
     t->check(
         !inv.density_parameter || c.model.has_density_model() || c.model.has_shear_velocity(), "parameters",
         "names \"density\", but the model has no density model",

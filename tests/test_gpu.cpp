@@ -677,12 +677,16 @@ ElasticShot elastic_shot(GradientPropagator& g, int shot, const std::vector<doub
 }  // namespace
 
 TEST_CASE(
-    "CUDA elastic gradient (free surface, pressure, force and moment sources, four components): the CPU gradients' "
-    "values, its dot-product tests, every history bitwise") {
-  for (const auto& [precision, tolerance, dot_tolerance] :
-       {std::tuple{Precision::fp64, 1e-10, 1e-10}, std::tuple{Precision::fp32, 1e-4, 1e-4}}) {
+    "CUDA elastic gradient (free surface or CPML, 3-D or 2-D, pressure, force and moment sources, four components): "
+    "the "
+    "CPU gradients' values, its dot-product tests, every history bitwise") {
+  for (const auto& [precision, tolerance, dot_tolerance, free_surface, two_d] :
+       {std::tuple{Precision::fp64, 1e-10, 1e-10, true, false}, std::tuple{Precision::fp32, 1e-4, 1e-4, true, false},
+        std::tuple{Precision::fp64, 1e-10, 1e-10, false, true}}) {
     CAPTURE(to_string(precision));
-    Case cpu_case = testing::elastic_gradient_case(true, precision, 8);
+    CAPTURE(free_surface);
+    CAPTURE(two_d);
+    Case cpu_case = testing::elastic_gradient_case(free_surface, precision, 8, two_d);
     cpu_case.inversion.density_parameter = true;
     cpu_case.run.backend = BackendKind::cpu;
     Case gpu_case = cpu_case;
@@ -719,6 +723,8 @@ TEST_CASE(
       MESSAGE("CUDA elastic dot-product tests, shot " << shot << ": vp " << vp.mismatch << ", vs " << vs.mismatch
                                                       << ", density " << rho.mismatch);
       CHECK(vp.lhs != 0);
+      CHECK(vs.lhs != 0);
+      CHECK(rho.lhs != 0);
       CHECK(vp.mismatch <= dot_tolerance);
       CHECK(vs.mismatch <= dot_tolerance);
       CHECK(rho.mismatch <= dot_tolerance);
@@ -727,6 +733,7 @@ TEST_CASE(
     std::vector<std::vector<double>> gradients;
     for (const HistoryChoice& h : {history(WavefieldStorage::memory, 0, HistoryTier::device),
                                    history(WavefieldStorage::checkpoints, 7, HistoryTier::device),
+                                   history(WavefieldStorage::checkpoints, gpu_plan.nt + 3, HistoryTier::device),
                                    history(WavefieldStorage::checkpoints, 5, HistoryTier::pinned_host)}) {
       auto g = make_gradient_propagator(gpu_case, gpu_plan, h);
       const std::vector<double> traces = g->forward(1, true);

@@ -279,7 +279,7 @@ TEST_CASE("staggered: the preflight refuses what the scheme does not do yet, nam
   Case c = staggered_case(8, 6, false, ModelSpec::Kind::layered, {1000, 2000, 2500});
   {
     // The GPU runs the scheme forward and its gradient (staggered_cuda_gradient.cpp), so a case with an [inversion]
-    // table may run on "cuda" (the elastic scheme's, whose gradient is the CPU's, is refused there: test_elastic).
+    // table may run on "cuda" (the elastic scheme's too: test_elastic).
     const Capability& gpu = capability(Method::fdtd, BackendKind::cuda);
     CHECK(gpu.cannot_run(c).empty());
     Case g = c;

@@ -151,9 +151,12 @@ HistoryChoice device_history_within(const Case& c, const Plan& plan, double host
   // The cap is that of the forward preflight: the fraction of the memory free when the plan was made, shared
   // by the ranks that drive the same device (none without the CUDA backend: device_free_bytes stays 0).
   if (plan.device_free_bytes > 0) {
+    // (one block of the grid's points a parameter inverted: velocity or lambda, the density, the shear velocity or mu)
+    const double blocks =
+        1.0 + (c.inversion.density_parameter ? 1 : 0) + (c.inversion.shear_parameter || c.inversion.lame ? 1 : 0);
     const double optimiser =
         c.inversion.present ? (2.0 * c.inversion.lbfgs_memory + 14 + (c.inversion.smoothing_m > 0 ? 4 : 0)) * 8.0 : 0.0;
-    const double own = own_bytes + optimiser * double(c.grid.points());
+    const double own = own_bytes + blocks * optimiser * double(c.grid.points());
     const double cap = c.run.device_memory_fraction * double(plan.device_free_bytes) / plan.ranks_on_device;
     if (own > cap)
       throw Error(ExitCode::resources,

@@ -50,7 +50,8 @@ class ElasticCudaGradient final : public GradientPropagator,
         packed_(packed_values_),
         history_(make_device_history<T>(history)),
         illumination_(setup_.vp.size()) {
-    // Room for the largest shot, so that begin_shot never allocates for its sources.
+    // Room for the largest shot, so that begin_shot never allocates for its sources (nor for its receivers, unless
+    // they change).
     std::size_t max_points = 0, max_sources = 0;
     for (const auto& shot : plan.sources) {
       std::size_t points = 0;
@@ -194,22 +195,12 @@ class ElasticCudaGradient final : public GradientPropagator,
     packed_.zero(st);
     packed_current_ = true;  // (at rest: no step yet, a zero field)
     this->begin_shot_lists(shot);
-    cuda::synchronize();  // no queued step reads the lists replaced below
-    for (std::size_t k = 0; k < 2; ++k) {
-      device_lists_[k] = DeviceElasticList<T>(lists_[k]);
-      const PointLists<T>& p = lists_[k].whole;
-      std::vector<std::int32_t> owner(p.index.size());
-      for (std::size_t r = 0; r + 1 < p.offsets.size(); ++r)
-        for (std::int32_t q = p.offsets[r]; q < p.offsets[r + 1]; ++q) owner[std::size_t(q)] = std::int32_t(r);
-      adjoint_sources_[k] = DeviceGather<T>(p.index.size());
-      adjoint_sources_[k].assign(gather_by_target(p.index, p.factor, owner), st);
-      const std::size_t samples = list_receivers_[k] * std::size_t(setup_.nt);
-      raw_[k] = cuda::DeviceArray<double>(samples);
-      adjoint_rows_[k] = cuda::DeviceArray<double>(samples);
-    }
+    make_device_lists(shot);
+    for (auto& raw : raw_) raw.zero(st);
     const auto gathers = elastic_source_gathers(sources_, sources_.factor, size_);
     for (std::size_t g = 0; g < 2; ++g) sources_device_[g].assign(gathers[g], st);
     const std::vector<double> table = elastic_signal_table(wavelets_.at(std::size_t(shot)), running_, setup_.nt);
+    if (table.size() > signals_.size()) throw std::logic_error("elastic-cuda gradient: more sources than the plan's");
     if (!table.empty()) cuda::copy_to_device(signals_.data(), table.data(), table.size() * sizeof(double), st);
     const std::size_t n = sources_.index.size();
     std::vector<std::int32_t> source(n);
@@ -223,6 +214,31 @@ class ElasticCudaGradient final : public GradientPropagator,
       cuda::copy_to_device(point_source_.data(), source.data(), n * sizeof(std::int32_t), st);
     }
     history_shot_ = -1;
+  }
+
+  // The receiver lists on the device (list_receivers_ whole, in order) and their adjoint sources (row r of a list: its
+  // points, owner r), made anew only when the shot's receivers are not those of the last lists (after the device is
+  // idle, so that no queued step reads the old ones).
+  void make_device_lists(int shot) {
+    const std::vector<PointStencil>* receivers = &this->receivers_.of(shot, this->shared_receivers_);
+    if (receivers == lists_made_for_) return;
+    cuda::synchronize();
+    const cudaStream_t st = stream_.handle();
+    for (std::size_t k = 0; k < 2; ++k) {
+      if (lists_[k].whole_id.size() != list_receivers_[k])
+        throw std::logic_error("elastic-cuda gradient: a receiver not whole on the one rank's grid");
+      device_lists_[k] = DeviceElasticList<T>(lists_[k]);
+      const PointLists<T>& p = lists_[k].whole;
+      std::vector<std::int32_t> owner(p.index.size());
+      for (std::size_t r = 0; r + 1 < p.offsets.size(); ++r)
+        for (std::int32_t q = p.offsets[r]; q < p.offsets[r + 1]; ++q) owner[std::size_t(q)] = std::int32_t(r);
+      adjoint_sources_[k] = DeviceGather<T>(p.index.size());
+      adjoint_sources_[k].assign(gather_by_target(p.index, p.factor, owner), st);
+      const std::size_t samples = list_receivers_[k] * std::size_t(setup_.nt);
+      raw_[k] = cuda::DeviceArray<double>(samples);
+      adjoint_rows_[k] = cuda::DeviceArray<double>(samples);
+    }
+    lists_made_for_ = receivers;
   }
 
   // The traces of the two lists' device records (the host's elastic_traces).
@@ -399,9 +415,10 @@ class ElasticCudaGradient final : public GradientPropagator,
   std::unique_ptr<DeviceWavefieldHistory<T>> history_;
   bool counting_ = false, accumulate_illumination_ = false;
   long long history_steps_ = 0;
-  cuda::DeviceArray<double> illumination_;            // sum_{n < nt} p^2 of the last forward with history
-  std::array<DeviceElasticList<T>, 2> device_lists_;  // the pressure receivers, the velocity receivers
-  std::array<DeviceGather<T>, 2> adjoint_sources_;    // their transposes
+  cuda::DeviceArray<double> illumination_;                     // sum_{n < nt} p^2 of the last forward with history
+  std::array<DeviceElasticList<T>, 2> device_lists_;           // the pressure receivers, the velocity receivers
+  const std::vector<PointStencil>* lists_made_for_ = nullptr;  // the receivers device_lists_ were made for
+  std::array<DeviceGather<T>, 2> adjoint_sources_;             // their transposes
   std::array<cuda::DeviceArray<double>, 2> raw_, adjoint_rows_;
   std::array<DeviceGather<T>, 2> sources_device_, born_sources_;  // after the velocity step, after the stress step
   cuda::DeviceArray<double> signals_;                             // (3 sources, nt): each source's three signals

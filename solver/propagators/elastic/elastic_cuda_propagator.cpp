@@ -6,7 +6,8 @@
 // signal (s(t_n), the running sum F^n or the moment rate at t_{n+1/2}) tabulated in fp64 and converted at injection as
 // on the CPU; the two receiver lists are two groups of one device ring (solver/propagators/gpu/device_trace_ring.hpp),
 // and snapshots show the pressure -(s_zz + s_yy + s_xx) / 3, as on the CPU. One rank a shot: the plan keeps a grid
-// split over ranks off the GPU (cuda_cannot_run), and the factory refuses it too. The gradient is the CPU's.
+// split over ranks off the GPU (cuda_cannot_run), and the factory refuses it too. The gradient is
+// elastic_cuda_gradient.cpp's.
 #include "solver/propagators/elastic/elastic_cuda_propagator.hpp"
 
 #include <fmt/format.h>

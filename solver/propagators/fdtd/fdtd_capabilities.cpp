@@ -86,11 +86,13 @@ double fdtd_device_bytes(const Case& c, int nt, const std::array<int, 3>& shape)
 }
 
 // The CUDA FDTD kernels put ny and nz (up to the whole grid) in gridDim.y/z, at most 65535 (the staggered and elastic
-// schemes' with 2R - 1 more).
+// schemes' with 2R - 1 more; the elastic adjoint's gathers with 4R - 2 more).
 std::string cuda_grid_limit(const Case& c) {
   const bool staggered = c.scheme.formulation == Formulation::staggered;
   const bool elastic = c.scheme.formulation == Formulation::elastic;
-  const int margin = staggered || elastic ? c.scheme.order - 1 : 0;
+  const int margin = elastic && c.inversion.present ? 2 * c.scheme.order - 2
+                     : staggered || elastic         ? c.scheme.order - 1
+                                                    : 0;
   if (std::max(c.grid.shape[0], c.grid.shape[1]) + margin <= 65535) return {};
   return fmt::format(
       "grid.shape = [{}, {}, {}]: the CUDA FDTD kernels take at most 65535 points along z and y "
