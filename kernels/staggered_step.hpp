@@ -100,6 +100,24 @@ struct StaggeredAdjointStep {
   double* buoyancy_image[3] = {nullptr, nullptr, nullptr};
 };
 
+// The adjoint step's view of a forward view `f` on the adjoint's fields (u-bar, w-bar, phi-bar and chi-bar in the CPML
+// slabs, r-bar in the memory variables; the model, profiles and coefficients the forward's), with the scratch q and e;
+// the imaging outputs left unset.
+template <class T>
+StaggeredAdjointStep<T> adjoint_view(const StaggeredStep<T>& f, T* const (&q)[3], T* const (&e)[3]) {
+  StaggeredAdjointStep<T> s;
+  s.layout = f.layout;
+  s.u = f.u;
+  for (int k = 0; k < 3; ++k) s.w[k] = f.w[k], s.bdt[k] = f.bdt[k], s.pml[k] = f.pml[k], s.q[k] = q[k], s.e[k] = e[k];
+  s.kdt = f.kdt;
+  s.coef = f.coef;
+  s.free_surface = f.free_surface;
+  s.mechanisms = f.mechanisms;
+  for (int l = 0; l < f.mechanisms; ++l) s.r[l] = f.r[l], s.g[l] = f.g[l], s.decay[l] = f.decay[l];
+  s.half_dt = f.half_dt;
+  return s;
+}
+
 // The scattering of one Born step at the nodes (the staggered gradient's born(); kernels/staggered_kernels.hpp's
 // born_scatter_point): with s = relative D^n (relative = dm / m, or drho / rho, compact), dr_l += g_l s and du +=
 // (dt/2 sum_l g_l - dt K) s.

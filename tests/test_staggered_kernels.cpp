@@ -148,19 +148,10 @@ struct AdjointState {
   StaggeredAdjointStep<double> view(const StaggeredSetup<double>& setup, const std::vector<double>& divergence,
                                     const std::vector<double> (&increment)[3]) {
     const StaggeredStep<double> f = fields.step(setup);
-    StaggeredAdjointStep<double> s;
-    s.layout = f.layout;
-    s.u = f.u;
-    for (int a = 0; a < 3; ++a) {
-      s.w[a] = f.w[a], s.bdt[a] = f.bdt[a], s.pml[a] = f.pml[a], s.q[a] = q[a].data(), s.e[a] = e[a].data();
-      s.velocity_increment[a] = increment[a].data(), s.buoyancy_image[a] = buoyancy[a].data();
-    }
-    s.kdt = f.kdt;
-    s.coef = f.coef;
-    s.free_surface = f.free_surface;
-    s.mechanisms = f.mechanisms;
-    for (int l = 0; l < s.mechanisms; ++l) s.r[l] = f.r[l], s.g[l] = f.g[l], s.decay[l] = f.decay[l];
-    s.half_dt = f.half_dt;
+    double* const q_[3] = {q[0].data(), q[1].data(), q[2].data()};
+    double* const e_[3] = {e[0].data(), e[1].data(), e[2].data()};
+    StaggeredAdjointStep<double> s = adjoint_view(f, q_, e_);
+    for (int a = 0; a < 3; ++a) s.velocity_increment[a] = increment[a].data(), s.buoyancy_image[a] = buoyancy[a].data();
     s.divergence = divergence.data();
     s.image = image.data();
     return s;

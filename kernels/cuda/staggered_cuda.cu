@@ -104,14 +104,10 @@ __global__ void fold_pressure_kernel(StaggeredAdjointStep<T> s, launch::Box box)
     staggered_kernels::fold_pressure_mirror_point<R>(s, q.z, q.y, q.x);
 }
 
-// kernel<<<...>>>(args..., box) over `box`, checked before and after.
+// launch_over_box (launch.cuh) with this file's block shape.
 template <class Kernel, class... Args>
 void over_box(Kernel kernel, const launch::Box& box, const char* what, cudaStream_t stream, Args... args) {
-  if (box.extent.x <= 0 || box.extent.y <= 0 || box.extent.z <= 0) return;
-  const launch::Launch l = launch::box_launch(box.extent, block_x, block_y);
-  launch::check_launch(l, what);
-  kernel<<<SPECWAVE_LAUNCH(l, stream)>>>(args..., box);
-  SPECWAVE_CUDA_CHECK_LAUNCH();
+  launch_over_box(kernel, box, block_x, block_y, what, stream, args...);
 }
 
 template <int R, class T>

@@ -2,6 +2,7 @@
 // Sources and receivers as flat point lists on a field layout, shared by the methods (FDTD and spectral, CPU and
 // CUDA): the interpolation stencils of solver/plan/acquisition.hpp resolved to indices and factors, and the receivers
 // of one block of a decomposed grid arranged so that the traces are bitwise those of one rank.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -14,6 +15,22 @@ namespace specwave {
 // Points of several sources or receivers: entry p belongs to owner[p]; for receivers, receiver r owns
 // entries offsets[r] .. offsets[r+1]-1. Injection adds factor[p] * s_owner(t_n) at index[p];
 // sampling sums factor[p] * u[index[p]].
+// The most points and the most sources of any of `shots` (each a list of source stencils): the room a GPU propagator
+// makes once so that no shot allocates.
+struct ShotSize {
+  std::size_t points = 0, sources = 0;
+};
+inline ShotSize largest_shot(const std::vector<std::vector<PointStencil>>& shots) {
+  ShotSize out;
+  for (const auto& shot : shots) {
+    std::size_t points = 0;
+    for (const auto& s : shot) points += s.points.size();
+    out.points = std::max(out.points, points);
+    out.sources = std::max(out.sources, shot.size());
+  }
+  return out;
+}
+
 template <class T>
 struct PointLists {
   std::vector<index_t> index;

@@ -33,7 +33,7 @@ namespace specwave {
 namespace {
 
 template <class T>
-class ElasticCpuGradient final : public GradientPropagator, private ForwardStepper<T>, private ElasticGradientModel<T> {
+class ElasticCpuGradient final : public ElasticGradientModel<T>, private ForwardStepper<T> {
   using Model = ElasticGradientModel<T>;
   using Model::case_, Model::dt_, Model::flush_denormals_, Model::setup_, Model::wavelets_, Model::rows_,
       Model::packed_values_, Model::lists_, Model::list_receivers_, Model::velocity_, Model::sources_, Model::running_,
@@ -50,24 +50,6 @@ class ElasticCpuGradient final : public GradientPropagator, private ForwardStepp
   std::string history_name() const override { return history_->name(); }
   std::size_t history_bytes() const override { return history_->bytes(); }
   long long history_forward_steps() const override { return history_->forward_steps(); }
-
-  void set_velocity(std::span<const double> vp) override { this->set_all(vp, setup_.vs, setup_.density); }
-  void set_density(std::span<const double> rho) override { this->set_all(setup_.vp, setup_.vs, rho); }
-  void set_model(std::span<const double> vp, std::span<const double> rho) override {
-    this->set_all(vp, setup_.vs, rho.empty() ? std::span<const double>(setup_.density) : rho);
-  }
-  void set_shear_velocity(std::span<const double> vs) override { this->set_all(setup_.vp, vs, setup_.density); }
-  void set_elastic_model(std::span<const double> vp, std::span<const double> rho, std::span<const double> vs) override {
-    this->set_all(vp, vs.empty() ? std::span<const double>(setup_.vs) : vs,
-                  rho.empty() ? std::span<const double>(setup_.density) : rho);
-  }
-  std::vector<double> density() const override { return setup_.density; }
-  std::vector<double> shear_velocity() const override { return setup_.vs; }
-  std::vector<double> vel2dt2() const override { return this->model_vel2dt2(); }
-  void add_density_gradient(std::span<double> out) const override {
-    add_kept_density_gradient(*this, true, density_gradient_, out);
-  }
-  void add_shear_gradient(std::span<double> out) const override { this->add_kept_shear_gradient(out); }
 
   std::vector<double> forward(int shot, bool keep_history) override {
     const cpu::FlushDenormals flush(flush_denormals_);

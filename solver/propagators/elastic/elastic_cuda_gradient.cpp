@@ -29,9 +29,7 @@ namespace specwave {
 namespace {
 
 template <class T>
-class ElasticCudaGradient final : public GradientPropagator,
-                                  private DeviceForwardStepper<T>,
-                                  private ElasticGradientModel<T> {
+class ElasticCudaGradient final : public ElasticGradientModel<T>, private DeviceForwardStepper<T> {
   using Model = ElasticGradientModel<T>;
   using Model::dt_, Model::setup_, Model::wavelets_, Model::packed_values_, Model::lists_, Model::list_receivers_,
       Model::sources_, Model::running_, Model::vp_gradient_, Model::density_gradient_, Model::shot_;
@@ -52,13 +50,7 @@ class ElasticCudaGradient final : public GradientPropagator,
         illumination_(setup_.vp.size()) {
     // Room for the largest shot, so that begin_shot never allocates for its sources (nor for its receivers, unless
     // they change).
-    std::size_t max_points = 0, max_sources = 0;
-    for (const auto& shot : plan.sources) {
-      std::size_t points = 0;
-      for (const auto& s : shot) points += s.points.size();
-      max_points = std::max(max_points, points);
-      max_sources = std::max(max_sources, shot.size());
-    }
+    const auto [max_points, max_sources] = largest_shot(plan.sources);
     for (auto& g : sources_device_) g = DeviceGather<T>(max_points);
     for (auto& g : born_sources_) g = DeviceGather<T>(max_points);
     signals_ = cuda::DeviceArray<double>(3 * max_sources * std::size_t(setup_.nt));
@@ -74,24 +66,6 @@ class ElasticCudaGradient final : public GradientPropagator,
   std::string history_name() const override { return history_->name(); }
   std::size_t history_bytes() const override { return history_->bytes(); }
   long long history_forward_steps() const override { return history_steps_; }
-
-  void set_velocity(std::span<const double> vp) override { set(vp, setup_.vs, setup_.density); }
-  void set_density(std::span<const double> rho) override { set(setup_.vp, setup_.vs, rho); }
-  void set_model(std::span<const double> vp, std::span<const double> rho) override {
-    set(vp, setup_.vs, rho.empty() ? std::span<const double>(setup_.density) : rho);
-  }
-  void set_shear_velocity(std::span<const double> vs) override { set(setup_.vp, vs, setup_.density); }
-  void set_elastic_model(std::span<const double> vp, std::span<const double> rho, std::span<const double> vs) override {
-    set(vp, vs.empty() ? std::span<const double>(setup_.vs) : vs,
-        rho.empty() ? std::span<const double>(setup_.density) : rho);
-  }
-  std::vector<double> density() const override { return setup_.density; }
-  std::vector<double> shear_velocity() const override { return setup_.vs; }
-  std::vector<double> vel2dt2() const override { return this->model_vel2dt2(); }
-  void add_density_gradient(std::span<double> out) const override {
-    add_kept_density_gradient(*this, true, density_gradient_, out);
-  }
-  void add_shear_gradient(std::span<double> out) const override { this->add_kept_shear_gradient(out); }
 
   std::vector<double> forward(int shot, bool keep_history) override {
     begin_shot(shot);
@@ -179,11 +153,8 @@ class ElasticCudaGradient final : public GradientPropagator,
   }
 
  private:
-  // The model's checks and coefficients on the host (the CPU's), then on the device.
-  void set(std::span<const double> vp, std::span<const double> vs, std::span<const double> rho) {
-    this->set_all(vp, vs, rho);
-    model_.update(setup_, stream_.handle());
-  }
+  // The coefficients the base's setters made (the CPU's), on the device too.
+  void model_changed() override { model_.update(setup_, stream_.handle()); }
 
   // A shot: the host lists (elastic_gradient_model.hpp), then the device's: the receiver lists and their adjoint
   // sources (row r of a list: its points, owner r), the sources' two groups and signal table, each source point's
@@ -325,16 +296,10 @@ class ElasticCudaGradient final : public GradientPropagator,
   std::size_t state_values() const override { return state_.values() + packed_values_; }
   void save_state(T* out) override {
     pack();
-    for (const cuda::DeviceArray<T>* a : state_arrays()) {
-      cuda::copy_async(out, a->data(), a->bytes(), stream_.handle());
-      out += a->size();
-    }
+    save_arrays(state_arrays(), out, stream_.handle());
   }
   void restore_state(const T* in) override {
-    for (cuda::DeviceArray<T>* a : state_arrays()) {
-      cuda::copy_async(a->data(), in, a->bytes(), stream_.handle());
-      in += a->size();
-    }
+    restore_arrays(state_arrays(), in, stream_.handle());
     packed_current_ = true;  // (increments_ is not the state's: the packed field is)
   }
   // Records the pressure receivers on s^n, then the velocity step, the forces, the velocity receivers on v^{n+1/2},

@@ -60,13 +60,8 @@ class ElasticCuda final : public Propagator {
                     /*dense_now=*/true),
         stats_max_(cuda::stats_blocks()),
         stats_index_(cuda::stats_blocks()) {
-    std::size_t max_points = 0, max_sources = 0;  // room for the largest shot: begin_shot never allocates for sources
-    for (const auto& shot : plan.sources) {
-      std::size_t points = 0;
-      for (const auto& s : shot) points += s.points.size();
-      max_points = std::max(max_points, points);
-      max_sources = std::max(max_sources, shot.size());
-    }
+    const auto [max_points, max_sources] =
+        largest_shot(plan.sources);  // room for the largest shot: begin_shot never allocates for sources
     for (auto& g : sources_) g = DeviceGather<T>(max_points);
     signals_ = cuda::DeviceArray<double>(3 * max_sources * std::size_t(setup_.nt));
   }

@@ -2,8 +2,9 @@
 // What the elastic scheme's gradient propagators share whatever the backend (elastic_cpu_gradient.cpp,
 // elastic_cuda_gradient.cpp; docs/numerics.md, "The elastic adjoint"): the model on the host (its checks and
 // coefficients), a shot's sources and receiver lists, the Born operators' coefficient perturbations, the adjoint
-// sources of the receivers, and the gradients' assembly from the coefficients' images by the chain rule. A base of each
-// propagator (its members are theirs); one rank.
+// sources of the receivers, the gradients' assembly from the coefficients' images by the chain rule, and
+// GradientPropagator's model setters and getters for both (a backend that keeps the coefficients elsewhere too follows
+// them in model_changed). A base of each propagator (its members are theirs); one rank.
 #include <fmt/format.h>
 
 #include <array>
@@ -62,8 +63,34 @@ struct ElasticImages {
 };
 
 template <class T>
-class ElasticGradientModel {
+class ElasticGradientModel : public GradientPropagator {
+ public:
+  void set_velocity(std::span<const double> vp) override { set(vp, setup_.vs, setup_.density); }
+  void set_density(std::span<const double> rho) override { set(setup_.vp, setup_.vs, rho); }
+  void set_model(std::span<const double> vp, std::span<const double> rho) override {
+    set(vp, setup_.vs, rho.empty() ? std::span<const double>(setup_.density) : rho);
+  }
+  void set_shear_velocity(std::span<const double> vs) override { set(setup_.vp, vs, setup_.density); }
+  void set_elastic_model(std::span<const double> vp, std::span<const double> rho, std::span<const double> vs) override {
+    set(vp, vs.empty() ? std::span<const double>(setup_.vs) : vs,
+        rho.empty() ? std::span<const double>(setup_.density) : rho);
+  }
+  std::vector<double> density() const override { return setup_.density; }
+  std::vector<double> shear_velocity() const override { return setup_.vs; }
+  std::vector<double> vel2dt2() const override { return model_vel2dt2(); }
+  void add_density_gradient(std::span<double> out) const override {
+    add_kept_density_gradient(*this, true, density_gradient_, out);
+  }
+  void add_shear_gradient(std::span<double> out) const override { add_kept_shear_gradient(out); }
+
  protected:
+  // After set_all changed setup_'s coefficients: the backend's copy of them (none on the CPU).
+  virtual void model_changed() {}
+  void set(std::span<const double> vp, std::span<const double> vs, std::span<const double> rho) {
+    set_all(vp, vs, rho);
+    model_changed();
+  }
+
   ElasticGradientModel(const Case& c, const Plan& plan)
       : case_(c),
         dt_(plan.dt),

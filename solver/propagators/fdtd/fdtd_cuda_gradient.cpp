@@ -112,13 +112,7 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     const std::size_t points = std::size_t(L.interior_points());
     make_receivers();
     // Room for the largest shot, so that begin_shot never allocates.
-    std::size_t max_points = 0, max_sources = 0;
-    for (const auto& shot : plan.sources) {
-      std::size_t p = 0;
-      for (const auto& s : shot) p += s.points.size();
-      max_points = std::max(max_points, p);
-      max_sources = std::max(max_sources, shot.size());
-    }
+    const auto [max_points, max_sources] = largest_shot(plan.sources);
     sources_ = DeviceGather<T>(max_points);
     wavelets_device_ = cuda::DeviceArray<double>(max_sources * std::size_t(setup_.nt));
     dense_ = cuda::DeviceArray<T>(points);

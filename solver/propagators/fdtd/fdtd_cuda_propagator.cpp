@@ -132,13 +132,7 @@ class FdtdCuda final : public Propagator {
     make_receivers();
     if (domain_) halo_ = std::make_unique<DeviceHalo<T>>(*domain_, setup_.block, setup_.layout);
     // Room for the largest shot, so begin_shot never allocates.
-    std::size_t max_points = 0, max_sources = 0;
-    for (const auto& shot : plan.sources) {
-      std::size_t points = 0;
-      for (const auto& s : shot) points += s.points.size();
-      max_points = std::max(max_points, points);
-      max_sources = std::max(max_sources, shot.size());
-    }
+    const auto [max_points, max_sources] = largest_shot(plan.sources);
     shell_sources_ = DeviceGather<T>(max_points);
     interior_sources_ = DeviceGather<T>(max_points);
     wavelets_ = cuda::DeviceArray<double>(max_sources * std::size_t(setup_.nt));

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/device_buffer.hpp"
 #include "solver/propagators/history/wavefield_history.hpp"
@@ -32,6 +33,23 @@ class DeviceForwardStepper {
   virtual std::size_t field_values() const = 0;
   virtual void copy_field(T* out) = 0;
 };
+
+// A stepper whose state is a list of device arrays: save_state's and restore_state's copies, in order, into and out of
+// one buffer (device or pinned host memory), queued in `stream`.
+template <class T>
+void save_arrays(const std::vector<cuda::DeviceArray<T>*>& arrays, T* out, cudaStream_t stream) {
+  for (const cuda::DeviceArray<T>* a : arrays) {
+    cuda::copy_async(out, a->data(), a->bytes(), stream);
+    out += a->size();
+  }
+}
+template <class T>
+void restore_arrays(const std::vector<cuda::DeviceArray<T>*>& arrays, const T* in, cudaStream_t stream) {
+  for (cuda::DeviceArray<T>* a : arrays) {
+    cuda::copy_async(a->data(), in, a->bytes(), stream);
+    in += a->size();
+  }
+}
 
 template <class T>
 class DeviceWavefieldHistory {

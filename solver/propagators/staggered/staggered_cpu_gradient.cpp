@@ -29,12 +29,10 @@ namespace specwave {
 namespace {
 
 template <class T>
-class StaggeredCpuGradient final : public GradientPropagator,
-                                   private ForwardStepper<T>,
-                                   private StaggeredGradientModel<T> {
+class StaggeredCpuGradient final : public StaggeredGradientModel<T>, private ForwardStepper<T> {
   using Model = StaggeredGradientModel<T>;
   using Model::case_, Model::dt_, Model::flush_denormals_, Model::setup_, Model::source_stencils_, Model::wavelets_,
-      Model::with_density_;
+      Model::with_density_, Model::density_gradient_;
 
  public:
   StaggeredCpuGradient(const Case& c, const Plan& plan, const HistoryChoice& history)
@@ -52,18 +50,6 @@ class StaggeredCpuGradient final : public GradientPropagator,
   std::string history_name() const override { return history_->name(); }
   std::size_t history_bytes() const override { return history_->bytes(); }
   long long history_forward_steps() const override { return history_->forward_steps(); }
-
-  void set_velocity(std::span<const double> velocity) override { this->set_velocity_model(velocity); }
-  void set_density(std::span<const double> density) override { this->set_density_model(density); }
-  void set_model(std::span<const double> velocity, std::span<const double> density) override {
-    this->set_both(velocity, density);
-  }
-  std::vector<double> density() const override { return setup_.density; }
-  void add_density_gradient(std::span<double> out) const override {
-    add_kept_density_gradient(*this, with_density_, density_gradient_, out);
-  }
-
-  std::vector<double> vel2dt2() const override { return this->model_vel2dt2(); }
 
   std::vector<double> forward(int shot, bool keep_history) override {
     const cpu::FlushDenormals flush(flush_denormals_);
@@ -156,20 +142,9 @@ class StaggeredCpuGradient final : public GradientPropagator,
     AdjointFields& a = adjoint_fields();
     // The forward step's view on the adjoint's fields (their shapes are the state's), with the scratch fields.
     const StaggeredStep<T> f = a.fields.step(setup_);
-    StaggeredAdjointStep<T> s;
-    s.layout = f.layout;
-    s.u = f.u;
-    for (int k = 0; k < 3; ++k) {
-      s.w[k] = f.w[k], s.bdt[k] = f.bdt[k], s.pml[k] = f.pml[k];
-      s.q[k] = a.q[std::size_t(k)].data();
-      s.e[k] = a.e[std::size_t(k)].data();
-    }
-    s.kdt = f.kdt;
-    s.coef = f.coef;
-    s.free_surface = f.free_surface;
-    s.mechanisms = f.mechanisms;
-    for (int l = 0; l < s.mechanisms; ++l) s.r[l] = f.r[l], s.g[l] = f.g[l], s.decay[l] = f.decay[l];
-    s.half_dt = f.half_dt;
+    T* const q[3] = {a.q[0].data(), a.q[1].data(), a.q[2].data()};
+    T* const e[3] = {a.e[0].data(), a.e[1].data(), a.e[2].data()};
+    StaggeredAdjointStep<T> s = adjoint_view(f, q, e);
     s.image = a.image.data();
     if (with_density_)
       for (int k = 0; k < 3; ++k) s.buoyancy_image[k] = a.buoyancy[std::size_t(k)].data();
@@ -314,8 +289,7 @@ class StaggeredCpuGradient final : public GradientPropagator,
   StaggeredFields<T> state_;
   std::vector<T> divergence_;  // D of the last forward step (compact)
   std::array<std::vector<T>, 3>
-      increment_;                         // dw_a of the last step (padded; density only): StaggeredStep::increment_out
-  std::vector<double> density_gradient_;  // dJ/d rho of the last adjoint
+      increment_;  // dw_a of the last step (padded; density only): StaggeredStep::increment_out
   std::unique_ptr<WavefieldHistory<T>> history_;
   ShotReceivers receivers_;
   PointLists<T> receivers_list_;

@@ -29,11 +29,10 @@ namespace specwave {
 namespace {
 
 template <class T>
-class StaggeredCudaGradient final : public GradientPropagator,
-                                    private DeviceForwardStepper<T>,
-                                    private StaggeredGradientModel<T> {
+class StaggeredCudaGradient final : public StaggeredGradientModel<T>, private DeviceForwardStepper<T> {
   using Model = StaggeredGradientModel<T>;
-  using Model::dt_, Model::setup_, Model::source_stencils_, Model::wavelets_, Model::with_density_;
+  using Model::dt_, Model::setup_, Model::source_stencils_, Model::wavelets_, Model::with_density_,
+      Model::density_gradient_;
 
  public:
   StaggeredCudaGradient(const Case& c, const Plan& plan, const HistoryChoice& history)
@@ -49,13 +48,7 @@ class StaggeredCudaGradient final : public GradientPropagator,
       for (auto& dw : increment_) dw = cuda::DeviceArray<T>(setup_.layout.size());
     set_receivers(plan.receivers);
     // Room for the largest shot, so that begin_shot never allocates.
-    std::size_t max_points = 0, max_sources = 0;
-    for (const auto& shot : plan.sources) {
-      std::size_t p = 0;
-      for (const auto& s : shot) p += s.points.size();
-      max_points = std::max(max_points, p);
-      max_sources = std::max(max_sources, shot.size());
-    }
+    const auto [max_points, max_sources] = largest_shot(plan.sources);
     sources_ = DeviceGather<T>(max_points);
     born_sources_ = DeviceGather<T>(max_points);
     source_index_ = cuda::DeviceArray<index_t>(max_points);
@@ -71,24 +64,6 @@ class StaggeredCudaGradient final : public GradientPropagator,
   std::string history_name() const override { return history_->name(); }
   std::size_t history_bytes() const override { return history_->bytes(); }
   long long history_forward_steps() const override { return history_steps_; }
-
-  void set_velocity(std::span<const double> velocity) override {
-    this->set_velocity_model(velocity);
-    model_.update(setup_, stream_.handle());
-  }
-  void set_density(std::span<const double> density) override {
-    this->set_density_model(density);
-    model_.update(setup_, stream_.handle());
-  }
-  void set_model(std::span<const double> velocity, std::span<const double> density) override {
-    this->set_both(velocity, density);
-    model_.update(setup_, stream_.handle());
-  }
-  std::vector<double> density() const override { return setup_.density; }
-  void add_density_gradient(std::span<double> out) const override {
-    add_kept_density_gradient(*this, with_density_, density_gradient_, out);
-  }
-  std::vector<double> vel2dt2() const override { return this->model_vel2dt2(); }
 
   std::vector<double> forward(int shot, bool keep_history) override {
     begin_shot(shot);
@@ -129,21 +104,10 @@ class StaggeredCudaGradient final : public GradientPropagator,
     Adjoint& a = adjoint_state();
     cuda::copy_to_device(residual_device_.data(), residual.data(), residual.size() * sizeof(double), st);
     const StaggeredStep<T> f = a.fields.step(setup_, model_);
-    StaggeredAdjointStep<T> s;
-    s.layout = L;
-    s.u = f.u;
-    for (int k = 0; k < 3; ++k) {
-      s.w[k] = f.w[k], s.bdt[k] = f.bdt[k], s.pml[k] = f.pml[k];
-      s.q[k] = a.q[std::size_t(k)].data();
-      s.e[k] = a.e[std::size_t(k)].data();
-      if (with_density_) s.buoyancy_image[k] = a.buoyancy[std::size_t(k)].data();
-    }
-    s.kdt = f.kdt;
-    s.coef = f.coef;
-    s.free_surface = f.free_surface;
-    s.mechanisms = f.mechanisms;
-    for (int l = 0; l < s.mechanisms; ++l) s.r[l] = f.r[l], s.g[l] = f.g[l], s.decay[l] = f.decay[l];
-    s.half_dt = f.half_dt;
+    T* const q[3] = {a.q[0].data(), a.q[1].data(), a.q[2].data()};
+    T* const e[3] = {a.e[0].data(), a.e[1].data(), a.e[2].data()};
+    StaggeredAdjointStep<T> s = adjoint_view(f, q, e);
+    for (int k = 0; k < 3 && with_density_; ++k) s.buoyancy_image[k] = a.buoyancy[std::size_t(k)].data();
     s.image = a.image.data();
     s.divergence = a.field.data();
     for (int k = 0; k < 3 && with_density_; ++k)
@@ -186,6 +150,7 @@ class StaggeredCudaGradient final : public GradientPropagator,
   }
 
  private:
+  void model_changed() override { model_.update(setup_, stream_.handle()); }
   std::size_t points() const { return std::size_t(setup_.layout.interior_points()); }
 
   // The receivers of `stencils` (the CPU's lists), the adjoint sources (receiver r's points in the CPU's order, r then
@@ -306,18 +271,8 @@ class StaggeredCudaGradient final : public GradientPropagator,
     return out;
   }
   std::size_t state_values() const override { return state_.values() + field_values(); }
-  void save_state(T* out) override {
-    for (const cuda::DeviceArray<T>* a : state_arrays()) {
-      cuda::copy_async(out, a->data(), a->bytes(), stream_.handle());
-      out += a->size();
-    }
-  }
-  void restore_state(const T* in) override {
-    for (cuda::DeviceArray<T>* a : state_arrays()) {
-      cuda::copy_async(a->data(), in, a->bytes(), stream_.handle());
-      in += a->size();
-    }
-  }
+  void save_state(T* out) override { save_arrays(state_arrays(), out, stream_.handle()); }
+  void restore_state(const T* in) override { restore_arrays(state_arrays(), in, stream_.handle()); }
   // Records u^n, then u^{n+1}: the velocity and pressure steps (D^n into divergence_), the sources, the free surface.
   void step(int n) override {
     if (counting_) ++history_steps_;
@@ -416,7 +371,6 @@ class StaggeredCudaGradient final : public GradientPropagator,
   cuda::DeviceArray<std::int64_t> source_point_;
   cuda::DeviceArray<double> source_image_, running_, traces_device_, residual_device_, illumination_;
   std::vector<double> traces_;
-  std::vector<double> density_gradient_;  // dJ/d rho of the last adjoint
   int history_shot_ = -1;
   std::unique_ptr<Adjoint> adjoint_;
   std::unique_ptr<Born> born_;

@@ -44,13 +44,8 @@ class StaggeredCuda final : public Propagator {
         stats_max_(cuda::stats_blocks()),
         stats_index_(cuda::stats_blocks()) {
     make_receivers();
-    std::size_t max_points = 0, max_sources = 0;  // room for the largest shot: begin_shot never allocates
-    for (const auto& shot : plan.sources) {
-      std::size_t points = 0;
-      for (const auto& s : shot) points += s.points.size();
-      max_points = std::max(max_points, points);
-      max_sources = std::max(max_sources, shot.size());
-    }
+    const auto [max_points, max_sources] =
+        largest_shot(plan.sources);  // room for the largest shot: begin_shot never allocates
     sources_ = DeviceGather<T>(max_points);
     running_ = cuda::DeviceArray<double>(max_sources * std::size_t(setup_.nt));
   }

@@ -2,7 +2,8 @@
 // What the staggered scheme's gradient propagators share whatever the backend (staggered_cpu_gradient.cpp,
 // staggered_cuda_gradient.cpp; docs/numerics.md, "The staggered scheme's adjoint"): the model on the host (its checks,
 // dt K, dt beta and the drives), the Born operators' relative perturbations, and the gradients' assembly from the
-// images the adjoint pass sums. A base of each propagator (its members are theirs); one rank.
+// images the adjoint pass sums, and GradientPropagator's model setters and getters for both (a backend that keeps the
+// model elsewhere too follows it in model_changed). A base of each propagator (its members are theirs); one rank.
 #include <fmt/format.h>
 
 #include <array>
@@ -19,8 +20,30 @@
 namespace specwave {
 
 template <class T>
-class StaggeredGradientModel {
+class StaggeredGradientModel : public GradientPropagator {
+ public:
+  void set_velocity(std::span<const double> velocity) override {
+    set_velocity_model(velocity);
+    model_changed();
+  }
+  void set_density(std::span<const double> density) override {
+    set_density_model(density);
+    model_changed();
+  }
+  void set_model(std::span<const double> velocity, std::span<const double> density) override {
+    set_both(velocity, density);
+    model_changed();
+  }
+  std::vector<double> density() const override { return setup_.density; }
+  std::vector<double> vel2dt2() const override { return model_vel2dt2(); }
+  void add_density_gradient(std::span<double> out) const override {
+    add_kept_density_gradient(*this, with_density_, density_gradient_, out);
+  }
+
  protected:
+  // After the setters changed setup_'s coefficients: the backend's copy of them (none on the CPU).
+  virtual void model_changed() {}
+
   StaggeredGradientModel(const Case& c, const Plan& plan)
       : dt_(plan.dt),
         v_limit_(plan.v_reference / plan.cfl),
@@ -164,7 +187,8 @@ class StaggeredGradientModel {
   SlsFit sls_;
   std::vector<float> q_;  // the whole grid's Q (attenuation), or empty
   StaggeredSetup<T> setup_;
-  bool with_density_;  // inversion.parameters names "density"
+  bool with_density_;                     // inversion.parameters names "density"
+  std::vector<double> density_gradient_;  // dJ/d rho of the last adjoint
 
  private:
   std::array<int, 3> shape() const { return {setup_.layout.nz, setup_.layout.ny, setup_.layout.nx}; }
