@@ -66,19 +66,6 @@ class ElasticCpuGradient final : public ElasticGradientModel<T>, private Forward
     return traces();
   }
 
-  std::vector<double> born(int shot, std::span<const double> dmp) override {
-    check_born_perturbation(dmp.size(), setup_.vp.size());
-    return born_run(shot, dmp, {}, {});
-  }
-  std::vector<double> born_density(int shot, std::span<const double> drho) override {
-    check_born_perturbation(drho.size(), setup_.vp.size());
-    return born_run(shot, {}, {}, drho);
-  }
-  std::vector<double> born_shear(int shot, std::span<const double> dms) override {
-    check_born_perturbation(dms.size(), setup_.vp.size());
-    return born_run(shot, {}, dms, {});
-  }
-
   // Backwards from rest at nt, for n = nt - 1 .. 0, the transpose of step n's parts in reverse order: s_zz = 0 on a
   // free surface; the stress sources' images; the stress images and the stress step's transpose; the velocity
   // receivers' adjoint sources; the forces' images; the velocity images and the velocity step's transpose; the
@@ -236,7 +223,7 @@ class ElasticCpuGradient final : public ElasticGradientModel<T>, private Forward
   // background, each half adding the perturbed coefficients times the background's increments, and the sources'
   // perturbed factors; the traces of du.
   std::vector<double> born_run(int shot, std::span<const double> dmp, std::span<const double> dms,
-                               std::span<const double> drho) {
+                               std::span<const double> drho) override {
     const FieldLayout& L = setup_.layout;
     const cpu::FlushDenormals flush(flush_denormals_);
     begin_shot(shot);

@@ -82,8 +82,23 @@ class ElasticGradientModel : public GradientPropagator {
     add_kept_density_gradient(*this, true, density_gradient_, out);
   }
   void add_shear_gradient(std::span<double> out) const override { add_kept_shear_gradient(out); }
+  std::vector<double> born(int shot, std::span<const double> dmp) override {
+    check_born_perturbation(dmp.size(), setup_.vp.size());
+    return born_run(shot, dmp, {}, {});
+  }
+  std::vector<double> born_density(int shot, std::span<const double> drho) override {
+    check_born_perturbation(drho.size(), setup_.vp.size());
+    return born_run(shot, {}, {}, drho);
+  }
+  std::vector<double> born_shear(int shot, std::span<const double> dms) override {
+    check_born_perturbation(dms.size(), setup_.vp.size());
+    return born_run(shot, {}, dms, {});
+  }
 
  protected:
+  // The Born run of perturbations of m_p, m_s and rho (each empty: 0), the backend's.
+  virtual std::vector<double> born_run(int shot, std::span<const double> dmp, std::span<const double> dms,
+                                       std::span<const double> drho) = 0;
   // After set_all changed setup_'s coefficients: the backend's copy of them (none on the CPU).
   virtual void model_changed() {}
   void set(std::span<const double> vp, std::span<const double> vs, std::span<const double> rho) {

@@ -66,30 +66,11 @@ class StaggeredCpuGradient final : public StaggeredGradientModel<T>, private For
     return traces_;
   }
 
-  // Background and perturbation in lockstep: the perturbation's step, then the scattering of step n at every node,
-  // du += (dm / m) (-dt K + dt/2 sum_l g_l) D^n and dr_l += (dm / m) g_l D^n, and at the source points
-  // du += (dm / m) factor F^n; the free surface's zeroed plane last.
-  std::vector<double> born(int shot, std::span<const double> dm) override {
-    return born_run(shot, this->velocity_relative(dm));
-  }
-
-  // F_rho drho, the density's Born operator at fixed velocity: the scattering of born() with drho / rho for dm / m (dt
-  // K, the drives and the sources' factors are proportional to rho at each point), each half node's w_a gaining
-  // (d(dt beta) / (dt beta)) dw_a^n between the velocity and the pressure steps (dw_a the background's increment, dt
-  // beta = 2 dt / (rho_0 + rho_1) of its two nodes), and each source's factor -(drho_s / rho_s) of itself.
-  std::vector<double> born_density(int shot, std::span<const double> drho) override {
-    if (!with_density_) return GradientPropagator::born_density(shot, drho);
-    const std::vector<T> relative = this->density_relative(drho);
-    const std::array<std::vector<T>, 3> buoyancy = this->buoyancy_relative(drho);
-    return born_run(shot, relative, &buoyancy, this->source_relative(shot, drho));
-  }
-
-  // The Born run of a relative perturbation of dt K, the drives and the sources' factors (`relative`, at the nodes),
-  // with `buoyancy` (born_density) the relative perturbations of dt beta_a at the half nodes and `source_relative`
-  // one more of each source's factor.
-  std::vector<double> born_run(int shot, const std::vector<T>& relative,
-                               const std::array<std::vector<T>, 3>* buoyancy = nullptr,
-                               const std::vector<T>& source_relative = {}) {
+  // born_run (staggered_gradient_model.hpp), background and perturbation in lockstep: the perturbation's step, then
+  // the scattering of step n at every node, du += (dm / m) (-dt K + dt/2 sum_l g_l) D^n and dr_l += (dm / m) g_l D^n,
+  // and at the source points du += (dm / m) factor F^n; the free surface's zeroed plane last.
+  std::vector<double> born_run(int shot, const std::vector<T>& relative, const std::array<std::vector<T>, 3>* buoyancy,
+                               const std::vector<T>& source_relative) override {
     const FieldLayout& L = setup_.layout;
     const cpu::FlushDenormals flush(flush_denormals_);
     begin_shot(shot);

@@ -83,16 +83,6 @@ class StaggeredCudaGradient final : public StaggeredGradientModel<T>, private De
     return traces_;
   }
 
-  std::vector<double> born(int shot, std::span<const double> dm) override {
-    return born_run(shot, this->velocity_relative(dm));
-  }
-  std::vector<double> born_density(int shot, std::span<const double> drho) override {
-    if (!with_density_) return GradientPropagator::born_density(shot, drho);
-    const std::vector<T> relative = this->density_relative(drho);
-    const std::array<std::vector<T>, 3> buoyancy = this->buoyancy_relative(drho);
-    return born_run(shot, relative, &buoyancy, this->source_relative(shot, drho));
-  }
-
   // The CPU's adjoint (staggered_cpu_gradient.cpp) on the device: for n = nt - 1 .. 0 the free surface's zeroed plane,
   // the sources' imaging term, the step's transpose with the imaging conditions, then the receivers' adjoint sources.
   void adjoint(std::span<const double> residual, std::span<double> gradient, std::span<double> illumination) override {
@@ -212,9 +202,8 @@ class StaggeredCudaGradient final : public StaggeredGradientModel<T>, private De
   }
 
   // The Born run of a relative perturbation (staggered_cpu_gradient.cpp's born_run, step for step).
-  std::vector<double> born_run(int shot, const std::vector<T>& relative,
-                               const std::array<std::vector<T>, 3>* buoyancy = nullptr,
-                               const std::vector<T>& source_relative = {}) {
+  std::vector<double> born_run(int shot, const std::vector<T>& relative, const std::array<std::vector<T>, 3>* buoyancy,
+                               const std::vector<T>& source_relative) override {
     const FieldLayout& L = setup_.layout;
     begin_shot(shot);
     counting_ = false;  // (the background's steps are not a history's)

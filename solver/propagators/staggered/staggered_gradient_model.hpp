@@ -39,8 +39,27 @@ class StaggeredGradientModel : public GradientPropagator {
   void add_density_gradient(std::span<double> out) const override {
     add_kept_density_gradient(*this, with_density_, density_gradient_, out);
   }
+  std::vector<double> born(int shot, std::span<const double> dm) override {
+    return born_run(shot, velocity_relative(dm), nullptr, {});
+  }
+  // F_rho drho, the density's Born operator at fixed velocity: the scattering of born() with drho / rho for dm / m (dt
+  // K, the drives and the sources' factors are proportional to rho at each point), each half node's w_a gaining
+  // (d(dt beta) / (dt beta)) dw_a^n between the velocity and the pressure steps (dw_a the background's increment, dt
+  // beta = 2 dt / (rho_0 + rho_1) of its two nodes), and each source's factor -(drho_s / rho_s) of itself.
+  std::vector<double> born_density(int shot, std::span<const double> drho) override {
+    if (!with_density_) return GradientPropagator::born_density(shot, drho);
+    const std::vector<T> relative = density_relative(drho);
+    const std::array<std::vector<T>, 3> buoyancy = buoyancy_relative(drho);
+    return born_run(shot, relative, &buoyancy, source_relative(shot, drho));
+  }
 
  protected:
+  // The Born run of a relative perturbation of dt K, the drives and the sources' factors (`relative`, at the nodes),
+  // with `buoyancy` (born_density) the relative perturbations of dt beta_a at the half nodes and `source_relative`
+  // one more of each source's factor; the backend's.
+  virtual std::vector<double> born_run(int shot, const std::vector<T>& relative,
+                                       const std::array<std::vector<T>, 3>* buoyancy,
+                                       const std::vector<T>& source_relative) = 0;
   // After the setters changed setup_'s coefficients: the backend's copy of them (none on the CPU).
   virtual void model_changed() {}
 
