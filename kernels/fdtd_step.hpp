@@ -93,6 +93,21 @@ struct FdtdScaledAdjointStep {
   FdtdReverseRows<T> reverse;
 };
 
+// The adjoint step's view with the model and the adjoint CPML state (pml: the three axes'), the fields and the imaging
+// outputs left unset.
+template <class T>
+FdtdScaledAdjointStep<T> scaled_adjoint_view(const FieldLayout& layout, const T* vel2dt2,
+                                             const FdtdCoefficients<T>& coef, const CpmlAdjointAxis<T>* pml,
+                                             bool free_surface) {
+  FdtdScaledAdjointStep<T> s;
+  s.layout = layout;
+  s.vel2dt2 = vel2dt2;
+  s.coef = coef;
+  for (int a = 0; a < 3; ++a) s.pml[a] = pml[a];
+  s.free_surface = free_surface;
+  return s;
+}
+
 // How many steps the fp32 CPU adjoint sums the imaging condition in fp32 before adding it to the fp64 image: the
 // partial sums' rounding (at most this many terms, about 1e-6 relative) stays below the fp32 fields' own.
 inline constexpr int image_block_steps = 16;

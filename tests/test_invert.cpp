@@ -210,6 +210,11 @@ TEST_CASE("invert prints a line between the shots of an evaluation, shots number
                             std::regex(std::string(R"(\n\[progress\] shot [01] \(of 2\) )") + pass +
                                        R"( step \d+/\d+ \( *\d+\.\d%\) \| \S+ steps/s \| elapsed \S+ \| ETA \S+ \| )"
                                        R"(20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ\n)")));
+  // The observed data's forward runs (from [inversion.true_model]) report too: shot 1's comes before the first
+  // evaluation's shot 0 is done.
+  const auto first_done = r.output.find("  shot 0 (of 2) done");
+  REQUIRE(first_done != std::string::npos);
+  CHECK(r.output.substr(0, first_done).find("[progress] shot 1 (of 2) forward") != std::string::npos);
   // -q: none.
   const Result quiet = run_specwave("invert -q --threads 1 " + write_case("shot-lines-q", text) + " --output-dir " +
                                     (out / "q").string());

@@ -206,7 +206,7 @@ std::vector<double> negative_laplacian(const GridSpec& g, std::span<const double
 ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
   Session s(input, o, "gradient", gradient_output_names, true);
   const Case& c = s.c;
-  const ObservedData observed = observed_data(c, s.plan, *s.propagator, s.shots);
+  const ObservedData observed = observed_data(c, s.plan, *s.propagator, s.shots, s.progress_seconds());
   const std::vector<double> velocity = s.velocity();
   // inversion.source_estimation: the filters at this model, as invert estimates them at a band's start; the gradient
   // is then the gradient of the misfit at that wavelet.
@@ -389,7 +389,7 @@ ImagingSummary run_migration(const Case& input, const ImagingOptions& o) {
   Session s(input, o, "migrate", migrate_output_names, true);
   const Case& c = s.c;
   const MigrationSpec& m = c.migration;
-  const ObservedData observed = observed_data(c, s.plan, *s.propagator, s.shots);
+  const ObservedData observed = observed_data(c, s.plan, *s.propagator, s.shots, s.progress_seconds());
   std::unique_ptr<Misfit> misfit;
   if (m.data == "residual")
     misfit = std::make_unique<LeastSquaresMisfit>();

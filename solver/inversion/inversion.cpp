@@ -283,7 +283,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   if (!quiet) std::fputs((describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history))).c_str(), stdout);
 
   auto propagator = make_gradient_propagator(c, plan, history);
-  const ObservedData observed = observed_data(c, plan, *propagator, shots);
+  const ObservedData observed = observed_data(c, plan, *propagator, shots, quiet ? 0.0 : c.run.progress_seconds);
   const double shot_lines = quiet ? 0.0 : c.run.progress_seconds;  // the objective's lines between shots
   // The objective of a band: its residuals low-passed at the band's cutoff (solver/inversion/misfit.hpp; 0: none), the
   // synthetic data filtered by the band's estimated source filters (inversion.source_estimation).

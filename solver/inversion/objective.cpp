@@ -480,26 +480,25 @@ std::vector<double> velocity_of(const Case& c, const ModelSpec& model) {
   return std::move(model_arrays(c, model).velocity);
 }
 
-ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator, const Comm* shots) {
+ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator, const Comm* shots,
+                           double progress_seconds) {
   if (c.inversion.true_model) {
     const auto [true_velocity, true_density, true_shear] = model_arrays(c, *c.inversion.true_model);
     const std::vector<double> start = propagator.density();
     if (!true_shear.empty()) {  // the elastic scheme: the true vp, vs and density, then back to the starting model
       const std::vector<double> start_shear = propagator.shear_velocity();
       propagator.set_elastic_model(true_velocity, true_density.empty() ? start : true_density, true_shear);
-      ObservedData out =
-          synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots, c.run.progress_seconds);
+      ObservedData out = synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots, progress_seconds);
       propagator.set_elastic_model(std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()), start,
                                    start_shear);
       return out;
     }
     if (true_density.empty() || true_density == start)
-      return synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots, c.run.progress_seconds);
+      return synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots, progress_seconds);
     // The data of the true model, velocity and density set together (velocity receivers take the density too); the
     // propagator then goes back to the starting model (the case's).
     propagator.set_model(true_velocity, true_density);
-    ObservedData out =
-        synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots, c.run.progress_seconds);
+    ObservedData out = synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots, progress_seconds);
     propagator.set_model(std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()), start);
     return out;
   }

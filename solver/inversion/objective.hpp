@@ -89,9 +89,10 @@ SourceFilters estimate_source_filters(const Case& c, const Plan& plan, GradientP
 // The estimated wavelets f * w0 on the data's sampling ((filters, nt_data); w0: the first source's wavelet of the
 // filter's shot, or of shot 0 when shared), for output.
 std::vector<std::vector<double>> estimated_wavelets(const Case& c, const Plan& plan, const SourceFilters& filters);
-// The case's observed data: from inversion.true_model (built on the case's grid) or inversion.observed_file.
-ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator,
-                           const Comm* shots = nullptr);
+// The case's observed data: from inversion.true_model (built on the case's grid; each shot's forward run reports
+// [progress] lines every `progress_seconds`, 0: none) or inversion.observed_file.
+ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& propagator, const Comm* shots = nullptr,
+                           double progress_seconds = 0);
 // The velocity of a model spec on the case's grid (checked like the case's own model).
 std::vector<double> velocity_of(const Case& c, const ModelSpec& model);
 // Both from one build: the velocity, and the density (kg/m^3) when the spec has a density model (empty otherwise).

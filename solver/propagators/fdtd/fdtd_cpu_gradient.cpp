@@ -173,8 +173,7 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
     AdjointState& st = adjoint_state();  // zeroed: the adjoint starts at rest
     std::vector<T>&omega = st.omega, &omega_next = st.omega_next;
     const T* vel = setup_.vel2dt2.data();
-    FdtdScaledAdjointStep<T> step{L, nullptr, nullptr, vel, setup_.coef, {}, setup_.free_surface};
-    for (int a = 0; a < 3; ++a) step.pml[a] = st.pml[a];
+    FdtdScaledAdjointStep<T> step = scaled_adjoint_view(L, vel, setup_.coef, st.pml.data(), setup_.free_surface);
     // u^n, handed out in decreasing n from nt: interior-compact, in place when the history holds them, or padded in
     // state_.u where boundary saving rebuilds them (no copy).
     ReverseFields<T> fields(*history_, *this, L.interior_points());

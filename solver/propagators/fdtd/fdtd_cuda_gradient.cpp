@@ -242,8 +242,8 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     }
     if (!interior.empty())
       cuda::copy_to_device(receiver_interior_.data(), interior.data(), interior.size() * sizeof(std::int64_t), st);
-    FdtdScaledAdjointStep<T> step{L, nullptr, nullptr, vel2dt2_.data(), setup_.coef, {}, setup_.free_surface};
-    for (int a = 0; a < 3; ++a) step.pml[a] = adjoint_step_.pml[a];
+    FdtdScaledAdjointStep<T> step =
+        scaled_adjoint_view(L, vel2dt2_.data(), setup_.coef, adjoint_step_.pml, setup_.free_surface);
     step.image = gradient_device_.data();
     step.illumination = illum;
     // fp32: the terms summed in fp32 over image_block_steps steps, then added to the fp64 image (as on the CPU).
