@@ -42,6 +42,35 @@ void kernel_step(const ElasticStep<double>& s) {
   sweep(elastic_kernels::stress_box(s), [&](int z, int y, int x) { elastic_kernels::stress_point<R>(s, z, y, x); });
 }
 
+// The same random state in both, everywhere: fields (halos included: the images and the ghost bands overwrite what
+// the step computes, the rest of the halo is read as it is by both) and memory slabs.
+void same_random_state(ElasticFields<double>& cpu, ElasticFields<double>& gpu, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::generate(cpu.all.begin(), cpu.all.end(), [&] { return uniform(rng); });
+  for (auto& s : cpu.slabs) std::generate(s.begin(), s.end(), [&] { return uniform(rng); });
+  gpu.all = cpu.all;
+  for (std::size_t k = 0; k < cpu.slabs.size(); ++k) gpu.slabs[k] = cpu.slabs[k];
+}
+
+// The largest difference of two sets of arrays, the largest magnitude of the first, and the values compared.
+struct Difference {
+  double worst = 0, scale = 0;
+  std::size_t values = 0;
+  void add(const std::vector<double>& x, const std::vector<double>& y) {
+    REQUIRE(x.size() == y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      worst = std::max(worst, std::abs(x[i] - y[i]));
+      scale = std::max(scale, std::abs(x[i]));
+    }
+    values += x.size();
+  }
+  void add(const ElasticFields<double>& a, const ElasticFields<double>& b) {
+    add(a.all, b.all);
+    for (std::size_t k = 0; k < a.slabs.size(); ++k) add(a.slabs[k], b.slabs[k]);
+  }
+};
+
 template <int R>
 void check_kernels(const Case& c) {
   const Plan plan = make_plan(c);
@@ -50,14 +79,7 @@ void check_kernels(const Case& c) {
   const std::size_t size = std::size_t(setup.layout.size());
   std::vector<double> increments[2];
   for (auto& v : increments) v.assign(elastic_fields * size, 0.0);
-  // The same random state in both, everywhere: fields (halos included: the images and the ghost bands overwrite what
-  // the step computes, the rest of the halo is read as it is by both) and memory slabs.
-  std::mt19937_64 rng(11 + R);
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  std::generate(cpu.all.begin(), cpu.all.end(), [&] { return uniform(rng); });
-  for (auto& s : cpu.slabs) std::generate(s.begin(), s.end(), [&] { return uniform(rng); });
-  gpu.all = cpu.all;
-  for (std::size_t k = 0; k < cpu.slabs.size(); ++k) gpu.slabs[k] = cpu.slabs[k];
+  same_random_state(cpu, gpu, 11 + R);
   ElasticStep<double> a = cpu.step(setup), b = gpu.step(setup);
   for (int f = 0; f < elastic_fields; ++f) {
     a.increment_out[f] = increments[0].data() + f * size;
@@ -68,24 +90,14 @@ void check_kernels(const Case& c) {
     cpu::elastic_stress_step(a);
     kernel_step<R>(b);
   }
-  double worst = 0, scale = 0;
-  std::size_t values = 0;
-  const auto compare = [&](const std::vector<double>& x, const std::vector<double>& y) {
-    REQUIRE(x.size() == y.size());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      worst = std::max(worst, std::abs(x[i] - y[i]));
-      scale = std::max(scale, std::abs(x[i]));
-    }
-    values += x.size();
-  };
-  compare(cpu.all, gpu.all);
-  for (std::size_t k = 0; k < cpu.slabs.size(); ++k) compare(cpu.slabs[k], gpu.slabs[k]);
-  compare(increments[0], increments[1]);
+  Difference d;
+  d.add(cpu, gpu);
+  d.add(increments[0], increments[1]);
   const std::string what = c.boundary.free_surface ? "free surface" : "CPML";
   MESSAGE("order " << 2 * R << ", " << c.grid.shape[0] << " x " << c.grid.shape[1] << " x " << c.grid.shape[2] << ", "
-                   << what << ": " << values << " values, largest difference " << worst << " of " << scale);
-  CHECK(scale > 0);
-  CHECK(worst <= 1e-14 * scale);
+                   << what << ": " << d.values << " values, largest difference " << d.worst << " of " << d.scale);
+  CHECK(d.scale > 0);
+  CHECK(d.worst <= 1e-14 * d.scale);
 }
 
 // The adjoint kernels' halves on the CPU, term by term and pass by pass (kernels/elastic_adjoint_kernels.hpp), each
@@ -122,12 +134,7 @@ void check_adjoint_kernels(const Case& c) {
   ElasticFields<double> cpu(setup), gpu(setup);
   const std::size_t size = std::size_t(setup.layout.size());
   std::vector<double> scratch[2] = {std::vector<double>(size, 0.0), std::vector<double>(size, 0.0)};
-  std::mt19937_64 rng(17 + R);
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  std::generate(cpu.all.begin(), cpu.all.end(), [&] { return uniform(rng); });
-  for (auto& s : cpu.slabs) std::generate(s.begin(), s.end(), [&] { return uniform(rng); });
-  gpu.all = cpu.all;
-  for (std::size_t k = 0; k < cpu.slabs.size(); ++k) gpu.slabs[k] = cpu.slabs[k];
+  same_random_state(cpu, gpu, 17 + R);
   const ElasticStep<double> a = cpu.step(setup), b = gpu.step(setup);
   for (int step = 0; step < 3; ++step) {  // the adjoint's order: the stress half's transpose, then the velocity half's
     cpu::elastic_stress_adjoint(a, scratch[0].data());
@@ -135,24 +142,14 @@ void check_adjoint_kernels(const Case& c) {
     kernel_adjoint_half<R, 9, 18>(b, scratch[1].data());
     kernel_adjoint_half<R, 0, 9>(b, scratch[1].data());
   }
-  double worst = 0, scale = 0;
-  std::size_t values = 0;
-  const auto compare = [&](const std::vector<double>& x, const std::vector<double>& y) {
-    REQUIRE(x.size() == y.size());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      worst = std::max(worst, std::abs(x[i] - y[i]));
-      scale = std::max(scale, std::abs(x[i]));
-    }
-    values += x.size();
-  };
-  compare(cpu.all, gpu.all);
-  for (std::size_t k = 0; k < cpu.slabs.size(); ++k) compare(cpu.slabs[k], gpu.slabs[k]);
+  Difference d;
+  d.add(cpu, gpu);
   const std::string what = c.boundary.free_surface ? "free surface" : "CPML";
   MESSAGE("adjoint, order " << 2 * R << ", " << c.grid.shape[0] << " x " << c.grid.shape[1] << " x " << c.grid.shape[2]
-                            << ", " << what << ": " << values << " values, largest difference " << worst << " of "
-                            << scale);
-  CHECK(scale > 0);
-  CHECK(worst <= 1e-14 * scale);
+                            << ", " << what << ": " << d.values << " values, largest difference " << d.worst << " of "
+                            << d.scale);
+  CHECK(d.scale > 0);
+  CHECK(d.worst <= 1e-14 * d.scale);
 }
 
 // Water over two solids (vs 0, 1100, 1400 m/s; densities 1000, 2100, 2400) on a small grid, a CPML of 5 or a free

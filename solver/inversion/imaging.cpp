@@ -68,6 +68,7 @@ void require_input(const std::string& path, const std::string& option, const std
 
 // The set-up every command shares with `invert`: the model (the case's or --model), the checks before anything is
 // written, the lock on the output folder, the plan (shot groups of one rank under MPI) and the gradient propagator.
+// `runs_adjoint`: the command (gradient, migrate) needs the observed data and the forward wavefields; born neither.
 struct Session {
   Case c;
   Comm world = Comm::world();
@@ -79,7 +80,7 @@ struct Session {
   TraceWeights trace_weights;  // inversion.trace_weights, read once (empty without)
 
   Session(const Case& input, const ImagingOptions& o, const std::string& command,
-          const std::vector<std::string>& output_names, bool needs_data)
+          const std::vector<std::string>& output_names, bool runs_adjoint)
       : c(input) {
     if (!o.model_file.empty()) {
       c.model = ModelSpec{};
@@ -88,7 +89,7 @@ struct Session {
       c.model.dataset = o.model_dataset;
       require_input(c.model.file, "--model", "give the HDF5 file of the model (m/s, the grid's shape)");
     }
-    if (needs_data && !c.inversion.present)
+    if (runs_adjoint && !c.inversion.present)
       throw Error(ExitCode::invalid_case,
                   fmt::format("{}: {} needs the observed data of an [inversion] table: observed = \"traces.h5\" (a "
                               "traces file of this acquisition) or an [inversion.true_model] table (docs/case-file.md)",
@@ -109,15 +110,15 @@ struct Session {
     if (shots) planned.run.shot_groups = world.size();
     const Comm node = world.split_node();
     plan = make_plan(planned, {world.size(), world.rank(), node.size(), node.rank(), shots});
-    // A Born run keeps no forward wavefields: inversion.wavefield_storage and its budget are not its concern.
-    const bool keeps_history = command != "born";
-    const HistoryChoice history = keeps_history ? history_for(c, plan) : HistoryChoice{};
-    if (needs_data) observed_sampling(c, plan);             // a data file's shape and interval
-    if (needs_data) trace_weights = read_trace_weights(c);  // inversion.trace_weights: shape and values
-    if (root) lock.emplace(c.output.directory, command);    // the first thing written: after every check
+    // A command without an adjoint (born) keeps no forward wavefields: inversion.wavefield_storage and its budget
+    // are not its concern.
+    const HistoryChoice history = runs_adjoint ? history_for(c, plan) : HistoryChoice{};
+    if (runs_adjoint) observed_sampling(c, plan);             // a data file's shape and interval
+    if (runs_adjoint) trace_weights = read_trace_weights(c);  // inversion.trace_weights: shape and values
+    if (root) lock.emplace(c.output.directory, command);      // the first thing written: after every check
     if (!quiet)
       std::fputs((describe_plan(c, plan) +
-                  fmt::format("wavefields  {}\n", keeps_history ? describe(history) : "none (a Born run keeps none)"))
+                  fmt::format("wavefields  {}\n", runs_adjoint ? describe(history) : "none (a Born run keeps none)"))
                      .c_str(),
                  stdout);
     propagator = make_gradient_propagator(c, plan, history);

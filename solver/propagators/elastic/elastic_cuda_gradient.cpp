@@ -322,8 +322,8 @@ class ElasticCudaGradient final : public ElasticGradientModel<T>, private Device
     return out;
   }
 
-  // The adjoint's fields, scratch, field and images, made by the first adjoint and kept (zeroed for each): the images
-  // of lam, mu2, dt mu (three) and dt b (three), padded, fp64.
+  // The adjoint's fields, scratch, field and images, made by the first adjoint and kept (the fields and images zeroed
+  // for each): the images of lam, mu2, dt mu (three) and dt b (three), padded, fp64.
   struct Adjoint {
     DeviceElasticFields<T> fields;
     cuda::DeviceArray<T> scratch, field;
@@ -336,8 +336,7 @@ class ElasticCudaGradient final : public ElasticGradientModel<T>, private Device
   Adjoint& adjoint_state() {
     if (!adjoint_) adjoint_ = std::make_unique<Adjoint>(setup_, packed_values_);
     const cudaStream_t st = stream_.handle();
-    adjoint_->fields.zero(st);
-    adjoint_->scratch.zero(st);
+    adjoint_->fields.zero(st);  // (the scratch needs none: each term writes its range before its gather reads it)
     for (auto& image : adjoint_->images) image.zero(st);
     return *adjoint_;
   }

@@ -97,11 +97,12 @@ class StaggeredCudaGradient final : public StaggeredGradientModel<T>, private De
     T* const q[3] = {a.q[0].data(), a.q[1].data(), a.q[2].data()};
     T* const e[3] = {a.e[0].data(), a.e[1].data(), a.e[2].data()};
     StaggeredAdjointStep<T> s = adjoint_view(f, q, e);
-    for (int k = 0; k < 3 && with_density_; ++k) s.buoyancy_image[k] = a.buoyancy[std::size_t(k)].data();
     s.image = a.image.data();
     s.divergence = a.field.data();
-    for (int k = 0; k < 3 && with_density_; ++k)
+    for (int k = 0; k < 3 && with_density_; ++k) {
+      s.buoyancy_image[k] = a.buoyancy[std::size_t(k)].data();
       s.velocity_increment[k] = a.field.data() + points() + std::size_t(k) * L.size();
+    }
     const int n_sources = int(sources_list_.index.size());
     const std::size_t n_shot_sources = source_stencils_.at(std::size_t(history_shot_)).size();
     source_image_.zero(st);
