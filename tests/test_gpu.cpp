@@ -784,6 +784,59 @@ TEST_CASE(
   }
 }
 
+namespace {
+
+// Every shot with receivers of its own, from the case's shared ones and their components: shot s takes every
+// (s + 1)-th from the s-th, so that the shots' counts and points differ.
+void receivers_of_each_shot(Case& c) {
+  for (std::size_t s = 0; s < c.shots.size(); ++s) {
+    ShotSpec& shot = c.shots[s];
+    shot.receivers.clear(), shot.receiver_components.clear();
+    for (std::size_t j = s; j < c.receivers.size(); j += s + 1) {
+      shot.receivers.push_back(c.receivers[j]);
+      shot.receiver_components.push_back(j < c.receiver_components.size() ? c.receiver_components[j]
+                                                                          : ReceiverComponent::pressure);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("CUDA staggered and elastic gradients with each shot's own receivers: the CPU's values, shots 0, 1, 0") {
+  // The device lists must follow the shot (ShotReceivers::list_key); shot 0 again after shot 1 catches lists kept.
+  // Traces and the adjoint (whose sources the lists place) only: the elastic CPU side is the slow part.
+  for (const bool elastic : {false, true}) {
+    const std::string scheme = elastic ? "elastic" : "staggered";
+    CAPTURE(scheme);
+    Case cpu_case = elastic ? testing::elastic_gradient_case(true, Precision::fp64, 8, false)
+                            : staggered_gradient_case(Precision::fp64, BackendKind::cpu);
+    receivers_of_each_shot(cpu_case);
+    cpu_case.run.backend = BackendKind::cpu;
+    Case gpu_case = cpu_case;
+    gpu_case.run.backend = BackendKind::cuda;
+    const Plan cpu_plan = make_plan(cpu_case), gpu_plan = make_plan(gpu_case);
+    auto cpu = make_gradient_propagator(cpu_case, cpu_plan, HistoryChoice{});
+    auto gpu = make_gradient_propagator(gpu_case, gpu_plan, HistoryChoice{});
+    const std::size_t points = std::size_t(cpu_case.grid.points());
+    for (const int shot : {0, 1, 0}) {
+      CAPTURE(shot);
+      std::vector<double> traces[2], gradient[2];
+      GradientPropagator* sides[2] = {cpu.get(), gpu.get()};
+      for (int k = 0; k < 2; ++k) {
+        traces[k] = sides[k]->forward(shot, true);
+        gradient[k].assign(points, 0.0);
+        sides[k]->adjoint(traces[k], gradient[k]);
+      }
+      CHECK(traces[0].size() == shot_receivers(cpu_case, std::size_t(shot)).size() * std::size_t(cpu_plan.nt));
+      MESSAGE(scheme << " shot " << shot << ", own receivers, CUDA vs CPU: traces " << rel_l2(traces[1], traces[0])
+                     << ", gradient " << rel_l2(gradient[1], gradient[0]));
+      CHECK(traces[1].size() == traces[0].size());
+      CHECK(rel_l2(traces[1], traces[0]) <= 1e-10);
+      CHECK(rel_l2(gradient[1], gradient[0]) <= 1e-10);
+    }
+  }
+}
+
 TEST_CASE("the spectral gradient on run.backend = \"cuda\" is refused with the fix (invalid_case)") {
   Case c = gradient_case(false, Precision::fp64, 8, BackendKind::cuda);
   c.scheme.method = Method::spectral;

@@ -38,8 +38,12 @@ class ShotReceivers {
   // True when every shot records the shared receivers (plan.receivers).
   bool shared() const { return own_.empty(); }
   // Shot s's receivers made here (kept until the next call for another shot) when shots have receivers of their own
-  // (for every shot then, those sharing c.receivers too); nullptr when every shot shares plan.receivers.
+  // (for every shot then, those sharing c.receivers too); nullptr when every shot shares plan.receivers. The same
+  // vector for every shot, refilled: its address does not tell shots apart (list_key does).
   const std::vector<PointStencil>* own(int shot);
+  // Which receivers shot s records, for a propagator that keeps lists made from them: equal keys, equal receivers
+  // (-1: the shared ones; else the shot's own).
+  int list_key(int shot) const { return own_.empty() ? -1 : shot; }
   // Shot s's receivers: its own, or `shared` (the plan's receivers) when it has none.
   const std::vector<PointStencil>& of(int shot, const std::vector<PointStencil>& shared) {
     const auto* p = own(shot);

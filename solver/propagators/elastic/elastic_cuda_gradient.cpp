@@ -178,8 +178,8 @@ class ElasticCudaGradient final : public ElasticGradientModel<T>, private Device
   // points, owner r), made anew only when the shot's receivers are not those of the last lists (after the device is
   // idle, so that no queued step reads the old ones).
   void make_device_lists(int shot) {
-    const std::vector<PointStencil>* receivers = &this->receivers_.of(shot, this->shared_receivers_);
-    if (receivers == lists_made_for_) return;
+    const int key = this->receivers_.list_key(shot);
+    if (key == lists_key_) return;
     cuda::synchronize();
     const cudaStream_t st = stream_.handle();
     for (std::size_t k = 0; k < 2; ++k) {
@@ -196,7 +196,7 @@ class ElasticCudaGradient final : public ElasticGradientModel<T>, private Device
       raw_[k] = cuda::DeviceArray<double>(samples);
       adjoint_rows_[k] = cuda::DeviceArray<double>(samples);
     }
-    lists_made_for_ = receivers;
+    lists_key_ = key;
   }
 
   // The traces of the two lists' device records (the host's elastic_traces).
@@ -366,10 +366,10 @@ class ElasticCudaGradient final : public ElasticGradientModel<T>, private Device
   std::unique_ptr<DeviceWavefieldHistory<T>> history_;
   bool counting_ = false, accumulate_illumination_ = false;
   long long history_steps_ = 0;
-  cuda::DeviceArray<double> illumination_;                     // sum_{n < nt} p^2 of the last forward with history
-  std::array<DeviceElasticList<T>, 2> device_lists_;           // the pressure receivers, the velocity receivers
-  const std::vector<PointStencil>* lists_made_for_ = nullptr;  // the receivers device_lists_ were made for
-  std::array<DeviceGather<T>, 2> adjoint_sources_;             // their transposes
+  cuda::DeviceArray<double> illumination_;            // sum_{n < nt} p^2 of the last forward with history
+  std::array<DeviceElasticList<T>, 2> device_lists_;  // the pressure receivers, the velocity receivers
+  int lists_key_ = -2;  // ShotReceivers::list_key of the receivers device_lists_ were made for (-2: none yet)
+  std::array<DeviceGather<T>, 2> adjoint_sources_;  // their transposes
   std::array<cuda::DeviceArray<double>, 2> raw_, adjoint_rows_;
   std::array<DeviceGather<T>, 2> sources_device_, born_sources_;  // after the velocity step, after the stress step
   cuda::DeviceArray<double> signals_;                             // (3 sources, nt): each source's three signals

@@ -115,7 +115,8 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     const auto [max_points, max_sources] = largest_shot(plan.sources);
     sources_ = DeviceGather<T>(max_points);
     wavelets_device_ = cuda::DeviceArray<double>(max_sources * std::size_t(setup_.nt));
-    dense_ = cuda::DeviceArray<T>(points);
+    // copy_field's staging field, when the history is in pinned host memory (a device history takes u^n directly).
+    if (history_tier_ != HistoryTier::device) dense_ = cuda::DeviceArray<T>(points);
     // The adjoint pass: omega^{n+1}, omega^{n+2} (mu's in the mu path, with its scratch w), the adjoint CPML memory,
     // the history fields (three in the mu path, two in omega's), the fp64 image (the mu path's gradient) and
     // illumination, and in fp32 the image's partial sums (omega).

@@ -166,10 +166,10 @@ class StaggeredCudaGradient final : public StaggeredGradientModel<T>, private De
   }
 
   void begin_shot(int shot) {
-    // A shot's own receivers: the device lists anew only when they change (set_receivers waits for the device).
-    if (const auto* own = shot_receivers_.own(shot); own && own != receivers_made_for_) {
+    // A shot's own receivers: the device lists anew when they change (set_receivers waits for the device).
+    if (const auto* own = shot_receivers_.own(shot); own && shot_receivers_.list_key(shot) != receivers_key_) {
       set_receivers(*own);
-      receivers_made_for_ = own;
+      receivers_key_ = shot_receivers_.list_key(shot);
     }
     const cudaStream_t st = stream_.handle();
     state_.zero(st);
@@ -349,7 +349,7 @@ class StaggeredCudaGradient final : public StaggeredGradientModel<T>, private De
   bool counting_ = false, accumulate_illumination_ = false;
   long long history_steps_ = 0;
   ShotReceivers shot_receivers_;  // a shot's own receivers (none: every shot records the plan's)
-  const std::vector<PointStencil>* receivers_made_for_ = nullptr;  // the own receivers the lists were made for
+  int receivers_key_ = -1;        // ShotReceivers::list_key of the receivers the device lists hold (-1: the plan's)
   PointLists<T> receivers_, sources_list_;
   cuda::DeviceArray<index_t> receiver_index_;
   cuda::DeviceArray<T> receiver_factor_;
