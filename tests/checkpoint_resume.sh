@@ -2,7 +2,9 @@
 # A forward run stopped mid-run and resumed ends with the same files as an uninterrupted one, bit for bit.
 #   checkpoint_resume.sh MODE WORKDIR CASE LAUNCH...
 #     MODE    usr1 | term: the signal Slurm sends before the time limit / at preemption; the run writes a checkpoint
-#             and exits 10. kill: SIGKILL after a periodic checkpoint (a node lost); nothing is written at the kill.
+#             and exits 10. term2: SIGTERM twice within a millisecond (GNU timeout signals the child and its process
+#             group): the same request, not a second one. usr1term: SIGUSR1 then SIGTERM (Slurm's warning, then its
+#             time limit): one stop. kill: SIGKILL after a periodic checkpoint (a node lost); nothing is written.
 #     LAUNCH  how specwave is started: /path/specwave, or mpiexec -n 2 /path/specwave (the signal goes to mpiexec,
 #             which forwards it to the ranks)
 #   FORWARD_ARGS (environment): more options of every `forward` run, e.g. "--shot-groups 1" (the ranks share a shot)
@@ -32,12 +34,14 @@ grep -q "^\[checkpoint\] shot $shot " "$work/first.log" || fail "no checkpoint o
 case $mode in
   usr1) kill -USR1 $pid ;;
   term) kill -TERM $pid ;;
+  term2) kill -TERM $pid; kill -TERM $pid ;;
+  usr1term) kill -USR1 $pid; kill -TERM $pid ;;
   kill) kill -KILL $pid ;;
 esac
 wait $pid
 rc=$?
 case $mode in
-  usr1|term)
+  usr1|term|term2|usr1term)
     [ $rc -eq 10 ] || fail "the stopped run exited $rc, not 10 (interrupted)"
     grep -q "run the same command with --resume" "$work/first.log" || fail "no resume hint in the log" ;;
   kill) [ $rc -eq 137 ] || fail "the killed run exited $rc, not 137" ;;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <ctime>
 #include <filesystem>
 #include <utility>
 
@@ -17,15 +18,32 @@ namespace specwave {
 namespace {
 
 std::atomic<int> g_stop_signal{0};
+// CLOCK_MONOTONIC (ns) of the first SIGINT or SIGTERM; 0: none yet.
+std::atomic<long long> g_first_stop_ns{0};
+// A SIGINT or SIGTERM within this long of the first is the same request delivered twice (GNU timeout signals the
+// child and its process group; so does a scheduler's kill of a job step), not a second one.
+constexpr long long repeat_window_ns = 1'000'000'000;
+
+long long monotonic_ns() {  // (async-signal-safe)
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long long)t.tv_sec * 1'000'000'000 + t.tv_nsec;
+}
 
 extern "C" void on_stop_signal(int signal) {
-  // A second SIGINT or SIGTERM while the first is being handled: end now, the default way.
-  if (g_stop_signal.load() != 0 && signal != SIGUSR1) {
-    std::signal(signal, SIG_DFL);
-    std::raise(signal);
-    return;
+  if (signal != SIGUSR1) {
+    const long long now = monotonic_ns();
+    long long first = 0;
+    if (!g_first_stop_ns.compare_exchange_strong(first, now)) {
+      if (now - first < repeat_window_ns) return;  // the first one again
+      // A second SIGINT or SIGTERM, a second or more after the first: end now, the default way.
+      std::signal(signal, SIG_DFL);
+      std::raise(signal);
+      return;
+    }
   }
-  g_stop_signal.store(signal);
+  int none = 0;  // the first stop signal is the one reported (SIGUSR1, then the scheduler's SIGTERM: still SIGUSR1)
+  g_stop_signal.compare_exchange_strong(none, signal);
 }
 
 double now_seconds() {
@@ -122,7 +140,10 @@ void install_stop_handlers() {
 int stop_signal() { return g_stop_signal.load(); }
 
 void request_stop(int signal) { g_stop_signal.store(signal); }
-void clear_stop() { g_stop_signal.store(0); }
+void clear_stop() {
+  g_stop_signal.store(0);
+  g_first_stop_ns.store(0);
+}
 
 CheckpointSchedule::CheckpointSchedule(const Comm& world, long long every_steps, double every_minutes,
                                        long long steps_done)

@@ -1,7 +1,8 @@
 #pragma once
 // Checkpoint and restart of long runs (docs/batch.md, "Preemption and restart"):
 //  - stop signals: SIGUSR1 (Slurm's --signal) and SIGTERM (preemption, scancel, the time limit) ask the run to
-//    stop at the next step boundary, after writing a checkpoint (a second SIGINT/SIGTERM ends it at once);
+//    stop at the next step boundary, after writing a checkpoint (a second SIGINT/SIGTERM, a second or more after the
+//    first, ends it at once);
 //  - a schedule that every rank follows in lockstep: checkpoint every N steps or M minutes, and at a stop;
 //  - the store: every rank's propagator states and the driver's own small state, written atomically (a new
 //    generation of per-rank files, then rank 0's manifest by rename), read back by `--resume`.

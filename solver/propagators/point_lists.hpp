@@ -64,18 +64,36 @@ template <class T>
 BlockReceivers<T> make_block_receivers(const FieldLayout& layout, const std::vector<PointStencil>& receivers,
                                        const Block& block);
 
-// `out` made anew for `receivers` unless `positions` (those it was made from) are theirs already, which it then
-// becomes: a propagator keeps its receivers from shot to shot while they stay, and remakes them for a shot with its own
-// (ShotSpec::receivers). True when made anew.
+// What a receiver's stencil is, in one number: an FNV-1a hash of its position and of its points (their indices,
+// weights and fields), so that a receiver at the same place recording another component (its points differ) has
+// another key.
+inline std::uint64_t stencil_key(const PointStencil& s) {
+  std::uint64_t h = 14695981039346656037ull;
+  const auto mix = [&h](const void* data, std::size_t bytes) {
+    const auto* b = static_cast<const unsigned char*>(data);
+    for (std::size_t k = 0; k < bytes; ++k) h = (h ^ b[k]) * 1099511628211ull;
+  };
+  mix(s.position.data(), sizeof(double) * s.position.size());
+  for (const GridPointWeight& p : s.points) {
+    const int index[3] = {p.iz, p.iy, p.ix};
+    mix(index, sizeof(index));
+    mix(&p.weight, sizeof(p.weight));
+    mix(&p.field, sizeof(p.field));
+  }
+  return h;
+}
+
+// `out` made anew for `receivers` unless `keys` (the stencil_key of those it was made from) are theirs already, which
+// it then becomes: a propagator keeps its receivers from shot to shot while they stay, and remakes them for a shot
+// with its own (ShotSpec::receivers, and their components). True when made anew.
 template <class T>
-bool set_block_receivers(BlockReceivers<T>& out, std::vector<Vec3>& positions, const FieldLayout& layout,
+bool set_block_receivers(BlockReceivers<T>& out, std::vector<std::uint64_t>& keys, const FieldLayout& layout,
                          const std::vector<PointStencil>& receivers, const Block& block) {
-  bool same = positions.size() == receivers.size();
-  for (std::size_t r = 0; same && r < receivers.size(); ++r) same = positions[r] == receivers[r].position;
-  if (same && !out.whole.offsets.empty()) return false;  // made, for these receivers
+  std::vector<std::uint64_t> now(receivers.size());
+  for (std::size_t r = 0; r < receivers.size(); ++r) now[r] = stencil_key(receivers[r]);
+  if (now == keys && !out.whole.offsets.empty()) return false;  // made, for these receivers
   out = make_block_receivers<T>(layout, receivers, block);
-  positions.resize(receivers.size());
-  for (std::size_t r = 0; r < receivers.size(); ++r) positions[r] = receivers[r].position;
+  keys = std::move(now);
   return true;
 }
 

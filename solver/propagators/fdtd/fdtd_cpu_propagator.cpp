@@ -131,7 +131,7 @@ class FdtdCpu final : public Propagator {
 
  private:
   void size_traces() {
-    local_.assign(setup_.receiver_positions.size() * std::size_t(setup_.nt), 0.0);
+    local_.assign(setup_.receiver_keys.size() * std::size_t(setup_.nt), 0.0);
     parts_.assign(std::size_t(setup_.block_receivers.slots()) * setup_.nt, 0.0);
   }
   void inject(const PointLists<T>& src, int n) {

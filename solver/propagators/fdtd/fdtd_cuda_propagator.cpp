@@ -309,7 +309,7 @@ class FdtdCuda final : public Propagator {
     const PointLists<T>& parts = setup_.block_receivers.parts;
     receiver_parts_ = DevicePointLists<T>(parts.index.size(), 0);
     receiver_parts_.assign(PointLists<T>{parts.index, parts.factor, parts.owner, {0}}, stream_.handle());
-    local_.assign(setup_.receiver_positions.size() * std::size_t(setup_.nt), 0.0);
+    local_.assign(setup_.receiver_keys.size() * std::size_t(setup_.nt), 0.0);
   }
 
   // Sample n of every receiver into the ring (stream order); the ring makes the compute stream wait before it

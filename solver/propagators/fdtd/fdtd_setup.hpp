@@ -29,7 +29,7 @@ struct FdtdSetup {
   Block block;                                 // the part of the grid this setup covers (all of it on one rank)
   PointLists<T> receivers;  // the receivers whole in the block (all of them on one rank), in receiver order
   BlockReceivers<T> block_receivers;
-  std::vector<Vec3> receiver_positions;  // of the receivers above
+  std::vector<std::uint64_t> receiver_keys;  // of the receivers above
   double cell_volume = 1;
   bool free_surface = false;
   int nt = 0;
@@ -38,7 +38,7 @@ struct FdtdSetup {
   PointLists<T> sources(const std::vector<PointStencil>& stencils) const;
   // The receivers above made for `stencils` unless they are those already (set_block_receivers); true when made.
   bool set_receivers(const std::vector<PointStencil>& stencils) {
-    if (!set_block_receivers(block_receivers, receiver_positions, layout, stencils, block)) return false;
+    if (!set_block_receivers(block_receivers, receiver_keys, layout, stencils, block)) return false;
     receivers = block_receivers.whole;
     return true;
   }

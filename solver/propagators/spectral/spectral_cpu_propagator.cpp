@@ -108,7 +108,7 @@ class SpectralCpuBase : public Propagator {
   }
 
   void size_traces() {
-    local_.assign(setup_.receiver_positions.size() * std::size_t(setup_.nt), 0.0);
+    local_.assign(setup_.receiver_keys.size() * std::size_t(setup_.nt), 0.0);
     parts_.assign(std::size_t(setup_.block_receivers.slots()) * setup_.nt, 0.0);
   }
   void record(int n) { record_block(setup_.block_receivers, field(), local_, parts_, setup_.nt, n); }

@@ -89,11 +89,11 @@ struct SpectralSetup {
   std::array<std::vector<T>, 3> pml_b, pml_bs;
 
   PointLists<T> receivers;  // receiver r samples sum_p factor[p] u[index[p]] (interpolation weights); one rank only
-  BlockReceivers<T> block_receivers;     // the receivers of the local block (solver/propagators/point_lists.hpp)
-  std::vector<Vec3> receiver_positions;  // of the receivers above
+  BlockReceivers<T> block_receivers;         // the receivers of the local block (solver/propagators/point_lists.hpp)
+  std::vector<std::uint64_t> receiver_keys;  // of the receivers above
   // The receivers above made for `stencils` unless they are those already (set_block_receivers); true when made.
   bool set_receivers(const std::vector<PointStencil>& stencils) {
-    if (!set_block_receivers(block_receivers, receiver_positions, layout, stencils, blocks.real)) return false;
+    if (!set_block_receivers(block_receivers, receiver_keys, layout, stencils, blocks.real)) return false;
     receivers = block_receivers.whole;
     return true;
   }

@@ -119,7 +119,7 @@ class StaggeredCpu final : public Propagator {
     return make_staggered_setup<T>(c, plan, &block);
   }
   void size_traces() {
-    local_.assign(setup_.receiver_positions.size() * std::size_t(setup_.nt), 0.0);
+    local_.assign(setup_.receiver_keys.size() * std::size_t(setup_.nt), 0.0);
     parts_.assign(std::size_t(setup_.block_receivers.slots()) * setup_.nt, 0.0);
   }
 

@@ -148,7 +148,7 @@ class StaggeredCuda final : public Propagator {
     receivers_index_ = upload(r.index);
     receivers_factor_ = upload(r.factor);
     receivers_offsets_ = upload(r.offsets);
-    traces_.assign(setup_.receiver_positions.size() * std::size_t(setup_.nt), 0.0);
+    traces_.assign(setup_.receiver_keys.size() * std::size_t(setup_.nt), 0.0);
   }
 
   void record(int n) {

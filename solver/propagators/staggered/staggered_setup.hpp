@@ -36,7 +36,7 @@ struct StaggeredSetup {
   std::vector<T> sls_decay;
   Block block;  // this rank's block of a decomposed grid, or the whole grid
   BlockReceivers<T> block_receivers;
-  std::vector<Vec3> receiver_positions;
+  std::vector<std::uint64_t> receiver_keys;
   double dt = 0, cell_volume = 1;
   bool free_surface = false;
   int nt = 0;
@@ -46,7 +46,7 @@ struct StaggeredSetup {
   PointLists<T> sources(const std::vector<PointStencil>& stencils) const;
   // The receivers made for `stencils` unless they are those already (set_block_receivers); true when made.
   bool set_receivers(const std::vector<PointStencil>& stencils) {
-    return set_block_receivers(block_receivers, receiver_positions, layout, stencils, block);
+    return set_block_receivers(block_receivers, receiver_keys, layout, stencils, block);
   }
   // A new velocity model (compact, m/s) on one rank: dt K and the drives anew, the density and Q (q_grid, the whole
   // grid's; empty without attenuation) kept.
