@@ -6,6 +6,7 @@
 //  - a schedule that every rank follows in lockstep: checkpoint every N steps or M minutes, and at a stop;
 //  - the store: every rank's propagator states and the driver's own small state, written atomically (a new
 //    generation of per-rank files, then rank 0's manifest by rename), read back by `--resume`.
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,6 +35,11 @@ class CheckpointSchedule {
   Action poll(long long steps_done);
   // The signal that made poll() answer save_and_stop (0 if none).
   int signal() const { return signal_; }
+  // Steps of poll's count until the period by steps is due (0: due now; -1: no period by steps), so that the driver
+  // meets there however far apart its checks are.
+  long long steps_until_due(long long steps_done) const {
+    return every_steps_ > 0 ? std::max(0LL, last_steps_ + every_steps_ - steps_done) : -1;
+  }
 
  private:
   const Comm& world_;

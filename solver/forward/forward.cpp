@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -446,13 +447,30 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       // Under MPI one shot a group (count <= 1): `field` holds it.
       if (parallel) write_blocks(first, field, false, s.index);
     };
+    // The steps between two checks run in chunks of about a quarter of run.progress_seconds (from the last chunk's
+    // rate), each followed by a progress update, so that a line comes every progress_seconds however long
+    // run.check_every steps take (the same steps and values whatever the chunks: a step's state is whole between any
+    // two).
+    int chunk = 1;
     while (n < plan.nt) {
       int end = std::min(plan.nt, (n / c.run.check_every + 1) * c.run.check_every);
       if (next_snapshot < steps.size()) end = std::min(end, steps[next_snapshot]);
-      for (int k = 0; k < count; ++k) propagators[k]->advance(n, end);
-      if (pending) finish_snapshot();
-      done += static_cast<long long>(end - n) * round;
-      n = end;
+      // run.checkpoint_every below check_every: the ranks meet where a checkpoint is due too.
+      if (const long long due = schedule.steps_until_due(done); due > 0)
+        end = int(std::min<long long>(end, n + (due + round - 1) / round));
+      while (n < end) {
+        const int stop = std::min(end, n + chunk);
+        const auto started = std::chrono::steady_clock::now();
+        for (int k = 0; k < count; ++k) propagators[k]->advance(n, stop);
+        if (pending) finish_snapshot();
+        const double per_step =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() / (stop - n);
+        chunk = int(std::clamp(0.25 * c.run.progress_seconds / std::max(per_step, 1e-9), 1.0,
+                               double(c.run.check_every)));
+        done += static_cast<long long>(stop - n) * round;
+        n = stop;
+        if (n < end) progress.update(first, first + round - 1, n_shots, n, plan.nt, plan.dt, done);
+      }
       const bool at_snapshot = next_snapshot < steps.size() && n == steps[next_snapshot];
       for (int k = 0; k < count; ++k) {
         const int shot = mine_first + k;
