@@ -183,4 +183,25 @@ void find_nodes(toml::table& t, const std::vector<KeySegment>& path, std::size_t
   }
 }
 
+std::string canonical_toml(const std::string& text, std::initializer_list<std::string_view> drop) {
+  toml::table t;
+  try {
+    t = toml::parse(text);
+  } catch (const toml::parse_error&) {
+    return text;
+  }
+  for (std::string_view key : drop) {
+    toml::table* at = &t;
+    std::size_t dot;
+    while (at && (dot = key.find('.')) != std::string_view::npos) {
+      at = (*at)[key.substr(0, dot)].as_table();
+      key.remove_prefix(dot + 1);
+    }
+    if (at) at->erase(key);
+  }
+  std::string out;
+  write_toml(out, t, "");
+  return out;
+}
+
 }  // namespace specwave::io

@@ -4,6 +4,7 @@
 // to find or set nodes. The case-file parser (io/case_file.cpp) names node types with the same words.
 #include <toml++/toml.h>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,11 @@ std::string spell(const toml::node& n, Spelling how);
 // tables ([[a.b]]), recursively; `path` is the dotted key of `t` ("" for the root). Our own writer, so that floats
 // keep their shortest spelling (0.3, not toml++'s 0.29999999999999999).
 void write_toml(std::string& out, const toml::table& t, const std::string& path);
+
+// `text` (a TOML document) parsed and written back by write_toml, without its comments and layout and without the
+// dotted keys in `drop` ("run.threads"; "output": a whole table): equal for two documents that say the same thing
+// but for those keys. `text` itself when it does not parse.
+std::string canonical_toml(const std::string& text, std::initializer_list<std::string_view> drop);
 
 // A dotted case-file key path: each segment a name, optionally with an entry index or [*] (every entry).
 inline constexpr int kTableKey = -1, kEveryEntry = -2;

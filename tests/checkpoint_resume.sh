@@ -50,7 +50,10 @@ esac
 [ -f "$work/run/traces.h5.partial" ] || fail "the partial traces are gone"
 echo "checkpoint_resume: stopped ($mode, exit $rc) after: $(grep '^\[checkpoint\]' "$work/first.log" | tail -n 1)"
 
-"${launch[@]}" forward "$case" "${more[@]}" --output-dir "$work/run" --resume >"$work/resume.log" 2>&1 || fail "the resumed run failed"
+# Resubmitted with a comment added and progress_seconds changed (neither changes the result: the checkpoint must
+# still be this run's).
+{ echo "# resubmitted after preemption"; sed 's/^progress_seconds *=.*$/progress_seconds = 7.0/' "$case"; } >"$work/resubmitted.toml"
+"${launch[@]}" forward "$work/resubmitted.toml" "${more[@]}" --output-dir "$work/run" --resume >"$work/resume.log" 2>&1 || fail "the resumed run failed"
 grep -q "^resume      from" "$work/resume.log" || fail "the second run did not resume from the checkpoint"
 grep "^resume" "$work/resume.log"
 [ -e "$work/run/checkpoint" ] && fail "the checkpoint was not removed at the end"

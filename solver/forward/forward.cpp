@@ -24,6 +24,7 @@
 #include "io/folder_lock.hpp"
 #include "io/outputs.hpp"
 #include "io/png_plot.hpp"
+#include "io/toml_edit.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/checkpoint.hpp"
 #include "solver/forward/progress.hpp"
@@ -97,8 +98,10 @@ std::vector<float> gather_xz_slice(const Comm& domain, const GridSpec& g, const 
   return std::vector<float>(out.begin(), out.end());
 }
 
-// What a resumed run must share with the run that wrote the checkpoint: the case text, the run's layout, and the
-// inputs the case names only by file (the sampled wavelets here; the model in model_fingerprint).
+// What a resumed run must share with the run that wrote the checkpoint: the case text (without its comments and layout,
+// and without what only says how to report and schedule: run.threads, progress_seconds, check_every and the
+// checkpoints' period), the run's layout, and the inputs the case names only by file (the sampled wavelets here; the
+// model in model_fingerprint).
 std::string run_fingerprint(const Case& c, const Plan& plan, int per_group) {
   const auto& p = plan.process_grid;
   std::uint64_t wavelets = 0;
@@ -107,8 +110,10 @@ std::string run_fingerprint(const Case& c, const Plan& plan, int per_group) {
   return fmt::format(
       "case text {:016x}, {} {} {} on {}, {} rank(s) in {} shot group(s), process grid {}x{}x{}, {} shot(s) "
       "in flight, nt {}, dt {:.17g}, wavelets {}",
-      std::hash<std::string>{}(c.source_text), to_string(c.scheme.method), to_string(c.run.precision),
-      plan.backend == BackendKind::cuda ? "cuda" : "cpu",
+      std::hash<std::string>{}(
+          io::canonical_toml(c.source_text, {"run.threads", "run.progress_seconds", "run.check_every",
+                                             "run.checkpoint_every", "run.checkpoint_minutes"})),
+      to_string(c.scheme.method), to_string(c.run.precision), plan.backend == BackendKind::cuda ? "cuda" : "cpu",
       plan.backend == BackendKind::cuda ? plan.backend_note : "host", plan.ranks, plan.shot_groups, p[0], p[1], p[2],
       per_group, plan.nt, plan.dt, io::checksum_hex(wavelets));
 }
@@ -465,8 +470,8 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
         if (pending) finish_snapshot();
         const double per_step =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() / (stop - n);
-        chunk = int(std::clamp(0.25 * c.run.progress_seconds / std::max(per_step, 1e-9), 1.0,
-                               double(c.run.check_every)));
+        chunk =
+            int(std::clamp(0.25 * c.run.progress_seconds / std::max(per_step, 1e-9), 1.0, double(c.run.check_every)));
         done += static_cast<long long>(stop - n) * round;
         n = stop;
         if (n < end) progress.update(first, first + round - 1, n_shots, n, plan.nt, plan.dt, done);

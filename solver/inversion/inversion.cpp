@@ -37,21 +37,11 @@
 namespace specwave {
 std::string state_case_text(const Case& c) {
   if (c.source_text.empty()) return {};
-  toml::table t;
-  try {
-    t = toml::parse(c.source_text);
-  } catch (const toml::parse_error&) {
-    return c.source_text;  // cannot happen: the case was parsed from it
-  }
-  t.erase("output");
-  if (auto* inv = t["inversion"].as_table())  // the storage strategies give bitwise the same gradient
-    for (const char* key : {"iterations", "wavefield_storage", "wavefield_memory_gib", "scratch_directory"})
-      inv->erase(key);
-  if (auto* run = t["run"].as_table())
-    for (const char* key : {"threads", "progress_seconds", "checkpoint_every", "checkpoint_minutes"}) run->erase(key);
-  std::string text;
-  io::write_toml(text, t, "");
-  return text;
+  // (the wavefield storage strategies give bitwise the same gradient)
+  return io::canonical_toml(
+      c.source_text, {"output", "inversion.iterations", "inversion.wavefield_storage", "inversion.wavefield_memory_gib",
+                      "inversion.scratch_directory", "run.threads", "run.progress_seconds", "run.checkpoint_every",
+                      "run.checkpoint_minutes"});
 }
 
 namespace {
