@@ -480,10 +480,13 @@ setup = "site/env.sh"
   o.specwave = "/opt/specwave/bin/specwave";
   const std::string script = sweep_job_script(s, 2, {0, 1}, false, o);
   CAPTURE(script);
-  CHECK(contains(script,
-                 "\nmodule load gcc/12.2 openmpi/4.1-cuda hdf5@1.12:mpi\nsource '" + s.slurm.setup + "'\nset -u\n"));
+  const std::string lines =
+      "\nmodule load gcc/12.2 openmpi/4.1-cuda hdf5@1.12:mpi || environment_failed='module load "
+      "gcc/12.2 openmpi/4.1-cuda hdf5@1.12:mpi'\nsource '" +
+      s.slurm.setup + "' || environment_failed='source " + s.slurm.setup + "'\n";
+  CHECK(contains(script, lines + "set -u\n"));
   const std::string gpu = sweep_job_script(s, 2, {0, 1}, true, o);
-  CHECK(contains(gpu, "\nmodule load gcc/12.2 openmpi/4.1-cuda hdf5@1.12:mpi\nsource '" + s.slurm.setup + "'\n"));
+  CHECK(contains(gpu, lines));
   // Without them, no such lines.
   const SweepSpec plain = read_sweep_file(write_sweep(dir, "plain", "[axes]\n\"scheme.order\" = [4, 8]\n").string());
   CHECK_FALSE(contains(sweep_job_script(plain, 2, {0, 1}, false, o), "module load"));
@@ -499,6 +502,17 @@ setup = "site/env.sh"
   CAPTURE(task.output);
   CHECK(contains(task.output, "launcher: SITE_READY=yes"));
   CHECK(read(dir / "trace") == "module load gcc/12.2 openmpi/4.1-cuda hdf5@1.12:mpi\nsetup sourced\n");
+  // A module that does not load (here `module` is not a command at all, as on a node without the site's profile):
+  // the task does not run; status.json says failed, exit code 3, and the log names the command.
+  const Result broken =
+      run_command("SLURM_ARRAY_TASK_ID=1 ENV_TRACE=" + (dir / "trace").string() +
+                  " SPECWAVE_LAUNCHER=" + (dir / "launcher").string() + " bash " + out + "/job.sbatch");
+  CAPTURE(broken.output);
+  CHECK(broken.code == 3);
+  CHECK_FALSE(contains(broken.output, "launcher:"));
+  CHECK(contains(broken.output, "'module load gcc/12.2 openmpi/4.1-cuda hdf5@1.12:mpi' failed"));
+  const std::string status = read(fs::path(out) / "variants" / "0001" / "status.json");
+  CHECK(contains(status, "\"state\": \"failed\", \"exit_code\": 3"));
   // Refused: a module name with shell characters, a setup file that is not there; exit 3, the key named.
   for (const auto& [extra, key] :
        {std::pair<std::string, std::string>{"modules = [\"gcc; rm -rf ~\"]\n", "slurm.modules"},
@@ -546,6 +560,15 @@ TEST_CASE("sweep folder: written whole, kept on an identical rerun, another swee
   // --template implies --slurm: job.sbatch is rewritten from the gpu template.
   CHECK(run_specwave("sweep " + example_sweep.string() + " --output " + out + " --template gpu").code == 0);
   CHECK(contains(read(fs::path(out) / "job.sbatch"), "#SBATCH --gpus-per-task=1\n"));
+  // A template that cannot be filled: refused before anything is written (no half-made sweep folder).
+  write(dir / "typo.sbatch", "#!/bin/bash\n#SBATCH --array={{array}}\ncd {{sweep_dri}}\n{{specwave}} {{command}}\n");
+  const std::string fresh = (dir / "fresh").string();
+  const Result typo = run_specwave("sweep " + example_sweep.string() + " --output " + fresh + " --template " +
+                                   (dir / "typo.sbatch").string());
+  CAPTURE(typo.output);
+  CHECK(typo.code == 4);
+  CHECK(contains(typo.output, "unknown placeholder {{sweep_dri}}"));
+  CHECK_FALSE(fs::exists(fresh));
 
   // Another sweep into the same folder: refused, the folder untouched.
   std::string other = read(example_sweep);
@@ -841,6 +864,16 @@ echo "4242;cluster"
   CHECK(nothing.code == 0);
   CHECK(contains(nothing.output, "nothing to resubmit"));
   CHECK(run_specwave("collect " + out).code == 0);
+
+  // A completed variant whose traces.h5 is damaged: collect counts it failed, and --resume runs it again.
+  const fs::path damaged = fs::path(out) / "variants" / "0002" / "output" / "traces.h5";
+  REQUIRE(fs::exists(damaged));
+  fs::resize_file(damaged, 1000);
+  CHECK(run_specwave("collect " + out).code != 0);
+  const Result again = run_specwave("sweep " + example_sweep.string() + " --output " + out + " --resume", path);
+  CAPTURE(again.output);
+  CHECK(again.code == 0);
+  CHECK(contains(again.output, "resume      1 variant(s): 0002 (failed"));
 }
 
 TEST_CASE(

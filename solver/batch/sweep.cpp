@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <numeric>
 #include <regex>
 #include <sstream>
 
@@ -667,6 +668,13 @@ void run_sweep(const SweepOptions& o, const std::function<void(const std::string
   for (const auto& n : check.notes) print("note        " + n + "\n");
   print(
       fmt::format("checked     {} variant case(s): each reads and plans as `specwave check` does\n", variants.size()));
+  // --submit, --resume, --template and --max-parallel are about the job script: they imply --slurm.
+  const bool job_script = o.slurm || o.submit || o.resume || !o.job.template_choice.empty() || o.job.max_parallel >= 0;
+  if (job_script && !o.resume) {  // a template that cannot be filled is refused before the folder is written
+    std::vector<int> all(variants.size());
+    std::iota(all.begin(), all.end(), 0);
+    (void)sweep_job_script(spec, variants.size(), all, check.wants_gpu, o.job);
+  }
   const bool created = write_sweep_folder(spec, variants);
   print(
       fmt::format("folder      {} ({})\n", dir.string(), created ? "written" : "exists with the same manifest: kept"));
@@ -678,7 +686,8 @@ void run_sweep(const SweepOptions& o, const std::function<void(const std::string
 
   std::vector<int> indices;
   if (o.resume) {
-    const SweepResults results = collect_sweep(dir.string(), false);
+    // The states as `collect` judges them, outputs read (a damaged traces.h5 is a failure to run again).
+    const SweepResults results = collect_sweep(dir.string(), true);
     std::string which;
     int busy = 0;
     for (const auto& v : results.variants) {
@@ -699,8 +708,7 @@ void run_sweep(const SweepOptions& o, const std::function<void(const std::string
   } else {
     for (const auto& v : variants) indices.push_back(v.index);
   }
-  // --submit, --resume, --template and --max-parallel are about the job script: they imply --slurm.
-  if (!(o.slurm || o.submit || o.resume || !o.job.template_choice.empty() || o.job.max_parallel >= 0)) return;
+  if (!job_script) return;
   const std::string script = sweep_job_script(spec, variants.size(), indices, check.wants_gpu, o.job);
   const std::string job = (dir / "job.sbatch").string();
   io::write_text_atomically(job, script);

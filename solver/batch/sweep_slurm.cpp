@@ -133,14 +133,17 @@ std::string sweep_job_script(const SweepSpec& spec, std::size_t n_variants, cons
   for (const auto& e : m.extra) extra += (extra.empty() ? "" : "\n") + (e.rfind("#SBATCH", 0) == 0 ? e : sbatch(e));
   // The tasks' environment ([slurm] modules and setup), before the script's `set -u` (module scripts often read
   // unset variables).
+  // A command that fails is recorded in environment_failed, which the shipped templates check once status.json can
+  // say so (the task then fails with exit code 3, not run).
   std::string environment;
   if (!m.modules.empty() || !m.setup.empty()) {
     environment = "# The environment of every task: the sweep file's [slurm] modules and setup.";
     if (!m.modules.empty()) {
-      environment += "\nmodule load";
-      for (const std::string& name : m.modules) environment += " " + name;
+      std::string load = "module load";
+      for (const std::string& name : m.modules) load += " " + name;
+      environment += "\n" + load + " || environment_failed='" + load + "'";
     }
-    if (!m.setup.empty()) environment += "\nsource '" + m.setup + "'";
+    if (!m.setup.empty()) environment += "\nsource '" + m.setup + "' || environment_failed='source " + m.setup + "'";
   }
   std::string job_name;
   for (char c : spec.name)
