@@ -471,6 +471,36 @@ TEST_CASE("forward plots the gather of every shot, or of the shots output.plot_s
   }
 }
 
+TEST_CASE("a completed forward run removes what an earlier run left in its folder and it did not write") {
+  // Three shots with gathers and final fields, then one shot without a wavefield into the same folder: the other
+  // shots' gathers, every wavefield view and the wavefield file go (ParaView would read the views as one series).
+  fs::create_directories(work);
+  const std::string three =
+      replaced(replaced(testing::cli_base_case(
+                            "earlier", {"[200.0, 200.0, 120.0]", "[200.0, 200.0, 200.0]", "[200.0, 200.0, 280.0]"}),
+                        "duration = 0.2", "duration = 0.05"),
+               "plots = false", "plots = true");
+  fs::remove_all(work / "out");
+  REQUIRE(run_specwave("forward --quiet " + write_case("earlier", three)).code == 0);
+  for (const char* f : {"shot_gather_shot0002.png", "wavefield_shot0002_final.vtkhdf", "wavefield.h5"})
+    REQUIRE(fs::exists(work / "out" / f));
+  std::ofstream(work / "out" / "notes.txt") << "mine\n";  // not the program's: kept
+  const std::string one =
+      replaced(replaced(replaced(testing::cli_base_case("later"), "duration = 0.2", "duration = 0.05"), "plots = false",
+                        "plots = true"),
+               "directory = \"out\"", "directory = \"out\"\nfinal_field = false");
+  const Result r = run_specwave("forward " + write_case("later", one));
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("output      removed 7 file(s) an earlier run left in") != std::string::npos);
+  CHECK(fs::exists(work / "out" / "shot_gather_shot0000.png"));
+  for (const char* f : {"shot_gather_shot0001.png", "shot_gather_shot0002.png", "wavefield_shot0000_final.vtkhdf",
+                        "wavefield_shot0002_final.vtkhdf", "wavefield.h5", "wavefield.xdmf"})
+    CHECK_MESSAGE(!fs::exists(work / "out" / f), f);
+  CHECK(fs::exists(work / "out" / "notes.txt"));
+  CHECK(fs::exists(work / "out" / "traces.h5"));
+}
+
 TEST_CASE("force sources and four-component receivers: traces.h5 names each trace's component, one gather each") {
   fs::create_directories(work);
   std::string text = replaced(

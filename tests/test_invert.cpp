@@ -311,6 +311,17 @@ TEST_CASE("invert on a small case: every optimiser lowers the misfit; inversion.
                                     (out / "model_final.h5").string() + " --output-dir " + (out / "g").string());
       CAPTURE(g.output);
       CHECK(g.code == 0);
+      // A fresh run of one iteration into the same folder: the earlier run's views of iteration 2 go (ParaView would
+      // read them into this run's series).
+      REQUIRE(fs::exists(out / "inversion_iteration0002.vtkhdf"));
+      const Result shorter =
+          run_specwave("invert -q --threads 1 " +
+                       write_case("small-shorter", std::string(small_case) + "iterations = 1\n" + small_truth) +
+                       " --output-dir " + out.string());
+      CAPTURE(shorter.output);
+      CHECK(shorter.code == 0);
+      CHECK(fs::exists(out / "inversion_iteration0001.vtkhdf"));
+      CHECK_FALSE(fs::exists(out / "inversion_iteration0002.vtkhdf"));
     }
   }
 }

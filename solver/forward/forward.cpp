@@ -19,12 +19,15 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <regex>
+#include <set>
 
 #include "io/checksum.hpp"
 #include "io/folder_lock.hpp"
 #include "io/outputs.hpp"
 #include "io/png_plot.hpp"
 #include "io/toml_edit.hpp"
+#include "io/vtkhdf.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/checkpoint.hpp"
 #include "solver/forward/progress.hpp"
@@ -150,6 +153,39 @@ void write_run_json(const std::filesystem::path& dir, const Case& c, const Plan&
     if (!out.good()) throw Error(ExitCode::output_error, "cannot write " + tmp.string());
   }
   std::filesystem::rename(tmp, dir / "run.json");
+}
+
+// What an earlier run left in `dir` that this completed run did not write: wavefield views of other shots or steps
+// (wavefield_shotSSSS_stepNNNNNN.vtkhdf, ..._final.vtkhdf: ParaView reads a folder's views as one series), gathers of
+// shots this run did not plot (shot_gather_shotSSSS*.png), and wavefield.h5 and wavefield.xdmf when this run wrote
+// no wavefield. Removed, so that the folder holds one run; their names, sorted, for the log. `views`: the views this
+// run wrote; `plotted`: the shots whose gather it plotted.
+std::vector<std::string> remove_earlier_outputs(const std::filesystem::path& dir, const std::vector<std::string>& views,
+                                                const std::vector<bool>& plotted, bool wavefield_written) {
+  namespace fs = std::filesystem;
+  static const std::regex view(R"(wavefield_shot\d{4}_(step\d{6}|final)\.vtkhdf)");
+  static const std::regex gather(R"(shot_gather_shot(\d{4})(_\w+)?\.png)");
+  std::set<std::string> written;
+  for (const std::string& v : views) written.insert(fs::path(v).filename().string());
+  std::vector<std::string> stale;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    std::smatch m;
+    if (std::regex_match(name, view)) {
+      if (!written.count(name)) stale.push_back(name);
+    } else if (std::regex_match(name, m, gather)) {
+      const std::size_t shot = std::stoul(m[1].str());
+      if (shot >= plotted.size() || !plotted[shot]) stale.push_back(name);
+    } else if (!wavefield_written && (name == "wavefield.h5" || name == "wavefield.xdmf")) {
+      stale.push_back(name);
+    }
+  }
+  std::vector<std::string> removed;
+  for (const std::string& name : stale)
+    if (fs::remove(dir / name, ec)) removed.push_back(name);
+  std::sort(removed.begin(), removed.end());
+  return removed;
 }
 
 // The shots whose gather is plotted: output.plot_shots, else every shot, or 50 spread evenly over more (the first
@@ -596,7 +632,23 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   }
   // Complete: the checkpoint has served.
   if (checkpointed) store.remove();
-  if (root) write_run_json(dir, c, plan, summary, resuming ? resume_step : -1);
+  if (root) {
+    const std::vector<std::string> views =
+        wavefield ? io::wavefield_view_paths((dir / "wavefield.h5").string(), n_shots, steps, c.output.final_field)
+                  : std::vector<std::string>{};
+    const std::vector<std::string> removed =
+        remove_earlier_outputs(dir, views, c.output.plots ? plot_gather : std::vector<bool>{}, bool(wavefield));
+    if (!removed.empty()) {
+      std::string names;
+      for (std::size_t k = 0; k < removed.size() && k < 6; ++k) names += (k ? ", " : "") + removed[k];
+      if (removed.size() > 6) names += fmt::format(", ... ({} more)", removed.size() - 6);
+      std::fputs(fmt::format("output      removed {} file(s) an earlier run left in {}: {}\n", removed.size(),
+                             dir.string(), names)
+                     .c_str(),
+                 stdout);
+    }
+    write_run_json(dir, c, plan, summary, resuming ? resume_step : -1);
+  }
   return summary;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <regex>
 
 #include "io/hdf5.hpp"
 #include "io/outputs.hpp"
@@ -214,6 +215,18 @@ void InversionRecorder::write_h5() const {
     io::write_vtkhdf_view((fs::path(directory_) / fmt::format("inversion_iteration{:04d}.vtkhdf", k)).string(), h5, g,
                           arrays);
   }
+  // Views of iterations that inversion.h5 does not hold (an earlier, longer run's in this folder) would join
+  // ParaView's series: removed, as is a true model's view without a true model.
+  static const std::regex iteration_view(R"(inversion_iteration(\d{4,})\.vtkhdf)");
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  for (const auto& entry : fs::directory_iterator(directory_, ec)) {
+    const std::string name = entry.path().filename().string();
+    std::smatch m;
+    if (std::regex_match(name, m, iteration_view) && std::stoull(m[1].str()) >= n) stale.push_back(entry.path());
+  }
+  if (true_velocity_.empty()) stale.push_back(fs::path(directory_) / "inversion_true_velocity.vtkhdf");
+  for (const fs::path& p : stale) fs::remove(p, ec);
   if (!true_velocity_.empty()) {
     std::vector<io::ViewArray> arrays = {{"true_velocity", "/true_velocity"}};
     for (const Extra& e : extra_)
