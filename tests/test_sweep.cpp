@@ -378,8 +378,13 @@ TEST_CASE("an invalid variant is refused with its index and values, and nothing 
       CHECK_MESSAGE(e.path().extension() == ".toml", "left behind: " << e.path());
   }
   SUBCASE("an unknown key, a wrong type, a CFL violation") {
+    // An axis' own key or value: the error names the sweep file's line of that axis, and the variant's case (not yet
+    // written) by the variant's id.
     for (const auto& [axis, expect] : std::vector<std::pair<std::string, std::string>>{
+             {"\"scheme.ordr\" = [4, 8]", "bad.toml:6: axis \"scheme.ordr\": sweep variant 0000 of 2"},
+             {"\"scheme.ordr\" = [4, 8]", "variant 0000's case:"},
              {"\"scheme.ordr\" = [4, 8]", "did you mean 'order'?"},
+             {"\"scheme.order\" = [\"eight\"]", "bad.toml:6: axis \"scheme.order\""},
              {"\"scheme.order\" = [\"eight\"]", "scheme.order: must be an integer"},
              {"\"time.dt\" = [0.001, 0.01]", "CFL"}}) {
       CAPTURE(axis);

@@ -8,8 +8,10 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <numeric>
 #include <regex>
@@ -523,8 +525,20 @@ SweepCheck check_variants(const SweepSpec& spec, const std::vector<SweepVariant>
       const Plan plan = make_plan(c, RankPlacement{});
       if (spec.command == "invert") check_invert_start(c, plan);  // the starting model inside them
     } catch (const Error& e) {
-      throw Error(e.code(), fmt::format("sweep variant {} of {} ({}): {}", v.id, variants.size(),
-                                        parameters_text(spec, v), e.what()));
+      // The variant's case.toml is not written yet: name it as the variant's, and when the error is about an axis'
+      // key (unknown, or a value of the wrong type), point at that axis' line of the sweep file.
+      std::string what = e.what();
+      const std::string path = (folder / "case.toml").string();
+      for (std::size_t at; (at = what.find(path)) != std::string::npos;)
+        what.replace(at, path.size(), fmt::format("variant {}'s case", v.id));
+      std::string where;
+      for (const SweepAxis& a : spec.axes)
+        if (what.find(" " + a.key + ":") != std::string::npos || what.find(a.key + " ") != std::string::npos) {
+          where = fmt::format("{}:{}: axis \"{}\": ", spec.file, a.line, a.key);
+          break;
+        }
+      throw Error(e.code(), fmt::format("{}sweep variant {} of {} ({}): {}", where, v.id, variants.size(),
+                                        parameters_text(spec, v), what));
     }
   }
   if (on_cpu_instead)
@@ -664,6 +678,22 @@ void run_sweep(const SweepOptions& o, const std::function<void(const std::string
                 fmt::format("{}: no sweep folder to resume (no manifest.json); run specwave sweep {} without "
                             "--resume first",
                             dir.string(), o.sweep_file));
+  // The sweep folder must be writable before its variants' output folders (inside it) are checked, so that a refusal
+  // names the sweep's own setting.
+  {
+    fs::path probe = dir;
+    std::error_code ec;
+    while (!probe.empty() && !fs::exists(probe, ec)) probe = probe.parent_path();
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+      throw Error(ExitCode::output_error, fmt::format("{}: exists and is not a folder; choose another sweep.directory "
+                                                      "or --output for the sweep folder",
+                                                      dir.string()));
+    if (!probe.empty() && ::access(probe.c_str(), W_OK | X_OK) != 0)
+      throw Error(ExitCode::output_error,
+                  fmt::format("{}: cannot write the sweep folder there ({} is not writable: {}); choose a writable "
+                              "sweep.directory or --output",
+                              dir.string(), probe.string(), std::strerror(errno)));
+  }
   const SweepCheck check = check_variants(spec, variants);
   for (const auto& n : check.notes) print("note        " + n + "\n");
   print(
