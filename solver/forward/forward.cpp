@@ -333,9 +333,23 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
                         model_fingerprint(plan));
   const bool resuming = options.resume && store.exists();
   if (options.resume && !resuming && root)
-    std::fputs(fmt::format("resume      no checkpoint in {}: starting from the beginning\n", store.directory()).c_str(),
+    std::fputs(fmt::format("resume      no checkpoint in {}: starting from the beginning{}\n", store.directory(),
+                           fs::exists(dir / "run.json")
+                               ? " (run.json says a run completed in this folder: a completed run leaves nothing to "
+                                 "resume, and runs again)"
+                               : "")
+                   .c_str(),
                stdout);
-  if (!resuming && store.exists()) store.remove();  // a fresh run: an old checkpoint would not match its outputs
+  if (!resuming && store.exists()) {  // a fresh run: an old checkpoint would not match its outputs
+    if (root)
+      std::fputs(
+          fmt::format("note        removed the checkpoint an interrupted run left in {} (this run starts afresh; "
+                      "pass --resume to continue such a run instead)\n",
+                      store.directory())
+              .c_str(),
+          stdout);
+    store.remove();
+  }
   // A fresh run's folder no longer holds a completed run: the last run's record goes now (its outputs stay until this
   // run's replace them), so that a script never reads "completed" beside a run that then fails.
   if (!resuming && root) {

@@ -565,7 +565,15 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     estimate_source(x0, 0);
     enter_band(0);
     log.reset(0);
-    f0 = evaluate_band_start(x0);
+    try {
+      f0 = evaluate_band_start(x0);
+    } catch (const Error& e) {
+      if (e.code() != ExitCode::interrupted) throw;
+      throw Error(ExitCode::interrupted,
+                  fmt::format("{} in the starting model's evaluation, before the first state was saved; run the same "
+                              "command with --resume (it starts from the beginning)",
+                              e.what()));
+    }
     InversionIteration start;
     start.misfit = f0.value;
     start.misfit_per_shot = shot_misfits.back();
