@@ -371,6 +371,9 @@ TEST_CASE(
       Case c = elastic(free_surface);
       check_against_cpu(c, precision, tolerance, "elastic-cuda");
     }
+  // 2-D (ny = 1: the y terms and their CPML absent, v_y, s_zy and s_yx the SH part), a free surface, both precisions.
+  for (const auto& [precision, tolerance] : {std::pair{Precision::fp64, 1e-12}, std::pair{Precision::fp32, 1e-5}})
+    check_against_cpu(testing::elastic_gradient_case(true, precision, 8, true), precision, tolerance, "elastic-cuda");
   // Traces across the ring's halves, a shot saved mid-half and resumed, the two-phase copy, and a second shot.
   check_long_shot(elastic(false));
 }
