@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -311,6 +313,11 @@ namespace {
 
 void check_output_directory(const Case& c) {
   namespace fs = std::filesystem;
+  // One probe at a time in this process (Python threads plan cases at once: one thread's probe must not remove a
+  // folder another's is writing into), each with a name of its own.
+  static std::mutex probing;
+  static std::atomic<long long> probes{0};
+  const std::lock_guard<std::mutex> lock(probing);
   const fs::path dir = fs::absolute(c.output.directory);
   // The folders this probe creates, deepest first: only they are removed again, and only when still empty (a
   // `forward` starting there meanwhile keeps its folder). An existing entry (a dangling symlink too) is never
@@ -325,7 +332,7 @@ void check_output_directory(const Case& c) {
   bool ok = !ec && fs::is_directory(dir);
   std::string why = ec ? ec.message() : (ok ? "" : "not a directory");
   if (ok) {
-    const fs::path probe = dir / fmt::format(".specwave-write-test-{}", ::getpid());
+    const fs::path probe = dir / fmt::format(".specwave-write-test-{}-{}", ::getpid(), probes++);
     // Created exclusively, never through a symlink planted at its name.
     const int fd = ::open(probe.c_str(), O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0600);
     ok = fd >= 0 && ::write(fd, "x", 1) == 1;

@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 #include <cmath>
 #include <complex>
+#include <mutex>
 
 #include "io/hdf5.hpp"
+#include "kernels/fft/fftw_batched.hpp"
 #include "solver/case/errors.hpp"
 
 namespace specwave {
@@ -94,10 +96,14 @@ double highest_significant_frequency(const std::vector<double>& samples, double 
   std::vector<double> in(n, 0.0);
   std::copy(samples.begin(), samples.end(), in.begin());
   std::vector<std::complex<double>> spectrum(n / 2 + 1);
-  fftw_plan plan =
-      fftw_plan_dft_r2c_1d(int(n), in.data(), reinterpret_cast<fftw_complex*>(spectrum.data()), FFTW_ESTIMATE);
-  fftw_execute(plan);
-  fftw_destroy_plan(plan);
+  {
+    // FFTW's planner is not thread-safe: Python threads may plan cases at once (the module releases the GIL).
+    std::lock_guard<std::mutex> lock(fft::planner_mutex());
+    fftw_plan plan =
+        fftw_plan_dft_r2c_1d(int(n), in.data(), reinterpret_cast<fftw_complex*>(spectrum.data()), FFTW_ESTIMATE);
+    fftw_execute(plan);
+    fftw_destroy_plan(plan);
+  }
   double peak = 0;
   for (const auto& c : spectrum) peak = std::max(peak, std::abs(c));
   if (peak == 0) return 0;

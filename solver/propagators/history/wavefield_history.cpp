@@ -141,24 +141,38 @@ class BinomialSchedule {
   const std::vector<Action>& actions() const { return actions_; }
 
  private:
-  // The fields at base + l .. base in reverse, the state at `base` being the newest snapshot.
+  // The fields at base + l .. base in reverse, the state at `base` being the newest snapshot. Each checkpoint taken
+  // ahead nests a reversal with one snapshot fewer, as deep as the snapshots: an explicit stack, not recursion (a
+  // long run with tens of thousands of snapshots would overflow the thread's stack).
   void reverse(int base, int l, int s) {
-    while (true) {
-      if (s == 1 || l == 0) {
-        for (int k = l; k >= 0; --k) advance_and_deliver(base, base + k);
-        return;
+    struct Frame {
+      int base, l, s;
+      int drop = -1;  // the snapshot to drop once the nested reversal is done
+    };
+    std::vector<Frame> stack{{base, l, s}};
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.drop >= 0) {
+        actions_.push_back({Op::drop, f.drop, f.drop});
+        f.drop = -1;
       }
-      const int m = binomial_split(l, s);
-      if (m == l) {  // no checkpoint ahead: the field at the end, then the rest with the same snapshots
-        advance_and_deliver(base, base + l);
-        --l;
+      if (f.s == 1 || f.l == 0) {
+        for (int k = f.l; k >= 0; --k) advance_and_deliver(f.base, f.base + k);
+        stack.pop_back();
         continue;
       }
-      go(base, base + m);
-      actions_.push_back({Op::store, base + m, base + m});
-      reverse(base + m, l - m, s - 1);
-      actions_.push_back({Op::drop, base + m, base + m});
-      l = m - 1;
+      const int m = binomial_split(f.l, f.s);
+      if (m == f.l) {  // no checkpoint ahead: the field at the end, then the rest with the same snapshots
+        advance_and_deliver(f.base, f.base + f.l);
+        --f.l;
+        continue;
+      }
+      go(f.base, f.base + m);
+      actions_.push_back({Op::store, f.base + m, f.base + m});
+      const Frame nested{f.base + m, f.l - m, f.s - 1};
+      f.drop = f.base + m;
+      f.l = m - 1;
+      stack.push_back(nested);  // (f is not used after this)
     }
   }
   void go(int base, int to) {
