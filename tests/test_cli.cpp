@@ -16,6 +16,7 @@
 #include "cli_helpers.hpp"
 #include "io/hdf5.hpp"
 #include "io/segy.hpp"
+#include "solver/plan/plan.hpp"
 
 namespace fs = std::filesystem;
 using namespace specwave;
@@ -1011,4 +1012,23 @@ TEST_CASE("--confine-writes: a case file cannot make the run write outside its o
   CAPTURE(scratch.output);
   CHECK(scratch.code == 5);
   CHECK(scratch.output.find("inversion.scratch_directory = /tmp lies outside the output folder") != std::string::npos);
+}
+
+TEST_CASE("check refuses, before building them, more receivers than the memory holds (their stencils counted)") {
+  // 9,000,000 receivers on a 40^3 grid: about 200 GiB of interpolation stencils (8^3 points each). Refused with
+  // exit 6 naming the receivers, before any stencil is made.
+  fs::create_directories(work);
+  const std::string text =
+      replaced(base_case, "points = [[200.0, 200.0, 280.0]]",
+               "planes = [{origin = [200.0, 110.0, 110.0], u = [0.0, 0.06, 0.0], v = [0.0, 0.0, 0.06], count = [3000, "
+               "3000]}]");
+  if (available_memory_bytes() > std::size_t(180) << 30) {
+    MESSAGE("not run: this machine has more than 180 GiB available, the stencils would fit");
+    return;
+  }
+  const Result r = run_specwave("check " + write_case("many-receivers", text));
+  CAPTURE(r.output);
+  CHECK(r.code == 6);
+  CHECK(r.output.find("of it the interpolation stencils of 9000000 receivers") != std::string::npos);
+  CHECK(r.output.find("record fewer receivers") != std::string::npos);
 }

@@ -764,9 +764,22 @@ TEST_CASE("binomial checkpointing: Griewank's closed form is the optimum of the 
 }
 
 TEST_CASE("binomial checkpointing: every field in reverse order, with the optimal number of forward steps") {
-  const std::vector<std::pair<int, int>> cases = {{0, 1},   {1, 1},   {7, 1},    {40, 1},   {10, 2},   {60, 2},
-                                                  {61, 3},  {55, 5},  {100, 4},  {257, 10}, {1000, 7}, {50, 49},
-                                                  {50, 50}, {50, 51}, {50, 200}, {800, 12},
+  const std::vector<std::pair<int, int>> cases = {{0, 1},
+                                                  {1, 1},
+                                                  {7, 1},
+                                                  {40, 1},
+                                                  {10, 2},
+                                                  {60, 2},
+                                                  {61, 3},
+                                                  {55, 5},
+                                                  {100, 4},
+                                                  {257, 10},
+                                                  {1000, 7},
+                                                  {50, 49},
+                                                  {50, 50},
+                                                  {50, 51},
+                                                  {50, 200},
+                                                  {800, 12},
                                                   // nested as deep as its 200000 snapshots (a stack, not recursion)
                                                   {400000, 200000}};
   for (const auto& [nt, s] : cases) {

@@ -13,12 +13,12 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <atomic>
-#include <mutex>
 #include <climits>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <span>
 #include <thread>
 
@@ -509,6 +509,16 @@ double stable_dt_staggered(const GridSpec& g, int order, double v_max) {
   return 2 / (v_max * std::sqrt(sum));
 }
 
+namespace {
+// The receivers' interpolation stencils of the largest shot: the plan's points (GridPointWeight) and a propagator's
+// lists of them (an index and a weight a point), 8^3 points a receiver for FDTD and the staggered and elastic schemes,
+// 13^3 for the spectral method (measured 2026-12-07: 100000 FDTD receivers took 1.6 GB).
+double receiver_stencil_bytes(const Case& c) {
+  const double points = c.scheme.method == Method::spectral ? 13.0 * 13 * 13 : 8.0 * 8 * 8;
+  return double(max_shot_receivers(c)) * points * (sizeof(GridPointWeight) + 16.0);
+}
+}  // namespace
+
 std::size_t estimate_memory_bytes(const Case& c, int nt) {
   const std::size_t value = c.run.precision == Precision::fp64 ? 8 : 4;
   // The driver's output field; with snapshots, also the propagator's copy of one (start_copy_field).
@@ -516,7 +526,7 @@ std::size_t estimate_memory_bytes(const Case& c, int nt) {
                               double(value) * c.grid.points();
   const double traces = 8.0 * max_shot_receivers(c) * nt * 2;
   const double propagator = capability(c.scheme.method, BackendKind::cpu).memory_bytes(c, nt, c.grid.shape);
-  return std::size_t(propagator + output_field + traces + 64.0 * (1 << 20));
+  return std::size_t(propagator + output_field + traces + receiver_stencil_bytes(c) + 64.0 * (1 << 20));
 }
 
 std::size_t estimate_device_memory_bytes(const Case& c, int nt) {
@@ -778,10 +788,15 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   if (plan.memory_available && plan.memory_bytes > plan.memory_available)
     throw Error(
         ExitCode::resources,
-        fmt::format("{}: the run needs about {} but only {} is available; reduce grid.shape, {}or run on a larger "
-                    "node",
+        fmt::format("{}: the run needs about {}{} but only {} is available; reduce grid.shape, {}{}or run on a "
+                    "larger node",
                     c.source_path.empty() ? c.name : c.source_path, human_bytes(plan.memory_bytes),
-                    human_bytes(plan.memory_available), fp32_advice(c)));
+                    receiver_stencil_bytes(c) > 0.25 * double(plan.memory_bytes)
+                        ? fmt::format(" ({} of it the interpolation stencils of {} receivers)",
+                                      human_bytes(std::size_t(receiver_stencil_bytes(c))), max_shot_receivers(c))
+                        : "",
+                    human_bytes(plan.memory_available), fp32_advice(c),
+                    receiver_stencil_bytes(c) > 0.25 * double(plan.memory_bytes) ? "record fewer receivers, " : ""));
 
   // A rank of a decomposed run builds (reads) only its block of the model; v_min, v_max are global. The staggered
   // scheme's ranks hold the whole model: a source's or receiver's density averages its stencil's points, which may lie
