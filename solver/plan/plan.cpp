@@ -54,9 +54,16 @@ void check_threads(const Case& c) {
 
 }  // namespace
 
+namespace {
+// The threads OpenMP would use before any case set them (OMP_NUM_THREADS, or every core): run.threads = 0 means
+// these, also after a case that asked for fewer (the Python module runs many cases in one process).
+const int g_default_threads = omp_get_max_threads();  // (at load, before any case)
+int default_threads() { return g_default_threads; }
+}  // namespace
+
 void apply_threads(const Case& c) {
   check_threads(c);
-  if (c.run.threads > 0) omp_set_num_threads(c.run.threads);
+  omp_set_num_threads(c.run.threads > 0 ? c.run.threads : default_threads());
 }
 
 namespace {
@@ -780,7 +787,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   plan.backend = resolve_backend(c, where, plan);
   if (plan.ranks > 1 && where.world && c.run.backend != BackendKind::cpu)
     agree_on_devices(c, *where.world, where, plan);
-  plan.threads = c.run.threads > 0 ? c.run.threads : omp_get_max_threads();
+  plan.threads = c.run.threads > 0 ? c.run.threads : default_threads();
 
   // Memory, before the model (the largest allocation so far) is built. nt is not known yet: bound traces later.
   plan.memory_available = available_memory_bytes();
