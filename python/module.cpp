@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <sstream>
 
 #include "io/case_file.hpp"
@@ -259,8 +260,18 @@ auto run_released(const py::object& progress, Job&& job) {
     }
   } restore{main, previous};
   try {
-    py::gil_scoped_release release;
-    return job();
+    auto result = [&] {
+      py::gil_scoped_release release;
+      return job();
+    }();
+    // Ctrl-C that came after the run's last check (a one-shot gradient checks between shots only): the call ran to
+    // its end, but the user asked to stop, so KeyboardInterrupt all the same (the result is dropped).
+    if (stop_signal() == SIGINT) {
+      clear_stop();
+      PyErr_SetString(PyExc_KeyboardInterrupt, "interrupted (Ctrl-C) during the call, after its last check");
+      throw py::error_already_set();
+    }
+    return result;
   } catch (const Error& e) {
     if (e.code() == ExitCode::interrupted && stop_signal() == SIGINT) {
       clear_stop();
@@ -459,6 +470,7 @@ class Operator {
     const auto velocity = velocity_from_parameter(parameterisation(), model_values(model));
     const std::vector<int> which = checked_shots(case_, shots);
     auto traces = run_released(progress, [&] {
+      const std::lock_guard<std::mutex> one_call(busy_);  // the propagator runs one call at a time
       propagator_->set_velocity(velocity);
       std::vector<std::vector<double>> out;
       for (int s : shots_of_rank(world_, which)) {
@@ -479,6 +491,7 @@ class Operator {
     auto data = checked_shot_traces(observed, receiver_counts(), plan_.nt, "observed");
     LeastSquaresMisfit misfit;
     auto result = run_released(progress, [&] {
+      const std::lock_guard<std::mutex> one_call(busy_);  // the propagator runs one call at a time
       // Under mpiexec (MPI initialised by mpi4py), the ranks share the shots and sum the gradient, as `invert` does.
       Objective objective(*propagator_, misfit, std::move(data), parameterisation(), plan_.dt,
                           world_.size() > 1 ? &world_ : nullptr);
@@ -499,6 +512,7 @@ class Operator {
     const auto dm = checked_values(perturbation, grid_shape(case_), "perturbation");
     const std::vector<int> all = checked_shots(case_, py::none());
     auto traces = run_released(progress, [&] {
+      const std::lock_guard<std::mutex> one_call(busy_);  // the propagator runs one call at a time
       const auto velocity = velocity_from_parameter(parameterisation(), m);
       propagator_->set_velocity(velocity);
       // d(v dt)^2 = J dm, J = d(v dt)^2 / d(parameter) (chain_rule's factor, so that adjoint is born's transpose)
@@ -524,6 +538,7 @@ class Operator {
     const auto r = checked_shot_traces(residual, receiver_counts(), plan_.nt, "residual");
     const std::vector<int> all = checked_shots(case_, py::none());
     auto image = run_released(progress, [&] {
+      const std::lock_guard<std::mutex> one_call(busy_);  // the propagator runs one call at a time
       const auto velocity = velocity_from_parameter(parameterisation(), m);
       propagator_->set_velocity(velocity);
       std::vector<double> g(m.size(), 0.0);
@@ -547,6 +562,9 @@ class Operator {
   Comm world_;
   Plan plan_;
   std::unique_ptr<GradientPropagator> propagator_;
+  // Calls from several Python threads (the GIL released) wait their turn: one propagator, one state. An Operator a
+  // thread runs them at once.
+  std::mutex busy_;
 };
 
 }  // namespace

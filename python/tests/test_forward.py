@@ -144,3 +144,27 @@ def test_a_velocity_array_keeps_the_case_density_and_q():
     d["model"]["densities"] = [1000.0, 1000.0]
     plain = specwave.forward(specwave.Case.from_dict(d))
     assert np.abs(plain.traces[0] - own.traces[0]).max() > 1e-3 * np.abs(own.traces[0]).max()
+
+
+def test_threads_plan_and_run_at_once_and_share_an_operator_safely():
+    """Cases planned from several Python threads at once (the GIL released: FFTW's planner and the output folder's
+    probe serialised), the module's forward in threads, and one Operator shared by threads (its calls take turns):
+    every result bitwise the serial one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cases = [specwave.Case.from_dict(tiny_case_dict()) for _ in range(4)]
+    with ThreadPoolExecutor(4) as pool:
+        plans = list(pool.map(lambda k: cases[k % 4].plan().nt, range(40)))
+    assert len(set(plans)) == 1
+    models = [np.full(cases[0].shape, 2000.0 + 50.0 * k) for k in range(4)]
+    serial = [specwave.forward(cases[0], m).traces for m in models]
+    with ThreadPoolExecutor(4) as pool:
+        threaded = list(pool.map(lambda m: specwave.forward(cases[0], m).traces, models))
+    for s, t in zip(serial, threaded):
+        assert all(np.array_equal(a, b) for a, b in zip(s, t))
+    op = specwave.Operator(cases[0], velocity_max=2400.0)
+    alone = [op.forward(m) for m in models]
+    with ThreadPoolExecutor(4) as pool:
+        shared = list(pool.map(op.forward, models))
+    for s, t in zip(alone, shared):
+        assert all(np.array_equal(a, b) for a, b in zip(s, t))
