@@ -153,8 +153,21 @@ def _operator_for(case: Case, model):
 
 
 def gradient(case: Case, observed, model=None, *, illumination: bool = False, progress: Progress = None) -> dict:
-    """Misfit and gradient at `model` (default: the case's model), see Operator.gradient."""
+    """Misfit and gradient at `model` (default: the case's model), see Operator.gradient.
+
+    The plan (dt) is made for `model`: `observed` must be sampled at that dt. Pass forward()'s result itself as
+    `observed` to have its dt checked (a ValueError when it differs); or set the case's time.dt, or use one Operator
+    for the observed data and the gradients.
+    """
+    observed_dt = getattr(observed, "dt", None)
+    if observed_dt is not None:
+        observed = observed.traces
     op, model = _operator_for(case, model)
+    if observed_dt is not None and observed_dt != op.plan.dt:
+        raise ValueError(
+            f"observed: sampled at dt = {observed_dt!r} s, but this gradient's plan (made for `model`) has dt = "
+            f"{op.plan.dt!r} s, so the misfit would compare different times; set the case's time.dt, or use one "
+            "Operator (a fixed dt) for the observed data and the gradients")
     return op.gradient(model, observed, illumination=illumination, progress=progress)
 
 

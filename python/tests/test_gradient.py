@@ -166,3 +166,16 @@ def test_four_component_receivers_and_a_force_source():
     lhs = sum(float(np.vdot(b, ri)) for b, ri in zip(op.born(start, dm), r))
     rhs = float(np.vdot(dm, op.adjoint(start, r)))
     assert abs(lhs - rhs) / max(abs(lhs), abs(rhs)) < 1e-10
+
+
+def test_module_gradient_checks_the_dt_of_a_forward_result():
+    """The module's gradient plans dt for its `model`: given forward()'s result as `observed`, a different dt is a
+    ValueError naming both (not a misfit between different times); the same dt runs."""
+    case = specwave.Case.from_dict(tiny_case_dict())
+    slow = np.full(case.shape, 2000.0)
+    fast = slow.copy()
+    fast[0, 0, 0] = 2600.0  # a corner faster than inversion.velocity_max (2400): a smaller dt
+    observed = specwave.forward(case, slow)
+    assert specwave.gradient(case, observed, slow)["misfit"] == 0.0
+    with pytest.raises(ValueError, match="sampled at dt"):
+        specwave.gradient(case, observed, fast)
