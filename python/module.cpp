@@ -70,7 +70,12 @@ std::vector<double> checked_values(const py::handle& obj, const std::vector<py::
   if (!py::isinstance<py::array>(obj))
     throw py::type_error(fmt::format("{}: expected a numpy array of shape {}, got {}", what, shape_text(shape),
                                      py::str(py::type::of(obj).attr("__name__")).cast<std::string>()));
-  const auto a = py::reinterpret_borrow<py::array>(obj);
+  auto a = py::reinterpret_borrow<py::array>(obj);
+  // Floats in the other byte order (big-endian data from SEG-Y or np.fromfile(..., ">f4")): their values, in ours
+  // (the engine copies its inputs anyway).
+  if (a.dtype().kind() == 'f' && (a.itemsize() == 4 || a.itemsize() == 8) &&
+      a.dtype().attr("isnative").cast<bool>() == false)
+    a = a.attr("astype")(a.itemsize() == 8 ? "float64" : "float32");
   const auto dtype = a.dtype();
   const bool f32 = dtype.is(py::dtype::of<float>()), f64 = dtype.is(py::dtype::of<double>());
   std::vector<py::ssize_t> got(a.shape(), a.shape() + a.ndim());

@@ -168,3 +168,12 @@ def test_threads_plan_and_run_at_once_and_share_an_operator_safely():
         shared = list(pool.map(op.forward, models))
     for s, t in zip(alone, shared):
         assert all(np.array_equal(a, b) for a, b in zip(s, t))
+
+
+def test_a_big_endian_model_runs_as_its_native_copy(tiny_case):
+    """Big-endian floats (SEG-Y, np.fromfile(..., ">f4")) are taken by value: the same traces as the native array."""
+    v = np.full(tiny_case.shape, 2000.0)
+    native = specwave.forward(tiny_case, v).traces
+    for order in (">f8", ">f4"):
+        swapped = specwave.forward(tiny_case, v.astype(order)).traces
+        assert all(np.array_equal(a, b) for a, b in zip(native, swapped))
