@@ -358,6 +358,20 @@ py::dict forward(const Case& case_, const py::object& model, bool final_field, i
     } else {
       plan = make_plan(c);
     }
+    // What this call holds in memory beside the run: every shot's snapshots and final field, fp64 (the plan counts
+    // one field for a file's writer). Refused before the run when it would not fit.
+    const double kept =
+        double(which.size()) *
+        ((snapshot_every > 0 ? double(plan.nt / snapshot_every + 1) : 0.0) + (final_field ? 1.0 : 0.0)) *
+        double(c.grid.points()) * 8.0;
+    if (plan.memory_available && kept + double(plan.memory_bytes) > double(plan.memory_available))
+      throw Error(
+          ExitCode::resources,
+          fmt::format("forward: the {} shot(s)' snapshots (every {} of {} steps) and final fields would hold "
+                      "about {:.3g} GB in memory beside the run's {:.3g} GB, but {:.3g} GB are available; raise "
+                      "snapshot_every, run fewer shots a call, or write them to a file with `specwave forward`",
+                      which.size(), snapshot_every, plan.nt, kept / 1e9, double(plan.memory_bytes) / 1e9,
+                      double(plan.memory_available) / 1e9));
     return simulate_shots(c, plan, which, options, parallel ? &world : nullptr);
   });
   const bool fp32 = c.run.precision == Precision::fp32;

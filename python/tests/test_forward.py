@@ -177,3 +177,15 @@ def test_a_big_endian_model_runs_as_its_native_copy(tiny_case):
     for order in (">f8", ">f4"):
         swapped = specwave.forward(tiny_case, v.astype(order)).traces
         assert all(np.array_equal(a, b) for a, b in zip(native, swapped))
+
+
+def test_snapshots_that_cannot_fit_in_memory_are_refused_before_the_run():
+    """forward() keeps every snapshot in memory: about 2 million snapshots of 40^3 fp64 (some terabytes) are refused
+    (specwave.Error, category "resources") before a step runs, naming snapshot_every."""
+    d = tiny_case_dict()
+    d["grid"]["shape"] = [40, 40, 40]
+    d["time"]["duration"] = 3600.0
+    case = specwave.Case.from_dict(d)
+    with pytest.raises(specwave.Error, match="snapshot_every") as refused:
+        specwave.forward(case, snapshot_every=1)
+    assert refused.value.category == "resources"
