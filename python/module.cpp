@@ -227,6 +227,9 @@ std::string dict_to_toml(const py::dict& d) {
   return out.str();
 }
 
+// The module's plans: one rank, and no output folder (its results are arrays; output.directory is the CLI's).
+const RankPlacement in_memory{1, 0, 1, 0, nullptr, false};
+
 // ---- running: the GIL released, progress lines, Ctrl-C ----
 
 extern "C" void on_interrupt(int) { request_stop(SIGINT); }
@@ -354,9 +357,9 @@ py::dict forward(const Case& case_, const py::object& model, bool final_field, i
     apply_threads(c);
     if (parallel) {
       const Comm node = world.split_node();
-      plan = make_plan(c, {world.size(), world.rank(), node.size(), node.rank(), &world});
+      plan = make_plan(c, {world.size(), world.rank(), node.size(), node.rank(), &world, false});
     } else {
-      plan = make_plan(c);
+      plan = make_plan(c, in_memory);
     }
     // What this call holds in memory beside the run: every shot's snapshots and final field, fp64 (the plan counts
     // one field for a file's writer). Refused before the run when it would not fit.
@@ -450,7 +453,7 @@ class Operator {
                                                                              : "\"density\""));
     py::gil_scoped_release release;
     apply_threads(case_);
-    plan_ = make_plan(case_);
+    plan_ = make_plan(case_, in_memory);
     propagator_ = make_gradient_propagator(case_, plan_, history_for(case_, plan_));
   }
   const Plan& plan() const { return plan_; }
@@ -732,11 +735,11 @@ PYBIND11_MODULE(_core, m) {
       .def("plan",
            [](const Case& c) {
              py::gil_scoped_release release;
-             return make_plan(c);
+             return make_plan(c, in_memory);
            })
       .def("describe", [](const Case& c) {
         py::gil_scoped_release release;
-        return describe_plan(c, make_plan(c));
+        return describe_plan(c, make_plan(c, in_memory));
       });
 
   m.def("_forward", &forward, py::arg("case"), py::arg("model"), py::arg("final_field"), py::arg("snapshot_every"),

@@ -189,3 +189,17 @@ def test_snapshots_that_cannot_fit_in_memory_are_refused_before_the_run():
     with pytest.raises(specwave.Error, match="snapshot_every") as refused:
         specwave.forward(case, snapshot_every=1)
     assert refused.value.category == "resources"
+
+
+def test_the_module_ignores_an_unusable_output_directory(tmp_path):
+    """The module writes no files: a case whose output.directory cannot be made (under a file) plans and runs, and
+    nothing is created."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    d = tiny_case_dict()
+    d["output"] = {"directory": str(blocker / "out")}
+    case = specwave.Case.from_dict(d)
+    assert case.plan().nt > 0
+    assert len(specwave.forward(case).traces) == 2
+    assert specwave.Operator(case).plan.nt > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]

@@ -1032,7 +1032,7 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   note_stencils_in_layer(c, plan);
   note_spectral_near_source(c, plan);
   note_2d_elastic_wave_types(c, plan);
-  if (where.rank == 0) check_output_directory(c);
+  if (where.rank == 0 && where.writes_output) check_output_directory(c);
   return plan;
 }
 

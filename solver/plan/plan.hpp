@@ -122,6 +122,7 @@ struct RankPlacement {
   int ranks = 1, rank = 0;
   int node_ranks = 1, node_rank = 0;
   const Comm* world = nullptr;  // all `ranks` (needed when ranks > 1: the model is reduced over them)
+  bool writes_output = true;    // false: the caller writes no files (the Python module), output.directory unchecked
 };
 Plan make_plan(const Case& c, const RankPlacement& placement = {});
 // The GPU a rank drives among `devices`: run.device on one rank; under MPI, node rank k drives GPU k, and more
