@@ -329,8 +329,20 @@ std::vector<int> checked_shots(const Case& c, const py::object& shots) {
     for (int s = 0; s < n; ++s) out.push_back(s);
     return out;
   }
+  const auto type_name = [](const py::handle& h) {
+    return py::str(py::type::of(h).attr("__name__")).cast<std::string>();
+  };
+  if (!py::isinstance<py::iterable>(shots) || py::isinstance<py::str>(shots))
+    throw py::type_error(fmt::format("shots: expected a list of shot indices such as [0, 2], found {} ({})",
+                                     py::repr(shots).cast<std::string>(), type_name(shots)));
   for (const auto& s : shots) {
-    const long long k = s.cast<long long>();
+    long long k = 0;
+    try {
+      k = py::module_::import("operator").attr("index")(s).cast<long long>();  // ints and numpy integers only
+    } catch (const py::error_already_set&) {
+      throw py::type_error(fmt::format("shots: shot indices must be integers, found {} ({})",
+                                       py::repr(s).cast<std::string>(), type_name(s)));
+    }
     if (k < 0 || k >= n)
       throw py::index_error(fmt::format("shots: shot {} of a case with {} shot(s) (0..{})", k, n, n - 1));
     out.push_back(int(k));

@@ -70,6 +70,11 @@ def test_progress_to_logging(tiny_case, caplog):
 def test_bad_shots_and_options(tiny_case):
     with pytest.raises(IndexError, match="shot 5"):
         specwave.forward(tiny_case, shots=[5])
+    with pytest.raises(TypeError, match=r"shot indices must be integers, found 0.5 \(float\)"):
+        specwave.forward(tiny_case, shots=[0.5])
+    with pytest.raises(TypeError, match="expected a list of shot indices"):
+        specwave.forward(tiny_case, shots=0)
+    assert len(specwave.forward(tiny_case, shots=[np.int64(1)]).traces) == 1
     with pytest.raises(ValueError, match="snapshot_every"):
         specwave.forward(tiny_case, snapshot_every=-1)
     with pytest.raises(ValueError, match="progress"):
