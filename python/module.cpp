@@ -730,6 +730,14 @@ PYBIND11_MODULE(_core, m) {
       .def_property(
           "model",
           [](const Case& c) {
+            // The model on the grid and the returned copy (float32): refused before building when they would not fit.
+            const double bytes = 12.0 * double(c.grid.points()), available = double(available_memory_bytes());
+            if (available > 0 && bytes > available)
+              throw Error(
+                  ExitCode::resources,
+                  fmt::format("case.model: the {} x {} x {} model needs about {:.3g} GB to build and return, "
+                              "but {:.3g} GB are available; read it from its file in parts, or on a larger node",
+                              c.grid.shape[0], c.grid.shape[1], c.grid.shape[2], bytes / 1e9, available / 1e9));
             const VelocityModel vm = build_velocity_model(c);
             return owned_array(std::vector<float>(vm.velocity), grid_shape(c));
           },

@@ -85,3 +85,14 @@ def test_settable_run_keys():
         case.precision = "fp16"
     with pytest.raises(ValueError, match="cpu"):
         case.backend = "tpu"
+
+
+def test_a_model_too_large_to_build_is_refused_before_it_is_built():
+    """case.model on a 5000^3 grid (about 1.5 TB to build and return): specwave.Error "resources" at once, not an
+    attempt that runs the machine out of memory."""
+    d = tiny_case_dict()
+    d["grid"]["shape"] = [5000, 5000, 5000]
+    case = specwave.Case.from_dict(d)
+    with pytest.raises(specwave.Error, match="case.model: the 5000 x 5000 x 5000 model needs about") as refused:
+        case.model
+    assert refused.value.category == "resources"
