@@ -253,7 +253,7 @@ auto run_released(const py::object& progress, Job&& job) {
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, &previous);
   }
-  clear_stop();
+  if (main) clear_stop();  // (the stop flag is the process's: Ctrl-C reaches the main thread's calls only)
   if (!progress.is_none())
     set_progress_sink([progress](const std::string& line) {
       py::gil_scoped_acquire gil;
@@ -274,7 +274,7 @@ auto run_released(const py::object& progress, Job&& job) {
     }();
     // Ctrl-C that came after the run's last check (a one-shot gradient checks between shots only): the call ran to
     // its end, but the user asked to stop, so KeyboardInterrupt all the same (the result is dropped).
-    if (stop_signal() == SIGINT) {
+    if (main && stop_signal() == SIGINT) {
       clear_stop();
       PyErr_SetString(PyExc_KeyboardInterrupt, "interrupted (Ctrl-C) during the call, after its last check");
       throw py::error_already_set();

@@ -2,8 +2,8 @@
 # A forward run stopped mid-run and resumed ends with the same files as an uninterrupted one, bit for bit.
 #   checkpoint_resume.sh MODE WORKDIR CASE LAUNCH...
 #     MODE    usr1 | term: the signal Slurm sends before the time limit / at preemption; the run writes a checkpoint
-#             and exits 10. term2: SIGTERM twice within a millisecond (GNU timeout signals the child and its process
-#             group): the same request, not a second one. usr1term: SIGUSR1 then SIGTERM (Slurm's warning, then its
+#             and exits 10. term2: SIGTERM twice 0.2 s apart (GNU timeout signals the child and its process group):
+#             the same request, not a second one. usr1term: SIGUSR1 then SIGTERM (Slurm's warning, then its
 #             time limit): one stop. kill: SIGKILL after a periodic checkpoint (a node lost); nothing is written.
 #     LAUNCH  how specwave is started: /path/specwave, or mpiexec -n 2 /path/specwave (the signal goes to mpiexec,
 #             which forwards it to the ranks)
@@ -34,7 +34,7 @@ grep -q "^\[checkpoint\] shot $shot " "$work/first.log" || fail "no checkpoint o
 case $mode in
   usr1) kill -USR1 $pid ;;
   term) kill -TERM $pid ;;
-  term2) kill -TERM $pid; kill -TERM $pid ;;
+  term2) kill -TERM $pid; sleep 0.2; kill -TERM $pid ;;
   usr1term) kill -USR1 $pid; kill -TERM $pid ;;
   kill) kill -KILL $pid ;;
 esac
@@ -50,9 +50,10 @@ esac
 [ -f "$work/run/traces.h5.partial" ] || fail "the partial traces are gone"
 echo "checkpoint_resume: stopped ($mode, exit $rc) after: $(grep '^\[checkpoint\]' "$work/first.log" | tail -n 1)"
 
-# Resubmitted with a comment added and progress_seconds changed (neither changes the result: the checkpoint must
-# still be this run's).
-{ echo "# resubmitted after preemption"; sed 's/^progress_seconds *=.*$/progress_seconds = 7.0/' "$case"; } >"$work/resubmitted.toml"
+# Resubmitted with a comment added and check_every changed (neither changes the result: the checkpoint must still be
+# this run's).
+{ echo "# resubmitted after preemption"; sed 's/^check_every *=.*$/check_every = 7/' "$case"; } >"$work/resubmitted.toml"
+grep -q '^check_every = 7$' "$work/resubmitted.toml" || fail "the resubmitted case does not change check_every"
 "${launch[@]}" forward "$work/resubmitted.toml" "${more[@]}" --output-dir "$work/run" --resume >"$work/resume.log" 2>&1 || fail "the resumed run failed"
 grep -q "^resume      from" "$work/resume.log" || fail "the second run did not resume from the checkpoint"
 grep "^resume" "$work/resume.log"

@@ -157,11 +157,13 @@ void write_run_json(const std::filesystem::path& dir, const Case& c, const Plan&
 
 // What an earlier run left in `dir` that this completed run did not write: wavefield views of other shots or steps
 // (wavefield_shotSSSS_stepNNNNNN.vtkhdf, ..._final.vtkhdf: ParaView reads a folder's views as one series), gathers of
-// shots this run did not plot (shot_gather_shotSSSS*.png), and wavefield.h5 and wavefield.xdmf when this run wrote
-// no wavefield. Removed, so that the folder holds one run; their names, sorted, for the log. `views`: the views this
-// run wrote; `plotted`: the shots whose gather it plotted.
+// shots this run did not plot (shot_gather_shotSSSS*.png), wavefield.h5 and wavefield.xdmf when this run wrote no
+// wavefield, and traces.h5 when it wrote no traces (collect would take it for this run's). Removed, so that the folder
+// holds one run; their names, sorted, for the log. `views`: the views this run wrote; `plotted`: the shots whose gather
+// it plotted.
 std::vector<std::string> remove_earlier_outputs(const std::filesystem::path& dir, const std::vector<std::string>& views,
-                                                const std::vector<bool>& plotted, bool wavefield_written) {
+                                                const std::vector<bool>& plotted, bool wavefield_written,
+                                                bool traces_written) {
   namespace fs = std::filesystem;
   static const std::regex view(R"(wavefield_shot\d{4}_(step\d{6}|final)\.vtkhdf)");
   static const std::regex gather(R"(shot_gather_shot(\d{4})(_\w+)?\.png)");
@@ -177,7 +179,8 @@ std::vector<std::string> remove_earlier_outputs(const std::filesystem::path& dir
     } else if (std::regex_match(name, m, gather)) {
       const std::size_t shot = std::stoul(m[1].str());
       if (shot >= plotted.size() || !plotted[shot]) stale.push_back(name);
-    } else if (!wavefield_written && (name == "wavefield.h5" || name == "wavefield.xdmf")) {
+    } else if ((!wavefield_written && (name == "wavefield.h5" || name == "wavefield.xdmf")) ||
+               (!traces_written && name == "traces.h5")) {
       stale.push_back(name);
     }
   }
@@ -513,11 +516,12 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       // run.checkpoint_every below check_every: the ranks meet where a checkpoint is due too.
       if (const long long due = schedule.steps_until_due(done); due > 0)
         end = int(std::min<long long>(end, n + (due + round - 1) / round));
+      // (A rank's chunks follow its own clock: nothing collective happens between them but the steps' own halo
+      // exchanges, in step order on every rank; the pending snapshot, collective, is finished at `end`.)
       while (n < end) {
         const int stop = std::min(end, n + chunk);
         const auto started = std::chrono::steady_clock::now();
         for (int k = 0; k < count; ++k) propagators[k]->advance(n, stop);
-        if (pending) finish_snapshot();
         const double per_step =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() / (stop - n);
         chunk =
@@ -526,6 +530,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
         n = stop;
         if (n < end) progress.update(first, first + round - 1, n_shots, n, plan.nt, plan.dt, done);
       }
+      if (pending) finish_snapshot();
       const bool at_snapshot = next_snapshot < steps.size() && n == steps[next_snapshot];
       for (int k = 0; k < count; ++k) {
         const int shot = mine_first + k;
@@ -650,8 +655,8 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     const std::vector<std::string> views =
         wavefield ? io::wavefield_view_paths((dir / "wavefield.h5").string(), n_shots, steps, c.output.final_field)
                   : std::vector<std::string>{};
-    const std::vector<std::string> removed =
-        remove_earlier_outputs(dir, views, c.output.plots ? plot_gather : std::vector<bool>{}, bool(wavefield));
+    const std::vector<std::string> removed = remove_earlier_outputs(
+        dir, views, c.output.plots ? plot_gather : std::vector<bool>{}, bool(wavefield), bool(traces));
     if (!removed.empty()) {
       std::string names;
       for (std::size_t k = 0; k < removed.size() && k < 6; ++k) names += (k ? ", " : "") + removed[k];

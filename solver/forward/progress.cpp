@@ -101,8 +101,8 @@ void shot_step(ShotPass pass, int done, int total) {
 }
 
 namespace {
-LineSink& progress_sink() {
-  static LineSink sink;
+LineSink& progress_sink() {  // per thread: the Python module's calls may run on several threads at once
+  thread_local LineSink sink;
   return sink;
 }
 }  // namespace

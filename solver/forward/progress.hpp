@@ -10,7 +10,7 @@ namespace specwave {
 
 // Where progress lines go (the run's [progress] lines and the objective's per-shot lines): stdout, flushed, unless
 // a sink is set (the Python module sends them to Python's logging or stderr). An empty function restores stdout.
-// The sink is called from the thread that runs the job.
+// The sink is the calling thread's own (set and called on the thread that runs the job).
 using LineSink = std::function<void(const std::string& line)>;
 void set_progress_sink(LineSink sink);
 // Writes one line (ending in a newline) to the sink.

@@ -518,10 +518,13 @@ double stable_dt_staggered(const GridSpec& g, int order, double v_max) {
 
 namespace {
 // The receivers' interpolation stencils of the largest shot: the plan's points (GridPointWeight) and a propagator's
-// lists of them (an index and a weight a point), 8^3 points a receiver for FDTD and the staggered and elastic schemes,
-// 13^3 for the spectral method (measured 2026-12-07: 100000 FDTD receivers took 1.6 GB).
+// lists of them (an index and a weight a point), 8 points along each axis of the grid (one along y in 2-D) for FDTD
+// and the staggered and elastic schemes, 13 for the spectral method (measured 2026-12-07: 100000 FDTD receivers took
+// 1.6 GB).
 double receiver_stencil_bytes(const Case& c) {
-  const double points = c.scheme.method == Method::spectral ? 13.0 * 13 * 13 : 8.0 * 8 * 8;
+  const double side = c.scheme.method == Method::spectral ? 13.0 : 8.0;
+  double points = 1;
+  for (int a = 0; a < 3; ++a) points *= c.grid.shape[a] > 1 ? side : 1.0;  // (2-D: one node along y)
   return double(max_shot_receivers(c)) * points * (sizeof(GridPointWeight) + 16.0);
 }
 }  // namespace
