@@ -486,6 +486,15 @@ class Operator {
   }
 
  private:
+  // run_released, one call of this Operator at a time: calls from several Python threads wait their turn (one
+  // propagator, one state); an Operator a thread runs them at once.
+  template <class Job>
+  auto run_one(const py::object& progress, Job&& job) {
+    return run_released(progress, [&] {
+      const std::lock_guard<std::mutex> one_call(busy_);
+      return job();
+    });
+  }
   // Between shots: Ctrl-C (run_released's handler) ends the run. On one rank only: under mpiexec one rank stopping
   // alone would leave the others waiting in the next collective (Ctrl-C there is mpiexec's).
   void stop_if_interrupted() const {
@@ -503,8 +512,7 @@ class Operator {
   py::list forward(const py::object& model, const py::object& shots, const py::object& progress) {
     const auto velocity = velocity_from_parameter(parameterisation(), model_values(model));
     const std::vector<int> which = checked_shots(case_, shots);
-    auto traces = run_released(progress, [&] {
-      const std::lock_guard<std::mutex> one_call(busy_);  // the propagator runs one call at a time
+    auto traces = run_one(progress, [&] {
       propagator_->set_velocity(velocity);
       std::vector<std::vector<double>> out;
       for (int s : shots_of_rank(world_, which)) {
@@ -524,8 +532,7 @@ class Operator {
     const auto m = model_values(model);
     auto data = checked_shot_traces(observed, receiver_counts(), plan_.nt, "observed");
     LeastSquaresMisfit misfit;
-    auto result = run_released(progress, [&] {
-      const std::lock_guard<std::mutex> one_call(busy_);  // the propagator runs one call at a time
+    auto result = run_one(progress, [&] {
       // Under mpiexec (MPI initialised by mpi4py), the ranks share the shots and sum the gradient, as `invert` does.
       Objective objective(*propagator_, misfit, std::move(data), parameterisation(), plan_.dt,
                           world_.size() > 1 ? &world_ : nullptr);
@@ -545,8 +552,7 @@ class Operator {
     const auto m = model_values(model);
     const auto dm = checked_values(perturbation, grid_shape(case_), "perturbation");
     const std::vector<int> all = checked_shots(case_, py::none());
-    auto traces = run_released(progress, [&] {
-      const std::lock_guard<std::mutex> one_call(busy_);  // the propagator runs one call at a time
+    auto traces = run_one(progress, [&] {
       const auto velocity = velocity_from_parameter(parameterisation(), m);
       propagator_->set_velocity(velocity);
       // d(v dt)^2 = J dm, J = d(v dt)^2 / d(parameter) (chain_rule's factor, so that adjoint is born's transpose)
@@ -571,8 +577,7 @@ class Operator {
     const auto m = model_values(model);
     const auto r = checked_shot_traces(residual, receiver_counts(), plan_.nt, "residual");
     const std::vector<int> all = checked_shots(case_, py::none());
-    auto image = run_released(progress, [&] {
-      const std::lock_guard<std::mutex> one_call(busy_);  // the propagator runs one call at a time
+    auto image = run_one(progress, [&] {
       const auto velocity = velocity_from_parameter(parameterisation(), m);
       propagator_->set_velocity(velocity);
       std::vector<double> g(m.size(), 0.0);
@@ -596,9 +601,7 @@ class Operator {
   Comm world_;
   Plan plan_;
   std::unique_ptr<GradientPropagator> propagator_;
-  // Calls from several Python threads (the GIL released) wait their turn: one propagator, one state. An Operator a
-  // thread runs them at once.
-  std::mutex busy_;
+  std::mutex busy_;  // (run_one)
 };
 
 }  // namespace

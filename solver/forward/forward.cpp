@@ -655,8 +655,8 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     const std::vector<std::string> views =
         wavefield ? io::wavefield_view_paths((dir / "wavefield.h5").string(), n_shots, steps, c.output.final_field)
                   : std::vector<std::string>{};
-    const std::vector<std::string> removed = remove_earlier_outputs(
-        dir, views, c.output.plots ? plot_gather : std::vector<bool>{}, bool(wavefield), bool(traces));
+    const std::vector<std::string> removed =
+        remove_earlier_outputs(dir, views, plot_gather, bool(wavefield), bool(traces));
     if (!removed.empty()) {
       std::string names;
       for (std::size_t k = 0; k < removed.size() && k < 6; ++k) names += (k ? ", " : "") + removed[k];

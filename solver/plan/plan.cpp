@@ -52,18 +52,15 @@ void check_threads(const Case& c) {
                            c.run.threads, max_threads, std::thread::hardware_concurrency(), max_threads));
 }
 
-}  // namespace
-
-namespace {
 // The threads OpenMP would use before any case set them (OMP_NUM_THREADS, or every core): run.threads = 0 means
 // these, also after a case that asked for fewer (the Python module runs many cases in one process).
-const int g_default_threads = omp_get_max_threads();  // (at load, before any case)
-int default_threads() { return g_default_threads; }
+const int default_threads = omp_get_max_threads();  // (at load, before any case)
+
 }  // namespace
 
 void apply_threads(const Case& c) {
   check_threads(c);
-  omp_set_num_threads(c.run.threads > 0 ? c.run.threads : default_threads());
+  omp_set_num_threads(c.run.threads > 0 ? c.run.threads : default_threads);
 }
 
 namespace {
@@ -790,23 +787,24 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
   plan.backend = resolve_backend(c, where, plan);
   if (plan.ranks > 1 && where.world && c.run.backend != BackendKind::cpu)
     agree_on_devices(c, *where.world, where, plan);
-  plan.threads = c.run.threads > 0 ? c.run.threads : default_threads();
+  plan.threads = c.run.threads > 0 ? c.run.threads : default_threads;
 
   // Memory, before the model (the largest allocation so far) is built. nt is not known yet: bound traces later.
   plan.memory_available = available_memory_bytes();
   plan.memory_bytes = estimate_memory_bytes(c, 0);
-  if (plan.memory_available && plan.memory_bytes > plan.memory_available)
+  if (plan.memory_available && plan.memory_bytes > plan.memory_available) {
+    const double stencils = receiver_stencil_bytes(c);
+    const bool receivers = stencils > 0.25 * double(plan.memory_bytes);  // worth naming
     throw Error(
         ExitCode::resources,
-        fmt::format("{}: the run needs about {}{} but only {} is available; reduce grid.shape, {}{}or run on a "
-                    "larger node",
+        fmt::format("{}: the run needs about {}{} but only {} is available; reduce grid.shape, {}{}or run on "
+                    "a larger node",
                     c.source_path.empty() ? c.name : c.source_path, human_bytes(plan.memory_bytes),
-                    receiver_stencil_bytes(c) > 0.25 * double(plan.memory_bytes)
-                        ? fmt::format(" ({} of it the interpolation stencils of {} receivers)",
-                                      human_bytes(std::size_t(receiver_stencil_bytes(c))), max_shot_receivers(c))
-                        : "",
-                    human_bytes(plan.memory_available), fp32_advice(c),
-                    receiver_stencil_bytes(c) > 0.25 * double(plan.memory_bytes) ? "record fewer receivers, " : ""));
+                    receivers ? fmt::format(" ({} of it the interpolation stencils of {} receivers)",
+                                            human_bytes(std::size_t(stencils)), max_shot_receivers(c))
+                              : "",
+                    human_bytes(plan.memory_available), fp32_advice(c), receivers ? "record fewer receivers, " : ""));
+  }
 
   // A rank of a decomposed run builds (reads) only its block of the model; v_min, v_max are global. The staggered
   // scheme's ranks hold the whole model: a source's or receiver's density averages its stencil's points, which may lie

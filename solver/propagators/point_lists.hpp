@@ -3,9 +3,11 @@
 // CUDA): the interpolation stencils of solver/plan/acquisition.hpp resolved to indices and factors, and the receivers
 // of one block of a decomposed grid arranged so that the traces are bitwise those of one rank.
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
+#include "io/checksum.hpp"
 #include "kernels/common.hpp"
 #include "solver/parallel/decomposition.hpp"
 #include "solver/plan/acquisition.hpp"
@@ -64,21 +66,15 @@ template <class T>
 BlockReceivers<T> make_block_receivers(const FieldLayout& layout, const std::vector<PointStencil>& receivers,
                                        const Block& block);
 
-// What a receiver's stencil is, in one number: an FNV-1a hash of its position and of its points (their indices,
-// weights and fields), so that a receiver at the same place recording another component (its points differ) has
+// What a receiver's stencil is, in one number (io::checksum64 of its position, combined with each point's indices,
+// field and weight), so that a receiver at the same place recording another component (its points differ) has
 // another key.
 inline std::uint64_t stencil_key(const PointStencil& s) {
-  std::uint64_t h = 14695981039346656037ull;
-  const auto mix = [&h](const void* data, std::size_t bytes) {
-    const auto* b = static_cast<const unsigned char*>(data);
-    for (std::size_t k = 0; k < bytes; ++k) h = (h ^ b[k]) * 1099511628211ull;
-  };
-  mix(s.position.data(), sizeof(double) * s.position.size());
+  std::uint64_t h = io::checksum64(s.position.data(), sizeof(double) * s.position.size());
   for (const GridPointWeight& p : s.points) {
-    const int index[3] = {p.iz, p.iy, p.ix};
-    mix(index, sizeof(index));
-    mix(&p.weight, sizeof(p.weight));
-    mix(&p.field, sizeof(p.field));
+    h = io::combine_checksums(h, (std::uint64_t(std::uint32_t(p.iz)) << 32) | std::uint32_t(p.iy));
+    h = io::combine_checksums(h, (std::uint64_t(std::uint32_t(p.ix)) << 8) | p.field);
+    h = io::combine_checksums(h, std::bit_cast<std::uint64_t>(p.weight));
   }
   return h;
 }
