@@ -835,6 +835,34 @@ TEST_CASE("a checkpoint with a flipped bit, or whose model file changed, is refu
   CAPTURE(resumed.output);
   CHECK(resumed.code == 0);
   CHECK(fs::exists(fs::path(b) / "traces.h5"));
+
+  // Requeued after it completed: the same run is not run again (its outputs untouched); a changed model file, or an
+  // output gone, runs it again.
+  const auto traces_time = fs::last_write_time(fs::path(b) / "traces.h5");
+  const Result again = run_specwave("forward -q --resume " + path + " --output-dir " + b);
+  CAPTURE(again.output);
+  CHECK(again.code == 0);
+  CHECK(again.output.find("this run completed already") != std::string::npos);
+  CHECK(again.output.find("done        nothing run: 1 shot(s)") != std::string::npos);
+  CHECK(fs::last_write_time(fs::path(b) / "traces.h5") == traces_time);
+  {
+    io::h5::AtomicWriter m((dir / "model.h5").string());
+    io::h5::write_dataset<float>(m.id(), "velocity", dims, other.data(), "m/s");
+    m.commit();
+  }
+  const Result rerun = run_specwave("forward -q --resume " + path + " --output-dir " + b);
+  CAPTURE(rerun.output);
+  CHECK(rerun.code == 0);
+  CHECK(rerun.output.find("no checkpoint in") != std::string::npos);
+  CHECK(rerun.output.find("it runs again") != std::string::npos);
+  CHECK(rerun.output.find("completed already") == std::string::npos);
+  CHECK(run_specwave("forward -q --resume " + path + " --output-dir " + b).output.find("completed already") !=
+        std::string::npos);
+  fs::remove(fs::path(b) / "traces.h5");
+  const Result missing = run_specwave("forward -q --resume " + path + " --output-dir " + b);
+  CHECK(missing.code == 0);
+  CHECK(missing.output.find("completed already") == std::string::npos);
+  CHECK(fs::exists(fs::path(b) / "traces.h5"));
 }
 
 TEST_CASE("no clobbering: inputs that outputs would overwrite, symlinks at temporary names, exports onto inputs") {

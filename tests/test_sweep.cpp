@@ -996,15 +996,8 @@ TEST_CASE("end to end: sweep, each task by hand through job.sbatch, collect") {
   const Result sweep = run_specwave("sweep " + example_sweep.string() + " --output " + out + " --slurm");
   CAPTURE(sweep.output);
   REQUIRE(sweep.code == 0);
-  // Until `forward --resume` is in the engine (checkpoint/restart, developed separately), this launcher drops the
-  // flag when the program does not know it; with it, the launcher runs the command unchanged.
-  write_executable(dir / "launcher", R"(#!/bin/bash
-if "$1" "$2" --help 2>/dev/null | grep -q -- '--resume'; then exec "$@"; fi
-args=()
-for a in "$@"; do [ "$a" = --resume ] || args+=("$a"); done
-echo "[launcher] $2 has no --resume yet: running without it"
-exec "${args[@]}"
-)");
+  // The job script's launcher (srun under Slurm) runs the command as it is.
+  write_executable(dir / "launcher", "#!/bin/bash\nexec \"$@\"\n");
   for (int i = 0; i < 4; ++i) {
     const std::string log = out + "/logs/000" + std::to_string(i) + ".log";
     const Result task = run_command("cd " + dir.string() + " && SLURM_ARRAY_TASK_ID=" + std::to_string(i) +
@@ -1017,6 +1010,14 @@ exec "${args[@]}"
     CHECK(io::get_number(st, "exit_code") == 0.0);
     CHECK(st.at("job_id").is_null());  // not under Slurm
   }
+  // Task 0 started again after it completed (a requeue): its run is not repeated.
+  const Result requeued =
+      run_command("cd " + dir.string() + " && SLURM_ARRAY_TASK_ID=0 SPECWAVE_LAUNCHER=" + (dir / "launcher").string() +
+                  " OMP_NUM_THREADS=1 bash " + out + "/job.sbatch");
+  CAPTURE(requeued.output);
+  CHECK(requeued.code == 0);
+  CHECK(contains(requeued.output, "this run completed already"));
+  CHECK(io::get_string(status_of(fs::path(out) / "variants" / "0000"), "state") == "completed");
   const Result collect = run_specwave("collect " + out);
   CAPTURE(collect.output);
   CHECK(collect.code == 0);

@@ -127,12 +127,27 @@ std::string model_fingerprint(const Plan& plan) {
   return "model checksum " + io::checksum_hex(io::checksum64(v.data(), v.size() * sizeof(float)));
 }
 
+// The whole model's checksum (velocity, density, Q and shear velocity of every rank's block), the same on every rank:
+// with run_fingerprint, what a completed run's run.json records so that a resubmitted `forward --resume` can tell
+// the same run (completed_earlier).
+std::string whole_model_fingerprint(const Plan& plan, const Comm& world) {
+  const auto& m = plan.model;
+  std::uint64_t h = std::uint64_t(world.rank()) + 1;
+  for (const std::vector<float>* f : {&m.velocity, &m.density, &m.q, &m.shear})
+    h = io::combine_checksums(h, io::checksum64(f->data(), f->size() * sizeof(float)));
+  // Summed over the ranks in two 32-bit halves (no overflow below 2^31 ranks), then mixed.
+  std::array<long long, 2> parts = {static_cast<long long>(h & 0xffffffffu), static_cast<long long>(h >> 32)};
+  world.allreduce_in_place(std::span<long long>(parts), ReduceOp::sum);
+  return "model " + io::checksum_hex(io::combine_checksums(std::uint64_t(parts[0]), std::uint64_t(parts[1])));
+}
+
 // run.json: the run's figures for scripts and `specwave collect` (docs/batch.md), written atomically by rank 0.
 void write_run_json(const std::filesystem::path& dir, const Case& c, const Plan& plan, const ForwardSummary& s,
-                    int resumed_from_step) {
+                    int resumed_from_step, const std::string& fingerprint) {
   const nlohmann::ordered_json run = {{"command", "forward"},
                                       {"case", c.source_path},
                                       {"status", "completed"},
+                                      {"fingerprint", fingerprint},
                                       {"propagator", s.propagator},
                                       {"shots", c.shots.size()},
                                       {"nt", plan.nt},
@@ -153,6 +168,31 @@ void write_run_json(const std::filesystem::path& dir, const Case& c, const Plan&
     if (!out.good()) throw Error(ExitCode::output_error, "cannot write " + tmp.string());
   }
   std::filesystem::rename(tmp, dir / "run.json");
+}
+
+// The summary of the run that run.json in `dir` records when it says that this very run (`fingerprint`: the case, the
+// model, the wavelets and the layout) completed there and its listed outputs are all still there; else nothing.
+// Read by rank 0 only.
+std::optional<ForwardSummary> completed_earlier(const std::filesystem::path& dir, const std::string& fingerprint) {
+  try {
+    std::ifstream in(dir / "run.json");
+    if (!in) return std::nullopt;
+    const auto run = nlohmann::json::parse(in);
+    if (run.value("command", "") != "forward" || run.value("status", "") != "completed" ||
+        run.value("fingerprint", "") != fingerprint)
+      return std::nullopt;
+    ForwardSummary s;
+    s.outputs = run.at("outputs").get<std::vector<std::string>>();
+    for (const std::string& f : s.outputs)
+      if (f.find('*') == std::string::npos && !std::filesystem::exists(f)) return std::nullopt;
+    s.seconds = run.at("seconds").is_number() ? run.at("seconds").get<double>() : 0;
+    s.cells_per_second = run.at("cells_per_second").is_number() ? run.at("cells_per_second").get<double>() : 0;
+    s.propagator = run.value("propagator", "");
+    s.completed_earlier = true;
+    return s;
+  } catch (const std::exception&) {  // damaged or from another version: run again
+    return std::nullopt;
+  }
 }
 
 // What an earlier run left in `dir` that this completed run did not write: wavefield views of other shots or steps
@@ -317,8 +357,30 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
                             dir.string(), made ? ": " + made.message() : std::string()));
   // Several shots in flight when one does not fill the device (plan.shots_in_flight; 1 on the CPU and under
   // MPI): their propagators advance in lockstep chunks, and on the GPU each queues its work in its own stream.
-  std::vector<std::unique_ptr<Propagator>> propagators;
   const int per_group = parallel ? 1 : std::min(plan.shots_in_flight, n_shots);
+  const std::string run_print = run_fingerprint(c, plan, per_group);
+  CheckpointStore store((dir / "checkpoint").string(), world, run_print, model_fingerprint(plan));
+  // A resubmitted job (`forward --resume` as a batch script always passes it) whose run completed already: no
+  // checkpoint, and run.json records this very run with its outputs in place. Nothing to do (docs/batch.md).
+  const std::string fingerprint = run_print + ", " + whole_model_fingerprint(plan, world);
+  if (options.resume && !store.exists()) {
+    std::optional<ForwardSummary> earlier;
+    if (root) earlier = completed_earlier(dir, fingerprint);
+    int done = earlier ? 1 : 0;
+    world.broadcast(std::span<int>(&done, 1), 0);
+    if (done) {
+      if (root)
+        std::fputs(fmt::format("resume      {}: this run completed already (the same case, inputs and layout; its "
+                               "outputs are in place): nothing to do; run without --resume to run it again\n",
+                               (dir / "run.json").string())
+                       .c_str(),
+                   stdout);
+      ForwardSummary nothing;
+      nothing.completed_earlier = true;
+      return earlier.value_or(nothing);
+    }
+  }
+  std::vector<std::unique_ptr<Propagator>> propagators;
   for (int k = 0; k < per_group; ++k) propagators.push_back(make_propagator(c, plan, parallel ? &domain : nullptr));
   const Block block = propagators.front()->block().value_or(whole_grid(g.shape));
   io::h5::Provenance prov{"", to_string(c.run.precision), "cpu", c.source_text, "host CPU", plan.threads, world.size()};
@@ -332,14 +394,12 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   }
   // Checkpoints (docs/batch.md): a stop signal or the period writes one at a step boundary; --resume continues
   // from it. The outputs are written as "<name>.partial" until complete, and reopened by a resumed run.
-  CheckpointStore store((dir / "checkpoint").string(), world, run_fingerprint(c, plan, per_group),
-                        model_fingerprint(plan));
   const bool resuming = options.resume && store.exists();
   if (options.resume && !resuming && root)
     std::fputs(fmt::format("resume      no checkpoint in {}: starting from the beginning{}\n", store.directory(),
                            fs::exists(dir / "run.json")
-                               ? " (run.json says a run completed in this folder: a completed run leaves nothing to "
-                                 "resume, and runs again)"
+                               ? " (run.json records a completed run of another case, model or layout, or its "
+                                 "outputs are gone: it runs again)"
                                : "")
                    .c_str(),
                stdout);
@@ -666,7 +726,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
                      .c_str(),
                  stdout);
     }
-    write_run_json(dir, c, plan, summary, resuming ? resume_step : -1);
+    write_run_json(dir, c, plan, summary, resuming ? resume_step : -1, fingerprint);
   }
   return summary;
 }

@@ -18,6 +18,8 @@ struct ForwardSummary {
   std::vector<std::string> outputs;  // files written
   std::string propagator;
   int checkpoints = 0;  // written by this run
+  // `forward --resume` found this run completed in its folder (run.json) and ran nothing: the figures are that run's.
+  bool completed_earlier = false;
 };
 
 ForwardSummary run_forward(const Case& c, const Plan& plan, const ForwardOptions& options);

@@ -537,8 +537,12 @@ int run(int argc, char** argv) {
   install_stop_handlers();
   const ForwardSummary s = run_forward(c, plan, ForwardOptions{quiet, forward_resume});
   if (!root) return 0;
-  std::string summary = fmt::format("done        {} shot(s) x {} steps in {:.2f} s with {}: {:.3g} cells/s\n",
-                                    c.shots.size(), plan.nt, s.seconds, s.propagator, s.cells_per_second);
+  std::string summary =
+      s.completed_earlier
+          ? fmt::format("done        nothing run: {} shot(s) x {} steps had completed in {:.2f} s with {}\n",
+                        c.shots.size(), plan.nt, s.seconds, s.propagator)
+          : fmt::format("done        {} shot(s) x {} steps in {:.2f} s with {}: {:.3g} cells/s\n", c.shots.size(),
+                        plan.nt, s.seconds, s.propagator, s.cells_per_second);
   for (const auto& f : s.outputs) summary += fmt::format("output      {}\n", f);
   if (s.checkpoints) summary += fmt::format("checkpoints {} written, removed at the end\n", s.checkpoints);
   print(summary);
