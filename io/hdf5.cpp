@@ -583,7 +583,11 @@ void AtomicWriter::commit(const std::string& what) {
   // Every rank returns once the file has its final name (a rank may read it next).
   if (parallel_.active()) MPI_Barrier(mpi_comm(parallel_.comm));
 #endif
-  if (ec) fail_write("cannot rename " + temporary_ + " to " + path_ + ": " + ec.message());
+  if (ec) {
+    std::error_code ignored;  // a complete file under a temporary name is of no use to anyone: not left behind
+    if (parallel_.rank == 0 && !resumable_.enabled) std::filesystem::remove(temporary_, ignored);
+    fail_write("cannot rename " + temporary_ + " to " + path_ + ": " + ec.message());
+  }
 }
 
 void write_identity_attributes(hid_t file, const std::string& file_type) {

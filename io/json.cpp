@@ -10,8 +10,12 @@ nlohmann::json parse_json(std::string_view text, const std::string& what) {
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
+    // The library's text, without its "[json.exception.parse_error.101] " tag: where and what.
+    std::string why = e.what();
+    if (const auto tag = why.find("] "); why.starts_with("[json.exception") && tag != std::string::npos)
+      why = why.substr(tag + 2);
     throw Error(ExitCode::input_error,
-                fmt::format("{}: invalid JSON ({}); the file is damaged: remove it or write it again", what, e.what()));
+                fmt::format("{}: invalid JSON ({}); the file is damaged: remove it or write it again", what, why));
   }
 }
 

@@ -67,6 +67,13 @@ double unscaled(std::int32_t value, std::int16_t scalar) {
   return double(value);
 }
 
+// The scalars SEG-Y allows (coordinates 71-72, elevations and depths 69-70, times 215-216): +-1, 10, 100, 1000 or
+// 10000 (negative: divide), 0 meaning 1.
+bool standard_scalar(std::int16_t scalar) {
+  const int a = std::abs(int(scalar));
+  return a == 0 || a == 1 || a == 10 || a == 100 || a == 1000 || a == 10000;
+}
+
 }  // namespace
 
 float ibm_to_ieee(std::uint32_t ibm) {
@@ -82,6 +89,38 @@ namespace {
 [[noreturn]] void bad_input(const std::string& path, const std::string& what) {
   throw Error(ExitCode::input_error, fmt::format("{}: {}", path, what));
 }
+
+// An output path must name a file: "" would make the temporary ".tmp-PID" in the current folder and fail its rename.
+void check_output_path(const std::string& path, const char* what) {
+  if (path.empty())
+    throw Error(ExitCode::usage, fmt::format("the {} output path is empty; give the name of the file to write", what));
+}
+
+// Trace `trace`'s (0-based) scalar at `position` (bytes position, position + 1), refused unless SEG-Y allows it.
+std::int16_t checked_scalar(const std::string& path, const unsigned char* th, std::size_t position, bool little,
+                            std::size_t trace, const char* what) {
+  const std::int16_t scalar = get<std::int16_t>(th, position, little);
+  if (!standard_scalar(scalar))
+    bad_input(path, fmt::format("trace {}: the {} scalar (trace header bytes {}-{}) is {}; SEG-Y allows 1, 10, 100, "
+                                "1000 or 10000 (negative to divide, 0 meaning 1); correct the header (or check the "
+                                "file's byte order)",
+                                trace + 1, what, position, position + 1, scalar));
+  return scalar;
+}
+
+// SEG-Y -> gathers (below); read_acquisition wants the geometry alone.
+ShotGathers segy_gathers(const std::string& path, bool data);
+
+// Removes a temporary file unless kept: every way out of a writer but success leaves nothing behind.
+struct RemoveUnlessKept {
+  std::vector<std::string> paths;
+  bool keep = false;
+  ~RemoveUnlessKept() {
+    if (keep) return;
+    std::error_code ignored;
+    for (const std::string& p : paths) std::filesystem::remove(p, ignored);
+  }
+};
 
 }  // namespace
 
@@ -178,6 +217,14 @@ ShotGathers read_trace_file(const std::string& path, bool samples) {
     const auto dt = h5::read_attribute_doubles(d.id(), "dt");
     if (dt.size() != 1 || !(dt[0] > 0)) bad_input(path, "dataset '/traces' needs a positive attribute dt (s)");
     g.dt = dt[0];
+    if (h5::has_attribute(d.id(), "t0")) {  // the time of sample 0; absent: 0
+      const auto t0 = h5::read_attribute_doubles(d.id(), "t0");
+      if (t0.size() != 1 || !std::isfinite(t0[0]))
+        bad_input(path, fmt::format("dataset '/traces' has attribute t0 = {} (the time of sample 0, s); it must be one "
+                                    "finite number",
+                                    t0.empty() ? NAN : t0[0]));
+      g.t0 = t0[0];
+    }
   }
   const h5::DatasetInfo si = reader.info("/source_coordinates");
   const auto src = reader.read_floating<double>("/source_coordinates", si.dims);
@@ -205,7 +252,7 @@ ShotGathers read_acquisition(const std::string& path) {
   char signature[8] = {};
   std::ifstream(path, std::ios::binary).read(signature, 8);
   if (std::memcmp(signature, "\x89HDF\r\n\x1a\n", 8) == 0) return read_trace_file(path, false);
-  ShotGathers g = read_segy(path);
+  ShotGathers g = segy_gathers(path, false);
   g.traces.clear();
   g.traces.shrink_to_fit();
   bool any = false;
@@ -220,19 +267,25 @@ ShotGathers read_acquisition(const std::string& path) {
 }
 
 void write_trace_file(const std::string& path, const ShotGathers& g, const std::string& created_from) {
+  check_output_path(path, "traces.h5");
+  // Written complete under a staged name of this process's (TraceFile: its own temporary, renamed to it), t0 set there,
+  // then renamed to `path`: the final name appears only complete, and a failure anywhere (the last rename included)
+  // removes the staged file and TraceFile's temporary ("<name>.tmp-<pid>", io/hdf5.hpp).
+  const std::string staged = fmt::format("{}.tmp-{}-staged", path, ::getpid());
+  RemoveUnlessKept cleanup{{staged, fmt::format("{}.tmp-{}", staged, ::getpid())}};
   h5::Provenance prov{"specwave.traces", "fp32", "none", "", "converted from " + created_from, 0, 1};
   std::vector<std::vector<Vec3>> sources;
   for (const auto& s : g.sources) sources.push_back({s});
   std::unique_ptr<TraceFile> file;
   if (g.shared_receivers()) {
     const std::vector<Vec3> receivers(g.receivers.begin(), g.receivers.begin() + (g.n_shots ? g.shot_traces(0) : 0));
-    file = std::make_unique<TraceFile>(path, prov, false, g.n_shots, receivers, sources, g.nt, g.dt);
+    file = std::make_unique<TraceFile>(staged, prov, false, g.n_shots, receivers, sources, g.nt, g.dt);
   } else {
     std::vector<std::vector<Vec3>> receivers;
     for (int s = 0; s < g.n_shots; ++s)
       receivers.emplace_back(g.receivers.begin() + g.first_trace[std::size_t(s)],
                              g.receivers.begin() + g.first_trace[std::size_t(s) + 1]);
-    file = std::make_unique<TraceFile>(path, prov, false, receivers, sources, g.nt, g.dt);
+    file = std::make_unique<TraceFile>(staged, prov, false, receivers, sources, g.nt, g.dt);
   }
   if (std::any_of(g.components.begin(), g.components.end(), [](std::int32_t k) { return k != 0; })) {
     const std::size_t rows = g.shared_receivers() ? std::size_t(g.n_shots ? g.shot_traces(0) : 0) : g.n_traces();
@@ -247,6 +300,20 @@ void write_trace_file(const std::string& path, const ShotGathers& g, const std::
     file->write_shot(s, shot);
   }
   file->commit();
+  file.reset();
+  {  // the time of sample 0 (TraceFile writes t0 = 0, a simulation's)
+    h5::Handle f(H5Fopen(staged.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    h5::Handle d(f ? H5Dopen2(f.id(), "/traces", H5P_DEFAULT) : H5I_INVALID_HID);
+    if (!d) throw Error(ExitCode::output_error, fmt::format("cannot reopen {} to write its t0", staged));
+    h5::write_attribute(d.id(), "t0", g.t0);
+    d.close();
+    if (H5Fflush(f.id(), H5F_SCOPE_GLOBAL) < 0)
+      throw Error(ExitCode::output_error, fmt::format("cannot write {} (disk full?)", staged));
+  }
+  std::error_code ec;
+  std::filesystem::rename(staged, path, ec);
+  if (ec) throw Error(ExitCode::output_error, fmt::format("cannot rename {} to {}: {}", staged, path, ec.message()));
+  cleanup.keep = true;
 }
 
 unsigned char ebcdic_of(char ascii) {
@@ -262,9 +329,55 @@ unsigned char ebcdic_of(char ascii) {
   return c >= 32 && c < 127 ? table[c - 32] : 0x40;
 }
 
-void write_segy(const std::string& path, const ShotGathers& g, const std::string& text, SegyText encoding) {
+std::vector<std::string> write_segy(const std::string& path, const ShotGathers& g, const std::string& text,
+                                    SegyText encoding) {
+  check_output_path(path, "SEG-Y");
+  std::vector<std::string> notes;
+  // The sample interval: whole microseconds in the 16-bit fields (binary header 3217-3218, trace headers 117-118), the
+  // exact value in the extended sample interval (3273-3280, microseconds as an IEEE double); read_segy's dt = us / 1e6
+  // gives a whole number of microseconds back bit for bit.
+  const double us = g.dt * 1e6;
+  const long us_rounded = std::lround(us);
+  if (std::abs(us - double(us_rounded)) > 1e-9 * us)
+    notes.push_back(fmt::format(
+        "dt = {:.6g} microseconds is not a whole number of them: the 16-bit sample intervals (binary header "
+        "3217-3218, trace headers 117-118) hold {}; the exact value is in the extended sample interval (3273-3280), "
+        "which SEG-Y rev 2 readers and specwave segy import use{}",
+        us, us_rounded > 65535 ? 0L : us_rounded,
+        us / 1e6 == g.dt ? "" : " (dt comes back to within one part in 1e16, not bit for bit)"));
+  // A value beyond a 16-bit field is not clamped there (a rev 0/1 reader would then misread the file): the field
+  // holds 0, "not given", and the value is in the rev 2 extended field, which overrides it.
+  const std::uint16_t dt_us = us_rounded > 65535 ? 0 : std::uint16_t(std::max(us_rounded, 0L));
+  if (us_rounded > 65535)
+    notes.push_back(fmt::format(
+        "dt = {} s ({} microseconds) does not fit the 16-bit sample intervals (binary header 3217-3218, trace headers "
+        "117-118; at most 65535 microseconds): they hold 0, and dt is in the SEG-Y rev 2 extended sample interval "
+        "(3273-3280) only, which rev 2 readers and specwave segy import use; for a rev 0/1 reader, resample the traces "
+        "to at most 65.535 ms (output.trace_dt)",
+        g.dt, us));
+  const std::uint16_t nt16 = g.nt > 65535 ? 0 : std::uint16_t(g.nt);
+  if (g.nt > 65535)
+    notes.push_back(fmt::format(
+        "{} samples per trace do not fit the 16-bit sample counts (binary header 3221-3222, trace headers 115-116; at "
+        "most 65535): they hold 0, and the count is in the SEG-Y rev 2 extended samples per trace (3269-3272) only, "
+        "which rev 2 readers and specwave segy import use; for a rev 0/1 reader, use at most 65535 samples (a coarser "
+        "output.trace_dt, or a shorter time.duration)",
+        g.nt));
+  // The delay recording time (trace header bytes 109-110): t0 in whole milliseconds, signed 16 bits.
+  const double t0_ms = g.t0 * 1000.0;
+  const double t0_whole = std::round(t0_ms);
+  if (!std::isfinite(t0_ms) || std::abs(t0_ms - t0_whole) > 1e-6 || std::abs(t0_whole) > 32767)
+    throw Error(
+        ExitCode::input_error,
+        fmt::format("t0 = {} s (the time of sample 0) is not a whole number of milliseconds within +-32767 ms: "
+                    "SEG-Y's delay recording time (trace header bytes 109-110) holds no other; shift the traces "
+                    "to start at a whole millisecond (or at 0) and set t0 to it",
+                    g.t0));
+  const auto delay_ms = std::int16_t(t0_whole);
+
   const std::string temporary = fmt::format("{}.tmp-{}", path, ::getpid());
   ::close(create_fresh_file(temporary));  // ours, a regular file: never written through a planted symlink
+  RemoveUnlessKept cleanup{{temporary}};  // an error anywhere below leaves nothing behind
   {
     std::ofstream out(temporary, std::ios::binary);
     if (!out) throw Error(ExitCode::output_error, fmt::format("cannot create {}; check the folder", temporary));
@@ -293,19 +406,18 @@ void write_segy(const std::string& path, const ShotGathers& g, const std::string
 
     std::vector<unsigned char> bin(binary_bytes, 0);  // positions relative to the file: subtract 3200
     auto bput = [&](std::size_t file_position, auto value) { put(bin, file_position - text_bytes, value); };
-    const std::uint16_t dt_us = std::uint16_t(std::clamp(std::lround(g.dt * 1e6), 0L, 65535L));
     int most = 0;  // traces per ensemble: the largest shot's
     for (int s = 0; s < g.n_shots; ++s) most = std::max(most, g.shot_traces(s));
-    bput(3213, std::int16_t(std::min(most, 32767)));   // data traces per ensemble
-    bput(3217, dt_us);                                 // sample interval (microseconds)
-    bput(3221, std::uint16_t(std::min(g.nt, 65535)));  // samples per trace
-    bput(3225, std::int16_t(5));                       // IEEE float32
-    bput(3227, std::int16_t(1));                       // ensemble fold
-    bput(3229, std::int16_t(1));                       // sorted as recorded (shot gathers)
-    bput(3255, std::int16_t(1));                       // measurement system: metres
-    bput(3261, std::int32_t(most));                    // extended traces per ensemble
-    bput(3269, std::int32_t(g.nt));                    // extended samples per trace
-    bput(3273, double(g.dt * 1e6));                    // extended sample interval (microseconds, IEEE double)
+    bput(3213, std::int16_t(std::min(most, 32767)));  // data traces per ensemble
+    bput(3217, dt_us);                                // sample interval (microseconds; 0 beyond 65535)
+    bput(3221, nt16);                                 // samples per trace (0 beyond 65535)
+    bput(3225, std::int16_t(5));                      // IEEE float32
+    bput(3227, std::int16_t(1));                      // ensemble fold
+    bput(3229, std::int16_t(1));                      // sorted as recorded (shot gathers)
+    bput(3255, std::int16_t(1));                      // measurement system: metres
+    bput(3261, std::int32_t(most));                   // extended traces per ensemble
+    bput(3269, std::int32_t(g.nt));                   // extended samples per trace
+    bput(3273, us);                                   // extended sample interval (microseconds, IEEE double)
     bput(3297, byte_order_constant);
     bin[3501 - 1 - text_bytes] = 2;  // major revision 2
     bin[3502 - 1 - text_bytes] = 0;  // minor revision 0
@@ -342,7 +454,8 @@ void write_segy(const std::string& path, const ShotGathers& g, const std::string
         put(th, 81, scaled(rec[2]));     // group x
         put(th, 85, scaled(rec[1]));     // group y
         put(th, 89, std::int16_t(1));    // coordinate units: length (metres)
-        put(th, 115, std::uint16_t(std::min(g.nt, 65535)));
+        put(th, 109, delay_ms);          // delay recording time (ms): t0
+        put(th, 115, nt16);
         put(th, 117, dt_us);
         out.write(reinterpret_cast<const char*>(th.data()), trace_header_bytes);
         const float* v = g.traces.data() + trace * std::size_t(g.nt);
@@ -354,19 +467,13 @@ void write_segy(const std::string& path, const ShotGathers& g, const std::string
         out.write(reinterpret_cast<const char*>(samples.data()), std::streamsize(samples.size()));
       }
     out.flush();
-    if (!out) {
-      out.close();
-      std::filesystem::remove(temporary);
-      throw Error(ExitCode::output_error, fmt::format("cannot write {} (disk full?)", temporary));
-    }
+    if (!out) throw Error(ExitCode::output_error, fmt::format("cannot write {} (disk full?)", temporary));
   }
   std::error_code ec;
   std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);  // nothing left behind
-    throw Error(ExitCode::output_error, fmt::format("cannot rename {} to {}: {}", temporary, path, ec.message()));
-  }
+  if (ec) throw Error(ExitCode::output_error, fmt::format("cannot rename {} to {}: {}", temporary, path, ec.message()));
+  cleanup.keep = true;
+  return notes;
 }
 
 namespace {
@@ -375,6 +482,7 @@ namespace {
 // header (byte order, sample format, a fixed sample count).
 struct SegyTraces {
   bool little = false;
+  int revision = 0;  // the major revision (binary header byte 3501): 0, 1 or 2
   int nt = 0;
   double dt_us = 0;                    // the sample interval field(s): microseconds (or the file's own unit)
   std::vector<unsigned char> headers;  // (traces, 240)
@@ -399,6 +507,7 @@ SegyTraces scan_segy(const std::string& path) {
       get<std::int32_t>(bin, 3297, true) == byte_order_constant)
     little = true;
   f.little = little;
+  f.revision = bin[3501 - 1];
   const int format = get<std::int16_t>(bin, 3225, little);
   if (format != 5 && format != 1)
     bad_input(path, fmt::format("data sample format code {} (binary header bytes 3225-3226) is not supported; "
@@ -456,20 +565,47 @@ SegyTraces scan_segy(const std::string& path) {
   return f;
 }
 
-}  // namespace
+// Trace `trace`'s (0-based) delay recording time in seconds: bytes 109-110 (ms, signed), times the time scalar of
+// bytes 215-216 in a rev 1 or 2 file (rev 0 leaves those bytes unassigned).
+double delay_of(const std::string& path, const SegyTraces& f, std::size_t trace) {
+  const unsigned char* th = f.header(trace);
+  const std::int16_t delay = get<std::int16_t>(th, 109, f.little);
+  if (delay == 0) return 0.0;
+  const std::int16_t scalar = f.revision >= 1 ? checked_scalar(path, th, 215, f.little, trace, "time") : 1;
+  // One rounding: an integer numerator over an integer denominator (20 ms gives the double nearest 0.02 s).
+  return double(delay) * double(scalar > 1 ? scalar : 1) / (1000.0 * double(scalar < -1 ? -scalar : 1));
+}
 
-ShotGathers read_segy(const std::string& path) {
+// SEG-Y -> gathers; with `data`, the samples and t0 are checked (read_segy); without, the geometry is what is wanted.
+ShotGathers segy_gathers(const std::string& path, bool data) {
   SegyTraces f = scan_segy(path);
   const bool little = f.little;
   const int nt = f.nt;
   const double dt_us = f.dt_us;
   ShotGathers g;
+  if (data) {
+    // The inversion cannot fit NaN or infinite samples (IBM floats beyond float32's range become infinite).
+    for (std::size_t k = 0; k < f.samples.size(); ++k)
+      if (!std::isfinite(f.samples[k]))
+        bad_input(path, fmt::format("trace {}, sample {} (of {}) is {}; specwave cannot use NaN or infinite samples: "
+                                    "mute, interpolate or drop them before importing",
+                                    k / std::size_t(nt) + 1, k % std::size_t(nt) + 1, nt, f.samples[k]));
+    // The time of sample 0: one for all traces.
+    g.t0 = delay_of(path, f, 0);
+    for (std::size_t t = 1; t < f.count(); ++t)
+      if (const double t0 = delay_of(path, f, t); t0 != g.t0)
+        bad_input(path, fmt::format("trace {} starts at {} s, trace 1 at {} s (delay recording time, trace header "
+                                    "bytes 109-110, scaled by 215-216): specwave's traces share one time of sample 0; "
+                                    "shift the traces to a common start time before importing",
+                                    t + 1, t0, g.t0));
+  }
   g.traces = std::move(f.samples);
   std::vector<std::int32_t> record_of;
   std::vector<Vec3> receiver_of, source_of;
   for (std::size_t t = 0; t < f.count(); ++t) {
     const unsigned char* th = f.header(t);
-    const std::int16_t sc = get<std::int16_t>(th, 71, little), se = get<std::int16_t>(th, 69, little);
+    const std::int16_t sc = checked_scalar(path, th, 71, little, t, "coordinate"),
+                       se = checked_scalar(path, th, 69, little, t, "elevation");
     record_of.push_back(get<std::int32_t>(th, 9, little));
     const std::int16_t id = get<std::int16_t>(th, 29, little);  // 12, 13, 14: vz, vy, vx (multicomponent sensor)
     g.components.push_back(id >= 12 && id <= 14 ? id - 11 : 0);
@@ -486,7 +622,7 @@ ShotGathers read_segy(const std::string& path) {
     if (t == 0 || record_of[t] != record_of[t - 1]) first_of_shot.push_back(t);
   g.n_shots = int(first_of_shot.size());
   g.nt = nt;
-  g.dt = dt_us * 1e-6;
+  g.dt = dt_us / 1e6;  // the nearest double to a whole number of microseconds (* 1e-6 is not: 100000 -> 0.0999...)
   if (!(g.dt > 0)) bad_input(path, "sample interval is 0 (binary header bytes 3217-3218 and 3273-3280)");
   std::unordered_map<std::int32_t, int> shot_of_record;
   for (int s = 0; s < g.n_shots; ++s) {
@@ -505,6 +641,10 @@ ShotGathers read_segy(const std::string& path) {
   return g;
 }
 
+}  // namespace
+
+ShotGathers read_segy(const std::string& path) { return segy_gathers(path, true); }
+
 SegyVolume read_segy_volume(const std::string& path) {
   const SegyTraces f = scan_segy(path);
   const std::size_t n = f.count();
@@ -512,7 +652,7 @@ SegyVolume read_segy_volume(const std::string& path) {
   std::vector<double> xs(n), ys(n);
   for (std::size_t t = 0; t < n; ++t) {
     const unsigned char* th = f.header(t);
-    const std::int16_t sc = get<std::int16_t>(th, 71, f.little);
+    const std::int16_t sc = checked_scalar(path, th, 71, f.little, t, "coordinate");
     xs[t] = unscaled(get<std::int32_t>(th, 181, f.little), sc);
     ys[t] = unscaled(get<std::int32_t>(th, 185, f.little), sc);
   }

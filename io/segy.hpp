@@ -7,7 +7,8 @@
 // interval as an IEEE double), then per trace a 240-byte header and nt IEEE 754 float32 samples (format code 5).
 // Trace headers carry the shot (field record number, bytes 9-12), the trace number in the shot (13-16), the
 // source and receiver coordinates (x: 73-76 / 81-84, y: 77-80 / 85-88, scaled by bytes 71-72), receiver
-// elevation -z (41-44) and source depth z (49-52, scaled by bytes 69-70), the sample count and interval.
+// elevation -z (41-44) and source depth z (49-52, scaled by bytes 69-70), the delay recording time t0 (109-110,
+// ms), the sample count and interval.
 // Coordinates are stored in millimetres (scalar -1000). Reading accepts both byte orders (by the byte-order
 // constant), IEEE (5) and IBM (1) floats, and the fixed or extended sample count and interval.
 #include <array>
@@ -24,6 +25,7 @@ namespace specwave::io {
 struct ShotGathers {
   int n_shots = 0, nt = 0;
   double dt = 0;                          // s
+  double t0 = 0;                          // s: the time of sample 0 (traces.h5's t0; SEG-Y's delay recording time)
   std::vector<std::int64_t> first_trace;  // n_shots + 1 row offsets
   std::vector<float> traces;              // (n_traces, nt), C order, shot by shot
   std::vector<Vec3> receivers;            // one per trace: (z, y, x) m, z down
@@ -44,24 +46,33 @@ ShotGathers shared_gathers(int n_shots, const std::vector<Vec3>& receivers, int 
                            std::vector<float> traces, std::vector<Vec3> sources);
 
 // traces.h5 (file_type "specwave.traces") -> gathers; errors name the file and dataset. Without `samples`, the
-// geometry alone (traces left empty).
+// geometry alone (traces left empty). t0: the /traces attribute (0 when absent; a non-finite one is refused).
 ShotGathers read_trace_file(const std::string& path, bool samples = true);
 // The acquisition geometry of a survey (gathers without their samples): from a traces.h5 (either layout) or a SEG-Y
 // file (told apart by the HDF5 signature). A SEG-Y file whose trace headers hold no coordinates (every source and
 // group x, y and elevation 0) is refused (exit 4) naming the file and the header bytes.
 ShotGathers read_acquisition(const std::string& path);
-// gathers -> traces.h5 (atomic; float32 traces).
+// gathers -> traces.h5 (atomic, nothing left behind on failure; float32 traces; /traces attribute t0 = gathers.t0).
+// An empty path is refused (exit 2) before anything is written.
 void write_trace_file(const std::string& path, const ShotGathers& gathers, const std::string& created_from);
 
-// gathers -> SEG-Y rev 2 (atomic: temporary name, then rename). `text` goes into the textual header (cut to fit).
-// The textual header in EBCDIC (code page 037: what segyio and most readers assume), or in ASCII when asked.
+// gathers -> SEG-Y rev 2 (atomic: temporary name, then rename; nothing left behind on failure). `text` goes into the
+// textual header (cut to fit). The textual header in EBCDIC (code page 037: what segyio and most readers assume), or
+// in ASCII when asked. Returns notes for the user ("dt = ... is not a whole number of them", a sample count or
+// interval beyond the 16-bit fields: those hold 0 and the value is in the rev 2 extended fields only). Refused before
+// anything is written: an empty path (exit 2), a t0 that is not a whole number of milliseconds within +-32767 (the
+// delay recording time, bytes 109-110; exit 4).
 enum class SegyText { ebcdic, ascii };
-void write_segy(const std::string& path, const ShotGathers& gathers, const std::string& text,
-                SegyText encoding = SegyText::ebcdic);
+std::vector<std::string> write_segy(const std::string& path, const ShotGathers& gathers, const std::string& text,
+                                    SegyText encoding = SegyText::ebcdic);
 // The EBCDIC (code page 037) byte of a printable ASCII character (32-126); others become a space (0x40).
 unsigned char ebcdic_of(char ascii);
 // SEG-Y -> gathers. Traces are grouped by field record number, in file order (a shot's traces contiguous), each shot
-// with its own receivers; every trace has the same sample count and interval (errors name the trace).
+// with its own receivers; every trace has the same sample count and interval (errors name the trace). dt = the
+// interval in microseconds / 1e6 (an integer count gives the nearest double). t0 = the delay recording time (bytes
+// 109-110, ms, times the rev 1+ time scalar of bytes 215-216), the same for every trace. Refused (exit 4, naming the
+// trace): a NaN or infinite sample, delays that differ between traces, a coordinate or elevation scalar (bytes 71-72,
+// 69-70) or time scalar other than +-1, 10, 100, 1000, 10000 (0 meaning 1).
 ShotGathers read_segy(const std::string& path);
 
 // A velocity cube in SEG-Y (a model file, docs/case-file.md): one trace per (y, x) point of a regular grid whose axes

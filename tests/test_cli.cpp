@@ -865,6 +865,48 @@ TEST_CASE("a checkpoint with a flipped bit, or whose model file changed, is refu
   CHECK(fs::exists(fs::path(b) / "traces.h5"));
 }
 
+TEST_CASE("check refuses, before reading or allocating them, inputs whose size the run cannot hold") {
+  const fs::path dir = work / "sizes";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // A model file far finer than the grid (declared 1e5^3 at 1 cm, nothing written: a few KB on disk): resampling
+  // would read a (39002, ...) box of it. Refused (exit 6) naming the box, before it is allocated.
+  {
+    const hid_t file = H5Fcreate((dir / "fine.h5").string().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    const hsize_t dims[3] = {100000, 100000, 100000}, chunk[3] = {64, 64, 64};
+    const io::h5::Handle space(H5Screate_simple(3, dims, nullptr));
+    const io::h5::Handle props(H5Pcreate(H5P_DATASET_CREATE));
+    H5Pset_chunk(props.id(), 3, chunk);
+    const io::h5::Handle d(
+        H5Dcreate2(file, "velocity", H5T_NATIVE_FLOAT, space.id(), H5P_DEFAULT, props.id(), H5P_DEFAULT));
+    const std::vector<double> spacing = {0.01, 0.01, 0.01};
+    io::h5::write_attribute(d.id(), "spacing", std::span<const double>(spacing));
+    H5Fclose(file);
+  }
+  const Result fine = run_specwave(
+      "check " + write_case("sizes-model", replaced(base_case, "type = \"homogeneous\"\nvelocity = 2000.0",
+                                                    "type = \"file\"\nfile = \"" + (dir / "fine.h5").string() + "\"")));
+  CAPTURE(fine.output);
+  CHECK(fine.code == 6);
+  CHECK(fine.output.find("resampling it onto the grid reads a box of (39002, 39002, 39002) of its points") !=
+        std::string::npos);
+  // output.trace_dt giving more samples a trace than a run may have steps: exit 3, naming the key.
+  const Result samples = run_specwave(
+      "check " + write_case("sizes-trace-dt", replaced(base_case, "plots = false", "plots = false\ntrace_dt = 1e-12")));
+  CAPTURE(samples.output);
+  CHECK(samples.code == 3);
+  CHECK(samples.output.find("output.trace_dt = 1e-12 s over time.duration = 0.2 s is 2e+11 samples a trace") !=
+        std::string::npos);
+  // A Ricker wavelet that lasts far longer than the run (its delay): named as the shot's source, exit 3.
+  const Result ricker =
+      run_specwave("check " + write_case("sizes-ricker", replaced(base_case, "peak_frequency = 10.0",
+                                                                  "peak_frequency = 10.0\ndelay = 1e300")));
+  CAPTURE(ricker.output);
+  CHECK(ricker.code == 3);
+  CHECK(ricker.output.find("shots[0].sources[0]: the Ricker wavelet (peak_frequency = 10 Hz, delay = 1e+300 s)") !=
+        std::string::npos);
+}
+
 TEST_CASE("no clobbering: inputs that outputs would overwrite, symlinks at temporary names, exports onto inputs") {
   const fs::path dir = work / "clobber";
   fs::remove_all(dir);

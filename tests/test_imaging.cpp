@@ -464,6 +464,101 @@ TEST_CASE("gradient, born, migrate: bad input is refused before anything is writ
   CHECK_FALSE(fs::exists(out));  // nothing written by any of them
 }
 
+TEST_CASE("observed data that cannot be this case's are refused before anything is written, and check says so") {
+  // Copies of a traces file, each with one thing wrong: a NaN sample, the receivers or sources of another
+  // acquisition, a time origin other than 0, a single sample. gradient, invert and check-gradient refuse them (exit 4,
+  // naming the file and what is wrong) before writing; `check` notes it.
+  const fs::path out = work / "bad-data";
+  fs::remove_all(out);
+  const io::h5::Reader truth(observed_file().string());
+  const auto dims = truth.info("traces").dims;
+  const double dt = io::h5::read_attribute_doubles(truth.open_dataset("traces").id(), "dt").at(0);
+  const std::vector<double> traces = truth.read_floating<double>("traces", dims);
+  const auto rdims = truth.info("receiver_coordinates").dims, sdims = truth.info("source_coordinates").dims;
+  const std::vector<double> receivers = truth.read_floating<double>("receiver_coordinates", rdims);
+  const std::vector<double> sources = truth.read_floating<double>("source_coordinates", sdims);
+  const std::vector<std::int64_t> source_shot = {0, 1};
+  REQUIRE(sdims[0] == 2);
+  struct Variant {
+    std::string name, expected;
+    std::vector<double> traces, receivers, sources;
+    hsize_t nt;
+    double t0 = 0;
+  };
+  std::vector<Variant> variants;
+  variants.push_back(
+      {"nan", "trace 5 (counting from 0 over the shots) sample 7 (t = ", traces, receivers, sources, dims[2]});
+  variants.back().traces[5 * dims[2] + 7] = NAN;
+  variants.push_back({"moved-receivers", "'/receiver_coordinates' row 0 (shot 0 receiver 0) is at", traces, receivers,
+                      sources, dims[2]});
+  for (std::size_t r = 0; r < rdims[0]; ++r) variants.back().receivers[3 * r + 2] += 50;
+  variants.push_back(
+      {"swapped-shots", "'/source_coordinates' row 0 (shot 0) is at", traces, receivers, sources, dims[2]});
+  std::swap_ranges(variants.back().sources.begin(), variants.back().sources.begin() + 3,
+                   variants.back().sources.begin() + 3);
+  variants.push_back(
+      {"t0", "has attribute t0 = 0.02 s (the time of sample 0)", traces, receivers, sources, dims[2], 0.02});
+  variants.push_back(
+      {"one-sample", "holds 1 sample(s) a trace", std::vector<double>(dims[0] * dims[1], 0.0), receivers, sources, 1});
+  for (const Variant& v : variants) {
+    CAPTURE(v.name);
+    const fs::path data = work / ("bad-data-" + v.name + ".h5");
+    {
+      io::h5::AtomicWriter f(data.string());
+      auto d = io::h5::write_dataset<double>(f.id(), "traces", {dims[0], dims[1], v.nt}, v.traces.data(), "1");
+      io::h5::write_attribute(d.id(), "dt", dt);
+      io::h5::write_attribute(d.id(), "t0", v.t0);
+      d.close();
+      io::h5::write_dataset<double>(f.id(), "receiver_coordinates", rdims, v.receivers.data(), "m");
+      io::h5::write_dataset<double>(f.id(), "source_coordinates", sdims, v.sources.data(), "m");
+      io::h5::write_dataset<std::int64_t>(f.id(), "source_shot", {2}, source_shot.data(), "1");
+      f.commit();
+    }
+    const std::string path = write_case(
+        "bad-data-" + v.name,
+        small_case() + fmt::format("[inversion]\nvelocity_min = 1500.0\nvelocity_max = 2300.0\nobserved = \"{}\"\n",
+                                   data.string()));
+    for (const char* command : {"gradient", "invert", "check-gradient"}) {
+      CAPTURE(command);
+      const std::string where = std::string(command) == "check-gradient" ? "" : " --output-dir " + out.string();
+      const Result r = run_specwave(std::string(command) + " " + path + where);
+      CAPTURE(r.output);
+      CHECK(r.code == 4);
+      CHECK(r.output.find(data.filename().string()) != std::string::npos);
+      CHECK(r.output.find(v.expected) != std::string::npos);
+    }
+    const Result check = run_specwave("check " + path);
+    CAPTURE(check.output);
+    CHECK(check.code == 0);  // the case can run forward
+    CHECK(check.output.find("note        invert, gradient, check-gradient and migrate would stop: ") !=
+          std::string::npos);
+    CHECK(check.output.find(v.expected) != std::string::npos);
+  }
+  // The case's own keys: an offset window that leaves no trace, a low-pass band outside the data's frequencies, a
+  // scratch folder that is a file (exit 3, 3, 5).
+  std::ofstream(work / "a-file") << "not a folder\n";
+  const std::string good =
+      fmt::format("[inversion]\nvelocity_max = 2300.0\nobserved = \"{}\"\n", observed_file().string());
+  for (const auto& [name, keys, option, code, expected] :
+       std::vector<std::tuple<std::string, std::string, std::string, int, std::string>>{
+           {"window", "offset_min = 1e6\n", "", 3, "inversion.offset_min = 1e+06 m leaves no trace of any shot"},
+           {"band-high", "", " --band 1e6", 3, "--band = 1e+06 Hz is above the data's"},
+           {"band-low", "", " --band 1e-3", 3, "--band = 0.001 Hz is below the data's"},
+           {"bands", "bands_hz = [20.0, 1e5]\n", "", 3, "inversion.bands_hz = 100000 Hz is above the data's"},
+           {"scratch", fmt::format("scratch_directory = \"{}\"\n", (work / "a-file").string()), "", 5,
+            "a-file is a file, not a folder"}}) {
+    const std::string label = name, text = keys, extra = option, message = expected;  // (structured bindings)
+    const int want = code;
+    CAPTURE(label);
+    const Result r = run_specwave("gradient " + write_case("bad-" + label, small_case() + good + text) + extra +
+                                  " --output-dir " + out.string());
+    CAPTURE(r.output);
+    CHECK(r.code == want);
+    CHECK(r.output.find(message) != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(out));  // nothing written by any of them
+}
+
 TEST_CASE("gradient with inversion.trace_weights: the weighted sum of the shots' traces' misfits and gradients") {
   // Weights 0 for every trace of shot 1 and 2 for shot 0's: the misfit is twice shot 0's, and the gradient twice
   // that of a run whose weights keep shot 0 alone (least squares is a sum over traces).

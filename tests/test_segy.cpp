@@ -8,9 +8,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/case_file.hpp"
@@ -81,6 +83,38 @@ void check_equal(const ShotGathers& a, const ShotGathers& b, double coordinate_t
     for (int k = 0; k < 3; ++k) CHECK(std::abs(a.receivers[r][k] - b.receivers[r][k]) <= coordinate_tolerance);
   for (int s = 0; s < a.n_shots; ++s)
     for (int k = 0; k < 3; ++k) CHECK(std::abs(a.sources[s][k] - b.sources[s][k]) <= coordinate_tolerance);
+}
+
+// Overwrites bytes of a file at a 1-based position (as SEG-Y numbers them), big-endian.
+void patch(const std::string& path, std::size_t position, long value, int size) {
+  std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+  f.seekp(std::streamoff(position - 1));
+  for (int k = size - 1; k >= 0; --k) f.put(char((value >> (8 * k)) & 0xff));
+}
+
+// The 1-based file position of byte `byte` of trace `trace`'s (0-based) header.
+std::size_t trace_byte(const ShotGathers& g, std::size_t trace, std::size_t byte) {
+  return 3600 + trace * std::size_t(240 + 4 * g.nt) + byte;
+}
+
+// The names in `dir` that start with `prefix` (temporary files left behind).
+std::vector<std::string> leftovers(const std::filesystem::path& dir, const std::string& prefix) {
+  std::vector<std::string> found;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) found.push_back(e.path().filename().string());
+  return found;
+}
+
+// The Error a call throws (its code and message), or a failed check when it throws none.
+template <class F>
+std::pair<ExitCode, std::string> refusal(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return {e.code(), e.what()};
+  }
+  FAIL("expected an error");
+  return {ExitCode::ok, ""};
 }
 
 }  // namespace
@@ -388,6 +422,200 @@ TEST_CASE("SEG-Y import: IBM floats, and clear errors") {
     }
   }
   std::filesystem::remove(path);
+}
+
+TEST_CASE("SEG-Y export: a sample count or interval beyond the 16-bit fields goes to the rev 2 extended fields, said") {
+  // 70,000 samples of 0.1 s: the 16-bit fields (3217-3218, 3221-3222, trace headers 115-118) cannot hold them. They
+  // hold 0 ("not given"; a clamped 65535 made rev 0/1 readers misparse every trace after the first), the values are
+  // in the extended fields (3269-3272, 3273-3280) of a rev 2.0 file, and a note says so.
+  std::vector<Vec3> receivers = {{5.0, 10.0, 20.0}, {5.0, 10.0, 30.0}};
+  const int nt = 70000;
+  std::vector<float> traces(2 * std::size_t(nt));
+  for (std::size_t k = 0; k < traces.size(); ++k) traces[k] = float(std::sin(0.001 * double(k)));
+  const ShotGathers g = shared_gathers(1, receivers, nt, 0.1, traces, {{1.0, 10.0, 0.0}});
+  const std::string path = temp("specwave_test_extended.sgy");
+  const std::vector<std::string> notes = write_segy(path, g, "extended");
+  const auto b = bytes_of(path);
+  CHECK(be(b, 3217, 2) == 0);
+  CHECK(be(b, 3221, 2) == 0);
+  CHECK(be(b, 3269, 4) == nt);
+  double us = 0;
+  {
+    std::uint64_t bits = 0;
+    for (int k = 0; k < 8; ++k) bits = (bits << 8) | b[3272 + std::size_t(k)];
+    std::memcpy(&us, &bits, 8);
+  }
+  CHECK(us == 100000.0);
+  CHECK(b[3500] == 2);
+  for (std::size_t t = 0; t < 2; ++t) {
+    CHECK(be(b, trace_byte(g, t, 115), 2) == 0);
+    CHECK(be(b, trace_byte(g, t, 117), 2) == 0);
+  }
+  REQUIRE(notes.size() == 2);
+  CHECK(notes[0].find("dt = 0.1 s (100000 microseconds) does not fit the 16-bit sample intervals") !=
+        std::string::npos);
+  CHECK(notes[0].find("extended sample interval (3273-3280) only") != std::string::npos);
+  CHECK(notes[1].find("70000 samples per trace do not fit the 16-bit sample counts") != std::string::npos);
+  CHECK(notes[1].find("extended samples per trace (3269-3272) only") != std::string::npos);
+  const ShotGathers back = read_segy(path);
+  CHECK(back.nt == nt);
+  CHECK(back.dt == 0.1);
+  CHECK(back.traces == g.traces);
+  // Within the 16-bit fields nothing is said.
+  CHECK(write_segy(path, sample_gathers(), "plain").empty());
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("SEG-Y: dt of whole microseconds survives export and import bit for bit (0.1 s among them)") {
+  ShotGathers g = sample_gathers();
+  const std::string sgy = temp("specwave_test_dt.sgy"), h5 = temp("specwave_test_dt.h5");
+  std::vector<long> microseconds = {1, 3, 7, 125, 250, 500, 1000, 1250, 2000, 4000, 65535, 65536, 100000, 250000};
+  for (long us = 11; us < 2'000'000; us = us * 3 + 7) microseconds.push_back(us);
+  for (const long us : microseconds) {
+    CAPTURE(us);
+    g.dt = double(us) / 1e6;  // the double nearest us microseconds, as a case file's "0.1" is
+    write_segy(sgy, g, "dt");
+    const ShotGathers back = read_segy(sgy);
+    CHECK(back.dt == g.dt);
+    write_trace_file(h5, back, sgy);
+    CHECK(read_trace_file(h5).dt == g.dt);
+  }
+  // A dt that is not a whole number of microseconds: said, and exact where us / 1e6 gives it back.
+  g.dt = 1.6467473575215272e-3;
+  const auto notes = write_segy(sgy, g, "dt");
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("is not a whole number of them") != std::string::npos);
+  CHECK(read_segy(sgy).dt == g.dt);
+  for (const auto& p : {sgy, h5}) std::filesystem::remove(p);
+}
+
+TEST_CASE("SEG-Y and traces.h5 writers: an empty output path is a usage error; no failure leaves a temporary file") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(temp("specwave_test_leftovers"));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir);  // "" would put the temporary here
+  const ShotGathers g = sample_gathers();
+  for (const bool segy : {true, false}) {
+    CAPTURE(segy);
+    const auto [code, message] =
+        refusal([&] { segy ? (void)write_segy("", g, "empty") : write_trace_file("", g, "empty"); });
+    CHECK(code == ExitCode::usage);
+    CHECK(message.find("output path is empty") != std::string::npos);
+  }
+  // A rename that fails (onto a folder that holds a file) and a coordinate that does not fit a 32-bit field in mm
+  // (found while the traces are written): refused, and the folder holds nothing of the writers'.
+  fs::create_directories(dir / "taken");
+  { std::ofstream(dir / "taken" / "file") << "x"; }
+  CHECK(refusal([&] { write_trace_file((dir / "taken").string(), g, "onto a folder"); }).first ==
+        ExitCode::output_error);
+  CHECK(refusal([&] { write_segy((dir / "taken").string(), g, "onto a folder"); }).first == ExitCode::output_error);
+  ShotGathers far = g;
+  far.receivers.back()[2] = 1e7;  // 10,000 km: 1e10 mm
+  CHECK(refusal([&] { write_segy((dir / "far.sgy").string(), far, "far"); }).first == ExitCode::output_error);
+  fs::current_path(cwd);
+  CHECK(leftovers(dir, "").size() == 1);  // "taken" alone
+  CHECK(leftovers(dir, ".tmp").empty());
+  CHECK(leftovers(dir, "taken.").empty());
+  CHECK(leftovers(dir, "far.").empty());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("SEG-Y import: coordinate and elevation scalars other than SEG-Y's are refused, naming the trace") {
+  const ShotGathers g = sample_gathers();
+  const std::string path = temp("specwave_test_scalar.sgy");
+  // Allowed: +-1, 10, 100, 1000, 10000, and 0 meaning 1 (the coordinates of -1000 rescaled by hand).
+  for (const long scalar : {0L, 1L, -1L, 10L, -10L, 100L, -100L, 1000L, 10000L, -10000L}) {
+    CAPTURE(scalar);
+    write_segy(path, g, "scalar");
+    patch(path, trace_byte(g, 2, 71), scalar, 2);
+    const ShotGathers back = read_segy(path);
+    const double factor = scalar > 0 ? double(scalar) : scalar < -1 ? 1.0 / double(-scalar) : 1.0;
+    CHECK(back.receivers[2][2] == doctest::Approx(g.receivers[2][2] * 1000 * factor));
+  }
+  for (const auto& [position, scalar, what] :
+       std::vector<std::tuple<std::size_t, long, std::string>>{{71, -32768, "coordinate"},
+                                                               {71, 3, "coordinate"},
+                                                               {71, 100000 & 0xffff, "coordinate"},
+                                                               {69, 7, "elevation"}}) {
+    CAPTURE(scalar);
+    write_segy(path, g, "scalar");
+    patch(path, trace_byte(g, 4, position), scalar, 2);
+    const auto [code, message] = refusal([&] { read_segy(path); });
+    CHECK(code == ExitCode::input_error);
+    CHECK(message.find(fmt::format("trace 5: the {} scalar (trace header bytes {}-{}) is {}", what, position,
+                                   position + 1, std::int16_t(scalar))) != std::string::npos);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("SEG-Y import: NaN or infinite samples are refused, naming the trace and sample") {
+  const ShotGathers g = sample_gathers();
+  const std::string path = temp("specwave_test_nan.sgy");
+  for (const auto& [bits, name] :
+       std::vector<std::pair<long, std::string>>{{0x7fc00000L, "nan"}, {0x7f800000L, "inf"}, {0xff800000L, "-inf"}}) {
+    CAPTURE(name);
+    write_segy(path, g, "nan");
+    patch(path, trace_byte(g, 2, 240 + 4 * 4 + 1), bits, 4);  // trace 3, sample 5
+    const auto [code, message] = refusal([&] { read_segy(path); });
+    CHECK(code == ExitCode::input_error);
+    CHECK(message.find(fmt::format("trace 3, sample 5 (of {}) is {}", g.nt, name)) != std::string::npos);
+    // The geometry alone (a [receivers] file) does not need the samples.
+    CHECK(read_acquisition(path).n_traces() == g.n_traces());
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("SEG-Y: the delay recording time is traces.h5's t0, both ways; delays that differ are refused") {
+  ShotGathers g = sample_gathers();
+  const std::string sgy = temp("specwave_test_delay.sgy"), h5 = temp("specwave_test_delay.h5");
+  write_segy(sgy, g, "delay");
+  CHECK(read_segy(sgy).t0 == 0.0);
+  for (std::size_t t = 0; t < g.n_traces(); ++t) patch(sgy, trace_byte(g, t, 109), 20, 2);  // 20 ms
+  const ShotGathers back = read_segy(sgy);
+  CHECK(back.t0 == 0.02);
+  write_trace_file(h5, back, sgy);
+  {
+    specwave::io::h5::Reader reader(h5);
+    specwave::io::h5::Handle d = reader.open_dataset("/traces");
+    CHECK(specwave::io::h5::read_attribute_doubles(d.id(), "t0") == std::vector<double>{0.02});
+  }
+  const ShotGathers from_h5 = read_trace_file(h5);
+  CHECK(from_h5.t0 == 0.02);
+  write_segy(sgy, from_h5, "delay");
+  for (std::size_t t = 0; t < g.n_traces(); ++t) CHECK(be(bytes_of(sgy), trace_byte(g, t, 109), 2) == 20);
+  // A negative delay, and the rev 1+ time scalar (bytes 215-216): 25 / 10 ms.
+  g.t0 = -0.007;
+  write_segy(sgy, g, "delay");
+  CHECK(read_segy(sgy).t0 == -0.007);
+  for (std::size_t t = 0; t < g.n_traces(); ++t) {
+    patch(sgy, trace_byte(g, t, 109), 25, 2);
+    patch(sgy, trace_byte(g, t, 215), -10, 2);
+  }
+  CHECK(read_segy(sgy).t0 == 0.0025);
+  patch(sgy, trace_byte(g, 0, 215), 3, 2);
+  CHECK(refusal([&] { read_segy(sgy); }).second.find("trace 1: the time scalar (trace header bytes 215-216) is 3") !=
+        std::string::npos);
+  // Traces that start at different times.
+  g.t0 = 0.02;
+  write_segy(sgy, g, "delay");
+  patch(sgy, trace_byte(g, 6, 109), 24, 2);
+  const auto [code, message] = refusal([&] { read_segy(sgy); });
+  CHECK(code == ExitCode::input_error);
+  CHECK(message.find("trace 7 starts at 0.024 s, trace 1 at 0.02 s (delay recording time, trace header bytes "
+                     "109-110") != std::string::npos);
+  // Export: a t0 that is not a whole number of milliseconds, or beyond 16 bits of them, is refused, nothing written.
+  std::filesystem::remove(sgy);
+  for (const double t0 : {0.0005, 40.0, std::nan("")}) {
+    CAPTURE(t0);
+    g.t0 = t0;
+    const auto [export_code, export_message] = refusal([&] { write_segy(sgy, g, "delay"); });
+    CHECK(export_code == ExitCode::input_error);
+    CHECK(export_message.find("is not a whole number of milliseconds within +-32767 ms") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(sgy));
+  }
+  std::filesystem::remove(h5);
 }
 
 TEST_CASE("regression metrics: a time shift and a scaled trace are measured") {

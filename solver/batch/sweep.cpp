@@ -25,6 +25,7 @@
 #include "solver/batch/collect.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/inversion/inversion.hpp"
+#include "solver/inversion/objective.hpp"
 #include "solver/plan/plan.hpp"
 
 namespace specwave {
@@ -523,7 +524,8 @@ SweepCheck check_variants(const SweepSpec& spec, const std::vector<SweepVariant>
       }
       if (spec.command == "invert") check_invert_case(c);  // the bounds of what it inverts
       const Plan plan = make_plan(c, RankPlacement{});
-      if (spec.command == "invert") check_invert_start(c, plan);  // the starting model inside them
+      if (spec.command == "invert") check_invert_start(c, plan);                      // the starting model inside them
+      if (spec.command != "forward" && c.inversion.present) check_observed(c, plan);  // the data it fits
     } catch (const Error& e) {
       // The variant's case.toml is not written yet: name it as the variant's, and when the error is about an axis'
       // key (unknown, or a value of the wrong type), point at that axis' line of the sweep file.

@@ -113,7 +113,8 @@ struct Session {
     // A command without an adjoint (born) keeps no forward wavefields: inversion.wavefield_storage and its budget
     // are not its concern.
     const HistoryChoice history = runs_adjoint ? history_for(c, plan) : HistoryChoice{};
-    if (runs_adjoint) observed_sampling(c, plan);             // a data file's shape and interval
+    if (runs_adjoint) check_observed(c, plan);  // a data file's shape, interval, geometry and values
+    if (runs_adjoint) check_band(c, plan, o.band_hz, "--band");
     if (runs_adjoint) trace_weights = read_trace_weights(c);  // inversion.trace_weights: shape and values
     if (root) lock.emplace(c.output.directory, command);      // the first thing written: after every check
     if (!quiet)

@@ -266,6 +266,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   const LameModel& start_lame = start.model;
   const std::vector<double>& start_rho = start.density;
   const HistoryChoice history = history_for(c, plan);
+  check_observed(c, plan);  // the data file's shape, interval, geometry and values; the bands; the offset window
   // One run per output folder (io/folder_lock.hpp), taken once the plan, the starting model and the history have
   // passed their checks: a refused case makes no folder.
   std::optional<io::FolderLock> lock;

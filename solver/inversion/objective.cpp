@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -24,6 +25,10 @@
 #include "solver/propagators/history/boundary_history.hpp"
 
 namespace specwave {
+
+namespace {
+std::string where(const Case& c) { return c.source_path.empty() ? c.name : c.source_path; }
+}  // namespace
 
 std::vector<double> parameter_from_velocity(Parameterisation p, std::span<const double> velocity) {
   std::vector<double> out(velocity.begin(), velocity.end());
@@ -136,6 +141,17 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
   // The disk: inversion.scratch_directory, else the output directory.
   q.scratch_directory_set = !c.inversion.scratch_directory.empty();
   q.scratch_directory = q.scratch_directory_set ? c.inversion.scratch_directory : c.output.directory;
+  if (q.scratch_directory_set) {  // a folder, or one to be made under a folder: not a file on the way
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path p = fs::absolute(q.scratch_directory, ec);
+    while (!p.empty() && !fs::exists(p, ec) && p != p.parent_path()) p = p.parent_path();
+    if (fs::exists(p, ec) && !fs::is_directory(p, ec))
+      throw Error(ExitCode::output_error,
+                  fmt::format("{}: inversion.scratch_directory = \"{}\": {} is a file, not a folder; give a folder "
+                              "(made when missing) on a file system with room for the forward wavefields",
+                              where(c), c.inversion.scratch_directory, p.string()));
+  }
   if (q.scratch_directory_set || c.inversion.wavefield_storage == WavefieldStorage::disk)
     q.disk_free_bytes = free_disk_bytes(q.scratch_directory);
   return choose_history(c.inversion.wavefield_storage, q);
@@ -297,7 +313,21 @@ DataSampling observed_sampling(const Case& c, const Plan& plan) {
   io::h5::Reader reader(inv.observed_file);
   const std::string where = fmt::format("{}: dataset '{}'", inv.observed_file, inv.observed_dataset);
   DataSampling d{observed_samples(c, reader), plan.dt};
+  if (d.nt < 2)
+    throw Error(ExitCode::input_error,
+                fmt::format("{} holds {} sample(s) a trace; a trace needs at least 2 (the data's last axis is time)",
+                            where, d.nt));
   io::h5::Handle dset = reader.open_dataset(inv.observed_dataset);
+  // Sample n is at t0 + n dt (docs/hdf5-schema.md); the synthetics start at t = 0, the sources' time origin.
+  if (io::h5::has_attribute(dset.id(), "t0")) {
+    const auto t0 = io::h5::read_attribute_doubles(dset.id(), "t0");
+    if (t0.size() != 1 || t0[0] != 0)
+      throw Error(ExitCode::input_error,
+                  fmt::format("{} has attribute t0 = {} s (the time of sample 0); specwave fits data whose sample 0 "
+                              "is at t = 0, the sources' time origin: drop the first t0 / dt samples (or pad with "
+                              "zeros for t0 < 0) and set t0 = 0",
+                              where, t0.empty() ? NAN : t0[0]));
+  }
   if (io::h5::has_attribute(dset.id(), "dt")) {
     const auto dt = io::h5::read_attribute_doubles(dset.id(), "dt");
     if (dt.size() != 1 || !(dt[0] > 0) || !std::isfinite(dt[0]))
@@ -450,12 +480,144 @@ std::vector<std::vector<double>> estimated_wavelets(const Case& c, const Plan& p
   return out;
 }
 
+namespace {
+
+// The data's /receiver_coordinates and /source_coordinates (with /source_shot), when the file has them, against the
+// case's receivers and sources, to 1% of the smallest grid spacing: data of another acquisition, or in another
+// order, would be fitted as this one's (a wrong inversion that runs).
+void check_observed_geometry(const Case& c, const io::h5::Reader& reader) {
+  const auto& inv = c.inversion;
+  const auto& h = c.grid.spacing;
+  const double tolerance = 0.01 * std::min({h[0], h[1], h[2]});
+  const auto far = [&](const Vec3& a, const double* b) {
+    return !(std::abs(a[0] - b[0]) <= tolerance && std::abs(a[1] - b[1]) <= tolerance &&
+             std::abs(a[2] - b[2]) <= tolerance);
+  };
+  const auto read_points = [&](const std::string& name, std::size_t rows) {
+    const auto info = reader.info(name);
+    if (info.dims != std::vector<hsize_t>{rows, 3})
+      throw Error(ExitCode::input_error,
+                  fmt::format("{}: dataset '{}' has shape {}, expected ({}, 3) for the case's acquisition; the data "
+                              "belong to another acquisition (or remove the dataset to fit them without the check)",
+                              inv.observed_file, name, shape_text(info.dims), rows));
+    return reader.read_floating<double>(name, info.dims);
+  };
+  const bool ragged = reader.has_dataset("/shot_first_trace");
+  if (reader.has_dataset("/receiver_coordinates")) {
+    std::vector<std::pair<std::size_t, std::size_t>> rows;  // (shot, receiver) of each row
+    for (std::size_t s = 0; s < (ragged ? c.shots.size() : 1); ++s)
+      for (std::size_t r = 0; r < shot_receivers(c, s).size(); ++r) rows.emplace_back(s, r);
+    const std::vector<double> xyz = read_points("/receiver_coordinates", rows.size());
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const auto [s, r] = rows[k];
+      const Vec3& want = shot_receivers(c, s)[r];
+      if (far(want, &xyz[3 * k]))
+        throw Error(ExitCode::input_error,
+                    fmt::format("{}: '/receiver_coordinates' row {} (shot {} receiver {}) is at (z, y, x) = ({}, {}, "
+                                "{}) m, the case's receiver at ({}, {}, {}) m (limit {:g} m: 1% of the smallest grid "
+                                "spacing); the data belong to another acquisition or order: give the case the data's "
+                                "receivers (receivers.file = the data file takes its geometry)",
+                                inv.observed_file, k, s, r, xyz[3 * k], xyz[3 * k + 1], xyz[3 * k + 2], want[0],
+                                want[1], want[2], tolerance));
+    }
+  }
+  if (reader.has_dataset("/source_coordinates") && reader.has_dataset("/source_shot")) {
+    const auto shot_info = reader.info("/source_shot");
+    if (shot_info.dims.size() != 1 || shot_info.type_class != H5T_INTEGER)
+      throw Error(ExitCode::input_error,
+                  fmt::format("{}: dataset '/source_shot' must hold one integer a source", inv.observed_file));
+    std::vector<std::int64_t> shot_of(shot_info.dims[0]);
+    const io::h5::Handle d = reader.open_dataset("/source_shot");
+    if (H5Dread(d.id(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, shot_of.data()) < 0)
+      throw Error(ExitCode::input_error, fmt::format("{}: cannot read dataset '/source_shot'", inv.observed_file));
+    const std::vector<double> xyz = read_points("/source_coordinates", shot_of.size());
+    std::vector<std::size_t> seen(c.shots.size(), 0);
+    for (std::size_t j = 0; j < shot_of.size(); ++j) {
+      const std::int64_t s = shot_of[j];
+      if (s < 0 || std::size_t(s) >= c.shots.size() || seen[std::size_t(s)] >= c.shots[std::size_t(s)].sources.size())
+        throw Error(ExitCode::input_error,
+                    fmt::format("{}: source {} belongs to shot {} ('/source_shot'), which the case does not have with "
+                                "that many sources ({} shot(s)); the data belong to another acquisition",
+                                inv.observed_file, j, s, c.shots.size()));
+      const Vec3& want = c.shots[std::size_t(s)].sources[seen[std::size_t(s)]++].position;
+      if (far(want, &xyz[3 * j]))
+        throw Error(ExitCode::input_error,
+                    fmt::format("{}: '/source_coordinates' row {} (shot {}) is at (z, y, x) = ({}, {}, {}) m, the "
+                                "case's source at ({}, {}, {}) m (limit {:g} m: 1% of the smallest grid spacing); the "
+                                "data belong to another shot order or acquisition: give the case the data's sources",
+                                inv.observed_file, j, s, xyz[3 * j], xyz[3 * j + 1], xyz[3 * j + 2], want[0], want[1],
+                                want[2], tolerance));
+    }
+  }
+}
+
+// The first sample of `values` (the dataset's, C order) that is not finite, as an error naming its trace and time.
+void check_observed_values(const Case& c, const std::vector<double>& values, const DataSampling& d) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i])) {
+      const std::size_t trace = i / std::size_t(d.nt), n = i % std::size_t(d.nt);
+      throw Error(ExitCode::input_error,
+                  fmt::format("{}: dataset '{}': trace {} (counting from 0 over the shots) sample {} (t = {:g} s) is "
+                              "{}; the data must be finite: repair or zero that sample, or give the trace a weight "
+                              "of 0 and a finite value",
+                              c.inversion.observed_file, c.inversion.observed_dataset, trace, n, n * d.dt, values[i]));
+    }
+}
+
+}  // namespace
+
+void check_band(const Case& c, const Plan& plan, double band_hz, const std::string& what) {
+  if (band_hz <= 0) return;
+  const DataSampling d = observed_sampling(c, plan);
+  // The low-pass filters each trace zero-padded to 2 nt samples: its lowest frequency after the mean is 1 / (2 nt dt).
+  const double nyquist = 0.5 / d.dt, lowest = 1.0 / (2.0 * d.nt * d.dt);
+  if (band_hz > nyquist || band_hz < lowest)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: {} = {:g} Hz is {} the data's {:g} Hz ({}); give a low-pass cutoff in [{:g}, {:g}] "
+                            "Hz",
+                            where(c), what, band_hz, band_hz > nyquist ? "above" : "below",
+                            band_hz > nyquist ? nyquist : lowest,
+                            band_hz > nyquist ? fmt::format("the Nyquist frequency of {:g} s samples", d.dt)
+                                              : fmt::format("the low-pass's lowest frequency over {} samples of {:g} "
+                                                            "s: only each trace's mean would pass",
+                                                            d.nt, d.dt),
+                            lowest, nyquist));
+}
+
+void check_observed(const Case& c, const Plan& plan) {
+  const auto& inv = c.inversion;
+  if (!inv.observed_file.empty() && !inv.true_model) {
+    const DataSampling d = observed_sampling(c, plan);  // shape, dt, t0, duration
+    io::h5::Reader reader(inv.observed_file);
+    check_observed_geometry(c, reader);
+    const auto info = reader.info(inv.observed_dataset);
+    check_observed_values(c, reader.read_floating<double>(inv.observed_dataset, info.dims), d);
+  }
+  for (const double band : inv.bands_hz) check_band(c, plan, band, "inversion.bands_hz");
+  // The offset window must leave a trace to fit.
+  if (inv.offset_min > 0 || inv.offset_max) {
+    for (std::size_t s = 0; s < c.shots.size(); ++s) {
+      const Vec3 src = c.shots[s].sources.at(0).position;
+      for (const Vec3& r : shot_receivers(c, s)) {
+        const double offset = std::hypot(r[1] - src[1], r[2] - src[2]);
+        if (offset >= inv.offset_min && (!inv.offset_max || offset <= *inv.offset_max)) return;
+      }
+    }
+    throw Error(ExitCode::invalid_case,
+                fmt::format("{}: inversion.offset_min = {:g} m{} leaves no trace of any shot to fit (each trace's "
+                            "horizontal offset from its shot's first source is outside); widen the window",
+                            where(c), inv.offset_min,
+                            inv.offset_max ? fmt::format(" and offset_max = {:g} m", *inv.offset_max) : ""));
+  }
+}
+
 ObservedData read_observed(const Case& c, const Plan& plan) {
   const auto& inv = c.inversion;
   const DataSampling d = observed_sampling(c, plan);
   io::h5::Reader reader(inv.observed_file);
   const auto info = reader.info(inv.observed_dataset);
   const std::vector<double> all = reader.read_floating<double>(inv.observed_dataset, info.dims);
+  check_observed_values(c, all, d);
   ObservedData out(c.shots.size());
   std::size_t begin = 0;  // both layouts hold the shots' traces one after the other
   for (std::size_t s = 0; s < out.size(); ++s) {

@@ -14,6 +14,7 @@
 #include "io/segy.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/parallel/comm.hpp"
+#include "solver/plan/plan.hpp"
 
 namespace specwave {
 namespace {
@@ -97,36 +98,53 @@ void check_covers(const FileGrid& f, const GridSpec& g, const std::string& where
   }
 }
 
-// The box [b, b + e) of the case's grid from the file's values v (its whole grid, C order), trilinearly
-// (check_covers first). Exact for fields linear in z, y, x.
-std::vector<float> resample(const FileGrid& f, const std::vector<float>& v, const GridSpec& g, const Dims3& b,
-                            const Dims3& e) {
-  const Vec3 fo = f.origin.value_or(Vec3{0, 0, 0}), fs = *f.spacing;
-  // Per axis: the lower file index and the weight of the upper one, for each case grid index of the box.
+// How the box [b, b + e) of the case's grid reads a file's grid trilinearly (check_covers first): per axis, each case
+// index's lower file index (counted from lo) and the upper one's weight, and the box [lo, lo + count) of the file's
+// grid it reads, so that only that box is read (a large model for a small grid, or a rank's block).
+struct Resampling {
   std::array<std::vector<std::pair<std::size_t, double>>, 3> at;
+  std::array<hsize_t, 3> lo{}, count{};
+};
+
+Resampling resampling(const FileGrid& f, const GridSpec& g, const Dims3& b, const Dims3& e) {
+  const Vec3 fo = f.origin.value_or(Vec3{0, 0, 0}), fs = *f.spacing;
+  Resampling r;
   for (int a = 0; a < 3; ++a) {
     const std::size_t n = f.shape[std::size_t(a)];
+    auto& at = r.at[std::size_t(a)];
     for (int i = b[a]; i < b[a] + e[a]; ++i) {
       if (n == 1) {
-        at[std::size_t(a)].push_back({0, 0.0});
+        at.push_back({0, 0.0});
         continue;
       }
       const double u = std::clamp((g.origin[a] + i * g.spacing[a] - fo[a]) / fs[a], 0.0, double(n - 1));
       const std::size_t k = std::min(std::size_t(u), n - 2);
-      at[std::size_t(a)].push_back({k, u - double(k)});
+      at.push_back({k, u - double(k)});
     }
+    std::size_t lo = n, hi = 0;
+    for (const auto& [k, w] : at) lo = std::min(lo, k), hi = std::max(hi, n > 1 ? k + 1 : k);
+    for (auto& [k, w] : at) k -= lo;
+    r.lo[std::size_t(a)] = lo;
+    r.count[std::size_t(a)] = hi - lo + 1;
   }
-  const std::size_t ny = f.shape[1], nx = f.shape[2];
-  const auto file_at = [&](std::size_t z, std::size_t y, std::size_t x) { return double(v[(z * ny + y) * nx + x]); };
+  return r;
+}
+
+// The box [b, b + e) of the case's grid from `box`, the file's values in r's box (C order), trilinearly. Exact for
+// fields linear in z, y, x.
+std::vector<float> resample(const FileGrid& f, const Resampling& r, const std::vector<float>& box, const Dims3& e) {
+  const std::size_t ny = r.count[1], nx = r.count[2];
+  const auto file_at = [&](std::size_t z, std::size_t y, std::size_t x) { return double(box[(z * ny + y) * nx + x]); };
   std::vector<float> out(std::size_t(e[0]) * e[1] * e[2]);
 #pragma omp parallel for collapse(2)
   for (int iz = 0; iz < e[0]; ++iz)
     for (int iy = 0; iy < e[1]; ++iy)
       for (int ix = 0; ix < e[2]; ++ix) {
-        const auto [kz, wz] = at[0][std::size_t(iz)];
-        const auto [ky, wy] = at[1][std::size_t(iy)];
-        const auto [kx, wx] = at[2][std::size_t(ix)];
-        const std::size_t z1 = f.shape[0] > 1 ? kz + 1 : kz, y1 = ny > 1 ? ky + 1 : ky, x1 = nx > 1 ? kx + 1 : kx;
+        const auto [kz, wz] = r.at[0][std::size_t(iz)];
+        const auto [ky, wy] = r.at[1][std::size_t(iy)];
+        const auto [kx, wx] = r.at[2][std::size_t(ix)];
+        const std::size_t z1 = f.shape[0] > 1 ? kz + 1 : kz, y1 = f.shape[1] > 1 ? ky + 1 : ky,
+                          x1 = f.shape[2] > 1 ? kx + 1 : kx;
         const double c00 = file_at(kz, ky, kx) * (1 - wx) + file_at(kz, ky, x1) * wx;
         const double c01 = file_at(kz, y1, kx) * (1 - wx) + file_at(kz, y1, x1) * wx;
         const double c10 = file_at(z1, ky, kx) * (1 - wx) + file_at(z1, ky, x1) * wx;
@@ -135,6 +153,16 @@ std::vector<float> resample(const FileGrid& f, const std::vector<float>& v, cons
             float((c00 * (1 - wy) + c01 * wy) * (1 - wz) + (c10 * (1 - wy) + c11 * wy) * wz);
       }
   return out;
+}
+
+// r's box of a whole file's values v (its grid's shape, C order).
+std::vector<float> file_box(const FileGrid& f, const Resampling& r, const std::vector<float>& v) {
+  std::vector<float> box(std::size_t(r.count[0]) * r.count[1] * r.count[2]);
+  for (hsize_t z = 0; z < r.count[0]; ++z)
+    for (hsize_t y = 0; y < r.count[1]; ++y)
+      std::copy_n(v.begin() + std::ptrdiff_t(((r.lo[0] + z) * f.shape[1] + r.lo[1] + y) * f.shape[2] + r.lo[2]),
+                  r.count[2], box.begin() + std::ptrdiff_t((z * r.count[1] + y) * r.count[2]));
+  return box;
 }
 
 std::string resampled_note(const FileGrid& f, const std::string& where) {
@@ -214,7 +242,17 @@ std::vector<float> read_hdf5_model(const Case& c, const Dims3& b, const Dims3& e
   check_covers(f, g, where,
                "give the model's grid as dataset attributes spacing = [dz, dy, dx] and origin = [oz, oy, ox] (m)");
   note = resampled_note(f, where);
-  return resample(f, block({0, 0, 0}, {f.shape[0], f.shape[1], f.shape[2]}), g, b, e);
+  const Resampling r = resampling(f, g, b, e);
+  // A model far finer than the grid reads a large box of itself: refused before it is allocated.
+  const double box_bytes = 4.0 * double(r.count[0]) * double(r.count[1]) * double(r.count[2]);
+  if (const std::size_t available = available_memory_bytes(); available && box_bytes > 0.5 * double(available))
+    throw Error(ExitCode::resources,
+                fmt::format("{}: resampling it onto the grid reads a box of ({}, {}, {}) of its points ({}), more than "
+                            "half the memory available ({}): its spacing {} m is far finer than the grid's; give a "
+                            "model sampled nearer the grid's spacing",
+                            where, r.count[0], r.count[1], r.count[2], human_bytes(box_bytes),
+                            human_bytes(double(available)), text3(*f.spacing)));
+  return resample(f, r, block({r.lo[0], r.lo[1], r.lo[2]}, {r.count[0], r.count[1], r.count[2]}), e);
 }
 
 // The same from a raw binary file or a SEG-Y cube, which are read whole: the velocity's (model.file) or, with `file`,
@@ -249,7 +287,8 @@ std::vector<float> read_whole_model(const Case& c, const Dims3& b, const Dims3& 
   if (on_case_grid(f, g)) return box_of(v, g, b, e);
   check_covers(f, g, where, give_grid);
   note = resampled_note(f, where);
-  return resample(f, v, g, b, e);
+  const Resampling r = resampling(f, g, b, e);
+  return resample(f, r, file_box(f, r, v), e);
 }
 
 // The least and largest of `values` (the points of `block`), refusing (Error input_error, naming the point's global

@@ -28,6 +28,7 @@
 #include "solver/inversion/gradient_check.hpp"
 #include "solver/inversion/imaging.hpp"
 #include "solver/inversion/inversion.hpp"
+#include "solver/inversion/objective.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/programs/info.hpp"
@@ -369,29 +370,28 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (segy->parsed()) {
+    if (segy_out.empty())  // a usage error, before anything is read or written
+      throw Error(ExitCode::usage, fmt::format("the output path is empty; give the file to write; run specwave segy {} "
+                                               "--help for its options",
+                                               segy_export->parsed() ? "export" : "import"));
     // The output must be a file that is not the input (an export onto its own input destroyed it).
     io::check_output_file(segy_out, {segy_in}, "give another output path");
     if (segy_export->parsed()) {
       const io::ShotGathers g = io::read_trace_file(segy_in);
-      io::write_segy(segy_out, g,
-                     fmt::format("specwave {} ({}) shot gathers from {}\n{} x {} samples, dt {} s\n"
-                                 "IEEE float32 samples; coordinates in mm (scalar -1000); z down: receiver "
-                                 "elevation = -z, source depth = z",
-                                 build::version, build::git_hash, segy_in, g.describe(), g.nt, g.dt),
-                     segy_ascii ? io::SegyText::ascii : io::SegyText::ebcdic);
+      const auto notes =
+          io::write_segy(segy_out, g,
+                         fmt::format("specwave {} ({}) shot gathers from {}\n{} x {} samples, dt {} s\n"
+                                     "IEEE float32 samples; coordinates in mm (scalar -1000); z down: receiver "
+                                     "elevation = -z, source depth = z",
+                                     build::version, build::git_hash, segy_in, g.describe(), g.nt, g.dt),
+                         segy_ascii ? io::SegyText::ascii : io::SegyText::ebcdic);
       print(fmt::format("segy: wrote {} ({} x {} samples)\n", segy_out, g.describe(), g.nt));
-      const double us = g.dt * 1e6;
-      if (std::abs(us - std::round(us)) > 1e-9 * us)
-        print(
-            fmt::format("segy: note: dt = {:.6g} microseconds is not a whole number of them: the 16-bit sample "
-                        "intervals (binary header 3217-3218, trace headers 117-118) hold {} (rounded); the exact "
-                        "value is in the extended sample interval (3273-3280), which SEG-Y rev 2 readers and "
-                        "specwave segy import use\n",
-                        us, std::lround(us)));
+      for (const std::string& note : notes) print(fmt::format("segy: note: {}\n", note));
     } else {
       const io::ShotGathers g = io::read_segy(segy_in);
       io::write_trace_file(segy_out, g, segy_in);
-      print(fmt::format("segy: wrote {} ({} x {} samples, dt {} s)\n", segy_out, g.describe(), g.nt, g.dt));
+      print(fmt::format("segy: wrote {} ({} x {} samples, dt {} s{})\n", segy_out, g.describe(), g.nt, g.dt,
+                        g.t0 != 0 ? fmt::format(", t0 {} s: the delay recording time", g.t0) : ""));
     }
     return 0;
   }
@@ -438,6 +438,11 @@ int run(int argc, char** argv) {
         (void)check_invert_start(c, plan);
       } catch (const Error& e) {
         text += fmt::format("note        invert would stop: {}\n", e.what());
+      }
+      try {  // the observed data (a file's shape, interval, geometry and values), the bands, the offset window
+        check_observed(c, plan);
+      } catch (const Error& e) {
+        text += fmt::format("note        invert, gradient, check-gradient and migrate would stop: {}\n", e.what());
       }
     }
     print(text);
@@ -579,6 +584,14 @@ int main(int argc, char** argv) {
                                    "estimate or another process holds the device: lower run.device_memory_fraction, "
                                    "reduce grid.shape or use precision = \"fp32\"",
                                    e.what()),
+                       int(ExitCode::resources));
+  } catch (const std::bad_alloc&) {
+    // What the preflight did not count (it names what it does: `specwave check`): exit 6 like its refusals.
+    return fatal_error(fmt::format("specwave: error: out of memory: an allocation failed ({:.1f} GiB available now); "
+                                   "the inputs or the run need more memory than the preflight estimated: run "
+                                   "`specwave check` on the case, reduce the grid, the receivers, output.trace_dt's "
+                                   "samples or the input files' sizes, or ask the job for more memory",
+                                   double(available_memory_bytes()) / double(1ull << 30)),
                        int(ExitCode::resources));
   } catch (const std::exception& e) {
     return fatal_error(fmt::format("specwave: internal error: {}", e.what()), int(ExitCode::internal));
