@@ -1067,6 +1067,7 @@ void read_inversion(const Tab& r, Case& c) {
   t->allow({"true_model",
             "observed",
             "observed_dataset",
+            "observed_geometry",
             "parameterisation",
             "parameters",
             "misfit",
@@ -1133,6 +1134,8 @@ void read_inversion(const Tab& r, Case& c) {
               "add observed = \"traces.h5\" (a specwave traces file of this acquisition) or an [inversion.true_model] "
               "table (the same keys as [model])");
   inv.observed_dataset = t->str("observed_dataset", "observed_dataset = \"/traces\"", "/traces");
+  inv.observed_geometry_checked = t->choice<bool>("observed_geometry", {{"checked", true}, {"ignored", false}}, true,
+                                                  "observed_geometry = \"ignored\"");
   t->check(!inv.observed_dataset.empty(), "observed_dataset", "must not be empty",
            "name the HDF5 dataset, e.g. \"/traces\"");
   t->check(!t->find("observed_dataset") || !inv.observed_file.empty(), "observed_dataset", "is used with observed only",

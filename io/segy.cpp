@@ -408,16 +408,16 @@ std::vector<std::string> write_segy(const std::string& path, const ShotGathers& 
     auto bput = [&](std::size_t file_position, auto value) { put(bin, file_position - text_bytes, value); };
     int most = 0;  // traces per ensemble: the largest shot's
     for (int s = 0; s < g.n_shots; ++s) most = std::max(most, g.shot_traces(s));
-    bput(3213, std::int16_t(std::min(most, 32767)));  // data traces per ensemble
-    bput(3217, dt_us);                                // sample interval (microseconds; 0 beyond 65535)
-    bput(3221, nt16);                                 // samples per trace (0 beyond 65535)
-    bput(3225, std::int16_t(5));                      // IEEE float32
-    bput(3227, std::int16_t(1));                      // ensemble fold
-    bput(3229, std::int16_t(1));                      // sorted as recorded (shot gathers)
-    bput(3255, std::int16_t(1));                      // measurement system: metres
-    bput(3261, std::int32_t(most));                   // extended traces per ensemble
-    bput(3269, std::int32_t(g.nt));                   // extended samples per trace
-    bput(3273, us);                                   // extended sample interval (microseconds, IEEE double)
+    bput(3213, std::int16_t(most > 32767 ? 0 : most));  // data traces per ensemble (0 beyond: 3261 holds it)
+    bput(3217, dt_us);                                  // sample interval (microseconds; 0 beyond 65535)
+    bput(3221, nt16);                                   // samples per trace (0 beyond 65535)
+    bput(3225, std::int16_t(5));                        // IEEE float32
+    bput(3227, std::int16_t(1));                        // ensemble fold
+    bput(3229, std::int16_t(1));                        // sorted as recorded (shot gathers)
+    bput(3255, std::int16_t(1));                        // measurement system: metres
+    bput(3261, std::int32_t(most));                     // extended traces per ensemble
+    bput(3269, std::int32_t(g.nt));                     // extended samples per trace
+    bput(3273, us);                                     // extended sample interval (microseconds, IEEE double)
     bput(3297, byte_order_constant);
     bin[3501 - 1 - text_bytes] = 2;  // major revision 2
     bin[3502 - 1 - text_bytes] = 0;  // minor revision 0
@@ -514,7 +514,9 @@ SegyTraces scan_segy(const std::string& path) {
                                 "convert to IEEE float (5) or IBM float (1)",
                                 format));
   int nt = get<std::uint16_t>(bin, 3221, little);
-  const std::int32_t ext_nt = get<std::int32_t>(bin, 3269, little);
+  // The extended fields (3261-3280) are SEG-Y rev 2's: a rev 0 or 1 file may carry anything in that unassigned area.
+  const bool rev2 = f.revision >= 2;
+  const std::int32_t ext_nt = rev2 ? get<std::int32_t>(bin, 3269, little) : 0;
   if (ext_nt < 0)
     bad_input(path,
               fmt::format("extended samples per trace (binary header bytes 3269-3272) is {}; it must be >= 0", ext_nt));
@@ -527,7 +529,7 @@ SegyTraces scan_segy(const std::string& path) {
                                 nt));
   f.nt = nt;
   double dt_us = get<std::uint16_t>(bin, 3217, little);
-  const double ext_dt = get<double>(bin, 3273, little);
+  const double ext_dt = rev2 ? get<double>(bin, 3273, little) : 0.0;
   if (ext_dt != 0 && !(std::isfinite(ext_dt) && ext_dt > 0))
     bad_input(path, fmt::format("extended sample interval (binary header bytes 3273-3280) is {}; it must be a "
                                 "positive number of microseconds, or 0 to use bytes 3217-3218",

@@ -251,9 +251,10 @@ enum class WavefieldStorage { auto_select, memory, checkpoints, binomial, disk, 
 
 // [inversion]: the data to fit and how the gradient is computed. The case's [model] is the starting model.
 struct InversionSpec {
-  bool present = false;                 // the case file has an [inversion] table
-  std::optional<ModelSpec> true_model;  // synthesises the observed data (a test of the method: same engine)
-  std::string observed_file;            // or: a traces.h5 of this acquisition (docs/hdf5-schema.md)
+  bool present = false;                   // the case file has an [inversion] table
+  std::optional<ModelSpec> true_model;    // synthesises the observed data (a test of the method: same engine)
+  std::string observed_file;              // or: a traces.h5 of this acquisition (docs/hdf5-schema.md)
+  bool observed_geometry_checked = true;  // its coordinates against the case's (observed_geometry = "checked")
   std::string observed_dataset = "/traces";
   Parameterisation parameterisation = Parameterisation::velocity;
   // inversion.parameters: what the gradient is taken with respect to and what `invert` updates: the velocity (always)

@@ -103,16 +103,27 @@ std::vector<float> gather_xz_slice(const Comm& domain, const GridSpec& g, const 
 
 // What a resumed run must share with the run that wrote the checkpoint: the case text (without its comments and layout,
 // and without what only says how to report and schedule: run.threads, progress_seconds, check_every and the
-// checkpoints' period), the run's layout, and the inputs the case names only by file (the sampled wavelets here; the
-// model in model_fingerprint).
+// checkpoints' period), the run's layout, and the inputs the case names only by file (the sampled wavelets and the
+// placed acquisition here; the model in model_fingerprint).
 std::string run_fingerprint(const Case& c, const Plan& plan, int per_group) {
   const auto& p = plan.process_grid;
   std::uint64_t wavelets = 0;
   for (const auto& shot : plan.wavelets)
     for (const auto& w : shot) wavelets = io::combine_checksums(wavelets, io::checksum64(w.data(), w.size() * 8));
+  // The acquisition as placed (a [receivers] file names its geometry by path only): every shot's sources and
+  // receivers, positions and components.
+  for (std::size_t s = 0; s < c.shots.size(); ++s) {
+    const auto& receivers = shot_receivers(c, s);
+    std::vector<std::uint8_t> components(receivers.size());
+    for (std::size_t r = 0; r < receivers.size(); ++r) components[r] = std::uint8_t(shot_receiver_component(c, s, r));
+    wavelets = io::combine_checksums(wavelets, io::checksum64(receivers.data(), receivers.size() * sizeof(Vec3)));
+    wavelets = io::combine_checksums(wavelets, io::checksum64(components.data(), components.size()));
+    for (const auto& source : c.shots[s].sources)
+      wavelets = io::combine_checksums(wavelets, io::checksum64(source.position.data(), sizeof(Vec3)));
+  }
   return fmt::format(
       "case text {:016x}, {} {} {} on {}, {} rank(s) in {} shot group(s), process grid {}x{}x{}, {} shot(s) "
-      "in flight, nt {}, dt {:.17g}, wavelets {}",
+      "in flight, nt {}, dt {:.17g}, wavelets and acquisition {}",
       std::hash<std::string>{}(
           io::canonical_toml(c.source_text, {"run.threads", "run.progress_seconds", "run.check_every",
                                              "run.checkpoint_every", "run.checkpoint_minutes"})),

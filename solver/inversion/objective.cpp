@@ -483,12 +483,16 @@ std::vector<std::vector<double>> estimated_wavelets(const Case& c, const Plan& p
 namespace {
 
 // The data's /receiver_coordinates and /source_coordinates (with /source_shot), when the file has them, against the
-// case's receivers and sources, to 1% of the smallest grid spacing: data of another acquisition, or in another
-// order, would be fitted as this one's (a wrong inversion that runs).
+// case's receivers and sources, to 1% of the smallest grid spacing (of the axes with more than one point): data of
+// another acquisition, or in another order, would be fitted as this one's (a wrong inversion that runs).
+// inversion.observed_geometry = "ignored" skips it (data in other coordinates). A case whose shots have receivers of
+// their own with data in the shared layout: its one row a receiver says nothing of the other shots, not compared.
 void check_observed_geometry(const Case& c, const io::h5::Reader& reader) {
   const auto& inv = c.inversion;
-  const auto& h = c.grid.spacing;
-  const double tolerance = 0.01 * std::min({h[0], h[1], h[2]});
+  if (!inv.observed_geometry_checked) return;
+  double tolerance = INFINITY;
+  for (int a = 0; a < 3; ++a)
+    if (c.grid.shape[a] > 1) tolerance = std::min(tolerance, 0.01 * c.grid.spacing[a]);
   const auto far = [&](const Vec3& a, const double* b) {
     return !(std::abs(a[0] - b[0]) <= tolerance && std::abs(a[1] - b[1]) <= tolerance &&
              std::abs(a[2] - b[2]) <= tolerance);
@@ -503,7 +507,9 @@ void check_observed_geometry(const Case& c, const io::h5::Reader& reader) {
     return reader.read_floating<double>(name, info.dims);
   };
   const bool ragged = reader.has_dataset("/shot_first_trace");
-  if (reader.has_dataset("/receiver_coordinates")) {
+  bool own_receivers = false;
+  for (const auto& shot : c.shots) own_receivers = own_receivers || !shot.receivers.empty();
+  if (reader.has_dataset("/receiver_coordinates") && (ragged || !own_receivers)) {
     std::vector<std::pair<std::size_t, std::size_t>> rows;  // (shot, receiver) of each row
     for (std::size_t s = 0; s < (ragged ? c.shots.size() : 1); ++s)
       for (std::size_t r = 0; r < shot_receivers(c, s).size(); ++r) rows.emplace_back(s, r);
@@ -516,7 +522,8 @@ void check_observed_geometry(const Case& c, const io::h5::Reader& reader) {
                     fmt::format("{}: '/receiver_coordinates' row {} (shot {} receiver {}) is at (z, y, x) = ({}, {}, "
                                 "{}) m, the case's receiver at ({}, {}, {}) m (limit {:g} m: 1% of the smallest grid "
                                 "spacing); the data belong to another acquisition or order: give the case the data's "
-                                "receivers (receivers.file = the data file takes its geometry)",
+                                "receivers (receivers.file = the data file takes its geometry), or set "
+                                "inversion.observed_geometry = \"ignored\" for data in other coordinates",
                                 inv.observed_file, k, s, r, xyz[3 * k], xyz[3 * k + 1], xyz[3 * k + 2], want[0],
                                 want[1], want[2], tolerance));
     }
@@ -544,18 +551,21 @@ void check_observed_geometry(const Case& c, const io::h5::Reader& reader) {
         throw Error(ExitCode::input_error,
                     fmt::format("{}: '/source_coordinates' row {} (shot {}) is at (z, y, x) = ({}, {}, {}) m, the "
                                 "case's source at ({}, {}, {}) m (limit {:g} m: 1% of the smallest grid spacing); the "
-                                "data belong to another shot order or acquisition: give the case the data's sources",
+                                "data belong to another shot order or acquisition: give the case the data's sources, "
+                                "or set inversion.observed_geometry = \"ignored\" for data in other coordinates",
                                 inv.observed_file, j, s, xyz[3 * j], xyz[3 * j + 1], xyz[3 * j + 2], want[0], want[1],
                                 want[2], tolerance));
     }
   }
 }
 
-// The first sample of `values` (the dataset's, C order) that is not finite, as an error naming its trace and time.
-void check_observed_values(const Case& c, const std::vector<double>& values, const DataSampling& d) {
+// The first sample of `values` (traces `first_trace` on, nt each) that is not finite, as an error naming its trace and
+// time.
+void check_observed_values(const Case& c, std::span<const double> values, const DataSampling& d,
+                           std::size_t first_trace = 0) {
   for (std::size_t i = 0; i < values.size(); ++i)
     if (!std::isfinite(values[i])) {
-      const std::size_t trace = i / std::size_t(d.nt), n = i % std::size_t(d.nt);
+      const std::size_t trace = first_trace + i / std::size_t(d.nt), n = i % std::size_t(d.nt);
       throw Error(ExitCode::input_error,
                   fmt::format("{}: dataset '{}': trace {} (counting from 0 over the shots) sample {} (t = {:g} s) is "
                               "{}; the data must be finite: repair or zero that sample, or give the trace a weight "
@@ -569,19 +579,18 @@ void check_observed_values(const Case& c, const std::vector<double>& values, con
 void check_band(const Case& c, const Plan& plan, double band_hz, const std::string& what) {
   if (band_hz <= 0) return;
   const DataSampling d = observed_sampling(c, plan);
-  // The low-pass filters each trace zero-padded to 2 nt samples: its lowest frequency after the mean is 1 / (2 nt dt).
-  const double nyquist = 0.5 / d.dt, lowest = 1.0 / (2.0 * d.nt * d.dt);
-  if (band_hz > nyquist || band_hz < lowest)
-    throw Error(ExitCode::invalid_case,
-                fmt::format("{}: {} = {:g} Hz is {} the data's {:g} Hz ({}); give a low-pass cutoff in [{:g}, {:g}] "
-                            "Hz",
-                            where(c), what, band_hz, band_hz > nyquist ? "above" : "below",
-                            band_hz > nyquist ? nyquist : lowest,
-                            band_hz > nyquist ? fmt::format("the Nyquist frequency of {:g} s samples", d.dt)
-                                              : fmt::format("the low-pass's lowest frequency over {} samples of {:g} "
-                                                            "s: only each trace's mean would pass",
-                                                            d.nt, d.dt),
-                            lowest, nyquist));
+  // The low-pass filters each trace zero-padded to 2 nt samples: its lowest frequency after the mean is
+  // 1 / (2 nt dt), which a cutoff passes in part from 1 / 1.5 of it (the taper reaches 1.5 cutoffs). A cutoff at or
+  // above the Nyquist frequency filters nothing (a multiscale inversion's last, full band).
+  const double nyquist = 0.5 / d.dt, lowest = 1.0 / (2.0 * d.nt * d.dt) / 1.5;
+  if (band_hz < lowest)
+    throw Error(
+        ExitCode::invalid_case,
+        fmt::format("{}: {} = {:g} Hz is below {:g} Hz, where the low-pass over the data's {} samples of {:g} "
+                    "s passes only each trace's mean (its lowest frequency 1 / (2 nt dt) = {:g} Hz, its taper "
+                    "1.5 cutoffs wide); give a cutoff of at least {:g} Hz (at or above their Nyquist frequency, "
+                    "{:g} Hz, nothing is filtered)",
+                    where(c), what, band_hz, lowest, d.nt, d.dt, 1.5 * lowest, lowest, nyquist));
 }
 
 void check_observed(const Case& c, const Plan& plan) {
@@ -590,8 +599,20 @@ void check_observed(const Case& c, const Plan& plan) {
     const DataSampling d = observed_sampling(c, plan);  // shape, dt, t0, duration
     io::h5::Reader reader(inv.observed_file);
     check_observed_geometry(c, reader);
+    // The values, a shot at a time (the layouts hold the shots' traces one after the other).
     const auto info = reader.info(inv.observed_dataset);
-    check_observed_values(c, reader.read_floating<double>(inv.observed_dataset, info.dims), d);
+    std::size_t first = 0;
+    for (std::size_t s = 0; s < c.shots.size(); ++s) {
+      const std::size_t n = shot_receivers(c, s).size();
+      const std::vector<double> shot =
+          info.dims.size() == 3
+              ? reader.read_floating_block<double>(inv.observed_dataset, info.dims, {hsize_t(s), 0, 0},
+                                                   {1, info.dims[1], info.dims[2]})
+              : reader.read_floating_block<double>(inv.observed_dataset, info.dims, {hsize_t(first), 0},
+                                                   {hsize_t(n), info.dims[1]});
+      check_observed_values(c, shot, d, first);
+      first += n;
+    }
   }
   for (const double band : inv.bands_hz) check_band(c, plan, band, "inversion.bands_hz");
   // The offset window must leave a trace to fit.
@@ -599,7 +620,8 @@ void check_observed(const Case& c, const Plan& plan) {
     for (std::size_t s = 0; s < c.shots.size(); ++s) {
       const Vec3 src = c.shots[s].sources.at(0).position;
       for (const Vec3& r : shot_receivers(c, s)) {
-        const double offset = std::hypot(r[1] - src[1], r[2] - src[2]);
+        const double dy = r[1] - src[1], dx = r[2] - src[2];
+        const double offset = std::sqrt(dy * dy + dx * dx);  // as the misfit's window (case_misfit)
         if (offset >= inv.offset_min && (!inv.offset_max || offset <= *inv.offset_max)) return;
       }
     }

@@ -66,10 +66,10 @@ struct DataSampling {
 DataSampling observed_sampling(const Case& c, const Plan& plan);
 // Every check of the observed data before anything is written (input_error or invalid_case): observed_sampling's, the
 // file's receiver and source coordinates (when it has them) against the case's, its samples finite, the bands of
-// inversion.bands_hz inside the data's frequencies (check_band), and an offset window that leaves a trace.
+// inversion.bands_hz not below the data's lowest frequency (check_band), and an offset window that leaves a trace.
 void check_observed(const Case& c, const Plan& plan);
-// A low-pass cutoff `band_hz` (> 0; `what` names its key or option) between 1 / (2 nt dt) of the data (the low-pass's
-// lowest frequency) and their Nyquist frequency (invalid_case otherwise).
+// A low-pass cutoff `band_hz` (> 0; `what` names its key or option) of at least 1 / (3 nt dt) of the data, below which
+// the low-pass passes only each trace's mean (invalid_case otherwise).
 void check_band(const Case& c, const Plan& plan, double band_hz, const std::string& what);
 // `inner` on the observed data's sampling: as it is when that is the simulation's, else wrapped in a ResampledMisfit
 // (a band-limited resampling to the data's times and its exact transpose). A misfit that filters (LowPassMisfit)

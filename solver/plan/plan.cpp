@@ -980,9 +980,15 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
     plan.trace_nt = plan.nt;
   }
   plan.trace_dt = resampled ? *c.output.trace_dt : plan.dt;
-  // The traces at the output interval (resampled from the steps' when output.trace_dt is given) come on top.
-  plan.memory_bytes = estimate_memory_bytes(c, plan.nt) +
-                      (resampled ? std::size_t(8.0 * max_shot_receivers(c) * plan.trace_nt) : std::size_t(0));
+  // The traces at the output interval (resampled from the steps' when output.trace_dt is given) come on top, with the
+  // resampler's weights (TraceResampler: taps doubles and an index an output sample).
+  if (resampled) {
+    const double taps = 2 * std::ceil(TraceResampler::reach(plan.dt, plan.trace_dt) / plan.dt) + 2;
+    plan.memory_bytes = estimate_memory_bytes(c, plan.nt) +
+                        std::size_t((8.0 * max_shot_receivers(c) + 8.0 * taps + 4.0) * plan.trace_nt);
+  } else {
+    plan.memory_bytes = estimate_memory_bytes(c, plan.nt);
+  }
   refuse_host_memory(c, plan);
   check_device_memory(c, plan, where);
 

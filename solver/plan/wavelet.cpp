@@ -21,6 +21,27 @@ double ricker(double t, double f, double t0) {
 
 namespace {
 
+// The Kaiser window I0(beta sqrt(1 - u^2)) / I0(beta), beta = 11 (the trace resampler's), at u in [0, 1], from a
+// table of 16384 intervals (linear interpolation, within 1e-8): a Bessel function costs about 270 ns, and a file
+// sampled far finer than the run sums 24 of its samples per run sample per ratio of the intervals.
+double kaiser_window(double u) {
+  constexpr std::size_t n = 16384;
+  constexpr double beta = 11.0;
+  static const std::vector<double> table = [] {
+    std::vector<double> t(n + 1);
+    const double i0_beta = std::cyl_bessel_i(0.0, beta);
+    for (std::size_t i = 0; i <= n; ++i) {
+      const double v = double(i) / n;
+      t[i] = std::cyl_bessel_i(0.0, beta * std::sqrt(std::max(0.0, 1 - v * v))) / i0_beta;
+    }
+    return t;
+  }();
+  const double p = std::min(std::abs(u), 1.0) * n;
+  const std::size_t i = std::min(std::size_t(p), n - 1);
+  const double f = p - double(i);
+  return table[i] * (1 - f) + table[i + 1] * f;
+}
+
 // Kaiser-windowed sinc interpolation of a uniformly sampled signal s (interval dt_in) at time t, for a run sampled
 // at dt_out, with the trace resampler's kernel (solver/plan/resample.hpp: half width 12, beta 11): the sinc's cutoff is
 // the coarser sampling's Nyquist frequency (an anti-alias filter when the file is sampled finer than the run), and the
@@ -31,18 +52,15 @@ double interpolate(const std::vector<double>& s, double dt_in, double t, double 
   const double q = t / dt_in;
   const double scale = std::max(1.0, dt_out / dt_in);  // input samples per unit of the sinc's argument
   constexpr int half = TraceResampler::default_half_width;
-  constexpr double beta = 11.0;
   const double reach = half * scale;
   if (!(q < double(s.size()) + reach)) return 0.0;  // past the last sample's window (no int overflow, found by fuzzing)
   const long first = long(std::floor(q - reach)) + 1, last = long(std::ceil(q + reach)) - 1;
-  static const double i0_beta = std::cyl_bessel_i(0.0, beta);
   double sum = 0, weights = 0;
   for (long i = first; i <= last; ++i) {
     const double x = (q - double(i)) / scale;
     if (std::abs(x) >= half) continue;
     const double sinc = x == 0 ? 1.0 : std::sin(M_PI * x) / (M_PI * x);
-    const double u = x / half;
-    const double w = sinc * std::cyl_bessel_i(0.0, beta * std::sqrt(1 - u * u)) / i0_beta;
+    const double w = sinc * kaiser_window(x / half);
     weights += w;
     if (i >= 0 && i < long(s.size())) sum += s[std::size_t(i)] * w;
   }
