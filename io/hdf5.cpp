@@ -478,9 +478,9 @@ std::vector<T> Reader::read_floating_block(const std::string& name, const std::v
                                            dims_text(in.dims) + ", expected rank " + std::to_string(expected.size()) +
                                            " " + dims_text(expected) + " in C order (nz, ny, nx)");
   if (in.dims != expected)
-    throw Error(ExitCode::input_error, where + ": shape is " + dims_text(in.dims) + ", expected " +
-                                           dims_text(expected) +
-                                           " (C order, x fastest); match grid.shape or resample the model");
+    throw Error(ExitCode::input_error,
+                where + ": shape is " + dims_text(in.dims) + ", expected " + dims_text(expected) +
+                    (expected.size() == 3 ? " (C order, x fastest); match grid.shape or resample the model" : ""));
   std::size_t n = 1;
   for (auto d : count) n *= d;
   std::vector<T> out(n);
@@ -496,6 +496,23 @@ std::vector<T> Reader::read_floating_block(const std::string& name, const std::v
     throw Error(ExitCode::input_error, where + ": read failed (corrupt file?)");
   return out;
 }
+template <class T>
+std::vector<T> Reader::read_numbers(const std::string& name, const std::vector<hsize_t>& expected) const {
+  const DatasetInfo in = info(name);
+  if (in.type_class != H5T_INTEGER) return read_floating<T>(name, expected);  // its checks and messages
+  const std::string where = path_ + ": dataset '" + name + "'";
+  if (in.dims != expected)
+    throw Error(ExitCode::input_error,
+                where + ": shape is " + dims_text(in.dims) + ", expected " + dims_text(expected));
+  std::size_t n = 1;
+  for (auto d : expected) n *= d;
+  std::vector<T> out(n);
+  Handle dset = open_dataset(name);
+  if (H5Dread(dset.id(), native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+    throw Error(ExitCode::input_error, where + ": read failed (corrupt file?)");
+  return out;
+}
+template std::vector<double> Reader::read_numbers<double>(const std::string&, const std::vector<hsize_t>&) const;
 template std::vector<float> Reader::read_floating<float>(const std::string&, const std::vector<hsize_t>&) const;
 template std::vector<double> Reader::read_floating<double>(const std::string&, const std::vector<hsize_t>&) const;
 template std::vector<float> Reader::read_floating_block<float>(const std::string&, const std::vector<hsize_t>&,

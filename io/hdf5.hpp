@@ -104,6 +104,9 @@ class Reader {
   template <class T>
   std::vector<T> read_floating_block(const std::string& name, const std::vector<hsize_t>& expected_dims,
                                      const std::vector<hsize_t>& begin, const std::vector<hsize_t>& count) const;
+  // As read_floating, integer datasets too (converted to T): coordinates, which any numeric type may hold.
+  template <class T>
+  std::vector<T> read_numbers(const std::string& name, const std::vector<hsize_t>& expected_dims) const;
   Handle open_dataset(const std::string& name) const;
   // A 1-D string dataset (fixed or variable length).
   std::vector<std::string> read_strings(const std::string& name) const;

@@ -173,7 +173,7 @@ ShotGathers read_trace_file(const std::string& path, bool samples) {
                 "dataset '/traces' must be 3-D (shot, receiver, sample), or 2-D (trace, sample) with "
                 "'/shot_first_trace'; is this a specwave traces.h5?");
     const auto n_receivers = info.dims[1];
-    const auto rec = reader.read_floating<double>("/receiver_coordinates", {n_receivers, 3});
+    const auto rec = reader.read_numbers<double>("/receiver_coordinates", {n_receivers, 3});
     std::vector<Vec3> receivers;
     for (hsize_t r = 0; r < n_receivers; ++r) receivers.push_back({rec[3 * r], rec[3 * r + 1], rec[3 * r + 2]});
     g = shared_gathers(int(info.dims[0]), receivers, int(info.dims[2]), 0, {}, {});
@@ -185,7 +185,7 @@ ShotGathers read_trace_file(const std::string& path, bool samples) {
     g.n_shots = int(first.size()) - 1;
     g.nt = int(info.dims[1]);
     g.first_trace = first;
-    const auto rec = reader.read_floating<double>("/receiver_coordinates", {info.dims[0], 3});
+    const auto rec = reader.read_numbers<double>("/receiver_coordinates", {info.dims[0], 3});
     for (hsize_t r = 0; r < info.dims[0]; ++r) g.receivers.push_back({rec[3 * r], rec[3 * r + 1], rec[3 * r + 2]});
   }
   if (g.n_shots < 1 || g.n_traces() < 1 || (!table && g.nt < 1))
@@ -227,7 +227,20 @@ ShotGathers read_trace_file(const std::string& path, bool samples) {
     }
   }
   const h5::DatasetInfo si = reader.info("/source_coordinates");
-  const auto src = reader.read_floating<double>("/source_coordinates", si.dims);
+  if (si.dims.size() != 2 || si.dims[1] != 3)
+    bad_input(path, "dataset '/source_coordinates' must be (n_sources, 3): each source's (z, y, x) in m");
+  const auto src = reader.read_numbers<double>("/source_coordinates", si.dims);
+  for (std::size_t k = 0; k < src.size(); ++k)
+    if (!std::isfinite(src[k]))
+      bad_input(path, fmt::format("'/source_coordinates' row {} holds {} (its {} coordinate); every coordinate must "
+                                  "be a finite number of metres",
+                                  k / 3, src[k], "zyx"[k % 3]));
+  for (std::size_t r = 0; r < g.receivers.size(); ++r)
+    for (int a = 0; a < 3; ++a)
+      if (!std::isfinite(g.receivers[r][a]))
+        bad_input(path, fmt::format("'/receiver_coordinates' row {} holds {} (its {} coordinate); every coordinate "
+                                    "must be a finite number of metres",
+                                    r, g.receivers[r][a], "zyx"[a]));
   const h5::DatasetInfo shot_info = reader.info("/source_shot");
   if (shot_info.type_class != H5T_INTEGER || shot_info.dims != std::vector<hsize_t>{si.dims[0]})
     bad_input(path, "dataset '/source_shot' must be integers, one per source");

@@ -162,6 +162,11 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
        replaced(model_file("raw.bin"), "file = \"raw.bin\"",
                 "file = \"raw.bin\"\nformat = \"raw\"\nshape = [40, 40, 41]"),
        4, "holds 256000 bytes, the layout 40 x 40 x 41 float32 needs 262400"},
+      // Read with the wrong byte order: 2000 m/s becomes 8.98e-41 m/s, named as implausible (not as a time step).
+      {"model_raw_byte_order",
+       replaced(model_file("raw.bin"), "file = \"raw.bin\"",
+                "file = \"raw.bin\"\nformat = \"raw\"\nshape = [40, 40, 40]\nbyte_order = \"big\""),
+       4, "m/s at index (z=0, y=0, x=0) is outside [1, 1e6] m/s: are the values in m/s"},
       {"model_raw_no_shape",
        replaced(model_file("raw.bin"), "file = \"raw.bin\"", "file = \"raw.bin\"\nformat = \"raw\""), 3, "model.shape"},
       {"model_raw_dataset",
@@ -369,6 +374,11 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
   CHECK(run_specwave("forward " + (work / "no-such-case.toml").string()).code == 2);
   CHECK(run_specwave("frobnicate").code == 2);
   CHECK(run_specwave("check --threads 100000 " + write_case("cli-threads-option", base_case)).code == 2);
+  // An empty --output-dir is a usage error (it fell back to the case's output.directory unsaid).
+  const Result empty_dir = run_specwave("forward --output-dir '' " + write_case("cli-empty-dir", base_case));
+  CHECK(empty_dir.code == 2);
+  CHECK(empty_dir.output.find("an empty path") != std::string::npos);
+  CHECK_FALSE(fs::exists(work / "out"));
   // Usage errors in the house format: one line, "did you mean" for a mistyped command, the command named.
   for (const auto& [args_, expected_] : std::vector<std::pair<std::string, std::string>>{
            {"forwad case.toml", "specwave: error: unknown command 'forwad'; did you mean 'forward'?"},

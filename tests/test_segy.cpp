@@ -289,6 +289,35 @@ TEST_CASE("[receivers] file: each shot's receivers from a survey's traces.h5 or 
       CHECK(got.front() == g.receivers[std::size_t(g.first_trace[std::size_t(s)])]);
     }
   }
+  // The same table with integer coordinates (docs/hdf5-schema.md: any float and integer types), then with a NaN
+  // source coordinate (named as such, not as a shot without a source).
+  for (const bool nan_source : {false, true}) {
+    CAPTURE(nan_source);
+    {
+      specwave::io::h5::AtomicWriter w(table);
+      std::vector<std::int32_t> rec;
+      std::vector<double> src;
+      for (const Vec3& p : g.receivers)
+        for (double v : p) rec.push_back(std::int32_t(std::lround(v)));
+      for (const Vec3& p : g.sources) src.insert(src.end(), p.begin(), p.end());
+      if (nan_source) src[4] = NAN;
+      const std::vector<std::int32_t> shot_of = {0, 1, 2};
+      specwave::io::h5::write_dataset<std::int32_t>(w.id(), "receiver_coordinates", {g.n_traces(), 3}, rec.data(), "m");
+      specwave::io::h5::write_dataset<std::int64_t>(w.id(), "shot_first_trace", {4}, g.first_trace.data(), "");
+      specwave::io::h5::write_dataset<double>(w.id(), "source_coordinates", {3, 3}, src.data(), "m");
+      specwave::io::h5::write_dataset<std::int32_t>(w.id(), "source_shot", {3}, shot_of.data(), "");
+      w.commit();
+    }
+    if (nan_source) {
+      CHECK_THROWS_WITH_AS(parse_case_text(text + "[receivers]\nfile = \"" + table + "\"\n", "c.toml", ""),
+                           doctest::Contains("'/source_coordinates' row 1 holds nan (its y coordinate)"), Error);
+      continue;
+    }
+    const Case c = parse_case_text(text + "[receivers]\nfile = \"" + table + "\"\n", "c.toml", "");
+    const Vec3& first = g.receivers[std::size_t(g.first_trace[1])];
+    CHECK(shot_receivers(c, 1).front() ==
+          Vec3{double(std::lround(first[0])), double(std::lround(first[1])), double(std::lround(first[2]))});
+  }
   std::filesystem::remove(table);
   // Shots that all record the same receivers stay shared (traces.h5's (shots, receivers, samples) layout).
   const ShotGathers same = sample_gathers();
@@ -534,11 +563,14 @@ TEST_CASE("SEG-Y import: coordinate and elevation scalars other than SEG-Y's are
     const double factor = scalar > 0 ? double(scalar) : scalar < -1 ? 1.0 / double(-scalar) : 1.0;
     CHECK(back.receivers[2][2] == doctest::Approx(g.receivers[2][2] * 1000 * factor));
   }
-  for (const auto& [position, scalar, what] :
+  for (const auto& [at, value, kind] :
        std::vector<std::tuple<std::size_t, long, std::string>>{{71, -32768, "coordinate"},
                                                                {71, 3, "coordinate"},
                                                                {71, 100000 & 0xffff, "coordinate"},
                                                                {69, 7, "elevation"}}) {
+    const std::size_t position = at;  // clang 14 cannot capture a structured binding
+    const long scalar = value;
+    const std::string what = kind;
     CAPTURE(scalar);
     write_segy(path, g, "scalar");
     patch(path, trace_byte(g, 4, position), scalar, 2);
@@ -553,8 +585,10 @@ TEST_CASE("SEG-Y import: coordinate and elevation scalars other than SEG-Y's are
 TEST_CASE("SEG-Y import: NaN or infinite samples are refused, naming the trace and sample") {
   const ShotGathers g = sample_gathers();
   const std::string path = temp("specwave_test_nan.sgy");
-  for (const auto& [bits, name] :
+  for (const auto& [pattern, label] :
        std::vector<std::pair<long, std::string>>{{0x7fc00000L, "nan"}, {0x7f800000L, "inf"}, {0xff800000L, "-inf"}}) {
+    const long bits = pattern;  // clang 14 cannot capture a structured binding
+    const std::string name = label;
     CAPTURE(name);
     write_segy(path, g, "nan");
     patch(path, trace_byte(g, 2, 240 + 4 * 4 + 1), bits, 4);  // trace 3, sample 5

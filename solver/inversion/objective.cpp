@@ -27,7 +27,8 @@
 namespace specwave {
 
 namespace {
-std::string where(const Case& c) { return c.source_path.empty() ? c.name : c.source_path; }
+// The case as errors name it (its file, else its name).
+std::string case_label(const Case& c) { return c.source_path.empty() ? c.name : c.source_path; }
 }  // namespace
 
 std::vector<double> parameter_from_velocity(Parameterisation p, std::span<const double> velocity) {
@@ -150,7 +151,7 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
       throw Error(ExitCode::output_error,
                   fmt::format("{}: inversion.scratch_directory = \"{}\": {} is a file, not a folder; give a folder "
                               "(made when missing) on a file system with room for the forward wavefields",
-                              where(c), c.inversion.scratch_directory, p.string()));
+                              case_label(c), c.inversion.scratch_directory, p.string()));
   }
   if (q.scratch_directory_set || c.inversion.wavefield_storage == WavefieldStorage::disk)
     q.disk_free_bytes = free_disk_bytes(q.scratch_directory);
@@ -590,7 +591,7 @@ void check_band(const Case& c, const Plan& plan, double band_hz, const std::stri
                     "s passes only each trace's mean (its lowest frequency 1 / (2 nt dt) = {:g} Hz, its taper "
                     "1.5 cutoffs wide); give a cutoff of at least {:g} Hz (at or above their Nyquist frequency, "
                     "{:g} Hz, nothing is filtered)",
-                    where(c), what, band_hz, lowest, d.nt, d.dt, 1.5 * lowest, lowest, nyquist));
+                    case_label(c), what, band_hz, lowest, d.nt, d.dt, 1.5 * lowest, lowest, nyquist));
 }
 
 void check_observed(const Case& c, const Plan& plan) {
@@ -628,7 +629,7 @@ void check_observed(const Case& c, const Plan& plan) {
     throw Error(ExitCode::invalid_case,
                 fmt::format("{}: inversion.offset_min = {:g} m{} leaves no trace of any shot to fit (each trace's "
                             "horizontal offset from its shot's first source is outside); widen the window",
-                            where(c), inv.offset_min,
+                            case_label(c), inv.offset_min,
                             inv.offset_max ? fmt::format(" and offset_max = {:g} m", *inv.offset_max) : ""));
   }
 }

@@ -548,15 +548,23 @@ VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const 
   }
   model.v_min = INFINITY;
   model.v_max = 0;
+  // A model's data in m/s: from 1 m/s to 1e6 m/s (outside, a file's values are in other units or misread: its byte
+  // order, sample format or dataset; a later check would blame the time step or the sampling instead).
+  const bool data = c.model.kind == ModelSpec::Kind::file || c.model.kind == ModelSpec::Kind::array;
   for (std::size_t i = 0; i < model.velocity.size(); ++i) {
     const double v = model.velocity[i];
-    if (!std::isfinite(v) || v <= 0) {
+    const bool bad = !std::isfinite(v) || v <= 0, implausible = data && !bad && (v < 1 || v > 1e6);
+    if (bad || implausible) {
       const std::size_t ix = i % e[2] + b[2], iy = i / e[2] % e[1] + b[1], iz = i / (std::size_t(e[2]) * e[1]) + b[0];
-      const bool data = c.model.kind == ModelSpec::Kind::file || c.model.kind == ModelSpec::Kind::array;
-      throw Error(data ? ExitCode::input_error : ExitCode::invalid_case,
-                  fmt::format("{}: velocity {} m/s at index (z={}, y={}, x={}); velocities must be finite and > 0, "
-                              "fix the model there",
-                              origin, v, iz, iy, ix));
+      throw Error(
+          data ? ExitCode::input_error : ExitCode::invalid_case,
+          bad ? fmt::format("{}: velocity {} m/s at index (z={}, y={}, x={}); velocities must be finite and > "
+                            "0, fix the model there",
+                            origin, v, iz, iy, ix)
+              : fmt::format("{}: velocity {:g} m/s at index (z={}, y={}, x={}) is outside [1, 1e6] m/s: are the "
+                            "values in m/s, and is the file read as written (a raw file's byte_order and "
+                            "format, the dataset)?",
+                            origin, v, iz, iy, ix));
     }
     model.v_min = std::min(model.v_min, v);
     model.v_max = std::max(model.v_max, v);

@@ -61,6 +61,13 @@ const CLI::Validator finite_non_negative(
 
 // A whole number in [lo, hi], said in those words: CLI11's Range and PositiveNumber print their open bound as
 // DBL_MAX in full (309 digits) and "abc" as out of range.
+// A folder path that is not empty (an empty --output-dir fell back to the case's output.directory unsaid).
+const CLI::Validator non_empty_path(
+    [](std::string& text) -> std::string {
+      return text.empty() ? "an empty path; give the folder (\".\" for the current one)" : std::string();
+    },
+    "PATH");
+
 CLI::Validator whole_number(long long lo, long long hi = std::numeric_limits<long long>::max()) {
   const std::string bounds =
       hi == std::numeric_limits<long long>::max() ? fmt::format(">= {}", lo) : fmt::format("in {}..{}", lo, hi);
@@ -109,7 +116,8 @@ int usage_error(const CLI::App& app, int argc, char** argv, const CLI::ParseErro
 void add_overrides(CLI::App* cmd, Overrides& o) {
   cmd->add_option("--backend", o.backend, "Override run.backend")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   cmd->add_option("--precision", o.precision, "Override run.precision")->check(CLI::IsMember({"fp32", "fp64"}));
-  cmd->add_option("--output-dir", o.output_dir, "Override output.directory (relative to the current directory)");
+  cmd->add_option("--output-dir", o.output_dir, "Override output.directory (relative to the current directory)")
+      ->check(non_empty_path);
   cmd->add_option("--threads", o.threads, "OpenMP threads (0: all)")->check(whole_number(0, max_threads));
   cmd->add_flag("--confine-writes", o.confine_writes,
                 "Write only inside the output folder, which must be --output-dir or inside the current directory "
@@ -257,8 +265,9 @@ int run(int argc, char** argv) {
       "starting from [model]");
   invert_cmd->add_option("case", invert_case, "Case file")->required()->check(CLI::ExistingFile);
   invert_cmd->add_option("--threads", invert_threads, "OpenMP threads (0: all)")->check(whole_number(0, max_threads));
-  invert_cmd->add_option("--output-dir", invert_output_dir,
-                         "Override output.directory (relative to the current directory)");
+  invert_cmd
+      ->add_option("--output-dir", invert_output_dir, "Override output.directory (relative to the current directory)")
+      ->check(non_empty_path);
   bool invert_confine = false;
   invert_cmd->add_flag("--confine-writes", invert_confine,
                        "Write only inside the output folder (also SPECWAVE_CONFINE_WRITES=1); see forward --help");
@@ -335,8 +344,9 @@ int run(int argc, char** argv) {
         ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
     cmd.app->add_option("--precision", cmd.o.precision, "Override run.precision")
         ->check(CLI::IsMember({"fp32", "fp64"}));
-    cmd.app->add_option("--output-dir", cmd.o.output_dir,
-                        "Override output.directory (relative to the current directory)");
+    cmd.app
+        ->add_option("--output-dir", cmd.o.output_dir, "Override output.directory (relative to the current directory)")
+        ->check(non_empty_path);
     cmd.app->add_option("--threads", cmd.o.threads, "OpenMP threads (0: all)")->check(whole_number(0, max_threads));
     cmd.app->add_flag("--confine-writes", cmd.o.confine_writes,
                       "Write only inside the output folder (also SPECWAVE_CONFINE_WRITES=1); see forward --help");
