@@ -43,9 +43,10 @@ std::string render(const toml::node& n, std::size_t depth = 0) {
   } else if (auto i = n.as_integer()) {
     s = fmt::format("{}", i->get());
   } else if (auto f = n.as_floating_point()) {
-    std::ostringstream os;
-    os << *f;  // TOML spelling: keeps "10.0" distinguishable from the integer 10
-    s = os.str();
+    // The shortest text that reads back as the same double (toml++'s own printing gives 17 digits), spelt as TOML
+    // does: "10.0" stays distinguishable from the integer 10.
+    s = fmt::format("{}", f->get());
+    if (s.find_first_of(".eEni") == std::string::npos) s += ".0";
   } else if (auto b = n.as_boolean()) {
     s = b->get() ? "true" : "false";
   } else if (auto a = n.as_array()) {
@@ -303,8 +304,8 @@ void read_grid(const Tab& r, Case& c) {
     c.grid.spacing = g.p.vec3(sp, g.key("spacing"), sp_ex);
   else
     c.grid.spacing.fill(g.p.num(sp, g.key("spacing"), sp_ex));
-  g.check(std::all_of(c.grid.spacing.begin(), c.grid.spacing.end(), [](double d) { return d > 0; }), "spacing",
-          "must be > 0", "use a positive spacing in metres");
+  g.check(std::all_of(c.grid.spacing.begin(), c.grid.spacing.end(), [](double d) { return d >= min_spacing; }),
+          "spacing", "must be at least 1e-9 m (every entry)", "give the grid spacing in metres, e.g. 10.0");
   c.grid.origin = g.vec3("origin", "origin = [0.0, 0.0, 0.0]", {0, 0, 0});
 }
 
@@ -385,8 +386,9 @@ void read_model_file_keys(const Tab& m, ModelSpec& md) {
           md.file_spacing = m.p.vec3(sp, m.key("spacing"), sp_ex);
         else
           md.file_spacing = Vec3{}, md.file_spacing->fill(m.p.num(sp, m.key("spacing"), sp_ex));
-        m.check(std::all_of(md.file_spacing->begin(), md.file_spacing->end(), [](double d) { return d > 0; }),
-                "spacing", "every entry must be > 0", "give the file's grid spacing [dz, dy, dx] in metres");
+        m.check(
+            std::all_of(md.file_spacing->begin(), md.file_spacing->end(), [](double d) { return d >= min_spacing; }),
+            "spacing", "every entry must be at least 1e-9 m", "give the file's grid spacing [dz, dy, dx] in metres");
       }
       if (m.find("origin")) md.file_origin = m.rvec3("origin", "origin = [0.0, 0.0, 0.0]");
       md.file_float64 = m.choice<bool>("dtype", {{"float32", false}, {"float64", true}}, false, "dtype = \"float32\"");
@@ -405,7 +407,7 @@ void read_model_file_keys(const Tab& m, ModelSpec& md) {
     }
     case F::segy:
       md.sample_spacing = m.rnum("sample_spacing", "sample_spacing = 10.0");
-      m.check(md.sample_spacing > 0, "sample_spacing", "must be > 0",
+      m.check(md.sample_spacing >= min_spacing, "sample_spacing", "must be at least 1e-9 m",
               "give the depth step between a trace's samples in metres (SEG-Y's sample interval is a time)");
       md.sample_origin = m.num("sample_origin", "sample_origin = 0.0", 0.0);
       break;
@@ -1028,10 +1030,15 @@ void read_options(const Tab& r, Case& c) {
         if (shot < 0 || shot >= n_shots)
           t->p.bad(*a.get(k), key, fmt::format("is not a shot of this case (shots are numbered 0 to {})", n_shots - 1),
                    fmt::format("give shot numbers from 0 to {}", n_shots - 1));
+        const auto seen = std::find(o.plot_shots.begin(), o.plot_shots.end(), int(shot));
+        if (seen != o.plot_shots.end())
+          t->p.bad(*a.get(k), key,
+                   fmt::format("lists shot {} a second time (as {}[{}] too)", shot, t->key("plot_shots"),
+                               seen - o.plot_shots.begin()),
+                   "list each shot once");
         o.plot_shots.push_back(int(shot));
       }
       std::sort(o.plot_shots.begin(), o.plot_shots.end());
-      o.plot_shots.erase(std::unique(o.plot_shots.begin(), o.plot_shots.end()), o.plot_shots.end());
     }
   }
   o.directory = r.p.resolve(o.directory);

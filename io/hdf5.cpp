@@ -425,6 +425,12 @@ std::string dims_text(const std::vector<hsize_t>& d) {
   for (std::size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
   return s + ")";
 }
+// What an expected shape means: a grid's values, or a table of points' z, y, x.
+std::string shape_hint(const std::vector<hsize_t>& expected) {
+  if (expected.size() == 3) return " (C order, x fastest); match grid.shape or resample the model";
+  if (expected.size() == 2 && expected[1] == 3) return " (a row a point: z, y, x in metres)";
+  return "";
+}
 }  // namespace
 
 std::vector<std::string> Reader::read_strings(const std::string& name) const {
@@ -478,9 +484,8 @@ std::vector<T> Reader::read_floating_block(const std::string& name, const std::v
                                            dims_text(in.dims) + ", expected rank " + std::to_string(expected.size()) +
                                            " " + dims_text(expected) + " in C order (nz, ny, nx)");
   if (in.dims != expected)
-    throw Error(ExitCode::input_error,
-                where + ": shape is " + dims_text(in.dims) + ", expected " + dims_text(expected) +
-                    (expected.size() == 3 ? " (C order, x fastest); match grid.shape or resample the model" : ""));
+    throw Error(ExitCode::input_error, where + ": shape is " + dims_text(in.dims) + ", expected " +
+                                           dims_text(expected) + shape_hint(expected));
   std::size_t n = 1;
   for (auto d : count) n *= d;
   std::vector<T> out(n);
@@ -502,8 +507,8 @@ std::vector<T> Reader::read_numbers(const std::string& name, const std::vector<h
   if (in.type_class != H5T_INTEGER) return read_floating<T>(name, expected);  // its checks and messages
   const std::string where = path_ + ": dataset '" + name + "'";
   if (in.dims != expected)
-    throw Error(ExitCode::input_error,
-                where + ": shape is " + dims_text(in.dims) + ", expected " + dims_text(expected));
+    throw Error(ExitCode::input_error, where + ": shape is " + dims_text(in.dims) + ", expected " +
+                                           dims_text(expected) + shape_hint(expected));
   std::size_t n = 1;
   for (auto d : expected) n *= d;
   std::vector<T> out(n);

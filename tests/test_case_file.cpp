@@ -375,7 +375,13 @@ TEST_CASE("case file: bad inputs name the file, line and key") {
   const std::string& m = kMinimal;
   SUBCASE("negative spacing") {
     expect_invalid(replaced(m, "spacing = 10", "spacing = -10"),
-                   {"case.toml:3: grid.spacing: must be > 0 (found -10); use a positive spacing in metres"});
+                   {"case.toml:3: grid.spacing: must be at least 1e-9 m (every entry) (found -10); give the grid "
+                    "spacing in metres, e.g. 10.0"});
+  }
+  SUBCASE("a subnormal spacing (it would make dt 0)") {
+    expect_invalid(replaced(m, "spacing = 10", "spacing = 1e-320"),
+                   {"case.toml:3: grid.spacing: must be at least 1e-9 m (every entry) (found 1e-320)"});
+    expect_invalid(replaced(m, "spacing = 10", "spacing = [10, 10, 1e-12]"), {"grid.spacing", "1e-12"});
   }
   SUBCASE("float in an integer array") {
     expect_invalid(replaced(m, "shape = [50, 60, 70]", "shape = [50, 60.5, 70]"),

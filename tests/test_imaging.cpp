@@ -484,6 +484,7 @@ TEST_CASE("observed data that cannot be this case's are refused before anything 
     std::vector<double> traces, receivers, sources;
     hsize_t nt;
     double t0 = 0;
+    double dt = 0;  // 0: the true data's
   };
   std::vector<Variant> variants;
   variants.push_back(
@@ -500,13 +501,15 @@ TEST_CASE("observed data that cannot be this case's are refused before anything 
       {"t0", "has attribute t0 = 0.02 s (the time of sample 0)", traces, receivers, sources, dims[2], 0.02});
   variants.push_back(
       {"one-sample", "holds 1 sample(s) a trace", std::vector<double>(dims[0] * dims[1], 0.0), receivers, sources, 1});
+  variants.push_back({"fine-dt", "has attribute dt = 1e-12 s, more than 100 times finer than the simulation's dt",
+                      traces, receivers, sources, dims[2], 0, 1e-12});
   for (const Variant& v : variants) {
     CAPTURE(v.name);
     const fs::path data = work / ("bad-data-" + v.name + ".h5");
     {
       io::h5::AtomicWriter f(data.string());
       auto d = io::h5::write_dataset<double>(f.id(), "traces", {dims[0], dims[1], v.nt}, v.traces.data(), "1");
-      io::h5::write_attribute(d.id(), "dt", dt);
+      io::h5::write_attribute(d.id(), "dt", v.dt > 0 ? v.dt : dt);
       io::h5::write_attribute(d.id(), "t0", v.t0);
       d.close();
       io::h5::write_dataset<double>(f.id(), "receiver_coordinates", rdims, v.receivers.data(), "m");

@@ -96,6 +96,15 @@ TEST_CASE("a model file on the case's grid is read as it is; one that does not c
   const Case no_spacing = file_case(write_model("no-spacing", {40, 20, 60}, {}, {}));
   CHECK_THROWS_WITH_AS(build_velocity_model(no_spacing),
                        doctest::Contains("give the model's grid as dataset attributes"), Error);
+  // The case's shape with another origin and no spacing: the origin is what differs, and the message says so.
+  const Case moved = file_case(write_model("moved", {20, 12, 16}, {}, {105, 50, 20}));
+  CHECK_THROWS_WITH_AS(build_velocity_model(moved),
+                       doctest::Contains("has the case's shape (20, 12, 16) but its origin [105, 50, 20] m is not "
+                                         "grid.origin [100, 50, 20] m"),
+                       Error);
+  // A spacing attribute below 1e-9 m (a misread value) is refused with the value found.
+  const Case tiny = file_case(write_model("tiny", {40, 20, 60}, {7, 1e-320, 4}, {90, 40, 10}));
+  CHECK_THROWS_WITH_AS(build_velocity_model(tiny), doctest::Contains("found [7, 1e-320, 4]"), Error);
 }
 
 namespace {

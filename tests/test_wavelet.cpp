@@ -87,3 +87,49 @@ TEST_CASE("a wavelet from HDF5 is read, checked and resampled to the simulation'
   CHECK_THROWS_WITH_AS(sample_wavelet(spec, dt, 10), doctest::Contains("1-D"), Error);
   fs::remove_all(dir);
 }
+
+TEST_CASE("a wavelet file is read only as far as the run's times reach") {
+  const fs::path dir = fs::temp_directory_path() / "specwave_test_wavelet_reach";
+  fs::create_directories(dir);
+  const double dt_file = 2e-4, f = 12, t0 = 0.1;
+  std::vector<double> samples(5000), poisoned(5000), late(5000, 0.0);
+  for (std::size_t n = 0; n < samples.size(); ++n) samples[n] = ricker(n * dt_file, f, t0);
+  // The same samples, NaN from 500 on: a run of 100 steps of 7.3e-4 s reaches sample 361 plus the kernel's 44.
+  for (std::size_t n = 0; n < samples.size(); ++n) poisoned[n] = n < 500 ? samples[n] : std::nan("");
+  for (std::size_t n = 1000; n < late.size(); ++n) late[n] = samples[n - 1000];  // nothing before 0.2 s
+  const std::string path = (dir / "w.h5").string();
+  {
+    io::h5::AtomicWriter w(path);
+    for (const auto& [name, v] :
+         {std::pair{"whole", &samples}, std::pair{"poisoned", &poisoned}, std::pair{"late", &late}}) {
+      auto d = io::h5::write_dataset<double>(w.id(), name, {v->size()}, v->data(), "1");
+      io::h5::write_attribute(d.id(), "dt", dt_file);
+    }
+    // 2e7 samples of 1 ns, never written (chunked: the file stays small, the values read as 0).
+    const hsize_t n = 20'000'000, chunk = 1 << 16;
+    io::h5::Handle space(H5Screate_simple(1, &n, nullptr));
+    io::h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+    H5Pset_chunk(dcpl.id(), 1, &chunk);
+    io::h5::Handle d(H5Dcreate2(w.id(), "fine", H5T_NATIVE_FLOAT, space.id(), H5P_DEFAULT, dcpl.id(), H5P_DEFAULT));
+    io::h5::write_attribute(d.id(), "dt", 1e-9);
+    d.close();
+    w.commit();
+  }
+  WaveletSpec spec;
+  spec.kind = WaveletSpec::Kind::file;
+  spec.file = path;
+  spec.dataset = "/whole";
+  const auto whole = sample_wavelet(spec, 7.3e-4, 100);
+  spec.dataset = "/poisoned";
+  CHECK(sample_wavelet(spec, 7.3e-4, 100) == whole);  // the same values, the NaN never read
+  CHECK_THROWS_WITH_AS(sample_wavelet(spec, 7.3e-4, 200), doctest::Contains("contains NaN or Inf"), Error);
+  spec.dataset = "/late";
+  CHECK_THROWS_WITH_AS(sample_wavelet(spec, dt_file, 100),
+                       doctest::Contains("every sample within the run's time (100 of 5000) is zero"), Error);
+  CHECK(sample_wavelet(spec, dt_file, 1600)[1000 + 500] == samples[500]);
+  spec.dataset = "/fine";
+  CHECK_THROWS_WITH_AS(
+      sample_wavelet(spec, 1e-3, 100),
+      doctest::Contains("reach 20000000 of its samples (dt = 1e-09 s), more than the limit of 10000000"), Error);
+  fs::remove_all(dir);
+}

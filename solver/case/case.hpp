@@ -21,6 +21,10 @@ enum class Method { fdtd, spectral };
 // or the isotropic elastic velocity-stress system ("Isotropic elastic waves").
 enum class Formulation { second_order, staggered, elastic };
 
+// The smallest grid spacing accepted (m): 1 nm, far below any acoustic or seismic grid, far above the subnormal
+// numbers a misread value gives (a spacing of 1e-320 would make dt 0).
+inline constexpr double min_spacing = 1e-9;
+
 struct GridSpec {
   std::array<int, 3> shape{0, 0, 0};  // nz, ny, nx (points, PML included)
   Vec3 spacing{0, 0, 0};              // dz, dy, dx (m)

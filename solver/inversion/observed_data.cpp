@@ -137,6 +137,14 @@ DataSampling observed_sampling(const Case& c, const Plan& plan) {
                   fmt::format("{} has attribute dt = {}; the sample interval must be one finite number > 0 (s)", where,
                               dt.empty() ? NAN : dt[0]));
     d.dt = dt[0];
+    // Finer than a hundredth of the simulation's step is a unit slip (ms or us read as s): the synthetics hold
+    // nothing above their own Nyquist frequency, and such data would span a sliver of the run.
+    if (d.dt < plan.dt / 100)
+      throw Error(ExitCode::input_error,
+                  fmt::format("{} has attribute dt = {:.6g} s, more than 100 times finer than the simulation's dt = "
+                              "{:.6g} s ({} samples span {:.6g} s of its {:.6g} s); give the sample interval in "
+                              "seconds (e.g. 0.004 for 4 ms), or resample the data to an interval of at least {:.6g} s",
+                              where, d.dt, plan.dt, d.nt, (d.nt - 1) * d.dt, (plan.nt - 1) * plan.dt, plan.dt / 100));
   } else if (d.nt != plan.nt) {
     throw Error(ExitCode::input_error,
                 fmt::format("{} has {} samples and no dt attribute, the case runs {} steps; add the attribute dt (the "

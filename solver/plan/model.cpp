@@ -77,6 +77,14 @@ bool on_case_grid(const FileGrid& f, const GridSpec& g) {
 // A file on another grid must say its spacing, and must cover the case's grid along every axis on which it has
 // more than one point (a model one point thick along an axis is constant along it: a 2-D section for a 3-D grid).
 void check_covers(const FileGrid& f, const GridSpec& g, const std::string& where, const std::string& give_grid) {
+  const bool same_shape =
+      f.shape[0] == hsize_t(g.shape[0]) && f.shape[1] == hsize_t(g.shape[1]) && f.shape[2] == hsize_t(g.shape[2]);
+  if (!f.spacing && same_shape && f.origin)
+    throw Error(ExitCode::input_error,
+                fmt::format("{} has the case's shape ({}, {}, {}) but its origin {} m is not grid.origin {} m, and "
+                            "without a spacing it cannot be placed on the case's grid; give the file's spacing = "
+                            "[dz, dy, dx] (m) as well so that it can be resampled, or make its origin grid.origin",
+                            where, f.shape[0], f.shape[1], f.shape[2], text3(*f.origin), text3(g.origin)));
   if (!f.spacing)
     throw Error(ExitCode::input_error,
                 fmt::format("{} has shape ({}, {}, {}), the case's grid ({}, {}, {}); {} so that it can be resampled "
@@ -221,9 +229,11 @@ std::vector<float> read_hdf5_model(const Case& c, const Dims3& b, const Dims3& e
       const auto v = io::h5::read_attribute_doubles(dset.id(), name);
       const bool spacing = std::string(name) == "spacing";
       if (v.size() != 3 || !std::isfinite(v[0]) || !std::isfinite(v[1]) || !std::isfinite(v[2]) ||
-          (spacing && (v[0] <= 0 || v[1] <= 0 || v[2] <= 0)))
-        throw Error(ExitCode::input_error, fmt::format("{}: attribute {} must be 3 finite numbers{} (m, z-y-x)", where,
-                                                       name, spacing ? " > 0" : ""));
+          (spacing && (v[0] < min_spacing || v[1] < min_spacing || v[2] < min_spacing)))
+        throw Error(ExitCode::input_error,
+                    fmt::format("{}: attribute {} must be 3 finite numbers{} (m, z-y-x), found {}", where, name,
+                                spacing ? " of at least 1e-9" : "",
+                                v.size() == 3 ? text3(v) : fmt::format("{} values", v.size())));
       (spacing ? f.spacing : f.origin) = Vec3{v[0], v[1], v[2]};
     }
   }

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <span>
 #include <thread>
@@ -33,9 +34,11 @@
 namespace specwave {
 
 std::string human_bytes(double b) {
-  const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  // Byte counts are summed in 64 bits, saturating: 2^64 B or more is a count that overflowed.
+  if (b >= 0x1p64) return "16 EiB or more";
+  const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int u = 0;
-  while (b >= 1024 && u < 4) b /= 1024, ++u;
+  while (b >= 1024 && u < 6) b /= 1024, ++u;
   return fmt::format("{:.1f} {}", b, unit[u]);
 }
 
@@ -43,6 +46,17 @@ namespace {
 
 [[noreturn]] void invalid(const Case& c, const std::string& message) {
   throw Error(ExitCode::invalid_case, (c.source_path.empty() ? c.name : c.source_path) + ": " + message);
+}
+
+// f(), whose refusal of a point (a stencil maker names the point, not the file) gets the case file's prefix.
+template <class F>
+decltype(auto) naming_case(const Case& c, F&& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    if (e.code() != ExitCode::invalid_case) throw;
+    invalid(c, e.what());
+  }
 }
 
 void check_threads(const Case& c) {
@@ -152,7 +166,12 @@ void note_stencils_in_layer(const Case& c, Plan& plan) {
   for (std::size_t s = 0; s < c.shots.size(); ++s)
     for (std::size_t r = 0; r < c.shots[s].receivers.size(); ++r) {
       const std::string what = fmt::format("shots[{}] receiver {}", s, r);
-      note(make_receiver_stencil(c, plan, c.shots[s].receivers[r], shot_receiver_component(c, s, r), what), what);
+      note(naming_case(c,
+                       [&] {
+                         return make_receiver_stencil(c, plan, c.shots[s].receivers[r],
+                                                      shot_receiver_component(c, s, r), what);
+                       }),
+           what);
     }
   if (noted > shown)
     plan.notes.push_back(
@@ -587,6 +606,11 @@ void refuse_host_memory(const Case& c, const Plan& plan) {
 }
 }  // namespace
 
+namespace {
+// A byte count computed in double as a std::size_t, saturated (converting a double beyond 2^64 is undefined).
+std::size_t saturated_bytes(double b) { return b < 0x1p64 ? std::size_t(b) : std::numeric_limits<std::size_t>::max(); }
+}  // namespace
+
 std::size_t estimate_memory_bytes(const Case& c, int nt) {
   const std::size_t value = c.run.precision == Precision::fp64 ? 8 : 4;
   // The driver's output field; with snapshots, also the propagator's copy of one (start_copy_field).
@@ -594,7 +618,7 @@ std::size_t estimate_memory_bytes(const Case& c, int nt) {
                               double(value) * c.grid.points();
   const double traces = 8.0 * max_shot_receivers(c) * nt * 2;
   const double propagator = capability(c.scheme.method, BackendKind::cpu).memory_bytes(c, nt, c.grid.shape);
-  return std::size_t(propagator + output_field + traces + receiver_stencil_bytes(c) + 64.0 * (1 << 20));
+  return saturated_bytes(propagator + output_field + traces + receiver_stencil_bytes(c) + 64.0 * (1 << 20));
 }
 
 std::size_t estimate_device_memory_bytes(const Case& c, int nt) {
@@ -602,7 +626,7 @@ std::size_t estimate_device_memory_bytes(const Case& c, int nt) {
 }
 
 std::size_t estimate_device_memory_bytes(const Case& c, int nt, const std::array<int, 3>& shape) {
-  return std::size_t(capability(c.scheme.method, BackendKind::cuda).memory_bytes(c, nt, shape));
+  return saturated_bytes(capability(c.scheme.method, BackendKind::cuda).memory_bytes(c, nt, shape));
 }
 
 std::size_t available_memory_bytes() {
@@ -723,6 +747,13 @@ static SlsFit make_sls_fit(const Case& c) {
               "(Hz), the frequencies over which Q is constant");
     band = {2.5 * f_peak / 10, 2.5 * f_peak};
   }
+  // A reference far outside the band (a value in the wrong unit, say) makes the given velocities those of a frequency
+  // the run never sees: the phase velocities in the band would differ by ln(ratio) / (pi Q).
+  if (const auto f = a.reference_frequency; f && (*f < band[0] / 100 || *f > band[1] * 100))
+    invalid(c, fmt::format("attenuation.reference_frequency = {:.4g} Hz is more than 100 times outside the band over "
+                           "which Q is fitted, [{:.4g}, {:.4g}] Hz; give the frequency (Hz) at which the model's "
+                           "velocities were measured (between {:.4g} and {:.4g} Hz), or leave it out for sqrt(f_1 f_2)",
+                           *f, band[0], band[1], band[0] / 100, band[1] * 100));
   return fit_sls(band[0], band[1], a.mechanisms, a.reference_frequency.value_or(0.0));
 }
 
@@ -1091,15 +1122,17 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
         invalid(c, fmt::format("{}: kind = \"moment\" (a moment tensor) needs the elastic scheme (a shear velocity in "
                                "[model]); use kind = \"pressure\" (an explosion) or \"force\" in an acoustic model",
                                what));
-      stencils.push_back(make_source_stencil(c, plan, c.shots[s].sources[j], what));
+      stencils.push_back(naming_case(c, [&] { return make_source_stencil(c, plan, c.shots[s].sources[j], what); }));
     }
   }
   for (std::size_t r = 0; r < c.receivers.size(); ++r) {
     const std::string what = fmt::format("receiver {}", r);
     check_inside(c, c.receivers[r], what);
-    plan.receivers.push_back(make_receiver_stencil(
-        c, plan, c.receivers[r],
-        r < c.receiver_components.size() ? c.receiver_components[r] : ReceiverComponent::pressure, what));
+    plan.receivers.push_back(naming_case(c, [&] {
+      return make_receiver_stencil(
+          c, plan, c.receivers[r],
+          r < c.receiver_components.size() ? c.receiver_components[r] : ReceiverComponent::pressure, what);
+    }));
   }
   // A shot's own receivers: checked as the shared ones are (inside the grid here, their stencils on it in
   // note_stencils_in_layer), their stencils made again when the shot runs (ShotReceivers).

@@ -83,7 +83,6 @@ std::vector<double> sample_wavelet(const WaveletSpec& w, double dt, int nt) {
     throw Error(ExitCode::input_error, where + ": a wavelet must be a 1-D dataset (n_samples)");
   if (info.dims[0] == 0)
     throw Error(ExitCode::input_error, where + ": the wavelet has no samples; write the source time function into it");
-  const auto samples = reader.read_floating<double>(w.dataset, info.dims);
   io::h5::Handle dset = reader.open_dataset(w.dataset);
   if (!io::h5::has_attribute(dset.id(), "dt"))
     throw Error(ExitCode::input_error, where + ": attribute 'dt' (sampling interval, s) is missing; add it");
@@ -94,6 +93,20 @@ std::vector<double> sample_wavelet(const WaveletSpec& w, double dt, int nt) {
                 where + fmt::format(": attribute dt = {} must be the sampling interval in seconds, in [1e-9, 1e3]; "
                                     "write it in seconds (e.g. 0.001 for 1 ms)",
                                     dt_in));
+  // Only the samples the run's times reach are read: up to the last time, plus the interpolation kernel's reach
+  // (interpolate treats samples beyond the file as zero, so the values are the same as from the whole file).
+  const bool same_dt = std::abs(dt_in - dt) <= 1e-9 * dt;
+  const double reach = TraceResampler::default_half_width * std::max(1.0, dt / dt_in);
+  const double needed = same_dt ? double(nt) : std::ceil(double(std::max(nt - 1, 0)) * dt / dt_in + reach) + 1;
+  const hsize_t count = needed < double(info.dims[0]) ? hsize_t(needed) : info.dims[0];
+  constexpr hsize_t max_samples = 10'000'000;
+  if (count > max_samples)
+    throw Error(ExitCode::input_error,
+                where + fmt::format(": the run's {} steps of {:.4g} s reach {} of its samples (dt = {:.4g} s), more "
+                                    "than the limit of {}; resample the wavelet to a coarser interval (the run's dt "
+                                    "or a few times finer)",
+                                    nt, dt, count, dt_in, max_samples));
+  const auto samples = reader.read_floating_block<double>(w.dataset, info.dims, {0}, {count});
   bool any = false;
   for (double v : samples) {
     if (!std::isfinite(v)) throw Error(ExitCode::input_error, where + ": contains NaN or Inf; fix the wavelet");
@@ -102,9 +115,11 @@ std::vector<double> sample_wavelet(const WaveletSpec& w, double dt, int nt) {
   if (!any)
     throw Error(ExitCode::input_error,
                 where +
-                    ": every sample is zero: the source would inject nothing and every trace be zero; write the "
-                    "source time function into it");
-  const bool same_dt = std::abs(dt_in - dt) <= 1e-9 * dt;
+                    (count < info.dims[0]
+                         ? fmt::format(": every sample within the run's time ({} of {}) is zero", count, info.dims[0])
+                         : std::string(": every sample is zero")) +
+                    ": the source would inject nothing and every trace be zero; write the source time function "
+                    "into it");
   for (int n = 0; n < nt; ++n) {
     const double v = same_dt ? (n < int(samples.size()) ? samples[n] : 0.0) : interpolate(samples, dt_in, n * dt, dt);
     out[n] = w.amplitude * v;
