@@ -91,7 +91,7 @@ void require_shared_receivers(const Case& c, const std::string& what) {
               fmt::format("{}: {} needs every shot to record the shared [receivers] in this version, and this case "
                           "gives shots their own ([shots.receivers] or [receivers.streamer]); run `specwave forward`, "
                           "`invert`, `gradient`, `born` or `migrate` instead",
-                          c.source_path.empty() ? c.name : c.source_path, what));
+                          c.label(), what));
 }
 
 ReceiverComponent shot_receiver_component(const Case& c, std::size_t shot, std::size_t receiver) {
@@ -129,7 +129,7 @@ void require_pressure_receivers(const Case& c, const std::string& what) {
               fmt::format("{}: {} takes pressure receivers only in this version (the Eigen reference has no "
                           "particle velocity), and this case has particle-velocity receivers (receivers.components); "
                           "record components = [\"p\"] for it, or run `specwave forward`",
-                          c.source_path.empty() ? c.name : c.source_path, what));
+                          c.label(), what));
 }
 
 std::size_t total_traces(const Case& c) {

@@ -348,6 +348,8 @@ struct RegressionSpec {
 struct Case {
   std::string name = "case";
   std::string source_path;  // the case file ("" when built in code)
+  // What messages name the case by: its file, else (a case built in code) its name.
+  const std::string& label() const { return source_path.empty() ? name : source_path; }
   std::string source_text;  // its text, stored in output provenance
   GridSpec grid;
   ModelSpec model;

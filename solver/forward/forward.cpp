@@ -107,19 +107,19 @@ std::vector<float> gather_xz_slice(const Comm& domain, const GridSpec& g, const 
 // placed acquisition here; the model in model_fingerprint).
 std::string run_fingerprint(const Case& c, const Plan& plan, int per_group) {
   const auto& p = plan.process_grid;
-  std::uint64_t wavelets = 0;
+  std::uint64_t inputs = 0;  // the sampled wavelets, then the placed acquisition
   for (const auto& shot : plan.wavelets)
-    for (const auto& w : shot) wavelets = io::combine_checksums(wavelets, io::checksum64(w.data(), w.size() * 8));
+    for (const auto& w : shot) inputs = io::combine_checksums(inputs, io::checksum64(w.data(), w.size() * 8));
   // The acquisition as placed (a [receivers] file names its geometry by path only): every shot's sources and
   // receivers, positions and components.
   for (std::size_t s = 0; s < c.shots.size(); ++s) {
     const auto& receivers = shot_receivers(c, s);
     std::vector<std::uint8_t> components(receivers.size());
     for (std::size_t r = 0; r < receivers.size(); ++r) components[r] = std::uint8_t(shot_receiver_component(c, s, r));
-    wavelets = io::combine_checksums(wavelets, io::checksum64(receivers.data(), receivers.size() * sizeof(Vec3)));
-    wavelets = io::combine_checksums(wavelets, io::checksum64(components.data(), components.size()));
+    inputs = io::combine_checksums(inputs, io::checksum64(receivers.data(), receivers.size() * sizeof(Vec3)));
+    inputs = io::combine_checksums(inputs, io::checksum64(components.data(), components.size()));
     for (const auto& source : c.shots[s].sources)
-      wavelets = io::combine_checksums(wavelets, io::checksum64(source.position.data(), sizeof(Vec3)));
+      inputs = io::combine_checksums(inputs, io::checksum64(source.position.data(), sizeof(Vec3)));
   }
   return fmt::format(
       "case text {:016x}, {} {} {} on {}, {} rank(s) in {} shot group(s), process grid {}x{}x{}, {} shot(s) "
@@ -129,22 +129,24 @@ std::string run_fingerprint(const Case& c, const Plan& plan, int per_group) {
                                              "run.checkpoint_every", "run.checkpoint_minutes"})),
       to_string(c.scheme.method), to_string(c.run.precision), plan.backend == BackendKind::cuda ? "cuda" : "cpu",
       plan.backend == BackendKind::cuda ? plan.backend_note : "host", plan.ranks, plan.shot_groups, p[0], p[1], p[2],
-      per_group, plan.nt, plan.dt, io::checksum_hex(wavelets));
+      per_group, plan.nt, plan.dt, io::checksum_hex(inputs));
 }
 
-// This rank's block of the velocity model, as its checkpoint file records it (a changed model.file is refused).
-std::string model_fingerprint(const Plan& plan) {
+// The checksum of this rank's block of the velocity model: its checkpoint file records it (a changed model.file is
+// refused), and whole_model_fingerprint starts from it.
+std::uint64_t velocity_checksum(const Plan& plan) {
   const auto& v = plan.model.velocity;
-  return "model checksum " + io::checksum_hex(io::checksum64(v.data(), v.size() * sizeof(float)));
+  return io::checksum64(v.data(), v.size() * sizeof(float));
 }
+std::string model_fingerprint(std::uint64_t velocity) { return "model checksum " + io::checksum_hex(velocity); }
 
 // The whole model's checksum (velocity, density, Q and shear velocity of every rank's block), the same on every rank:
 // with run_fingerprint, what a completed run's run.json records so that a resubmitted `forward --resume` can tell
 // the same run (completed_earlier).
-std::string whole_model_fingerprint(const Plan& plan, const Comm& world) {
+std::string whole_model_fingerprint(const Plan& plan, std::uint64_t velocity, const Comm& world) {
   const auto& m = plan.model;
-  std::uint64_t h = std::uint64_t(world.rank()) + 1;
-  for (const std::vector<float>* f : {&m.velocity, &m.density, &m.q, &m.shear})
+  std::uint64_t h = io::combine_checksums(std::uint64_t(world.rank()) + 1, velocity);
+  for (const std::vector<float>* f : {&m.density, &m.q, &m.shear})
     h = io::combine_checksums(h, io::checksum64(f->data(), f->size() * sizeof(float)));
   // Summed over the ranks in two 32-bit halves (no overflow below 2^31 ranks), then mixed.
   std::array<long long, 2> parts = {static_cast<long long>(h & 0xffffffffu), static_cast<long long>(h >> 32)};
@@ -370,10 +372,11 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
   // MPI): their propagators advance in lockstep chunks, and on the GPU each queues its work in its own stream.
   const int per_group = parallel ? 1 : std::min(plan.shots_in_flight, n_shots);
   const std::string run_print = run_fingerprint(c, plan, per_group);
-  CheckpointStore store((dir / "checkpoint").string(), world, run_print, model_fingerprint(plan));
+  const std::uint64_t velocity_sum = velocity_checksum(plan);
+  CheckpointStore store((dir / "checkpoint").string(), world, run_print, model_fingerprint(velocity_sum));
   // A resubmitted job (`forward --resume` as a batch script always passes it) whose run completed already: no
   // checkpoint, and run.json records this very run with its outputs in place. Nothing to do (docs/batch.md).
-  const std::string fingerprint = run_print + ", " + whole_model_fingerprint(plan, world);
+  const std::string fingerprint = run_print + ", " + whole_model_fingerprint(plan, velocity_sum, world);
   if (options.resume && !store.exists()) {
     std::optional<ForwardSummary> earlier;
     if (root) earlier = completed_earlier(dir, fingerprint);

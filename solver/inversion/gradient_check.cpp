@@ -316,7 +316,7 @@ GradientCheckReport check_gradient(const Case& case_in) {
     throw Error(ExitCode::invalid_case,
                 fmt::format("{}: check-gradient needs an [inversion] table with true_model or observed data "
                             "(docs/case-file.md)",
-                            c.source_path.empty() ? c.name : c.source_path));
+                            c.label()));
   c.run.precision = Precision::fp64;
   const Plan plan = make_plan(c);
   const auto& inv = c.inversion;
@@ -326,8 +326,8 @@ GradientCheckReport check_gradient(const Case& case_in) {
         ExitCode::invalid_case,
         fmt::format("{}: the starting model ([model]) spans [{:.6g}, {:.6g}] m/s, outside inversion.velocity_min/max = "
                     "[{}, {}] m/s; widen the bounds or change the starting model",
-                    c.source_path.empty() ? c.name : c.source_path, plan.model.v_min, plan.model.v_max,
-                    inv.velocity_min.value_or(0), inv.velocity_max ? fmt::format("{}", *inv.velocity_max) : "none"));
+                    c.label(), plan.model.v_min, plan.model.v_max, inv.velocity_min.value_or(0),
+                    inv.velocity_max ? fmt::format("{}", *inv.velocity_max) : "none"));
   // The history of the Taylor test: the strategy the case asks for (or the one its budget allows), refused now
   // rather than after the dot-product tests when it does not fit.
   const HistoryChoice history = history_for(c, plan);
@@ -345,7 +345,7 @@ GradientCheckReport check_gradient(const Case& case_in) {
                               "zeros; check that the receivers record what the sources radiate (the plan's notes: "
                               "e.g. a 2-D elastic run's P-SV and SH waves do not meet) and that they lie in the time "
                               "the waves reach them",
-                              c.source_path.empty() ? c.name : c.source_path));
+                              c.label()));
     if (c.inversion.density_parameter)
       report.density_dot.emplace_back(to_string(p), density_dot_test(cp, plan, 0, 20240602));
     if (c.inversion.shear_parameter || c.inversion.lame)

@@ -38,8 +38,6 @@ const std::vector<std::string> migrate_output_names = {"image.h5", "image.xdmf",
 
 namespace {
 
-std::string where(const Case& c) { return c.source_path.empty() ? c.name : c.source_path; }
-
 // The adjoint of Born applied to the observed data as they are: with J = -sum dt d_syn . d_obs the adjoint source
 // is -dt d_obs, so the Objective's gradient is -F^T d_obs whatever the synthetic data (migration of "observed").
 class ObservedDataMisfit final : public Misfit {
@@ -93,7 +91,7 @@ struct Session {
       throw Error(ExitCode::invalid_case,
                   fmt::format("{}: {} needs the observed data of an [inversion] table: observed = \"traces.h5\" (a "
                               "traces file of this acquisition) or an [inversion.true_model] table (docs/case-file.md)",
-                              where(c), command));
+                              c.label(), command));
     apply_threads(c);
     check_inputs_not_overwritten(c, output_names);
     const fs::path dir(c.output.directory);

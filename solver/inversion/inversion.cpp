@@ -56,8 +56,6 @@ std::unique_ptr<VectorOps> optimiser_vector_ops(const Case& c, const Plan& plan)
   return make_cpu_vector_ops();
 }
 
-std::string where(const Case& c) { return c.source_path.empty() ? c.name : c.source_path; }
-
 // The Lame parameters' box (inversion.lambda_min/max, mu_min/max, density_min/max) over the solid points (fluid
 // points, mu = 0, stay fluid and keep their lambda: the water's velocity is not inverted): the starting lambda and mu
 // inside it, and no model in it with a vp above inversion.velocity_max, which set dt and the CPML damping:
@@ -77,14 +75,14 @@ void check_lame_box(const Case& c, const LameModel& start, std::span<const doubl
         fmt::format("{}: the starting lambda = rho (vp^2 - 2 vs^2) ([model], fluid points aside) spans [{:.6g}, "
                     "{:.6g}] Pa, outside inversion.lambda_min/max = [{:.6g}, {:.6g}] Pa; widen the bounds or "
                     "change the starting model",
-                    where(c), l0, l1, *inv.lambda_min, *inv.lambda_max));
+                    c.label(), l0, l1, *inv.lambda_min, *inv.lambda_max));
   const auto [m0, m1] = range(start.mu);
   if (m1 >= m0 && (m0 < *inv.mu_min || m1 > *inv.mu_max))
     throw Error(ExitCode::invalid_case,
                 fmt::format("{}: the starting mu = rho vs^2 ([model], fluid points aside) spans [{:.6g}, {:.6g}] Pa, "
                             "outside inversion.mu_min/max = [{:.6g}, {:.6g}] Pa; widen the bounds or change the "
                             "starting model",
-                            where(c), m0, m1, *inv.mu_min, *inv.mu_max));
+                            c.label(), m0, m1, *inv.mu_min, *inv.mu_max));
   double vp2 = 0;
   std::size_t worst = 0;
   for (std::size_t k = 0; k < rho.size(); ++k) {
@@ -102,7 +100,7 @@ void check_lame_box(const Case& c, const LameModel& start, std::span<const doubl
                     "y={}, x={})), above inversion.velocity_max = {} m/s, which sets "
                     "dt (a model in the box would be unstable); raise velocity_max to {:.6g} or lower "
                     "lambda_max or mu_max{}",
-                    where(c), start.mu[worst] == 0 ? "lambda (a fluid point)" : "(lambda_max + 2 mu_max)",
+                    c.label(), start.mu[worst] == 0 ? "lambda (a fluid point)" : "(lambda_max + 2 mu_max)",
                     std::sqrt(vp2), inv.density_parameter ? *inv.density_min : rho[worst],
                     inv.density_parameter ? ", density_min" : "", worst / (std::size_t(n[1]) * n[2]),
                     worst / std::size_t(n[2]) % std::size_t(n[1]), worst % std::size_t(n[2]), *inv.velocity_max,
@@ -157,46 +155,46 @@ void check_invert_case(const Case& c) {
     throw Error(ExitCode::invalid_case,
                 fmt::format("{}: invert needs an [inversion] table with true_model or observed data "
                             "(docs/case-file.md)",
-                            where(c)));
+                            c.label()));
   if (inv.lame && !inv.velocity_max)
     throw Error(ExitCode::invalid_case,
                 fmt::format("{}: invert needs inversion.velocity_max (it fixes dt: every vp the bounds on lambda, mu "
                             "and the density allow must be below it); add e.g. velocity_max = 4000.0 to [inversion]",
-                            where(c)));
+                            c.label()));
   if (inv.lame && (!inv.lambda_min || !inv.lambda_max || !inv.mu_min || !inv.mu_max))
     throw Error(ExitCode::invalid_case,
                 fmt::format("{}: inversion.parameters names \"lambda\" and \"mu\": invert needs inversion.lambda_min, "
                             "lambda_max, mu_min and mu_max (the bounds in Pa the optimiser projects them onto); add "
                             "e.g. lambda_min = 2.0e9, lambda_max = 2.0e10, mu_min = 5.0e8 and mu_max = 1.5e10 to "
                             "[inversion]",
-                            where(c)));
+                            c.label()));
   if (!inv.lame && (!inv.velocity_min || !inv.velocity_max))
     throw Error(
         ExitCode::invalid_case,
         fmt::format("{}: invert needs inversion.velocity_min and inversion.velocity_max (the bounds the optimiser "
                     "projects the model onto; velocity_max also fixes dt); add e.g. velocity_min = 1500.0 and "
                     "velocity_max = 4000.0 to [inversion]",
-                    where(c)));
+                    c.label()));
   if (inv.density_parameter && (!inv.density_min || !inv.density_max))
     throw Error(ExitCode::invalid_case,
                 fmt::format("{}: inversion.parameters names \"density\": invert needs inversion.density_min and "
                             "inversion.density_max (the bounds the optimiser projects the density onto); add e.g. "
                             "density_min = 1000.0 and density_max = 3000.0 to [inversion]",
-                            where(c)));
+                            c.label()));
   if (inv.shear_parameter && (!inv.shear_velocity_min || !inv.shear_velocity_max))
     throw Error(ExitCode::invalid_case,
                 fmt::format("{}: inversion.parameters names \"shear_velocity\": invert needs "
                             "inversion.shear_velocity_min and inversion.shear_velocity_max (the bounds the optimiser "
                             "projects the shear velocity onto); add e.g. shear_velocity_min = 500.0 and "
                             "shear_velocity_max = 2500.0 to [inversion]",
-                            where(c)));
+                            c.label()));
   // Every model in the box keeps the bulk modulus positive (vs < vp sqrt(3)/2), which the elastic scheme needs.
   if (inv.shear_parameter && *inv.shear_velocity_max >= *inv.velocity_min * std::sqrt(0.75))
     throw Error(ExitCode::invalid_case,
                 fmt::format("{}: inversion.shear_velocity_max = {} m/s is not below velocity_min sqrt(3)/2 = {:.6g} "
                             "m/s: a model in the box could have a non-positive bulk modulus (vs >= vp sqrt(3)/2); "
                             "lower shear_velocity_max or raise velocity_min",
-                            where(c), *inv.shear_velocity_max, *inv.velocity_min * std::sqrt(0.75)));
+                            c.label(), *inv.shear_velocity_max, *inv.velocity_min * std::sqrt(0.75)));
 }
 
 LameStart check_invert_start(const Case& c, const Plan& plan) {
@@ -206,13 +204,13 @@ LameStart check_invert_start(const Case& c, const Plan& plan) {
         ExitCode::invalid_case,
         fmt::format("{}: the starting model ([model]) spans [{:.6g}, {:.6g}] m/s, outside inversion.velocity_min/max "
                     "= [{}, {}] m/s; widen the bounds or change the starting model",
-                    where(c), plan.model.v_min, plan.model.v_max, inv.velocity_min.value_or(0), *inv.velocity_max));
+                    c.label(), plan.model.v_min, plan.model.v_max, inv.velocity_min.value_or(0), *inv.velocity_max));
   if (inv.density_parameter && (plan.model.rho_min < *inv.density_min || plan.model.rho_max > *inv.density_max))
     throw Error(
         ExitCode::invalid_case,
         fmt::format("{}: the starting density ([model]) spans [{:.6g}, {:.6g}] kg/m^3, outside "
                     "inversion.density_min/max = [{}, {}] kg/m^3; widen the bounds or change the starting model",
-                    where(c), plan.model.rho_min, plan.model.rho_max, *inv.density_min, *inv.density_max));
+                    c.label(), plan.model.rho_min, plan.model.rho_max, *inv.density_min, *inv.density_max));
   // The elastic scheme with vs fixed: every vp in the box keeps the bulk modulus positive at the model's vs.
   if (c.scheme.formulation == Formulation::elastic && !inv.shear_parameter && !inv.lame &&
       plan.model.vs_max >= *inv.velocity_min * std::sqrt(0.75))
@@ -220,7 +218,7 @@ LameStart check_invert_start(const Case& c, const Plan& plan) {
                 fmt::format("{}: the model's shear velocity reaches {:.6g} m/s, not below inversion.velocity_min "
                             "sqrt(3)/2 = {:.6g} m/s: a vp in the box could make the bulk modulus non-positive (vs >= "
                             "vp sqrt(3)/2); raise velocity_min above {:.6g} m/s",
-                            where(c), plan.model.vs_max, *inv.velocity_min * std::sqrt(0.75),
+                            c.label(), plan.model.vs_max, *inv.velocity_min * std::sqrt(0.75),
                             plan.model.vs_max / std::sqrt(0.75)));
   if (inv.shear_parameter &&
       (plan.model.vs_min < *inv.shear_velocity_min || plan.model.vs_max > *inv.shear_velocity_max))
@@ -229,7 +227,7 @@ LameStart check_invert_start(const Case& c, const Plan& plan) {
         fmt::format("{}: the starting shear velocity ([model], fluid points aside) spans [{:.6g}, {:.6g}] m/s, "
                     "outside inversion.shear_velocity_min/max = [{}, {}] m/s; widen the bounds or change the "
                     "starting model",
-                    where(c), plan.model.vs_min, plan.model.vs_max, *inv.shear_velocity_min, *inv.shear_velocity_max));
+                    c.label(), plan.model.vs_min, plan.model.vs_max, *inv.shear_velocity_min, *inv.shear_velocity_max));
   // The Lame parameters: the starting lambda and mu (the propagator's vp, vs and density are the plan's), inside their
   // bounds, and a box whose every model keeps vp below the velocity that set dt.
   LameStart start;

@@ -28,7 +28,6 @@ namespace specwave {
 
 namespace {
 // The case as errors name it (its file, else its name).
-std::string case_label(const Case& c) { return c.source_path.empty() ? c.name : c.source_path; }
 }  // namespace
 
 std::vector<double> parameter_from_velocity(Parameterisation p, std::span<const double> velocity) {
@@ -66,7 +65,7 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
                 fmt::format("{}: inversion.wavefield_storage = \"boundary\" is the second-order scheme's; the {} "
                             "does not run backwards in this version; use \"memory\", \"checkpoints\", "
                             "\"binomial\", \"disk\" or \"auto\"",
-                            c.source_path.empty() ? c.name : c.source_path,
+                            c.label(),
                             c.scheme.formulation == Formulation::elastic
                                 ? "elastic scheme"
                                 : "staggered scheme (a density model or [attenuation])"));
@@ -77,7 +76,7 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
           fmt::format("{}: inversion.wavefield_storage = \"boundary\" needs a scheme that runs backwards, and the "
                       "spectral method does not (its k-space operator is global: every point's update involves the "
                       "absorbing layer); use \"memory\", \"checkpoints\" or \"auto\", or scheme.method = \"fdtd\"",
-                      c.source_path.empty() ? c.name : c.source_path));
+                      c.label()));
     // What the spectral gradient propagator keeps (solver/propagators/spectral/spectral_cpu_gradient.cpp): damping
     // layer, the field u and the state (u, u_prev); split-field PML, the field (p_z, p_y, p_x) and the state (p_a,
     // w_a); with attenuation, the field (p, D_z, D_y, D_x) and the state also the 3L memory variables and D_a.
@@ -151,7 +150,7 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
       throw Error(ExitCode::output_error,
                   fmt::format("{}: inversion.scratch_directory = \"{}\": {} is a file, not a folder; give a folder "
                               "(made when missing) on a file system with room for the forward wavefields",
-                              case_label(c), c.inversion.scratch_directory, p.string()));
+                              c.label(), c.inversion.scratch_directory, p.string()));
   }
   if (q.scratch_directory_set || c.inversion.wavefield_storage == WavefieldStorage::disk)
     q.disk_free_bytes = free_disk_bytes(q.scratch_directory);
@@ -180,8 +179,8 @@ HistoryChoice device_history_within(const Case& c, const Plan& plan, double host
                   fmt::format("{}: the gradient needs about {} on the GPU besides its wavefield history, above the cap "
                               "of {} ({:.0f}% of the {} free); reduce grid.shape, use precision = \"fp32\", raise "
                               "run.device_memory_fraction, or use a larger GPU",
-                              c.source_path.empty() ? c.name : c.source_path, human_bytes(own), human_bytes(cap),
-                              100 * c.run.device_memory_fraction, human_bytes(double(plan.device_free_bytes))));
+                              c.label(), human_bytes(own), human_bytes(cap), 100 * c.run.device_memory_fraction,
+                              human_bytes(double(plan.device_free_bytes))));
     device_budget = cap - own;
   }
   return choose_device_history(c.inversion.wavefield_storage, plan.nt, field_bytes, state_bytes, device_budget,
@@ -335,7 +334,7 @@ ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& 
   throw Error(
       ExitCode::invalid_case,
       fmt::format("{}: no observed data: set inversion.observed = \"traces.h5\" or an [inversion.true_model] table",
-                  c.source_path.empty() ? c.name : c.source_path));
+                  c.label()));
 }
 
 Objective::Objective(GradientPropagator& propagator, const Misfit& misfit, ObservedData observed, Parameterisation p,

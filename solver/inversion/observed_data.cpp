@@ -18,7 +18,6 @@ namespace specwave {
 
 namespace {
 // The case as errors name it (its file, else its name).
-std::string observed_case_label(const Case& c) { return c.source_path.empty() ? c.name : c.source_path; }
 }  // namespace
 
 namespace {
@@ -325,7 +324,7 @@ void check_band(const Case& c, const Plan& plan, double band_hz, const std::stri
                     "s passes only each trace's mean (its lowest frequency 1 / (2 nt dt) = {:g} Hz, its taper "
                     "1.5 cutoffs wide); give a cutoff of at least {:g} Hz (at or above their Nyquist frequency, "
                     "{:g} Hz, nothing is filtered)",
-                    observed_case_label(c), what, band_hz, lowest, d.nt, d.dt, 1.5 * lowest, lowest, nyquist));
+                    c.label(), what, band_hz, lowest, d.nt, d.dt, 1.5 * lowest, lowest, nyquist));
 }
 
 void check_observed(const Case& c, const Plan& plan) {
@@ -363,7 +362,7 @@ void check_observed(const Case& c, const Plan& plan) {
     throw Error(ExitCode::invalid_case,
                 fmt::format("{}: inversion.offset_min = {:g} m{} leaves no trace of any shot to fit (each trace's "
                             "horizontal offset from its shot's first source is outside); widen the window",
-                            observed_case_label(c), inv.offset_min,
+                            c.label(), inv.offset_min,
                             inv.offset_max ? fmt::format(" and offset_max = {:g} m", *inv.offset_max) : ""));
   }
 }

@@ -45,7 +45,7 @@ std::string human_bytes(double b) {
 namespace {
 
 [[noreturn]] void invalid(const Case& c, const std::string& message) {
-  throw Error(ExitCode::invalid_case, (c.source_path.empty() ? c.name : c.source_path) + ": " + message);
+  throw Error(ExitCode::invalid_case, c.label() + ": " + message);
 }
 
 // f(), whose refusal of a point (a stencil maker names the point, not the file) gets the case file's prefix.
@@ -532,8 +532,7 @@ void check_device_memory(const Case& c, Plan& plan, const RankPlacement& where) 
         fmt::format("{}: the run needs about {} on the GPU{}, above the cap of {} ({:.0f}% of the {} free{}); "
                     "reduce grid.shape, {}raise run.device_memory_fraction, use more GPUs (MPI ranks), or use a "
                     "larger GPU",
-                    c.source_path.empty() ? c.name : c.source_path, human_bytes(need),
-                    group_size > 1 ? " for this rank's block" : "", human_bytes(cap),
+                    c.label(), human_bytes(need), group_size > 1 ? " for this rank's block" : "", human_bytes(cap),
                     100 * c.run.device_memory_fraction, human_bytes(free),
                     plan.ranks_on_device > 1 ? fmt::format(", shared by {} ranks", plan.ranks_on_device) : "",
                     fp32_advice(c)));
@@ -598,7 +597,7 @@ void refuse_host_memory(const Case& c, const Plan& plan) {
       ExitCode::resources,
       fmt::format("{}: the run needs about {}{} but only {} is available; reduce grid.shape, {}{}or run on "
                   "a larger node",
-                  c.source_path.empty() ? c.name : c.source_path, human_bytes(plan.memory_bytes),
+                  c.label(), human_bytes(plan.memory_bytes),
                   receivers ? fmt::format(" ({} of it the interpolation stencils of {} receivers)",
                                           human_bytes(std::size_t(stencils)), max_shot_receivers(c))
                             : "",

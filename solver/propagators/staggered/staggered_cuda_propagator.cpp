@@ -192,7 +192,7 @@ std::unique_ptr<Propagator> make_staggered_cuda_propagator(const Case& c, const 
                 fmt::format("{}: the staggered scheme (a density model or [attenuation]) runs one rank a shot on the "
                             "GPU in this version, and this shot group has {} ranks; set run.shot_groups to the "
                             "number of ranks, or run.backend = \"cpu\" to split the grid",
-                            c.source_path.empty() ? c.name : c.source_path, domain->size()));
+                            c.label(), domain->size()));
   if (c.run.precision == Precision::fp64) return std::make_unique<StaggeredCuda<double>>(c, plan);
   return std::make_unique<StaggeredCuda<float>>(c, plan);
 }
