@@ -424,8 +424,8 @@ ModelSpec read_model_spec(const Tab& m) {
            "sample_origin", "density",       "densities",    "density_dataset", "shear_velocity", "shear_velocities",
            "shear_dataset", "shear_anomaly", "shear_center", "density_file",    "shear_file"});
   md.density = m.onum("density", "density = 1000.0");
-  m.check(!md.density || (*md.density > 0 && std::isfinite(*md.density)), "density", "must be a number > 0",
-          "give the medium's density in kg/m^3, e.g. 1000.0 for water");
+  m.check(!md.density || (*md.density >= min_density && *md.density <= max_density), "density",
+          "must be a number in [1e-3, 1e6] kg/m^3", "give the medium's density in kg/m^3, e.g. 1000.0 for water");
   md.kind = m.choice<K>(
       "type", {{"homogeneous", K::homogeneous}, {"layered", K::layered}, {"gaussian", K::gaussian}, {"file", K::file}},
       std::nullopt, "type = \"homogeneous\"");
@@ -490,8 +490,10 @@ ModelSpec read_model_spec(const Tab& m) {
                    fmt::format("must have one entry per layer, as velocities ({})", md.velocities.size()),
                    fmt::format("found {}: {}", md.densities.size(), render(*m.find("densities"))),
                    "give one density per layer in kg/m^3, top to bottom");
-        m.check(std::all_of(md.densities.begin(), md.densities.end(), [](double v) { return v > 0; }), "densities",
-                "every entry must be > 0", "use positive densities in kg/m^3, e.g. 1000.0 for water");
+        m.check(std::all_of(md.densities.begin(), md.densities.end(),
+                            [](double v) { return v >= min_density && v <= max_density; }),
+                "densities", "every entry must be in [1e-3, 1e6] kg/m^3",
+                "give the layers' densities in kg/m^3, e.g. 1000.0 for water");
         m.check(!md.density, "densities", "cannot be combined with density",
                 "keep densities (one per layer) or density (constant), not both");
       }
@@ -515,11 +517,14 @@ ModelSpec read_model_spec(const Tab& m) {
       md.velocity = m.rnum("velocity", "velocity = 2000.0");
       positive_velocity("velocity", md.velocity);
       md.anomaly = m.rnum("anomaly", "anomaly = -300.0");
-      m.check(md.velocity + std::min(md.anomaly, 0.0) > 0, "anomaly", "velocity + anomaly must be > 0",
-              "use a smaller negative anomaly");
+      m.check(md.velocity + md.anomaly > 0 && md.velocity + md.anomaly <= 1e6, "anomaly",
+              "velocity + anomaly must be in (0, 1e6] m/s", "give the anomaly's peak change of velocity in m/s");
       md.center = m.rvec3("center", "center = [500.0, 500.0, 500.0]");
+      m.check(std::all_of(md.center.begin(), md.center.end(), [](double v) { return std::abs(v) <= 1e12; }), "center",
+              "must lie within 1e12 m of the origin", "give the anomaly's centre in metres, in the grid's frame");
       md.radius = m.rnum("radius", "radius = 100.0");
-      m.check(md.radius > 0, "radius", "must be > 0", "use a positive radius in metres");
+      m.check(md.radius >= min_spacing && md.radius <= 1e12, "radius", "must be in [1e-9, 1e12] m",
+              "use a positive radius in metres");
       md.shear_anomaly = m.num("shear_anomaly", "shear_anomaly = -100.0", 0.0);
       if (m.find("shear_center")) md.shear_center = m.rvec3("shear_center", "shear_center = [500.0, 500.0, 500.0]");
       for (const char* key : {"shear_anomaly", "shear_center"})
@@ -1278,6 +1283,16 @@ void read_inversion(const Tab& r, Case& c) {
   inv.smoothing_m = t->num("smoothing_m", "smoothing_m = 20.0", 0.0);
   t->check(inv.smoothing_m >= 0 && inv.smoothing_m <= 1e5, "smoothing_m", "must be in [0, 1e5]",
            "give the standard deviation of the Gaussian gradient smoothing in metres (0: none), e.g. one grid spacing");
+  // The smoother pads each active axis by 3 sigma (its FFT's box): a sigma beyond a third of an axis' extent would
+  // more than triple the box along it (memory), and smooths the gradient to about its mean there anyway.
+  for (int a = 0; a < 3; ++a) {
+    const double extent = c.grid.shape[a] * c.grid.spacing[a];
+    if (c.grid.active(a) && 3 * inv.smoothing_m > extent)
+      t->check(false, "smoothing_m",
+               fmt::format("must be at most a third of the grid's extent along {} ({:g} m: {} points of {:g} m)",
+                           "zyx"[a], extent / 3, c.grid.shape[a], c.grid.spacing[a]),
+               "give a smoothing of a few wavelengths at most, well inside the grid");
+  }
   inv.source_mask_m = t->num("source_mask_m", "source_mask_m = 30.0", 0.0);
   t->check(inv.source_mask_m >= 0 && inv.source_mask_m <= 1e5, "source_mask_m", "must be in [0, 1e5]",
            "give the radius in metres around each source where the gradient is tapered to 0 (0: none)");
@@ -1331,9 +1346,9 @@ void read_inversion(const Tab& r, Case& c) {
       {{"none", std::string("none")}, {"per_shot", std::string("per_shot")}, {"shared", std::string("shared")}},
       inv.source_estimation, "source_estimation = \"per_shot\"");
   inv.source_estimation_damping = t->num("source_estimation_damping", "source_estimation_damping = 1e-3", 1e-3);
-  t->check(inv.source_estimation_damping > 0 && std::isfinite(inv.source_estimation_damping),
-           "source_estimation_damping", "must be a finite number > 0",
-           "give the damping relative to the largest synthetic power, e.g. 1e-3");
+  // (At 1 the filter is at least halved at every frequency; far above, it is zero and so is the misfit.)
+  t->check(inv.source_estimation_damping > 0 && inv.source_estimation_damping <= 1, "source_estimation_damping",
+           "must be in (0, 1]", "give the damping relative to the largest synthetic power, e.g. 1e-3");
   t->check(!t->find("source_estimation_damping") || inv.source_estimation != "none", "source_estimation_damping",
            "is used with source_estimation = \"per_shot\" or \"shared\" only", "set source_estimation, or remove it");
   if (const auto* b = t->find("bands_hz")) {

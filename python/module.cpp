@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "io/case_file.hpp"
+#include "io/toml_edit.hpp"
 #include "solver/case/errors.hpp"
 #include "solver/forward/checkpoint.hpp"
 #include "solver/forward/forward.hpp"
@@ -169,12 +170,22 @@ std::vector<std::vector<double>> checked_shot_traces(const py::handle& obj, cons
 
 // ---- a dict as case text ----
 
-toml::array to_toml_array(const py::handle& seq, const std::string& key);
-toml::table to_toml_table(const py::handle& dict, const std::string& key);
+toml::array to_toml_array(const py::handle& seq, const std::string& key, int depth);
+toml::table to_toml_table(const py::handle& dict, const std::string& key, int depth);
 
-// Appends a Python value to `out` (a toml::array) or inserts it under `name` (a toml::table).
+// Nesting deeper than this is refused (a case is 4 deep; a dict that holds itself would recurse until the stack
+// overflowed).
+constexpr int max_dict_depth = 64;
+
+// Appends a Python value to `out` (a toml::array) or inserts it under `name` (a toml::table); `depth` counts the
+// dicts and lists around it.
 template <class Out>
-void add_value(Out& out, const std::string& name, const py::handle& v, const std::string& key) {
+void add_value(Out& out, const std::string& name, const py::handle& v, const std::string& key, int depth) {
+  if (depth > max_dict_depth)
+    throw Error(ExitCode::invalid_case,
+                fmt::format("case dict: {}: nested more than {} deep (a dict or list that holds itself?); a case is "
+                            "a few tables of values",
+                            key, max_dict_depth));
   const auto put = [&](auto&& value) {
     if constexpr (std::is_same_v<Out, toml::array>)
       out.push_back(std::forward<decltype(value)>(value));
@@ -183,18 +194,27 @@ void add_value(Out& out, const std::string& name, const py::handle& v, const std
   };
   if (py::isinstance<py::bool_>(v) || py::isinstance(v, py::module_::import("numpy").attr("bool_")))
     put(v.cast<bool>());
-  else if (py::isinstance<py::int_>(v) || py::isinstance(v, py::module_::import("numpy").attr("integer")))
-    put(v.cast<long long>());
-  else if (py::isinstance<py::float_>(v) || py::isinstance(v, py::module_::import("numpy").attr("floating")))
+  else if (py::isinstance<py::int_>(v) || py::isinstance(v, py::module_::import("numpy").attr("integer"))) {
+    long long i = 0;
+    try {
+      i = v.cast<long long>();
+    } catch (const py::cast_error&) {
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("case dict: {}: the integer {} does not fit in 64 bits (TOML's integers); give a "
+                              "smaller value, or a float",
+                              key, py::str(v).cast<std::string>()));
+    }
+    put(i);
+  } else if (py::isinstance<py::float_>(v) || py::isinstance(v, py::module_::import("numpy").attr("floating")))
     put(v.cast<double>());
   else if (py::isinstance<py::str>(v))
     put(v.cast<std::string>());
   else if (py::isinstance<py::dict>(v))
-    put(to_toml_table(v, key));
+    put(to_toml_table(v, key, depth + 1));
   else if (py::isinstance<py::array>(v))
-    put(to_toml_array(v.attr("tolist")(), key));
+    put(to_toml_array(v.attr("tolist")(), key, depth + 1));
   else if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v))
-    put(to_toml_array(v, key));
+    put(to_toml_array(v, key, depth + 1));
   else
     throw Error(ExitCode::invalid_case,
                 fmt::format("case dict: {}: a value of type {} has no TOML form; use a number, a string, a bool, a "
@@ -202,29 +222,31 @@ void add_value(Out& out, const std::string& name, const py::handle& v, const std
                             key, py::str(py::type::of(v).attr("__name__")).cast<std::string>()));
 }
 
-toml::array to_toml_array(const py::handle& seq, const std::string& key) {
+toml::array to_toml_array(const py::handle& seq, const std::string& key, int depth) {
   toml::array a;
   std::size_t i = 0;
-  for (const auto& v : seq) add_value(a, "", v, fmt::format("{}[{}]", key, i++));
+  for (const auto& v : seq) add_value(a, "", v, fmt::format("{}[{}]", key, i++), depth);
   return a;
 }
 
-toml::table to_toml_table(const py::handle& dict, const std::string& key) {
+toml::table to_toml_table(const py::handle& dict, const std::string& key, int depth) {
   toml::table t;
   for (const auto& [k, v] : py::reinterpret_borrow<py::dict>(dict)) {
     if (!py::isinstance<py::str>(k))
       throw Error(ExitCode::invalid_case,
                   fmt::format("case dict: {}: keys must be strings", key.empty() ? "top" : key));
     const std::string name = k.cast<std::string>();
-    add_value(t, name, v, key.empty() ? name : key + "." + name);
+    add_value(t, name, v, key.empty() ? name : key + "." + name, depth);
   }
   return t;
 }
 
+// Written by the project's writer, whose strings are quoted and escaped: toml++'s printer writes a string as a
+// multi-line literal without escaping, so a value holding three single quotes could end it and add keys.
 std::string dict_to_toml(const py::dict& d) {
-  std::ostringstream out;
-  out << to_toml_table(d, "");
-  return out.str();
+  std::string out;
+  io::write_toml(out, to_toml_table(d, "", 1), "");
+  return out;
 }
 
 // The module's plans: one rank, and no output folder (its results are arrays; output.directory is the CLI's).
@@ -655,7 +677,16 @@ PYBIND11_MODULE(_core, m) {
           py::arg("case"), py::arg("base_dir") = "")
       .def_static("dict_to_toml", &dict_to_toml, py::arg("case"))
       .def("copy", [](const Case& c) { return Case(c); })
-      .def_readwrite("name", &Case::name)
+      .def_property(
+          "name", [](const Case& c) { return c.name; },
+          [](Case& c, const std::string& name) {
+            if (name.empty() || name.find_first_of("/\\") != std::string::npos)
+              throw py::value_error(
+                  fmt::format("Case.name = '{}': a case name is not empty and holds no / or \\ (it "
+                              "names files); give e.g. 'my_case'",
+                              name));
+            c.name = name;
+          })
       .def_property_readonly("text", [](const Case& c) { return c.source_text; })
       .def_property_readonly("path", [](const Case& c) { return c.source_path; })
       .def_property_readonly(

@@ -433,7 +433,7 @@ TEST_CASE("case file: bad inputs name the file, line and key") {
   SUBCASE("gaussian: radius") {
     expect_invalid(replaced(m, "type = \"homogeneous\"\nvelocity = 2000",
                             "type = \"gaussian\"\nvelocity = 2000\nanomaly = 1\ncenter = [0, 0, 0]\nradius = 0"),
-                   {"model.radius: must be > 0"});
+                   {"model.radius: must be in [1e-9, 1e12] m"});
   }
   SUBCASE("gaussian: missing center") {
     expect_invalid(replaced(m, "type = \"homogeneous\"\nvelocity = 2000",
@@ -702,6 +702,6 @@ peak_frequency = 15
     expect_invalid(replaced(kMinimal, "peak_frequency = 15", "peak_frequency = 15\nkind = \"dipole\""),
                    {"shots[0].sources[0].kind", "must be one of"});
     expect_invalid(replaced(kMinimal, "velocity = 2000", "velocity = 2000\ndensity = -1"),
-                   {"model.density", "must be a number > 0"});
+                   {"model.density", "must be a number in [1e-3, 1e6] kg/m^3"});
   }
 }

@@ -350,6 +350,12 @@ TEST_CASE("bad inputs are refused before the run with a clear message and the do
        base_case + "[inversion]\nvelocity_min = 1500.0\nvelocity_max = 2500.0\nsmoothing_m = "
                    "-5.0\n[inversion.true_model]\ntype = \"homogeneous\"\nvelocity = 2100.0\n",
        3, "inversion.smoothing_m"},
+      {"inversion_smoothing_beyond_the_grid",
+       base_case + "[inversion]\nvelocity_min = 1500.0\nvelocity_max = 2500.0\nsmoothing_m = "
+                   "10000.0\n[inversion.true_model]\ntype = \"homogeneous\"\nvelocity = 2100.0\n",
+       3, "inversion.smoothing_m: must be at most a third of the grid's extent along z (133.333 m: 40 points of 10 m)"},
+      {"density_far_below_any_medium", replaced(base_case, "velocity = 2000.0", "velocity = 2000.0\ndensity = 1e-300"),
+       3, "model.density: must be a number in [1e-3, 1e6] kg/m^3 (found 1e-300)"},
       {"inversion_lbfgs_memory_zero",
        base_case + "[inversion]\nvelocity_min = 1500.0\nvelocity_max = 2500.0\nlbfgs_memory = "
                    "0\n[inversion.true_model]\ntype = \"homogeneous\"\nvelocity = 2100.0\n",
@@ -885,6 +891,32 @@ TEST_CASE("a checkpoint with a flipped bit, or whose model file changed, is refu
   CHECK(missing.code == 0);
   CHECK(missing.output.find("completed already") == std::string::npos);
   CHECK(fs::exists(fs::path(b) / "traces.h5"));
+}
+
+TEST_CASE("a Gaussian anomaly that falls between the grid's points is noted; an absurd one is refused") {
+  fs::create_directories(work);
+  const std::string gaussian =
+      replaced(testing::cli_base_case("gaussian"), "type = \"homogeneous\"\nvelocity = 2000.0",
+               "type = \"gaussian\"\nvelocity = 2000.0\nanomaly = 300.0\ncenter = [205.0, 205.0, 205.0]\nradius = 1.0");
+  const Result narrow = run_specwave("check " + write_case("gaussian-narrow", gaussian));
+  CAPTURE(narrow.output);
+  CHECK(narrow.code == 0);
+  CHECK(narrow.output.find("model.anomaly = 300 m/s changes no grid point by more than") != std::string::npos);
+  const Result wide =
+      run_specwave("check " + write_case("gaussian-wide", replaced(gaussian, "radius = 1.0", "radius = 30.0")));
+  CHECK(wide.code == 0);
+  CHECK(wide.output.find("changes no grid point") == std::string::npos);
+  for (const auto& [from, to, key] : std::vector<std::array<std::string, 3>>{
+           {"anomaly = 300.0", "anomaly = 1e300", "model.anomaly"},
+           {"radius = 1.0", "radius = 1e300", "model.radius"},
+           {"center = [205.0, 205.0, 205.0]", "center = [1e300, 205.0, 205.0]", "model.center"}}) {
+    const std::string name = key;  // (clang 14: no structured bindings in CAPTURE)
+    CAPTURE(name);
+    const Result r = run_specwave("check " + write_case("gaussian-bad", replaced(gaussian, from, to)));
+    CHECK(r.code == 3);
+    CHECK(r.output.find("gaussian-bad.toml:") != std::string::npos);
+    CHECK(r.output.find(name) != std::string::npos);
+  }
 }
 
 TEST_CASE("check refuses, before reading or allocating them, inputs whose size the run cannot hold") {

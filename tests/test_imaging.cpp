@@ -546,14 +546,17 @@ TEST_CASE("observed data that cannot be this case's are refused before anything 
           std::string::npos);
     CHECK(check.output.find(v.expected) != std::string::npos);
   }
-  // The case's own keys: an offset window that leaves no trace, a low-pass band below the data's lowest frequency
-  // (it would pass only each trace's mean), a scratch folder that is a file (exit 3, 3, 5).
+  // The case's own keys: an offset window that leaves no trace, a top mute that leaves no sample, a low-pass band
+  // below the data's lowest frequency (it would pass only each trace's mean), a scratch folder that is a file (exit
+  // 3, 3, 3, 5).
   std::ofstream(work / "a-file") << "not a folder\n";
   const std::string good =
       fmt::format("[inversion]\nvelocity_max = 2300.0\nobserved = \"{}\"\n", observed_file().string());
   for (const auto& [name, keys, option, code, expected] :
        std::vector<std::tuple<std::string, std::string, std::string, int, std::string>>{
            {"window", "offset_min = 1e6\n", "", 3, "inversion.offset_min = 1e+06 m leaves no trace of any shot"},
+           {"mute", "mute_velocity = 2000.0\nmute_time = 1e4\n", "", 3,
+            "inversion.mute_velocity = 2000 m/s and mute_time = 10000 s mute every sample of every trace"},
            {"band-low", "", " --band 1e-3", 3, "--band = 0.001 Hz is below "},
            {"bands", "bands_hz = [1.0, 20.0]\n", "", 3, "inversion.bands_hz = 1 Hz is below "},
            {"scratch", fmt::format("scratch_directory = \"{}\"\n", (work / "a-file").string()), "", 5,

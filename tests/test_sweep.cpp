@@ -241,6 +241,28 @@ run.precision = ["fp32", "fp64"]
               write_sweep(dir, "r4", "[axes]\n\"scheme.order\" = { start = 8, stop = 2, step = 2 }\n").string());
         }),
         "towards stop"));
+    // Bounds that a double cannot hold, or whose span overflows: named (an integer bound beyond 2^53 was an
+    // internal error, an infinite span "a repeated value").
+    CHECK(contains(error_of([&] {
+                     read_sweep_file(write_sweep(dir, "r5",
+                                                 "[axes]\n\"scheme.order\" = { start = 2, stop = "
+                                                 "9223372036854775807, step = 1 }\n")
+                                         .string());
+                   }),
+                   "axes.\"scheme.order\".stop: must be an integer within +-2^53"));
+    CHECK(contains(error_of([&] {
+                     read_sweep_file(write_sweep(dir, "r6",
+                                                 "[axes]\n\"time.duration\" = { start = 1e308, stop = -1e308, "
+                                                 "count = 3 }\n")
+                                         .string());
+                   }),
+                   "stop - start overflows"));
+    CHECK(contains(
+        error_of([&] {
+          read_sweep_file(
+              write_sweep(dir, "r7", "[axes]\n\"time.duration\" = { start = nan, stop = 1.0, count = 3 }\n").string());
+        }),
+        "axes.\"time.duration\".start: must be a finite number"));
   }
   SUBCASE("sweep file errors name the file, line and key") {
     CHECK(
@@ -796,6 +818,24 @@ TEST_CASE("collect: states from status.json and outputs, trace metrics, summary.
   CHECK(run_specwave("collect " + (dir / "nothing").string()).code == 2);  // not a folder: usage
   fs::create_directories(dir / "empty");
   CHECK(run_specwave("collect " + (dir / "empty").string()).code == 4);
+  // A manifest whose index or command was edited is damaged (an index of 1e18 was written as -1486618624, a
+  // command "rm" collected as forward).
+  const std::string manifest = read(out + "/manifest.json");
+  for (const auto& [from, to, expected] : std::vector<std::array<std::string, 3>>{
+           {"\"index\": 1", "\"index\": 1000000000000000000", "variant 1 has index 1000000000000000000"},
+           {"\"command\": \"forward\"", "\"command\": \"rm\"", "command \"rm\" is not one a sweep runs"}}) {
+    const std::string message = expected;  // (clang 14: no structured bindings in CAPTURE)
+    CAPTURE(message);
+    REQUIRE(contains(manifest, from));
+    std::string edited = manifest;
+    edited.replace(edited.find(from), from.size(), to);
+    write(fs::path(out) / "manifest.json", edited);
+    const Result r = run_specwave("collect " + out);
+    CHECK(r.code == 4);
+    CHECK(contains(r.output, "the manifest is damaged"));
+    CHECK(contains(r.output, message));
+  }
+  write(fs::path(out) / "manifest.json", manifest);
 }
 
 TEST_CASE("sweep --resume submits only the failed and missing variants (a fake sbatch records the array)") {

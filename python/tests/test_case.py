@@ -1,6 +1,7 @@
 """Cases from a file, a TOML string or a dict: the CLI's parser, checks and messages."""
 
 import os
+import tomllib
 
 import numpy as np
 import pytest
@@ -31,6 +32,33 @@ def test_dict_is_the_same_case_as_its_toml():
     assert a.plan().dt == b.plan().dt and a.plan().nt == b.plan().nt
     np.testing.assert_array_equal(a.receivers, b.receivers)
     np.testing.assert_array_equal(a.model, b.model)
+
+
+def test_dict_strings_are_escaped_and_nesting_is_bounded():
+    # A value holding three single quotes stays one string (it used to end toml++'s literal string and add keys).
+    d = tiny_case_dict()
+    d["name"] = "tiny'''x"
+    d["model"]["file"] = "m'''\n[run]\nprecision = 'fp64'\n#"
+    parsed = tomllib.loads(specwave.Case.dict_to_toml(d))
+    assert parsed == d  # the string whole, no key added
+    del d["model"]["file"]
+    case = specwave.Case.from_dict(d)
+    assert case.name == "tiny'''x"
+    # A dict that holds itself, and one nested 30000 deep: refused (they overflowed the stack).
+    cyclic = tiny_case_dict()
+    cyclic["model"]["self"] = cyclic
+    deep = tiny_case_dict()
+    node = deep["model"]
+    for _ in range(30000):
+        node["x"] = {}
+        node = node["x"]
+    for bad in (cyclic, deep):
+        with pytest.raises(specwave.Error, match="nested more than 64 deep"):
+            specwave.Case.from_dict(bad)
+    with pytest.raises(specwave.Error, match="does not fit in 64 bits"):
+        specwave.Case.dict_to_toml({"x": 2**70})
+    with pytest.raises(ValueError, match="holds no /"):
+        case.name = "a/b"
 
 
 def test_bad_key_raises_the_cli_message_with_its_exit_code():

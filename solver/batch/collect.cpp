@@ -55,8 +55,9 @@ std::string plain(const nlohmann::json& v) {
   }
 }
 
+// An integer member that fits an int (a count, a step, an index), else none.
 std::optional<int> get_int(const nlohmann::json& j, std::string_view key) {
-  if (const auto v = io::get_number(j, key)) return int(std::llround(*v));
+  if (const auto v = io::get_number(j, key); v && *v == std::round(*v) && std::abs(*v) <= 2147483647.0) return int(*v);
   return std::nullopt;
 }
 
@@ -246,6 +247,11 @@ SweepResults collect_sweep(const std::string& directory, bool metrics) {
   s.directory = directory;
   s.name = io::get_string(m, "name").value_or("");
   s.command = io::get_string(m, "command").value_or("forward");
+  if (s.command != "forward" && s.command != "invert")
+    throw Error(ExitCode::input_error,
+                fmt::format("{}: command \"{}\" is not one a sweep runs (forward or invert): the manifest is damaged; "
+                            "write the sweep folder again with specwave sweep",
+                            manifest_path.string(), s.command));
   const nlohmann::json* axes = io::get_member(m, "axes");
   const nlohmann::json* variants = io::get_member(m, "variants");
   if (!axes || !variants || !axes->is_array() || !variants->is_array())
@@ -265,7 +271,16 @@ SweepResults collect_sweep(const std::string& directory, bool metrics) {
   }
   for (const nlohmann::json& v : *variants) {
     VariantResult r;
-    r.index = get_int(v, "index").value_or(int(s.variants.size()));
+    r.index = int(s.variants.size());
+    if (io::get_member(v, "index")) {
+      const auto index = get_int(v, "index");
+      if (!index || *index < 0)
+        throw Error(ExitCode::input_error,
+                    fmt::format("{}: variant {} has index {}, not a variant number: the manifest is damaged; write "
+                                "the sweep folder again with specwave sweep",
+                                manifest_path.string(), s.variants.size(), io::get_member(v, "index")->dump()));
+      r.index = *index;
+    }
     r.id = io::get_string(v, "id").value_or(fmt::format("{:04}", r.index));
     r.name = io::get_string(v, "name").value_or(r.id);
     r.log = io::get_string(v, "log").value_or(fmt::format("logs/{}.log", r.id));

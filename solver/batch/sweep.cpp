@@ -100,12 +100,25 @@ struct SweepFileReader {
         bad(*n, fmt::format("{}.{}", where, k), "must be a number", fmt::format("write it like {}", ex));
       return *n;
     };
+    // A bound or step as a double: finite, and an integer one within 2^53 (exact as a double; toml++ gives no
+    // double for a larger one).
+    const auto real = [&](const toml::node& n, std::string_view k) {
+      const double v = n.is_integer() ? double(n.as_integer()->get()) : n.as_floating_point()->get();
+      if (!std::isfinite(v) || (n.is_integer() && std::abs(v) > 0x1p53))
+        bad(n, fmt::format("{}.{}", where, k),
+            n.is_integer() ? "must be an integer within +-2^53 (9007199254740992)" : "must be a finite number",
+            fmt::format("write it like {}", ex));
+      return v;
+    };
     const toml::node& start = number("start");
     const toml::node& stop = number("stop");
     if (t.contains("count") == t.contains("step"))
       fail(line_of(t), where, "a range needs exactly one of 'count' and 'step'",
            t.contains("count") ? "found both" : "found neither", fmt::format("write it like {}", ex));
-    const double a = start.value<double>().value(), b = stop.value<double>().value();
+    const double a = real(start, "start"), b = real(stop, "stop");
+    if (!std::isfinite(b - a))
+      fail(line_of(t), where, "start and stop are too far apart (stop - start overflows)",
+           fmt::format("start {}, stop {}", a, b), "give bounds of a sensible size");
     bool integers = start.is_integer() && stop.is_integer();
     std::vector<double> xs;
     if (const toml::node* c = t.get("count")) {
@@ -116,7 +129,7 @@ struct SweepFileReader {
       for (long k = 0; k < n; ++k) xs.push_back(n == 1 ? a : a + (b - a) * double(k) / double(n - 1));
     } else {
       const toml::node& s = number("step");
-      const double h = s.value<double>().value();
+      const double h = real(s, "step");
       integers = integers && s.is_integer();
       if (h == 0 || (b - a) * h < 0)
         bad(s, where + ".step", "must be non-zero and go from start towards stop",
@@ -398,17 +411,20 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path) {
                "give every axis the same number of values, or use mode = \"product\" for every combination");
       }
   } else {
-    for (const auto& a : s.axes)  // a repeated value would repeat variants (zip may repeat values)
-      for (std::size_t i = 0; i < a.values.size(); ++i)
-        for (std::size_t j = 0; j < i; ++j)
-          if (a.values[i].toml == a.values[j].toml)
-            r.fail(a.line, fmt::format("axes.\"{}\"", a.key), "has a repeated value", a.values[i].toml,
-                   "give each value once (mode = \"product\")");
     double n = 1;
     for (const auto& a : s.axes) n *= double(a.values.size());
     if (n > double(kMaxVariants))
       r.fail(line_of(*ax), "axes", fmt::format("make more than {} variants", kMaxVariants), fmt::format("{:.0f}", n),
              "split the sweep into several sweep files");
+    for (const auto& a : s.axes) {  // a repeated value would repeat variants (zip may repeat values)
+      std::vector<const std::string*> sorted;
+      for (const auto& v : a.values) sorted.push_back(&v.toml);
+      std::sort(sorted.begin(), sorted.end(), [](const auto* x, const auto* y) { return *x < *y; });
+      const auto twice = std::adjacent_find(sorted.begin(), sorted.end(), [](auto* x, auto* y) { return *x == *y; });
+      if (twice != sorted.end())
+        r.fail(a.line, fmt::format("axes.\"{}\"", a.key), "has a repeated value", **twice,
+               "give each value once (mode = \"product\")");
+    }
   }
   return s;
 }

@@ -25,6 +25,10 @@ enum class Formulation { second_order, staggered, elastic };
 // numbers a misread value gives (a spacing of 1e-320 would make dt 0).
 inline constexpr double min_spacing = 1e-9;
 
+// The densities accepted (kg/m^3), from a thin gas to far beyond any rock: outside, a value is in other units or
+// misread, and a velocity point's 1 / rho would overflow or vanish in fp32.
+inline constexpr double min_density = 1e-3, max_density = 1e6;
+
 struct GridSpec {
   std::array<int, 3> shape{0, 0, 0};  // nz, ny, nx (points, PML included)
   Vec3 spacing{0, 0, 0};              // dz, dy, dx (m)

@@ -170,8 +170,15 @@ HistoryChoice device_history_within(const Case& c, const Plan& plan, double host
     // (one block of the grid's points a parameter inverted: velocity or lambda, the density, the shear velocity or mu)
     const double blocks =
         1.0 + (c.inversion.density_parameter ? 1 : 0) + (c.inversion.shear_parameter || c.inversion.lame ? 1 : 0);
-    const double optimiser =
-        c.inversion.present ? (2.0 * c.inversion.lbfgs_memory + 14 + (c.inversion.smoothing_m > 0 ? 4 : 0)) * 8.0 : 0.0;
+    // (the smoother's box: the grid padded by 3 sigma on each side of every active axis)
+    double smoother = 0;
+    if (c.inversion.smoothing_m > 0) {
+      smoother = 4;
+      for (int a = 0; a < 3; ++a)
+        if (c.grid.active(a))
+          smoother *= 1 + 2 * std::ceil(3 * c.inversion.smoothing_m / c.grid.spacing[a]) / c.grid.shape[a];
+    }
+    const double optimiser = c.inversion.present ? (2.0 * c.inversion.lbfgs_memory + 14 + smoother) * 8.0 : 0.0;
     const double own = own_bytes + blocks * optimiser * double(c.grid.points());
     const double cap = c.run.device_memory_fraction * double(plan.device_free_bytes) / plan.ranks_on_device;
     if (own > cap)

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -349,16 +350,32 @@ void check_observed(const Case& c, const Plan& plan) {
     }
   }
   for (const double band : inv.bands_hz) check_band(c, plan, band, "inversion.bands_hz");
-  // The offset window must leave a trace to fit.
-  if (inv.offset_min > 0 || inv.offset_max) {
+  // The offset window and the top mute must leave a trace, and a sample of it, to fit.
+  if (inv.windowed()) {
+    const DataSampling d = observed_sampling(c, plan);
+    const double data_end = (d.nt - 1) * d.dt;
+    bool in_window = false;
+    double earliest_mute = std::numeric_limits<double>::infinity();
     for (std::size_t s = 0; s < c.shots.size(); ++s) {
       const Vec3 src = c.shots[s].sources.at(0).position;
       for (const Vec3& r : shot_receivers(c, s)) {
-        const double dy = r[1] - src[1], dx = r[2] - src[2];
+        const double dz = r[0] - src[0], dy = r[1] - src[1], dx = r[2] - src[2];
         const double offset = std::sqrt(dy * dy + dx * dx);  // as the misfit's window (case_misfit)
-        if (offset >= inv.offset_min && (!inv.offset_max || offset <= *inv.offset_max)) return;
+        if (offset < inv.offset_min || (inv.offset_max && offset > *inv.offset_max)) continue;
+        in_window = true;
+        earliest_mute =
+            std::min(earliest_mute, inv.mute_velocity
+                                        ? std::sqrt(dz * dz + dy * dy + dx * dx) / *inv.mute_velocity + inv.mute_time
+                                        : -std::numeric_limits<double>::infinity());
       }
     }
+    if (in_window && !(earliest_mute >= data_end)) return;
+    if (in_window)
+      throw Error(ExitCode::invalid_case,
+                  fmt::format("{}: inversion.mute_velocity = {:g} m/s and mute_time = {:g} s mute every sample of "
+                              "every trace (the earliest trace's mute starts at {:g} s, the data end at {:g} s); give "
+                              "the first arrivals' velocity in m/s and a mute_time (s) inside the record",
+                              c.label(), *inv.mute_velocity, inv.mute_time, earliest_mute, data_end));
     throw Error(ExitCode::invalid_case,
                 fmt::format("{}: inversion.offset_min = {:g} m{} leaves no trace of any shot to fit (each trace's "
                             "horizontal offset from its shot's first source is outside); widen the window",

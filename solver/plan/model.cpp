@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -302,15 +303,16 @@ std::vector<float> read_whole_model(const Case& c, const Dims3& b, const Dims3& 
 }
 
 // The least and largest of `values` (the points of `block`), refusing (Error input_error, naming the point's global
-// index) a value that is not finite or breaks `rule` ("> 0": positive; ">= 1").
+// index) a value outside [lo, hi] (NaN and infinities included: hi is finite), which `rule` states.
 void checked_range(const std::vector<float>& values, const Subdomain& block, const std::string& origin,
-                   const char* what, const char* unit, const std::string& rule, double& least, double& largest) {
+                   const char* what, const char* unit, double lo, double hi, const std::string& rule, double& least,
+                   double& largest) {
   const Dims3 b = block.begin, e = block.extent;
   least = INFINITY;
   largest = 0;
   for (std::size_t i = 0; i < values.size(); ++i) {
     const double v = values[i];
-    if (!std::isfinite(v) || (rule == "> 0" ? v <= 0 : v < 1)) {
+    if (!(v >= lo && v <= hi)) {  // NaN included
       const std::size_t ix = i % e[2] + b[2], iy = i / e[2] % e[1] + b[1], iz = i / (std::size_t(e[2]) * e[1]) + b[0];
       throw Error(
           ExitCode::input_error,
@@ -353,7 +355,8 @@ void build_density(const Case& c, VelocityModel& model, const Comm* comm) {
           model.density[(std::size_t(iz) * e[1] + iy) * e[2] + ix] = float(rho);
         }
   }
-  checked_range(model.density, model.block, origin, "density", "kg/m^3", "> 0", model.rho_min, model.rho_max);
+  checked_range(model.density, model.block, origin, "density", "kg/m^3", min_density, max_density,
+                "in [1e-3, 1e6] kg/m^3 (other units, or misread?)", model.rho_min, model.rho_max);
   if (parallel) {
     model.rho_min = comm->allreduce(model.rho_min, ReduceOp::min);
     model.rho_max = comm->allreduce(model.rho_max, ReduceOp::max);
@@ -470,7 +473,8 @@ void build_q(const Case& c, VelocityModel& model, const Comm* comm) {
           model.q[(std::size_t(iz) * e[1] + iy) * e[2] + ix] = float(q);
         }
   }
-  checked_range(model.q, model.block, origin, "Q", "", ">= 1", model.q_min, model.q_max);
+  checked_range(model.q, model.block, origin, "Q", "", 1, std::numeric_limits<double>::max(), ">= 1", model.q_min,
+                model.q_max);
   if (parallel) {
     model.q_min = comm->allreduce(model.q_min, ReduceOp::min);
     model.q_max = comm->allreduce(model.q_max, ReduceOp::max);
@@ -548,7 +552,8 @@ VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const 
     model.velocity = box_of(*v, g, b, e);
   } else {
     model.velocity.resize(std::size_t(e[0]) * e[1] * e[2]);
-    origin = fmt::format("model ({})", to_string(c.model.kind));
+    origin = fmt::format("{}model ({})", c.source_path.empty() ? std::string() : c.source_path + ": ",
+                         to_string(c.model.kind));
 #pragma omp parallel for collapse(2)
     for (int iz = 0; iz < e[0]; ++iz)
       for (int iy = 0; iy < e[1]; ++iy)
@@ -582,6 +587,16 @@ VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const 
   if (parallel) {
     model.v_min = comm->allreduce(model.v_min, ReduceOp::min);
     model.v_max = comm->allreduce(model.v_max, ReduceOp::max);
+  }
+  // A Gaussian anomaly narrower than the grid can fall between its points and change nothing: say so.
+  if (c.model.kind == ModelSpec::Kind::gaussian && c.model.anomaly != 0) {
+    const double reached = std::max(std::abs(model.v_max - c.model.velocity), std::abs(model.v_min - c.model.velocity));
+    if (reached < 0.5 * std::abs(c.model.anomaly))
+      model.warnings.push_back(fmt::format(
+          "model.anomaly = {:g} m/s changes no grid point by more than {:.3g} m/s ({:.0f}% of it): its radius, {:g} "
+          "m, is small against the grid's spacing or its centre lies off the grid; widen model.radius to a few grid "
+          "spacings for an anomaly the grid resolves",
+          c.model.anomaly, reached, 100 * reached / std::abs(c.model.anomaly), c.model.radius));
   }
   // The staggered scheme's density (the constant one without a density model), and the k-space method's density model.
   if (c.scheme.formulation == Formulation::staggered || c.scheme.formulation == Formulation::elastic ||

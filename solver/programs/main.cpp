@@ -287,8 +287,10 @@ int run(int argc, char** argv) {
   sweep_cmd->add_option("sweep_file", sweep_o.sweep_file, "Sweep file (TOML with [sweep] and [axes] tables)")
       ->required()
       ->check(CLI::ExistingFile);
-  sweep_cmd->add_option("--output", sweep_o.output,
-                        "The sweep folder (overrides sweep.directory; relative to the current directory)");
+  sweep_cmd
+      ->add_option("--output", sweep_o.output,
+                   "The sweep folder (overrides sweep.directory; relative to the current directory)")
+      ->check(non_empty_path);
   sweep_cmd->add_flag("--slurm", sweep_o.slurm, "Also write job.sbatch, a Slurm job array with one task per variant");
   sweep_cmd->add_flag("--submit", sweep_o.submit, "Write job.sbatch and submit it with sbatch (implies --slurm)");
   sweep_cmd->add_option(
