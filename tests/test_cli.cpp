@@ -893,6 +893,31 @@ TEST_CASE("a checkpoint with a flipped bit, or whose model file changed, is refu
   CHECK(fs::exists(fs::path(b) / "traces.h5"));
 }
 
+TEST_CASE("a field that grows once its sources are silent stops the run (exit 7): the elastic CPML's late growth") {
+  // Two solid layers under a free surface, CPML on the other faces (an independent probe's case, 2026-12-07): the
+  // field falls to 1e-1 of its peak by 1.5 s, then grows about 15-fold every 1.46 s from the x faces' layers at the
+  // interface (docs/validation.md, "Late growth"). The watch stops it at 5.4 s, 109 times its earlier largest value,
+  // where run.max_amplitude (1e20) would have let it run on for minutes. When the elastic CPML is made stable
+  // (issue 20), this case runs to its end: turn this test round then.
+  fs::create_directories(work);
+  const std::string text =
+      "name = \"late_growth\"\n[grid]\nshape = [100, 1, 100]\nspacing = 10.0\n[model]\ntype = \"layered\"\n"
+      "interfaces = [203.0]\nvelocities = [2400.0, 3000.0]\nshear_velocities = [800.0, 1500.0]\n"
+      "densities = [1000.0, 2500.0]\n[time]\nduration = 8.0\n[[shots]]\n[[shots.sources]]\n"
+      "position = [0.0, 0.0, 480.0]\npeak_frequency = 6.0\nkind = \"force\"\ndirection = [1.0, 0.0, 0.0]\n"
+      "[receivers]\ncomponents = [\"vz\", \"vx\"]\npoints = [[300.0, 0.0, 500.0]]\n[scheme]\norder = 8\n"
+      "min_points_per_wavelength = 3.0\n[boundary]\npml_width = 12\nfree_surface = true\n[run]\n"
+      "precision = \"fp64\"\n[output]\ndirectory = \"out\"\nplots = false\n";
+  fs::remove_all(work / "out");
+  const Result r = run_specwave("forward --quiet " + write_case("late-growth", text));
+  CAPTURE(r.output);
+  CHECK(r.code == 7);
+  CHECK(r.output.find("its sources fell silent at step 323") != std::string::npos);
+  CHECK(r.output.find("In the elastic scheme a CPML that an interface or the free surface reaches") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(work / "out" / "traces.h5"));
+}
+
 TEST_CASE("a Gaussian anomaly that falls between the grid's points is noted; an absurd one is refused") {
   fs::create_directories(work);
   const std::string gaussian =

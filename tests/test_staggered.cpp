@@ -299,9 +299,12 @@ TEST_CASE("staggered: the plan notes a density contrast that shrinks dt, and an 
     return std::any_of(plan.notes.begin(), plan.notes.end(),
                        [&](const std::string& n) { return n.find(text) != std::string::npos; });
   };
-  // A density of 1e9 kg/m^3 beside 1000 (a no-data value): dt falls about tenfold, and the plan says so.
-  const Plan absurd = make_plan(staggered_case(8, 6, false, ModelSpec::Kind::layered, {1000, 2000, 1e9}));
+  // Densities of 1e-3 and 1e6 kg/m^3 beside 1000 (the ends accepted; a no-data value of 1e9 is refused as misread): dt
+  // falls, and the plan says so.
+  const Plan absurd = make_plan(staggered_case(8, 6, false, ModelSpec::Kind::layered, {1000, 1e-3, 1e6}));
   CHECK(noted(absurd, "lowers dt_max"));
+  CHECK_THROWS_WITH_AS(make_plan(staggered_case(8, 6, false, ModelSpec::Kind::layered, {1000, 2000, 1e9})),
+                       doctest::Contains("density must be finite and in [1e-3, 1e6] kg/m^3"), Error);
   const Plan usual = make_plan(staggered_case(8, 6, false, ModelSpec::Kind::layered, {1000, 2000, 2500}));
   CHECK_FALSE(noted(usual, "lowers dt_max"));
   // Q fitted over 1-10 MHz while the sources peak at tens of hertz.

@@ -67,6 +67,42 @@ void blow_up(const Case& c, const Plan& plan, int shot, int step, const FieldSta
           plan.cfl));
 }
 
+LateGrowth::LateGrowth(const Plan& plan, int shot) {
+  double peak = 0;
+  for (const auto& w : plan.wavelets.at(std::size_t(shot)))
+    for (double v : w) peak = std::max(peak, std::abs(v));
+  for (const auto& w : plan.wavelets.at(std::size_t(shot)))
+    for (std::size_t n = 0; n < w.size(); ++n)
+      if (std::abs(w[n]) > 1e-6 * peak) quiet_ = std::max(quiet_, int(n) + 1);
+}
+
+void LateGrowth::check(const Case& c, const Plan& plan, int shot, int step, const FieldStats& s) {
+  if (step <= quiet_ || reference_ == 0) {
+    reference_ = std::max(reference_, s.max_abs);
+    return;
+  }
+  if (!(s.max_abs > factor * reference_)) return;
+  const auto& g = c.grid;
+  const int ix = int(s.argmax % g.shape[2]), iy = int(s.argmax / g.shape[2] % g.shape[1]),
+            iz = int(s.argmax / (std::int64_t(g.shape[2]) * g.shape[1]));
+  const Vec3 p = g.position(iz, iy, ix);
+  throw Error(
+      ExitCode::blow_up,
+      fmt::format(
+          "the simulation became unstable at shot {} step {} (t = {:.6g} s): its sources fell silent at step {} (t = "
+          "{:.6g} s), and since then |u| grew to {:.3g} at index (z={}, y={}, x={}), ({:.6g}, {:.6g}, {:.6g}) m, "
+          "{:.0f} "
+          "times the largest value before ({:.3g}); with no source a field cannot grow. {}",
+          shot, step, step * plan.dt, quiet_, quiet_ * plan.dt, s.max_abs, iz, iy, ix, p[0], p[1], p[2],
+          s.max_abs / reference_, reference_,
+          c.scheme.formulation == Formulation::elastic
+              ? "In the elastic scheme a CPML that an interface or the free surface reaches can grow at late times "
+                "(docs/validation.md, \"Late growth\"): shorten time.duration, or set a lower "
+                "boundary.pml_reflection or a higher boundary.pml_frequency (they slow it)"
+              : fmt::format("Reduce time.dt or time.cfl_safety (CFL number {:.3f}) and check the model there",
+                            plan.cfl)));
+}
+
 namespace {
 
 // Nearest grid index to a coordinate, clamped to the grid.
@@ -546,10 +582,12 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     const int count = std::clamp(n_shots - mine_first, 0, per_group);  // this group's shots
     const int round = std::min(groups * per_group, n_shots - first);   // all groups' shots
     std::vector<Propagator*> running;
+    std::vector<LateGrowth> growth;
     for (int k = 0; k < count; ++k) {
       const int shot = mine_first + k;
       propagators[k]->begin_shot(plan.sources[shot], plan.wavelets[shot], shot_stencils.of(shot, plan.receivers));
       running.push_back(propagators[k].get());
+      growth.emplace_back(plan, shot);
     }
     std::size_t next_snapshot = 0;
     int n = 0;
@@ -612,6 +650,7 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
         if (n % c.run.check_every == 0 || n == plan.nt) {
           const FieldStats stats = propagator.field_stats();
           if (!stats.finite || stats.max_abs > c.run.max_amplitude) blow_up(c, plan, shot, n, stats);
+          growth[std::size_t(k)].check(c, plan, shot, n, stats);
         }
         if (at_snapshot) propagator.start_copy_field();
       }

@@ -71,6 +71,7 @@ std::vector<ShotOutput> simulate_shots(const Case& c, const Plan& plan, const st
     const int shot = shots[k];
     ShotOutput& out = outputs[k];
     propagator->begin_shot(plan.sources.at(shot), plan.wavelets.at(shot), receivers.of(shot, plan.receivers));
+    LateGrowth growth(plan, shot);
     for (int n = 0; n < plan.nt;) {
       // Chunks end at the blow-up checks and at the snapshots, as in `forward`.
       int end = std::min(plan.nt, (n / c.run.check_every + 1) * c.run.check_every);
@@ -81,6 +82,7 @@ std::vector<ShotOutput> simulate_shots(const Case& c, const Plan& plan, const st
       if (n % c.run.check_every == 0 || n == plan.nt) {
         const FieldStats stats = propagator->field_stats();  // collective over the group
         if (!stats.finite || stats.max_abs > c.run.max_amplitude) blow_up(c, plan, shot, n, stats);
+        growth.check(c, plan, shot, n, stats);
       }
       if (options.snapshot_every > 0 && n % options.snapshot_every == 0) {
         std::vector<double> field;
