@@ -9,7 +9,8 @@
 
 using namespace specwave;
 
-TEST_CASE("late growth: the reference is the field's largest value while the sources speak; 100-fold after is refused") {
+TEST_CASE(
+    "late growth: the reference is the field's largest value while the sources speak; 100-fold after is refused") {
   Case c;
   c.grid.shape = {4, 4, 4};
   c.grid.spacing = {10, 10, 10};
@@ -31,7 +32,7 @@ TEST_CASE("late growth: the reference is the field's largest value while the sou
     return s;
   };
   watch.check(c, plan, 0, 50, stats(1.0));
-  watch.check(c, plan, 0, 150, stats(3.0));   // the reference: 3
+  watch.check(c, plan, 0, 150, stats(3.0));    // the reference: 3
   watch.check(c, plan, 0, 200, stats(500.0));  // still a source step: no growth after silence yet
   watch.check(c, plan, 0, 250, stats(0.5));
   watch.check(c, plan, 0, 300, stats(499.0));  // below 100 times 500

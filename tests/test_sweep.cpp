@@ -544,7 +544,10 @@ setup = "site/env.sh"
   for (const auto& [extra, key] :
        {std::pair<std::string, std::string>{"modules = [\"gcc; rm -rf ~\"]\n", "slurm.modules"},
         {"modules = \"gcc\"\n", "slurm.modules"},
-        {"setup = \"missing.sh\"\n", "slurm.setup"}}) {
+        {"setup = \"missing.sh\"\n", "slurm.setup"},
+        {"extra = [\"#SBATCH --array=0-999999\"]\n", "slurm.extra: sets what the job script sets itself"},
+        {"extra = [\"-o /tmp/x.log\"]\n", "slurm.extra: sets what the job script sets itself"},
+        {"ntasks = 99999999999\n", "slurm.ntasks: must be an integer in 1..1000000"}}) {
     CAPTURE(extra);
     int code = 0;
     const std::string e = error_of(

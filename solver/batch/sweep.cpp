@@ -78,7 +78,7 @@ struct SweepFileReader {
     const toml::node* n = t.get(k);
     if (!n) return def;
     if (!n->is_integer() || n->as_integer()->get() < min || n->as_integer()->get() > 1'000'000)
-      bad(*n, fmt::format("{}.{}", table, k), fmt::format("must be an integer >= {}", min),
+      bad(*n, fmt::format("{}.{}", table, k), fmt::format("must be an integer in {}..1000000", min),
           fmt::format("write it like {}", ex));
     return int(n->as_integer()->get());
   }
@@ -374,6 +374,11 @@ SweepSpec parse_sweep_text(const std::string& text, const std::string& path) {
       for (const toml::node& line : *a) {
         if (!line.is_string() || line.as_string()->get().find('\n') != std::string::npos)
           r.bad(line, "slurm.extra", "entries must be one-line strings", "write it like extra = [\"--mem=16G\"]");
+        // The script sets these itself: a second --array or --output would override the sweep's own.
+        static const std::regex own(R"((^|\s)(#SBATCH\s+)?(--array|-a|--output|-o|--error|-e|--job-name|-J)(=|\s|$))");
+        if (std::regex_search(line.as_string()->get(), own))
+          r.bad(line, "slurm.extra", "sets what the job script sets itself (--array, --output, --error, --job-name)",
+                "use slurm.max_parallel for the array's concurrency, and leave the logs and name to the sweep");
         m.extra.push_back(line.as_string()->get());
       }
     }
