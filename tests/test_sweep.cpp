@@ -558,6 +558,17 @@ setup = "site/env.sh"
   }
 }
 
+TEST_CASE("sweep: a variant name holding a newline is printed on one line, quoted") {
+  const fs::path dir = work / "newline";
+  fs::remove_all(dir);
+  const fs::path file = write_sweep(dir, "nl", "[axes]\nname = [\"a\\nb\", \"c\"]\n");
+  const Result r = run_specwave("sweep " + file.string() + " --output " + (dir / "out").string());
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.output, "variant     \"0000_name=a\\nb\"\n"));
+  CHECK(contains(r.output, "variant     0001_name=c\n"));
+}
+
 TEST_CASE("sweep folder: written whole, kept on an identical rerun, another sweep in it refused") {
   const fs::path dir = work / "folder";
   fs::remove_all(dir);

@@ -31,6 +31,13 @@
 namespace specwave {
 namespace {
 
+// A name as one line of the report: quoted and escaped (JSON) when it holds a control character (a newline from a
+// string axis value would split the line).
+std::string printable(const std::string& name) {
+  const bool control = std::any_of(name.begin(), name.end(), [](char ch) { return (unsigned char)ch < 0x20; });
+  return control ? io::json_quote(name) : name;
+}
+
 namespace fs = std::filesystem;
 constexpr std::size_t kMaxVariants = 100000;
 using io::spell, io::Spelling, io::type_name;
@@ -733,7 +740,7 @@ void run_sweep(const SweepOptions& o, const std::function<void(const std::string
       fmt::format("folder      {} ({})\n", dir.string(), created ? "written" : "exists with the same manifest: kept"));
   constexpr std::size_t kListed = 20;
   for (std::size_t i = 0; i < variants.size() && i < kListed; ++i)
-    print(fmt::format("variant     {}\n", variants[i].name));
+    print(fmt::format("variant     {}\n", printable(variants[i].name)));
   if (variants.size() > kListed)
     print(fmt::format("variant     ... and {} more (manifest.csv)\n", variants.size() - kListed));
 
