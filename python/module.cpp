@@ -775,7 +775,13 @@ PYBIND11_MODULE(_core, m) {
             const VelocityModel vm = build_velocity_model(c);
             return owned_array(std::vector<float>(vm.velocity), grid_shape(c));
           },
-          [](Case& c, const py::object& model) { c = with_model(c, model); })
+          [](Case& c, const py::object& model) {
+            if (model.is_none())
+              throw py::type_error(
+                  "case.model = None: give an array (nz, ny, nx) of velocities in m/s (the case's own model stays "
+                  "while none is set; Case.copy() keeps one to go back to)");
+            c = with_model(c, model);
+          })
       .def_property_readonly("true_model",
                              [](const Case& c) -> py::object {
                                if (!c.inversion.true_model) return py::none();

@@ -59,6 +59,8 @@ def test_dict_strings_are_escaped_and_nesting_is_bounded():
         specwave.Case.dict_to_toml({"x": 2**70})
     with pytest.raises(ValueError, match="holds no /"):
         case.name = "a/b"
+    with pytest.raises(TypeError, match="case.model = None"):
+        case.model = None
 
 
 def test_bad_key_raises_the_cli_message_with_its_exit_code():
