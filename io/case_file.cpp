@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -967,9 +968,9 @@ void read_options(const Tab& r, Case& c) {
   }
   if (auto u = r.sub("run", false, "[run]")) {
     auto& rs = c.run;
-    u->allow({"precision", "backend", "threads", "check_every", "progress_seconds", "max_amplitude", "device",
-              "device_memory_fraction", "process_grid", "shot_groups", "share_devices", "flush_denormals",
-              "checkpoint_every", "checkpoint_minutes"});
+    u->allow({"precision", "backend", "threads", "check_every", "progress_seconds", "max_amplitude",
+              "late_growth_factor", "device", "device_memory_fraction", "process_grid", "shot_groups", "share_devices",
+              "flush_denormals", "checkpoint_every", "checkpoint_minutes"});
     rs.precision = u->choice<Precision>("precision", {{"fp32", Precision::fp32}, {"fp64", Precision::fp64}},
                                         Precision::fp32, "precision = \"fp32\"");
     rs.backend = u->choice<BackendKind>(
@@ -990,6 +991,10 @@ void read_options(const Tab& r, Case& c) {
     u->check(rs.progress_seconds > 0, "progress_seconds", "must be > 0", "use e.g. 5.0");
     rs.max_amplitude = u->num("max_amplitude", "max_amplitude = 1e20", 1e20);
     u->check(rs.max_amplitude > 0, "max_amplitude", "must be > 0", "use e.g. 1e20");
+    rs.late_growth_factor = u->num("late_growth_factor", "late_growth_factor = 1000.0", rs.late_growth_factor);
+    u->check(rs.late_growth_factor == 0 || (rs.late_growth_factor >= 10 && rs.late_growth_factor <= 1e15),
+             "late_growth_factor", "must be 0 (off) or in [10, 1e15]",
+             "give how many times its earlier largest value a field may grow once its sources are silent, e.g. 1000");
     rs.device = u->integer("device", "device = 0", 0);
     u->check(rs.device >= 0, "device", "must be >= 0", "use the CUDA device index, e.g. 0");
     rs.device_memory_fraction = u->num("device_memory_fraction", "device_memory_fraction = 0.7", 0.7);
@@ -1035,12 +1040,6 @@ void read_options(const Tab& r, Case& c) {
         if (shot < 0 || shot >= n_shots)
           t->p.bad(*a.get(k), key, fmt::format("is not a shot of this case (shots are numbered 0 to {})", n_shots - 1),
                    fmt::format("give shot numbers from 0 to {}", n_shots - 1));
-        const auto seen = std::find(o.plot_shots.begin(), o.plot_shots.end(), int(shot));
-        if (seen != o.plot_shots.end())
-          t->p.bad(*a.get(k), key,
-                   fmt::format("lists shot {} a second time (as {}[{}] too)", shot, t->key("plot_shots"),
-                               seen - o.plot_shots.begin()),
-                   "list each shot once");
         o.plot_shots.push_back(int(shot));
       }
       std::sort(o.plot_shots.begin(), o.plot_shots.end());
@@ -1283,16 +1282,22 @@ void read_inversion(const Tab& r, Case& c) {
   inv.smoothing_m = t->num("smoothing_m", "smoothing_m = 20.0", 0.0);
   t->check(inv.smoothing_m >= 0 && inv.smoothing_m <= 1e5, "smoothing_m", "must be in [0, 1e5]",
            "give the standard deviation of the Gaussian gradient smoothing in metres (0: none), e.g. one grid spacing");
-  // The smoother pads each active axis by 3 sigma (its FFT's box): a sigma beyond a third of an axis' extent would
-  // more than triple the box along it (memory), and smooths the gradient to about its mean there anyway.
+  // The smoother pads each active axis by 3 sigma (its FFT's box): a box more than 27 times the grid (3 times along
+  // each axis of a cube) outgrows the memory the run was planned with, and such a sigma smooths the gradient to about
+  // its mean anyway.
+  double box = 1;
+  std::array<long long, 3> padded{};
   for (int a = 0; a < 3; ++a) {
-    const double extent = c.grid.shape[a] * c.grid.spacing[a];
-    if (c.grid.active(a) && 3 * inv.smoothing_m > extent)
-      t->check(false, "smoothing_m",
-               fmt::format("must be at most a third of the grid's extent along {} ({:g} m: {} points of {:g} m)",
-                           "zyx"[a], extent / 3, c.grid.shape[a], c.grid.spacing[a]),
-               "give a smoothing of a few wavelengths at most, well inside the grid");
+    const long long pad = c.grid.active(a) ? (long long)std::ceil(3 * inv.smoothing_m / c.grid.spacing[a]) : 0;
+    padded[std::size_t(a)] = c.grid.shape[a] + 2 * pad;
+    box *= double(padded[std::size_t(a)]) / c.grid.shape[a];
   }
+  if (box > 27)
+    t->check(false, "smoothing_m",
+             fmt::format("pads the grid by 3 sigma on each side to a box of ({}, {}, {}) points, {:.3g} times the "
+                         "grid (at most 27)",
+                         padded[0], padded[1], padded[2], box),
+             "give a smoothing of a few wavelengths at most, well inside the grid");
   inv.source_mask_m = t->num("source_mask_m", "source_mask_m = 30.0", 0.0);
   t->check(inv.source_mask_m >= 0 && inv.source_mask_m <= 1e5, "source_mask_m", "must be in [0, 1e5]",
            "give the radius in metres around each source where the gradient is tapered to 0 (0: none)");

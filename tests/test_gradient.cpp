@@ -55,8 +55,10 @@ using testing::rel_l2;
 
 }  // namespace
 
-TEST_CASE("the Taylor test's verdict: slope 2 where r2 is measurable, r2 / r1 where J's rounding hides it") {
-  // J(m + h dm) = J0 + g h + c h^2 exactly (an exact gradient g), then a gradient 1% wrong along dm.
+TEST_CASE(
+    "the Taylor test's verdict: slope 2 where r2 is measurable, the fitted gradient error where J's rounding hides "
+    "it") {
+  // J(m + h dm) = J0 + g h + c h^2 exactly (an exact gradient g), then a gradient wrong along dm by 1% or 0.2%.
   const auto run = [](double j0, double g, double c, double given) {
     return taylor_rows(j0, given, taylor_steps, [=](double h) { return j0 + g * h + c * h * h; });
   };
@@ -66,16 +68,23 @@ TEST_CASE("the Taylor test's verdict: slope 2 where r2 is measurable, r2 / r1 wh
   CHECK(clear.slope_second == doctest::Approx(2).epsilon(1e-4));
   CHECK(clear.passed(0.1));
   CHECK_FALSE(run(1.0, 1e-3, 1e-6, 1.01e-3).passed(0.1));  // r2 ~ 1e-5 h: slope 1
-  // J large against its change (the probe's case: h g dm / J about 1e-8): r2 at the rounding of J, whose slope is
-  // noise, so the verdict bounds r2 / r1 instead; the wrong gradient still fails.
-  const TaylorResult buried = run(1e4, 1e-3, 1e-6, 1e-3);
-  CHECK(buried.second_at_floor);
-  CHECK(buried.largest_second_ratio == doctest::Approx(1e-4).epsilon(0.01));  // c h / g at h = 0.1
-  CHECK(buried.passed(0.1));
-  const TaylorResult wrong = run(1e4, 1e-3, 1e-6, 1.01e-3);
-  CHECK(wrong.second_at_floor);
-  CHECK(wrong.largest_second_ratio == doctest::Approx(0.0099).epsilon(0.05));
-  CHECK_FALSE(wrong.passed(0.1));
+  // J large against its change (an independent probe's case: h g dm / J about 1e-8): r2 at the rounding of J, whose
+  // slope is noise, so the verdict is the fitted error a / g.dm, which a curvature however large leaves at 0.
+  for (const double curvature : {1e-6, 1e-4}) {
+    CAPTURE(curvature);
+    const TaylorResult buried = run(1e4, 1e-3, curvature, 1e-3);
+    CHECK(buried.second_at_floor);
+    CHECK(buried.gradient_error < 1e-6);
+    CHECK(buried.passed(0.1));
+  }
+  // The wrong gradients fail there: their a / g.dm is their error.
+  for (const double wrong : {1.01e-3, 1.002e-3}) {
+    CAPTURE(wrong);
+    const TaylorResult r = run(1e4, 1e-3, 1e-6, wrong);
+    CHECK(r.second_at_floor);
+    CHECK(r.gradient_error == doctest::Approx(std::abs(wrong - 1e-3) / wrong).epsilon(0.02));
+    CHECK_FALSE(r.passed(0.1));
+  }
 }
 
 TEST_CASE("FDTD Born operator and its adjoint: dot-product test") {

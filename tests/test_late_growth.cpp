@@ -1,5 +1,6 @@
 // The late-growth watch of the forward loops (solver/forward/forward.hpp, LateGrowth): a shot's field that grows
-// 100-fold once its sources are silent is an instability (docs/validation.md, "Late growth").
+// run.late_growth_factor-fold (1000) once its sources are silent is an instability (docs/validation.md, "Late
+// growth").
 #include <doctest/doctest.h>
 
 #include "solver/case/errors.hpp"
@@ -9,8 +10,16 @@
 
 using namespace specwave;
 
-TEST_CASE(
-    "late growth: the reference is the field's largest value while the sources speak; 100-fold after is refused") {
+namespace {
+FieldStats stats(double v) {
+  FieldStats s;
+  s.max_abs = v;
+  s.argmax = 21;  // (z, y, x) = (1, 1, 1) on a 4^3 grid
+  return s;
+}
+}  // namespace
+
+TEST_CASE("late growth: the reference holds the whole pulse (the first check after the sources included)") {
   Case c;
   c.grid.shape = {4, 4, 4};
   c.grid.spacing = {10, 10, 10};
@@ -25,27 +34,30 @@ TEST_CASE(
   plan.wavelets = {{early, late}};
   LateGrowth watch(plan, 0);
   CHECK(watch.quiet_step() == 200);
-  const auto stats = [](double v) {
-    FieldStats s;
-    s.max_abs = v;
-    s.argmax = 21;
-    return s;
-  };
   watch.check(c, plan, 0, 50, stats(1.0));
-  watch.check(c, plan, 0, 150, stats(3.0));    // the reference: 3
-  watch.check(c, plan, 0, 200, stats(500.0));  // still a source step: no growth after silence yet
-  watch.check(c, plan, 0, 250, stats(0.5));
-  watch.check(c, plan, 0, 300, stats(499.0));  // below 100 times 500
-  CHECK_THROWS_WITH_AS(watch.check(c, plan, 0, 350, stats(50001.0)),
+  watch.check(c, plan, 0, 150, stats(3.0));
+  watch.check(c, plan, 0, 250, stats(7.0));  // the first check after silence joins the reference: 7
+  CHECK(watch.reference() == 7.0);
+  watch.check(c, plan, 0, 300, stats(6999.0));  // below 1000 times 7
+  CHECK_THROWS_WITH_AS(watch.check(c, plan, 0, 350, stats(7001.0)),
                        doctest::Contains("its sources fell silent at step 200 (t = 0.2 s), and since then |u| grew to "
-                                         "5e+04 at index (z=1, y=1, x=1)"),
+                                         "7e+03 at index (z=1, y=1, x=1)"),
                        Error);
-  // A run resumed after the sources: the first check is the reference.
+  // Sparse checks: the only check before silence sees the pulse's leading tail (1e-300), the next one the whole
+  // pulse after it: that is the reference, not a growth (a review's case: a delayed Ricker, check_every 300).
+  LateGrowth sparse(plan, 0);
+  sparse.check(c, plan, 0, 100, stats(1e-300));
+  sparse.check(c, plan, 0, 400, stats(0.5));
+  CHECK(sparse.reference() == 0.5);
+  sparse.check(c, plan, 0, 700, stats(400.0));
+  // A run resumed with the checkpoint's reference continues with it; a factor of 0 turns the watch off.
   LateGrowth resumed(plan, 0);
-  resumed.check(c, plan, 0, 600, stats(0.01));
-  resumed.check(c, plan, 0, 650, stats(0.9));
-  CHECK_THROWS_AS(resumed.check(c, plan, 0, 700, stats(1.01)), Error);
-  // A source that speaks to the end: never checked.
+  resumed.set_reference(0.01);
+  CHECK_THROWS_AS(resumed.check(c, plan, 0, 600, stats(10.01)), Error);
+  c.run.late_growth_factor = 0;
+  resumed.check(c, plan, 0, 650, stats(1e6));
+  c.run.late_growth_factor = 1000;
+  // A source that speaks to the end: its checks only ever build the reference.
   plan.wavelets = {{std::vector<double>(1000, 1.0)}};
   LateGrowth always(plan, 0);
   CHECK(always.quiet_step() == 1000);

@@ -228,6 +228,8 @@ struct RunSpec {
   double checkpoint_minutes = 0;        // minutes between checkpoints (0: none)
   double progress_seconds = 5;          // seconds between progress lines
   double max_amplitude = 1e20;          // |u| above this is a blow-up
+  double late_growth_factor = 1000;     // a field this many times its earlier largest once the sources are silent
+                                        // is a blow-up too (LateGrowth; 0: no such check)
   int device = 0;                       // CUDA device index
   double device_memory_fraction = 0.7;  // the run may use at most this fraction of the GPU memory free at start
   // MPI (docs/architecture.md): the ranks form shot_groups groups that run different shots side by side, each

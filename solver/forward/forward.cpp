@@ -77,8 +77,11 @@ LateGrowth::LateGrowth(const Plan& plan, int shot) {
 }
 
 void LateGrowth::check(const Case& c, const Plan& plan, int shot, int step, const FieldStats& s) {
-  if (step <= quiet_ || reference_ == 0) {
+  const double factor = c.run.late_growth_factor;
+  if (factor <= 0) return;
+  if (!armed_) {
     reference_ = std::max(reference_, s.max_abs);
+    armed_ = step > quiet_ && reference_ > 0;
     return;
   }
   if (!(s.max_abs > factor * reference_)) return;
@@ -91,10 +94,10 @@ void LateGrowth::check(const Case& c, const Plan& plan, int shot, int step, cons
       fmt::format(
           "the simulation became unstable at shot {} step {} (t = {:.6g} s): its sources fell silent at step {} (t = "
           "{:.6g} s), and since then |u| grew to {:.3g} at index (z={}, y={}, x={}), ({:.6g}, {:.6g}, {:.6g}) m, "
-          "{:.0f} "
-          "times the largest value before ({:.3g}); with no source a field cannot grow. {}",
+          "{:.0f} times the largest value before ({:.3g}; run.late_growth_factor = {:g}); with no source a field does "
+          "not grow so (a focusing array can, by its gain: raise the factor, or 0 turns the watch off). {}",
           shot, step, step * plan.dt, quiet_, quiet_ * plan.dt, s.max_abs, iz, iy, ix, p[0], p[1], p[2],
-          s.max_abs / reference_, reference_,
+          s.max_abs / reference_, reference_, factor,
           c.scheme.formulation == Formulation::elastic
               ? "In the elastic scheme a CPML that an interface or the free surface reaches can grow at late times "
                 "(docs/validation.md, \"Late growth\"): shorten time.duration, or set a lower "
@@ -593,6 +596,9 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     int n = 0;
     if (first == resume_first && resume_step >= 0) {
       store.load_state(running);
+      // (A checkpoint written before 2026-12-07 has no references: the first checks make them.)
+      if (const auto it = resumed->arrays.find("late_growth_reference"); it != resumed->arrays.end())
+        for (std::size_t k = 0; k < growth.size() && k < it->second.size(); ++k) growth[k].set_reference(it->second[k]);
       n = resume_step;
       while (next_snapshot < steps.size() && steps[next_snapshot] <= n) ++next_snapshot;
     }
@@ -666,6 +672,9 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
       CheckpointMeta meta;
       meta.integers = {{"round_first", first}, {"step", n}, {"steps_done", done}, {"slice_step", slice_step}};
       meta.arrays["field_slice"].assign(field_slice.begin(), field_slice.end());
+      auto& references = meta.arrays["late_growth_reference"];
+      references.clear();
+      for (const LateGrowth& w : growth) references.push_back(w.reference());
       store.save(meta, running);
       checkpointed = true;
       ++checkpoints;

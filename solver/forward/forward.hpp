@@ -42,21 +42,24 @@ class Comm;
 [[noreturn]] void blow_up(const Case& c, const Plan& plan, int shot, int step, const FieldStats& s);
 
 // Growth of a shot's field once its sources are silent (docs/validation.md, "Late growth"): no energy enters then,
-// so the field's largest value cannot grow far beyond the largest it reached before; `factor` (100) times that is an
-// instability, caught long before run.max_amplitude (1e20) would be. The reference is the largest |field| at the
-// checks up to the step after which every wavelet of the shot is below 1e-6 of its peak (or, in a run resumed
-// later, the first check's).
+// so the field's largest value should not grow far beyond the largest it has reached; run.late_growth_factor (1000;
+// 0: off) times that is an instability, caught long before run.max_amplitude (1e20) would be. The reference is the
+// largest |field| at the checks up to and including the first after the step from which every wavelet of the shot is
+// below 1e-6 of its peak (so the whole pulse is in it however sparse the checks); a run resumed from a checkpoint
+// continues with the reference the checkpoint saved.
 class LateGrowth {
  public:
-  static constexpr double factor = 100;
   LateGrowth(const Plan& plan, int shot);
   // At a check (`step`, the field's stats): records the reference, or throws Error(blow_up) on a growth.
   void check(const Case& c, const Plan& plan, int shot, int step, const FieldStats& s);
   int quiet_step() const { return quiet_; }
+  double reference() const { return reference_; }
+  void set_reference(double r) { reference_ = r, armed_ = r > 0; }
 
  private:
   int quiet_ = 0;
   double reference_ = 0;
+  bool armed_ = false;  // the reference holds a check after quiet_
 };
 
 // Shots in memory, no files (solver/forward/simulate.cpp): the Python module's forward, `validate` and the tests.

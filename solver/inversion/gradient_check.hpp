@@ -34,18 +34,19 @@ struct TaylorRow {
   double h = 0, misfit = 0, first = 0, second = 0;
 };
 // r2 is J's difference less its first-order part: where it falls to the rounding of J (`floor`, 1e-12 |J| in fp64,
-// above the error of a sum of nt x receivers terms) its slope means nothing. So slope_second is fitted over the rows
-// whose r2 is at least 100 floors; with fewer than 3 such rows (`second_at_floor`: J large against the
-// perturbation's effect) the test instead bounds the gradient's error along dm, r2 / r1 at every row, by
-// `second_bound` (1e-3: a gradient wrong along dm by more than 0.1% of g.dm would show there).
+// above the error of a sum of nt x receivers terms) its slope means nothing. With fewer than 3 rows whose r2 is at
+// least 100 floors (`second_at_floor`: J large against the perturbation's effect) the verdict is instead the
+// gradient's error along dm, `gradient_error`: the coefficient a of a least-squares fit of the signed remainder
+// J(m + h dm) - J(m) - h g.dm = a h + b h^2 over the rows, relative to g.dm, which must be at most `gradient_bound`
+// (1e-3; a gradient wrong along dm by e gives a = e, the curvature goes to b). Otherwise the slopes over all rows.
 struct TaylorResult {
   double misfit = 0, directional_derivative = 0;  // J(m), g.dm
   std::vector<TaylorRow> rows;
-  double slope_first = 0, slope_second = 0;  // least-squares slopes of log r against log h (r2: measurable rows)
+  double slope_first = 0, slope_second = 0;  // least-squares slopes of log r against log h over all rows
   double floor = 0;                          // 1e-12 |J|
   bool second_at_floor = false;              // fewer than 3 rows with r2 >= 100 floor
-  double largest_second_ratio = 0;           // the largest r2 / r1 over the rows
-  static constexpr double floor_relative = 1e-12, second_bound = 1e-3;
+  double gradient_error = 0;                 // |a| / |g.dm|
+  static constexpr double floor_relative = 1e-12, gradient_bound = 1e-3;
   bool passed(double slope_tolerance) const;
 };
 TaylorResult taylor_test(Objective& objective, std::span<const double> model, std::span<const double> direction,

@@ -26,10 +26,6 @@
 
 namespace specwave {
 
-namespace {
-// The case as errors name it (its file, else its name).
-}  // namespace
-
 std::vector<double> parameter_from_velocity(Parameterisation p, std::span<const double> velocity) {
   std::vector<double> out(velocity.begin(), velocity.end());
   if (p == Parameterisation::slowness2)

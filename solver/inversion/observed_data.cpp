@@ -18,10 +18,6 @@
 namespace specwave {
 
 namespace {
-// The case as errors name it (its file, else its name).
-}  // namespace
-
-namespace {
 std::string shape_text(const std::vector<hsize_t>& dims) {
   std::string t;
   for (const hsize_t d : dims) t += (t.empty() ? "" : ", ") + std::to_string(d);
@@ -369,7 +365,7 @@ void check_observed(const Case& c, const Plan& plan) {
                                         : -std::numeric_limits<double>::infinity());
       }
     }
-    if (in_window && !(earliest_mute >= data_end)) return;
+    if (in_window && !(earliest_mute > data_end)) return;  // (at data_end itself, one sample may pass)
     if (in_window)
       throw Error(ExitCode::invalid_case,
                   fmt::format("{}: inversion.mute_velocity = {:g} m/s and mute_time = {:g} s mute every sample of "

@@ -746,13 +746,14 @@ static SlsFit make_sls_fit(const Case& c) {
               "(Hz), the frequencies over which Q is constant");
     band = {2.5 * f_peak / 10, 2.5 * f_peak};
   }
-  // A reference far outside the band (a value in the wrong unit, say) makes the given velocities those of a frequency
-  // the run never sees: the phase velocities in the band would differ by ln(ratio) / (pi Q).
-  if (const auto f = a.reference_frequency; f && (*f < band[0] / 100 || *f > band[1] * 100))
-    invalid(c, fmt::format("attenuation.reference_frequency = {:.4g} Hz is more than 100 times outside the band over "
-                           "which Q is fitted, [{:.4g}, {:.4g}] Hz; give the frequency (Hz) at which the model's "
-                           "velocities were measured (between {:.4g} and {:.4g} Hz), or leave it out for sqrt(f_1 f_2)",
-                           *f, band[0], band[1], band[0] / 100, band[1] * 100));
+  // A reference a million times outside the band (a value in the wrong unit, say: 1e12 for 1e3) is refused; velocities
+  // measured at sonic-log or ultrasonic frequencies (1e4 to 1e6 Hz for a seismic band) are allowed, with a note
+  // (make_plan): the phase velocities in the band then differ from them by about ln(ratio) / (pi Q).
+  if (const auto f = a.reference_frequency; f && (*f < band[0] / 1e6 || *f > band[1] * 1e6))
+    invalid(c, fmt::format("attenuation.reference_frequency = {:.4g} Hz is more than a million times outside the band "
+                           "over which Q is fitted, [{:.4g}, {:.4g}] Hz; give the frequency (Hz) at which the model's "
+                           "velocities were measured, or leave it out for sqrt(f_1 f_2)",
+                           *f, band[0], band[1]));
   return fit_sls(band[0], band[1], a.mechanisms, a.reference_frequency.value_or(0.0));
 }
 
@@ -916,6 +917,18 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
         plan.sls.tau.size(), plan.model.q_min, plan.model.q_max, plan.sls.f1, plan.sls.f2, plan.sls.widening,
         100 * plan.sls.largest_error(plan.model.q_min), plan.model.q_min, plan.sls.f_ref, 100 * (speedup - 1)));
   }
+  // A shot listed twice in output.plot_shots (sorted by the reader) is plotted once.
+  if (const auto& p = c.output.plot_shots; std::adjacent_find(p.begin(), p.end()) != p.end())
+    plan.notes.push_back(fmt::format("output.plot_shots lists shot {} more than once; its gather is plotted once",
+                                     *std::adjacent_find(p.begin(), p.end())));
+  if (const auto f = c.attenuation.reference_frequency;
+      c.attenuation.present && f && (*f < plan.sls.f1 / 100 || *f > plan.sls.f2 * 100))
+    plan.notes.push_back(fmt::format(
+        "attenuation.reference_frequency = {:.4g} Hz lies more than 100 times outside the band, {:.4g}-{:.4g} Hz: the "
+        "model's velocities are taken as measured there (a sonic log, an ultrasonic bench), so the run's phase "
+        "velocities in the band are up to about {:.2g}% lower or higher (ln(ratio) / (pi Q) at Q = {:.4g})",
+        *f, plan.sls.f1, plan.sls.f2,
+        100 * std::log(std::max(*f / plan.sls.f1, plan.sls.f2 / *f)) / (M_PI * plan.model.q_min), plan.model.q_min));
   plan.dt_max = spectral ? stable_dt_spectral(c.grid, v_stable)
                 : c.scheme.formulation != Formulation::second_order
                     ? staggered_dt_max(c, plan.model, v_stable, speedup)  // (elastic: vp is the fastest wave)
