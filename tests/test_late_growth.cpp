@@ -50,10 +50,19 @@ TEST_CASE("late growth: the reference holds the whole pulse (the first check aft
   sparse.check(c, plan, 0, 400, stats(0.5));
   CHECK(sparse.reference() == 0.5);
   sparse.check(c, plan, 0, 700, stats(400.0));
-  // A run resumed with the checkpoint's reference continues with it; a factor of 0 turns the watch off.
+  // A run resumed with the checkpoint's reference continues with it, joined by its first check (a run resumed
+  // before the silence, at a reference of the pulse's start, must not stop on the rest of the pulse); a factor of 0
+  // turns the watch off.
+  LateGrowth early_resume(plan, 0);
+  early_resume.set_reference(1e-7);
+  early_resume.check(c, plan, 0, 150, stats(1.0));  // the pulse, before the silence
+  early_resume.check(c, plan, 0, 250, stats(0.9));
+  early_resume.check(c, plan, 0, 300, stats(999.0));
   LateGrowth resumed(plan, 0);
   resumed.set_reference(0.01);
-  CHECK_THROWS_AS(resumed.check(c, plan, 0, 600, stats(10.01)), Error);
+  resumed.check(c, plan, 0, 600, stats(0.02));
+  CHECK(resumed.reference() == 0.02);
+  CHECK_THROWS_AS(resumed.check(c, plan, 0, 650, stats(20.01)), Error);
   c.run.late_growth_factor = 0;
   resumed.check(c, plan, 0, 650, stats(1e6));
   c.run.late_growth_factor = 1000;

@@ -596,8 +596,9 @@ ForwardSummary run_typed(const Case& c, const Plan& plan, const ForwardOptions& 
     int n = 0;
     if (first == resume_first && resume_step >= 0) {
       store.load_state(running);
-      // (A checkpoint written before 2026-12-07 has no references: the first checks make them.)
-      if (const auto it = resumed->arrays.find("late_growth_reference"); it != resumed->arrays.end())
+      // (Rank 0 writes the meta: its group's references. With several shot groups, or from a checkpoint written
+      // before 2026-12-07, which has none, the first checks make them again.)
+      if (const auto it = resumed->arrays.find("late_growth_reference"); groups == 1 && it != resumed->arrays.end())
         for (std::size_t k = 0; k < growth.size() && k < it->second.size(); ++k) growth[k].set_reference(it->second[k]);
       n = resume_step;
       while (next_snapshot < steps.size() && steps[next_snapshot] <= n) ++next_snapshot;

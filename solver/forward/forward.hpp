@@ -54,7 +54,8 @@ class LateGrowth {
   void check(const Case& c, const Plan& plan, int shot, int step, const FieldStats& s);
   int quiet_step() const { return quiet_; }
   double reference() const { return reference_; }
-  void set_reference(double r) { reference_ = r, armed_ = r > 0; }
+  // A resumed run's: the checkpoint's reference, joined by the next check as any before the first after silence.
+  void set_reference(double r) { reference_ = r, armed_ = false; }
 
  private:
   int quiet_ = 0;
