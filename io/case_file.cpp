@@ -1285,13 +1285,8 @@ void read_inversion(const Tab& r, Case& c) {
   // The smoother pads each active axis by 3 sigma (its FFT's box): a box more than 27 times the grid (3 times along
   // each axis of a cube) outgrows the memory the run was planned with, and such a sigma smooths the gradient to about
   // its mean anyway.
-  double box = 1;
-  std::array<long long, 3> padded{};
-  for (int a = 0; a < 3; ++a) {
-    const long long pad = c.grid.active(a) ? (long long)std::ceil(3 * inv.smoothing_m / c.grid.spacing[a]) : 0;
-    padded[std::size_t(a)] = c.grid.shape[a] + 2 * pad;
-    box *= double(padded[std::size_t(a)]) / c.grid.shape[a];
-  }
+  const std::array<long long, 3> padded = smoothing_box(c.grid, inv.smoothing_m);
+  const double box = double(padded[0]) * double(padded[1]) * double(padded[2]) / double(c.grid.points());
   if (box > 27)
     t->check(false, "smoothing_m",
              fmt::format("pads the grid by 3 sigma on each side to a box of ({}, {}, {}) points, {:.3g} times the "

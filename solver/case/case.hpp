@@ -3,6 +3,7 @@
 // It is filled by io/case_file.cpp (TOML, docs/case-file.md) or built in code (tests, demo).
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -49,6 +50,15 @@ struct GridSpec {
     return {origin[0] + iz * spacing[0], origin[1] + iy * spacing[1], origin[2] + ix * spacing[2]};
   }
 };
+
+// The box of the gradient smoother's FFTs (solver/inversion/preconditioner.cpp): the grid padded by ceil(3 sigma / h)
+// points on each side of every active axis (the case-file check bounds it; the device estimate counts it).
+inline std::array<long long, 3> smoothing_box(const GridSpec& g, double sigma_m) {
+  std::array<long long, 3> box{};
+  for (int a = 0; a < 3; ++a)
+    box[std::size_t(a)] = g.shape[a] + (g.active(a) ? 2 * (long long)std::ceil(3 * sigma_m / g.spacing[a]) : 0);
+  return box;
+}
 
 struct ModelSpec {
   // array: values given in code (the Python module's numpy model), nz * ny * nx in (z, y, x) C order, m/s

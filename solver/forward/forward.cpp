@@ -44,22 +44,26 @@ std::vector<int> snapshot_steps(int every, int nt) {
   return steps;
 }
 
+// The point of flat (nz, ny, nx) index `i` as the blow-up messages name it: "index (z=.., y=.., x=..), (.., .., ..) m".
+std::string field_point(const GridSpec& g, std::int64_t i) {
+  const int ix = int(i % g.shape[2]), iy = int(i / g.shape[2] % g.shape[1]),
+            iz = int(i / (std::int64_t(g.shape[2]) * g.shape[1]));
+  const Vec3 p = g.position(iz, iy, ix);
+  return fmt::format("index (z={}, y={}, x={}), ({:.6g}, {:.6g}, {:.6g}) m", iz, iy, ix, p[0], p[1], p[2]);
+}
+
 }  // namespace
 
 void blow_up(const Case& c, const Plan& plan, int shot, int step, const FieldStats& s) {
-  const auto& g = c.grid;
-  const int ix = int(s.argmax % g.shape[2]), iy = int(s.argmax / g.shape[2] % g.shape[1]),
-            iz = int(s.argmax / (std::int64_t(g.shape[2]) * g.shape[1]));
-  const Vec3 p = g.position(iz, iy, ix);
   // A finite field above a run.max_amplitude set below its default may be the threshold's doing: say so first.
   const bool threshold = s.finite && c.run.max_amplitude < RunSpec{}.max_amplitude;
   throw Error(
       ExitCode::blow_up,
       fmt::format(
-          "the simulation became unstable at shot {} step {} (t = {:.6g} s): |u| = {:.3g} at index (z={}, y={}, "
-          "x={}), ({:.6g}, {:.6g}, {:.6g}) m, above run.max_amplitude = {:.3g}; {}reduce time.dt or "
-          "time.cfl_safety (CFL number {:.3f}), check the velocity model there, and check the source amplitude",
-          shot, step, step * plan.dt, s.max_abs, iz, iy, ix, p[0], p[1], p[2], c.run.max_amplitude,
+          "the simulation became unstable at shot {} step {} (t = {:.6g} s): |u| = {:.3g} at {}, above "
+          "run.max_amplitude = {:.3g}; {}reduce time.dt or time.cfl_safety (CFL number {:.3f}), check the velocity "
+          "model there, and check the source amplitude",
+          shot, step, step * plan.dt, s.max_abs, field_point(c.grid, s.argmax), c.run.max_amplitude,
           threshold
               ? fmt::format("if that threshold (default {:.0e}) is below the run's true amplitudes, raise it; else ",
                             RunSpec{}.max_amplitude)
@@ -85,18 +89,14 @@ void LateGrowth::check(const Case& c, const Plan& plan, int shot, int step, cons
     return;
   }
   if (!(s.max_abs > factor * reference_)) return;
-  const auto& g = c.grid;
-  const int ix = int(s.argmax % g.shape[2]), iy = int(s.argmax / g.shape[2] % g.shape[1]),
-            iz = int(s.argmax / (std::int64_t(g.shape[2]) * g.shape[1]));
-  const Vec3 p = g.position(iz, iy, ix);
   throw Error(
       ExitCode::blow_up,
       fmt::format(
           "the simulation became unstable at shot {} step {} (t = {:.6g} s): its sources fell silent at step {} (t = "
-          "{:.6g} s), and since then |u| grew to {:.3g} at index (z={}, y={}, x={}), ({:.6g}, {:.6g}, {:.6g}) m, "
-          "{:.0f} times the largest value before ({:.3g}; run.late_growth_factor = {:g}); with no source a field does "
+          "{:.6g} s), and since then |u| grew to {:.3g} at {}, {:.0f} times the largest value before ({:.3g}; "
+          "run.late_growth_factor = {:g}); with no source a field does "
           "not grow so (a focusing array can, by its gain: raise the factor, or 0 turns the watch off). {}",
-          shot, step, step * plan.dt, quiet_, quiet_ * plan.dt, s.max_abs, iz, iy, ix, p[0], p[1], p[2],
+          shot, step, step * plan.dt, quiet_, quiet_ * plan.dt, s.max_abs, field_point(c.grid, s.argmax),
           s.max_abs / reference_, reference_, factor,
           c.scheme.formulation == Formulation::elastic
               ? "In the elastic scheme a CPML that an interface or the free surface reaches can grow at late times "

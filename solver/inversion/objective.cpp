@@ -169,10 +169,8 @@ HistoryChoice device_history_within(const Case& c, const Plan& plan, double host
     // (the smoother's box: the grid padded by 3 sigma on each side of every active axis)
     double smoother = 0;
     if (c.inversion.smoothing_m > 0) {
-      smoother = 4;
-      for (int a = 0; a < 3; ++a)
-        if (c.grid.active(a))
-          smoother *= 1 + 2 * std::ceil(3 * c.inversion.smoothing_m / c.grid.spacing[a]) / c.grid.shape[a];
+      const auto box = smoothing_box(c.grid, c.inversion.smoothing_m);
+      smoother = 4 * double(box[0]) * double(box[1]) * double(box[2]) / double(c.grid.points());
     }
     const double optimiser = c.inversion.present ? (2.0 * c.inversion.lbfgs_memory + 14 + smoother) * 8.0 : 0.0;
     const double own = own_bytes + blocks * optimiser * double(c.grid.points());

@@ -63,6 +63,12 @@ struct FileGrid {
 
 std::string text3(const auto& v) { return fmt::format("[{}, {}, {}]", v[0], v[1], v[2]); }
 
+// What the messages name a model the case generates by: "case.toml: model (gaussian)".
+std::string generated_origin(const Case& c) {
+  return fmt::format("{}model ({})", c.source_path.empty() ? std::string() : c.source_path + ": ",
+                     to_string(c.model.kind));
+}
+
 // Whether the file's grid is the case's (same shape; spacing and origin, when given, equal to 1e-6 of a spacing).
 bool on_case_grid(const FileGrid& f, const GridSpec& g) {
   const auto close = [](double a, double b, double scale) { return std::abs(a - b) <= 1e-6 * scale; };
@@ -343,8 +349,7 @@ void build_density(const Case& c, VelocityModel& model, const Comm* comm) {
     model.density = read_whole_model(c, b, e, note, m.density_file);
     if (!note.empty()) model.note += (model.note.empty() ? "" : "; ") + note;
   } else {
-    origin =
-        fmt::format("{}model ({})", c.source_path.empty() ? std::string() : c.source_path + ": ", to_string(m.kind));
+    origin = generated_origin(c);
     model.density.resize(std::size_t(e[0]) * e[1] * e[2]);
 #pragma omp parallel for collapse(2)
     for (int iz = 0; iz < e[0]; ++iz)
@@ -552,8 +557,7 @@ VelocityModel build_velocity_model(const Case& c, const Subdomain* block, const 
     model.velocity = box_of(*v, g, b, e);
   } else {
     model.velocity.resize(std::size_t(e[0]) * e[1] * e[2]);
-    origin = fmt::format("{}model ({})", c.source_path.empty() ? std::string() : c.source_path + ": ",
-                         to_string(c.model.kind));
+    origin = generated_origin(c);
 #pragma omp parallel for collapse(2)
     for (int iz = 0; iz < e[0]; ++iz)
       for (int iy = 0; iy < e[1]; ++iy)

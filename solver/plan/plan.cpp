@@ -918,9 +918,10 @@ Plan make_plan(const Case& c, const RankPlacement& where) {
         100 * plan.sls.largest_error(plan.model.q_min), plan.model.q_min, plan.sls.f_ref, 100 * (speedup - 1)));
   }
   // A shot listed twice in output.plot_shots (sorted by the reader) is plotted once.
-  if (const auto& p = c.output.plot_shots; std::adjacent_find(p.begin(), p.end()) != p.end())
-    plan.notes.push_back(fmt::format("output.plot_shots lists shot {} more than once; its gather is plotted once",
-                                     *std::adjacent_find(p.begin(), p.end())));
+  if (const auto twice = std::adjacent_find(c.output.plot_shots.begin(), c.output.plot_shots.end());
+      twice != c.output.plot_shots.end())
+    plan.notes.push_back(
+        fmt::format("output.plot_shots lists shot {} more than once; its gather is plotted once", *twice));
   if (const auto f = c.attenuation.reference_frequency;
       c.attenuation.present && f && (*f < plan.sls.f1 / 100 || *f > plan.sls.f2 * 100))
     plan.notes.push_back(fmt::format(
