@@ -947,7 +947,8 @@ void read_options(const Tab& r, Case& c) {
   }
   if (auto b = r.sub("boundary", false, "[boundary]")) {
     auto& bd = c.boundary;
-    b->allow({"pml_width", "free_surface", "pml_power", "pml_reflection", "pml_frequency", "spectral_absorber"});
+    b->allow({"pml_width", "free_surface", "pml_power", "pml_reflection", "pml_frequency", "pml_multiaxial",
+              "spectral_absorber"});
     bd.pml_width = b->integer("pml_width", "pml_width = 20", 20);
     b->check(bd.pml_width >= 0, "pml_width", "must be >= 0", "give the absorbing layer width in grid points");
     bd.free_surface = b->boolean("free_surface", "free_surface = false", false);
@@ -960,6 +961,15 @@ void read_options(const Tab& r, Case& c) {
     bd.pml_frequency = b->onum("pml_frequency", "pml_frequency = 15.0");
     b->check(!bd.pml_frequency || *bd.pml_frequency > 0, "pml_frequency", "must be > 0",
              "give a frequency in Hz, or leave it out for the largest Ricker peak frequency");
+    bd.pml_multiaxial = b->onum("pml_multiaxial", "pml_multiaxial = 0.03");
+    b->check(!bd.pml_multiaxial || (*bd.pml_multiaxial >= 0 && *bd.pml_multiaxial <= max_pml_multiaxial),
+             "pml_multiaxial", fmt::format("must be in [0, {}]", max_pml_multiaxial),
+             fmt::format("use e.g. {} (the default; 0 turns the M-PML off, and the elastic CPML may then grow at late "
+                         "times: docs/validation.md, \"Late growth\")",
+                         default_pml_multiaxial));
+    b->check(!bd.pml_multiaxial || c.scheme.formulation == Formulation::elastic, "pml_multiaxial",
+             "applies to scheme.formulation = \"elastic\" only (the acoustic schemes' CPML needs none)",
+             "remove the key");
     bd.spectral_absorber = b->choice<SpectralAbsorber>(
         "spectral_absorber", {{"pml", SpectralAbsorber::pml}, {"damping", SpectralAbsorber::damping}},
         SpectralAbsorber::pml, "spectral_absorber = \"pml\"");

@@ -41,20 +41,20 @@ SPECWAVE_HD inline T term_coefficient(const ElasticStep<T>& s, int z, index_t i)
 
 // Pass 1 of term `Term` at (z, y, x), a point of its field's computed range: g there, with the CPML's transpose (the
 // forward made psi' = b psi + a G and G' = G + psi'; given the adjoints of G' and psi', q = psi-bar' + G-bar', G-bar =
-// G-bar' + a q, psi-bar = b q), the faces in the forward's reverse order.
+// G-bar' + a q, psi-bar = b q), the filters in the forward's reverse order.
 template <int Term, class T>
 SPECWAVE_HD inline void term_scratch_point(const ElasticStep<T>& s, T* g, int z, int y, int x) {
   const int c[3] = {z, y, x};
   const index_t i = s.layout.index(z, y, x);
   T v = term_coefficient<Term>(s, z, i);
-  for (int side = 1; side >= 0; --side) {
-    index_t k;
+  for (int k = elastic_filters - 1; k >= 0; --k) {
+    index_t m;
     T a, b;
-    if (!elastic_kernels::cpml_point<Term>(s, side, c, k, a, b)) continue;
-    T* m = s.psi[Term][side];
-    const T q = m[k] + v;
+    T* psi = elastic_kernels::cpml_point<Term>(s, k, c, m, a, b);
+    if (!psi) continue;
+    const T q = psi[m] + v;
     v += a * q;
-    m[k] = b * q;
+    psi[m] = b * q;
   }
   g[i] = v;
 }

@@ -29,27 +29,30 @@ struct TermOf {
   static constexpr bool half = elastic_half(field, axis);
 };
 
-// Where term `Term`'s derivative at c lies in the layer of face `side` of the term's axis: its memory variable's index
-// k in the term's slab and the profile values a, b there (elastic_cpml_row's, for one point).
+// Where term `Term`'s derivative at c lies in the layer of its filter k (elastic_filter_axis): its memory variable's
+// index m in the slab and the profile values a, b there (elastic_cpml_row's, for one point).
 template <int Term, class T>
-SPECWAVE_HD inline bool cpml_point(const ElasticStep<T>& s, int side, const int (&c)[3], index_t& k, T& a, T& b) {
+SPECWAVE_HD inline T* cpml_point(const ElasticStep<T>& s, int k, const int (&c)[3], index_t& m, T& a, T& b) {
   using t = TermOf<Term>;
-  const ElasticCpmlAxis<T>& p = s.pml[t::axis];
-  if (!p.face[side] || !s.psi[Term][side]) return false;
-  const bool half = t::half;
-  const int i = c[t::axis];
-  if (i < p.begin(side, half) || i >= p.end(side, half)) return false;
-  a = half ? p.a_half[i + p.radius] : p.a_node[i];
-  b = half ? p.b_half[i + p.radius] : p.b_node[i];
+  const int axis = elastic_filter_axis(t::axis, k), side = k % 2;
+  const ElasticCpmlAxis<T>& p = s.pml[axis];
+  T* psi = s.psi[Term][axis][side];
+  if (!p.face[side] || !psi) return nullptr;
+  const bool half = elastic_half(t::field, axis);
+  const int i = c[axis];
+  if (i < p.begin(side, half) || i >= p.end(side, half)) return nullptr;
+  const T *pa, *pb;
+  p.profiles(axis == t::axis, half, pa, pb);
+  a = pa[i], b = pb[i];
   int q[3];
-  for (int m = 0; m < 3; ++m) q[m] = c[m] + p.slab_offset[m];
-  q[t::axis] = p.slab_coordinate(side, i);
-  k = q[0] * p.slab_stride[0] + q[1] * p.slab_stride[1] + q[2];
-  return true;
+  for (int j = 0; j < 3; ++j) q[j] = c[j] + p.slab_offset[j];
+  q[axis] = p.slab_coordinate(side, i);
+  m = q[0] * p.slab_stride[0] + q[1] * p.slab_stride[1] + q[2];
+  return psi;
 }
 
 // Term `Term`'s derivative at c (padded index i): D+ where its field lies half way along the axis, D- on the nodes,
-// 0 along an inactive y axis; then on each face whose layer holds c, psi = b psi + a G and G += psi.
+// 0 along an inactive y axis; then through each filter whose layer holds c, in order: psi = b psi + a G, G += psi.
 template <int R, int Term, class T>
 SPECWAVE_HD inline T term_point(const ElasticStep<T>& s, const int (&c)[3], index_t i) {
   using t = TermOf<Term>;
@@ -57,13 +60,13 @@ SPECWAVE_HD inline T term_point(const ElasticStep<T>& s, const int (&c)[3], inde
   const index_t stride = s.layout.stride(t::axis);
   T d = t::half ? staggered_d_plus<R>(s.f[t::source], i, stride, s.coef.g[t::axis])
                 : staggered_d_minus<R>(s.f[t::source], i, stride, s.coef.g[t::axis]);
-  for (int side = 0; side < 2; ++side) {
-    index_t k;
+  for (int k = 0; k < elastic_filters; ++k) {
+    index_t m;
     T a, b;
-    if (!cpml_point<Term>(s, side, c, k, a, b)) continue;
-    T* m = s.psi[Term][side];
-    const T next = elastic_cpml_memory(b, m[k], a, d);
-    m[k] = next;
+    T* psi = cpml_point<Term>(s, k, c, m, a, b);
+    if (!psi) continue;
+    const T next = elastic_cpml_memory(b, psi[m], a, d);
+    psi[m] = next;
     d += next;
   }
   return d;

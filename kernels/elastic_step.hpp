@@ -22,7 +22,9 @@ inline constexpr ElasticTerm elastic_term[elastic_terms] = {
 // The CPML of one axis: the profiles on its nodes (a(i), b(i), i = 0 .. n - 1) and half nodes (a(i + 1/2) at i + R,
 // i = -R .. n + R - 1), which faces absorb, and the slab geometry of its memory variables: every term of this axis
 // has a slab per absorbing face, W + R points along the axis (coordinate i + R on the low face, i - (n - 1 - W) on the
-// high face) and n_b + 2 R along each other active axis b (coordinate i + R; an inactive y axis: 1 point).
+// high face) and n_b + 2 R along each other active axis b (coordinate i + R; an inactive y axis: 1 point). With a
+// multi-axial PML (M-PML, docs/numerics.md "The elastic CPML") the other axes' terms have slabs of the same geometry
+// too, filtered by the profiles m_* of the damping d scaled by boundary.pml_multiaxial (alpha unscaled).
 template <class T>
 struct ElasticCpmlAxis {
   int n = 0, width = 0, radius = 0;
@@ -31,6 +33,10 @@ struct ElasticCpmlAxis {
   const T* b_node = nullptr;
   const T* a_half = nullptr;
   const T* b_half = nullptr;
+  const T* ma_node = nullptr;  // the M-PML's profiles (null: no M-PML)
+  const T* mb_node = nullptr;
+  const T* ma_half = nullptr;
+  const T* mb_half = nullptr;
   index_t slab_stride[3] = {0, 0, 0};
   int slab_offset[3] = {0, 0, 0};  // added to a coordinate along each axis (along this axis: per face, above)
 
@@ -40,7 +46,19 @@ struct ElasticCpmlAxis {
   }
   SPECWAVE_HD int end(int side, bool half) const { return side == 0 ? width : (half ? n - 1 + radius : n); }
   SPECWAVE_HD int slab_coordinate(int side, int i) const { return side == 0 ? i + radius : i - (n - 1 - width); }
+  // The profiles a(i), b(i) (a[i], b[i]) along the axis of a field half way (half) or on the nodes: the CPML's for a
+  // term of this axis (own), else the M-PML's.
+  SPECWAVE_HD void profiles(bool own, bool half, const T*& a, const T*& b) const {
+    a = own ? (half ? a_half + radius : a_node) : (half ? ma_half + radius : ma_node);
+    b = own ? (half ? b_half + radius : b_node) : (half ? mb_half + radius : mb_node);
+  }
 };
+
+// A term's CPML filters, in the order a step applies them: filter k (0 .. 5) is face k % 2 (low, high) of axis
+// (term axis + k / 2) mod 3, so its own axis' two faces come first (the CPML), then the other axes' (the M-PML). Where
+// layers overlap (edges and corners) the filters run one after another: G' = G + psi_1(G), G'' = G' + psi_2(G'), ...
+inline constexpr int elastic_filters = 6;
+SPECWAVE_HD constexpr int elastic_filter_axis(int term_axis, int k) { return (term_axis + k / 2) % 3; }
 
 template <class T>
 struct ElasticStep {
@@ -52,8 +70,8 @@ struct ElasticStep {
   const T* mudt[3] = {};          // dt mu on s_zy's, s_zx's and s_yx's points
   StaggeredCoefficients<T> coef;  // g_k / h_a (0 along an inactive axis)
   ElasticCpmlAxis<T> pml[3];
-  T* psi[elastic_terms][2] = {};  // each term's memory slab on the low and high face of its axis (null: no layer)
-  bool two_d = false;             // ny = 1: no extension along y
+  T* psi[elastic_terms][3][2] = {};  // each term's memory slab on the low and high face of each axis (null: none)
+  bool two_d = false;                // ny = 1: no extension along y
   // A free surface at z = 0 (docs/numerics.md, "Free surface (elastic)"): nothing is computed above it; the fields a
   // step reads there are images (s_zz, s_zy, s_zx odd, v_z, v_y, v_x even), s_zz = 0 on it, and its normal stresses
   // take the vertical strain rate the condition s_zz = 0 gives.
@@ -78,9 +96,9 @@ struct ElasticStep {
   }
 };
 
-// The points of row (z, y), x0 .. x1 - 1, of term `term`'s field that lie in the layer of face `side` of the term's
-// axis: `count` points from x0 + skip (0: none), their profile values (along z and y one pair for the whole row,
-// `scalar`; along x a pair per point, a_x[k] and b_x[k]) and their memory variables m[k] in the term's slab.
+// The points of row (z, y), x0 .. x1 - 1, of term `term`'s field that lie in the layer of its filter k
+// (elastic_filter_axis): `count` points from x0 + skip (0: none), their profile values (along z and y one pair for the
+// whole row, `scalar`; along x a pair per point, a_x[k] and b_x[k]) and their memory variables m[k] in the slab.
 template <class T>
 struct ElasticCpmlRow {
   int skip = 0, count = 0;
@@ -91,22 +109,25 @@ struct ElasticCpmlRow {
   T* m = nullptr;
 };
 template <class T>
-SPECWAVE_HD inline ElasticCpmlRow<T> elastic_cpml_row(const ElasticStep<T>& s, int term, int side, int z, int y, int x0,
+SPECWAVE_HD inline ElasticCpmlRow<T> elastic_cpml_row(const ElasticStep<T>& s, int term, int k, int z, int y, int x0,
                                                       int x1) {
   ElasticCpmlRow<T> r;
   const ElasticTerm t = elastic_term[term];
-  const ElasticCpmlAxis<T>& p = s.pml[t.axis];
-  T* psi = s.psi[term][side];
+  const int axis = elastic_filter_axis(t.axis, k), side = k % 2;
+  const ElasticCpmlAxis<T>& p = s.pml[axis];
+  T* psi = s.psi[term][axis][side];
   if (!p.face[side] || !psi) return r;
-  const bool half = elastic_half(t.field, t.axis);
-  const int R = p.radius, begin = p.begin(side, half), end = p.end(side, half);
-  if (t.axis < 2) {
+  const bool half = elastic_half(t.field, axis);
+  const int begin = p.begin(side, half), end = p.end(side, half);
+  const T *pa, *pb;
+  p.profiles(axis == t.axis, half, pa, pb);
+  if (axis < 2) {
     int c[3] = {z, y, 0};
-    const int i = c[t.axis];
+    const int i = c[axis];
     if (i < begin || i >= end) return r;
-    r.a = half ? p.a_half[i + R] : p.a_node[i], r.b = half ? p.b_half[i + R] : p.b_node[i];
-    for (int k = 0; k < 3; ++k) c[k] += p.slab_offset[k];
-    c[t.axis] = p.slab_coordinate(side, i);
+    r.a = pa[i], r.b = pb[i];
+    for (int m = 0; m < 3; ++m) c[m] += p.slab_offset[m];
+    c[axis] = p.slab_coordinate(side, i);
     c[2] = x0 + p.slab_offset[2];
     r.m = psi + c[0] * p.slab_stride[0] + c[1] * p.slab_stride[1] + c[2];
     r.count = x1 - x0;
@@ -116,8 +137,8 @@ SPECWAVE_HD inline ElasticCpmlRow<T> elastic_cpml_row(const ElasticStep<T>& s, i
   if (xs >= xe) return r;
   r.scalar = false;
   r.skip = xs - x0, r.count = xe - xs;
-  r.a_x = (half ? p.a_half + R : p.a_node) + xs;
-  r.b_x = (half ? p.b_half + R : p.b_node) + xs;
+  r.a_x = pa + xs;
+  r.b_x = pb + xs;
   r.m = psi + (z + p.slab_offset[0]) * p.slab_stride[0] + (y + p.slab_offset[1]) * p.slab_stride[1] +
         p.slab_coordinate(side, xs);
   return r;

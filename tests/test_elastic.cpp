@@ -94,19 +94,27 @@ TEST_CASE("elastic: the engine matches the independent Eigen reference (fp64 <= 
   // Off the grid, the engine's interpolation weights (solved in long double) and the reference's (in double) differ by
   // up to 1.6e-12 (the first source's q = 17.13 at radius 4, whose normal equations have a condition number of about
   // 1e5), which the traces and fields carry: so fp64 <= 5e-12 there and <= 1e-12 with every point on the grid.
+  // multiaxial < 0: the default M-PML ratio (boundary.pml_multiaxial left out); 0.3, and a run long enough for the
+  // waves to reach the layers' outer cells, make the M-PML's filters (after the own axis' one in the edges and
+  // corners) change the fields there by far more than the tolerance (1e-7 to 4e-7 at 0.12 s, checked by hand).
   struct Config {
     const char* name;
     int order, pml;
     bool two_d, on_grid;
+    double multiaxial = -1, duration = 0.12;
   };
   for (const Config& cfg :
        {Config{"order 2, no CPML", 2, 0, false, false}, Config{"order 8, CPML 6", 8, 6, false, false},
         Config{"order 4, CPML 5", 4, 5, false, false}, Config{"2-D, order 8, CPML 8", 8, 8, true, false},
-        Config{"order 8, CPML 6, points on the grid", 8, 6, false, true}}) {
+        Config{"order 8, CPML 6, points on the grid", 8, 6, false, true},
+        Config{"order 8, CPML 6, no M-PML", 8, 6, false, false, 0.0},
+        Config{"order 6, CPML 5, M-PML 0.3", 6, 5, false, false, 0.3, 0.25},
+        Config{"2-D, order 4, CPML 8, M-PML 0.3", 4, 8, true, false, 0.3, 0.3}}) {
     const std::string config = cfg.name;
     CAPTURE(config);
     Case c = layered_elastic_case(cfg.order, cfg.pml, cfg.two_d);
-    c.time.duration = 0.12;
+    if (cfg.multiaxial >= 0) c.boundary.pml_multiaxial = cfg.multiaxial;
+    c.time.duration = cfg.duration;
     if (cfg.on_grid) {
       for (auto& s : c.shots[0].sources)
         for (double& x : s.position) x = 10 * std::round(x / 10);
@@ -129,6 +137,7 @@ TEST_CASE("elastic: the engine matches the independent Eigen reference (fp64 <= 
     b.velocity.assign(plan.model.velocity.begin(), plan.model.velocity.end());
     b.density.assign(plan.model.density.begin(), plan.model.density.end());
     ref.shear_velocity.assign(plan.model.shear.begin(), plan.model.shear.end());
+    ref.pml_multiaxial = c.boundary.pml_width > 0 ? c.boundary.pml_multiaxial.value_or(default_pml_multiaxial) : 0.0;
     for (std::size_t j = 0; j < c.shots[0].sources.size(); ++j) {
       const SourceSpec& s = c.shots[0].sources[j];
       const bool force = s.kind == SourceKind::force;
@@ -283,6 +292,7 @@ TEST_CASE("elastic: with vs = 0 the pressure is the acoustic staggered scheme's 
       Case elastic = acoustic;
       elastic.scheme.formulation = Formulation::elastic;
       elastic.model.shear_velocity = 0.0;
+      elastic.boundary.pml_multiaxial = 0.0;  // (the acoustic scheme's CPML has no multi-axial part)
       const Plan pa = make_plan(acoustic), pe = make_plan(elastic);
       REQUIRE(pa.dt == pe.dt);
       const auto a = simulate_shot(acoustic, pa, 0), e = simulate_shot(elastic, pe, 0);
@@ -323,6 +333,18 @@ TEST_CASE("elastic: the case file's and the preflight's refusals, naming the key
   refused(model + "shear_velocity = 1000.0\n[scheme]\norder = 10\n", "scheme.order");
   refused(model + "shear_velocity = 1000.0\n[scheme]\nformulation = \"staggered\"\n", "scheme.formulation");
   refused(model + "[scheme]\nformulation = \"elastic\"\n", "needs a shear velocity");
+  // boundary.pml_multiaxial: in [0, 1], for the elastic scheme only.
+  const auto with_multiaxial = [&](const std::string& value, const std::string& rest) {
+    return parse(testing::case_without_model + "[boundary]\npml_width = 8\npml_multiaxial = " + value + "\n" + model +
+                 rest);
+  };
+  for (const char* value : {"-0.1", "1.5", "nan"}) {
+    CAPTURE(value);
+    CHECK_THROWS_WITH_AS(with_multiaxial(value, "shear_velocity = 1000.0\n"),
+                         doctest::Contains("boundary.pml_multiaxial"), Error);
+  }
+  CHECK_THROWS_WITH_AS(with_multiaxial("0.03", ""), doctest::Contains("scheme.formulation = \"elastic\" only"), Error);
+  CHECK(with_multiaxial("0", "shear_velocity = 1000.0\n").boundary.pml_multiaxial == 0.0);
   // The CUDA backend runs the scheme forward and its gradient (one rank a shot), so a case with [inversion] may run
   // there too.
   {

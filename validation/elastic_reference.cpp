@@ -76,42 +76,53 @@ struct Range {
 // reference computes them: the profiles of the second-order CPML with xi continued outside the grid, clamped to 1:
 //   xi(s) = min(1, (W - s) / W) for s < W, min(1, (s - (n - 1 - W)) / W) for s > n - 1 - W, 0 otherwise;
 //   d = d0 xi^p, d0 = -(p + 1) v_max ln(R0) / (2 L), L = W h; alpha = alpha_max (1 - xi), alpha_max = pi f_peak;
-//   b = exp(-(d + alpha) dt), a = d / (d + alpha) (b - 1)  (a = 0 where d = 0).
+//   b = exp(-(d + alpha) dt), a = d / (d + alpha) (b - 1)  (a = 0 where d = 0); the M-PML's d is pml_multiaxial
+//   d0 xi^(p + 8).
 struct PmlCoefficients {
   double a, b;
 };
 
-PmlCoefficients pml_at(double s, int n, double h, double v_max, const ReferenceProblem& pb) {
+PmlCoefficients pml_at(double s, int n, double h, double v_max, const ReferenceProblem& pb, double scale,
+                       double extra_power) {
   const int W = pb.pml_width;
   const double L = W * h;
-  const double d0 = -(pb.pml_power + 1) * v_max * std::log(pb.pml_reflection) / (2 * L);
+  const double d0 = scale * -(pb.pml_power + 1) * v_max * std::log(pb.pml_reflection) / (2 * L);
   const double alpha_max = kPi * pb.pml_frequency;
   double xi = 0;
   if (s < W) xi = std::min(1.0, (W - s) / W);
   if (s > n - 1 - W) xi = std::min(1.0, (s - (n - 1 - W)) / W);
-  const double d = xi > 0 ? d0 * std::pow(xi, pb.pml_power) : 0.0;
+  const double d = xi > 0 ? d0 * std::pow(xi, pb.pml_power + extra_power) : 0.0;
   const double alpha = alpha_max * (1 - xi);
   const double b = std::exp(-(d + alpha) * pb.dt);
   return {d > 0 ? d / (d + alpha) * (b - 1) : 0.0, b};
 }
 
 // One axis' coefficients on its nodes i = 0 .. n - 1 (s = i) and half nodes i = -R .. n - 2 + R (s = i + 1/2, stored
-// at i + R); `on` is false for an axis without layers (pml_width = 0, or y in 2-D).
+// at i + R), for the derivatives along the axis (own) and, with a multi-axial PML, along the other axes (d times
+// the ratio and xi^8); `on` is false for an axis without layers (pml_width = 0, or y in 2-D).
 struct PmlAxis {
   bool on = false;
   int R = 0;
-  std::vector<PmlCoefficients> node, half;
-  const PmlCoefficients& at(bool half_point, int i) const {
-    return half_point ? half[std::size_t(i + R)] : node[std::size_t(i)];
+  std::vector<PmlCoefficients> node, half, other_node, other_half;
+  const PmlCoefficients& at(bool own, bool half_point, int i) const {
+    const auto& h = own ? half : other_half;
+    const auto& n = own ? node : other_node;
+    return half_point ? h[std::size_t(i + R)] : n[std::size_t(i)];
   }
 };
 
-PmlAxis make_pml_axis(int n, double h, int R, double v_max, const ReferenceProblem& pb) {
+PmlAxis make_pml_axis(int n, double h, int R, double v_max, const ReferenceProblem& pb, double multiaxial) {
   PmlAxis axis;
   axis.on = true;
   axis.R = R;
-  for (int i = 0; i < n; ++i) axis.node.push_back(pml_at(i, n, h, v_max, pb));
-  for (int i = -R; i <= n - 2 + R; ++i) axis.half.push_back(pml_at(i + 0.5, n, h, v_max, pb));
+  for (int i = 0; i < n; ++i) {
+    axis.node.push_back(pml_at(i, n, h, v_max, pb, 1, 0));
+    axis.other_node.push_back(pml_at(i, n, h, v_max, pb, multiaxial, 8));
+  }
+  for (int i = -R; i <= n - 2 + R; ++i) {
+    axis.half.push_back(pml_at(i + 0.5, n, h, v_max, pb, 1, 0));
+    axis.other_half.push_back(pml_at(i + 0.5, n, h, v_max, pb, multiaxial, 8));
+  }
   return axis;
 }
 
@@ -323,13 +334,16 @@ ElasticReferenceResult run_elastic_reference(const ElasticReferenceProblem& prob
   std::array<PmlAxis, 3> pml;
   if (pb.pml_width > 0)
     for (int a = 0; a < 3; ++a)
-      if (active[a]) pml[a] = make_pml_axis(n[a], h[a], R, v_max, pb);
-  // Memory variables psi[3 f + a] of the derivative along axis a in the update of field f, on f's points: the
-  // velocities' nine (f = v_c, a = z, y, x), e_a = D-_a v_a in slot 3 kSzz + a (shared by the three normal stresses),
-  // and the two of each shear stress. Allocated where axis a has layers; used where xi > 0 (a != 0), zero elsewhere.
-  std::vector<BoxField> psi(27);
+      if (active[a]) pml[a] = make_pml_axis(n[a], h[a], R, v_max, pb, problem.pml_multiaxial);
+  // Memory variables psi[3 (3 f + a) + k] of the derivative along axis a in the update of field f, filtered by the
+  // layers of axis k, on f's points: the velocities' nine (f = v_c, a = z, y, x), e_a = D-_a v_a in slot kSzz (shared
+  // by the three normal stresses), and the two of each shear stress. Allocated where axis k has layers (k = a, or any
+  // with a multi-axial PML); used where xi > 0 along k, zero elsewhere.
+  std::vector<BoxField> psi(81);
   const auto allocate_psi = [&](int f, int slot_field, int a) {
-    if (pml[a].on) psi[std::size_t(3 * slot_field + a)] = box_of(f);
+    for (int k = 0; k < 3; ++k)
+      if (pml[k].on && (k == a || problem.pml_multiaxial > 0))
+        psi[std::size_t(3 * (3 * slot_field + a) + k)] = box_of(f);
   };
   for (int a = 0; a < 3; ++a) {
     for (int c = 0; c < 3; ++c) allocate_psi(kVz + c, kVz + c, a);
@@ -338,18 +352,23 @@ ElasticReferenceResult run_elastic_reference(const ElasticReferenceProblem& prob
   for (int f = kSzy; f <= kSyx; ++f)
     for (int a = 0; a < 3; ++a)
       if (kHalf[f][a]) allocate_psi(f, f, a);
-  // G + psi^new, psi^new = b psi^old + a G, for the derivative along a of X at a point of field f (the profile at f's
-  // position along a: node or half node); G alone outside the layers.
+  // The derivative along a of X at a point of field f through the filters of the layers holding the point, axis a's
+  // first, then a + 1 and a + 2 (mod 3), each: psi^new = b psi^old + a G, G = G + psi^new (the profile at f's
+  // position along the filter's axis: node or half node; along another axis than a, d times pml_multiaxial).
   const auto derivative = [&](int f, int slot, int X, int a, int iz, int iy, int ix) {
     const bool plus = !kHalf[X][a];  // D+ from nodes to half points, D- from half points to nodes
-    const double G = staggered_derivative(field[X], a, plus, iz, iy, ix, g, h[a]);
-    if (!pml[a].on) return G;
+    double G = staggered_derivative(field[X], a, plus, iz, iy, ix, g, h[a]);
     const std::array<int, 3> p{iz, iy, ix};
-    const PmlCoefficients& c = pml[a].at(kHalf[f][a], p[a]);
-    if (c.a == 0) return G;
-    double& memory = psi[std::size_t(3 * slot + a)](iz, iy, ix);
-    memory = c.b * memory + c.a * G;
-    return G + memory;
+    for (int j = 0; j < 3; ++j) {
+      const int k = (a + j) % 3;
+      if (!pml[k].on || (k != a && problem.pml_multiaxial == 0)) continue;
+      const PmlCoefficients& c = pml[k].at(k == a, kHalf[f][k], p[k]);
+      if (c.a == 0) continue;
+      double& memory = psi[std::size_t(3 * (3 * slot + a) + k)](iz, iy, ix);
+      memory = c.b * memory + c.a * G;
+      G += memory;
+    }
+    return G;
   };
 
   // Sources and receivers.

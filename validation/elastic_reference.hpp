@@ -29,6 +29,9 @@ struct ElasticReferenceProblem {
   // C order. base.sources, base.receivers and base.source_wavelets are unused; base.free_surface must be false.
   ReferenceProblem base;
   std::vector<double> shear_velocity;  // vs (m/s), nz*ny*nx C order, >= 0 (0: fluid)
+  // The multi-axial PML's ratio p: each layer also filters the other axes' derivatives, with d times p xi^8 (0:
+  // none).
+  double pml_multiaxial = 0;
   std::vector<ElasticRefSource> sources;
   std::vector<ElasticRefReceiver> receivers;
 };

@@ -17,11 +17,11 @@ namespace {
 
 // The CPML's transpose on term `term`'s row (z, y), points x0 .. x1 - 1 of g (at g + index(z, y, x0)): the forward
 // made psi' = b psi + a G and G' = G + psi'; given the adjoints of G' (in g) and psi' (in the slab), q = psi-bar' +
-// G-bar', G-bar = G-bar' + a q and psi-bar = b q. The faces in the forward's reverse order.
+// G-bar', G-bar = G-bar' + a q and psi-bar = b q. The filters in the forward's reverse order.
 template <class T>
 void cpml_term_adjoint(const ElasticStep<T>& s, int term, int z, int y, int x0, int x1, T* __restrict g) {
-  for (int side = 1; side >= 0; --side) {
-    const ElasticCpmlRow<T> r = elastic_cpml_row(s, term, side, z, y, x0, x1);
+  for (int k = elastic_filters - 1; k >= 0; --k) {
+    const ElasticCpmlRow<T> r = elastic_cpml_row(s, term, k, z, y, x0, x1);
     T* __restrict m = r.m;
     T* __restrict gg = g + r.skip;
     if (r.scalar) {

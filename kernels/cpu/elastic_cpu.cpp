@@ -27,11 +27,11 @@ inline void derivative_row(bool plus, const T* __restrict src, index_t i0, index
 }
 
 // The CPML correction of term `term` on row (z, y), points x0 .. x1 - 1 of the row in `d` (indexed x - x0): where the
-// row lies in a layer of the term's axis, psi = b psi + a G and G += psi.
+// row lies in the layer of one of the term's filters, in their order, psi = b psi + a G and G += psi.
 template <class T>
 inline void cpml_term(const ElasticStep<T>& s, int term, int z, int y, int x0, int x1, T* __restrict d) {
-  for (int side = 0; side < 2; ++side) {
-    const ElasticCpmlRow<T> r = elastic_cpml_row(s, term, side, z, y, x0, x1);
+  for (int k = 0; k < elastic_filters; ++k) {
+    const ElasticCpmlRow<T> r = elastic_cpml_row(s, term, k, z, y, x0, x1);
     T* __restrict m = r.m;
     T* __restrict dd = d + r.skip;
     if (r.scalar) {

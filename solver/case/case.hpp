@@ -217,8 +217,18 @@ struct BoundarySpec {
   std::optional<double> pml_power;
   std::optional<double> pml_reflection;
   std::optional<double> pml_frequency;  // Hz, alpha_max = pi f; default the largest Ricker peak frequency
+  // The elastic scheme's multi-axial PML (M-PML): each layer also damps the other axes' derivatives, with its damping
+  // profile times this ratio (0: none); unset: default_pml_multiaxial. docs/numerics.md, "The elastic CPML".
+  std::optional<double> pml_multiaxial;
   SpectralAbsorber spectral_absorber = SpectralAbsorber::pml;  // spectral method only
 };
+
+// The elastic scheme's M-PML ratio p when the case leaves boundary.pml_multiaxial out, the largest it may take, and
+// the exponent e of its profile: a layer damps the other axes' derivatives with p d(xi) xi^e, d the CPML's damping
+// (docs/numerics.md, "The elastic CPML"; the choice measured in docs/validation.md, "Late growth").
+inline constexpr double default_pml_multiaxial = 0.03;
+inline constexpr double max_pml_multiaxial = 1;
+inline constexpr double pml_multiaxial_exponent = 8;
 
 // The defaults of pml_power and pml_reflection for a method and spectral absorber (docs/case-file.md).
 struct PmlProfileDefaults {

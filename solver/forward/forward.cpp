@@ -99,9 +99,11 @@ void LateGrowth::check(const Case& c, const Plan& plan, int shot, int step, cons
           shot, step, step * plan.dt, quiet_, quiet_ * plan.dt, s.max_abs, field_point(c.grid, s.argmax),
           s.max_abs / reference_, reference_, factor,
           c.scheme.formulation == Formulation::elastic
-              ? "In the elastic scheme a CPML that an interface or the free surface reaches can grow at late times "
-                "(docs/validation.md, \"Late growth\"): shorten time.duration, or set a lower "
-                "boundary.pml_reflection or a higher boundary.pml_frequency (they slow it)"
+              ? fmt::format("In the elastic scheme a CPML that an interface or the free surface reaches can grow "
+                            "at late times unless its multi-axial part damps it (docs/validation.md, \"Late "
+                            "growth\"; boundary.pml_multiaxial = {:g} here): raise boundary.pml_multiaxial (0.03 by "
+                            "default, 0.1 damps harder and reflects more), or shorten time.duration",
+                            c.boundary.pml_multiaxial.value_or(default_pml_multiaxial))
               : fmt::format("Reduce time.dt or time.cfl_safety (CFL number {:.3f}) and check the model there",
                             plan.cfl)));
 }

@@ -132,7 +132,8 @@ class ElasticCpu final : public Propagator {
     static constexpr const char* names[elastic_fields] = {"s_zz", "s_yy", "s_xx", "s_zy", "s_zx",
                                                           "s_yx", "v_z",  "v_y",  "v_x"};
     for (int k = 0; k < elastic_fields; ++k) v.visit_array(names[k], fields_.f[std::size_t(k)]);
-    for (std::size_t s = 0; s < fields_.slabs.size(); ++s) v.visit_array(fmt::format("cpml_{}", s), fields_.slabs[s]);
+    const std::vector<std::string> slab_names = elastic_slab_names(setup_);
+    for (std::size_t s = 0; s < fields_.slabs.size(); ++s) v.visit_array(slab_names[s], fields_.slabs[s]);
     v.visit_array("traces_p", samples_[0]);
     v.visit_array("trace_parts_p", parts_[0]);
     v.visit_array("traces_v", samples_[1]);

@@ -138,8 +138,8 @@ class ElasticCuda final : public Propagator {
     begin_state_visit(v, *ring_, field_copy_);
     for (int k = 0; k < elastic_fields; ++k)
       visit_device_part(v, names[k], fields_.all.data() + std::size_t(k) * size_, size_, st);
-    for (std::size_t s = 0; s < fields_.slabs.size(); ++s)
-      visit_device(v, fmt::format("cpml_{}", s), fields_.slabs[s], st);
+    const std::vector<std::string> slab_names = elastic_slab_names(setup_);
+    for (std::size_t s = 0; s < fields_.slabs.size(); ++s) visit_device(v, slab_names[s], fields_.slabs[s], st);
     std::vector<double> parts;
     v.visit_array("traces_p", ring_->host(0));
     v.visit_array("trace_parts_p", parts);

@@ -4,6 +4,7 @@
 // ElasticFields (the nine fields in one array, field k from k x the padded size, as the point lists index them; every
 // term's CPML memory slabs in ElasticFields' order), the step's view of both, the sources' two injection groups and
 // their signal table, and a receiver list. CUDA builds only.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <stdexcept>
@@ -18,17 +19,20 @@
 
 namespace specwave {
 
-// dt lambda, 2 dt mu, dt mu on the edges, dt b on the velocities' points, and the CPML's profiles.
+// dt lambda, 2 dt mu, dt mu on the edges, dt b on the velocities' points, and the CPML's and M-PML's profiles (the
+// latter empty without an M-PML).
 template <class T>
 struct DeviceElasticModel {
   cuda::DeviceArray<T> lamdt, mu2dt;
-  std::array<cuda::DeviceArray<T>, 3> mudt, bdt, a_node, b_node, a_half, b_half;
+  std::array<cuda::DeviceArray<T>, 3> mudt, bdt, a_node, b_node, a_half, b_half, ma_node, mb_node, ma_half, mb_half;
 
   explicit DeviceElasticModel(const ElasticSetup<T>& s) : lamdt(upload(s.lamdt)), mu2dt(upload(s.mu2dt)) {
     for (std::size_t a = 0; a < 3; ++a) {
       mudt[a] = upload(s.mudt[a]), bdt[a] = upload(s.bdt[a]);
       a_node[a] = upload(s.a_node[a]), b_node[a] = upload(s.b_node[a]);
       a_half[a] = upload(s.a_half[a]), b_half[a] = upload(s.b_half[a]);
+      ma_node[a] = upload(s.ma_node[a]), mb_node[a] = upload(s.mb_node[a]);
+      ma_half[a] = upload(s.ma_half[a]), mb_half[a] = upload(s.mb_half[a]);
     }
   }
   // After a new model (update_elastic_model): the coefficients anew (ordered in `stream`).
@@ -44,7 +48,7 @@ struct DeviceElasticModel {
     std::size_t n = lamdt.bytes() + mu2dt.bytes();
     for (std::size_t a = 0; a < 3; ++a)
       n += mudt[a].bytes() + bdt[a].bytes() + a_node[a].bytes() + b_node[a].bytes() + a_half[a].bytes() +
-           b_half[a].bytes();
+           b_half[a].bytes() + ma_node[a].bytes() + mb_node[a].bytes() + ma_half[a].bytes() + mb_half[a].bytes();
     return n;
   }
 };
@@ -55,15 +59,12 @@ struct DeviceElasticFields {
   std::size_t size;  // values of one padded field
   cuda::DeviceArray<T> all;
   std::vector<cuda::DeviceArray<T>> slabs;
-  std::array<std::array<T*, 2>, elastic_terms> psi{};  // into slabs (null: no layer on that face)
+  T* psi[elastic_terms][3][2] = {};  // into slabs (null: no slab; for_each_elastic_slab)
 
   explicit DeviceElasticFields(const ElasticSetup<T>& s)
       : size(std::size_t(s.layout.size())), all(elastic_fields * size) {
-    for (int t = 0; t < elastic_terms; ++t) {
-      const std::size_t a = elastic_term[t].axis;
-      for (int side = 0; side < 2; ++side)
-        if (s.pml[a].face[side]) psi[std::size_t(t)][std::size_t(side)] = slabs.emplace_back(s.slab_points[a]).data();
-    }
+    for_each_elastic_slab(
+        s, [&](int t, int a, int side) { psi[t][a][side] = slabs.emplace_back(s.slab_points[std::size_t(a)]).data(); });
   }
   // Every array, all first (a checkpoint's order).
   std::vector<cuda::DeviceArray<T>*> arrays() {
@@ -91,9 +92,10 @@ struct DeviceElasticFields {
       s.bdt[a] = m.bdt[a].data();
       s.pml[a].a_node = m.a_node[a].data(), s.pml[a].b_node = m.b_node[a].data();
       s.pml[a].a_half = m.a_half[a].data(), s.pml[a].b_half = m.b_half[a].data();
+      s.pml[a].ma_node = m.ma_node[a].data(), s.pml[a].mb_node = m.mb_node[a].data();
+      s.pml[a].ma_half = m.ma_half[a].data(), s.pml[a].mb_half = m.mb_half[a].data();
     }
-    for (std::size_t t = 0; t < elastic_terms; ++t)
-      for (std::size_t side = 0; side < 2; ++side) s.psi[t][side] = psi[t][side];
+    std::copy_n(&psi[0][0][0], elastic_terms * 6, &s.psi[0][0][0]);
     return s;
   }
 };

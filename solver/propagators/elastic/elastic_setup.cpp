@@ -125,21 +125,31 @@ std::array<std::size_t, 4> ElasticSetup<T>::edge_nodes(int c, int z, int y, int 
   return out;
 }
 
+std::size_t elastic_slab_values(const Case& c, const std::array<int, 3>& shape) {
+  const int R = c.scheme.order / 2, W = c.boundary.pml_width;
+  if (W == 0) return 0;
+  const bool multiaxial = c.boundary.pml_multiaxial.value_or(default_pml_multiaxial) > 0;
+  std::size_t slabs = 0;
+  for (int t = 0; t < elastic_terms; ++t) {  // as make_elastic_setup's slab geometry and ElasticSetup::has_slab
+    const int own = elastic_term[t].axis;
+    if (!c.grid.active(own)) continue;
+    for (int a = 0; a < 3; ++a) {
+      if (!c.grid.active(a) || (a != own && !multiaxial)) continue;
+      const int faces = 1 + !(a == 0 && c.boundary.free_surface);
+      std::size_t points = std::size_t(W + R);
+      for (int k = 0; k < 3; ++k)
+        if (k != a) points *= k == 1 && !c.grid.active(1) ? 1 : std::size_t(shape[std::size_t(k)] + 2 * R);
+      slabs += std::size_t(faces) * points;
+    }
+  }
+  return slabs;
+}
+
 std::size_t elastic_state_values(const Case& c) {
   const auto& n = c.grid.shape;
-  const int R = c.scheme.order / 2, W = c.boundary.pml_width;
+  const int R = c.scheme.order / 2;
   const std::size_t padded = std::size_t(FieldLayout{n[0], n[1], n[2], staggered_halo(R)}.size());
-  std::size_t slabs = 0;
-  for (int t = 0; t < elastic_terms; ++t) {  // as make_elastic_setup's slab geometry
-    const int a = elastic_term[t].axis;
-    if (W == 0 || !c.grid.active(a)) continue;
-    const int faces = 1 + !(a == 0 && c.boundary.free_surface);
-    std::size_t points = std::size_t(W + R);
-    for (int k = 0; k < 3; ++k)
-      if (k != a) points *= k == 1 && !c.grid.active(1) ? 1 : std::size_t(n[k] + 2 * R);
-    slabs += std::size_t(faces) * points;
-  }
-  return elastic_fields * padded + slabs;
+  return elastic_fields * padded + elastic_slab_values(c, n);
 }
 
 std::size_t elastic_increment_points(const Case& c) {
@@ -203,6 +213,10 @@ ElasticStep<T> ElasticSetup<T>::step() const {
     s.pml[a] = pml[a];
     s.pml[a].a_node = a_node[a].data(), s.pml[a].b_node = b_node[a].data();
     s.pml[a].a_half = a_half[a].data(), s.pml[a].b_half = b_half[a].data();
+    if (multiaxial > 0) {
+      s.pml[a].ma_node = ma_node[a].data(), s.pml[a].mb_node = mb_node[a].data();
+      s.pml[a].ma_half = ma_half[a].data(), s.pml[a].mb_half = mb_half[a].data();
+    }
   }
   s.coef = coef;
   s.two_d = shape[1] == 1;
@@ -244,23 +258,35 @@ ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan, const Block*
   for (int a = 0; a < 3; ++a)
     for (int k = 1; k <= R; ++k) s.coef.g[a][k] = g.active(a) ? T(gk[std::size_t(k)] / g.spacing[a]) : T(0);
   const double v_ref = plan.v_reference > 0 ? plan.v_reference : plan.model.v_max;
+  s.multiaxial = c.boundary.pml_width > 0 ? c.boundary.pml_multiaxial.value_or(default_pml_multiaxial) : 0.0;
   for (int a = 0; a < 3; ++a) {
     const CpmlAxisProfile prof = make_cpml_axis_profile(g, c.boundary, a, plan.pml_power, plan.pml_reflection, v_ref,
                                                         plan.pml_frequency, plan.dt);
     // The block's part of the profile (local index i is global i + b[a]); a face absorbs on the block that lies on
     // it, which holds the whole layer (check_decomposition).
     const int n = e[a];
-    s.a_node[a].assign(std::size_t(n), T(0)), s.b_node[a].assign(std::size_t(n), T(1));
-    s.a_half[a].assign(std::size_t(n + 2 * R), T(0)), s.b_half[a].assign(std::size_t(n + 2 * R), T(1));
-    for (int i = 0; i < n; ++i) {
-      double ca, cb;
-      prof.coefficients(i + b[a], ca, cb);
-      s.a_node[a][std::size_t(i)] = T(ca), s.b_node[a][std::size_t(i)] = T(cb);
-    }
-    for (int i = -R; i < n + R; ++i) {
-      double ca, cb;
-      prof.coefficients(i + b[a] + 0.5, ca, cb);
-      s.a_half[a][std::size_t(i + R)] = T(ca), s.b_half[a][std::size_t(i + R)] = T(cb);
+    const auto sample = [&](const CpmlAxisProfile& q, std::vector<T>& na, std::vector<T>& nb, std::vector<T>& ha,
+                            std::vector<T>& hb) {
+      na.assign(std::size_t(n), T(0)), nb.assign(std::size_t(n), T(1));
+      ha.assign(std::size_t(n + 2 * R), T(0)), hb.assign(std::size_t(n + 2 * R), T(1));
+      for (int i = 0; i < n; ++i) {
+        double ca, cb;
+        q.coefficients(i + b[a], ca, cb);
+        na[std::size_t(i)] = T(ca), nb[std::size_t(i)] = T(cb);
+      }
+      for (int i = -R; i < n + R; ++i) {
+        double ca, cb;
+        q.coefficients(i + b[a] + 0.5, ca, cb);
+        ha[std::size_t(i + R)] = T(ca), hb[std::size_t(i + R)] = T(cb);
+      }
+    };
+    sample(prof, s.a_node[a], s.b_node[a], s.a_half[a], s.b_half[a]);
+    if (s.multiaxial > 0) {
+      // The M-PML's filter: the profile's damping times ratio xi^8 (in the layer's outer cells), alpha as it is.
+      CpmlAxisProfile m = prof;
+      m.d0 *= s.multiaxial;
+      m.power += pml_multiaxial_exponent;
+      sample(m, s.ma_node[a], s.mb_node[a], s.ma_half[a], s.mb_half[a]);
     }
     ElasticCpmlAxis<T>& p = s.pml[a];
     p.n = n;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "kernels/elastic_step.hpp"
@@ -42,9 +43,11 @@ struct ElasticSetup {
   std::array<std::vector<T>, 3> mudt;  // dt mu on s_zy's, s_zx's, s_yx's points (padded)
   std::array<std::vector<T>, 3> bdt;   // dt b_a on v_a's points (padded)
   StaggeredCoefficients<T> coef;
-  std::array<std::vector<T>, 3> a_node, b_node, a_half, b_half;  // per axis: n values; n + 2R values (i + R)
+  std::array<std::vector<T>, 3> a_node, b_node, a_half, b_half;      // per axis: n values; n + 2R values (i + R)
+  std::array<std::vector<T>, 3> ma_node, mb_node, ma_half, mb_half;  // the M-PML's (empty: none)
   std::array<ElasticCpmlAxis<T>, 3> pml;
   std::array<std::size_t, 3> slab_points{};  // values per slab of each axis
+  double multiaxial = 0;                     // the M-PML's ratio (boundary.pml_multiaxial)
   std::vector<double> vp, vs, density;       // the whole grid's (compact, fp64): the model and the sources' factors
   std::array<int, 3> shape{};                // the whole grid's
   Block block;                               // this rank's block of a decomposed grid, or the whole grid
@@ -58,6 +61,13 @@ struct ElasticSetup {
   ElasticPoints<T> sources(const std::vector<PointStencil>& stencils) const;
   // The step's view on the caller's fields and memory slabs (ElasticFields::step).
   ElasticStep<T> step() const;
+  // Whether term t has a memory slab on face `side` of axis a: a face that absorbs, of the term's own axis (the CPML)
+  // or, with an M-PML, of another (not for a term along an inactive y axis, which is 0).
+  bool has_slab(int t, int a, int side) const {
+    const int own = elastic_term[t].axis;
+    if (!pml[std::size_t(a)].face[side]) return false;
+    return a == own || (multiaxial > 0 && !(own == 1 && shape[1] == 1));
+  }
 
   // The compact indices of the two nodes whose densities make dt b at point (z, y, x) (block coordinates) of v_a
   // (the point i + 1/2 along a: nodes i and i + 1, clamped to the grid: the medium continued by its nearest node).
@@ -71,6 +81,9 @@ struct ElasticSetup {
 template <class T>
 void update_elastic_model(ElasticSetup<T>& s, std::span<const double> vp, std::span<const double> vs,
                           std::span<const double> rho);
+
+// The values of the CPML's (and M-PML's) memory slabs of case c on a block of `shape` points that lies on every face.
+std::size_t elastic_slab_values(const Case& c, const std::array<int, 3>& shape);
 
 // The values of the elastic gradient propagator's state on the whole grid of case c (one rank): the nine fields
 // (padded) and every term's CPML memory slabs (a checkpoint holds the last step's increments beside them,
@@ -106,23 +119,44 @@ inline double elastic_signal(std::uint8_t kind, const std::vector<double>& s, co
 template <class T>
 ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan, const Block* block = nullptr);
 
+// fn(t, a, side) for every memory slab of the setup (ElasticSetup::has_slab), in the order of the state's slabs
+// (checkpoints keep them so): term after term, axis after axis, low face first.
+template <class T, class Fn>
+void for_each_elastic_slab(const ElasticSetup<T>& s, Fn&& fn) {
+  for (int t = 0; t < elastic_terms; ++t)
+    for (int a = 0; a < 3; ++a)
+      for (int side = 0; side < 2; ++side)
+        if (s.has_slab(t, a, side)) fn(t, a, side);
+}
+
+// The names of the setup's memory slabs in a checkpoint, in for_each_elastic_slab's order: the CPML's (a term's own
+// axis) cpml_0, cpml_1, ... as before the M-PML, the M-PML's mpml_0, mpml_1, ... (a checkpoint written without an
+// M-PML lacks these, and resuming it with one is refused, naming the array).
+template <class T>
+std::vector<std::string> elastic_slab_names(const ElasticSetup<T>& s) {
+  std::vector<std::string> names;
+  int own = 0, other = 0;
+  for_each_elastic_slab(s, [&](int t, int a, int) {
+    names.push_back(a == elastic_term[t].axis ? "cpml_" + std::to_string(own++) : "mpml_" + std::to_string(other++));
+  });
+  return names;
+}
+
 // The state: the nine fields (padded, one after another in `all`: field k from k * layout.size(), as the receivers'
-// point lists index them) and the memory slabs of every term on each absorbing face of its axis.
+// point lists index them) and the memory slabs of every term's filters (for_each_elastic_slab).
 template <class T>
 struct ElasticFields {
   std::vector<T> all;
   std::array<std::span<T>, elastic_fields> f;
   std::vector<std::vector<T>> slabs;
-  std::array<std::array<T*, 2>, elastic_terms> psi{};
+  T* psi[elastic_terms][3][2] = {};
 
   explicit ElasticFields(const ElasticSetup<T>& s) : all(elastic_fields * std::size_t(s.layout.size()), T(0)) {
     const std::size_t size = std::size_t(s.layout.size());
     for (int k = 0; k < elastic_fields; ++k) f[std::size_t(k)] = std::span<T>(all).subspan(k * size, size);
-    for (int t = 0; t < elastic_terms; ++t) {
-      const int a = elastic_term[t].axis;
-      for (int side = 0; side < 2; ++side)
-        if (s.pml[a].face[side]) psi[t][side] = slabs.emplace_back(s.slab_points[a], T(0)).data();
-    }
+    for_each_elastic_slab(s, [&](int t, int a, int side) {
+      psi[t][a][side] = slabs.emplace_back(s.slab_points[std::size_t(a)], T(0)).data();
+    });
   }
   ElasticFields(const ElasticFields&) = delete;
   ElasticFields& operator=(const ElasticFields&) = delete;
@@ -130,7 +164,7 @@ struct ElasticFields {
   ElasticStep<T> step(const ElasticSetup<T>& s) {
     ElasticStep<T> out = s.step();
     for (int k = 0; k < elastic_fields; ++k) out.f[k] = f[k].data();
-    for (int t = 0; t < elastic_terms; ++t) out.psi[t][0] = psi[t][0], out.psi[t][1] = psi[t][1];
+    std::copy_n(&psi[0][0][0], elastic_terms * 6, &out.psi[0][0][0]);
     return out;
   }
 };

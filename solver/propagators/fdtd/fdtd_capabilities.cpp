@@ -5,6 +5,7 @@
 
 #include "kernels/cpu/staggered_cpu.hpp"
 #include "solver/propagators/capabilities.hpp"
+#include "solver/propagators/elastic/elastic_setup.hpp"
 #include "solver/propagators/fdtd/fdtd_cpu_propagator.hpp"
 #include "solver/propagators/fdtd/fdtd_cuda_propagator.hpp"
 #include "solver/propagators/gpu/gpu_memory.hpp"
@@ -44,20 +45,10 @@ double staggered_values(const Case& c, const std::array<int, 3>& shape) {
 }
 
 // The elastic scheme (solver/propagators/elastic/): nine fields, dt lambda, 2 dt mu, three dt mu, three dt b and the
-// pressure scratch (18 fields padded by staggered_halo), and the 18 terms' memory slabs (W + R along their axis, the
-// grid's extents + 2R along the others, six terms an axis and face).
+// pressure scratch (18 fields padded by staggered_halo), and the terms' memory slabs (elastic_slab_values).
 double elastic_values(const Case& c, const std::array<int, 3>& shape) {
   const int R = c.scheme.order / 2;
-  double slabs = 0;
-  if (c.boundary.pml_width > 0)
-    for (int a = 0; a < 3; ++a) {
-      if (!c.grid.active(a)) continue;
-      double across = 1;
-      for (int b = 0; b < 3; ++b)
-        if (b != a) across *= c.grid.active(b) ? shape[b] + 2 * R : 1;
-      slabs += 6 * 2 * across * (c.boundary.pml_width + R);
-    }
-  return field_and_slab_values(c, shape, 18, R, staggered_halo(R)) + slabs;
+  return field_and_slab_values(c, shape, 18, R, staggered_halo(R)) + double(elastic_slab_values(c, shape));
 }
 
 // solver/propagators/fdtd/fdtd_cpu_propagator.cpp: the state and the float32 model.
