@@ -40,9 +40,10 @@ SPECWAVE_HD inline T* cpml_point(const ElasticStep<T>& s, int k, const int (&c)[
   if (!p.face[side] || !psi) return nullptr;
   const bool half = elastic_half(t::field, axis);
   const int i = c[axis];
-  if (i < p.begin(side, half) || i >= p.end(side, half)) return nullptr;
+  const bool own = axis == t::axis;
+  if (i < p.begin(side, half, own) || i >= p.end(side, half, own)) return nullptr;
   const T *pa, *pb;
-  p.profiles(axis == t::axis, half, pa, pb);
+  p.profiles(own, half, pa, pb);
   a = pa[i], b = pb[i];
   int q[3];
   for (int j = 0; j < 3; ++j) q[j] = c[j] + p.slab_offset[j];

@@ -40,11 +40,17 @@ struct ElasticCpmlAxis {
   index_t slab_stride[3] = {0, 0, 0};
   int slab_offset[3] = {0, 0, 0};  // added to a coordinate along each axis (along this axis: per face, above)
 
-  // The points of face `side`'s layer along the axis, [begin, end), for a field half way (half) or on the nodes.
-  SPECWAVE_HD int begin(int side, bool half) const {
-    return side == 0 ? (half ? -radius : 0) : (half ? n - 1 - width : n - width);
+  int outer = 0;  // the M-PML's reach: its profile is 0 beyond the `outer` points nearest a face (xi <= 1/2)
+
+  // The points of face `side`'s layer along the axis, [begin, end), for a field half way (half) or on the nodes: the
+  // CPML's (own, `width` points from the face) or the M-PML's (`outer` points).
+  SPECWAVE_HD int begin(int side, bool half, bool own = true) const {
+    const int w = own ? width : outer;
+    return side == 0 ? (half ? -radius : 0) : (half ? n - 1 - w : n - w);
   }
-  SPECWAVE_HD int end(int side, bool half) const { return side == 0 ? width : (half ? n - 1 + radius : n); }
+  SPECWAVE_HD int end(int side, bool half, bool own = true) const {
+    return side == 0 ? (own ? width : outer) : (half ? n - 1 + radius : n);
+  }
   SPECWAVE_HD int slab_coordinate(int side, int i) const { return side == 0 ? i + radius : i - (n - 1 - width); }
   // The profiles a(i), b(i) (a[i], b[i]) along the axis of a field half way (half) or on the nodes: the CPML's for a
   // term of this axis (own), else the M-PML's.
@@ -117,10 +123,10 @@ SPECWAVE_HD inline ElasticCpmlRow<T> elastic_cpml_row(const ElasticStep<T>& s, i
   const ElasticCpmlAxis<T>& p = s.pml[axis];
   T* psi = s.psi[term][axis][side];
   if (!p.face[side] || !psi) return r;
-  const bool half = elastic_half(t.field, axis);
-  const int begin = p.begin(side, half), end = p.end(side, half);
+  const bool half = elastic_half(t.field, axis), own = axis == t.axis;
+  const int begin = p.begin(side, half, own), end = p.end(side, half, own);
   const T *pa, *pb;
-  p.profiles(axis == t.axis, half, pa, pb);
+  p.profiles(own, half, pa, pb);
   if (axis < 2) {
     int c[3] = {z, y, 0};
     const int i = c[axis];

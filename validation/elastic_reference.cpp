@@ -77,13 +77,13 @@ struct Range {
 //   xi(s) = min(1, (W - s) / W) for s < W, min(1, (s - (n - 1 - W)) / W) for s > n - 1 - W, 0 otherwise;
 //   d = d0 xi^p, d0 = -(p + 1) v_max ln(R0) / (2 L), L = W h; alpha = alpha_max (1 - xi), alpha_max = pi f_peak;
 //   b = exp(-(d + alpha) dt), a = d / (d + alpha) (b - 1)  (a = 0 where d = 0); the M-PML's d is pml_multiaxial
-//   d0 xi^(p + 8).
+//   d0 xi^(p + 8) where xi > 1/2, none elsewhere.
 struct PmlCoefficients {
   double a, b;
 };
 
 PmlCoefficients pml_at(double s, int n, double h, double v_max, const ReferenceProblem& pb, double scale,
-                       double extra_power) {
+                       double extra_power, double min_xi) {
   const int W = pb.pml_width;
   const double L = W * h;
   const double d0 = scale * -(pb.pml_power + 1) * v_max * std::log(pb.pml_reflection) / (2 * L);
@@ -91,6 +91,7 @@ PmlCoefficients pml_at(double s, int n, double h, double v_max, const ReferenceP
   double xi = 0;
   if (s < W) xi = std::min(1.0, (W - s) / W);
   if (s > n - 1 - W) xi = std::min(1.0, (s - (n - 1 - W)) / W);
+  if (xi <= min_xi) return {0.0, 1.0};
   const double d = xi > 0 ? d0 * std::pow(xi, pb.pml_power + extra_power) : 0.0;
   const double alpha = alpha_max * (1 - xi);
   const double b = std::exp(-(d + alpha) * pb.dt);
@@ -116,12 +117,12 @@ PmlAxis make_pml_axis(int n, double h, int R, double v_max, const ReferenceProbl
   axis.on = true;
   axis.R = R;
   for (int i = 0; i < n; ++i) {
-    axis.node.push_back(pml_at(i, n, h, v_max, pb, 1, 0));
-    axis.other_node.push_back(pml_at(i, n, h, v_max, pb, multiaxial, 8));
+    axis.node.push_back(pml_at(i, n, h, v_max, pb, 1, 0, 0));
+    axis.other_node.push_back(pml_at(i, n, h, v_max, pb, multiaxial, 8, 0.5));
   }
   for (int i = -R; i <= n - 2 + R; ++i) {
-    axis.half.push_back(pml_at(i + 0.5, n, h, v_max, pb, 1, 0));
-    axis.other_half.push_back(pml_at(i + 0.5, n, h, v_max, pb, multiaxial, 8));
+    axis.half.push_back(pml_at(i + 0.5, n, h, v_max, pb, 1, 0, 0));
+    axis.other_half.push_back(pml_at(i + 0.5, n, h, v_max, pb, multiaxial, 8, 0.5));
   }
   return axis;
 }

@@ -224,11 +224,13 @@ struct BoundarySpec {
 };
 
 // The elastic scheme's M-PML ratio p when the case leaves boundary.pml_multiaxial out, the largest it may take, and
-// the exponent e of its profile: a layer damps the other axes' derivatives with p d(xi) xi^e, d the CPML's damping
-// (docs/numerics.md, "The elastic CPML"; the choice measured in docs/validation.md, "Late growth").
+// the exponent e of its profile: a layer damps the other axes' derivatives with p d(xi) xi^e (xi > 1/2), d the CPML's
+// damping (docs/numerics.md, "The elastic CPML"; the choice measured in docs/validation.md, "Late growth").
 inline constexpr double default_pml_multiaxial = 0.03;
 inline constexpr double max_pml_multiaxial = 1;
 inline constexpr double pml_multiaxial_exponent = 8;
+// The M-PML's profile is 0 where xi <= this (the layer's inner half, where p d xi^8 < 1e-3 p d0): no work there.
+inline constexpr double pml_multiaxial_reach = 0.5;
 
 // The defaults of pml_power and pml_reflection for a method and spectral absorber (docs/case-file.md).
 struct PmlProfileDefaults {

@@ -265,32 +265,32 @@ ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan, const Block*
     // The block's part of the profile (local index i is global i + b[a]); a face absorbs on the block that lies on
     // it, which holds the whole layer (check_decomposition).
     const int n = e[a];
-    const auto sample = [&](const CpmlAxisProfile& q, std::vector<T>& na, std::vector<T>& nb, std::vector<T>& ha,
-                            std::vector<T>& hb) {
+    // a, b of profile q at the nodes and half nodes (none where xi <= min_xi).
+    const auto sample = [&](const CpmlAxisProfile& q, double min_xi, std::vector<T>& na, std::vector<T>& nb,
+                            std::vector<T>& ha, std::vector<T>& hb) {
       na.assign(std::size_t(n), T(0)), nb.assign(std::size_t(n), T(1));
       ha.assign(std::size_t(n + 2 * R), T(0)), hb.assign(std::size_t(n + 2 * R), T(1));
-      for (int i = 0; i < n; ++i) {
-        double ca, cb;
-        q.coefficients(i + b[a], ca, cb);
-        na[std::size_t(i)] = T(ca), nb[std::size_t(i)] = T(cb);
-      }
-      for (int i = -R; i < n + R; ++i) {
-        double ca, cb;
-        q.coefficients(i + b[a] + 0.5, ca, cb);
-        ha[std::size_t(i + R)] = T(ca), hb[std::size_t(i + R)] = T(cb);
-      }
+      const auto at = [&](double position, T& ca, T& cb) {
+        double x = 0, y = 1;
+        if (q.xi(position) > min_xi) q.coefficients(position, x, y);
+        ca = T(x), cb = T(y);
+      };
+      for (int i = 0; i < n; ++i) at(i + b[a], na[std::size_t(i)], nb[std::size_t(i)]);
+      for (int i = -R; i < n + R; ++i) at(i + b[a] + 0.5, ha[std::size_t(i + R)], hb[std::size_t(i + R)]);
     };
-    sample(prof, s.a_node[a], s.b_node[a], s.a_half[a], s.b_half[a]);
+    sample(prof, 0, s.a_node[a], s.b_node[a], s.a_half[a], s.b_half[a]);
     if (s.multiaxial > 0) {
-      // The M-PML's filter: the profile's damping times ratio xi^8 (in the layer's outer cells), alpha as it is.
+      // The M-PML's filter: the profile's damping times ratio xi^8, alpha as it is, in the layer's outer half
+      // (pml_multiaxial_reach: the ElasticCpmlAxis::outer points nearest the face).
       CpmlAxisProfile m = prof;
       m.d0 *= s.multiaxial;
       m.power += pml_multiaxial_exponent;
-      sample(m, s.ma_node[a], s.mb_node[a], s.ma_half[a], s.mb_half[a]);
+      sample(m, pml_multiaxial_reach, s.ma_node[a], s.mb_node[a], s.ma_half[a], s.mb_half[a]);
     }
     ElasticCpmlAxis<T>& p = s.pml[a];
     p.n = n;
     p.width = c.boundary.pml_width;
+    p.outer = std::min(p.width, p.width / 2 + 1);  // covers xi > 1/2 (s < W / 2 from the face) on nodes and half nodes
     p.radius = R;
     p.face[0] = prof.low && g.active(a) && p.width > 0 && s.block.neighbour[a][0] < 0;
     p.face[1] = prof.high && g.active(a) && p.width > 0 && s.block.neighbour[a][1] < 0;
