@@ -1,7 +1,7 @@
 // CPU loops of the elastic velocity-stress step (docs/numerics.md, "Isotropic elastic waves"). Each updated field is
 // swept row by row (x rows, vectorised; rows shared over the threads): a row's derivatives go to row buffers, each
-// gets its CPML correction where the row crosses a layer of the derivative's axis (the whole row for the z and y
-// layers, the row's ends for the x layers), and the update combines them.
+// gets its CPML (and M-PML) corrections where the row crosses a layer of one of its filters' axes (the whole row for
+// the z and y layers, the row's ends for the x layers), and the update combines them.
 #include "kernels/cpu/elastic_cpu.hpp"
 
 #include <algorithm>

@@ -103,7 +103,7 @@ void LateGrowth::check(const Case& c, const Plan& plan, int shot, int step, cons
                             "at late times unless its multi-axial part damps it (docs/validation.md, \"Late "
                             "growth\"; boundary.pml_multiaxial = {:g} here): raise boundary.pml_multiaxial (0.03 by "
                             "default, 0.1 damps harder and reflects more), or shorten time.duration",
-                            c.boundary.pml_multiaxial.value_or(default_pml_multiaxial))
+                            c.boundary.pml_width > 0 ? c.boundary.pml_multiaxial.value_or(default_pml_multiaxial) : 0.0)
               : fmt::format("Reduce time.dt or time.cfl_safety (CFL number {:.3f}) and check the model there",
                             plan.cfl)));
 }

@@ -290,7 +290,9 @@ ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan, const Block*
     ElasticCpmlAxis<T>& p = s.pml[a];
     p.n = n;
     p.width = c.boundary.pml_width;
-    p.outer = std::min(p.width, p.width / 2 + 1);  // covers xi > 1/2 (s < W / 2 from the face) on nodes and half nodes
+    // The M-PML's reach: xi > 1/2 is s < W / 2 from the face, on nodes and half nodes.
+    static_assert(pml_multiaxial_reach == 0.5, "ElasticCpmlAxis::outer covers xi > 1/2 only");
+    p.outer = std::min(p.width, p.width / 2 + 1);
     p.radius = R;
     p.face[0] = prof.low && g.active(a) && p.width > 0 && s.block.neighbour[a][0] < 0;
     p.face[1] = prof.high && g.active(a) && p.width > 0 && s.block.neighbour[a][1] < 0;
