@@ -406,6 +406,52 @@ TEST_CASE("invert --resume continues from the last completed iteration with the 
   }
 }
 
+TEST_CASE(
+    "invert with a regularisation: a trial whose term alone is not below f(0) is screened without modelling; a weight "
+    "far too large fails at once, naming it") {
+  const std::string plane = shipped_case("inversion/plane.toml");
+  REQUIRE(!plane.empty());
+  auto with_weight = [&](const std::string& w) {
+    std::string t = plane;
+    const auto at = t.find("smoothing_m = 10.0\n");
+    REQUIRE(at != std::string::npos);
+    return t.insert(at, "regularisation = \"tikhonov\"\nregularisation_weight = " + w + "\n");
+  };
+  auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  {  // 1e-6: the term is 3.8 f(0) at the first trial (measured 2026-12-07); the run goes on and lowers the misfit
+    const fs::path out = work / "regularised";
+    fs::remove_all(out);
+    const Result r = run_specwave("invert --threads 2 " + write_case("regularised", with_weight("1e-6")) +
+                                  " --output-dir " + out.string());
+    CAPTURE(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(count(r.output, "screened    trial: the regularisation term") >= 1);
+    // Every trial of iterations 1-5 is either modelled (an "evaluation" line) or screened.
+    std::size_t trials = 0;
+    for (const auto& line : lines_of(out / "iterations.jsonl"))
+      if (field(line, "iteration") > 0) trials += std::size_t(field(line, "evaluations"));
+    CHECK(count(r.output, "\nevaluation ") - 1 + count(r.output, "\nscreened ") == trials);
+    io::h5::Reader h5((out / "inversion.h5").string());
+    const auto misfit = h5.read_floating<double>("/misfit", {6});
+    CHECK(misfit[5] < 0.7 * misfit[0]);
+  }
+  {  // 1e300: every trial screened, exit 11 after the starting model's one evaluation
+    const fs::path out = work / "overweighted";
+    fs::remove_all(out);
+    const std::string path = write_case("overweighted", with_weight("1e300"));
+    const Result r = run_specwave("invert --threads 2 " + path + " --output-dir " + out.string());
+    CAPTURE(r.output);
+    CHECK(r.code == 11);
+    CHECK(count(r.output, "\nevaluation ") == 1);
+    CHECK(r.output.find("Every step tried was rejected on the regularisation term alone") != std::string::npos);
+    CHECK(r.output.find("inversion.regularisation_weight = 1e+300 in " + path) != std::string::npos);
+  }
+}
+
 TEST_CASE("invert with frequency bands: iterations per band, each band's misfit decreases") {
   const fs::path out = work / "bands";
   fs::remove_all(out);

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -449,8 +450,35 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   };
   // The optimiser's f: the model comes to the host (the log hashes it, the propagators take host models), the
   // gradient goes back into the optimiser's memory: one copy of n doubles each way per evaluation.
+  // A line-search trial whose regularisation term alone is not below f(0), the value where the search started, cannot
+  // meet sufficient decrease, f(a) <= f(0) + c1 a phi'(0) < f(0), since every misfit is >= 0: it is rejected without
+  // modelling a shot (its value and slope are the term's, a lower bound, which the search uses only to pick a
+  // shorter step). One pass over the model instead of every shot's forward and adjoint: a weight far too large for
+  // the model's scale fails in a second, not after 20 evaluations, with a message that names it.
+  const Regularisation regularisation = regularisation_of(c, plan);
+  double search_f0 = std::numeric_limits<double>::infinity();  // f(0) of the running line search
+  std::vector<double> screened;                                // its trials' terms, when screened
   const optim::OpsFunction f = [&](const OpsVector& x, OpsVector& g) {
-    const optim::Evaluation e = evaluate(x.to_host(), false);
+    const Vector host = x.to_host();
+    if (regularisation.kind != "none" && regularisation.weight > 0) {
+      std::vector<double> gr(points, 0.0);
+      const double r = add_regularisation(regularisation, c.grid, layout.parameter(host), gr);
+      if (r >= search_f0) {
+        screened.push_back(r);
+        Vector gx = Vector::Zero(Eigen::Index(n));
+        for (std::size_t k = 0; k < points; ++k) gx[Eigen::Index(k)] = gr[k];
+        ops->upload(n, gx.data(), g.data());
+        shot_misfits.push_back(std::vector<double>(n_shots, std::numeric_limits<double>::quiet_NaN()));
+        if (!quiet)
+          std::fputs(fmt::format("screened    trial: the regularisation term {:.6e} alone is not below f(0) = {:.6e}; "
+                                 "rejected without modelling\n",
+                                 r, search_f0)
+                         .c_str(),
+                     stdout);
+        return r;
+      }
+    }
+    const optim::Evaluation e = evaluate(host, false);
     ops->upload(n, e.gradient.data(), g.data());
     return e.value;
   };
@@ -668,6 +696,8 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       t0 = clock::now();
       optim::IterationRecord r;
       shot_misfits.clear();
+      search_f0 = optimizer->value();
+      screened.clear();
       try {
         r = optimizer->iterate();
       } catch (const Error& e) {
@@ -676,6 +706,14 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
       } catch (const optim::LineSearchFailure& e) {
         summary.failure =
             fmt::format("iteration {}: the line search failed: {}", offset + optimizer->iteration() + 1, e.what());
+        if (!screened.empty() && screened.size() == e.trials().size())
+          summary.failure += fmt::format(
+              "\nEvery step tried was rejected on the regularisation term alone (down to {:.3e}, against f(0) = "
+              "{:.3e}): inversion.regularisation_weight = {} in {} outweighs the data misfit at any step the search "
+              "reaches. Lower it by a factor of at least {:.1e}; a weight that makes the term at most comparable to "
+              "the misfit is usual",
+              *std::min_element(screened.begin(), screened.end()), search_f0, inv.regularisation_weight, c.label(),
+              *std::min_element(screened.begin(), screened.end()) / std::max(search_f0, 1e-300));
         break;
       }
       InversionIteration it;
