@@ -892,7 +892,8 @@ TEST_CASE("a checkpoint with a flipped bit, or whose model file changed, is refu
 }
 
 TEST_CASE(
-    "the elastic CPML's late growth: the M-PML runs the case to its end; without it the watch stops it (exit 7)") {
+    "the elastic CPML's late growth: the M-PML runs the case to its end; without it the watch stops it (exit 7), in a "
+    "gradient's forward pass too") {
   // Two solid layers under a free surface, CPML on the other faces (an independent probe's case, 2026-12-07): with a
   // plain CPML (boundary.pml_multiaxial = 0) the field falls to 1e-1 of its peak by 1.5 s, then grows about 15-fold
   // every 1.46 s from the x faces' layers at the interface (docs/validation.md, "Late growth"), and the watch stops
@@ -933,6 +934,19 @@ TEST_CASE(
     }
   MESSAGE("largest |v| in the first eighth " << early << ", in the last " << late);
   CHECK(late < 1e-4 * early);
+  // A gradient's forward pass is watched the same way (the checks of every shot's forward pass in gradient, invert,
+  // born and migrate): fitting these traces with the plain CPML stops at the same step, before the adjoint.
+  const Result gradient =
+      run_specwave("gradient --quiet " +
+                   write_case("late-growth-gradient",
+                              replaced(text, "free_surface = true", "free_surface = true\npml_multiaxial = 0") +
+                                  "[inversion]\nobserved = \"out/traces.h5\"\nwavefield_storage = \"checkpoints\"\n") +
+                   " --output-dir " + (work / "late-gradient").string());
+  CAPTURE(gradient.output);
+  CHECK(gradient.code == 7);
+  CHECK(gradient.output.find("at shot 0 step 4500") != std::string::npos);
+  CHECK(gradient.output.find("its sources fell silent at step 323") != std::string::npos);
+  CHECK_FALSE(fs::exists(work / "late-gradient" / "gradient.h5"));
 }
 
 TEST_CASE("attenuation velocities measured far above the band (a sonic log) run, with a note of the dispersion") {

@@ -1,5 +1,8 @@
 #include "solver/forward/progress.hpp"
 
+#include "solver/forward/forward.hpp"
+#include "solver/propagators/propagator.hpp"
+
 #include <fmt/format.h>
 #include <chrono>
 #include <cmath>
@@ -68,12 +71,28 @@ ShotProgress*& active_shot() {  // per thread: the Python module's jobs may run 
 }
 }  // namespace
 
-ShotProgress::ShotProgress(int shot, int n_shots, double interval)
-    : shot_(shot), n_shots_(n_shots), interval_(interval), outer_(active_shot()) {
+ShotProgress::ShotProgress(int shot, int n_shots, double interval, ShotChecks checks)
+    : checks_(checks), shot_(shot), n_shots_(n_shots), interval_(interval), outer_(active_shot()) {
+  if (checks_.c && checks_.plan) growth_ = std::make_unique<LateGrowth>(*checks_.plan, shot);
   active_shot() = this;
 }
 
 ShotProgress::~ShotProgress() { active_shot() = outer_; }
+
+bool shot_check_due(int done, int total) {
+  const ShotProgress* p = active_shot();
+  return p && p->growth_ && done > p->checked_ && (done % p->checks_.c->run.check_every == 0 || done == total);
+}
+
+void shot_check(int done, const FieldStats& s) {
+  ShotProgress* p = active_shot();
+  if (!p || !p->growth_) return;
+  p->checked_ = done;
+  const Case& c = *p->checks_.c;
+  const Plan& plan = *p->checks_.plan;
+  if (!s.finite || s.max_abs > c.run.max_amplitude) blow_up(c, plan, p->shot_, done, s);
+  p->growth_->check(c, plan, p->shot_, done, s);
+}
 
 void shot_step(ShotPass pass, int done, int total) {
   ShotProgress* p = active_shot();

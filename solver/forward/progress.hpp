@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace specwave {
@@ -27,16 +28,34 @@ std::string utc_timestamp();                  // the wall clock now, "2026-12-02
 // `elapsed` and `ETA` are the pass's. The forward steps the adjoint replays (checkpointing) are not reported: once the
 // adjoint pass has begun, forward steps are the adjoint's. Without an open ShotProgress shot_step does nothing. For
 // the thread that runs the job: each thread has its own open ShotProgress.
+//
+// With a case and plan (ShotChecks), the ShotProgress also runs `forward`'s checks on the shot's forward pass
+// (solver/forward/forward.hpp: blow_up above run.max_amplitude or non-finite, and LateGrowth): the propagators call
+// forward_step, whose field statistics are taken only when a check is due (every run.check_every steps and at the
+// last), each step once (the adjoint's replays are not checked again). A failed check throws Error(blow_up).
 enum class ShotPass { forward, adjoint };
+struct FieldStats;
+class LateGrowth;
+struct Case;
+struct Plan;
+struct ShotChecks {
+  const Case* c = nullptr;  // both must outlive the ShotProgress; null: no checks
+  const Plan* plan = nullptr;
+};
 class ShotProgress {
  public:
-  ShotProgress(int shot, int n_shots, double interval_seconds);  // interval <= 0: no lines
+  ShotProgress(int shot, int n_shots, double interval_seconds, ShotChecks checks = {});  // interval <= 0: no lines
   ~ShotProgress();
   ShotProgress(const ShotProgress&) = delete;
   ShotProgress& operator=(const ShotProgress&) = delete;
 
  private:
   friend void shot_step(ShotPass, int, int);
+  friend bool shot_check_due(int, int);
+  friend void shot_check(int, const FieldStats&);
+  ShotChecks checks_;
+  std::unique_ptr<LateGrowth> growth_;
+  int checked_ = 0;  // the last step checked
   using clock = std::chrono::steady_clock;
   int shot_, n_shots_;
   double interval_;
@@ -49,6 +68,16 @@ class ShotProgress {
 // Step `done` of `total` of the current shot's pass (forward: n + 1 after step n; adjoint: nt - n after step n, and
 // 0 before its loop, so that the replays that fetch its first fields already count as the adjoint's).
 void shot_step(ShotPass pass, int done, int total);
+// Whether a check of the open ShotProgress's forward pass is due after `done` of `total` steps, and the check.
+bool shot_check_due(int done, int total);
+void shot_check(int done, const FieldStats& stats);
+// A forward step of a gradient propagator's shot: shot_step(forward, done, total), then the checks on stats() (the
+// current field's FieldStats, taken only when due).
+template <class Stats>
+void forward_step(int done, int total, Stats&& stats) {
+  shot_step(ShotPass::forward, done, total);
+  if (shot_check_due(done, total)) shot_check(done, stats());
+}
 
 class Progress {
  public:

@@ -218,6 +218,7 @@ ImagingSummary run_gradient(const Case& input, const ImagingOptions& o) {
   const Parameterisation p = c.inversion.parameterisation;
   Objective objective(*s.propagator, *misfit, observed, p, s.plan.dt, s.shots);
   objective.report_progress(s.progress_seconds());
+  objective.check_fields({&c, &s.plan});
   objective.regularise(regularisation_of(c, s.plan), c.grid);
   const InversionSpec& inv = c.inversion;
   objective.with_density_gradient(inv.density_parameter);
@@ -336,7 +337,7 @@ ImagingSummary run_born(const Case& input, const ImagingOptions& o) {
     if (const int signal = s.shots ? 0 : stop_signal())
       throw Error(ExitCode::interrupted, fmt::format("stopped by signal {} ({}) before shot {}; nothing was written",
                                                      signal, strsignal(signal), shot));
-    const ShotProgress shot_progress(shot, int(all.size()), s.progress_seconds());  // lines inside the shot
+    const ShotProgress shot_progress(shot, int(all.size()), s.progress_seconds(), {&c, &s.plan});  // lines inside it
     traces.push_back(s.propagator->born(shot, d));
     finished.push_back(shot);
     checkpoint->after_shot(int(finished.size()), [&] {
@@ -400,6 +401,7 @@ ImagingSummary run_migration(const Case& input, const ImagingOptions& o) {
   // data ask for a faster model.
   Objective objective(*s.propagator, *misfit, observed, Parameterisation::velocity, s.plan.dt, s.shots);
   objective.report_progress(s.progress_seconds());
+  objective.check_fields({&c, &s.plan});
   const std::vector<double> velocity = s.velocity();
   const auto checkpoint = s.checkpoint("migrate", o, spans_of(observed));
   objective.checkpoint(checkpoint.get());

@@ -286,6 +286,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
     band_objective =
         std::make_unique<Objective>(*propagator, *band_misfit, observed, inv.parameterisation, plan.dt, shots);
     band_objective->report_progress(shot_lines);
+    band_objective->check_fields({&c, &plan});
     band_objective->regularise(regularisation_of(c, plan), c.grid);
     band_objective->with_density_gradient(inv.density_parameter);
     band_objective->with_shear_gradient(inv.shear_velocity_changes());

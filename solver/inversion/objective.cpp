@@ -209,12 +209,12 @@ HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budg
 }
 
 ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots,
-                                 const Comm* shots, double progress_seconds) {
+                                 const Comm* shots, double progress_seconds, ShotChecks checks) {
   propagator.set_velocity(velocity);
   const int ranks = shots ? shots->size() : 1, rank = shots ? shots->rank() : 0;
   ObservedData out(static_cast<std::size_t>(n_shots));
   for (int s = rank; s < n_shots; s += ranks) {
-    const ShotProgress shot_progress(s, n_shots, progress_seconds);  // a whole forward run: lines inside the shot
+    const ShotProgress shot_progress(s, n_shots, progress_seconds, checks);  // a whole forward run: lines inside it
     out[std::size_t(s)] = propagator.forward(s, false);
   }
   return out;
@@ -317,17 +317,19 @@ ObservedData observed_data(const Case& c, const Plan& plan, GradientPropagator& 
     if (!true_shear.empty()) {  // the elastic scheme: the true vp, vs and density, then back to the starting model
       const std::vector<double> start_shear = propagator.shear_velocity();
       propagator.set_elastic_model(true_velocity, true_density.empty() ? start : true_density, true_shear);
-      ObservedData out = synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots, progress_seconds);
+      ObservedData out =
+          synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots, progress_seconds, {&c, &plan});
       propagator.set_elastic_model(std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()), start,
                                    start_shear);
       return out;
     }
     if (true_density.empty() || true_density == start)
-      return synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots, progress_seconds);
+      return synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots, progress_seconds, {&c, &plan});
     // The data of the true model, velocity and density set together (velocity receivers take the density too); the
     // propagator then goes back to the starting model (the case's).
     propagator.set_model(true_velocity, true_density);
-    ObservedData out = synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots, progress_seconds);
+    ObservedData out =
+        synthesise_observed(propagator, true_velocity, int(c.shots.size()), shots, progress_seconds, {&c, &plan});
     propagator.set_model(std::vector<double>(plan.model.velocity.begin(), plan.model.velocity.end()), start);
     return out;
   }
@@ -409,7 +411,7 @@ MisfitGradient Objective::evaluate(std::span<const double> model, bool with_grad
   for (std::size_t s = std::size_t(rank); s < observed_.size(); s += std::size_t(ranks)) {
     if (std::find(finished.begin(), finished.end(), int(s)) != finished.end()) continue;
     if (ranks == 1) stop_if_signalled(false);
-    const ShotProgress shot_progress(int(s), int(observed_.size()), progress_interval_);  // lines inside the shot
+    const ShotProgress shot_progress(int(s), int(observed_.size()), progress_interval_, checks_);  // lines inside it
     const std::vector<double> synthetic = propagator_.forward(int(s), with_gradient);
     std::vector<double> adjoint_source(synthetic.size());
     out.misfit_per_shot[s] = misfit_.evaluate_shot(int(s), synthetic, observed_[s], dt_, adjoint_source);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "solver/case/case.hpp"
+#include "solver/forward/progress.hpp"
 #include "solver/inversion/misfit.hpp"
 #include "solver/inversion/regularisation.hpp"
 #include "solver/inversion/shot_checkpoint.hpp"
@@ -53,8 +54,10 @@ using ObservedData = std::vector<std::vector<double>>;
 // (Error input_error when its shape or dt does not match the case).
 // With `shots` (MPI ranks sharing the shots: shot s is rank s % size's), a rank makes only its own shots' data
 // and leaves the others empty. Each shot's forward run reports [progress] lines every `progress_seconds` (0: none).
+// With `checks`, each shot's forward pass runs `forward`'s blow-up and late-growth checks (ShotChecks,
+// solver/forward/progress.hpp).
 ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots,
-                                 const Comm* shots = nullptr, double progress_seconds = 0);
+                                 const Comm* shots = nullptr, double progress_seconds = 0, ShotChecks checks = {});
 ObservedData read_observed(const Case& c, const Plan& plan);
 // The observed data's sampling: samples and interval (s), from t = 0. Synthesised data have the plan's; a file's
 // come from its dataset's shape and `dt` attribute (without one, the plan's dt, and then nt must be the plan's).
@@ -144,6 +147,9 @@ class Objective {
   //   "  shot 12 (of 40) done  misfit 1.234e-03  elapsed 3m10s  ETA 6m20s  2026-12-03T09:00:00Z"
   // (with several shot ranks, the ETA is that rank's share).
   void report_progress(double interval_seconds) { progress_interval_ = interval_seconds; }
+  // `forward`'s blow-up and late-growth checks on every shot's forward pass (solver/forward/progress.hpp; exit 7 when
+  // one fails): the case and plan must outlive the objective.
+  void check_fields(ShotChecks checks) { checks_ = checks; }
   // A model term added to every evaluation's misfit and gradient (after the data's;
   // solver/inversion/regularisation.hpp). The per-shot misfits stay the data's: with a regularisation they sum to
   // misfit - regularisation.
@@ -170,6 +176,7 @@ class Objective {
   double dt_;
   const Comm* shots_;
   double progress_interval_ = 0;
+  ShotChecks checks_;
   Regularisation regularisation_;
   GridSpec grid_;
   ShotCheckpoint* checkpoint_ = nullptr;

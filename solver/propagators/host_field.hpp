@@ -22,10 +22,10 @@ void zero(std::span<V> d) {
   for (std::ptrdiff_t i = 0; i < n; ++i) p[i] = V(0);
 }
 
-// max |u| over the interior with its flat (nz, ny, nx) index; the first non-finite value wins.
-// Per-thread maxima are reduced in a fixed order, so the result does not depend on the schedule.
-template <class T>
-FieldStats field_stats(const FieldLayout& L, const T* u) {
+// max |value(i)| over the interior (i the layout's index of a point) with its flat (nz, ny, nx) index; the first
+// non-finite value wins. Per-thread maxima are reduced in a fixed order, so the result does not depend on the schedule.
+template <class Value>
+FieldStats field_stats_of(const FieldLayout& L, Value&& value) {
   std::vector<FieldStats> per_thread(omp_get_max_threads());
 #pragma omp parallel
   {
@@ -34,7 +34,7 @@ FieldStats field_stats(const FieldLayout& L, const T* u) {
     for (int z = 0; z < L.nz; ++z)
       for (int y = 0; y < L.ny; ++y)
         for (int x = 0; x < L.nx; ++x) {
-          const double v = u[L.index(z, y, x)];
+          const double v = value(L.index(z, y, x));
           const std::int64_t flat = (std::int64_t(z) * L.ny + y) * L.nx + x;
           if (!std::isfinite(v)) {
             if (local.finite) local = {INFINITY, flat, false};
@@ -51,6 +51,11 @@ FieldStats field_stats(const FieldLayout& L, const T* u) {
     if (t.max_abs > stats.max_abs) stats = t;
   }
   return stats;
+}
+// max |u| over the interior: field_stats_of the field's values.
+template <class T>
+FieldStats field_stats(const FieldLayout& L, const T* u) {
+  return field_stats_of(L, [u](index_t i) { return double(u[i]); });
 }
 
 // traces[r * nt + n] = sum_p w_p u^n_p for every receiver r: record_block's sums of whole receivers

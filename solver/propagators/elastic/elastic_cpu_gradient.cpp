@@ -204,7 +204,10 @@ class ElasticCpuGradient final : public ElasticGradientModel<T>, private Forward
     cpu::elastic_stress_step(s);
     inject(state_, sources_.factor, n, false);
     if (setup_.free_surface) cpu::zero_top_plane(setup_.layout, state_.f[szz].data());
-    shot_step(ShotPass::forward, n + 1, setup_.nt);
+    forward_step(n + 1, setup_.nt, [&] {  // the pressure, as `forward` watches it
+      const T *zz = state_.f[szz].data(), *yy = state_.f[syy].data(), *xx = state_.f[sxx].data();
+      return host::field_stats_of(setup_.layout, [&](index_t i) { return -(double(zz[i]) + yy[i] + xx[i]) / 3; });
+    });
   }
   // illumination += p^2 with p = -(s_zz + s_yy + s_xx) / 3 (the preconditioner's source-side illumination).
   void add_illumination() {

@@ -21,6 +21,7 @@
 #include "kernels/cuda/fdtd_cuda.hpp"
 #include "kernels/cuda/staggered_cuda.hpp"
 #include "solver/forward/progress.hpp"
+#include "solver/propagators/device_field_stats.hpp"
 #include "solver/propagators/elastic/elastic_device.hpp"
 #include "solver/propagators/elastic/elastic_gradient_model.hpp"
 #include "solver/propagators/history/device_history.hpp"
@@ -46,6 +47,7 @@ class ElasticCudaGradient final : public ElasticGradientModel<T>, private Device
         state_(setup_),
         increments_(elastic_fields * size_),
         packed_(packed_values_),
+        pressure_(size_),
         history_(make_device_history<T>(history)),
         illumination_(setup_.vp.size()) {
     // Room for the largest shot, so that begin_shot never allocates for its sources (nor for its receivers, unless
@@ -304,7 +306,10 @@ class ElasticCudaGradient final : public ElasticGradientModel<T>, private Device
     cuda::add_point_signals(state_.all.data(), sources_device_[1].view(), signals_.data(), setup_.nt, n, st);
     if (setup_.free_surface) cuda::zero_top_plane(setup_.layout, s.f[szz], st);
     packed_current_ = false;
-    shot_step(ShotPass::forward, n + 1, setup_.nt);
+    forward_step(n + 1, setup_.nt, [&] {  // the pressure, as `forward` watches it
+      cuda::elastic_pressure(s, pressure_.data(), st);
+      return field_stats_(setup_.layout, pressure_.data(), st);
+    });
   }
   std::size_t field_values() const override { return packed_values_; }
   void copy_field(T* out) override {
@@ -355,13 +360,15 @@ class ElasticCudaGradient final : public ElasticGradientModel<T>, private Device
     }
   };
 
-  int device_;           // selected before any allocation
-  cuda::Stream stream_;  // created before, destroyed after the buffers used in it
-  std::size_t size_;     // values of one padded field
+  int device_;                           // selected before any allocation
+  cuda::Stream stream_;                  // created before, destroyed after the buffers used in it
+  DeviceFieldStatsBuffers field_stats_;  // forward_step's checks, on the pressure
+  std::size_t size_;                     // values of one padded field
   DeviceElasticModel<T> model_;
   DeviceElasticFields<T> state_;
   cuda::DeviceArray<T> increments_;  // the last step's, per field (padded, one after another)
   cuda::DeviceArray<T> packed_;      // the same on the computed ranges (the history's field)
+  cuda::DeviceArray<T> pressure_;    // forward_step's checks
   bool packed_current_ = true;       // packed_ holds the current field (zero at rest)
   std::unique_ptr<DeviceWavefieldHistory<T>> history_;
   bool counting_ = false, accumulate_illumination_ = false;

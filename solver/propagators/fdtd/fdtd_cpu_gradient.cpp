@@ -266,7 +266,8 @@ class FdtdCpuGradient final : public GradientPropagator, private ForwardStepper<
   void background_step(int n, T* u_copy = nullptr) {
     state_.step(setup_, u_copy);
     inject(n, state_.u_prev.data());
-    shot_step(ShotPass::forward, n + 1, setup_.nt);  // (step(), and Born runs, which step here)
+    // (step(), and Born runs, which step here; u^{n+1} is in u_prev now)
+    forward_step(n + 1, setup_.nt, [&] { return host::field_stats(setup_.layout, state_.u_prev.data()); });
   }
   // field += f^n (V included in the factors).
   void inject(int n, T* field) const {

@@ -20,6 +20,7 @@
 #include "solver/forward/progress.hpp"
 #include "solver/plan/plan.hpp"
 #include "solver/plan/shot_receivers.hpp"
+#include "solver/propagators/device_field_stats.hpp"
 #include "solver/propagators/fdtd/fdtd_setup.hpp"
 #include "solver/propagators/gpu/device_gather.hpp"
 #include "solver/propagators/gpu/device_upload.hpp"
@@ -384,7 +385,8 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
     const cudaStream_t st = stream_.handle();
     state_.step(setup_, vel2dt2_.data(), st);
     cuda::add_point_signals(state_.u_prev.data(), sources_.view(), wavelets_device_.data(), setup_.nt, n, st);
-    shot_step(ShotPass::forward, n + 1, setup_.nt);  // (step(), and Born runs, which step here)
+    // (step(), and Born runs, which step here; u^{n+1} is in u_prev now)
+    forward_step(n + 1, setup_.nt, [&] { return field_stats_(setup_.layout, state_.u_prev.data(), st); });
   }
 
   // DeviceForwardStepper
@@ -435,6 +437,7 @@ class FdtdCudaGradient final : public GradientPropagator, private DeviceForwardS
   std::vector<std::vector<std::vector<double>>> wavelets_;  // [shot][source][n]
   int device_;                                              // selected before any allocation
   cuda::Stream stream_;                                     // created before, destroyed after the buffers used in it
+  DeviceFieldStatsBuffers field_stats_;                     // forward_step's checks
   FdtdSetup<T> setup_;  // host: the model (v dt)^2 as set, the geometry, the point lists
   cuda::DeviceArray<T> vel2dt2_;
   std::array<cuda::DeviceArray<T>, 3> pml_a_, pml_b_;

@@ -217,7 +217,8 @@ class SpectralDampingGradient final : public SpectralGradientBase<T> {
   void background_step(int n) {
     steps_.damped_step(u_.data(), u_prev_.data(), setup_.vel2dt2.data(), eta_dt_.data(), sources_.term(0, n));
     sources_.add(u_prev_.data(), n, 1);
-    shot_step(ShotPass::forward, n + 1, setup_.nt);  // (step(), and Born runs, which step here)
+    // (step(), and Born runs, which step here)
+    forward_step(n + 1, setup_.nt, [&] { return host::field_stats(setup_.layout, u_prev_.data()); });
   }
 
   // ForwardStepper: the state is u^n, u^{n-1}; the field u^n.
@@ -758,7 +759,8 @@ class SpectralPmlGradient final : public SpectralGradientBase<T> {
         [&](int a) {
           if (gradient) std::copy_n(steps_.component_derivative(), points, (*gradient)[std::size_t(a)].data());
         });
-    shot_step(ShotPass::forward, n + 1, setup_.nt);  // (step(), and Born runs, which step here)
+    // (step(), and Born runs, which step here)
+    forward_step(n + 1, setup_.nt, [&] { return host::field_stats(setup_.layout, f_.p.data()); });
   }
 
   // ForwardStepper: the state is p_a and w_a (p is their sum, recomputed on restore), with attenuation also the

@@ -230,7 +230,7 @@ class StaggeredCpuGradient final : public StaggeredGradientModel<T>, private For
     for (std::size_t p = 0; p < sources_.index.size(); ++p)
       state_.u[sources_.index[p]] += sources_.factor[p] * T(running_[sources_.owner[p]][std::size_t(n)]);
     if (setup_.free_surface) cpu::zero_top_plane(L, state_.u.data());
-    shot_step(ShotPass::forward, n + 1, setup_.nt);
+    forward_step(n + 1, setup_.nt, [&] { return host::field_stats(L, state_.u.data()); });
   }
   // The history's field: D of the last step and, for the density gradient, its velocity increments dw_a (padded).
   std::size_t field_values() const override {

@@ -20,6 +20,7 @@
 #include "kernels/cuda/staggered_cuda.hpp"
 #include "solver/forward/progress.hpp"
 #include "solver/plan/shot_receivers.hpp"
+#include "solver/propagators/device_field_stats.hpp"
 #include "solver/propagators/gpu/device_gather.hpp"
 #include "solver/propagators/history/device_history.hpp"
 #include "solver/propagators/staggered/staggered_device.hpp"
@@ -280,7 +281,7 @@ class StaggeredCudaGradient final : public StaggeredGradientModel<T>, private De
     cuda::staggered_pressure_step(s, st);
     cuda::add_point_signals(state_.u.data(), sources_.view(), running_.data(), setup_.nt, n, st);
     if (setup_.free_surface) cuda::zero_top_plane(L, state_.u.data(), st);
-    shot_step(ShotPass::forward, n + 1, setup_.nt);
+    forward_step(n + 1, setup_.nt, [&] { return field_stats_(L, state_.u.data(), st); });
   }
   // The history's field: D of the last step and, for the density gradient, its velocity increments dw_a (padded).
   std::size_t field_values() const override {
@@ -339,8 +340,9 @@ class StaggeredCudaGradient final : public StaggeredGradientModel<T>, private De
     }
   };
 
-  int device_;           // selected before any allocation
-  cuda::Stream stream_;  // created before, destroyed after the buffers used in it
+  int device_;                           // selected before any allocation
+  cuda::Stream stream_;                  // created before, destroyed after the buffers used in it
+  DeviceFieldStatsBuffers field_stats_;  // forward_step's checks
   DeviceStaggeredModel<T> model_;
   DeviceStaggeredFields<T> state_;
   cuda::DeviceArray<T> divergence_;                // D of the last forward step (compact)
