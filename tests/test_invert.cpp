@@ -135,6 +135,20 @@ TEST_CASE("check notes what invert would refuse, and still says the case can run
   const Result ok = run_specwave("check " + write_case("check-invert-ok", std::string(small_case) + small_truth));
   CHECK(ok.code == 0);
   CHECK(ok.output.find("invert would stop") == std::string::npos);
+  // The memory in all: the plan's (the forward's fields) and the wavefield history's together.
+  CAPTURE(ok.output);
+  auto bytes = [&](const std::string& pattern) {
+    std::smatch m;
+    REQUIRE(std::regex_search(ok.output, m, std::regex(pattern)));
+    const std::string unit = m[2];
+    const double scale = unit == "GiB" ? 1073741824.0 : unit == "MiB" ? 1048576.0 : unit == "KiB" ? 1024.0 : 1.0;
+    return std::stod(m[1]) * scale;
+  };
+  const double fields = bytes("memory      about ([0-9.]+) ([KMG]?i?B) needed");
+  const double history = bytes("wavefields  [^\n]*, ([0-9.e+-]+) (GiB), recompute");
+  const double total = bytes("memory      about ([0-9.]+) ([KMG]?i?B) in all with the wavefields");
+  CHECK(history > 0);
+  CHECK(total == doctest::Approx(fields + history).epsilon(0.01));
 }
 
 TEST_CASE("invert refused by its checks makes no output folder") {

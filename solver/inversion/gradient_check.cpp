@@ -348,7 +348,7 @@ GradientCheckReport check_gradient(const Case& case_in) {
   // rather than after the dot-product tests when it does not fit.
   const HistoryChoice history = history_for(c, plan);
   check_observed(c, plan);
-  report.plan_text = describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history));
+  report.plan_text = describe_plan(c, plan) + describe_wavefields(plan, history);
   report.parameterisation = c.inversion.parameterisation;
   for (Precision p : {Precision::fp64, Precision::fp32}) {
     Case cp = c;

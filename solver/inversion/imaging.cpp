@@ -117,7 +117,7 @@ struct Session {
     if (root) lock.emplace(c.output.directory, command);      // the first thing written: after every check
     if (!quiet)
       std::fputs((describe_plan(c, plan) +
-                  fmt::format("wavefields  {}\n", runs_adjoint ? describe(history) : "none (a Born run keeps none)"))
+                  (runs_adjoint ? describe_wavefields(plan, history) : "wavefields  none (a Born run keeps none)\n"))
                      .c_str(),
                  stdout);
     propagator = make_gradient_propagator(c, plan, history);

@@ -270,7 +270,7 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   // passed their checks: a refused case makes no folder.
   std::optional<io::FolderLock> lock;
   if (root) lock.emplace(c.output.directory, "invert");
-  if (!quiet) std::fputs((describe_plan(c, plan) + fmt::format("wavefields  {}\n", describe(history))).c_str(), stdout);
+  if (!quiet) std::fputs((describe_plan(c, plan) + describe_wavefields(plan, history)).c_str(), stdout);
 
   auto propagator = make_gradient_propagator(c, plan, history);
   const ObservedData observed = observed_data(c, plan, *propagator, shots, quiet ? 0.0 : c.run.progress_seconds);

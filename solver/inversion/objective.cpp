@@ -208,6 +208,15 @@ HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budg
                                5 * state_bytes + 4 * field_bytes + 16.0 * double(c.grid.points()));
 }
 
+std::string describe_wavefields(const Plan& plan, const HistoryChoice& history) {
+  std::string out = fmt::format("wavefields  {}\n", describe(history));
+  if (plan.backend == BackendKind::cpu)
+    out += fmt::format("memory      about {} in all with the wavefields ({} available)\n",
+                       human_bytes(double(plan.memory_bytes) + history.memory_bytes),
+                       plan.memory_available ? human_bytes(double(plan.memory_available)) : std::string("unknown"));
+  return out;
+}
+
 ObservedData synthesise_observed(GradientPropagator& propagator, std::span<const double> velocity, int n_shots,
                                  const Comm* shots, double progress_seconds, ShotChecks checks) {
   propagator.set_velocity(velocity);

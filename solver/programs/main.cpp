@@ -441,7 +441,7 @@ int run(int argc, char** argv) {
     // the case can still run forward).
     if (c.inversion.present) {
       try {
-        text += fmt::format("wavefields  {}\n", describe(history_for(c, plan)));
+        text += describe_wavefields(plan, history_for(c, plan));
       } catch (const Error& e) {
         text += fmt::format("note        invert, gradient, check-gradient and migrate would stop: {}\n", e.what());
       }
