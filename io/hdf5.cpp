@@ -466,6 +466,20 @@ std::vector<std::string> Reader::read_strings(const std::string& name) const {
   return out;
 }
 
+namespace {
+// Error(input_error) at `where` (the file and dataset) unless the dataset's dims are `expected`: its rank, then its
+// shape, with the hint for the expected shape.
+void require_shape(const std::string& where, const std::vector<hsize_t>& dims, const std::vector<hsize_t>& expected) {
+  if (dims.size() != expected.size())
+    throw Error(ExitCode::input_error, where + ": rank is " + std::to_string(dims.size()) + " " + dims_text(dims) +
+                                           ", expected rank " + std::to_string(expected.size()) + " " +
+                                           dims_text(expected) + " in C order (nz, ny, nx)");
+  if (dims != expected)
+    throw Error(ExitCode::input_error,
+                where + ": shape is " + dims_text(dims) + ", expected " + dims_text(expected) + shape_hint(expected));
+}
+}  // namespace
+
 template <class T>
 std::vector<T> Reader::read_floating(const std::string& name, const std::vector<hsize_t>& expected) const {
   return read_floating_block<T>(name, expected, std::vector<hsize_t>(expected.size(), 0), expected);
@@ -479,13 +493,7 @@ std::vector<T> Reader::read_floating_block(const std::string& name, const std::v
   if (in.type_class != H5T_FLOAT)
     throw Error(ExitCode::input_error, where + ": dtype is " + in.dtype_name() +
                                            ", expected float32 or float64; convert it (e.g. numpy astype('float32'))");
-  if (in.dims.size() != expected.size())
-    throw Error(ExitCode::input_error, where + ": rank is " + std::to_string(in.dims.size()) + " " +
-                                           dims_text(in.dims) + ", expected rank " + std::to_string(expected.size()) +
-                                           " " + dims_text(expected) + " in C order (nz, ny, nx)");
-  if (in.dims != expected)
-    throw Error(ExitCode::input_error, where + ": shape is " + dims_text(in.dims) + ", expected " +
-                                           dims_text(expected) + shape_hint(expected));
+  require_shape(where, in.dims, expected);
   std::size_t n = 1;
   for (auto d : count) n *= d;
   std::vector<T> out(n);
@@ -506,9 +514,7 @@ std::vector<T> Reader::read_numbers(const std::string& name, const std::vector<h
   const DatasetInfo in = info(name);
   if (in.type_class != H5T_INTEGER) return read_floating<T>(name, expected);  // its checks and messages
   const std::string where = path_ + ": dataset '" + name + "'";
-  if (in.dims != expected)
-    throw Error(ExitCode::input_error, where + ": shape is " + dims_text(in.dims) + ", expected " +
-                                           dims_text(expected) + shape_hint(expected));
+  require_shape(where, in.dims, expected);
   std::size_t n = 1;
   for (auto d : expected) n *= d;
   std::vector<T> out(n);
