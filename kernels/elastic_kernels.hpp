@@ -47,8 +47,8 @@ SPECWAVE_HD inline T* cpml_point(const ElasticStep<T>& s, int k, const int (&c)[
   a = pa[i], b = pb[i];
   int q[3];
   for (int j = 0; j < 3; ++j) q[j] = c[j] + p.slab_offset[j];
-  q[axis] = p.slab_coordinate(side, i);
-  m = q[0] * p.slab_stride[0] + q[1] * p.slab_stride[1] + q[2];
+  q[axis] = p.slab_coordinate(side, i, own);
+  m = p.slab_index(q, own);
   return psi;
 }
 

@@ -23,8 +23,10 @@ inline constexpr ElasticTerm elastic_term[elastic_terms] = {
 // i = -R .. n + R - 1), which faces absorb, and the slab geometry of its memory variables: every term of this axis
 // has a slab per absorbing face, W + R points along the axis (coordinate i + R on the low face, i - (n - 1 - W) on the
 // high face) and n_b + 2 R along each other active axis b (coordinate i + R; an inactive y axis: 1 point). With a
-// multi-axial PML (M-PML, docs/numerics.md "The elastic CPML") the other axes' terms have slabs of the same geometry
-// too, filtered by the profiles m_* of the damping d scaled by boundary.pml_multiaxial (alpha unscaled).
+// multi-axial PML (M-PML, docs/numerics.md "The elastic CPML") the other axes' terms have slabs too, filtered by the
+// profiles m_* of the damping d scaled by boundary.pml_multiaxial (alpha unscaled), as wide as the M-PML's reach:
+// outer + R points along the axis (outer in place of W above), the same along the others. Index [0] of slab_stride
+// is the CPML's slabs' (a term of this axis, `own`), [1] the M-PML's.
 template <class T>
 struct ElasticCpmlAxis {
   int n = 0, width = 0, radius = 0;
@@ -37,7 +39,7 @@ struct ElasticCpmlAxis {
   const T* mb_node = nullptr;
   const T* ma_half = nullptr;
   const T* mb_half = nullptr;
-  index_t slab_stride[3] = {0, 0, 0};
+  index_t slab_stride[2][3] = {{0, 0, 0}, {0, 0, 0}};  // [own ? 0 : 1][axis]
   int slab_offset[3] = {0, 0, 0};  // added to a coordinate along each axis (along this axis: per face, above)
 
   int outer = 0;  // the M-PML's reach: its profile is 0 beyond the `outer` points nearest a face (xi <= 1/2)
@@ -51,7 +53,15 @@ struct ElasticCpmlAxis {
   SPECWAVE_HD int end(int side, bool half, bool own = true) const {
     return side == 0 ? (own ? width : outer) : (half ? n - 1 + radius : n);
   }
-  SPECWAVE_HD int slab_coordinate(int side, int i) const { return side == 0 ? i + radius : i - (n - 1 - width); }
+  SPECWAVE_HD int slab_coordinate(int side, int i, bool own) const {
+    return side == 0 ? i + radius : i - (n - 1 - (own ? width : outer));
+  }
+  // The index in its slab of the memory variable at coordinates q (slab_offset added; along this axis
+  // slab_coordinate's).
+  SPECWAVE_HD index_t slab_index(const int (&q)[3], bool own) const {
+    const index_t* st = slab_stride[own ? 0 : 1];
+    return q[0] * st[0] + q[1] * st[1] + q[2];
+  }
   // The profiles a(i), b(i) (a[i], b[i]) along the axis of a field half way (half) or on the nodes: the CPML's for a
   // term of this axis (own), else the M-PML's.
   SPECWAVE_HD void profiles(bool own, bool half, const T*& a, const T*& b) const {
@@ -133,9 +143,9 @@ SPECWAVE_HD inline ElasticCpmlRow<T> elastic_cpml_row(const ElasticStep<T>& s, i
     if (i < begin || i >= end) return r;
     r.a = pa[i], r.b = pb[i];
     for (int m = 0; m < 3; ++m) c[m] += p.slab_offset[m];
-    c[axis] = p.slab_coordinate(side, i);
+    c[axis] = p.slab_coordinate(side, i, own);
     c[2] = x0 + p.slab_offset[2];
-    r.m = psi + c[0] * p.slab_stride[0] + c[1] * p.slab_stride[1] + c[2];
+    r.m = psi + p.slab_index(c, own);
     r.count = x1 - x0;
     return r;
   }
@@ -145,8 +155,8 @@ SPECWAVE_HD inline ElasticCpmlRow<T> elastic_cpml_row(const ElasticStep<T>& s, i
   r.skip = xs - x0, r.count = xe - xs;
   r.a_x = pa + xs;
   r.b_x = pb + xs;
-  r.m = psi + (z + p.slab_offset[0]) * p.slab_stride[0] + (y + p.slab_offset[1]) * p.slab_stride[1] +
-        p.slab_coordinate(side, xs);
+  const int c[3] = {z + p.slab_offset[0], y + p.slab_offset[1], p.slab_coordinate(side, xs, own)};
+  r.m = psi + p.slab_index(c, own);
   return r;
 }
 

@@ -231,6 +231,9 @@ inline constexpr double max_pml_multiaxial = 1;
 inline constexpr double pml_multiaxial_exponent = 8;
 // The M-PML's profile is 0 where xi <= this (the layer's inner half, where p d xi^8 < 1e-3 p d0): no work there.
 inline constexpr double pml_multiaxial_reach = 0.5;
+// The points nearest a face that the M-PML's profile reaches in a layer of `width` points: xi > 1/2 is s < W / 2 from
+// the face, on nodes and half nodes (its work and its memory slabs' extent along the axis, less the stencil radius).
+constexpr int elastic_multiaxial_points(int width) { return width < width / 2 + 1 ? width : width / 2 + 1; }
 
 // The defaults of pml_power and pml_reflection for a method and spectral absorber (docs/case-file.md).
 struct PmlProfileDefaults {

@@ -64,7 +64,7 @@ struct DeviceElasticFields {
   explicit DeviceElasticFields(const ElasticSetup<T>& s)
       : size(std::size_t(s.layout.size())), all(elastic_fields * size) {
     for_each_elastic_slab(
-        s, [&](int t, int a, int side) { psi[t][a][side] = slabs.emplace_back(s.slab_points[std::size_t(a)]).data(); });
+        s, [&](int t, int a, int side) { psi[t][a][side] = slabs.emplace_back(s.slab_values(t, a)).data(); });
   }
   // Every array, all first (a checkpoint's order).
   std::vector<cuda::DeviceArray<T>*> arrays() {

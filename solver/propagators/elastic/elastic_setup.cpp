@@ -136,7 +136,7 @@ std::size_t elastic_slab_values(const Case& c, const std::array<int, 3>& shape) 
     for (int a = 0; a < 3; ++a) {
       if (!c.grid.active(a) || (a != own && !multiaxial)) continue;
       const int faces = 1 + !(a == 0 && c.boundary.free_surface);
-      std::size_t points = std::size_t(W + R);
+      std::size_t points = std::size_t((a == own ? W : elastic_multiaxial_points(W)) + R);
       for (int k = 0; k < 3; ++k)
         if (k != a) points *= k == 1 && !c.grid.active(1) ? 1 : std::size_t(shape[std::size_t(k)] + 2 * R);
       slabs += std::size_t(faces) * points;
@@ -292,20 +292,22 @@ ElasticSetup<T> make_elastic_setup(const Case& c, const Plan& plan, const Block*
     p.width = c.boundary.pml_width;
     // The M-PML's reach: xi > 1/2 is s < W / 2 from the face, on nodes and half nodes.
     static_assert(pml_multiaxial_reach == 0.5, "ElasticCpmlAxis::outer covers xi > 1/2 only");
-    p.outer = std::min(p.width, p.width / 2 + 1);
+    p.outer = elastic_multiaxial_points(p.width);
     p.radius = R;
     p.face[0] = prof.low && g.active(a) && p.width > 0 && s.block.neighbour[a][0] < 0;
     p.face[1] = prof.high && g.active(a) && p.width > 0 && s.block.neighbour[a][1] < 0;
-    int extent[3];
-    for (int k = 0; k < 3; ++k) {
-      const bool inactive = k == 1 && !g.active(1);
-      extent[k] = k == a ? p.width + R : inactive ? 1 : e[k] + 2 * R;
-      p.slab_offset[k] = k == a || inactive ? 0 : R;
+    for (int own = 0; own < 2; ++own) {  // [0]: the CPML's slabs, W + R along the axis; [1]: the M-PML's, outer + R
+      int extent[3];
+      for (int k = 0; k < 3; ++k) {
+        const bool inactive = k == 1 && !g.active(1);
+        extent[k] = k == a ? (own == 0 ? p.width : p.outer) + R : inactive ? 1 : e[k] + 2 * R;
+        p.slab_offset[k] = k == a || inactive ? 0 : R;
+      }
+      p.slab_stride[own][2] = 1;
+      p.slab_stride[own][1] = extent[2];
+      p.slab_stride[own][0] = index_t(extent[1]) * extent[2];
+      s.slab_points[a][own] = std::size_t(extent[0]) * extent[1] * extent[2];
     }
-    p.slab_stride[2] = 1;
-    p.slab_stride[1] = extent[2];
-    p.slab_stride[0] = index_t(extent[1]) * extent[2];
-    s.slab_points[a] = std::size_t(extent[0]) * extent[1] * extent[2];
   }
   set_material(s);
   return s;

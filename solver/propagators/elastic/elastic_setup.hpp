@@ -46,11 +46,12 @@ struct ElasticSetup {
   std::array<std::vector<T>, 3> a_node, b_node, a_half, b_half;      // per axis: n values; n + 2R values (i + R)
   std::array<std::vector<T>, 3> ma_node, mb_node, ma_half, mb_half;  // the M-PML's (empty: none)
   std::array<ElasticCpmlAxis<T>, 3> pml;
-  std::array<std::size_t, 3> slab_points{};  // values per slab of each axis
-  double multiaxial = 0;                     // the M-PML's ratio (boundary.pml_multiaxial)
-  std::vector<double> vp, vs, density;       // the whole grid's (compact, fp64): the model and the sources' factors
-  std::array<int, 3> shape{};                // the whole grid's
-  Block block;                               // this rank's block of a decomposed grid, or the whole grid
+  // values per slab of each axis: [0] the CPML's (a term of the axis), [1] the M-PML's (slab_values)
+  std::array<std::array<std::size_t, 2>, 3> slab_points{};
+  double multiaxial = 0;                // the M-PML's ratio (boundary.pml_multiaxial)
+  std::vector<double> vp, vs, density;  // the whole grid's (compact, fp64): the model and the sources' factors
+  std::array<int, 3> shape{};           // the whole grid's
+  Block block;                          // this rank's block of a decomposed grid, or the whole grid
   double dt = 0, cell_volume = 1;
   int nt = 0;
   bool free_surface = false;  // at z = 0 (the top face)
@@ -63,6 +64,8 @@ struct ElasticSetup {
   ElasticStep<T> step() const;
   // Whether term t has a memory slab on face `side` of axis a: a face that absorbs, of the term's own axis (the CPML)
   // or, with an M-PML, of another (not for a term along an inactive y axis, which is 0).
+  // Values of term t's slab on a face of axis a (the CPML's or, on another axis, the M-PML's).
+  std::size_t slab_values(int t, int a) const { return slab_points[std::size_t(a)][a == elastic_term[t].axis ? 0 : 1]; }
   bool has_slab(int t, int a, int side) const {
     const int own = elastic_term[t].axis;
     if (!pml[std::size_t(a)].face[side]) return false;
@@ -154,9 +157,8 @@ struct ElasticFields {
   explicit ElasticFields(const ElasticSetup<T>& s) : all(elastic_fields * std::size_t(s.layout.size()), T(0)) {
     const std::size_t size = std::size_t(s.layout.size());
     for (int k = 0; k < elastic_fields; ++k) f[std::size_t(k)] = std::span<T>(all).subspan(k * size, size);
-    for_each_elastic_slab(s, [&](int t, int a, int side) {
-      psi[t][a][side] = slabs.emplace_back(s.slab_points[std::size_t(a)], T(0)).data();
-    });
+    for_each_elastic_slab(
+        s, [&](int t, int a, int side) { psi[t][a][side] = slabs.emplace_back(s.slab_values(t, a), T(0)).data(); });
   }
   ElasticFields(const ElasticFields&) = delete;
   ElasticFields& operator=(const ElasticFields&) = delete;
