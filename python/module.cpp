@@ -491,6 +491,8 @@ class Operator {
     propagator_ = make_gradient_propagator(case_, plan_, history_for(case_, plan_));
   }
   const Plan& plan() const { return plan_; }
+  // The seconds between progress lines inside a shot: the case's run.progress_seconds with a `progress`, else none.
+  double interval(const py::object& progress) const { return progress.is_none() ? 0.0 : case_.run.progress_seconds; }
   int n_shots() const { return int(case_.shots.size()); }
   // Every shot's receiver count; n_receivers() the common one (a ValueError when the shots' counts differ).
   std::vector<int> receiver_counts() const { return shot_receiver_counts(case_); }
@@ -539,6 +541,7 @@ class Operator {
       std::vector<std::vector<double>> out;
       for (int s : shots_of_rank(world_, which)) {
         stop_if_interrupted();
+        const ShotProgress shot(s, n_shots(), interval(progress), {&case_, &plan_});  // lines and blow-up checks
         out.push_back(propagator_->forward(s, false));
       }
       return share_shot_traces(world_, which, std::move(out), trace_values(which));
@@ -558,7 +561,8 @@ class Operator {
       // Under mpiexec (MPI initialised by mpi4py), the ranks share the shots and sum the gradient, as `invert` does.
       Objective objective(*propagator_, misfit, std::move(data), parameterisation(), plan_.dt,
                           world_.size() > 1 ? &world_ : nullptr);
-      objective.report_progress(progress.is_none() ? 0.0 : case_.run.progress_seconds);
+      objective.report_progress(interval(progress));
+      objective.check_fields({&case_, &plan_});
       return objective.evaluate(m, true, illumination);
     });
     py::dict out;
@@ -585,6 +589,7 @@ class Operator {
       std::vector<std::vector<double>> out;
       for (int s : shots_of_rank(world_, all)) {
         stop_if_interrupted();
+        const ShotProgress shot(s, n_shots(), interval(progress), {&case_, &plan_});  // lines and blow-up checks
         out.push_back(propagator_->born(s, d));
       }
       return share_shot_traces(world_, all, std::move(out), trace_values(all));
@@ -605,6 +610,7 @@ class Operator {
       std::vector<double> g(m.size(), 0.0);
       for (int s : shots_of_rank(world_, all)) {
         stop_if_interrupted();
+        const ShotProgress shot(s, n_shots(), interval(progress), {&case_, &plan_});  // lines and blow-up checks
         propagator_->forward(s, true);
         propagator_->adjoint(r[std::size_t(s)], g);
       }

@@ -179,3 +179,25 @@ def test_module_gradient_checks_the_dt_of_a_forward_result():
     assert specwave.gradient(case, observed, slow)["misfit"] == 0.0
     with pytest.raises(ValueError, match="sampled at dt"):
         specwave.gradient(case, observed, fast)
+
+
+def test_a_growing_field_stops_the_operator_as_it_stops_forward():
+    """The Operator's forward passes run `specwave forward`'s checks: the elastic probe's case with the plain CPML
+    (boundary.pml_multiaxial = 0) grows at late times (docs/validation.md, "Late growth"), and the watch stops it at
+    step 4500 with a blow_up error, as the CLI does (tests/test_cli.cpp)."""
+    d = {"name": "late_growth", "grid": {"shape": [100, 1, 100], "spacing": 10.0},
+         "model": {"type": "layered", "interfaces": [203.0], "velocities": [2400.0, 3000.0],
+                   "shear_velocities": [800.0, 1500.0], "densities": [1000.0, 2500.0]},
+         "time": {"duration": 8.0},
+         "shots": [{"sources": [{"position": [0.0, 0.0, 480.0], "peak_frequency": 6.0, "kind": "force",
+                                 "direction": [1.0, 0.0, 0.0]}]}],
+         "receivers": {"components": ["vz", "vx"], "points": [[300.0, 0.0, 500.0]]},
+         "scheme": {"order": 8, "min_points_per_wavelength": 3.0},
+         "boundary": {"pml_width": 12, "free_surface": True, "pml_multiaxial": 0.0},
+         "run": {"precision": "fp64"}}
+    case = specwave.Case.from_dict(d)
+    op = specwave.Operator(case)
+    lines = []
+    with pytest.raises(specwave.Error, match="its sources fell silent at step 323") as e:
+        op.forward(np.asarray(case.model, dtype=np.float64), progress=lines.append)
+    assert e.value.category == "blow_up" and "step 4500" in str(e.value)
