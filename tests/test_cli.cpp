@@ -947,6 +947,22 @@ TEST_CASE(
   CHECK(gradient.output.find("at shot 0 step 4500") != std::string::npos);
   CHECK(gradient.output.find("its sources fell silent at step 323") != std::string::npos);
   CHECK_FALSE(fs::exists(work / "late-gradient" / "gradient.h5"));
+  // And the background of a Born run (the elastic scheme steps it in a loop of its own).
+  {
+    const std::vector<float> bump(100 * 100, 1.0f);
+    io::h5::AtomicWriter p((work / "late-perturbation.h5").string());
+    io::h5::write_dataset<float>(p.id(), "perturbation", {100, 1, 100}, bump.data(), "m/s");
+    p.commit();
+  }
+  const Result born = run_specwave(
+      "born --quiet " +
+      write_case("late-growth-born", replaced(text, "free_surface = true", "free_surface = true\npml_multiaxial = 0")) +
+      " --perturbation " + (work / "late-perturbation.h5").string() + " --output-dir " +
+      (work / "late-born").string());
+  CAPTURE(born.output);
+  CHECK(born.code == 7);
+  CHECK(born.output.find("at shot 0 step 4500") != std::string::npos);
+  CHECK_FALSE(fs::exists(work / "late-born" / "born_traces.h5"));
 }
 
 TEST_CASE("attenuation velocities measured far above the band (a sonic log) run, with a note of the dispersion") {

@@ -683,8 +683,9 @@ TEST_CASE("elastic: what the CPML reflects of P and S waves at normal, oblique a
   // measured against the largest value of the large grid's trace. An explosion (P only) and a force (mostly S, P
   // along it); receivers 5 cells inside the layer's inner edge, on the normal through the source and at 45 degrees.
   // Grazing: the source and two receivers 5 cells inside the top layer, 25 and 50 cells along it (what the layer's
-  // outer half reflects, where the M-PML filters the derivatives along it, meets it at 49-66 degrees from its normal;
-  // what its inner edge reflects at 68-79), with the default M-PML and with the plain CPML.
+  // outer half reflects, where the M-PML filters the derivatives along it, meets it at 36-66 degrees from its normal;
+  // what its inner edge reflects at 68-79; the side layers and corners add theirs), with the default M-PML and with
+  // the plain CPML.
   const auto run = [](int n, bool force, bool grazing, double multiaxial) {
     Case c = elastic_case(n, 10.0, 1000, 8, n == 90 ? 12 : 0, 6, 0.9);
     c.grid.shape = {n, 1, n};
@@ -713,8 +714,8 @@ TEST_CASE("elastic: what the CPML reflects of P and S waves at normal, oblique a
   };
   // Measured 2026-12-07 (largest over the explosion and the force): normal and 45 degrees 1.6e-4 and 2.2e-4; grazing
   // at 25 and 50 cells 7.7e-4 and 3.9e-3 with the M-PML, 1.1e-4 and 7.1e-4 with the plain CPML (docs/validation.md,
-  // "Late growth"). Bounds: the profile's design reflection R0 (1e-3), and for the M-PML at grazing incidence its
-  // measured cost (a CPML of 20 points halves it).
+  // "Grazing incidence"). Bounds: the profile's design reflection R0 (1e-3), and for the M-PML at grazing incidence its
+  // measured cost (a CPML of 20 points cuts it to about a third).
   for (const Geometry g : {Geometry{false, default_pml_multiaxial, 1e-3}, Geometry{true, default_pml_multiaxial, 5e-3},
                            Geometry{true, 0.0, 1e-3}})
     for (const bool force : {false, true}) {

@@ -135,7 +135,7 @@ TEST_CASE("check notes what invert would refuse, and still says the case can run
   const Result ok = run_specwave("check " + write_case("check-invert-ok", std::string(small_case) + small_truth));
   CHECK(ok.code == 0);
   CHECK(ok.output.find("invert would stop") == std::string::npos);
-  // The memory in all: the plan's (the forward's fields) and the wavefield history's together.
+  // The memory with the wavefields: the plan's (the forward's fields) and the wavefield history's together.
   CAPTURE(ok.output);
   auto bytes = [&](const std::string& pattern) {
     std::smatch m;
@@ -146,7 +146,7 @@ TEST_CASE("check notes what invert would refuse, and still says the case can run
   };
   const double fields = bytes("memory      about ([0-9.]+) ([KMG]?i?B) needed");
   const double history = bytes("wavefields  [^\n]*, ([0-9.e+-]+) (GiB), recompute");
-  const double total = bytes("memory      about ([0-9.]+) ([KMG]?i?B) in all with the wavefields");
+  const double total = bytes("memory      about ([0-9.]+) ([KMG]?i?B) with the wavefield history");
   CHECK(history > 0);
   CHECK(total == doctest::Approx(fields + history).epsilon(0.01));
 }

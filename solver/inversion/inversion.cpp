@@ -709,10 +709,10 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
             fmt::format("iteration {}: the line search failed: {}", offset + optimizer->iteration() + 1, e.what());
         if (!screened.empty() && screened.size() == e.trials().size())
           summary.failure += fmt::format(
-              "\nEvery step tried was rejected on the regularisation term alone (down to {:.3e}, against f(0) = "
-              "{:.3e}): inversion.regularisation_weight = {} in {} outweighs the data misfit at any step the search "
-              "reaches. Lower it by a factor of at least {:.1e}; a weight that makes the term at most comparable to "
-              "the misfit is usual",
+              "\nEvery step tried was rejected on the regularisation term alone, without modelling (their f above is "
+              "that term, a lower bound; down to {:.3e}, against f(0) = {:.3e}): inversion.regularisation_weight = {} "
+              "in {} outweighs the data misfit at any step the search reaches. Lower it by more than a factor of "
+              "{:.1e}; a weight that makes the term at most comparable to the misfit is usual",
               *std::min_element(screened.begin(), screened.end()), search_f0, inv.regularisation_weight, c.label(),
               *std::min_element(screened.begin(), screened.end()) / std::max(search_f0, 1e-300));
         break;

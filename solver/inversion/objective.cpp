@@ -89,13 +89,13 @@ HistoryChoice history_for(const Case& c, const Plan& plan) {
     q.state_bytes = value * double(elastic_state_values(c)) + q.field_bytes;
     // On the GPU (elastic_cuda_gradient.cpp) besides the history: the forward state with its increments (nine padded
     // fields) and packed field, the Born perturbation's state and its eight perturbed coefficients, the adjoint's
-    // state, scratch and field, the model (eight padded fields), and the eight fp64 images (16 padded fields' worth in
-    // fp32, 8 in fp64) and the fp64 illumination.
+    // state, scratch and field, the model (eight padded fields), the pressure the checks take (forward_step), and the
+    // eight fp64 images (16 padded fields' worth in fp32, 8 in fp64) and the fp64 illumination.
     if (plan.backend == BackendKind::cuda) {
       const int H = staggered_halo(c.scheme.order / 2);
       const auto& n = c.grid.shape;
       const double padded = value * (n[0] + 2.0 * H) * (n[1] + 2.0 * H) * (n[2] + 2.0 * H);
-      const double own = 3 * q.state_bytes + (9 + 8 + 1 + 8) * padded + q.field_bytes + 8 * 8.0 * padded / value +
+      const double own = 3 * q.state_bytes + (9 + 8 + 1 + 8 + 1) * padded + q.field_bytes + 8 * 8.0 * padded / value +
                          8.0 * double(c.grid.points());
       return device_history_within(c, plan, q.budget_bytes, q.field_bytes, q.state_bytes, own);
     }
@@ -211,7 +211,7 @@ HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budg
 std::string describe_wavefields(const Plan& plan, const HistoryChoice& history) {
   std::string out = fmt::format("wavefields  {}\n", describe(history));
   if (plan.backend == BackendKind::cpu)
-    out += fmt::format("memory      about {} in all with the wavefields ({} available)\n",
+    out += fmt::format("memory      about {} with the wavefield history ({} available)\n",
                        human_bytes(double(plan.memory_bytes) + history.memory_bytes),
                        plan.memory_available ? human_bytes(double(plan.memory_available)) : std::string("unknown"));
   return out;
@@ -272,6 +272,7 @@ SourceFilters estimate_source_filters(const Case& c, const Plan& plan, GradientP
   propagator.set_velocity(velocity);
   const int ranks = shots ? shots->size() : 1, rank = shots ? shots->rank() : 0;
   for (int s = rank; s < n_shots; s += ranks) {
+    const ShotProgress checks(s, n_shots, 0.0, {&c, &plan});  // forward's blow-up and late-growth checks
     std::vector<double> synthetic = propagator.forward(s, false);
     if (resampler) {
       const std::size_t traces = synthetic.size() / std::size_t(plan.nt);

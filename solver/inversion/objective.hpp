@@ -33,8 +33,9 @@ void chain_rule(Parameterisation p, std::span<const double> velocity, double dt,
 // On the CUDA backend (FDTD): choose_device_history with the device's share (run.device_memory_fraction of its free
 // memory, less the propagator's own) and `host_budget` for pinned host memory.
 HistoryChoice history_for(const Case& c, const Plan& plan);
-// The plan's lines for a command that keeps them: "wavefields  <describe(history)>" and, on the CPU backend, the
-// memory in all, the plan's "memory" line (the forward's fields) and the history's (host) memory together.
+// The plan's lines for a command that keeps them: "wavefields  <describe(history)>" and, on the CPU backend, the plan's
+// "memory" line (the forward's fields) and the history's (host) memory together; the adjoint's own state and the
+// optimiser's vectors come on top (a few fields).
 std::string describe_wavefields(const Plan& plan, const HistoryChoice& history);
 HistoryChoice cuda_history_for(const Case& c, const Plan& plan, double host_budget);
 // choose_device_history for a propagator that keeps `own_bytes` on the device besides its history (fields of

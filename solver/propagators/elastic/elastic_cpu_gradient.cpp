@@ -194,6 +194,14 @@ class ElasticCpuGradient final : public ElasticGradientModel<T>, private Forward
       for (std::size_t r = 0; r < rows.size(); ++r) std::copy_n(in + rows[r].i, rows[r].n, out.data() + rows[r].p);
     }
   }
+  // After the background's step n: its progress, and `forward`'s checks on its pressure (forward_step; the pressure
+  // as the forward propagator forms it, in T).
+  void step_done(int n) {
+    forward_step(n + 1, setup_.nt, [&] {
+      const T *zz = state_.f[szz].data(), *yy = state_.f[syy].data(), *xx = state_.f[sxx].data();
+      return host::field_stats_of(setup_.layout, [&](index_t i) { return double(-(zz[i] + yy[i] + xx[i]) / T(3)); });
+    });
+  }
   void step(int n) override {
     record(0, state_, raw_[0], n);
     if (accumulate_illumination_) add_illumination();
@@ -204,10 +212,7 @@ class ElasticCpuGradient final : public ElasticGradientModel<T>, private Forward
     cpu::elastic_stress_step(s);
     inject(state_, sources_.factor, n, false);
     if (setup_.free_surface) cpu::zero_top_plane(setup_.layout, state_.f[szz].data());
-    forward_step(n + 1, setup_.nt, [&] {  // the pressure, as `forward` watches it
-      const T *zz = state_.f[szz].data(), *yy = state_.f[syy].data(), *xx = state_.f[sxx].data();
-      return host::field_stats_of(setup_.layout, [&](index_t i) { return -(double(zz[i]) + yy[i] + xx[i]) / 3; });
-    });
+    step_done(n);
   }
   // illumination += p^2 with p = -(s_zz + s_yy + s_xx) / 3 (the preconditioner's source-side illumination).
   void add_illumination() {
@@ -255,6 +260,7 @@ class ElasticCpuGradient final : public ElasticGradientModel<T>, private Forward
         cpu::zero_top_plane(L, state_.f[szz].data());
         cpu::zero_top_plane(L, du.f[szz].data());
       }
+      step_done(n);
     }
     std::vector<double> out;
     elastic_traces(velocity_, row_, raw[0], raw[1], setup_.nt, out);

@@ -275,6 +275,7 @@ class ElasticCudaGradient final : public ElasticGradientModel<T>, private Device
         cuda::zero_top_plane(L, s.f[szz], st);
         cuda::zero_top_plane(L, ds.f[szz], st);
       }
+      step_done(s, n);
     }
     return traces_of_device(raw);
   }
@@ -293,6 +294,13 @@ class ElasticCudaGradient final : public ElasticGradientModel<T>, private Device
   }
   // Records the pressure receivers on s^n, then the velocity step, the forces, the velocity receivers on v^{n+1/2},
   // the stress step, the pressure and moment sources, s_zz = 0 on a free surface.
+  // After the background's step n (its view s): its progress, and `forward`'s checks on its pressure (forward_step).
+  void step_done(const ElasticStep<T>& s, int n) {
+    forward_step(n + 1, setup_.nt, [&] {
+      cuda::elastic_pressure(s, pressure_.data(), stream_.handle());
+      return field_stats_(setup_.layout, pressure_.data(), stream_.handle());
+    });
+  }
   void step(int n) override {
     if (counting_) ++history_steps_;
     const cudaStream_t st = stream_.handle();
@@ -306,10 +314,7 @@ class ElasticCudaGradient final : public ElasticGradientModel<T>, private Device
     cuda::add_point_signals(state_.all.data(), sources_device_[1].view(), signals_.data(), setup_.nt, n, st);
     if (setup_.free_surface) cuda::zero_top_plane(setup_.layout, s.f[szz], st);
     packed_current_ = false;
-    forward_step(n + 1, setup_.nt, [&] {  // the pressure, as `forward` watches it
-      cuda::elastic_pressure(s, pressure_.data(), st);
-      return field_stats_(setup_.layout, pressure_.data(), st);
-    });
+    step_done(s, n);
   }
   std::size_t field_values() const override { return packed_values_; }
   void copy_field(T* out) override {

@@ -62,10 +62,10 @@ struct ElasticSetup {
   ElasticPoints<T> sources(const std::vector<PointStencil>& stencils) const;
   // The step's view on the caller's fields and memory slabs (ElasticFields::step).
   ElasticStep<T> step() const;
-  // Whether term t has a memory slab on face `side` of axis a: a face that absorbs, of the term's own axis (the CPML)
-  // or, with an M-PML, of another (not for a term along an inactive y axis, which is 0).
   // Values of term t's slab on a face of axis a (the CPML's or, on another axis, the M-PML's).
   std::size_t slab_values(int t, int a) const { return slab_points[std::size_t(a)][a == elastic_term[t].axis ? 0 : 1]; }
+  // Whether term t has a memory slab on face `side` of axis a: a face that absorbs, of the term's own axis (the CPML)
+  // or, with an M-PML, of another (not for a term along an inactive y axis, which is 0).
   bool has_slab(int t, int a, int side) const {
     const int own = elastic_term[t].axis;
     if (!pml[std::size_t(a)].face[side]) return false;
