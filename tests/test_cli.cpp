@@ -957,8 +957,7 @@ TEST_CASE(
   const Result born = run_specwave(
       "born --quiet " +
       write_case("late-growth-born", replaced(text, "free_surface = true", "free_surface = true\npml_multiaxial = 0")) +
-      " --perturbation " + (work / "late-perturbation.h5").string() + " --output-dir " +
-      (work / "late-born").string());
+      " --perturbation " + (work / "late-perturbation.h5").string() + " --output-dir " + (work / "late-born").string());
   CAPTURE(born.output);
   CHECK(born.code == 7);
   CHECK(born.output.find("at shot 0 step 4500") != std::string::npos);
