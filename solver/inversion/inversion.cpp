@@ -462,12 +462,11 @@ InversionSummary run_inversion(const Case& c, const InversionOptions& options) {
   const optim::OpsFunction f = [&](const OpsVector& x, OpsVector& g) {
     const Vector host = x.to_host();
     if (regularisation.kind != "none" && regularisation.weight > 0) {
-      std::vector<double> gr(points, 0.0);
-      const double r = add_regularisation(regularisation, c.grid, layout.parameter(host), gr);
+      const double r = add_regularisation(regularisation, c.grid, layout.parameter(host), {});
       if (r >= search_f0) {
         screened.push_back(r);
-        Vector gx = Vector::Zero(Eigen::Index(n));
-        for (std::size_t k = 0; k < points; ++k) gx[Eigen::Index(k)] = gr[k];
+        Vector gx = Vector::Zero(Eigen::Index(n));  // the term's gradient on the parameter's block
+        add_regularisation(regularisation, c.grid, layout.parameter(host), std::span<double>(gx.data(), points));
         ops->upload(n, gx.data(), g.data());
         shot_misfits.push_back(std::vector<double>(n_shots, std::numeric_limits<double>::quiet_NaN()));
         if (!quiet)

@@ -1,7 +1,7 @@
 #pragma once
-// cuda::field_stats with its reduction buffers, as a FieldStats: the CUDA gradient propagators' checks of their
-// forward passes (forward_step, solver/forward/progress.hpp). Only in builds with the CUDA backend; construct it after
-// the device is selected.
+// cuda::field_stats with its reduction buffers, as a FieldStats: the blow-up checks of the CUDA propagators
+// (field_stats()) and of the CUDA gradient propagators' forward passes (forward_step, solver/forward/progress.hpp).
+// Only in builds with the CUDA backend; construct it after the device is selected.
 #include <cmath>
 #include <cstdint>
 
@@ -20,6 +20,7 @@ class DeviceFieldStatsBuffers {
     const auto s = cuda::field_stats(layout, u, max_.data(), index_.data(), stream);
     return {s.finite ? s.max_abs : INFINITY, s.argmax, s.finite};
   }
+  std::size_t bytes() const { return max_.bytes() + index_.bytes(); }
 
  private:
   cuda::DeviceArray<double> max_;

@@ -292,8 +292,6 @@ class ElasticCudaGradient final : public ElasticGradientModel<T>, private Device
     restore_arrays(state_arrays(), in, stream_.handle());
     packed_current_ = true;  // (increments_ is not the state's: the packed field is)
   }
-  // Records the pressure receivers on s^n, then the velocity step, the forces, the velocity receivers on v^{n+1/2},
-  // the stress step, the pressure and moment sources, s_zz = 0 on a free surface.
   // After the background's step n (its view s): its progress, and `forward`'s checks on its pressure (forward_step).
   void step_done(const ElasticStep<T>& s, int n) {
     forward_step(n + 1, setup_.nt, [&] {
@@ -301,6 +299,8 @@ class ElasticCudaGradient final : public ElasticGradientModel<T>, private Device
       return field_stats_(setup_.layout, pressure_.data(), stream_.handle());
     });
   }
+  // Records the pressure receivers on s^n, then the velocity step, the forces, the velocity receivers on v^{n+1/2},
+  // the stress step, the pressure and moment sources, s_zz = 0 on a free surface.
   void step(int n) override {
     if (counting_) ++history_steps_;
     const cudaStream_t st = stream_.handle();

@@ -25,6 +25,7 @@
 #include "solver/case/errors.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/device_field_stats.hpp"
 #include "solver/propagators/elastic/elastic_device.hpp"
 #include "solver/propagators/gpu/device_field_copy.hpp"
 #include "solver/propagators/gpu/device_gather.hpp"
@@ -57,9 +58,7 @@ class ElasticCuda final : public Propagator {
         fields_(setup_),
         pressure_(size_),
         field_copy_(stream_, output_stream_, std::size_t(setup_.layout.interior_points()), c.output.snapshot_every > 0,
-                    /*dense_now=*/true),
-        stats_max_(cuda::stats_blocks()),
-        stats_index_(cuda::stats_blocks()) {
+                    /*dense_now=*/true) {
     const auto [max_points, max_sources] =
         largest_shot(plan.sources);  // room for the largest shot: begin_shot never allocates for sources
     for (auto& g : sources_) g = DeviceGather<T>(max_points);
@@ -116,8 +115,7 @@ class ElasticCuda final : public Propagator {
   FieldStats field_stats() override {
     const cudaStream_t st = stream_.handle();
     cuda::elastic_pressure(step(), pressure_.data(), st);
-    const auto s = cuda::field_stats(setup_.layout, pressure_.data(), stats_max_.data(), stats_index_.data(), st);
-    return {s.finite ? s.max_abs : INFINITY, s.argmax, s.finite};
+    return field_stats_(setup_.layout, pressure_.data(), st);
   }
 
   void copy_field(std::span<float> out) override { copy_out(out); }
@@ -206,8 +204,7 @@ class ElasticCuda final : public Propagator {
   DeviceElasticFields<T> fields_;  // the nine fields, one after another, and the CPML memory
   cuda::DeviceArray<T> pressure_;
   DeviceFieldCopy<T> field_copy_;
-  cuda::DeviceArray<double> stats_max_;
-  cuda::DeviceArray<std::int64_t> stats_index_;
+  DeviceFieldStatsBuffers field_stats_;     // the blow-up checks' reduction
   std::array<DeviceGather<T>, 2> sources_;  // added after the velocity step (forces), after the stress step (the rest)
   cuda::DeviceArray<double> signals_;       // (3 sources, nt): each source's three signals in fp64
   std::array<DeviceElasticList<T>, 2> lists_;  // the pressure receivers, the velocity receivers

@@ -24,6 +24,7 @@
 #include "solver/parallel/block_reduce.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/device_field_stats.hpp"
 #include "solver/propagators/elastic/elastic_cuda_propagator.hpp"
 #include "solver/propagators/fdtd/fdtd_cuda_propagator.hpp"
 #include "solver/propagators/fdtd/fdtd_halo.hpp"
@@ -114,9 +115,7 @@ class FdtdCuda final : public Propagator {
         u_prev_(setup_.layout.size()),
         vel2dt2_(upload(setup_.vel2dt2)),
         field_copy_(stream_, output_stream_, std::size_t(setup_.layout.interior_points()), c.output.snapshot_every > 0,
-                    /*dense_now=*/true),
-        stats_max_(cuda::stats_blocks()),
-        stats_index_(cuda::stats_blocks()) {
+                    /*dense_now=*/true) {
     for (int a = 0; a < 3; ++a) {
       pml_a_[a] = upload(setup_.pml_a[a]);
       pml_b_[a] = upload(setup_.pml_b[a]);
@@ -207,9 +206,7 @@ class FdtdCuda final : public Propagator {
   }
 
   FieldStats field_stats() override {
-    const auto s =
-        cuda::field_stats(setup_.layout, u_.data(), stats_max_.data(), stats_index_.data(), stream_.handle());
-    const FieldStats local{s.finite ? s.max_abs : INFINITY, s.argmax, s.finite};
+    const FieldStats local = field_stats_(setup_.layout, u_.data(), stream_.handle());
     return domain_ ? reduce_field_stats(*domain_, setup_.block, local) : local;
   }
 
@@ -346,8 +343,7 @@ class FdtdCuda final : public Propagator {
   static constexpr std::size_t whole_group = 0, parts_group = 1;
   std::size_t whole_rows_ = 0, part_rows_ = 0;
   std::unique_ptr<DeviceTraceRing> ring_;  // made for the receivers (make_receivers)
-  cuda::DeviceArray<double> stats_max_;
-  cuda::DeviceArray<std::int64_t> stats_index_;
+  DeviceFieldStatsBuffers field_stats_;    // the blow-up checks' reduction
   std::array<cuda::DeviceArray<T>, 3> pml_a_, pml_b_;
   std::vector<cuda::DeviceArray<T>> slabs_;
   DevicePointLists<T> receivers_, receiver_parts_;

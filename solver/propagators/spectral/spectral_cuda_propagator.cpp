@@ -19,6 +19,7 @@
 #include "kernels/cuda/fdtd_cuda.hpp"  // record_receivers, field_stats
 #include "kernels/cuda/spectral_cuda.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/device_field_stats.hpp"
 #include "solver/propagators/gpu/device_field_copy.hpp"
 #include "solver/propagators/gpu/device_state.hpp"
 #include "solver/propagators/gpu/device_trace_ring.hpp"
@@ -41,8 +42,6 @@ class SpectralCuda final : public Propagator {
         shape_{setup_.layout.nz, setup_.layout.ny, setup_.layout.nx},
         pml_(setup_.absorber == SpectralAbsorber::pml),
         fft_(shape_, stream_.handle()),
-        stats_max_(cuda::stats_blocks()),
-        stats_index_(cuda::stats_blocks()),
         field_copy_(stream_, output_stream_, setup_.points(), c.output.snapshot_every > 0,
                     /*dense_now=*/c.output.snapshot_every > 0) {
     static_assert(sizeof(std::complex<T>) == sizeof(C), "std::complex<T> and the cuFFT complex type share a layout");
@@ -158,11 +157,7 @@ class SpectralCuda final : public Propagator {
     return ring_->host(0);
   }
 
-  FieldStats field_stats() override {
-    const auto s =
-        cuda::field_stats(setup_.layout, current(), stats_max_.data(), stats_index_.data(), stream_.handle());
-    return FieldStats{s.finite ? s.max_abs : INFINITY, s.argmax, s.finite};
-  }
+  FieldStats field_stats() override { return field_stats_(setup_.layout, current(), stream_.handle()); }
 
   void copy_field(std::span<float> out) override { copy_out(out); }
   void copy_field(std::span<double> out) override { copy_out(out); }
@@ -203,8 +198,7 @@ class SpectralCuda final : public Propagator {
     std::size_t bytes = fft_.work_bytes() + laplacian_symbol_.bytes() + kappa_.bytes() + u_.bytes() + u_prev_.bytes() +
                         vel2dt2_.bytes() + p_sum_.bytes() + dt_vel2_.bytes() + patterns_.bytes() + amplitudes_.bytes() +
                         ring_->device_bytes() + field_copy_.device_bytes() + receiver_index_.bytes() +
-                        receiver_weight_.bytes() + receiver_offsets_.bytes() + stats_max_.bytes() +
-                        stats_index_.bytes();
+                        receiver_weight_.bytes() + receiver_offsets_.bytes() + field_stats_.bytes();
     for (const auto& s : spectra_) bytes += s.bytes();
     for (int a = 0; a < 3; ++a)
       bytes += p_[a].bytes() + w_[a].bytes() + work_[a].bytes() + shift_plus_[a].bytes() + shift_minus_[a].bytes() +
@@ -354,8 +348,7 @@ class SpectralCuda final : public Propagator {
   cuda::DeviceArray<index_t> receiver_index_;
   cuda::DeviceArray<T> receiver_weight_;
   cuda::DeviceArray<std::int32_t> receiver_offsets_;
-  cuda::DeviceArray<double> stats_max_;
-  cuda::DeviceArray<std::int64_t> stats_index_;
+  DeviceFieldStatsBuffers field_stats_;    // the blow-up checks' reduction
   std::unique_ptr<DeviceTraceRing> ring_;  // one group: the receivers, (receivers, nt) on the host (make_receivers)
   DeviceFieldCopy<T> field_copy_;          // start_copy_field's dense device and pinned host buffers
   bool traces_valid_ = false;

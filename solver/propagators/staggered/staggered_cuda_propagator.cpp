@@ -21,6 +21,7 @@
 #include "solver/case/errors.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/plan/plan.hpp"
+#include "solver/propagators/device_field_stats.hpp"
 #include "solver/propagators/gpu/device_field_copy.hpp"
 #include "solver/propagators/gpu/device_gather.hpp"
 #include "solver/propagators/gpu/device_state.hpp"
@@ -40,9 +41,7 @@ class StaggeredCuda final : public Propagator {
         model_(setup_),
         fields_(setup_),
         field_copy_(stream_, output_stream_, std::size_t(setup_.layout.interior_points()), c.output.snapshot_every > 0,
-                    /*dense_now=*/true),
-        stats_max_(cuda::stats_blocks()),
-        stats_index_(cuda::stats_blocks()) {
+                    /*dense_now=*/true) {
     make_receivers();
     const auto [max_points, max_sources] =
         largest_shot(plan.sources);  // room for the largest shot: begin_shot never allocates
@@ -100,11 +99,7 @@ class StaggeredCuda final : public Propagator {
     return traces_;
   }
 
-  FieldStats field_stats() override {
-    const auto s =
-        cuda::field_stats(setup_.layout, fields_.u.data(), stats_max_.data(), stats_index_.data(), stream_.handle());
-    return {s.finite ? s.max_abs : INFINITY, s.argmax, s.finite};
-  }
+  FieldStats field_stats() override { return field_stats_(setup_.layout, fields_.u.data(), stream_.handle()); }
 
   void copy_field(std::span<float> out) override { copy_out(out); }
   void copy_field(std::span<double> out) override { copy_out(out); }
@@ -171,8 +166,7 @@ class StaggeredCuda final : public Propagator {
   DeviceStaggeredModel<T> model_;
   DeviceStaggeredFields<T> fields_;
   DeviceFieldCopy<T> field_copy_;
-  cuda::DeviceArray<double> stats_max_;
-  cuda::DeviceArray<std::int64_t> stats_index_;
+  DeviceFieldStatsBuffers field_stats_;  // the blow-up checks' reduction
   std::unique_ptr<DeviceTraceRing> ring_;
   int receivers_ = 0;
   cuda::DeviceArray<index_t> receivers_index_;
